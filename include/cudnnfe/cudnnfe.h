@@ -1,0 +1,555 @@
+/*
+ * cudnnfe — a cuDNN Graph API frontend behind a stable C ABI.
+ *
+ * This header is the whole public surface. It is C99 and valid C++, includes
+ * only <stddef.h> and <stdint.h>, and is written so that binding generators
+ * (cffi, bindgen, SWIG, the Julia generator in this repository) can read it
+ * unaided:
+ *   - every enumeration is a fixed-width int32_t typedef plus integer
+ *     constants defined as plain decimal literals;
+ *   - no function-like macros, bitfields, varargs or anonymous unions;
+ *   - options structs start with `struct_size` and are filled by an init
+ *     function; new fields are only ever appended.
+ *
+ * Conventions (docs/design.md has the reasons):
+ *   - Every fallible function returns cudnnfe_status_t. On failure no
+ *     out-parameter is written.
+ *   - A failure's message (naming the node, tensor and rule) is stored on the
+ *     object the call acted on — cudnnfe_graph_last_error() for graph calls,
+ *     cudnnfe_handle_last_error() for execute calls — and also in a
+ *     thread-local slot read by cudnnfe_last_error(). Object messages are
+ *     correct from any OS thread (Go goroutines, finalizers).
+ *   - Tensors are plain int64_t UIDs (> 0). 0 means "no tensor".
+ *   - The caller owns every device buffer: inputs, outputs and workspace.
+ *   - Graph construction belongs to one thread at a time. A built graph is
+ *     immutable and may be executed from many threads at once, each thread
+ *     with its own cudnnfe_handle_t and workspace.
+ */
+#ifndef CUDNNFE_CUDNNFE_H
+#define CUDNNFE_CUDNNFE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Library version of this header: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define CUDNNFE_VERSION_MAJOR 0
+#define CUDNNFE_VERSION_MINOR 1
+#define CUDNNFE_VERSION_PATCH 0
+#define CUDNNFE_VERSION 100
+/* ABI major version; the shared library's SONAME is libcudnnfe.so.<this>. */
+#define CUDNNFE_ABI_VERSION 0
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations (fixed 32-bit integers)                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t cudnnfe_status_t;
+#define CUDNNFE_STATUS_OK 0
+#define CUDNNFE_STATUS_INVALID_ARGUMENT 1    /* NULL pointer, bad value, unknown UID */
+#define CUDNNFE_STATUS_INVALID_GRAPH 2       /* validation or shape inference failed */
+#define CUDNNFE_STATUS_NOT_SUPPORTED 3       /* no engine; needs newer cuDNN or GPU */
+#define CUDNNFE_STATUS_CUDNN_UNAVAILABLE 4   /* libcudnn / libcudart / GPU not found */
+#define CUDNNFE_STATUS_CUDA_ERROR 5          /* a CUDA runtime call failed */
+#define CUDNNFE_STATUS_CUDNN_ERROR 6         /* a cuDNN call failed unexpectedly */
+#define CUDNNFE_STATUS_OUT_OF_MEMORY 7       /* host allocation failed */
+#define CUDNNFE_STATUS_BAD_SERIALIZED_DATA 8 /* corrupt or incompatible bytes */
+#define CUDNNFE_STATUS_WRONG_STATE 9         /* e.g. execute before build */
+#define CUDNNFE_STATUS_INTERNAL 10           /* a bug in cudnnfe: please report */
+
+typedef int32_t cudnnfe_dtype_t;
+#define CUDNNFE_DTYPE_NOT_SET 0 /* resolved from the graph's defaults */
+#define CUDNNFE_DTYPE_FLOAT 1
+#define CUDNNFE_DTYPE_HALF 2
+#define CUDNNFE_DTYPE_BFLOAT16 3
+#define CUDNNFE_DTYPE_FP8_E4M3 4
+#define CUDNNFE_DTYPE_FP8_E5M2 5
+#define CUDNNFE_DTYPE_INT8 6
+#define CUDNNFE_DTYPE_INT32 7
+#define CUDNNFE_DTYPE_INT64 8
+#define CUDNNFE_DTYPE_BOOLEAN 9 /* one byte per element, 0 or 1 */
+#define CUDNNFE_DTYPE_UINT8 10
+#define CUDNNFE_DTYPE_DOUBLE 11
+
+/* Where a built graph runs. */
+typedef int32_t cudnnfe_target_t;
+#define CUDNNFE_TARGET_AUTO 0          /* GPU when cuDNN and a GPU load, else CPU */
+#define CUDNNFE_TARGET_GPU 1           /* cuDNN on the GPU; fails if unavailable */
+#define CUDNNFE_TARGET_CPU_REFERENCE 2 /* plain loops on host buffers */
+
+typedef int32_t cudnnfe_heur_mode_t;
+#define CUDNNFE_HEUR_MODE_A 0
+#define CUDNNFE_HEUR_MODE_B 1
+#define CUDNNFE_HEUR_MODE_FALLBACK 2
+
+typedef int32_t cudnnfe_conv_mode_t;
+#define CUDNNFE_CONV_MODE_CROSS_CORRELATION 0
+#define CUDNNFE_CONV_MODE_CONVOLUTION 1
+
+/* Pointwise modes. Operands: unary modes read in0; binary modes compute
+ * in0 <op> in1; *_BWD modes read in0 = dy (the loss) and in1 = x (the forward
+ * input) and write dx; BINARY_SELECT writes in2 ? in0 : in1; GEN_INDEX writes
+ * each element's index along `axis` of in0's shape (INT32). */
+typedef int32_t cudnnfe_pointwise_mode_t;
+#define CUDNNFE_POINTWISE_ADD 1
+#define CUDNNFE_POINTWISE_ADD_SQUARE 2 /* in0 + in1 * in1 */
+#define CUDNNFE_POINTWISE_SUB 3
+#define CUDNNFE_POINTWISE_MUL 4
+#define CUDNNFE_POINTWISE_DIV 5
+#define CUDNNFE_POINTWISE_MAX 6
+#define CUDNNFE_POINTWISE_MIN 7
+#define CUDNNFE_POINTWISE_MOD 8
+#define CUDNNFE_POINTWISE_POW 9
+#define CUDNNFE_POINTWISE_ATAN2 10
+#define CUDNNFE_POINTWISE_NEG 20
+#define CUDNNFE_POINTWISE_ABS 21
+#define CUDNNFE_POINTWISE_CEIL 22
+#define CUDNNFE_POINTWISE_FLOOR 23
+#define CUDNNFE_POINTWISE_RECIPROCAL 24
+#define CUDNNFE_POINTWISE_SQRT 25
+#define CUDNNFE_POINTWISE_RSQRT 26
+#define CUDNNFE_POINTWISE_EXP 27
+#define CUDNNFE_POINTWISE_LOG 28
+#define CUDNNFE_POINTWISE_SIN 29
+#define CUDNNFE_POINTWISE_COS 30
+#define CUDNNFE_POINTWISE_TAN 31
+#define CUDNNFE_POINTWISE_ERF 32
+#define CUDNNFE_POINTWISE_IDENTITY 33
+#define CUDNNFE_POINTWISE_RELU_FWD 40
+#define CUDNNFE_POINTWISE_TANH_FWD 41
+#define CUDNNFE_POINTWISE_SIGMOID_FWD 42
+#define CUDNNFE_POINTWISE_ELU_FWD 43
+#define CUDNNFE_POINTWISE_GELU_FWD 44
+#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD 45
+#define CUDNNFE_POINTWISE_SOFTPLUS_FWD 46
+#define CUDNNFE_POINTWISE_SWISH_FWD 47
+#define CUDNNFE_POINTWISE_RELU_BWD 60
+#define CUDNNFE_POINTWISE_TANH_BWD 61
+#define CUDNNFE_POINTWISE_SIGMOID_BWD 62
+#define CUDNNFE_POINTWISE_ELU_BWD 63
+#define CUDNNFE_POINTWISE_GELU_BWD 64
+#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD 65
+#define CUDNNFE_POINTWISE_SOFTPLUS_BWD 66
+#define CUDNNFE_POINTWISE_SWISH_BWD 67
+#define CUDNNFE_POINTWISE_CMP_EQ 80
+#define CUDNNFE_POINTWISE_CMP_NEQ 81
+#define CUDNNFE_POINTWISE_CMP_GT 82
+#define CUDNNFE_POINTWISE_CMP_GE 83
+#define CUDNNFE_POINTWISE_CMP_LT 84
+#define CUDNNFE_POINTWISE_CMP_LE 85
+#define CUDNNFE_POINTWISE_LOGICAL_AND 90
+#define CUDNNFE_POINTWISE_LOGICAL_OR 91
+#define CUDNNFE_POINTWISE_LOGICAL_NOT 92
+#define CUDNNFE_POINTWISE_BINARY_SELECT 100
+#define CUDNNFE_POINTWISE_GEN_INDEX 101
+
+typedef int32_t cudnnfe_reduction_mode_t;
+#define CUDNNFE_REDUCTION_ADD 1
+#define CUDNNFE_REDUCTION_MUL 2
+#define CUDNNFE_REDUCTION_MIN 3
+#define CUDNNFE_REDUCTION_MAX 4
+#define CUDNNFE_REDUCTION_AMAX 5 /* max of absolute values */
+#define CUDNNFE_REDUCTION_AVG 6
+#define CUDNNFE_REDUCTION_NORM1 7
+#define CUDNNFE_REDUCTION_NORM2 8
+#define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
+
+/* Most dimensions a tensor may have (cuDNN's limit). */
+#define CUDNNFE_MAX_DIMS 8
+/* Most spatial dimensions of a convolution (3-D convolutions). */
+#define CUDNNFE_MAX_SPATIAL_DIMS 3
+
+/* ------------------------------------------------------------------------ */
+/* Opaque objects                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A graph of tensors and operations; after cudnnfe_graph_build, a runnable
+ * plan. Create with cudnnfe_graph_create, free with cudnnfe_graph_destroy. */
+typedef struct cudnnfe_graph cudnnfe_graph_t;
+
+/* An execution context: one thread's cuDNN handle for one GPU (created on
+ * first GPU use), plus that thread's last error message. Cheap to create;
+ * also required (and sufficient) for CPU reference execution. */
+typedef struct cudnnfe_handle cudnnfe_handle_t;
+
+/* ------------------------------------------------------------------------ */
+/* Library information and errors                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Version of the loaded library (same encoding as CUDNNFE_VERSION). */
+uint32_t cudnnfe_version(void);
+
+/* Returns CUDNNFE_STATUS_OK when the loaded library is at least
+ * `header_version` (pass CUDNNFE_VERSION as a binding was generated with) and
+ * has the same ABI major; CUDNNFE_STATUS_NOT_SUPPORTED otherwise. */
+cudnnfe_status_t cudnnfe_check_version(uint32_t header_version, uint32_t abi_version);
+
+/* Loads cuDNN if needed and writes its version (e.g. 91900 for 9.19.0).
+ * Returns CUDNNFE_STATUS_CUDNN_UNAVAILABLE, with the paths tried in
+ * cudnnfe_last_error(), when it cannot be loaded. The environment variable
+ * CUDNNFE_CUDNN_LIBRARY names a specific libcudnn to load;
+ * CUDNNFE_CUDART_LIBRARY likewise for the CUDA runtime. */
+cudnnfe_status_t cudnnfe_cudnn_version(int64_t *version);
+
+/* Writes the number of usable CUDA devices: 0 when the CUDA runtime or the
+ * driver is missing (that is not an error). */
+cudnnfe_status_t cudnnfe_device_count(int32_t *count);
+
+/* Static name of a status ("CUDNNFE_STATUS_INVALID_GRAPH"); never NULL. */
+const char *cudnnfe_status_name(cudnnfe_status_t status);
+
+/* Static name of a data type ("BFLOAT16"); "UNKNOWN" for other values. */
+const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype);
+
+/* Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown. */
+size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
+
+/* Message of the last failure on the calling OS thread, "" if none. Valid
+ * until the next cudnnfe call on this thread. Prefer the per-object
+ * functions below where the call had an object. */
+const char *cudnnfe_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Handles (execution contexts)                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an execution context for CUDA device `device` (-1: the device that
+ * is current when the handle first touches the GPU). Never loads cuDNN:
+ * that happens at first GPU use, and failures are reported then.
+ * Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device);
+
+/* Frees the handle and its cuDNN handle. NULL is a no-op. A destroyed or
+ * foreign pointer returns INVALID_ARGUMENT and is not touched. */
+cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *handle);
+
+/* Message of the last failure of a call that used this handle (execute);
+ * "" if none. Valid until the next failing call with this handle. */
+const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *handle);
+
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an empty graph. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out);
+
+/* Frees the graph. NULL is a no-op. A destroyed or foreign pointer returns
+ * INVALID_ARGUMENT and is not touched. */
+cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph);
+
+/* Message of the last failure of a call on this graph; "" if none. The
+ * pointer stays valid until the next failing call on the graph. */
+const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *graph);
+
+/* Names the graph (used in messages). The string is copied. */
+cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name);
+
+/* Graph-wide default data types, applied at validation to tensors and ops
+ * whose type is CUDNNFE_DTYPE_NOT_SET: `io` to graph inputs and outputs,
+ * `intermediate` to virtual tensors, `compute` to operations' math. */
+cudnnfe_status_t cudnnfe_graph_set_io_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
+cudnnfe_status_t cudnnfe_graph_set_intermediate_dtype(cudnnfe_graph_t *graph,
+                                                      cudnnfe_dtype_t dtype);
+cudnnfe_status_t cudnnfe_graph_set_compute_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
+
+/* Writes the number of tensors / operations in the graph. */
+cudnnfe_status_t cudnnfe_graph_get_tensor_count(const cudnnfe_graph_t *graph, size_t *count);
+cudnnfe_status_t cudnnfe_graph_get_node_count(const cudnnfe_graph_t *graph, size_t *count);
+
+/* Size-query pattern: with uids == NULL writes the count to *count; else
+ * copies up to `capacity` UIDs in creation order (INVALID_ARGUMENT if
+ * capacity is too small). */
+cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
+/* Finds a tensor by name; INVALID_ARGUMENT if there is none. */
+cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
+                                           int64_t *uid);
+
+/* ------------------------------------------------------------------------ */
+/* Tensors                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Adds a graph input. `dims` and `strides` have `ndims` entries (1 to
+ * CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,
+ * broadcast with stride 0); `strides` NULL means packed row-major. `name` may
+ * be NULL (an automatic name is given). dtype NOT_SET takes the graph's io
+ * type. Writes the new tensor's UID (automatic, change with
+ * cudnnfe_tensor_set_uid). */
+cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
+                                          cudnnfe_dtype_t dtype, int32_t ndims,
+                                          const int64_t *dims, const int64_t *strides,
+                                          int64_t *uid);
+
+/* Adds a pass-by-value scalar (shape [1], or the rank given by
+ * `ndims`, all ones) holding `value`, fed to the backend automatically at
+ * execute: it needs no binding. */
+cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
+                                          cudnnfe_dtype_t dtype, double value, int64_t *uid);
+
+/* Marks a tensor as a graph output (non-virtual), or back to virtual. */
+cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid,
+                                           int32_t is_output);
+/* Overrides the data type of a tensor (inferred outputs included). */
+cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
+                                          cudnnfe_dtype_t dtype);
+/* Overrides dims (inferred outputs included); strides are re-derived as
+ * packed in the same dimension order unless set explicitly. */
+cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
+                                         const int64_t *dims);
+/* Overrides strides; `ndims` must equal the tensor's rank. */
+cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid,
+                                            int32_t ndims, const int64_t *strides);
+/* Renames a tensor; names are unique within a graph. */
+cudnnfe_status_t cudnnfe_tensor_set_name(cudnnfe_graph_t *graph, int64_t uid, const char *name);
+/* Changes a tensor's UID (must be > 0 and unused). */
+cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int64_t new_uid);
+
+/* Reads a tensor's rank, dims and strides. Size-query pattern: with dims ==
+ * NULL and strides == NULL writes only *ndims; else `capacity` must be at
+ * least the rank. Inferred shapes are known once the op is added. */
+cudnnfe_status_t cudnnfe_tensor_get_shape(const cudnnfe_graph_t *graph, int64_t uid,
+                                          int64_t *dims, int64_t *strides, int32_t capacity,
+                                          int32_t *ndims);
+/* Reads a tensor's data type as set (NOT_SET until validation resolves it). */
+cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *graph, int64_t uid,
+                                          cudnnfe_dtype_t *dtype);
+/* Points *name at the graph's copy of the tensor's name, valid until the
+ * tensor is renamed or the graph destroyed. */
+cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t uid,
+                                         const char **name);
+/* Writes 1 if the tensor is a graph output or input (needs a buffer at
+ * execute), 0 if virtual or pass-by-value. */
+cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
+                                         int32_t *is_bound);
+
+/* ------------------------------------------------------------------------ */
+/* Operations                                                               */
+/*                                                                          */
+/* Each op takes an options struct (NULL: defaults) that starts with        */
+/* struct_size and is filled by its init function. Outputs are new virtual  */
+/* tensors whose shape is inferred; mark them with cudnnfe_tensor_set_output */
+/* to read them. `name` in options names the node ("conv_fprop_0" if NULL);  */
+/* outputs are named "<node>::<port>".                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_conv_options {
+  size_t struct_size;
+  const char *name;
+  /* Spatial rank (1 to 3); 0 takes it from the image's rank minus 2. */
+  int32_t spatial_dims;
+  int64_t pre_padding[3];  /* default 0 */
+  int64_t post_padding[3]; /* default 0 */
+  int64_t stride[3];       /* default 1 */
+  int64_t dilation[3];     /* default 1 */
+  cudnnfe_conv_mode_t mode; /* default CROSS_CORRELATION, like frameworks */
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_conv_options_t;
+void cudnnfe_conv_options_init(cudnnfe_conv_options_t *options);
+
+/* y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
+ * NC(D)HW in every layout; strides give the memory layout. */
+cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image,
+                                              int64_t weight,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *y);
+/* dx = dgrad(loss dy[N,K,*], weight[K,C,*]). dx's spatial dims are inferred
+ * as the smallest consistent size; override with set_dims when stride > 1. */
+cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *graph, int64_t loss,
+                                              int64_t weight,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *dx);
+/* dw = wgrad(image x[N,C,*], loss dy[N,K,*]). dw's filter size is inferred as
+ * the largest consistent size; override with set_dims when stride > 1. */
+cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *graph, int64_t image,
+                                              int64_t loss,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *dw);
+
+typedef struct cudnnfe_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_matmul_options_t;
+void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *options);
+
+/* c[..., M, N] = a[..., M, K] @ b[..., K, N]. Ranks must match (2 to 8);
+ * batch dims of size 1 broadcast. */
+cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
+                                          const cudnnfe_matmul_options_t *options,
+                                          int64_t *c);
+
+typedef struct cudnnfe_pointwise_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+  double relu_lower_clip;       /* default 0 */
+  double relu_upper_clip;       /* default 3.4e38 (no clip) */
+  double relu_lower_clip_slope; /* default 0 (leaky ReLU when > 0) */
+  double elu_alpha;             /* default 1 */
+  double softplus_beta;         /* default 1 */
+  double swish_beta;            /* default 1 */
+  int32_t axis;                 /* GEN_INDEX: dimension to index; default 0 */
+} cudnnfe_pointwise_options_t;
+void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *options);
+
+/* Elementwise op (see cudnnfe_pointwise_mode_t for operand roles). Unused
+ * operands are 0. Operands broadcast: each dim equals the output's or is 1.
+ * The output takes in0's shape broadcast against the others. */
+cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph,
+                                             cudnnfe_pointwise_mode_t mode, int64_t in0,
+                                             int64_t in1, int64_t in2,
+                                             const cudnnfe_pointwise_options_t *options,
+                                             int64_t *out);
+
+typedef struct cudnnfe_reduction_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+  /* Bit i set: dimension i is reduced to 1. 0 reduces every dimension. The
+   * output's dims may instead be set with cudnnfe_tensor_set_dims. */
+  uint32_t axes_mask;
+  int32_t deterministic; /* default 0 */
+} cudnnfe_reduction_options_t;
+void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *options);
+
+cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph,
+                                             cudnnfe_reduction_mode_t mode, int64_t x,
+                                             const cudnnfe_reduction_options_t *options,
+                                             int64_t *y);
+
+typedef struct cudnnfe_sdpa_options {
+  size_t struct_size;
+  const char *name;
+  /* Softmax scale applied to Q·Kᵀ; 0 means 1/sqrt(d_qk). */
+  double attn_scale;
+  /* 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp) for backward. */
+  int32_t generate_stats;
+  /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
+  int32_t causal_mask;
+  /* 1: causal mask aligned at the bottom-right corner (row i sees cols <=
+   * i + s_kv - s_q). At most one of the two causal flags. */
+  int32_t causal_mask_bottom_right;
+  /* Optional additive bias tensor, broadcastable to [b, h_q, s_q, s_kv]. */
+  int64_t bias;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_sdpa_options_t;
+void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
+
+/* Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,
+ * s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
+ * (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
+ * o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
+ * *stats is set to 0; `stats` may be NULL then). */
+cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k,
+                                        int64_t v, const cudnnfe_sdpa_options_t *options,
+                                        int64_t *o, int64_t *stats);
+
+/* ------------------------------------------------------------------------ */
+/* Validation and build                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_build_options {
+  size_t struct_size;
+  cudnnfe_target_t target; /* default AUTO */
+  /* Heuristic modes tried in order; default {A, FALLBACK}. */
+  int32_t num_heur_modes;
+  cudnnfe_heur_mode_t heur_modes[4];
+} cudnnfe_build_options_t;
+void cudnnfe_build_options_init(cudnnfe_build_options_t *options);
+
+/* Resolves data types, checks every node's shapes and types. Returns OK or
+ * INVALID_GRAPH with a message naming the node, tensor and rule. */
+cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
+
+/* Validates, lowers and builds the graph for `options->target`: for the GPU,
+ * the first engine configuration of the heuristic modes that builds. `handle`
+ * may be NULL (a per-device handle owned by the library is used). After
+ * success the graph can no longer be modified. Returns OK, INVALID_GRAPH,
+ * NOT_SUPPORTED (message names ops, cuDNN version, GPU architecture and
+ * cuDNN's reason), CUDNN_UNAVAILABLE, CUDA_ERROR, CUDNN_ERROR. */
+cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                     const cudnnfe_build_options_t *options);
+
+/* Writes 1 once the graph is built. */
+cudnnfe_status_t cudnnfe_graph_is_built(const cudnnfe_graph_t *graph, int32_t *is_built);
+
+/* Writes where the built graph runs (GPU or CPU_REFERENCE); WRONG_STATE
+ * before build. */
+cudnnfe_status_t cudnnfe_graph_get_target(const cudnnfe_graph_t *graph,
+                                          cudnnfe_target_t *target);
+
+/* Writes the workspace the built graph needs, in bytes (0 for the CPU
+ * reference). WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_get_workspace_size(const cudnnfe_graph_t *graph, int64_t *size);
+
+/* Writes the name of the engine configuration the built plan uses (e.g.
+ * "eng9_k2=3"), "cpu_reference" for the CPU target. Valid while the graph
+ * lives. WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_get_plan_name(const cudnnfe_graph_t *graph, const char **name);
+
+/* ------------------------------------------------------------------------ */
+/* Execution                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* One tensor's buffer: device memory for the GPU target, host memory for
+ * the CPU reference, laid out as the tensor's dims, strides and dtype say. */
+typedef struct cudnnfe_binding {
+  int64_t uid;
+  void *data;
+} cudnnfe_binding_t;
+
+/* Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs
+ * exactly one binding; scalars need none. `workspace` must hold at least
+ * cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
+ * reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
+ * execution is asynchronous on it. Errors are reported on `handle`.
+ * Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small
+ * workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR. */
+cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                       const cudnnfe_binding_t *bindings, size_t num_bindings,
+                                       void *workspace, size_t workspace_size, void *stream);
+
+/* The order of pointers for cudnnfe_graph_execute_ordered: the bound
+ * tensors' UIDs. Size-query pattern as cudnnfe_graph_get_tensor_uids.
+ * WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_get_bound_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                              size_t capacity, size_t *count);
+
+/* Faster form of execute: `data[i]` is the buffer of the i-th UID of
+ * cudnnfe_graph_get_bound_uids; `count` must equal their number. */
+cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *graph,
+                                               cudnnfe_handle_t *handle, void *const *data,
+                                               size_t count, void *workspace,
+                                               size_t workspace_size, void *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Serialization                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the graph description as versioned JSON (docs/graph-json.md), which
+ * rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer ==
+ * NULL writes the size in bytes (no terminating NUL) to *size; else
+ * `capacity` must be at least that size. */
+cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
+                                         size_t capacity, size_t *size);
+
+/* Loads a graph description into `graph`, which must be empty (just
+ * created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is
+ * wrong and where; never crashes on hostile input. */
+cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data,
+                                           size_t size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CUDNNFE_CUDNNFE_H */

@@ -1,0 +1,114 @@
+// Graph lifetime, graph-wide settings and enumeration.
+#include "api/guard.h"
+#include "core/dtype.h"
+
+using namespace cudnnfe;
+
+namespace {
+
+void check_dtype(cudnnfe_dtype_t dtype, const char *what) {
+  if (dtype != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(dtype))
+    fail_argument(what, ": unknown data type ", dtype);
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out) {
+  return guard([&] {
+    require_out(out, "out");
+    auto graph = std::make_unique<Graph>();
+    cudnnfe_graph *slot = acquire_graph_slot();
+    slot->impl = graph.release();
+    slot->last_error.clear();
+    slot->tag = kLiveGraphTag;
+    *out = slot;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *g) {
+  if (!g) return CUDNNFE_STATUS_OK;
+  return guard([&] {
+    Graph &graph = graph_of(g);
+    g->tag = kDeadTag;
+    delete &graph;
+    g->impl = nullptr;
+    release_graph_slot(g);
+  });
+}
+
+const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *g) {
+  if (!is_live(g)) return "graph is NULL, destroyed or not from cudnnfe_graph_create";
+  std::lock_guard<std::mutex> lock(g->error_mutex);
+  return g->last_error.c_str();
+}
+
+cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *g, const char *name) {
+  return guard_graph(g, [&](Graph &graph) {
+    if (!name) fail_argument("graph name is NULL");
+    graph.require_mutable();
+    graph.name = name;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_set_io_dtype(cudnnfe_graph_t *g, cudnnfe_dtype_t dtype) {
+  return guard_graph(g, [&](Graph &graph) {
+    check_dtype(dtype, "io data type");
+    graph.require_mutable();
+    graph.io_dtype = dtype;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_set_intermediate_dtype(cudnnfe_graph_t *g, cudnnfe_dtype_t dtype) {
+  return guard_graph(g, [&](Graph &graph) {
+    check_dtype(dtype, "intermediate data type");
+    graph.require_mutable();
+    graph.intermediate_dtype = dtype;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_set_compute_dtype(cudnnfe_graph_t *g, cudnnfe_dtype_t dtype) {
+  return guard_graph(g, [&](Graph &graph) {
+    check_dtype(dtype, "compute data type");
+    graph.require_mutable();
+    graph.compute_dtype = dtype;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_get_tensor_count(const cudnnfe_graph_t *g, size_t *count) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(count, "count");
+    *count = graph.tensors().size();
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_get_node_count(const cudnnfe_graph_t *g, size_t *count) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(count, "count");
+    *count = graph.nodes().size();
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *g, int64_t *uids,
+                                               size_t capacity, size_t *count) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(count, "count");
+    const auto &tensors = graph.tensors();
+    if (uids) {
+      if (capacity < tensors.size())
+        fail_argument("capacity ", capacity, " is too small for ", tensors.size(), " UIDs");
+      for (size_t i = 0; i < tensors.size(); ++i) uids[i] = tensors[i].uid;
+    }
+    *count = tensors.size();
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *g, const char *name,
+                                           int64_t *uid) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(uid, "uid");
+    if (!name) fail_argument("name is NULL");
+    int64_t found = graph.find_tensor(name);
+    if (!found) fail_argument("graph \"", graph.name, "\" has no tensor named \"", name, "\"");
+    *uid = found;
+  });
+}

@@ -1,0 +1,35 @@
+// Execution contexts.
+#include "api/guard.h"
+#include "backend/backend.h"
+
+using namespace cudnnfe;
+
+cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device) {
+  return guard([&] {
+    require_out(out, "out");
+    if (device < -1) fail_argument("device ", device, " is invalid; use -1 or a device index");
+    auto handle = std::make_unique<Handle>();
+    handle->device = device;
+    cudnnfe_handle *slot = acquire_handle_slot();
+    slot->impl = handle.release();
+    slot->tag = kLiveHandleTag;
+    *out = slot;
+  });
+}
+
+cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *h) {
+  if (!h) return CUDNNFE_STATUS_OK;
+  return guard([&] {
+    Handle &handle = handle_of(h);
+    backend::release_handle(handle);
+    h->tag = kDeadTag;
+    delete &handle;
+    h->impl = nullptr;
+    release_handle_slot(h);
+  });
+}
+
+const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *h) {
+  if (!is_live(h)) return "handle is NULL, destroyed or not from cudnnfe_handle_create";
+  return h->impl->last_error.c_str();
+}

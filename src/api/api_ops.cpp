@@ -1,0 +1,175 @@
+// Options initialisers and the op-adding functions: each copies the caller's
+// options over the defaults and adds one node.
+#include <algorithm>
+
+#include "api/guard.h"
+
+using namespace cudnnfe;
+
+void cudnnfe_conv_options_init(cudnnfe_conv_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_conv_options_t{};
+  o->struct_size = sizeof(*o);
+  for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) o->stride[i] = o->dilation[i] = 1;
+  o->mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
+}
+
+void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_matmul_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_pointwise_options_t{};
+  o->struct_size = sizeof(*o);
+  PointwiseAttrs defaults;
+  o->relu_lower_clip = defaults.relu_lower_clip;
+  o->relu_upper_clip = defaults.relu_upper_clip;
+  o->relu_lower_clip_slope = defaults.relu_lower_clip_slope;
+  o->elu_alpha = defaults.elu_alpha;
+  o->softplus_beta = defaults.softplus_beta;
+  o->swish_beta = defaults.swish_beta;
+}
+
+void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_reduction_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_sdpa_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+void cudnnfe_build_options_init(cudnnfe_build_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_build_options_t{};
+  o->struct_size = sizeof(*o);
+  o->target = CUDNNFE_TARGET_AUTO;
+  o->num_heur_modes = 2;
+  o->heur_modes[0] = CUDNNFE_HEUR_MODE_A;
+  o->heur_modes[1] = CUDNNFE_HEUR_MODE_FALLBACK;
+}
+
+namespace {
+
+ConvAttrs conv_attrs(const cudnnfe_conv_options_t &o) {
+  ConvAttrs a;
+  if (o.spatial_dims < 0 || o.spatial_dims > CUDNNFE_MAX_SPATIAL_DIMS)
+    fail_argument("conv options: spatial_dims is ", o.spatial_dims, "; expected 0 to 3");
+  a.spatial_dims = o.spatial_dims;
+  for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) {
+    a.pre_padding[i] = o.pre_padding[i];
+    a.post_padding[i] = o.post_padding[i];
+    a.stride[i] = o.stride[i];
+    a.dilation[i] = o.dilation[i];
+  }
+  a.mode = o.mode;
+  return a;
+}
+
+cudnnfe_status_t add_conv(cudnnfe_graph_t *g, OpKind kind, int64_t in0, int64_t in1,
+                          const cudnnfe_conv_options_t *options, int64_t *out) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(out, "output uid");
+    auto o = read_options(options, cudnnfe_conv_options_init, "conv options");
+    const Node &node =
+        graph.add_node(kind, string_or_empty(o.name), {in0, in1}, conv_attrs(o), o.compute_dtype);
+    *out = node.outputs[0];
+  });
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *g, int64_t image, int64_t weight,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *y) {
+  return add_conv(g, OpKind::kConvFprop, image, weight, options, y);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *g, int64_t loss, int64_t weight,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *dx) {
+  return add_conv(g, OpKind::kConvDgrad, loss, weight, options, dx);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *g, int64_t image, int64_t loss,
+                                              const cudnnfe_conv_options_t *options,
+                                              int64_t *dw) {
+  return add_conv(g, OpKind::kConvWgrad, image, loss, options, dw);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *g, int64_t a, int64_t b,
+                                          const cudnnfe_matmul_options_t *options, int64_t *c) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(c, "c");
+    auto o = read_options(options, cudnnfe_matmul_options_init, "matmul options");
+    const Node &node = graph.add_node(OpKind::kMatmul, string_or_empty(o.name), {a, b},
+                                      MatmulAttrs{}, o.compute_dtype);
+    *c = node.outputs[0];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *g, cudnnfe_pointwise_mode_t mode,
+                                             int64_t in0, int64_t in1, int64_t in2,
+                                             const cudnnfe_pointwise_options_t *options,
+                                             int64_t *out) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(out, "out");
+    auto o = read_options(options, cudnnfe_pointwise_options_init, "pointwise options");
+    if (pointwise_arity(mode) == 0) fail_argument("unknown pointwise mode ", mode);
+    PointwiseAttrs a;
+    a.mode = mode;
+    a.relu_lower_clip = o.relu_lower_clip;
+    a.relu_upper_clip = o.relu_upper_clip;
+    a.relu_lower_clip_slope = o.relu_lower_clip_slope;
+    a.elu_alpha = o.elu_alpha;
+    a.softplus_beta = o.softplus_beta;
+    a.swish_beta = o.swish_beta;
+    a.axis = o.axis;
+    const Node &node = graph.add_node(OpKind::kPointwise, string_or_empty(o.name),
+                                      {in0, in1, in2}, a, o.compute_dtype);
+    *out = node.outputs[0];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *g, cudnnfe_reduction_mode_t mode,
+                                             int64_t x, const cudnnfe_reduction_options_t *options,
+                                             int64_t *y) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto o = read_options(options, cudnnfe_reduction_options_init, "reduction options");
+    if (std::string(reduction_mode_name(mode)) == "UNKNOWN")
+      fail_argument("unknown reduction mode ", mode);
+    ReductionAttrs a;
+    a.mode = mode;
+    a.axes_mask = o.axes_mask;
+    a.deterministic = o.deterministic != 0;
+    const Node &node =
+        graph.add_node(OpKind::kReduction, string_or_empty(o.name), {x}, a, o.compute_dtype);
+    *y = node.outputs[0];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
+                                        const cudnnfe_sdpa_options_t *options, int64_t *o_uid,
+                                        int64_t *stats) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(o_uid, "o");
+    auto o = read_options(options, cudnnfe_sdpa_options_init, "sdpa options");
+    if (o.generate_stats) require_out(stats, "stats (generate_stats is set)");
+    SdpaAttrs a;
+    a.attn_scale = o.attn_scale;
+    a.generate_stats = o.generate_stats != 0;
+    a.causal_mask = o.causal_mask != 0;
+    a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
+    const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name), {q, k, v, o.bias},
+                                      a, o.compute_dtype);
+    *o_uid = node.outputs[0];
+    if (stats) *stats = node.outputs[1];
+  });
+}

@@ -1,0 +1,36 @@
+// A built, runnable form of a graph: the CPU reference or a cuDNN plan.
+// Plans are immutable after build so that many threads may execute one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/c_api.h"
+
+namespace cudnnfe {
+
+struct Handle;
+
+// Largest number of bound tensors a graph may have: execute keeps its
+// pointer table on the stack (no heap allocation on the hot path).
+constexpr size_t kMaxBoundTensors = 128;
+
+class Plan {
+ public:
+  virtual ~Plan() = default;
+  virtual cudnnfe_target_t target() const = 0;
+  virtual int64_t workspace_size() const = 0;
+  virtual const std::string &name() const = 0;
+  // data[i] is the buffer of graph.bound_uids()[i]; the caller checked the
+  // count and the workspace size. Throws Error on failure.
+  virtual void execute(Handle &handle, void *const *data, void *workspace, void *stream) const = 0;
+};
+
+struct BuildOptions {
+  cudnnfe_target_t target = CUDNNFE_TARGET_AUTO;
+  std::vector<cudnnfe_heur_mode_t> heur_modes{CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_FALLBACK};
+};
+
+}  // namespace cudnnfe

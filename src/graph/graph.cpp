@@ -1,0 +1,265 @@
+#include "graph/graph.h"
+
+#include <algorithm>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "exec/plan.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+namespace {
+
+void check_shape(const std::string &what, const std::vector<int64_t> &dims,
+                 const std::vector<int64_t> &strides) {
+  if (dims.empty() || dims.size() > CUDNNFE_MAX_DIMS)
+    fail_argument(what, ": ", dims.size(), " dims; expected 1 to ", CUDNNFE_MAX_DIMS);
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] <= 0)
+      fail_argument(what, ": dim ", i, " is ", dims[i], " in ", dims_string(dims),
+                    "; dims must be positive");
+  if (strides.size() != dims.size())
+    fail_argument(what, ": ", strides.size(), " strides for ", dims.size(), " dims");
+  for (size_t i = 0; i < strides.size(); ++i)
+    if (strides[i] < 0)
+      fail_argument(what, ": stride ", i, " is ", strides[i], " in ", dims_string(strides),
+                    "; strides must be >= 0");
+}
+
+}  // namespace
+
+Graph::Graph() = default;
+Graph::~Graph() = default;
+Graph::Graph(Graph &&) noexcept = default;
+Graph &Graph::operator=(Graph &&) noexcept = default;
+
+Tensor &Graph::new_tensor(const std::string &name) {
+  while (index_by_uid_.count(next_uid_)) ++next_uid_;
+  Tensor t;
+  t.uid = next_uid_++;
+  t.name = name.empty() ? cat("tensor", t.uid) : name;
+  if (uid_by_name_.count(t.name))
+    fail_argument("graph \"", this->name, "\": a tensor named \"", t.name, "\" already exists");
+  index_by_uid_[t.uid] = tensors_.size();
+  uid_by_name_[t.name] = t.uid;
+  tensors_.push_back(std::move(t));
+  return tensors_.back();
+}
+
+int64_t Graph::add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
+                          const std::vector<int64_t> &dims, const std::vector<int64_t> &strides) {
+  require_mutable();
+  if (dtype != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(dtype))
+    fail_argument("tensor \"", name, "\": unknown data type ", dtype);
+  std::vector<int64_t> actual_strides = strides.empty() ? packed_strides(dims) : strides;
+  check_shape(cat("tensor \"", name, "\""), dims, actual_strides);
+  Tensor &t = new_tensor(name);
+  t.dtype = dtype;
+  t.dims = dims;
+  t.strides = actual_strides;
+  return t.uid;
+}
+
+int64_t Graph::add_scalar(const std::string &name, cudnnfe_dtype_t dtype, double value) {
+  require_mutable();
+  if (!dtype_is_valid(dtype))
+    fail_argument("scalar \"", name, "\": data type ", dtype_name(dtype),
+                  " is not a concrete type; scalars need one (e.g. FLOAT)");
+  Tensor &t = new_tensor(name);
+  t.dtype = dtype;
+  t.dims = {1};
+  t.strides = {1};
+  t.is_scalar = true;
+  t.scalar_value = value;
+  return t.uid;
+}
+
+std::string Graph::unique_node_name(OpKind kind) const {
+  for (size_t i = nodes_.size();; ++i) {
+    std::string candidate = cat(op_kind_name(kind), "_", i);
+    bool taken = std::any_of(nodes_.begin(), nodes_.end(),
+                             [&](const Node &n) { return n.name == candidate; });
+    if (!taken) return candidate;
+  }
+}
+
+const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
+                            OpAttrs attrs, cudnnfe_dtype_t compute) {
+  require_mutable();
+  Node node;
+  node.kind = kind;
+  node.name = name.empty() ? unique_node_name(kind) : name;
+  for (const Node &other : nodes_)
+    if (other.name == node.name)
+      fail_argument(label(node), ": a node with this name already exists");
+  if (compute != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(compute))
+    fail_argument(label(node), ": unknown compute data type ", compute);
+  const auto &ports = input_port_names(kind);
+  inputs.resize(ports.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != 0 && !has_tensor(inputs[i]))
+      fail_argument(label(node), ": input ", ports[i], " has UID ", inputs[i],
+                    ", which is not a tensor of this graph");
+  }
+  node.inputs = std::move(inputs);
+  node.attrs = std::move(attrs);
+  node.compute_dtype = compute;
+
+  // Create outputs, infer, and roll everything back if inference fails so
+  // that a rejected op leaves the graph as it was.
+  const size_t tensors_before = tensors_.size();
+  const int64_t next_uid_before = next_uid_;
+  try {
+    const auto &out_ports = output_port_names(kind);
+    for (size_t port = 0; port < out_ports.size(); ++port) {
+      if (!output_used(node, port)) {
+        node.outputs.push_back(0);
+        continue;
+      }
+      Tensor &out = new_tensor(cat(node.name, "::", out_ports[port]));
+      out.is_virtual = true;
+      out.producer = static_cast<int>(nodes_.size());
+      node.outputs.push_back(out.uid);
+    }
+    infer_and_check(*this, node);
+  } catch (...) {
+    while (tensors_.size() > tensors_before) {
+      index_by_uid_.erase(tensors_.back().uid);
+      uid_by_name_.erase(tensors_.back().name);
+      tensors_.pop_back();
+    }
+    next_uid_ = next_uid_before;
+    throw;
+  }
+  nodes_.push_back(std::move(node));
+  return nodes_.back();
+}
+
+void Graph::set_uid(int64_t uid, int64_t new_uid) {
+  require_mutable();
+  Tensor &t = tensor(uid);
+  if (new_uid <= 0)
+    fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is not allowed; UIDs are > 0");
+  if (new_uid == uid) return;
+  if (has_tensor(new_uid))
+    fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is already used by tensor \"",
+                  tensor(new_uid).name, "\"");
+  size_t index = index_by_uid_[uid];
+  index_by_uid_.erase(uid);
+  index_by_uid_[new_uid] = index;
+  uid_by_name_[t.name] = new_uid;
+  t.uid = new_uid;
+  for (Node &node : nodes_) {
+    std::replace(node.inputs.begin(), node.inputs.end(), uid, new_uid);
+    std::replace(node.outputs.begin(), node.outputs.end(), uid, new_uid);
+  }
+}
+
+void Graph::set_tensor_name(int64_t uid, const std::string &name) {
+  require_mutable();
+  Tensor &t = tensor(uid);
+  if (name.empty()) fail_argument("tensor UID ", uid, ": an empty name is not allowed");
+  if (name == t.name) return;
+  if (uid_by_name_.count(name))
+    fail_argument("tensor UID ", uid, ": the name \"", name, "\" is already used by UID ",
+                  uid_by_name_.at(name));
+  uid_by_name_.erase(t.name);
+  uid_by_name_[name] = uid;
+  t.name = name;
+}
+
+Tensor &Graph::tensor(int64_t uid) {
+  auto it = index_by_uid_.find(uid);
+  if (it == index_by_uid_.end())
+    fail_argument("graph \"", name, "\": no tensor has UID ", uid);
+  return tensors_[it->second];
+}
+
+const Tensor &Graph::tensor(int64_t uid) const { return const_cast<Graph *>(this)->tensor(uid); }
+
+int64_t Graph::find_tensor(const std::string &tensor_name) const {
+  auto it = uid_by_name_.find(tensor_name);
+  return it == uid_by_name_.end() ? 0 : it->second;
+}
+
+std::string Graph::label(const Node &node) {
+  return cat(op_kind_name(node.kind), " \"", node.name, "\"");
+}
+
+const std::string &Graph::input_port(const Node &node, size_t port) {
+  return input_port_names(node.kind).at(port);
+}
+
+void Graph::resolve_dtypes() {
+  for (Tensor &t : tensors_) {
+    if (t.dtype != CUDNNFE_DTYPE_NOT_SET) continue;
+    if (t.is_virtual) {
+      t.dtype = intermediate_dtype != CUDNNFE_DTYPE_NOT_SET ? intermediate_dtype
+                                                            : CUDNNFE_DTYPE_FLOAT;
+    } else if (io_dtype != CUDNNFE_DTYPE_NOT_SET) {
+      t.dtype = io_dtype;
+    } else if (t.producer >= 0) {
+      // An output with no io type takes its producer's first input's type.
+      const Node &node = nodes_[t.producer];
+      for (int64_t in : node.inputs) {
+        if (in != 0 && tensor(in).dtype != CUDNNFE_DTYPE_NOT_SET) {
+          t.dtype = tensor(in).dtype;
+          break;
+        }
+      }
+    }
+    if (t.dtype == CUDNNFE_DTYPE_NOT_SET)
+      fail_graph("tensor \"", t.name, "\" (UID ", t.uid,
+                 ") has no data type: set it, or set the graph's io data type");
+  }
+}
+
+void Graph::validate() {
+  if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
+  for (Node &node : nodes_) infer_and_check(*this, node);
+  resolve_dtypes();
+  for (Node &node : nodes_) check_types(*this, node);
+  size_t outputs = 0;
+  for (const Tensor &t : tensors_) {
+    if (t.producer >= 0 && !t.is_virtual) ++outputs;
+    // A graph input that no node reads is almost always a mistake.
+    if (t.producer < 0 && !t.is_scalar) {
+      bool read = std::any_of(nodes_.begin(), nodes_.end(), [&](const Node &n) {
+        return std::find(n.inputs.begin(), n.inputs.end(), t.uid) != n.inputs.end();
+      });
+      if (!read)
+        fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
+    }
+  }
+  if (outputs == 0)
+    fail_graph("graph \"", name,
+               "\" has no outputs: mark at least one op output with set_output");
+  bound_uids_.clear();
+  for (const Tensor &t : tensors_)
+    if (t.is_bound()) bound_uids_.push_back(t.uid);
+  std::sort(bound_uids_.begin(), bound_uids_.end());
+  if (bound_uids_.size() > kMaxBoundTensors)
+    fail_graph("graph \"", name, "\" has ", bound_uids_.size(), " bound tensors; at most ",
+               kMaxBoundTensors, " are supported");
+}
+
+void Graph::require_mutable() const {
+  if (built())
+    fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
+         "\" is already built and can no longer be changed");
+}
+
+const Plan &Graph::plan() const {
+  if (!plan_) fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name, "\" is not built yet");
+  return *plan_;
+}
+
+void Graph::set_plan(std::unique_ptr<Plan> plan) { plan_ = std::move(plan); }
+
+int Graph::bound_index(int64_t uid) const {
+  auto it = std::lower_bound(bound_uids_.begin(), bound_uids_.end(), uid);
+  if (it == bound_uids_.end() || *it != uid) return -1;
+  return static_cast<int>(it - bound_uids_.begin());
+}
+
+}  // namespace cudnnfe

@@ -1,0 +1,81 @@
+// The graph IR: tensors (by UID) and nodes in creation order, which is
+// always a topological order because an op can only read existing tensors.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/node.h"
+#include "graph/tensor.h"
+
+namespace cudnnfe {
+
+class Plan;
+
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(Graph &&) noexcept;
+  Graph &operator=(Graph &&) noexcept;
+
+  std::string name = "graph";
+  cudnnfe_dtype_t io_dtype = CUDNNFE_DTYPE_NOT_SET;
+  cudnnfe_dtype_t intermediate_dtype = CUDNNFE_DTYPE_NOT_SET;
+  cudnnfe_dtype_t compute_dtype = CUDNNFE_DTYPE_NOT_SET;
+
+  // ---- construction (throws Error) ----
+  int64_t add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
+                     const std::vector<int64_t> &dims, const std::vector<int64_t> &strides);
+  int64_t add_scalar(const std::string &name, cudnnfe_dtype_t dtype, double value);
+  // Adds a node reading `inputs` (0 = unused port), creates its outputs as
+  // virtual tensors and infers their shapes. On failure nothing is added.
+  const Node &add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
+                       OpAttrs attrs, cudnnfe_dtype_t compute_dtype);
+  void set_uid(int64_t uid, int64_t new_uid);
+  void set_tensor_name(int64_t uid, const std::string &name);
+
+  // ---- lookup ----
+  Tensor &tensor(int64_t uid);  // throws INVALID_ARGUMENT naming the UID
+  const Tensor &tensor(int64_t uid) const;
+  bool has_tensor(int64_t uid) const { return index_by_uid_.count(uid) != 0; }
+  int64_t find_tensor(const std::string &name) const;  // 0 if none
+  const std::deque<Tensor> &tensors() const { return tensors_; }
+  const std::vector<Node> &nodes() const { return nodes_; }
+  std::vector<Node> &nodes() { return nodes_; }
+  // `conv_fprop "conv1"`: how messages name a node.
+  static std::string label(const Node &node);
+  // "image" for port 0 of a conv_fprop, etc.
+  static const std::string &input_port(const Node &node, size_t port);
+
+  // ---- validation and build state ----
+  // Re-infers shapes in order, resolves data types, checks every rule.
+  void validate();
+  bool built() const { return plan_ != nullptr; }
+  void require_mutable() const;  // WRONG_STATE once built
+  const Plan &plan() const;      // WRONG_STATE before build
+  void set_plan(std::unique_ptr<Plan> plan);
+  // Bound (non-virtual, non-scalar) UIDs in ascending order; fixed at build.
+  const std::vector<int64_t> &bound_uids() const { return bound_uids_; }
+  // Position of `uid` in bound_uids(), or -1.
+  int bound_index(int64_t uid) const;
+
+ private:
+  Tensor &new_tensor(const std::string &name);
+  std::string unique_node_name(OpKind kind) const;
+  void resolve_dtypes();
+
+  std::deque<Tensor> tensors_;
+  std::unordered_map<int64_t, size_t> index_by_uid_;
+  std::unordered_map<std::string, int64_t> uid_by_name_;
+  std::vector<Node> nodes_;
+  int64_t next_uid_ = 1;
+  std::vector<int64_t> bound_uids_;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace cudnnfe

@@ -1,0 +1,158 @@
+#include "graph/node.h"
+
+namespace cudnnfe {
+namespace {
+
+struct KindInfo {
+  OpKind kind;
+  const char *name;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+
+const std::vector<KindInfo> &kinds() {
+  static const std::vector<KindInfo> table = {
+      {OpKind::kConvFprop, "conv_fprop", {"image", "weight"}, {"y"}},
+      {OpKind::kConvDgrad, "conv_dgrad", {"loss", "weight"}, {"dx"}},
+      {OpKind::kConvWgrad, "conv_wgrad", {"image", "loss"}, {"dw"}},
+      {OpKind::kMatmul, "matmul", {"a", "b"}, {"c"}},
+      {OpKind::kPointwise, "pointwise", {"in0", "in1", "in2"}, {"out"}},
+      {OpKind::kReduction, "reduction", {"x"}, {"y"}},
+      {OpKind::kSdpa, "sdpa", {"q", "k", "v", "bias"}, {"O", "stats"}},
+  };
+  return table;
+}
+
+const KindInfo &info(OpKind kind) {
+  for (const KindInfo &k : kinds())
+    if (k.kind == kind) return k;
+  return kinds().front();
+}
+
+struct PointwiseInfo {
+  cudnnfe_pointwise_mode_t mode;
+  const char *name;
+  int arity;
+};
+
+constexpr PointwiseInfo kPointwise[] = {
+    {CUDNNFE_POINTWISE_ADD, "ADD", 2},
+    {CUDNNFE_POINTWISE_ADD_SQUARE, "ADD_SQUARE", 2},
+    {CUDNNFE_POINTWISE_SUB, "SUB", 2},
+    {CUDNNFE_POINTWISE_MUL, "MUL", 2},
+    {CUDNNFE_POINTWISE_DIV, "DIV", 2},
+    {CUDNNFE_POINTWISE_MAX, "MAX", 2},
+    {CUDNNFE_POINTWISE_MIN, "MIN", 2},
+    {CUDNNFE_POINTWISE_MOD, "MOD", 2},
+    {CUDNNFE_POINTWISE_POW, "POW", 2},
+    {CUDNNFE_POINTWISE_ATAN2, "ATAN2", 2},
+    {CUDNNFE_POINTWISE_NEG, "NEG", 1},
+    {CUDNNFE_POINTWISE_ABS, "ABS", 1},
+    {CUDNNFE_POINTWISE_CEIL, "CEIL", 1},
+    {CUDNNFE_POINTWISE_FLOOR, "FLOOR", 1},
+    {CUDNNFE_POINTWISE_RECIPROCAL, "RECIPROCAL", 1},
+    {CUDNNFE_POINTWISE_SQRT, "SQRT", 1},
+    {CUDNNFE_POINTWISE_RSQRT, "RSQRT", 1},
+    {CUDNNFE_POINTWISE_EXP, "EXP", 1},
+    {CUDNNFE_POINTWISE_LOG, "LOG", 1},
+    {CUDNNFE_POINTWISE_SIN, "SIN", 1},
+    {CUDNNFE_POINTWISE_COS, "COS", 1},
+    {CUDNNFE_POINTWISE_TAN, "TAN", 1},
+    {CUDNNFE_POINTWISE_ERF, "ERF", 1},
+    {CUDNNFE_POINTWISE_IDENTITY, "IDENTITY", 1},
+    {CUDNNFE_POINTWISE_RELU_FWD, "RELU_FWD", 1},
+    {CUDNNFE_POINTWISE_TANH_FWD, "TANH_FWD", 1},
+    {CUDNNFE_POINTWISE_SIGMOID_FWD, "SIGMOID_FWD", 1},
+    {CUDNNFE_POINTWISE_ELU_FWD, "ELU_FWD", 1},
+    {CUDNNFE_POINTWISE_GELU_FWD, "GELU_FWD", 1},
+    {CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD, "GELU_APPROX_TANH_FWD", 1},
+    {CUDNNFE_POINTWISE_SOFTPLUS_FWD, "SOFTPLUS_FWD", 1},
+    {CUDNNFE_POINTWISE_SWISH_FWD, "SWISH_FWD", 1},
+    {CUDNNFE_POINTWISE_RELU_BWD, "RELU_BWD", 2},
+    {CUDNNFE_POINTWISE_TANH_BWD, "TANH_BWD", 2},
+    {CUDNNFE_POINTWISE_SIGMOID_BWD, "SIGMOID_BWD", 2},
+    {CUDNNFE_POINTWISE_ELU_BWD, "ELU_BWD", 2},
+    {CUDNNFE_POINTWISE_GELU_BWD, "GELU_BWD", 2},
+    {CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD, "GELU_APPROX_TANH_BWD", 2},
+    {CUDNNFE_POINTWISE_SOFTPLUS_BWD, "SOFTPLUS_BWD", 2},
+    {CUDNNFE_POINTWISE_SWISH_BWD, "SWISH_BWD", 2},
+    {CUDNNFE_POINTWISE_CMP_EQ, "CMP_EQ", 2},
+    {CUDNNFE_POINTWISE_CMP_NEQ, "CMP_NEQ", 2},
+    {CUDNNFE_POINTWISE_CMP_GT, "CMP_GT", 2},
+    {CUDNNFE_POINTWISE_CMP_GE, "CMP_GE", 2},
+    {CUDNNFE_POINTWISE_CMP_LT, "CMP_LT", 2},
+    {CUDNNFE_POINTWISE_CMP_LE, "CMP_LE", 2},
+    {CUDNNFE_POINTWISE_LOGICAL_AND, "LOGICAL_AND", 2},
+    {CUDNNFE_POINTWISE_LOGICAL_OR, "LOGICAL_OR", 2},
+    {CUDNNFE_POINTWISE_LOGICAL_NOT, "LOGICAL_NOT", 1},
+    {CUDNNFE_POINTWISE_BINARY_SELECT, "BINARY_SELECT", 3},
+    {CUDNNFE_POINTWISE_GEN_INDEX, "GEN_INDEX", 1},
+};
+
+constexpr struct {
+  cudnnfe_reduction_mode_t mode;
+  const char *name;
+} kReductions[] = {
+    {CUDNNFE_REDUCTION_ADD, "ADD"},     {CUDNNFE_REDUCTION_MUL, "MUL"},
+    {CUDNNFE_REDUCTION_MIN, "MIN"},     {CUDNNFE_REDUCTION_MAX, "MAX"},
+    {CUDNNFE_REDUCTION_AMAX, "AMAX"},   {CUDNNFE_REDUCTION_AVG, "AVG"},
+    {CUDNNFE_REDUCTION_NORM1, "NORM1"}, {CUDNNFE_REDUCTION_NORM2, "NORM2"},
+    {CUDNNFE_REDUCTION_MUL_NO_ZEROS, "MUL_NO_ZEROS"},
+};
+
+}  // namespace
+
+const char *op_kind_name(OpKind kind) { return info(kind).name; }
+
+bool op_kind_from_name(const std::string &name, OpKind *kind) {
+  for (const KindInfo &k : kinds()) {
+    if (name == k.name) {
+      *kind = k.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string> &input_port_names(OpKind kind) { return info(kind).inputs; }
+const std::vector<std::string> &output_port_names(OpKind kind) { return info(kind).outputs; }
+
+const char *pointwise_mode_name(cudnnfe_pointwise_mode_t mode) {
+  for (const PointwiseInfo &p : kPointwise)
+    if (p.mode == mode) return p.name;
+  return "UNKNOWN";
+}
+
+bool pointwise_mode_from_name(const std::string &name, cudnnfe_pointwise_mode_t *mode) {
+  for (const PointwiseInfo &p : kPointwise) {
+    if (name == p.name) {
+      *mode = p.mode;
+      return true;
+    }
+  }
+  return false;
+}
+
+int pointwise_arity(cudnnfe_pointwise_mode_t mode) {
+  for (const PointwiseInfo &p : kPointwise)
+    if (p.mode == mode) return p.arity;
+  return 0;
+}
+
+const char *reduction_mode_name(cudnnfe_reduction_mode_t mode) {
+  for (const auto &r : kReductions)
+    if (r.mode == mode) return r.name;
+  return "UNKNOWN";
+}
+
+bool reduction_mode_from_name(const std::string &name, cudnnfe_reduction_mode_t *mode) {
+  for (const auto &r : kReductions) {
+    if (name == r.name) {
+      *mode = r.mode;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace cudnnfe

@@ -1,0 +1,93 @@
+// An operation of a graph: its kind, attributes and tensors (by UID, in
+// fixed port order per kind — see port_names()).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/c_api.h"
+
+namespace cudnnfe {
+
+enum class OpKind {
+  kConvFprop,
+  kConvDgrad,
+  kConvWgrad,
+  kMatmul,
+  kPointwise,
+  kReduction,
+  kSdpa,
+};
+
+struct ConvAttrs {
+  int spatial_dims = 0;
+  std::array<int64_t, 3> pre_padding{0, 0, 0};
+  std::array<int64_t, 3> post_padding{0, 0, 0};
+  std::array<int64_t, 3> stride{1, 1, 1};
+  std::array<int64_t, 3> dilation{1, 1, 1};
+  cudnnfe_conv_mode_t mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
+};
+
+struct MatmulAttrs {};
+
+struct PointwiseAttrs {
+  cudnnfe_pointwise_mode_t mode = CUDNNFE_POINTWISE_IDENTITY;
+  double relu_lower_clip = 0.0;
+  double relu_upper_clip = 3.4e38;
+  double relu_lower_clip_slope = 0.0;
+  double elu_alpha = 1.0;
+  double softplus_beta = 1.0;
+  double swish_beta = 1.0;
+  int axis = 0;
+};
+
+struct ReductionAttrs {
+  cudnnfe_reduction_mode_t mode = CUDNNFE_REDUCTION_ADD;
+  uint32_t axes_mask = 0;
+  bool deterministic = false;
+};
+
+struct SdpaAttrs {
+  double attn_scale = 0.0;  // 0: 1/sqrt(d) (resolved at validation)
+  bool generate_stats = false;
+  bool causal_mask = false;
+  bool causal_mask_bottom_right = false;
+};
+
+using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs>;
+
+struct Node {
+  OpKind kind;
+  std::string name;
+  // Input UIDs by port (0 = port unused) and output UIDs by port.
+  std::vector<int64_t> inputs;
+  std::vector<int64_t> outputs;
+  cudnnfe_dtype_t compute_dtype = CUDNNFE_DTYPE_NOT_SET;
+  OpAttrs attrs;
+
+  template <class T>
+  const T &as() const { return std::get<T>(attrs); }
+  template <class T>
+  T &as() { return std::get<T>(attrs); }
+};
+
+// "conv_fprop", "matmul", ...: used for default node names and in JSON.
+const char *op_kind_name(OpKind kind);
+bool op_kind_from_name(const std::string &name, OpKind *kind);
+// Port names of each kind, e.g. conv_fprop: inputs {"image","weight"},
+// outputs {"y"}. Output tensors are named "<node>::<port>".
+const std::vector<std::string> &input_port_names(OpKind kind);
+const std::vector<std::string> &output_port_names(OpKind kind);
+
+const char *pointwise_mode_name(cudnnfe_pointwise_mode_t mode);
+bool pointwise_mode_from_name(const std::string &name, cudnnfe_pointwise_mode_t *mode);
+// Number of inputs a pointwise mode reads (1, 2 or 3); 0 for unknown modes.
+int pointwise_arity(cudnnfe_pointwise_mode_t mode);
+
+const char *reduction_mode_name(cudnnfe_reduction_mode_t mode);
+bool reduction_mode_from_name(const std::string &name, cudnnfe_reduction_mode_t *mode);
+
+}  // namespace cudnnfe

@@ -1,0 +1,49 @@
+// A tensor of a graph: its identity (UID, name), type and layout, and how
+// it is fed (bound buffer, virtual intermediate, or pass-by-value scalar).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/c_api.h"
+
+namespace cudnnfe {
+
+struct Tensor {
+  int64_t uid = 0;
+  std::string name;
+  cudnnfe_dtype_t dtype = CUDNNFE_DTYPE_NOT_SET;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+
+  // Virtual tensors live only inside the fused plan: op outputs not marked
+  // as graph outputs.
+  bool is_virtual = false;
+  // Scalars are baked into the plan and fed to the backend by value.
+  bool is_scalar = false;
+  double scalar_value = 0.0;
+
+  // Index of the node that writes this tensor; -1 for graph inputs.
+  int producer = -1;
+  // Set when the user overrode what shape inference would give.
+  bool dims_set_by_user = false;
+  bool strides_set_by_user = false;
+
+  bool is_bound() const { return !is_virtual && !is_scalar; }
+  int64_t element_count() const;
+  // Span of memory the tensor touches, in elements (max offset + 1).
+  int64_t element_span() const;
+};
+
+// Packed row-major strides for `dims`.
+std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims);
+// Packed strides for `dims` that keep the dimension order of `like` (so an
+// output of an NHWC input is NHWC too). Falls back to row-major when ranks
+// differ.
+std::vector<int64_t> strides_like(const std::vector<int64_t> &dims,
+                                  const std::vector<int64_t> &like);
+// "[2,3,4]"
+std::string dims_string(const std::vector<int64_t> &dims);
+
+}  // namespace cudnnfe

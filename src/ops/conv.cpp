@@ -1,0 +1,152 @@
+// Convolution forward, data gradient and weight gradient: shape rules.
+// All three share one geometry: out = (in + pre + post - dil*(k-1) - 1)/s + 1.
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+namespace {
+
+int64_t conv_out_size(int64_t in, int64_t k, int64_t pre, int64_t post, int64_t stride,
+                      int64_t dilation) {
+  int64_t span = dilation * (k - 1) + 1;
+  int64_t padded = in + pre + post;
+  if (padded < span) return 0;
+  return (padded - span) / stride + 1;
+}
+
+// Checks the attributes against the tensors' spatial rank.
+void check_attrs(const Node &node, ConvAttrs &attrs, size_t rank) {
+  int spatial = static_cast<int>(rank) - 2;
+  if (spatial < 1 || spatial > CUDNNFE_MAX_SPATIAL_DIMS)
+    fail_graph(Graph::label(node), ": tensors have ", rank,
+               " dims; convolutions need 3 to 5 [N,C,(D,)(H,)W]");
+  if (attrs.spatial_dims != 0 && attrs.spatial_dims != spatial)
+    fail_graph(Graph::label(node), ": spatial_dims is ", attrs.spatial_dims,
+               " but the tensors have ", spatial, " spatial dims");
+  attrs.spatial_dims = spatial;
+  for (int i = 0; i < spatial; ++i) {
+    if (attrs.pre_padding[i] < 0 || attrs.post_padding[i] < 0)
+      fail_graph(Graph::label(node), ": padding of spatial dim ", i, " is negative (pre ",
+                 attrs.pre_padding[i], ", post ", attrs.post_padding[i], ")");
+    if (attrs.stride[i] < 1)
+      fail_graph(Graph::label(node), ": stride of spatial dim ", i, " is ", attrs.stride[i],
+                 "; strides must be >= 1");
+    if (attrs.dilation[i] < 1)
+      fail_graph(Graph::label(node), ": dilation of spatial dim ", i, " is ",
+                 attrs.dilation[i], "; dilations must be >= 1");
+  }
+  if (attrs.mode != CUDNNFE_CONV_MODE_CROSS_CORRELATION &&
+      attrs.mode != CUDNNFE_CONV_MODE_CONVOLUTION)
+    fail_graph(Graph::label(node), ": unknown convolution mode ", attrs.mode);
+}
+
+void require_same_rank(const Node &node, const Tensor &a, const std::string &a_port,
+                       const Tensor &b, const std::string &b_port) {
+  if (a.dims.size() != b.dims.size())
+    fail_graph(Graph::label(node), ": ", a_port, " \"", a.name, "\" has ", a.dims.size(),
+               " dims ", dims_string(a.dims), " but ", b_port, " \"", b.name, "\" has ",
+               b.dims.size(), " dims ", dims_string(b.dims), "; they must match");
+}
+
+void require_dim(const Node &node, const std::string &what, int64_t got, int64_t expected,
+                 const char *rule) {
+  if (got != expected)
+    fail_graph(Graph::label(node), ": ", what, " is ", got, "; expected ", expected, " (", rule,
+               ")");
+}
+
+void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
+  const Tensor &x = required_input(graph, node, 0);
+  const Tensor &w = required_input(graph, node, 1);
+  require_same_rank(node, x, "image", w, "weight");
+  check_attrs(node, attrs, x.dims.size());
+  require_dim(node, cat("weight \"", w.name, "\" dim 1 (C)"), w.dims[1], x.dims[1],
+              "the image's channel count");
+  std::vector<int64_t> y = {x.dims[0], w.dims[0]};
+  for (int i = 0; i < attrs.spatial_dims; ++i) {
+    int64_t out = conv_out_size(x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+                                attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]);
+    if (out < 1)
+      fail_graph(Graph::label(node), ": filter \"", w.name, "\" spatial dim ", i, " (",
+                 w.dims[2 + i], ", dilation ", attrs.dilation[i],
+                 ") is larger than the padded image \"", x.name, "\" (", x.dims[2 + i], " + ",
+                 attrs.pre_padding[i], " + ", attrs.post_padding[i], ")");
+    y.push_back(out);
+  }
+  Tensor &out = set_output_shape(graph, node, 0, y, x.strides);
+  if (out.dims != y)
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ",
+               dims_string(out.dims), " but the convolution produces ", dims_string(y));
+}
+
+void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
+  const Tensor &dy = required_input(graph, node, 0);
+  const Tensor &w = required_input(graph, node, 1);
+  require_same_rank(node, dy, "loss", w, "weight");
+  check_attrs(node, attrs, dy.dims.size());
+  require_dim(node, cat("weight \"", w.name, "\" dim 0 (K)"), w.dims[0], dy.dims[1],
+              "the loss's channel count");
+  std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
+  for (int i = 0; i < attrs.spatial_dims; ++i) {
+    int64_t in = (dy.dims[2 + i] - 1) * attrs.stride[i] - attrs.pre_padding[i] -
+                 attrs.post_padding[i] + attrs.dilation[i] * (w.dims[2 + i] - 1) + 1;
+    if (in < 1)
+      fail_graph(Graph::label(node), ": padding of spatial dim ", i,
+                 " leaves no input positions for loss \"", dy.name, "\"");
+    dx.push_back(in);
+  }
+  Tensor &out = set_output_shape(graph, node, 0, dx, dy.strides);
+  // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
+  require_same_rank(node, out, "dx", dy, "loss");
+  require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
+              "the loss's batch");
+  require_dim(node, cat("dx \"", out.name, "\" dim 1 (C)"), out.dims[1], w.dims[1],
+              "the weight's input channels");
+  for (int i = 0; i < attrs.spatial_dims; ++i)
+    require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
+                conv_out_size(out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+                              attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
+                "the forward convolution of dx's size");
+}
+
+void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
+  const Tensor &x = required_input(graph, node, 0);
+  const Tensor &dy = required_input(graph, node, 1);
+  require_same_rank(node, x, "image", dy, "loss");
+  check_attrs(node, attrs, x.dims.size());
+  require_dim(node, cat("loss \"", dy.name, "\" dim 0 (N)"), dy.dims[0], x.dims[0],
+              "the image's batch");
+  std::vector<int64_t> dw = {dy.dims[1], x.dims[1]};
+  for (int i = 0; i < attrs.spatial_dims; ++i) {
+    int64_t padded = x.dims[2 + i] + attrs.pre_padding[i] + attrs.post_padding[i];
+    int64_t k = (padded - 1 - (dy.dims[2 + i] - 1) * attrs.stride[i]) / attrs.dilation[i] + 1;
+    if (k < 1)
+      fail_graph(Graph::label(node), ": loss \"", dy.name, "\" spatial dim ", i, " (",
+                 dy.dims[2 + i], ") is larger than the image \"", x.name, "\" allows");
+    dw.push_back(k);
+  }
+  Tensor &out = set_output_shape(graph, node, 0, dw, x.strides);
+  require_same_rank(node, out, "dw", x, "image");
+  require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
+              "the loss's channels");
+  require_dim(node, cat("dw \"", out.name, "\" dim 1 (C)"), out.dims[1], x.dims[1],
+              "the image's channels");
+  for (int i = 0; i < attrs.spatial_dims; ++i)
+    require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
+                conv_out_size(x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],
+                              attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
+                "the forward convolution with dw's filter size");
+}
+
+}  // namespace
+
+void infer_conv(Graph &graph, Node &node) {
+  ConvAttrs &attrs = node.as<ConvAttrs>();
+  switch (node.kind) {
+    case OpKind::kConvFprop: return infer_fprop(graph, node, attrs);
+    case OpKind::kConvDgrad: return infer_dgrad(graph, node, attrs);
+    default: return infer_wgrad(graph, node, attrs);
+  }
+}
+
+}  // namespace cudnnfe

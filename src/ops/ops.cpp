@@ -1,0 +1,78 @@
+#include "ops/ops.h"
+
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace cudnnfe {
+
+void infer_and_check(Graph &graph, Node &node) {
+  switch (node.kind) {
+    case OpKind::kConvFprop:
+    case OpKind::kConvDgrad:
+    case OpKind::kConvWgrad: return infer_conv(graph, node);
+    case OpKind::kMatmul: return infer_matmul(graph, node);
+    case OpKind::kPointwise: return infer_pointwise(graph, node);
+    case OpKind::kReduction: return infer_reduction(graph, node);
+    case OpKind::kSdpa: return infer_sdpa(graph, node);
+  }
+}
+
+void check_types(Graph &graph, Node &node) {
+  if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET)
+    node.compute_dtype = graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype
+                                                                       : CUDNNFE_DTYPE_FLOAT;
+  if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_INT32 &&
+      node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE)
+    fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
+               " is not supported; use FLOAT (or HALF, INT32)");
+  for (size_t port = 0; port < node.inputs.size(); ++port) {
+    if (node.inputs[port] == 0) continue;
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    bool numeric_ok = node.kind == OpKind::kPointwise || dtype_is_float(t.dtype) ||
+                      t.dtype == CUDNNFE_DTYPE_INT8;
+    if (!numeric_ok)
+      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
+                 "\" has data type ", dtype_name(t.dtype), ", which ",
+                 op_kind_name(node.kind), " does not accept");
+  }
+  if (node.kind == OpKind::kSdpa) check_types_sdpa(graph, node);
+}
+
+bool output_used(const Node &node, size_t port) {
+  if (node.kind == OpKind::kSdpa && port == 1) return node.as<SdpaAttrs>().generate_stats;
+  return true;
+}
+
+double effective_attn_scale(const Graph &graph, const Node &node) {
+  double scale = node.as<SdpaAttrs>().attn_scale;
+  if (scale != 0.0) return scale;
+  const Tensor &q = graph.tensor(node.inputs[0]);
+  return 1.0 / std::sqrt(static_cast<double>(q.dims.back()));
+}
+
+const Tensor &required_input(Graph &graph, const Node &node, size_t port) {
+  if (node.inputs[port] == 0)
+    fail_graph(Graph::label(node), ": input ", Graph::input_port(node, port), " is missing");
+  return graph.tensor(node.inputs[port]);
+}
+
+Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
+                         const std::vector<int64_t> &dims,
+                         const std::vector<int64_t> &layout_like) {
+  Tensor &out = graph.tensor(node.outputs[port]);
+  if (!out.dims_set_by_user) out.dims = dims;
+  if (!out.strides_set_by_user || out.strides.size() != out.dims.size())
+    out.strides = strides_like(out.dims, layout_like);
+  return out;
+}
+
+void require_rank(const Node &node, const std::string &port, const Tensor &t, size_t rank,
+                  const char *expected) {
+  if (t.dims.size() != rank)
+    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" has ", t.dims.size(), " dims ",
+               dims_string(t.dims), "; expected ", rank, " ", expected);
+}
+
+}  // namespace cudnnfe

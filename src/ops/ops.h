@@ -1,0 +1,45 @@
+// Per-op shape inference and validation. Each op kind lives in its own file
+// (conv.cpp, matmul.cpp, ...); this header dispatches to them.
+#pragma once
+
+#include "graph/graph.h"
+
+namespace cudnnfe {
+
+// Infers the shapes of `node`'s outputs (keeping user overrides where the op
+// allows them) and checks the shape rules. Throws INVALID_GRAPH with a
+// message naming the node, the tensor and the rule.
+void infer_and_check(Graph &graph, Node &node);
+
+// Checks data types once they are resolved and fixes the node's compute
+// type. Throws INVALID_GRAPH.
+void check_types(Graph &graph, Node &node);
+
+// Whether output `port` of a node exists (SDPA's stats only when asked).
+bool output_used(const Node &node, size_t port);
+
+// The softmax scale SDPA applies (attn_scale, or 1/sqrt(d) when 0).
+double effective_attn_scale(const Graph &graph, const Node &node);
+
+// Per-kind entry points (one file each).
+void infer_conv(Graph &graph, Node &node);
+void infer_matmul(Graph &graph, Node &node);
+void infer_pointwise(Graph &graph, Node &node);
+void infer_reduction(Graph &graph, Node &node);
+void infer_sdpa(Graph &graph, Node &node);
+void check_types_sdpa(Graph &graph, Node &node);
+
+// ---- helpers shared by the per-kind files ----
+
+// The tensor on input `port`; INVALID_GRAPH if the port is required and empty.
+const Tensor &required_input(Graph &graph, const Node &node, size_t port);
+// Sets an output's dims and strides unless the user overrode them; strides
+// follow `layout_like`'s dimension order. Returns the output tensor.
+Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
+                         const std::vector<int64_t> &dims,
+                         const std::vector<int64_t> &layout_like);
+// Fails unless `t` has exactly `rank` dims; `expected` describes them.
+void require_rank(const Node &node, const std::string &port, const Tensor &t, size_t rank,
+                  const char *expected);
+
+}  // namespace cudnnfe
