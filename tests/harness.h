@@ -49,88 +49,88 @@ struct SkipCase {};
 
 #define TEST_CONCAT2(a, b) a##b
 #define TEST_CONCAT(a, b) TEST_CONCAT2(a, b)
-#define TEST(name)                                                                   \
-  static void test_##name();                                                         \
-  static testing::Registrar TEST_CONCAT(registrar_, name)(#name, test_##name);       \
+#define TEST(name)                                                             \
+  static void test_##name();                                                   \
+  static testing::Registrar TEST_CONCAT(registrar_, name)(#name, test_##name); \
   static void test_##name()
 
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);         \
-      ++testing::state().failures;                                                   \
-    }                                                                                \
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+      ++testing::state().failures;                                           \
+    }                                                                        \
   } while (0)
 
-#define CHECK_MSG(cond, ...)                                                         \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::printf("  %s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);         \
-      std::printf(__VA_ARGS__);                                                      \
-      std::printf("\n");                                                             \
-      ++testing::state().failures;                                                   \
-    }                                                                                \
+#define CHECK_MSG(cond, ...)                                                 \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::printf("  %s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                              \
+      std::printf("\n");                                                     \
+      ++testing::state().failures;                                           \
+    }                                                                        \
   } while (0)
 
 // Stops the case at the first failure (for setup that later steps need).
-#define REQUIRE(cond)                                                                \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::printf("  %s:%d: REQUIRE(%s) failed\n", __FILE__, __LINE__, #cond);       \
-      ++testing::state().failures;                                                   \
-      return;                                                                        \
-    }                                                                                \
+#define REQUIRE(cond)                                                          \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::printf("  %s:%d: REQUIRE(%s) failed\n", __FILE__, __LINE__, #cond); \
+      ++testing::state().failures;                                             \
+      return;                                                                  \
+    }                                                                          \
   } while (0)
 
 // A status check that prints the library's message when it fails.
-#define CHECK_OK(expr)                                                               \
-  do {                                                                               \
-    cudnnfe_status_t check_ok_status = (expr);                                       \
-    if (check_ok_status != CUDNNFE_STATUS_OK) {                                      \
-      std::printf("  %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr,        \
-                  cudnnfe_status_name(check_ok_status), cudnnfe_last_error());       \
-      ++testing::state().failures;                                                   \
-    }                                                                                \
+#define CHECK_OK(expr)                                                         \
+  do {                                                                         \
+    cudnnfe_status_t check_ok_status = (expr);                                 \
+    if (check_ok_status != CUDNNFE_STATUS_OK) {                                \
+      std::printf("  %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr,  \
+                  cudnnfe_status_name(check_ok_status), cudnnfe_last_error()); \
+      ++testing::state().failures;                                             \
+    }                                                                          \
   } while (0)
 
-#define REQUIRE_OK(expr)                                                             \
-  do {                                                                               \
-    cudnnfe_status_t require_ok_status = (expr);                                     \
-    if (require_ok_status != CUDNNFE_STATUS_OK) {                                    \
-      std::printf("  %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr,        \
-                  cudnnfe_status_name(require_ok_status), cudnnfe_last_error());     \
-      ++testing::state().failures;                                                   \
-      return;                                                                        \
-    }                                                                                \
+#define REQUIRE_OK(expr)                                                         \
+  do {                                                                           \
+    cudnnfe_status_t require_ok_status = (expr);                                 \
+    if (require_ok_status != CUDNNFE_STATUS_OK) {                                \
+      std::printf("  %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr,    \
+                  cudnnfe_status_name(require_ok_status), cudnnfe_last_error()); \
+      ++testing::state().failures;                                               \
+      return;                                                                    \
+    }                                                                            \
   } while (0)
 
 // Expects `expr` to fail with `status` and a message containing each of the
 // given substrings (the message of the calling thread).
-#define CHECK_FAILS(expr, status, ...)                                               \
-  do {                                                                               \
-    cudnnfe_status_t check_fails_status = (expr);                                    \
-    const char *check_fails_msg = cudnnfe_last_error();                              \
-    if (check_fails_status != (status)) {                                            \
-      std::printf("  %s:%d: %s returned %s, expected %s (message: %s)\n", __FILE__,  \
-                  __LINE__, #expr, cudnnfe_status_name(check_fails_status),          \
-                  cudnnfe_status_name(status), check_fails_msg);                     \
-      ++testing::state().failures;                                                   \
-    } else {                                                                         \
-      for (const char *part : {__VA_ARGS__}) {                                       \
-        if (!std::strstr(check_fails_msg, part)) {                                   \
-          std::printf("  %s:%d: message of %s lacks \"%s\": %s\n", __FILE__,         \
-                      __LINE__, #expr, part, check_fails_msg);                       \
-          ++testing::state().failures;                                               \
-        }                                                                            \
-      }                                                                              \
-    }                                                                                \
+#define CHECK_FAILS(expr, status, ...)                                                         \
+  do {                                                                                         \
+    cudnnfe_status_t check_fails_status = (expr);                                              \
+    const char *check_fails_msg = cudnnfe_last_error();                                        \
+    if (check_fails_status != (status)) {                                                      \
+      std::printf("  %s:%d: %s returned %s, expected %s (message: %s)\n", __FILE__, __LINE__,  \
+                  #expr, cudnnfe_status_name(check_fails_status), cudnnfe_status_name(status), \
+                  check_fails_msg);                                                            \
+      ++testing::state().failures;                                                             \
+    } else {                                                                                   \
+      for (const char *part : {__VA_ARGS__}) {                                                 \
+        if (!std::strstr(check_fails_msg, part)) {                                             \
+          std::printf("  %s:%d: message of %s lacks \"%s\": %s\n", __FILE__, __LINE__, #expr,  \
+                      part, check_fails_msg);                                                  \
+          ++testing::state().failures;                                                         \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
   } while (0)
 
-#define SKIP(reason)                                                                 \
-  do {                                                                               \
-    testing::state().skipped = true;                                                 \
-    testing::state().skip_reason = (reason);                                         \
-    return;                                                                          \
+#define SKIP(reason)                         \
+  do {                                       \
+    testing::state().skipped = true;         \
+    testing::state().skip_reason = (reason); \
+    return;                                  \
   } while (0)
 
 #ifdef CUDNNFE_TEST_MAIN

@@ -285,9 +285,8 @@ cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const c
  * type. Writes the new tensor's UID (automatic, change with
  * cudnnfe_tensor_set_uid). */
 cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
-                                          cudnnfe_dtype_t dtype, int32_t ndims,
-                                          const int64_t *dims, const int64_t *strides,
-                                          int64_t *uid);
+                                          cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
+                                          const int64_t *strides, int64_t *uid);
 
 /* Adds a pass-by-value scalar (shape [1], or the rank given by
  * `ndims`, all ones) holding `value`, fed to the backend automatically at
@@ -296,8 +295,7 @@ cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *na
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
 
 /* Marks a tensor as a graph output (non-virtual), or back to virtual. */
-cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid,
-                                           int32_t is_output);
+cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
 /* Overrides the data type of a tensor (inferred outputs included). */
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t dtype);
@@ -306,8 +304,8 @@ cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
 cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
                                          const int64_t *dims);
 /* Overrides strides; `ndims` must equal the tensor's rank. */
-cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid,
-                                            int32_t ndims, const int64_t *strides);
+cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
+                                            const int64_t *strides);
 /* Renames a tensor; names are unique within a graph. */
 cudnnfe_status_t cudnnfe_tensor_set_name(cudnnfe_graph_t *graph, int64_t uid, const char *name);
 /* Changes a tensor's UID (must be > 0 and unused). */
@@ -316,9 +314,8 @@ cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int
 /* Reads a tensor's rank, dims and strides. Size-query pattern: with dims ==
  * NULL and strides == NULL writes only *ndims; else `capacity` must be at
  * least the rank. Inferred shapes are known once the op is added. */
-cudnnfe_status_t cudnnfe_tensor_get_shape(const cudnnfe_graph_t *graph, int64_t uid,
-                                          int64_t *dims, int64_t *strides, int32_t capacity,
-                                          int32_t *ndims);
+cudnnfe_status_t cudnnfe_tensor_get_shape(const cudnnfe_graph_t *graph, int64_t uid, int64_t *dims,
+                                          int64_t *strides, int32_t capacity, int32_t *ndims);
 /* Reads a tensor's data type as set (NOT_SET until validation resolves it). */
 cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t *dtype);
@@ -346,10 +343,10 @@ typedef struct cudnnfe_conv_options {
   const char *name;
   /* Spatial rank (1 to 3); 0 takes it from the image's rank minus 2. */
   int32_t spatial_dims;
-  int64_t pre_padding[3];  /* default 0 */
-  int64_t post_padding[3]; /* default 0 */
-  int64_t stride[3];       /* default 1 */
-  int64_t dilation[3];     /* default 1 */
+  int64_t pre_padding[3];   /* default 0 */
+  int64_t post_padding[3];  /* default 0 */
+  int64_t stride[3];        /* default 1 */
+  int64_t dilation[3];      /* default 1 */
   cudnnfe_conv_mode_t mode; /* default CROSS_CORRELATION, like frameworks */
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_conv_options_t;
@@ -357,22 +354,16 @@ void cudnnfe_conv_options_init(cudnnfe_conv_options_t *options);
 
 /* y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
  * NC(D)HW in every layout; strides give the memory layout. */
-cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image,
-                                              int64_t weight,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *y);
+cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight,
+                                              const cudnnfe_conv_options_t *options, int64_t *y);
 /* dx = dgrad(loss dy[N,K,*], weight[K,C,*]). dx's spatial dims are inferred
  * as the smallest consistent size; override with set_dims when stride > 1. */
-cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *graph, int64_t loss,
-                                              int64_t weight,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *dx);
+cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *graph, int64_t loss, int64_t weight,
+                                              const cudnnfe_conv_options_t *options, int64_t *dx);
 /* dw = wgrad(image x[N,C,*], loss dy[N,K,*]). dw's filter size is inferred as
  * the largest consistent size; override with set_dims when stride > 1. */
-cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *graph, int64_t image,
-                                              int64_t loss,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *dw);
+cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *graph, int64_t image, int64_t loss,
+                                              const cudnnfe_conv_options_t *options, int64_t *dw);
 
 typedef struct cudnnfe_matmul_options {
   size_t struct_size;
@@ -384,8 +375,7 @@ void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *options);
 /* c[..., M, N] = a[..., M, K] @ b[..., K, N]. Ranks must match (2 to 8);
  * batch dims of size 1 broadcast. */
 cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
-                                          const cudnnfe_matmul_options_t *options,
-                                          int64_t *c);
+                                          const cudnnfe_matmul_options_t *options, int64_t *c);
 
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
@@ -404,9 +394,8 @@ void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *options);
 /* Elementwise op (see cudnnfe_pointwise_mode_t for operand roles). Unused
  * operands are 0. Operands broadcast: each dim equals the output's or is 1.
  * The output takes in0's shape broadcast against the others. */
-cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph,
-                                             cudnnfe_pointwise_mode_t mode, int64_t in0,
-                                             int64_t in1, int64_t in2,
+cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph, cudnnfe_pointwise_mode_t mode,
+                                             int64_t in0, int64_t in1, int64_t in2,
                                              const cudnnfe_pointwise_options_t *options,
                                              int64_t *out);
 
@@ -421,9 +410,8 @@ typedef struct cudnnfe_reduction_options {
 } cudnnfe_reduction_options_t;
 void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *options);
 
-cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph,
-                                             cudnnfe_reduction_mode_t mode, int64_t x,
-                                             const cudnnfe_reduction_options_t *options,
+cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode,
+                                             int64_t x, const cudnnfe_reduction_options_t *options,
                                              int64_t *y);
 
 typedef struct cudnnfe_sdpa_options {
@@ -449,9 +437,9 @@ void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
  * (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
  * o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
  * *stats is set to 0; `stats` may be NULL then). */
-cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k,
-                                        int64_t v, const cudnnfe_sdpa_options_t *options,
-                                        int64_t *o, int64_t *stats);
+cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
+                                        const cudnnfe_sdpa_options_t *options, int64_t *o,
+                                        int64_t *stats);
 
 /* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */
@@ -484,8 +472,7 @@ cudnnfe_status_t cudnnfe_graph_is_built(const cudnnfe_graph_t *graph, int32_t *i
 
 /* Writes where the built graph runs (GPU or CPU_REFERENCE); WRONG_STATE
  * before build. */
-cudnnfe_status_t cudnnfe_graph_get_target(const cudnnfe_graph_t *graph,
-                                          cudnnfe_target_t *target);
+cudnnfe_status_t cudnnfe_graph_get_target(const cudnnfe_graph_t *graph, cudnnfe_target_t *target);
 
 /* Writes the workspace the built graph needs, in bytes (0 for the CPU
  * reference). WRONG_STATE before build. */
@@ -528,8 +515,8 @@ cudnnfe_status_t cudnnfe_graph_get_bound_uids(const cudnnfe_graph_t *graph, int6
  * cudnnfe_graph_get_bound_uids; `count` must equal their number. */
 cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *graph,
                                                cudnnfe_handle_t *handle, void *const *data,
-                                               size_t count, void *workspace,
-                                               size_t workspace_size, void *stream);
+                                               size_t count, void *workspace, size_t workspace_size,
+                                               void *stream);
 
 /* ------------------------------------------------------------------------ */
 /* Serialization                                                            */
@@ -545,8 +532,7 @@ cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buf
 /* Loads a graph description into `graph`, which must be empty (just
  * created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is
  * wrong and where; never crashes on hostile input. */
-cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data,
-                                           size_t size);
+cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
 
 #ifdef __cplusplus
 } /* extern "C" */

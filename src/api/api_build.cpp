@@ -1,8 +1,8 @@
 // Validation, build and queries on a built graph.
 #include "api/guard.h"
-#include "exec/plan.h"
 #include "backend/backend.h"
 #include "cpu/cpu_plan.h"
+#include "exec/plan.h"
 
 using namespace cudnnfe;
 

@@ -8,8 +8,7 @@ using namespace cudnnfe;
 
 namespace {
 
-void check_workspace(const Graph &graph, const Plan &plan, void *workspace,
-                     size_t workspace_size) {
+void check_workspace(const Graph &graph, const Plan &plan, void *workspace, size_t workspace_size) {
   const int64_t needed = plan.workspace_size();
   if (static_cast<int64_t>(workspace_size) < needed)
     fail_argument("graph \"", graph.name, "\": workspace of ", workspace_size,
@@ -52,8 +51,8 @@ cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *g, cudnnfe_handle_
     for (size_t i = 0; i < bound; ++i)
       if (!data[i])
         fail_argument("graph \"", graph.name, "\": tensor \"",
-                      graph.tensor(graph.bound_uids()[i]).name, "\" (UID ",
-                      graph.bound_uids()[i], ") has no binding");
+                      graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
+                      ") has no binding");
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
   });

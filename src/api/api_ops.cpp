@@ -86,20 +86,17 @@ cudnnfe_status_t add_conv(cudnnfe_graph_t *g, OpKind kind, int64_t in0, int64_t 
 }  // namespace
 
 cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *g, int64_t image, int64_t weight,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *y) {
+                                              const cudnnfe_conv_options_t *options, int64_t *y) {
   return add_conv(g, OpKind::kConvFprop, image, weight, options, y);
 }
 
 cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *g, int64_t loss, int64_t weight,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *dx) {
+                                              const cudnnfe_conv_options_t *options, int64_t *dx) {
   return add_conv(g, OpKind::kConvDgrad, loss, weight, options, dx);
 }
 
 cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *g, int64_t image, int64_t loss,
-                                              const cudnnfe_conv_options_t *options,
-                                              int64_t *dw) {
+                                              const cudnnfe_conv_options_t *options, int64_t *dw) {
   return add_conv(g, OpKind::kConvWgrad, image, loss, options, dw);
 }
 
@@ -131,8 +128,8 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *g, cudnnfe_pointwi
     a.softplus_beta = o.softplus_beta;
     a.swish_beta = o.swish_beta;
     a.axis = o.axis;
-    const Node &node = graph.add_node(OpKind::kPointwise, string_or_empty(o.name),
-                                      {in0, in1, in2}, a, o.compute_dtype);
+    const Node &node = graph.add_node(OpKind::kPointwise, string_or_empty(o.name), {in0, in1, in2},
+                                      a, o.compute_dtype);
     *out = node.outputs[0];
   });
 }
@@ -167,8 +164,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.generate_stats = o.generate_stats != 0;
     a.causal_mask = o.causal_mask != 0;
     a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
-    const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name), {q, k, v, o.bias},
-                                      a, o.compute_dtype);
+    const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name), {q, k, v, o.bias}, a,
+                                      o.compute_dtype);
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
   });

@@ -13,8 +13,7 @@ cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *g, char *buffer,
     const std::string json = serialize_graph(graph);
     if (buffer) {
       if (capacity < json.size())
-        fail_argument("capacity ", capacity, " is too small; the JSON has ", json.size(),
-                      " bytes");
+        fail_argument("capacity ", capacity, " is too small; the JSON has ", json.size(), " bytes");
       std::memcpy(buffer, json.data(), json.size());
     }
     *size = json.size();

@@ -15,9 +15,8 @@ std::vector<int64_t> copy_dims(int32_t ndims, const int64_t *values, const char 
 }  // namespace
 
 cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *g, const char *name,
-                                          cudnnfe_dtype_t dtype, int32_t ndims,
-                                          const int64_t *dims, const int64_t *strides,
-                                          int64_t *uid) {
+                                          cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
+                                          const int64_t *strides, int64_t *uid) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(uid, "uid");
     std::string label = name ? name : "(unnamed)";
@@ -47,8 +46,7 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *g, int64_t uid, int3
   });
 }
 
-cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *g, int64_t uid,
-                                          cudnnfe_dtype_t dtype) {
+cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *g, int64_t uid, cudnnfe_dtype_t dtype) {
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();
     Tensor &t = graph.tensor(uid);
@@ -134,16 +132,14 @@ cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *g, int64_t uid,
   });
 }
 
-cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *g, int64_t uid,
-                                         const char **name) {
+cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *g, int64_t uid, const char **name) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(name, "name");
     *name = graph.tensor(uid).name.c_str();
   });
 }
 
-cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *g, int64_t uid,
-                                         int32_t *is_bound) {
+cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *g, int64_t uid, int32_t *is_bound) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(is_bound, "is_bound");
     *is_bound = graph.tensor(uid).is_bound() ? 1 : 0;

@@ -84,7 +84,9 @@ void require_out(T *out, const char *what) {
   if (!out) fail_argument(what, " (output pointer) is NULL");
 }
 
-inline std::string string_or_empty(const char *s) { return s ? std::string(s) : std::string(); }
+inline std::string string_or_empty(const char *s) {
+  return s ? std::string(s) : std::string();
+}
 
 // Copies a caller's options struct over the defaults from `init`: fields
 // past the caller's struct_size (an older header) keep their defaults.

@@ -38,10 +38,18 @@ SlotPool<cudnnfe_handle> &handle_pool() {
 
 }  // namespace
 
-cudnnfe_graph *acquire_graph_slot() { return graph_pool().acquire(); }
-void release_graph_slot(cudnnfe_graph *slot) { graph_pool().release(slot); }
-cudnnfe_handle *acquire_handle_slot() { return handle_pool().acquire(); }
-void release_handle_slot(cudnnfe_handle *slot) { handle_pool().release(slot); }
+cudnnfe_graph *acquire_graph_slot() {
+  return graph_pool().acquire();
+}
+void release_graph_slot(cudnnfe_graph *slot) {
+  graph_pool().release(slot);
+}
+cudnnfe_handle *acquire_handle_slot() {
+  return handle_pool().acquire();
+}
+void release_handle_slot(cudnnfe_handle *slot) {
+  handle_pool().release(slot);
+}
 
 Graph &graph_of(const cudnnfe_graph *g) {
   if (!g) fail_argument("graph is NULL");

@@ -38,8 +38,12 @@ void release_graph_slot(cudnnfe_graph *slot);
 cudnnfe_handle *acquire_handle_slot();
 void release_handle_slot(cudnnfe_handle *slot);
 
-inline bool is_live(const cudnnfe_graph *g) { return g && g->tag == kLiveGraphTag; }
-inline bool is_live(const cudnnfe_handle *h) { return h && h->tag == kLiveHandleTag; }
+inline bool is_live(const cudnnfe_graph *g) {
+  return g && g->tag == kLiveGraphTag;
+}
+inline bool is_live(const cudnnfe_handle *h) {
+  return h && h->tag == kLiveHandleTag;
+}
 
 // The graph behind `g`; INVALID_ARGUMENT for NULL, destroyed or foreign.
 Graph &graph_of(const cudnnfe_graph *g);

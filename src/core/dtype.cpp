@@ -28,7 +28,9 @@ const DtypeInfo *find(cudnnfe_dtype_t dtype) {
 
 }  // namespace
 
-bool dtype_is_valid(cudnnfe_dtype_t dtype) { return find(dtype) != nullptr; }
+bool dtype_is_valid(cudnnfe_dtype_t dtype) {
+  return find(dtype) != nullptr;
+}
 
 const char *dtype_name(cudnnfe_dtype_t dtype) {
   if (dtype == CUDNNFE_DTYPE_NOT_SET) return "NOT_SET";

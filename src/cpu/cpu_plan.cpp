@@ -1,5 +1,6 @@
 // TEMPORARY stub until the CPU reference lands.
 #include "cpu/cpu_plan.h"
+
 #include "core/error.h"
 
 namespace cudnnfe {

@@ -170,12 +170,13 @@ void Graph::set_tensor_name(int64_t uid, const std::string &name) {
 
 Tensor &Graph::tensor(int64_t uid) {
   auto it = index_by_uid_.find(uid);
-  if (it == index_by_uid_.end())
-    fail_argument("graph \"", name, "\": no tensor has UID ", uid);
+  if (it == index_by_uid_.end()) fail_argument("graph \"", name, "\": no tensor has UID ", uid);
   return tensors_[it->second];
 }
 
-const Tensor &Graph::tensor(int64_t uid) const { return const_cast<Graph *>(this)->tensor(uid); }
+const Tensor &Graph::tensor(int64_t uid) const {
+  return const_cast<Graph *>(this)->tensor(uid);
+}
 
 int64_t Graph::find_tensor(const std::string &tensor_name) const {
   auto it = uid_by_name_.find(tensor_name);
@@ -194,8 +195,8 @@ void Graph::resolve_dtypes() {
   for (Tensor &t : tensors_) {
     if (t.dtype != CUDNNFE_DTYPE_NOT_SET) continue;
     if (t.is_virtual) {
-      t.dtype = intermediate_dtype != CUDNNFE_DTYPE_NOT_SET ? intermediate_dtype
-                                                            : CUDNNFE_DTYPE_FLOAT;
+      t.dtype =
+          intermediate_dtype != CUDNNFE_DTYPE_NOT_SET ? intermediate_dtype : CUDNNFE_DTYPE_FLOAT;
     } else if (io_dtype != CUDNNFE_DTYPE_NOT_SET) {
       t.dtype = io_dtype;
     } else if (t.producer >= 0) {
@@ -232,8 +233,7 @@ void Graph::validate() {
     }
   }
   if (outputs == 0)
-    fail_graph("graph \"", name,
-               "\" has no outputs: mark at least one op output with set_output");
+    fail_graph("graph \"", name, "\" has no outputs: mark at least one op output with set_output");
   bound_uids_.clear();
   for (const Tensor &t : tensors_)
     if (t.is_bound()) bound_uids_.push_back(t.uid);
@@ -254,7 +254,9 @@ const Plan &Graph::plan() const {
   return *plan_;
 }
 
-void Graph::set_plan(std::unique_ptr<Plan> plan) { plan_ = std::move(plan); }
+void Graph::set_plan(std::unique_ptr<Plan> plan) {
+  plan_ = std::move(plan);
+}
 
 int Graph::bound_index(int64_t uid) const {
   auto it = std::lower_bound(bound_uids_.begin(), bound_uids_.end(), uid);

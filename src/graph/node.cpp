@@ -93,16 +93,22 @@ constexpr struct {
   cudnnfe_reduction_mode_t mode;
   const char *name;
 } kReductions[] = {
-    {CUDNNFE_REDUCTION_ADD, "ADD"},     {CUDNNFE_REDUCTION_MUL, "MUL"},
-    {CUDNNFE_REDUCTION_MIN, "MIN"},     {CUDNNFE_REDUCTION_MAX, "MAX"},
-    {CUDNNFE_REDUCTION_AMAX, "AMAX"},   {CUDNNFE_REDUCTION_AVG, "AVG"},
-    {CUDNNFE_REDUCTION_NORM1, "NORM1"}, {CUDNNFE_REDUCTION_NORM2, "NORM2"},
+    {CUDNNFE_REDUCTION_ADD, "ADD"},
+    {CUDNNFE_REDUCTION_MUL, "MUL"},
+    {CUDNNFE_REDUCTION_MIN, "MIN"},
+    {CUDNNFE_REDUCTION_MAX, "MAX"},
+    {CUDNNFE_REDUCTION_AMAX, "AMAX"},
+    {CUDNNFE_REDUCTION_AVG, "AVG"},
+    {CUDNNFE_REDUCTION_NORM1, "NORM1"},
+    {CUDNNFE_REDUCTION_NORM2, "NORM2"},
     {CUDNNFE_REDUCTION_MUL_NO_ZEROS, "MUL_NO_ZEROS"},
 };
 
 }  // namespace
 
-const char *op_kind_name(OpKind kind) { return info(kind).name; }
+const char *op_kind_name(OpKind kind) {
+  return info(kind).name;
+}
 
 bool op_kind_from_name(const std::string &name, OpKind *kind) {
   for (const KindInfo &k : kinds()) {
@@ -114,8 +120,12 @@ bool op_kind_from_name(const std::string &name, OpKind *kind) {
   return false;
 }
 
-const std::vector<std::string> &input_port_names(OpKind kind) { return info(kind).inputs; }
-const std::vector<std::string> &output_port_names(OpKind kind) { return info(kind).outputs; }
+const std::vector<std::string> &input_port_names(OpKind kind) {
+  return info(kind).inputs;
+}
+const std::vector<std::string> &output_port_names(OpKind kind) {
+  return info(kind).outputs;
+}
 
 const char *pointwise_mode_name(cudnnfe_pointwise_mode_t mode) {
   for (const PointwiseInfo &p : kPointwise)

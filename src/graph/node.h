@@ -69,9 +69,13 @@ struct Node {
   OpAttrs attrs;
 
   template <class T>
-  const T &as() const { return std::get<T>(attrs); }
+  const T &as() const {
+    return std::get<T>(attrs);
+  }
   template <class T>
-  T &as() { return std::get<T>(attrs); }
+  T &as() {
+    return std::get<T>(attrs);
+  }
 };
 
 // "conv_fprop", "matmul", ...: used for default node names and in JSON.

@@ -32,8 +32,8 @@ void check_attrs(const Node &node, ConvAttrs &attrs, size_t rank) {
       fail_graph(Graph::label(node), ": stride of spatial dim ", i, " is ", attrs.stride[i],
                  "; strides must be >= 1");
     if (attrs.dilation[i] < 1)
-      fail_graph(Graph::label(node), ": dilation of spatial dim ", i, " is ",
-                 attrs.dilation[i], "; dilations must be >= 1");
+      fail_graph(Graph::label(node), ": dilation of spatial dim ", i, " is ", attrs.dilation[i],
+                 "; dilations must be >= 1");
   }
   if (attrs.mode != CUDNNFE_CONV_MODE_CROSS_CORRELATION &&
       attrs.mode != CUDNNFE_CONV_MODE_CONVOLUTION)
@@ -43,9 +43,9 @@ void check_attrs(const Node &node, ConvAttrs &attrs, size_t rank) {
 void require_same_rank(const Node &node, const Tensor &a, const std::string &a_port,
                        const Tensor &b, const std::string &b_port) {
   if (a.dims.size() != b.dims.size())
-    fail_graph(Graph::label(node), ": ", a_port, " \"", a.name, "\" has ", a.dims.size(),
-               " dims ", dims_string(a.dims), " but ", b_port, " \"", b.name, "\" has ",
-               b.dims.size(), " dims ", dims_string(b.dims), "; they must match");
+    fail_graph(Graph::label(node), ": ", a_port, " \"", a.name, "\" has ", a.dims.size(), " dims ",
+               dims_string(a.dims), " but ", b_port, " \"", b.name, "\" has ", b.dims.size(),
+               " dims ", dims_string(b.dims), "; they must match");
 }
 
 void require_dim(const Node &node, const std::string &what, int64_t got, int64_t expected,
@@ -75,8 +75,8 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
   }
   Tensor &out = set_output_shape(graph, node, 0, y, x.strides);
   if (out.dims != y)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ",
-               dims_string(out.dims), " but the convolution produces ", dims_string(y));
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
+               " but the convolution produces ", dims_string(y));
 }
 
 void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {

@@ -10,12 +10,12 @@ void infer_matmul(Graph &graph, Node &node) {
   const Tensor &b = required_input(graph, node, 1);
   const size_t rank = a.dims.size();
   if (rank < 2)
-    fail_graph(Graph::label(node), ": a \"", a.name, "\" has ", rank, " dim ",
-               dims_string(a.dims), "; matmul needs at least 2 [..., M, K]");
+    fail_graph(Graph::label(node), ": a \"", a.name, "\" has ", rank, " dim ", dims_string(a.dims),
+               "; matmul needs at least 2 [..., M, K]");
   if (b.dims.size() != rank)
-    fail_graph(Graph::label(node), ": a \"", a.name, "\" has ", rank, " dims ",
-               dims_string(a.dims), " but b \"", b.name, "\" has ", b.dims.size(), " dims ",
-               dims_string(b.dims), "; ranks must match");
+    fail_graph(Graph::label(node), ": a \"", a.name, "\" has ", rank, " dims ", dims_string(a.dims),
+               " but b \"", b.name, "\" has ", b.dims.size(), " dims ", dims_string(b.dims),
+               "; ranks must match");
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1];
   const int64_t kb = b.dims[rank - 2], n = b.dims[rank - 1];
   if (k != kb)
@@ -33,8 +33,8 @@ void infer_matmul(Graph &graph, Node &node) {
   c[rank - 1] = n;
   Tensor &out = set_output_shape(graph, node, 0, c, packed_strides(c));
   if (out.dims != c)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ",
-               dims_string(out.dims), " but the matmul produces ", dims_string(c));
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
+               " but the matmul produces ", dims_string(c));
 }
 
 }  // namespace cudnnfe

@@ -21,8 +21,8 @@ void infer_and_check(Graph &graph, Node &node) {
 
 void check_types(Graph &graph, Node &node) {
   if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET)
-    node.compute_dtype = graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype
-                                                                       : CUDNNFE_DTYPE_FLOAT;
+    node.compute_dtype =
+        graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype : CUDNNFE_DTYPE_FLOAT;
   if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_INT32 &&
       node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE)
     fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
@@ -30,12 +30,12 @@ void check_types(Graph &graph, Node &node) {
   for (size_t port = 0; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
-    bool numeric_ok = node.kind == OpKind::kPointwise || dtype_is_float(t.dtype) ||
-                      t.dtype == CUDNNFE_DTYPE_INT8;
+    bool numeric_ok =
+        node.kind == OpKind::kPointwise || dtype_is_float(t.dtype) || t.dtype == CUDNNFE_DTYPE_INT8;
     if (!numeric_ok)
       fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                 "\" has data type ", dtype_name(t.dtype), ", which ",
-                 op_kind_name(node.kind), " does not accept");
+                 "\" has data type ", dtype_name(t.dtype), ", which ", op_kind_name(node.kind),
+                 " does not accept");
   }
   if (node.kind == OpKind::kSdpa) check_types_sdpa(graph, node);
 }

@@ -36,8 +36,7 @@ const Tensor &required_input(Graph &graph, const Node &node, size_t port);
 // Sets an output's dims and strides unless the user overrode them; strides
 // follow `layout_like`'s dimension order. Returns the output tensor.
 Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
-                         const std::vector<int64_t> &dims,
-                         const std::vector<int64_t> &layout_like);
+                         const std::vector<int64_t> &dims, const std::vector<int64_t> &layout_like);
 // Fails unless `t` has exactly `rank` dims; `expected` describes them.
 void require_rank(const Node &node, const std::string &port, const Tensor &t, size_t rank,
                   const char *expected);

@@ -12,26 +12,26 @@ void infer_pointwise(Graph &graph, Node &node) {
   for (int port = 0; port < 3; ++port) {
     bool given = node.inputs[port] != 0;
     if (port < arity && !given)
-      fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ",
-                 arity, " input(s) but ", Graph::input_port(node, port), " is missing");
+      fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ", arity,
+                 " input(s) but ", Graph::input_port(node, port), " is missing");
     if (port >= arity && given)
-      fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ",
-                 arity, " input(s) but ", Graph::input_port(node, port), " was given");
+      fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ", arity,
+                 " input(s) but ", Graph::input_port(node, port), " was given");
   }
   const Tensor &first = graph.tensor(node.inputs[0]);
   std::vector<int64_t> dims = first.dims;
   for (int port = 1; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dims.size() != dims.size())
-      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                 "\" has ", t.dims.size(), " dims ", dims_string(t.dims), " but in0 \"",
-                 first.name, "\" has ", dims.size(), " ", dims_string(first.dims),
+      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" has ",
+                 t.dims.size(), " dims ", dims_string(t.dims), " but in0 \"", first.name, "\" has ",
+                 dims.size(), " ", dims_string(first.dims),
                  "; pointwise operands need equal ranks");
     for (size_t i = 0; i < dims.size(); ++i) {
       if (t.dims[i] != dims[i] && t.dims[i] != 1 && dims[i] != 1)
-        fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                   "\" ", dims_string(t.dims), " does not broadcast with ", dims_string(dims),
-                   " at dim ", i, " (", t.dims[i], " vs ", dims[i], ")");
+        fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" ",
+                   dims_string(t.dims), " does not broadcast with ", dims_string(dims), " at dim ",
+                   i, " (", t.dims[i], " vs ", dims[i], ")");
       dims[i] = std::max(dims[i], t.dims[i]);
     }
   }
@@ -47,15 +47,14 @@ void infer_pointwise(Graph &graph, Node &node) {
   }
   Tensor &out = set_output_shape(graph, node, 0, dims, layout->strides);
   if (out.dims.size() != dims.size())
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ",
-               dims_string(out.dims), " but the operands have ", dims.size(), " dims");
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
+               " but the operands have ", dims.size(), " dims");
   for (int port = 0; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     for (size_t i = 0; i < dims.size(); ++i)
       if (t.dims[i] != out.dims[i] && t.dims[i] != 1)
-        fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                   "\" ", dims_string(t.dims), " does not broadcast to output ",
-                   dims_string(out.dims));
+        fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" ",
+                   dims_string(t.dims), " does not broadcast to output ", dims_string(out.dims));
   }
   // Comparisons and logic produce booleans; GEN_INDEX produces indices.
   if (out.dtype == CUDNNFE_DTYPE_NOT_SET) {

@@ -18,8 +18,8 @@ void infer_reduction(Graph &graph, Node &node) {
     if (attrs.axes_mask == 0 || (attrs.axes_mask >> i) & 1u) dims[i] = 1;
   Tensor &out = set_output_shape(graph, node, 0, dims, x.strides);
   if (out.dims.size() != rank)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" has ", out.dims.size(),
-               " dims ", dims_string(out.dims), "; a reduction keeps x's rank ", rank);
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" has ", out.dims.size(), " dims ",
+               dims_string(out.dims), "; a reduction keeps x's rank ", rank);
   for (size_t i = 0; i < rank; ++i)
     if (out.dims[i] != x.dims[i] && out.dims[i] != 1)
       fail_graph(Graph::label(node), ": output \"", out.name, "\" dim ", i, " is ", out.dims[i],

@@ -17,8 +17,8 @@ void infer_sdpa(Graph &graph, Node &node) {
   const int64_t h_kv = k.dims[1], s_kv = k.dims[2];
   auto mismatch = [&](const Tensor &t, const char *port, int dim, const char *what,
                       int64_t expected, const char *rule) {
-    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" ", dims_string(t.dims),
-               " has ", what, " = ", t.dims[dim], "; expected ", expected, " (", rule, ")");
+    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" ", dims_string(t.dims), " has ",
+               what, " = ", t.dims[dim], "; expected ", expected, " (", rule, ")");
   };
   if (k.dims[0] != b) mismatch(k, "k", 0, "b", b, "q's batch");
   if (v.dims[0] != b) mismatch(v, "v", 0, "b", b, "q's batch");
@@ -31,8 +31,7 @@ void infer_sdpa(Graph &graph, Node &node) {
   if (attrs.causal_mask && attrs.causal_mask_bottom_right)
     fail_graph(Graph::label(node),
                ": causal_mask and causal_mask_bottom_right are exclusive; set one");
-  if (attrs.attn_scale != attrs.attn_scale)
-    fail_graph(Graph::label(node), ": attn_scale is NaN");
+  if (attrs.attn_scale != attrs.attn_scale) fail_graph(Graph::label(node), ": attn_scale is NaN");
   if (node.inputs[3] != 0) {
     const Tensor &bias = graph.tensor(node.inputs[3]);
     require_rank(node, "bias", bias, 4, "[b|1, h_q|1, s_q|1, s_kv]");
@@ -40,20 +39,20 @@ void infer_sdpa(Graph &graph, Node &node) {
     for (int i = 0; i < 4; ++i)
       if (bias.dims[i] != full[i] && bias.dims[i] != 1)
         fail_graph(Graph::label(node), ": bias \"", bias.name, "\" ", dims_string(bias.dims),
-                   " does not broadcast to [b,h_q,s_q,s_kv] = ",
-                   dims_string({b, h_q, s_q, s_kv}), " at dim ", i);
+                   " does not broadcast to [b,h_q,s_q,s_kv] = ", dims_string({b, h_q, s_q, s_kv}),
+                   " at dim ", i);
   }
   std::vector<int64_t> o = {b, h_q, s_q, v.dims[3]};
   Tensor &out = set_output_shape(graph, node, 0, o, q.strides);
   if (out.dims != o)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ",
-               dims_string(out.dims), " but attention produces ", dims_string(o));
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
+               " but attention produces ", dims_string(o));
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {b, h_q, s_q, 1};
     Tensor &st = set_output_shape(graph, node, 1, stats, packed_strides(stats));
     if (st.dims != stats)
-      fail_graph(Graph::label(node), ": stats \"", st.name, "\" was set to ",
-                 dims_string(st.dims), "; stats are ", dims_string(stats));
+      fail_graph(Graph::label(node), ": stats \"", st.name, "\" was set to ", dims_string(st.dims),
+                 "; stats are ", dims_string(stats));
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
 }
@@ -63,9 +62,9 @@ void check_types_sdpa(Graph &graph, Node &node) {
   for (int port = 1; port < 3; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != q.dtype)
-      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                 "\" is ", dtype_name(t.dtype), " but q \"", q.name, "\" is ",
-                 dtype_name(q.dtype), "; q, k and v must share a data type");
+      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
+                 dtype_name(t.dtype), " but q \"", q.name, "\" is ", dtype_name(q.dtype),
+                 "; q, k and v must share a data type");
   }
   if (q.dtype != CUDNNFE_DTYPE_HALF && q.dtype != CUDNNFE_DTYPE_BFLOAT16 &&
       q.dtype != CUDNNFE_DTYPE_FLOAT)

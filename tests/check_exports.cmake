@@ -1,0 +1,16 @@
+# Fails if the shared library exports a dynamic symbol not named cudnnfe_*.
+execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${LIBRARY}")
+endif()
+string(REPLACE "\n" ";" lines "${symbols}")
+set(count 0)
+foreach(line ${lines})
+  string(REGEX MATCH "[^ ]+$" name "${line}")
+  if(name AND NOT name MATCHES "^cudnnfe_")
+    message(SEND_ERROR "exported symbol not in the C API: ${line}")
+  endif()
+  math(EXPR count "${count} + 1")
+endforeach()
+message(STATUS "${count} exported symbols, all cudnnfe_*")
