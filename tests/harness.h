@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -116,7 +117,7 @@ struct SkipCase {};
                   check_fails_msg);                                                            \
       ++testing::state().failures;                                                             \
     } else {                                                                                   \
-      for (const char *part : {__VA_ARGS__}) {                                                 \
+      for (const char *part : std::initializer_list<const char *>{__VA_ARGS__}) {                                                 \
         if (!std::strstr(check_fails_msg, part)) {                                             \
           std::printf("  %s:%d: message of %s lacks \"%s\": %s\n", __FILE__, __LINE__, #expr,  \
                       part, check_fails_msg);                                                  \

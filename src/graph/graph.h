@@ -2,6 +2,7 @@
 // always a topological order because an op can only read existing tensors.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -38,6 +39,9 @@ class Graph {
                        OpAttrs attrs, cudnnfe_dtype_t compute_dtype);
   void set_uid(int64_t uid, int64_t new_uid);
   void set_tensor_name(int64_t uid, const std::string &name);
+  // Makes automatic UIDs start above `uid` (deserialization restores
+  // recorded UIDs without colliding with automatic ones).
+  void reserve_uids_through(int64_t uid) { next_uid_ = std::max(next_uid_, uid + 1); }
 
   // ---- lookup ----
   Tensor &tensor(int64_t uid);  // throws INVALID_ARGUMENT naming the UID

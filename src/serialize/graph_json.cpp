@@ -1,12 +1,364 @@
-// TEMPORARY stub.
+// Graph <-> JSON (format described in docs/graph-json.md). Loading replays
+// the construction calls (add_tensor, add_node, overrides) so that every
+// rule a hand-built graph obeys also holds for a loaded one.
 #include "serialize/graph_json.h"
 
+#include "core/dtype.h"
 #include "core/error.h"
+#include "ops/ops.h"
+#include "serialize/json.h"
+
 namespace cudnnfe {
-std::string serialize_graph(const Graph &) {
-  return "{}";
+namespace {
+
+using json::Value;
+
+constexpr const char *kFormat = "cudnnfe.graph";
+
+Value int_array(const std::vector<int64_t> &values) {
+  Value a = Value::array();
+  for (int64_t v : values) a.push(Value::integer(v));
+  return a;
 }
-void deserialize_graph(const char *, size_t, Graph &) {
-  fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "not implemented");
+
+template <size_t N>
+Value int_array(const std::array<int64_t, N> &values, int count) {
+  return int_array(std::vector<int64_t>(values.begin(), values.begin() + count));
 }
+
+Value node_attributes(const Node &node) {
+  Value a = Value::object();
+  switch (node.kind) {
+    case OpKind::kConvFprop:
+    case OpKind::kConvDgrad:
+    case OpKind::kConvWgrad: {
+      const ConvAttrs &c = node.as<ConvAttrs>();
+      a.set("spatial_dims", Value::integer(c.spatial_dims));
+      a.set("pre_padding", int_array(c.pre_padding, c.spatial_dims));
+      a.set("post_padding", int_array(c.post_padding, c.spatial_dims));
+      a.set("stride", int_array(c.stride, c.spatial_dims));
+      a.set("dilation", int_array(c.dilation, c.spatial_dims));
+      a.set("mode", Value::string(c.mode == CUDNNFE_CONV_MODE_CONVOLUTION ? "CONVOLUTION"
+                                                                          : "CROSS_CORRELATION"));
+      break;
+    }
+    case OpKind::kMatmul: break;
+    case OpKind::kPointwise: {
+      const PointwiseAttrs &p = node.as<PointwiseAttrs>();
+      a.set("mode", Value::string(pointwise_mode_name(p.mode)));
+      a.set("relu_lower_clip", Value::number(p.relu_lower_clip));
+      a.set("relu_upper_clip", Value::number(p.relu_upper_clip));
+      a.set("relu_lower_clip_slope", Value::number(p.relu_lower_clip_slope));
+      a.set("elu_alpha", Value::number(p.elu_alpha));
+      a.set("softplus_beta", Value::number(p.softplus_beta));
+      a.set("swish_beta", Value::number(p.swish_beta));
+      a.set("axis", Value::integer(p.axis));
+      break;
+    }
+    case OpKind::kReduction: {
+      const ReductionAttrs &r = node.as<ReductionAttrs>();
+      a.set("mode", Value::string(reduction_mode_name(r.mode)));
+      a.set("axes_mask", Value::integer(r.axes_mask));
+      a.set("deterministic", Value::boolean(r.deterministic));
+      break;
+    }
+    case OpKind::kSdpa: {
+      const SdpaAttrs &s = node.as<SdpaAttrs>();
+      a.set("attn_scale", Value::number(s.attn_scale));
+      a.set("generate_stats", Value::boolean(s.generate_stats));
+      a.set("causal_mask", Value::boolean(s.causal_mask));
+      a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
+      break;
+    }
+  }
+  return a;
+}
+
+const char *tensor_kind(const Tensor &t) {
+  if (t.is_scalar) return "scalar";
+  if (t.producer < 0) return "input";
+  return t.is_virtual ? "virtual" : "output";
+}
+
+}  // namespace
+
+std::string serialize_graph(const Graph &graph) {
+  Value root = Value::object();
+  root.set("format", Value::string(kFormat));
+  root.set("version", Value::integer(kGraphJsonVersion));
+  root.set("name", Value::string(graph.name));
+  root.set("io_data_type", Value::string(dtype_name(graph.io_dtype)));
+  root.set("intermediate_data_type", Value::string(dtype_name(graph.intermediate_dtype)));
+  root.set("compute_data_type", Value::string(dtype_name(graph.compute_dtype)));
+  Value tensors = Value::array();
+  for (const Tensor &t : graph.tensors()) {
+    Value v = Value::object();
+    v.set("uid", Value::integer(t.uid));
+    v.set("name", Value::string(t.name));
+    v.set("kind", Value::string(tensor_kind(t)));
+    v.set("data_type", Value::string(dtype_name(t.dtype)));
+    v.set("dims", int_array(t.dims));
+    v.set("strides", int_array(t.strides));
+    if (t.is_scalar) v.set("value", Value::number(t.scalar_value));
+    if (t.producer >= 0) {
+      v.set("dims_set_by_user", Value::boolean(t.dims_set_by_user));
+      v.set("strides_set_by_user", Value::boolean(t.strides_set_by_user));
+    }
+    tensors.push(std::move(v));
+  }
+  root.set("tensors", std::move(tensors));
+  Value nodes = Value::array();
+  for (const Node &node : graph.nodes()) {
+    Value v = Value::object();
+    v.set("op", Value::string(op_kind_name(node.kind)));
+    v.set("name", Value::string(node.name));
+    v.set("compute_data_type", Value::string(dtype_name(node.compute_dtype)));
+    Value inputs = Value::object();
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i])
+        inputs.set(input_port_names(node.kind)[i], Value::integer(node.inputs[i]));
+    Value outputs = Value::object();
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (node.outputs[i])
+        outputs.set(output_port_names(node.kind)[i], Value::integer(node.outputs[i]));
+    v.set("inputs", std::move(inputs));
+    v.set("outputs", std::move(outputs));
+    v.set("attributes", node_attributes(node));
+    nodes.push(std::move(v));
+  }
+  root.set("nodes", std::move(nodes));
+  return root.dump();
+}
+
+namespace {
+
+cudnnfe_dtype_t read_dtype(const Value &v, const std::string &where) {
+  cudnnfe_dtype_t dtype;
+  if (!dtype_from_name(v.as_string(where).c_str(), &dtype))
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": unknown data type \"",
+         v.as_string(where), "\"");
+  return dtype;
+}
+
+std::vector<int64_t> read_ints(const Value &v, const std::string &where, size_t max_count) {
+  const auto &items = v.as_array(where);
+  if (items.size() > max_count)
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": ", items.size(),
+         " entries; at most ", max_count);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < items.size(); ++i) out.push_back(items[i].as_int(cat(where, "[", i, "]")));
+  return out;
+}
+
+template <size_t N>
+void read_spatial(const Value &attrs, const char *key, const std::string &where,
+                  std::array<int64_t, N> &out) {
+  std::vector<int64_t> values = read_ints(attrs.at(key, where), cat(where, ".", key), N);
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+}
+
+OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
+  switch (kind) {
+    case OpKind::kConvFprop:
+    case OpKind::kConvDgrad:
+    case OpKind::kConvWgrad: {
+      ConvAttrs c;
+      c.spatial_dims =
+          static_cast<int>(a.at("spatial_dims", where).as_int(where + ".spatial_dims"));
+      read_spatial(a, "pre_padding", where, c.pre_padding);
+      read_spatial(a, "post_padding", where, c.post_padding);
+      read_spatial(a, "stride", where, c.stride);
+      read_spatial(a, "dilation", where, c.dilation);
+      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
+      if (mode == "CONVOLUTION")
+        c.mode = CUDNNFE_CONV_MODE_CONVOLUTION;
+      else if (mode == "CROSS_CORRELATION")
+        c.mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
+      else
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".mode: unknown \"", mode,
+             "\"");
+      return c;
+    }
+    case OpKind::kMatmul: return MatmulAttrs{};
+    case OpKind::kPointwise: {
+      PointwiseAttrs p;
+      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
+      if (!pointwise_mode_from_name(mode, &p.mode))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".mode: unknown pointwise mode \"", mode, "\"");
+      p.relu_lower_clip = a.at("relu_lower_clip", where).as_double(where + ".relu_lower_clip");
+      p.relu_upper_clip = a.at("relu_upper_clip", where).as_double(where + ".relu_upper_clip");
+      p.relu_lower_clip_slope =
+          a.at("relu_lower_clip_slope", where).as_double(where + ".relu_lower_clip_slope");
+      p.elu_alpha = a.at("elu_alpha", where).as_double(where + ".elu_alpha");
+      p.softplus_beta = a.at("softplus_beta", where).as_double(where + ".softplus_beta");
+      p.swish_beta = a.at("swish_beta", where).as_double(where + ".swish_beta");
+      p.axis = static_cast<int>(a.at("axis", where).as_int(where + ".axis"));
+      return p;
+    }
+    case OpKind::kReduction: {
+      ReductionAttrs r;
+      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
+      if (!reduction_mode_from_name(mode, &r.mode))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".mode: unknown reduction mode \"", mode, "\"");
+      int64_t mask = a.at("axes_mask", where).as_int(where + ".axes_mask");
+      if (mask < 0 || mask > 0xFFFFFFFFll)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axes_mask out of range");
+      r.axes_mask = static_cast<uint32_t>(mask);
+      r.deterministic = a.at("deterministic", where).as_bool(where + ".deterministic");
+      return r;
+    }
+    case OpKind::kSdpa: {
+      SdpaAttrs s;
+      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
+      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
+      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
+      s.causal_mask_bottom_right =
+          a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
+      return s;
+    }
+  }
+  return MatmulAttrs{};
+}
+
+void load(const Value &root, Graph &graph) {
+  const std::string top = "document";
+  if (root.at("format", top).as_string("format") != kFormat)
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: format is not \"", kFormat, "\"");
+  const int64_t version = root.at("version", top).as_int("version");
+  if (version != kGraphJsonVersion)
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: version ", version,
+         " is not supported; this library reads version ", kGraphJsonVersion);
+  graph.name = root.at("name", top).as_string("name");
+  graph.io_dtype = read_dtype(root.at("io_data_type", top), "io_data_type");
+  graph.intermediate_dtype =
+      read_dtype(root.at("intermediate_data_type", top), "intermediate_data_type");
+  graph.compute_dtype = read_dtype(root.at("compute_data_type", top), "compute_data_type");
+
+  const auto &tensors = root.at("tensors", top).as_array("tensors");
+  int64_t max_uid = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::string where = cat("tensors[", i, "]");
+    int64_t uid = tensors[i].at("uid", where).as_int(where + ".uid");
+    if (uid <= 0 || uid > (int64_t{1} << 62))
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid, " is outside 1..2^62");
+    max_uid = std::max(max_uid, uid);
+  }
+  graph.reserve_uids_through(max_uid);
+
+  // Inputs and scalars first; op outputs are recreated by their nodes.
+  std::map<int64_t, const Value *> outputs_by_uid;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Value &t = tensors[i];
+    std::string where = cat("tensors[", i, "]");
+    const std::string &kind = t.at("kind", where).as_string(where + ".kind");
+    int64_t uid = t.at("uid", where).as_int(where + ".uid");
+    const std::string &name = t.at("name", where).as_string(where + ".name");
+    cudnnfe_dtype_t dtype = read_dtype(t.at("data_type", where), where + ".data_type");
+    std::vector<int64_t> dims = read_ints(t.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
+    std::vector<int64_t> strides =
+        read_ints(t.at("strides", where), where + ".strides", CUDNNFE_MAX_DIMS);
+    if (kind == "input" || kind == "scalar") {
+      int64_t created =
+          kind == "scalar"
+              ? graph.add_scalar(name, dtype, t.at("value", where).as_double(where + ".value"))
+              : graph.add_tensor(name, dtype, dims, strides);
+      graph.set_uid(created, uid);
+    } else if (kind == "virtual" || kind == "output") {
+      if (outputs_by_uid.count(uid))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid, " repeats");
+      outputs_by_uid[uid] = &t;
+    } else {
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".kind: unknown \"", kind,
+           "\"");
+    }
+  }
+
+  const auto &nodes = root.at("nodes", top).as_array("nodes");
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const Value &v = nodes[n];
+    std::string where = cat("nodes[", n, "]");
+    OpKind kind;
+    const std::string &op = v.at("op", where).as_string(where + ".op");
+    if (!op_kind_from_name(op, &kind))
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".op: unknown op \"", op,
+           "\"");
+    const auto &in_ports = input_port_names(kind);
+    const Value &inputs = v.at("inputs", where);
+    for (const auto &entry : inputs.as_object(where + ".inputs"))
+      if (std::find(in_ports.begin(), in_ports.end(), entry.first) == in_ports.end())
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".inputs: ", op,
+             " has no input \"", entry.first, "\"");
+    std::vector<int64_t> in_uids;
+    for (const std::string &port : in_ports) {
+      const Value *uid = inputs.find(port);
+      in_uids.push_back(uid ? uid->as_int(cat(where, ".inputs.", port)) : 0);
+    }
+    Node built =
+        graph.add_node(kind, v.at("name", where).as_string(where + ".name"), in_uids,
+                       read_attributes(kind, v.at("attributes", where), where + ".attributes"),
+                       read_dtype(v.at("compute_data_type", where), where + ".compute_data_type"));
+    const Value &outputs = v.at("outputs", where);
+    const auto &out_ports = output_port_names(kind);
+    for (size_t port = 0; port < out_ports.size(); ++port) {
+      const Value *recorded = outputs.find(out_ports[port]);
+      if (!built.outputs[port]) {
+        if (recorded)
+          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: \"",
+               out_ports[port], "\" is listed but the node's attributes do not produce it");
+        continue;
+      }
+      if (!recorded)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: missing \"",
+             out_ports[port], "\"");
+      int64_t uid = recorded->as_int(cat(where, ".outputs.", out_ports[port]));
+      auto it = outputs_by_uid.find(uid);
+      if (it == outputs_by_uid.end())
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs.",
+             out_ports[port], ": uid ", uid, " is not a virtual or output tensor of the document");
+      const Value &t = *it->second;
+      outputs_by_uid.erase(it);
+      const std::string tw = cat("tensor uid ", uid);
+      graph.set_uid(built.outputs[port], uid);
+      graph.set_tensor_name(uid, t.at("name", tw).as_string(tw + ".name"));
+      Tensor &out = graph.tensor(uid);
+      out.dtype = read_dtype(t.at("data_type", tw), tw + ".data_type");
+      out.is_virtual = t.at("kind", tw).as_string(tw + ".kind") == "virtual";
+      if (t.at("dims_set_by_user", tw).as_bool(tw + ".dims_set_by_user")) {
+        out.dims = read_ints(t.at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS);
+        out.dims_set_by_user = true;
+      }
+      if (t.at("strides_set_by_user", tw).as_bool(tw + ".strides_set_by_user")) {
+        out.strides = read_ints(t.at("strides", tw), tw + ".strides", CUDNNFE_MAX_DIMS);
+        out.strides_set_by_user = true;
+      }
+      if (out.dims.empty() || out.strides.size() != out.dims.size())
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": dims and strides disagree");
+      for (size_t i = 0; i < out.dims.size(); ++i)
+        if (out.dims[i] <= 0 || out.strides[i] < 0)
+          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": bad dims or strides");
+    }
+  }
+  if (!outputs_by_uid.empty())
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: tensor uid ",
+         outputs_by_uid.begin()->first, " is marked as an op output but no node produces it");
+  // Overridden shapes may change inference downstream: re-run it now so the
+  // loaded graph's shapes are consistent (and hostile overrides are caught).
+  for (Node &node : graph.nodes()) infer_and_check(graph, node);
+}
+
+}  // namespace
+
+void deserialize_graph(const char *data, size_t size, Graph &graph) {
+  Value root = json::parse(data, size);
+  try {
+    load(root, graph);
+  } catch (const Error &e) {
+    if (e.status() == CUDNNFE_STATUS_BAD_SERIALIZED_DATA) throw;
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
+         "graph JSON does not describe a valid graph: ", e.message());
+  }
+}
+
 }  // namespace cudnnfe

@@ -1,0 +1,266 @@
+// Graph construction through the C API: UIDs, names, shape inference,
+// overrides, graph-wide types, version checks, options compatibility.
+#include <cmath>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+struct GraphGuard {
+  cudnnfe_graph_t *g = nullptr;
+  GraphGuard() { cudnnfe_graph_create(&g); }
+  ~GraphGuard() { cudnnfe_graph_destroy(g); }
+};
+
+std::vector<int64_t> shape_of(cudnnfe_graph_t *g, int64_t uid, std::vector<int64_t> *strides) {
+  int32_t n = 0;
+  cudnnfe_tensor_get_shape(g, uid, nullptr, nullptr, 0, &n);
+  std::vector<int64_t> dims(n), s(n);
+  cudnnfe_tensor_get_shape(g, uid, dims.data(), s.data(), n, &n);
+  if (strides) *strides = s;
+  return dims;
+}
+
+}  // namespace
+
+TEST(versions) {
+  CHECK(cudnnfe_version() == CUDNNFE_VERSION);
+  CHECK_OK(cudnnfe_check_version(CUDNNFE_VERSION, CUDNNFE_ABI_VERSION));
+  CHECK_FAILS(cudnnfe_check_version(CUDNNFE_VERSION + 1, CUDNNFE_ABI_VERSION),
+              CUDNNFE_STATUS_NOT_SUPPORTED, "older");
+  CHECK_FAILS(cudnnfe_check_version(CUDNNFE_VERSION, CUDNNFE_ABI_VERSION + 1),
+              CUDNNFE_STATUS_NOT_SUPPORTED, "ABI");
+  CHECK(std::string(cudnnfe_status_name(CUDNNFE_STATUS_INVALID_GRAPH)) ==
+        "CUDNNFE_STATUS_INVALID_GRAPH");
+  CHECK(std::string(cudnnfe_dtype_name(CUDNNFE_DTYPE_BFLOAT16)) == "BFLOAT16");
+  CHECK(cudnnfe_dtype_size(CUDNNFE_DTYPE_HALF) == 2);
+  CHECK(cudnnfe_dtype_size(CUDNNFE_DTYPE_INT64) == 8);
+  CHECK(cudnnfe_dtype_size(12345) == 0);
+}
+
+TEST(device_count_never_fails) {
+  int32_t count = -1;
+  CHECK_OK(cudnnfe_device_count(&count));
+  CHECK(count >= 0);
+}
+
+TEST(conv_fprop_infers_nhwc_output) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  const int64_t xd[] = {8, 64, 56, 56}, xs[] = {64 * 56 * 56, 1, 56 * 64, 64};
+  const int64_t wd[] = {32, 64, 3, 3}, ws[] = {64 * 9, 1, 3 * 64, 64};
+  int64_t x, w, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "image", CUDNNFE_DTYPE_HALF, 4, xd, xs, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "filter", CUDNNFE_DTYPE_HALF, 4, wd, ws, &w));
+  cudnnfe_conv_options_t o;
+  cudnnfe_conv_options_init(&o);
+  o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+  o.name = "conv";
+  REQUIRE_OK(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y));
+  std::vector<int64_t> strides;
+  CHECK((shape_of(g, y, &strides) == std::vector<int64_t>{8, 32, 56, 56}));
+  // Channels-last input gives a channels-last output.
+  CHECK((strides == std::vector<int64_t>{32 * 56 * 56, 1, 56 * 32, 32}));
+  const char *name = nullptr;
+  CHECK_OK(cudnnfe_tensor_get_name(g, y, &name));
+  CHECK(std::string(name) == "conv::y");
+  int64_t found = 0;
+  CHECK_OK(cudnnfe_graph_find_tensor(g, "conv::y", &found));
+  CHECK(found == y);
+}
+
+TEST(conv_stride_dilation_3d) {
+  GraphGuard gg;
+  const int64_t xd[] = {2, 4, 9, 10, 11}, wd[] = {6, 4, 3, 3, 3};
+  int64_t x, w, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 5, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "w", CUDNNFE_DTYPE_FLOAT, 5, wd, nullptr, &w));
+  cudnnfe_conv_options_t o;
+  cudnnfe_conv_options_init(&o);
+  o.stride[0] = 2;
+  o.dilation[1] = 2;
+  o.pre_padding[2] = 1;
+  REQUIRE_OK(cudnnfe_graph_add_conv_fprop(gg.g, x, w, &o, &y));
+  // D: (9-3)/2+1 = 4; H: 10 - 2*2 = 6; W: 11+1-3+1 = 10.
+  CHECK((shape_of(gg.g, y, nullptr) == std::vector<int64_t>{2, 6, 4, 6, 10}));
+}
+
+TEST(conv_dgrad_wgrad_shapes) {
+  GraphGuard gg;
+  const int64_t dyd[] = {2, 8, 5, 5}, wd[] = {8, 3, 3, 3}, xd[] = {2, 3, 7, 7};
+  int64_t dy, w, x, dx, dw;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "dy", CUDNNFE_DTYPE_FLOAT, 4, dyd, nullptr, &dy));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "w", CUDNNFE_DTYPE_FLOAT, 4, wd, nullptr, &w));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 4, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_conv_dgrad(gg.g, dy, w, nullptr, &dx));
+  CHECK((shape_of(gg.g, dx, nullptr) == std::vector<int64_t>{2, 3, 7, 7}));
+  REQUIRE_OK(cudnnfe_graph_add_conv_wgrad(gg.g, x, dy, nullptr, &dw));
+  CHECK((shape_of(gg.g, dw, nullptr) == std::vector<int64_t>{8, 3, 3, 3}));
+}
+
+TEST(matmul_broadcast_and_pointwise_broadcast) {
+  GraphGuard gg;
+  const int64_t ad[] = {16, 128, 512}, bd[] = {1, 512, 64}, biasd[] = {1, 1, 64};
+  int64_t a, b, bias, c, out;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "a", CUDNNFE_DTYPE_BFLOAT16, 3, ad, nullptr, &a));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "b", CUDNNFE_DTYPE_BFLOAT16, 3, bd, nullptr, &b));
+  REQUIRE_OK(
+      cudnnfe_graph_add_tensor(gg.g, "bias", CUDNNFE_DTYPE_BFLOAT16, 3, biasd, nullptr, &bias));
+  REQUIRE_OK(cudnnfe_graph_add_matmul(gg.g, a, b, nullptr, &c));
+  CHECK((shape_of(gg.g, c, nullptr) == std::vector<int64_t>{16, 128, 64}));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_ADD, c, bias, 0, nullptr, &out));
+  CHECK((shape_of(gg.g, out, nullptr) == std::vector<int64_t>{16, 128, 64}));
+  // Reversed operand order broadcasts the same way.
+  int64_t out2;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_ADD, bias, c, 0, nullptr, &out2));
+  CHECK((shape_of(gg.g, out2, nullptr) == std::vector<int64_t>{16, 128, 64}));
+}
+
+TEST(reduction_axes_and_override) {
+  GraphGuard gg;
+  const int64_t xd[] = {4, 5, 6};
+  int64_t x, y, z;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 3, xd, nullptr, &x));
+  cudnnfe_reduction_options_t o;
+  cudnnfe_reduction_options_init(&o);
+  o.axes_mask = 0x4;  // reduce the last dim
+  REQUIRE_OK(cudnnfe_graph_add_reduction(gg.g, CUDNNFE_REDUCTION_MAX, x, &o, &y));
+  CHECK((shape_of(gg.g, y, nullptr) == std::vector<int64_t>{4, 5, 1}));
+  REQUIRE_OK(cudnnfe_graph_add_reduction(gg.g, CUDNNFE_REDUCTION_ADD, x, nullptr, &z));
+  CHECK((shape_of(gg.g, z, nullptr) == std::vector<int64_t>{1, 1, 1}));
+  const int64_t keep_first[] = {4, 1, 1};
+  CHECK_OK(cudnnfe_tensor_set_dims(gg.g, z, 3, keep_first));
+  CHECK_OK(cudnnfe_tensor_set_output(gg.g, z, 1));
+  CHECK_OK(cudnnfe_tensor_set_output(gg.g, y, 1));
+  CHECK_OK(cudnnfe_graph_validate(gg.g));
+  CHECK((shape_of(gg.g, z, nullptr) == std::vector<int64_t>{4, 1, 1}));
+}
+
+TEST(sdpa_shapes_gqa_and_stats) {
+  GraphGuard gg;
+  const int64_t qd[] = {2, 8, 128, 64}, kd[] = {2, 2, 256, 64}, vd[] = {2, 2, 256, 32};
+  // q stored as BSHD: strides of [b, s, h, d] storage seen through BHSD dims.
+  const int64_t qs[] = {128 * 8 * 64, 64, 8 * 64, 1};
+  int64_t q, k, v, o, stats;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "q", CUDNNFE_DTYPE_BFLOAT16, 4, qd, qs, &q));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "k", CUDNNFE_DTYPE_BFLOAT16, 4, kd, nullptr, &k));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "v", CUDNNFE_DTYPE_BFLOAT16, 4, vd, nullptr, &v));
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  so.generate_stats = 1;
+  so.causal_mask = 1;
+  so.name = "attn";
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(gg.g, q, k, v, &so, &o, &stats));
+  std::vector<int64_t> strides;
+  CHECK((shape_of(gg.g, o, &strides) == std::vector<int64_t>{2, 8, 128, 32}));
+  CHECK((strides == std::vector<int64_t>{128 * 8 * 32, 32, 8 * 32, 1}));  // BSHD like q
+  CHECK((shape_of(gg.g, stats, nullptr) == std::vector<int64_t>{2, 8, 128, 1}));
+  cudnnfe_dtype_t dtype;
+  CHECK_OK(cudnnfe_tensor_get_dtype(gg.g, stats, &dtype));
+  CHECK(dtype == CUDNNFE_DTYPE_FLOAT);
+  const char *name;
+  CHECK_OK(cudnnfe_tensor_get_name(gg.g, o, &name));
+  CHECK(std::string(name) == "attn::O");
+  // Without stats, no stats tensor exists.
+  int64_t o2, stats2 = 99;
+  so.generate_stats = 0;
+  so.name = "attn2";
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(gg.g, q, k, v, &so, &o2, &stats2));
+  CHECK(stats2 == 0);
+}
+
+TEST(uids_names_and_enumeration) {
+  GraphGuard gg;
+  const int64_t d[] = {4};
+  int64_t a, b, c;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, nullptr, CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &a));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "b", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &b));
+  CHECK(a > 0 && b > 0 && a != b);
+  CHECK_OK(cudnnfe_tensor_set_uid(gg.g, a, 1000));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_ADD, 1000, b, 0, nullptr, &c));
+  CHECK_OK(cudnnfe_tensor_set_uid(gg.g, c, 2000));
+  CHECK_OK(cudnnfe_tensor_set_name(gg.g, 2000, "sum"));
+  int64_t found;
+  CHECK_OK(cudnnfe_graph_find_tensor(gg.g, "sum", &found));
+  CHECK(found == 2000);
+  size_t count = 0, nodes = 0;
+  CHECK_OK(cudnnfe_graph_get_tensor_uids(gg.g, nullptr, 0, &count));
+  CHECK(count == 3);
+  std::vector<int64_t> uids(count);
+  CHECK_OK(cudnnfe_graph_get_tensor_uids(gg.g, uids.data(), uids.size(), &count));
+  CHECK((uids == std::vector<int64_t>{1000, b, 2000}));
+  CHECK_OK(cudnnfe_graph_get_node_count(gg.g, &nodes));
+  CHECK(nodes == 1);
+  int32_t bound = -1;
+  CHECK_OK(cudnnfe_tensor_is_bound(gg.g, 2000, &bound));
+  CHECK(bound == 0);  // virtual until marked
+  CHECK_OK(cudnnfe_tensor_set_output(gg.g, 2000, 1));
+  CHECK_OK(cudnnfe_tensor_is_bound(gg.g, 2000, &bound));
+  CHECK(bound == 1);
+}
+
+TEST(graph_default_types_resolve_at_validation) {
+  GraphGuard gg;
+  CHECK_OK(cudnnfe_graph_set_io_dtype(gg.g, CUDNNFE_DTYPE_HALF));
+  CHECK_OK(cudnnfe_graph_set_intermediate_dtype(gg.g, CUDNNFE_DTYPE_FLOAT));
+  const int64_t d[] = {2, 3};
+  int64_t a, b, t, out;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "a", CUDNNFE_DTYPE_NOT_SET, 2, d, nullptr, &a));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "b", CUDNNFE_DTYPE_NOT_SET, 2, d, nullptr, &b));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, a, b, 0, nullptr, &t));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_RELU_FWD, t, 0, 0, nullptr, &out));
+  REQUIRE_OK(cudnnfe_tensor_set_output(gg.g, out, 1));
+  REQUIRE_OK(cudnnfe_graph_validate(gg.g));
+  cudnnfe_dtype_t da, dt, dout;
+  cudnnfe_tensor_get_dtype(gg.g, a, &da);
+  cudnnfe_tensor_get_dtype(gg.g, t, &dt);
+  cudnnfe_tensor_get_dtype(gg.g, out, &dout);
+  CHECK(da == CUDNNFE_DTYPE_HALF);
+  CHECK(dt == CUDNNFE_DTYPE_FLOAT);
+  CHECK(dout == CUDNNFE_DTYPE_HALF);
+}
+
+// ABI.md section 5: an options struct from an older header (smaller
+// struct_size) is accepted, and the fields it lacks keep their defaults.
+TEST(old_sized_options_struct_is_accepted) {
+  GraphGuard gg;
+  const int64_t qd[] = {1, 2, 16, 8};
+  int64_t q, k, v, bias, o, stats;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "q", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &q));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "k", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &k));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "v", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &v));
+  const int64_t bd[] = {1, 1, 16, 16};
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "bias", CUDNNFE_DTYPE_HALF, 4, bd, nullptr, &bias));
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  so.causal_mask = 1;
+  so.bias = bias;  // past the "old" size: must be ignored, not read
+  so.struct_size = offsetof(cudnnfe_sdpa_options_t, bias);
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(gg.g, q, k, v, &so, &o, &stats));
+  size_t tensors = 0;
+  cudnnfe_graph_get_tensor_count(gg.g, &tensors);
+  CHECK(tensors == 5);  // q, k, v, bias, O
+  // The bias was not wired in: the graph's only op reads 3 tensors, so
+  // validation reports the unused bias input.
+  cudnnfe_tensor_set_output(gg.g, o, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(gg.g), CUDNNFE_STATUS_INVALID_GRAPH, "bias",
+              "no operation reads");
+}
+
+TEST(scalar_needs_no_binding) {
+  GraphGuard gg;
+  const int64_t d[] = {3};
+  int64_t x, s, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_scalar(gg.g, "two", CUDNNFE_DTYPE_FLOAT, 2.0, &s));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, x, s, 0, nullptr, &y));
+  int32_t bound = -1;
+  CHECK_OK(cudnnfe_tensor_is_bound(gg.g, s, &bound));
+  CHECK(bound == 0);
+}
+
+TEST(destroy_null_is_noop) {
+  CHECK_OK(cudnnfe_graph_destroy(nullptr));
+  CHECK_OK(cudnnfe_handle_destroy(nullptr));
+}
