@@ -90,8 +90,17 @@ std::string serialize_graph(const Graph &graph) {
   root.set("io_data_type", Value::string(dtype_name(graph.io_dtype)));
   root.set("intermediate_data_type", Value::string(dtype_name(graph.intermediate_dtype)));
   root.set("compute_data_type", Value::string(dtype_name(graph.compute_dtype)));
+  // Canonical order: inputs and scalars, then op outputs in node order —
+  // the order a load recreates them in, so that round trips are exact.
+  std::vector<const Tensor *> ordered;
+  for (const Tensor &t : graph.tensors())
+    if (t.producer < 0) ordered.push_back(&t);
+  for (const Node &node : graph.nodes())
+    for (int64_t uid : node.outputs)
+      if (uid) ordered.push_back(&graph.tensor(uid));
   Value tensors = Value::array();
-  for (const Tensor &t : graph.tensors()) {
+  for (const Tensor *tensor : ordered) {
+    const Tensor &t = *tensor;
     Value v = Value::object();
     v.set("uid", Value::integer(t.uid));
     v.set("name", Value::string(t.name));
@@ -242,7 +251,8 @@ void load(const Value &root, Graph &graph) {
     std::string where = cat("tensors[", i, "]");
     int64_t uid = tensors[i].at("uid", where).as_int(where + ".uid");
     if (uid <= 0 || uid > (int64_t{1} << 62))
-      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid, " is outside 1..2^62");
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid,
+           " is outside 1..2^62");
     max_uid = std::max(max_uid, uid);
   }
   graph.reserve_uids_through(max_uid);

@@ -127,6 +127,7 @@ const std::map<std::string, Value> &Value::as_object(const std::string &where) c
   return object_;
 }
 const Value &Value::at(const std::string &key, const std::string &where) const {
+  as_object(where);
   const Value *v = find(key);
   if (!v) bad(where, cat("missing key \"", key, "\""));
   return *v;

@@ -1,0 +1,250 @@
+// Graph JSON: round trips (structure and numerics) and hostile input.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+std::string serialize(cudnnfe_graph_t *g) {
+  size_t size = 0;
+  if (cudnnfe_graph_serialize(g, nullptr, 0, &size) != CUDNNFE_STATUS_OK) return "";
+  std::string out(size, '\0');
+  if (cudnnfe_graph_serialize(g, out.data(), out.size(), &size) != CUDNNFE_STATUS_OK) return "";
+  return out;
+}
+
+// A graph touching every op kind and most attributes: conv -> +bias -> relu
+// -> reduction; matmul -> gelu; attention with stats; a scalar.
+cudnnfe_graph_t *make_rich_graph() {
+  cudnnfe_graph_t *g;
+  cudnnfe_graph_create(&g);
+  cudnnfe_graph_set_name(g, "rich \"graph\"\n");
+  cudnnfe_graph_set_compute_dtype(g, CUDNNFE_DTYPE_FLOAT);
+  const int64_t xd[] = {2, 3, 6, 6}, xs[] = {108, 1, 18, 3}, wd[] = {4, 3, 3, 3};
+  const int64_t bd[] = {1, 4, 1, 1};
+  int64_t x, w, b, y, yb, yr, red;
+  cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 4, xd, xs, &x);
+  cudnnfe_graph_add_tensor(g, "w", CUDNNFE_DTYPE_FLOAT, 4, wd, nullptr, &w);
+  cudnnfe_graph_add_tensor(g, "b", CUDNNFE_DTYPE_FLOAT, 4, bd, nullptr, &b);
+  cudnnfe_tensor_set_uid(g, w, 77);
+  cudnnfe_conv_options_t co;
+  cudnnfe_conv_options_init(&co);
+  co.pre_padding[0] = 1;
+  co.post_padding[1] = 2;
+  co.stride[1] = 2;
+  co.mode = CUDNNFE_CONV_MODE_CONVOLUTION;
+  cudnnfe_graph_add_conv_fprop(g, x, 77, &co, &y);
+  cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, y, b, 0, nullptr, &yb);
+  cudnnfe_pointwise_options_t po;
+  cudnnfe_pointwise_options_init(&po);
+  po.relu_lower_clip_slope = 0.125;
+  cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, yb, 0, 0, &po, &yr);
+  cudnnfe_tensor_set_output(g, yr, 1);
+  cudnnfe_tensor_set_uid(g, yr, 500);
+  cudnnfe_reduction_options_t ro;
+  cudnnfe_reduction_options_init(&ro);
+  ro.axes_mask = 0xC;
+  cudnnfe_graph_add_reduction(g, CUDNNFE_REDUCTION_AMAX, 500, &ro, &red);
+  cudnnfe_tensor_set_output(g, red, 1);
+  cudnnfe_tensor_set_dtype(g, red, CUDNNFE_DTYPE_HALF);
+  const int64_t ad[] = {2, 4, 8}, md[] = {1, 8, 5};
+  int64_t a, m, c, s, cs, gl;
+  cudnnfe_graph_add_tensor(g, "a", CUDNNFE_DTYPE_FLOAT, 3, ad, nullptr, &a);
+  cudnnfe_graph_add_tensor(g, "m", CUDNNFE_DTYPE_FLOAT, 3, md, nullptr, &m);
+  cudnnfe_graph_add_matmul(g, a, m, nullptr, &c);
+  cudnnfe_graph_add_scalar(g, "neg_inf", CUDNNFE_DTYPE_FLOAT, -HUGE_VAL, &s);
+  cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_MAX, c, s, 0, nullptr, &cs);
+  cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_GELU_FWD, cs, 0, 0, nullptr, &gl);
+  cudnnfe_tensor_set_output(g, gl, 1);
+  const int64_t qd[] = {1, 4, 8, 16}, kd[] = {1, 2, 8, 16};
+  int64_t q, k, v, o, st;
+  cudnnfe_graph_add_tensor(g, "q", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &q);
+  cudnnfe_graph_add_tensor(g, "k", CUDNNFE_DTYPE_FLOAT, 4, kd, nullptr, &k);
+  cudnnfe_graph_add_tensor(g, "v", CUDNNFE_DTYPE_FLOAT, 4, kd, nullptr, &v);
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  so.generate_stats = 1;
+  so.causal_mask_bottom_right = 1;
+  so.attn_scale = 0.3;
+  so.name = "attn";
+  cudnnfe_graph_add_sdpa(g, q, k, v, &so, &o, &st);
+  cudnnfe_tensor_set_output(g, o, 1);
+  cudnnfe_tensor_set_output(g, st, 1);
+  return g;
+}
+
+}  // namespace
+
+TEST(round_trip_is_exact) {
+  cudnnfe_graph_t *g = make_rich_graph();
+  const std::string first = serialize(g);
+  REQUIRE(!first.empty());
+  CHECK(first.find("\"format\": \"cudnnfe.graph\"") != std::string::npos);
+  CHECK(first.find("\"version\": 1") != std::string::npos);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));
+  const std::string second = serialize(loaded);
+  CHECK(second == first);
+  if (second != first) std::printf("first:\n%s\nsecond:\n%s\n", first.c_str(), second.c_str());
+  CHECK_OK(cudnnfe_graph_validate(loaded));
+  int64_t uid;
+  CHECK_OK(cudnnfe_graph_find_tensor(loaded, "w", &uid));
+  CHECK(uid == 77);
+  cudnnfe_graph_destroy(g);
+  cudnnfe_graph_destroy(loaded);
+}
+
+TEST(round_trip_gives_bit_identical_results) {
+  cudnnfe_graph_t *g = make_rich_graph();
+  const std::string json = serialize(g);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, json.data(), json.size()));
+  cudnnfe_build_options_t bo;
+  cudnnfe_build_options_init(&bo);
+  bo.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &bo));
+  REQUIRE_OK(cudnnfe_graph_build(loaded, nullptr, &bo));
+  cudnnfe_handle_t *h;
+  cudnnfe_handle_create(&h, -1);
+  // Bind every bound tensor of each graph to buffers filled the same way.
+  std::vector<std::vector<unsigned char>> results[2];
+  cudnnfe_graph_t *graphs[2] = {g, loaded};
+  for (int which = 0; which < 2; ++which) {
+    size_t count = 0;
+    cudnnfe_graph_get_bound_uids(graphs[which], nullptr, 0, &count);
+    std::vector<int64_t> uids(count);
+    cudnnfe_graph_get_bound_uids(graphs[which], uids.data(), count, &count);
+    std::vector<std::vector<unsigned char>> buffers(count);
+    std::vector<void *> ptrs(count);
+    std::mt19937 rng(1234);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (size_t i = 0; i < count; ++i) {
+      int32_t n;
+      int64_t dims[8], strides[8];
+      cudnnfe_tensor_get_shape(graphs[which], uids[i], dims, strides, 8, &n);
+      int64_t span = 1;
+      for (int d = 0; d < n; ++d) span += (dims[d] - 1) * strides[d];
+      cudnnfe_dtype_t dt;
+      cudnnfe_tensor_get_dtype(graphs[which], uids[i], &dt);
+      buffers[i].assign(span * cudnnfe_dtype_size(dt), 0);
+      if (dt == CUDNNFE_DTYPE_FLOAT)
+        for (int64_t e = 0; e < span; ++e) {
+          float f = dist(rng);
+          std::memcpy(&buffers[i][e * 4], &f, 4);
+        }
+      ptrs[i] = buffers[i].data();
+    }
+    REQUIRE_OK(
+        cudnnfe_graph_execute_ordered(graphs[which], h, ptrs.data(), count, nullptr, 0, nullptr));
+    results[which] = buffers;
+  }
+  CHECK(results[0] == results[1]);
+  cudnnfe_handle_destroy(h);
+  cudnnfe_graph_destroy(g);
+  cudnnfe_graph_destroy(loaded);
+}
+
+TEST(corrupt_inputs_are_rejected) {
+  cudnnfe_graph_t *g = make_rich_graph();
+  const std::string good = serialize(g);
+  cudnnfe_graph_destroy(g);
+  auto replaced = [&](const std::string &from, const std::string &to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "empty input"},
+      {"{", "expected a key string"},
+      {"[]", "expected an object"},
+      {"{\"format\": \"other\", \"version\": 1}", "format"},
+      {replaced("\"version\": 1", "\"version\": 99"), "version 99"},
+      {replaced("\"version\": 1", "\"version\": \"1\""), "expected an integer"},
+      {replaced("\"tensors\"", "\"tensorz\""), "missing key \"tensors\""},
+      {replaced("\"FLOAT\"", "\"FLOAT128\""), "unknown data type"},
+      {replaced("\"conv_fprop\"", "\"conv_magic\""), "unknown op"},
+      {replaced("\"RELU_FWD\"", "\"RELU_MAGIC\""), "unknown pointwise mode"},
+      {replaced("\"AMAX\"", "\"SOMETIMES\""), "unknown reduction mode"},
+      {replaced("\"uid\": 77", "\"uid\": -5"), "outside"},
+      {replaced("\"uid\": 77", "\"uid\": 99999999999999999999"), "out of range"},
+      {replaced("\"uid\": 77", "\"uid\": 1"), "UID"},
+      {replaced("\"weight\": 77", "\"weight\": 123456"), "123456"},
+      {replaced("\"kind\": \"input\"", "\"kind\": \"ghost\""), "unknown \"ghost\""},
+      {replaced("\"dims\": [2, 3, 6, 6]", "\"dims\": [2, 3, 6, -6]"), "dim 3 is -6"},
+      {replaced("\"dims\": [2, 3, 6, 6]", "\"dims\": [2, 3, 6, 6, 1, 1, 1, 1, 1]"), "at most 8"},
+      {replaced("\"dims\": [2, 3, 6, 6]", "\"dims\": [2, 5, 6, 6]"), "conv_fprop"},
+      {replaced("\"stride\": [1, 2]", "\"stride\": [1, 0]"), "stride"},
+      {good.substr(0, good.size() / 2), "graph JSON: byte"},
+      {good + "garbage", "after the JSON document"},
+      {std::string(100, '[') + std::string(100, ']'), "nesting deeper"},
+      {replaced("\"rich", "\"\\ud800rich"), "surrogate"},
+      {replaced("\"rich", "\"\\q"), "unknown escape"},
+      {replaced("\"attn_scale\": 0.29999999999999999", "\"attn_scale\": 1e999"), "malformed"},
+      {replaced("\"causal_mask\": false", "\"causal_mask\": true"), "exclusive"},
+      {replaced("\"generate_stats\": true", "\"generate_stats\": false"), "do not produce it"},
+  };
+  int index = 0;
+  for (const auto &[bytes, expected] : cases) {
+    cudnnfe_graph_t *loaded;
+    cudnnfe_graph_create(&loaded);
+    cudnnfe_status_t s = cudnnfe_graph_deserialize(loaded, bytes.data(), bytes.size());
+    const char *msg = cudnnfe_graph_last_error(loaded);
+    CHECK_MSG(s == CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "case %d: status %s (%s)", index,
+              cudnnfe_status_name(s), msg);
+    CHECK_MSG(std::strstr(msg, expected.c_str()), "case %d: message \"%s\" lacks \"%s\"", index,
+              msg, expected.c_str());
+    // A failed load leaves the graph empty and usable.
+    size_t tensors = 1;
+    cudnnfe_graph_get_tensor_count(loaded, &tensors);
+    CHECK_MSG(tensors == 0, "case %d left %zu tensors", index, tensors);
+    cudnnfe_graph_destroy(loaded);
+    ++index;
+  }
+  CHECK(index >= 20);
+}
+
+// A bounded in-test fuzz: random byte flips, insertions and truncations of a
+// valid document must give OK or BAD_SERIALIZED_DATA, never a crash (the
+// sanitizer build runs this too). The libFuzzer target lives in fuzz/.
+TEST(random_mutations_never_crash) {
+  cudnnfe_graph_t *g = make_rich_graph();
+  const std::string good = serialize(g);
+  cudnnfe_graph_destroy(g);
+  std::mt19937 rng(42);
+  int ok = 0, rejected = 0, other = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string s = good;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !s.empty(); ++e) {
+      size_t at = rng() % s.size();
+      switch (rng() % 4) {
+        case 0: s[at] = static_cast<char>(rng() % 256); break;
+        case 1: s.insert(at, 1, "{}[]\",:0-9e\\"[rng() % 12]); break;
+        case 2: s.erase(at, 1 + rng() % 8); break;
+        case 3: s.resize(at); break;
+      }
+    }
+    cudnnfe_graph_t *loaded;
+    cudnnfe_graph_create(&loaded);
+    cudnnfe_status_t status = cudnnfe_graph_deserialize(loaded, s.data(), s.size());
+    if (status == CUDNNFE_STATUS_OK)
+      ++ok;
+    else if (status == CUDNNFE_STATUS_BAD_SERIALIZED_DATA)
+      ++rejected;
+    else {
+      ++other;
+      std::printf("  unexpected status %s: %s\n", cudnnfe_status_name(status),
+                  cudnnfe_graph_last_error(loaded));
+    }
+    cudnnfe_graph_destroy(loaded);
+  }
+  std::printf("  mutations: %d loaded, %d rejected\n", ok, rejected);
+  CHECK(other == 0);
+  CHECK(rejected > 2000);
+}
