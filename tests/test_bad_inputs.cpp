@@ -418,3 +418,65 @@ TEST(gpu_target_without_gpu_is_unavailable) {
   cudnnfe_status_t s = cudnnfe_cudnn_version(&version);
   CHECK(s == CUDNNFE_STATUS_OK || s == CUDNNFE_STATUS_CUDNN_UNAVAILABLE);
 }
+
+TEST(norm_rules) {
+  Fixture f;
+  int64_t x = f.tensor("x", {4, 16}), s = f.tensor("s", {1, 16}),
+          s_bad = f.tensor("s_bad", {4, 16});
+  int64_t v = f.tensor("v", {16}), st = f.tensor("st", {4, 1}), st_bad = f.tensor("st_bad", {1, 1});
+  int64_t y, m, iv, dx, ds, db;
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  o.name = "ln";
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s_bad, s, &o, &y, &m, &iv), GRAPH,
+              "layernorm \"ln\"", "scale \"s_bad\" is [4,16]; expected [1,16]");
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, 0, &o, &y, &m, &iv), GRAPH, "bias is missing");
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, v, s, s, &o, &y, &m, &iv), GRAPH, "\"v\" has 1 dim",
+              "at least 2");
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
+              "phase is TRAINING");
+  o.epsilon = -1;
+  CHECK_FAILS(cudnnfe_graph_add_rmsnorm(f.g, x, s, 0, &o, &y, &iv), GRAPH, "rmsnorm \"ln\"",
+              "epsilon is -1");
+  o.epsilon = 1e-5;
+  o.phase = 7;
+  CHECK_FAILS(cudnnfe_graph_add_rmsnorm(f.g, x, s, 0, &o, &y, &iv), GRAPH, "unknown phase 7");
+  o.phase = CUDNNFE_NORM_PHASE_TRAINING;
+  CHECK_FAILS(cudnnfe_graph_add_layernorm_backward(f.g, x, x, s, st_bad, st, &o, &dx, &ds, &db),
+              GRAPH, "mean \"st_bad\" is [1,1]; expected [4,1]");
+  CHECK_FAILS(cudnnfe_graph_add_rmsnorm_backward(f.g, s, x, s, st, &o, &dx, &ds, nullptr), GRAPH,
+              "dy \"s\"", "x's shape");
+}
+
+TEST(sdpa_backward_rules) {
+  Fixture f;
+  int64_t q = f.tensor("q", {1, 4, 16, 8}, CUDNNFE_DTYPE_HALF);
+  int64_t o_bad = f.tensor("o_bad", {1, 4, 16, 4}, CUDNNFE_DTYPE_HALF);
+  int64_t st = f.tensor("st", {1, 4, 16, 1}),
+          st_h = f.tensor("st_h", {1, 4, 16, 1}, CUDNNFE_DTYPE_HALF);
+  int64_t dq, dk, dv;
+  cudnnfe_sdpa_backward_options_t o;
+  cudnnfe_sdpa_backward_options_init(&o);
+  o.name = "attn_bwd";
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, o_bad, q, st, &o, &dq, &dk, &dv), GRAPH,
+              "sdpa_backward \"attn_bwd\"", "o \"o_bad\" is [1,4,16,4]; expected [1,4,16,8]");
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, q, q, 0, &o, &dq, &dk, &dv), GRAPH,
+              "stats is missing");
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, q, q, st, &o, &dq, nullptr, &dv), ARG,
+              "dk");
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, q, q, st_h, &o, &dq, &dk, &dv));
+  cudnnfe_tensor_set_output(f.g, dq, 1);
+  cudnnfe_tensor_set_output(f.g, dk, 1);
+  cudnnfe_tensor_set_output(f.g, dv, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "stats \"st_h\" is HALF", "must be FLOAT");
+}
+
+TEST(softmax_rules) {
+  Fixture f;
+  int64_t x = f.tensor("x", {2, 3}), y;
+  cudnnfe_softmax_options_t o;
+  cudnnfe_softmax_options_init(&o);
+  o.generate_stats = 1;
+  CHECK_FAILS(cudnnfe_graph_add_softmax(f.g, x, &o, &y, nullptr), ARG, "stats");
+  CHECK_FAILS(cudnnfe_graph_add_softmax(f.g, 0, &o, &y, &y), GRAPH, "x is missing");
+}

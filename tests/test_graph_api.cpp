@@ -264,3 +264,76 @@ TEST(destroy_null_is_noop) {
   CHECK_OK(cudnnfe_graph_destroy(nullptr));
   CHECK_OK(cudnnfe_handle_destroy(nullptr));
 }
+
+TEST(norm_shapes_and_phases) {
+  GraphGuard gg;
+  const int64_t xd[] = {32, 4096, 1, 1}, pd[] = {1, 4096, 1, 1};
+  int64_t x, scale, bias, y, mean, inv_var, y2, inv_rms, y3, none = 77;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_BFLOAT16, 4, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "scale", CUDNNFE_DTYPE_FLOAT, 4, pd, nullptr, &scale));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "bias", CUDNNFE_DTYPE_FLOAT, 4, pd, nullptr, &bias));
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  CHECK(o.epsilon == 1e-5 && o.phase == CUDNNFE_NORM_PHASE_TRAINING);
+  REQUIRE_OK(cudnnfe_graph_add_layernorm(gg.g, x, scale, bias, &o, &y, &mean, &inv_var));
+  CHECK((shape_of(gg.g, y, nullptr) == std::vector<int64_t>{32, 4096, 1, 1}));
+  CHECK((shape_of(gg.g, mean, nullptr) == std::vector<int64_t>{32, 1, 1, 1}));
+  cudnnfe_dtype_t dt;
+  cudnnfe_tensor_get_dtype(gg.g, inv_var, &dt);
+  CHECK(dt == CUDNNFE_DTYPE_FLOAT);
+  REQUIRE_OK(cudnnfe_graph_add_rmsnorm(gg.g, x, scale, 0, &o, &y2, &inv_rms));
+  CHECK((shape_of(gg.g, inv_rms, nullptr) == std::vector<int64_t>{32, 1, 1, 1}));
+  o.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+  REQUIRE_OK(cudnnfe_graph_add_rmsnorm(gg.g, x, scale, bias, &o, &y3, &none));
+  CHECK(none == 0);  // no statistics in inference
+}
+
+TEST(norm_backward_and_softmax_shapes) {
+  GraphGuard gg;
+  const int64_t xd[] = {8, 64}, pd[] = {1, 64}, sd[] = {8, 1};
+  int64_t dy, x, scale, mean, inv_var, dx, dscale, dbias, rdx, rds, rdb = 5;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "dy", CUDNNFE_DTYPE_FLOAT, 2, xd, nullptr, &dy));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 2, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "scale", CUDNNFE_DTYPE_FLOAT, 2, pd, nullptr, &scale));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "mean", CUDNNFE_DTYPE_FLOAT, 2, sd, nullptr, &mean));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "iv", CUDNNFE_DTYPE_FLOAT, 2, sd, nullptr, &inv_var));
+  REQUIRE_OK(cudnnfe_graph_add_layernorm_backward(gg.g, dy, x, scale, mean, inv_var, nullptr, &dx,
+                                                  &dscale, &dbias));
+  CHECK((shape_of(gg.g, dx, nullptr) == std::vector<int64_t>{8, 64}));
+  CHECK((shape_of(gg.g, dscale, nullptr) == std::vector<int64_t>{1, 64}));
+  CHECK((shape_of(gg.g, dbias, nullptr) == std::vector<int64_t>{1, 64}));
+  REQUIRE_OK(cudnnfe_graph_add_rmsnorm_backward(gg.g, dy, x, scale, inv_var, nullptr, &rdx, &rds,
+                                                nullptr));
+  (void)rdb;
+  int64_t y, stats;
+  cudnnfe_softmax_options_t so;
+  cudnnfe_softmax_options_init(&so);
+  so.generate_stats = 1;
+  REQUIRE_OK(cudnnfe_graph_add_softmax(gg.g, x, &so, &y, &stats));
+  CHECK((shape_of(gg.g, stats, nullptr) == std::vector<int64_t>{8, 1}));
+}
+
+TEST(sdpa_backward_shapes) {
+  GraphGuard gg;
+  const int64_t qd[] = {1, 8, 64, 32}, kd[] = {1, 2, 96, 32}, sd[] = {1, 8, 64, 1};
+  const int64_t ks[] = {96 * 2 * 32, 32, 2 * 32, 1};  // BSHD storage
+  int64_t q, k, v, o, d_o, stats, dq, dk, dv;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "q", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &q));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "k", CUDNNFE_DTYPE_HALF, 4, kd, ks, &k));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "v", CUDNNFE_DTYPE_HALF, 4, kd, nullptr, &v));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "o", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &o));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "dO", CUDNNFE_DTYPE_HALF, 4, qd, nullptr, &d_o));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "stats", CUDNNFE_DTYPE_FLOAT, 4, sd, nullptr, &stats));
+  cudnnfe_sdpa_backward_options_t bo;
+  cudnnfe_sdpa_backward_options_init(&bo);
+  bo.causal_mask = 1;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward(gg.g, q, k, v, o, d_o, stats, &bo, &dq, &dk, &dv));
+  std::vector<int64_t> strides;
+  CHECK((shape_of(gg.g, dk, &strides) == std::vector<int64_t>{1, 2, 96, 32}));
+  CHECK((strides == std::vector<int64_t>{96 * 2 * 32, 32, 2 * 32, 1}));
+  CHECK((shape_of(gg.g, dq, nullptr) == std::vector<int64_t>{1, 8, 64, 32}));
+  cudnnfe_tensor_set_output(gg.g, dq, 1);
+  cudnnfe_tensor_set_output(gg.g, dk, 1);
+  cudnnfe_tensor_set_output(gg.g, dv, 1);
+  CHECK_OK(cudnnfe_graph_validate(gg.g));
+}

@@ -73,6 +73,33 @@ cudnnfe_graph_t *make_rich_graph() {
   cudnnfe_graph_add_sdpa(g, q, k, v, &so, &o, &st);
   cudnnfe_tensor_set_output(g, o, 1);
   cudnnfe_tensor_set_output(g, st, 1);
+  int64_t d_o, dq, dk, dv;
+  cudnnfe_graph_add_tensor(g, "dO", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &d_o);
+  cudnnfe_sdpa_backward_options_t sbo;
+  cudnnfe_sdpa_backward_options_init(&sbo);
+  sbo.causal_mask_bottom_right = 1;
+  sbo.attn_scale = 0.3;
+  cudnnfe_graph_add_sdpa_backward(g, q, k, v, o, d_o, st, &sbo, &dq, &dk, &dv);
+  cudnnfe_tensor_set_output(g, dq, 1);
+  cudnnfe_tensor_set_output(g, dk, 1);
+  cudnnfe_tensor_set_output(g, dv, 1);
+  const int64_t hd[] = {6, 16}, pd[] = {1, 16};
+  int64_t hx, gamma, beta, ln, mean, inv_var, rms, inv_rms, sm, lse;
+  cudnnfe_graph_add_tensor(g, "hx", CUDNNFE_DTYPE_FLOAT, 2, hd, nullptr, &hx);
+  cudnnfe_graph_add_tensor(g, "gamma", CUDNNFE_DTYPE_FLOAT, 2, pd, nullptr, &gamma);
+  cudnnfe_graph_add_tensor(g, "beta", CUDNNFE_DTYPE_FLOAT, 2, pd, nullptr, &beta);
+  cudnnfe_norm_options_t no;
+  cudnnfe_norm_options_init(&no);
+  no.epsilon = 1e-6;
+  no.zero_centered_gamma = 1;
+  cudnnfe_graph_add_layernorm(g, hx, gamma, beta, &no, &ln, &mean, &inv_var);
+  no.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+  cudnnfe_graph_add_rmsnorm(g, ln, gamma, 0, &no, &rms, &inv_rms);
+  cudnnfe_softmax_options_t smo;
+  cudnnfe_softmax_options_init(&smo);
+  smo.generate_stats = 1;
+  cudnnfe_graph_add_softmax(g, rms, &smo, &sm, &lse);
+  for (int64_t out : {mean, inv_var, sm, lse}) cudnnfe_tensor_set_output(g, out, 1);
   return g;
 }
 

@@ -441,6 +441,90 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64
                                         const cudnnfe_sdpa_options_t *options, int64_t *o,
                                         int64_t *stats);
 
+typedef struct cudnnfe_sdpa_backward_options {
+  size_t struct_size;
+  const char *name;
+  /* As in cudnnfe_sdpa_options_t: must match the forward pass. */
+  double attn_scale;
+  int32_t causal_mask;
+  int32_t causal_mask_bottom_right;
+  int64_t bias;
+  /* 1: bitwise-reproducible gradients (may be slower). */
+  int32_t deterministic;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_sdpa_backward_options_t;
+void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options);
+
+/* Scaled dot-product attention backward: from q, k, v, o, d_o (shapes as the
+ * forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT), writes
+ * dq, dk, dv with the shapes and dimension orders of q, k, v. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k,
+                                                 int64_t v, int64_t o, int64_t d_o, int64_t stats,
+                                                 const cudnnfe_sdpa_backward_options_t *options,
+                                                 int64_t *dq, int64_t *dk, int64_t *dv);
+
+/* Normalizations. x is [N, ...]: statistics are taken per index of dim 0
+ * over all other dims (an LLM's [tokens, hidden] or [tokens, hidden, 1, 1]).
+ * scale and bias are [1, ...] with x's other dims; statistics (mean,
+ * inv_variance, inv_rms) are [N, 1, ..., 1] FLOAT. */
+typedef int32_t cudnnfe_norm_phase_t;
+#define CUDNNFE_NORM_PHASE_TRAINING 0  /* also writes the statistics */
+#define CUDNNFE_NORM_PHASE_INFERENCE 1 /* statistics outputs are 0 */
+
+typedef struct cudnnfe_norm_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_norm_phase_t phase; /* default TRAINING */
+  double epsilon;             /* default 1e-5 */
+  /* 1: y uses (1 + scale) instead of scale (zero-centred gamma). */
+  int32_t zero_centered_gamma;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_norm_options_t;
+void cudnnfe_norm_options_init(cudnnfe_norm_options_t *options);
+
+/* y = (x - mean) * inv_variance * scale + bias. In TRAINING, writes mean and
+ * inv_variance = 1/sqrt(var + epsilon); in INFERENCE they are set to 0
+ * (the pointers may be NULL then). */
+cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                             int64_t bias, const cudnnfe_norm_options_t *options,
+                                             int64_t *y, int64_t *mean, int64_t *inv_variance);
+
+/* y = x * inv_rms * scale (+ bias when bias != 0), inv_rms = 1/sqrt(mean(x²)
+ * + epsilon). inv_rms is written in TRAINING (else set to 0). */
+cudnnfe_status_t cudnnfe_graph_add_rmsnorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                           int64_t bias, const cudnnfe_norm_options_t *options,
+                                           int64_t *y, int64_t *inv_rms);
+
+/* Layer norm backward: dx, dscale, dbias from dy, x, scale and the forward's
+ * mean and inv_variance. */
+cudnnfe_status_t cudnnfe_graph_add_layernorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                                      int64_t scale, int64_t mean,
+                                                      int64_t inv_variance,
+                                                      const cudnnfe_norm_options_t *options,
+                                                      int64_t *dx, int64_t *dscale, int64_t *dbias);
+
+/* RMS norm backward: dx and dscale (and dbias when `dbias` is not NULL: the
+ * forward had a bias) from dy, x, scale and the forward's inv_rms. */
+cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                                    int64_t scale, int64_t inv_rms,
+                                                    const cudnnfe_norm_options_t *options,
+                                                    int64_t *dx, int64_t *dscale, int64_t *dbias);
+
+typedef struct cudnnfe_softmax_options {
+  size_t struct_size;
+  const char *name;
+  /* 1: also write stats = log-sum-exp over the last dim ([..., 1] FLOAT). */
+  int32_t generate_stats;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_softmax_options_t;
+void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *options);
+
+/* y = softmax(x) over the last dimension; stats when asked (else *stats is
+ * set to 0; `stats` may be NULL then). */
+cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
+                                           const cudnnfe_softmax_options_t *options, int64_t *y,
+                                           int64_t *stats);
+
 /* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */
 /* ------------------------------------------------------------------------ */

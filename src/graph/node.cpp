@@ -19,6 +19,21 @@ const std::vector<KindInfo> &kinds() {
       {OpKind::kPointwise, "pointwise", {"in0", "in1", "in2"}, {"out"}},
       {OpKind::kReduction, "reduction", {"x"}, {"y"}},
       {OpKind::kSdpa, "sdpa", {"q", "k", "v", "bias"}, {"O", "stats"}},
+      {OpKind::kSdpaBackward,
+       "sdpa_backward",
+       {"q", "k", "v", "o", "dO", "stats", "bias"},
+       {"dQ", "dK", "dV"}},
+      {OpKind::kLayerNorm, "layernorm", {"x", "scale", "bias"}, {"y", "mean", "inv_variance"}},
+      {OpKind::kRmsNorm, "rmsnorm", {"x", "scale", "bias"}, {"y", "inv_rms"}},
+      {OpKind::kLayerNormBackward,
+       "layernorm_backward",
+       {"dy", "x", "scale", "mean", "inv_variance"},
+       {"dx", "dscale", "dbias"}},
+      {OpKind::kRmsNormBackward,
+       "rmsnorm_backward",
+       {"dy", "x", "scale", "inv_rms"},
+       {"dx", "dscale", "dbias"}},
+      {OpKind::kSoftmax, "softmax", {"x"}, {"y", "stats"}},
   };
   return table;
 }

@@ -20,6 +20,12 @@ enum class OpKind {
   kPointwise,
   kReduction,
   kSdpa,
+  kSdpaBackward,
+  kLayerNorm,
+  kRmsNorm,
+  kLayerNormBackward,
+  kRmsNormBackward,
+  kSoftmax,
 };
 
 struct ConvAttrs {
@@ -57,7 +63,28 @@ struct SdpaAttrs {
   bool causal_mask_bottom_right = false;
 };
 
-using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs>;
+struct SdpaBackwardAttrs {
+  double attn_scale = 0.0;  // 0: 1/sqrt(d)
+  bool causal_mask = false;
+  bool causal_mask_bottom_right = false;
+  bool deterministic = false;
+};
+
+// Shared by layernorm, rmsnorm and their backward ops.
+struct NormAttrs {
+  cudnnfe_norm_phase_t phase = CUDNNFE_NORM_PHASE_TRAINING;
+  double epsilon = 1e-5;
+  bool zero_centered_gamma = false;
+  // rmsnorm_backward: whether the forward had a bias (dbias is produced).
+  bool has_dbias = false;
+};
+
+struct SoftmaxAttrs {
+  bool generate_stats = false;
+};
+
+using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
+                             SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs>;
 
 struct Node {
   OpKind kind;

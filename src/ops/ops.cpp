@@ -16,6 +16,12 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kPointwise: return infer_pointwise(graph, node);
     case OpKind::kReduction: return infer_reduction(graph, node);
     case OpKind::kSdpa: return infer_sdpa(graph, node);
+    case OpKind::kSdpaBackward: return infer_sdpa_backward(graph, node);
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNormBackward:
+    case OpKind::kRmsNormBackward: return infer_norm(graph, node);
+    case OpKind::kSoftmax: return infer_softmax(graph, node);
   }
 }
 
@@ -37,16 +43,25 @@ void check_types(Graph &graph, Node &node) {
                  "\" has data type ", dtype_name(t.dtype), ", which ", op_kind_name(node.kind),
                  " does not accept");
   }
-  if (node.kind == OpKind::kSdpa) check_types_sdpa(graph, node);
+  if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
+    check_types_sdpa(graph, node);
 }
 
 bool output_used(const Node &node, size_t port) {
-  if (node.kind == OpKind::kSdpa && port == 1) return node.as<SdpaAttrs>().generate_stats;
-  return true;
+  switch (node.kind) {
+    case OpKind::kSdpa: return port != 1 || node.as<SdpaAttrs>().generate_stats;
+    case OpKind::kSoftmax: return port != 1 || node.as<SoftmaxAttrs>().generate_stats;
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:  // statistics only in training
+      return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
+    case OpKind::kRmsNormBackward: return port != 2 || node.as<NormAttrs>().has_dbias;
+    default: return true;
+  }
 }
 
 double effective_attn_scale(const Graph &graph, const Node &node) {
-  double scale = node.as<SdpaAttrs>().attn_scale;
+  double scale = node.kind == OpKind::kSdpa ? node.as<SdpaAttrs>().attn_scale
+                                            : node.as<SdpaBackwardAttrs>().attn_scale;
   if (scale != 0.0) return scale;
   const Tensor &q = graph.tensor(node.inputs[0]);
   return 1.0 / std::sqrt(static_cast<double>(q.dims.back()));

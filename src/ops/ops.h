@@ -18,7 +18,8 @@ void check_types(Graph &graph, Node &node);
 // Whether output `port` of a node exists (SDPA's stats only when asked).
 bool output_used(const Node &node, size_t port);
 
-// The softmax scale SDPA applies (attn_scale, or 1/sqrt(d) when 0).
+// The softmax scale SDPA (forward or backward) applies: attn_scale, or
+// 1/sqrt(d) when 0.
 double effective_attn_scale(const Graph &graph, const Node &node);
 
 // Per-kind entry points (one file each).
@@ -27,6 +28,9 @@ void infer_matmul(Graph &graph, Node &node);
 void infer_pointwise(Graph &graph, Node &node);
 void infer_reduction(Graph &graph, Node &node);
 void infer_sdpa(Graph &graph, Node &node);
+void infer_sdpa_backward(Graph &graph, Node &node);
+void infer_norm(Graph &graph, Node &node);
+void infer_softmax(Graph &graph, Node &node);
 void check_types_sdpa(Graph &graph, Node &node);
 
 // ---- helpers shared by the per-kind files ----

@@ -70,6 +70,29 @@ Value node_attributes(const Node &node) {
       a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
       break;
     }
+    case OpKind::kSdpaBackward: {
+      const SdpaBackwardAttrs &s = node.as<SdpaBackwardAttrs>();
+      a.set("attn_scale", Value::number(s.attn_scale));
+      a.set("causal_mask", Value::boolean(s.causal_mask));
+      a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
+      a.set("deterministic", Value::boolean(s.deterministic));
+      break;
+    }
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNormBackward:
+    case OpKind::kRmsNormBackward: {
+      const NormAttrs &n = node.as<NormAttrs>();
+      a.set("phase",
+            Value::string(n.phase == CUDNNFE_NORM_PHASE_INFERENCE ? "INFERENCE" : "TRAINING"));
+      a.set("epsilon", Value::number(n.epsilon));
+      a.set("zero_centered_gamma", Value::boolean(n.zero_centered_gamma));
+      a.set("has_dbias", Value::boolean(n.has_dbias));
+      break;
+    }
+    case OpKind::kSoftmax:
+      a.set("generate_stats", Value::boolean(node.as<SoftmaxAttrs>().generate_stats));
+      break;
   }
   return a;
 }
@@ -225,6 +248,39 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
       s.causal_mask_bottom_right =
           a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
+      return s;
+    }
+    case OpKind::kSdpaBackward: {
+      SdpaBackwardAttrs s;
+      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
+      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
+      s.causal_mask_bottom_right =
+          a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
+      s.deterministic = a.at("deterministic", where).as_bool(where + ".deterministic");
+      return s;
+    }
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNormBackward:
+    case OpKind::kRmsNormBackward: {
+      NormAttrs n;
+      const std::string &phase = a.at("phase", where).as_string(where + ".phase");
+      if (phase == "TRAINING")
+        n.phase = CUDNNFE_NORM_PHASE_TRAINING;
+      else if (phase == "INFERENCE")
+        n.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+      else
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".phase: unknown \"", phase,
+             "\"");
+      n.epsilon = a.at("epsilon", where).as_double(where + ".epsilon");
+      n.zero_centered_gamma =
+          a.at("zero_centered_gamma", where).as_bool(where + ".zero_centered_gamma");
+      n.has_dbias = a.at("has_dbias", where).as_bool(where + ".has_dbias");
+      return n;
+    }
+    case OpKind::kSoftmax: {
+      SoftmaxAttrs s;
+      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
       return s;
     }
   }

@@ -1,0 +1,151 @@
+// The transformer ops of the C API: attention backward, layer/RMS norm
+// forward and backward, softmax.
+#include "api/guard.h"
+
+using namespace cudnnfe;
+
+void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_sdpa_backward_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+void cudnnfe_norm_options_init(cudnnfe_norm_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_norm_options_t{};
+  o->struct_size = sizeof(*o);
+  o->phase = CUDNNFE_NORM_PHASE_TRAINING;
+  o->epsilon = NormAttrs{}.epsilon;
+}
+
+void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_softmax_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+namespace {
+
+NormAttrs norm_attrs(const cudnnfe_norm_options_t &o) {
+  NormAttrs a;
+  a.phase = o.phase;
+  a.epsilon = o.epsilon;
+  a.zero_centered_gamma = o.zero_centered_gamma != 0;
+  return a;
+}
+
+// Writes an optional output UID: the node's output, or 0 when it has none.
+void write_optional(int64_t *out, int64_t uid) {
+  if (out) *out = uid;
+}
+
+void require_training_outputs(const NormAttrs &attrs, std::initializer_list<int64_t *> outs) {
+  if (attrs.phase != CUDNNFE_NORM_PHASE_TRAINING) return;
+  for (int64_t *out : outs) require_out(out, "statistics output (phase is TRAINING)");
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *g, int64_t q, int64_t k,
+                                                 int64_t v, int64_t o, int64_t d_o, int64_t stats,
+                                                 const cudnnfe_sdpa_backward_options_t *options,
+                                                 int64_t *dq, int64_t *dk, int64_t *dv) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(dq, "dq");
+    require_out(dk, "dk");
+    require_out(dv, "dv");
+    auto opts = read_options(options, cudnnfe_sdpa_backward_options_init, "sdpa_backward options");
+    SdpaBackwardAttrs a;
+    a.attn_scale = opts.attn_scale;
+    a.causal_mask = opts.causal_mask != 0;
+    a.causal_mask_bottom_right = opts.causal_mask_bottom_right != 0;
+    a.deterministic = opts.deterministic != 0;
+    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
+                                      {q, k, v, o, d_o, stats, opts.bias}, a, opts.compute_dtype);
+    *dq = node.outputs[0];
+    *dk = node.outputs[1];
+    *dv = node.outputs[2];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *g, int64_t x, int64_t scale,
+                                             int64_t bias, const cudnnfe_norm_options_t *options,
+                                             int64_t *y, int64_t *mean, int64_t *inv_variance) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    NormAttrs a = norm_attrs(opts);
+    require_training_outputs(a, {mean, inv_variance});
+    const Node &node = graph.add_node(OpKind::kLayerNorm, string_or_empty(opts.name),
+                                      {x, scale, bias}, a, opts.compute_dtype);
+    *y = node.outputs[0];
+    write_optional(mean, node.outputs[1]);
+    write_optional(inv_variance, node.outputs[2]);
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_rmsnorm(cudnnfe_graph_t *g, int64_t x, int64_t scale,
+                                           int64_t bias, const cudnnfe_norm_options_t *options,
+                                           int64_t *y, int64_t *inv_rms) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    NormAttrs a = norm_attrs(opts);
+    require_training_outputs(a, {inv_rms});
+    const Node &node = graph.add_node(OpKind::kRmsNorm, string_or_empty(opts.name),
+                                      {x, scale, bias}, a, opts.compute_dtype);
+    *y = node.outputs[0];
+    write_optional(inv_rms, node.outputs[1]);
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_layernorm_backward(
+    cudnnfe_graph_t *g, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance,
+    const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(dx, "dx");
+    require_out(dscale, "dscale");
+    require_out(dbias, "dbias");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    const Node &node =
+        graph.add_node(OpKind::kLayerNormBackward, string_or_empty(opts.name),
+                       {dy, x, scale, mean, inv_variance}, norm_attrs(opts), opts.compute_dtype);
+    *dx = node.outputs[0];
+    *dscale = node.outputs[1];
+    *dbias = node.outputs[2];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *g, int64_t dy, int64_t x,
+                                                    int64_t scale, int64_t inv_rms,
+                                                    const cudnnfe_norm_options_t *options,
+                                                    int64_t *dx, int64_t *dscale, int64_t *dbias) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(dx, "dx");
+    require_out(dscale, "dscale");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    NormAttrs a = norm_attrs(opts);
+    a.has_dbias = dbias != nullptr;
+    const Node &node = graph.add_node(OpKind::kRmsNormBackward, string_or_empty(opts.name),
+                                      {dy, x, scale, inv_rms}, a, opts.compute_dtype);
+    *dx = node.outputs[0];
+    *dscale = node.outputs[1];
+    write_optional(dbias, node.outputs[2]);
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *g, int64_t x,
+                                           const cudnnfe_softmax_options_t *options, int64_t *y,
+                                           int64_t *stats) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts = read_options(options, cudnnfe_softmax_options_init, "softmax options");
+    if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
+    SoftmaxAttrs a;
+    a.generate_stats = opts.generate_stats != 0;
+    const Node &node =
+        graph.add_node(OpKind::kSoftmax, string_or_empty(opts.name), {x}, a, opts.compute_dtype);
+    *y = node.outputs[0];
+    write_optional(stats, node.outputs[1]);
+  });
+}

@@ -1,0 +1,24 @@
+// Softmax over the last dimension: shape rules.
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+
+void infer_softmax(Graph &graph, Node &node) {
+  const Tensor &x = required_input(graph, node, 0);
+  Tensor &y = set_output_shape(graph, node, 0, x.dims, x.strides);
+  if (y.dims != x.dims)
+    fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
+               " but softmax keeps x \"", x.name, "\"'s shape ", dims_string(x.dims));
+  if (node.outputs[1]) {
+    std::vector<int64_t> dims = x.dims;
+    dims.back() = 1;
+    Tensor &stats = set_output_shape(graph, node, 1, dims, packed_strides(dims));
+    if (stats.dims != dims)
+      fail_graph(Graph::label(node), ": stats \"", stats.name, "\" was set to ",
+                 dims_string(stats.dims), "; stats are ", dims_string(dims));
+    if (stats.dtype == CUDNNFE_DTYPE_NOT_SET) stats.dtype = CUDNNFE_DTYPE_FLOAT;
+  }
+}
+
+}  // namespace cudnnfe
