@@ -337,3 +337,26 @@ TEST(sdpa_backward_shapes) {
   cudnnfe_tensor_set_output(gg.g, dv, 1);
   CHECK_OK(cudnnfe_graph_validate(gg.g));
 }
+
+TEST(scalar_takes_operand_rank) {
+  GraphGuard gg;
+  CHECK_OK(cudnnfe_graph_set_name(gg.g, "scaled"));
+  const char *name = nullptr;
+  CHECK_OK(cudnnfe_graph_get_name(gg.g, &name));
+  CHECK(std::string(name) == "scaled");
+  const int64_t d[] = {2, 3, 4}, d2[] = {5, 6};
+  int64_t x, x2, s, y, y2;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 3, d, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_scalar(gg.g, "half", CUDNNFE_DTYPE_FLOAT, 0.5, &s));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, x, s, 0, nullptr, &y));
+  CHECK((shape_of(gg.g, s, nullptr) == std::vector<int64_t>{1, 1, 1}));
+  CHECK((shape_of(gg.g, y, nullptr) == std::vector<int64_t>{2, 3, 4}));
+  cudnnfe_tensor_set_output(gg.g, y, 1);
+  CHECK_OK(cudnnfe_graph_validate(gg.g));
+  // The same scalar in an op of another rank is refused at validation.
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x2", CUDNNFE_DTYPE_FLOAT, 2, d2, nullptr, &x2));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, x2, s, 0, nullptr, &y2));
+  cudnnfe_tensor_set_output(gg.g, y2, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(gg.g), CUDNNFE_STATUS_INVALID_GRAPH, "scalar \"half\"",
+              "different ranks");
+}

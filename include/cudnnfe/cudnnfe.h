@@ -251,6 +251,8 @@ const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *graph);
 
 /* Names the graph (used in messages). The string is copied. */
 cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name);
+/* Points *name at the graph's name, valid until it is renamed or destroyed. */
+cudnnfe_status_t cudnnfe_graph_get_name(const cudnnfe_graph_t *graph, const char **name);
 
 /* Graph-wide default data types, applied at validation to tensors and ops
  * whose type is CUDNNFE_DTYPE_NOT_SET: `io` to graph inputs and outputs,
@@ -288,9 +290,10 @@ cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *na
                                           cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
                                           const int64_t *strides, int64_t *uid);
 
-/* Adds a pass-by-value scalar (shape [1], or the rank given by
- * `ndims`, all ones) holding `value`, fed to the backend automatically at
- * execute: it needs no binding. */
+/* Adds a pass-by-value scalar holding `value`, fed to the backend
+ * automatically at execute: it needs no binding. Its shape is [1]; as a
+ * pointwise operand it takes the other operands' rank (all ones), so one
+ * scalar serves ops of one rank. */
 cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
 

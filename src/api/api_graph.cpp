@@ -50,6 +50,13 @@ cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *g, const char *name) {
   });
 }
 
+cudnnfe_status_t cudnnfe_graph_get_name(const cudnnfe_graph_t *g, const char **name) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(name, "name");
+    *name = graph.name.c_str();
+  });
+}
+
 cudnnfe_status_t cudnnfe_graph_set_io_dtype(cudnnfe_graph_t *g, cudnnfe_dtype_t dtype) {
   return guard_graph(g, [&](Graph &graph) {
     check_dtype(dtype, "io data type");

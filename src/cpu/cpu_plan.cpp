@@ -1,10 +1,188 @@
-// TEMPORARY stub until the CPU reference lands.
+// The CPU reference plan: a copy of the graph's nodes and tensor layouts
+// taken at build (so the plan never looks at the graph again), run node by
+// node at execute. Virtual tensors and scalars live in an arena allocated
+// per execute call, which keeps the plan free of mutable state so that any
+// number of threads may execute it at once.
 #include "cpu/cpu_plan.h"
 
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/dtype.h"
 #include "core/error.h"
+#include "cpu/reference_ops.h"
+#include "cpu/strided_tensor.h"
+#include "ops/ops.h"
 
 namespace cudnnfe {
-std::unique_ptr<Plan> build_cpu_plan(const Graph &) {
-  fail(CUDNNFE_STATUS_NOT_SUPPORTED, "cpu reference not built yet");
+namespace {
+
+// Where a tensor's elements live at execute.
+struct Slot {
+  cpu::StridedTensor layout;  // data is filled in per execute
+  int bound_index = -1;       // >= 0: the caller's data[bound_index]
+  size_t arena_offset = 0;    // otherwise: this offset in the arena
+  bool is_scalar = false;
+  double scalar_value = 0.0;
+};
+
+// One node with its tensors resolved to slots (-1: port unused).
+struct Step {
+  Node node;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  double attn_scale = 0.0;  // SDPA only
+};
+
+constexpr size_t kArenaAlignment = 16;
+
+class CpuPlan final : public Plan {
+ public:
+  explicit CpuPlan(const Graph &graph) {
+    std::unordered_map<int64_t, int> slot_by_uid;
+    for (const Node &node : graph.nodes()) {
+      Step step;
+      step.node = node;
+      for (int64_t uid : node.inputs) step.inputs.push_back(slot_of(graph, node, uid, slot_by_uid));
+      for (int64_t uid : node.outputs)
+        step.outputs.push_back(slot_of(graph, node, uid, slot_by_uid));
+      if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
+        step.attn_scale = effective_attn_scale(graph, node);
+      check_supported(step);
+      steps_.push_back(std::move(step));
+    }
+  }
+
+  cudnnfe_target_t target() const override { return CUDNNFE_TARGET_CPU_REFERENCE; }
+  int64_t workspace_size() const override { return 0; }
+  const std::string &name() const override { return name_; }
+
+  void execute(Handle &, void *const *data, void *, void *) const override {
+    // Zeroed (deterministic padding bytes); one spare byte so that a graph
+    // with no virtual tensors still gets a valid pointer.
+    std::unique_ptr<unsigned char[]> arena(new unsigned char[arena_bytes_ + 1]());
+    std::vector<cpu::StridedTensor> views(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot &slot = slots_[i];
+      views[i] = slot.layout;
+      views[i].data =
+          slot.bound_index >= 0 ? data[slot.bound_index] : arena.get() + slot.arena_offset;
+      if (slot.is_scalar) views[i].store(0, slot.scalar_value);
+    }
+    for (const Step &step : steps_) run(step, views);
+  }
+
+ private:
+  int slot_of(const Graph &graph, const Node &node, int64_t uid,
+              std::unordered_map<int64_t, int> &slot_by_uid) {
+    if (uid == 0) return -1;
+    auto it = slot_by_uid.find(uid);
+    if (it != slot_by_uid.end()) return it->second;
+    const Tensor &t = graph.tensor(uid);
+    if (dtype_size(t.dtype) == 0)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": tensor \"", t.name,
+           "\" has data type ", dtype_name(t.dtype), ", which the CPU reference cannot store");
+    if (t.dims.empty() || t.dims.size() > CUDNNFE_MAX_DIMS || t.strides.size() != t.dims.size())
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": tensor \"", t.name, "\" has ",
+           t.dims.size(), " dims and ", t.strides.size(), " strides");
+    Slot slot;
+    slot.layout.dtype = t.dtype;
+    slot.layout.element_size = dtype_size(t.dtype);
+    slot.layout.rank = static_cast<int>(t.dims.size());
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      slot.layout.dims[i] = t.dims[i];
+      slot.layout.strides[i] = t.strides[i];
+    }
+    slot.is_scalar = t.is_scalar;
+    slot.scalar_value = t.scalar_value;
+    if (t.is_bound()) {
+      slot.bound_index = graph.bound_index(uid);
+      if (slot.bound_index < 0)
+        fail(CUDNNFE_STATUS_INTERNAL, Graph::label(node), ": tensor \"", t.name,
+             "\" is bound but not in the graph's bound UIDs");
+    } else {
+      slot.arena_offset = arena_bytes_;
+      const size_t bytes = static_cast<size_t>(t.element_span()) * slot.layout.element_size;
+      arena_bytes_ += (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    }
+    slots_.push_back(slot);
+    const int index = static_cast<int>(slots_.size()) - 1;
+    slot_by_uid[uid] = index;
+    return index;
+  }
+
+  // Rejects at build what run() would only reject at execute.
+  static void check_supported(const Step &step) {
+    const Node &node = step.node;
+    if ((node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward) &&
+        node.compute_dtype == CUDNNFE_DTYPE_INT32)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+           ": attention needs a floating compute type on the CPU reference, not INT32");
+    if (node.kind == OpKind::kPointwise &&
+        !cpu::pointwise_supported(node.as<PointwiseAttrs>().mode))
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": pointwise mode ",
+           pointwise_mode_name(node.as<PointwiseAttrs>().mode), " (",
+           node.as<PointwiseAttrs>().mode, ") is not supported by the CPU reference");
+    if (node.kind == OpKind::kReduction &&
+        !cpu::reduction_supported(node.as<ReductionAttrs>().mode))
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": reduction mode ",
+           node.as<ReductionAttrs>().mode, " is not supported by the CPU reference");
+  }
+
+  static void run(const Step &step, const std::vector<cpu::StridedTensor> &views) {
+    const Node &node = step.node;
+    auto in = [&](size_t port) -> const cpu::StridedTensor * {
+      return port < step.inputs.size() && step.inputs[port] >= 0 ? &views[step.inputs[port]]
+                                                                 : nullptr;
+    };
+    auto out = [&](size_t port) -> const cpu::StridedTensor * {
+      return port < step.outputs.size() && step.outputs[port] >= 0 ? &views[step.outputs[port]]
+                                                                   : nullptr;
+    };
+    switch (node.kind) {
+      case OpKind::kConvFprop:
+      case OpKind::kConvDgrad:
+      case OpKind::kConvWgrad: return cpu::run_conv(node, *in(0), *in(1), *out(0));
+      case OpKind::kMatmul: return cpu::run_matmul(node, *in(0), *in(1), *out(0));
+      case OpKind::kPointwise: {
+        const cpu::StridedTensor *inputs[3] = {in(0), in(1), in(2)};
+        return cpu::run_pointwise(node, inputs, *out(0));
+      }
+      case OpKind::kReduction: return cpu::run_reduction(node, *in(0), *out(0));
+      case OpKind::kSdpa:
+        return cpu::run_sdpa(node, step.attn_scale, *in(0), *in(1), *in(2), in(3), *out(0), out(1));
+      case OpKind::kSdpaBackward: {
+        const cpu::SdpaBackwardTensors t = {in(0), in(1), in(2),  in(3),  in(4),
+                                            in(5), in(6), out(0), out(1), out(2)};
+        return cpu::run_sdpa_backward(node, step.attn_scale, t);
+      }
+      case OpKind::kSoftmax: return cpu::run_softmax(node, *in(0), *out(0), out(1));
+      case OpKind::kLayerNorm:
+      case OpKind::kRmsNorm:
+        return cpu::run_norm_forward(node, *in(0), *in(1), in(2), *out(0), out(1), out(2));
+      case OpKind::kLayerNormBackward:
+        return cpu::run_norm_backward(node, *in(0), *in(1), *in(2), in(3), *in(4), *out(0), out(1),
+                                      out(2));
+      case OpKind::kRmsNormBackward:
+        return cpu::run_norm_backward(node, *in(0), *in(1), *in(2), nullptr, *in(3), *out(0),
+                                      out(1), out(2));
+    }
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": this operation is not supported by the CPU reference");
+  }
+
+  std::vector<Slot> slots_;
+  std::vector<Step> steps_;
+  size_t arena_bytes_ = 0;
+  std::string name_ = "cpu_reference";
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> build_cpu_plan(const Graph &graph) {
+  return std::make_unique<CpuPlan>(graph);
 }
+
 }  // namespace cudnnfe

@@ -232,6 +232,19 @@ void Graph::validate() {
         fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
     }
   }
+  // A scalar takes its consumers' rank, so all of them must share one.
+  for (const Tensor &t : tensors_) {
+    if (!t.is_scalar) continue;
+    for (const Node &n : nodes_) {
+      for (int64_t in : n.inputs) {
+        if (in != t.uid || n.kind != OpKind::kPointwise) continue;
+        const Tensor &out = tensor(n.outputs[0]);
+        if (out.dims.size() != t.dims.size())
+          fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n),
+                     " has ", out.dims.size(), " dims); add one scalar per rank");
+      }
+    }
+  }
   if (outputs == 0)
     fail_graph("graph \"", name, "\" has no outputs: mark at least one op output with set_output");
   bound_uids_.clear();

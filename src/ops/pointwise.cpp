@@ -18,6 +18,20 @@ void infer_pointwise(Graph &graph, Node &node) {
       fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ", arity,
                  " input(s) but ", Graph::input_port(node, port), " was given");
   }
+  // Scalars take the rank of the other operands (all ones); see
+  // cudnnfe_graph_add_scalar.
+  size_t rank = 0;
+  for (int port = 0; port < arity; ++port) {
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    if (!t.is_scalar) rank = std::max(rank, t.dims.size());
+  }
+  for (int port = 0; port < arity && rank > 0; ++port) {
+    Tensor &t = graph.tensor(node.inputs[port]);
+    if (t.is_scalar && t.dims.size() != rank) {
+      t.dims.assign(rank, 1);
+      t.strides.assign(rank, 1);
+    }
+  }
   const Tensor &first = graph.tensor(node.inputs[0]);
   std::vector<int64_t> dims = first.dims;
   for (int port = 1; port < arity; ++port) {

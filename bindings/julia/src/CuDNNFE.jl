@@ -1,0 +1,61 @@
+"""
+    CuDNNFE
+
+Julia bindings for cudnnfe, a cuDNN Graph API frontend behind a stable C ABI.
+
+Two layers:
+
+  * `CuDNNFE.LibCuDNNFE`: generated from `include/cudnnfe/cudnnfe.h` by
+    `bindings/julia/gen/generate.py`; one `ccall` wrapper per C function,
+    the C constants and structs. Returns status codes.
+  * this module: `Graph`, `Handle`, `Tensor`, one function per operation
+    with keyword arguments, `CuDNNFEError` exceptions carrying the status
+    kind and the library's full message, finalizers plus `close`.
+
+# Dimension order: Julia order everywhere
+
+Every size, stride, axis and padding this module takes or returns is in
+**Julia order** (column-major, first index fastest). cudnnfe itself speaks
+row-major C order; the conversion is an exact reversal, never a copy or a
+transpose of data:
+
+    Julia size (W, H, C, N), strides (1, W, W*H, W*H*C)
+        == C dims [N, C, H, W], strides [W*H*C, W*H, W, 1]
+
+So a plain `Array{Float32,4}` of size `(W, H, C, N)` *is* an NCHW tensor, a
+convolution weight `(kW, kH, C, K)` is KCRS, attention's `q` is `(d, s_q,
+h, b)`, and `matmul!(g, a, b)` computes `a * b` for Julia matrices. Arrays
+bound at `execute!` must have exactly the tensor's size and strides (checked),
+so nothing is ever silently transposed. `cdims(t)` / `cstrides(t)` give the
+C-order values when you need them.
+"""
+module CuDNNFE
+
+import Libdl
+
+include("LibCuDNNFE.jl")
+import .LibCuDNNFE
+const Lib = LibCuDNNFE
+
+include("errors.jl")
+include("dtypes.jl")
+include("library.jl")
+include("handle.jl")
+include("graph.jl")
+include("tensor.jl")
+include("ops.jl")
+include("execute.jl")
+
+export CuDNNFEError, status_kind
+export Handle, Graph, Tensor
+export add_tensor!, add_scalar!, set_output!, set_dtype!, set_dims!, set_strides!, set_name!,
+       set_uid!, set_io_dtype!, set_intermediate_dtype!, set_compute_dtype!
+export graph_name, tensors, find_tensor, tensor_count, node_count, tensor_name, cdims, cstrides, dtype,
+       isbound, uid, allocate
+export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, sdpa!,
+       sdpa_backward!, layernorm!, rmsnorm!, layernorm_backward!, rmsnorm_backward!, softmax!
+export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
+export execute!, execute_ordered!
+export serialize_graph, deserialize_graph
+
+end # module CuDNNFE

@@ -1,0 +1,350 @@
+# Graphs: lifetime, graph-wide settings, validation, build and queries.
+
+"""
+    Graph(; name = nothing, io_dtype = nothing, intermediate_dtype = nothing,
+            compute_dtype = nothing)
+    Graph(f; kwargs...)
+
+A graph of tensors and operations; after `build!`, a runnable plan. Data
+types are Julia types (`Float32`) or Symbols (`:bfloat16`); `nothing` leaves
+the library's default. `io_dtype` applies to graph inputs and outputs whose
+type is not set, `intermediate_dtype` to virtual tensors, `compute_dtype` to
+the operations' math.
+
+Freed by `close(g)` or its finalizer; the do-block form closes it when `f`
+returns. One task at a time may construct a graph; a built graph may be
+executed from many tasks at once, each with its own `Handle`.
+"""
+mutable struct Graph
+    ptr::Ptr{Lib.cudnnfe_graph_t}
+
+    function Graph(::Val{:empty})
+        _ensure_library()
+        out = Ref{Ptr{Lib.cudnnfe_graph_t}}(C_NULL)
+        check(Lib.cudnnfe_graph_create(out))
+        return finalizer(_destroy!, new(out[]))
+    end
+end
+
+function Graph(; name = nothing, io_dtype = nothing, intermediate_dtype = nothing,
+               compute_dtype = nothing)
+    g = Graph(Val(:empty))
+    try
+        name === nothing || set_name!(g, name)
+        io_dtype === nothing || set_io_dtype!(g, io_dtype)
+        intermediate_dtype === nothing || set_intermediate_dtype!(g, intermediate_dtype)
+        compute_dtype === nothing || set_compute_dtype!(g, compute_dtype)
+    catch
+        close(g)
+        rethrow()
+    end
+    return g
+end
+
+function Graph(f::Function; kwargs...)
+    g = Graph(; kwargs...)
+    try
+        return f(g)
+    finally
+        close(g)
+    end
+end
+
+function _destroy!(g::Graph)
+    p = g.ptr
+    g.ptr = C_NULL
+    return p == C_NULL ? OK : Lib.cudnnfe_graph_destroy(p)
+end
+
+"""
+    close(g::Graph)
+
+Frees the graph now (idempotent). Its `Tensor`s become unusable.
+"""
+function Base.close(g::Graph)
+    check(_destroy!(g))
+    return nothing
+end
+
+Base.isopen(g::Graph) = g.ptr != C_NULL
+
+function Base.unsafe_convert(::Type{Ptr{Lib.cudnnfe_graph_t}}, g::Graph)
+    g.ptr == C_NULL && throw(ArgumentError("this CuDNNFE.Graph is closed"))
+    return g.ptr
+end
+
+# Messages of graph calls are stored on the graph.
+@inline function check(g::Graph, status::Integer)
+    status == OK && return nothing
+    _throw_graph_error(g, status)
+end
+
+@noinline function _throw_graph_error(g::Graph, status)
+    msg = g.ptr == C_NULL ? _string(Lib.cudnnfe_last_error()) :
+          _string(Lib.cudnnfe_graph_last_error(g))
+    throw(CuDNNFEError(status, msg))
+end
+
+# ---- graph-wide settings ---------------------------------------------------
+
+"""
+    set_name!(g::Graph, name) -> g
+
+Names the graph (used in messages).
+"""
+function set_name!(g::Graph, name::Union{AbstractString,Symbol})
+    check(g, Lib.cudnnfe_graph_set_name(g, _cstring(name)))
+    return g
+end
+
+"""
+    graph_name(g::Graph) -> String
+
+The graph's name (as set, or as loaded by `deserialize_graph`).
+"""
+function graph_name(g::Graph)
+    p = Ref{Cstring}(C_NULL)
+    check(g, Lib.cudnnfe_graph_get_name(g, p))
+    return _string(p[])
+end
+
+"""
+    set_io_dtype!(g, dtype) -> g
+
+Default data type of graph inputs and outputs whose type is not set.
+"""
+function set_io_dtype!(g::Graph, dtype)
+    check(g, Lib.cudnnfe_graph_set_io_dtype(g, dtype_code(dtype)))
+    return g
+end
+
+"""
+    set_intermediate_dtype!(g, dtype) -> g
+
+Default data type of virtual (intermediate) tensors.
+"""
+function set_intermediate_dtype!(g::Graph, dtype)
+    check(g, Lib.cudnnfe_graph_set_intermediate_dtype(g, dtype_code(dtype)))
+    return g
+end
+
+"""
+    set_compute_dtype!(g, dtype) -> g
+
+Default data type of the operations' math.
+"""
+function set_compute_dtype!(g::Graph, dtype)
+    check(g, Lib.cudnnfe_graph_set_compute_dtype(g, dtype_code(dtype)))
+    return g
+end
+
+# ---- enumeration -----------------------------------------------------------
+
+"""
+    tensor_count(g) -> Int
+
+Number of tensors in the graph (inputs, scalars and operation outputs).
+"""
+function tensor_count(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_get_tensor_count(g, n))
+    return Int(n[])
+end
+
+"""
+    node_count(g) -> Int
+
+Number of operations in the graph.
+"""
+function node_count(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_get_node_count(g, n))
+    return Int(n[])
+end
+
+"""
+    tensors(g) -> Vector{Tensor}
+
+Every tensor of the graph, in creation order.
+"""
+function tensors(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_get_tensor_uids(g, C_NULL, 0, n))
+    uids = Vector{Int64}(undef, n[])
+    check(g, Lib.cudnnfe_graph_get_tensor_uids(g, uids, length(uids), n))
+    return [Tensor(g, u) for u in view(uids, 1:Int(n[]))]
+end
+
+"""
+    find_tensor(g, name) -> Tensor
+
+The tensor named `name`; throws `CuDNNFEError(:invalid_argument, ...)` if
+there is none. Operation outputs are named `"<node>::<port>"`.
+"""
+function find_tensor(g::Graph, name::Union{AbstractString,Symbol})
+    u = Ref{Int64}(0)
+    check(g, Lib.cudnnfe_graph_find_tensor(g, _cstring(name), u))
+    return Tensor(g, u[])
+end
+
+# ---- validation and build ----------------------------------------------------
+
+const TARGET_CODES = _prefixed_constants("CUDNNFE_TARGET_")        # :auto, :gpu, :cpu_reference
+const TARGET_SYMBOLS = Dict{Int32,Symbol}(v => k for (k, v) in TARGET_CODES)
+const HEUR_MODE_CODES = _prefixed_constants("CUDNNFE_HEUR_MODE_")  # :a, :b, :fallback
+
+function _code(table::Dict{Symbol,Int32}, what::String, x)
+    x isa Integer && return Int32(x)
+    code = get(table, x, nothing)
+    code === nothing && throw(ArgumentError(
+        "unknown $what $(repr(x)); expected one of $(join(repr.(sort!(collect(keys(table)))), ", "))"))
+    return code
+end
+
+"""
+    validate!(g) -> g
+
+Resolves data types and checks every node's shapes and types; throws
+`CuDNNFEError(:invalid_graph, ...)` naming the node, tensor and rule.
+"""
+function validate!(g::Graph)
+    check(g, Lib.cudnnfe_graph_validate(g))
+    return g
+end
+
+"""
+    build!(g, handle = nothing; target = :auto, heur_modes = nothing) -> g
+
+Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
+GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
+a sequence of up to 4 of `:a`, `:b`, `:fallback` tried in order (default
+`(:a, :fallback)`). `handle` may be `nothing` (the library's own per-device
+handle). Afterwards the graph can no longer be modified.
+"""
+function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :auto,
+                heur_modes = nothing)
+    r = Ref{Lib.cudnnfe_build_options_t}()
+    Lib.cudnnfe_build_options_init(r)
+    o = r[]
+    modes = o.heur_modes
+    nmodes = o.num_heur_modes
+    if heur_modes !== nothing
+        codes = Int32[_code(HEUR_MODE_CODES, "heuristic mode", m) for m in heur_modes]
+        length(codes) in 1:length(modes) ||
+            throw(ArgumentError("heur_modes has $(length(codes)) entries; expected 1 to $(length(modes))"))
+        modes = ntuple(i -> i <= length(codes) ? codes[i] : modes[i], length(modes))
+        nmodes = Int32(length(codes))
+    end
+    o = _with(o; target = _code(TARGET_CODES, "target", target), num_heur_modes = nmodes,
+              heur_modes = modes)
+    hptr = handle === nothing ? Ptr{Lib.cudnnfe_handle_t}(C_NULL) : handle
+    check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
+    return g
+end
+
+"""
+    isbuilt(g) -> Bool
+"""
+function isbuilt(g::Graph)
+    b = Ref{Int32}(0)
+    check(g, Lib.cudnnfe_graph_is_built(g, b))
+    return b[] != 0
+end
+
+"""
+    target(g) -> Symbol
+
+Where the built graph runs: `:gpu` or `:cpu_reference`. Throws
+`CuDNNFEError(:wrong_state, ...)` before `build!`.
+"""
+function target(g::Graph)
+    t = Ref{Lib.cudnnfe_target_t}(0)
+    check(g, Lib.cudnnfe_graph_get_target(g, t))
+    return get(TARGET_SYMBOLS, t[], :unknown)
+end
+
+"""
+    workspace_size(g) -> Int
+
+Bytes of device workspace the built graph needs (0 for the CPU reference).
+"""
+function workspace_size(g::Graph)
+    s = Ref{Int64}(0)
+    check(g, Lib.cudnnfe_graph_get_workspace_size(g, s))
+    return Int(s[])
+end
+
+"""
+    plan_name(g) -> String
+
+Name of the engine configuration the built plan uses (`"cpu_reference"` for
+the CPU target).
+"""
+function plan_name(g::Graph)
+    p = Ref{Cstring}(C_NULL)
+    check(g, Lib.cudnnfe_graph_get_plan_name(g, p))
+    return _string(p[])
+end
+
+"""
+    bound_tensors(g) -> Vector{Tensor}
+
+The tensors that need a buffer at execution, in the order
+`execute_ordered!` takes them. Throws `CuDNNFEError(:wrong_state, ...)`
+before `build!`.
+"""
+function bound_tensors(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_get_bound_uids(g, C_NULL, 0, n))
+    uids = Vector{Int64}(undef, n[])
+    check(g, Lib.cudnnfe_graph_get_bound_uids(g, uids, length(uids), n))
+    return [Tensor(g, u) for u in view(uids, 1:Int(n[]))]
+end
+
+# ---- serialization -----------------------------------------------------------
+
+"""
+    serialize_graph(g) -> String
+
+The graph description as versioned JSON (docs/graph-json.md), which rebuilds
+on any GPU and cuDNN version.
+"""
+function serialize_graph(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_serialize(g, convert(Ptr{Cchar}, C_NULL), 0, n))
+    buf = Vector{UInt8}(undef, n[])
+    GC.@preserve buf begin
+        check(g, Lib.cudnnfe_graph_serialize(g, convert(Ptr{Cchar}, pointer(buf)), length(buf), n))
+    end
+    return String(resize!(buf, Int(n[])))
+end
+
+"""
+    deserialize_graph(data::Union{AbstractString,AbstractVector{UInt8}}) -> Graph
+
+A new graph loaded from `serialize_graph` output. Throws
+`CuDNNFEError(:bad_serialized_data, ...)` saying what is wrong and where.
+"""
+function deserialize_graph(data::Union{AbstractString,AbstractVector{UInt8}})
+    bytes = data isa AbstractString ? Vector{UInt8}(codeunits(String(data))) : Vector{UInt8}(data)
+    g = Graph(Val(:empty))
+    try
+        GC.@preserve bytes begin
+            check(g, Lib.cudnnfe_graph_deserialize(g, convert(Ptr{Cchar}, pointer(bytes)),
+                                                   length(bytes)))
+        end
+    catch
+        close(g)
+        rethrow()
+    end
+    return g
+end
+
+function Base.show(io::IO, g::Graph)
+    if !isopen(g)
+        print(io, "CuDNNFE.Graph(closed)")
+        return
+    end
+    print(io, "CuDNNFE.Graph(", tensor_count(g), " tensors, ", node_count(g), " nodes",
+          isbuilt(g) ? ", built for $(target(g))" : "", ")")
+end

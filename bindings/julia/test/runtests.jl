@@ -1,0 +1,962 @@
+# Tests of CuDNNFE.jl: the whole API on the CPU reference, numerics included,
+# and on the GPU when one is usable (CUDA.jl if it is installed, else the CUDA
+# runtime called directly). The library is found as the package finds it:
+# ENV["CUDNNFE_LIBRARY"], or libcudnnfe on the search path or in build*/.
+using CuDNNFE
+using CuDNNFE: LibCuDNNFE, version, header_version, check_version, cudnn_version, device_count,
+               functional, status_name, dtype_name, dtype_size, last_error, dtype_code,
+               julia_type, library_path
+using LinearAlgebra: dot
+using Random: seed!
+using Test: @test, @testset, @test_throws
+
+include("reference.jl")
+include("gpu_common.jl")  # defines gpu_tests(dev); run at the end when a GPU is usable
+
+seed!(20240601)
+
+const CPU = :cpu_reference
+const RTOL = 1e-4
+const ATOL = 1e-5
+
+approx(a, b; rtol = RTOL, atol = ATOL) = isapprox(Float64.(a), Float64.(b); rtol = rtol, atol = atol)
+
+# Builds `g` for `target`, binds `inputs` (tensor => array pairs) and a fresh
+# array for each of `outputs`, executes, and returns the output arrays.
+function run_graph(g::Graph, inputs, outputs::Vector{Tensor}; target = CPU)
+    build!(g; target = target)
+    @test isbuilt(g)
+    @test CuDNNFE.target(g) === target
+    outs = Any[allocate(t) for t in outputs]
+    Handle() do h
+        bindings = Pair[inputs...]
+        for (t, a) in zip(outputs, outs)
+            push!(bindings, t => a)
+        end
+        execute!(g, h, bindings)
+    end
+    return outs
+end
+
+# One pointwise op on host arrays.
+function pointwise_cpu(mode, xs::AbstractArray...; kwargs...)
+    return Graph() do g
+        ts = [add_tensor!(g, x) for x in xs]
+        y = set_output!(pointwise!(g, mode, ts...; kwargs...))
+        only(run_graph(g, [t => x for (t, x) in zip(ts, xs)], [y]))
+    end
+end
+
+@testset "CuDNNFE.jl" begin
+
+@testset "library" begin
+    @test !isempty(library_path())
+    @test version() >= header_version()
+    @test check_version() === nothing
+    @test header_version() == VersionNumber(LibCuDNNFE.CUDNNFE_VERSION_MAJOR,
+                                            LibCuDNNFE.CUDNNFE_VERSION_MINOR,
+                                            LibCuDNNFE.CUDNNFE_VERSION_PATCH)
+    @test status_name(LibCuDNNFE.CUDNNFE_STATUS_OK) == "CUDNNFE_STATUS_OK"
+    @test status_name(LibCuDNNFE.CUDNNFE_STATUS_INVALID_GRAPH) == "CUDNNFE_STATUS_INVALID_GRAPH"
+    # Every status kind is the C name in lower case.
+    for (kind, code) in CuDNNFE.STATUS_CODES
+        @test status_kind(code) === kind
+        @test status_name(code) == "CUDNNFE_STATUS_" * uppercase(String(kind))
+    end
+    @test status_kind(12345) === :unknown
+    @test dtype_name(:bfloat16) == "BFLOAT16"
+    @test dtype_name(Float32) == "FLOAT"
+    @test dtype_size(Float16) == 2
+    @test dtype_size(:fp8_e4m3) == 1
+    @test dtype_size(Float64) == 8
+    @test dtype_size(nothing) == 0
+    @test dtype_code(Bool) == LibCuDNNFE.CUDNNFE_DTYPE_BOOLEAN
+    @test julia_type(:int32) === Int32
+    @test julia_type(:bfloat16) === nothing
+    @test_throws ArgumentError dtype_code(:no_such_type)
+    @test_throws ArgumentError dtype_code(ComplexF32)
+    n = device_count()
+    @test n >= 0
+    try
+        v = cudnn_version()
+        @test v >= 90000
+    catch e
+        @test e isa CuDNNFEError
+        @test e.kind === :cudnn_unavailable
+        @test !isempty(e.message)
+    end
+    @test last_error() isa String
+end
+
+@testset "generated layer" begin
+    # Options structs: the C init function writes sizeof(struct) as C sees it
+    # into struct_size; Julia's sizeof of the generated struct must agree.
+    inits = [n for n in names(LibCuDNNFE) if endswith(String(n), "_options_init")]
+    @test length(inits) >= 9
+    for n in inits
+        T = getfield(LibCuDNNFE, Symbol(replace(String(n), "_init" => "_t")))
+        @test isbitstype(T)
+        r = Ref{T}()
+        getfield(LibCuDNNFE, n)(r)
+        @test Int(r[].struct_size) == sizeof(T)
+    end
+    o = CuDNNFE._default_options(LibCuDNNFE.cudnnfe_conv_options_t,
+                                 LibCuDNNFE.cudnnfe_conv_options_init)
+    @test o.stride == (1, 1, 1)
+    @test o.dilation == (1, 1, 1)
+    @test o.pre_padding == (0, 0, 0)
+    @test o.mode == LibCuDNNFE.CUDNNFE_CONV_MODE_CROSS_CORRELATION
+    b = CuDNNFE._default_options(LibCuDNNFE.cudnnfe_build_options_t,
+                                 LibCuDNNFE.cudnnfe_build_options_init)
+    @test b.target == LibCuDNNFE.CUDNNFE_TARGET_AUTO
+    @test b.num_heur_modes == 2
+    @test b.heur_modes[1:2] == (LibCuDNNFE.CUDNNFE_HEUR_MODE_A, LibCuDNNFE.CUDNNFE_HEUR_MODE_FALLBACK)
+    @test sizeof(LibCuDNNFE.cudnnfe_binding_t) == 16
+    @test fieldoffset(LibCuDNNFE.cudnnfe_binding_t, 2) == 8
+
+    # The raw layer returns status codes and never throws.
+    out = Ref{Ptr{LibCuDNNFE.cudnnfe_graph_t}}(C_NULL)
+    @test LibCuDNNFE.cudnnfe_graph_create(out) == LibCuDNNFE.CUDNNFE_STATUS_OK
+    @test out[] != C_NULL
+    @test LibCuDNNFE.cudnnfe_graph_validate(out[]) == LibCuDNNFE.CUDNNFE_STATUS_INVALID_GRAPH
+    @test occursin("no operations", unsafe_string(LibCuDNNFE.cudnnfe_graph_last_error(out[])))
+    @test LibCuDNNFE.cudnnfe_graph_destroy(out[]) == LibCuDNNFE.CUDNNFE_STATUS_OK
+    @test LibCuDNNFE.cudnnfe_graph_destroy(C_NULL) == LibCuDNNFE.CUDNNFE_STATUS_OK
+    @test LibCuDNNFE.cudnnfe_graph_create(C_NULL) == LibCuDNNFE.CUDNNFE_STATUS_INVALID_ARGUMENT
+    @test !isempty(unsafe_string(LibCuDNNFE.cudnnfe_last_error()))
+end
+
+@testset "errors carry the kind and the full message" begin
+    Graph(name = "errs") do g
+        e = try
+            validate!(g)
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError
+        @test e.kind === :invalid_graph
+        @test e.status == LibCuDNNFE.CUDNNFE_STATUS_INVALID_GRAPH
+        @test occursin("errs", e.message)
+        @test occursin("no operations", e.message)
+        @test occursin("invalid_graph", sprint(showerror, e))
+
+        e = try
+            add_tensor!(g, Float32, (4, 0, 2); name = "bad")
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError
+        @test e.kind === :invalid_argument
+        @test occursin("bad", e.message)
+        @test occursin("positive", e.message)
+
+        # The message names the node, the tensor and the rule (here in C order).
+        a = add_tensor!(g, Float32, (3, 4); name = "a")
+        b = add_tensor!(g, Float32, (5, 6); name = "b")
+        e = try
+            matmul!(g, a, b; name = "mm")
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError
+        @test e.kind === :invalid_graph
+        @test occursin("mm", e.message)
+        @test occursin("K", e.message)
+
+        @test_throws CuDNNFEError find_tensor(g, "missing")
+        @test_throws ArgumentError add_tensor!(g, Float32, (2,); name = "nul\0name")
+        @test_throws CuDNNFEError workspace_size(g)  # not built: wrong_state
+        e = try
+            target(g)
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError && e.kind === :wrong_state
+    end
+
+    # Messages are read from the object, so a task on another thread sees its own.
+    g1 = Graph(name = "first")
+    g2 = Graph(name = "second")
+    t1 = Threads.@spawn (try validate!(g1) catch err; err end)
+    t2 = Threads.@spawn (try validate!(g2) catch err; err end)
+    e1, e2 = fetch(t1), fetch(t2)
+    @test e1 isa CuDNNFEError && occursin("first", e1.message)
+    @test e2 isa CuDNNFEError && occursin("second", e2.message)
+    close(g1)
+    close(g2)
+
+    e = try
+        deserialize_graph("{ this is not a graph")
+        nothing
+    catch err
+        err
+    end
+    @test e isa CuDNNFEError
+    @test e.kind === :bad_serialized_data
+    @test !isempty(e.message)
+end
+
+@testset "lifetime: close, finalizers, do-blocks" begin
+    g = Graph()
+    @test isopen(g)
+    close(g)
+    @test !isopen(g)
+    close(g)  # idempotent
+    @test_throws ArgumentError tensor_count(g)
+    @test occursin("closed", sprint(show, g))
+
+    h = Handle()
+    @test isopen(h)
+    close(h)
+    close(h)
+    @test !isopen(h)
+    @test occursin("closed", sprint(show, h))
+
+    r = Graph(g -> (add_tensor!(g, Float32, (2,)); tensor_count(g)))
+    @test r == 1
+    @test Handle(h -> isopen(h))
+
+    # Unreachable graphs and handles are freed by their finalizers.
+    for _ in 1:200
+        g = Graph()
+        add_tensor!(g, Float32, (8, 8))
+        Handle()
+    end
+    GC.gc(true)
+    GC.gc(true)
+    @test true
+end
+
+@testset "tensors: Julia order, explicit strides" begin
+    Graph(name = "tensors") do g
+        t = add_tensor!(g, Float32, (4, 3, 2); name = "x")
+        @test size(t) == (4, 3, 2)
+        @test strides(t) == (1, 4, 12)        # column-major, like Array
+        @test cdims(t) == [2, 3, 4]           # C order: the reverse
+        @test cstrides(t) == [12, 4, 1]
+        @test ndims(t) == 3
+        @test size(t, 2) == 3
+        @test stride(t, 3) == 12
+        @test dtype(t) === :float
+        @test eltype(t) === Float32
+        @test tensor_name(t) == "x"
+        @test uid(t) > 0
+        @test isbound(t)
+        @test find_tensor(g, "x") == t
+        @test strides(t) == strides(zeros(Float32, 4, 3, 2))
+
+        A = rand(Float64, 5, 6)
+        ta = add_tensor!(g, A; name = "A")
+        @test size(ta) == (5, 6) && strides(ta) == (1, 5) && dtype(ta) === :double
+
+        P = PermutedDimsArray(rand(Float32, 3, 4), (2, 1))  # a transposed view
+        tp = add_tensor!(g, P; name = "P")
+        @test size(tp) == (4, 3)
+        @test strides(tp) == (3, 1)
+        @test cstrides(tp) == [1, 3]
+
+        s = add_tensor!(g, Float16, (4, 3); strides = (1, 0), name = "bcast")
+        @test strides(s) == (1, 0)
+        @test dtype(s) === :half
+
+        v = add_tensor!(g, :bfloat16, (7,); name = "bf")
+        @test dtype(v) === :bfloat16
+        @test eltype(v) === Nothing
+
+        @test_throws DimensionMismatch add_tensor!(g, Float32, (2, 2); strides = (1,))
+
+        set_name!(t, "x2")
+        @test tensor_name(t) == "x2"
+        @test find_tensor(g, :x2) == t
+        t9 = set_uid!(t, 900)
+        @test uid(t9) == 900
+        @test tensor_name(t9) == "x2"
+
+        sc = add_scalar!(g, 2.5f0; name = "two_and_a_half")
+        @test size(sc) == (1,)
+        @test !isbound(sc)
+        @test dtype(sc) === :float
+
+        @test tensor_count(g) == 6
+        @test node_count(g) == 0
+        @test [tensor_name(x) for x in tensors(g)] == ["x2", "A", "P", "bcast", "bf", "two_and_a_half"]
+        @test uid(tensors(g)[1]) == 900
+
+        y = pointwise!(g, :relu_fwd, t9)
+        @test tensor_name(y) == "pointwise_0::out"
+        @test size(y) == (4, 3, 2)
+        @test !isbound(y)
+        set_output!(y)
+        @test isbound(y)
+        set_output!(y, false)
+        @test !isbound(y)
+        set_dims!(y, (4, 3, 2))
+        set_strides!(y, (6, 2, 1))
+        @test strides(y) == (6, 2, 1)
+        set_dtype!(y, Float16)
+        @test dtype(y) === :half
+        @test occursin("pointwise_0::out", sprint(show, y))
+    end
+
+    Graph(io_dtype = Float32, intermediate_dtype = :float, compute_dtype = Float32) do g
+        x = add_tensor!(g, nothing, (3, 2); name = "untyped")
+        @test dtype(x) === :not_set
+        y = set_output!(pointwise!(g, :neg, x))
+        validate!(g)
+        @test dtype(x) === :float
+        @test dtype(y) === :float
+    end
+end
+
+@testset "pointwise numerics" begin
+    x = rand(Float32, 5, 4) .* 2 .- 1
+    y = rand(Float32, 5, 4) .* 2 .- 1
+    pos = rand(Float32, 5, 4) .+ 0.5f0
+    σ(v) = 1 / (1 + exp(-v))
+    unary = [(:neg, v -> -v), (:abs, abs), (:ceil, ceil), (:floor, floor), (:exp, exp),
+             (:sin, sin), (:cos, cos), (:tan, tan), (:identity, identity),
+             (:relu_fwd, v -> max(v, 0)), (:tanh_fwd, tanh), (:sigmoid_fwd, σ),
+             (:elu_fwd, v -> v > 0 ? v : exp(v) - 1), (:softplus_fwd, v -> log1p(exp(v))),
+             (:swish_fwd, v -> v * σ(v)),
+             (:gelu_approx_tanh_fwd, v -> 0.5 * v * (1 + tanh(sqrt(2 / π) * (v + 0.044715 * v^3))))]
+    for (mode, f) in unary
+        @testset "$mode" begin
+            @test approx(pointwise_cpu(mode, x), f.(Float64.(x)))
+        end
+    end
+    for (mode, f) in [(:sqrt, sqrt), (:rsqrt, v -> 1 / sqrt(v)), (:log, log), (:reciprocal, inv)]
+        @testset "$mode" begin
+            @test approx(pointwise_cpu(mode, pos), f.(Float64.(pos)))
+        end
+    end
+    binary = [(:add, +), (:sub, -), (:mul, *), (:max, max), (:min, min), (:atan2, atan),
+              (:add_square, (a, b) -> a + b * b)]
+    for (mode, f) in binary
+        @testset "$mode" begin
+            @test approx(pointwise_cpu(mode, x, y), f.(Float64.(x), Float64.(y)))
+        end
+    end
+    @test approx(pointwise_cpu(:div, x, pos), Float64.(x) ./ Float64.(pos))
+    @test approx(pointwise_cpu(:pow, pos, y), Float64.(pos) .^ Float64.(y))
+    @test approx(pointwise_cpu(:mod, pos .* 3.3f0, pos), rem.(Float64.(pos .* 3.3f0), Float64.(pos)))
+
+    # Backward modes: in0 = dy, in1 = x.
+    dy = rand(Float32, 5, 4)
+    @test approx(pointwise_cpu(:relu_bwd, dy, x), dy .* (x .> 0))
+    @test approx(pointwise_cpu(:tanh_bwd, dy, x), Float64.(dy) .* (1 .- tanh.(Float64.(x)) .^ 2))
+    @test approx(pointwise_cpu(:sigmoid_bwd, dy, x),
+                 Float64.(dy) .* σ.(Float64.(x)) .* (1 .- σ.(Float64.(x))))
+
+    # Options.
+    @test approx(pointwise_cpu(:relu_fwd, x; relu_lower_clip_slope = 0.1),
+                 [v > 0 ? Float64(v) : 0.1 * v for v in x])
+    @test approx(pointwise_cpu(:relu_fwd, x; relu_upper_clip = 0.5), clamp.(Float64.(x), 0, 0.5))
+    @test approx(pointwise_cpu(:elu_fwd, x; elu_alpha = 2.0),
+                 [v > 0 ? Float64(v) : 2 * (exp(Float64(v)) - 1) for v in x])
+    @test approx(pointwise_cpu(:softplus_fwd, x; softplus_beta = 2.0),
+                 log1p.(exp.(2 .* Float64.(x))) ./ 2)
+    @test approx(pointwise_cpu(:swish_fwd, x; swish_beta = 2.0), Float64.(x) .* σ.(2 .* Float64.(x)))
+
+    # Comparisons and logic produce Bool arrays.
+    gt = pointwise_cpu(:cmp_gt, x, y)
+    @test eltype(gt) === Bool
+    @test gt == (x .> y)
+    @test pointwise_cpu(:cmp_le, x, y) == (x .<= y)
+    @test pointwise_cpu(:cmp_eq, x, x) == trues(size(x))
+    p, q = rand(Bool, 5, 4), rand(Bool, 5, 4)
+    @test pointwise_cpu(:logical_and, p, q) == (p .& q)
+    @test pointwise_cpu(:logical_or, p, q) == (p .| q)
+    @test pointwise_cpu(:logical_not, p) == .!p
+    @test pointwise_cpu(:binary_select, x, y, p) == ifelse.(p, x, y)
+
+    # GEN_INDEX: 0-based index along a Julia dimension.
+    gi1 = pointwise_cpu(:gen_index, x; dim = 1)
+    @test eltype(gi1) === Int32
+    @test gi1 == [Int32(i - 1) for i in 1:5, j in 1:4]
+    @test pointwise_cpu(:gen_index, x; dim = 2) == [Int32(j - 1) for i in 1:5, j in 1:4]
+    Graph() do g
+        t = add_tensor!(g, x)
+        @test_throws ArgumentError pointwise!(g, :gen_index, t)
+        @test_throws ArgumentError pointwise!(g, :gen_index, t; dim = 3)
+        @test_throws ArgumentError pointwise!(g, :relu_fwd, t; dim = 1)
+        @test_throws ArgumentError pointwise!(g, :no_such_mode, t)
+    end
+
+    # Broadcasting in Julia order: a (5,1) column and a (1,4) row.
+    col = rand(Float32, 5, 1)
+    row = rand(Float32, 1, 4)
+    @test approx(pointwise_cpu(:add, x, col), x .+ col)
+    @test approx(pointwise_cpu(:mul, x, row), x .* row)
+
+    # A pass-by-value scalar (shape (1,)) needs no buffer.
+    xv = rand(Float32, 6)
+    out = Graph() do g
+        tv = add_tensor!(g, xv)
+        s = add_scalar!(g, 2.5f0)
+        ty = set_output!(pointwise!(g, :mul, tv, s))
+        only(run_graph(g, [tv => xv], [ty]))
+    end
+    @test approx(out, xv .* 2.5f0)
+
+    # Chained ops with a virtual intermediate: relu(x + y) .* 2
+    out = Graph() do g
+        tx, ty = add_tensor!(g, x), add_tensor!(g, y)
+        s = pointwise!(g, :add, tx, ty)
+        r = pointwise!(g, :relu_fwd, s)
+        two = add_tensor!(g, Float32, (1, 1); name = "two")
+        z = set_output!(pointwise!(g, :mul, r, two; name = "scale"))
+        @test tensor_name(z) == "scale::out"
+        @test node_count(g) == 3
+        only(run_graph(g, [tx => x, ty => y, two => fill(2f0, 1, 1)], [z]))
+    end
+    @test approx(out, max.(x .+ y, 0) .* 2)
+end
+
+@testset "matmul: a * b in Julia order" begin
+    A = rand(Float32, 3, 4)
+    B = rand(Float32, 4, 5)
+    C = Graph() do g
+        ta, tb = add_tensor!(g, A), add_tensor!(g, B)
+        tc = set_output!(matmul!(g, ta, tb; name = "mm"))
+        @test size(tc) == (3, 5)
+        @test strides(tc) == (1, 3)
+        only(run_graph(g, [ta => A, tb => B], [tc]))
+    end
+    @test approx(C, Float64.(A) * Float64.(B))
+
+    # Batched, with a broadcast batch dim.
+    A3 = rand(Float32, 3, 4, 2)
+    B3 = rand(Float32, 4, 5, 1)
+    C3 = Graph() do g
+        ta, tb = add_tensor!(g, A3), add_tensor!(g, B3)
+        tc = set_output!(matmul!(g, ta, tb))
+        @test size(tc) == (3, 5, 2)
+        only(run_graph(g, [ta => A3, tb => B3], [tc]))
+    end
+    for i in 1:2
+        @test approx(C3[:, :, i], Float64.(A3[:, :, i]) * Float64.(B3[:, :, 1]))
+    end
+
+    # A transposed operand described by its strides, not copied.
+    At = PermutedDimsArray(rand(Float32, 4, 3), (2, 1))  # 3x4 view of a 4x3 array
+    C = Graph() do g
+        ta, tb = add_tensor!(g, At), add_tensor!(g, B)
+        tc = set_output!(matmul!(g, ta, tb))
+        only(run_graph(g, [ta => At, tb => B], [tc]))
+    end
+    @test approx(C, Float64.(At) * Float64.(B))
+end
+
+@testset "reduction" begin
+    x = rand(Float32, 5, 4, 3) .+ 0.1f0
+    red(mode; kwargs...) = Graph() do g
+        tx = add_tensor!(g, x)
+        ty = set_output!(reduction!(g, mode, tx; kwargs...))
+        only(run_graph(g, [tx => x], [ty]))
+    end
+    X = Float64.(x)
+    @test approx(red(:add; dims = 1), sum(X; dims = 1))
+    @test size(red(:add; dims = (1, 3))) == (1, 4, 1)
+    @test approx(red(:add; dims = (1, 3)), sum(X; dims = (1, 3)))
+    @test approx(red(:add), sum(X; dims = (1, 2, 3)))
+    @test approx(red(:max; dims = 2), maximum(X; dims = 2))
+    @test approx(red(:min; dims = 3), minimum(X; dims = 3))
+    @test approx(red(:avg; dims = 2), sum(X; dims = 2) ./ 4)
+    @test approx(red(:amax; dims = 1), maximum(abs, X; dims = 1))
+    @test approx(red(:norm1; dims = 1), sum(abs, X; dims = 1))
+    @test approx(red(:norm2; dims = 1), sqrt.(sum(abs2, X; dims = 1)))
+    @test approx(red(:mul; dims = 1), prod(X; dims = 1))
+    @test approx(red(:add; dims = 2, deterministic = true), sum(X; dims = 2))
+    Graph() do g
+        tx = add_tensor!(g, x)
+        @test_throws ArgumentError reduction!(g, :add, tx; dims = 4)
+        @test_throws ArgumentError reduction!(g, :add, tx; dims = ())
+        @test_throws ArgumentError reduction!(g, :sum, tx)
+    end
+end
+
+@testset "convolution in WHCN order" begin
+    # 2-D: x (W=7, H=6, C=3, N=2), w (kW=3, kH=2, C=3, K=4); every spatial
+    # argument differs between W and H, so a transposition would show.
+    x = rand(Float32, 7, 6, 3, 2) .- 0.5f0
+    w = rand(Float32, 3, 2, 3, 4) .- 0.5f0
+    pre, post, stride, dil = (1, 0), (1, 1), (2, 1), (1, 2)
+    kw = (pre_padding = pre, post_padding = post, stride = stride, dilation = dil)
+    yref = ref_conv(x, w; pre = pre, post = post, stride = stride, dilation = dil)
+    @test size(yref) == (4, 5, 4, 2)
+
+    y = Graph() do g
+        tx, tw = add_tensor!(g, x; name = "x"), add_tensor!(g, w; name = "w")
+        ty = set_output!(conv_fprop!(g, tx, tw; kw..., name = "conv"))
+        @test size(ty) == (4, 5, 4, 2)       # shape inference, Julia order
+        @test cdims(ty) == [2, 4, 5, 4]      # NCHW
+        @test tensor_name(ty) == "conv::y"
+        only(run_graph(g, [tx => x, tw => w], [ty]))
+    end
+    @test approx(y, yref)
+
+    # Mathematical convolution flips the filter.
+    y = Graph() do g
+        tx, tw = add_tensor!(g, x), add_tensor!(g, w)
+        ty = set_output!(conv_fprop!(g, tx, tw; kw..., mode = :convolution))
+        only(run_graph(g, [tx => x, tw => w], [ty]))
+    end
+    @test approx(y, ref_conv(x, w; pre = pre, post = post, stride = stride, dilation = dil, flip = true))
+
+    # Data gradient: dx for dy, inferred as (7, 6, 3, 2).
+    dy = rand(Float32, 4, 5, 4, 2) .- 0.5f0
+    dx = Graph() do g
+        tdy, tw = add_tensor!(g, dy), add_tensor!(g, w)
+        tdx = set_output!(conv_dgrad!(g, tdy, tw; kw...))
+        @test size(tdx) == (7, 6, 3, 2)
+        only(run_graph(g, [tdy => dy, tw => w], [tdx]))
+    end
+    dxref = ref_conv_dgrad(dy, w, size(x); pre = pre, post = post, stride = stride, dilation = dil)
+    @test approx(dx, dxref)
+
+    # Weight gradient: dw inferred as (3, 2, 3, 4).
+    dw = Graph() do g
+        tx, tdy = add_tensor!(g, x), add_tensor!(g, dy)
+        tdw = set_output!(conv_wgrad!(g, tx, tdy; kw...))
+        @test size(tdw) == (3, 2, 3, 4)
+        only(run_graph(g, [tx => x, tdy => dy], [tdw]))
+    end
+    dwref = ref_conv_wgrad(x, dy, size(w); pre = pre, post = post, stride = stride, dilation = dil)
+    @test approx(dw, dwref)
+
+    # The references are adjoint to each other: <conv(x,w), dy> = <x, dx> = <w, dw>.
+    @test dot(yref, dy) ≈ dot(Float64.(x), dxref)
+    @test dot(yref, dy) ≈ dot(Float64.(w), dwref)
+
+    # 1-D with one integer for every spatial dim.
+    x1 = rand(Float32, 9, 2, 3)
+    w1 = rand(Float32, 3, 2, 5)
+    y1 = Graph() do g
+        tx, tw = add_tensor!(g, x1), add_tensor!(g, w1)
+        ty = set_output!(conv_fprop!(g, tx, tw; padding = 1, stride = 2))
+        @test size(ty) == (5, 5, 3)
+        only(run_graph(g, [tx => x1, tw => w1], [ty]))
+    end
+    @test approx(y1, ref_conv(x1, w1; pre = (1,), post = (1,), stride = (2,), dilation = (1,)))
+
+    Graph() do g
+        tx, tw = add_tensor!(g, x), add_tensor!(g, w)
+        @test_throws ArgumentError conv_fprop!(g, tx, tw; stride = (1, 1, 1))
+        @test_throws ArgumentError conv_fprop!(g, tx, tw; mode = :sideways)
+        bad = add_tensor!(g, Float32, (3, 2, 5, 4))  # C = 5, image has 3 channels
+        e = try
+            conv_fprop!(g, tx, bad; name = "bad_conv")
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError && e.kind === :invalid_graph && occursin("bad_conv", e.message)
+    end
+end
+
+@testset "scaled dot-product attention" begin
+    d, sq, skv, hq, hkv, B = 8, 5, 7, 4, 2, 2
+    q = randn(Float32, d, sq, hq, B)
+    k = randn(Float32, d, skv, hkv, B)
+    v = randn(Float32, 6, skv, hkv, B)
+    scale = 1 / sqrt(d)
+    function attn(; causal = false, scale = nothing, bias = nothing)
+        Graph() do g
+            tq, tk, tv = add_tensor!(g, q), add_tensor!(g, k), add_tensor!(g, v)
+            tb = bias === nothing ? nothing : add_tensor!(g, bias)
+            o, st = sdpa!(g, tq, tk, tv; bias = tb, stats = true, causal = causal, scale = scale)
+            @test size(o) == (6, sq, hq, B)
+            @test size(st) == (1, sq, hq, B)
+            @test dtype(st) === :float
+            set_output!(o)
+            set_output!(st)
+            inputs = Pair[tq => q, tk => k, tv => v]
+            tb === nothing || push!(inputs, tb => bias)
+            run_graph(g, inputs, [o, st])
+        end
+    end
+    for causal in (false, :top_left, :bottom_right)
+        @testset "causal = $causal" begin
+            o, st = attn(causal = causal)
+            oref, stref = ref_sdpa(q, k, v; scale = scale, causal = causal)
+            @test approx(o, oref)
+            @test approx(st, stref)
+        end
+    end
+    o, _ = attn(scale = 0.3)
+    @test approx(o, ref_sdpa(q, k, v; scale = 0.3)[1])
+    bias = randn(Float32, skv, sq, 1, B)
+    o, _ = attn(bias = bias)
+    @test approx(o, ref_sdpa(q, k, v; scale = scale, bias = bias)[1])
+
+    Graph() do g
+        tq, tk, tv = add_tensor!(g, q), add_tensor!(g, k), add_tensor!(g, v)
+        o, st = sdpa!(g, tq, tk, tv)
+        @test st === nothing
+        @test size(o) == (6, sq, hq, B)
+        @test_throws ArgumentError sdpa!(g, tq, tk, tv; causal = :diagonal)
+        e = try
+            sdpa!(g, tq, tk, tv; causal = true, name = "attn")
+            sdpa!(g, tk, tq, tv; name = "swapped")  # s mismatch between k (as q) and v
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError && e.kind === :invalid_graph
+    end
+end
+
+@testset "the references are self-consistent (finite differences)" begin
+    q = randn(4, 3, 2, 1)
+    k = randn(4, 5, 1, 1)
+    v = randn(3, 5, 1, 1)
+    dO = randn(3, 3, 2, 1)
+    for causal in (false, :top_left, :bottom_right)
+        dq, dk, dv = ref_sdpa_backward(q, k, v, dO; scale = 0.7, causal = causal)
+        loss = (qq, kk, vv) -> sum(ref_sdpa(qq, kk, vv; scale = 0.7, causal = causal)[1] .* dO)
+        for i in (1, 7, 24)
+            @test isapprox(numgrad(x -> loss(x, k, v), q, i), dq[i]; atol = 1e-6)
+        end
+        for i in (2, 11, 20)
+            @test isapprox(numgrad(x -> loss(q, x, v), k, i), dk[i]; atol = 1e-6)
+            @test isapprox(numgrad(x -> loss(q, k, x), v, min(i, length(v))), dv[min(i, length(v))];
+                           atol = 1e-6)
+        end
+    end
+    x = randn(5, 3)
+    scale = rand(5, 1) .+ 0.5
+    bias = randn(5, 1)
+    dy = randn(5, 3)
+    _, mean, ivar = ref_layernorm(x, scale, bias)
+    dx, dscale, dbias = ref_layernorm_backward(dy, x, scale, mean, ivar)
+    lln = (xx, ss, bb) -> sum(ref_layernorm(xx, ss, bb)[1] .* dy)
+    for i in (1, 8, 15)
+        @test isapprox(numgrad(t -> lln(t, scale, bias), x, i), dx[i]; atol = 1e-6)
+    end
+    for i in 1:5
+        @test isapprox(numgrad(t -> lln(x, t, bias), scale, i), dscale[i]; atol = 1e-6)
+        @test isapprox(numgrad(t -> lln(x, scale, t), bias, i), dbias[i]; atol = 1e-6)
+    end
+    _, irms = ref_rmsnorm(x, scale)
+    dx, dscale, _ = ref_rmsnorm_backward(dy, x, scale, irms)
+    lrms = (xx, ss) -> sum(ref_rmsnorm(xx, ss)[1] .* dy)
+    for i in (2, 9, 14)
+        @test isapprox(numgrad(t -> lrms(t, scale), x, i), dx[i]; atol = 1e-6)
+    end
+    for i in 1:5
+        @test isapprox(numgrad(t -> lrms(x, t), scale, i), dscale[i]; atol = 1e-6)
+    end
+end
+
+@testset "attention backward" begin
+    d, sq, skv, hq, hkv, B = 8, 5, 7, 4, 2, 2
+    q = randn(Float32, d, sq, hq, B)
+    k = randn(Float32, d, skv, hkv, B)
+    v = randn(Float32, 6, skv, hkv, B)
+    dO = randn(Float32, 6, sq, hq, B)
+    scale = 1 / sqrt(d)
+    for causal in (false, :top_left, :bottom_right)
+        @testset "causal = $causal" begin
+            o, st = ref_sdpa(q, k, v; scale = scale, causal = causal)
+            o32, st32 = Float32.(o), Float32.(st)
+            dq, dk, dv = Graph() do g
+                tq, tk, tv = add_tensor!(g, q), add_tensor!(g, k), add_tensor!(g, v)
+                to, tdo, tst = add_tensor!(g, o32), add_tensor!(g, dO), add_tensor!(g, st32)
+                grads = sdpa_backward!(g, tq, tk, tv, to, tdo, tst; causal = causal,
+                                       name = "attn_bwd")
+                @test [size(t) for t in grads] == [size(q), size(k), size(v)]
+                @test tensor_name(grads[1]) == "attn_bwd::dQ"
+                foreach(set_output!, grads)
+                run_graph(g, [tq => q, tk => k, tv => v, to => o32, tdo => dO, tst => st32],
+                          collect(grads))
+            end
+            rq, rk, rv = ref_sdpa_backward(q, k, v, dO; scale = scale, causal = causal)
+            @test approx(dq, rq; rtol = 1e-3, atol = 1e-4)
+            @test approx(dk, rk; rtol = 1e-3, atol = 1e-4)
+            @test approx(dv, rv; rtol = 1e-3, atol = 1e-4)
+        end
+    end
+end
+
+@testset "normalization: statistics per last Julia dimension" begin
+    x = randn(Float32, 6, 4, 3)        # features (6, 4), N = 3
+    scale = rand(Float32, 6, 4, 1) .+ 0.5f0
+    bias = randn(Float32, 6, 4, 1)
+    yr, mr, ivr = ref_layernorm(x, scale, bias; epsilon = 1e-3)
+    out = Graph() do g
+        tx, ts, tb = add_tensor!(g, x), add_tensor!(g, scale), add_tensor!(g, bias)
+        y, m, iv = layernorm!(g, tx, ts, tb; epsilon = 1e-3, name = "ln")
+        @test size(y) == (6, 4, 3)
+        @test size(m) == (1, 1, 3) && size(iv) == (1, 1, 3)
+        @test dtype(m) === :float
+        @test tensor_name(iv) == "ln::inv_variance"
+        foreach(set_output!, (y, m, iv))
+        run_graph(g, [tx => x, ts => scale, tb => bias], [y, m, iv])
+    end
+    @test approx(out[1], yr)
+    @test approx(out[2], mr)
+    @test approx(out[3], ivr; rtol = 1e-3)
+
+    # Inference makes no statistics; zero-centred gamma uses 1 + scale.
+    out = Graph() do g
+        tx, ts, tb = add_tensor!(g, x), add_tensor!(g, scale), add_tensor!(g, bias)
+        y, m, iv = layernorm!(g, tx, ts, tb; phase = :inference, zero_centered_gamma = true)
+        @test m === nothing && iv === nothing
+        only(run_graph(g, [tx => x, ts => scale, tb => bias], [set_output!(y)]))
+    end
+    @test approx(out, ref_layernorm(x, scale, bias; zero_centered_gamma = true)[1]; rtol = 1e-3)
+
+    # RMS norm, without and with bias.
+    for with_bias in (false, true)
+        out = Graph() do g
+            tx, ts = add_tensor!(g, x), add_tensor!(g, scale)
+            tb = with_bias ? add_tensor!(g, bias) : nothing
+            y, r = rmsnorm!(g, tx, ts, tb)
+            @test size(r) == (1, 1, 3)
+            inputs = Pair[tx => x, ts => scale]
+            with_bias && push!(inputs, tb => bias)
+            run_graph(g, inputs, [set_output!(y), set_output!(r)])
+        end
+        yr, rr = ref_rmsnorm(x, scale, with_bias ? bias : nothing)
+        @test approx(out[1], yr; rtol = 1e-3)
+        @test approx(out[2], rr; rtol = 1e-3)
+    end
+    Graph() do g
+        tx, ts = add_tensor!(g, x), add_tensor!(g, scale)
+        @test rmsnorm!(g, tx, ts; phase = :inference)[2] === nothing
+        @test_throws ArgumentError rmsnorm!(g, tx, ts; phase = :warmup)
+        bad = add_tensor!(g, Float32, (6, 4, 3))  # scale must be (6, 4, 1)
+        e = try
+            layernorm!(g, tx, bad, bad; name = "bad_ln")
+            nothing
+        catch err
+            err
+        end
+        @test e isa CuDNNFEError && e.kind === :invalid_graph && occursin("bad_ln", e.message)
+    end
+
+    # Backward, from the forward's statistics.
+    dy = randn(Float32, 6, 4, 3)
+    _, m, iv = ref_layernorm(x, scale, bias)
+    m32, iv32 = Float32.(m), Float32.(iv)
+    grads = Graph() do g
+        tdy, tx, ts = add_tensor!(g, dy), add_tensor!(g, x), add_tensor!(g, scale)
+        tm, tiv = add_tensor!(g, m32), add_tensor!(g, iv32)
+        dx, dscale, dbias = layernorm_backward!(g, tdy, tx, ts, tm, tiv)
+        @test size(dscale) == size(scale) && size(dbias) == size(scale)
+        run_graph(g, [tdy => dy, tx => x, ts => scale, tm => m32, tiv => iv32],
+                  [set_output!(dx), set_output!(dscale), set_output!(dbias)])
+    end
+    for (got, want) in zip(grads, ref_layernorm_backward(dy, x, scale, m32, iv32))
+        @test approx(got, want; rtol = 1e-3, atol = 1e-4)
+    end
+    _, r = ref_rmsnorm(x, scale)
+    r32 = Float32.(r)
+    for with_bias in (false, true)
+        grads = Graph() do g
+            tdy, tx, ts, tr = add_tensor!(g, dy), add_tensor!(g, x), add_tensor!(g, scale),
+                              add_tensor!(g, r32)
+            dx, dscale, dbias = rmsnorm_backward!(g, tdy, tx, ts, tr; with_bias = with_bias)
+            @test (dbias === nothing) == !with_bias
+            outs = [set_output!(dx), set_output!(dscale)]
+            with_bias && push!(outs, set_output!(dbias))
+            run_graph(g, [tdy => dy, tx => x, ts => scale, tr => r32], outs)
+        end
+        want = ref_rmsnorm_backward(dy, x, scale, r32)
+        for i in eachindex(grads)
+            @test approx(grads[i], want[i]; rtol = 1e-3, atol = 1e-4)
+        end
+    end
+end
+
+@testset "softmax over the first Julia dimension" begin
+    x = randn(Float32, 5, 4, 2)
+    y, st = Graph() do g
+        tx = add_tensor!(g, x)
+        ty, ts = softmax!(g, tx; stats = true)
+        @test size(ts) == (1, 4, 2)
+        run_graph(g, [tx => x], [set_output!(ty), set_output!(ts)])
+    end
+    yr, sr = ref_softmax(x)
+    @test approx(y, yr)
+    @test approx(st, sr)
+    @test all(s -> isapprox(s, 1; atol = 1e-5), sum(y; dims = 1))
+    Graph() do g
+        tx = add_tensor!(g, x)
+        @test softmax!(g, tx)[2] === nothing
+    end
+end
+
+@testset "execute: bindings are checked, never transposed" begin
+    x = rand(Float32, 4, 3)
+    Graph() do g
+        tx = add_tensor!(g, x; name = "x")
+        ty = set_output!(pointwise!(g, :neg, tx))
+        build!(g; target = CPU)
+        @test workspace_size(g) == 0
+        @test plan_name(g) == "cpu_reference"
+        @test [uid(t) for t in bound_tensors(g)] == sort([uid(tx), uid(ty)])
+        y = zeros(Float32, 4, 3)
+        Handle() do h
+            @test_throws DimensionMismatch execute!(g, h, tx => zeros(Float32, 3, 4), ty => y)
+            xt = PermutedDimsArray(permutedims(x), (2, 1))  # same size, row-major strides
+            @test strides(xt) == (3, 1)
+            @test_throws DimensionMismatch execute!(g, h, tx => xt, ty => y)
+            @test_throws ArgumentError execute!(g, h, tx => Float64.(x), ty => y)
+            e = try
+                execute!(g, h, tx => x)  # the output is missing
+                nothing
+            catch err
+                err
+            end
+            @test e isa CuDNNFEError && e.kind === :invalid_argument
+            @test occursin("no binding", e.message)
+
+            execute!(g, h, tx => x, ty => y)
+            @test y == -x
+            fill!(y, 0)
+            execute!(g, h, Dict(uid(tx) => x, uid(ty) => y))
+            @test y == -x
+
+            # The ordered form, with arrays and with raw pointers.
+            order = bound_tensors(g)
+            bufs = [uid(t) == uid(tx) ? x : y for t in order]
+            fill!(y, 0)
+            execute_ordered!(g, h, bufs)
+            @test y == -x
+            fill!(y, 0)
+            GC.@preserve x y begin
+                execute_ordered!(g, h, [pointer(b) for b in bufs])
+            end
+            @test y == -x
+            @test_throws CuDNNFEError execute_ordered!(g, h, [pointer(x)])
+        end
+        @test_throws CuDNNFEError pointwise!(g, :neg, tx)  # built graphs are immutable
+    end
+
+    # A broadcast input (stride 0) takes a buffer of size 1 along that dim.
+    x = rand(Float32, 4, 3)
+    col = rand(Float32, 4, 1)
+    out = Graph() do g
+        tx = add_tensor!(g, x)
+        tb = add_tensor!(g, Float32, (4, 3); strides = (1, 0), name = "bcast")
+        ty = set_output!(pointwise!(g, :add, tx, tb))
+        only(run_graph(g, [tx => x, tb => col], [ty]))
+    end
+    @test approx(out, x .+ col)
+
+    # A transposed output layout is described, and the bound array must match it.
+    x = rand(Float32, 4, 3)
+    Graph() do g
+        tx = add_tensor!(g, x)
+        ty = set_output!(pointwise!(g, :identity, tx))
+        set_strides!(ty, (3, 1))  # row-major in Julia order
+        build!(g; target = CPU)
+        Handle() do h
+            @test_throws DimensionMismatch execute!(g, h, tx => x, ty => zeros(Float32, 4, 3))
+            ybuf = zeros(Float32, 3, 4)
+            execute!(g, h, tx => x, ty => PermutedDimsArray(ybuf, (2, 1)))
+            @test permutedims(ybuf) == x
+        end
+    end
+end
+
+@testset "serialization round trip" begin
+    x = rand(Float32, 5, 4)
+    w = rand(Float32, 4, 3)
+    json = Graph(name = "saved") do g
+        tx = add_tensor!(g, x; name = "x")
+        tw = add_tensor!(g, w; name = "w")
+        set_output!(pointwise!(g, :relu_fwd, matmul!(g, tx, tw; name = "mm"); name = "act"))
+        serialize_graph(g)
+    end
+    @test json isa String
+    @test startswith(lstrip(json), "{")
+    @test occursin("saved", json)
+    g = deserialize_graph(json)
+    try
+        @test node_count(g) == 2
+        tx, tw, ty = find_tensor(g, "x"), find_tensor(g, "w"), find_tensor(g, "act::out")
+        @test size(ty) == (5, 3)
+        @test serialize_graph(g) == json  # loading and saving again changes nothing
+        y = only(run_graph(g, [tx => x, tw => w], [ty]))
+        @test approx(y, max.(Float64.(x) * Float64.(w), 0))
+    finally
+        close(g)
+    end
+    g2 = deserialize_graph(Vector{UInt8}(codeunits(json)))
+    @test node_count(g2) == 2
+    close(g2)
+end
+
+@testset "build options" begin
+    Graph() do g
+        tx = add_tensor!(g, Float32, (3,))
+        set_output!(pointwise!(g, :abs, tx))
+        @test_throws ArgumentError build!(g; target = :tpu)
+        @test_throws ArgumentError build!(g; heur_modes = (:a, :b, :fallback, :a, :b))
+        @test_throws ArgumentError build!(g; heur_modes = (:c,))
+        Handle() do h
+            build!(g, h; target = :cpu_reference, heur_modes = (:fallback,))
+        end
+        @test isbuilt(g)
+        @test CuDNNFE.target(g) === :cpu_reference
+        @test_throws CuDNNFEError build!(g; target = :cpu_reference)  # already built
+    end
+    Graph() do g
+        tx = add_tensor!(g, Float32, (3,))
+        set_output!(pointwise!(g, :abs, tx))
+        if functional()
+            # :auto picks the GPU, where cuDNN may have no engine for this graph.
+            try
+                build!(g)
+                @test CuDNNFE.target(g) === :gpu
+            catch e
+                @test e isa CuDNNFEError && e.kind === :not_supported
+            end
+        else
+            build!(g)  # :auto
+            @test CuDNNFE.target(g) === :cpu_reference
+        end
+    end
+end
+
+@testset "one built graph, many tasks" begin
+    x = rand(Float32, 64, 32)
+    Graph() do g
+        tx = add_tensor!(g, x)
+        ty = set_output!(pointwise!(g, :sqrt, pointwise!(g, :abs, tx)))
+        build!(g; target = CPU)
+        tasks = map(1:8) do i
+            Threads.@spawn begin
+                Handle() do h
+                    xi = x .* i
+                    yi = zeros(Float32, size(x))
+                    for _ in 1:10
+                        execute!(g, h, tx => xi, ty => yi)
+                    end
+                    approx(yi, sqrt.(abs.(Float64.(xi))))
+                end
+            end
+        end
+        @test all(fetch, tasks)
+    end
+end
+
+if functional() && get(ENV, "CUDNNFE_TEST_GPU", "auto") != "0"
+    if Base.find_package("CUDA") !== nothing
+        @info "CuDNNFE GPU tests with CUDA.jl"
+        include("gpu_cuda.jl")
+    else
+        @info "CuDNNFE GPU tests with the CUDA runtime (CUDA.jl is not installed)"
+        include("gpu_cudart.jl")
+    end
+else
+    @info "CuDNNFE: skipping GPU tests" functional = functional() device_count = device_count()
+end
+
+end # @testset "CuDNNFE.jl"

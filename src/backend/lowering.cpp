@@ -1,0 +1,156 @@
+#include "backend/lowering.h"
+
+#include <algorithm>
+
+#include "backend/scalar_bytes.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace cudnnfe::backend {
+namespace {
+
+// Pointers the caller gives are promised to this alignment (cudaMalloc
+// gives 256); 16 lets engines use vector loads.
+constexpr int64_t kByteAlignment = 16;
+
+// cuDNN wants at least 3 dims for matmul and most engines; lower-rank
+// tensors get leading dims of 1. Every operand of an op has the same rank
+// (the graph's rules; scalars are shaped to their op), so all of them are
+// padded alike.
+constexpr size_t kMinRank = 3;
+
+void pad_rank(std::vector<int64_t> &dims, std::vector<int64_t> &strides) {
+  if (dims.size() >= kMinRank) return;
+  int64_t outer = 1;
+  for (size_t i = 0; i < dims.size(); ++i) outer = std::max(outer, dims[i] * strides[i]);
+  while (dims.size() < kMinRank) {
+    dims.insert(dims.begin(), 1);
+    strides.insert(strides.begin(), outer);
+  }
+}
+
+}  // namespace
+
+cudnnDataType_t to_cudnn(cudnnfe_dtype_t dtype) {
+  switch (dtype) {
+    case CUDNNFE_DTYPE_FLOAT: return CUDNN_DATA_FLOAT;
+    case CUDNNFE_DTYPE_HALF: return CUDNN_DATA_HALF;
+    case CUDNNFE_DTYPE_BFLOAT16: return CUDNN_DATA_BFLOAT16;
+    case CUDNNFE_DTYPE_FP8_E4M3: return CUDNN_DATA_FP8_E4M3;
+    case CUDNNFE_DTYPE_FP8_E5M2: return CUDNN_DATA_FP8_E5M2;
+    case CUDNNFE_DTYPE_INT8: return CUDNN_DATA_INT8;
+    case CUDNNFE_DTYPE_INT32: return CUDNN_DATA_INT32;
+    case CUDNNFE_DTYPE_INT64: return CUDNN_DATA_INT64;
+    case CUDNNFE_DTYPE_BOOLEAN: return CUDNN_DATA_BOOLEAN;
+    case CUDNNFE_DTYPE_UINT8: return CUDNN_DATA_UINT8;
+    case CUDNNFE_DTYPE_DOUBLE: return CUDNN_DATA_DOUBLE;
+    default:
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "data type ", dtype_name(dtype),
+           " has no cuDNN equivalent");
+  }
+}
+
+Lowering::Lowering(const Graph &graph, size_t cudnn_version)
+    : graph_(graph), cudnn_version_(cudnn_version) {
+  // Intermediates get UIDs above every graph UID so they never collide.
+  for (const Tensor &t : graph.tensors()) next_uid_ = std::max(next_uid_, t.uid + 1);
+}
+
+cudnnBackendDescriptor_t Lowering::make_tensor(int64_t uid, std::vector<int64_t> dims,
+                                               std::vector<int64_t> strides, cudnnDataType_t type,
+                                               bool is_virtual, bool by_value) {
+  pad_rank(dims, strides);
+  Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  t.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, type);
+  t.set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
+  t.set_int64s(CUDNN_ATTR_TENSOR_STRIDES, strides);
+  t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+  t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kByteAlignment);
+  if (is_virtual) t.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
+  if (by_value) t.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  finalize(t);
+  descriptors_.push_back(std::move(t));
+  return descriptors_.back().get();
+}
+
+cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
+  const Tensor &t = graph_.tensor(uid);
+  if (t.is_scalar) return operand(uid, t.dims.size());
+  auto it = tensors_.find(uid);
+  if (it != tensors_.end()) return it->second;
+  // cuDNN keeps BOOLEAN tensors bit-packed; our ABI promises one byte per
+  // element, so only virtual (in-graph) booleans can be honoured.
+  if (!t.is_virtual && t.dtype == CUDNNFE_DTYPE_BOOLEAN)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
+         "\" is a BOOLEAN graph input or output, but cuDNN stores booleans bit-packed (8 per "
+         "byte, least significant bit first) while cudnnfe's BOOLEAN is one byte per element; "
+         "keep booleans inside the graph (e.g. a comparison feeding BINARY_SELECT) or give this "
+         "tensor a numeric type");
+  cudnnBackendDescriptor_t desc =
+      make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), t.is_virtual, false);
+  tensors_.emplace(uid, desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t Lowering::operand(int64_t uid, size_t rank) {
+  const Tensor &t = graph_.tensor(uid);
+  if (!t.is_scalar) return tensor(uid);
+  rank = std::max(rank, kMinRank);
+  auto it = scalars_by_rank_.find({uid, rank});
+  if (it != scalars_by_rank_.end()) return it->second;
+  // The first rank keeps the graph's UID; others get fresh UIDs holding the
+  // same value.
+  ScalarValue value;
+  value.uid = uid;
+  for (const auto &entry : scalars_by_rank_)
+    if (entry.first.first == uid) value.uid = next_uid_++;
+  encode_scalar(t.scalar_value, t.dtype, value.bytes);
+  scalars_.push_back(value);
+  cudnnBackendDescriptor_t desc =
+      make_tensor(value.uid, std::vector<int64_t>(rank, 1), std::vector<int64_t>(rank, 1),
+                  to_cudnn(t.dtype), false, true);
+  scalars_by_rank_.emplace(std::make_pair(uid, rank), desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t Lowering::tensor_view(int64_t uid, const std::vector<int64_t> &dims,
+                                               const std::vector<int64_t> &strides) {
+  const Tensor &t = graph_.tensor(uid);
+  return make_tensor(uid, dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
+}
+
+cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &dims,
+                                                  cudnnDataType_t type) {
+  return make_tensor(next_uid_++, dims, packed_strides(dims), type, true, false);
+}
+
+cudnnBackendDescriptor_t Lowering::scalar(double value, cudnnfe_dtype_t dtype, size_t rank) {
+  ScalarValue s;
+  s.uid = next_uid_++;
+  encode_scalar(value, dtype, s.bytes);
+  scalars_.push_back(s);
+  rank = std::max<size_t>(rank, 1);
+  return make_tensor(s.uid, std::vector<int64_t>(rank, 1), std::vector<int64_t>(rank, 1),
+                     to_cudnn(dtype), false, true);
+}
+
+const Descriptor &Lowering::keep(Descriptor descriptor) {
+  descriptors_.push_back(std::move(descriptor));
+  return descriptors_.back();
+}
+
+void Lowering::finalize(Descriptor &descriptor) {
+  cudnnStatus_t status = descriptor.try_finalize();
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  std::string reason = last_error();
+  fail(CUDNNFE_STATUS_NOT_SUPPORTED, "cuDNN refused the ", descriptor_type_name(descriptor.type()),
+       ": ", status_text(status), reason.empty() ? "" : cat(": ", reason));
+}
+
+void Lowering::add_operation(Descriptor operation) {
+  finalize(operation);
+  operations_.push_back(operation.get());
+  descriptors_.push_back(std::move(operation));
+}
+
+}  // namespace cudnnfe::backend

@@ -1,0 +1,101 @@
+// Lowering a validated graph to cuDNN backend descriptors. A Lowering owns
+// every descriptor it makes (the plan keeps them alive), maps graph tensors
+// to backend tensors, and hands out UIDs for the intermediates and scalars
+// that composite ops (SDPA) add. Each op family lowers in its own file.
+#pragma once
+
+#include <cudnn_graph.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/descriptor.h"
+#include "graph/graph.h"
+
+namespace cudnnfe::backend {
+
+// A pass-by-value scalar: the backend reads `bytes` (the value in the
+// tensor's data type) through the variant pack at every execute.
+struct ScalarValue {
+  int64_t uid = 0;
+  alignas(8) unsigned char bytes[8] = {};
+};
+
+class Lowering {
+ public:
+  // `cudnn_version` is the loaded library's (91400 for 9.14.0): some
+  // lowerings differ by version.
+  Lowering(const Graph &graph, size_t cudnn_version);
+
+  const Graph &graph() const { return graph_; }
+  size_t cudnn_version() const { return cudnn_version_; }
+
+  // The backend tensor of graph tensor `uid`, made on first use.
+  cudnnBackendDescriptor_t tensor(int64_t uid);
+  // The backend tensor of `uid` as an operand of a pointwise op of `rank`
+  // dims: cuDNN wants equal ranks, so a scalar becomes [1,...,1] of that
+  // rank (one by-value tensor per rank it is used at).
+  cudnnBackendDescriptor_t operand(int64_t uid, size_t rank);
+  // Graph tensor `uid` seen with other dims and strides (SDPA's Kᵀ): same
+  // UID and buffer, separate descriptor.
+  cudnnBackendDescriptor_t tensor_view(int64_t uid, const std::vector<int64_t> &dims,
+                                       const std::vector<int64_t> &strides);
+  // A new virtual intermediate with packed strides.
+  cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
+  // A new pass-by-value scalar of shape [1,...,1] (`rank` dims) holding
+  // `value` as `dtype`.
+  cudnnBackendDescriptor_t scalar(double value, cudnnfe_dtype_t dtype, size_t rank);
+
+  // Keeps a finalized helper descriptor (convolution, matmul...) alive.
+  const Descriptor &keep(Descriptor descriptor);
+  // Finalizes an operation and adds it to the graph's list. cuDNN refusing
+  // it throws NOT_SUPPORTED with cuDNN's reason.
+  void add_operation(Descriptor operation);
+  // Finalizes a helper descriptor; refusal throws NOT_SUPPORTED.
+  void finalize(Descriptor &descriptor);
+
+  const std::vector<cudnnBackendDescriptor_t> &operations() const { return operations_; }
+  const std::vector<ScalarValue> &scalars() const { return scalars_; }
+  // Moves the descriptors out (to the plan), in creation order.
+  std::deque<Descriptor> take_descriptors() { return std::move(descriptors_); }
+
+ private:
+  cudnnBackendDescriptor_t make_tensor(int64_t uid, std::vector<int64_t> dims,
+                                       std::vector<int64_t> strides, cudnnDataType_t type,
+                                       bool is_virtual, bool by_value);
+
+  const Graph &graph_;
+  size_t cudnn_version_;
+  std::deque<Descriptor> descriptors_;
+  std::vector<cudnnBackendDescriptor_t> operations_;
+  std::vector<ScalarValue> scalars_;
+  std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
+  std::map<std::pair<int64_t, size_t>, cudnnBackendDescriptor_t> scalars_by_rank_;
+  int64_t next_uid_ = 1;
+};
+
+// cuDNN's data type for ours; NOT_SUPPORTED for types it lacks.
+cudnnDataType_t to_cudnn(cudnnfe_dtype_t dtype);
+
+// Shared op builders, used by the op files and by composite lowerings.
+void add_matmul(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescriptor_t a,
+                cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c);
+// `in1`/`in2` may be null for modes that read fewer operands.
+void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataType_t compute,
+                   cudnnBackendDescriptor_t in0, cudnnBackendDescriptor_t in1,
+                   cudnnBackendDescriptor_t in2, cudnnBackendDescriptor_t out);
+void add_reduction(Lowering &lowering, cudnnfe_reduction_mode_t mode, cudnnDataType_t compute,
+                   bool deterministic, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y);
+
+// Per-kind lowering of one node (one file each).
+void lower_conv(Lowering &lowering, const Node &node);
+void lower_matmul(Lowering &lowering, const Node &node);
+void lower_pointwise(Lowering &lowering, const Node &node);
+void lower_reduction(Lowering &lowering, const Node &node);
+void lower_sdpa(Lowering &lowering, const Node &node);
+
+}  // namespace cudnnfe::backend

@@ -1,0 +1,87 @@
+// Reductions: every element of x folds into the y element it maps to (its
+// index with the reduced dims set to 0), accumulating in double.
+//
+// Empty-set results: MUL_NO_ZEROS over only zeros gives 1 (the empty
+// product); MIN and MAX ignore NaN like fmin/fmax.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/reference_ops.h"
+#include "graph/graph.h"
+
+namespace cudnnfe {
+namespace cpu {
+namespace {
+
+double initial_value(cudnnfe_reduction_mode_t mode) {
+  switch (mode) {
+    case CUDNNFE_REDUCTION_MUL:
+    case CUDNNFE_REDUCTION_MUL_NO_ZEROS: return 1.0;
+    case CUDNNFE_REDUCTION_MIN: return std::numeric_limits<double>::infinity();
+    case CUDNNFE_REDUCTION_MAX: return -std::numeric_limits<double>::infinity();
+    default: return 0.0;
+  }
+}
+
+double fold(cudnnfe_reduction_mode_t mode, double acc, double x) {
+  switch (mode) {
+    case CUDNNFE_REDUCTION_ADD:
+    case CUDNNFE_REDUCTION_AVG: return acc + x;
+    case CUDNNFE_REDUCTION_MUL: return acc * x;
+    case CUDNNFE_REDUCTION_MIN: return std::fmin(acc, x);
+    case CUDNNFE_REDUCTION_MAX: return std::fmax(acc, x);
+    case CUDNNFE_REDUCTION_AMAX: return std::fmax(acc, std::fabs(x));
+    case CUDNNFE_REDUCTION_NORM1: return acc + std::fabs(x);
+    case CUDNNFE_REDUCTION_NORM2: return acc + x * x;
+    case CUDNNFE_REDUCTION_MUL_NO_ZEROS: return x == 0.0 ? acc : acc * x;
+  }
+  return acc;
+}
+
+}  // namespace
+
+bool reduction_supported(cudnnfe_reduction_mode_t mode) {
+  return mode >= CUDNNFE_REDUCTION_ADD && mode <= CUDNNFE_REDUCTION_MUL_NO_ZEROS;
+}
+
+void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor &y) {
+  const ReductionAttrs &attrs = node.as<ReductionAttrs>();
+  if (!reduction_supported(attrs.mode))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": reduction mode ", attrs.mode,
+         " is not supported by the CPU reference");
+  if (x.rank != y.rank)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": the CPU reference needs x and y of equal rank");
+  const int rank = x.rank;
+  const cudnnfe_dtype_t compute = node.compute_dtype;
+
+  // Position in packed y of each x element: reduced dims contribute 0.
+  Index y_packed{};
+  int64_t running = 1, group = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const bool reduced = y.dims[i] == 1 && x.dims[i] != 1;
+    y_packed[i] = reduced ? 0 : running;
+    running *= y.dims[i];
+    if (reduced) group *= x.dims[i];
+  }
+  std::vector<double> acc(static_cast<size_t>(y.element_count()), initial_value(attrs.mode));
+  Index index{};
+  do {
+    int64_t slot = 0;
+    for (int i = 0; i < rank; ++i) slot += index[i] * y_packed[i];
+    const double v = round_to_compute(x.load(x.offset(index.data())), compute);
+    acc[slot] = fold(attrs.mode, acc[slot], v);
+  } while (next_index(index, rank, x.dims));
+
+  for (double &a : acc) {
+    if (attrs.mode == CUDNNFE_REDUCTION_AVG) a /= static_cast<double>(group);
+    if (attrs.mode == CUDNNFE_REDUCTION_NORM2) a = std::sqrt(a);
+    a = round_to_compute(a, compute);
+  }
+  store_dense(y, acc);
+}
+
+}  // namespace cpu
+}  // namespace cudnnfe

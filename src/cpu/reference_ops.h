@@ -1,0 +1,66 @@
+// The per-op loops of the CPU reference (one file each). Each reads its
+// inputs through StridedTensor views, computes in double (sums and dot
+// products accumulate in double; elementwise math runs in the node's
+// compute type) and writes outputs rounded to their data types. Each
+// throws Error naming the node for anything it does not support.
+#pragma once
+
+#include "cpu/strided_tensor.h"
+#include "graph/node.h"
+
+namespace cudnnfe {
+namespace cpu {
+
+// conv_fprop (image, weight -> y), conv_dgrad (loss, weight -> dx) and
+// conv_wgrad (image, loss -> dw), 1 to 3 spatial dims.
+void run_conv(const Node &node, const StridedTensor &in0, const StridedTensor &in1,
+              const StridedTensor &out);
+
+// c[..., M, N] = a[..., M, K] @ b[..., K, N], batch dims of size 1 broadcast.
+void run_matmul(const Node &node, const StridedTensor &a, const StridedTensor &b,
+                const StridedTensor &c);
+
+// `inputs` holds the mode's operands (unused ones are nullptr).
+void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
+                   const StridedTensor &out);
+
+bool pointwise_supported(cudnnfe_pointwise_mode_t mode);
+
+// Reduces x over the dims where y's dim is 1 and x's is not.
+void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor &y);
+
+bool reduction_supported(cudnnfe_reduction_mode_t mode);
+
+// Attention forward; `bias` and `stats` may be nullptr.
+void run_sdpa(const Node &node, double scale, const StridedTensor &q, const StridedTensor &k,
+              const StridedTensor &v, const StridedTensor *bias, const StridedTensor &o,
+              const StridedTensor *stats);
+
+// The tensors of an attention backward node (bias may be nullptr).
+struct SdpaBackwardTensors {
+  const StridedTensor *q, *k, *v, *o, *d_o, *stats, *bias;
+  const StridedTensor *dq, *dk, *dv;
+};
+
+// Attention backward from the forward's O and stats.
+void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors &tensors);
+
+// Softmax over the last dim; `stats` (log-sum-exp) may be nullptr.
+void run_softmax(const Node &node, const StridedTensor &x, const StridedTensor &y,
+                 const StridedTensor *stats);
+
+// layernorm (stat0 = mean, stat1 = inv_variance) or rmsnorm (stat0 =
+// inv_rms); `bias` and the statistics may be nullptr.
+void run_norm_forward(const Node &node, const StridedTensor &x, const StridedTensor &scale,
+                      const StridedTensor *bias, const StridedTensor &y, const StridedTensor *stat0,
+                      const StridedTensor *stat1);
+
+// layernorm_backward (mean given) or rmsnorm_backward (mean nullptr, `inv`
+// is inv_rms); `dscale` and `dbias` may be nullptr.
+void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
+                       const StridedTensor &scale, const StridedTensor *mean,
+                       const StridedTensor &inv, const StridedTensor &dx,
+                       const StridedTensor *dscale, const StridedTensor *dbias);
+
+}  // namespace cpu
+}  // namespace cudnnfe
