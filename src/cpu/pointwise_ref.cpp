@@ -58,10 +58,15 @@ void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
   if (attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX && (attrs.axis < 0 || attrs.axis >= out.rank))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": GEN_INDEX axis ", attrs.axis,
          " is outside the output's ", out.rank, " dims");
-  for (int port = 0; port < 3; ++port)
-    if (inputs[port] && inputs[port]->rank > out.rank)
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", Graph::input_port(node, port),
-           " has more dims than the output");
+  // A scalar shared by consumers of different ranks may have more dims than
+  // this output; those extra dims are all 1 and simply broadcast.
+  for (int port = 0; port < 3; ++port) {
+    if (!inputs[port]) continue;
+    for (int i = 0; i < inputs[port]->rank - out.rank; ++i)
+      if (inputs[port]->dims[i] != 1)
+        fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", Graph::input_port(node, port),
+             " has more dims than the output");
+  }
   // Exact integer math needs double; float math is what FLOAT and HALF mean.
   if (node.compute_dtype == CUDNNFE_DTYPE_DOUBLE || node.compute_dtype == CUDNNFE_DTYPE_INT32)
     run_typed<double>(node, inputs, out);

@@ -1,8 +1,9 @@
 // The per-op loops of the CPU reference (one file each). Each reads its
-// inputs through StridedTensor views, computes in double (sums and dot
-// products accumulate in double; elementwise math runs in the node's
-// compute type) and writes outputs rounded to their data types. Each
-// throws Error naming the node for anything it does not support.
+// inputs through StridedTensor views rounded to the node's compute type,
+// accumulates sums and dot products in double, runs elementwise math in the
+// compute type, and writes outputs rounded to the compute type and then to
+// their data types. Each throws Error naming the node for anything it does
+// not support.
 #pragma once
 
 #include "cpu/strided_tensor.h"
@@ -24,11 +25,13 @@ void run_matmul(const Node &node, const StridedTensor &a, const StridedTensor &b
 void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
                    const StridedTensor &out);
 
+// Whether run_pointwise knows `mode` (asked at build).
 bool pointwise_supported(cudnnfe_pointwise_mode_t mode);
 
 // Reduces x over the dims where y's dim is 1 and x's is not.
 void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor &y);
 
+// Whether run_reduction knows `mode` (asked at build).
 bool reduction_supported(cudnnfe_reduction_mode_t mode);
 
 // Attention forward; `bias` and `stats` may be nullptr.

@@ -17,6 +17,7 @@
 
 namespace cudnnfe {
 namespace cpu {
+
 void run_sdpa(const Node &node, double scale, const StridedTensor &q, const StridedTensor &k,
               const StridedTensor &v, const StridedTensor *bias, const StridedTensor &o,
               const StridedTensor *stats) {

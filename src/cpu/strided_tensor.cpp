@@ -11,6 +11,7 @@ int64_t StridedTensor::element_count() const {
 
 Index broadcast_strides(const StridedTensor &t, int rank, const Index &dims) {
   Index strides{};
+  // Dims align to the right; t's extra leading dims (size 1) are skipped.
   const int shift = rank - t.rank;
   for (int i = 0; i < rank; ++i) {
     const int own = i - shift;

@@ -41,7 +41,8 @@ struct StridedTensor {
 
 // Strides that read `t` while iterating over `dims` (rank `rank`): dims of
 // size 1 broadcast (stride 0) and `t`'s dims align to the right, so a
-// lower-rank operand (a scalar) broadcasts along the missing leading dims.
+// lower-rank operand broadcasts along the missing leading dims. Leading
+// dims of `t` beyond `rank` are skipped; callers check they are 1.
 Index broadcast_strides(const StridedTensor &t, int rank, const Index &dims);
 
 // Advances `index` over `dims` in row-major order; false after the last.
