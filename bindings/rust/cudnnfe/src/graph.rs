@@ -1,0 +1,1108 @@
+//! [`Graph`]: a graph under construction.
+
+use std::collections::BTreeSet;
+use std::ffi::c_char;
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::ptr::{self, NonNull};
+
+use cudnnfe_sys as sys;
+
+use crate::built::BuiltGraph;
+use crate::error::{check, owned_str, Error, ErrorKind, Result};
+use crate::handle::Handle;
+use crate::options::{
+    c_name, c_string, BuildOptions, ConvOptions, MatmulOptions, NormOptions, PointwiseOptions,
+    ReductionOptions, SdpaBackwardOptions, SdpaOptions, SoftmaxOptions,
+};
+use crate::types::{DataType, PointwiseMode, ReductionMode, Tensor};
+
+/// Read-only queries shared by [`Graph`] and [`BuiltGraph`]. The type needs
+/// `fn raw(&self) -> *mut cudnnfe_graph_t` and
+/// `fn check(&self, status) -> Result<()>` (which reads the message).
+macro_rules! graph_queries {
+    () => {
+        /// The graph's name (`"graph"` unless set).
+        pub fn name(&self) -> $crate::Result<String> {
+            let mut name: *const ::std::ffi::c_char = ::std::ptr::null();
+            // SAFETY: on success `name` points at the graph's copy; copied at once.
+            self.check(unsafe { ::cudnnfe_sys::cudnnfe_graph_get_name(self.raw(), &mut name) })?;
+            Ok(unsafe { $crate::error::owned_str(name) })
+        }
+
+        /// Number of tensors in the graph (inputs, scalars, op outputs).
+        pub fn tensor_count(&self) -> $crate::Result<usize> {
+            let mut count = 0usize;
+            // SAFETY: a live graph and a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_tensor_count(self.raw(), &mut count)
+            })?;
+            Ok(count)
+        }
+
+        /// Number of operations in the graph.
+        pub fn node_count(&self) -> $crate::Result<usize> {
+            let mut count = 0usize;
+            // SAFETY: as above.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_node_count(self.raw(), &mut count)
+            })?;
+            Ok(count)
+        }
+
+        /// Every tensor of the graph, in creation order.
+        pub fn tensors(&self) -> $crate::Result<Vec<$crate::Tensor>> {
+            let mut count = 0usize;
+            // SAFETY: size query (NULL buffer), then a buffer of `count`.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_tensor_uids(
+                    self.raw(),
+                    ::std::ptr::null_mut(),
+                    0,
+                    &mut count,
+                )
+            })?;
+            let mut uids = vec![0i64; count];
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_tensor_uids(
+                    self.raw(),
+                    uids.as_mut_ptr(),
+                    uids.len(),
+                    &mut count,
+                )
+            })?;
+            uids.truncate(count);
+            Ok(uids.into_iter().map($crate::Tensor::from_uid).collect())
+        }
+
+        /// The tensor named `name`; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+        /// if there is none.
+        pub fn find_tensor(&self, name: &str) -> $crate::Result<$crate::Tensor> {
+            let name = $crate::options::c_string(name, "tensor name")?;
+            let mut uid = 0i64;
+            // SAFETY: a NUL-terminated name and a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_find_tensor(self.raw(), name.as_ptr(), &mut uid)
+            })?;
+            Ok($crate::Tensor::from_uid(uid))
+        }
+
+        /// Dims and strides of a tensor (inferred shapes are known as soon as
+        /// the op is added).
+        pub fn shape(&self, tensor: $crate::Tensor) -> $crate::Result<$crate::Shape> {
+            const MAX: usize = ::cudnnfe_sys::CUDNNFE_MAX_DIMS as usize;
+            let mut dims = [0i64; MAX];
+            let mut strides = [0i64; MAX];
+            let mut ndims = 0i32;
+            // SAFETY: both arrays hold CUDNNFE_MAX_DIMS entries, the capacity given.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_get_shape(
+                    self.raw(),
+                    tensor.uid(),
+                    dims.as_mut_ptr(),
+                    strides.as_mut_ptr(),
+                    MAX as i32,
+                    &mut ndims,
+                )
+            })?;
+            let n = (ndims.max(0) as usize).min(MAX);
+            Ok($crate::Shape {
+                dims: dims[..n].to_vec(),
+                strides: strides[..n].to_vec(),
+            })
+        }
+
+        /// Dims of a tensor.
+        pub fn dims(&self, tensor: $crate::Tensor) -> $crate::Result<Vec<i64>> {
+            Ok(self.shape(tensor)?.dims)
+        }
+
+        /// Strides of a tensor, in elements.
+        pub fn strides(&self, tensor: $crate::Tensor) -> $crate::Result<Vec<i64>> {
+            Ok(self.shape(tensor)?.strides)
+        }
+
+        /// Data type of a tensor as set: [`DataType::NotSet`](crate::DataType::NotSet)
+        /// until validation (or build) resolves it from the graph's defaults.
+        pub fn dtype(&self, tensor: $crate::Tensor) -> $crate::Result<$crate::DataType> {
+            let mut dtype = 0i32;
+            // SAFETY: a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_get_dtype(self.raw(), tensor.uid(), &mut dtype)
+            })?;
+            Ok($crate::DataType::from_raw(dtype))
+        }
+
+        /// Name of a tensor (op outputs are named `"<node>::<port>"`).
+        pub fn tensor_name(&self, tensor: $crate::Tensor) -> $crate::Result<String> {
+            let mut name: *const ::std::ffi::c_char = ::std::ptr::null();
+            // SAFETY: on success `name` points at the graph's copy, valid
+            // until the tensor is renamed; copied at once.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_get_name(self.raw(), tensor.uid(), &mut name)
+            })?;
+            Ok(unsafe { $crate::error::owned_str(name) })
+        }
+
+        /// Whether the tensor needs a buffer at execute: graph inputs and
+        /// outputs do; virtual intermediates and pass-by-value scalars do not.
+        pub fn is_bound(&self, tensor: $crate::Tensor) -> $crate::Result<bool> {
+            let mut bound = 0i32;
+            // SAFETY: a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_is_bound(self.raw(), tensor.uid(), &mut bound)
+            })?;
+            Ok(bound != 0)
+        }
+
+        /// The graph description as versioned JSON (`docs/graph-json.md`),
+        /// which rebuilds on any GPU and cuDNN version.
+        pub fn to_json(&self) -> $crate::Result<String> {
+            String::from_utf8(self.to_bytes()?).map_err(|e| {
+                $crate::Error::new(
+                    $crate::ErrorKind::Internal,
+                    format!("the serialized graph is not UTF-8: {e}"),
+                )
+            })
+        }
+
+        /// The graph description (the JSON of [`to_json`](Self::to_json)) as bytes.
+        pub fn to_bytes(&self) -> $crate::Result<Vec<u8>> {
+            let mut size = 0usize;
+            // SAFETY: size query, then a buffer of `size` bytes.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_serialize(
+                    self.raw(),
+                    ::std::ptr::null_mut(),
+                    0,
+                    &mut size,
+                )
+            })?;
+            let mut bytes = vec![0u8; size];
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_serialize(
+                    self.raw(),
+                    bytes.as_mut_ptr().cast(),
+                    bytes.len(),
+                    &mut size,
+                )
+            })?;
+            bytes.truncate(size);
+            Ok(bytes)
+        }
+    };
+}
+pub(crate) use graph_queries;
+
+/// How to create a graph input: dims, and optionally a name, a data type
+/// and strides.
+///
+/// ```
+/// use cudnnfe::{DataType, TensorDesc};
+/// // An NHWC image: logical dims NCHW, strides give the memory layout.
+/// let x = TensorDesc::new([8, 3, 32, 32])
+///     .name("x")
+///     .dtype(DataType::Half)
+///     .strides([3 * 32 * 32, 1, 32 * 3, 3]);
+/// assert_eq!(x.dims, [8, 3, 32, 32]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TensorDesc {
+    /// Name (unique in the graph); `None`: an automatic name.
+    pub name: Option<String>,
+    /// Element type; `NotSet` takes the graph's io type at validation.
+    pub dtype: DataType,
+    /// Dims, 1 to 8 of them (`CUDNNFE_MAX_DIMS`).
+    pub dims: Vec<i64>,
+    /// Strides in elements (any layout; 0 broadcasts); `None`: packed
+    /// row-major.
+    pub strides: Option<Vec<i64>>,
+}
+
+impl TensorDesc {
+    /// A tensor of `dims`, packed row-major, data type not set.
+    pub fn new(dims: impl Into<Vec<i64>>) -> Self {
+        TensorDesc {
+            dims: dims.into(),
+            ..Default::default()
+        }
+    }
+    /// Sets the name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Sets the data type.
+    pub fn dtype(mut self, dtype: DataType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+    /// Sets the strides (in elements, one per dim).
+    pub fn strides(mut self, strides: impl Into<Vec<i64>>) -> Self {
+        self.strides = Some(strides.into());
+        self
+    }
+}
+
+/// Outputs of [`Graph::sdpa`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaOutputs {
+    /// The attention output `o [b, h_q, s_q, d_v]`.
+    pub o: Tensor,
+    /// The softmax statistics `[b, h_q, s_q, 1]` FLOAT, when
+    /// [`SdpaOptions::generate_stats`] was set.
+    pub stats: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::sdpa_backward`]: gradients with the shapes and
+/// dimension orders of q, k and v.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaGradients {
+    /// Gradient of q.
+    pub dq: Tensor,
+    /// Gradient of k.
+    pub dk: Tensor,
+    /// Gradient of v.
+    pub dv: Tensor,
+}
+
+/// Outputs of [`Graph::layernorm`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerNormOutputs {
+    /// The normalized output, x's shape.
+    pub y: Tensor,
+    /// Per-row mean `[N, 1, ..., 1]` FLOAT (training only).
+    pub mean: Option<Tensor>,
+    /// Per-row `1/sqrt(var + epsilon)` `[N, 1, ..., 1]` FLOAT (training only).
+    pub inv_variance: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::rmsnorm`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RmsNormOutputs {
+    /// The normalized output, x's shape.
+    pub y: Tensor,
+    /// Per-row `1/sqrt(mean(x²) + epsilon)` `[N, 1, ..., 1]` FLOAT (training only).
+    pub inv_rms: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::layernorm_backward`] and [`Graph::rmsnorm_backward`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NormGradients {
+    /// Gradient of x.
+    pub dx: Tensor,
+    /// Gradient of scale.
+    pub dscale: Tensor,
+    /// Gradient of bias (layer norm always; RMS norm when the forward had a bias).
+    pub dbias: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::softmax`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoftmaxOutputs {
+    /// `softmax(x)` over the last dimension.
+    pub y: Tensor,
+    /// Log-sum-exp over the last dim `[..., 1]` FLOAT, when asked for.
+    pub stats: Option<Tensor>,
+}
+
+/// Why [`Graph::try_build`] failed, with the graph given back so that it can
+/// be built again (for instance for another target).
+#[derive(Debug)]
+pub struct BuildError {
+    /// The failure.
+    pub error: Error,
+    /// The unbuilt graph. `None` only if the library built the graph but
+    /// reading the built plan's properties then failed (an internal error).
+    pub graph: Option<Graph>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<BuildError> for Error {
+    fn from(e: BuildError) -> Error {
+        e.error
+    }
+}
+
+/// A graph of tensors and operations under construction.
+///
+/// Create it, add inputs ([`input`](Self::input), [`add_tensor`](Self::add_tensor),
+/// [`scalar`](Self::scalar)) and operations ([`matmul`](Self::matmul),
+/// [`conv_fprop`](Self::conv_fprop), [`pointwise`](Self::pointwise),
+/// [`reduction`](Self::reduction), [`sdpa`](Self::sdpa), …), mark the
+/// results you want with [`set_output`](Self::set_output), then
+/// [`build`](Self::build) it into a [`BuiltGraph`] that runs.
+///
+/// Every failing call returns an [`Error`] with the library's message, read
+/// from this graph (`cudnnfe_graph_last_error`). A call that fails leaves the
+/// graph as it was.
+///
+/// # Threads
+///
+/// A graph under construction belongs to one thread at a time: `Graph` is
+/// [`Send`] but not [`Sync`]. Different graphs may be built concurrently.
+///
+/// ```
+/// use cudnnfe::{DataType, Graph, MatmulOptions};
+/// let mut g = Graph::named("mlp")?;
+/// let a = g.input("a", DataType::Float, &[4, 8])?;
+/// let b = g.input("b", DataType::Float, &[8, 5])?;
+/// let c = g.matmul(a, b, &MatmulOptions::default().name("mm"))?;
+/// g.set_output(c, true)?;
+/// assert_eq!(g.dims(c)?, [4, 5]);
+/// assert_eq!(g.tensor_name(c)?, "mm::c");
+/// # Ok::<(), cudnnfe::Error>(())
+/// ```
+pub struct Graph {
+    ptr: NonNull<sys::cudnnfe_graph_t>,
+    /// UIDs written by an operation (virtual or marked as outputs). A host
+    /// buffer bound to one of them must be writable.
+    op_outputs: BTreeSet<i64>,
+}
+
+// SAFETY: the C ABI lets a graph under construction move between threads
+// ("belongs to one thread at a time"); `&Graph` is not shared (no Sync).
+unsafe impl Send for Graph {}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from cudnnfe_graph_create and is destroyed
+        // once. The status can only say the pointer was bad, which it is not.
+        unsafe {
+            sys::cudnnfe_graph_destroy(self.ptr.as_ptr());
+        }
+    }
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph")
+            .field("tensors", &self.tensor_count().unwrap_or(0))
+            .field("nodes", &self.node_count().unwrap_or(0))
+            .finish()
+    }
+}
+
+impl Graph {
+    /// Creates an empty graph. Also checks, once per process, that the loaded
+    /// libcudnnfe is at least the version these bindings were generated from
+    /// ([`ErrorKind::NotSupported`] otherwise).
+    pub fn new() -> Result<Graph> {
+        crate::ensure_compatible()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        crate::error::check_thread(unsafe { sys::cudnnfe_graph_create(&mut raw) })?;
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                "cudnnfe_graph_create returned OK and NULL",
+            )
+        })?;
+        Ok(Graph {
+            ptr,
+            op_outputs: BTreeSet::new(),
+        })
+    }
+
+    /// Creates an empty graph named `name` (the name appears in messages).
+    pub fn named(name: &str) -> Result<Graph> {
+        let mut graph = Graph::new()?;
+        graph.set_name(name)?;
+        Ok(graph)
+    }
+
+    /// Loads a graph description made by [`to_json`](Self::to_json).
+    /// [`ErrorKind::BadSerializedData`] says what is wrong and where.
+    pub fn from_json(json: &str) -> Result<Graph> {
+        Graph::from_bytes(json.as_bytes())
+    }
+
+    /// Loads a graph description made by [`to_bytes`](Self::to_bytes) or
+    /// [`to_json`](Self::to_json). Never crashes on hostile input.
+    pub fn from_bytes(data: &[u8]) -> Result<Graph> {
+        let mut graph = Graph::new()?;
+        // SAFETY: `data` is valid for `data.len()` bytes.
+        graph.check(unsafe {
+            sys::cudnnfe_graph_deserialize(graph.raw(), data.as_ptr().cast::<c_char>(), data.len())
+        })?;
+        graph.discover_op_outputs()?;
+        Ok(graph)
+    }
+
+    /// Finds which tensors an operation writes. The C ABI has no query for
+    /// it, but marking a tensor with its current output state is a no-op for
+    /// op outputs and refused (with no change) for graph inputs and scalars.
+    fn discover_op_outputs(&mut self) -> Result<()> {
+        for tensor in self.tensors()? {
+            let bound = self.is_bound(tensor)?;
+            // SAFETY: a live graph; the call changes nothing (see above).
+            let status =
+                unsafe { sys::cudnnfe_tensor_set_output(self.raw(), tensor.uid(), bound as i32) };
+            if status == sys::CUDNNFE_STATUS_OK {
+                self.op_outputs.insert(tensor.uid());
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::cudnnfe_graph_t {
+        self.ptr.as_ptr()
+    }
+
+    /// Turns a status into a `Result` with this graph's message.
+    pub(crate) fn check(&self, status: sys::cudnnfe_status_t) -> Result<()> {
+        // SAFETY: a live graph; the message is copied before any other call.
+        check(status, || unsafe {
+            owned_str(sys::cudnnfe_graph_last_error(self.raw()))
+        })
+    }
+
+    /// The raw `cudnnfe_graph_t *`, for calls this crate does not wrap. Do
+    /// not build or destroy it, or change tensor UIDs, through the pointer.
+    pub fn as_raw(&self) -> *mut sys::cudnnfe_graph_t {
+        self.raw()
+    }
+
+    /// Message of the last failing call on this graph; `""` if none.
+    pub fn last_error(&self) -> String {
+        // SAFETY: a live graph; copied at once.
+        unsafe { owned_str(sys::cudnnfe_graph_last_error(self.raw())) }
+    }
+
+    // ---- graph-wide settings ----
+
+    /// Names the graph (the name appears in messages).
+    pub fn set_name(&mut self, name: &str) -> Result<&mut Self> {
+        let name = c_string(name, "graph name")?;
+        // SAFETY: a NUL-terminated string; the library copies it.
+        self.check(unsafe { sys::cudnnfe_graph_set_name(self.raw(), name.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// Data type given at validation to graph inputs and outputs whose type
+    /// is not set.
+    pub fn set_io_dtype(&mut self, dtype: DataType) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe { sys::cudnnfe_graph_set_io_dtype(self.raw(), dtype.as_raw()) })?;
+        Ok(self)
+    }
+
+    /// Data type given at validation to virtual (intermediate) tensors whose
+    /// type is not set.
+    pub fn set_intermediate_dtype(&mut self, dtype: DataType) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_graph_set_intermediate_dtype(self.raw(), dtype.as_raw())
+        })?;
+        Ok(self)
+    }
+
+    /// Data type of operations' math when their options do not set one.
+    pub fn set_compute_dtype(&mut self, dtype: DataType) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe { sys::cudnnfe_graph_set_compute_dtype(self.raw(), dtype.as_raw()) })?;
+        Ok(self)
+    }
+
+    // ---- tensors ----
+
+    /// Adds a graph input described by `desc`.
+    pub fn add_tensor(&mut self, desc: &TensorDesc) -> Result<Tensor> {
+        let name = c_name(&desc.name, "tensor name")?;
+        if let Some(strides) = &desc.strides {
+            if strides.len() != desc.dims.len() {
+                return Err(Error::invalid_argument(format!(
+                    "tensor {:?}: {} strides for {} dims {:?}",
+                    desc.name.as_deref().unwrap_or("(unnamed)"),
+                    strides.len(),
+                    desc.dims.len(),
+                    desc.dims
+                )));
+            }
+        }
+        let ndims = i32::try_from(desc.dims.len()).unwrap_or(i32::MAX);
+        let strides = desc.strides.as_ref().map_or(ptr::null(), |s| s.as_ptr());
+        let mut uid = 0i64;
+        // SAFETY: `dims` and `strides` (when given) hold `ndims` entries.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_tensor(
+                self.raw(),
+                crate::options::name_ptr(&name),
+                desc.dtype.as_raw(),
+                ndims,
+                desc.dims.as_ptr(),
+                strides,
+                &mut uid,
+            )
+        })?;
+        Ok(Tensor::from_uid(uid))
+    }
+
+    /// Adds a packed row-major graph input: shorthand for
+    /// [`add_tensor`](Self::add_tensor).
+    pub fn input(&mut self, name: &str, dtype: DataType, dims: &[i64]) -> Result<Tensor> {
+        self.add_tensor(&TensorDesc::new(dims).name(name).dtype(dtype))
+    }
+
+    /// Adds a pass-by-value scalar (shape `[1]`) holding `value`. It is fed
+    /// to the backend automatically and takes no buffer at execute. An empty
+    /// `name` gives an automatic one.
+    pub fn scalar(&mut self, name: &str, dtype: DataType, value: f64) -> Result<Tensor> {
+        let name = c_string(name, "scalar name")?;
+        let mut uid = 0i64;
+        // SAFETY: a NUL-terminated name and a valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_scalar(
+                self.raw(),
+                name.as_ptr(),
+                dtype.as_raw(),
+                value,
+                &mut uid,
+            )
+        })?;
+        Ok(Tensor::from_uid(uid))
+    }
+
+    /// Marks an operation's output as a graph output (it then needs a buffer
+    /// at execute), or back to virtual. Graph inputs cannot be marked.
+    pub fn set_output(&mut self, tensor: Tensor, is_output: bool) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_output(self.raw(), tensor.uid(), is_output as i32)
+        })?;
+        Ok(self)
+    }
+
+    /// Overrides a tensor's data type (inferred outputs included).
+    pub fn set_dtype(&mut self, tensor: Tensor, dtype: DataType) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_dtype(self.raw(), tensor.uid(), dtype.as_raw())
+        })?;
+        Ok(self)
+    }
+
+    /// Overrides a tensor's dims (inferred outputs included); strides are
+    /// re-derived as packed in the same dimension order unless set explicitly.
+    pub fn set_dims(&mut self, tensor: Tensor, dims: &[i64]) -> Result<&mut Self> {
+        let ndims = i32::try_from(dims.len()).unwrap_or(i32::MAX);
+        // SAFETY: `dims` holds `ndims` entries.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_dims(self.raw(), tensor.uid(), ndims, dims.as_ptr())
+        })?;
+        Ok(self)
+    }
+
+    /// Overrides a tensor's strides (one per dim, in elements).
+    pub fn set_strides(&mut self, tensor: Tensor, strides: &[i64]) -> Result<&mut Self> {
+        let ndims = i32::try_from(strides.len()).unwrap_or(i32::MAX);
+        // SAFETY: `strides` holds `ndims` entries.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_strides(self.raw(), tensor.uid(), ndims, strides.as_ptr())
+        })?;
+        Ok(self)
+    }
+
+    /// Renames a tensor; names are unique within a graph.
+    pub fn set_tensor_name(&mut self, tensor: Tensor, name: &str) -> Result<&mut Self> {
+        let name = c_string(name, "tensor name")?;
+        // SAFETY: a NUL-terminated string; the library copies it.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_name(self.raw(), tensor.uid(), name.as_ptr())
+        })?;
+        Ok(self)
+    }
+
+    /// Changes a tensor's UID (it must be > 0 and unused) and returns the
+    /// tensor under its new UID; the old `Tensor` value no longer names it.
+    pub fn set_uid(&mut self, tensor: Tensor, new_uid: i64) -> Result<Tensor> {
+        // SAFETY: plain values.
+        self.check(unsafe { sys::cudnnfe_tensor_set_uid(self.raw(), tensor.uid(), new_uid) })?;
+        if self.op_outputs.remove(&tensor.uid()) {
+            self.op_outputs.insert(new_uid);
+        }
+        Ok(Tensor::from_uid(new_uid))
+    }
+
+    graph_queries!();
+
+    // ---- operations ----
+
+    fn record_output(&mut self, uid: i64) -> Tensor {
+        self.op_outputs.insert(uid);
+        Tensor::from_uid(uid)
+    }
+
+    /// Convolution forward: `y[N,K,*] = conv(image[N,C,*], weight[K,C,*])`.
+    /// Dims are logical NC(D)HW in every layout; strides give the memory
+    /// layout.
+    pub fn conv_fprop(
+        &mut self,
+        image: Tensor,
+        weight: Tensor,
+        options: &ConvOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut y = 0i64;
+        // SAFETY: options filled from the init function; valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_conv_fprop(self.raw(), image.uid(), weight.uid(), &raw, &mut y)
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// Convolution backward data: `dx = dgrad(loss dy[N,K,*], weight[K,C,*])`.
+    /// `dx`'s spatial dims are the smallest consistent size; override them
+    /// with [`set_dims`](Self::set_dims) when the stride is above 1.
+    pub fn conv_dgrad(
+        &mut self,
+        loss: Tensor,
+        weight: Tensor,
+        options: &ConvOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut dx = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_conv_dgrad(self.raw(), loss.uid(), weight.uid(), &raw, &mut dx)
+        })?;
+        Ok(self.record_output(dx))
+    }
+
+    /// Convolution backward filter: `dw = wgrad(image x[N,C,*], loss
+    /// dy[N,K,*])`. `dw`'s filter size is the largest consistent size;
+    /// override it with [`set_dims`](Self::set_dims) when the stride is above 1.
+    pub fn conv_wgrad(
+        &mut self,
+        image: Tensor,
+        loss: Tensor,
+        options: &ConvOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut dw = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_conv_wgrad(self.raw(), image.uid(), loss.uid(), &raw, &mut dw)
+        })?;
+        Ok(self.record_output(dw))
+    }
+
+    /// Matrix product `c[..., M, N] = a[..., M, K] @ b[..., K, N]`. Ranks
+    /// must match (2 to 8); batch dims of size 1 broadcast.
+    pub fn matmul(&mut self, a: Tensor, b: Tensor, options: &MatmulOptions) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut c = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_matmul(self.raw(), a.uid(), b.uid(), &raw, &mut c)
+        })?;
+        Ok(self.record_output(c))
+    }
+
+    /// Elementwise operation on one to three operands (see [`PointwiseMode`]
+    /// for their roles). Operands broadcast: each dim equals the output's or
+    /// is 1. More than three operands is an invalid argument.
+    pub fn pointwise(
+        &mut self,
+        mode: PointwiseMode,
+        inputs: &[Tensor],
+        options: &PointwiseOptions,
+    ) -> Result<Tensor> {
+        if inputs.len() > 3 {
+            return Err(Error::invalid_argument(format!(
+                "pointwise {mode:?}: {} operands given; at most 3 (in0, in1, in2)",
+                inputs.len()
+            )));
+        }
+        let mut ports = [0i64; 3];
+        for (port, tensor) in ports.iter_mut().zip(inputs) {
+            *port = tensor.uid();
+        }
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut out = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_pointwise(
+                self.raw(),
+                mode.as_raw(),
+                ports[0],
+                ports[1],
+                ports[2],
+                &raw,
+                &mut out,
+            )
+        })?;
+        Ok(self.record_output(out))
+    }
+
+    /// A unary pointwise operation with default options, e.g.
+    /// `g.unary(PointwiseMode::ReluFwd, x)`.
+    pub fn unary(&mut self, mode: PointwiseMode, x: Tensor) -> Result<Tensor> {
+        self.pointwise(mode, &[x], &PointwiseOptions::default())
+    }
+
+    /// A binary pointwise operation with default options, e.g.
+    /// `g.binary(PointwiseMode::Add, a, b)`.
+    pub fn binary(&mut self, mode: PointwiseMode, a: Tensor, b: Tensor) -> Result<Tensor> {
+        self.pointwise(mode, &[a, b], &PointwiseOptions::default())
+    }
+
+    /// `condition ? if_true : if_false`, elementwise (BINARY_SELECT).
+    pub fn select(
+        &mut self,
+        condition: Tensor,
+        if_true: Tensor,
+        if_false: Tensor,
+    ) -> Result<Tensor> {
+        self.pointwise(
+            PointwiseMode::BinarySelect,
+            &[if_true, if_false, condition],
+            &PointwiseOptions::default(),
+        )
+    }
+
+    /// Reduction of `x` along the options' axes (all of them by default);
+    /// reduced dims become 1.
+    pub fn reduction(
+        &mut self,
+        mode: ReductionMode,
+        x: Tensor,
+        options: &ReductionOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut y = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_reduction(self.raw(), mode.as_raw(), x.uid(), &raw, &mut y)
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// Scaled dot-product attention forward. `q [b, h_q, s_q, d]`,
+    /// `k [b, h_kv, s_kv, d]`, `v [b, h_kv, s_kv, d_v]` in logical BHSD order
+    /// with any strides (BSHD storage included); `h_q` must be a multiple of
+    /// `h_kv` (GQA, MQA). Writes `o [b, h_q, s_q, d_v]`, and the statistics
+    /// when asked.
+    pub fn sdpa(
+        &mut self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        options: &SdpaOptions,
+    ) -> Result<SdpaOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut o = 0i64;
+        let mut stats = 0i64;
+        // SAFETY: as conv_fprop; `stats` is always a valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_sdpa(
+                self.raw(),
+                q.uid(),
+                k.uid(),
+                v.uid(),
+                &raw,
+                &mut o,
+                &mut stats,
+            )
+        })?;
+        let o = self.record_output(o);
+        let stats = (stats != 0).then(|| self.record_output(stats));
+        Ok(SdpaOutputs { o, stats })
+    }
+
+    fn record_optional(&mut self, uid: i64) -> Option<Tensor> {
+        (uid != 0).then(|| self.record_output(uid))
+    }
+
+    /// Scaled dot-product attention backward: from q, k, v, o, `d_o` (shapes
+    /// as in the forward) and `stats` (the forward's statistics, `[b, h_q,
+    /// s_q, 1]` FLOAT), writes dq, dk and dv.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sdpa_backward(
+        &mut self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        d_o: Tensor,
+        stats: Tensor,
+        options: &SdpaBackwardOptions,
+    ) -> Result<SdpaGradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut dq, mut dk, mut dv) = (0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_sdpa_backward(
+                self.raw(),
+                q.uid(),
+                k.uid(),
+                v.uid(),
+                o.uid(),
+                d_o.uid(),
+                stats.uid(),
+                &raw,
+                &mut dq,
+                &mut dk,
+                &mut dv,
+            )
+        })?;
+        Ok(SdpaGradients {
+            dq: self.record_output(dq),
+            dk: self.record_output(dk),
+            dv: self.record_output(dv),
+        })
+    }
+
+    /// Layer normalization: `y = (x - mean) * inv_variance * scale + bias`,
+    /// statistics per index of dim 0 over all other dims. `scale` and `bias`
+    /// are `[1, ...]` with x's other dims. In training the statistics are
+    /// outputs too.
+    pub fn layernorm(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        options: &NormOptions,
+    ) -> Result<LayerNormOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut y, mut mean, mut inv_variance) = (0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_layernorm(
+                self.raw(),
+                x.uid(),
+                scale.uid(),
+                bias.uid(),
+                &raw,
+                &mut y,
+                &mut mean,
+                &mut inv_variance,
+            )
+        })?;
+        Ok(LayerNormOutputs {
+            y: self.record_output(y),
+            mean: self.record_optional(mean),
+            inv_variance: self.record_optional(inv_variance),
+        })
+    }
+
+    /// RMS normalization: `y = x * inv_rms * scale (+ bias)`, `inv_rms =
+    /// 1/sqrt(mean(x²) + epsilon)` per index of dim 0. In training `inv_rms`
+    /// is an output too.
+    pub fn rmsnorm(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Option<Tensor>,
+        options: &NormOptions,
+    ) -> Result<RmsNormOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut y, mut inv_rms) = (0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_rmsnorm(
+                self.raw(),
+                x.uid(),
+                scale.uid(),
+                bias.map_or(0, Tensor::uid),
+                &raw,
+                &mut y,
+                &mut inv_rms,
+            )
+        })?;
+        Ok(RmsNormOutputs {
+            y: self.record_output(y),
+            inv_rms: self.record_optional(inv_rms),
+        })
+    }
+
+    /// Layer normalization backward: dx, dscale and dbias from dy, x, scale
+    /// and the forward's mean and inv_variance.
+    pub fn layernorm_backward(
+        &mut self,
+        dy: Tensor,
+        x: Tensor,
+        scale: Tensor,
+        mean: Tensor,
+        inv_variance: Tensor,
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut dx, mut dscale, mut dbias) = (0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_layernorm_backward(
+                self.raw(),
+                dy.uid(),
+                x.uid(),
+                scale.uid(),
+                mean.uid(),
+                inv_variance.uid(),
+                &raw,
+                &mut dx,
+                &mut dscale,
+                &mut dbias,
+            )
+        })?;
+        Ok(NormGradients {
+            dx: self.record_output(dx),
+            dscale: self.record_output(dscale),
+            dbias: self.record_optional(dbias),
+        })
+    }
+
+    /// RMS normalization backward: dx and dscale (and dbias when
+    /// `forward_had_bias`) from dy, x, scale and the forward's inv_rms.
+    pub fn rmsnorm_backward(
+        &mut self,
+        dy: Tensor,
+        x: Tensor,
+        scale: Tensor,
+        inv_rms: Tensor,
+        forward_had_bias: bool,
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut dx, mut dscale, mut dbias) = (0i64, 0i64, 0i64);
+        let dbias_ptr: *mut i64 = if forward_had_bias {
+            &mut dbias
+        } else {
+            ptr::null_mut()
+        };
+        // SAFETY: filled options; valid out-pointers (dbias NULL asks for none).
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_rmsnorm_backward(
+                self.raw(),
+                dy.uid(),
+                x.uid(),
+                scale.uid(),
+                inv_rms.uid(),
+                &raw,
+                &mut dx,
+                &mut dscale,
+                dbias_ptr,
+            )
+        })?;
+        Ok(NormGradients {
+            dx: self.record_output(dx),
+            dscale: self.record_output(dscale),
+            dbias: self.record_optional(dbias),
+        })
+    }
+
+    /// `y = softmax(x)` over the last dimension, and the log-sum-exp when
+    /// asked for.
+    pub fn softmax(&mut self, x: Tensor, options: &SoftmaxOptions) -> Result<SoftmaxOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut y, mut stats) = (0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_softmax(self.raw(), x.uid(), &raw, &mut y, &mut stats)
+        })?;
+        Ok(SoftmaxOutputs {
+            y: self.record_output(y),
+            stats: self.record_optional(stats),
+        })
+    }
+
+    // ---- validation and build ----
+
+    /// Resolves data types and checks every node's shapes and types.
+    /// [`ErrorKind::InvalidGraph`] names the node, tensor and rule.
+    pub fn validate(&mut self) -> Result<()> {
+        // SAFETY: a live graph.
+        self.check(unsafe { sys::cudnnfe_graph_validate(self.raw()) })
+    }
+
+    /// Validates, lowers and builds the graph for `options.target`. The
+    /// graph is consumed; on failure it is dropped too (see
+    /// [`try_build`](Self::try_build) to keep it).
+    pub fn build(self, options: &BuildOptions) -> Result<BuiltGraph> {
+        self.try_build(None, options).map_err(|e| e.error)
+    }
+
+    /// Like [`build`](Self::build), with an execution context of yours used
+    /// for the GPU build (instead of one owned by the library).
+    pub fn build_with_handle(
+        self,
+        handle: &mut Handle,
+        options: &BuildOptions,
+    ) -> Result<BuiltGraph> {
+        self.try_build(Some(handle), options).map_err(|e| e.error)
+    }
+
+    /// Builds the graph, or gives it back with the error, e.g. to retry for
+    /// the CPU reference when the GPU build is not supported:
+    ///
+    /// ```
+    /// # use cudnnfe::*;
+    /// # let mut g = Graph::new()?;
+    /// # let x = g.input("x", DataType::Float, &[4])?;
+    /// # let y = g.unary(PointwiseMode::Abs, x)?;
+    /// # g.set_output(y, true)?;
+    /// let built = match g.try_build(None, &BuildOptions::gpu()) {
+    ///     Ok(built) => built,
+    ///     Err(BuildError { graph: Some(g), error }) => {
+    ///         eprintln!("no GPU build ({error}); using the CPU reference");
+    ///         g.build(&BuildOptions::cpu_reference())?
+    ///     }
+    ///     Err(e) => return Err(e.into()),
+    /// };
+    /// # let _ = built;
+    /// # Ok::<(), cudnnfe::Error>(())
+    /// ```
+    pub fn try_build(
+        self,
+        handle: Option<&mut Handle>,
+        options: &BuildOptions,
+    ) -> Result<BuiltGraph, BuildError> {
+        let raw_options = match options.to_raw() {
+            Ok(raw) => raw,
+            Err(error) => {
+                return Err(BuildError {
+                    error,
+                    graph: Some(self),
+                })
+            }
+        };
+        let handle = handle.map_or(ptr::null_mut(), |h| h.raw());
+        // SAFETY: a live graph, a live handle or NULL, filled options.
+        let status = unsafe { sys::cudnnfe_graph_build(self.raw(), handle, &raw_options) };
+        if let Err(error) = self.check(status) {
+            return Err(BuildError {
+                error,
+                graph: Some(self),
+            });
+        }
+        // The graph is built: ownership of the pointer moves to BuiltGraph.
+        let mut this = ManuallyDrop::new(self);
+        let op_outputs = std::mem::take(&mut this.op_outputs);
+        BuiltGraph::from_built(this.ptr, op_outputs)
+            .map_err(|error| BuildError { error, graph: None })
+    }
+}
