@@ -360,3 +360,29 @@ TEST(scalar_takes_operand_rank) {
   CHECK_FAILS(cudnnfe_graph_validate(gg.g), CUDNNFE_STATUS_INVALID_GRAPH, "scalar \"half\"",
               "different ranks");
 }
+
+TEST(tensor_kinds_and_copied_messages) {
+  GraphGuard gg;
+  const int64_t d[] = {3};
+  int64_t x, s, t, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_scalar(gg.g, "s", CUDNNFE_DTYPE_FLOAT, 2.0, &s));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, x, s, 0, nullptr, &t));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_EXP, t, 0, 0, nullptr, &y));
+  REQUIRE_OK(cudnnfe_tensor_set_output(gg.g, y, 1));
+  cudnnfe_tensor_kind_t kinds[4];
+  const int64_t uids[4] = {x, s, t, y};
+  for (int i = 0; i < 4; ++i) CHECK_OK(cudnnfe_tensor_get_kind(gg.g, uids[i], &kinds[i]));
+  CHECK(kinds[0] == CUDNNFE_TENSOR_KIND_INPUT && kinds[1] == CUDNNFE_TENSOR_KIND_SCALAR);
+  CHECK(kinds[2] == CUDNNFE_TENSOR_KIND_VIRTUAL && kinds[3] == CUDNNFE_TENSOR_KIND_OUTPUT);
+  size_t size = 99;
+  CHECK_OK(cudnnfe_graph_copy_last_error(gg.g, nullptr, 0, &size));
+  CHECK(size == 0);
+  CHECK(cudnnfe_tensor_set_output(gg.g, 4242, 1) == CUDNNFE_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(cudnnfe_graph_copy_last_error(gg.g, nullptr, 0, &size));
+  std::string message(size + 1, '\0');
+  CHECK_FAILS(cudnnfe_graph_copy_last_error(gg.g, message.data(), size, &size),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "too small");
+  CHECK_OK(cudnnfe_graph_copy_last_error(gg.g, message.data(), message.size(), &size));
+  CHECK(message.find("UID 4242") != std::string::npos);
+}

@@ -161,6 +161,13 @@ typedef int32_t cudnnfe_reduction_mode_t;
 #define CUDNNFE_REDUCTION_NORM2 8
 #define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
 
+/* What a tensor is to the graph (cudnnfe_tensor_get_kind). */
+typedef int32_t cudnnfe_tensor_kind_t;
+#define CUDNNFE_TENSOR_KIND_INPUT 1   /* graph input, read at execute */
+#define CUDNNFE_TENSOR_KIND_SCALAR 2  /* pass-by-value constant, no binding */
+#define CUDNNFE_TENSOR_KIND_VIRTUAL 3 /* op output kept inside the plan */
+#define CUDNNFE_TENSOR_KIND_OUTPUT 4  /* op output written at execute */
+
 /* Most dimensions a tensor may have (cuDNN's limit). */
 #define CUDNNFE_MAX_DIMS 8
 /* Most spatial dimensions of a convolution (3-D convolutions). */
@@ -249,6 +256,14 @@ cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph);
  * pointer stays valid until the next failing call on the graph. */
 const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *graph);
 
+/* Copies the graph's last error message into `buffer` (NUL-terminated).
+ * Size-query pattern: with buffer == NULL writes the length (without the
+ * NUL) to *size; else `capacity` must exceed that length. Unlike
+ * cudnnfe_graph_last_error, safe while other threads fail calls on the same
+ * (built, shared) graph. */
+cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *graph, char *buffer,
+                                               size_t capacity, size_t *size);
+
 /* Names the graph (used in messages). The string is copied. */
 cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name);
 /* Points *name at the graph's name, valid until it is renamed or destroyed. */
@@ -326,6 +341,9 @@ cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *graph, int64_t 
  * tensor is renamed or the graph destroyed. */
 cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t uid,
                                          const char **name);
+/* Writes the tensor's kind (CUDNNFE_TENSOR_KIND_*). */
+cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid,
+                                         cudnnfe_tensor_kind_t *kind);
 /* Writes 1 if the tensor is a graph output or input (needs a buffer at
  * execute), 0 if virtual or pass-by-value. */
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
@@ -384,6 +402,7 @@ typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
   cudnnfe_dtype_t compute_dtype;
+  /* RELU_FWD: y = x >= lower ? min(x, upper) : lower + slope * (x - lower). */
   double relu_lower_clip;       /* default 0 */
   double relu_upper_clip;       /* default 3.4e38 (no clip) */
   double relu_lower_clip_slope; /* default 0 (leaky ReLU when > 0) */
@@ -439,7 +458,8 @@ void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
  * s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
  * (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
  * o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
- * *stats is set to 0; `stats` may be NULL then). */
+ * *stats is set to 0; `stats` may be NULL then). A row whose every column is
+ * masked gives o = 0 and stats = -inf. */
 cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
                                         const cudnnfe_sdpa_options_t *options, int64_t *o,
                                         int64_t *stats);

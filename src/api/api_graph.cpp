@@ -1,4 +1,6 @@
 // Graph lifetime, graph-wide settings and enumeration.
+#include <cstring>
+
 #include "api/guard.h"
 #include "core/dtype.h"
 
@@ -40,6 +42,23 @@ const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *g) {
   if (!is_live(g)) return "graph is NULL, destroyed or not from cudnnfe_graph_create";
   std::lock_guard<std::mutex> lock(g->error_mutex);
   return g->last_error.c_str();
+}
+
+cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *g, char *buffer,
+                                               size_t capacity, size_t *size) {
+  return guard([&] {
+    require_out(size, "size");
+    graph_of(g);
+    std::lock_guard<std::mutex> lock(g->error_mutex);
+    const std::string &message = g->last_error;
+    if (buffer) {
+      if (capacity <= message.size())
+        fail_argument("capacity ", capacity, " is too small for a message of ", message.size(),
+                      " bytes plus NUL");
+      std::memcpy(buffer, message.c_str(), message.size() + 1);
+    }
+    *size = message.size();
+  });
 }
 
 cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *g, const char *name) {

@@ -139,6 +139,18 @@ cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *g, int64_t uid, 
   });
 }
 
+cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *g, int64_t uid,
+                                         cudnnfe_tensor_kind_t *kind) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(kind, "kind");
+    const Tensor &t = graph.tensor(uid);
+    *kind = t.is_scalar      ? CUDNNFE_TENSOR_KIND_SCALAR
+            : t.producer < 0 ? CUDNNFE_TENSOR_KIND_INPUT
+            : t.is_virtual   ? CUDNNFE_TENSOR_KIND_VIRTUAL
+                             : CUDNNFE_TENSOR_KIND_OUTPUT;
+  });
+}
+
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *g, int64_t uid, int32_t *is_bound) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(is_bound, "is_bound");

@@ -200,10 +200,14 @@ void Graph::resolve_dtypes() {
     } else if (io_dtype != CUDNNFE_DTYPE_NOT_SET) {
       t.dtype = io_dtype;
     } else if (t.producer >= 0) {
-      // An output with no io type takes its producer's first input's type.
+      // An output with no io type takes the type of its producer's first
+      // bound input (neither virtual nor scalar), else of its first input: an
+      // intermediate's type (say FP8) should not leak to an output silently.
       const Node &node = nodes_[t.producer];
-      for (int64_t in : node.inputs) {
-        if (in != 0 && tensor(in).dtype != CUDNNFE_DTYPE_NOT_SET) {
+      for (int pass = 0; pass < 2 && t.dtype == CUDNNFE_DTYPE_NOT_SET; ++pass) {
+        for (int64_t in : node.inputs) {
+          if (in == 0 || tensor(in).dtype == CUDNNFE_DTYPE_NOT_SET) continue;
+          if (pass == 0 && !tensor(in).is_bound()) continue;
           t.dtype = tensor(in).dtype;
           break;
         }

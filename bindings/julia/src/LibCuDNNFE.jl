@@ -183,6 +183,13 @@ const CUDNNFE_REDUCTION_NORM1 = cudnnfe_reduction_mode_t(7)
 const CUDNNFE_REDUCTION_NORM2 = cudnnfe_reduction_mode_t(8)
 const CUDNNFE_REDUCTION_MUL_NO_ZEROS = cudnnfe_reduction_mode_t(9)
 
+# C: typedef int32_t cudnnfe_tensor_kind_t;
+const cudnnfe_tensor_kind_t = Int32
+const CUDNNFE_TENSOR_KIND_INPUT = cudnnfe_tensor_kind_t(1)
+const CUDNNFE_TENSOR_KIND_SCALAR = cudnnfe_tensor_kind_t(2)
+const CUDNNFE_TENSOR_KIND_VIRTUAL = cudnnfe_tensor_kind_t(3)
+const CUDNNFE_TENSOR_KIND_OUTPUT = cudnnfe_tensor_kind_t(4)
+
 # C: typedef int32_t cudnnfe_norm_phase_t;
 const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
@@ -516,6 +523,23 @@ function cudnnfe_graph_last_error(graph)
 end
 
 """
+    cudnnfe_graph_copy_last_error(graph, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
+
+Copies the graph's last error message into `buffer` (NUL-terminated).
+Size-query pattern: with buffer == NULL writes the length (without the
+NUL) to *size; else `capacity` must exceed that length. Unlike
+cudnnfe_graph_last_error, safe while other threads fail calls on the same
+(built, shared) graph.
+"""
+function cudnnfe_graph_copy_last_error(graph, buffer, capacity, size)
+    ccall((:cudnnfe_graph_copy_last_error, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          graph, buffer, capacity, size)
+end
+
+"""
     cudnnfe_graph_set_name(graph, name) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name)`
@@ -786,6 +810,19 @@ function cudnnfe_tensor_get_name(graph, uid, name)
 end
 
 """
+    cudnnfe_tensor_get_kind(graph, uid, kind) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid, cudnnfe_tensor_kind_t *kind)`
+
+Writes the tensor's kind (CUDNNFE_TENSOR_KIND_*).
+"""
+function cudnnfe_tensor_get_kind(graph, uid, kind)
+    ccall((:cudnnfe_tensor_get_kind, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_tensor_kind_t}),
+          graph, uid, kind)
+end
+
+"""
     cudnnfe_tensor_is_bound(graph, uid, is_bound) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid, int32_t *is_bound)`
@@ -943,7 +980,8 @@ Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,
 s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
 (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
 o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
-*stats is set to 0; `stats` may be NULL then).
+*stats is set to 0; `stats` may be NULL then). A row whose every column is
+masked gives o = 0 and stats = -inf.
 """
 function cudnnfe_graph_add_sdpa(graph, q, k, v, options, o, stats)
     ccall((:cudnnfe_graph_add_sdpa, libcudnnfe), cudnnfe_status_t,
@@ -1280,24 +1318,27 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_POINTWISE_GEN_INDEX, CUDNNFE_REDUCTION_ADD, CUDNNFE_REDUCTION_MUL,
       CUDNNFE_REDUCTION_MIN, CUDNNFE_REDUCTION_MAX, CUDNNFE_REDUCTION_AMAX,
       CUDNNFE_REDUCTION_AVG, CUDNNFE_REDUCTION_NORM1, CUDNNFE_REDUCTION_NORM2,
-      CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_MAX_DIMS, CUDNNFE_MAX_SPATIAL_DIMS,
-      CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE, cudnnfe_status_t,
-      cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t, cudnnfe_conv_mode_t,
-      cudnnfe_pointwise_mode_t, cudnnfe_reduction_mode_t, cudnnfe_graph, cudnnfe_graph_t,
-      cudnnfe_handle, cudnnfe_handle_t, cudnnfe_version, cudnnfe_check_version,
-      cudnnfe_cudnn_version, cudnnfe_device_count, cudnnfe_status_name, cudnnfe_dtype_name,
-      cudnnfe_dtype_size, cudnnfe_last_error, cudnnfe_handle_create, cudnnfe_handle_destroy,
+      CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR,
+      CUDNNFE_TENSOR_KIND_VIRTUAL, CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS,
+      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE,
+      cudnnfe_status_t, cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t,
+      cudnnfe_conv_mode_t, cudnnfe_pointwise_mode_t, cudnnfe_reduction_mode_t,
+      cudnnfe_tensor_kind_t, cudnnfe_graph, cudnnfe_graph_t, cudnnfe_handle,
+      cudnnfe_handle_t, cudnnfe_version, cudnnfe_check_version, cudnnfe_cudnn_version,
+      cudnnfe_device_count, cudnnfe_status_name, cudnnfe_dtype_name, cudnnfe_dtype_size,
+      cudnnfe_last_error, cudnnfe_handle_create, cudnnfe_handle_destroy,
       cudnnfe_handle_last_error, cudnnfe_graph_create, cudnnfe_graph_destroy,
-      cudnnfe_graph_last_error, cudnnfe_graph_set_name, cudnnfe_graph_get_name,
-      cudnnfe_graph_set_io_dtype, cudnnfe_graph_set_intermediate_dtype,
-      cudnnfe_graph_set_compute_dtype, cudnnfe_graph_get_tensor_count,
-      cudnnfe_graph_get_node_count, cudnnfe_graph_get_tensor_uids,
-      cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor, cudnnfe_graph_add_scalar,
-      cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
-      cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
-      cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
-      cudnnfe_tensor_is_bound, cudnnfe_conv_options, cudnnfe_conv_options_t,
-      cudnnfe_conv_options_init, cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
+      cudnnfe_graph_last_error, cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name,
+      cudnnfe_graph_get_name, cudnnfe_graph_set_io_dtype,
+      cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
+      cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
+      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
+      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype,
+      cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name,
+      cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype,
+      cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound,
+      cudnnfe_conv_options, cudnnfe_conv_options_t, cudnnfe_conv_options_init,
+      cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
       cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options, cudnnfe_matmul_options_t,
       cudnnfe_matmul_options_init, cudnnfe_graph_add_matmul, cudnnfe_pointwise_options,
       cudnnfe_pointwise_options_t, cudnnfe_pointwise_options_init,

@@ -80,9 +80,20 @@ end
 end
 
 @noinline function _throw_graph_error(g::Graph, status)
-    msg = g.ptr == C_NULL ? _string(Lib.cudnnfe_last_error()) :
-          _string(Lib.cudnnfe_graph_last_error(g))
+    msg = g.ptr == C_NULL ? _string(Lib.cudnnfe_last_error()) : _copy_graph_error(g)
     throw(CuDNNFEError(status, msg))
+end
+
+# Copies the graph's message under the library's lock (safe while other
+# tasks fail calls on the same built graph), falling back to the pointer form.
+function _copy_graph_error(g::Graph)
+    size = Ref{Csize_t}(0)
+    Lib.cudnnfe_graph_copy_last_error(g, C_NULL, 0, size) == OK ||
+        return _string(Lib.cudnnfe_graph_last_error(g))
+    buf = Vector{UInt8}(undef, size[] + 1)
+    Lib.cudnnfe_graph_copy_last_error(g, buf, length(buf), size) == OK ||
+        return _string(Lib.cudnnfe_graph_last_error(g))
+    return String(buf[1:size[]])
 end
 
 # ---- graph-wide settings ---------------------------------------------------

@@ -216,6 +216,19 @@ function tensor_name(t::Tensor)
 end
 
 """
+    tensor_kind(t) -> Symbol
+
+`:input`, `:scalar`, `:virtual` or `:output`.
+"""
+function tensor_kind(t::Tensor)
+    k = Ref{Lib.cudnnfe_tensor_kind_t}(0)
+    check(t.graph, Lib.cudnnfe_tensor_get_kind(t.graph, t.uid, k))
+    return k[] == Lib.CUDNNFE_TENSOR_KIND_INPUT ? :input :
+           k[] == Lib.CUDNNFE_TENSOR_KIND_SCALAR ? :scalar :
+           k[] == Lib.CUDNNFE_TENSOR_KIND_VIRTUAL ? :virtual : :output
+end
+
+"""
     isbound(t) -> Bool
 
 Whether the tensor needs a buffer at execution (a graph input or output);
