@@ -154,7 +154,17 @@ std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
                            reason.empty() ? "" : cat(": ", reason)));
   }
 
-  std::vector<std::string> attempts;
+  // Why each heuristics mode gave no plan; modes failing alike are merged.
+  std::vector<std::pair<std::string, std::string>> attempts;
+  auto record = [&attempts](cudnnfe_heur_mode_t mode, std::string why) {
+    for (auto &a : attempts) {
+      if (a.second == why) {
+        a.first += cat(", ", heur_mode_name(mode));
+        return;
+      }
+    }
+    attempts.emplace_back(heur_mode_name(mode), std::move(why));
+  };
   for (cudnnfe_heur_mode_t mode : options.heur_modes) {
     Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, operation_graph);
@@ -162,8 +172,7 @@ std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
     status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();
-      attempts.push_back(cat("heuristics ", heur_mode_name(mode), " failed: ", status_text(status),
-                             reason.empty() ? "" : cat(": ", reason)));
+      record(mode, cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
       continue;
     }
     const int64_t available = heuristics.count_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS);
@@ -180,8 +189,7 @@ std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
                           available);
     if (count == 0) {
       std::string reason = last_error();
-      attempts.push_back(cat("heuristics ", heur_mode_name(mode), " offered no engine",
-                             reason.empty() ? "" : cat(" (", reason, ")")));
+      record(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
       continue;
     }
     std::string first_reason;
@@ -201,11 +209,12 @@ std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
         first_reason = cat(status_text(status), reason.empty() ? "" : cat(": ", reason));
       }
     }
-    attempts.push_back(cat("heuristics ", heur_mode_name(mode), " offered ", count,
-                           " engine configs and none built (first failure: ", first_reason, ")"));
+    record(mode, cat("offered ", count,
+                     " engine configs and none built (first failure: ", first_reason, ")"));
   }
   std::string why;
-  for (const std::string &a : attempts) why += cat(why.empty() ? "" : "; ", a);
+  for (const auto &a : attempts)
+    why += cat(why.empty() ? "" : "; ", "heuristics ", a.first, " ", a.second);
   fail_not_supported(graph, version, device, why.empty() ? "no heuristics mode was given" : why);
 }
 

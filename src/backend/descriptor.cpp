@@ -263,8 +263,8 @@ std::string descriptor_type_name(cudnnBackendDescriptorType_t type) {
 
 std::string condense_reason(const std::string &text) {
   // cuDNN's message is a trace: "Warning: <status>; Reason: <check>" lines
-  // from the innermost check outwards, "at: ..." lines, and last the
-  // engine configuration (JSON). The innermost check is the cause.
+  // from the innermost check outwards, "at: ..." lines, and last the engine
+  // configuration (JSON). The innermost check is the cause.
   std::string cause, engine, flat;
   size_t start = 0;
   while (start <= text.size()) {
@@ -282,7 +282,13 @@ std::string condense_reason(const std::string &text) {
     if (line[0] == '{' && engine.empty()) engine = line;
   }
   if (cause.empty()) return flat;
-  return engine.empty() ? cause : cat(cause, " (engine config ", engine, ")");
+  // Of the engine configuration, only the engine's number matters here.
+  const std::string key = "\"engineId\":";
+  const size_t at = engine.find(key);
+  if (at == std::string::npos) return cause;
+  const size_t begin = at + key.size();
+  const size_t end = engine.find_first_not_of("-0123456789", begin);
+  return cat(cause, " (engine ", engine.substr(begin, end - begin), ")");
 }
 
 std::string last_error() {

@@ -1,0 +1,1170 @@
+// GPU tests through the public C API: every op family and the common
+// fusions are built twice, once for the CPU reference and once for the GPU,
+// run on the same random inputs and compared element by element. Each case
+// prints its largest absolute and relative error; a summary at the end gives
+// the worst per family and every configuration cuDNN refused.
+//
+// Without a GPU every case skips with the reason. With one, any failure
+// fails: a refusal passes only where the case says cuDNN may refuse it (and
+// is then printed with our message).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "gpu_util.h"
+#include "harness.h"
+
+namespace {
+
+// cuDNN may run FLOAT math on TF32 tensor cores, whose 10-bit mantissa would
+// make an fp32 tolerance of 1e-4 meaningless; this test process asks for
+// full fp32 (set before cuDNN loads). Callers keep cuDNN's default.
+[[maybe_unused]] const bool kTf32Off = [] {
+  setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
+  return true;
+}();
+
+using Dims = std::vector<int64_t>;
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void ok(cudnnfe_status_t status, const char *what) {
+  if (status != CUDNNFE_STATUS_OK)
+    throw Failure(std::string(what) + " returned " + cudnnfe_status_name(status) + ": " +
+                  cudnnfe_last_error());
+}
+
+struct GraphDeleter {
+  void operator()(cudnnfe_graph_t *g) const { cudnnfe_graph_destroy(g); }
+};
+using GraphPtr = std::unique_ptr<cudnnfe_graph_t, GraphDeleter>;
+
+GraphPtr new_graph(const std::string &name, cudnnfe_dtype_t io) {
+  cudnnfe_graph_t *g = nullptr;
+  ok(cudnnfe_graph_create(&g), "cudnnfe_graph_create");
+  GraphPtr graph(g);
+  ok(cudnnfe_graph_set_name(g, name.c_str()), "cudnnfe_graph_set_name");
+  ok(cudnnfe_graph_set_io_dtype(g, io), "cudnnfe_graph_set_io_dtype");
+  return graph;
+}
+
+// One handle for the whole test thread (GPU and CPU reference alike).
+cudnnfe_handle_t *test_handle() {
+  static cudnnfe_handle_t *handle = [] {
+    cudnnfe_handle_t *h = nullptr;
+    ok(cudnnfe_handle_create(&h, -1), "cudnnfe_handle_create");
+    return h;
+  }();
+  return handle;
+}
+
+const char *short_name(cudnnfe_dtype_t dtype) {
+  switch (dtype) {
+    case CUDNNFE_DTYPE_FLOAT: return "fp32";
+    case CUDNNFE_DTYPE_HALF: return "fp16";
+    case CUDNNFE_DTYPE_BFLOAT16: return "bf16";
+    default: return cudnnfe_dtype_name(dtype);
+  }
+}
+
+// The tolerances of the brief: relative to each element, with an absolute
+// floor of the same fraction of the output's largest magnitude (so that
+// sums that cancel to near zero are judged on the scale of their terms).
+double rtol_for(cudnnfe_dtype_t dtype) {
+  switch (dtype) {
+    case CUDNNFE_DTYPE_HALF: return 1e-2;
+    case CUDNNFE_DTYPE_BFLOAT16: return 2e-2;
+    default: return 1e-4;
+  }
+}
+constexpr double kSdpaRtol = 2e-2;
+constexpr cudnnfe_dtype_t kAllTypes[] = {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF,
+                                         CUDNNFE_DTYPE_BFLOAT16};
+
+// ---------------------------------------------------------------------------
+// GPU availability
+
+// False when the case cannot run: `skip` says why when there is simply no
+// GPU; with a GPU, a missing cuDNN or runtime is a failure (recorded here).
+bool gpu_ready(std::string *skip) {
+  int32_t count = 0;
+  if (cudnnfe_device_count(&count) != CUDNNFE_STATUS_OK || count == 0) {
+    *skip = "no CUDA device (cudnnfe_device_count is 0)";
+    return false;
+  }
+  int64_t version = 0;
+  if (cudnnfe_cudnn_version(&version) != CUDNNFE_STATUS_OK) {
+    std::printf("  a GPU is present but cuDNN is unavailable: %s\n", cudnnfe_last_error());
+    ++testing::state().failures;
+    return false;
+  }
+  if (!gpu::runtime().error.empty()) {
+    std::printf("  a GPU is present but the tests cannot load libcudart: %s\n",
+                gpu::runtime().error.c_str());
+    ++testing::state().failures;
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                \
+  do {                                               \
+    std::string skip_reason_;                        \
+    if (!gpu_ready(&skip_reason_)) {                 \
+      if (!skip_reason_.empty()) SKIP(skip_reason_); \
+      return;                                        \
+    }                                                \
+  } while (0)
+
+// ---------------------------------------------------------------------------
+// Results across cases
+
+struct Worst {
+  double max_abs = 0, max_rel = 0;
+  std::string where;
+  int cases = 0;
+};
+
+std::map<std::string, Worst> &worst_by_family() {
+  static std::map<std::string, Worst> worst;
+  return worst;
+}
+
+std::vector<std::string> &refusals() {
+  static std::vector<std::string> list;
+  return list;
+}
+
+// ---------------------------------------------------------------------------
+// Graph construction helpers
+
+Dims packed(const Dims &dims) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  return strides;
+}
+
+// N, C, spatial... stored as N, spatial..., C.
+Dims nhwc_strides(const Dims &dims) {
+  Dims strides(dims.size());
+  strides[1] = 1;
+  int64_t running = dims[1];
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 2; --i) {
+    strides[i] = running;
+    running *= dims[i];
+  }
+  strides[0] = running;
+  return strides;
+}
+
+int64_t input(cudnnfe_graph_t *g, const char *name, cudnnfe_dtype_t dtype, const Dims &dims,
+              const Dims &strides = {}) {
+  int64_t uid = 0;
+  ok(cudnnfe_graph_add_tensor(g, name, dtype, static_cast<int32_t>(dims.size()), dims.data(),
+                              strides.empty() ? nullptr : strides.data(), &uid),
+     "cudnnfe_graph_add_tensor");
+  return uid;
+}
+
+int64_t pointwise(cudnnfe_graph_t *g, cudnnfe_pointwise_mode_t mode, int64_t a, int64_t b = 0,
+                  int64_t c = 0, int axis = 0) {
+  cudnnfe_pointwise_options_t o;
+  cudnnfe_pointwise_options_init(&o);
+  o.axis = axis;
+  int64_t out = 0;
+  ok(cudnnfe_graph_add_pointwise(g, mode, a, b, c, &o, &out), "cudnnfe_graph_add_pointwise");
+  return out;
+}
+
+int64_t matmul(cudnnfe_graph_t *g, int64_t a, int64_t b) {
+  int64_t c = 0;
+  ok(cudnnfe_graph_add_matmul(g, a, b, nullptr, &c), "cudnnfe_graph_add_matmul");
+  return c;
+}
+
+// How a case fills an input.
+struct Fill {
+  double lo = -1.0, hi = 1.0;
+  bool integers = false;     // whole numbers in [lo, hi]
+  double zero_fraction = 0;  // share of exact zeros
+};
+
+struct Spec {
+  std::vector<int64_t> outputs;
+  std::map<int64_t, Fill> fills;
+  void output(cudnnfe_graph_t *g, int64_t uid) {
+    ok(cudnnfe_tensor_set_output(g, uid, 1), "cudnnfe_tensor_set_output");
+    outputs.push_back(uid);
+  }
+};
+
+using Builder = std::function<void(cudnnfe_graph_t *, Spec &)>;
+
+enum class Expect { kBuilds, kMayRefuse };
+
+// ---------------------------------------------------------------------------
+// Running one case on both targets
+
+struct TensorInfo {
+  int64_t uid = 0;
+  std::string name;
+  cudnnfe_dtype_t dtype = CUDNNFE_DTYPE_NOT_SET;
+  Dims dims, strides;
+  size_t bytes = 0;
+  bool is_output = false;
+};
+
+TensorInfo describe(cudnnfe_graph_t *g, int64_t uid) {
+  TensorInfo t;
+  t.uid = uid;
+  int64_t dims[CUDNNFE_MAX_DIMS], strides[CUDNNFE_MAX_DIMS];
+  int32_t rank = 0;
+  ok(cudnnfe_tensor_get_shape(g, uid, dims, strides, CUDNNFE_MAX_DIMS, &rank),
+     "cudnnfe_tensor_get_shape");
+  t.dims.assign(dims, dims + rank);
+  t.strides.assign(strides, strides + rank);
+  ok(cudnnfe_tensor_get_dtype(g, uid, &t.dtype), "cudnnfe_tensor_get_dtype");
+  const char *name = nullptr;
+  ok(cudnnfe_tensor_get_name(g, uid, &name), "cudnnfe_tensor_get_name");
+  t.name = name;
+  int64_t span = 1;
+  for (size_t i = 0; i < t.dims.size(); ++i) span += (t.dims[i] - 1) * t.strides[i];
+  t.bytes = static_cast<size_t>(span) * cudnnfe_dtype_size(t.dtype);
+  return t;
+}
+
+// Calls f(offset) for every logical element.
+template <class F>
+void for_each_offset(const TensorInfo &t, F f) {
+  Dims index(t.dims.size(), 0);
+  int64_t count = 1;
+  for (int64_t d : t.dims) count *= d;
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < index.size(); ++i) offset += index[i] * t.strides[i];
+    f(offset);
+    for (int i = static_cast<int>(index.size()) - 1; i >= 0; --i) {
+      if (++index[i] < t.dims[i]) break;
+      index[i] = 0;
+    }
+  }
+}
+
+uint32_t seed_of(const std::string &label) {
+  uint32_t h = 2166136261u;
+  for (char c : label) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return h;
+}
+
+std::vector<unsigned char> random_bytes(const TensorInfo &t, const Fill &fill, std::mt19937 &rng) {
+  std::vector<unsigned char> bytes(t.bytes);
+  const size_t size = cudnnfe_dtype_size(t.dtype);
+  std::uniform_real_distribution<double> uniform(fill.lo, fill.hi);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (size_t i = 0; i * size < bytes.size(); ++i) {
+    double v = uniform(rng);
+    if (fill.integers) v = std::round(v);
+    if (fill.zero_fraction > 0 && unit(rng) < fill.zero_fraction) v = 0;
+    if (t.dtype == CUDNNFE_DTYPE_BOOLEAN) v = unit(rng) < 0.5 ? 0 : 1;
+    gpu::store(t.dtype, bytes.data() + i * size, v);
+  }
+  return bytes;
+}
+
+struct Errors {
+  double max_abs = 0, max_rel = 0;
+  int64_t bad = 0;
+  std::string first_bad;
+};
+
+Errors compare(const TensorInfo &t, const std::vector<unsigned char> &got,
+               const std::vector<unsigned char> &want, double rtol) {
+  const size_t size = cudnnfe_dtype_size(t.dtype);
+  const bool exact = t.dtype != CUDNNFE_DTYPE_FLOAT && t.dtype != CUDNNFE_DTYPE_HALF &&
+                     t.dtype != CUDNNFE_DTYPE_BFLOAT16 && t.dtype != CUDNNFE_DTYPE_DOUBLE;
+  double scale = 0;
+  for_each_offset(t, [&](int64_t off) {
+    double r = gpu::load(t.dtype, want.data() + off * size);
+    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
+  });
+  Errors e;
+  for_each_offset(t, [&](int64_t off) {
+    const double g = gpu::load(t.dtype, got.data() + off * size);
+    const double r = gpu::load(t.dtype, want.data() + off * size);
+    bool good;
+    double err = 0;
+    if (std::isnan(r) || std::isnan(g)) {
+      good = std::isnan(r) && std::isnan(g);
+      err = good ? 0 : INFINITY;
+    } else if (std::isinf(r) || std::isinf(g)) {
+      good = r == g;
+      err = good ? 0 : INFINITY;
+    } else {
+      err = std::fabs(g - r);
+      good = exact ? err == 0 : err <= rtol * (std::fabs(r) + 0.1 * scale);
+      if (std::fabs(r) >= 1e-2 * scale && std::fabs(r) > 0)
+        e.max_rel = std::max(e.max_rel, err / std::fabs(r));
+    }
+    e.max_abs = std::max(e.max_abs, err);
+    if (!good && e.bad++ == 0) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "offset %lld: gpu %.6g, cpu %.6g",
+                    static_cast<long long>(off), g, r);
+      e.first_bad = buf;
+    }
+  });
+  return e;
+}
+
+std::string dims_text(const Dims &d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+void execute(cudnnfe_graph_t *g, const std::vector<TensorInfo> &tensors,
+             const std::vector<void *> &buffers, void *workspace, size_t workspace_size,
+             const char *what) {
+  std::vector<cudnnfe_binding_t> bindings;
+  for (size_t i = 0; i < tensors.size(); ++i) bindings.push_back({tensors[i].uid, buffers[i]});
+  cudnnfe_status_t s = cudnnfe_graph_execute(g, test_handle(), bindings.data(), bindings.size(),
+                                             workspace, workspace_size, nullptr);
+  if (s != CUDNNFE_STATUS_OK)
+    throw Failure(std::string(what) + " execute returned " + cudnnfe_status_name(s) + ": " +
+                  cudnnfe_handle_last_error(test_handle()));
+}
+
+void run_case(const std::string &family, const std::string &label, cudnnfe_dtype_t io,
+              const Builder &build, double rtol, Expect expect) {
+  const std::string full = label + " " + short_name(io);
+  // GPU build first: a refusal needs no CPU run.
+  GraphPtr gpu_graph = new_graph(full, io);
+  Spec spec;
+  build(gpu_graph.get(), spec);
+  cudnnfe_build_options_t options;
+  cudnnfe_build_options_init(&options);
+  options.target = CUDNNFE_TARGET_GPU;
+  cudnnfe_status_t s = cudnnfe_graph_build(gpu_graph.get(), test_handle(), &options);
+  if (s == CUDNNFE_STATUS_NOT_SUPPORTED && expect == Expect::kMayRefuse) {
+    std::printf("  %-44s refused (allowed): %s\n", full.c_str(),
+                cudnnfe_graph_last_error(gpu_graph.get()));
+    refusals().push_back(full + ": " + cudnnfe_graph_last_error(gpu_graph.get()));
+    return;
+  }
+  if (s != CUDNNFE_STATUS_OK)
+    throw Failure("GPU build returned " + std::string(cudnnfe_status_name(s)) + ": " +
+                  cudnnfe_graph_last_error(gpu_graph.get()));
+
+  GraphPtr cpu_graph = new_graph(full, io);
+  Spec cpu_spec;
+  build(cpu_graph.get(), cpu_spec);
+  options.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  s = cudnnfe_graph_build(cpu_graph.get(), test_handle(), &options);
+  if (s != CUDNNFE_STATUS_OK)
+    throw Failure("CPU reference build returned " + std::string(cudnnfe_status_name(s)) + ": " +
+                  cudnnfe_graph_last_error(cpu_graph.get()));
+
+  size_t count = 0;
+  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), nullptr, 0, &count), "get_bound_uids");
+  std::vector<int64_t> uids(count);
+  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), uids.data(), count, &count), "get_bound_uids");
+
+  std::mt19937 rng(seed_of(full));
+  std::vector<TensorInfo> tensors;
+  std::vector<std::vector<unsigned char>> cpu_data, gpu_out;
+  std::vector<gpu::DeviceBuffer> device;
+  for (int64_t uid : uids) {
+    TensorInfo t = describe(gpu_graph.get(), uid);
+    t.is_output = std::count(spec.outputs.begin(), spec.outputs.end(), uid) > 0;
+    auto fill = spec.fills.find(uid);
+    cpu_data.push_back(
+        t.is_output ? std::vector<unsigned char>(t.bytes, 0)
+                    : random_bytes(t, fill == spec.fills.end() ? Fill{} : fill->second, rng));
+    device.emplace_back(t.bytes);
+    if (!device.back().ok()) throw Failure("cudaMalloc of " + std::to_string(t.bytes) + " failed");
+    std::string err =
+        t.is_output
+            ? gpu::cuda_check(gpu::runtime().Memset(device.back().get(), 0xff, t.bytes),
+                              "cudaMemset")
+            : gpu::cuda_check(gpu::runtime().Memcpy(device.back().get(), cpu_data.back().data(),
+                                                    t.bytes, gpu::kHostToDevice),
+                              "cudaMemcpy");
+    if (!err.empty()) throw Failure(err);
+    tensors.push_back(std::move(t));
+  }
+
+  std::vector<void *> host_ptrs, device_ptrs;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    host_ptrs.push_back(cpu_data[i].data());
+    device_ptrs.push_back(device[i].get());
+  }
+  execute(cpu_graph.get(), tensors, host_ptrs, nullptr, 0, "CPU reference");
+
+  int64_t workspace_size = 0;
+  ok(cudnnfe_graph_get_workspace_size(gpu_graph.get(), &workspace_size), "get_workspace_size");
+  gpu::DeviceBuffer workspace(static_cast<size_t>(workspace_size));
+  if (!workspace.ok()) throw Failure("cudaMalloc of the workspace failed");
+  execute(gpu_graph.get(), tensors, device_ptrs, workspace.get(),
+          static_cast<size_t>(workspace_size), "GPU");
+  std::string err = gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
+  if (!err.empty()) throw Failure(err);
+
+  const char *plan = "";
+  cudnnfe_graph_get_plan_name(gpu_graph.get(), &plan);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorInfo &t = tensors[i];
+    if (!t.is_output) continue;
+    std::vector<unsigned char> got(t.bytes);
+    err = gpu::cuda_check(
+        gpu::runtime().Memcpy(got.data(), device[i].get(), t.bytes, gpu::kDeviceToHost),
+        "cudaMemcpy");
+    if (!err.empty()) throw Failure(err);
+    Errors e = compare(t, got, cpu_data[i], rtol);
+    std::printf("  %-44s %-22s max_abs %.2e max_rel %.2e (rtol %.0e) plan %s ws %lld%s\n",
+                full.c_str(), (t.name + dims_text(t.dims)).c_str(), e.max_abs, e.max_rel, rtol,
+                plan, static_cast<long long>(workspace_size), e.bad ? "  MISMATCH" : "");
+    if (e.bad) {
+      std::printf("    %lld elements out of tolerance; first at %s\n",
+                  static_cast<long long>(e.bad), e.first_bad.c_str());
+      if (t.dtype == CUDNNFE_DTYPE_BOOLEAN) {
+        // Diagnostic: does the GPU write 8 booleans per byte (LSB first)?
+        int64_t packed_bad = 0;
+        for_each_offset(t, [&](int64_t off) {
+          const int bit = (got[static_cast<size_t>(off / 8)] >> (off % 8)) & 1;
+          if (bit != (cpu_data[i][static_cast<size_t>(off)] ? 1 : 0)) ++packed_bad;
+        });
+        std::printf("    read as bit-packed (8 per byte, LSB first): %lld mismatches\n",
+                    static_cast<long long>(packed_bad));
+      }
+      ++testing::state().failures;
+    }
+    Worst &w = worst_by_family()[family];
+    ++w.cases;
+    if (e.max_rel >= w.max_rel) {
+      w.max_rel = e.max_rel;
+      w.where = full;
+    }
+    w.max_abs = std::max(w.max_abs, e.max_abs);
+  }
+}
+
+// Runs a case, turning a Failure into a recorded failure with its label.
+void check_case(const std::string &family, const std::string &label, cudnnfe_dtype_t io,
+                const Builder &build, double rtol, Expect expect = Expect::kBuilds) {
+  try {
+    run_case(family, label, io, build, rtol, expect);
+  } catch (const Failure &f) {
+    std::printf("  %s %s FAILED: %s\n", label.c_str(), short_name(io), f.what());
+    ++testing::state().failures;
+  }
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------
+// Convolutions
+
+struct ConvGeometry {
+  const char *name;
+  Dims x, w;
+  int64_t pad[3], stride[3], dilation[3];
+  bool channels_last;
+
+  int spatial() const { return static_cast<int>(x.size()) - 2; }
+  Dims y() const {
+    Dims y = {x[0], w[0]};
+    for (int i = 0; i < spatial(); ++i)
+      y.push_back((x[2 + i] + 2 * pad[i] - dilation[i] * (w[2 + i] - 1) - 1) / stride[i] + 1);
+    return y;
+  }
+  Dims layout(const Dims &d) const { return channels_last ? nhwc_strides(d) : packed(d); }
+  cudnnfe_conv_options_t options() const {
+    cudnnfe_conv_options_t o;
+    cudnnfe_conv_options_init(&o);
+    for (int i = 0; i < spatial(); ++i) {
+      o.pre_padding[i] = o.post_padding[i] = pad[i];
+      o.stride[i] = stride[i];
+      o.dilation[i] = dilation[i];
+    }
+    return o;
+  }
+};
+
+const std::vector<ConvGeometry> &conv_geometries() {
+  static const std::vector<ConvGeometry> g = {
+      {"2d_nchw_pad1", {2, 8, 12, 12}, {16, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+      {"2d_nhwc_pad_stride_dil", {2, 8, 12, 12}, {16, 8, 3, 3}, {1, 2}, {2, 1}, {1, 2}, true},
+      {"3d_ncdhw_pad1_stride2",
+       {2, 8, 6, 6, 6},
+       {8, 8, 3, 3, 3},
+       {1, 1, 1},
+       {2, 2, 2},
+       {1, 1, 1},
+       false},
+      {"3d_ndhwc_pad1_dil2",
+       {2, 8, 6, 6, 6},
+       {8, 8, 3, 3, 3},
+       {1, 1, 1},
+       {1, 1, 1},
+       {2, 2, 2},
+       true},
+  };
+  return g;
+}
+
+TEST(gpu_environment) {
+  REQUIRE_GPU();
+  int64_t version = 0;
+  int32_t count = 0;
+  cudnnfe_cudnn_version(&version);
+  cudnnfe_device_count(&count);
+  const char *lib = std::getenv("CUDNNFE_CUDNN_LIBRARY");
+  std::printf("  cuDNN %lld (%s), %d CUDA device(s), TF32 override %s\n",
+              static_cast<long long>(version), lib ? lib : "libcudnn.so.9 from the loader path",
+              count, std::getenv("NVIDIA_TF32_OVERRIDE"));
+}
+
+TEST(gpu_conv_fprop) {
+  REQUIRE_GPU();
+  for (const ConvGeometry &geo : conv_geometries())
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "conv_fprop", std::string("conv_fprop_") + geo.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            int64_t x = input(g, "x", dt, geo.x, geo.layout(geo.x));
+            int64_t w = input(g, "w", dt, geo.w, geo.layout(geo.w));
+            cudnnfe_conv_options_t o = geo.options();
+            int64_t y = 0;
+            ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+            spec.output(g, y);
+          },
+          rtol_for(dt));
+}
+
+TEST(gpu_conv_dgrad) {
+  REQUIRE_GPU();
+  for (const ConvGeometry &geo : conv_geometries())
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "conv_dgrad", std::string("conv_dgrad_") + geo.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            Dims y = geo.y();
+            int64_t dy = input(g, "dy", dt, y, geo.layout(y));
+            int64_t w = input(g, "w", dt, geo.w, geo.layout(geo.w));
+            cudnnfe_conv_options_t o = geo.options();
+            int64_t dx = 0;
+            ok(cudnnfe_graph_add_conv_dgrad(g, dy, w, &o, &dx), "add_conv_dgrad");
+            // Stride > 1 hides dx's size: give the forward input's.
+            ok(cudnnfe_tensor_set_dims(g, dx, static_cast<int32_t>(geo.x.size()), geo.x.data()),
+               "set_dims");
+            spec.output(g, dx);
+          },
+          rtol_for(dt));
+}
+
+TEST(gpu_conv_wgrad) {
+  REQUIRE_GPU();
+  for (const ConvGeometry &geo : conv_geometries())
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "conv_wgrad", std::string("conv_wgrad_") + geo.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            Dims y = geo.y();
+            int64_t x = input(g, "x", dt, geo.x, geo.layout(geo.x));
+            int64_t dy = input(g, "dy", dt, y, geo.layout(y));
+            cudnnfe_conv_options_t o = geo.options();
+            int64_t dw = 0;
+            ok(cudnnfe_graph_add_conv_wgrad(g, x, dy, &o, &dw), "add_conv_wgrad");
+            ok(cudnnfe_tensor_set_dims(g, dw, static_cast<int32_t>(geo.w.size()), geo.w.data()),
+               "set_dims");
+            spec.output(g, dw);
+          },
+          rtol_for(dt));
+}
+
+// ---------------------------------------------------------------------------
+// Matmul
+
+TEST(gpu_matmul) {
+  REQUIRE_GPU();
+  struct Variant {
+    const char *name;
+    Dims a, b, b_strides;
+  };
+  const Variant variants[] = {
+      {"matmul_2d", {64, 32}, {32, 48}, {}},
+      {"matmul_batched", {4, 64, 32}, {4, 32, 48}, {}},
+      {"matmul_broadcast_b", {4, 64, 32}, {1, 32, 48}, {}},
+      {"matmul_transposed_b", {4, 64, 32}, {4, 32, 48}, {32 * 48, 1, 32}},
+  };
+  for (const Variant &v : variants)
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "matmul", v.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            int64_t a = input(g, "a", dt, v.a);
+            int64_t b = input(g, "b", dt, v.b, v.b_strides);
+            spec.output(g, matmul(g, a, b));
+          },
+          rtol_for(dt));
+}
+
+// ---------------------------------------------------------------------------
+// Pointwise
+
+struct PointwiseCase {
+  cudnnfe_pointwise_mode_t mode;
+  const char *name;
+  int arity;
+  Fill in0, in1;
+};
+
+const std::vector<PointwiseCase> &pointwise_cases() {
+  const Fill any{-1, 1}, wide{-3, 3}, positive{0.1, 4}, away{0.5, 2}, ints{-2, 2, true};
+  static const std::vector<PointwiseCase> cases = {
+      {CUDNNFE_POINTWISE_ADD, "ADD", 2, any, any},
+      {CUDNNFE_POINTWISE_ADD_SQUARE, "ADD_SQUARE", 2, any, any},
+      {CUDNNFE_POINTWISE_SUB, "SUB", 2, any, any},
+      {CUDNNFE_POINTWISE_MUL, "MUL", 2, any, any},
+      {CUDNNFE_POINTWISE_DIV, "DIV", 2, any, away},
+      {CUDNNFE_POINTWISE_MAX, "MAX", 2, any, any},
+      {CUDNNFE_POINTWISE_MIN, "MIN", 2, any, any},
+      {CUDNNFE_POINTWISE_MOD, "MOD", 2, {-4, 4}, away},
+      {CUDNNFE_POINTWISE_POW, "POW", 2, away, {-2, 2}},
+      {CUDNNFE_POINTWISE_ATAN2, "ATAN2", 2, any, any},
+      {CUDNNFE_POINTWISE_NEG, "NEG", 1, any, any},
+      {CUDNNFE_POINTWISE_ABS, "ABS", 1, any, any},
+      {CUDNNFE_POINTWISE_CEIL, "CEIL", 1, {-4, 4}, any},
+      {CUDNNFE_POINTWISE_FLOOR, "FLOOR", 1, {-4, 4}, any},
+      {CUDNNFE_POINTWISE_RECIPROCAL, "RECIPROCAL", 1, away, any},
+      {CUDNNFE_POINTWISE_SQRT, "SQRT", 1, positive, any},
+      {CUDNNFE_POINTWISE_RSQRT, "RSQRT", 1, positive, any},
+      {CUDNNFE_POINTWISE_EXP, "EXP", 1, {-2, 2}, any},
+      {CUDNNFE_POINTWISE_LOG, "LOG", 1, positive, any},
+      {CUDNNFE_POINTWISE_SIN, "SIN", 1, wide, any},
+      {CUDNNFE_POINTWISE_COS, "COS", 1, wide, any},
+      {CUDNNFE_POINTWISE_TAN, "TAN", 1, any, any},
+      {CUDNNFE_POINTWISE_ERF, "ERF", 1, wide, any},
+      {CUDNNFE_POINTWISE_IDENTITY, "IDENTITY", 1, any, any},
+      {CUDNNFE_POINTWISE_RELU_FWD, "RELU_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_TANH_FWD, "TANH_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_SIGMOID_FWD, "SIGMOID_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_ELU_FWD, "ELU_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_GELU_FWD, "GELU_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD, "GELU_APPROX_TANH_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_SOFTPLUS_FWD, "SOFTPLUS_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_SWISH_FWD, "SWISH_FWD", 1, wide, any},
+      {CUDNNFE_POINTWISE_RELU_BWD, "RELU_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_TANH_BWD, "TANH_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_SIGMOID_BWD, "SIGMOID_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_ELU_BWD, "ELU_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_GELU_BWD, "GELU_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD, "GELU_APPROX_TANH_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_SOFTPLUS_BWD, "SOFTPLUS_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_SWISH_BWD, "SWISH_BWD", 2, any, wide},
+      {CUDNNFE_POINTWISE_CMP_EQ, "CMP_EQ", 2, ints, ints},
+      {CUDNNFE_POINTWISE_CMP_NEQ, "CMP_NEQ", 2, ints, ints},
+      {CUDNNFE_POINTWISE_CMP_GT, "CMP_GT", 2, ints, ints},
+      {CUDNNFE_POINTWISE_CMP_GE, "CMP_GE", 2, ints, ints},
+      {CUDNNFE_POINTWISE_CMP_LT, "CMP_LT", 2, ints, ints},
+      {CUDNNFE_POINTWISE_CMP_LE, "CMP_LE", 2, ints, ints},
+  };
+  return cases;
+}
+
+// Standalone pointwise and reduction engines take channels-last (NHWC)
+// packed layouts only; NCHW is checked separately as a documented refusal.
+const Dims kPointwiseDims = {2, 8, 16, 16};
+const Dims kNhwc = nhwc_strides(kPointwiseDims);
+
+// out = mask ? 1 : 0 in `dt`, from bound all-ones and all-zeros inputs.
+int64_t select_01(cudnnfe_graph_t *g, Spec &spec, cudnnfe_dtype_t dt, int64_t mask) {
+  int64_t ones = input(g, "ones", dt, kPointwiseDims, kNhwc);
+  int64_t zeros = input(g, "zeros", dt, kPointwiseDims, kNhwc);
+  spec.fills[ones] = Fill{1, 1};
+  spec.fills[zeros] = Fill{0, 0};
+  return pointwise(g, CUDNNFE_POINTWISE_BINARY_SELECT, ones, zeros, mask);
+}
+
+TEST(gpu_pointwise_modes) {
+  REQUIRE_GPU();
+  for (const PointwiseCase &c : pointwise_cases())
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "pointwise", std::string("pointwise_") + c.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            int64_t a = input(g, "in0", dt, kPointwiseDims, kNhwc);
+            spec.fills[a] = c.in0;
+            int64_t b = 0;
+            if (c.arity == 2) {
+              b = input(g, "in1", dt, kPointwiseDims, kNhwc);
+              spec.fills[b] = c.in1;
+            }
+            int64_t out = pointwise(g, c.mode, a, b);
+            // Booleans cannot leave the graph (cuDNN bit-packs them): a
+            // comparison is read through out = cmp ? 1 : 0.
+            if (c.mode >= CUDNNFE_POINTWISE_CMP_EQ && c.mode <= CUDNNFE_POINTWISE_CMP_LE)
+              out = select_01(g, spec, dt, out);
+            spec.output(g, out);
+          },
+          rtol_for(dt));
+}
+
+TEST(gpu_pointwise_special) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes) {
+    // Channel bias broadcast over N, H, W.
+    check_case(
+        "pointwise", "pointwise_ADD_broadcast", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
+          int64_t b = input(g, "bias", dt, {1, 8, 1, 1}, nhwc_strides({1, 8, 1, 1}));
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
+        },
+        rtol_for(dt));
+    // A pass-by-value scalar.
+    check_case(
+        "pointwise", "pointwise_MUL_scalar", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          // Rank 1 (padded to [1,1,4096] for cuDNN); rank-4 scalars are
+          // covered by SDPA's scale and mask constants.
+          int64_t a = input(g, "x", dt, {4096});
+          int64_t s = 0;
+          ok(cudnnfe_graph_add_scalar(g, "half", CUDNNFE_DTYPE_FLOAT, 0.5, &s), "add_scalar");
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, a, s));
+        },
+        rtol_for(dt));
+    // BINARY_SELECT: in2 ? in0 : in1, with an in-graph mask.
+    check_case(
+        "pointwise", "pointwise_BINARY_SELECT", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "a", dt, kPointwiseDims, kNhwc);
+          int64_t b = input(g, "b", dt, kPointwiseDims, kNhwc);
+          int64_t c = input(g, "c", dt, kPointwiseDims, kNhwc);
+          int64_t d = input(g, "d", dt, kPointwiseDims, kNhwc);
+          int64_t m = pointwise(g, CUDNNFE_POINTWISE_CMP_GT, c, d);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_BINARY_SELECT, a, b, m));
+        },
+        rtol_for(dt));
+    // GEN_INDEX writes INT32 indices along an axis.
+    check_case(
+        "pointwise", "pointwise_GEN_INDEX_axis2", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_GEN_INDEX, a, 0, 0, 2));
+        },
+        rtol_for(dt));
+    // Row-major NCHW: refused by cuDNN's standalone pointwise engines.
+    check_case(
+        "pointwise", "pointwise_ADD_nchw", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "a", dt, kPointwiseDims);
+          int64_t b = input(g, "b", dt, kPointwiseDims);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
+        },
+        rtol_for(dt), Expect::kMayRefuse);
+  }
+  // Logic on in-graph booleans: (a > b) op (c < d), read as 1 or 0.
+  const struct {
+    cudnnfe_pointwise_mode_t mode;
+    const char *name;
+    int arity;
+  } logic[] = {{CUDNNFE_POINTWISE_LOGICAL_AND, "LOGICAL_AND", 2},
+               {CUDNNFE_POINTWISE_LOGICAL_OR, "LOGICAL_OR", 2},
+               {CUDNNFE_POINTWISE_LOGICAL_NOT, "LOGICAL_NOT", 1}};
+  for (const auto &l : logic)
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "pointwise", std::string("pointwise_") + l.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            int64_t a = input(g, "a", dt, kPointwiseDims, kNhwc);
+            int64_t b = input(g, "b", dt, kPointwiseDims, kNhwc);
+            int64_t m = pointwise(g, CUDNNFE_POINTWISE_CMP_GT, a, b);
+            if (l.arity == 2) {
+              int64_t c = input(g, "c", dt, kPointwiseDims, kNhwc);
+              int64_t d = input(g, "d", dt, kPointwiseDims, kNhwc);
+              m = pointwise(g, l.mode, m, pointwise(g, CUDNNFE_POINTWISE_CMP_LT, c, d));
+            } else {
+              m = pointwise(g, l.mode, m);
+            }
+            spec.output(g, select_01(g, spec, dt, m));
+          },
+          rtol_for(dt));
+}
+
+TEST(gpu_boolean_io_refused) {
+  REQUIRE_GPU();
+  // A BOOLEAN graph output would be bit-packed by cuDNN but read as one
+  // byte per element: the build must refuse it, naming the tensor.
+  GraphPtr g = new_graph("bool_out", CUDNNFE_DTYPE_FLOAT);
+  int64_t a = input(g.get(), "a", CUDNNFE_DTYPE_FLOAT, kPointwiseDims, kNhwc);
+  int64_t b = input(g.get(), "b", CUDNNFE_DTYPE_FLOAT, kPointwiseDims, kNhwc);
+  int64_t m = pointwise(g.get(), CUDNNFE_POINTWISE_CMP_GT, a, b);
+  ok(cudnnfe_tensor_set_output(g.get(), m, 1), "set_output");
+  cudnnfe_build_options_t options;
+  cudnnfe_build_options_init(&options);
+  options.target = CUDNNFE_TARGET_GPU;
+  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "pointwise_0::out", "bit-packed", "cuDNN 9.", "sm_");
+  std::printf("  message: %s\n", cudnnfe_graph_last_error(g.get()));
+}
+
+// ---------------------------------------------------------------------------
+// Reductions
+
+TEST(gpu_reduction) {
+  REQUIRE_GPU();
+  // cuDNN 9.14 and 9.19 run ADD, MIN, MAX and AMAX standalone; MUL has no
+  // standalone engine ("Unsupported reduction op in the graph") and AVG,
+  // NORM1, NORM2 and MUL_NO_ZEROS are refused by the reduction descriptor.
+  const struct {
+    cudnnfe_reduction_mode_t mode;
+    const char *name;
+    Fill fill;
+    Expect expect;
+  } modes[] = {
+      {CUDNNFE_REDUCTION_ADD, "ADD", {-1, 1}, Expect::kBuilds},
+      {CUDNNFE_REDUCTION_MUL, "MUL", {0.5, 1.5}, Expect::kMayRefuse},
+      {CUDNNFE_REDUCTION_MIN, "MIN", {-1, 1}, Expect::kBuilds},
+      {CUDNNFE_REDUCTION_MAX, "MAX", {-1, 1}, Expect::kBuilds},
+      {CUDNNFE_REDUCTION_AMAX, "AMAX", {-1, 1}, Expect::kBuilds},
+      {CUDNNFE_REDUCTION_AVG, "AVG", {-1, 1}, Expect::kMayRefuse},
+      {CUDNNFE_REDUCTION_NORM1, "NORM1", {-1, 1}, Expect::kMayRefuse},
+      {CUDNNFE_REDUCTION_NORM2, "NORM2", {-1, 1}, Expect::kMayRefuse},
+      {CUDNNFE_REDUCTION_MUL_NO_ZEROS, "MUL_NO_ZEROS", {0.5, 1.5, false, 0.25}, Expect::kMayRefuse},
+  };
+  // Engines reduce rows (the innermost dim), columns (all but the
+  // innermost) or everything of a channels-last tensor.
+  const struct {
+    const char *name;
+    uint32_t mask;
+  } shapes[] = {{"c_row", 0x2u}, {"nhw_column", 0xdu}, {"all", 0xfu}};
+  for (const auto &m : modes)
+    for (const auto &shape : shapes)
+      for (cudnnfe_dtype_t dt : kAllTypes)
+        check_case(
+            "reduction", std::string("reduction_") + m.name + "_" + shape.name, dt,
+            [&](cudnnfe_graph_t *g, Spec &spec) {
+              const Dims xd = {2, 16, 8, 8};
+              int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
+              spec.fills[x] = m.fill;
+              cudnnfe_reduction_options_t o;
+              cudnnfe_reduction_options_init(&o);
+              o.axes_mask = shape.mask;
+              int64_t y = 0;
+              ok(cudnnfe_graph_add_reduction(g, m.mode, x, &o, &y), "add_reduction");
+              // Reductions write FLOAT: the sum of many halves needs it.
+              ok(cudnnfe_tensor_set_dtype(g, y, CUDNNFE_DTYPE_FLOAT), "set_dtype");
+              spec.output(g, y);
+            },
+            rtol_for(dt), m.expect);
+}
+
+// ---------------------------------------------------------------------------
+// Fusions
+
+TEST(gpu_fusion_conv_bias_relu) {
+  REQUIRE_GPU();
+  for (bool nhwc : {true, false})
+    for (cudnnfe_dtype_t dt : kAllTypes)
+      check_case(
+          "fusion", nhwc ? "conv_bias_relu_nhwc" : "conv_bias_relu_nchw", dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            Dims xd = {2, 16, 12, 12}, wd = {32, 16, 3, 3};
+            int64_t x = input(g, "x", dt, xd, nhwc ? nhwc_strides(xd) : packed(xd));
+            int64_t w = input(g, "w", dt, wd, nhwc ? nhwc_strides(wd) : packed(wd));
+            int64_t bias = input(g, "bias", dt, {1, 32, 1, 1});
+            cudnnfe_conv_options_t o;
+            cudnnfe_conv_options_init(&o);
+            o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+            int64_t y = 0;
+            ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+            int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, y, bias);
+            spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, biased));
+          },
+          rtol_for(dt));
+}
+
+// cuDNN's fusing engines for matmul and conv epilogues take 16-bit inputs
+// on Hopper: FLOAT matmul+pointwise and conv+reduction have no engine (9.14
+// and 9.19; "TF32 data type is not supported").
+Expect fused_matmul_expectation(cudnnfe_dtype_t dt) {
+  return dt == CUDNNFE_DTYPE_FLOAT ? Expect::kMayRefuse : Expect::kBuilds;
+}
+
+TEST(gpu_fusion_matmul_bias_gelu) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "fusion", "matmul_bias_gelu", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "a", dt, {4, 64, 32});
+          int64_t b = input(g, "b", dt, {4, 32, 64});
+          int64_t bias = input(g, "bias", dt, {1, 1, 64});
+          int64_t c = matmul(g, a, b);
+          int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, c, bias);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_GELU_FWD, biased));
+        },
+        rtol_for(dt), fused_matmul_expectation(dt));
+}
+
+TEST(gpu_fusion_matmul_scale_add) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "fusion", "matmul_scale_add", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "a", dt, {4, 64, 32});
+          int64_t b = input(g, "b", dt, {4, 32, 48});
+          // A per-tensor scale: a [1,1,1] tensor (a scalar needs
+          // equal ranks, which the graph's pointwise rule lacks).
+          int64_t scale = input(g, "scale", dt, {1, 1, 1});
+          int64_t residual = input(g, "residual", dt, {4, 64, 48});
+          int64_t c = matmul(g, a, b);
+          int64_t scaled = pointwise(g, CUDNNFE_POINTWISE_MUL, c, scale);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, scaled, residual));
+        },
+        rtol_for(dt), fused_matmul_expectation(dt));
+}
+
+TEST(gpu_fusion_conv_reduction) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "fusion", "conv_fprop_then_reduction", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          Dims xd = {2, 16, 12, 12}, wd = {32, 16, 3, 3};
+          int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
+          int64_t w = input(g, "w", dt, wd, nhwc_strides(wd));
+          cudnnfe_conv_options_t o;
+          cudnnfe_conv_options_init(&o);
+          o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+          int64_t y = 0;
+          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+          spec.output(g, y);
+          cudnnfe_reduction_options_t r;
+          cudnnfe_reduction_options_init(&r);
+          r.axes_mask = 0xdu;  // N, H, W: per-channel sums
+          int64_t sum = 0;
+          ok(cudnnfe_graph_add_reduction(g, CUDNNFE_REDUCTION_ADD, y, &r, &sum), "add_reduction");
+          ok(cudnnfe_tensor_set_dtype(g, sum, CUDNNFE_DTYPE_FLOAT), "set_dtype");
+          spec.output(g, sum);
+        },
+        rtol_for(dt), fused_matmul_expectation(dt));
+}
+
+// ---------------------------------------------------------------------------
+// Scaled dot-product attention
+
+struct SdpaVariant {
+  const char *name;
+  int64_t b, h_q, h_kv, s_q, s_kv, d;
+  bool causal, bottom_right, stats, bias, bshd;
+};
+
+void build_sdpa(cudnnfe_graph_t *g, Spec &spec, const SdpaVariant &v, cudnnfe_dtype_t dt) {
+  auto layout = [&](int64_t h, int64_t s, int64_t d) {
+    Dims dims = {v.b, h, s, d};
+    return v.bshd ? Dims{s * h * d, d, h * d, 1} : packed(dims);
+  };
+  int64_t q = input(g, "q", dt, {v.b, v.h_q, v.s_q, v.d}, layout(v.h_q, v.s_q, v.d));
+  int64_t k = input(g, "k", dt, {v.b, v.h_kv, v.s_kv, v.d}, layout(v.h_kv, v.s_kv, v.d));
+  int64_t val = input(g, "v", dt, {v.b, v.h_kv, v.s_kv, v.d}, layout(v.h_kv, v.s_kv, v.d));
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  o.causal_mask = v.causal && !v.bottom_right;
+  o.causal_mask_bottom_right = v.causal && v.bottom_right;
+  o.generate_stats = v.stats;
+  if (v.bias) o.bias = input(g, "bias", dt, {1, v.h_q, v.s_q, v.s_kv});
+  int64_t out = 0, stats = 0;
+  ok(cudnnfe_graph_add_sdpa(g, q, k, val, &o, &out, &stats), "add_sdpa");
+  spec.output(g, out);
+  if (v.stats) spec.output(g, stats);
+}
+
+TEST(gpu_sdpa) {
+  REQUIRE_GPU();
+  const SdpaVariant variants[] = {
+      {"sdpa_noncausal", 2, 4, 4, 128, 128, 64, false, false, false, false, false},
+      {"sdpa_causal_top_left", 2, 4, 4, 128, 128, 64, true, false, false, false, false},
+      {"sdpa_causal_bottom_right", 2, 4, 4, 64, 128, 64, true, true, false, false, false},
+      {"sdpa_gqa_causal", 2, 8, 2, 128, 128, 64, true, false, false, false, false},
+      {"sdpa_stats", 2, 4, 4, 128, 128, 64, false, false, true, false, false},
+      {"sdpa_bias", 2, 4, 4, 128, 128, 64, false, false, false, true, false},
+      {"sdpa_bshd_causal_stats", 2, 4, 4, 128, 128, 128, true, false, true, false, true},
+  };
+  for (const SdpaVariant &v : variants)
+    for (cudnnfe_dtype_t dt : {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16})
+      check_case(
+          "sdpa", v.name, dt, [&](cudnnfe_graph_t *g, Spec &spec) { build_sdpa(g, spec, v, dt); },
+          kSdpaRtol);
+  // FLOAT attention has no flash engine, but cuDNN runs the composite graph
+  // on a generic runtime-fusion engine.
+  for (const SdpaVariant &v : {variants[0], variants[1]})
+    check_case(
+        "sdpa", v.name, CUDNNFE_DTYPE_FLOAT,
+        [&](cudnnfe_graph_t *g, Spec &spec) { build_sdpa(g, spec, v, CUDNNFE_DTYPE_FLOAT); },
+        kSdpaRtol);
+}
+
+// ---------------------------------------------------------------------------
+// Refusals and a missing cuDNN
+
+TEST(gpu_not_supported_message) {
+  REQUIRE_GPU();
+  // cuDNN's standalone pointwise engines take channels-last layouts only: a
+  // row-major NCHW add is refused, and the refusal must say what, where and
+  // why.
+  GraphPtr g = new_graph("nchw_add", CUDNNFE_DTYPE_FLOAT);
+  int64_t a = input(g.get(), "a", CUDNNFE_DTYPE_FLOAT, kPointwiseDims);
+  int64_t b = input(g.get(), "b", CUDNNFE_DTYPE_FLOAT, kPointwiseDims);
+  ok(cudnnfe_tensor_set_output(g.get(), pointwise(g.get(), CUDNNFE_POINTWISE_ADD, a, b), 1),
+     "set_output");
+  cudnnfe_build_options_t options;
+  cudnnfe_build_options_init(&options);
+  options.target = CUDNNFE_TARGET_GPU;
+  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "nchw_add", "pointwise \"", "ADD", "cuDNN 9.", "sm_", "LAYOUT");
+  std::printf("  message: %s\n", cudnnfe_graph_last_error(g.get()));
+}
+
+constexpr const char *kMissingCudnn = "/nonexistent/libcudnn.so.9";
+
+TEST(gpu_cudnn_unavailable) {
+  const char *env = std::getenv("CUDNNFE_CUDNN_LIBRARY");
+  if (env && std::string(env) == kMissingCudnn) {
+    // The child: cuDNN cannot load, so GPU calls say so and AUTO falls back.
+    int64_t version = 0;
+    CHECK_FAILS(cudnnfe_cudnn_version(&version), CUDNNFE_STATUS_CUDNN_UNAVAILABLE, kMissingCudnn,
+                "CUDNNFE_CUDNN_LIBRARY");
+    std::printf("  message: %s\n", cudnnfe_last_error());
+    for (cudnnfe_target_t target : {CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_AUTO}) {
+      GraphPtr g = new_graph("no_cudnn", CUDNNFE_DTYPE_FLOAT);
+      int64_t a = input(g.get(), "a", CUDNNFE_DTYPE_FLOAT, {8, 8});
+      int64_t b = input(g.get(), "b", CUDNNFE_DTYPE_FLOAT, {8, 8});
+      ok(cudnnfe_tensor_set_output(g.get(), matmul(g.get(), a, b), 1), "set_output");
+      cudnnfe_build_options_t options;
+      cudnnfe_build_options_init(&options);
+      options.target = target;
+      cudnnfe_status_t s = cudnnfe_graph_build(g.get(), nullptr, &options);
+      if (target == CUDNNFE_TARGET_GPU) {
+        CHECK(s == CUDNNFE_STATUS_CUDNN_UNAVAILABLE);
+        CHECK(std::strstr(cudnnfe_graph_last_error(g.get()), kMissingCudnn) != nullptr);
+      } else {
+        CHECK_MSG(s != CUDNNFE_STATUS_CUDNN_UNAVAILABLE, "AUTO must fall back to the CPU: %s",
+                  cudnnfe_graph_last_error(g.get()));
+        cudnnfe_target_t built = CUDNNFE_TARGET_GPU;
+        if (s == CUDNNFE_STATUS_OK) {
+          cudnnfe_graph_get_target(g.get(), &built);
+          CHECK(built == CUDNNFE_TARGET_CPU_REFERENCE);
+        }
+      }
+    }
+    return;
+  }
+  // The parent: cuDNN loads once per process, so run this case again in a
+  // child whose environment points at a library that does not exist.
+  std::fflush(stdout);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("CUDNNFE_CUDNN_LIBRARY", kMissingCudnn, 1);
+    execl("/proc/self/exe", "/proc/self/exe", "gpu_cudnn_unavailable",
+          static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child run failed (status %d)",
+            status);
+}
+
+// ---------------------------------------------------------------------------
+// Threads and streams
+
+TEST(gpu_threads_streams) {
+  REQUIRE_GPU();
+  // One built graph, executed by several threads at once, each with its own
+  // handle, stream, output and workspace; all must match a single run.
+  const cudnnfe_dtype_t dt = CUDNNFE_DTYPE_HALF;
+  GraphPtr g = new_graph("threads", dt);
+  Spec spec;
+  int64_t a = input(g.get(), "a", dt, {4, 64, 32});
+  int64_t b = input(g.get(), "b", dt, {4, 32, 48});
+  int64_t c = matmul(g.get(), a, b);
+  ok(cudnnfe_tensor_set_output(g.get(), c, 1), "set_output");
+  cudnnfe_build_options_t options;
+  cudnnfe_build_options_init(&options);
+  options.target = CUDNNFE_TARGET_GPU;
+  REQUIRE_OK(cudnnfe_graph_build(g.get(), nullptr, &options));
+  int64_t ws_size = 0;
+  REQUIRE_OK(cudnnfe_graph_get_workspace_size(g.get(), &ws_size));
+  TensorInfo ta = describe(g.get(), a), tb = describe(g.get(), b), tc = describe(g.get(), c);
+  std::mt19937 rng(7);
+  auto ha = random_bytes(ta, Fill{}, rng), hb = random_bytes(tb, Fill{}, rng);
+  gpu::DeviceBuffer da(ta.bytes), db(tb.bytes);
+  REQUIRE(da.ok() && db.ok());
+  gpu::runtime().Memcpy(da.get(), ha.data(), ta.bytes, gpu::kHostToDevice);
+  gpu::runtime().Memcpy(db.get(), hb.data(), tb.bytes, gpu::kHostToDevice);
+
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<std::vector<unsigned char>> results(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cudnnfe_handle_t *h = nullptr;
+      if (cudnnfe_handle_create(&h, -1) != CUDNNFE_STATUS_OK) {
+        errors[t] = "handle_create failed";
+        return;
+      }
+      void *stream = nullptr;
+      gpu::runtime().StreamCreate(&stream);
+      gpu::DeviceBuffer dc(tc.bytes), ws(static_cast<size_t>(ws_size));
+      cudnnfe_binding_t bind[] = {{a, da.get()}, {b, db.get()}, {c, dc.get()}};
+      for (int r = 0; r < kRuns && errors[t].empty(); ++r) {
+        // Alternate streams so that the handle's stream really changes.
+        void *s = (r % 2) ? stream : nullptr;
+        if (cudnnfe_graph_execute(g.get(), h, bind, 3, ws.get(), static_cast<size_t>(ws_size), s) !=
+            CUDNNFE_STATUS_OK)
+          errors[t] = cudnnfe_handle_last_error(h);
+      }
+      gpu::runtime().StreamSynchronize(stream);
+      gpu::runtime().DeviceSynchronize();
+      results[t].resize(tc.bytes);
+      gpu::runtime().Memcpy(results[t].data(), dc.get(), tc.bytes, gpu::kDeviceToHost);
+      gpu::runtime().StreamDestroy(stream);
+      cudnnfe_handle_destroy(h);
+    });
+  }
+  for (std::thread &t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CHECK_MSG(errors[t].empty(), "thread %d: %s", t, errors[t].c_str());
+    CHECK_MSG(results[t] == results[0], "thread %d's output differs from thread 0's", t);
+  }
+  std::printf("  %d threads x %d runs on alternating streams agree\n", kThreads, kRuns);
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(gpu_zz_summary) {
+  REQUIRE_GPU();
+  std::printf("  worst error per op family:\n");
+  for (const auto &[family, w] : worst_by_family())
+    std::printf("    %-12s %3d outputs  max_abs %.2e  max_rel %.2e  (%s)\n", family.c_str(),
+                w.cases, w.max_abs, w.max_rel, w.where.c_str());
+  std::printf("  configurations cuDNN refused (%zu):\n", refusals().size());
+  for (const std::string &r : refusals()) std::printf("    %s\n", r.c_str());
+}
+
+}  // namespace
