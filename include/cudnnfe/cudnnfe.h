@@ -74,13 +74,19 @@ typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_INT8 6
 #define CUDNNFE_DTYPE_INT32 7
 #define CUDNNFE_DTYPE_INT64 8
-#define CUDNNFE_DTYPE_BOOLEAN 9 /* one byte per element, 0 or 1 */
+/* BOOLEAN graph inputs and outputs are one byte per element (0 or 1) and run
+ * on the CPU reference only: cuDNN stores booleans bit-packed, so on the GPU
+ * they must stay virtual (comparison results feeding a select, say). */
+#define CUDNNFE_DTYPE_BOOLEAN 9
 #define CUDNNFE_DTYPE_UINT8 10
 #define CUDNNFE_DTYPE_DOUBLE 11
 
 /* Where a built graph runs. */
 typedef int32_t cudnnfe_target_t;
-#define CUDNNFE_TARGET_AUTO 0          /* GPU when cuDNN and a GPU load, else CPU */
+/* AUTO picks the GPU when cuDNN and a GPU load, else the CPU reference. It
+ * never falls back to the CPU because cuDNN refused a graph: that is
+ * reported (NOT_SUPPORTED), not hidden behind a slow path. */
+#define CUDNNFE_TARGET_AUTO 0
 #define CUDNNFE_TARGET_GPU 1           /* cuDNN on the GPU; fails if unavailable */
 #define CUDNNFE_TARGET_CPU_REFERENCE 2 /* plain loops on host buffers */
 
