@@ -117,7 +117,7 @@ struct SkipCase {};
                   check_fails_msg);                                                            \
       ++testing::state().failures;                                                             \
     } else {                                                                                   \
-      for (const char *part : std::initializer_list<const char *>{__VA_ARGS__}) {                                                 \
+      for (const char *part : std::initializer_list<const char *>{__VA_ARGS__}) {              \
         if (!std::strstr(check_fails_msg, part)) {                                             \
           std::printf("  %s:%d: message of %s lacks \"%s\": %s\n", __FILE__, __LINE__, #expr,  \
                       part, check_fails_msg);                                                  \
