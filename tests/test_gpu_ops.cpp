@@ -732,6 +732,28 @@ TEST(gpu_pointwise_special) {
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
         },
         rtol_for(dt));
+    // Broadcast along two dims at once, row-major rank 3 and NHWC rank 4
+    // (cuDNN computed wrong values here until broadcast operands were shown
+    // as stride-0 views; the Python binding's GPU tests found it).
+    check_case(
+        "pointwise", "pointwise_ADD_broadcast_2dims_rowmajor", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "x", dt, {4, 16, 32});
+          int64_t b = input(g, "b", dt, {1, 16, 1});
+          int64_t c = input(g, "c", dt, {1, 1, 32});
+          spec.output(
+              g, pointwise(g, CUDNNFE_POINTWISE_ADD, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b), c));
+        },
+        rtol_for(dt));
+    check_case(
+        "pointwise", "pointwise_MUL_broadcast_2dims_nhwc", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
+          std::vector<int64_t> bd = {kPointwiseDims[0], 1, kPointwiseDims[2], 1};
+          int64_t b = input(g, "b", dt, bd, nhwc_strides(bd));
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, a, b));
+        },
+        rtol_for(dt));
     // A pass-by-value scalar.
     check_case(
         "pointwise", "pointwise_MUL_scalar", dt,

@@ -142,14 +142,38 @@ void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataTyp
   lowering.add_operation(std::move(op));
 }
 
+namespace {
+
+// A graph input that broadcasts (size-1 dims against a larger output) is
+// shown to cuDNN at the output's shape with stride 0 in the broadcast dims,
+// as matmul does for batch dims. Left as size-1 dims, broadcasting along two
+// or more dims of a row-major tensor computed wrong values on cuDNN 9.19
+// (found by the Python binding's GPU tests); the stride-0 view is plain
+// strided access to every engine.
+cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &out) {
+  const Tensor &t = lowering.graph().tensor(uid);
+  if (t.is_virtual || t.is_scalar || t.dims == out.dims || t.dims.size() != out.dims.size())
+    return lowering.operand(uid, out.dims.size());
+  std::vector<int64_t> dims = t.dims, strides = t.strides;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1 && out.dims[i] > 1) {
+      dims[i] = out.dims[i];
+      strides[i] = 0;
+    }
+  }
+  return lowering.tensor_view(uid, dims, strides);
+}
+
+}  // namespace
+
 void lower_pointwise(Lowering &lowering, const Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
-  const size_t rank = lowering.graph().tensor(node.outputs[0]).dims.size();
+  const Tensor &out = lowering.graph().tensor(node.outputs[0]);
   cudnnBackendDescriptor_t in[3] = {};
   for (int port = 0; port < 3; ++port)
-    if (node.inputs[port] != 0) in[port] = lowering.operand(node.inputs[port], rank);
+    if (node.inputs[port] != 0) in[port] = operand(lowering, node.inputs[port], out);
   add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[0], in[1], in[2],
-                lowering.tensor(node.outputs[0]));
+                lowering.tensor(out.uid));
 }
 
 }  // namespace cudnnfe::backend

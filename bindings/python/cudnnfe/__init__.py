@@ -1,0 +1,42 @@
+"""cudnnfe: a cuDNN Graph API frontend behind a stable C ABI, for Python.
+
+The API follows NVIDIA cudnn-frontend's Python package, so that code written
+for it runs after ``import cudnnfe as cudnn``:
+
+* low level: :class:`pygraph`, :class:`Tensor`, :func:`create_handle`,
+  enumerations :class:`data_type`, :class:`heur_mode`, :class:`pointwise_mode`,
+  :class:`reduction_mode`, :class:`target`;
+* high level: the :class:`Graph` context manager, :func:`graph`, :func:`jit`,
+  :func:`graph_cache`.
+
+Graphs run on the GPU through cuDNN, or on the CPU reference
+(``target.CPU_REFERENCE``) with NumPy arrays. The library is
+``libcudnnfe.so``, loaded with cffi in ABI mode (see :mod:`cudnnfe._lib` for
+the search order); cffi releases the GIL during every C call.
+"""
+from ._lib import ffi, lib, library_path
+from ._cdef import HEADER_VERSION
+from ._enums import (conv_mode, data_type, heur_mode, norm_forward_phase, pointwise_mode,
+                     reduction_mode, target, tensor_kind)
+from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavailableError, Error,
+                      GraphNotSupportedError, InternalError, InvalidArgumentError,
+                      InvalidGraphError, OutOfMemoryError, WrongStateError)
+from ._handle import (Handle, backend_version, create_handle, destroy_handle, device_count,
+                      get_stream, set_stream, version)
+from ._graph import UID_ZERO_ALIAS, BoundExecution, Tensor, pygraph
+from ._highlevel import Graph, graph, graph_cache, jit
+
+__version__ = "{}.{}.{}".format(HEADER_VERSION // 10000, HEADER_VERSION // 100 % 100,
+                                HEADER_VERSION % 100)
+
+__all__ = [
+    "pygraph", "Tensor", "BoundExecution", "Graph", "graph", "jit", "graph_cache",
+    "Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
+    "backend_version", "version", "device_count", "library_path",
+    "data_type", "heur_mode", "pointwise_mode", "reduction_mode", "target", "conv_mode",
+    "norm_forward_phase", "tensor_kind",
+    "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
+    "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
+    "BadSerializedDataError", "WrongStateError", "InternalError", "UID_ZERO_ALIAS",
+    "ffi", "lib",
+]

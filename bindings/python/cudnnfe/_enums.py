@@ -1,0 +1,157 @@
+"""Enumerations of the C ABI as Python ``IntEnum`` classes.
+
+Names follow NVIDIA cudnn-frontend's Python API (``data_type.HALF``,
+``heur_mode.A``); values come from the generated declarations, so they always
+equal the C header's ``CUDNNFE_*`` constants.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+from ._cdef import CONSTANTS as _C
+
+__all__ = ["data_type", "heur_mode", "target", "conv_mode", "pointwise_mode", "reduction_mode",
+           "norm_forward_phase", "tensor_kind"]
+
+
+class data_type(IntEnum):
+    """Element type of a tensor, or of an operation's math (``CUDNNFE_DTYPE_*``)."""
+
+    NOT_SET = _C["CUDNNFE_DTYPE_NOT_SET"]
+    FLOAT = _C["CUDNNFE_DTYPE_FLOAT"]
+    HALF = _C["CUDNNFE_DTYPE_HALF"]
+    BFLOAT16 = _C["CUDNNFE_DTYPE_BFLOAT16"]
+    FP8_E4M3 = _C["CUDNNFE_DTYPE_FP8_E4M3"]
+    FP8_E5M2 = _C["CUDNNFE_DTYPE_FP8_E5M2"]
+    INT8 = _C["CUDNNFE_DTYPE_INT8"]
+    INT32 = _C["CUDNNFE_DTYPE_INT32"]
+    INT64 = _C["CUDNNFE_DTYPE_INT64"]
+    BOOLEAN = _C["CUDNNFE_DTYPE_BOOLEAN"]
+    UINT8 = _C["CUDNNFE_DTYPE_UINT8"]
+    DOUBLE = _C["CUDNNFE_DTYPE_DOUBLE"]
+
+
+class heur_mode(IntEnum):
+    """Heuristic mode used to pick a cuDNN engine (``CUDNNFE_HEUR_MODE_*``)."""
+
+    A = _C["CUDNNFE_HEUR_MODE_A"]
+    B = _C["CUDNNFE_HEUR_MODE_B"]
+    FALLBACK = _C["CUDNNFE_HEUR_MODE_FALLBACK"]
+
+
+class target(IntEnum):
+    """Where a built graph runs (``CUDNNFE_TARGET_*``).
+
+    ``CPU_REFERENCE`` runs plain loops on host memory (NumPy arrays); ``GPU``
+    runs cuDNN; ``AUTO`` picks the GPU when cuDNN and a GPU load.
+    """
+
+    AUTO = _C["CUDNNFE_TARGET_AUTO"]
+    GPU = _C["CUDNNFE_TARGET_GPU"]
+    CPU_REFERENCE = _C["CUDNNFE_TARGET_CPU_REFERENCE"]
+
+
+class conv_mode(IntEnum):
+    """Convolution or cross-correlation (``CUDNNFE_CONV_MODE_*``)."""
+
+    CROSS_CORRELATION = _C["CUDNNFE_CONV_MODE_CROSS_CORRELATION"]
+    CONVOLUTION = _C["CUDNNFE_CONV_MODE_CONVOLUTION"]
+
+
+class pointwise_mode(IntEnum):
+    """Elementwise operation (``CUDNNFE_POINTWISE_*``); see the C header for operand roles."""
+
+    ADD = _C["CUDNNFE_POINTWISE_ADD"]
+    ADD_SQUARE = _C["CUDNNFE_POINTWISE_ADD_SQUARE"]
+    SUB = _C["CUDNNFE_POINTWISE_SUB"]
+    MUL = _C["CUDNNFE_POINTWISE_MUL"]
+    DIV = _C["CUDNNFE_POINTWISE_DIV"]
+    MAX = _C["CUDNNFE_POINTWISE_MAX"]
+    MIN = _C["CUDNNFE_POINTWISE_MIN"]
+    MOD = _C["CUDNNFE_POINTWISE_MOD"]
+    POW = _C["CUDNNFE_POINTWISE_POW"]
+    ATAN2 = _C["CUDNNFE_POINTWISE_ATAN2"]
+    NEG = _C["CUDNNFE_POINTWISE_NEG"]
+    ABS = _C["CUDNNFE_POINTWISE_ABS"]
+    CEIL = _C["CUDNNFE_POINTWISE_CEIL"]
+    FLOOR = _C["CUDNNFE_POINTWISE_FLOOR"]
+    RECIPROCAL = _C["CUDNNFE_POINTWISE_RECIPROCAL"]
+    SQRT = _C["CUDNNFE_POINTWISE_SQRT"]
+    RSQRT = _C["CUDNNFE_POINTWISE_RSQRT"]
+    EXP = _C["CUDNNFE_POINTWISE_EXP"]
+    LOG = _C["CUDNNFE_POINTWISE_LOG"]
+    SIN = _C["CUDNNFE_POINTWISE_SIN"]
+    COS = _C["CUDNNFE_POINTWISE_COS"]
+    TAN = _C["CUDNNFE_POINTWISE_TAN"]
+    ERF = _C["CUDNNFE_POINTWISE_ERF"]
+    IDENTITY = _C["CUDNNFE_POINTWISE_IDENTITY"]
+    RELU_FWD = _C["CUDNNFE_POINTWISE_RELU_FWD"]
+    TANH_FWD = _C["CUDNNFE_POINTWISE_TANH_FWD"]
+    SIGMOID_FWD = _C["CUDNNFE_POINTWISE_SIGMOID_FWD"]
+    ELU_FWD = _C["CUDNNFE_POINTWISE_ELU_FWD"]
+    GELU_FWD = _C["CUDNNFE_POINTWISE_GELU_FWD"]
+    GELU_APPROX_TANH_FWD = _C["CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD"]
+    SOFTPLUS_FWD = _C["CUDNNFE_POINTWISE_SOFTPLUS_FWD"]
+    SWISH_FWD = _C["CUDNNFE_POINTWISE_SWISH_FWD"]
+    RELU_BWD = _C["CUDNNFE_POINTWISE_RELU_BWD"]
+    TANH_BWD = _C["CUDNNFE_POINTWISE_TANH_BWD"]
+    SIGMOID_BWD = _C["CUDNNFE_POINTWISE_SIGMOID_BWD"]
+    ELU_BWD = _C["CUDNNFE_POINTWISE_ELU_BWD"]
+    GELU_BWD = _C["CUDNNFE_POINTWISE_GELU_BWD"]
+    GELU_APPROX_TANH_BWD = _C["CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD"]
+    SOFTPLUS_BWD = _C["CUDNNFE_POINTWISE_SOFTPLUS_BWD"]
+    SWISH_BWD = _C["CUDNNFE_POINTWISE_SWISH_BWD"]
+    CMP_EQ = _C["CUDNNFE_POINTWISE_CMP_EQ"]
+    CMP_NEQ = _C["CUDNNFE_POINTWISE_CMP_NEQ"]
+    CMP_GT = _C["CUDNNFE_POINTWISE_CMP_GT"]
+    CMP_GE = _C["CUDNNFE_POINTWISE_CMP_GE"]
+    CMP_LT = _C["CUDNNFE_POINTWISE_CMP_LT"]
+    CMP_LE = _C["CUDNNFE_POINTWISE_CMP_LE"]
+    LOGICAL_AND = _C["CUDNNFE_POINTWISE_LOGICAL_AND"]
+    LOGICAL_OR = _C["CUDNNFE_POINTWISE_LOGICAL_OR"]
+    LOGICAL_NOT = _C["CUDNNFE_POINTWISE_LOGICAL_NOT"]
+    BINARY_SELECT = _C["CUDNNFE_POINTWISE_BINARY_SELECT"]
+    GEN_INDEX = _C["CUDNNFE_POINTWISE_GEN_INDEX"]
+
+
+class reduction_mode(IntEnum):
+    """Reduction operation (``CUDNNFE_REDUCTION_*``)."""
+
+    ADD = _C["CUDNNFE_REDUCTION_ADD"]
+    MUL = _C["CUDNNFE_REDUCTION_MUL"]
+    MIN = _C["CUDNNFE_REDUCTION_MIN"]
+    MAX = _C["CUDNNFE_REDUCTION_MAX"]
+    AMAX = _C["CUDNNFE_REDUCTION_AMAX"]
+    AVG = _C["CUDNNFE_REDUCTION_AVG"]
+    NORM1 = _C["CUDNNFE_REDUCTION_NORM1"]
+    NORM2 = _C["CUDNNFE_REDUCTION_NORM2"]
+    MUL_NO_ZEROS = _C["CUDNNFE_REDUCTION_MUL_NO_ZEROS"]
+
+
+class norm_forward_phase(IntEnum):
+    """Normalization phase (``CUDNNFE_NORM_PHASE_*``): TRAINING also writes the statistics."""
+
+    TRAINING = _C["CUDNNFE_NORM_PHASE_TRAINING"]
+    INFERENCE = _C["CUDNNFE_NORM_PHASE_INFERENCE"]
+
+
+class tensor_kind(IntEnum):
+    """What a tensor is to its graph (``CUDNNFE_TENSOR_KIND_*``)."""
+
+    INPUT = _C["CUDNNFE_TENSOR_KIND_INPUT"]
+    SCALAR = _C["CUDNNFE_TENSOR_KIND_SCALAR"]
+    VIRTUAL = _C["CUDNNFE_TENSOR_KIND_VIRTUAL"]
+    OUTPUT = _C["CUDNNFE_TENSOR_KIND_OUTPUT"]
+
+
+# C constant prefix of each enumeration, for the completeness test.
+PREFIXES = {
+    data_type: "CUDNNFE_DTYPE_",
+    heur_mode: "CUDNNFE_HEUR_MODE_",
+    target: "CUDNNFE_TARGET_",
+    conv_mode: "CUDNNFE_CONV_MODE_",
+    pointwise_mode: "CUDNNFE_POINTWISE_",
+    reduction_mode: "CUDNNFE_REDUCTION_",
+    norm_forward_phase: "CUDNNFE_NORM_PHASE_",
+    tensor_kind: "CUDNNFE_TENSOR_KIND_",
+}

@@ -1,0 +1,1793 @@
+"""The low-level graph API: :class:`pygraph` and :class:`Tensor`.
+
+Mirrors NVIDIA cudnn-frontend's Python ``pygraph`` (the seeds under
+``../shared/seeds``) on top of the cudnnfe C ABI. Every method is a thin layer
+over one or a few C calls; every C failure becomes an exception carrying the
+C library's message (see :mod:`cudnnfe._errors`).
+"""
+from __future__ import annotations
+
+import math
+from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional, Sequence,
+                    Set, Tuple, Union)
+
+from . import _arrays
+from ._arrays import ArrayInfo, describe
+from ._enums import (conv_mode, data_type, heur_mode, norm_forward_phase, pointwise_mode,
+                     reduction_mode, target, tensor_kind)
+from ._errors import (GraphNotSupportedError, InvalidArgumentError, raise_graph_error,
+                      raise_handle_error)
+from ._handle import Handle, default_handle, stream_pointer
+from ._lib import ffi, lib
+
+__all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
+
+#: The C ABI reserves UID 0 for "no tensor"; code written for cudnn-frontend
+#: numbers tensors from 0. A Python UID of 0 is therefore stored in C (and in
+#: serialized graphs) as this value, and read back as 0. Every other UID is the
+#: same in Python and in C.
+UID_ZERO_ALIAS = 2**31 - 1
+
+_MAX_DIMS = lib.CUDNNFE_MAX_DIMS
+_MAX_SPATIAL = lib.CUDNNFE_MAX_SPATIAL_DIMS
+
+Number = Union[int, float]
+Operand = Union["Tensor", Any]
+DType = Union[data_type, int, None]
+
+
+def _c_uid(uid: int) -> int:
+    if not isinstance(uid, int) or isinstance(uid, bool):
+        raise TypeError(f"a UID is an int, not {type(uid).__name__}")
+    if uid < 0:
+        raise ValueError(f"UID {uid} is negative; UIDs are >= 0")
+    if uid == UID_ZERO_ALIAS:
+        raise ValueError(f"UID {UID_ZERO_ALIAS} is reserved (it stands for UID 0 in C)")
+    return UID_ZERO_ALIAS if uid == 0 else uid
+
+
+def _py_uid(c_uid: int) -> int:
+    return 0 if c_uid == UID_ZERO_ALIAS else c_uid
+
+
+def _dtype(value: DType, what: str) -> int:
+    if value is None:
+        return int(data_type.NOT_SET)
+    if isinstance(value, data_type):
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(data_type(value))
+    found = _arrays.dtype_of(value)
+    if found is None:
+        raise TypeError(f"{what}: {value!r} is not a cudnnfe.data_type")
+    return int(found)
+
+
+def _ints(values: Any, what: str, min_len: int = 1, max_len: int = _MAX_DIMS) -> List[int]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of ints, not {type(values).__name__}")
+    items = list(values)
+    for v in items:
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            if not (isinstance(v, float) and v.is_integer()):
+                raise TypeError(f"{what} must hold integers, not {v!r}")
+    out = [int(v) for v in items]
+    if not min_len <= len(out) <= max_len:
+        raise ValueError(f"{what} has {len(out)} entries; expected {min_len} to {max_len}")
+    return out
+
+
+def _cstr(value: Optional[str], what: str) -> Any:
+    if value is None:
+        return ffi.NULL
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if "\0" in value:
+        raise ValueError(f"{what} contains a NUL character")
+    return ffi.new("char[]", value.encode("utf-8"))
+
+
+def _string(ptr: Any) -> str:
+    return "" if ptr == ffi.NULL else ffi.string(ptr).decode("utf-8", "replace")
+
+
+class _Spec(NamedTuple):
+    """What a bound tensor needs of its buffer (fixed at build)."""
+
+    uid: int  # C UID
+    name: str
+    dims: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    dtype: data_type
+
+
+class _ExecInfo(NamedTuple):
+    order: Tuple[int, ...]  # C UIDs in cudnnfe_graph_get_bound_uids order
+    position: Dict[int, int]  # C UID -> position in order
+    specs: Tuple[_Spec, ...]
+    by_name: Dict[str, int]  # tensor name -> C UID (bound tensors)
+    target: target
+    workspace_size: int
+
+
+class Tensor:
+    """A tensor of a :class:`pygraph`, named by its UID in the C library.
+
+    Setters return the tensor itself so that calls chain:
+    ``y.set_output(True).set_data_type(data_type.HALF)``. Tensors hash by
+    identity, so they can key the ``variant_pack`` dict of
+    :meth:`pygraph.execute`.
+    """
+
+    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "__weakref__")
+
+    def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
+        self._graph = graph
+        self._uid = c_uid
+        self._role = role  # "input", "output", "virtual", "scalar" or "unknown"
+        self._user_uid = False
+
+    # ---- setters (chainable) ----
+
+    def set_output(self, is_output: bool) -> "Tensor":
+        """Mark an operation's output as a graph output (it then needs a buffer at execute)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_output(g._ptr, self._uid, 1 if is_output else 0))
+        self._role = "output" if is_output else "virtual"
+        return self
+
+    def set_is_virtual(self, is_virtual: bool) -> "Tensor":
+        """The opposite of :meth:`set_output`."""
+        return self.set_output(not is_virtual)
+
+    def set_data_type(self, dtype: DType) -> "Tensor":
+        """Override the tensor's data type (a :class:`data_type`, or a NumPy/torch dtype)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid, _dtype(dtype, "data type")))
+        return self
+
+    def set_dim(self, dims: Sequence[int]) -> "Tensor":
+        """Override the dimensions (strides become packed in the same order unless set)."""
+        d = _ints(dims, "dims")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_dims(g._ptr, self._uid, len(d), ffi.new("int64_t[]", d)))
+        return self
+
+    def set_stride(self, strides: Sequence[int]) -> "Tensor":
+        """Override the strides (in elements); as many as the tensor has dims."""
+        s = _ints(strides, "strides")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_strides(g._ptr, self._uid, len(s),
+                                                ffi.new("int64_t[]", s)))
+        return self
+
+    def set_uid(self, uid: int) -> "Tensor":
+        """Give the tensor a UID (>= 0, unique in the graph).
+
+        A tensor that holds the UID only because it was numbered automatically
+        is moved to a free UID first, so UIDs can be set in any order, as with
+        cudnn-frontend. UID 0 is stored in C as :data:`UID_ZERO_ALIAS`.
+        """
+        g = self._graph
+        new = _c_uid(uid)
+        if new != self._uid:
+            other = g._tensors.get(new)
+            if other is None and new in g._all_c_uids():
+                other = g._wrap(new)
+            if other is not None and not other._user_uid:
+                other._move_to(g._free_uid())
+            g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
+            g._rekey(self, new)
+        self._user_uid = True
+        return self
+
+    def _move_to(self, new: int) -> None:
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
+        g._rekey(self, new)
+
+    def set_name(self, name: str) -> "Tensor":
+        """Rename the tensor (names are unique in a graph)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(name, "name")))
+        return self
+
+    # ---- getters ----
+
+    def get_uid(self) -> int:
+        """The tensor's UID."""
+        return _py_uid(self._uid)
+
+    def _shape(self) -> Tuple[List[int], List[int]]:
+        g = self._graph
+        dims = ffi.new("int64_t[]", _MAX_DIMS)
+        strides = ffi.new("int64_t[]", _MAX_DIMS)
+        n = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_get_shape(g._ptr, self._uid, dims, strides, _MAX_DIMS, n))
+        return [int(dims[i]) for i in range(n[0])], [int(strides[i]) for i in range(n[0])]
+
+    def get_dim(self) -> List[int]:
+        """The dimensions (inferred ones are known once the op is added)."""
+        return self._shape()[0]
+
+    def get_stride(self) -> List[int]:
+        """The strides, in elements."""
+        return self._shape()[1]
+
+    def get_data_type(self) -> data_type:
+        """The data type as set (NOT_SET until validation resolves it from the graph defaults)."""
+        g = self._graph
+        out = ffi.new("cudnnfe_dtype_t *")
+        g._check(lib.cudnnfe_tensor_get_dtype(g._ptr, self._uid, out))
+        return data_type(out[0])
+
+    def get_name(self) -> str:
+        """The tensor's name ("<node>::<port>" for operation outputs unless renamed)."""
+        g = self._graph
+        out = ffi.new("const char **")
+        g._check(lib.cudnnfe_tensor_get_name(g._ptr, self._uid, out))
+        return _string(out[0])
+
+    def get_kind(self) -> tensor_kind:
+        """What the tensor is to the graph: INPUT, SCALAR, VIRTUAL or OUTPUT."""
+        return self._graph._kind(self)
+
+    def get_is_output(self) -> bool:
+        """True for a graph output (an operation output marked with set_output(True))."""
+        return self._graph._role(self) == "output"
+
+    def get_is_virtual(self) -> bool:
+        """True for an intermediate that lives only inside the fused plan."""
+        return self._graph._role(self) == "virtual"
+
+    def is_bound(self) -> bool:
+        """True when the tensor needs a buffer at execute (a graph input or output)."""
+        g = self._graph
+        out = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_is_bound(g._ptr, self._uid, out))
+        return bool(out[0])
+
+    @property
+    def graph(self) -> "pygraph":
+        """The graph the tensor belongs to."""
+        return self._graph
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The dimensions as a tuple (same as get_dim())."""
+        return tuple(self.get_dim())
+
+    def __repr__(self) -> str:
+        try:
+            return (f"<cudnnfe.Tensor {self.get_name()!r} uid={self.get_uid()} "
+                    f"dim={self.get_dim()} stride={self.get_stride()} "
+                    f"{self.get_data_type().name}>")
+        except Exception:  # pragma: no cover - repr must not raise
+            return f"<cudnnfe.Tensor uid={self.get_uid()}>"
+
+
+class _Deserializer:
+    """``deserialize`` that works on the class (returns a new graph) and on instances."""
+
+    def __get__(self, obj: Any, cls: Any) -> Any:
+        if obj is None:
+            def from_class(data: Any, **kwargs: Any) -> Any:
+                g = cls()
+                g._deserialize(data, **kwargs)
+                return g
+            from_class.__doc__ = pygraph._deserialize.__doc__
+            return from_class
+        return obj._deserialize
+
+
+class pygraph:
+    """A cuDNN operation graph, built through the cudnnfe C ABI.
+
+    Args:
+        io_data_type: default data type of graph inputs and outputs.
+        intermediate_data_type: default data type of virtual (intermediate) tensors.
+        compute_data_type: default data type of operations' math.
+        handle: execution context used by :meth:`build` and :meth:`execute`
+            when they are given none (from :func:`create_handle`).
+        name: graph name, used in error messages.
+        target: where the graph runs (:class:`target`). When not given,
+            :meth:`build` picks ``CPU_REFERENCE`` if every array passed to
+            :meth:`tensor_like` was a host (NumPy/CPU) array, ``GPU`` if any
+            was a CUDA array, and ``AUTO`` otherwise.
+
+    Graph construction belongs to one thread at a time. A built graph may be
+    executed from many threads, each with its own handle and workspace.
+    """
+
+    def __init__(self, io_data_type: DType = None, intermediate_data_type: DType = None,
+                 compute_data_type: DType = None, handle: Optional[Handle] = None,
+                 name: Optional[str] = None, target: Optional[target] = None) -> None:
+        out = ffi.new("cudnnfe_graph_t **")
+        status = lib.cudnnfe_graph_create(out)
+        if status:
+            from ._errors import raise_global_error
+            raise_global_error(status)
+        self._ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
+        self._tensors: Dict[int, Tensor] = {}
+        self._node_names: Set[str] = set()
+        self._implicit: Dict[int, Tuple[Any, Tensor]] = {}
+        self._devices: Set[int] = set()
+        self._heur_modes: Optional[List[int]] = None
+        self._exec: Optional[_ExecInfo] = None
+        self._fast: Optional[Tuple[Any, ...]] = None
+        self._validated = False
+        if handle is not None and not isinstance(handle, Handle):
+            raise TypeError(f"handle must be a cudnnfe.Handle, not {type(handle).__name__}")
+        self._handle = handle
+        self._name = name or ""
+        self._target = None if target is None else _target(target)
+        if name is not None:
+            self._check(lib.cudnnfe_graph_set_name(self._ptr, _cstr(name, "name")))
+        for setter, value, what in (
+                (lib.cudnnfe_graph_set_io_dtype, io_data_type, "io_data_type"),
+                (lib.cudnnfe_graph_set_intermediate_dtype, intermediate_data_type,
+                 "intermediate_data_type"),
+                (lib.cudnnfe_graph_set_compute_dtype, compute_data_type, "compute_data_type")):
+            if value is not None:
+                self._check(setter(self._ptr, _dtype(value, what)))
+
+    # ------------------------------------------------------------------
+    # internals
+    # ------------------------------------------------------------------
+
+    def _check(self, status: int, context: Optional[str] = None) -> None:
+        if status:
+            raise_graph_error(status, self._ptr, context)
+
+    def _wrap(self, c_uid: int, role: str = "unknown") -> Tensor:
+        t = self._tensors.get(c_uid)
+        if t is None:
+            t = self._tensors[c_uid] = Tensor(self, c_uid, role)
+        elif role != "unknown":
+            t._role = role
+        return t
+
+    def _rekey(self, t: Tensor, new: int) -> None:
+        if self._tensors.get(t._uid) is t:
+            del self._tensors[t._uid]
+        t._uid = new
+        self._tensors[new] = t
+        self._exec = None if self._exec is None else self._refresh_exec()
+
+    def _all_c_uids(self) -> List[int]:
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_get_tensor_uids(self._ptr, ffi.NULL, 0, n))
+        buf = ffi.new("int64_t[]", max(n[0], 1))
+        self._check(lib.cudnnfe_graph_get_tensor_uids(self._ptr, buf, n[0], n))
+        return [int(buf[i]) for i in range(n[0])]
+
+    def _free_uid(self) -> int:
+        used = [u for u in self._all_c_uids() if u != UID_ZERO_ALIAS]
+        candidate = max(used, default=0) + 1
+        if candidate == UID_ZERO_ALIAS:
+            candidate += 1
+        return candidate
+
+    _ROLES = {int(tensor_kind.INPUT): "input", int(tensor_kind.SCALAR): "scalar",
+              int(tensor_kind.VIRTUAL): "virtual", int(tensor_kind.OUTPUT): "output"}
+
+    def _kind(self, t: Tensor) -> tensor_kind:
+        out = ffi.new("cudnnfe_tensor_kind_t *")
+        self._check(lib.cudnnfe_tensor_get_kind(self._ptr, t._uid, out))
+        return tensor_kind(out[0])
+
+    def _role(self, t: Tensor) -> str:
+        """"input", "scalar", "virtual" or "output", from the C library."""
+        role = self._ROLES[int(self._kind(t))]
+        t._role = role
+        return role
+
+    def _node_name(self, prefix: str, name: Optional[str]) -> str:
+        if name is not None:
+            if not isinstance(name, str):
+                raise TypeError(f"name must be a str, not {type(name).__name__}")
+            return name
+        i = 0
+        while f"{prefix}_{i}" in self._node_names:
+            i += 1
+        return f"{prefix}_{i}"
+
+    def _operand(self, value: Any, node: str, port: str, optional: bool = False,
+                 scalar: bool = False) -> int:
+        """C UID for an op operand: a Tensor, an array (made an input), or a number."""
+        if value is None:
+            if optional:
+                return 0
+            raise TypeError(f"{node}: {port} is required")
+        if isinstance(value, Tensor):
+            if value._graph is not self:
+                raise ValueError(f"{node}: {port} is tensor {value.get_name()!r} of another graph")
+            return value._uid
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not scalar:
+                raise TypeError(f"{node}: {port} must be a tensor, not a number")
+            out = ffi.new("int64_t *")
+            self._check(lib.cudnnfe_graph_add_scalar(
+                self._ptr, _cstr(f"{node}::{port}", "name"), int(data_type.FLOAT), float(value),
+                out))
+            return self._wrap(int(out[0]), "scalar")._uid
+        if _arrays.is_array(value):
+            known = self._implicit.get(id(value))
+            if known is not None and known[0] is value:
+                return known[1]._uid
+            t = self.tensor_like(value, name=f"{node}::{port}")
+            self._implicit[id(value)] = (value, t)
+            return t._uid
+        raise TypeError(f"{node}: {port} must be a cudnnfe.Tensor or an array, not "
+                        f"{type(value).__name__}")
+
+    def _added(self, name: str, uid: int) -> Tensor:
+        self._node_names.add(name)
+        self._validated = False
+        return self._wrap(uid, "virtual")
+
+    # ------------------------------------------------------------------
+    # tensors
+    # ------------------------------------------------------------------
+
+    def tensor(self, dim: Sequence[int], stride: Optional[Sequence[int]] = None,
+               data_type: DType = None, name: Optional[str] = None, *,
+               is_virtual: bool = False) -> Tensor:
+        """Add a graph input.
+
+        Args:
+            dim: dimensions (1 to 8).
+            stride: strides in elements, any layout (None: packed row-major).
+            data_type: element type (None/NOT_SET: the graph's io_data_type).
+            name: tensor name (None: an automatic one).
+        """
+        if is_virtual:
+            raise ValueError("graph inputs cannot be virtual in cudnnfe: "
+                             "only operation outputs are")
+        d = _ints(dim, "dim")
+        s = ffi.NULL
+        if stride is not None:
+            sl = _ints(stride, "stride")
+            if len(sl) != len(d):
+                raise ValueError(f"stride has {len(sl)} entries but dim has {len(d)}")
+            s = ffi.new("int64_t[]", sl)
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_tensor(
+            self._ptr, _cstr(name, "name"), _dtype(data_type, "data_type"), len(d),
+            ffi.new("int64_t[]", d), s, out))
+        self._validated = False
+        return self._wrap(int(out[0]), "input")
+
+    def tensor_like(self, array: Any, name: Optional[str] = None) -> Tensor:
+        """Add a graph input with the shape, strides and data type of ``array``.
+
+        ``array`` is a torch tensor, a NumPy array, or any object with
+        ``__dlpack__`` or ``__cuda_array_interface__``.
+        """
+        if isinstance(array, Tensor):
+            raise TypeError("tensor_like takes an array (torch, NumPy, DLPack), not a "
+                            "cudnnfe.Tensor")
+        info = describe(array)
+        if info.dtype is None:
+            raise TypeError(f"tensor_like: arrays of {info.type_name} have no cudnnfe data type")
+        if not info.shape:
+            raise ValueError("tensor_like: 0-d arrays are not supported; reshape to (1,)")
+        self._devices.add(info.device)
+        return self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
+
+    def get_tensor(self, name: str) -> Tensor:
+        """The tensor named ``name`` (ValueError if none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_find_tensor(self._ptr, _cstr(name, "name"), out))
+        return self._wrap(int(out[0]))
+
+    def get_tensors(self) -> List[Tensor]:
+        """Every tensor of the graph, in creation order."""
+        return [self._wrap(u) for u in self._all_c_uids()]
+
+    def get_tensor_count(self) -> int:
+        """Number of tensors in the graph."""
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_get_tensor_count(self._ptr, n))
+        return int(n[0])
+
+    def get_node_count(self) -> int:
+        """Number of operations in the graph."""
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_get_node_count(self._ptr, n))
+        return int(n[0])
+
+    # ------------------------------------------------------------------
+    # convolutions
+    # ------------------------------------------------------------------
+
+    def _conv(self, kind: str, fn: Any, in0: Any, port0: str, in1: Any, port1: str,
+              padding: Optional[Sequence[int]], stride: Optional[Sequence[int]],
+              dilation: Optional[Sequence[int]], pre_padding: Optional[Sequence[int]],
+              post_padding: Optional[Sequence[int]], compute_data_type: DType,
+              name: Optional[str], convolution_mode: Any) -> Tensor:
+        node = self._node_name(kind, name)
+        o = ffi.new("cudnnfe_conv_options_t *")
+        lib.cudnnfe_conv_options_init(o)
+        spatial = 0
+        for what, values, fields in (("padding", padding, ("pre_padding", "post_padding")),
+                                     ("pre_padding", pre_padding, ("pre_padding",)),
+                                     ("post_padding", post_padding, ("post_padding",)),
+                                     ("stride", stride, ("stride",)),
+                                     ("dilation", dilation, ("dilation",))):
+            if values is None:
+                continue
+            v = _ints(values, f"{node}: {what}", 1, _MAX_SPATIAL)
+            if spatial and len(v) != spatial:
+                raise ValueError(f"{node}: {what} has {len(v)} entries but another option has "
+                                 f"{spatial}; give one per spatial dimension")
+            spatial = len(v)
+            for field in fields:
+                arr = getattr(o, field)
+                for i, x in enumerate(v):
+                    arr[i] = x
+        o.spatial_dims = spatial
+        if convolution_mode is not None:
+            o.mode = int(_enum_value(conv_mode, convolution_mode, "convolution_mode"))
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        cname = _cstr(node, "name")
+        o.name = cname
+        a = self._operand(in0, node, port0)
+        b = self._operand(in1, node, port1)
+        out = ffi.new("int64_t *")
+        self._check(fn(self._ptr, a, b, o, out))
+        return self._added(node, int(out[0]))
+
+    def conv_fprop(self, image: Operand, weight: Operand,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   compute_data_type: DType = None, name: Optional[str] = None,
+                   convolution_mode: Any = None) -> Tensor:
+        """Forward convolution: ``y[N,K,*] = conv(image[N,C,*], weight[K,C,*])``.
+
+        ``padding`` sets both ``pre_padding`` and ``post_padding``; each option
+        has one entry per spatial dimension (1 to 3). Dims are logical
+        NC(D)HW in every layout; strides give the memory layout (NHWC...).
+        ``convolution_mode`` is ``conv_mode.CROSS_CORRELATION`` (default, as
+        frameworks) or ``conv_mode.CONVOLUTION``.
+        """
+        return self._conv("conv_fprop", lib.cudnnfe_graph_add_conv_fprop, image, "image",
+                          weight, "weight", padding, stride, dilation, pre_padding, post_padding,
+                          compute_data_type, name, convolution_mode)
+
+    def conv_dgrad(self, weight: Operand, loss: Operand,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   compute_data_type: DType = None, name: Optional[str] = None,
+                   convolution_mode: Any = None) -> Tensor:
+        """Data gradient of a convolution: ``dx = dgrad(loss dy[N,K,*], weight[K,C,*])``.
+
+        dx's spatial size is inferred as the smallest consistent one; set it with
+        ``dx.set_dim(...)`` when a stride is > 1.
+        """
+        # The C function takes (loss, weight).
+        return self._conv("conv_dgrad", lib.cudnnfe_graph_add_conv_dgrad, loss, "loss", weight,
+                          "weight", padding, stride, dilation, pre_padding, post_padding,
+                          compute_data_type, name, convolution_mode)
+
+    def conv_wgrad(self, image: Operand, loss: Operand,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   compute_data_type: DType = None, name: Optional[str] = None,
+                   convolution_mode: Any = None) -> Tensor:
+        """Weight gradient of a convolution: ``dw = wgrad(image x[N,C,*], loss dy[N,K,*])``.
+
+        dw's filter size is inferred as the largest consistent one; set it with
+        ``dw.set_dim(...)`` when a stride is > 1.
+        """
+        return self._conv("conv_wgrad", lib.cudnnfe_graph_add_conv_wgrad, image, "image", loss,
+                          "loss", padding, stride, dilation, pre_padding, post_padding,
+                          compute_data_type, name, convolution_mode)
+
+    # ------------------------------------------------------------------
+    # matmul
+    # ------------------------------------------------------------------
+
+    def matmul(self, A: Operand, B: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``C[..., M, N] = A[..., M, K] @ B[..., K, N]``; equal ranks, batch dims of 1 broadcast."""
+        node = self._node_name("matmul", name)
+        o = ffi.new("cudnnfe_matmul_options_t *")
+        lib.cudnnfe_matmul_options_init(o)
+        cname = _cstr(node, "name")
+        o.name = cname
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        a = self._operand(A, node, "A")
+        b = self._operand(B, node, "B")
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_matmul(self._ptr, a, b, o, out))
+        return self._added(node, int(out[0]))
+
+    # ------------------------------------------------------------------
+    # pointwise
+    # ------------------------------------------------------------------
+
+    def pointwise(self, mode: Union[pointwise_mode, int, str], input0: Operand,
+                  input1: Optional[Operand] = None, input2: Optional[Operand] = None,
+                  compute_data_type: DType = None, name: Optional[str] = None, *,
+                  relu_lower_clip: Optional[float] = None,
+                  relu_upper_clip: Optional[float] = None,
+                  relu_lower_clip_slope: Optional[float] = None,
+                  elu_alpha: Optional[float] = None, softplus_beta: Optional[float] = None,
+                  swish_beta: Optional[float] = None, axis: Optional[int] = None,
+                  _prefix: Optional[str] = None, _ports: Tuple[str, str, str] = (
+                      "input0", "input1", "input2")) -> Tensor:
+        """Elementwise operation ``mode`` on up to three operands.
+
+        Operand roles follow the C header: unary modes read ``input0``; binary
+        modes compute ``input0 <op> input1``; ``*_BWD`` modes read
+        ``input0 = loss (dy)`` and ``input1 = x``; ``BINARY_SELECT`` writes
+        ``input2 ? input0 : input1``; ``GEN_INDEX`` writes each element's index
+        along ``axis``. Operands broadcast (each dim equals the output's or is 1);
+        the second and third operand may be Python numbers (pass-by-value scalars).
+        """
+        mode_value = int(_enum_value(pointwise_mode, mode, "pointwise mode"))
+        node = self._node_name(_prefix or "pointwise", name)
+        o = ffi.new("cudnnfe_pointwise_options_t *")
+        lib.cudnnfe_pointwise_options_init(o)
+        cname = _cstr(node, "name")
+        o.name = cname
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        for field, value in (("relu_lower_clip", relu_lower_clip),
+                             ("relu_upper_clip", relu_upper_clip),
+                             ("relu_lower_clip_slope", relu_lower_clip_slope),
+                             ("elu_alpha", elu_alpha), ("softplus_beta", softplus_beta),
+                             ("swish_beta", swish_beta)):
+            if value is not None:
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise TypeError(f"{node}: {field} must be a number")
+                setattr(o, field, float(value))
+        if axis is not None:
+            if not isinstance(axis, int) or isinstance(axis, bool):
+                raise TypeError(f"{node}: axis must be an int")
+            o.axis = axis
+        a = self._operand(input0, node, _ports[0])
+        b = self._operand(input1, node, _ports[1], optional=True, scalar=True)
+        c = self._operand(input2, node, _ports[2], optional=True, scalar=True)
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_pointwise(self._ptr, mode_value, a, b, c, o, out))
+        return self._added(node, int(out[0]))
+
+    def _binary(self, mode: pointwise_mode, prefix: str, a: Operand, b: Operand,
+                compute_data_type: DType, name: Optional[str], ports: Tuple[str, str] = ("a", "b"),
+                **kw: Any) -> Tensor:
+        return self.pointwise(mode, a, b, None, compute_data_type, name, _prefix=prefix,
+                              _ports=(ports[0], ports[1], "input2"), **kw)
+
+    def _unary(self, mode: pointwise_mode, prefix: str, input: Operand, compute_data_type: DType,
+               name: Optional[str], **kw: Any) -> Tensor:
+        return self.pointwise(mode, input, None, None, compute_data_type, name, _prefix=prefix,
+                              _ports=("input", "input1", "input2"), **kw)
+
+    # binary arithmetic
+    def add(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``a + b`` (ADD)."""
+        return self._binary(pointwise_mode.ADD, "add", a, b, compute_data_type, name)
+
+    def sub(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``a - b`` (SUB)."""
+        return self._binary(pointwise_mode.SUB, "sub", a, b, compute_data_type, name)
+
+    def mul(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``a * b`` (MUL)."""
+        return self._binary(pointwise_mode.MUL, "mul", a, b, compute_data_type, name)
+
+    def div(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``a / b`` (DIV)."""
+        return self._binary(pointwise_mode.DIV, "div", a, b, compute_data_type, name)
+
+    def add_square(self, a: Operand, b: Operand, compute_data_type: DType = None,
+                   name: Optional[str] = None) -> Tensor:
+        """``a + b * b`` (ADD_SQUARE)."""
+        return self._binary(pointwise_mode.ADD_SQUARE, "add_square", a, b, compute_data_type,
+                            name)
+
+    def max(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Elementwise maximum (MAX)."""
+        return self._binary(pointwise_mode.MAX, "max", a, b, compute_data_type, name)
+
+    def min(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Elementwise minimum (MIN)."""
+        return self._binary(pointwise_mode.MIN, "min", a, b, compute_data_type, name)
+
+    def mod(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``fmod(a, b)`` (MOD)."""
+        return self._binary(pointwise_mode.MOD, "mod", a, b, compute_data_type, name)
+
+    def pow(self, a: Operand, b: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``a ** b`` (POW)."""
+        return self._binary(pointwise_mode.POW, "pow", a, b, compute_data_type, name)
+
+    def atan2(self, a: Operand, b: Operand, compute_data_type: DType = None,
+              name: Optional[str] = None) -> Tensor:
+        """``atan2(a, b)`` (ATAN2)."""
+        return self._binary(pointwise_mode.ATAN2, "atan2", a, b, compute_data_type, name)
+
+    def bias(self, input: Operand, bias: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """``input + bias`` with ``bias`` broadcast (ADD)."""
+        return self._binary(pointwise_mode.ADD, "bias", input, bias, compute_data_type, name,
+                            ports=("input", "bias"))
+
+    def scale(self, input: Operand, scale: Operand, compute_data_type: DType = None,
+              name: Optional[str] = None) -> Tensor:
+        """``input * scale``; ``scale`` is a tensor or a Python number (MUL)."""
+        return self._binary(pointwise_mode.MUL, "scale", input, scale, compute_data_type, name,
+                            ports=("input", "scale"))
+
+    # comparisons and logic
+    def cmp_eq(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``input == comparison`` (CMP_EQ; BOOLEAN output unless set)."""
+        return self._binary(pointwise_mode.CMP_EQ, "cmp_eq", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def cmp_neq(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+                name: Optional[str] = None) -> Tensor:
+        """``input != comparison`` (CMP_NEQ)."""
+        return self._binary(pointwise_mode.CMP_NEQ, "cmp_neq", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def cmp_gt(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``input > comparison`` (CMP_GT)."""
+        return self._binary(pointwise_mode.CMP_GT, "cmp_gt", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def cmp_ge(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``input >= comparison`` (CMP_GE)."""
+        return self._binary(pointwise_mode.CMP_GE, "cmp_ge", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def cmp_lt(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``input < comparison`` (CMP_LT)."""
+        return self._binary(pointwise_mode.CMP_LT, "cmp_lt", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def cmp_le(self, input: Operand, comparison: Operand, compute_data_type: DType = None,
+               name: Optional[str] = None) -> Tensor:
+        """``input <= comparison`` (CMP_LE)."""
+        return self._binary(pointwise_mode.CMP_LE, "cmp_le", input, comparison,
+                            compute_data_type, name, ports=("input", "comparison"))
+
+    def logical_and(self, a: Operand, b: Operand, compute_data_type: DType = None,
+                    name: Optional[str] = None) -> Tensor:
+        """``a && b`` (LOGICAL_AND)."""
+        return self._binary(pointwise_mode.LOGICAL_AND, "logical_and", a, b, compute_data_type,
+                            name)
+
+    def logical_or(self, a: Operand, b: Operand, compute_data_type: DType = None,
+                   name: Optional[str] = None) -> Tensor:
+        """``a || b`` (LOGICAL_OR)."""
+        return self._binary(pointwise_mode.LOGICAL_OR, "logical_or", a, b, compute_data_type,
+                            name)
+
+    def logical_not(self, input: Operand, compute_data_type: DType = None,
+                    name: Optional[str] = None) -> Tensor:
+        """``!input`` (LOGICAL_NOT)."""
+        return self._unary(pointwise_mode.LOGICAL_NOT, "logical_not", input, compute_data_type,
+                           name)
+
+    def binary_select(self, input0: Operand, input1: Operand, mask: Operand,
+                      compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """``mask ? input0 : input1`` (BINARY_SELECT)."""
+        return self.pointwise(pointwise_mode.BINARY_SELECT, input0, input1, mask,
+                              compute_data_type, name, _prefix="binary_select",
+                              _ports=("input0", "input1", "mask"))
+
+    def gen_index(self, input: Operand, axis: int, compute_data_type: DType = None,
+                  name: Optional[str] = None) -> Tensor:
+        """Each element's index along ``axis`` of ``input``'s shape (GEN_INDEX, INT32)."""
+        return self._unary(pointwise_mode.GEN_INDEX, "gen_index", input, compute_data_type,
+                           name, axis=axis)
+
+    # unary math
+    def neg(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``-input`` (NEG)."""
+        return self._unary(pointwise_mode.NEG, "neg", input, compute_data_type, name)
+
+    def abs(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``|input|`` (ABS)."""
+        return self._unary(pointwise_mode.ABS, "abs", input, compute_data_type, name)
+
+    def ceil(self, input: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """Round up (CEIL)."""
+        return self._unary(pointwise_mode.CEIL, "ceil", input, compute_data_type, name)
+
+    def floor(self, input: Operand, compute_data_type: DType = None,
+              name: Optional[str] = None) -> Tensor:
+        """Round down (FLOOR)."""
+        return self._unary(pointwise_mode.FLOOR, "floor", input, compute_data_type, name)
+
+    def reciprocal(self, input: Operand, compute_data_type: DType = None,
+                   name: Optional[str] = None) -> Tensor:
+        """``1 / input`` (RECIPROCAL)."""
+        return self._unary(pointwise_mode.RECIPROCAL, "reciprocal", input, compute_data_type,
+                           name)
+
+    def sqrt(self, input: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """Square root (SQRT)."""
+        return self._unary(pointwise_mode.SQRT, "sqrt", input, compute_data_type, name)
+
+    def rsqrt(self, input: Operand, compute_data_type: DType = None,
+              name: Optional[str] = None) -> Tensor:
+        """``1 / sqrt(input)`` (RSQRT)."""
+        return self._unary(pointwise_mode.RSQRT, "rsqrt", input, compute_data_type, name)
+
+    def exp(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """``e ** input`` (EXP)."""
+        return self._unary(pointwise_mode.EXP, "exp", input, compute_data_type, name)
+
+    def log(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Natural logarithm (LOG)."""
+        return self._unary(pointwise_mode.LOG, "log", input, compute_data_type, name)
+
+    def sin(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Sine (SIN)."""
+        return self._unary(pointwise_mode.SIN, "sin", input, compute_data_type, name)
+
+    def cos(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Cosine (COS)."""
+        return self._unary(pointwise_mode.COS, "cos", input, compute_data_type, name)
+
+    def tan(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Tangent (TAN)."""
+        return self._unary(pointwise_mode.TAN, "tan", input, compute_data_type, name)
+
+    def erf(self, input: Operand, compute_data_type: DType = None,
+            name: Optional[str] = None) -> Tensor:
+        """Error function (ERF)."""
+        return self._unary(pointwise_mode.ERF, "erf", input, compute_data_type, name)
+
+    def identity(self, input: Operand, compute_data_type: DType = None,
+                 name: Optional[str] = None) -> Tensor:
+        """Copy, converting the data type if the output's differs (IDENTITY)."""
+        return self._unary(pointwise_mode.IDENTITY, "identity", input, compute_data_type, name)
+
+    # activations
+    def relu(self, input: Operand, negative_slope: Optional[float] = None,
+             lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
+             compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """``max(input, 0)``, with optional clips and leaky slope (RELU_FWD)."""
+        return self._unary(pointwise_mode.RELU_FWD, "relu", input, compute_data_type, name,
+                           relu_lower_clip_slope=negative_slope, relu_lower_clip=lower_clip,
+                           relu_upper_clip=upper_clip)
+
+    def tanh(self, input: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """Hyperbolic tangent (TANH_FWD)."""
+        return self._unary(pointwise_mode.TANH_FWD, "tanh", input, compute_data_type, name)
+
+    def sigmoid(self, input: Operand, compute_data_type: DType = None,
+                name: Optional[str] = None) -> Tensor:
+        """``1 / (1 + e ** -input)`` (SIGMOID_FWD)."""
+        return self._unary(pointwise_mode.SIGMOID_FWD, "sigmoid", input, compute_data_type, name)
+
+    def elu(self, input: Operand, alpha: Optional[float] = None,
+            compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """ELU with ``alpha`` (default 1) (ELU_FWD)."""
+        return self._unary(pointwise_mode.ELU_FWD, "elu", input, compute_data_type, name,
+                           elu_alpha=alpha)
+
+    def gelu(self, input: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """GELU, ``x * Phi(x)`` with the exact erf (GELU_FWD)."""
+        return self._unary(pointwise_mode.GELU_FWD, "gelu", input, compute_data_type, name)
+
+    def gelu_approx_tanh(self, input: Operand, compute_data_type: DType = None,
+                         name: Optional[str] = None) -> Tensor:
+        """GELU with the tanh approximation (GELU_APPROX_TANH_FWD)."""
+        return self._unary(pointwise_mode.GELU_APPROX_TANH_FWD, "gelu_approx_tanh", input,
+                           compute_data_type, name)
+
+    def softplus(self, input: Operand, beta: Optional[float] = None,
+                 compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """``log(1 + e ** (beta * x)) / beta`` (SOFTPLUS_FWD)."""
+        return self._unary(pointwise_mode.SOFTPLUS_FWD, "softplus", input, compute_data_type,
+                           name, softplus_beta=beta)
+
+    def swish(self, input: Operand, beta: Optional[float] = None,
+              compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """``x * sigmoid(beta * x)`` (SWISH_FWD)."""
+        return self._unary(pointwise_mode.SWISH_FWD, "swish", input, compute_data_type, name,
+                           swish_beta=beta)
+
+    def silu(self, input: Operand, compute_data_type: DType = None,
+             name: Optional[str] = None) -> Tensor:
+        """SiLU, ``x * sigmoid(x)`` (SWISH_FWD with beta 1)."""
+        return self._unary(pointwise_mode.SWISH_FWD, "silu", input, compute_data_type, name,
+                           swish_beta=1.0)
+
+    # activation backward: loss = dy, input = x
+    def _bwd(self, mode: pointwise_mode, prefix: str, loss: Operand, input: Operand,
+             compute_data_type: DType, name: Optional[str], **kw: Any) -> Tensor:
+        return self.pointwise(mode, loss, input, None, compute_data_type, name, _prefix=prefix,
+                              _ports=("loss", "input", "input2"), **kw)
+
+    def relu_backward(self, loss: Operand, input: Operand, negative_slope: Optional[float] = None,
+                      lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
+                      compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """dx of ReLU from ``loss`` (dy) and ``input`` (x) (RELU_BWD)."""
+        return self._bwd(pointwise_mode.RELU_BWD, "relu_backward", loss, input,
+                         compute_data_type, name, relu_lower_clip_slope=negative_slope,
+                         relu_lower_clip=lower_clip, relu_upper_clip=upper_clip)
+
+    def tanh_backward(self, loss: Operand, input: Operand, compute_data_type: DType = None,
+                      name: Optional[str] = None) -> Tensor:
+        """dx of tanh (TANH_BWD)."""
+        return self._bwd(pointwise_mode.TANH_BWD, "tanh_backward", loss, input,
+                         compute_data_type, name)
+
+    def sigmoid_backward(self, loss: Operand, input: Operand, compute_data_type: DType = None,
+                         name: Optional[str] = None) -> Tensor:
+        """dx of sigmoid (SIGMOID_BWD)."""
+        return self._bwd(pointwise_mode.SIGMOID_BWD, "sigmoid_backward", loss, input,
+                         compute_data_type, name)
+
+    def elu_backward(self, loss: Operand, input: Operand, alpha: Optional[float] = None,
+                     compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """dx of ELU (ELU_BWD)."""
+        return self._bwd(pointwise_mode.ELU_BWD, "elu_backward", loss, input, compute_data_type,
+                         name, elu_alpha=alpha)
+
+    def gelu_backward(self, loss: Operand, input: Operand, compute_data_type: DType = None,
+                      name: Optional[str] = None) -> Tensor:
+        """dx of GELU (GELU_BWD)."""
+        return self._bwd(pointwise_mode.GELU_BWD, "gelu_backward", loss, input,
+                         compute_data_type, name)
+
+    def gelu_approx_tanh_backward(self, loss: Operand, input: Operand,
+                                  compute_data_type: DType = None,
+                                  name: Optional[str] = None) -> Tensor:
+        """dx of tanh-approximated GELU (GELU_APPROX_TANH_BWD)."""
+        return self._bwd(pointwise_mode.GELU_APPROX_TANH_BWD, "gelu_approx_tanh_backward", loss,
+                         input, compute_data_type, name)
+
+    def softplus_backward(self, loss: Operand, input: Operand, beta: Optional[float] = None,
+                          compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """dx of softplus (SOFTPLUS_BWD)."""
+        return self._bwd(pointwise_mode.SOFTPLUS_BWD, "softplus_backward", loss, input,
+                         compute_data_type, name, softplus_beta=beta)
+
+    def swish_backward(self, loss: Operand, input: Operand, beta: Optional[float] = None,
+                       compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
+        """dx of swish (SWISH_BWD)."""
+        return self._bwd(pointwise_mode.SWISH_BWD, "swish_backward", loss, input,
+                         compute_data_type, name, swish_beta=beta)
+
+    # ------------------------------------------------------------------
+    # reduction
+    # ------------------------------------------------------------------
+
+    def reduction(self, input: Operand, mode: Union[reduction_mode, int, str],
+                  axes: Optional[Iterable[int]] = None, axes_mask: Optional[int] = None,
+                  deterministic: bool = False, compute_data_type: DType = None,
+                  name: Optional[str] = None) -> Tensor:
+        """Reduce ``input`` with ``mode`` over ``axes``.
+
+        ``axes`` lists the dimensions reduced to 1 (``axes_mask`` is the same as
+        a bit mask). With neither, every dimension is reduced unless the
+        output's dims are set with ``set_dim`` (as in cudnn-frontend).
+        """
+        mode_value = int(_enum_value(reduction_mode, mode, "reduction mode"))
+        node = self._node_name("reduction", name)
+        o = ffi.new("cudnnfe_reduction_options_t *")
+        lib.cudnnfe_reduction_options_init(o)
+        cname = _cstr(node, "name")
+        o.name = cname
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        mask = 0
+        if axes is not None:
+            for ax in _ints(list(axes), f"{node}: axes", 0, _MAX_DIMS):
+                if not 0 <= ax < _MAX_DIMS:
+                    raise ValueError(f"{node}: axis {ax} is out of range 0..{_MAX_DIMS - 1}")
+                mask |= 1 << ax
+        if axes_mask is not None:
+            if not isinstance(axes_mask, int) or not 0 <= axes_mask < (1 << _MAX_DIMS):
+                raise ValueError(f"{node}: axes_mask {axes_mask!r} is not a mask of "
+                                 f"{_MAX_DIMS} bits")
+            mask |= axes_mask
+        o.axes_mask = mask
+        o.deterministic = 1 if deterministic else 0
+        x = self._operand(input, node, "input")
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_reduction(self._ptr, mode_value, x, o, out))
+        return self._added(node, int(out[0]))
+
+    # ------------------------------------------------------------------
+    # attention
+    # ------------------------------------------------------------------
+
+    _SDPA_UNSUPPORTED = frozenset((
+        "dropout", "rng_dump", "use_padding_mask", "seq_len_q", "seq_len_kv", "use_alibi_mask",
+        "sliding_window_length", "left_bound", "right_bound", "paged_attention_k_table",
+        "paged_attention_v_table", "paged_attention_max_seq_len_kv", "sink_token",
+        "score_mod", "diagonal_alignment", "diagonal_band_left_bound",
+        "diagonal_band_right_bound"))
+
+    def sdpa(self, q: Operand, k: Operand, v: Operand, attn_scale: Optional[float] = None,
+             is_inference: Optional[bool] = None, use_causal_mask: bool = False,
+             use_causal_mask_bottom_right: bool = False, generate_stats: Optional[bool] = None,
+             attn_bias: Optional[Operand] = None, compute_data_type: DType = None,
+             name: Optional[str] = None, **unsupported: Any) -> Tuple[Tensor, Optional[Tensor]]:
+        """Scaled dot-product attention forward; returns ``(O, stats)``.
+
+        q ``[b, h_q, s_q, d]``, k ``[b, h_kv, s_kv, d]``, v ``[b, h_kv, s_kv, d_v]``
+        in logical BHSD order with any strides (BSHD storage included);
+        ``h_q`` is a multiple of ``h_kv`` (GQA, MQA). O is ``[b, h_q, s_q, d_v]``.
+
+        Args:
+            attn_scale: softmax scale on Q·Kᵀ (None: ``1/sqrt(d)``).
+            is_inference: cudnn-frontend's flag; ``False`` asks for stats.
+            use_causal_mask: causal mask aligned at the top-left corner.
+            use_causal_mask_bottom_right: causal mask aligned at the bottom-right.
+            generate_stats: also write stats ``[b, h_q, s_q, 1]`` FLOAT
+                (log-sum-exp) for the backward pass. Stats are generated when
+                ``generate_stats`` is true or ``is_inference`` is False.
+            attn_bias: additive bias broadcastable to ``[b, h_q, s_q, s_kv]``.
+
+        Returns:
+            ``(O, stats)``; ``stats`` is None when not generated.
+        """
+        if unsupported:
+            known = sorted(set(unsupported) & self._SDPA_UNSUPPORTED)
+            unknown = sorted(set(unsupported) - self._SDPA_UNSUPPORTED)
+            if unknown:
+                raise TypeError(f"sdpa() got unexpected keyword argument(s) {unknown}")
+            active = [k for k in known if unsupported[k] not in (None, False, 0, 0.0)]
+            if active:
+                raise GraphNotSupportedError(
+                    f"sdpa: {', '.join(active)} is not offered by the cudnnfe C ABI yet")
+        node = self._node_name("sdpa", name)
+        o = ffi.new("cudnnfe_sdpa_options_t *")
+        lib.cudnnfe_sdpa_options_init(o)
+        cname = _cstr(node, "name")
+        o.name = cname
+        if attn_scale is not None:
+            o.attn_scale = _attn_scale(node, attn_scale)
+        stats = bool(generate_stats) or (is_inference is not None and not is_inference)
+        o.generate_stats = 1 if stats else 0
+        o.causal_mask = 1 if use_causal_mask else 0
+        o.causal_mask_bottom_right = 1 if use_causal_mask_bottom_right else 0
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        qu = self._operand(q, node, "q")
+        ku = self._operand(k, node, "k")
+        vu = self._operand(v, node, "v")
+        o.bias = self._operand(attn_bias, node, "attn_bias", optional=True)
+        out_o = ffi.new("int64_t *")
+        out_s = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
+        result = self._added(node, int(out_o[0]))
+        st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
+        return result, st
+
+    def sdpa_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,
+                      stats: Operand, attn_scale: Optional[float] = None,
+                      use_causal_mask: bool = False, use_causal_mask_bottom_right: bool = False,
+                      attn_bias: Optional[Operand] = None, use_deterministic_algorithm: bool = False,
+                      compute_data_type: DType = None, name: Optional[str] = None,
+                      **unsupported: Any) -> Tuple[Tensor, Tensor, Tensor]:
+        """Scaled dot-product attention backward; returns ``(dQ, dK, dV)``.
+
+        ``q, k, v, o`` and ``stats`` are the forward's (stats from
+        ``sdpa(..., generate_stats=True)``, ``[b, h_q, s_q, 1]`` FLOAT); ``dO``
+        is the gradient of O. Scale, masks and bias must match the forward.
+        dQ, dK, dV take the shapes and dimension orders of q, k, v.
+        """
+        if unsupported:
+            unknown = sorted(set(unsupported) - self._SDPA_UNSUPPORTED - {"dBias"})
+            if unknown:
+                raise TypeError(f"sdpa_backward() got unexpected keyword argument(s) {unknown}")
+            active = [k for k, v in unsupported.items() if v not in (None, False, 0, 0.0)]
+            if active:
+                raise GraphNotSupportedError(
+                    f"sdpa_backward: {', '.join(sorted(active))} is not offered by the cudnnfe "
+                    "C ABI yet")
+        node = self._node_name("sdpa_backward", name)
+        opts = ffi.new("cudnnfe_sdpa_backward_options_t *")
+        lib.cudnnfe_sdpa_backward_options_init(opts)
+        cname = _cstr(node, "name")
+        opts.name = cname
+        if attn_scale is not None:
+            opts.attn_scale = _attn_scale(node, attn_scale)
+        opts.causal_mask = 1 if use_causal_mask else 0
+        opts.causal_mask_bottom_right = 1 if use_causal_mask_bottom_right else 0
+        opts.deterministic = 1 if use_deterministic_algorithm else 0
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        uids = [self._operand(t, node, port) for t, port in
+                ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
+        opts.bias = self._operand(attn_bias, node, "attn_bias", optional=True)
+        dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_sdpa_backward(self._ptr, *uids, opts, dq, dk, dv))
+        first = self._added(node, int(dq[0]))
+        return first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual")
+
+    def _norm_options(self, node: str, epsilon: Optional[float], zero_centered_gamma: bool,
+                      phase: Any, compute_data_type: DType) -> Tuple[Any, Any]:
+        opts = ffi.new("cudnnfe_norm_options_t *")
+        lib.cudnnfe_norm_options_init(opts)
+        cname = _cstr(node, "name")
+        opts.name = cname
+        if epsilon is not None:
+            if isinstance(epsilon, (Tensor, bool)) or not isinstance(epsilon, (int, float)):
+                raise TypeError(f"{node}: epsilon must be a Python float")
+            opts.epsilon = float(epsilon)
+        opts.zero_centered_gamma = 1 if zero_centered_gamma else 0
+        if phase is not None:
+            opts.phase = int(_enum_value(norm_forward_phase, phase, "norm_forward_phase"))
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        return opts, cname
+
+    def layernorm(self, input: Operand, scale: Operand, bias: Operand,
+                  epsilon: Optional[float] = None, zero_centered_gamma: bool = False,
+                  norm_forward_phase: Any = None, compute_data_type: DType = None,
+                  name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+        """Layer norm ``y = (x - mean) * inv_variance * scale + bias``; returns ``(y, mean, inv_variance)``.
+
+        x is ``[N, ...]``: statistics are taken per index of dim 0 over the
+        other dims; scale and bias are ``[1, ...]``. In the TRAINING phase
+        (default) mean and inv_variance (``[N, 1, ..., 1]`` FLOAT) are outputs
+        too; in INFERENCE they are None. ``epsilon`` defaults to 1e-5.
+        """
+        node = self._node_name("layernorm", name)
+        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
+                                         compute_data_type)
+        x = self._operand(input, node, "input")
+        s = self._operand(scale, node, "scale")
+        b = self._operand(bias, node, "bias")
+        y, mean, inv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_layernorm(self._ptr, x, s, b, opts, y, mean, inv))
+        out = self._added(node, int(y[0]))
+        return (out, self._wrap(int(mean[0]), "virtual") if mean[0] else None,
+                self._wrap(int(inv[0]), "virtual") if inv[0] else None)
+
+    def rmsnorm(self, input: Operand, scale: Operand, bias: Optional[Operand] = None,
+                epsilon: Optional[float] = None, zero_centered_gamma: bool = False,
+                norm_forward_phase: Any = None, compute_data_type: DType = None,
+                name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        """RMS norm ``y = x * inv_rms * scale (+ bias)``; returns ``(y, inv_rms)``.
+
+        ``inv_rms = 1/sqrt(mean(x**2) + epsilon)`` per index of dim 0; it is
+        an output in the TRAINING phase (default), None in INFERENCE.
+        """
+        node = self._node_name("rmsnorm", name)
+        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
+                                         compute_data_type)
+        x = self._operand(input, node, "input")
+        s = self._operand(scale, node, "scale")
+        b = self._operand(bias, node, "bias", optional=True)
+        y, inv = ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_rmsnorm(self._ptr, x, s, b, opts, y, inv))
+        out = self._added(node, int(y[0]))
+        return out, self._wrap(int(inv[0]), "virtual") if inv[0] else None
+
+    def layernorm_backward(self, grad: Operand, input: Operand, scale: Operand, mean: Operand,
+                           inv_variance: Operand, zero_centered_gamma: bool = False,
+                           compute_data_type: DType = None,
+                           name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+        """Layer norm backward; returns ``(dx, dscale, dbias)`` from dy (``grad``), x, scale
+        and the forward's mean and inv_variance."""
+        node = self._node_name("layernorm_backward", name)
+        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
+                                         compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((grad, "grad"), (input, "input"), (scale, "scale"), (mean, "mean"),
+                 (inv_variance, "inv_variance"))]
+        dx, ds, db = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_layernorm_backward(self._ptr, *args, opts, dx, ds, db))
+        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+                self._wrap(int(db[0]), "virtual"))
+
+    def rmsnorm_backward(self, grad: Operand, input: Operand, scale: Operand, inv_rms: Operand,
+                         has_dbias: bool = False, zero_centered_gamma: bool = False,
+                         compute_data_type: DType = None,
+                         name: Optional[str] = None) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """RMS norm backward; returns ``(dx, dscale, dbias)`` (dbias None unless ``has_dbias``)."""
+        node = self._node_name("rmsnorm_backward", name)
+        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
+                                         compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((grad, "grad"), (input, "input"), (scale, "scale"), (inv_rms, "inv_rms"))]
+        dx, ds = ffi.new("int64_t *"), ffi.new("int64_t *")
+        db = ffi.new("int64_t *") if has_dbias else ffi.NULL
+        self._check(lib.cudnnfe_graph_add_rmsnorm_backward(self._ptr, *args, opts, dx, ds, db))
+        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+                self._wrap(int(db[0]), "virtual") if has_dbias and db[0] else None)
+
+    def softmax(self, input: Operand, generate_stats: bool = False,
+                compute_data_type: DType = None,
+                name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        """Softmax over the last dimension; returns ``(y, stats)``.
+
+        With ``generate_stats``, stats is the log-sum-exp over the last dim
+        (``[..., 1]`` FLOAT); else None.
+        """
+        node = self._node_name("softmax", name)
+        opts = ffi.new("cudnnfe_softmax_options_t *")
+        lib.cudnnfe_softmax_options_init(opts)
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.generate_stats = 1 if generate_stats else 0
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        x = self._operand(input, node, "input")
+        y, st = ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_softmax(self._ptr, x, opts, y, st))
+        out = self._added(node, int(y[0]))
+        return out, self._wrap(int(st[0]), "virtual") if generate_stats and st[0] else None
+
+    # ------------------------------------------------------------------
+    # validation and build
+    # ------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Resolve data types and check every node's shapes and types.
+
+        Raises :class:`InvalidGraphError` (a ValueError) naming the node,
+        tensor and rule.
+        """
+        self._check(lib.cudnnfe_graph_validate(self._ptr))
+        self._validated = True
+
+    def build_operation_graph(self) -> None:
+        """Second of the five build steps: validates if not done yet.
+
+        cudnnfe lowers the graph to cuDNN inside ``cudnnfe_graph_build``, which
+        :meth:`check_support` calls; this step only makes sure the graph is valid.
+        """
+        if not self._validated and not self.is_built():
+            self.validate()
+
+    def create_execution_plans(self, heur_modes: Any = None) -> None:
+        """Third step: record the heuristic modes that :meth:`check_support` tries."""
+        self._heur_modes = _heur_modes(heur_modes)
+
+    def check_support(self, handle: Optional[Handle] = None,
+                      target: Optional[target] = None) -> None:
+        """Fourth step: build the graph (``cudnnfe_graph_build``).
+
+        This is where an unsupported graph fails, with
+        :class:`GraphNotSupportedError` naming the ops, the cuDNN version, the
+        GPU architecture and cuDNN's reason.
+        """
+        if not self.is_built():
+            self._build(self._heur_modes, target, handle)
+
+    def build_plans(self, policy: Any = None, handle: Optional[Handle] = None) -> None:
+        """Fifth step: a no-op once :meth:`check_support` has built the graph (else builds it).
+
+        ``policy`` is accepted for cudnn-frontend compatibility: cudnnfe keeps
+        the first engine configuration that builds.
+        """
+        if not self.is_built():
+            self._build(self._heur_modes, None, handle)
+
+    def build(self, heur_modes: Any = None, *, target: Optional[target] = None,
+              handle: Optional[Handle] = None) -> None:
+        """Validate and build: the five steps in one call.
+
+        Args:
+            heur_modes: a :class:`heur_mode` or a list of up to 4, tried in
+                order (default ``[A, FALLBACK]``).
+            target: :class:`target` to build for (default: the graph's, else
+                inferred from the arrays given to :meth:`tensor_like`).
+            handle: execution context for the build (default: the graph's).
+
+        After a successful build the graph can no longer be modified.
+        """
+        self._build(_heur_modes(heur_modes) if heur_modes is not None else self._heur_modes,
+                    target, handle)
+
+    def _resolved_target(self, explicit: Optional[target]) -> int:
+        if explicit is not None:
+            return int(_target(explicit))
+        if self._target is not None:
+            return int(self._target)
+        devices = self._devices
+        if devices and all(d != _arrays.CUDA for d in devices) and _arrays.CPU in devices:
+            return int(target.CPU_REFERENCE)
+        if _arrays.CUDA in devices:
+            return int(target.GPU)
+        return int(target.AUTO)
+
+    def _build(self, modes: Optional[List[int]], tgt: Optional[target],
+               handle: Optional[Handle]) -> None:
+        o = ffi.new("cudnnfe_build_options_t *")
+        lib.cudnnfe_build_options_init(o)
+        o.target = self._resolved_target(tgt)
+        if modes is not None:
+            o.num_heur_modes = len(modes)
+            for i, m in enumerate(modes):
+                o.heur_modes[i] = m
+        h = handle if handle is not None else self._handle
+        if h is not None and not isinstance(h, Handle):
+            raise TypeError(f"handle must be a cudnnfe.Handle, not {type(h).__name__}")
+        self._check(lib.cudnnfe_graph_build(self._ptr, h.ptr if h is not None else ffi.NULL, o))
+        self._validated = True
+        self._exec = self._refresh_exec()
+
+    def _refresh_exec(self) -> _ExecInfo:
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_get_bound_uids(self._ptr, ffi.NULL, 0, n))
+        buf = ffi.new("int64_t[]", max(n[0], 1))
+        self._check(lib.cudnnfe_graph_get_bound_uids(self._ptr, buf, n[0], n))
+        order = tuple(int(buf[i]) for i in range(n[0]))
+        specs = []
+        for uid in order:
+            t = self._wrap(uid)
+            dims, strides = t._shape()
+            specs.append(_Spec(uid, t.get_name(), tuple(dims), tuple(strides),
+                               t.get_data_type()))
+        tgt = ffi.new("cudnnfe_target_t *")
+        self._check(lib.cudnnfe_graph_get_target(self._ptr, tgt))
+        ws = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_get_workspace_size(self._ptr, ws))
+        self._fast = None
+        return _ExecInfo(order, {u: i for i, u in enumerate(order)}, tuple(specs),
+                         {s.name: s.uid for s in specs}, target(tgt[0]), int(ws[0]))
+
+    def is_built(self) -> bool:
+        """True once the graph is built (it is then immutable)."""
+        out = ffi.new("int32_t *")
+        self._check(lib.cudnnfe_graph_is_built(self._ptr, out))
+        return bool(out[0])
+
+    def get_execution_plan_count(self) -> int:
+        """1 once built (cudnnfe keeps one plan), else 0."""
+        return 1 if self.is_built() else 0
+
+    def get_target(self) -> target:
+        """Where the built graph runs (GPU or CPU_REFERENCE)."""
+        out = ffi.new("cudnnfe_target_t *")
+        self._check(lib.cudnnfe_graph_get_target(self._ptr, out))
+        return target(out[0])
+
+    def get_workspace_size(self) -> int:
+        """Workspace the built graph needs, in bytes (0 on the CPU reference)."""
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_get_workspace_size(self._ptr, out))
+        return int(out[0])
+
+    def get_plan_name(self) -> str:
+        """Name of the engine configuration the plan uses ("cpu_reference" on the CPU)."""
+        out = ffi.new("const char **")
+        self._check(lib.cudnnfe_graph_get_plan_name(self._ptr, out))
+        return _string(out[0])
+
+    def get_bound_uids(self) -> List[int]:
+        """UIDs of the tensors that need a buffer, in the order of :meth:`execute_ordered`."""
+        info = self._exec_info()
+        return [_py_uid(u) for u in info.order]
+
+    def _exec_info(self) -> _ExecInfo:
+        info = self._exec
+        if info is None:
+            if not self.is_built():
+                from ._errors import WrongStateError
+                raise WrongStateError("the graph is not built; call build() first",
+                                      int(lib.CUDNNFE_STATUS_WRONG_STATE),
+                                      "CUDNNFE_STATUS_WRONG_STATE")
+            info = self._exec = self._refresh_exec()
+        return info
+
+    # ------------------------------------------------------------------
+    # execution
+    # ------------------------------------------------------------------
+
+    def _key_uid(self, key: Any) -> int:
+        if isinstance(key, Tensor):
+            if key._graph is not self:
+                raise ValueError(f"variant_pack: tensor {key.get_name()!r} belongs to another "
+                                 "graph")
+            return key._uid
+        if isinstance(key, str):
+            return self.get_tensor(key)._uid
+        return _c_uid(key)
+
+    def _check_array(self, spec: _Spec, info: ArrayInfo, tgt: int) -> None:
+        if info.dtype != spec.dtype:
+            got = info.dtype.name if info.dtype is not None else "unsupported"
+            raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is "
+                             f"{spec.dtype.name} but its array is {info.type_name} ({got})")
+        if info.shape != spec.dims:
+            raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
+                             f"{list(spec.dims)} but its array has shape {list(info.shape)}")
+        if info.strides != spec.strides:
+            for d, a, b in zip(spec.dims, info.strides, spec.strides):
+                if d != 1 and a != b:
+                    raise ValueError(
+                        f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has strides "
+                        f"{list(spec.strides)} but its array has strides {list(info.strides)} "
+                        "(in elements); make the array's layout match (e.g. .contiguous(), "
+                        "numpy.ascontiguousarray) or set the tensor's strides")
+        if tgt == target.GPU:
+            if info.device == _arrays.CPU:
+                raise ValueError(f"tensor {spec.name!r}: the graph runs on the GPU but its "
+                                 f"array is in host memory ({info.type_name}); pass a CUDA array")
+        elif info.device == _arrays.CUDA:
+            raise ValueError(f"tensor {spec.name!r}: the graph runs on the CPU reference but "
+                             f"its array is in CUDA device memory ({info.type_name}); pass a "
+                             "host (NumPy) array")
+        elif info.device not in (_arrays.CPU, _arrays.CUDA_HOST):
+            raise ValueError(f"tensor {spec.name!r}: its array is on an unsupported device "
+                             f"({info.type_name})")
+
+    def _workspace(self, workspace: Any, tgt: int) -> Tuple[Any, int]:
+        if workspace is None:
+            return ffi.NULL, 0
+        info = describe(workspace)
+        itemsize = int(lib.cudnnfe_dtype_size(int(info.dtype))) if info.dtype else 1
+        size = _arrays.nbytes(info, itemsize)
+        if tgt == target.GPU and info.device == _arrays.CPU and size:
+            raise ValueError(f"workspace is in host memory ({info.type_name}); the graph runs "
+                             "on the GPU and needs device memory")
+        return ffi.cast("void *", info.ptr), size
+
+    def _resolve_handle(self, handle: Optional[Handle]) -> Handle:
+        h = handle if handle is not None else self._handle
+        if h is None:
+            return default_handle()
+        if not isinstance(h, Handle):
+            raise TypeError(f"handle must be a cudnnfe.Handle, not {type(h).__name__}")
+        return h
+
+    def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+                handle: Optional[Handle] = None, stream: Any = None) -> None:
+        """Run the built graph.
+
+        Args:
+            variant_pack: dict from tensors (:class:`Tensor`, UID or name) to
+                arrays: one for every graph input and output. Each array's
+                dtype, shape, strides and device are checked against its
+                tensor before anything runs.
+            workspace: a buffer of at least :meth:`get_workspace_size` bytes
+                (device memory for the GPU; None when the size is 0).
+            handle: execution context (default: the graph's, else one per thread).
+            stream: CUDA stream (int, torch or CuPy stream); default: the
+                handle's (:func:`set_stream`), else the default stream. GPU
+                execution is asynchronous on it.
+
+        The keys are mapped to the order of :meth:`get_bound_uids` here and the
+        graph runs through one ``cudnnfe_graph_execute_ordered`` call; a missing,
+        unknown or duplicate binding raises :class:`InvalidArgumentError`. The
+        GIL is released while the C library runs.
+        """
+        info = self._exec
+        if info is None:
+            info = self._exec_info()
+        if type(variant_pack) is not dict and not isinstance(variant_pack, Mapping):
+            raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
+        h = handle if handle is not None else self._handle
+        if h is None:
+            h = default_handle()
+        elif type(h) is not Handle and not isinstance(h, Handle):
+            raise TypeError(f"handle must be a cudnnfe.Handle, not {type(h).__name__}")
+        hptr = h._ptr
+        if hptr is None:
+            hptr = h.ptr  # raises: destroyed
+        tgt = info.target
+        position = info.position
+        n = len(info.order)
+        ptrs = ffi.new("uintptr_t[]", n or 1)
+        keep: List[Any] = []
+        filled = 0
+        torch_cls = _arrays._torch_tensor_type or _arrays._torch_tensor_class()
+        fast = self._fast
+        if fast is None and torch_cls is not None:
+            fast = self._fast = tuple(
+                (_arrays.torch_dtype_or_none(sp.dtype), sp.dims, sp.strides) for sp in info.specs)
+        want_cuda = tgt == target.GPU
+        for key, array in variant_pack.items():
+            if type(key) is Tensor and key._graph is self:
+                pos = position.get(key._uid)
+            else:
+                pos = position.get(self._key_uid(key))
+            if pos is None:
+                self._unbindable(self._key_uid(key))
+            # Fast path for torch tensors: compare without building an ArrayInfo.
+            if type(array) is torch_cls and fast is not None:
+                tdtype, dims, strides = fast[pos]
+                if (array.dtype is tdtype and array.is_cuda is want_cuda
+                        and array.shape == dims and array.stride() == strides):
+                    ptr = array.data_ptr()
+                else:
+                    ptr = self._checked_ptr(pos, array, keep)
+            else:
+                ptr = self._checked_ptr(pos, array, keep)
+            if ptrs[pos] or not ptr:
+                self._bad_pointer(pos, ptr)
+            ptrs[pos] = ptr
+            filled += 1
+        if filled != n:
+            missing = [sp.name for i, sp in enumerate(info.specs) if not ptrs[i]]
+            raise InvalidArgumentError(
+                f"variant_pack: tensor(s) {missing} have no binding (every graph input and "
+                "output needs an array)", int(lib.CUDNNFE_STATUS_INVALID_ARGUMENT),
+                "CUDNNFE_STATUS_INVALID_ARGUMENT")
+        if workspace is None:
+            ws, ws_size = ffi.NULL, 0
+        elif type(workspace) is torch_cls and workspace.is_cuda is want_cuda:
+            ws = ffi.cast("void *", workspace.data_ptr())
+            ws_size = workspace.numel() * workspace.element_size()
+        else:
+            ws, ws_size = self._workspace(workspace, tgt)
+        if stream is None:
+            stream = h.stream
+        status = lib.cudnnfe_graph_execute_ordered(
+            self._ptr, hptr, ffi.cast("void **", ptrs), n, ws, ws_size,
+            ffi.NULL if stream is None else stream_pointer(stream))
+        if status:
+            raise_handle_error(status, hptr, self._ptr)
+        del keep
+
+    def _checked_ptr(self, pos: int, array: Any, keep: List[Any]) -> int:
+        info = self._exec_info()
+        arr = describe(array)
+        self._check_array(info.specs[pos], arr, info.target)
+        keep.append(arr)
+        return arr.ptr
+
+    def _bad_pointer(self, pos: int, ptr: int) -> NoReturn:
+        spec = self._exec_info().specs[pos]
+        status = int(lib.CUDNNFE_STATUS_INVALID_ARGUMENT)
+        if not ptr:
+            raise InvalidArgumentError(
+                f"variant_pack: the array for tensor {spec.name!r} has a NULL data pointer",
+                status, "CUDNNFE_STATUS_INVALID_ARGUMENT")
+        raise InvalidArgumentError(
+            f"variant_pack: tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is bound twice",
+            status, "CUDNNFE_STATUS_INVALID_ARGUMENT")
+
+    def _unbindable(self, uid: int) -> NoReturn:
+        """Raise the error for a variant-pack key that takes no buffer."""
+        t = self._tensors.get(uid)
+        if t is None and uid in self._all_c_uids():
+            t = self._wrap(uid)
+        status = int(lib.CUDNNFE_STATUS_INVALID_ARGUMENT)
+        if t is None:
+            raise InvalidArgumentError(f"variant_pack: no tensor has UID {_py_uid(uid)}", status,
+                                       "CUDNNFE_STATUS_INVALID_ARGUMENT")
+        what = ("a pass-by-value scalar" if self._role(t) == "scalar"
+                else "virtual (not an output)")
+        raise InvalidArgumentError(
+            f"variant_pack: tensor {t.get_name()!r} (UID {_py_uid(uid)}) is {what} and takes no "
+            "buffer", status, "CUDNNFE_STATUS_INVALID_ARGUMENT")
+
+    def execute_ordered(self, pointers: Sequence[int], workspace: Any = None,
+                        handle: Optional[Handle] = None, stream: Any = None) -> None:
+        """Run with raw data pointers in :meth:`get_bound_uids` order (no checks on them)."""
+        info = self._exec_info()
+        h = self._resolve_handle(handle)
+        n = len(pointers)
+        arr = ffi.new("void *[]", max(n, 1))
+        for i, p in enumerate(pointers):
+            arr[i] = ffi.cast("void *", int(p))
+        ws, ws_size = self._workspace(workspace, info.target)
+        s = stream_pointer(stream if stream is not None else h.stream)
+        status = lib.cudnnfe_graph_execute_ordered(self._ptr, h.ptr, arr, n, ws, ws_size, s)
+        if status:
+            raise_handle_error(status, h.ptr, self._ptr)
+
+    def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+             handle: Optional[Handle] = None, stream: Any = None) -> "BoundExecution":
+        """Check a variant pack once and return a callable that re-runs it fast.
+
+        The result calls ``cudnnfe_graph_execute_ordered`` with pointers fixed
+        now: the arrays must stay where they are (the object keeps them alive).
+        Every bound tensor needs an array.
+        """
+        info = self._exec_info()
+        h = self._resolve_handle(handle)
+        ptrs: List[Optional[int]] = [None] * len(info.order)
+        keep: List[Any] = []
+        for key, array in variant_pack.items():
+            uid = self._key_uid(key)
+            pos = info.position.get(uid)
+            if pos is None:
+                self._unbindable(uid)
+            arr = describe(array)
+            self._check_array(info.specs[pos], arr, info.target)
+            if ptrs[pos] is not None:
+                raise ValueError(f"variant_pack: tensor {info.specs[pos].name!r} is bound twice")
+            ptrs[pos] = arr.ptr
+            keep.append(arr)
+        missing = [info.specs[i].name for i, p in enumerate(ptrs) if p is None]
+        if missing:
+            raise ValueError(f"variant_pack: no array for tensor(s) {missing}")
+        ws, ws_size = self._workspace(workspace, info.target)
+        return BoundExecution(self, h, [int(p) for p in ptrs if p is not None], ws, ws_size,
+                              stream_pointer(stream if stream is not None else h.stream),
+                              (keep, workspace, stream))
+
+    # ------------------------------------------------------------------
+    # serialization
+    # ------------------------------------------------------------------
+
+    def serialize(self) -> bytes:
+        """The graph description as versioned JSON bytes (rebuilds on any GPU and cuDNN)."""
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_serialize(self._ptr, ffi.NULL, 0, n))
+        buf = ffi.new("char[]", max(n[0], 1))
+        self._check(lib.cudnnfe_graph_serialize(self._ptr, buf, n[0], n))
+        return bytes(ffi.buffer(buf, n[0]))
+
+    def _deserialize(self, data: Union[bytes, bytearray, memoryview, str, Sequence[int]], *,
+                     build: bool = True, heur_modes: Any = None,
+                     target: Optional[target] = None) -> None:
+        """Load a serialized graph into this (empty) graph, then build it.
+
+        ``data`` is what :meth:`serialize` returned (bytes; a str or a list of
+        byte values are accepted too). The C ABI serializes the graph
+        description, not the engine choice, so loading rebuilds the plan
+        (heuristics included) unless ``build=False``. Works on the class too:
+        ``Graph.deserialize(data)`` returns a new graph.
+        """
+        if isinstance(data, str):
+            raw = data.encode("utf-8")
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            raw = bytes(data)
+        elif isinstance(data, (list, tuple)):
+            try:
+                raw = bytes(data)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"serialized data: {exc}") from None
+        else:
+            raise TypeError(f"serialized data must be bytes, not {type(data).__name__}")
+        self._check(lib.cudnnfe_graph_deserialize(self._ptr, raw, len(raw)))
+        self._tensors.clear()
+        self._validated = False
+        self._exec = None
+        for uid in self._all_c_uids():
+            self._wrap(uid)
+        if build:
+            self.build(heur_modes, target=target)
+
+    deserialize = _Deserializer()
+
+    # ------------------------------------------------------------------
+
+    @property
+    def handle(self) -> Optional[Handle]:
+        """The handle given at construction (None: one per thread is used)."""
+        return self._handle
+
+    def get_name(self) -> str:
+        """The graph's name (given at construction, or loaded by deserialize)."""
+        try:
+            getter = lib.cudnnfe_graph_get_name
+        except AttributeError:  # a library older than the header: keep the Python copy
+            return self._name
+        out = ffi.new("const char **")
+        self._check(getter(self._ptr, out))
+        return _string(out[0])
+
+    def __repr__(self) -> str:
+        try:
+            built = self.is_built()
+            return (f"<cudnnfe.{type(self).__name__} tensors={self.get_tensor_count()} "
+                    f"nodes={self.get_node_count()} built={built}>")
+        except Exception:  # pragma: no cover
+            return f"<cudnnfe.{type(self).__name__}>"
+
+
+class BoundExecution:
+    """A graph run with fixed buffers: calling it executes with no per-call checks.
+
+    Made by :meth:`pygraph.bind`; calls ``cudnnfe_graph_execute_ordered``.
+    """
+
+    __slots__ = ("_graph", "_handle", "_g", "_h", "_ptrs", "_n", "_ws", "_ws_size", "_stream",
+                 "_keep", "_fn")
+
+    def __init__(self, graph: pygraph, handle: Handle, pointers: List[int], ws: Any,
+                 ws_size: int, stream: Any, keep: Any) -> None:
+        self._graph = graph
+        self._handle = handle
+        self._g = graph._ptr
+        self._h = handle.ptr
+        self._n = len(pointers)
+        self._ptrs = ffi.new("void *[]", max(self._n, 1))
+        for i, p in enumerate(pointers):
+            self._ptrs[i] = ffi.cast("void *", p)
+        self._ws = ws
+        self._ws_size = ws_size
+        self._stream = stream
+        self._keep = keep
+        self._fn = lib.cudnnfe_graph_execute_ordered
+
+    def __call__(self) -> None:
+        status = self._fn(self._g, self._h, self._ptrs, self._n, self._ws, self._ws_size,
+                          self._stream)
+        if status:
+            raise_handle_error(status, self._h, self._g)
+
+    execute = __call__
+
+
+def _attn_scale(node: str, value: Any) -> float:
+    if isinstance(value, Tensor) or _arrays.is_array(value):
+        raise GraphNotSupportedError(
+            f"{node}: attn_scale as a tensor is not offered by the cudnnfe C ABI yet; "
+            "pass a Python float")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{node}: attn_scale must be a float")
+    if value == 0 or not math.isfinite(value):
+        raise ValueError(f"{node}: attn_scale is {value}; expected a finite, non-zero number "
+                         "(None: 1/sqrt(d))")
+    return float(value)
+
+
+def _enum_value(enum: Any, value: Any, what: str) -> Any:
+    """An enum member from a member, an int or a (case-insensitive) name."""
+    try:
+        if isinstance(value, str):
+            return enum[value.upper()]
+        if isinstance(value, bool):
+            raise ValueError(value)
+        return enum(value)
+    except (KeyError, ValueError, TypeError):
+        raise ValueError(f"unknown {what} {value!r}; expected one of "
+                         f"{', '.join(m.name for m in enum)}") from None
+
+
+def _heur_modes(modes: Any) -> Optional[List[int]]:
+    if modes is None:
+        return None
+    if isinstance(modes, (heur_mode, int)) and not isinstance(modes, bool):
+        modes = [modes]
+    try:
+        values = [int(heur_mode(m)) for m in modes]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"heur_modes: {exc}") from None
+    if not 1 <= len(values) <= 4:
+        raise ValueError(f"heur_modes has {len(values)} entries; expected 1 to 4")
+    return values
+
+
+def _target(value: Any) -> target:
+    if isinstance(value, str):
+        try:
+            return target[value.upper()]
+        except KeyError:
+            raise ValueError(f"unknown target {value!r}; expected AUTO, GPU or "
+                             "CPU_REFERENCE") from None
+    try:
+        return target(value)
+    except ValueError:
+        raise ValueError(f"unknown target {value!r}; expected a cudnnfe.target") from None
