@@ -56,12 +56,19 @@ int current_device() {
 
 void ensure_device(int device) {
   const CudartApi &rt = cudart();
+  // cudaGetDevice reports device 0 on a thread that never made a CUDA call,
+  // although no context is current there yet, and cuDNN's launches then
+  // fail with CUDA error 201. Thread pools and Go (goroutines move between
+  // OS threads) hit this, so each thread makes the context current itself
+  // once; cudaSetDevice does that for the primary context.
+  thread_local int made_current = -1;
   int current = -1;
   check_cuda(rt.GetDevice(&current), "cudaGetDevice");
-  if (current == device) return;
+  if (current == device && made_current == device) return;
   cudaError_t error = rt.SetDevice(device);
   if (error != cudaSuccess)
     fail(CUDNNFE_STATUS_CUDA_ERROR, "cudaSetDevice(", device, ") failed: ", cuda_error_text(error));
+  made_current = device;
 }
 
 const DeviceInfo &device_info(int device) {

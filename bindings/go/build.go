@@ -1,0 +1,281 @@
+package cudnnfe
+
+import (
+	"strconv"
+
+	"github.com/cudnnfe/cudnnfe/bindings/go/internal/capi"
+)
+
+// BuildOptions says where and how Build builds (cudnnfe_build_options_t).
+// The zero value, like a nil *BuildOptions, means the C defaults: target
+// AUTO, heuristic modes {A, FALLBACK}.
+type BuildOptions struct {
+	// Target: TargetAuto (GPU when cuDNN and a GPU load, else the CPU
+	// reference), TargetGPU or TargetCPUReference.
+	Target Target
+	// HeurModes are tried in order (1 to 4 of them); empty: {A, FALLBACK}.
+	HeurModes []HeurMode
+}
+
+// DefaultBuildOptions returns the defaults of cudnnfe_build_options_init.
+func DefaultBuildOptions() BuildOptions {
+	var c capi.BuildOptions
+	capi.BuildOptionsInit(&c)
+	o := BuildOptions{Target: Target(c.Target)}
+	for i := int32(0); i < c.NumHeurModes && i < int32(len(c.HeurModes)); i++ {
+		o.HeurModes = append(o.HeurModes, HeurMode(c.HeurModes[i]))
+	}
+	return o
+}
+
+func (o *BuildOptions) toC() *capi.BuildOptions {
+	if o == nil {
+		return nil
+	}
+	var c capi.BuildOptions
+	capi.BuildOptionsInit(&c)
+	c.Target = int32(o.Target)
+	if len(o.HeurModes) > 0 {
+		// More than the C struct holds: pass the true count so that the
+		// library refuses it with its message; copy what fits.
+		c.NumHeurModes = int32(len(o.HeurModes))
+		for i := range c.HeurModes {
+			if i < len(o.HeurModes) {
+				c.HeurModes[i] = int32(o.HeurModes[i])
+			} else {
+				c.HeurModes[i] = 0
+			}
+		}
+	}
+	return &c
+}
+
+// Build validates, lowers and builds the graph for opts.Target (nil opts:
+// defaults). For the GPU it picks the first engine configuration of the
+// heuristic modes that builds. h may be nil (the library uses its own
+// per-device handle). After success the graph can no longer be modified.
+// Errors: ErrInvalidGraph, ErrNotSupported (the message names the ops, cuDNN
+// version, GPU architecture and cuDNN's reason), ErrCUDNNUnavailable,
+// ErrCUDAError, ErrCUDNNError, ErrWrongState (already built).
+func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
+	const op = "Graph.Build"
+	c := opts.toC()
+	// Lock order everywhere: handle, then graph.
+	var hp capi.Struct_SS_cudnnfe_handle
+	if h != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.p == nil {
+			return argError(op, "handle is closed")
+		}
+		hp = h.p
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphBuild(p, hp, c)
+	}); err != nil {
+		return err
+	}
+	plan, err := g.describePlan(op)
+	if err != nil {
+		return err
+	}
+	g.plan = plan
+	return nil
+}
+
+// describePlan reads what the built graph's queries return; g.mu is held.
+func (g *Graph) describePlan(op string) (*planInfo, error) {
+	pi := &planInfo{index: map[Tensor]int{}}
+	var target int32
+	var n, workspace int64
+	var planName string
+	// Out-parameters are locals: cgo refuses a pointer into an object that
+	// holds Go pointers (such as planInfo).
+	err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		if st := capi.Cudnnfe_graph_get_target(p, &target); st != 0 {
+			return st
+		}
+		if st := capi.Cudnnfe_graph_get_workspace_size(p, &workspace); st != 0 {
+			return st
+		}
+		if st := capi.Cudnnfe_graph_get_plan_name(p, &planName); st != 0 {
+			return st
+		}
+		return capi.Cudnnfe_graph_get_bound_uids(p, nil, &n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	pi.target = Target(target)
+	pi.workspace = workspace
+	pi.name = planName
+	uids := make([]int64, n)
+	if n > 0 {
+		if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+			return capi.Cudnnfe_graph_get_bound_uids(p, uids, &n)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for i, u := range uids[:n] {
+		t := Tensor(u)
+		dims, strides, err := g.shapeLocked(op, t)
+		if err != nil {
+			return nil, err
+		}
+		var d, kind int32
+		var name string
+		if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+			if st := capi.Cudnnfe_tensor_get_dtype(p, u, &d); st != 0 {
+				return st
+			}
+			if st := capi.Cudnnfe_tensor_get_kind(p, u, &kind); st != 0 {
+				return st
+			}
+			return capi.Cudnnfe_tensor_get_name(p, u, &name)
+		}); err != nil {
+			return nil, err
+		}
+		pi.bound = append(pi.bound, boundTensor{uid: t, name: name, dtype: DType(d),
+			output: TensorKind(kind) == TensorKindOutput,
+			bytes:  extent(dims, strides) * int64(DType(d).Size())})
+		pi.index[t] = i
+	}
+	return pi, nil
+}
+
+// extent is the number of elements from the first to the last one a tensor
+// with these dims and strides touches, inclusive.
+func extent(dims, strides []int64) int64 {
+	n := int64(1)
+	for i, d := range dims {
+		s := strides[i]
+		if s < 0 {
+			s = -s
+		}
+		n += (d - 1) * s
+	}
+	return n
+}
+
+// built returns the plan of a built graph, or an error: the library's
+// WRONG_STATE message when not built (g.mu held in either mode).
+func (g *Graph) built(op string) (*planInfo, error) {
+	if g.p == nil {
+		return nil, argError(op, errClosedGraph)
+	}
+	if g.plan == nil {
+		return nil, newError(op, StatusWrongState, "graph is not built yet (call Build first)")
+	}
+	return g.plan, nil
+}
+
+// builtQuery returns the cached plan, or the library's own error for an
+// unbuilt graph (asking it with probe).
+func (g *Graph) builtQuery(op string, probe func(p capi.Struct_SS_cudnnfe_graph) int32) (*planInfo, error) {
+	g.mu.RLock()
+	pi := g.plan
+	closed := g.p == nil
+	g.mu.RUnlock()
+	if pi != nil {
+		return pi, nil
+	}
+	if closed {
+		return nil, argError(op, errClosedGraph)
+	}
+	if err := g.do(op, probe); err != nil {
+		return nil, err
+	}
+	// Built meanwhile by another goroutine.
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.built(op)
+}
+
+// IsBuilt reports whether Build has succeeded.
+func (g *Graph) IsBuilt() (bool, error) {
+	var b int32
+	err := g.do("Graph.IsBuilt", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_graph_is_built(p, &b)
+	})
+	return b != 0, err
+}
+
+// Target returns where the built graph runs (TargetGPU or
+// TargetCPUReference); ErrWrongState before Build.
+func (g *Graph) Target() (Target, error) {
+	pi, err := g.builtQuery("Graph.Target", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		var t int32
+		return capi.Cudnnfe_graph_get_target(p, &t)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return pi.target, nil
+}
+
+// WorkspaceSize returns the device workspace, in bytes, Execute needs (0
+// for the CPU reference); ErrWrongState before Build.
+func (g *Graph) WorkspaceSize() (int64, error) {
+	pi, err := g.builtQuery("Graph.WorkspaceSize", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		var n int64
+		return capi.Cudnnfe_graph_get_workspace_size(p, &n)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return pi.workspace, nil
+}
+
+// PlanName returns the name of the engine configuration the built plan uses
+// ("eng9_k2=3"), "cpu_reference" for the CPU target; ErrWrongState before
+// Build.
+func (g *Graph) PlanName() (string, error) {
+	pi, err := g.builtQuery("Graph.PlanName", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		var s string
+		return capi.Cudnnfe_graph_get_plan_name(p, &s)
+	})
+	if err != nil {
+		return "", err
+	}
+	return pi.name, nil
+}
+
+// BoundTensors returns the tensors that need a buffer at execute, in the
+// order ExecuteOrdered takes their pointers; ErrWrongState before Build.
+func (g *Graph) BoundTensors() ([]Tensor, error) {
+	pi, err := g.builtQuery("Graph.BoundTensors", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		var n int64
+		return capi.Cudnnfe_graph_get_bound_uids(p, nil, &n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]Tensor, len(pi.bound))
+	for i, b := range pi.bound {
+		ts[i] = b.uid
+	}
+	return ts, nil
+}
+
+// BufferSize returns the size in bytes of the buffer a bound tensor of the
+// built graph needs (its dims, strides and data type); ErrWrongState before
+// Build, ErrInvalidArgument for a tensor that is not bound.
+func (g *Graph) BufferSize(t Tensor) (int64, error) {
+	const op = "Graph.BufferSize"
+	pi, err := g.builtQuery(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		var n int64
+		return capi.Cudnnfe_graph_get_bound_uids(p, nil, &n)
+	})
+	if err != nil {
+		return 0, err
+	}
+	i, ok := pi.index[t]
+	if !ok {
+		return 0, argError(op, "tensor UID "+strconv.FormatInt(int64(t), 10)+
+			" is not bound (not a graph input or output of this graph)")
+	}
+	return pi.bound[i].bytes, nil
+}

@@ -1,0 +1,74 @@
+package cudnnfe
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestEveryCFunctionIsWrapped fails when the C header declares a function
+// this package does not reach, either through the generated layer
+// (capi.Cudnnfe_<name>) or through a hand-written wrapper in
+// internal/capi/manual.go that this package calls.
+func TestEveryCFunctionIsWrapped(t *testing.T) {
+	include := filepath.Join("..", "..", "include") // as generate.sh: CUDNNFE_INCLUDE_DIR overrides
+	if dir := os.Getenv("CUDNNFE_INCLUDE_DIR"); dir != "" {
+		include = dir
+	}
+	header, err := os.ReadFile(filepath.Join(include, "cudnnfe", "cudnnfe.h"))
+	manual, merr := os.ReadFile(filepath.Join("internal", "capi", "manual.go"))
+	if err != nil || merr != nil {
+		t.Skipf("sources not found (%v, %v): run from bindings/go in the repository", err, merr)
+	}
+	// Declarations start a line with their return type.
+	declared := regexp.MustCompile(`(?m)^(?:const )?[a-z_0-9]+ \*?(cudnnfe_[a-z0-9_]+)\(`).FindAllSubmatch(header, -1)
+	if len(declared) < 40 {
+		t.Fatalf("found only %d functions in the header; the pattern is broken", len(declared))
+	}
+
+	var idiomatic strings.Builder
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idiomatic.Write(b)
+	}
+	src := idiomatic.String()
+
+	// Hand-written wrappers: which C functions each calls, and whether this
+	// package uses it.
+	manualFuncs := regexp.MustCompile(`(?m)^func ([A-Z]\w*)\(`).FindAllSubmatch(manual, -1)
+	for _, m := range manualFuncs {
+		if !strings.Contains(src, "capi."+string(m[1])) {
+			t.Errorf("internal/capi.%s is never used by package cudnnfe", m[1])
+		}
+	}
+	cCalls := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(cudnnfe_[a-z0-9_]+)\(`).FindAllSubmatch(manual, -1) {
+		cCalls[string(m[1])] = true
+	}
+
+	var missing []string
+	for _, d := range declared {
+		name := string(d[1])
+		generated := "capi.C" + name[1:] + "(" // capi.Cudnnfe_graph_create(
+		if strings.Contains(src, generated) || cCalls[name] {
+			continue
+		}
+		missing = append(missing, name)
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("C functions with no Go wrapper (%d of %d): %s", len(missing), len(declared), strings.Join(missing, ", "))
+	} else {
+		t.Logf("all %d C functions are wrapped", len(declared))
+	}
+}

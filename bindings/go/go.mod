@@ -1,0 +1,3 @@
+module github.com/cudnnfe/cudnnfe/bindings/go
+
+go 1.19

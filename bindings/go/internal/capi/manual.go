@@ -1,0 +1,718 @@
+package capi
+
+// Hand-written cgo for the constructs SWIG cannot wrap soundly (see
+// cudnnfe.i and docs/design-go.md, "Go binding"):
+//
+//   - the options structs, whose `name` member and fixed arrays SWIG cannot
+//     set soundly: each op is one cgo call that copies a Go-filled struct
+//     and points its name at a NUL-terminated Go byte slice, both living only
+//     for the call;
+//   - execution on host buffers owned by Go (the CPU reference), which must
+//     reach C as unsafe.Pointer arguments so that cgo's pointer checks and
+//     liveness rules apply — never as uintptr through the generated layer.
+//
+// Graph and handle pointers are taken as the generated SWIG types and cross
+// as uintptr_t, cast back in C, so no uintptr is ever converted to
+// unsafe.Pointer in Go.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "cudnnfe/cudnnfe.h"
+
+enum { CAPI_CONV_FPROP = 0, CAPI_CONV_DGRAD = 1, CAPI_CONV_WGRAD = 2 };
+
+static cudnnfe_status_t capi_add_conv(int kind, uintptr_t g, int64_t in0, int64_t in1,
+                                      const cudnnfe_conv_options_t *o, const char *name,
+                                      int64_t *out) {
+  cudnnfe_conv_options_t c;
+  const cudnnfe_conv_options_t *p = NULL;
+  if (o) {
+    c = *o;
+    c.name = name;
+    p = &c;
+  }
+  switch (kind) {
+    case CAPI_CONV_DGRAD: return cudnnfe_graph_add_conv_dgrad((cudnnfe_graph_t *)g, in0, in1, p, out);
+    case CAPI_CONV_WGRAD: return cudnnfe_graph_add_conv_wgrad((cudnnfe_graph_t *)g, in0, in1, p, out);
+    default: return cudnnfe_graph_add_conv_fprop((cudnnfe_graph_t *)g, in0, in1, p, out);
+  }
+}
+
+static cudnnfe_status_t capi_add_matmul(uintptr_t g, int64_t a, int64_t b,
+                                        const cudnnfe_matmul_options_t *o, const char *name,
+                                        int64_t *c) {
+  cudnnfe_matmul_options_t copy;
+  const cudnnfe_matmul_options_t *p = NULL;
+  if (o) {
+    copy = *o;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_matmul((cudnnfe_graph_t *)g, a, b, p, c);
+}
+
+static cudnnfe_status_t capi_add_pointwise(uintptr_t g, cudnnfe_pointwise_mode_t mode, int64_t in0,
+                                           int64_t in1, int64_t in2,
+                                           const cudnnfe_pointwise_options_t *o, const char *name,
+                                           int64_t *out) {
+  cudnnfe_pointwise_options_t copy;
+  const cudnnfe_pointwise_options_t *p = NULL;
+  if (o) {
+    copy = *o;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_pointwise((cudnnfe_graph_t *)g, mode, in0, in1, in2, p, out);
+}
+
+static cudnnfe_status_t capi_add_reduction(uintptr_t g, cudnnfe_reduction_mode_t mode, int64_t x,
+                                           const cudnnfe_reduction_options_t *o, const char *name,
+                                           int64_t *y) {
+  cudnnfe_reduction_options_t copy;
+  const cudnnfe_reduction_options_t *p = NULL;
+  if (o) {
+    copy = *o;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_reduction((cudnnfe_graph_t *)g, mode, x, p, y);
+}
+
+static cudnnfe_status_t capi_add_sdpa(uintptr_t g, int64_t q, int64_t k, int64_t v,
+                                      const cudnnfe_sdpa_options_t *o, const char *name,
+                                      int64_t *out, int64_t *stats) {
+  cudnnfe_sdpa_options_t copy;
+  const cudnnfe_sdpa_options_t *p = NULL;
+  if (o) {
+    copy = *o;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_sdpa((cudnnfe_graph_t *)g, q, k, v, p, out, stats);
+}
+
+static cudnnfe_status_t capi_add_sdpa_backward(uintptr_t g, int64_t q, int64_t k, int64_t v,
+                                               int64_t o, int64_t d_o, int64_t stats,
+                                               const cudnnfe_sdpa_backward_options_t *opts,
+                                               const char *name, int64_t *dq, int64_t *dk,
+                                               int64_t *dv) {
+  cudnnfe_sdpa_backward_options_t copy;
+  const cudnnfe_sdpa_backward_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_sdpa_backward((cudnnfe_graph_t *)g, q, k, v, o, d_o, stats, p, dq, dk,
+                                         dv);
+}
+
+enum { CAPI_LAYERNORM = 0, CAPI_RMSNORM = 1, CAPI_LAYERNORM_BACKWARD = 2, CAPI_RMSNORM_BACKWARD = 3 };
+
+// in[] and out[] hold the op's tensor operands and outputs in the order of
+// its C function; an out entry may be NULL where C allows it.
+static cudnnfe_status_t capi_add_norm(int kind, uintptr_t g, const int64_t *in,
+                                      const cudnnfe_norm_options_t *opts, const char *name,
+                                      int64_t *out0, int64_t *out1, int64_t *out2) {
+  cudnnfe_norm_options_t copy;
+  const cudnnfe_norm_options_t *p = NULL;
+  cudnnfe_graph_t *graph = (cudnnfe_graph_t *)g;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  switch (kind) {
+    case CAPI_LAYERNORM:
+      return cudnnfe_graph_add_layernorm(graph, in[0], in[1], in[2], p, out0, out1, out2);
+    case CAPI_RMSNORM:
+      return cudnnfe_graph_add_rmsnorm(graph, in[0], in[1], in[2], p, out0, out1);
+    case CAPI_LAYERNORM_BACKWARD:
+      return cudnnfe_graph_add_layernorm_backward(graph, in[0], in[1], in[2], in[3], in[4], p, out0,
+                                                  out1, out2);
+    default:
+      return cudnnfe_graph_add_rmsnorm_backward(graph, in[0], in[1], in[2], in[3], p, out0, out1,
+                                                out2);
+  }
+}
+
+static cudnnfe_status_t capi_add_softmax(uintptr_t g, int64_t x,
+                                         const cudnnfe_softmax_options_t *opts, const char *name,
+                                         int64_t *y, int64_t *stats) {
+  cudnnfe_softmax_options_t copy;
+  const cudnnfe_softmax_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_softmax((cudnnfe_graph_t *)g, x, p, y, stats);
+}
+
+static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
+                                         const cudnnfe_build_options_t *o) {
+  return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, o);
+}
+
+// The execute hot path with device (or C-heap) addresses. SWIG's wrappers
+// of these are sound, but pass the slice as a struct that cgo's pointer
+// check boxes into an interface: one heap allocation per call. Here the
+// slice's array crosses as a plain pointer and addresses as uintptr_t.
+static cudnnfe_status_t capi_execute(uintptr_t g, uintptr_t h, const void *bindings, size_t n,
+                                     uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
+  return cudnnfe_graph_execute((const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h,
+                               (const cudnnfe_binding_t *)bindings, n, (void *)workspace,
+                               workspace_size, (void *)stream);
+}
+
+static cudnnfe_status_t capi_execute_ordered(uintptr_t g, uintptr_t h, const uintptr_t *data,
+                                             size_t n, uintptr_t workspace, size_t workspace_size,
+                                             uintptr_t stream) {
+  return cudnnfe_graph_execute_ordered((const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h,
+                                       (void *const *)data, n, (void *)workspace, workspace_size,
+                                       (void *)stream);
+}
+
+// Host execution, zero-copy: each Go buffer is its own argument, which cgo
+// checks and keeps alive for the call; the pointer table lives on the C stack.
+#define CAPI_HOST_ARGS 16
+static cudnnfe_status_t capi_execute_host(uintptr_t g, uintptr_t h, size_t count,
+    void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
+    void *p8, void *p9, void *p10, void *p11, void *p12, void *p13, void *p14, void *p15) {
+  void *data[CAPI_HOST_ARGS] = {p0, p1, p2, p3, p4, p5, p6, p7,
+                                p8, p9, p10, p11, p12, p13, p14, p15};
+  if (count > CAPI_HOST_ARGS) return CUDNNFE_STATUS_INTERNAL;
+  return cudnnfe_graph_execute_ordered((const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data,
+                                       count, NULL, 0, NULL);
+}
+
+// Host execution through one C allocation (more than CAPI_HOST_ARGS
+// buffers): data[i] = arena + offsets[i], or NULL for UINT64_MAX.
+static cudnnfe_status_t capi_execute_arena(uintptr_t g, uintptr_t h, char *arena,
+                                           const uint64_t *offsets, size_t count) {
+  void *stack[128];
+  void **data = stack;
+  size_t i;
+  cudnnfe_status_t status;
+  if (count > 128) {
+    data = (void **)malloc(count * sizeof(void *));
+    if (!data) return -1;
+  }
+  for (i = 0; i < count; ++i) data[i] = offsets[i] == UINT64_MAX ? NULL : arena + offsets[i];
+  status = cudnnfe_graph_execute_ordered((const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data,
+                                         count, NULL, 0, NULL);
+  if (data != stack) free(data);
+  return status;
+}
+*/
+import "C"
+
+import "unsafe"
+
+// Binding mirrors cudnnfe_binding_t: a bound tensor's UID and the address of
+// its buffer (device memory, or C-heap host memory for the CPU reference).
+// Its layout is checked against the C struct in init.
+type Binding struct {
+	UID  int64
+	Data uintptr
+}
+
+func init() {
+	var c C.cudnnfe_binding_t
+	var b Binding
+	if unsafe.Sizeof(b) != unsafe.Sizeof(c) || unsafe.Offsetof(b.Data) != unsafe.Offsetof(c.data) ||
+		unsafe.Sizeof(b.Data) != unsafe.Sizeof(c.data) {
+		panic("capi: Binding does not match cudnnfe_binding_t")
+	}
+}
+
+// cString returns s as a NUL-terminated C string in Go memory (nil for "",
+// which the library reads as "no name"), valid while the result is
+// referenced. A NUL inside s ends the C string there: callers reject such
+// names first.
+func cString(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return (*C.char)(unsafe.Pointer(&b[0]))
+}
+
+// ---- Options structs: field-for-field mirrors of the C structs ----------
+
+// ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
+type ConvOptions struct {
+	Name         string
+	SpatialDims  int32
+	PrePadding   [3]int64
+	PostPadding  [3]int64
+	Stride       [3]int64
+	Dilation     [3]int64
+	Mode         int32
+	ComputeDtype int32
+}
+
+// ConvOptionsInit fills o with cudnnfe_conv_options_init's defaults.
+func ConvOptionsInit(o *ConvOptions) {
+	var c C.cudnnfe_conv_options_t
+	C.cudnnfe_conv_options_init(&c)
+	*o = ConvOptions{SpatialDims: int32(c.spatial_dims), Mode: int32(c.mode),
+		ComputeDtype: int32(c.compute_dtype)}
+	for i := 0; i < 3; i++ {
+		o.PrePadding[i] = int64(c.pre_padding[i])
+		o.PostPadding[i] = int64(c.post_padding[i])
+		o.Stride[i] = int64(c.stride[i])
+		o.Dilation[i] = int64(c.dilation[i])
+	}
+}
+
+func (o *ConvOptions) toC(c *C.cudnnfe_conv_options_t) {
+	C.cudnnfe_conv_options_init(c)
+	c.spatial_dims = C.int32_t(o.SpatialDims)
+	for i := 0; i < 3; i++ {
+		c.pre_padding[i] = C.int64_t(o.PrePadding[i])
+		c.post_padding[i] = C.int64_t(o.PostPadding[i])
+		c.stride[i] = C.int64_t(o.Stride[i])
+		c.dilation[i] = C.int64_t(o.Dilation[i])
+	}
+	c.mode = C.cudnnfe_conv_mode_t(o.Mode)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
+// Which convolution GraphAddConv adds.
+const (
+	ConvFprop = C.CAPI_CONV_FPROP
+	ConvDgrad = C.CAPI_CONV_DGRAD
+	ConvWgrad = C.CAPI_CONV_WGRAD
+)
+
+// GraphAddConv wraps cudnnfe_graph_add_conv_{fprop,dgrad,wgrad} (kind
+// ConvFprop, ConvDgrad, ConvWgrad); o == nil passes NULL (defaults).
+func GraphAddConv(kind int, g Struct_SS_cudnnfe_graph, in0, in1 int64, o *ConvOptions, out *int64) int32 {
+	var c C.cudnnfe_conv_options_t
+	var pc *C.cudnnfe_conv_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_conv(C.int(kind), C.uintptr_t(getSwigcptr(g)), C.int64_t(in0),
+		C.int64_t(in1), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// MatmulOptions mirrors cudnnfe_matmul_options_t.
+type MatmulOptions struct {
+	Name         string
+	ComputeDtype int32
+}
+
+// MatmulOptionsInit fills o with cudnnfe_matmul_options_init's defaults.
+func MatmulOptionsInit(o *MatmulOptions) {
+	var c C.cudnnfe_matmul_options_t
+	C.cudnnfe_matmul_options_init(&c)
+	*o = MatmulOptions{ComputeDtype: int32(c.compute_dtype)}
+}
+
+// GraphAddMatmul wraps cudnnfe_graph_add_matmul.
+func GraphAddMatmul(g Struct_SS_cudnnfe_graph, a, b int64, o *MatmulOptions, out *int64) int32 {
+	var c C.cudnnfe_matmul_options_t
+	var pc *C.cudnnfe_matmul_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_matmul_options_init(&c)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_matmul(C.uintptr_t(getSwigcptr(g)), C.int64_t(a), C.int64_t(b), pc,
+		name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// PointwiseOptions mirrors cudnnfe_pointwise_options_t.
+type PointwiseOptions struct {
+	Name               string
+	ComputeDtype       int32
+	ReluLowerClip      float64
+	ReluUpperClip      float64
+	ReluLowerClipSlope float64
+	EluAlpha           float64
+	SoftplusBeta       float64
+	SwishBeta          float64
+	Axis               int32
+}
+
+// PointwiseOptionsInit fills o with cudnnfe_pointwise_options_init's defaults.
+func PointwiseOptionsInit(o *PointwiseOptions) {
+	var c C.cudnnfe_pointwise_options_t
+	C.cudnnfe_pointwise_options_init(&c)
+	*o = PointwiseOptions{
+		ComputeDtype:       int32(c.compute_dtype),
+		ReluLowerClip:      float64(c.relu_lower_clip),
+		ReluUpperClip:      float64(c.relu_upper_clip),
+		ReluLowerClipSlope: float64(c.relu_lower_clip_slope),
+		EluAlpha:           float64(c.elu_alpha),
+		SoftplusBeta:       float64(c.softplus_beta),
+		SwishBeta:          float64(c.swish_beta),
+		Axis:               int32(c.axis),
+	}
+}
+
+// GraphAddPointwise wraps cudnnfe_graph_add_pointwise.
+func GraphAddPointwise(g Struct_SS_cudnnfe_graph, mode int32, in0, in1, in2 int64, o *PointwiseOptions, out *int64) int32 {
+	var c C.cudnnfe_pointwise_options_t
+	var pc *C.cudnnfe_pointwise_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_pointwise_options_init(&c)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		c.relu_lower_clip = C.double(o.ReluLowerClip)
+		c.relu_upper_clip = C.double(o.ReluUpperClip)
+		c.relu_lower_clip_slope = C.double(o.ReluLowerClipSlope)
+		c.elu_alpha = C.double(o.EluAlpha)
+		c.softplus_beta = C.double(o.SoftplusBeta)
+		c.swish_beta = C.double(o.SwishBeta)
+		c.axis = C.int32_t(o.Axis)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_pointwise(C.uintptr_t(getSwigcptr(g)), C.cudnnfe_pointwise_mode_t(mode),
+		C.int64_t(in0), C.int64_t(in1), C.int64_t(in2), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// ReductionOptions mirrors cudnnfe_reduction_options_t.
+type ReductionOptions struct {
+	Name          string
+	ComputeDtype  int32
+	AxesMask      uint32
+	Deterministic int32
+}
+
+// ReductionOptionsInit fills o with cudnnfe_reduction_options_init's defaults.
+func ReductionOptionsInit(o *ReductionOptions) {
+	var c C.cudnnfe_reduction_options_t
+	C.cudnnfe_reduction_options_init(&c)
+	*o = ReductionOptions{ComputeDtype: int32(c.compute_dtype), AxesMask: uint32(c.axes_mask),
+		Deterministic: int32(c.deterministic)}
+}
+
+// GraphAddReduction wraps cudnnfe_graph_add_reduction.
+func GraphAddReduction(g Struct_SS_cudnnfe_graph, mode int32, x int64, o *ReductionOptions, out *int64) int32 {
+	var c C.cudnnfe_reduction_options_t
+	var pc *C.cudnnfe_reduction_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_reduction_options_init(&c)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		c.axes_mask = C.uint32_t(o.AxesMask)
+		c.deterministic = C.int32_t(o.Deterministic)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_reduction(C.uintptr_t(getSwigcptr(g)), C.cudnnfe_reduction_mode_t(mode),
+		C.int64_t(x), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// SDPAOptions mirrors cudnnfe_sdpa_options_t.
+type SDPAOptions struct {
+	Name                  string
+	AttnScale             float64
+	GenerateStats         int32
+	CausalMask            int32
+	CausalMaskBottomRight int32
+	Bias                  int64
+	ComputeDtype          int32
+}
+
+// SDPAOptionsInit fills o with cudnnfe_sdpa_options_init's defaults.
+func SDPAOptionsInit(o *SDPAOptions) {
+	var c C.cudnnfe_sdpa_options_t
+	C.cudnnfe_sdpa_options_init(&c)
+	*o = SDPAOptions{
+		AttnScale:             float64(c.attn_scale),
+		GenerateStats:         int32(c.generate_stats),
+		CausalMask:            int32(c.causal_mask),
+		CausalMaskBottomRight: int32(c.causal_mask_bottom_right),
+		Bias:                  int64(c.bias),
+		ComputeDtype:          int32(c.compute_dtype),
+	}
+}
+
+// GraphAddSDPA wraps cudnnfe_graph_add_sdpa; stats may be nil when
+// GenerateStats is 0.
+func GraphAddSDPA(g Struct_SS_cudnnfe_graph, q, k, v int64, o *SDPAOptions, out, stats *int64) int32 {
+	var c C.cudnnfe_sdpa_options_t
+	var pc *C.cudnnfe_sdpa_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_sdpa_options_init(&c)
+		c.attn_scale = C.double(o.AttnScale)
+		c.generate_stats = C.int32_t(o.GenerateStats)
+		c.causal_mask = C.int32_t(o.CausalMask)
+		c.causal_mask_bottom_right = C.int32_t(o.CausalMaskBottomRight)
+		c.bias = C.int64_t(o.Bias)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_sdpa(C.uintptr_t(getSwigcptr(g)), C.int64_t(q), C.int64_t(k),
+		C.int64_t(v), pc, name, (*C.int64_t)(unsafe.Pointer(out)), (*C.int64_t)(unsafe.Pointer(stats))))
+}
+
+// SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t.
+type SDPABackwardOptions struct {
+	Name                  string
+	AttnScale             float64
+	CausalMask            int32
+	CausalMaskBottomRight int32
+	Bias                  int64
+	Deterministic         int32
+	ComputeDtype          int32
+}
+
+// SDPABackwardOptionsInit fills o with cudnnfe_sdpa_backward_options_init's
+// defaults.
+func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
+	var c C.cudnnfe_sdpa_backward_options_t
+	C.cudnnfe_sdpa_backward_options_init(&c)
+	*o = SDPABackwardOptions{
+		AttnScale:             float64(c.attn_scale),
+		CausalMask:            int32(c.causal_mask),
+		CausalMaskBottomRight: int32(c.causal_mask_bottom_right),
+		Bias:                  int64(c.bias),
+		Deterministic:         int32(c.deterministic),
+		ComputeDtype:          int32(c.compute_dtype),
+	}
+}
+
+// GraphAddSDPABackward wraps cudnnfe_graph_add_sdpa_backward.
+func GraphAddSDPABackward(g Struct_SS_cudnnfe_graph, q, k, v, o, dO, stats int64, opts *SDPABackwardOptions, dq, dk, dv *int64) int32 {
+	var c C.cudnnfe_sdpa_backward_options_t
+	var pc *C.cudnnfe_sdpa_backward_options_t
+	var name *C.char
+	if opts != nil {
+		C.cudnnfe_sdpa_backward_options_init(&c)
+		c.attn_scale = C.double(opts.AttnScale)
+		c.causal_mask = C.int32_t(opts.CausalMask)
+		c.causal_mask_bottom_right = C.int32_t(opts.CausalMaskBottomRight)
+		c.bias = C.int64_t(opts.Bias)
+		c.deterministic = C.int32_t(opts.Deterministic)
+		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		pc = &c
+		name = cString(opts.Name)
+	}
+	return int32(C.capi_add_sdpa_backward(C.uintptr_t(getSwigcptr(g)), C.int64_t(q), C.int64_t(k),
+		C.int64_t(v), C.int64_t(o), C.int64_t(dO), C.int64_t(stats), pc, name,
+		(*C.int64_t)(unsafe.Pointer(dq)), (*C.int64_t)(unsafe.Pointer(dk)), (*C.int64_t)(unsafe.Pointer(dv))))
+}
+
+// NormOptions mirrors cudnnfe_norm_options_t.
+type NormOptions struct {
+	Name              string
+	Phase             int32
+	Epsilon           float64
+	ZeroCenteredGamma int32
+	ComputeDtype      int32
+}
+
+// NormOptionsInit fills o with cudnnfe_norm_options_init's defaults.
+func NormOptionsInit(o *NormOptions) {
+	var c C.cudnnfe_norm_options_t
+	C.cudnnfe_norm_options_init(&c)
+	*o = NormOptions{Phase: int32(c.phase), Epsilon: float64(c.epsilon),
+		ZeroCenteredGamma: int32(c.zero_centered_gamma), ComputeDtype: int32(c.compute_dtype)}
+}
+
+// Which normalization GraphAddNorm adds, and the operands it reads (in) and
+// the outputs it writes (out; a nil entry passes NULL):
+//
+//	Layernorm          in x, scale, bias                 out y, mean, inv_variance
+//	RMSNorm            in x, scale, bias                 out y, inv_rms
+//	LayernormBackward  in dy, x, scale, mean, inv_var    out dx, dscale, dbias
+//	RMSNormBackward    in dy, x, scale, inv_rms          out dx, dscale, dbias (nil: no bias)
+const (
+	Layernorm         = C.CAPI_LAYERNORM
+	RMSNorm           = C.CAPI_RMSNORM
+	LayernormBackward = C.CAPI_LAYERNORM_BACKWARD
+	RMSNormBackward   = C.CAPI_RMSNORM_BACKWARD
+)
+
+// GraphAddNorm wraps cudnnfe_graph_add_{layernorm,rmsnorm}{,_backward}.
+func GraphAddNorm(kind int, g Struct_SS_cudnnfe_graph, in [5]int64, opts *NormOptions, out0, out1, out2 *int64) int32 {
+	var c C.cudnnfe_norm_options_t
+	var pc *C.cudnnfe_norm_options_t
+	var name *C.char
+	if opts != nil {
+		C.cudnnfe_norm_options_init(&c)
+		c.phase = C.cudnnfe_norm_phase_t(opts.Phase)
+		c.epsilon = C.double(opts.Epsilon)
+		c.zero_centered_gamma = C.int32_t(opts.ZeroCenteredGamma)
+		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		pc = &c
+		name = cString(opts.Name)
+	}
+	return int32(C.capi_add_norm(C.int(kind), C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
+		pc, name, (*C.int64_t)(unsafe.Pointer(out0)), (*C.int64_t)(unsafe.Pointer(out1)),
+		(*C.int64_t)(unsafe.Pointer(out2))))
+}
+
+// SoftmaxOptions mirrors cudnnfe_softmax_options_t.
+type SoftmaxOptions struct {
+	Name          string
+	GenerateStats int32
+	ComputeDtype  int32
+}
+
+// SoftmaxOptionsInit fills o with cudnnfe_softmax_options_init's defaults.
+func SoftmaxOptionsInit(o *SoftmaxOptions) {
+	var c C.cudnnfe_softmax_options_t
+	C.cudnnfe_softmax_options_init(&c)
+	*o = SoftmaxOptions{GenerateStats: int32(c.generate_stats), ComputeDtype: int32(c.compute_dtype)}
+}
+
+// GraphAddSoftmax wraps cudnnfe_graph_add_softmax; stats may be nil when
+// GenerateStats is 0.
+func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y, stats *int64) int32 {
+	var c C.cudnnfe_softmax_options_t
+	var pc *C.cudnnfe_softmax_options_t
+	var name *C.char
+	if opts != nil {
+		C.cudnnfe_softmax_options_init(&c)
+		c.generate_stats = C.int32_t(opts.GenerateStats)
+		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		pc = &c
+		name = cString(opts.Name)
+	}
+	return int32(C.capi_add_softmax(C.uintptr_t(getSwigcptr(g)), C.int64_t(x), pc, name,
+		(*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(stats))))
+}
+
+// BuildOptions mirrors cudnnfe_build_options_t.
+type BuildOptions struct {
+	Target       int32
+	NumHeurModes int32
+	HeurModes    [4]int32
+}
+
+// BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
+func BuildOptionsInit(o *BuildOptions) {
+	var c C.cudnnfe_build_options_t
+	C.cudnnfe_build_options_init(&c)
+	*o = BuildOptions{Target: int32(c.target), NumHeurModes: int32(c.num_heur_modes)}
+	for i := range o.HeurModes {
+		o.HeurModes[i] = int32(c.heur_modes[i])
+	}
+}
+
+// GraphBuild wraps cudnnfe_graph_build; h may be nil, o nil passes NULL.
+func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions) int32 {
+	var c C.cudnnfe_build_options_t
+	var pc *C.cudnnfe_build_options_t
+	if o != nil {
+		C.cudnnfe_build_options_init(&c)
+		c.target = C.cudnnfe_target_t(o.Target)
+		c.num_heur_modes = C.int32_t(o.NumHeurModes)
+		for i := range o.HeurModes {
+			c.heur_modes[i] = C.cudnnfe_heur_mode_t(o.HeurModes[i])
+		}
+		pc = &c
+	}
+	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc))
+}
+
+// ---- Execution with addresses --------------------------------------------
+
+// GraphExecute wraps cudnnfe_graph_execute without allocating: bindings
+// hold device (or C-heap) addresses, never Go memory.
+func GraphExecute(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindings []Binding, workspace uintptr, workspaceSize int64, stream uintptr) int32 {
+	var p unsafe.Pointer
+	if len(bindings) > 0 {
+		p = unsafe.Pointer(&bindings[0])
+	}
+	return int32(C.capi_execute(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
+		C.size_t(len(bindings)), C.uintptr_t(workspace), C.size_t(workspaceSize), C.uintptr_t(stream)))
+}
+
+// GraphExecuteOrdered wraps cudnnfe_graph_execute_ordered without
+// allocating: data holds device (or C-heap) addresses.
+func GraphExecuteOrdered(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, data []uintptr, workspace uintptr, workspaceSize int64, stream uintptr) int32 {
+	var p *C.uintptr_t
+	if len(data) > 0 {
+		p = (*C.uintptr_t)(unsafe.Pointer(&data[0]))
+	}
+	return int32(C.capi_execute_ordered(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
+		C.size_t(len(data)), C.uintptr_t(workspace), C.size_t(workspaceSize), C.uintptr_t(stream)))
+}
+
+// ---- Host execution ------------------------------------------------------
+
+// HostArgs is the number of host buffers GraphExecuteHost passes without
+// copying.
+const HostArgs = C.CAPI_HOST_ARGS
+
+// GraphExecuteHost runs a graph built for the CPU reference on Go-owned host
+// buffers: bufs[i] is the buffer of the i-th UID of
+// cudnnfe_graph_get_bound_uids (an empty slice passes NULL), and outputs[i]
+// says whether it is a graph output (cudnnfe_tensor_get_kind). The caller
+// has checked each buffer's size against its tensor. Up to HostArgs buffers
+// are passed in place; beyond that they are copied into one C allocation,
+// and the outputs copied back (inputs are never written). A non-empty message means the failure happened here, before the
+// library was called; otherwise the message is on the handle.
+func GraphExecuteHost(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bufs [][]byte, outputs []bool) (int32, string) {
+	gp, hp := C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h))
+	if len(bufs) > HostArgs {
+		return executeHostCopy(gp, hp, bufs, outputs)
+	}
+	var p [HostArgs]unsafe.Pointer
+	for i, b := range bufs {
+		if len(b) > 0 {
+			p[i] = unsafe.Pointer(&b[0])
+		}
+	}
+	st := C.capi_execute_host(gp, hp, C.size_t(len(bufs)), p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+		p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15])
+	return int32(st), ""
+}
+
+func executeHostCopy(gp, hp C.uintptr_t, bufs [][]byte, outputs []bool) (int32, string) {
+	const align = 64
+	const none = ^uint64(0)
+	offsets := make([]uint64, len(bufs))
+	total := uint64(0)
+	for i, b := range bufs {
+		if len(b) == 0 {
+			offsets[i] = none
+			continue
+		}
+		offsets[i] = total
+		total += (uint64(len(b)) + align - 1) / align * align
+	}
+	arena := C.malloc(C.size_t(total + align))
+	if arena == nil {
+		return int32(CUDNNFE_STATUS_OUT_OF_MEMORY), "cannot allocate host staging memory for execute"
+	}
+	defer C.free(arena)
+	view := func(i int) []byte {
+		return unsafe.Slice((*byte)(unsafe.Add(arena, offsets[i])), len(bufs[i]))
+	}
+	for i, b := range bufs {
+		if offsets[i] != none {
+			copy(view(i), b)
+		}
+	}
+	st := int32(C.capi_execute_arena(gp, hp, (*C.char)(arena), (*C.uint64_t)(unsafe.Pointer(&offsets[0])),
+		C.size_t(len(bufs))))
+	if st == -1 {
+		return int32(CUDNNFE_STATUS_OUT_OF_MEMORY), "cannot allocate the pointer table for execute"
+	}
+	if st == int32(CUDNNFE_STATUS_OK) {
+		for i, b := range bufs {
+			if offsets[i] != none && outputs[i] {
+				copy(b, view(i))
+			}
+		}
+	}
+	return st, ""
+}

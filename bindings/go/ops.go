@@ -1,0 +1,608 @@
+package cudnnfe
+
+import (
+	"strconv"
+
+	"github.com/cudnnfe/cudnnfe/bindings/go/internal/capi"
+)
+
+// Options structs.
+//
+// Every op takes a pointer to its options struct; nil means the defaults of
+// the C init function (cudnnfe_<op>_options_init). A field left at its Go
+// zero value also keeps the C default, so &PointwiseOptions{Name: "act"}
+// does not turn the default "no upper clip" into "clip at 0". The
+// Default*Options functions return the defaults themselves, read from the C
+// init functions. (Consequence: two defaults that are not zero cannot be
+// set to exactly 0 — PointwiseOptions.EluAlpha and SwishBeta; use
+// PointwiseReluFwd for ELU with alpha 0.)
+//
+// Outputs are new virtual tensors whose shape is inferred at once; mark the
+// ones to read with Graph.SetOutput. Name names the node ("" gives
+// "<op>_<n>"); outputs are named "<node>::<port>".
+
+// ConvOptions configures ConvFprop, ConvDgrad and ConvWgrad.
+type ConvOptions struct {
+	Name string
+	// SpatialDims is the spatial rank (1 to 3); 0 takes the image's rank
+	// minus 2.
+	SpatialDims int
+	// Per spatial dimension, at most MaxSpatialDims entries; entries not
+	// given keep their default. Padding defaults to 0, stride and dilation
+	// to 1.
+	PrePadding, PostPadding, Stride, Dilation []int64
+	// Mode defaults to ConvModeCrossCorrelation, like frameworks.
+	Mode         ConvMode
+	ComputeDType DType
+}
+
+// DefaultConvOptions returns the defaults of cudnnfe_conv_options_init.
+func DefaultConvOptions() ConvOptions {
+	var c capi.ConvOptions
+	capi.ConvOptionsInit(&c)
+	return ConvOptions{
+		SpatialDims:  int(c.SpatialDims),
+		PrePadding:   append([]int64(nil), c.PrePadding[:]...),
+		PostPadding:  append([]int64(nil), c.PostPadding[:]...),
+		Stride:       append([]int64(nil), c.Stride[:]...),
+		Dilation:     append([]int64(nil), c.Dilation[:]...),
+		Mode:         ConvMode(c.Mode),
+		ComputeDType: DType(c.ComputeDtype),
+	}
+}
+
+func (o *ConvOptions) toC(op string) (*capi.ConvOptions, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if err := checkName(op, "node name", o.Name); err != nil {
+		return nil, err
+	}
+	var c capi.ConvOptions
+	capi.ConvOptionsInit(&c)
+	c.Name = o.Name
+	if o.SpatialDims != 0 {
+		if o.SpatialDims < 0 || o.SpatialDims > MaxSpatialDims {
+			return nil, argError(op, "conv options: SpatialDims is "+strconv.Itoa(o.SpatialDims)+
+				"; expected 0 to "+strconv.Itoa(MaxSpatialDims))
+		}
+		c.SpatialDims = int32(o.SpatialDims)
+	}
+	for _, f := range []struct {
+		name string
+		src  []int64
+		dst  *[3]int64
+	}{{"PrePadding", o.PrePadding, &c.PrePadding}, {"PostPadding", o.PostPadding, &c.PostPadding},
+		{"Stride", o.Stride, &c.Stride}, {"Dilation", o.Dilation, &c.Dilation}} {
+		if len(f.src) > MaxSpatialDims {
+			return nil, argError(op, "conv options: "+f.name+" has "+strconv.Itoa(len(f.src))+
+				" entries; at most "+strconv.Itoa(MaxSpatialDims))
+		}
+		copy(f.dst[:], f.src)
+	}
+	if o.Mode != 0 {
+		c.Mode = int32(o.Mode)
+	}
+	if o.ComputeDType != 0 {
+		c.ComputeDtype = int32(o.ComputeDType)
+	}
+	return &c, nil
+}
+
+func (g *Graph) conv(op string, kind int, in0, in1 Tensor, opts *ConvOptions) (Tensor, error) {
+	c, err := opts.toC(op)
+	if err != nil {
+		return 0, err
+	}
+	var out int64
+	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddConv(kind, p, int64(in0), int64(in1), c, &out)
+	})
+	return Tensor(out), err
+}
+
+// ConvFprop adds y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are
+// logical NC(D)HW in every layout; strides give the memory layout.
+func (g *Graph) ConvFprop(image, weight Tensor, opts *ConvOptions) (Tensor, error) {
+	return g.conv("Graph.ConvFprop", capi.ConvFprop, image, weight, opts)
+}
+
+// ConvDgrad adds dx = dgrad(loss dy[N,K,*], weight[K,C,*]). dx's spatial
+// dims are inferred as the smallest consistent size; override with SetDims
+// when a stride is > 1.
+func (g *Graph) ConvDgrad(loss, weight Tensor, opts *ConvOptions) (Tensor, error) {
+	return g.conv("Graph.ConvDgrad", capi.ConvDgrad, loss, weight, opts)
+}
+
+// ConvWgrad adds dw = wgrad(image x[N,C,*], loss dy[N,K,*]). dw's filter
+// size is inferred as the largest consistent size; override with SetDims
+// when a stride is > 1.
+func (g *Graph) ConvWgrad(image, loss Tensor, opts *ConvOptions) (Tensor, error) {
+	return g.conv("Graph.ConvWgrad", capi.ConvWgrad, image, loss, opts)
+}
+
+// MatmulOptions configures Matmul.
+type MatmulOptions struct {
+	Name         string
+	ComputeDType DType
+}
+
+// DefaultMatmulOptions returns the defaults of cudnnfe_matmul_options_init.
+func DefaultMatmulOptions() MatmulOptions {
+	var c capi.MatmulOptions
+	capi.MatmulOptionsInit(&c)
+	return MatmulOptions{ComputeDType: DType(c.ComputeDtype)}
+}
+
+// Matmul adds c[..., M, N] = a[..., M, K] @ b[..., K, N]. Ranks must match
+// (2 to MaxDims); batch dims of size 1 broadcast.
+func (g *Graph) Matmul(a, b Tensor, opts *MatmulOptions) (Tensor, error) {
+	const op = "Graph.Matmul"
+	var c *capi.MatmulOptions
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, err
+		}
+		c = &capi.MatmulOptions{}
+		capi.MatmulOptionsInit(c)
+		c.Name = opts.Name
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+	}
+	var out int64
+	err := g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddMatmul(p, int64(a), int64(b), c, &out)
+	})
+	return Tensor(out), err
+}
+
+// PointwiseOptions configures Pointwise. Zero fields keep the C defaults
+// (see DefaultPointwiseOptions).
+type PointwiseOptions struct {
+	Name               string
+	ComputeDType       DType
+	ReluLowerClip      float64 // default 0
+	ReluUpperClip      float64 // default 3.4e38 (no clip)
+	ReluLowerClipSlope float64 // default 0 (leaky ReLU when > 0)
+	EluAlpha           float64 // default 1
+	SoftplusBeta       float64 // default 1
+	SwishBeta          float64 // default 1
+	Axis               int     // PointwiseGenIndex: the dimension to index; default 0
+}
+
+// DefaultPointwiseOptions returns the defaults of
+// cudnnfe_pointwise_options_init.
+func DefaultPointwiseOptions() PointwiseOptions {
+	var c capi.PointwiseOptions
+	capi.PointwiseOptionsInit(&c)
+	return PointwiseOptions{
+		ComputeDType:       DType(c.ComputeDtype),
+		ReluLowerClip:      c.ReluLowerClip,
+		ReluUpperClip:      c.ReluUpperClip,
+		ReluLowerClipSlope: c.ReluLowerClipSlope,
+		EluAlpha:           c.EluAlpha,
+		SoftplusBeta:       c.SoftplusBeta,
+		SwishBeta:          c.SwishBeta,
+		Axis:               int(c.Axis),
+	}
+}
+
+// Pointwise adds an elementwise op (see PointwiseMode for the operands'
+// roles); unused operands are 0. Operands broadcast: each dim equals the
+// output's or is 1. The output takes in0's shape broadcast against the
+// others.
+func (g *Graph) Pointwise(mode PointwiseMode, in0, in1, in2 Tensor, opts *PointwiseOptions) (Tensor, error) {
+	const op = "Graph.Pointwise"
+	var c *capi.PointwiseOptions
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, err
+		}
+		if int64(opts.Axis) != int64(int32(opts.Axis)) {
+			return 0, argError(op, "pointwise options: Axis "+strconv.Itoa(opts.Axis)+" is out of range")
+		}
+		c = &capi.PointwiseOptions{}
+		capi.PointwiseOptionsInit(c)
+		c.Name = opts.Name
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+		overlay := func(dst *float64, v float64) {
+			if v != 0 {
+				*dst = v
+			}
+		}
+		overlay(&c.ReluLowerClip, opts.ReluLowerClip)
+		overlay(&c.ReluUpperClip, opts.ReluUpperClip)
+		overlay(&c.ReluLowerClipSlope, opts.ReluLowerClipSlope)
+		overlay(&c.EluAlpha, opts.EluAlpha)
+		overlay(&c.SoftplusBeta, opts.SoftplusBeta)
+		overlay(&c.SwishBeta, opts.SwishBeta)
+		if opts.Axis != 0 {
+			c.Axis = int32(opts.Axis)
+		}
+	}
+	var out int64
+	err := g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddPointwise(p, int32(mode), int64(in0), int64(in1), int64(in2), c, &out)
+	})
+	return Tensor(out), err
+}
+
+// Unary adds a one-operand pointwise op: Pointwise(mode, x, 0, 0, opts).
+func (g *Graph) Unary(mode PointwiseMode, x Tensor, opts *PointwiseOptions) (Tensor, error) {
+	return g.Pointwise(mode, x, 0, 0, opts)
+}
+
+// Binary adds a two-operand pointwise op: Pointwise(mode, a, b, 0, opts).
+func (g *Graph) Binary(mode PointwiseMode, a, b Tensor, opts *PointwiseOptions) (Tensor, error) {
+	return g.Pointwise(mode, a, b, 0, opts)
+}
+
+// ReductionOptions configures Reduction.
+type ReductionOptions struct {
+	Name         string
+	ComputeDType DType
+	// Axes lists the dimensions reduced to 1; empty reduces every dimension.
+	// (The output's dims may instead be set with Graph.SetDims.)
+	Axes          []int
+	Deterministic bool
+}
+
+// DefaultReductionOptions returns the defaults of
+// cudnnfe_reduction_options_init.
+func DefaultReductionOptions() ReductionOptions {
+	var c capi.ReductionOptions
+	capi.ReductionOptionsInit(&c)
+	o := ReductionOptions{ComputeDType: DType(c.ComputeDtype), Deterministic: c.Deterministic != 0}
+	for i := 0; i < 32; i++ {
+		if c.AxesMask&(1<<i) != 0 {
+			o.Axes = append(o.Axes, i)
+		}
+	}
+	return o
+}
+
+// Reduction adds y = reduce(x) over opts.Axes (every dimension by default).
+func (g *Graph) Reduction(mode ReductionMode, x Tensor, opts *ReductionOptions) (Tensor, error) {
+	const op = "Graph.Reduction"
+	var c *capi.ReductionOptions
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, err
+		}
+		c = &capi.ReductionOptions{}
+		capi.ReductionOptionsInit(c)
+		c.Name = opts.Name
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+		if len(opts.Axes) > 0 {
+			var mask uint32
+			for _, a := range opts.Axes {
+				if a < 0 || a >= MaxDims {
+					return 0, argError(op, "reduction options: axis "+strconv.Itoa(a)+
+						" is out of range; expected 0 to "+strconv.Itoa(MaxDims-1))
+				}
+				mask |= 1 << a
+			}
+			c.AxesMask = mask
+		}
+		if opts.Deterministic {
+			c.Deterministic = 1
+		}
+	}
+	var out int64
+	err := g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddReduction(p, int32(mode), int64(x), c, &out)
+	})
+	return Tensor(out), err
+}
+
+// SDPAOptions configures SDPA.
+type SDPAOptions struct {
+	Name string
+	// AttnScale is the softmax scale applied to Q·Kᵀ; 0 means 1/sqrt(d_qk).
+	AttnScale float64
+	// GenerateStats also writes stats [b, h_q, s_q, 1] FLOAT (log-sum-exp).
+	GenerateStats bool
+	// CausalMask aligns a causal mask at the top-left corner (row i sees
+	// columns <= i); CausalMaskBottomRight at the bottom-right corner (row i
+	// sees columns <= i + s_kv - s_q). At most one of the two.
+	CausalMask            bool
+	CausalMaskBottomRight bool
+	// Bias is an optional additive bias tensor, broadcastable to
+	// [b, h_q, s_q, s_kv].
+	Bias         Tensor
+	ComputeDType DType
+}
+
+// DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
+func DefaultSDPAOptions() SDPAOptions {
+	var c capi.SDPAOptions
+	capi.SDPAOptionsInit(&c)
+	return SDPAOptions{
+		AttnScale:             c.AttnScale,
+		GenerateStats:         c.GenerateStats != 0,
+		CausalMask:            c.CausalMask != 0,
+		CausalMaskBottomRight: c.CausalMaskBottomRight != 0,
+		Bias:                  Tensor(c.Bias),
+		ComputeDType:          DType(c.ComputeDtype),
+	}
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SDPA adds scaled dot-product attention (forward). q [b, h_q, s_q, d],
+// k [b, h_kv, s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any
+// strides (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA).
+// It returns o [b, h_q, s_q, d_v] (with q's dimension order) and, when
+// opts.GenerateStats is set, stats (else 0).
+func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err error) {
+	const op = "Graph.SDPA"
+	var c *capi.SDPAOptions
+	wantStats := false
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, 0, err
+		}
+		c = &capi.SDPAOptions{}
+		capi.SDPAOptionsInit(c)
+		c.Name = opts.Name
+		if opts.AttnScale != 0 {
+			c.AttnScale = opts.AttnScale
+		}
+		if opts.GenerateStats {
+			c.GenerateStats = 1
+		}
+		c.CausalMask |= b2i(opts.CausalMask)
+		c.CausalMaskBottomRight |= b2i(opts.CausalMaskBottomRight)
+		if opts.Bias != 0 {
+			c.Bias = int64(opts.Bias)
+		}
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+		wantStats = c.GenerateStats != 0
+	}
+	var out, st int64
+	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddSDPA(p, int64(q), int64(k), int64(v), c, &out, &st)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if !wantStats {
+		st = 0
+	}
+	return Tensor(out), Tensor(st), nil
+}
+
+// SDPABackwardOptions configures SDPABackward. The attention parameters
+// must match the forward pass.
+type SDPABackwardOptions struct {
+	Name                  string
+	AttnScale             float64 // 0: 1/sqrt(d_qk)
+	CausalMask            bool
+	CausalMaskBottomRight bool
+	Bias                  Tensor
+	// Deterministic asks for bitwise-reproducible gradients (may be slower).
+	Deterministic bool
+	ComputeDType  DType
+}
+
+// DefaultSDPABackwardOptions returns the defaults of
+// cudnnfe_sdpa_backward_options_init.
+func DefaultSDPABackwardOptions() SDPABackwardOptions {
+	var c capi.SDPABackwardOptions
+	capi.SDPABackwardOptionsInit(&c)
+	return SDPABackwardOptions{
+		AttnScale:             c.AttnScale,
+		CausalMask:            c.CausalMask != 0,
+		CausalMaskBottomRight: c.CausalMaskBottomRight != 0,
+		Bias:                  Tensor(c.Bias),
+		Deterministic:         c.Deterministic != 0,
+		ComputeDType:          DType(c.ComputeDtype),
+	}
+}
+
+// SDPABackward adds attention backward: from q, k, v, o, dO (shapes as the
+// forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT) it
+// writes dq, dk, dv with the shapes and dimension orders of q, k, v.
+func (g *Graph) SDPABackward(q, k, v, o, dO, stats Tensor, opts *SDPABackwardOptions) (dq, dk, dv Tensor, err error) {
+	const op = "Graph.SDPABackward"
+	var c *capi.SDPABackwardOptions
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, 0, 0, err
+		}
+		c = &capi.SDPABackwardOptions{}
+		capi.SDPABackwardOptionsInit(c)
+		c.Name = opts.Name
+		if opts.AttnScale != 0 {
+			c.AttnScale = opts.AttnScale
+		}
+		c.CausalMask |= b2i(opts.CausalMask)
+		c.CausalMaskBottomRight |= b2i(opts.CausalMaskBottomRight)
+		if opts.Bias != 0 {
+			c.Bias = int64(opts.Bias)
+		}
+		c.Deterministic |= b2i(opts.Deterministic)
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+	}
+	var a, b, d int64
+	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddSDPABackward(p, int64(q), int64(k), int64(v), int64(o), int64(dO), int64(stats), c, &a, &b, &d)
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return Tensor(a), Tensor(b), Tensor(d), nil
+}
+
+// NormPhase says whether a normalization also writes its statistics
+// (cudnnfe_norm_phase_t).
+type NormPhase int32
+
+// Normalization phases (CUDNNFE_NORM_PHASE_*).
+const (
+	NormPhaseTraining  NormPhase = NormPhase(capi.CUDNNFE_NORM_PHASE_TRAINING)  // also writes the statistics
+	NormPhaseInference NormPhase = NormPhase(capi.CUDNNFE_NORM_PHASE_INFERENCE) // statistics outputs are 0
+)
+
+func (p NormPhase) String() string {
+	switch p {
+	case NormPhaseTraining:
+		return "TRAINING"
+	case NormPhaseInference:
+		return "INFERENCE"
+	}
+	return "NormPhase(" + strconv.Itoa(int(p)) + ")"
+}
+
+// NormOptions configures LayerNorm, RMSNorm and their backward ops.
+type NormOptions struct {
+	Name  string
+	Phase NormPhase // default NormPhaseTraining
+	// Epsilon is added to the variance (mean square); 0 keeps the default,
+	// 1e-5.
+	Epsilon float64
+	// ZeroCenteredGamma: y uses (1 + scale) instead of scale.
+	ZeroCenteredGamma bool
+	ComputeDType      DType
+}
+
+// DefaultNormOptions returns the defaults of cudnnfe_norm_options_init.
+func DefaultNormOptions() NormOptions {
+	var c capi.NormOptions
+	capi.NormOptionsInit(&c)
+	return NormOptions{Phase: NormPhase(c.Phase), Epsilon: c.Epsilon,
+		ZeroCenteredGamma: c.ZeroCenteredGamma != 0, ComputeDType: DType(c.ComputeDtype)}
+}
+
+func (o *NormOptions) toC(op string) (*capi.NormOptions, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if err := checkName(op, "node name", o.Name); err != nil {
+		return nil, err
+	}
+	c := &capi.NormOptions{}
+	capi.NormOptionsInit(c)
+	c.Name = o.Name
+	if o.Phase != 0 {
+		c.Phase = int32(o.Phase)
+	}
+	if o.Epsilon != 0 {
+		c.Epsilon = o.Epsilon
+	}
+	c.ZeroCenteredGamma |= b2i(o.ZeroCenteredGamma)
+	if o.ComputeDType != 0 {
+		c.ComputeDtype = int32(o.ComputeDType)
+	}
+	return c, nil
+}
+
+func (g *Graph) norm(op string, kind int, in [5]int64, opts *NormOptions, want3 bool) (a, b, c Tensor, err error) {
+	co, err := opts.toC(op)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var o0, o1, o2 int64
+	p2 := &o2
+	if !want3 {
+		p2 = nil
+	}
+	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddNorm(kind, p, in, co, &o0, &o1, p2)
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return Tensor(o0), Tensor(o1), Tensor(o2), nil
+}
+
+// Normalizations take x as [N, ...]: statistics are per index of dim 0 over
+// all other dims (an LLM's [tokens, hidden]); scale and bias are [1, ...]
+// with x's other dims; statistics are [N, 1, ..., 1] FLOAT.
+
+// LayerNorm adds y = (x - mean) * inv_variance * scale + bias. In
+// NormPhaseTraining it also returns mean and inv_variance =
+// 1/sqrt(var + epsilon); in NormPhaseInference those are 0.
+func (g *Graph) LayerNorm(x, scale, bias Tensor, opts *NormOptions) (y, mean, invVariance Tensor, err error) {
+	return g.norm("Graph.LayerNorm", capi.Layernorm, [5]int64{int64(x), int64(scale), int64(bias)}, opts, true)
+}
+
+// RMSNorm adds y = x * inv_rms * scale (+ bias when bias != 0), with
+// inv_rms = 1/sqrt(mean(x²) + epsilon), returned in NormPhaseTraining (else
+// 0).
+func (g *Graph) RMSNorm(x, scale, bias Tensor, opts *NormOptions) (y, invRMS Tensor, err error) {
+	y, invRMS, _, err = g.norm("Graph.RMSNorm", capi.RMSNorm, [5]int64{int64(x), int64(scale), int64(bias)}, opts, false)
+	return
+}
+
+// LayerNormBackward adds the layer norm gradients dx, dscale, dbias from dy,
+// x, scale and the forward's mean and inv_variance.
+func (g *Graph) LayerNormBackward(dy, x, scale, mean, invVariance Tensor, opts *NormOptions) (dx, dscale, dbias Tensor, err error) {
+	return g.norm("Graph.LayerNormBackward", capi.LayernormBackward,
+		[5]int64{int64(dy), int64(x), int64(scale), int64(mean), int64(invVariance)}, opts, true)
+}
+
+// RMSNormBackward adds the RMS norm gradients dx and dscale from dy, x, scale
+// and the forward's inv_rms; with withBias (the forward had a bias) it also
+// returns dbias, else 0.
+func (g *Graph) RMSNormBackward(dy, x, scale, invRMS Tensor, withBias bool, opts *NormOptions) (dx, dscale, dbias Tensor, err error) {
+	return g.norm("Graph.RMSNormBackward", capi.RMSNormBackward,
+		[5]int64{int64(dy), int64(x), int64(scale), int64(invRMS)}, opts, withBias)
+}
+
+// SoftmaxOptions configures Softmax.
+type SoftmaxOptions struct {
+	Name string
+	// GenerateStats also writes stats = log-sum-exp over the last dim
+	// ([..., 1] FLOAT).
+	GenerateStats bool
+	ComputeDType  DType
+}
+
+// DefaultSoftmaxOptions returns the defaults of cudnnfe_softmax_options_init.
+func DefaultSoftmaxOptions() SoftmaxOptions {
+	var c capi.SoftmaxOptions
+	capi.SoftmaxOptionsInit(&c)
+	return SoftmaxOptions{GenerateStats: c.GenerateStats != 0, ComputeDType: DType(c.ComputeDtype)}
+}
+
+// Softmax adds y = softmax(x) over the last dimension, and stats when
+// opts.GenerateStats is set (else 0).
+func (g *Graph) Softmax(x Tensor, opts *SoftmaxOptions) (y, stats Tensor, err error) {
+	const op = "Graph.Softmax"
+	var c *capi.SoftmaxOptions
+	if opts != nil {
+		if err := checkName(op, "node name", opts.Name); err != nil {
+			return 0, 0, err
+		}
+		c = &capi.SoftmaxOptions{}
+		capi.SoftmaxOptionsInit(c)
+		c.Name = opts.Name
+		c.GenerateStats |= b2i(opts.GenerateStats)
+		if opts.ComputeDType != 0 {
+			c.ComputeDtype = int32(opts.ComputeDType)
+		}
+	}
+	var out, st int64
+	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphAddSoftmax(p, int64(x), c, &out, &st)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return Tensor(out), Tensor(st), nil
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Go module's checks, as .ci/run runs them: gofmt, go vet and
+# go test -race for the module, then vet and run the examples. Needs Go
+# (Debian golang-go, 1.19+), gcc, and libcudnnfe built as a shared library:
+# $CUDNNFE_BUILD_DIR (default: the repository's build/). SWIG (Debian swig)
+# is needed only for the staleness check of the generated layer, which
+# skips without it unless CI=true.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=${CUDNNFE_BUILD_DIR:-$repo/build}
+if [ ! -e "$build/libcudnnfe.so" ]; then
+  echo "test.sh: $build/libcudnnfe.so not found: build the library, or set CUDNNFE_BUILD_DIR" >&2
+  exit 1
+fi
+
+export CGO_ENABLED=1
+# CUDNNFE_INCLUDE_DIR: another header directory (generate.sh and the
+# tests read it too).
+export CGO_CFLAGS="-I${CUDNNFE_INCLUDE_DIR:-$repo/include}${CGO_CFLAGS:+ $CGO_CFLAGS}"
+export CGO_LDFLAGS="-L$build -Wl,-rpath,$build${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
+# The module has no dependencies: never ask a module proxy.
+export GOFLAGS=${GOFLAGS:--mod=mod}
+export GOPROXY=${GOPROXY:-off}
+go version
+
+cd "$here"
+unformatted=$(gofmt -l . "$repo/examples/go")
+if [ -n "$unformatted" ]; then
+  echo "gofmt -l reports:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -race -p 2 -count=1 ./...
+
+cd "$repo/examples/go"
+go vet ./...
+go run ./matmul_bias
+go run ./sdpa
