@@ -19,8 +19,11 @@ fi
 CUDNNFE_CMAKE_ARGS=()
 # cuDNN and CUDA runtime headers are build-time only (both are dlopen'ed).
 # Without a toolkit install, the headers come from NVIDIA's PyPI wheels.
-if ! ls /usr/local/cuda/include/cudnn_graph.h /usr/include/cudnn_graph.h \
-    /usr/include/x86_64-linux-gnu/cudnn_graph.h >/dev/null 2>&1 && [ -z "${CUDNN_INCLUDE_DIR:-}" ]; then
+have_cudnn_headers=false
+for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do
+  [ -n "$dir" ] && [ -f "$dir/cudnn_graph.h" ] && have_cudnn_headers=true
+done
+if ! $have_cudnn_headers; then
   echo "setup: no cuDNN headers found; fetching them from PyPI wheels"
   headers=$(pwd)/build-deps/headers
   python3 -m pip install -q --target "$headers" nvidia-cudnn-cu13 nvidia-cuda-runtime

@@ -558,12 +558,80 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
 /* Validation and build                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* How many of the heuristics' engine configurations a GPU build turns into
+ * plans. */
+typedef int32_t cudnnfe_build_policy_t;
+/* The first configuration, in heuristics order, that passes the filters and
+ * builds: one plan, the quickest build. */
+#define CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE 0
+/* Every configuration of every heuristics mode that passes the filters and
+ * builds (a configuration offered by two modes counts once), in heuristics
+ * order: several plans for cudnnfe_graph_select_plan and
+ * cudnnfe_graph_autotune. Plan 0 is the heuristics' choice. */
+#define CUDNNFE_BUILD_POLICY_ALL 1
+
+/* Numerical notes cuDNN attaches to an engine, as bit flags (our values).
+ * TF32 math on FLOAT data is reported as TENSOR_CORE (often with
+ * DOWN_CONVERT_INPUTS): exclude TENSOR_CORE on a FLOAT graph to keep full
+ * FP32 math. */
+#define CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE 1
+#define CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS 2
+#define CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION 4
+#define CUDNNFE_NUMERICAL_NOTE_FFT 8
+#define CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC 16
+#define CUDNNFE_NUMERICAL_NOTE_WINOGRAD 32 /* any Winograd tile size */
+#define CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP 64
+/* Every numerical note bit this library knows. */
+#define CUDNNFE_NUMERICAL_NOTE_ALL 127
+
+/* Behaviour notes cuDNN attaches to an engine, as bit flags (our values). */
+#define CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION 1 /* compiles a kernel at build (NVRTC) */
+#define CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER 2
+#define CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER 4
+/* The plan can fill a CUDA graph (cudnnfe_graph_populate_cuda_graph). */
+#define CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API 8
+#define CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY 16
+/* Every behaviour note bit this library knows. */
+#define CUDNNFE_BEHAVIOR_NOTE_ALL 31
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target; /* default AUTO */
   /* Heuristic modes tried in order; default {A, FALLBACK}. */
   int32_t num_heur_modes;
   cudnnfe_heur_mode_t heur_modes[4];
+  /* ---- Appended in 0.2: plan control. A caller's older, smaller struct
+   * keeps the defaults below. ---- */
+  cudnnfe_build_policy_t policy; /* default HEURISTICS_CHOICE */
+  /* Engine filters, applied to each engine configuration before its plan is
+   * built. When they remove every configuration the build fails with
+   * NOT_SUPPORTED and a message naming each filter and what it removed. */
+  /* Skip plans that need more workspace than this many bytes; -1 (default):
+   * no limit. */
+  int64_t max_workspace_size;
+  uint32_t exclude_numerical_notes; /* CUDNNFE_NUMERICAL_NOTE_* bits; default 0 */
+  uint32_t exclude_behavior_notes;  /* CUDNNFE_BEHAVIOR_NOTE_* bits; default 0 */
+  /* Keep only engines that have every one of these CUDNNFE_BEHAVIOR_NOTE_*
+   * bits (e.g. SUPPORTS_CUDA_GRAPH_NATIVE_API); default 0. */
+  uint32_t require_behavior_notes;
+  /* Engines (cuDNN's global engine index, the N of a plan name "engN_...")
+   * never to use, e.g. one with a known numerical bug on this cuDNN.
+   * `exclude_engines` has `num_exclude_engines` entries (at most 256) and
+   * is read during the build call only. Default 0 / NULL. */
+  int32_t num_exclude_engines;
+  const int64_t *exclude_engines;
+  /* POLICY_ALL: build at most this many plans; 0 (default): no limit. */
+  int32_t max_plans;
+  /* 1: this build neither reuses nor stores a cached plan (in-process or in
+   * the directory). Default 0: a build of a graph with the same structure,
+   * shapes, strides, types and scalar values as an earlier build in this
+   * process, with the same options, on the same GPU, reuses its plans. */
+  int32_t disable_plan_cache;
+  /* Directory of the persistent plan cache, shared safely by processes;
+   * created if missing. NULL (default): the environment variable
+   * CUDNNFE_PLAN_CACHE_DIR when set, else none; "": none. Read during the
+   * build call only. */
+  const char *plan_cache_dir;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init(cudnnfe_build_options_t *options);
 
@@ -646,6 +714,219 @@ cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buf
  * created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is
  * wrong and where; never crashes on hostile input. */
 cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Plans: inspection, selection, autotuning                                 */
+/*                                                                          */
+/* A GPU build makes one plan (POLICY_HEURISTICS_CHOICE) or several         */
+/* (POLICY_ALL); execute runs the selected one. The CPU reference has one   */
+/* plan, "cpu_reference". Selecting and autotuning change which plan a      */
+/* graph runs: do them before sharing the graph among executing threads.    */
+/* ------------------------------------------------------------------------ */
+
+/* One plan of a built graph (cudnnfe_graph_get_plan_info). An output
+ * struct: set struct_size (cudnnfe_plan_info_init does) and the library
+ * writes the fields that fit in it. */
+typedef struct cudnnfe_plan_info {
+  size_t struct_size;
+  /* "eng9_k2=3_k13=1": engine and knob choices; valid while the graph
+   * lives. */
+  const char *name;
+  int64_t engine_id;        /* cuDNN's global engine index; -1 for the CPU */
+  int64_t workspace_size;   /* bytes */
+  uint32_t numerical_notes; /* CUDNNFE_NUMERICAL_NOTE_* bits */
+  uint32_t behavior_notes;  /* CUDNNFE_BEHAVIOR_NOTE_* bits */
+  /* Median time of one execute measured by the last autotune, in
+   * milliseconds; -1 when not timed. */
+  double autotune_time_ms;
+  int32_t selected;           /* 1 for the plan that execute runs */
+  int32_t chosen_by_autotune; /* 1 when autotune chose it (kept in blobs) */
+} cudnnfe_plan_info_t;
+void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info);
+
+/* Writes the number of plans of the built graph (>= 1). WRONG_STATE before
+ * build. */
+cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int64_t *count);
+
+/* Fills `info` for plan `index` (0 to count - 1; INVALID_ARGUMENT
+ * otherwise). WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index,
+                                             cudnnfe_plan_info_t *info);
+
+/* Makes plan `index` the one execute runs (and the one serialized).
+ * Not safe while other threads execute the graph. */
+cudnnfe_status_t cudnnfe_graph_select_plan(cudnnfe_graph_t *graph, int64_t index);
+
+/* Writes the index of the plan execute runs. */
+cudnnfe_status_t cudnnfe_graph_get_selected_plan(const cudnnfe_graph_t *graph, int64_t *index);
+
+typedef struct cudnnfe_autotune_options {
+  size_t struct_size;
+  int32_t warmup_iterations; /* untimed executes per plan; default 2 */
+  /* Timed samples per plan: at least min, at most max (defaults 5, 50). A
+   * sample times a batch of back-to-back executes (up to 64) long enough
+   * for CUDA events to resolve, between two CUDA events. */
+  int32_t min_iterations;
+  int32_t max_iterations;
+  /* Stop sampling a plan once its median moved by less than this fraction
+   * over the last sample; default 0.01. */
+  double tolerance;
+  /* Stop sampling a plan after this much measured GPU time; default 200. */
+  double max_ms_per_plan;
+} cudnnfe_autotune_options_t;
+void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options);
+
+/* Times every plan of a built GPU graph on the GPU with CUDA events
+ * (warm-up, then samples until the median is stable), selects the fastest
+ * and records the timings in the graph (cudnnfe_plan_info_t), in its
+ * serialized plan and in the plan caches, so that later builds of the same
+ * graph and loads of its plan start with the autotuned plan and time
+ * nothing. Build with CUDNNFE_BUILD_POLICY_ALL to have a choice.
+ *
+ * Buffers: with `bindings` NULL and `num_bindings` 0 the library allocates
+ * scratch device buffers for every bound tensor (filled with a fixed finite
+ * pattern) and frees them before returning; else every bound tensor needs a
+ * binding as for execute, and output buffers are overwritten. `workspace`
+ * NULL: the library allocates the largest workspace of the plans; else
+ * plans needing more than `workspace_size` are not timed. `stream` is a
+ * cudaStream_t (NULL: default stream); the call synchronizes it. A plan
+ * whose execution fails is skipped (its time stays -1). Returns OK,
+ * INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED (CPU reference graph, or no
+ * plan could be timed; the message says why for each), CUDA_ERROR. */
+cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
+                                        void *workspace, size_t workspace_size, void *stream,
+                                        const cudnnfe_autotune_options_t *options);
+
+/* ------------------------------------------------------------------------ */
+/* Build information and the plan cache                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Where a built graph's plan came from. */
+typedef int32_t cudnnfe_plan_source_t;
+#define CUDNNFE_PLAN_SOURCE_BUILT 1        /* heuristics and plan build; the CPU reference */
+#define CUDNNFE_PLAN_SOURCE_MEMORY_CACHE 2 /* reused from this process's plan cache */
+#define CUDNNFE_PLAN_SOURCE_DISK_CACHE 3   /* loaded from the plan cache directory */
+#define CUDNNFE_PLAN_SOURCE_SERIALIZED 4   /* cudnnfe_graph_deserialize_plan's engine config */
+#define CUDNNFE_PLAN_SOURCE_REBUILT 5      /* deserialize_plan fell back to a full build */
+
+/* How a graph was built (output struct, as cudnnfe_plan_info_t). Times in
+ * milliseconds of host wall clock; a stage that did not run is 0. */
+typedef struct cudnnfe_build_info {
+  size_t struct_size;
+  cudnnfe_plan_source_t source;
+  double total_ms;      /* the whole build (or plan load) call */
+  double validate_ms;   /* validation and type resolution */
+  double cache_ms;      /* fingerprint and plan cache lookups */
+  double lower_ms;      /* lowering and finalizing the operation graph */
+  double heuristics_ms; /* heuristics queries, engine notes and filters */
+  double plan_build_ms; /* support check and plan finalization */
+} cudnnfe_build_info_t;
+void cudnnfe_build_info_init(cudnnfe_build_info_t *info);
+
+/* Fills `info` for the built graph. WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *graph,
+                                              cudnnfe_build_info_t *info);
+
+/* Characters of a fingerprint, with its terminating NUL. */
+#define CUDNNFE_FINGERPRINT_SIZE 33
+
+/* Writes the graph's structural fingerprint: 32 lowercase hex digits and a
+ * NUL into `buffer` (capacity >= CUDNNFE_FINGERPRINT_SIZE). It hashes the
+ * graph description (docs/graph-json.md) without graph, node and tensor
+ * names: structure, UIDs, shapes, strides, data types, attributes and
+ * scalar values. Graphs with equal fingerprints share plans; the plan
+ * caches key on it plus the build options, the GPU and the cuDNN version.
+ * Data types left NOT_SET are hashed as such: fingerprint a validated or
+ * built graph to get the cache's key. */
+cudnnfe_status_t cudnnfe_graph_get_fingerprint(const cudnnfe_graph_t *graph, char *buffer,
+                                               size_t capacity);
+
+/* Counters of the plan caches of this process (output struct). */
+typedef struct cudnnfe_plan_cache_stats {
+  size_t struct_size;
+  int64_t entries;     /* plans sets held in memory */
+  int64_t hits;        /* builds served from memory */
+  int64_t misses;      /* cache-enabled GPU builds not served from memory */
+  int64_t disk_hits;   /* builds served from the cache directory */
+  int64_t disk_writes; /* plan files written to the cache directory */
+  int64_t disk_errors; /* unreadable, stale or unwritable cache files (ignored) */
+} cudnnfe_plan_cache_stats_t;
+void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats);
+
+/* Reads the counters. */
+cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats);
+
+/* Empties this process's plan cache and zeroes the counters. Graphs built
+ * from it keep their plans. The cache directory is not touched. */
+cudnnfe_status_t cudnnfe_plan_cache_clear(void);
+
+/* ------------------------------------------------------------------------ */
+/* Built plans, serialized                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the built graph's plan: a header line, then a JSON document holding
+ * the graph description, the build options, the selected plan's engine
+ * configuration (engine id and knobs), the cuDNN version and GPU
+ * architecture it was built for, and the autotune record (docs/plans.md).
+ * Loading it skips heuristics and the plan search. A CPU reference graph
+ * serializes as such. Size-query pattern as cudnnfe_graph_serialize.
+ * WRONG_STATE before build. */
+cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer,
+                                              size_t capacity, size_t *size);
+
+typedef struct cudnnfe_plan_load_options {
+  size_t struct_size;
+  /* 1: when the plan was made for another GPU architecture or cuDNN version
+   * (or this machine has neither), or its engine configuration no longer
+   * builds, build the graph again from its description with the stored
+   * build options (source REBUILT) instead of failing. Default 0. */
+  int32_t rebuild_on_mismatch;
+} cudnnfe_plan_load_options_t;
+void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options);
+
+/* Loads a serialized plan into `graph`, which must be empty (just
+ * created), and builds it from the stored engine configuration: the graph is
+ * built on return. `handle` may be NULL as for cudnnfe_graph_build. Returns
+ * OK; BAD_SERIALIZED_DATA for truncated, corrupt or hostile bytes (never a
+ * crash or an allocation sized by the input), and for a plan made for
+ * another GPU architecture or cuDNN version, the message naming both;
+ * NOT_SUPPORTED when the stored engine configuration no longer builds;
+ * CUDNN_UNAVAILABLE, CUDA_ERROR. On failure the graph stays empty. */
+cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                                const char *data, size_t size,
+                                                const cudnnfe_plan_load_options_t *options);
+
+/* ------------------------------------------------------------------------ */
+/* CUDA graphs                                                              */
+/*                                                                          */
+/* Two ways (docs/plans.md): capture cudnnfe_graph_execute inside stream    */
+/* capture (any GPU plan), or let cuDNN fill a CUDA graph directly (plans   */
+/* with CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API; require it    */
+/* with the build option require_behavior_notes).                           */
+/* ------------------------------------------------------------------------ */
+
+/* Adds the selected plan's work on the given buffers (bindings and
+ * workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
+ * created empty (cudaGraphCreate) and owns. Instantiate and launch it with
+ * the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
+ * (CPU reference; the plan lacks native CUDA graph support; cuDNN older
+ * than 9.5), CUDNN_ERROR. Errors are reported on `handle`. */
+cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
+                                                   cudnnfe_handle_t *handle,
+                                                   const cudnnfe_binding_t *bindings,
+                                                   size_t num_bindings, void *workspace,
+                                                   size_t workspace_size, void *cuda_graph);
+
+/* Points the nodes of a CUDA graph filled by
+ * cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
+ * Then update an instantiated executable with cudaGraphExecUpdate, or
+ * instantiate again. Same returns as populate. */
+cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
+                                                 cudnnfe_handle_t *handle,
+                                                 const cudnnfe_binding_t *bindings,
+                                                 size_t num_bindings, void *workspace,
+                                                 size_t workspace_size, void *cuda_graph);
 
 #ifdef __cplusplus
 } /* extern "C" */

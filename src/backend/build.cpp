@@ -1,9 +1,14 @@
-// build_gpu_plan: lower every node, finalize the operation graph on a
-// handle, ask cuDNN's heuristics for engine configurations in the modes the
-// caller chose, and keep the first configuration whose plan builds. When
+// Building plan sets: lower every node, finalize the operation graph on a
+// handle, then either ask cuDNN's heuristics for engine configurations in
+// the modes the caller chose (keeping the first that passes the filters and
+// builds, or all of them, by policy) or build one stored configuration. When
 // nothing builds, the NOT_SUPPORTED message says what was asked (the ops),
-// of what (cuDNN version, GPU and architecture) and cuDNN's own reason.
-#include <sstream>
+// of what (cuDNN version, GPU and architecture), cuDNN's own reason and
+// which filter removed which engine configuration.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
 
 #include "backend/backend.h"
 #include "backend/descriptor.h"
@@ -11,14 +16,18 @@
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
 #include "backend/lowering.h"
+#include "backend/plan_build.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
 
-std::string version_string(size_t version) {
-  return cat(version / 10000, ".", (version % 10000) / 100, ".", version % 100);
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 // `conv_fprop "c1" (HALF)`, `pointwise "act" (RELU_FWD, FLOAT)`.
@@ -47,11 +56,10 @@ std::string describe_ops(const Graph &graph) {
   return ops;
 }
 
-[[noreturn]] void fail_not_supported(const Graph &graph, size_t version, int device,
+[[noreturn]] void fail_not_supported(const Graph &graph, int64_t version, int device,
                                      const std::string &why) {
-  fail(CUDNNFE_STATUS_NOT_SUPPORTED, "graph \"", graph.name, "\" [", describe_ops(graph),
-       "] is not supported by cuDNN ", version_string(version), " on ", describe_device(device),
-       ": ", why);
+  fail(CUDNNFE_STATUS_NOT_SUPPORTED, describe_graph(graph), " is not supported by cuDNN ",
+       plan::cudnn_version_string(version), " on ", describe_device(device), ": ", why);
 }
 
 void lower_node(Lowering &lowering, const Node &node) {
@@ -77,21 +85,115 @@ cudnnBackendHeurMode_t to_cudnn_heur(cudnnfe_heur_mode_t mode) {
   }
 }
 
-const char *heur_mode_name(cudnnfe_heur_mode_t mode) {
-  switch (mode) {
-    case CUDNNFE_HEUR_MODE_B: return "B";
-    case CUDNNFE_HEUR_MODE_FALLBACK: return "FALLBACK";
-    default: return "A";
+// A PlanSet with the graph lowered and its operation graph finalized.
+std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &target,
+                                     BuildRecord &record) {
+  const Clock::time_point start = Clock::now();
+  auto set = std::make_shared<PlanSet>();
+  Lowering lowering(graph, static_cast<size_t>(target.cudnn_version));
+  for (const Node &node : graph.nodes()) {
+    try {
+      lower_node(lowering, node);
+    } catch (const Error &e) {
+      if (e.status() == CUDNNFE_STATUS_NOT_SUPPORTED)
+        fail_not_supported(graph, target.cudnn_version, target.device,
+                           cat(Graph::label(node), ": ", e.message()));
+      throw Error(e.status(),
+                  cat("graph \"", graph.name, "\": ", Graph::label(node), ": ", e.message()));
+    }
+  }
+  Descriptor operation_graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  operation_graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, lowering.operations().data(),
+                                  static_cast<int64_t>(lowering.operations().size()));
+  operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
+  cudnnStatus_t status = operation_graph.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) {
+    std::string reason = last_error();
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("cuDNN refused the operation graph: ", status_text(status),
+                           reason.empty() ? "" : cat(": ", reason)));
+  }
+  set->descriptors = lowering.take_descriptors();
+  set->operation_graph = std::move(operation_graph);
+  set->uids = graph.bound_uids();
+  set->scalars = lowering.scalars();
+  set->device = target.device;
+  set->sm = target.sm;
+  set->device_name = target.device_name;
+  set->cudnn_version = target.cudnn_version;
+  set->seal();
+  record.lower_ms += ms_since(start);
+  return set;
+}
+
+// Reads an attribute without throwing; returns the element count or -1.
+int64_t try_get(cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t name,
+                cudnnBackendAttributeType_t type, int64_t capacity, void *out) {
+  int64_t count = 0;
+  if (cudnn().BackendGetAttribute(desc, name, type, capacity, &count, out) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  return count;
+}
+
+uint32_t numerical_bit(cudnnBackendNumericalNote_t note) {
+  switch (note) {
+    case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: return CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE;
+    case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: return CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+      return CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
+    case CUDNN_NUMERICAL_NOTE_FFT: return CUDNNFE_NUMERICAL_NOTE_FFT;
+    case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: return CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC;
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD:
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4:
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6:
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: return CUDNNFE_NUMERICAL_NOTE_WINOGRAD;
+    case CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP: return CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP;
+    default: return 0;
   }
 }
 
-// "eng9_k2=3_k13=1": the engine's global index and its knob choices.
-std::string plan_name(const Descriptor &config) {
+uint32_t behavior_bit(cudnnBackendBehaviorNote_t note) {
+  switch (note) {
+    case CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: return CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    case CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER:
+      return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER;
+    case CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER:
+      return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER;
+    case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API:
+      return CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API;
+    case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY;
+    default: return 0;
+  }
+}
+
+// The notes of a finalized engine descriptor, as our bits.
+void read_notes(cudnnBackendDescriptor_t engine, uint32_t *numerical, uint32_t *behavior) {
+  cudnnBackendNumericalNote_t notes[32];
+  int64_t n = try_get(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 32, notes);
+  *numerical = 0;
+  for (int64_t i = 0; i < std::min<int64_t>(n, 32); ++i) *numerical |= numerical_bit(notes[i]);
+  cudnnBackendBehaviorNote_t behaviors[32];
+  n = try_get(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, 32, behaviors);
+  *behavior = 0;
+  for (int64_t i = 0; i < std::min<int64_t>(n, 32); ++i) *behavior |= behavior_bit(behaviors[i]);
+}
+
+// An engine configuration from the heuristics: engine, knobs and notes.
+struct Offered {
+  plan::EngineConfig config;
+  std::string name;
+  uint32_t numerical_notes = 0;
+  uint32_t behavior_notes = 0;
+  int64_t workspace_size = -1;  // -1: unknown until the plan is built
+};
+
+Offered read_config(const Descriptor &config) {
+  Offered o;
   Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t raw_engine = engine.get();
   config.get_descriptors(CUDNN_ATTR_ENGINECFG_ENGINE, &raw_engine, 1);
-  std::ostringstream name;
-  name << "eng" << engine.get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  o.config.engine_id = engine.get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  read_notes(engine.get(), &o.numerical_notes, &o.behavior_notes);
   std::vector<Descriptor> knobs;
   std::vector<cudnnBackendDescriptor_t> raw_knobs;
   for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
@@ -107,72 +209,133 @@ std::string plan_name(const Descriptor &config) {
     int64_t value = 0;
     knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
     knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value);
-    name << "_k" << static_cast<int>(type) << "=" << value;
+    o.config.knobs.push_back({static_cast<int64_t>(type), value});
   }
-  return name.str();
+  o.name = plan::engine_config_name(o.config);
+  int64_t workspace = 0;
+  if (try_get(config.get(), CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &workspace) ==
+      1)
+    o.workspace_size = workspace;
+  return o;
+}
+
+// What the filters removed: filter description -> plan names (bounded).
+class FilterLog {
+ public:
+  void add(const std::string &filter, const std::string &what) {
+    Entry &e = entries_[filter];
+    if (e.items.size() < kListed) e.items.push_back(what);
+    ++e.count;
+  }
+  bool empty() const { return entries_.empty(); }
+  std::string text() const {
+    std::string out;
+    for (const auto &entry : entries_) {
+      std::string items;
+      for (const std::string &i : entry.second.items) items += cat(items.empty() ? "" : ", ", i);
+      if (entry.second.count > entry.second.items.size())
+        items += cat(" and ", entry.second.count - entry.second.items.size(), " more");
+      out += cat(out.empty() ? "" : "; ", entry.first, " removed ", items);
+    }
+    return out;
+  }
+
+ private:
+  static constexpr size_t kListed = 8;
+  struct Entry {
+    std::vector<std::string> items;
+    size_t count = 0;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+// Why the filters reject `o` ("" if they keep it); workspace is checked
+// here only when known.
+std::string filter_reason(const Offered &o, const BuildOptions &options, FilterLog &log) {
+  if (std::find(options.exclude_engines.begin(), options.exclude_engines.end(),
+                o.config.engine_id) != options.exclude_engines.end()) {
+    log.add("exclude_engines", o.name);
+    return "excluded";
+  }
+  if (uint32_t hit = o.numerical_notes & options.exclude_numerical_notes) {
+    log.add("exclude_numerical_notes", cat(o.name, " (", plan::notes_string(plan::NoteKind::kNumerical, hit), ")"));
+    return "excluded";
+  }
+  if (uint32_t hit = o.behavior_notes & options.exclude_behavior_notes) {
+    log.add("exclude_behavior_notes", cat(o.name, " (", plan::notes_string(plan::NoteKind::kBehavior, hit), ")"));
+    return "excluded";
+  }
+  if (uint32_t missing = options.require_behavior_notes & ~o.behavior_notes) {
+    log.add("require_behavior_notes",
+            cat(o.name, " (lacks ", plan::notes_string(plan::NoteKind::kBehavior, missing), ")"));
+    return "excluded";
+  }
+  if (options.max_workspace_size >= 0 && o.workspace_size > options.max_workspace_size) {
+    log.add(cat("max_workspace_size ", options.max_workspace_size),
+            cat(o.name, " (needs ", o.workspace_size, " bytes)"));
+    return "excluded";
+  }
+  return "";
 }
 
 }  // namespace
 
-std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
-                                     const BuildOptions &options) {
+std::string describe_graph(const Graph &graph) {
+  return cat("graph \"", graph.name, "\" [", describe_ops(graph), "]");
+}
+
+BuildTarget build_target(Handle *handle) {
   const CudnnApi &dnn = cudnn();
-  const size_t version = dnn.GetVersion();
-  int device;
-  cudnnHandle_t cudnn_handle;
+  BuildTarget t;
+  t.cudnn_version = static_cast<int64_t>(dnn.GetVersion());
   if (handle) {
     init_handle(*handle);
-    device = handle->device;
-    ensure_device(device);
-    cudnn_handle = static_cast<cudnnHandle_t>(handle->cudnn);
+    t.device = handle->device;
+    ensure_device(t.device);
+    t.handle = static_cast<cudnnHandle_t>(handle->cudnn);
   } else {
-    device = current_device();
-    cudnn_handle = shared_handle(device);
+    t.device = current_device();
+    t.handle = shared_handle(t.device);
   }
+  const DeviceInfo &info = device_info(t.device);
+  t.sm = info.sm_version;
+  t.device_name = info.name;
+  return t;
+}
 
-  Lowering lowering(graph, version);
-  for (const Node &node : graph.nodes()) {
-    try {
-      lower_node(lowering, node);
-    } catch (const Error &e) {
-      if (e.status() == CUDNNFE_STATUS_NOT_SUPPORTED)
-        fail_not_supported(graph, version, device, cat(Graph::label(node), ": ", e.message()));
-      throw Error(e.status(),
-                  cat("graph \"", graph.name, "\": ", Graph::label(node), ": ", e.message()));
-    }
-  }
-
-  Descriptor operation_graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  operation_graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, lowering.operations().data(),
-                                  static_cast<int64_t>(lowering.operations().size()));
-  operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, cudnn_handle);
-  cudnnStatus_t status = operation_graph.try_finalize();
-  if (status != CUDNN_STATUS_SUCCESS) {
-    std::string reason = last_error();
-    fail_not_supported(graph, version, device,
-                       cat("cuDNN refused the operation graph: ", status_text(status),
-                           reason.empty() ? "" : cat(": ", reason)));
-  }
+std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
+                                        const BuildOptions &options, BuildRecord &record) {
+  std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
 
   // Why each heuristics mode gave no plan; modes failing alike are merged.
   std::vector<std::pair<std::string, std::string>> attempts;
-  auto record = [&attempts](cudnnfe_heur_mode_t mode, std::string why) {
+  auto note_attempt = [&attempts](cudnnfe_heur_mode_t mode, std::string why) {
     for (auto &a : attempts) {
       if (a.second == why) {
-        a.first += cat(", ", heur_mode_name(mode));
+        a.first += cat(", ", plan::heur_mode_name(mode));
         return;
       }
     }
-    attempts.emplace_back(heur_mode_name(mode), std::move(why));
+    attempts.emplace_back(plan::heur_mode_name(mode), std::move(why));
   };
+  FilterLog filtered;
+  std::set<std::string> seen;
+  size_t failed_builds = 0;
+  std::string first_failure;
+  const bool all = options.policy == CUDNNFE_BUILD_POLICY_ALL;
+  const size_t limit = all && options.max_plans > 0 ? static_cast<size_t>(options.max_plans)
+                                                    : (all ? SIZE_MAX : 1);
   for (cudnnfe_heur_mode_t mode : options.heur_modes) {
+    if (set->candidates.size() >= limit) break;
+    Clock::time_point start = Clock::now();
     Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, operation_graph);
+    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, set->operation_graph);
     heuristics.set_heur_mode(CUDNN_ATTR_ENGINEHEUR_MODE, to_cudnn_heur(mode));
-    status = heuristics.try_finalize();
+    cudnnStatus_t status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();
-      record(mode, cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
+      note_attempt(mode, cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
+      record.heuristics_ms += ms_since(start);
       continue;
     }
     const int64_t available = heuristics.count_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS);
@@ -187,35 +350,127 @@ std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
                                                                  raw_configs.data(), available)
                                     : 0,
                           available);
+    record.heuristics_ms += ms_since(start);
     if (count == 0) {
       std::string reason = last_error();
-      record(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
+      note_attempt(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
       continue;
     }
-    std::string first_reason;
-    for (int64_t i = 0; i < count; ++i) {
+    for (int64_t i = 0; i < count && set->candidates.size() < limit; ++i) {
+      start = Clock::now();
+      Offered offered = read_config(configs[i]);
+      const bool fresh = seen.insert(offered.name).second;
+      const bool keep = fresh && filter_reason(offered, options, filtered).empty();
+      record.heuristics_ms += ms_since(start);
+      if (!keep) continue;
+      start = Clock::now();
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
       status = plan.try_finalize();
-      if (status == CUDNN_STATUS_SUCCESS) {
-        const int64_t workspace = plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
-        std::string name = plan_name(configs[i]);
-        return std::make_unique<GpuPlan>(lowering.take_descriptors(), std::move(operation_graph),
-                                         std::move(plan), graph.bound_uids(), lowering.scalars(),
-                                         workspace, std::move(name), device);
+      if (status != CUDNN_STATUS_SUCCESS) {
+        ++failed_builds;
+        if (first_failure.empty()) {
+          std::string reason = last_error();
+          first_failure =
+              cat(offered.name, ": ", status_text(status), reason.empty() ? "" : cat(": ", reason));
+        }
+        record.plan_build_ms += ms_since(start);
+        continue;
       }
-      if (first_reason.empty()) {
-        std::string reason = last_error();
-        first_reason = cat(status_text(status), reason.empty() ? "" : cat(": ", reason));
+      const int64_t workspace = plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+      record.plan_build_ms += ms_since(start);
+      if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
+        offered.workspace_size = workspace;
+        filter_reason(offered, options, filtered);
+        continue;
       }
+      Candidate c;
+      c.config = std::move(offered.config);
+      c.name = std::move(offered.name);
+      c.plan = std::move(plan);
+      c.workspace_size = workspace;
+      c.numerical_notes = offered.numerical_notes;
+      c.behavior_notes = offered.behavior_notes;
+      set->candidates.push_back(std::move(c));
     }
-    record(mode, cat("offered ", count,
-                     " engine configs and none built (first failure: ", first_reason, ")"));
   }
+  if (!set->candidates.empty()) return set;
+
   std::string why;
+  if (!filtered.empty())
+    why = cat("the build options' filters removed every engine configuration they saw: ",
+              filtered.text());
+  if (failed_builds)
+    why += cat(why.empty() ? "" : "; ", failed_builds,
+               " engine configuration(s) failed to build (first: ", first_failure, ")");
   for (const auto &a : attempts)
     why += cat(why.empty() ? "" : "; ", "heuristics ", a.first, " ", a.second);
-  fail_not_supported(graph, version, device, why.empty() ? "no heuristics mode was given" : why);
+  fail_not_supported(graph, target.cudnn_version, target.device,
+                     why.empty() ? "no heuristics mode was given" : why);
+}
+
+std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const BuildTarget &target,
+                                                    const plan::EngineConfig &config,
+                                                    BuildRecord &record) {
+  std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
+  const Clock::time_point start = Clock::now();
+  const std::string name = plan::engine_config_name(config);
+  auto refuse = [&](const char *step, cudnnStatus_t status) {
+    std::string reason = last_error();
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("the stored engine configuration ", name, " does not build (", step,
+                           "): ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
+  };
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine.set_descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, set->operation_graph);
+  engine.set_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, config.engine_id);
+  cudnnStatus_t status = engine.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) refuse("engine", status);
+  std::vector<Descriptor> knobs;
+  std::vector<cudnnBackendDescriptor_t> raw_knobs;
+  for (const plan::KnobChoice &k : config.knobs) {
+    knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    Descriptor &choice = knobs.back();
+    const cudnnBackendKnobType_t type = static_cast<cudnnBackendKnobType_t>(k.type);
+    status = cudnn().BackendSetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                         CUDNN_TYPE_KNOB_TYPE, 1, &type);
+    if (status != CUDNN_STATUS_SUCCESS) refuse("knob type", status);
+    choice.set_int64(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, k.value);
+    status = choice.try_finalize();
+    if (status != CUDNN_STATUS_SUCCESS) refuse("knob choice", status);
+    raw_knobs.push_back(choice.get());
+  }
+  Descriptor engine_config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  engine_config.set_descriptor(CUDNN_ATTR_ENGINECFG_ENGINE, engine);
+  if (!raw_knobs.empty())
+    engine_config.set_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, raw_knobs.data(),
+                                  static_cast<int64_t>(raw_knobs.size()));
+  status = engine_config.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) refuse("engine configuration", status);
+  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, engine_config);
+  status = plan.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) refuse("execution plan", status);
+  Candidate c;
+  c.config = config;
+  c.name = name;
+  c.workspace_size = plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+  read_notes(engine.get(), &c.numerical_notes, &c.behavior_notes);
+  c.plan = std::move(plan);
+  set->candidates.push_back(std::move(c));
+  record.plan_build_ms += ms_since(start);
+  return set;
+}
+
+// The build without caches (kept for callers of backend.h).
+std::unique_ptr<Plan> build_gpu_plan(const Graph &graph, Handle *handle,
+                                     const BuildOptions &options) {
+  BuildRecord record;
+  const BuildTarget target = build_target(handle);
+  auto plan = std::make_unique<GpuPlan>(build_plan_set(graph, target, options, record), 0);
+  plan->record = record;
+  plan->options = options;
+  return plan;
 }
 
 }  // namespace cudnnfe::backend

@@ -1,70 +1,185 @@
 #include "backend/gpu_plan.h"
 
+#include <dlfcn.h>
+
+#include <cstring>
+#include <mutex>
+
 #include "backend/device.h"
 #include "backend/loader.h"
 #include "core/error.h"
 #include "exec/handle.h"
 
 namespace cudnnfe::backend {
+namespace {
 
-GpuPlan::GpuPlan(std::deque<Descriptor> descriptors, Descriptor operation_graph, Descriptor plan,
-                 const std::vector<int64_t> &bound_uids, std::vector<ScalarValue> scalars,
-                 int64_t workspace_size, std::string name, int device)
-    : descriptors_(std::move(descriptors)),
-      operation_graph_(std::move(operation_graph)),
-      plan_(std::move(plan)),
-      uids_(bound_uids),
-      bound_count_(bound_uids.size()),
-      scalars_(std::move(scalars)),
-      workspace_size_(workspace_size),
-      name_(std::move(name)),
-      device_(device) {
-  if (bound_count_ > kMaxBoundTensors || scalars_.size() > kMaxScalars)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the plan has ", bound_count_, " bound tensors and ",
-         scalars_.size(), " scalars; at most ", kMaxBoundTensors, " and ", kMaxScalars,
-         " are supported");
-  for (const ScalarValue &s : scalars_) uids_.push_back(s.uid);
+// The last variant pack this thread executed with: reused while the same
+// plan set runs on the same buffers (the common case of a loop over one
+// graph), so that execute builds no descriptor. Per thread, so no lock.
+struct PackCache {
+  uint64_t serial = 0;
+  size_t count = 0;
+  void *workspace = nullptr;
+  void *data[kMaxBoundTensors] = {};
+  Descriptor pack;
+};
+thread_local PackCache t_pack;
+
+Descriptor make_pack(const PlanSet &set, void *const *data, void *workspace) {
+  void *pointers[kMaxBoundTensors + kMaxScalars];
+  for (size_t i = 0; i < set.bound_count; ++i) pointers[i] = data[i];
+  for (size_t i = 0; i < set.scalars.size(); ++i)
+    pointers[set.bound_count + i] = const_cast<unsigned char *>(set.scalars[i].bytes);
+  const int64_t count = static_cast<int64_t>(set.uids.size());
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, set.uids.data(), count);
+  pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers, count);
+  pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &workspace, 1);
+  pack.finalize();
+  return pack;
 }
 
-// The hot path: no allocation of ours (the pointer table is on the stack)
-// except creating the cuDNN handle on a handle's first use.
-void GpuPlan::execute(Handle &handle, void *const *data, void *workspace, void *stream) const {
+cudnnBackendDescriptor_t cached_pack(const PlanSet &set, void *const *data, void *workspace) {
+  PackCache &c = t_pack;
+  const size_t n = set.bound_count;
+  if (c.pack.get() && c.serial == set.serial && c.count == n && c.workspace == workspace &&
+      std::memcmp(c.data, data, n * sizeof(void *)) == 0)
+    return c.pack.get();
+  Descriptor pack = make_pack(set, data, workspace);
+  c.pack = std::move(pack);
+  c.serial = set.serial;
+  c.count = n;
+  c.workspace = workspace;
+  std::memcpy(c.data, data, n * sizeof(void *));
+  return c.pack.get();
+}
+
+using PopulateFn = decltype(&cudnnBackendPopulateCudaGraph);
+using UpdateFn = decltype(&cudnnBackendUpdateCudaGraph);
+
+struct CudaGraphApi {
+  PopulateFn populate = nullptr;
+  UpdateFn update = nullptr;
+};
+
+// The CUDA graph entry points of the loaded cuDNN (9.5 and later).
+const CudaGraphApi &cuda_graph_api() {
+  static CudaGraphApi api;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *lib = dlopen(cudnn().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) return;
+    api.populate = reinterpret_cast<PopulateFn>(dlsym(lib, "cudnnBackendPopulateCudaGraph"));
+    api.update = reinterpret_cast<UpdateFn>(dlsym(lib, "cudnnBackendUpdateCudaGraph"));
+  });
+  return api;
+}
+
+}  // namespace
+
+uint64_t next_plan_set_serial() {
+  static std::atomic<uint64_t> serial{0};
+  return ++serial;
+}
+
+void PlanSet::seal() {
+  bound_count = uids.size();
+  if (bound_count > kMaxBoundTensors || scalars.size() > kMaxScalars)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the plan has ", bound_count, " bound tensors and ",
+         scalars.size(), " scalars; at most ", kMaxBoundTensors, " and ", kMaxScalars,
+         " are supported");
+  for (const ScalarValue &s : scalars) uids.push_back(s.uid);
+  serial = next_plan_set_serial();
+}
+
+GpuPlan::GpuPlan(std::shared_ptr<const PlanSet> set, size_t selected)
+    : set_(std::move(set)), selected_(selected) {
+  if (!set_ || set_->candidates.empty() || selected >= set_->candidates.size())
+    fail(CUDNNFE_STATUS_INTERNAL, "a GPU plan needs a built candidate");
+  times.assign(set_->candidates.size(), -1.0);
+}
+
+PlanEntry GpuPlan::entry(size_t index) const {
+  const Candidate &c = set_->candidates.at(index);
+  PlanEntry e;
+  e.name = &c.name;
+  e.engine_id = c.config.engine_id;
+  e.workspace_size = c.workspace_size;
+  e.numerical_notes = c.numerical_notes;
+  e.behavior_notes = c.behavior_notes;
+  e.autotune_time_ms = index < times.size() ? times[index] : -1.0;
+  e.chosen_by_autotune = chosen_by_autotune == static_cast<int>(index);
+  return e;
+}
+
+cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) const {
   if (!handle.cudnn) {
-    if (handle.device < 0) handle.device = device_;
+    if (handle.device < 0) handle.device = set_->device;
     init_handle(handle);
   }
-  if (handle.device != device_)
-    fail(CUDNNFE_STATUS_INVALID_ARGUMENT, "the plan was built for CUDA device ", device_,
-         " but the handle runs on device ", handle.device, "; use a handle of device ", device_);
-  ensure_device(device_);
-  const CudnnApi &dnn = cudnn();
+  if (handle.device != set_->device)
+    fail(CUDNNFE_STATUS_INVALID_ARGUMENT, "the plan was built for CUDA device ", set_->device,
+         " but the handle runs on device ", handle.device, "; use a handle of device ",
+         set_->device);
+  ensure_device(set_->device);
   cudnnHandle_t cudnn_handle = static_cast<cudnnHandle_t>(handle.cudnn);
-  if (!handle.stream_set || handle.stream != stream) {
-    cudnnStatus_t status = dnn.SetStream(cudnn_handle, static_cast<cudaStream_t>(stream));
+  if (set_stream && (!handle.stream_set || handle.stream != stream)) {
+    cudnnStatus_t status = cudnn().SetStream(cudnn_handle, static_cast<cudaStream_t>(stream));
     if (status != CUDNN_STATUS_SUCCESS)
       fail(CUDNNFE_STATUS_CUDNN_ERROR, "cudnnSetStream failed: ", status_text(status), ": ",
            last_error());
     handle.stream = stream;
     handle.stream_set = true;
   }
+  return cudnn_handle;
+}
 
-  void *pointers[kMaxBoundTensors + kMaxScalars];
-  for (size_t i = 0; i < bound_count_; ++i) pointers[i] = data[i];
-  for (size_t i = 0; i < scalars_.size(); ++i)
-    pointers[bound_count_ + i] = const_cast<unsigned char *>(scalars_[i].bytes);
-  const int64_t count = static_cast<int64_t>(uids_.size());
-
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids_.data(), count);
-  pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers, count);
-  pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &workspace, 1);
-  pack.finalize();
-  cudnnStatus_t status = dnn.BackendExecute(cudnn_handle, plan_.get(), pack.get());
+// The hot path: no allocation of ours (the pointer table is on the stack and
+// the variant pack is reused while the buffers stay the same) except
+// creating the cuDNN handle on a handle's first use.
+void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspace,
+                  void *stream) const {
+  cudnnHandle_t cudnn_handle = prepare(handle, stream, true);
+  const Candidate &c = set_->candidates[index];
+  cudnnBackendDescriptor_t pack = cached_pack(*set_, data, workspace);
+  cudnnStatus_t status = cudnn().BackendExecute(cudnn_handle, c.plan.get(), pack);
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();
-    fail(CUDNNFE_STATUS_CUDNN_ERROR, "cudnnBackendExecute of plan ", name_,
+    fail(CUDNNFE_STATUS_CUDNN_ERROR, "cudnnBackendExecute of plan ", c.name,
          " failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason));
   }
+}
+
+void GpuPlan::cuda_graph(bool update, Handle &handle, void *const *data, void *workspace,
+                         void *graph) const {
+  const Candidate &c = current();
+  const char *verb = update ? "cudnnBackendUpdateCudaGraph" : "cudnnBackendPopulateCudaGraph";
+  if (!(c.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "plan ", c.name,
+         " does not support cuDNN's native CUDA graph API (no SUPPORTS_CUDA_GRAPH_NATIVE_API "
+         "note); capture cudnnfe_graph_execute in stream capture instead (docs/plans.md), or "
+         "build with require_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API");
+  const CudaGraphApi &api = cuda_graph_api();
+  if (!(update ? reinterpret_cast<void *>(api.update) : reinterpret_cast<void *>(api.populate)))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the loaded cuDNN (", cudnn().path, ", version ",
+         cudnn().GetVersion(), ") lacks ", verb, " (cuDNN 9.5 or later has it)");
+  cudnnHandle_t cudnn_handle = prepare(handle, nullptr, false);
+  Descriptor pack = make_pack(*set_, data, workspace);
+  cudaGraph_t cuda_graph = static_cast<cudaGraph_t>(graph);
+  cudnnStatus_t status = update ? api.update(cudnn_handle, c.plan.get(), pack.get(), cuda_graph)
+                                : api.populate(cudnn_handle, c.plan.get(), pack.get(), cuda_graph);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    std::string reason = last_error();
+    fail(status == CUDNN_STATUS_NOT_SUPPORTED ? CUDNNFE_STATUS_NOT_SUPPORTED
+                                              : CUDNNFE_STATUS_CUDNN_ERROR,
+         verb, " of plan ", c.name, " failed: ", status_text(status),
+         reason.empty() ? "" : cat(": ", reason));
+  }
+}
+
+void *GpuPlan::raw_handle(Handle &handle) {
+  init_handle(handle);
+  return handle.cudnn;
 }
 
 }  // namespace cudnnfe::backend

@@ -1,16 +1,23 @@
-// A built cuDNN execution plan and everything it needs at execute: the
-// descriptors it was made from, the variant pack's UID order, the scalars'
-// by-value bytes and the workspace size. Immutable after construction, so
-// many threads may execute it at once, each with its own Handle.
+// Built cuDNN plans. A PlanSet is what one build makes: the lowered
+// descriptors, the operation graph and one or more candidate plans (by
+// policy), with the variant pack's UID order and the scalars' bytes. It is
+// immutable once made and shared: by the graph that built it and, through
+// the plan cache, by later graphs of the same structure.
+//
+// A GpuPlan is one graph's view of a PlanSet: which candidate execute runs
+// (selection, autotune) and what autotune measured.
 #pragma once
 
+#include <atomic>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/descriptor.h"
 #include "backend/lowering.h"
-#include "exec/plan.h"
+#include "plan/plan_blob.h"
+#include "plan/recorded_plan.h"
 
 namespace cudnnfe::backend {
 
@@ -18,30 +25,85 @@ namespace cudnnfe::backend {
 // pointers on the stack beside the bound tensors').
 constexpr size_t kMaxScalars = 64;
 
-class GpuPlan final : public Plan {
+struct Candidate {
+  plan::EngineConfig config;
+  std::string name;  // engine_config_name(config)
+  Descriptor plan;   // finalized execution plan
+  int64_t workspace_size = 0;
+  uint32_t numerical_notes = 0;  // CUDNNFE_NUMERICAL_NOTE_* bits
+  uint32_t behavior_notes = 0;   // CUDNNFE_BEHAVIOR_NOTE_* bits
+};
+
+struct PlanSet {
+  // Declared first so that they are destroyed last: the plans refer to them.
+  std::deque<Descriptor> descriptors;
+  Descriptor operation_graph;
+  std::vector<Candidate> candidates;  // at least one
+  // Bound UIDs, then scalar UIDs: the variant pack's order.
+  std::vector<int64_t> uids;
+  size_t bound_count = 0;
+  std::vector<ScalarValue> scalars;
+  int device = 0;
+  int sm = 0;
+  std::string device_name;
+  int64_t cudnn_version = 0;
+  // Persistent-cache key ("" when built without the cache) and in-process
+  // cache key (adds the device index).
+  std::string cache_key;
+  std::string memory_key;
+  // Unique per set in this process (the execute path's variant pack reuse).
+  uint64_t serial = 0;
+
+  // Checks the limits and appends the scalars to `uids`; call once filled.
+  void seal();
+};
+
+class GpuPlan final : public RecordedPlan {
  public:
-  // `bound_uids` are the graph's bound UIDs in execute order.
-  GpuPlan(std::deque<Descriptor> descriptors, Descriptor operation_graph, Descriptor plan,
-          const std::vector<int64_t> &bound_uids, std::vector<ScalarValue> scalars,
-          int64_t workspace_size, std::string name, int device);
+  GpuPlan(std::shared_ptr<const PlanSet> set, size_t selected);
 
   cudnnfe_target_t target() const override { return CUDNNFE_TARGET_GPU; }
-  int64_t workspace_size() const override { return workspace_size_; }
-  const std::string &name() const override { return name_; }
-  void execute(Handle &handle, void *const *data, void *workspace, void *stream) const override;
+  int64_t workspace_size() const override { return current().workspace_size; }
+  const std::string &name() const override { return current().name; }
+  void execute(Handle &handle, void *const *data, void *workspace, void *stream) const override {
+    run(selected(), handle, data, workspace, stream);
+  }
+
+  size_t plan_count() const override { return set_->candidates.size(); }
+  size_t selected() const override { return selected_.load(std::memory_order_relaxed); }
+  void select(size_t index) override { selected_.store(index, std::memory_order_relaxed); }
+  PlanEntry entry(size_t index) const override;
+
+  // Runs candidate `index` (execute's path; autotune times the others).
+  void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream) const;
+  // Fills or updates a CUDA graph with the selected candidate
+  // (cudnnBackendPopulateCudaGraph / cudnnBackendUpdateCudaGraph).
+  void cuda_graph(bool update, Handle &handle, void *const *data, void *workspace,
+                  void *cuda_graph) const;
+
+  const PlanSet &set() const { return *set_; }
+  const std::shared_ptr<const PlanSet> &shared_set() const { return set_; }
+  const Candidate &current() const { return set_->candidates[selected()]; }
+
+  // Autotune's record: per candidate median ms (-1: not timed) and the
+  // candidate it chose (-1: none).
+  std::vector<double> times;
+  int chosen_by_autotune = -1;
+
+  // For benchmarks and tests that call cuDNN directly: the selected plan's
+  // descriptor and the cuDNN handle `handle` runs on (created if needed).
+  void *raw_plan() const { return current().plan.get(); }
+  static void *raw_handle(Handle &handle);
 
  private:
-  // Declared first so that they are destroyed last: the plan refers to them.
-  std::deque<Descriptor> descriptors_;
-  Descriptor operation_graph_;
-  Descriptor plan_;
-  // Bound UIDs, then scalar UIDs: the variant pack's order.
-  std::vector<int64_t> uids_;
-  size_t bound_count_;
-  std::vector<ScalarValue> scalars_;
-  int64_t workspace_size_;
-  std::string name_;
-  int device_;
+  // The handle's cuDNN handle on the plan's device, on `stream`.
+  cudnnHandle_t prepare(Handle &handle, void *stream, bool set_stream) const;
+
+  std::shared_ptr<const PlanSet> set_;
+  std::atomic<size_t> selected_;
 };
+
+// A new serial number for a PlanSet.
+uint64_t next_plan_set_serial();
 
 }  // namespace cudnnfe::backend

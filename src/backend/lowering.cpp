@@ -124,6 +124,26 @@ cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &di
   return make_tensor(next_uid_++, dims, packed_strides(dims), type, true, false);
 }
 
+cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &dims,
+                                                  const std::vector<int64_t> &strides,
+                                                  cudnnDataType_t type) {
+  return make_tensor(next_uid_++, dims, strides, type, true, false);
+}
+
+cudnnBackendDescriptor_t Lowering::workspace_tensor(const std::vector<int64_t> &dims,
+                                                    cudnnfe_dtype_t dtype) {
+  // 256-byte aligned slices, like cudaMalloc's.
+  constexpr int64_t kAlign = 256;
+  WorkspaceTensor w;
+  w.uid = next_uid_++;
+  w.offset = (frontend_workspace_bytes_ + kAlign - 1) / kAlign * kAlign;
+  w.bytes = static_cast<int64_t>(dtype_size(dtype));
+  for (int64_t d : dims) w.bytes *= d;
+  frontend_workspace_bytes_ = w.offset + w.bytes;
+  workspace_tensors_.push_back(w);
+  return make_tensor(w.uid, dims, packed_strides(dims), to_cudnn(dtype), false, false);
+}
+
 cudnnBackendDescriptor_t Lowering::scalar(double value, cudnnfe_dtype_t dtype, size_t rank) {
   ScalarValue s;
   s.uid = next_uid_++;

@@ -25,6 +25,15 @@ struct ScalarValue {
   alignas(8) unsigned char bytes[8] = {};
 };
 
+// A non-virtual intermediate that lives in the frontend's part of the
+// workspace (composite SDPA backward's softmax_sum and dQ accumulator): the
+// plan binds it to workspace + its offset at every execute.
+struct WorkspaceTensor {
+  int64_t uid = 0;
+  int64_t offset = 0;  // bytes from the start of the frontend's part
+  int64_t bytes = 0;
+};
+
 class Lowering {
  public:
   // `cudnn_version` is the loaded library's (91400 for 9.14.0): some
@@ -46,6 +55,16 @@ class Lowering {
                                        const std::vector<int64_t> &strides);
   // A new virtual intermediate with packed strides.
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
+  // A new virtual intermediate with the given strides (a transposed view).
+  cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims,
+                                          const std::vector<int64_t> &strides,
+                                          cudnnDataType_t type);
+  // A new non-virtual packed tensor in the frontend's part of the workspace.
+  cudnnBackendDescriptor_t workspace_tensor(const std::vector<int64_t> &dims,
+                                            cudnnfe_dtype_t dtype);
+  const std::vector<WorkspaceTensor> &workspace_tensors() const { return workspace_tensors_; }
+  // Bytes of the frontend's part of the workspace (0 when there is none).
+  int64_t frontend_workspace_bytes() const { return frontend_workspace_bytes_; }
   // A new pass-by-value scalar of shape [1,...,1] (`rank` dims) holding
   // `value` as `dtype`.
   cudnnBackendDescriptor_t scalar(double value, cudnnfe_dtype_t dtype, size_t rank);
@@ -73,6 +92,8 @@ class Lowering {
   std::deque<Descriptor> descriptors_;
   std::vector<cudnnBackendDescriptor_t> operations_;
   std::vector<ScalarValue> scalars_;
+  std::vector<WorkspaceTensor> workspace_tensors_;
+  int64_t frontend_workspace_bytes_ = 0;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
   std::map<std::pair<int64_t, size_t>, cudnnBackendDescriptor_t> scalars_by_rank_;
   int64_t next_uid_ = 1;
@@ -97,5 +118,8 @@ void lower_matmul(Lowering &lowering, const Node &node);
 void lower_pointwise(Lowering &lowering, const Node &node);
 void lower_reduction(Lowering &lowering, const Node &node);
 void lower_sdpa(Lowering &lowering, const Node &node);
+void lower_sdpa_backward(Lowering &lowering, const Node &node);
+void lower_norm(Lowering &lowering, const Node &node);
+void lower_softmax(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

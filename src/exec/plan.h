@@ -31,6 +31,18 @@ class Plan {
 struct BuildOptions {
   cudnnfe_target_t target = CUDNNFE_TARGET_AUTO;
   std::vector<cudnnfe_heur_mode_t> heur_modes{CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_FALLBACK};
+  // Plan control (src/backend/build.cpp, src/backend/plan_cache.cpp).
+  cudnnfe_build_policy_t policy = CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE;
+  int64_t max_workspace_size = -1;  // -1: no limit
+  uint32_t exclude_numerical_notes = 0;
+  uint32_t exclude_behavior_notes = 0;
+  uint32_t require_behavior_notes = 0;
+  std::vector<int64_t> exclude_engines;
+  int32_t max_plans = 0;  // 0: no limit
+  bool use_plan_cache = true;
+  std::string plan_cache_dir;  // "" : no directory cache
+  // The target the caller asked for (target is resolved from AUTO).
+  cudnnfe_target_t requested_target = CUDNNFE_TARGET_AUTO;
 };
 
 }  // namespace cudnnfe
