@@ -41,9 +41,9 @@ extern "C" {
 
 /* Library version of this header: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define CUDNNFE_VERSION_MAJOR 0
-#define CUDNNFE_VERSION_MINOR 1
+#define CUDNNFE_VERSION_MINOR 2
 #define CUDNNFE_VERSION_PATCH 0
-#define CUDNNFE_VERSION 100
+#define CUDNNFE_VERSION 200
 /* ABI major version; the shared library's SONAME is libcudnnfe.so.<this>. */
 #define CUDNNFE_ABI_VERSION 0
 
@@ -845,7 +845,7 @@ cudnnfe_status_t cudnnfe_graph_get_fingerprint(const cudnnfe_graph_t *graph, cha
 /* Counters of the plan caches of this process (output struct). */
 typedef struct cudnnfe_plan_cache_stats {
   size_t struct_size;
-  int64_t entries;     /* plans sets held in memory */
+  int64_t entries;     /* plan sets held in memory */
   int64_t hits;        /* builds served from memory */
   int64_t misses;      /* cache-enabled GPU builds not served from memory */
   int64_t disk_hits;   /* builds served from the cache directory */

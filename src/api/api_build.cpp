@@ -1,7 +1,10 @@
 // Validation, build and queries on a built graph.
+#include <algorithm>
+#include <cstdlib>
+
 #include "api/guard.h"
 #include "backend/backend.h"
-#include "cpu/cpu_plan.h"
+#include "backend/plan_cache.h"
 #include "exec/plan.h"
 
 using namespace cudnnfe;
@@ -25,6 +28,63 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
                     ", not a heuristic mode (A, B or FALLBACK)");
     b.heur_modes.push_back(mode);
   }
+  // Plan control (appended fields; older structs keep their defaults).
+  if (o.policy != CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE && o.policy != CUDNNFE_BUILD_POLICY_ALL)
+    fail_argument("build options: policy is ", o.policy,
+                  ", not a build policy (HEURISTICS_CHOICE or ALL)");
+  b.policy = o.policy;
+  if (o.max_workspace_size < -1)
+    fail_argument("build options: max_workspace_size is ", o.max_workspace_size,
+                  "; expected -1 (no limit) or a byte count >= 0");
+  b.max_workspace_size = o.max_workspace_size;
+  if (o.exclude_numerical_notes & ~uint32_t{CUDNNFE_NUMERICAL_NOTE_ALL})
+    fail_argument("build options: exclude_numerical_notes has unknown bits ",
+                  o.exclude_numerical_notes & ~uint32_t{CUDNNFE_NUMERICAL_NOTE_ALL},
+                  " (known: CUDNNFE_NUMERICAL_NOTE_ALL = ", CUDNNFE_NUMERICAL_NOTE_ALL, ")");
+  auto check_behavior = [](uint32_t bits, const char *field) {
+    if (bits & ~uint32_t{CUDNNFE_BEHAVIOR_NOTE_ALL})
+      fail_argument("build options: ", field, " has unknown bits ",
+                    bits & ~uint32_t{CUDNNFE_BEHAVIOR_NOTE_ALL},
+                    " (known: CUDNNFE_BEHAVIOR_NOTE_ALL = ", CUDNNFE_BEHAVIOR_NOTE_ALL, ")");
+  };
+  check_behavior(o.exclude_behavior_notes, "exclude_behavior_notes");
+  check_behavior(o.require_behavior_notes, "require_behavior_notes");
+  if (o.exclude_behavior_notes & o.require_behavior_notes)
+    fail_argument("build options: behaviour notes ",
+                  o.exclude_behavior_notes & o.require_behavior_notes,
+                  " are both excluded and required");
+  b.exclude_numerical_notes = o.exclude_numerical_notes;
+  b.exclude_behavior_notes = o.exclude_behavior_notes;
+  b.require_behavior_notes = o.require_behavior_notes;
+  if (o.num_exclude_engines < 0 || o.num_exclude_engines > 256)
+    fail_argument("build options: num_exclude_engines is ", o.num_exclude_engines,
+                  "; expected 0 to 256");
+  if (o.num_exclude_engines > 0 && !o.exclude_engines)
+    fail_argument("build options: exclude_engines is NULL but num_exclude_engines is ",
+                  o.num_exclude_engines);
+  for (int i = 0; i < o.num_exclude_engines; ++i) {
+    if (o.exclude_engines[i] < 0)
+      fail_argument("build options: exclude_engines[", i, "] is ", o.exclude_engines[i],
+                    "; engine ids are >= 0");
+    b.exclude_engines.push_back(o.exclude_engines[i]);
+  }
+  std::sort(b.exclude_engines.begin(), b.exclude_engines.end());
+  b.exclude_engines.erase(std::unique(b.exclude_engines.begin(), b.exclude_engines.end()),
+                          b.exclude_engines.end());
+  if (o.max_plans < 0)
+    fail_argument("build options: max_plans is ", o.max_plans, "; expected >= 0");
+  b.max_plans = o.max_plans;
+  if (o.disable_plan_cache != 0 && o.disable_plan_cache != 1)
+    fail_argument("build options: disable_plan_cache is ", o.disable_plan_cache,
+                  "; expected 0 or 1");
+  b.use_plan_cache = o.disable_plan_cache == 0;
+  if (o.plan_cache_dir) {
+    b.plan_cache_dir = o.plan_cache_dir;
+  } else if (const char *env = std::getenv("CUDNNFE_PLAN_CACHE_DIR")) {
+    b.plan_cache_dir = env;
+  }
+  if (!b.use_plan_cache) b.plan_cache_dir.clear();
+  b.requested_target = b.target;
   return b;
 }
 
@@ -44,13 +104,8 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
     BuildOptions b =
         to_build_options(read_options(options, cudnnfe_build_options_init, "build options"));
     Handle *handle = h ? &handle_of(h) : nullptr;
-    graph.validate();
-    if (b.target == CUDNNFE_TARGET_AUTO)
-      b.target = backend::gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
-    if (b.target == CUDNNFE_TARGET_GPU)
-      graph.set_plan(backend::build_gpu_plan(graph, handle, b));
-    else
-      graph.set_plan(build_cpu_plan(graph));
+    // Validation, target, plan caches, heuristics: src/backend/plan_cache.cpp.
+    backend::build_graph(graph, handle, std::move(b));
   });
 }
 

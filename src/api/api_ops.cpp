@@ -53,6 +53,8 @@ void cudnnfe_build_options_init(cudnnfe_build_options_t *o) {
   o->num_heur_modes = 2;
   o->heur_modes[0] = CUDNNFE_HEUR_MODE_A;
   o->heur_modes[1] = CUDNNFE_HEUR_MODE_FALLBACK;
+  o->policy = CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE;
+  o->max_workspace_size = -1;
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/plan_build.h"
+#include "backend/workspace_plan.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "plan/notes.h"
@@ -71,6 +72,12 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kPointwise: return lower_pointwise(lowering, node);
     case OpKind::kReduction: return lower_reduction(lowering, node);
     case OpKind::kSdpa: return lower_sdpa(lowering, node);
+    case OpKind::kSdpaBackward: return lower_sdpa_backward(lowering, node);
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNormBackward:
+    case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
+    case OpKind::kSoftmax: return lower_softmax(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");
@@ -91,6 +98,8 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   const Clock::time_point start = Clock::now();
   auto set = std::make_shared<PlanSet>();
   Lowering lowering(graph, static_cast<size_t>(target.cudnn_version));
+  // PlanSet binds the frontend's workspace tensors (backend/workspace_plan.h).
+  lowering.allow_workspace_tensors();
   for (const Node &node : graph.nodes()) {
     try {
       lower_node(lowering, node);
@@ -115,7 +124,9 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   }
   set->descriptors = lowering.take_descriptors();
   set->operation_graph = std::move(operation_graph);
-  set->uids = graph.bound_uids();
+  set->uids = plan_bound_uids(graph, lowering);
+  set->graph_bound = graph.bound_uids().size();
+  set->frontend = FrontendWorkspace::of(lowering);
   set->scalars = lowering.scalars();
   set->device = target.device;
   set->sm = target.sm;
@@ -136,32 +147,31 @@ int64_t try_get(cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t name,
 }
 
 uint32_t numerical_bit(cudnnBackendNumericalNote_t note) {
-  switch (note) {
-    case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: return CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE;
-    case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: return CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
-    case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
-      return CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
-    case CUDNN_NUMERICAL_NOTE_FFT: return CUDNNFE_NUMERICAL_NOTE_FFT;
-    case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: return CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC;
-    case CUDNN_NUMERICAL_NOTE_WINOGRAD:
-    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4:
-    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6:
-    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: return CUDNNFE_NUMERICAL_NOTE_WINOGRAD;
-    case CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP: return CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP;
+  // By value, like behavior_bit (cudnn_graph.h's cudnnBackendNumericalNote_t).
+  switch (static_cast<int>(note)) {
+    case 0: return CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE;
+    case 1: return CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    case 2: return CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
+    case 3: return CUDNNFE_NUMERICAL_NOTE_FFT;
+    case 4: return CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC;
+    case 5:                                          // WINOGRAD
+    case 6:                                          // WINOGRAD_TILE_4x4
+    case 7:                                          // WINOGRAD_TILE_6x6
+    case 8: return CUDNNFE_NUMERICAL_NOTE_WINOGRAD;  // WINOGRAD_TILE_13x13
+    case 9: return CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP;
     default: return 0;
   }
 }
 
 uint32_t behavior_bit(cudnnBackendBehaviorNote_t note) {
-  switch (note) {
-    case CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: return CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-    case CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER:
-      return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER;
-    case CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER:
-      return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER;
-    case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API:
-      return CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API;
-    case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY;
+  // By value: older cuDNN headers lack the later names (CUBLASLT_DEPENDENCY
+  // is 4 from cuDNN 9.15 on), and the loaded library may be newer.
+  switch (static_cast<int>(note)) {
+    case 0: return CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    case 1: return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER;
+    case 2: return CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER;
+    case 3: return CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API;
+    case 4: return CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY;
     default: return 0;
   }
 }
@@ -169,7 +179,8 @@ uint32_t behavior_bit(cudnnBackendBehaviorNote_t note) {
 // The notes of a finalized engine descriptor, as our bits.
 void read_notes(cudnnBackendDescriptor_t engine, uint32_t *numerical, uint32_t *behavior) {
   cudnnBackendNumericalNote_t notes[32];
-  int64_t n = try_get(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 32, notes);
+  int64_t n =
+      try_get(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 32, notes);
   *numerical = 0;
   for (int64_t i = 0; i < std::min<int64_t>(n, 32); ++i) *numerical |= numerical_bit(notes[i]);
   cudnnBackendBehaviorNote_t behaviors[32];
@@ -187,23 +198,28 @@ struct Offered {
   int64_t workspace_size = -1;  // -1: unknown until the plan is built
 };
 
-Offered read_config(const Descriptor &config) {
+Offered read_config(const Descriptor &config, const FrontendWorkspace &frontend) {
   Offered o;
   Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t raw_engine = engine.get();
   config.get_descriptors(CUDNN_ATTR_ENGINECFG_ENGINE, &raw_engine, 1);
   o.config.engine_id = engine.get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
   read_notes(engine.get(), &o.numerical_notes, &o.behavior_notes);
+  // As many knob choices as the configuration has (a newer cuDNN than the
+  // headers may have more knob types than CUDNN_KNOB_TYPE_COUNTS).
+  const int64_t available =
+      std::clamp<int64_t>(config.count_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES), 0, 256);
   std::vector<Descriptor> knobs;
   std::vector<cudnnBackendDescriptor_t> raw_knobs;
-  for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
+  for (int64_t i = 0; i < available; ++i) {
     knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
     raw_knobs.push_back(knobs.back().get());
   }
   const int64_t count =
-      std::min<int64_t>(config.get_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, raw_knobs.data(),
-                                               static_cast<int64_t>(raw_knobs.size())),
-                        static_cast<int64_t>(raw_knobs.size()));
+      available == 0 ? 0
+                     : std::min<int64_t>(config.get_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                                raw_knobs.data(), available),
+                                         available);
   for (int64_t i = 0; i < count; ++i) {
     cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
     int64_t value = 0;
@@ -215,7 +231,7 @@ Offered read_config(const Descriptor &config) {
   int64_t workspace = 0;
   if (try_get(config.get(), CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &workspace) ==
       1)
-    o.workspace_size = workspace;
+    o.workspace_size = frontend.total(workspace);
   return o;
 }
 
@@ -258,11 +274,13 @@ std::string filter_reason(const Offered &o, const BuildOptions &options, FilterL
     return "excluded";
   }
   if (uint32_t hit = o.numerical_notes & options.exclude_numerical_notes) {
-    log.add("exclude_numerical_notes", cat(o.name, " (", plan::notes_string(plan::NoteKind::kNumerical, hit), ")"));
+    log.add("exclude_numerical_notes",
+            cat(o.name, " (", plan::notes_string(plan::NoteKind::kNumerical, hit), ")"));
     return "excluded";
   }
   if (uint32_t hit = o.behavior_notes & options.exclude_behavior_notes) {
-    log.add("exclude_behavior_notes", cat(o.name, " (", plan::notes_string(plan::NoteKind::kBehavior, hit), ")"));
+    log.add("exclude_behavior_notes",
+            cat(o.name, " (", plan::notes_string(plan::NoteKind::kBehavior, hit), ")"));
     return "excluded";
   }
   if (uint32_t missing = options.require_behavior_notes & ~o.behavior_notes) {
@@ -323,8 +341,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
   size_t failed_builds = 0;
   std::string first_failure;
   const bool all = options.policy == CUDNNFE_BUILD_POLICY_ALL;
-  const size_t limit = all && options.max_plans > 0 ? static_cast<size_t>(options.max_plans)
-                                                    : (all ? SIZE_MAX : 1);
+  const size_t limit =
+      all && options.max_plans > 0 ? static_cast<size_t>(options.max_plans) : (all ? SIZE_MAX : 1);
   for (cudnnfe_heur_mode_t mode : options.heur_modes) {
     if (set->candidates.size() >= limit) break;
     Clock::time_point start = Clock::now();
@@ -334,7 +352,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     cudnnStatus_t status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();
-      note_attempt(mode, cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
+      note_attempt(mode,
+                   cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
       record.heuristics_ms += ms_since(start);
       continue;
     }
@@ -358,7 +377,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     }
     for (int64_t i = 0; i < count && set->candidates.size() < limit; ++i) {
       start = Clock::now();
-      Offered offered = read_config(configs[i]);
+      Offered offered = read_config(configs[i], set->frontend);
       const bool fresh = seen.insert(offered.name).second;
       const bool keep = fresh && filter_reason(offered, options, filtered).empty();
       record.heuristics_ms += ms_since(start);
@@ -377,7 +396,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
         record.plan_build_ms += ms_since(start);
         continue;
       }
-      const int64_t workspace = plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+      const int64_t workspace =
+          set->frontend.total(plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
       record.plan_build_ms += ms_since(start);
       if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
         offered.workspace_size = workspace;
@@ -421,9 +441,16 @@ std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const Bu
                        cat("the stored engine configuration ", name, " does not build (", step,
                            "): ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
   };
+  // Values from a blob are set without the throwing setters: cuDNN
+  // refusing one means this configuration does not build here.
+  auto set_raw = [&](Descriptor &d, cudnnBackendAttributeName_t name,
+                     cudnnBackendAttributeType_t type, const void *value, const char *step) {
+    const cudnnStatus_t s = cudnn().BackendSetAttribute(d.get(), name, type, 1, value);
+    if (s != CUDNN_STATUS_SUCCESS) refuse(step, s);
+  };
   Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   engine.set_descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, set->operation_graph);
-  engine.set_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, config.engine_id);
+  set_raw(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &config.engine_id, "engine");
   cudnnStatus_t status = engine.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) refuse("engine", status);
   std::vector<Descriptor> knobs;
@@ -432,10 +459,8 @@ std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const Bu
     knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
     Descriptor &choice = knobs.back();
     const cudnnBackendKnobType_t type = static_cast<cudnnBackendKnobType_t>(k.type);
-    status = cudnn().BackendSetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                         CUDNN_TYPE_KNOB_TYPE, 1, &type);
-    if (status != CUDNN_STATUS_SUCCESS) refuse("knob type", status);
-    choice.set_int64(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, k.value);
+    set_raw(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, &type, "knob type");
+    set_raw(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, &k.value, "knob value");
     status = choice.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) refuse("knob choice", status);
     raw_knobs.push_back(choice.get());
@@ -454,7 +479,7 @@ std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const Bu
   Candidate c;
   c.config = config;
   c.name = name;
-  c.workspace_size = plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+  c.workspace_size = set->frontend.total(plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
   read_notes(engine.get(), &c.numerical_notes, &c.behavior_notes);
   c.plan = std::move(plan);
   set->candidates.push_back(std::move(c));

@@ -54,8 +54,10 @@ cudnnBackendDescriptor_t cached_pack(const PlanSet &set, void *const *data, void
   return c.pack.get();
 }
 
-using PopulateFn = decltype(&cudnnBackendPopulateCudaGraph);
-using UpdateFn = decltype(&cudnnBackendUpdateCudaGraph);
+// cuDNN 9.5's signatures, spelled out so that older headers compile.
+using PopulateFn = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_t,
+                                     cudnnBackendDescriptor_t, cudaGraph_t);
+using UpdateFn = PopulateFn;
 
 struct CudaGraphApi {
   PopulateFn populate = nullptr;
@@ -80,6 +82,14 @@ const CudaGraphApi &cuda_graph_api() {
 uint64_t next_plan_set_serial() {
   static std::atomic<uint64_t> serial{0};
   return ++serial;
+}
+
+void *PlanSet::bind(void *const *data, void *workspace, void **table) const {
+  if (frontend.empty()) {
+    for (size_t i = 0; i < graph_bound; ++i) table[i] = data[i];
+    return workspace;
+  }
+  return frontend.bind(data, graph_bound, workspace, table);
 }
 
 void PlanSet::seal() {
@@ -141,7 +151,9 @@ void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspa
                   void *stream) const {
   cudnnHandle_t cudnn_handle = prepare(handle, stream, true);
   const Candidate &c = set_->candidates[index];
-  cudnnBackendDescriptor_t pack = cached_pack(*set_, data, workspace);
+  void *table[kMaxBoundTensors];
+  void *backend_workspace = set_->bind(data, workspace, table);
+  cudnnBackendDescriptor_t pack = cached_pack(*set_, table, backend_workspace);
   cudnnStatus_t status = cudnn().BackendExecute(cudnn_handle, c.plan.get(), pack);
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();
@@ -155,16 +167,19 @@ void GpuPlan::cuda_graph(bool update, Handle &handle, void *const *data, void *w
   const Candidate &c = current();
   const char *verb = update ? "cudnnBackendUpdateCudaGraph" : "cudnnBackendPopulateCudaGraph";
   if (!(c.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API))
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "plan ", c.name,
-         " does not support cuDNN's native CUDA graph API (no SUPPORTS_CUDA_GRAPH_NATIVE_API "
-         "note); capture cudnnfe_graph_execute in stream capture instead (docs/plans.md), or "
-         "build with require_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API");
+    fail(
+        CUDNNFE_STATUS_NOT_SUPPORTED, "plan ", c.name,
+        " does not support cuDNN's native CUDA graph API (no SUPPORTS_CUDA_GRAPH_NATIVE_API "
+        "note); capture cudnnfe_graph_execute in stream capture instead (docs/plans.md), or "
+        "build with require_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API");
   const CudaGraphApi &api = cuda_graph_api();
   if (!(update ? reinterpret_cast<void *>(api.update) : reinterpret_cast<void *>(api.populate)))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the loaded cuDNN (", cudnn().path, ", version ",
          cudnn().GetVersion(), ") lacks ", verb, " (cuDNN 9.5 or later has it)");
   cudnnHandle_t cudnn_handle = prepare(handle, nullptr, false);
-  Descriptor pack = make_pack(*set_, data, workspace);
+  void *table[kMaxBoundTensors];
+  void *backend_workspace = set_->bind(data, workspace, table);
+  Descriptor pack = make_pack(*set_, table, backend_workspace);
   cudaGraph_t cuda_graph = static_cast<cudaGraph_t>(graph);
   cudnnStatus_t status = update ? api.update(cudnn_handle, c.plan.get(), pack.get(), cuda_graph)
                                 : api.populate(cudnn_handle, c.plan.get(), pack.get(), cuda_graph);

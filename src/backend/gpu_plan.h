@@ -16,6 +16,7 @@
 
 #include "backend/descriptor.h"
 #include "backend/lowering.h"
+#include "backend/workspace_plan.h"
 #include "plan/plan_blob.h"
 #include "plan/recorded_plan.h"
 
@@ -29,6 +30,8 @@ struct Candidate {
   plan::EngineConfig config;
   std::string name;  // engine_config_name(config)
   Descriptor plan;   // finalized execution plan
+  // The whole workspace the caller gives: the frontend's part
+  // (PlanSet::frontend) and cuDNN's.
   int64_t workspace_size = 0;
   uint32_t numerical_notes = 0;  // CUDNNFE_NUMERICAL_NOTE_* bits
   uint32_t behavior_notes = 0;   // CUDNNFE_BEHAVIOR_NOTE_* bits
@@ -39,9 +42,12 @@ struct PlanSet {
   std::deque<Descriptor> descriptors;
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
-  // Bound UIDs, then scalar UIDs: the variant pack's order.
+  // The variant pack's order: the graph's bound UIDs, the frontend's
+  // workspace tensors (backend/workspace_plan.h), then the scalars.
   std::vector<int64_t> uids;
-  size_t bound_count = 0;
+  size_t graph_bound = 0;  // the graph's bound tensors
+  size_t bound_count = 0;  // graph_bound + the frontend's workspace tensors
+  FrontendWorkspace frontend;
   std::vector<ScalarValue> scalars;
   int device = 0;
   int sm = 0;
@@ -54,8 +60,13 @@ struct PlanSet {
   // Unique per set in this process (the execute path's variant pack reuse).
   uint64_t serial = 0;
 
-  // Checks the limits and appends the scalars to `uids`; call once filled.
+  // Checks the limits and appends the scalars to `uids`; call once `uids`
+  // holds the bound UIDs (graph's and frontend's) and graph_bound is set.
   void seal();
+  // The pointer table cuDNN gets for the graph's `data` (graph_bound
+  // entries) and the caller's `workspace`: writes the bound pointers to
+  // `table` and returns cuDNN's part of the workspace.
+  void *bind(void *const *data, void *workspace, void **table) const;
 };
 
 class GpuPlan final : public RecordedPlan {
@@ -89,6 +100,9 @@ class GpuPlan final : public RecordedPlan {
   // candidate it chose (-1: none).
   std::vector<double> times;
   int chosen_by_autotune = -1;
+  // The autotune table of every plan, as loaded from a plan blob (the
+  // loaded set has the chosen plan only); cleared by a new autotune.
+  std::vector<plan::AutotuneTiming> loaded_timings;
 
   // For benchmarks and tests that call cuDNN directly: the selected plan's
   // descriptor and the cuDNN handle `handle` runs on (created if needed).

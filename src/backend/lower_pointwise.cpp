@@ -144,24 +144,28 @@ void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataTyp
 
 namespace {
 
-// A graph input that broadcasts (size-1 dims against a larger output) is
-// shown to cuDNN at the output's shape with stride 0 in the broadcast dims,
-// as matmul does for batch dims. Left as size-1 dims, broadcasting along two
-// or more dims of a row-major tensor computed wrong values on cuDNN 9.19
-// (found by the Python binding's GPU tests); the stride-0 view is plain
-// strided access to every engine.
-cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &out) {
+// cuDNN 9.19 computed wrong values for a row-major (non channels-last)
+// pointwise graph whose input broadcasts along two or more dims, e.g.
+// [1,16,1] + [4,16,32] (found by the Python binding's GPU tests), while
+// one-dim broadcasts and channels-last bias broadcasts are right. Showing the
+// operand as a stride-0 view instead broke fusions that cuDNN otherwise runs,
+// so that pattern is refused with a clear message rather than risked.
+cudnnBackendDescriptor_t operand(Lowering &lowering, const Node &node, int64_t uid,
+                                 const Tensor &out) {
   const Tensor &t = lowering.graph().tensor(uid);
-  if (t.is_virtual || t.is_scalar || t.dims == out.dims || t.dims.size() != out.dims.size())
-    return lowering.operand(uid, out.dims.size());
-  std::vector<int64_t> dims = t.dims, strides = t.strides;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 1 && out.dims[i] > 1) {
-      dims[i] = out.dims[i];
-      strides[i] = 0;
-    }
+  if (!t.is_virtual && !t.is_scalar && t.dims.size() == out.dims.size() && out.dims.size() >= 3) {
+    int broadcast_dims = 0;
+    for (size_t i = 0; i < t.dims.size(); ++i)
+      if (t.dims[i] == 1 && out.dims[i] > 1) ++broadcast_dims;
+    const bool row_major = out.strides.back() == 1 && out.dims.back() > 1;
+    if (broadcast_dims >= 2 && row_major)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": input \"", t.name, "\" ",
+           dims_string(t.dims), " broadcasts along ", broadcast_dims,
+           " dims of a row-major output ", dims_string(out.dims),
+           "; cuDNN computes this pattern wrongly on the GPU, so cudnnfe refuses it. Use a "
+           "channels-last layout, broadcast along one dim per op, or the CPU reference");
   }
-  return lowering.tensor_view(uid, dims, strides);
+  return lowering.operand(uid, out.dims.size());
 }
 
 }  // namespace
@@ -171,7 +175,7 @@ void lower_pointwise(Lowering &lowering, const Node &node) {
   const Tensor &out = lowering.graph().tensor(node.outputs[0]);
   cudnnBackendDescriptor_t in[3] = {};
   for (int port = 0; port < 3; ++port)
-    if (node.inputs[port] != 0) in[port] = operand(lowering, node.inputs[port], out);
+    if (node.inputs[port] != 0) in[port] = operand(lowering, node, node.inputs[port], out);
   add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[0], in[1], in[2],
                 lowering.tensor(out.uid));
 }

@@ -131,7 +131,11 @@ cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &di
 }
 
 cudnnBackendDescriptor_t Lowering::workspace_tensor(const std::vector<int64_t> &dims,
-                                                    cudnnfe_dtype_t dtype) {
+                                                    cudnnfe_dtype_t dtype, const char *what) {
+  if (!workspace_tensors_allowed_)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the lowering keeps ", what,
+         " in the frontend's part of the workspace, which this plan builder does not bind yet "
+         "(src/backend/workspace_plan.h)");
   // 256-byte aligned slices, like cudaMalloc's.
   constexpr int64_t kAlign = 256;
   WorkspaceTensor w;

@@ -59,9 +59,12 @@ class Lowering {
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims,
                                           const std::vector<int64_t> &strides,
                                           cudnnDataType_t type);
-  // A new non-virtual packed tensor in the frontend's part of the workspace.
-  cudnnBackendDescriptor_t workspace_tensor(const std::vector<int64_t> &dims,
-                                            cudnnfe_dtype_t dtype);
+  // A new non-virtual packed tensor in the frontend's part of the workspace
+  // (backend/workspace_plan.h). NOT_SUPPORTED unless the plan builder said
+  // it binds such tensors (allow_workspace_tensors).
+  cudnnBackendDescriptor_t workspace_tensor(const std::vector<int64_t> &dims, cudnnfe_dtype_t dtype,
+                                            const char *what);
+  void allow_workspace_tensors() { workspace_tensors_allowed_ = true; }
   const std::vector<WorkspaceTensor> &workspace_tensors() const { return workspace_tensors_; }
   // Bytes of the frontend's part of the workspace (0 when there is none).
   int64_t frontend_workspace_bytes() const { return frontend_workspace_bytes_; }
@@ -94,6 +97,7 @@ class Lowering {
   std::vector<ScalarValue> scalars_;
   std::vector<WorkspaceTensor> workspace_tensors_;
   int64_t frontend_workspace_bytes_ = 0;
+  bool workspace_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
   std::map<std::pair<int64_t, size_t>, cudnnBackendDescriptor_t> scalars_by_rank_;
   int64_t next_uid_ = 1;

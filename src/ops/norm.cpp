@@ -75,6 +75,13 @@ void infer_backward(Graph &graph, Node &node) {
   set_output(graph, node, 0, x.dims, x.strides, false);
   set_output(graph, node, 1, scale.dims, scale.strides, false);
   set_output(graph, node, 2, scale.dims, scale.strides, false);
+  // Parameter gradients take the parameters' type (cuDNN's norm backward
+  // writes them so), not the graph's io type.
+  for (size_t port = 1; port < 3; ++port) {
+    if (!node.outputs[port]) continue;
+    Tensor &grad = graph.tensor(node.outputs[port]);
+    if (grad.dtype == CUDNNFE_DTYPE_NOT_SET) grad.dtype = scale.dtype;
+  }
 }
 
 }  // namespace

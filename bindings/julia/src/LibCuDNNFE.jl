@@ -62,12 +62,27 @@ end
 # ---- Constants --------------------------------------------------------------
 
 const CUDNNFE_VERSION_MAJOR = 0
-const CUDNNFE_VERSION_MINOR = 1
+const CUDNNFE_VERSION_MINOR = 2
 const CUDNNFE_VERSION_PATCH = 0
-const CUDNNFE_VERSION = 100
+const CUDNNFE_VERSION = 200
 const CUDNNFE_ABI_VERSION = 0
 const CUDNNFE_MAX_DIMS = 8
 const CUDNNFE_MAX_SPATIAL_DIMS = 3
+const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE = 1
+const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS = 2
+const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION = 4
+const CUDNNFE_NUMERICAL_NOTE_FFT = 8
+const CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC = 16
+const CUDNNFE_NUMERICAL_NOTE_WINOGRAD = 32
+const CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP = 64
+const CUDNNFE_NUMERICAL_NOTE_ALL = 127
+const CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION = 1
+const CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER = 2
+const CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER = 4
+const CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API = 8
+const CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY = 16
+const CUDNNFE_BEHAVIOR_NOTE_ALL = 31
+const CUDNNFE_FINGERPRINT_SIZE = 33
 
 # ---- Enumerations (fixed 32-bit integers) and other scalar typedefs ---------
 
@@ -195,6 +210,19 @@ const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
 const CUDNNFE_NORM_PHASE_INFERENCE = cudnnfe_norm_phase_t(1)
 
+# C: typedef int32_t cudnnfe_build_policy_t;
+const cudnnfe_build_policy_t = Int32
+const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE = cudnnfe_build_policy_t(0)
+const CUDNNFE_BUILD_POLICY_ALL = cudnnfe_build_policy_t(1)
+
+# C: typedef int32_t cudnnfe_plan_source_t;
+const cudnnfe_plan_source_t = Int32
+const CUDNNFE_PLAN_SOURCE_BUILT = cudnnfe_plan_source_t(1)
+const CUDNNFE_PLAN_SOURCE_MEMORY_CACHE = cudnnfe_plan_source_t(2)
+const CUDNNFE_PLAN_SOURCE_DISK_CACHE = cudnnfe_plan_source_t(3)
+const CUDNNFE_PLAN_SOURCE_SERIALIZED = cudnnfe_plan_source_t(4)
+const CUDNNFE_PLAN_SOURCE_REBUILT = cudnnfe_plan_source_t(5)
+
 # ---- Opaque objects ---------------------------------------------------------
 
 # C: typedef struct cudnnfe_graph cudnnfe_graph_t; (only ever used through pointers)
@@ -317,13 +345,23 @@ end
 const cudnnfe_softmax_options_t = cudnnfe_softmax_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (32 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (88 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
     target::cudnnfe_target_t  # cudnnfe_target_t at 8
     num_heur_modes::Int32  # int32_t at 12
     heur_modes::NTuple{4, cudnnfe_heur_mode_t}  # cudnnfe_heur_mode_t[4] at 16
+    policy::cudnnfe_build_policy_t  # cudnnfe_build_policy_t at 32
+    max_workspace_size::Int64  # int64_t at 40
+    exclude_numerical_notes::UInt32  # uint32_t at 48
+    exclude_behavior_notes::UInt32  # uint32_t at 52
+    require_behavior_notes::UInt32  # uint32_t at 56
+    num_exclude_engines::Int32  # int32_t at 60
+    exclude_engines::Ptr{Int64}  # const int64_t * at 64
+    max_plans::Int32  # int32_t at 72
+    disable_plan_cache::Int32  # int32_t at 76
+    plan_cache_dir::Ptr{Cchar}  # const char * at 80
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -335,6 +373,73 @@ struct cudnnfe_binding
     data::Ptr{Cvoid}  # void * at 8
 end
 const cudnnfe_binding_t = cudnnfe_binding
+
+"""
+C: `typedef struct cudnnfe_plan_info {...} cudnnfe_plan_info_t;` (56 bytes, alignment 8).
+"""
+struct cudnnfe_plan_info
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    engine_id::Int64  # int64_t at 16
+    workspace_size::Int64  # int64_t at 24
+    numerical_notes::UInt32  # uint32_t at 32
+    behavior_notes::UInt32  # uint32_t at 36
+    autotune_time_ms::Cdouble  # double at 40
+    selected::Int32  # int32_t at 48
+    chosen_by_autotune::Int32  # int32_t at 52
+end
+const cudnnfe_plan_info_t = cudnnfe_plan_info
+
+"""
+C: `typedef struct cudnnfe_autotune_options {...} cudnnfe_autotune_options_t;` (40 bytes, alignment 8).
+"""
+struct cudnnfe_autotune_options
+    struct_size::Csize_t  # size_t at 0
+    warmup_iterations::Int32  # int32_t at 8
+    min_iterations::Int32  # int32_t at 12
+    max_iterations::Int32  # int32_t at 16
+    tolerance::Cdouble  # double at 24
+    max_ms_per_plan::Cdouble  # double at 32
+end
+const cudnnfe_autotune_options_t = cudnnfe_autotune_options
+
+"""
+C: `typedef struct cudnnfe_build_info {...} cudnnfe_build_info_t;` (64 bytes, alignment 8).
+"""
+struct cudnnfe_build_info
+    struct_size::Csize_t  # size_t at 0
+    source::cudnnfe_plan_source_t  # cudnnfe_plan_source_t at 8
+    total_ms::Cdouble  # double at 16
+    validate_ms::Cdouble  # double at 24
+    cache_ms::Cdouble  # double at 32
+    lower_ms::Cdouble  # double at 40
+    heuristics_ms::Cdouble  # double at 48
+    plan_build_ms::Cdouble  # double at 56
+end
+const cudnnfe_build_info_t = cudnnfe_build_info
+
+"""
+C: `typedef struct cudnnfe_plan_cache_stats {...} cudnnfe_plan_cache_stats_t;` (56 bytes, alignment 8).
+"""
+struct cudnnfe_plan_cache_stats
+    struct_size::Csize_t  # size_t at 0
+    entries::Int64  # int64_t at 8
+    hits::Int64  # int64_t at 16
+    misses::Int64  # int64_t at 24
+    disk_hits::Int64  # int64_t at 32
+    disk_writes::Int64  # int64_t at 40
+    disk_errors::Int64  # int64_t at 48
+end
+const cudnnfe_plan_cache_stats_t = cudnnfe_plan_cache_stats
+
+"""
+C: `typedef struct cudnnfe_plan_load_options {...} cudnnfe_plan_load_options_t;` (16 bytes, alignment 8).
+"""
+struct cudnnfe_plan_load_options
+    struct_size::Csize_t  # size_t at 0
+    rebuild_on_mismatch::Int32  # int32_t at 8
+end
+const cudnnfe_plan_load_options_t = cudnnfe_plan_load_options
 
 # ---- Functions -------------------------------------------------------------
 
@@ -1283,6 +1388,274 @@ function cudnnfe_graph_deserialize(graph, data, size)
           graph, data, size)
 end
 
+"""
+    cudnnfe_plan_info_init(info) -> Cvoid
+
+C: `void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info)`
+"""
+function cudnnfe_plan_info_init(info)
+    ccall((:cudnnfe_plan_info_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_plan_info_t},),
+          info)
+end
+
+"""
+    cudnnfe_graph_get_plan_count(graph, count) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int64_t *count)`
+
+Writes the number of plans of the built graph (>= 1). WRONG_STATE before
+build.
+"""
+function cudnnfe_graph_get_plan_count(graph, count)
+    ccall((:cudnnfe_graph_get_plan_count, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Int64}),
+          graph, count)
+end
+
+"""
+    cudnnfe_graph_get_plan_info(graph, index, info) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index, cudnnfe_plan_info_t *info)`
+
+Fills `info` for plan `index` (0 to count - 1; INVALID_ARGUMENT
+otherwise). WRONG_STATE before build.
+"""
+function cudnnfe_graph_get_plan_info(graph, index, info)
+    ccall((:cudnnfe_graph_get_plan_info, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_plan_info_t}),
+          graph, index, info)
+end
+
+"""
+    cudnnfe_graph_select_plan(graph, index) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_select_plan(cudnnfe_graph_t *graph, int64_t index)`
+
+Makes plan `index` the one execute runs (and the one serialized).
+Not safe while other threads execute the graph.
+"""
+function cudnnfe_graph_select_plan(graph, index)
+    ccall((:cudnnfe_graph_select_plan, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64),
+          graph, index)
+end
+
+"""
+    cudnnfe_graph_get_selected_plan(graph, index) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_selected_plan(const cudnnfe_graph_t *graph, int64_t *index)`
+
+Writes the index of the plan execute runs.
+"""
+function cudnnfe_graph_get_selected_plan(graph, index)
+    ccall((:cudnnfe_graph_get_selected_plan, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Int64}),
+          graph, index)
+end
+
+"""
+    cudnnfe_autotune_options_init(options) -> Cvoid
+
+C: `void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options)`
+"""
+function cudnnfe_autotune_options_init(options)
+    ccall((:cudnnfe_autotune_options_init, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_autotune_options_t},),
+          options)
+end
+
+"""
+    cudnnfe_graph_autotune(graph, handle, bindings, num_bindings, workspace, workspace_size, stream, options) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *stream, const cudnnfe_autotune_options_t *options)`
+
+Times every plan of a built GPU graph on the GPU with CUDA events
+(warm-up, then samples until the median is stable), selects the fastest
+and records the timings in the graph (cudnnfe_plan_info_t), in its
+serialized plan and in the plan caches, so that later builds of the same
+graph and loads of its plan start with the autotuned plan and time
+nothing. Build with CUDNNFE_BUILD_POLICY_ALL to have a choice.
+
+Buffers: with `bindings` NULL and `num_bindings` 0 the library allocates
+scratch device buffers for every bound tensor (filled with a fixed finite
+pattern) and frees them before returning; else every bound tensor needs a
+binding as for execute, and output buffers are overwritten. `workspace`
+NULL: the library allocates the largest workspace of the plans; else
+plans needing more than `workspace_size` are not timed. `stream` is a
+cudaStream_t (NULL: default stream); the call synchronizes it. A plan
+whose execution fails is skipped (its time stays -1). Returns OK,
+INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED (CPU reference graph, or no
+plan could be timed; the message says why for each), CUDA_ERROR.
+"""
+function cudnnfe_graph_autotune(graph, handle, bindings, num_bindings, workspace, workspace_size, stream, options)
+    ccall((:cudnnfe_graph_autotune, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Ptr{cudnnfe_autotune_options_t}),
+          graph, handle, bindings, num_bindings, workspace, workspace_size, stream, options)
+end
+
+"""
+    cudnnfe_build_info_init(info) -> Cvoid
+
+C: `void cudnnfe_build_info_init(cudnnfe_build_info_t *info)`
+"""
+function cudnnfe_build_info_init(info)
+    ccall((:cudnnfe_build_info_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_build_info_t},),
+          info)
+end
+
+"""
+    cudnnfe_graph_get_build_info(graph, info) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *graph, cudnnfe_build_info_t *info)`
+
+Fills `info` for the built graph. WRONG_STATE before build.
+"""
+function cudnnfe_graph_get_build_info(graph, info)
+    ccall((:cudnnfe_graph_get_build_info, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_build_info_t}),
+          graph, info)
+end
+
+"""
+    cudnnfe_graph_get_fingerprint(graph, buffer, capacity) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_fingerprint(const cudnnfe_graph_t *graph, char *buffer, size_t capacity)`
+
+Writes the graph's structural fingerprint: 32 lowercase hex digits and a
+NUL into `buffer` (capacity >= CUDNNFE_FINGERPRINT_SIZE). It hashes the
+graph description (docs/graph-json.md) without graph, node and tensor
+names: structure, UIDs, shapes, strides, data types, attributes and
+scalar values. Graphs with equal fingerprints share plans; the plan
+caches key on it plus the build options, the GPU and the cuDNN version.
+Data types left NOT_SET are hashed as such: fingerprint a validated or
+built graph to get the cache's key.
+"""
+function cudnnfe_graph_get_fingerprint(graph, buffer, capacity)
+    ccall((:cudnnfe_graph_get_fingerprint, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t),
+          graph, buffer, capacity)
+end
+
+"""
+    cudnnfe_plan_cache_stats_init(stats) -> Cvoid
+
+C: `void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats)`
+"""
+function cudnnfe_plan_cache_stats_init(stats)
+    ccall((:cudnnfe_plan_cache_stats_init, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_plan_cache_stats_t},),
+          stats)
+end
+
+"""
+    cudnnfe_plan_cache_get_stats(stats) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats)`
+
+Reads the counters.
+"""
+function cudnnfe_plan_cache_get_stats(stats)
+    ccall((:cudnnfe_plan_cache_get_stats, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_plan_cache_stats_t},),
+          stats)
+end
+
+"""
+    cudnnfe_plan_cache_clear() -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_plan_cache_clear(void)`
+
+Empties this process's plan cache and zeroes the counters. Graphs built
+from it keep their plans. The cache directory is not touched.
+"""
+function cudnnfe_plan_cache_clear()
+    ccall((:cudnnfe_plan_cache_clear, libcudnnfe), cudnnfe_status_t, ())
+end
+
+"""
+    cudnnfe_graph_serialize_plan(graph, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
+
+Writes the built graph's plan: a header line, then a JSON document holding
+the graph description, the build options, the selected plan's engine
+configuration (engine id and knobs), the cuDNN version and GPU
+architecture it was built for, and the autotune record (docs/plans.md).
+Loading it skips heuristics and the plan search. A CPU reference graph
+serializes as such. Size-query pattern as cudnnfe_graph_serialize.
+WRONG_STATE before build.
+"""
+function cudnnfe_graph_serialize_plan(graph, buffer, capacity, size)
+    ccall((:cudnnfe_graph_serialize_plan, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          graph, buffer, capacity, size)
+end
+
+"""
+    cudnnfe_plan_load_options_init(options) -> Cvoid
+
+C: `void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options)`
+"""
+function cudnnfe_plan_load_options_init(options)
+    ccall((:cudnnfe_plan_load_options_init, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_plan_load_options_t},),
+          options)
+end
+
+"""
+    cudnnfe_graph_deserialize_plan(graph, handle, data, size, options) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const char *data, size_t size, const cudnnfe_plan_load_options_t *options)`
+
+Loads a serialized plan into `graph`, which must be empty (just
+created), and builds it from the stored engine configuration: the graph is
+built on return. `handle` may be NULL as for cudnnfe_graph_build. Returns
+OK; BAD_SERIALIZED_DATA for truncated, corrupt or hostile bytes (never a
+crash or an allocation sized by the input), and for a plan made for
+another GPU architecture or cuDNN version, the message naming both;
+NOT_SUPPORTED when the stored engine configuration no longer builds;
+CUDNN_UNAVAILABLE, CUDA_ERROR. On failure the graph stays empty.
+"""
+function cudnnfe_graph_deserialize_plan(graph, handle, data, size, options)
+    ccall((:cudnnfe_graph_deserialize_plan, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{Cchar}, Csize_t, Ptr{cudnnfe_plan_load_options_t}),
+          graph, handle, data, size, options)
+end
+
+"""
+    cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
+
+Adds the selected plan's work on the given buffers (bindings and
+workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
+created empty (cudaGraphCreate) and owns. Instantiate and launch it with
+the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
+(CPU reference; the plan lacks native CUDA graph support; cuDNN older
+than 9.5), CUDNN_ERROR. Errors are reported on `handle`.
+"""
+function cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+    ccall((:cudnnfe_graph_populate_cuda_graph, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+end
+
+"""
+    cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
+
+Points the nodes of a CUDA graph filled by
+cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
+Then update an instantiated executable with cudaGraphExecUpdate, or
+instantiate again. Same returns as populate.
+"""
+function cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+    ccall((:cudnnfe_graph_update_cuda_graph, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+end
+
 # ---- Exports ---------------------------------------------------------------
 
 export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDNNFE_VERSION,
@@ -1321,28 +1694,41 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR,
       CUDNNFE_TENSOR_KIND_VIRTUAL, CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS,
       CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE,
-      cudnnfe_status_t, cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t,
-      cudnnfe_conv_mode_t, cudnnfe_pointwise_mode_t, cudnnfe_reduction_mode_t,
-      cudnnfe_tensor_kind_t, cudnnfe_graph, cudnnfe_graph_t, cudnnfe_handle,
-      cudnnfe_handle_t, cudnnfe_version, cudnnfe_check_version, cudnnfe_cudnn_version,
-      cudnnfe_device_count, cudnnfe_status_name, cudnnfe_dtype_name, cudnnfe_dtype_size,
-      cudnnfe_last_error, cudnnfe_handle_create, cudnnfe_handle_destroy,
-      cudnnfe_handle_last_error, cudnnfe_graph_create, cudnnfe_graph_destroy,
-      cudnnfe_graph_last_error, cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name,
-      cudnnfe_graph_get_name, cudnnfe_graph_set_io_dtype,
-      cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
-      cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
-      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
-      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype,
-      cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name,
-      cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype,
-      cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound,
-      cudnnfe_conv_options, cudnnfe_conv_options_t, cudnnfe_conv_options_init,
-      cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
-      cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options, cudnnfe_matmul_options_t,
-      cudnnfe_matmul_options_init, cudnnfe_graph_add_matmul, cudnnfe_pointwise_options,
-      cudnnfe_pointwise_options_t, cudnnfe_pointwise_options_init,
-      cudnnfe_graph_add_pointwise, cudnnfe_reduction_options, cudnnfe_reduction_options_t,
+      CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE, CUDNNFE_BUILD_POLICY_ALL,
+      CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE, CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
+      CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNNFE_NUMERICAL_NOTE_FFT,
+      CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC, CUDNNFE_NUMERICAL_NOTE_WINOGRAD,
+      CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP, CUDNNFE_NUMERICAL_NOTE_ALL,
+      CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION,
+      CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER,
+      CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER,
+      CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API,
+      CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY, CUDNNFE_BEHAVIOR_NOTE_ALL,
+      CUDNNFE_PLAN_SOURCE_BUILT, CUDNNFE_PLAN_SOURCE_MEMORY_CACHE,
+      CUDNNFE_PLAN_SOURCE_DISK_CACHE, CUDNNFE_PLAN_SOURCE_SERIALIZED,
+      CUDNNFE_PLAN_SOURCE_REBUILT, CUDNNFE_FINGERPRINT_SIZE, cudnnfe_status_t,
+      cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t, cudnnfe_conv_mode_t,
+      cudnnfe_pointwise_mode_t, cudnnfe_reduction_mode_t, cudnnfe_tensor_kind_t,
+      cudnnfe_graph, cudnnfe_graph_t, cudnnfe_handle, cudnnfe_handle_t, cudnnfe_version,
+      cudnnfe_check_version, cudnnfe_cudnn_version, cudnnfe_device_count,
+      cudnnfe_status_name, cudnnfe_dtype_name, cudnnfe_dtype_size, cudnnfe_last_error,
+      cudnnfe_handle_create, cudnnfe_handle_destroy, cudnnfe_handle_last_error,
+      cudnnfe_graph_create, cudnnfe_graph_destroy, cudnnfe_graph_last_error,
+      cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name, cudnnfe_graph_get_name,
+      cudnnfe_graph_set_io_dtype, cudnnfe_graph_set_intermediate_dtype,
+      cudnnfe_graph_set_compute_dtype, cudnnfe_graph_get_tensor_count,
+      cudnnfe_graph_get_node_count, cudnnfe_graph_get_tensor_uids,
+      cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor, cudnnfe_graph_add_scalar,
+      cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
+      cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
+      cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
+      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_conv_options,
+      cudnnfe_conv_options_t, cudnnfe_conv_options_init, cudnnfe_graph_add_conv_fprop,
+      cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
+      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init, cudnnfe_graph_add_matmul,
+      cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
+      cudnnfe_pointwise_options_init, cudnnfe_graph_add_pointwise,
+      cudnnfe_reduction_options, cudnnfe_reduction_options_t,
       cudnnfe_reduction_options_init, cudnnfe_graph_add_reduction, cudnnfe_sdpa_options,
       cudnnfe_sdpa_options_t, cudnnfe_sdpa_options_init, cudnnfe_graph_add_sdpa,
       cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
@@ -1351,11 +1737,22 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_norm_options_init, cudnnfe_graph_add_layernorm, cudnnfe_graph_add_rmsnorm,
       cudnnfe_graph_add_layernorm_backward, cudnnfe_graph_add_rmsnorm_backward,
       cudnnfe_softmax_options, cudnnfe_softmax_options_t, cudnnfe_softmax_options_init,
-      cudnnfe_graph_add_softmax, cudnnfe_build_options, cudnnfe_build_options_t,
-      cudnnfe_build_options_init, cudnnfe_graph_validate, cudnnfe_graph_build,
-      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
-      cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
-      cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids, cudnnfe_graph_execute_ordered,
-      cudnnfe_graph_serialize, cudnnfe_graph_deserialize
+      cudnnfe_graph_add_softmax, cudnnfe_build_policy_t, cudnnfe_build_options,
+      cudnnfe_build_options_t, cudnnfe_build_options_init, cudnnfe_graph_validate,
+      cudnnfe_graph_build, cudnnfe_graph_is_built, cudnnfe_graph_get_target,
+      cudnnfe_graph_get_workspace_size, cudnnfe_graph_get_plan_name, cudnnfe_binding,
+      cudnnfe_binding_t, cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids,
+      cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
+      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init,
+      cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
+      cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
+      cudnnfe_autotune_options_init, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
+      cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init,
+      cudnnfe_graph_get_build_info, cudnnfe_graph_get_fingerprint, cudnnfe_plan_cache_stats,
+      cudnnfe_plan_cache_stats_t, cudnnfe_plan_cache_stats_init,
+      cudnnfe_plan_cache_get_stats, cudnnfe_plan_cache_clear, cudnnfe_graph_serialize_plan,
+      cudnnfe_plan_load_options, cudnnfe_plan_load_options_t,
+      cudnnfe_plan_load_options_init, cudnnfe_graph_deserialize_plan,
+      cudnnfe_graph_populate_cuda_graph, cudnnfe_graph_update_cuda_graph
 
 end # module LibCuDNNFE

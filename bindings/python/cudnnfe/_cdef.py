@@ -3,14 +3,14 @@
 """cffi declarations of the cudnnfe C ABI (generated)."""
 from typing import Dict
 
-HEADER_VERSION = 100
+HEADER_VERSION = 200
 HEADER_ABI_VERSION = 0
 
 CDEF = """
 #define CUDNNFE_VERSION_MAJOR 0
-#define CUDNNFE_VERSION_MINOR 1
+#define CUDNNFE_VERSION_MINOR 2
 #define CUDNNFE_VERSION_PATCH 0
-#define CUDNNFE_VERSION 100
+#define CUDNNFE_VERSION 200
 
 #define CUDNNFE_ABI_VERSION 0
 
@@ -375,12 +375,54 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            const cudnnfe_softmax_options_t *options, int64_t *y,
                                            int64_t *stats);
 
+typedef int32_t cudnnfe_build_policy_t;
+
+#define CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE 0
+
+#define CUDNNFE_BUILD_POLICY_ALL 1
+
+#define CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE 1
+#define CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS 2
+#define CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION 4
+#define CUDNNFE_NUMERICAL_NOTE_FFT 8
+#define CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC 16
+#define CUDNNFE_NUMERICAL_NOTE_WINOGRAD 32
+#define CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP 64
+
+#define CUDNNFE_NUMERICAL_NOTE_ALL 127
+
+#define CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION 1
+#define CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER 2
+#define CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER 4
+
+#define CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API 8
+#define CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY 16
+
+#define CUDNNFE_BEHAVIOR_NOTE_ALL 31
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target;
 
   int32_t num_heur_modes;
   cudnnfe_heur_mode_t heur_modes[4];
+
+  cudnnfe_build_policy_t policy;
+
+  int64_t max_workspace_size;
+  uint32_t exclude_numerical_notes;
+  uint32_t exclude_behavior_notes;
+
+  uint32_t require_behavior_notes;
+
+  int32_t num_exclude_engines;
+  const int64_t *exclude_engines;
+
+  int32_t max_plans;
+
+  int32_t disable_plan_cache;
+
+  const char *plan_cache_dir;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init(cudnnfe_build_options_t *options);
 
@@ -418,111 +460,243 @@ cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buf
                                          size_t capacity, size_t *size);
 
 cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
+
+typedef struct cudnnfe_plan_info {
+  size_t struct_size;
+
+  const char *name;
+  int64_t engine_id;
+  int64_t workspace_size;
+  uint32_t numerical_notes;
+  uint32_t behavior_notes;
+
+  double autotune_time_ms;
+  int32_t selected;
+  int32_t chosen_by_autotune;
+} cudnnfe_plan_info_t;
+void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info);
+
+cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int64_t *count);
+
+cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index,
+                                             cudnnfe_plan_info_t *info);
+
+cudnnfe_status_t cudnnfe_graph_select_plan(cudnnfe_graph_t *graph, int64_t index);
+
+cudnnfe_status_t cudnnfe_graph_get_selected_plan(const cudnnfe_graph_t *graph, int64_t *index);
+
+typedef struct cudnnfe_autotune_options {
+  size_t struct_size;
+  int32_t warmup_iterations;
+
+  int32_t min_iterations;
+  int32_t max_iterations;
+
+  double tolerance;
+
+  double max_ms_per_plan;
+} cudnnfe_autotune_options_t;
+void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options);
+
+cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
+                                        void *workspace, size_t workspace_size, void *stream,
+                                        const cudnnfe_autotune_options_t *options);
+
+typedef int32_t cudnnfe_plan_source_t;
+#define CUDNNFE_PLAN_SOURCE_BUILT 1
+#define CUDNNFE_PLAN_SOURCE_MEMORY_CACHE 2
+#define CUDNNFE_PLAN_SOURCE_DISK_CACHE 3
+#define CUDNNFE_PLAN_SOURCE_SERIALIZED 4
+#define CUDNNFE_PLAN_SOURCE_REBUILT 5
+
+typedef struct cudnnfe_build_info {
+  size_t struct_size;
+  cudnnfe_plan_source_t source;
+  double total_ms;
+  double validate_ms;
+  double cache_ms;
+  double lower_ms;
+  double heuristics_ms;
+  double plan_build_ms;
+} cudnnfe_build_info_t;
+void cudnnfe_build_info_init(cudnnfe_build_info_t *info);
+
+cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *graph,
+                                              cudnnfe_build_info_t *info);
+
+#define CUDNNFE_FINGERPRINT_SIZE 33
+
+cudnnfe_status_t cudnnfe_graph_get_fingerprint(const cudnnfe_graph_t *graph, char *buffer,
+                                               size_t capacity);
+
+typedef struct cudnnfe_plan_cache_stats {
+  size_t struct_size;
+  int64_t entries;
+  int64_t hits;
+  int64_t misses;
+  int64_t disk_hits;
+  int64_t disk_writes;
+  int64_t disk_errors;
+} cudnnfe_plan_cache_stats_t;
+void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats);
+
+cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats);
+
+cudnnfe_status_t cudnnfe_plan_cache_clear(void);
+
+cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer,
+                                              size_t capacity, size_t *size);
+
+typedef struct cudnnfe_plan_load_options {
+  size_t struct_size;
+
+  int32_t rebuild_on_mismatch;
+} cudnnfe_plan_load_options_t;
+void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options);
+
+cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                                const char *data, size_t size,
+                                                const cudnnfe_plan_load_options_t *options);
+
+cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
+                                                   cudnnfe_handle_t *handle,
+                                                   const cudnnfe_binding_t *bindings,
+                                                   size_t num_bindings, void *workspace,
+                                                   size_t workspace_size, void *cuda_graph);
+
+cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
+                                                 cudnnfe_handle_t *handle,
+                                                 const cudnnfe_binding_t *bindings,
+                                                 size_t num_bindings, void *workspace,
+                                                 size_t workspace_size, void *cuda_graph);
 """
 
 CONSTANTS: Dict[str, int] = {
-    'CUDNNFE_VERSION_MAJOR':                  0,
-    'CUDNNFE_VERSION_MINOR':                  1,
-    'CUDNNFE_VERSION_PATCH':                  0,
-    'CUDNNFE_VERSION':                        100,
-    'CUDNNFE_ABI_VERSION':                    0,
-    'CUDNNFE_STATUS_OK':                      0,
-    'CUDNNFE_STATUS_INVALID_ARGUMENT':        1,
-    'CUDNNFE_STATUS_INVALID_GRAPH':           2,
-    'CUDNNFE_STATUS_NOT_SUPPORTED':           3,
-    'CUDNNFE_STATUS_CUDNN_UNAVAILABLE':       4,
-    'CUDNNFE_STATUS_CUDA_ERROR':              5,
-    'CUDNNFE_STATUS_CUDNN_ERROR':             6,
-    'CUDNNFE_STATUS_OUT_OF_MEMORY':           7,
-    'CUDNNFE_STATUS_BAD_SERIALIZED_DATA':     8,
-    'CUDNNFE_STATUS_WRONG_STATE':             9,
-    'CUDNNFE_STATUS_INTERNAL':                10,
-    'CUDNNFE_DTYPE_NOT_SET':                  0,
-    'CUDNNFE_DTYPE_FLOAT':                    1,
-    'CUDNNFE_DTYPE_HALF':                     2,
-    'CUDNNFE_DTYPE_BFLOAT16':                 3,
-    'CUDNNFE_DTYPE_FP8_E4M3':                 4,
-    'CUDNNFE_DTYPE_FP8_E5M2':                 5,
-    'CUDNNFE_DTYPE_INT8':                     6,
-    'CUDNNFE_DTYPE_INT32':                    7,
-    'CUDNNFE_DTYPE_INT64':                    8,
-    'CUDNNFE_DTYPE_BOOLEAN':                  9,
-    'CUDNNFE_DTYPE_UINT8':                    10,
-    'CUDNNFE_DTYPE_DOUBLE':                   11,
-    'CUDNNFE_TARGET_AUTO':                    0,
-    'CUDNNFE_TARGET_GPU':                     1,
-    'CUDNNFE_TARGET_CPU_REFERENCE':           2,
-    'CUDNNFE_HEUR_MODE_A':                    0,
-    'CUDNNFE_HEUR_MODE_B':                    1,
-    'CUDNNFE_HEUR_MODE_FALLBACK':             2,
-    'CUDNNFE_CONV_MODE_CROSS_CORRELATION':    0,
-    'CUDNNFE_CONV_MODE_CONVOLUTION':          1,
-    'CUDNNFE_POINTWISE_ADD':                  1,
-    'CUDNNFE_POINTWISE_ADD_SQUARE':           2,
-    'CUDNNFE_POINTWISE_SUB':                  3,
-    'CUDNNFE_POINTWISE_MUL':                  4,
-    'CUDNNFE_POINTWISE_DIV':                  5,
-    'CUDNNFE_POINTWISE_MAX':                  6,
-    'CUDNNFE_POINTWISE_MIN':                  7,
-    'CUDNNFE_POINTWISE_MOD':                  8,
-    'CUDNNFE_POINTWISE_POW':                  9,
-    'CUDNNFE_POINTWISE_ATAN2':                10,
-    'CUDNNFE_POINTWISE_NEG':                  20,
-    'CUDNNFE_POINTWISE_ABS':                  21,
-    'CUDNNFE_POINTWISE_CEIL':                 22,
-    'CUDNNFE_POINTWISE_FLOOR':                23,
-    'CUDNNFE_POINTWISE_RECIPROCAL':           24,
-    'CUDNNFE_POINTWISE_SQRT':                 25,
-    'CUDNNFE_POINTWISE_RSQRT':                26,
-    'CUDNNFE_POINTWISE_EXP':                  27,
-    'CUDNNFE_POINTWISE_LOG':                  28,
-    'CUDNNFE_POINTWISE_SIN':                  29,
-    'CUDNNFE_POINTWISE_COS':                  30,
-    'CUDNNFE_POINTWISE_TAN':                  31,
-    'CUDNNFE_POINTWISE_ERF':                  32,
-    'CUDNNFE_POINTWISE_IDENTITY':             33,
-    'CUDNNFE_POINTWISE_RELU_FWD':             40,
-    'CUDNNFE_POINTWISE_TANH_FWD':             41,
-    'CUDNNFE_POINTWISE_SIGMOID_FWD':          42,
-    'CUDNNFE_POINTWISE_ELU_FWD':              43,
-    'CUDNNFE_POINTWISE_GELU_FWD':             44,
-    'CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD': 45,
-    'CUDNNFE_POINTWISE_SOFTPLUS_FWD':         46,
-    'CUDNNFE_POINTWISE_SWISH_FWD':            47,
-    'CUDNNFE_POINTWISE_RELU_BWD':             60,
-    'CUDNNFE_POINTWISE_TANH_BWD':             61,
-    'CUDNNFE_POINTWISE_SIGMOID_BWD':          62,
-    'CUDNNFE_POINTWISE_ELU_BWD':              63,
-    'CUDNNFE_POINTWISE_GELU_BWD':             64,
-    'CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD': 65,
-    'CUDNNFE_POINTWISE_SOFTPLUS_BWD':         66,
-    'CUDNNFE_POINTWISE_SWISH_BWD':            67,
-    'CUDNNFE_POINTWISE_CMP_EQ':               80,
-    'CUDNNFE_POINTWISE_CMP_NEQ':              81,
-    'CUDNNFE_POINTWISE_CMP_GT':               82,
-    'CUDNNFE_POINTWISE_CMP_GE':               83,
-    'CUDNNFE_POINTWISE_CMP_LT':               84,
-    'CUDNNFE_POINTWISE_CMP_LE':               85,
-    'CUDNNFE_POINTWISE_LOGICAL_AND':          90,
-    'CUDNNFE_POINTWISE_LOGICAL_OR':           91,
-    'CUDNNFE_POINTWISE_LOGICAL_NOT':          92,
-    'CUDNNFE_POINTWISE_BINARY_SELECT':        100,
-    'CUDNNFE_POINTWISE_GEN_INDEX':            101,
-    'CUDNNFE_REDUCTION_ADD':                  1,
-    'CUDNNFE_REDUCTION_MUL':                  2,
-    'CUDNNFE_REDUCTION_MIN':                  3,
-    'CUDNNFE_REDUCTION_MAX':                  4,
-    'CUDNNFE_REDUCTION_AMAX':                 5,
-    'CUDNNFE_REDUCTION_AVG':                  6,
-    'CUDNNFE_REDUCTION_NORM1':                7,
-    'CUDNNFE_REDUCTION_NORM2':                8,
-    'CUDNNFE_REDUCTION_MUL_NO_ZEROS':         9,
-    'CUDNNFE_TENSOR_KIND_INPUT':              1,
-    'CUDNNFE_TENSOR_KIND_SCALAR':             2,
-    'CUDNNFE_TENSOR_KIND_VIRTUAL':            3,
-    'CUDNNFE_TENSOR_KIND_OUTPUT':             4,
-    'CUDNNFE_MAX_DIMS':                       8,
-    'CUDNNFE_MAX_SPATIAL_DIMS':               3,
-    'CUDNNFE_NORM_PHASE_TRAINING':            0,
-    'CUDNNFE_NORM_PHASE_INFERENCE':           1,
+    'CUDNNFE_VERSION_MAJOR':                                 0,
+    'CUDNNFE_VERSION_MINOR':                                 2,
+    'CUDNNFE_VERSION_PATCH':                                 0,
+    'CUDNNFE_VERSION':                                       200,
+    'CUDNNFE_ABI_VERSION':                                   0,
+    'CUDNNFE_STATUS_OK':                                     0,
+    'CUDNNFE_STATUS_INVALID_ARGUMENT':                       1,
+    'CUDNNFE_STATUS_INVALID_GRAPH':                          2,
+    'CUDNNFE_STATUS_NOT_SUPPORTED':                          3,
+    'CUDNNFE_STATUS_CUDNN_UNAVAILABLE':                      4,
+    'CUDNNFE_STATUS_CUDA_ERROR':                             5,
+    'CUDNNFE_STATUS_CUDNN_ERROR':                            6,
+    'CUDNNFE_STATUS_OUT_OF_MEMORY':                          7,
+    'CUDNNFE_STATUS_BAD_SERIALIZED_DATA':                    8,
+    'CUDNNFE_STATUS_WRONG_STATE':                            9,
+    'CUDNNFE_STATUS_INTERNAL':                               10,
+    'CUDNNFE_DTYPE_NOT_SET':                                 0,
+    'CUDNNFE_DTYPE_FLOAT':                                   1,
+    'CUDNNFE_DTYPE_HALF':                                    2,
+    'CUDNNFE_DTYPE_BFLOAT16':                                3,
+    'CUDNNFE_DTYPE_FP8_E4M3':                                4,
+    'CUDNNFE_DTYPE_FP8_E5M2':                                5,
+    'CUDNNFE_DTYPE_INT8':                                    6,
+    'CUDNNFE_DTYPE_INT32':                                   7,
+    'CUDNNFE_DTYPE_INT64':                                   8,
+    'CUDNNFE_DTYPE_BOOLEAN':                                 9,
+    'CUDNNFE_DTYPE_UINT8':                                   10,
+    'CUDNNFE_DTYPE_DOUBLE':                                  11,
+    'CUDNNFE_TARGET_AUTO':                                   0,
+    'CUDNNFE_TARGET_GPU':                                    1,
+    'CUDNNFE_TARGET_CPU_REFERENCE':                          2,
+    'CUDNNFE_HEUR_MODE_A':                                   0,
+    'CUDNNFE_HEUR_MODE_B':                                   1,
+    'CUDNNFE_HEUR_MODE_FALLBACK':                            2,
+    'CUDNNFE_CONV_MODE_CROSS_CORRELATION':                   0,
+    'CUDNNFE_CONV_MODE_CONVOLUTION':                         1,
+    'CUDNNFE_POINTWISE_ADD':                                 1,
+    'CUDNNFE_POINTWISE_ADD_SQUARE':                          2,
+    'CUDNNFE_POINTWISE_SUB':                                 3,
+    'CUDNNFE_POINTWISE_MUL':                                 4,
+    'CUDNNFE_POINTWISE_DIV':                                 5,
+    'CUDNNFE_POINTWISE_MAX':                                 6,
+    'CUDNNFE_POINTWISE_MIN':                                 7,
+    'CUDNNFE_POINTWISE_MOD':                                 8,
+    'CUDNNFE_POINTWISE_POW':                                 9,
+    'CUDNNFE_POINTWISE_ATAN2':                               10,
+    'CUDNNFE_POINTWISE_NEG':                                 20,
+    'CUDNNFE_POINTWISE_ABS':                                 21,
+    'CUDNNFE_POINTWISE_CEIL':                                22,
+    'CUDNNFE_POINTWISE_FLOOR':                               23,
+    'CUDNNFE_POINTWISE_RECIPROCAL':                          24,
+    'CUDNNFE_POINTWISE_SQRT':                                25,
+    'CUDNNFE_POINTWISE_RSQRT':                               26,
+    'CUDNNFE_POINTWISE_EXP':                                 27,
+    'CUDNNFE_POINTWISE_LOG':                                 28,
+    'CUDNNFE_POINTWISE_SIN':                                 29,
+    'CUDNNFE_POINTWISE_COS':                                 30,
+    'CUDNNFE_POINTWISE_TAN':                                 31,
+    'CUDNNFE_POINTWISE_ERF':                                 32,
+    'CUDNNFE_POINTWISE_IDENTITY':                            33,
+    'CUDNNFE_POINTWISE_RELU_FWD':                            40,
+    'CUDNNFE_POINTWISE_TANH_FWD':                            41,
+    'CUDNNFE_POINTWISE_SIGMOID_FWD':                         42,
+    'CUDNNFE_POINTWISE_ELU_FWD':                             43,
+    'CUDNNFE_POINTWISE_GELU_FWD':                            44,
+    'CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD':                45,
+    'CUDNNFE_POINTWISE_SOFTPLUS_FWD':                        46,
+    'CUDNNFE_POINTWISE_SWISH_FWD':                           47,
+    'CUDNNFE_POINTWISE_RELU_BWD':                            60,
+    'CUDNNFE_POINTWISE_TANH_BWD':                            61,
+    'CUDNNFE_POINTWISE_SIGMOID_BWD':                         62,
+    'CUDNNFE_POINTWISE_ELU_BWD':                             63,
+    'CUDNNFE_POINTWISE_GELU_BWD':                            64,
+    'CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD':                65,
+    'CUDNNFE_POINTWISE_SOFTPLUS_BWD':                        66,
+    'CUDNNFE_POINTWISE_SWISH_BWD':                           67,
+    'CUDNNFE_POINTWISE_CMP_EQ':                              80,
+    'CUDNNFE_POINTWISE_CMP_NEQ':                             81,
+    'CUDNNFE_POINTWISE_CMP_GT':                              82,
+    'CUDNNFE_POINTWISE_CMP_GE':                              83,
+    'CUDNNFE_POINTWISE_CMP_LT':                              84,
+    'CUDNNFE_POINTWISE_CMP_LE':                              85,
+    'CUDNNFE_POINTWISE_LOGICAL_AND':                         90,
+    'CUDNNFE_POINTWISE_LOGICAL_OR':                          91,
+    'CUDNNFE_POINTWISE_LOGICAL_NOT':                         92,
+    'CUDNNFE_POINTWISE_BINARY_SELECT':                       100,
+    'CUDNNFE_POINTWISE_GEN_INDEX':                           101,
+    'CUDNNFE_REDUCTION_ADD':                                 1,
+    'CUDNNFE_REDUCTION_MUL':                                 2,
+    'CUDNNFE_REDUCTION_MIN':                                 3,
+    'CUDNNFE_REDUCTION_MAX':                                 4,
+    'CUDNNFE_REDUCTION_AMAX':                                5,
+    'CUDNNFE_REDUCTION_AVG':                                 6,
+    'CUDNNFE_REDUCTION_NORM1':                               7,
+    'CUDNNFE_REDUCTION_NORM2':                               8,
+    'CUDNNFE_REDUCTION_MUL_NO_ZEROS':                        9,
+    'CUDNNFE_TENSOR_KIND_INPUT':                             1,
+    'CUDNNFE_TENSOR_KIND_SCALAR':                            2,
+    'CUDNNFE_TENSOR_KIND_VIRTUAL':                           3,
+    'CUDNNFE_TENSOR_KIND_OUTPUT':                            4,
+    'CUDNNFE_MAX_DIMS':                                      8,
+    'CUDNNFE_MAX_SPATIAL_DIMS':                              3,
+    'CUDNNFE_NORM_PHASE_TRAINING':                           0,
+    'CUDNNFE_NORM_PHASE_INFERENCE':                          1,
+    'CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE':                0,
+    'CUDNNFE_BUILD_POLICY_ALL':                              1,
+    'CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE':                    1,
+    'CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS':            2,
+    'CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION':    4,
+    'CUDNNFE_NUMERICAL_NOTE_FFT':                            8,
+    'CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC':               16,
+    'CUDNNFE_NUMERICAL_NOTE_WINOGRAD':                       32,
+    'CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP':                64,
+    'CUDNNFE_NUMERICAL_NOTE_ALL':                            127,
+    'CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION':             1,
+    'CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER': 2,
+    'CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER':   4,
+    'CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API':  8,
+    'CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY':             16,
+    'CUDNNFE_BEHAVIOR_NOTE_ALL':                             31,
+    'CUDNNFE_PLAN_SOURCE_BUILT':                             1,
+    'CUDNNFE_PLAN_SOURCE_MEMORY_CACHE':                      2,
+    'CUDNNFE_PLAN_SOURCE_DISK_CACHE':                        3,
+    'CUDNNFE_PLAN_SOURCE_SERIALIZED':                        4,
+    'CUDNNFE_PLAN_SOURCE_REBUILT':                           5,
+    'CUDNNFE_FINGERPRINT_SIZE':                              33,
 }

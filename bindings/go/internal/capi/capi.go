@@ -116,13 +116,52 @@ typedef long long swig_type_86;
 typedef long long swig_type_87;
 typedef long long swig_type_88;
 typedef long long swig_type_89;
-typedef _goslice_ swig_type_90;
+typedef long long swig_type_90;
 typedef long long swig_type_91;
 typedef _goslice_ swig_type_92;
-typedef _goslice_ swig_type_93;
-typedef long long swig_type_94;
+typedef long long swig_type_93;
+typedef _goslice_ swig_type_94;
 typedef _goslice_ swig_type_95;
-typedef _gostring_ swig_type_96;
+typedef long long swig_type_96;
+typedef _goslice_ swig_type_97;
+typedef _gostring_ swig_type_98;
+typedef long long swig_type_99;
+typedef long long swig_type_100;
+typedef long long swig_type_101;
+typedef long long swig_type_102;
+typedef long long swig_type_103;
+typedef long long swig_type_104;
+typedef long long swig_type_105;
+typedef long long swig_type_106;
+typedef long long swig_type_107;
+typedef long long swig_type_108;
+typedef _goslice_ swig_type_109;
+typedef long long swig_type_110;
+typedef long long swig_type_111;
+typedef long long swig_type_112;
+typedef _goslice_ swig_type_113;
+typedef long long swig_type_114;
+typedef long long swig_type_115;
+typedef long long swig_type_116;
+typedef long long swig_type_117;
+typedef long long swig_type_118;
+typedef long long swig_type_119;
+typedef long long swig_type_120;
+typedef long long swig_type_121;
+typedef long long swig_type_122;
+typedef long long swig_type_123;
+typedef long long swig_type_124;
+typedef long long swig_type_125;
+typedef long long swig_type_126;
+typedef long long swig_type_127;
+typedef _goslice_ swig_type_128;
+typedef long long swig_type_129;
+typedef long long swig_type_130;
+typedef _gostring_ swig_type_131;
+typedef _goslice_ swig_type_132;
+typedef long long swig_type_133;
+typedef _goslice_ swig_type_134;
+typedef long long swig_type_135;
 extern void _wrap_Swig_free_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_46c3644bcdf3b257(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_46c3644bcdf3b257(void);
@@ -287,6 +326,22 @@ extern void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(uintp
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_88 arg2);
+extern swig_type_89 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
@@ -296,17 +351,107 @@ extern int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(uintptr_t arg1, sw
 extern int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_88 arg2);
-extern swig_type_89 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_90 arg2);
+extern swig_type_91 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_90 arg3, uintptr_t arg4, swig_type_91 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_92 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_93 arg3, uintptr_t arg4, swig_type_94 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_95 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_96 arg2);
+extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_92 arg3, uintptr_t arg4, swig_type_93 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_94 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_95 arg3, uintptr_t arg4, swig_type_96 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_98 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
+extern swig_type_100 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
+extern swig_type_104 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_105 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_106 arg2);
+extern int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_107 arg2);
+extern swig_type_108 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_109 arg3, uintptr_t arg4, swig_type_110 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_111 arg2);
+extern swig_type_112 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_113 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_114 arg2);
+extern swig_type_115 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_116 arg2);
+extern swig_type_117 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_120 arg2);
+extern swig_type_121 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_122 arg2);
+extern swig_type_123 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_124 arg2);
+extern swig_type_125 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_126 arg2);
+extern swig_type_127 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257(void);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_128 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_129 arg2);
+extern swig_type_130 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_131 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_132 arg3, uintptr_t arg4, swig_type_133 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_134 arg3, uintptr_t arg4, swig_type_135 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -352,9 +497,9 @@ func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 }
 
 const CUDNNFE_VERSION_MAJOR int = 0
-const CUDNNFE_VERSION_MINOR int = 1
+const CUDNNFE_VERSION_MINOR int = 2
 const CUDNNFE_VERSION_PATCH int = 0
-const CUDNNFE_VERSION int = 100
+const CUDNNFE_VERSION int = 200
 const CUDNNFE_ABI_VERSION int = 0
 const CUDNNFE_STATUS_OK int = 0
 const CUDNNFE_STATUS_INVALID_ARGUMENT int = 1
@@ -1852,6 +1997,23 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	return swig_r
 }
 
+const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE int = 0
+const CUDNNFE_BUILD_POLICY_ALL int = 1
+const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE int = 1
+const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS int = 2
+const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION int = 4
+const CUDNNFE_NUMERICAL_NOTE_FFT int = 8
+const CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC int = 16
+const CUDNNFE_NUMERICAL_NOTE_WINOGRAD int = 32
+const CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP int = 64
+const CUDNNFE_NUMERICAL_NOTE_ALL int = 127
+const CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION int = 1
+const CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER int = 2
+const CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER int = 4
+const CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API int = 8
+const CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY int = 16
+const CUDNNFE_BEHAVIOR_NOTE_ALL int = 31
+
 type SwigcptrCudnnfe_build_options_t uintptr
 
 func (p SwigcptrCudnnfe_build_options_t) Swigcptr() uintptr {
@@ -1900,6 +2062,110 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_heur_modes() (_swig_ret int32
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_build_options_t) SetPolicy(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_88(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_numerical_notes(arg2 uint32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_numerical_notes() (_swig_ret uint32) {
+	var swig_r uint32
+	_swig_i_0 := arg1
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_behavior_notes(arg2 uint32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_behavior_notes() (_swig_ret uint32) {
+	var swig_r uint32
+	_swig_i_0 := arg1
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetRequire_behavior_notes(arg2 uint32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetRequire_behavior_notes() (_swig_ret uint32) {
+	var swig_r uint32
+	_swig_i_0 := arg1
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetNum_exclude_engines(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_exclude_engines() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_plans(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_plans() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetDisable_plan_cache(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetDisable_plan_cache() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
 	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257()))
@@ -1920,6 +2186,22 @@ type Cudnnfe_build_options_t interface {
 	GetTarget() (_swig_ret int32)
 	SetNum_heur_modes(arg2 int32)
 	GetNum_heur_modes() (_swig_ret int32)
+	SetPolicy(arg2 int32)
+	GetPolicy() (_swig_ret int32)
+	SetMax_workspace_size(arg2 int64)
+	GetMax_workspace_size() (_swig_ret int64)
+	SetExclude_numerical_notes(arg2 uint32)
+	GetExclude_numerical_notes() (_swig_ret uint32)
+	SetExclude_behavior_notes(arg2 uint32)
+	GetExclude_behavior_notes() (_swig_ret uint32)
+	SetRequire_behavior_notes(arg2 uint32)
+	GetRequire_behavior_notes() (_swig_ret uint32)
+	SetNum_exclude_engines(arg2 int32)
+	GetNum_exclude_engines() (_swig_ret int32)
+	SetMax_plans(arg2 int32)
+	GetMax_plans() (_swig_ret int32)
+	SetDisable_plan_cache(arg2 int32)
+	GetDisable_plan_cache() (_swig_ret int32)
 }
 
 func Cudnnfe_build_options_init(arg1 Cudnnfe_build_options_t) {
@@ -1998,7 +2280,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_88(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -2049,7 +2331,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_91(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_93(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2061,7 +2343,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2076,7 +2358,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_94(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_96(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2088,7 +2370,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2099,20 +2381,770 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-type SwigcptrStruct_SS_cudnnfe_handle uintptr
-type Struct_SS_cudnnfe_handle interface {
-	Swigcptr() uintptr
+type SwigcptrCudnnfe_plan_info_t uintptr
+
+func (p SwigcptrCudnnfe_plan_info_t) Swigcptr() uintptr {
+	return (uintptr)(p)
 }
 
-func (p SwigcptrStruct_SS_cudnnfe_handle) Swigcptr() uintptr {
-	return uintptr(p)
+func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetNumerical_notes(arg2 uint32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetNumerical_notes() (_swig_ret uint32) {
+	var swig_r uint32
+	_swig_i_0 := arg1
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetBehavior_notes(arg2 uint32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetBehavior_notes() (_swig_ret uint32) {
+	var swig_r uint32
+	_swig_i_0 := arg1
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetAutotune_time_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetAutotune_time_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetSelected(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetSelected() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) SetChosen_by_autotune(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_info_t) GetChosen_by_autotune() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_plan_info_t() (_swig_ret Cudnnfe_plan_info_t) {
+	var swig_r Cudnnfe_plan_info_t
+	swig_r = (Cudnnfe_plan_info_t)(SwigcptrCudnnfe_plan_info_t(C._wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_plan_info_t(arg1 Cudnnfe_plan_info_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_plan_info_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_plan_info_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetEngine_id(arg2 int64)
+	GetEngine_id() (_swig_ret int64)
+	SetWorkspace_size(arg2 int64)
+	GetWorkspace_size() (_swig_ret int64)
+	SetNumerical_notes(arg2 uint32)
+	GetNumerical_notes() (_swig_ret uint32)
+	SetBehavior_notes(arg2 uint32)
+	GetBehavior_notes() (_swig_ret uint32)
+	SetAutotune_time_ms(arg2 float64)
+	GetAutotune_time_ms() (_swig_ret float64)
+	SetSelected(arg2 int32)
+	GetSelected() (_swig_ret int32)
+	SetChosen_by_autotune(arg2 int32)
+	GetChosen_by_autotune() (_swig_ret int32)
+}
+
+func Cudnnfe_plan_info_init(arg1 Cudnnfe_plan_info_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_plan_info_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_106(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_graph_get_selected_plan(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_autotune_options_t uintptr
+
+func (p SwigcptrCudnnfe_autotune_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetWarmup_iterations(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetWarmup_iterations() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMin_iterations(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMin_iterations() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_iterations(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_iterations() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetTolerance(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetTolerance() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_ms_per_plan(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_ms_per_plan() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_autotune_options_t() (_swig_ret Cudnnfe_autotune_options_t) {
+	var swig_r Cudnnfe_autotune_options_t
+	swig_r = (Cudnnfe_autotune_options_t)(SwigcptrCudnnfe_autotune_options_t(C._wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_autotune_options_t(arg1 Cudnnfe_autotune_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_autotune_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_autotune_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetWarmup_iterations(arg2 int32)
+	GetWarmup_iterations() (_swig_ret int32)
+	SetMin_iterations(arg2 int32)
+	GetMin_iterations() (_swig_ret int32)
+	SetMax_iterations(arg2 int32)
+	GetMax_iterations() (_swig_ret int32)
+	SetTolerance(arg2 float64)
+	GetTolerance() (_swig_ret float64)
+	SetMax_ms_per_plan(arg2 float64)
+	GetMax_ms_per_plan() (_swig_ret float64)
+}
+
+func Cudnnfe_autotune_options_init(arg1 Cudnnfe_autotune_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_110(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+const CUDNNFE_PLAN_SOURCE_BUILT int = 1
+const CUDNNFE_PLAN_SOURCE_MEMORY_CACHE int = 2
+const CUDNNFE_PLAN_SOURCE_DISK_CACHE int = 3
+const CUDNNFE_PLAN_SOURCE_SERIALIZED int = 4
+const CUDNNFE_PLAN_SOURCE_REBUILT int = 5
+
+type SwigcptrCudnnfe_build_info_t uintptr
+
+func (p SwigcptrCudnnfe_build_info_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetSource(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetSource() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetTotal_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetTotal_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetValidate_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetValidate_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetCache_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetCache_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetLower_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetLower_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetHeuristics_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetHeuristics_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) SetPlan_build_ms(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_info_t) GetPlan_build_ms() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_build_info_t() (_swig_ret Cudnnfe_build_info_t) {
+	var swig_r Cudnnfe_build_info_t
+	swig_r = (Cudnnfe_build_info_t)(SwigcptrCudnnfe_build_info_t(C._wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_build_info_t(arg1 Cudnnfe_build_info_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_build_info_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_build_info_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetSource(arg2 int32)
+	GetSource() (_swig_ret int32)
+	SetTotal_ms(arg2 float64)
+	GetTotal_ms() (_swig_ret float64)
+	SetValidate_ms(arg2 float64)
+	GetValidate_ms() (_swig_ret float64)
+	SetCache_ms(arg2 float64)
+	GetCache_ms() (_swig_ret float64)
+	SetLower_ms(arg2 float64)
+	GetLower_ms() (_swig_ret float64)
+	SetHeuristics_ms(arg2 float64)
+	GetHeuristics_ms() (_swig_ret float64)
+	SetPlan_build_ms(arg2 float64)
+	GetPlan_build_ms() (_swig_ret float64)
+}
+
+func Cudnnfe_build_info_init(arg1 Cudnnfe_build_info_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+const CUDNNFE_FINGERPRINT_SIZE int = 33
+
+func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+type SwigcptrCudnnfe_plan_cache_stats_t uintptr
+
+func (p SwigcptrCudnnfe_plan_cache_stats_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_plan_cache_stats_t() (_swig_ret Cudnnfe_plan_cache_stats_t) {
+	var swig_r Cudnnfe_plan_cache_stats_t
+	swig_r = (Cudnnfe_plan_cache_stats_t)(SwigcptrCudnnfe_plan_cache_stats_t(C._wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_plan_cache_stats_t(arg1 Cudnnfe_plan_cache_stats_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_plan_cache_stats_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_plan_cache_stats_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetEntries(arg2 int64)
+	GetEntries() (_swig_ret int64)
+	SetHits(arg2 int64)
+	GetHits() (_swig_ret int64)
+	SetMisses(arg2 int64)
+	GetMisses() (_swig_ret int64)
+	SetDisk_hits(arg2 int64)
+	GetDisk_hits() (_swig_ret int64)
+	SetDisk_writes(arg2 int64)
+	GetDisk_writes() (_swig_ret int64)
+	SetDisk_errors(arg2 int64)
+	GetDisk_errors() (_swig_ret int64)
+}
+
+func Cudnnfe_plan_cache_stats_init(arg1 Cudnnfe_plan_cache_stats_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_plan_cache_clear() (_swig_ret int32) {
+	var swig_r int32
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257())
+	return swig_r
+}
+
+func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+type SwigcptrCudnnfe_plan_load_options_t uintptr
+
+func (p SwigcptrCudnnfe_plan_load_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_129(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetRebuild_on_mismatch(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetRebuild_on_mismatch() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_plan_load_options_t() (_swig_ret Cudnnfe_plan_load_options_t) {
+	var swig_r Cudnnfe_plan_load_options_t
+	swig_r = (Cudnnfe_plan_load_options_t)(SwigcptrCudnnfe_plan_load_options_t(C._wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_plan_load_options_t(arg1 Cudnnfe_plan_load_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_plan_load_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_plan_load_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetRebuild_on_mismatch(arg2 int32)
+	GetRebuild_on_mismatch() (_swig_ret int32)
+}
+
+func Cudnnfe_plan_load_options_init(arg1 Cudnnfe_plan_load_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_133(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_135(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
 }
 
 type SwigcptrStruct_SS_cudnnfe_graph uintptr
@@ -2121,5 +3153,14 @@ type Struct_SS_cudnnfe_graph interface {
 }
 
 func (p SwigcptrStruct_SS_cudnnfe_graph) Swigcptr() uintptr {
+	return uintptr(p)
+}
+
+type SwigcptrStruct_SS_cudnnfe_handle uintptr
+type Struct_SS_cudnnfe_handle interface {
+	Swigcptr() uintptr
+}
+
+func (p SwigcptrStruct_SS_cudnnfe_handle) Swigcptr() uintptr {
 	return uintptr(p)
 }

@@ -2511,6 +2511,206 @@ int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(struc
 }
 
 
+void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_build_policy_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_build_policy_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->policy = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_build_policy_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_build_policy_t) ((arg1)->policy);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_workspace_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_workspace_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->exclude_numerical_notes = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->exclude_numerical_notes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->exclude_behavior_notes = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->exclude_behavior_notes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->require_behavior_notes = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->require_behavior_notes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->num_exclude_engines = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->num_exclude_engines);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_plans = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->max_plans);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->disable_plan_cache = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->disable_plan_cache);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
@@ -2810,6 +3010,1173 @@ int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *
   
   
   result = (cudnnfe_status_t)cudnnfe_graph_deserialize(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->engine_id = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->engine_id);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->workspace_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->workspace_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->numerical_notes = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->numerical_notes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->behavior_notes = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->behavior_notes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->autotune_time_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->autotune_time_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->selected = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->selected);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->chosen_by_autotune = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->chosen_by_autotune);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_plan_info *result = 0 ;
+  struct cudnnfe_plan_info *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_plan_info *)calloc(1, sizeof(struct cudnnfe_plan_info));
+  *(struct cudnnfe_plan_info **)&_swig_go_result = (struct cudnnfe_plan_info *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+  cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
+  
+  arg1 = *(cudnnfe_plan_info_t **)&_swig_go_0; 
+  
+  cudnnfe_plan_info_init(arg1);
+  
+}
+
+
+int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_count((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_plan_info_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_info((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_select_plan(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_selected_plan((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->warmup_iterations = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->warmup_iterations);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->min_iterations = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->min_iterations);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_iterations = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->max_iterations);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->tolerance = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->tolerance);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_ms_per_plan = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->max_ms_per_plan);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_autotune_options *result = 0 ;
+  struct cudnnfe_autotune_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_autotune_options *)calloc(1, sizeof(struct cudnnfe_autotune_options));
+  *(struct cudnnfe_autotune_options **)&_swig_go_result = (struct cudnnfe_autotune_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+  cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
+  
+  arg1 = *(cudnnfe_autotune_options_t **)&_swig_go_0; 
+  
+  cudnnfe_autotune_options_init(arg1);
+  
+}
+
+
+int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  cudnnfe_autotune_options_t *arg8 = (cudnnfe_autotune_options_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  arg8 = *(cudnnfe_autotune_options_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_autotune(arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_autotune_options const *)arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  cudnnfe_plan_source_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_plan_source_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->source = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  cudnnfe_plan_source_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_plan_source_t) ((arg1)->source);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->total_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->total_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->validate_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->validate_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->cache_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->cache_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->lower_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->lower_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->heuristics_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->heuristics_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->plan_build_ms = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->plan_build_ms);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_build_info *result = 0 ;
+  struct cudnnfe_build_info *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_build_info *)calloc(1, sizeof(struct cudnnfe_build_info));
+  *(struct cudnnfe_build_info **)&_swig_go_result = (struct cudnnfe_build_info *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+  cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
+  
+  arg1 = *(cudnnfe_build_info_t **)&_swig_go_0; 
+  
+  cudnnfe_build_info_init(arg1);
+  
+}
+
+
+int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_build_info_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_build_info((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_fingerprint((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->entries = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->entries);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->hits = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->hits);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->misses = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->misses);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->disk_hits = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_hits);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->disk_writes = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_writes);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->disk_errors = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_errors);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_plan_cache_stats *result = 0 ;
+  struct cudnnfe_plan_cache_stats *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_plan_cache_stats *)calloc(1, sizeof(struct cudnnfe_plan_cache_stats));
+  *(struct cudnnfe_plan_cache_stats **)&_swig_go_result = (struct cudnnfe_plan_cache_stats *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
+  
+  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0; 
+  
+  cudnnfe_plan_cache_stats_init(arg1);
+  
+}
+
+
+int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_plan_cache_get_stats(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257() {
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_plan_cache_clear();
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_serialize_plan((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->rebuild_on_mismatch = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->rebuild_on_mismatch);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_plan_load_options *result = 0 ;
+  struct cudnnfe_plan_load_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_plan_load_options *)calloc(1, sizeof(struct cudnnfe_plan_load_options));
+  *(struct cudnnfe_plan_load_options **)&_swig_go_result = (struct cudnnfe_plan_load_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+  cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
+  
+  arg1 = *(cudnnfe_plan_load_options_t **)&_swig_go_0; 
+  
+  cudnnfe_plan_load_options_init(arg1);
+  
+}
+
+
+int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  char *arg3 = (char *) 0 ;
+  size_t arg4 ;
+  cudnnfe_plan_load_options_t *arg5 = (cudnnfe_plan_load_options_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  
+  arg3 = (char *)_swig_go_2.p;
+  arg4 = (size_t)_swig_go_2.n;
+  
+  arg5 = *(cudnnfe_plan_load_options_t **)&_swig_go_3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_deserialize_plan(arg1,arg2,(char const *)arg3,arg4,(struct cudnnfe_plan_load_options const *)arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_populate_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_update_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
   _swig_go_result = result; 
   return _swig_go_result;
 }

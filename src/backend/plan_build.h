@@ -1,0 +1,49 @@
+// Making PlanSets: lowering a validated graph and finalizing its operation
+// graph, then either asking the heuristics for engine configurations
+// (policy, filters) or building one stored configuration directly (plan
+// blobs and the persistent cache: no heuristics, no plan search).
+#pragma once
+
+#include <cudnn_graph.h>
+
+#include <memory>
+#include <string>
+
+#include "backend/gpu_plan.h"
+#include "exec/handle.h"
+#include "graph/graph.h"
+#include "plan/plan_blob.h"
+#include "plan/recorded_plan.h"
+
+namespace cudnnfe::backend {
+
+// Where a GPU build runs: the device (the handle's, else the current one),
+// the cuDNN handle used for building and the loaded cuDNN's version.
+struct BuildTarget {
+  int device = 0;
+  int sm = 0;
+  std::string device_name;
+  cudnnHandle_t handle = nullptr;
+  int64_t cudnn_version = 0;
+};
+
+// Loads cuDNN, resolves the device and creates the build's cuDNN handle.
+// Throws CUDNN_UNAVAILABLE, CUDA_ERROR, CUDNN_ERROR.
+BuildTarget build_target(Handle *handle);
+
+// Heuristics, filters and policy. Throws NOT_SUPPORTED naming the ops, the
+// cuDNN version, the GPU, cuDNN's reasons and what each filter removed.
+// Adds the stage times to `record`.
+std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
+                                        const BuildOptions &options, BuildRecord &record);
+
+// One stored engine configuration, built directly. Throws NOT_SUPPORTED
+// when it does not build on this GPU and cuDNN.
+std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const BuildTarget &target,
+                                                    const plan::EngineConfig &config,
+                                                    BuildRecord &record);
+
+// "graph "g" [matmul "mm" (HALF)]", for messages.
+std::string describe_graph(const Graph &graph);
+
+}  // namespace cudnnfe::backend

@@ -1,0 +1,360 @@
+#include "backend/plan_cache.h"
+
+#include <chrono>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/backend.h"
+#include "backend/gpu_plan.h"
+#include "backend/plan_build.h"
+#include "core/error.h"
+#include "plan/disk_cache.h"
+#include "plan/fingerprint.h"
+#include "plan/notes.h"
+#include "plan/plan_blob.h"
+#include "serialize/graph_json.h"
+
+namespace cudnnfe::backend {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Plan sets kept in memory; least recently used ones go first.
+constexpr size_t kMemoryCacheCapacity = 1024;
+
+struct Entry {
+  std::shared_ptr<const PlanSet> set;
+  size_t selected = 0;
+  std::vector<double> times;
+  int chosen = -1;
+};
+
+class MemoryCache {
+ public:
+  bool lookup(const std::string &key, Entry *out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end()) {
+      ++stats_.misses;
+      return false;
+    }
+    ++stats_.hits;
+    lru_.splice(lru_.begin(), lru_, it->second.second);
+    *out = it->second.first;
+    return true;
+  }
+
+  void insert(const std::string &key, Entry entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      it->second.first = std::move(entry);
+      lru_.splice(lru_.begin(), lru_, it->second.second);
+      return;
+    }
+    lru_.push_front(key);
+    map_.emplace(key, std::make_pair(std::move(entry), lru_.begin()));
+    while (map_.size() > kMemoryCacheCapacity) {
+      map_.erase(lru_.back());
+      lru_.pop_back();
+    }
+  }
+
+  // Records a new selection for the entry of `set` (if it is still cached).
+  void update(const std::string &key, const PlanSet *set, const Entry &entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end() || it->second.first.set.get() != set) return;
+    it->second.first.selected = entry.selected;
+    it->second.first.times = entry.times;
+    it->second.first.chosen = entry.chosen;
+  }
+
+  void count_disk(bool hit, bool write, bool error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.disk_hits += hit;
+    stats_.disk_writes += write;
+    stats_.disk_errors += error;
+  }
+
+  CacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CacheStats s = stats_;
+    s.entries = static_cast<int64_t>(map_.size());
+    return s;
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    map_.clear();
+    lru_.clear();
+    stats_ = CacheStats{};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::string> lru_;
+  std::unordered_map<std::string, std::pair<Entry, std::list<std::string>::iterator>> map_;
+  CacheStats stats_;
+};
+
+// Never destroyed: cached plans hold cuDNN descriptors, which must not be
+// freed by static destructors racing cuDNN's own teardown at exit.
+MemoryCache &memory_cache() {
+  static MemoryCache *cache = new MemoryCache();
+  return *cache;
+}
+
+plan::PlanRecord make_record(const Graph &graph, const RecordedPlan &recorded) {
+  plan::PlanRecord r;
+  r.library_version = CUDNNFE_VERSION;
+  r.fingerprint = plan::graph_fingerprint(graph);
+  r.options = recorded.options;
+  r.graph_json = serialize_graph(graph);
+  const GpuPlan *gpu = dynamic_cast<const GpuPlan *>(&recorded);
+  if (!gpu) {
+    r.target = CUDNNFE_TARGET_CPU_REFERENCE;
+    return r;
+  }
+  const PlanSet &set = gpu->set();
+  const size_t selected = gpu->selected();
+  const Candidate &c = set.candidates[selected];
+  r.target = CUDNNFE_TARGET_GPU;
+  r.cudnn_version = set.cudnn_version;
+  r.sm = set.sm;
+  r.device_name = set.device_name;
+  r.cache_key = set.cache_key;
+  r.config = c.config;
+  r.plan_name = c.name;
+  r.workspace_size = c.workspace_size;
+  r.numerical_notes = c.numerical_notes;
+  r.behavior_notes = c.behavior_notes;
+  r.chosen_by_autotune = gpu->chosen_by_autotune == static_cast<int>(selected);
+  r.time_ms = gpu->times[selected];
+  if (!gpu->loaded_timings.empty()) {
+    r.timings = gpu->loaded_timings;
+    return r;
+  }
+  for (size_t i = 0; i < set.candidates.size(); ++i)
+    if (gpu->times[i] >= 0) r.timings.push_back({set.candidates[i].name, gpu->times[i]});
+  return r;
+}
+
+void write_disk(const Graph &graph, const GpuPlan &plan) {
+  const std::string &dir = plan.options.plan_cache_dir;
+  const std::string &key = plan.set().cache_key;
+  if (dir.empty() || key.empty()) return;
+  bool ok = false;
+  try {
+    const std::string blob = plan::encode_plan_blob(make_record(graph, plan));
+    ok = plan::write_file_atomically(dir, plan::cache_file_path(dir, key), blob).empty();
+  } catch (const Error &) {
+    ok = false;
+  }
+  memory_cache().count_disk(false, ok, !ok);
+}
+
+// The persistent cache's plan for `key`, or null (missing, stale, corrupt:
+// all treated as a miss).
+std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &target,
+                                        const BuildOptions &options, const std::string &key,
+                                        const std::string &memory_key, BuildRecord &record) {
+  const Clock::time_point start = Clock::now();
+  std::string data;
+  const bool found = plan::read_file(plan::cache_file_path(options.plan_cache_dir, key),
+                                     plan::kMaxBlobPayload + 256, &data);
+  record.cache_ms += ms_since(start);
+  if (!found) return nullptr;
+  try {
+    const plan::PlanRecord r = plan::decode_plan_blob(data.data(), data.size());
+    if (r.target != CUDNNFE_TARGET_GPU || r.cache_key != key ||
+        r.cudnn_version != target.cudnn_version || r.sm != target.sm) {
+      memory_cache().count_disk(false, false, true);
+      return nullptr;
+    }
+    std::shared_ptr<PlanSet> set = build_plan_set_from_config(graph, target, r.config, record);
+    set->cache_key = key;
+    set->memory_key = memory_key;
+    auto plan = std::make_unique<GpuPlan>(set, 0);
+    plan->times[0] = r.time_ms;
+    plan->chosen_by_autotune = r.chosen_by_autotune ? 0 : -1;
+    plan->loaded_timings = r.timings;
+    memory_cache().insert(memory_key, {set, 0, plan->times, plan->chosen_by_autotune});
+    memory_cache().count_disk(true, false, false);
+    record.source = CUDNNFE_PLAN_SOURCE_DISK_CACHE;
+    return plan;
+  } catch (const Error &) {
+    memory_cache().count_disk(false, false, true);
+    return nullptr;
+  }
+}
+
+std::unique_ptr<GpuPlan> build_gpu(const Graph &graph, Handle *handle, const BuildOptions &options,
+                                   BuildRecord &record) {
+  const BuildTarget target = build_target(handle);
+  std::string key, memory_key;
+  if (options.use_plan_cache) {
+    const Clock::time_point start = Clock::now();
+    key = plan::plan_key(plan::canonical_graph(graph), options, target.sm, target.device_name,
+                         target.cudnn_version);
+    memory_key = cat(key, "@", target.device);
+    Entry hit;
+    const bool found = memory_cache().lookup(memory_key, &hit);
+    record.cache_ms += ms_since(start);
+    if (found) {
+      auto plan = std::make_unique<GpuPlan>(hit.set, hit.selected);
+      plan->times = hit.times;
+      plan->chosen_by_autotune = hit.chosen;
+      record.source = CUDNNFE_PLAN_SOURCE_MEMORY_CACHE;
+      return plan;
+    }
+    if (!options.plan_cache_dir.empty()) {
+      std::unique_ptr<GpuPlan> plan =
+          load_from_disk(graph, target, options, key, memory_key, record);
+      if (plan) return plan;
+    }
+  }
+  std::shared_ptr<PlanSet> set = build_plan_set(graph, target, options, record);
+  set->cache_key = key;
+  set->memory_key = memory_key;
+  auto plan = std::make_unique<GpuPlan>(set, 0);
+  if (options.use_plan_cache) {
+    const Clock::time_point start = Clock::now();
+    memory_cache().insert(memory_key, {set, 0, plan->times, -1});
+    plan->options = options;
+    write_disk(graph, *plan);
+    record.cache_ms += ms_since(start);
+  }
+  return plan;
+}
+
+}  // namespace
+
+void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
+  const Clock::time_point start = Clock::now();
+  BuildRecord record;
+  graph.validate();
+  record.validate_ms = ms_since(start);
+  if (options.target == CUDNNFE_TARGET_AUTO)
+    options.target = gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
+  std::unique_ptr<RecordedPlan> plan;
+  if (options.target == CUDNNFE_TARGET_GPU)
+    plan = build_gpu(graph, handle, options, record);
+  else
+    plan = make_cpu_reference_plan(graph);
+  record.total_ms = ms_since(start);
+  plan->record = record;
+  plan->options = std::move(options);
+  graph.set_plan(std::move(plan));
+}
+
+std::string serialize_plan(const Graph &graph) {
+  return plan::encode_plan_blob(make_record(graph, recorded_plan(graph)));
+}
+
+void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
+               bool rebuild_on_mismatch) {
+  const Clock::time_point start = Clock::now();
+  const plan::PlanRecord r = plan::decode_plan_blob(data, size);
+  Graph loaded;
+  try {
+    deserialize_graph(r.graph_json.data(), r.graph_json.size(), loaded);
+  } catch (const Error &e) {
+    if (e.status() != CUDNNFE_STATUS_BAD_SERIALIZED_DATA) throw;
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: payload.graph: ", e.message());
+  }
+  const std::string old_name = graph.name;
+  graph = std::move(loaded);
+  try {
+    BuildRecord record;
+    try {
+      graph.validate();
+    } catch (const Error &e) {
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
+           "plan blob: its graph does not validate: ", e.message());
+    }
+    record.validate_ms = ms_since(start);
+    if (plan::graph_fingerprint(graph) != r.fingerprint)
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
+           "plan blob: the graph does not match the recorded fingerprint ", r.fingerprint);
+    BuildOptions options = r.options;
+    auto rebuild = [&] {
+      build_graph(graph, handle, options);
+      RecordedPlan &rebuilt = recorded_plan(graph);
+      rebuilt.record.source = CUDNNFE_PLAN_SOURCE_REBUILT;
+      rebuilt.record.total_ms = ms_since(start);
+    };
+    std::unique_ptr<RecordedPlan> plan;
+    if (r.target == CUDNNFE_TARGET_CPU_REFERENCE) {
+      options.target = CUDNNFE_TARGET_CPU_REFERENCE;
+      plan = make_cpu_reference_plan(graph);
+    } else {
+      BuildTarget target;
+      std::string unavailable;
+      try {
+        target = build_target(handle);
+      } catch (const Error &e) {
+        unavailable = e.message();
+      }
+      if (!unavailable.empty() || target.cudnn_version != r.cudnn_version || target.sm != r.sm) {
+        if (rebuild_on_mismatch) return rebuild();
+        const std::string made = cat(r.device_name, " (sm_", r.sm, ") with cuDNN ",
+                                     plan::cudnn_version_string(r.cudnn_version));
+        const std::string here = unavailable.empty()
+                                     ? cat(target.device_name, " (sm_", target.sm, ") with cuDNN ",
+                                           plan::cudnn_version_string(target.cudnn_version))
+                                     : cat("no usable GPU and cuDNN (", unavailable, ")");
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: the plan was made for ", made,
+             " but this process has ", here,
+             "; load it with rebuild_on_mismatch = 1 to build the graph again from its "
+             "description");
+      }
+      std::shared_ptr<PlanSet> set;
+      try {
+        set = build_plan_set_from_config(graph, target, r.config, record);
+      } catch (const Error &e) {
+        if (rebuild_on_mismatch && e.status() == CUDNNFE_STATUS_NOT_SUPPORTED) return rebuild();
+        throw;
+      }
+      options.target = CUDNNFE_TARGET_GPU;
+      auto gpu = std::make_unique<GpuPlan>(set, 0);
+      gpu->times[0] = r.time_ms;
+      gpu->chosen_by_autotune = r.chosen_by_autotune ? 0 : -1;
+      gpu->loaded_timings = r.timings;
+      plan = std::move(gpu);
+    }
+    record.source = CUDNNFE_PLAN_SOURCE_SERIALIZED;
+    record.total_ms = ms_since(start);
+    plan->record = record;
+    plan->options = std::move(options);
+    graph.set_plan(std::move(plan));
+  } catch (...) {
+    Graph empty;
+    empty.name = old_name;
+    graph = std::move(empty);
+    throw;
+  }
+}
+
+void remember_selection(const Graph &graph, const GpuPlan &plan) {
+  const PlanSet &set = plan.set();
+  if (set.memory_key.empty()) return;
+  memory_cache().update(set.memory_key, &set,
+                        {nullptr, plan.selected(), plan.times, plan.chosen_by_autotune});
+  if (plan.options.use_plan_cache) write_disk(graph, plan);
+}
+
+CacheStats cache_stats() {
+  return memory_cache().stats();
+}
+
+void clear_cache() {
+  memory_cache().clear();
+}
+
+}  // namespace cudnnfe::backend
