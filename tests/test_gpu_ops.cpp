@@ -696,6 +696,16 @@ int64_t select_01(cudnnfe_graph_t *g, Spec &spec, cudnnfe_dtype_t dt, int64_t ma
   return pointwise(g, CUDNNFE_POINTWISE_BINARY_SELECT, ones, zeros, mask);
 }
 
+// FP32 graphs with comparisons or logic go to a runtime-compiled engine that
+// failed NVRTC compilation on an H100 with cuDNN 9.14 and 9.19 (passed on an
+// H200 earlier): cuDNN's refusal is accepted with its message printed, a wrong
+// value still fails. FP16/BF16 must build.
+Expect comparison_expectation(cudnnfe_pointwise_mode_t mode, cudnnfe_dtype_t dt) {
+  const bool logic = (mode >= CUDNNFE_POINTWISE_CMP_EQ && mode <= CUDNNFE_POINTWISE_LOGICAL_NOT) ||
+                     mode == CUDNNFE_POINTWISE_BINARY_SELECT;
+  return logic && dt == CUDNNFE_DTYPE_FLOAT ? Expect::kMayRefuse : Expect::kBuilds;
+}
+
 TEST(gpu_pointwise_modes) {
   REQUIRE_GPU();
   for (const PointwiseCase &c : pointwise_cases())
@@ -717,7 +727,7 @@ TEST(gpu_pointwise_modes) {
               out = select_01(g, spec, dt, out);
             spec.output(g, out);
           },
-          rtol_for(dt));
+          rtol_for(dt), comparison_expectation(c.mode, dt));
 }
 
 TEST(gpu_pointwise_special) {
@@ -777,7 +787,7 @@ TEST(gpu_pointwise_special) {
           int64_t m = pointwise(g, CUDNNFE_POINTWISE_CMP_GT, c, d);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_BINARY_SELECT, a, b, m));
         },
-        rtol_for(dt));
+        rtol_for(dt), comparison_expectation(CUDNNFE_POINTWISE_BINARY_SELECT, dt));
     // GEN_INDEX writes INT32 indices along an axis.
     check_case(
         "pointwise", "pointwise_GEN_INDEX_axis2", dt,
@@ -821,7 +831,7 @@ TEST(gpu_pointwise_special) {
             }
             spec.output(g, select_01(g, spec, dt, m));
           },
-          rtol_for(dt));
+          rtol_for(dt), comparison_expectation(l.mode, dt));
 }
 
 TEST(gpu_boolean_io_refused) {

@@ -709,7 +709,7 @@ TEST(gpu_norm_refusals_by_cudnnfe) {
               "padded_rows", "rmsnorm", "contiguous block", "cuDNN 9.");
   std::printf("  message: %s\n", cudnnfe_graph_last_error(g.get()));
 
-  // dscale left in the I/O type while scale is FLOAT: cuDNN would only say
+  // dscale forced to the I/O type while scale is FLOAT: cuDNN would only say
   // "no engine"; cudnnfe says which tensor and what to set.
   GraphPtr b = new_graph("dscale_type", CUDNNFE_DTYPE_BFLOAT16);
   int64_t dy = input(b.get(), "dy", CUDNNFE_DTYPE_BFLOAT16, {64, 256});
@@ -721,6 +721,11 @@ TEST(gpu_norm_refusals_by_cudnnfe) {
       cudnnfe_graph_add_rmsnorm_backward(b.get(), dy, bx, bs, bi, nullptr, &dx, &dscale, nullptr));
   REQUIRE_OK(cudnnfe_tensor_set_output(b.get(), dx, 1));
   REQUIRE_OK(cudnnfe_tensor_set_output(b.get(), dscale, 1));
+  // Left unset, dscale takes scale's type (FLOAT); here the user forces it.
+  cudnnfe_dtype_t inferred = CUDNNFE_DTYPE_NOT_SET;
+  CHECK_OK(cudnnfe_tensor_get_dtype(b.get(), dscale, &inferred));
+  CHECK(inferred == CUDNNFE_DTYPE_FLOAT);
+  REQUIRE_OK(cudnnfe_tensor_set_dtype(b.get(), dscale, CUDNNFE_DTYPE_BFLOAT16));
   CHECK_FAILS(cudnnfe_graph_build(b.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
               "dscale", "BFLOAT16", "FLOAT", "cudnnfe_tensor_set_dtype");
   std::printf("  message: %s\n", cudnnfe_graph_last_error(b.get()));

@@ -149,11 +149,18 @@ namespace {
 // [1,16,1] + [4,16,32] (found by the Python binding's GPU tests), while
 // one-dim broadcasts and channels-last bias broadcasts are right. Showing the
 // operand as a stride-0 view instead broke fusions that cuDNN otherwise runs,
-// so that pattern is refused with a clear message rather than risked.
+// so that pattern is refused with a clear message rather than risked —
+// for a standalone pointwise op; fused epilogues are left alone.
 cudnnBackendDescriptor_t operand(Lowering &lowering, const Node &node, int64_t uid,
                                  const Tensor &out) {
   const Tensor &t = lowering.graph().tensor(uid);
-  if (!t.is_virtual && !t.is_scalar && t.dims.size() == out.dims.size() && out.dims.size() >= 3) {
+  // Only a pointwise op on graph inputs alone (no producer op to fuse into)
+  // showed the problem; fused epilogues (conv/matmul + bias) are correct.
+  bool reads_virtual = false;
+  for (int64_t in : node.inputs)
+    if (in != 0 && lowering.graph().tensor(in).is_virtual) reads_virtual = true;
+  if (!reads_virtual && !t.is_virtual && !t.is_scalar && t.dims.size() == out.dims.size() &&
+      out.dims.size() >= 3) {
     int broadcast_dims = 0;
     for (size_t i = 0; i < t.dims.size(); ++i)
       if (t.dims[i] == 1 && out.dims[i] > 1) ++broadcast_dims;
