@@ -66,9 +66,30 @@ func TestEveryCFunctionIsWrapped(t *testing.T) {
 		missing = append(missing, name)
 	}
 	sort.Strings(missing)
-	if len(missing) > 0 {
-		t.Errorf("C functions with no Go wrapper (%d of %d): %s", len(missing), len(declared), strings.Join(missing, ", "))
-	} else {
-		t.Logf("all %d C functions are wrapped", len(declared))
+	// Functions the generated layer wraps but the idiomatic API does not
+	// offer yet: exactly those listed in bindings/PENDING_IDIOMATIC.txt.
+	pendingText, perr := os.ReadFile(filepath.Join("..", "PENDING_IDIOMATIC.txt"))
+	if perr != nil {
+		t.Fatal(perr)
 	}
+	pending := map[string]bool{}
+	for _, line := range strings.Split(string(pendingText), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			pending[line] = true
+		}
+	}
+	var unexpected []string
+	for _, name := range missing {
+		if !pending[name] {
+			unexpected = append(unexpected, name)
+		}
+		delete(pending, name)
+	}
+	if len(unexpected) > 0 {
+		t.Errorf("C functions with no Go wrapper (%d of %d): %s", len(unexpected), len(declared), strings.Join(unexpected, ", "))
+	}
+	for name := range pending {
+		t.Errorf("bindings/PENDING_IDIOMATIC.txt lists %s, which is wrapped or gone", name)
+	}
+	t.Logf("%d C functions, %d wrapped idiomatically", len(declared), len(declared)-len(missing))
 }
