@@ -19,10 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_test_support.h"
 #include "gpu_util.h"
 #include "harness.h"
 
 namespace {
+
+using namespace gpu_test;
 
 // cuDNN may run FLOAT math on TF32 tensor cores, whose 10-bit mantissa would
 // make an fp32 tolerance of 1e-4 meaningless; this test process asks for
@@ -33,49 +36,6 @@ namespace {
 }();
 
 using Dims = std::vector<int64_t>;
-
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void ok(cudnnfe_status_t status, const char *what) {
-  if (status != CUDNNFE_STATUS_OK)
-    throw Failure(std::string(what) + " returned " + cudnnfe_status_name(status) + ": " +
-                  cudnnfe_last_error());
-}
-
-struct GraphDeleter {
-  void operator()(cudnnfe_graph_t *g) const { cudnnfe_graph_destroy(g); }
-};
-using GraphPtr = std::unique_ptr<cudnnfe_graph_t, GraphDeleter>;
-
-GraphPtr new_graph(const std::string &name, cudnnfe_dtype_t io) {
-  cudnnfe_graph_t *g = nullptr;
-  ok(cudnnfe_graph_create(&g), "cudnnfe_graph_create");
-  GraphPtr graph(g);
-  ok(cudnnfe_graph_set_name(g, name.c_str()), "cudnnfe_graph_set_name");
-  ok(cudnnfe_graph_set_io_dtype(g, io), "cudnnfe_graph_set_io_dtype");
-  return graph;
-}
-
-// One handle for the whole test thread (GPU and CPU reference alike).
-cudnnfe_handle_t *test_handle() {
-  static cudnnfe_handle_t *handle = [] {
-    cudnnfe_handle_t *h = nullptr;
-    ok(cudnnfe_handle_create(&h, -1), "cudnnfe_handle_create");
-    return h;
-  }();
-  return handle;
-}
-
-const char *short_name(cudnnfe_dtype_t dtype) {
-  switch (dtype) {
-    case CUDNNFE_DTYPE_FLOAT: return "fp32";
-    case CUDNNFE_DTYPE_HALF: return "fp16";
-    case CUDNNFE_DTYPE_BFLOAT16: return "bf16";
-    default: return cudnnfe_dtype_name(dtype);
-  }
-}
 
 // The tolerances of the brief: relative to each element, with an absolute
 // floor of the same fraction of the output's largest magnitude (so that
