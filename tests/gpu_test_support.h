@@ -1,5 +1,6 @@
 // Helpers shared by the GPU test binaries: failures as exceptions, graph
-// and handle ownership, short dtype names.
+// and handle ownership, short dtype names, and the GPU gate every GPU case
+// starts with (skip without a GPU, fail when a GPU is there but unusable).
 #pragma once
 
 #include <memory>
@@ -7,6 +8,8 @@
 #include <string>
 
 #include "cudnnfe/cudnnfe.h"
+#include "gpu_util.h"
+#include "harness.h"
 
 namespace gpu_test {
 
@@ -53,4 +56,34 @@ inline const char *short_name(cudnnfe_dtype_t dtype) {
   }
 }
 
+inline bool gpu_ready(std::string *skip) {
+  int32_t count = 0;
+  if (cudnnfe_device_count(&count) != CUDNNFE_STATUS_OK || count == 0) {
+    *skip = "no CUDA device (cudnnfe_device_count is 0)";
+    return false;
+  }
+  int64_t version = 0;
+  if (cudnnfe_cudnn_version(&version) != CUDNNFE_STATUS_OK) {
+    std::printf("  a GPU is present but cuDNN is unavailable: %s\n", cudnnfe_last_error());
+    ++testing::state().failures;
+    return false;
+  }
+  if (!gpu::runtime().error.empty()) {
+    std::printf("  a GPU is present but the tests cannot load libcudart: %s\n",
+                gpu::runtime().error.c_str());
+    ++testing::state().failures;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace gpu_test
+
+#define REQUIRE_GPU()                                \
+  do {                                               \
+    std::string skip_reason_;                        \
+    if (!gpu_test::gpu_ready(&skip_reason_)) {       \
+      if (!skip_reason_.empty()) SKIP(skip_reason_); \
+      return;                                        \
+    }                                                \
+  } while (0)

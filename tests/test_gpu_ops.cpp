@@ -56,35 +56,6 @@ constexpr cudnnfe_dtype_t kAllTypes[] = {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF
 
 // False when the case cannot run: `skip` says why when there is simply no
 // GPU; with a GPU, a missing cuDNN or runtime is a failure (recorded here).
-bool gpu_ready(std::string *skip) {
-  int32_t count = 0;
-  if (cudnnfe_device_count(&count) != CUDNNFE_STATUS_OK || count == 0) {
-    *skip = "no CUDA device (cudnnfe_device_count is 0)";
-    return false;
-  }
-  int64_t version = 0;
-  if (cudnnfe_cudnn_version(&version) != CUDNNFE_STATUS_OK) {
-    std::printf("  a GPU is present but cuDNN is unavailable: %s\n", cudnnfe_last_error());
-    ++testing::state().failures;
-    return false;
-  }
-  if (!gpu::runtime().error.empty()) {
-    std::printf("  a GPU is present but the tests cannot load libcudart: %s\n",
-                gpu::runtime().error.c_str());
-    ++testing::state().failures;
-    return false;
-  }
-  return true;
-}
-
-#define REQUIRE_GPU()                                \
-  do {                                               \
-    std::string skip_reason_;                        \
-    if (!gpu_ready(&skip_reason_)) {                 \
-      if (!skip_reason_.empty()) SKIP(skip_reason_); \
-      return;                                        \
-    }                                                \
-  } while (0)
 
 // ---------------------------------------------------------------------------
 // Results across cases
