@@ -10,7 +10,7 @@
 // once, and made per call), cudnnfe_graph_execute, _execute_ordered, and a
 // CUDA graph replay; plus GPU time per call and TFLOP/s.
 //
-// usage: bench_plans [--iters N] [--matmul-iters N] [--cases matmul,conv]
+// usage: bench_plans [--iters N] [--matmul-iters N] [--cases matmul,conv,sdpa]
 // (children: bench_plans --child <case> <cold|disk> <cache dir>)
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -114,11 +114,30 @@ struct Built {
 
 // matmul: [1,M,K] @ [1,K,N] BFLOAT16, M = N = K = 8192 (variant 1: M = 4096).
 // conv: 3x3, 64 -> 64 channels, 56x56, N = 32 (variant 1: N = 16), NHWC HALF.
+// sdpa: causal, b = 1, h_q = 64, h_kv = 8, s = 8192 (variant 1: 4096),
+// d = 128, BFLOAT16, BSHD storage, inference (no stats).
 Built make_graph(const std::string &which, int variant) {
   Built b;
   ok(cudnnfe_graph_create(&b.g), "cudnnfe_graph_create");
   cudnnfe_graph_set_compute_dtype(b.g, CUDNNFE_DTYPE_FLOAT);
   int64_t x = 0, w = 0;
+  if (which == "sdpa") {
+    const int64_t s = variant ? 4096 : 8192, d = 128, h_q = 64, h_kv = 8;
+    cudnnfe_graph_set_io_dtype(b.g, CUDNNFE_DTYPE_BFLOAT16);
+    const int64_t qd[4] = {1, h_q, s, d}, qs[4] = {s * h_q * d, d, h_q * d, 1};
+    const int64_t kd[4] = {1, h_kv, s, d}, ks[4] = {s * h_kv * d, d, h_kv * d, 1};
+    int64_t v = 0;
+    ok(cudnnfe_graph_add_tensor(b.g, "q", CUDNNFE_DTYPE_BFLOAT16, 4, qd, qs, &x), "tensor");
+    ok(cudnnfe_graph_add_tensor(b.g, "k", CUDNNFE_DTYPE_BFLOAT16, 4, kd, ks, &w), "tensor");
+    ok(cudnnfe_graph_add_tensor(b.g, "v", CUDNNFE_DTYPE_BFLOAT16, 4, kd, ks, &v), "tensor");
+    cudnnfe_sdpa_options_t o;
+    cudnnfe_sdpa_options_init(&o);
+    o.causal_mask = 1;
+    ok(cudnnfe_graph_add_sdpa(b.g, x, w, v, &o, &b.output, nullptr), "sdpa", b.g);
+    ok(cudnnfe_tensor_set_output(b.g, b.output, 1), "set_output", b.g);
+    b.inputs = {x, w, v};
+    return b;
+  }
   if (which == "matmul") {
     const int64_t m = variant ? 4096 : 8192, n = 8192, k = 8192;
     cudnnfe_graph_set_io_dtype(b.g, CUDNNFE_DTYPE_BFLOAT16);
@@ -144,7 +163,38 @@ Built make_graph(const std::string &which, int variant) {
 }
 
 double flops_of(const std::string &which) {
+  if (which == "sdpa") return 4.0 * 64 * 8192.0 * 8192 * 128 / 2;  // causal: half
   return which == "matmul" ? 2.0 * 8192 * 8192 * 8192 : 2.0 * 32 * 64 * 64 * 9 * 56 * 56;
+}
+
+const char *title_of(const std::string &which) {
+  if (which == "sdpa") return "causal SDPA b1 h64/8 s8192 d128 BF16";
+  return which == "matmul" ? "matmul 8192^3 BF16" : "conv 3x3 64->64 56x56 N=32 NHWC FP16";
+}
+
+// PyTorch's GPU time for the same work (bench/torch_kernels.py, run in a
+// child Python), or a reason it is not available.
+std::string torch_kernel(const std::string &which) {
+  const std::string command =
+      std::string("python3 ") + CUDNNFE_BENCH_DIR + "/torch_kernels.py " + which + " 2>&1";
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe) return "PyTorch: not run (popen failed)";
+  std::string out;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof(buffer), pipe)) out += buffer;
+  const int status = pclose(pipe);
+  const size_t at = out.find("RESULT ");
+  if (status != 0 || at == std::string::npos)
+    return "PyTorch: not measured (" + out.substr(0, 200) + ")";
+  const size_t end = out.find('\n', at);
+  const std::string fields = out.substr(at + 7, end == std::string::npos ? end : end - at - 7);
+  const size_t bar = fields.find(' ');
+  const double ms = std::atof(fields.substr(0, bar).c_str());
+  char line[512];
+  std::snprintf(line, sizeof(line), "PyTorch %s: %.4f ms = %.1f TFLOP/s",
+                bar == std::string::npos ? "" : fields.substr(bar + 1).c_str(), ms,
+                flops_of(which) / (ms * 1e9));
+  return line;
 }
 
 size_t bytes_of(cudnnfe_graph_t *g, int64_t uid) {
@@ -337,8 +387,7 @@ struct ExecRow {
 void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *stream,
                 std::vector<std::string> &build_lines, std::vector<std::string> &tune_lines,
                 std::vector<std::string> &exec_lines) {
-  const std::string title =
-      which == "matmul" ? "matmul 8192^3 BF16" : "conv 3x3 64->64 56x56 N=32 NHWC FP16";
+  const std::string title = title_of(which);
   char line[512];
 
   // Cold builds in a fresh process.
@@ -415,8 +464,9 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
     Built all = make_graph(which, 0);
     cudnnfe_build_options_t o = options(false);
     o.policy = CUDNNFE_BUILD_POLICY_ALL;
-    o.exclude_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-    o.max_plans = 16;
+    // Attention engines are all runtime-compiled: keep them for SDPA.
+    o.exclude_behavior_notes = which == "sdpa" ? 0 : CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    o.max_plans = which == "sdpa" ? 8 : 16;
     const BuildTime t = timed_build(all.g, h, o);
     const Clock::time_point start = Clock::now();
     ok(cudnnfe_graph_autotune(all.g, h, nullptr, 0, nullptr, 0, stream, nullptr), "autotune",
@@ -448,8 +498,9 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
   int64_t ws_size = 0;
   cudnnfe_graph_get_workspace_size(base.g, &ws_size);
   void *ws = ws_size ? device_alloc(static_cast<size_t>(ws_size)) : nullptr;
-  std::vector<cudnnfe_binding_t> bindings = {
-      {base.inputs[0], buffers[0]}, {base.inputs[1], buffers[1]}, {base.output, out}};
+  std::vector<cudnnfe_binding_t> bindings;
+  for (size_t i = 0; i < base.inputs.size(); ++i) bindings.push_back({base.inputs[i], buffers[i]});
+  bindings.push_back({base.output, out});
   size_t bound = 0;
   cudnnfe_graph_get_bound_uids(base.g, nullptr, 0, &bound);
   std::vector<int64_t> order(bound);
@@ -566,7 +617,8 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
     }
   }
 
-  const double kernel_ms = gpu_ms(stream, which == "matmul" ? 20 : 200, abi);
+  const int kernel_reps = which == "conv" ? 200 : 20;
+  const double kernel_ms = gpu_ms(stream, kernel_reps, abi);
   std::vector<ExecRow> rows = {
       {"raw cudnnBackendExecute (pack made once)", time_calls(iters, stream, raw)},
       {"raw cudnnBackendExecute + pack per call", time_calls(iters, stream, raw_with_pack)},
@@ -575,7 +627,7 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
       {"CUDA graph replay (" + how + ")", time_calls(iters, stream, replay)},
   };
   if (native_replay) {
-    const double native_kernel_ms = gpu_ms(stream, which == "matmul" ? 20 : 200, native_replay);
+    const double native_kernel_ms = gpu_ms(stream, kernel_reps, native_replay);
     rows.push_back({"CUDA graph replay (native populate; plan " + native_note + ")",
                     time_calls(iters, stream, native_replay)});
     std::snprintf(line, sizeof(line), "GPU time per replay of the native-populated graph: %.4f ms",
@@ -593,6 +645,9 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
   std::snprintf(line, sizeof(line), "| %-38s | GPU time per call (plan %s): %.4f ms = %.1f TFLOP/s",
                 title.c_str(), info.name, kernel_ms, flops_of(which) / (kernel_ms * 1e9));
   exec_lines.push_back(line);
+  exec_lines.push_back("| " + std::string(title) +
+                       std::string(38 - std::min<size_t>(38, title.size()), ' ') + " | " +
+                       torch_kernel(which));
   if (!native_note.empty()) {
     std::snprintf(line, sizeof(line), "| %-38s | %s", title.c_str(), native_note.c_str());
     exec_lines.push_back(line);
@@ -609,7 +664,7 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
 int main(int argc, char **argv) {
   if (argc >= 5 && std::string(argv[1]) == "--child") return child(argv[2], argv[3], argv[4]);
   int iters = 10000, matmul_iters = 10000;
-  std::vector<std::string> cases = {"matmul", "conv"};
+  std::vector<std::string> cases = {"matmul", "conv", "sdpa"};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--iters") iters = std::atoi(argv[i + 1]);
@@ -639,7 +694,7 @@ int main(int argc, char **argv) {
   std::fflush(stdout);
   std::vector<std::string> build, tune, exec;
   for (const std::string &c : cases)
-    bench_case(c, c == "matmul" ? matmul_iters : iters, h, stream, build, tune, exec);
+    bench_case(c, c == "conv" ? iters : matmul_iters, h, stream, build, tune, exec);
 
   std::printf(
       "\nBuild (wall ms of cudnnfe_graph_build / _deserialize_plan; speed-up vs the cold "
@@ -648,7 +703,8 @@ int main(int argc, char **argv) {
   std::printf("| %-38s | %-36s | %10s | %9s | stages (ms)\n", "graph", "how", "ms", "speed-up");
   for (const std::string &l : build) std::printf("%s\n", l.c_str());
   std::printf(
-      "\nAutotune (POLICY_ALL without runtime-compiled engines, at most 16 plans; scratch "
+      "\nAutotune (POLICY_ALL, at most 16 plans without runtime-compiled engines; SDPA: 8 with "
+      "them; scratch "
       "buffers; plan 0 is the heuristics' choice)\n");
   std::printf("| %-38s | %5s | %8s | %8s | %-53s | %-53s |\n", "graph", "plans", "build ms",
               "tune ms", "heuristics' choice", "autotuned");

@@ -119,7 +119,9 @@ cudnnfe_handle_t *handle() {
   return h;
 }
 
-enum class Kind { kMatmul, kConv };
+// kMatmulRelu: a matmul with a ReLU epilogue, which cuDNN serves with
+// runtime-compiled (NVRTC) engines.
+enum class Kind { kMatmul, kConv, kMatmulRelu };
 
 struct Uids {
   int64_t x = 0, w = 0, y = 0;
@@ -129,14 +131,20 @@ struct Uids {
 // conv: y = conv3x3(x[2,32,16,16] NHWC, w[32,32,3,3] KRSC), pad 1, HALF.
 Uids add_graph(cudnnfe_graph_t *g, Kind kind, const std::string &prefix, int64_t size = 256) {
   Uids u;
-  cudnnfe_graph_set_name(g, (prefix + (kind == Kind::kMatmul ? "matmul" : "conv")).c_str());
+  const char *names[] = {"matmul", "conv", "matmul_relu"};
+  cudnnfe_graph_set_name(g, (prefix + names[static_cast<int>(kind)]).c_str());
   cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_HALF);
   cudnnfe_graph_set_compute_dtype(g, CUDNNFE_DTYPE_FLOAT);
-  if (kind == Kind::kMatmul) {
+  if (kind != Kind::kConv) {
     const int64_t xd[3] = {1, size, 512}, wd[3] = {1, 512, 384};
     cudnnfe_graph_add_tensor(g, (prefix + "x").c_str(), CUDNNFE_DTYPE_HALF, 3, xd, nullptr, &u.x);
     cudnnfe_graph_add_tensor(g, (prefix + "w").c_str(), CUDNNFE_DTYPE_HALF, 3, wd, nullptr, &u.w);
     cudnnfe_graph_add_matmul(g, u.x, u.w, nullptr, &u.y);
+    if (kind == Kind::kMatmulRelu) {
+      const int64_t product = u.y;
+      cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, product, 0, 0, nullptr, &u.y);
+      cudnnfe_tensor_set_dtype(g, u.y, CUDNNFE_DTYPE_HALF);
+    }
   } else {
     const int64_t xd[4] = {2, 32, 16, 16}, xs[4] = {32 * 16 * 16, 1, 16 * 32, 32};
     const int64_t wd[4] = {32, 32, 3, 3}, ws[4] = {32 * 9, 1, 3 * 32, 32};
@@ -702,6 +710,49 @@ TEST(gpu_plan_blob_round_trip_is_bit_identical) {
   REQUIRE_OK(cudnnfe_graph_deserialize_plan(fallback, handle(), bad_engine.data(),
                                             bad_engine.size(), &lo));
   CHECK(build_info(fallback).source == CUDNNFE_PLAN_SOURCE_REBUILT);
+}
+
+// A runtime-compiled plan's blob carries cuDNN's own serialization of it;
+// loading restores the compiled plan from it (no NVRTC compile), and a blob
+// whose copy is damaged still loads through the engine configuration.
+TEST(gpu_runtime_compiled_plan_restores_from_cudnn_serialization) {
+  REQUIRE_GPU();
+  GraphPtr g;
+  Uids u = add_graph(g, Kind::kMatmulRelu, "rtc_");
+  cudnnfe_build_options_t o = gpu_options(CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE);
+  o.exclude_behavior_notes = 0;
+  o.require_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+  REQUIRE_OK(cudnnfe_graph_build(g, handle(), &o));
+  const cudnnfe_build_info_t cold = build_info(g);
+  Buffers b(g, u);
+  REQUIRE(b.ok());
+  const std::vector<uint8_t> direct = run(g, b, b.y);
+  CHECK(error_vs(reference(Kind::kMatmulRelu, b), direct) < 1e-2);
+  const std::string blob = serialize_plan(g);
+  const size_t at = blob.find("\"cudnn_execution_plan\": \"");
+  CHECK_MSG(at != std::string::npos, "the blob of a runtime-compiled plan has no cuDNN plan");
+  if (at == std::string::npos) return;
+
+  GraphPtr loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize_plan(loaded, handle(), blob.data(), blob.size(), nullptr));
+  const cudnnfe_build_info_t load = build_info(loaded);
+  CHECK(load.source == CUDNNFE_PLAN_SOURCE_SERIALIZED);
+  std::printf("  runtime-compiled plan: cold build %.2f ms (plan %.2f); load %.2f ms (plan %.2f)\n",
+              cold.total_ms, cold.plan_build_ms, load.total_ms, load.plan_build_ms);
+  CHECK(run(loaded, b, b.y2) == direct);
+  CHECK(serialize_plan(loaded) == blob);
+
+  // Damaged serialization: cuDNN refuses it and the engine configuration
+  // builds the same plan.
+  const size_t text = at + std::string("\"cudnn_execution_plan\": \"").size();
+  const std::string damaged = edit_blob(blob, blob.substr(text, 12), "{not a plan ");
+  REQUIRE(!damaged.empty());
+  GraphPtr fallback;
+  REQUIRE_OK(
+      cudnnfe_graph_deserialize_plan(fallback, handle(), damaged.data(), damaged.size(), nullptr));
+  std::printf("  damaged copy: load %.2f ms through the engine configuration\n",
+              build_info(fallback).total_ms);
+  CHECK(run(fallback, b, b.y3) == direct);
 }
 
 TEST(gpu_in_process_cache_hit) {

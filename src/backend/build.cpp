@@ -429,11 +429,86 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
                      why.empty() ? "no heuristics mode was given" : why);
 }
 
+std::string execution_plan_json(const Candidate &candidate) {
+  int64_t size = 0;
+  if (cudnn().BackendGetAttribute(candidate.plan.get(),
+                                  CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+                                  &size, nullptr) != CUDNN_STATUS_SUCCESS ||
+      size <= 0 || static_cast<uint64_t>(size) > kMaxExecutionPlanJson)
+    return "";
+  std::string json(static_cast<size_t>(size), '\0');
+  int64_t written = 0;
+  if (cudnn().BackendGetAttribute(candidate.plan.get(),
+                                  CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                                  size, &written, json.data()) != CUDNN_STATUS_SUCCESS ||
+      written <= 0 || written > size)
+    return "";
+  json.resize(static_cast<size_t>(written));
+  while (!json.empty() && json.back() == '\0') json.pop_back();
+  return json;
+}
+
+namespace {
+
+// A plan restored from cuDNN's own serialization of it: no engine search and,
+// for runtime-compiled engines, no kernel compilation. Returns false (and
+// leaves `set` alone) when cuDNN does not take the text back, so that the
+// caller builds from the engine configuration instead.
+bool restore_from_execution_plan_json(PlanSet &set, const BuildTarget &target,
+                                      const plan::EngineConfig &config,
+                                      const std::string &plan_json, uint32_t numerical_notes,
+                                      uint32_t behavior_notes) {
+  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+                                  1, &target.handle) != CUDNN_STATUS_SUCCESS)
+    return false;
+  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                                  CUDNN_TYPE_CHAR, static_cast<int64_t>(plan_json.size()),
+                                  plan_json.data()) != CUDNN_STATUS_SUCCESS)
+    return false;
+  if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) return false;
+  // The text must be the recorded engine's: a blob whose engine id was
+  // edited must not run a different plan than it names.
+  Descriptor engine_config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw_config = engine_config.get(), raw_engine = engine.get();
+  int64_t engine_id = -1;
+  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+              &raw_config) == 1 &&
+      try_get(raw_config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+              &raw_engine) == 1 &&
+      try_get(raw_engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine_id) == 1 &&
+      engine_id != config.engine_id)
+    return false;
+  int64_t workspace = 0;
+  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+              &workspace) != 1)
+    return false;
+  Candidate c;
+  c.config = config;
+  c.name = plan::engine_config_name(config);
+  c.workspace_size = set.frontend.total(workspace);
+  c.numerical_notes = numerical_notes;
+  c.behavior_notes = behavior_notes;
+  c.plan = std::move(plan);
+  set.candidates.push_back(std::move(c));
+  return true;
+}
+
+}  // namespace
+
 std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const BuildTarget &target,
-                                                    const plan::EngineConfig &config,
+                                                    const plan::PlanRecord &stored,
                                                     BuildRecord &record) {
   std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
   const Clock::time_point start = Clock::now();
+  const plan::EngineConfig &config = stored.config;
+  if (!stored.execution_plan_json.empty() &&
+      restore_from_execution_plan_json(*set, target, config, stored.execution_plan_json,
+                                       stored.numerical_notes, stored.behavior_notes)) {
+    record.plan_build_ms += ms_since(start);
+    return set;
+  }
   const std::string name = plan::engine_config_name(config);
   auto refuse = [&](const char *step, cudnnStatus_t status) {
     std::string reason = last_error();

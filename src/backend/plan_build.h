@@ -37,11 +37,20 @@ BuildTarget build_target(Handle *handle);
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
                                         const BuildOptions &options, BuildRecord &record);
 
-// One stored engine configuration, built directly. Throws NOT_SUPPORTED
-// when it does not build on this GPU and cuDNN.
+// A stored plan (blob or persistent cache), built directly: from cuDNN's own
+// serialized execution plan when the record has one and cuDNN takes it back,
+// else from the engine configuration. Throws NOT_SUPPORTED when it does not
+// build on this GPU and cuDNN.
 std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const BuildTarget &target,
-                                                    const plan::EngineConfig &config,
+                                                    const plan::PlanRecord &stored,
                                                     BuildRecord &record);
+
+// Largest serialized execution plan kept in a plan blob.
+constexpr uint64_t kMaxExecutionPlanJson = 32u << 20;
+
+// cuDNN's JSON serialization of a built candidate, or "" where cuDNN offers
+// none (it serializes runtime-compiled engines, with their compiled kernels).
+std::string execution_plan_json(const Candidate &candidate);
 
 // "graph "g" [matmul "mm" (HALF)]", for messages.
 std::string describe_graph(const Graph &graph);

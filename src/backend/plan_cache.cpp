@@ -134,6 +134,7 @@ plan::PlanRecord make_record(const Graph &graph, const RecordedPlan &recorded) {
   r.workspace_size = c.workspace_size;
   r.numerical_notes = c.numerical_notes;
   r.behavior_notes = c.behavior_notes;
+  r.execution_plan_json = execution_plan_json(c);
   r.chosen_by_autotune = gpu->chosen_by_autotune == static_cast<int>(selected);
   r.time_ms = gpu->times[selected];
   if (!gpu->loaded_timings.empty()) {
@@ -177,7 +178,7 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
       memory_cache().count_disk(false, false, true);
       return nullptr;
     }
-    std::shared_ptr<PlanSet> set = build_plan_set_from_config(graph, target, r.config, record);
+    std::shared_ptr<PlanSet> set = build_plan_set_from_config(graph, target, r, record);
     set->cache_key = key;
     set->memory_key = memory_key;
     auto plan = std::make_unique<GpuPlan>(set, 0);
@@ -316,7 +317,7 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
       }
       std::shared_ptr<PlanSet> set;
       try {
-        set = build_plan_set_from_config(graph, target, r.config, record);
+        set = build_plan_set_from_config(graph, target, r, record);
       } catch (const Error &e) {
         if (rebuild_on_mismatch && e.status() == CUDNNFE_STATUS_NOT_SUPPORTED) return rebuild();
         throw;

@@ -256,6 +256,9 @@ PlanRecord decode_payload(const Value &root) {
     r.workspace_size = read_int(p, "workspace_size", pw, 0, int64_t{1} << 52);
     r.numerical_notes = read_notes(p, "numerical_notes", pw, NoteKind::kNumerical);
     r.behavior_notes = read_notes(p, "behavior_notes", pw, NoteKind::kBehavior);
+    // Optional: absent in blobs of cuDNN engines it cannot serialize.
+    if (p.find("cudnn_execution_plan"))
+      r.execution_plan_json = read_string(p, "cudnn_execution_plan", pw, kMaxBlobPayload);
   }
   const std::string aw = "payload.autotune";
   const Value &a = root.at("autotune", top);
@@ -334,6 +337,8 @@ std::string encode_plan_blob(const PlanRecord &r) {
     p.set("workspace_size", Value::integer(r.workspace_size));
     p.set("numerical_notes", note_array(NoteKind::kNumerical, r.numerical_notes));
     p.set("behavior_notes", note_array(NoteKind::kBehavior, r.behavior_notes));
+    if (!r.execution_plan_json.empty())
+      p.set("cudnn_execution_plan", Value::string(r.execution_plan_json));
     root.set("plan", std::move(p));
   }
   Value a = Value::object();

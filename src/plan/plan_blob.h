@@ -60,6 +60,10 @@ struct PlanRecord {
   int64_t workspace_size = 0;
   uint32_t numerical_notes = 0;
   uint32_t behavior_notes = 0;
+  // cuDNN's own serialization of the selected plan (CUDNN_ATTR_EXECUTION_
+  // PLAN_JSON_REPRESENTATION), "" where it offers none. Loading it skips
+  // kernel compilation; only valid for the same cuDNN version and GPU.
+  std::string execution_plan_json;
   // Autotune: whether it chose this plan, its time, and every plan's time.
   bool chosen_by_autotune = false;
   double time_ms = -1;
