@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "backend/gpu_plan.h"
 #include "backend/plan_build.h"
+#include "backend/refusal_probe.h"
 #include "core/error.h"
 #include "plan/disk_cache.h"
 #include "plan/fingerprint.h"
@@ -220,7 +221,15 @@ std::unique_ptr<GpuPlan> build_gpu(const Graph &graph, Handle *handle, const Bui
       if (plan) return plan;
     }
   }
-  std::shared_ptr<PlanSet> set = build_plan_set(graph, target, options, record);
+  std::shared_ptr<PlanSet> set;
+  try {
+    set = build_plan_set(graph, target, options, record);
+  } catch (const Error &e) {
+    if (e.status() != CUDNNFE_STATUS_NOT_SUPPORTED) throw;
+    const std::string why = probe_refusal(graph, target, options);
+    if (why.empty()) throw;
+    throw Error(e.status(), cat(e.message(), ". ", why));
+  }
   set->cache_key = key;
   set->memory_key = memory_key;
   auto plan = std::make_unique<GpuPlan>(set, 0);
