@@ -9,11 +9,13 @@ causal and not, for
     FLASH backends (torch.nn.attention.sdpa_kernel).
 TFLOP/s with fwd = 4*b*h_q*s^2*d (causal: half) and bwd = 2.5 x fwd, from
 the median of >= 20 iterations timed with CUDA events after a warm-up.
+Then the FlashAttention-3 paper's grid (MHA, b*s = 16k, d in {64, 128},
+h = 2048/d, s = 512..16k), the same three side by side.
 Then RMSNorm BF16 forward in GB/s (bytes read + written) for cudnnfe and
 torch.nn.functional.rms_norm.
 
 Usage: bench_attention.py [--lib build/libcudnnfe.so] [--iters 20]
-       [--seqs 2048,4096,8192,16384] [--heur A|B|FALLBACK]
+       [--seqs 2048,4096,8192,16384] [--heur A|B|FALLBACK] [--skip-fa3]
 """
 import argparse
 import ctypes
@@ -310,6 +312,8 @@ def main():
     ap.add_argument("--heur", default="A", choices=list(HEUR))
     ap.add_argument("--skip-norm", action="store_true")
     ap.add_argument("--skip-attention", action="store_true")
+    ap.add_argument("--skip-fa3", action="store_true",
+                    help="skip the FlashAttention-3 paper grid")
     ap.add_argument("--layout", default="bshd", choices=["bshd", "bhsd"],
                     help="storage of q, k, v, o (viewed as BHSD either way)")
     args = ap.parse_args()
@@ -325,12 +329,28 @@ def main():
           f"median of {iters} iterations after 5 warm-up, CUDA events")
     print()
 
-    b, h_q, h_kv, d = 1, 64, 8, 128
+    seqs = [] if args.skip_attention else [int(x) for x in args.seqs.split(",")]
+    llm = [(1, 64, 8, 128, s) for s in seqs]
+    if llm:
+        rows, plans = bench_attention(lib, args, iters, llm)
+        print_attention("SDPA BF16, b=1, h_q=64, h_kv=8, d=128", rows, plans, args.layout)
+    if not (args.skip_attention or args.skip_fa3):
+        fa3 = [(16384 // s, 2048 // d, 2048 // d, d, s)
+               for d in (64, 128) for s in (512, 1024, 2048, 4096, 8192, 16384)]
+        rows, plans = bench_attention(lib, args, iters, fa3)
+        print_attention("FlashAttention-3 grid: SDPA BF16 MHA, b*s = 16k, h = 2048/d", rows,
+                        plans, args.layout)
+    if args.skip_norm:
+        return
+    bench_norm(lib, args, iters)
+
+
+def bench_attention(lib, args, iters, configs):
+    """Times every (b, h_q, h_kv, d, s) of `configs`, causal and not."""
     dt = torch.bfloat16
     rows = []
     plans = []
-    seqs = [] if args.skip_attention else [int(x) for x in args.seqs.split(",")]
-    for s in seqs:
+    for b, h_q, h_kv, d, s in configs:
         def make(h, empty=False):
             # BSHD storage viewed as BHSD (what training code passes), or BHSD.
             fn = torch.empty if empty else torch.randn
@@ -342,7 +362,7 @@ def main():
             torch.manual_seed(0)
             q, k, v = (make(h) for h in (h_q, h_kv, h_kv))
             flops = 4 * b * h_q * s * s * d * (0.5 if causal else 1.0)
-            row = {"s": s, "causal": causal}
+            row = {"b": b, "h": h_q, "d": d, "s": s, "causal": causal}
 
             # cudnnfe
             o, dq, d_o = make(h_q, empty=True), make(h_q, empty=True), make(h_q)
@@ -354,7 +374,7 @@ def main():
                 gb = cudnnfe_sdpa_backward(lib, q, k, v, o, d_o, stats, dq, dk, dv, causal,
                                            args.heur)
                 row["fe_bwd"] = 2.5 * flops / median_ms(gb, iters) / 1e9
-                plans.append((s, causal, gf.plan, gb.plan))
+                plans.append((f"b={b} h={h_q} d={d} s={s}", causal, gf.plan, gb.plan))
             except RuntimeError as e:
                 print(f"cudnnfe s={s} causal={causal}: {e}")
                 row.setdefault("fe_fwd", float("nan"))
@@ -362,11 +382,12 @@ def main():
             # PyTorch
             for backend in ("cudnn", "flash"):
                 try:
-                    fwd, bwd, note, out, grad_q = torch_sdpa(backend, q, k, v, causal, True, d_o)
+                    fwd, bwd, note, out, grad_q = torch_sdpa(backend, q, k, v, causal,
+                                                             h_q != h_kv, d_o)
                     row[backend + "_fwd"] = flops / median_ms(fwd, iters) / 1e9
                     row[backend + "_bwd"] = 2.5 * flops / median_ms(bwd, iters) / 1e9
                     row[backend + "_note"] = note
-                    if backend == "flash" and s == 2048 and row["fe_fwd"] == row["fe_fwd"]:
+                    if backend == "flash" and s == configs[0][4] and row["fe_fwd"] == row["fe_fwd"]:
                         err = (o.float() - out.float()).abs().max().item()
                         err_dq = (dq.float() - grad_q().float()).abs().max().item()
                         row["check"] = (f"max|o_fe - o_flash| = {err:.3g}, "
@@ -378,34 +399,30 @@ def main():
             rows.append(row)
             del q, k, v, o, stats, dq, dk, dv, d_o
             torch.cuda.empty_cache()
-
-    if rows:
-        print_attention(rows, plans, b, h_q, h_kv, d, args.layout)
-    if args.skip_norm:
-        return
-    bench_norm(lib, args, iters)
+    return rows, plans
 
 
-def print_attention(rows, plans, b, h_q, h_kv, d, layout):
-    print(f"SDPA BF16, b={b}, h_q={h_q}, h_kv={h_kv}, d={d}, {layout.upper()} storage; TFLOP/s "
+def print_attention(title, rows, plans, layout):
+    print(f"{title}, {layout.upper()} storage; TFLOP/s "
           f"(fwd = 4*b*h_q*s^2*d, causal half; bwd = 2.5 x fwd)")
-    print(f"{'s':>6} {'causal':>6} | {'fwd cudnnfe':>11} {'torch cuDNN':>11} {'torch FLASH':>11} | "
+    print(f"{'b':>3} {'h':>3} {'d':>4} {'s':>6} {'causal':>6} | {'fwd cudnnfe':>11} {'torch cuDNN':>11} {'torch FLASH':>11} | "
           f"{'bwd cudnnfe':>11} {'torch cuDNN':>11} {'torch FLASH':>11} | fe/flash fwd bwd")
     for r in rows:
         ratio_f = r["fe_fwd"] / r["flash_fwd"] if r.get("flash_fwd") else float("nan")
         ratio_b = r["fe_bwd"] / r["flash_bwd"] if r.get("flash_bwd") else float("nan")
         notes = ", ".join(f"torch {bk}: {r[bk + '_note']}" for bk in ("cudnn", "flash")
                           if r.get(bk + "_note"))
-        print(f"{r['s']:>6} {str(r['causal']):>6} | {fmt(r['fe_fwd']):>11} {fmt(r['cudnn_fwd']):>11} "
+        print(f"{r['b']:>3} {r['h']:>3} {r['d']:>4} {r['s']:>6} {str(r['causal']):>6} | {fmt(r['fe_fwd']):>11} {fmt(r['cudnn_fwd']):>11} "
               f"{fmt(r['flash_fwd']):>11} | {fmt(r['fe_bwd']):>11} {fmt(r['cudnn_bwd']):>11} "
               f"{fmt(r['flash_bwd']):>11} | {ratio_f:5.2f}x {ratio_b:5.2f}x"
               + (f"   ({notes})" if notes else ""))
     for r in rows:
         if "check" in r:
-            print(f"check s={r['s']} causal={r['causal']}: {r['check']}")
+            print(f"check b={r['b']} h={r['h']} d={r['d']} s={r['s']} causal={r['causal']}: "
+                  f"{r['check']}")
     print("cudnnfe plans (engine and knobs):")
-    for s, causal, pf, pb in plans:
-        print(f"  s={s:>5} causal={str(causal):>5}: fwd {pf}  bwd {pb}")
+    for shape, causal, pf, pb in plans:
+        print(f"  {shape} causal={str(causal):>5}: fwd {pf}  bwd {pb}")
     print()
 
 
