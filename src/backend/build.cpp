@@ -38,6 +38,10 @@ std::string describe_node(const Graph &graph, const Node &node) {
     detail = cat(pointwise_mode_name(node.as<PointwiseAttrs>().mode), ", ");
   if (node.kind == OpKind::kReduction)
     detail = cat(reduction_mode_name(node.as<ReductionAttrs>().mode), ", ");
+  if (node.kind == OpKind::kResample)
+    detail = cat(resample_mode_name(node.as<ResampleAttrs>().mode), ", ");
+  if (node.kind == OpKind::kRng)
+    detail = cat(rng_distribution_name(node.as<RngAttrs>().distribution), ", ");
   if (node.kind == OpKind::kSdpa) {
     const SdpaAttrs &a = node.as<SdpaAttrs>();
     if (a.causal_mask) detail += "causal, ";
@@ -46,7 +50,8 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (a.generate_stats) detail += "stats, ";
   }
   const int64_t first = node.inputs[0];
-  const char *dtype = first ? dtype_name(graph.tensor(first).dtype) : "?";
+  const int64_t typed = first ? first : node.outputs[0];  // rng may read no tensor
+  const char *dtype = typed ? dtype_name(graph.tensor(typed).dtype) : "?";
   return cat(Graph::label(node), " (", detail, dtype, ")");
 }
 
@@ -78,6 +83,12 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
     case OpKind::kSoftmax: return lower_softmax(lowering, node);
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kConcatenate: return lower_layout(lowering, node);
+    case OpKind::kResample: return lower_resample(lowering, node);
+    case OpKind::kRng: return lower_rng(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");
@@ -126,6 +137,13 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   set->operation_graph = std::move(operation_graph);
   set->uids = plan_bound_uids(graph, lowering);
   set->graph_bound = graph.bound_uids().size();
+  for (const ViewTensor &v : lowering.view_tensors()) {
+    const int parent = graph.bound_index(v.root_uid);
+    if (parent < 0)
+      fail(CUDNNFE_STATUS_INTERNAL, "slice view ", v.uid, " has no bound root tensor");
+    set->uids.push_back(v.uid);
+    set->views.push_back({static_cast<size_t>(parent), v.byte_offset});
+  }
   set->frontend = FrontendWorkspace::of(lowering);
   set->scalars = lowering.scalars();
   set->device = target.device;

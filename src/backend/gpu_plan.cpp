@@ -85,11 +85,17 @@ uint64_t next_plan_set_serial() {
 }
 
 void *PlanSet::bind(void *const *data, void *workspace, void **table) const {
+  void *backend_workspace = workspace;
   if (frontend.empty()) {
     for (size_t i = 0; i < graph_bound; ++i) table[i] = data[i];
-    return workspace;
+  } else {
+    backend_workspace = frontend.bind(data, graph_bound, workspace, table);
   }
-  return frontend.bind(data, graph_bound, workspace, table);
+  // Slice views: their root's pointer plus the offset, every execute.
+  const size_t base = graph_bound + frontend.tensors.size();
+  for (size_t i = 0; i < views.size(); ++i)
+    table[base + i] = static_cast<char *>(data[views[i].parent]) + views[i].byte_offset;
+  return backend_workspace;
 }
 
 void PlanSet::seal() {

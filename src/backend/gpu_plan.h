@@ -37,17 +37,26 @@ struct Candidate {
   uint32_t behavior_notes = 0;   // CUDNNFE_BEHAVIOR_NOTE_* bits
 };
 
+// A slice output bound at `byte_offset` into the graph's bound tensor
+// `parent` (an index into the graph's bound UIDs).
+struct ViewBinding {
+  size_t parent = 0;
+  int64_t byte_offset = 0;
+};
+
 struct PlanSet {
   // Declared first so that they are destroyed last: the plans refer to them.
   std::deque<Descriptor> descriptors;
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
   // The variant pack's order: the graph's bound UIDs, the frontend's
-  // workspace tensors (backend/workspace_plan.h), then the scalars.
+  // workspace tensors (backend/workspace_plan.h), the slice views, then
+  // the scalars.
   std::vector<int64_t> uids;
   size_t graph_bound = 0;  // the graph's bound tensors
-  size_t bound_count = 0;  // graph_bound + the frontend's workspace tensors
+  size_t bound_count = 0;  // graph_bound + the frontend's workspace tensors + views
   FrontendWorkspace frontend;
+  std::vector<ViewBinding> views;
   std::vector<ScalarValue> scalars;
   int device = 0;
   int sm = 0;

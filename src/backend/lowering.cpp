@@ -86,8 +86,41 @@ cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
          "byte, least significant bit first) while cudnnfe's BOOLEAN is one byte per element; "
          "keep booleans inside the graph (e.g. a comparison feeding BINARY_SELECT) or give this "
          "tensor a numeric type");
+  if (t.view_of != 0) {
+    // A slice: cuDNN sees a non-virtual tensor at an offset into its root's
+    // buffer, which must therefore exist before the plan runs.
+    const Tensor &root = graph_.tensor(t.view_of);
+    if (root.producer >= 0 || !root.is_bound())
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name, "\" is a slice of \"", root.name,
+           "\", which is not a graph input; cuDNN 9.19 has no slice operation, so cudnnfe ",
+           "passes a slice as a pointer into its input's buffer, which needs the input to be in ",
+           "memory before the plan runs (slice graph inputs, or use the CPU reference)");
+    if (t.dtype == CUDNNFE_DTYPE_BOOLEAN)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
+           "\" is a slice of BOOLEAN data, which cuDNN stores bit-packed");
+    ViewTensor v;
+    v.uid = uid;
+    v.root_uid = root.uid;
+    v.byte_offset = t.view_offset * static_cast<int64_t>(dtype_size(t.dtype));
+    views_.push_back(v);
+    cudnnBackendDescriptor_t desc =
+        make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), false, false);
+    tensors_.emplace(uid, desc);
+    return desc;
+  }
   cudnnBackendDescriptor_t desc =
       make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), t.is_virtual, false);
+  tensors_.emplace(uid, desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t Lowering::tensor_with_strides(int64_t uid,
+                                                       const std::vector<int64_t> &strides) {
+  const Tensor &t = graph_.tensor(uid);
+  if (tensors_.count(uid) || t.is_scalar || t.view_of != 0)
+    fail(CUDNNFE_STATUS_INTERNAL, "tensor \"", t.name, "\" cannot be re-described as a view");
+  cudnnBackendDescriptor_t desc =
+      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
   tensors_.emplace(uid, desc);
   return desc;
 }

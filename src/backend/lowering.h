@@ -34,6 +34,15 @@ struct WorkspaceTensor {
   int64_t bytes = 0;
 };
 
+// A slice's output seen by cuDNN as its own non-virtual tensor whose
+// pointer, at every execute, is its root graph input's plus `byte_offset`
+// (cuDNN 9.19 has no slice operation; docs/layout-ops.md).
+struct ViewTensor {
+  int64_t uid = 0;
+  int64_t root_uid = 0;  // a bound graph input
+  int64_t byte_offset = 0;
+};
+
 class Lowering {
  public:
   // `cudnn_version` is the loaded library's (91400 for 9.14.0): some
@@ -53,6 +62,13 @@ class Lowering {
   // UID and buffer, separate descriptor.
   cudnnBackendDescriptor_t tensor_view(int64_t uid, const std::vector<int64_t> &dims,
                                        const std::vector<int64_t> &strides);
+  // The backend tensor of graph tensor `uid` described with `strides`
+  // instead of its own (a reshape or transpose output seen as a view of its
+  // input's memory). Later uses of `uid` get this descriptor; INTERNAL if
+  // `uid` already has one.
+  cudnnBackendDescriptor_t tensor_with_strides(int64_t uid, const std::vector<int64_t> &strides);
+  // Slice outputs bound by pointer offset (made by tensor() on first use).
+  const std::vector<ViewTensor> &view_tensors() const { return views_; }
   // A new virtual intermediate with packed strides.
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
   // A new virtual intermediate with the given strides (a transposed view).
@@ -96,6 +112,7 @@ class Lowering {
   std::vector<cudnnBackendDescriptor_t> operations_;
   std::vector<ScalarValue> scalars_;
   std::vector<WorkspaceTensor> workspace_tensors_;
+  std::vector<ViewTensor> views_;
   int64_t frontend_workspace_bytes_ = 0;
   bool workspace_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
@@ -125,5 +142,9 @@ void lower_sdpa(Lowering &lowering, const Node &node);
 void lower_sdpa_backward(Lowering &lowering, const Node &node);
 void lower_norm(Lowering &lowering, const Node &node);
 void lower_softmax(Lowering &lowering, const Node &node);
+// reshape, transpose, slice, concatenate (lower_layout.cpp).
+void lower_layout(Lowering &lowering, const Node &node);
+void lower_resample(Lowering &lowering, const Node &node);
+void lower_rng(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend
