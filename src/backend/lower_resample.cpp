@@ -2,9 +2,9 @@
 // window, strides, paddings) and the operation reading x and writing y and,
 // for max pooling with generate_index, the index tensor.
 //
-// Pooling passes its window, strides and paddings as integers. Upsampling
-// by an integer scale s is described as a window of 1 with the fractional
-// stride 1/s (cuDNN's attributes take cudnnFraction_t for such modes);
+// Window, strides and paddings go to cuDNN as fractions (cudnnFraction_t),
+// integers as n/1, as cudnn-frontend passes them. Upsampling by an integer
+// scale s is described as a window of 1 with the fractional stride 1/s;
 // cuDNN documents no more than that, and the GPU tests record whether the
 // loaded library offers an engine for it (docs/layout-ops.md).
 #include "backend/attribute_util.h"
@@ -60,30 +60,32 @@ void lower_resample(Lowering &lowering, const Node &node) {
   set_attribute(desc, CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_TYPE_PADDING_MODE,
                 to_cudnn_padding(a.padding_mode), "the padding mode");
   desc.set_int64(CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, n);
-  if (upsample) {
-    std::vector<cudnnFraction_t> window(n), stride(n), padding(n);
-    for (int i = 0; i < n; ++i) {
+  // Every geometry attribute as fractions (what cuDNN reads; integers are
+  // n/1).
+  std::vector<cudnnFraction_t> window(n), stride(n), pre(n), post(n);
+  for (int i = 0; i < n; ++i) {
+    if (upsample) {
       window[i] = {1, 1};
       stride[i] = {1, a.scale[i]};
-      padding[i] = {0, 1};
+      pre[i] = post[i] = {0, 1};
+    } else {
+      window[i] = {a.window[i], 1};
+      stride[i] = {a.stride[i], 1};
+      pre[i] = {a.pre_padding[i], 1};
+      post[i] = {a.post_padding[i], 1};
     }
-    auto set_fractions = [&](cudnnBackendAttributeName_t name, std::vector<cudnnFraction_t> &v) {
-      cudnnStatus_t s =
-          cudnn().BackendSetAttribute(desc.get(), name, CUDNN_TYPE_FRACTION, n, v.data());
-      if (s != CUDNN_STATUS_SUCCESS)
-        fail(CUDNNFE_STATUS_NOT_SUPPORTED, "cuDNN refused ", attribute_name(name),
-             " as fractions: ", status_text(s), ": ", last_error());
-    };
-    set_fractions(CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, window);
-    set_fractions(CUDNN_ATTR_RESAMPLE_STRIDES, stride);
-    set_fractions(CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, padding);
-    set_fractions(CUDNN_ATTR_RESAMPLE_POST_PADDINGS, padding);
-  } else {
-    desc.set_int64s(CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, a.window.data(), n);
-    desc.set_int64s(CUDNN_ATTR_RESAMPLE_STRIDES, a.stride.data(), n);
-    desc.set_int64s(CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, a.pre_padding.data(), n);
-    desc.set_int64s(CUDNN_ATTR_RESAMPLE_POST_PADDINGS, a.post_padding.data(), n);
   }
+  auto set_fractions = [&](cudnnBackendAttributeName_t name, std::vector<cudnnFraction_t> &v) {
+    cudnnStatus_t s =
+        cudnn().BackendSetAttribute(desc.get(), name, CUDNN_TYPE_FRACTION, n, v.data());
+    if (s != CUDNN_STATUS_SUCCESS)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "cuDNN refused ", attribute_name(name), ": ",
+           status_text(s), ": ", last_error());
+  };
+  set_fractions(CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, window);
+  set_fractions(CUDNN_ATTR_RESAMPLE_STRIDES, stride);
+  set_fractions(CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, pre);
+  set_fractions(CUDNN_ATTR_RESAMPLE_POST_PADDINGS, post);
   lowering.finalize(desc);
   const Descriptor &kept = lowering.keep(std::move(desc));
 

@@ -58,14 +58,14 @@ Lowering::Lowering(const Graph &graph, size_t cudnn_version)
 
 cudnnBackendDescriptor_t Lowering::make_tensor(int64_t uid, std::vector<int64_t> dims,
                                                std::vector<int64_t> strides, cudnnDataType_t type,
-                                               bool is_virtual, bool by_value) {
+                                               bool is_virtual, bool by_value, int64_t alignment) {
   pad_rank(dims, strides);
   Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   t.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, type);
   t.set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
   t.set_int64s(CUDNN_ATTR_TENSOR_STRIDES, strides);
   t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-  t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kByteAlignment);
+  t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment > 0 ? alignment : kByteAlignment);
   if (is_virtual) t.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
   if (by_value) t.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
   finalize(t);
@@ -103,8 +103,11 @@ cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
     v.root_uid = root.uid;
     v.byte_offset = t.view_offset * static_cast<int64_t>(dtype_size(t.dtype));
     views_.push_back(v);
+    // The root's pointer is promised kByteAlignment; the offset may lower it.
+    int64_t alignment = kByteAlignment;
+    while (alignment > 1 && v.byte_offset % alignment != 0) alignment /= 2;
     cudnnBackendDescriptor_t desc =
-        make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), false, false);
+        make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), false, false, alignment);
     tensors_.emplace(uid, desc);
     return desc;
   }

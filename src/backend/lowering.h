@@ -102,9 +102,11 @@ class Lowering {
   std::deque<Descriptor> take_descriptors() { return std::move(descriptors_); }
 
  private:
+  // `alignment`: the byte alignment promised for the tensor's pointer (0:
+  // the default for caller buffers).
   cudnnBackendDescriptor_t make_tensor(int64_t uid, std::vector<int64_t> dims,
                                        std::vector<int64_t> strides, cudnnDataType_t type,
-                                       bool is_virtual, bool by_value);
+                                       bool is_virtual, bool by_value, int64_t alignment = 0);
 
   const Graph &graph_;
   size_t cudnn_version_;
