@@ -135,13 +135,27 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   }
   set->descriptors = lowering.take_descriptors();
   set->operation_graph = std::move(operation_graph);
-  set->uids = plan_bound_uids(graph, lowering);
-  set->graph_bound = graph.bound_uids().size();
+  // The variant pack holds the graph's bound tensors that some backend
+  // tensor describes (a graph input read only through views is absent: some
+  // engines refuse extra UIDs), then the frontend's workspace tensors, then
+  // the views (PlanSet::bind makes the table these slots index).
+  const std::vector<int64_t> &bound = graph.bound_uids();
+  set->graph_bound = bound.size();
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (!lowering.describes(bound[i])) continue;
+    set->uids.push_back(bound[i]);
+    set->slots.push_back(i);
+  }
+  size_t slot = bound.size();
+  for (const WorkspaceTensor &t : lowering.workspace_tensors()) {
+    set->uids.push_back(t.uid);
+    set->slots.push_back(slot++);
+  }
   for (const ViewTensor &v : lowering.view_tensors()) {
     const int parent = graph.bound_index(v.root_uid);
-    if (parent < 0)
-      fail(CUDNNFE_STATUS_INTERNAL, "slice view ", v.uid, " has no bound root tensor");
+    if (parent < 0) fail(CUDNNFE_STATUS_INTERNAL, "view ", v.uid, " has no bound root tensor");
     set->uids.push_back(v.uid);
+    set->slots.push_back(slot++);
     set->views.push_back({static_cast<size_t>(parent), v.byte_offset});
   }
   set->frontend = FrontendWorkspace::of(lowering);

@@ -5,11 +5,16 @@
 // and no data moves (cuDNN 9.22 adds a LOGICAL mode that this lowering does
 // not use yet). So a reshape lowers when x's layout can be viewed with y's
 // dims in row-major order (always for packed row-major x), and a transpose
-// lowers as a reshape whose y strides are x's strides permuted. A virtual y
-// is described with those view strides; a bound y must already have them.
+// as a view whose strides are x's strides permuted:
+//   - a virtual y of a graph input (or of a slice of one) becomes a pointer
+//     view like a slice (no operation; cuDNN 9.14/9.19 run no graph with a
+//     reshape operation outside their fused attention patterns);
+//   - otherwise the reshape operation, with a virtual y described by the
+//     view strides and a bound y required to have them already.
 //
 // A slice is no operation at all: its output is a non-virtual tensor at an
-// offset into its graph input's buffer (Lowering::tensor, PlanSet::views).
+// offset into its graph input's buffer (Lowering::pointer_view,
+// PlanSet::views).
 //
 // Concatenate lowers to CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR, which
 // cuDNN 9.7 introduced; older libraries are refused by name.
@@ -70,6 +75,13 @@ void add_reshape(Lowering &lowering, const Node &node, const std::vector<int64_t
   const Graph &graph = lowering.graph();
   const Tensor &x = graph.tensor(node.inputs[0]);
   const Tensor &y = graph.tensor(node.outputs[0]);
+  // A virtual view of a graph input (or of a slice of one) needs no
+  // operation: cuDNN reads it as a pointer view, like a slice.
+  const bool x_is_input = x.view_of != 0 || (x.producer < 0 && x.is_bound());
+  if (y.is_virtual && x_is_input) {
+    lowering.pointer_view(y.uid, x.view_of != 0 ? x.view_of : x.uid, x.view_offset, view);
+    return;
+  }
   cudnnBackendDescriptor_t in = lowering.tensor(x.uid);
   cudnnBackendDescriptor_t out;
   if (y.is_virtual) {

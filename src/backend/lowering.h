@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,9 +35,11 @@ struct WorkspaceTensor {
   int64_t bytes = 0;
 };
 
-// A slice's output seen by cuDNN as its own non-virtual tensor whose
-// pointer, at every execute, is its root graph input's plus `byte_offset`
-// (cuDNN 9.19 has no slice operation; docs/layout-ops.md).
+// A pointer view: a tensor cuDNN sees as its own non-virtual tensor whose
+// pointer, at every execute, is its root graph input's plus `byte_offset`.
+// Slices are always lowered so (cuDNN 9.19 has no slice operation), and so
+// are virtual reshape and transpose outputs of graph inputs (no operation
+// needed); docs/layout-ops.md.
 struct ViewTensor {
   int64_t uid = 0;
   int64_t root_uid = 0;  // a bound graph input
@@ -67,8 +70,15 @@ class Lowering {
   // input's memory). Later uses of `uid` get this descriptor; INTERNAL if
   // `uid` already has one.
   cudnnBackendDescriptor_t tensor_with_strides(int64_t uid, const std::vector<int64_t> &strides);
-  // Slice outputs bound by pointer offset (made by tensor() on first use).
+  // Describes graph tensor `uid` as a pointer view of bound graph input
+  // `root_uid`, `element_offset` elements in, with `strides` (the dims are
+  // `uid`'s). NOT_SUPPORTED when the root is not a graph input.
+  cudnnBackendDescriptor_t pointer_view(int64_t uid, int64_t root_uid, int64_t element_offset,
+                                        const std::vector<int64_t> &strides);
+  // The pointer views made so far (slices and views of graph inputs).
   const std::vector<ViewTensor> &view_tensors() const { return views_; }
+  // Whether some backend tensor has UID `uid` (the variant pack needs it).
+  bool describes(int64_t uid) const { return described_.count(uid) != 0; }
   // A new virtual intermediate with packed strides.
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
   // A new virtual intermediate with the given strides (a transposed view).
@@ -115,6 +125,7 @@ class Lowering {
   std::vector<ScalarValue> scalars_;
   std::vector<WorkspaceTensor> workspace_tensors_;
   std::vector<ViewTensor> views_;
+  std::set<int64_t> described_;
   int64_t frontend_workspace_bytes_ = 0;
   bool workspace_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
