@@ -765,20 +765,22 @@ TEST(gpu_slice_view_follows_new_buffers) {
 void check_rebinding(cudnnfe_graph_t *graph, int64_t x, int64_t y) {
   const cudnnfe_status_t status = build_for(graph, CUDNNFE_TARGET_GPU);
   if (status != CUDNNFE_STATUS_OK) {
-    std::printf("  build: %s: %s\n", cudnnfe_status_name(status),
-                cudnnfe_graph_last_error(g.get()));
+    std::printf("  build: %s: %s\n", cudnnfe_status_name(status), cudnnfe_graph_last_error(graph));
     ++testing::state().failures;
     return;
   }
   int64_t ws = 0;
-  ok(cudnnfe_graph_get_workspace_size(g.get(), &ws), "workspace");
+  ok(cudnnfe_graph_get_workspace_size(graph, &ws), "workspace");
   gpu::DeviceBuffer workspace(static_cast<size_t>(ws)), out(16 * sizeof(float));
-  for (float base : {0.0f, 1000.0f}) {
+  // Two live input buffers, so the second execute sees another pointer.
+  gpu::DeviceBuffer inputs[2] = {gpu::DeviceBuffer(64 * sizeof(float)),
+                                 gpu::DeviceBuffer(64 * sizeof(float))};
+  for (int which = 0; which < 2; ++which) {
     std::vector<float> xv(64);
-    for (int i = 0; i < 64; ++i) xv[i] = base + static_cast<float>(i);
-    gpu::DeviceBuffer xb(64 * sizeof(float));  // a new buffer each time
-    copy_to_device(xb.get(), xv.data(), 64 * sizeof(float));
-    execute(graph, {x, y}, {xb.get(), out.get()}, workspace.get(), static_cast<size_t>(ws), "GPU");
+    for (int i = 0; i < 64; ++i) xv[i] = 1000.0f * which + static_cast<float>(i);
+    copy_to_device(inputs[which].get(), xv.data(), 64 * sizeof(float));
+    execute(graph, {x, y}, {inputs[which].get(), out.get()}, workspace.get(),
+            static_cast<size_t>(ws), "GPU");
     synchronize();
     std::vector<float> yv(16);
     copy_to_host(yv.data(), out.get(), 16 * sizeof(float));
