@@ -612,6 +612,8 @@ TEST(gpu_transpose) {
         spec.output(g, y, 0.0);
       },
       Expect::kMayRefuse);
+  // cuDNN 9.14/9.19 refuse a pointwise op on a transposed (column-major)
+  // input: CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, get_matrix_layout != RowMajor.
   check_case(
       "transpose_then_relu", H,
       [](cudnnfe_graph_t *g, Spec &spec) {
@@ -623,7 +625,7 @@ TEST(gpu_transpose) {
            "relu");
         spec.output(g, y, 0.0);
       },
-      Expect::kBuilds);
+      Expect::kMayRefuse);
   // Kᵀ of attention: b = transpose(k) as the matmul's right operand.
   check_case(
       "transpose_into_matmul", H,
@@ -686,6 +688,8 @@ TEST(gpu_slice) {
         spec.output(g, y, 0.0);
       },
       Expect::kBuilds);
+  // Stepped along the innermost dim: cuDNN 9.14/9.19 computed wrong values
+  // (the view read as contiguous), so cudnnfe refuses it with NOT_SUPPORTED.
   check_case(
       "slice_stepped_then_add", H,
       [](cudnnfe_graph_t *g, Spec &spec) {
@@ -710,7 +714,7 @@ TEST(gpu_slice) {
         ok(cudnnfe_graph_add_matmul(g, k, w, nullptr, &c), "add_matmul");
         spec.output(g, c, 2e-2);
       },
-      Expect::kBuilds);
+      Expect::kMayRefuse);
   // Two slices of one input feeding one op.
   check_case(
       "two_slices_mul", CUDNNFE_DTYPE_FLOAT,
@@ -814,6 +818,8 @@ TEST(gpu_concatenate) {
         int64_t ra = 0, y = 0;
         ok(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, a, 0, 0, nullptr, &ra),
            "relu");
+        // Concatenated tensors share one type: the intermediate is HALF too.
+        ok(cudnnfe_tensor_set_dtype(g, ra, H), "set_dtype");
         const int64_t in[] = {ra, b};
         ok(cudnnfe_graph_add_concatenate(g, 2, in, 2, nullptr, &y), "add_concatenate");
         spec.output(g, y, 0.0);

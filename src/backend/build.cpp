@@ -50,7 +50,8 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (a.generate_stats) detail += "stats, ";
   }
   const int64_t first = node.inputs[0];
-  const int64_t typed = first ? first : node.outputs[0];  // rng may read no tensor
+  // rng: its output's type (its inputs are integer seeds, or none).
+  const int64_t typed = node.kind == OpKind::kRng ? node.outputs[0] : first;
   const char *dtype = typed ? dtype_name(graph.tensor(typed).dtype) : "?";
   return cat(Graph::label(node), " (", detail, dtype, ")");
 }

@@ -110,6 +110,25 @@ cudnnBackendDescriptor_t Lowering::pointer_view(int64_t uid, int64_t root_uid,
   if (t.dtype == CUDNNFE_DTYPE_BOOLEAN)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
          "\" views BOOLEAN data, which cuDNN stores bit-packed");
+  // Measured on an H100 with cuDNN 9.14 and 9.19: a pointwise engine read a
+  // slice stepped along its innermost dimension (strides [512,32,4]) as if
+  // that dimension were contiguous, giving wrong values. Views with no
+  // unit-stride dimension are therefore refused rather than risked.
+  bool unit = true;
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (t.dims[i] <= 1) continue;
+    unit = false;
+    break;
+  }
+  for (size_t i = 0; i < t.dims.size() && !unit; ++i)
+    if (t.dims[i] > 1 && strides[i] == 1) unit = true;
+  if (!unit)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name, "\" ", dims_string(t.dims),
+         " views its input with strides ", dims_string(strides),
+         ", none of them 1 (a slice stepped along the innermost dimension); cuDNN 9.14 and 9.19 ",
+         "read such a view as if its innermost dimension were contiguous (wrong values, measured ",
+         "on an H100), so cudnnfe refuses it: use step 1 on the innermost dimension, or the CPU "
+         "reference");
   ViewTensor v;
   v.uid = uid;
   v.root_uid = root_uid;
