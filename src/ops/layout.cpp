@@ -2,6 +2,7 @@
 // view data without arithmetic, so their outputs keep their inputs' data
 // type (graph.cpp's type resolution, checked in check_types_layout).
 #include <algorithm>
+#include <cstdint>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -45,6 +46,9 @@ void infer_reshape(Graph &graph, Node &node) {
     if (attrs.dims[i] <= 0)
       fail_graph(Graph::label(node), ": dim ", i, " of the new shape ", dims_string(attrs.dims),
                  " is ", attrs.dims[i], "; dims must be positive");
+    if (count > INT64_MAX / attrs.dims[i])  // no overflow below
+      fail_graph(Graph::label(node), ": the new shape ", dims_string(attrs.dims),
+                 " has more than 2^63 elements; x \"", x.name, "\" has ", x.element_count());
     count *= attrs.dims[i];
   }
   if (count != x.element_count())
