@@ -571,9 +571,10 @@ void cudnnfe_layout_options_init(cudnnfe_layout_options_t *options);
 /* y = x with dims `dims` (`ndims` entries, same element count): the
  * row-major order of the logical elements is kept (numpy's reshape). y is
  * packed row-major unless its strides are set. On the GPU a reshape is a
- * view (cuDNN's reshape operation moves no data): x's layout must allow
- * it (packed row-major x does) and a bound y must have the view's strides;
- * cuDNN runs it only fused with other operations. */
+ * view (cuDNN moves no data for it): x's layout must allow it (packed
+ * row-major x does). A virtual y of a graph input is read in place by the
+ * ops that use it; other reshapes need cuDNN's reshape operation, which
+ * cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md). */
 cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
                                            const int64_t *dims,
                                            const cudnnfe_layout_options_t *options, int64_t *y);
@@ -582,7 +583,8 @@ cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, in
  * permutation of 0..ndims-1): y[i0, i1, ...] = x[j] with j[permutation[k]]
  * = ik. y's strides default to x's strides permuted likewise (packed in x's
  * memory order), which makes the transpose a view of x's memory: no data
- * moves on the GPU (lowered to cuDNN's reshape operation). */
+ * moves on the GPU, where it is lowered as reshape is (a transposed graph
+ * input feeding a matmul is a strided operand). */
 cudnnfe_status_t cudnnfe_graph_add_transpose(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
                                              const int32_t *permutation,
                                              const cudnnfe_layout_options_t *options, int64_t *y);
@@ -601,7 +603,8 @@ cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *graph, int64_t x, int3
 /* y = the `num_inputs` tensors (2 to 16, equal ranks, equal dims except
  * `axis`, one data type) joined along `axis`. y keeps inputs[0]'s dimension
  * order. On the GPU it needs cuDNN 9.7 or newer (cuDNN's concatenate
- * operation); older libraries are refused with NOT_SUPPORTED at build. */
+ * operation); older libraries are refused with NOT_SUPPORTED at build, and
+ * cuDNN 9.14/9.19 run it only inside fused patterns they know. */
 cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t num_inputs,
                                                const int64_t *inputs, int32_t axis,
                                                const cudnnfe_layout_options_t *options, int64_t *y);
@@ -678,7 +681,9 @@ void cudnnfe_rng_options_init(cudnnfe_rng_options_t *options);
  * offset 0. The same seed and offset give the same numbers. The GPU uses
  * cuDNN's Philox generator; the CPU reference cannot reproduce its bits and
  * uses its own documented counter-based generator with the same
- * distributions (docs/layout-ops.md). */
+ * distributions (docs/layout-ops.md). cuDNN 9.14/9.19 refuse rng outside
+ * the fused patterns they know (attention dropout); the refusal is
+ * reported as NOT_SUPPORTED. */
 cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims,
                                        int64_t seed, int64_t offset,
                                        const cudnnfe_rng_options_t *options, int64_t *y);
