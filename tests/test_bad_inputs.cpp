@@ -480,3 +480,174 @@ TEST(softmax_rules) {
   CHECK_FAILS(cudnnfe_graph_add_softmax(f.g, x, &o, &y, nullptr), ARG, "stats");
   CHECK_FAILS(cudnnfe_graph_add_softmax(f.g, 0, &o, &y, &y), GRAPH, "x is missing");
 }
+
+TEST(layout_op_rules) {
+  Fixture f;
+  const int64_t x = f.tensor("x", {2, 3, 4});
+  int64_t y;
+  const int64_t five[] = {5, 5};
+  CHECK_FAILS(cudnnfe_graph_add_reshape(f.g, x, 2, five, nullptr, &y), GRAPH, "reshape", "\"x\"",
+              "25 elements", "24", "keeps the element count");
+  const int64_t zero[] = {0, 24};
+  CHECK_FAILS(cudnnfe_graph_add_reshape(f.g, x, 2, zero, nullptr, &y), GRAPH, "dim 0",
+              "must be positive");
+  CHECK_FAILS(cudnnfe_graph_add_reshape(f.g, x, 0, five, nullptr, &y), ARG, "reshape dims",
+              "0 entries");
+  CHECK_FAILS(cudnnfe_graph_add_reshape(f.g, x, 2, nullptr, nullptr, &y), ARG, "NULL");
+  const int32_t dup[] = {0, 0, 1}, short_perm[] = {1, 0};
+  CHECK_FAILS(cudnnfe_graph_add_transpose(f.g, x, 3, dup, nullptr, &y), GRAPH, "transpose",
+              "not a permutation");
+  CHECK_FAILS(cudnnfe_graph_add_transpose(f.g, x, 2, short_perm, nullptr, &y), GRAPH,
+              "permutation has 2 entries", "\"x\" has 3 dims");
+  const int64_t s0[] = {0, 0, 0}, e_big[] = {2, 4, 4}, e_ok[] = {2, 3, 4}, e_empty[] = {2, 3, 0};
+  const int64_t bad_step[] = {1, 0, 1};
+  CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_big, nullptr, nullptr, &y), GRAPH, "slice",
+              "dim 1 range [0, 4)", "\"x\"", "dim of 3");
+  CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_empty, nullptr, nullptr, &y), GRAPH,
+              "dim 2 range [0, 0)");
+  CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_ok, bad_step, nullptr, &y), GRAPH,
+              "step of dim 1 is 0");
+  const int64_t neg[] = {-1, 0, 0};
+  CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, neg, e_ok, nullptr, nullptr, &y), GRAPH,
+              "no negative indices");
+  // A slice cannot be a graph output: it is a view.
+  int64_t s;
+  REQUIRE_OK(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_ok, nullptr, nullptr, &s));
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "slice", "graph output", "view", "IDENTITY");
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 0));
+  const int64_t strides[] = {12, 4, 2};
+  CHECK_OK(cudnnfe_tensor_set_strides(f.g, s, 3, strides));
+  int64_t id;
+  CHECK_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_IDENTITY, s, 0, 0, nullptr, &id));
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, id, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "strides were set to [12,4,2]", "view");
+  // Layout ops do not convert types.
+  Fixture t;
+  const int64_t h = t.tensor("h", {4, 2}, CUDNNFE_DTYPE_HALF);
+  const int64_t eight[] = {8};
+  int64_t r;
+  CHECK_OK(cudnnfe_graph_add_reshape(t.g, h, 1, eight, nullptr, &r));
+  CHECK_OK(cudnnfe_tensor_set_output(t.g, r, 1));
+  CHECK_OK(cudnnfe_tensor_set_dtype(t.g, r, CUDNNFE_DTYPE_FLOAT));
+  CHECK_FAILS(cudnnfe_graph_validate(t.g), GRAPH, "reshape", "FLOAT", "\"h\" has HALF",
+              "does not convert types");
+  // Concatenate.
+  Fixture c;
+  const int64_t a = c.tensor("a", {2, 3}), b = c.tensor("b", {3, 4}), d = c.tensor("d", {2, 3, 1});
+  const int64_t ab[] = {a, b}, ad[] = {a, d}, aa[] = {a, a}, a0[] = {a, 0};
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 2, ab, 1, nullptr, &y), GRAPH, "concatenate",
+              "\"b\"", "at dim 0", "only the axis (1)");
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 2, ad, 0, nullptr, &y), GRAPH, "equal ranks");
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 2, aa, 2, nullptr, &y), GRAPH, "axis 2",
+              "outside");
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 1, aa, 0, nullptr, &y), ARG, "num_inputs is 1");
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 2, a0, 0, nullptr, &y), ARG, "inputs[1] is 0");
+  CHECK_FAILS(cudnnfe_graph_add_concatenate(c.g, 2, nullptr, 0, nullptr, &y), ARG, "NULL");
+  int64_t sc;
+  CHECK_OK(cudnnfe_graph_add_scalar(c.g, "sc", CUDNNFE_DTYPE_FLOAT, 1.0, &sc));
+  CHECK_FAILS(cudnnfe_graph_add_reshape(c.g, sc, 1, eight, nullptr, &y), GRAPH, "scalar");
+}
+
+TEST(resample_rules) {
+  Fixture f;
+  const int64_t x = f.tensor("x", {1, 2, 5, 5});
+  cudnnfe_resample_options_t o;
+  int64_t y, index;
+  cudnnfe_resample_options_init(&o);
+  o.window[1] = 0;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH, "resample",
+              "window of spatial dim 1 is 0");
+  cudnnfe_resample_options_init(&o);
+  o.pre_padding[0] = 2;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH,
+              "padding of spatial dim 0", "smaller than the window");
+  cudnnfe_resample_options_init(&o);
+  o.window[0] = 6;
+  o.pre_padding[0] = 0;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH, "window 6",
+              "larger than the padded image \"x\"");
+  cudnnfe_resample_options_init(&o);
+  o.mode = CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING;
+  o.padding_mode = CUDNNFE_PADDING_NEG_INF;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH, "NEG_INF",
+              "MAXPOOL only");
+  cudnnfe_resample_options_init(&o);
+  o.mode = CUDNNFE_RESAMPLE_BILINEAR;
+  o.generate_index = 1;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, &index), GRAPH, "generate_index",
+              "only MAXPOOL");
+  cudnnfe_resample_options_init(&o);
+  o.generate_index = 1;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), ARG, "index", "NULL");
+  cudnnfe_resample_options_init(&o);
+  o.mode = CUDNNFE_RESAMPLE_NEAREST;
+  o.scale[1] = 0;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH, "scale of spatial dim 1");
+  cudnnfe_resample_options_init(&o);
+  o.mode = 42;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH,
+              "unknown resample mode 42");
+  cudnnfe_resample_options_init(&o);
+  o.spatial_dims = 3;
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, x, &o, &y, nullptr), GRAPH, "spatial_dims is 3",
+              "2 spatial dims");
+  const int64_t flat = f.tensor("flat", {4, 4});
+  cudnnfe_resample_options_init(&o);
+  CHECK_FAILS(cudnnfe_graph_add_resample(f.g, flat, &o, &y, nullptr), GRAPH, "2 dims", "3 to 5");
+  // A window of 144 positions does not fit an INT8 index.
+  cudnnfe_resample_options_init(&o);
+  const int64_t big = f.tensor("big", {1, 1, 12, 12});
+  o.window[0] = o.window[1] = 12;
+  o.generate_index = 1;
+  REQUIRE_OK(cudnnfe_graph_add_resample(f.g, big, &o, &y, &index));
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, y, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "144 positions", "INT8", "INT32");
+}
+
+TEST(rng_rules) {
+  Fixture f;
+  const int64_t seed = f.tensor("seed", {1}, CUDNNFE_DTYPE_INT64);
+  const int64_t offset = f.tensor("offset", {1}, CUDNNFE_DTYPE_INT64);
+  const int64_t fseed = f.tensor("fseed", {1}, CUDNNFE_DTYPE_FLOAT);
+  const int64_t two = f.tensor("two", {2}, CUDNNFE_DTYPE_INT64);
+  const int64_t dims[] = {4, 4};
+  cudnnfe_rng_options_t o;
+  int64_t y;
+  cudnnfe_rng_options_init(&o);
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, seed, 0, &o, &y), GRAPH, "rng",
+              "seed is given without offset");
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, two, offset, &o, &y), GRAPH, "seed \"two\"",
+              "2 elements", "exactly one");
+  o.bernoulli_probability = 1.5;
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, 0, 0, &o, &y), GRAPH,
+              "bernoulli_probability is 1.5");
+  cudnnfe_rng_options_init(&o);
+  o.distribution = CUDNNFE_RNG_UNIFORM;
+  o.uniform_min = 2;
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, 0, 0, &o, &y), GRAPH, "uniform range",
+              "min < max");
+  cudnnfe_rng_options_init(&o);
+  o.distribution = CUDNNFE_RNG_NORMAL;
+  o.normal_stddev = -1;
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, 0, 0, &o, &y), GRAPH, "stddev");
+  cudnnfe_rng_options_init(&o);
+  o.distribution = 9;
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, dims, 0, 0, &o, &y), GRAPH, "unknown distribution 9");
+  cudnnfe_rng_options_init(&o);
+  const int64_t zero_dim[] = {4, 0};
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 2, zero_dim, 0, 0, &o, &y), GRAPH, "dim 1", "positive");
+  CHECK_FAILS(cudnnfe_graph_add_rng(f.g, 9, dims, 0, 0, &o, &y), ARG, "rng dims", "9 entries");
+  // Seed types are checked at validation.
+  REQUIRE_OK(cudnnfe_graph_add_rng(f.g, 2, dims, fseed, offset, &o, &y));
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, y, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "seed \"fseed\"", "FLOAT", "INT64");
+  // Uniform numbers need a floating output.
+  Fixture g;
+  cudnnfe_rng_options_init(&o);
+  o.distribution = CUDNNFE_RNG_UNIFORM;
+  REQUIRE_OK(cudnnfe_graph_add_rng(g.g, 2, dims, 0, 0, &o, &y));
+  CHECK_OK(cudnnfe_tensor_set_output(g.g, y, 1));
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.g, y, CUDNNFE_DTYPE_INT32));
+  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "UNIFORM numbers need a floating type");
+}

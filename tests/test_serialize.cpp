@@ -100,6 +100,45 @@ cudnnfe_graph_t *make_rich_graph() {
   smo.generate_stats = 1;
   cudnnfe_graph_add_softmax(g, rms, &smo, &sm, &lse);
   for (int64_t out : {mean, inv_var, sm, lse}) cudnnfe_tensor_set_output(g, out, 1);
+  // Layout, resampling and random numbers.
+  const int64_t rd[] = {12, 8}, ss[] = {1, 2}, se[] = {5, 16}, st2[] = {2, 3};
+  const int32_t perm[] = {2, 0, 1};
+  int64_t re, tr, sl, sl_id, cat, pool, pool_index, up, seed, offset, mask, noise;
+  cudnnfe_graph_add_reshape(g, hx, 2, rd, nullptr, &re);
+  cudnnfe_graph_add_transpose(g, a, 3, perm, nullptr, &tr);
+  cudnnfe_layout_options_t lo;
+  cudnnfe_layout_options_init(&lo);
+  lo.name = "cut";
+  cudnnfe_graph_add_slice(g, hx, 2, ss, se, st2, &lo, &sl);
+  cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_IDENTITY, sl, 0, 0, nullptr, &sl_id);
+  const int64_t cat_in[] = {a, a, a};
+  cudnnfe_graph_add_concatenate(g, 3, cat_in, 1, nullptr, &cat);
+  cudnnfe_resample_options_t rso;
+  cudnnfe_resample_options_init(&rso);
+  rso.window[0] = 3;
+  rso.stride[1] = 1;
+  rso.pre_padding[0] = 1;
+  rso.post_padding[1] = 1;
+  rso.generate_index = 1;
+  cudnnfe_graph_add_resample(g, x, &rso, &pool, &pool_index);
+  cudnnfe_resample_options_init(&rso);
+  rso.mode = CUDNNFE_RESAMPLE_BILINEAR;
+  rso.scale[1] = 3;
+  cudnnfe_graph_add_resample(g, x, &rso, &up, nullptr);
+  const int64_t one[] = {1};
+  cudnnfe_graph_add_tensor(g, "seed", CUDNNFE_DTYPE_INT64, 1, one, nullptr, &seed);
+  cudnnfe_graph_add_tensor(g, "offset", CUDNNFE_DTYPE_INT64, 1, one, nullptr, &offset);
+  cudnnfe_rng_options_t rngo;
+  cudnnfe_rng_options_init(&rngo);
+  rngo.bernoulli_probability = 0.25;
+  const int64_t noise_dims[] = {4, 5, 6};
+  cudnnfe_graph_add_rng(g, 3, noise_dims, seed, offset, &rngo, &mask);
+  rngo.distribution = CUDNNFE_RNG_NORMAL;
+  rngo.normal_mean = -1.5;
+  rngo.seed = -987654321012345ll;
+  cudnnfe_graph_add_rng(g, 3, noise_dims, 0, 0, &rngo, &noise);
+  for (int64_t out : {re, tr, sl_id, cat, pool, pool_index, up, mask, noise})
+    cudnnfe_tensor_set_output(g, out, 1);
   return g;
 }
 
@@ -111,6 +150,11 @@ TEST(round_trip_is_exact) {
   REQUIRE(!first.empty());
   CHECK(first.find("\"format\": \"cudnnfe.graph\"") != std::string::npos);
   CHECK(first.find("\"version\": 1") != std::string::npos);
+  for (const char *op : {"reshape", "transpose", "slice", "concatenate", "resample", "rng"})
+    CHECK_MSG(first.find(std::string("\"op\": \"") + op + "\"") != std::string::npos,
+              "no %s node in the rich graph", op);
+  CHECK(first.find("\"BILINEAR\"") != std::string::npos);
+  CHECK(first.find("-987654321012345") != std::string::npos);
   cudnnfe_graph_t *loaded;
   cudnnfe_graph_create(&loaded);
   REQUIRE_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));

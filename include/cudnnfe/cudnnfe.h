@@ -555,6 +555,140 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            int64_t *stats);
 
 /* ------------------------------------------------------------------------ */
+/* Layout, resampling and random numbers                                    */
+/*                                                                          */
+/* docs/layout-ops.md describes each op's semantics and what the GPU        */
+/* (cuDNN) accepts of it.                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Options shared by reshape, transpose, slice and concatenate. */
+typedef struct cudnnfe_layout_options {
+  size_t struct_size;
+  const char *name;
+} cudnnfe_layout_options_t;
+void cudnnfe_layout_options_init(cudnnfe_layout_options_t *options);
+
+/* y = x with dims `dims` (`ndims` entries, same element count): the
+ * row-major order of the logical elements is kept (numpy's reshape). y is
+ * packed row-major unless its strides are set. On the GPU a reshape is a
+ * view (cuDNN moves no data for it): x's layout must allow it (packed
+ * row-major x does). A virtual y of a graph input is read in place by the
+ * ops that use it; other reshapes need cuDNN's reshape operation, which
+ * cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md). */
+cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                           const int64_t *dims,
+                                           const cudnnfe_layout_options_t *options, int64_t *y);
+
+/* y dim i is x dim permutation[i] (`ndims` entries, x's rank, a
+ * permutation of 0..ndims-1): y[i0, i1, ...] = x[j] with j[permutation[k]]
+ * = ik. y's strides default to x's strides permuted likewise (packed in x's
+ * memory order), which makes the transpose a view of x's memory: no data
+ * moves on the GPU, where it is lowered as reshape is (a transposed graph
+ * input feeding a matmul is a strided operand). */
+cudnnfe_status_t cudnnfe_graph_add_transpose(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                             const int32_t *permutation,
+                                             const cudnnfe_layout_options_t *options, int64_t *y);
+
+/* y = x[start:end:step] per dim (`ndims` entries, x's rank; `step` NULL
+ * means 1): dim i of y has ceil((end[i] - start[i]) / step[i]) elements,
+ * 0 <= start[i] < end[i] <= x's dim i, step[i] >= 1. y is a view of x's
+ * buffer (x's strides times step, starting at the offset of `start`): it
+ * has no buffer, cannot be a graph output, and on the GPU x must be a graph
+ * input (the view's pointer is x's pointer plus the offset at execute). */
+cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                         const int64_t *start, const int64_t *end,
+                                         const int64_t *step,
+                                         const cudnnfe_layout_options_t *options, int64_t *y);
+
+/* y = the `num_inputs` tensors (2 to 16, equal ranks, equal dims except
+ * `axis`, one data type) joined along `axis`. y keeps inputs[0]'s dimension
+ * order. On the GPU it needs cuDNN 9.7 or newer (cuDNN's concatenate
+ * operation); older libraries are refused with NOT_SUPPORTED at build, and
+ * cuDNN 9.14/9.19 run it only inside fused patterns they know. */
+cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t num_inputs,
+                                               const int64_t *inputs, int32_t axis,
+                                               const cudnnfe_layout_options_t *options, int64_t *y);
+
+/* Resampling modes. Pooling takes a window over each output position
+ * (floor((in + pre + post - window) / stride) + 1 positions per spatial dim);
+ * upsampling multiplies each spatial dim by `scale` with half-pixel centres
+ * (source coordinate (out + 0.5) / scale - 0.5, like align_corners=False). */
+typedef int32_t cudnnfe_resample_mode_t;
+#define CUDNNFE_RESAMPLE_MAXPOOL 1
+#define CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING 2 /* divides by the window size */
+#define CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING 3 /* divides by the in-image count */
+#define CUDNNFE_RESAMPLE_NEAREST 4                 /* upsampling: nearest neighbour */
+#define CUDNNFE_RESAMPLE_BILINEAR 5                /* upsampling: bilinear (edges clamp) */
+
+/* What pooling reads outside the image. */
+typedef int32_t cudnnfe_padding_mode_t;
+#define CUDNNFE_PADDING_AUTO 0    /* NEG_INF for MAXPOOL, ZERO for average pooling */
+#define CUDNNFE_PADDING_ZERO 1    /* zeros */
+#define CUDNNFE_PADDING_NEG_INF 2 /* -infinity (MAXPOOL only) */
+#define CUDNNFE_PADDING_EDGE 3    /* the nearest edge value (MAXPOOL only) */
+
+typedef struct cudnnfe_resample_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_resample_mode_t mode; /* default MAXPOOL */
+  /* Spatial rank (1 to 3); 0 takes it from x's rank minus 2. */
+  int32_t spatial_dims;
+  int64_t window[3];                   /* pooling window; default 2 */
+  int64_t stride[3];                   /* pooling stride; default 2 */
+  int64_t pre_padding[3];              /* pooling only; default 0, each < window */
+  int64_t post_padding[3];             /* pooling only; default 0, each < window */
+  cudnnfe_padding_mode_t padding_mode; /* default AUTO */
+  int64_t scale[3];                    /* NEAREST / BILINEAR factor; default 2 */
+  /* MAXPOOL: 1 also writes `index`, the position of each maximum inside its
+   * window (row-major over the window, first maximum on ties), INT8 unless
+   * its type is set. Default 0. */
+  int32_t generate_index;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_resample_options_t;
+void cudnnfe_resample_options_init(cudnnfe_resample_options_t *options);
+
+/* y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every
+ * layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be
+ * NULL unless generate_index is set (else *index is set to 0). */
+cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_resample_options_t *options, int64_t *y,
+                                            int64_t *index);
+
+typedef int32_t cudnnfe_rng_distribution_t;
+#define CUDNNFE_RNG_BERNOULLI 1 /* 1 with bernoulli_probability, else 0 */
+#define CUDNNFE_RNG_UNIFORM 2   /* uniform on [uniform_min, uniform_max) */
+#define CUDNNFE_RNG_NORMAL 3    /* normal(normal_mean, normal_stddev) */
+
+typedef struct cudnnfe_rng_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_rng_distribution_t distribution; /* default BERNOULLI */
+  double bernoulli_probability;            /* default 0.5 */
+  double uniform_min;                      /* default 0 */
+  double uniform_max;                      /* default 1 */
+  double normal_mean;                      /* default 0 */
+  double normal_stddev;                    /* default 1 */
+  /* The seed when no seed tensor is given (offset 0); default 0. */
+  int64_t seed;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_rng_options_t;
+void cudnnfe_rng_options_init(cudnnfe_rng_options_t *options);
+
+/* y (dims `dims`, `ndims` entries, packed row-major unless its strides are
+ * set) filled with random numbers of the options' distribution. `seed` and
+ * `offset` are one-element INT64 (or INT32) tensors -- graph inputs read at
+ * execute, or scalars -- given together; both 0 uses options->seed and
+ * offset 0. The same seed and offset give the same numbers. The GPU uses
+ * cuDNN's Philox generator; the CPU reference cannot reproduce its bits and
+ * uses its own documented counter-based generator with the same
+ * distributions (docs/layout-ops.md). cuDNN 9.14/9.19 refuse rng outside
+ * the fused patterns they know (attention dropout); the refusal is
+ * reported as NOT_SUPPORTED. */
+cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims,
+                                       int64_t seed, int64_t offset,
+                                       const cudnnfe_rng_options_t *options, int64_t *y);
+
+/* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */
 /* ------------------------------------------------------------------------ */
 

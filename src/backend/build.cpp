@@ -38,6 +38,10 @@ std::string describe_node(const Graph &graph, const Node &node) {
     detail = cat(pointwise_mode_name(node.as<PointwiseAttrs>().mode), ", ");
   if (node.kind == OpKind::kReduction)
     detail = cat(reduction_mode_name(node.as<ReductionAttrs>().mode), ", ");
+  if (node.kind == OpKind::kResample)
+    detail = cat(resample_mode_name(node.as<ResampleAttrs>().mode), ", ");
+  if (node.kind == OpKind::kRng)
+    detail = cat(rng_distribution_name(node.as<RngAttrs>().distribution), ", ");
   if (node.kind == OpKind::kSdpa) {
     const SdpaAttrs &a = node.as<SdpaAttrs>();
     if (a.causal_mask) detail += "causal, ";
@@ -46,7 +50,9 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (a.generate_stats) detail += "stats, ";
   }
   const int64_t first = node.inputs[0];
-  const char *dtype = first ? dtype_name(graph.tensor(first).dtype) : "?";
+  // rng: its output's type (its inputs are integer seeds, or none).
+  const int64_t typed = node.kind == OpKind::kRng ? node.outputs[0] : first;
+  const char *dtype = typed ? dtype_name(graph.tensor(typed).dtype) : "?";
   return cat(Graph::label(node), " (", detail, dtype, ")");
 }
 
@@ -78,6 +84,12 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
     case OpKind::kSoftmax: return lower_softmax(lowering, node);
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kConcatenate: return lower_layout(lowering, node);
+    case OpKind::kResample: return lower_resample(lowering, node);
+    case OpKind::kRng: return lower_rng(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");
@@ -124,8 +136,29 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   }
   set->descriptors = lowering.take_descriptors();
   set->operation_graph = std::move(operation_graph);
-  set->uids = plan_bound_uids(graph, lowering);
-  set->graph_bound = graph.bound_uids().size();
+  // The variant pack holds the graph's bound tensors that some backend
+  // tensor describes (a graph input read only through views is absent: some
+  // engines refuse extra UIDs), then the frontend's workspace tensors, then
+  // the views (PlanSet::bind makes the table these slots index).
+  const std::vector<int64_t> &bound = graph.bound_uids();
+  set->graph_bound = bound.size();
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (!lowering.describes(bound[i])) continue;
+    set->uids.push_back(bound[i]);
+    set->slots.push_back(i);
+  }
+  size_t slot = bound.size();
+  for (const WorkspaceTensor &t : lowering.workspace_tensors()) {
+    set->uids.push_back(t.uid);
+    set->slots.push_back(slot++);
+  }
+  for (const ViewTensor &v : lowering.view_tensors()) {
+    const int parent = graph.bound_index(v.root_uid);
+    if (parent < 0) fail(CUDNNFE_STATUS_INTERNAL, "view ", v.uid, " has no bound root tensor");
+    set->uids.push_back(v.uid);
+    set->slots.push_back(slot++);
+    set->views.push_back({static_cast<size_t>(parent), v.byte_offset});
+  }
   set->frontend = FrontendWorkspace::of(lowering);
   set->scalars = lowering.scalars();
   set->device = target.device;

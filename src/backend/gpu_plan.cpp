@@ -27,9 +27,10 @@ thread_local PackCache t_pack;
 
 Descriptor make_pack(const PlanSet &set, void *const *data, void *workspace) {
   void *pointers[kMaxBoundTensors + kMaxScalars];
-  for (size_t i = 0; i < set.bound_count; ++i) pointers[i] = data[i];
+  const size_t bound = set.slots.size();
+  for (size_t i = 0; i < bound; ++i) pointers[i] = data[set.slots[i]];
   for (size_t i = 0; i < set.scalars.size(); ++i)
-    pointers[set.bound_count + i] = const_cast<unsigned char *>(set.scalars[i].bytes);
+    pointers[bound + i] = const_cast<unsigned char *>(set.scalars[i].bytes);
   const int64_t count = static_cast<int64_t>(set.uids.size());
   Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   pack.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, set.uids.data(), count);
@@ -85,15 +86,23 @@ uint64_t next_plan_set_serial() {
 }
 
 void *PlanSet::bind(void *const *data, void *workspace, void **table) const {
+  void *backend_workspace = workspace;
   if (frontend.empty()) {
     for (size_t i = 0; i < graph_bound; ++i) table[i] = data[i];
-    return workspace;
+  } else {
+    backend_workspace = frontend.bind(data, graph_bound, workspace, table);
   }
-  return frontend.bind(data, graph_bound, workspace, table);
+  // Slice views: their root's pointer plus the offset, every execute.
+  const size_t base = graph_bound + frontend.tensors.size();
+  for (size_t i = 0; i < views.size(); ++i)
+    table[base + i] = static_cast<char *>(data[views[i].parent]) + views[i].byte_offset;
+  return backend_workspace;
 }
 
 void PlanSet::seal() {
-  bound_count = uids.size();
+  bound_count = graph_bound + frontend.tensors.size() + views.size();
+  if (slots.size() != uids.size())
+    fail(CUDNNFE_STATUS_INTERNAL, "the plan's variant pack slots and UIDs disagree");
   if (bound_count > kMaxBoundTensors || scalars.size() > kMaxScalars)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the plan has ", bound_count, " bound tensors and ",
          scalars.size(), " scalars; at most ", kMaxBoundTensors, " and ", kMaxScalars,

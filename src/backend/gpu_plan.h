@@ -37,17 +37,29 @@ struct Candidate {
   uint32_t behavior_notes = 0;   // CUDNNFE_BEHAVIOR_NOTE_* bits
 };
 
+// A slice output bound at `byte_offset` into the graph's bound tensor
+// `parent` (an index into the graph's bound UIDs).
+struct ViewBinding {
+  size_t parent = 0;
+  int64_t byte_offset = 0;
+};
+
 struct PlanSet {
   // Declared first so that they are destroyed last: the plans refer to them.
   std::deque<Descriptor> descriptors;
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
-  // The variant pack's order: the graph's bound UIDs, the frontend's
-  // workspace tensors (backend/workspace_plan.h), then the scalars.
+  // The variant pack's UIDs: the graph's bound UIDs that a backend tensor
+  // describes, the frontend's workspace tensors (backend/workspace_plan.h),
+  // the views, then the scalars.
   std::vector<int64_t> uids;
+  // For each UID before the scalars, its entry in bind()'s pointer table.
+  std::vector<size_t> slots;
   size_t graph_bound = 0;  // the graph's bound tensors
-  size_t bound_count = 0;  // graph_bound + the frontend's workspace tensors
+  // Entries of bind()'s table: graph_bound + frontend tensors + views.
+  size_t bound_count = 0;
   FrontendWorkspace frontend;
+  std::vector<ViewBinding> views;
   std::vector<ScalarValue> scalars;
   int device = 0;
   int sm = 0;
@@ -60,12 +72,13 @@ struct PlanSet {
   // Unique per set in this process (the execute path's variant pack reuse).
   uint64_t serial = 0;
 
-  // Checks the limits and appends the scalars to `uids`; call once `uids`
-  // holds the bound UIDs (graph's and frontend's) and graph_bound is set.
+  // Checks the limits and appends the scalars to `uids`; call once `uids`,
+  // `slots`, `graph_bound`, `frontend` and `views` are set.
   void seal();
-  // The pointer table cuDNN gets for the graph's `data` (graph_bound
-  // entries) and the caller's `workspace`: writes the bound pointers to
-  // `table` and returns cuDNN's part of the workspace.
+  // The pointer table for the graph's `data` (graph_bound entries) and the
+  // caller's `workspace`: writes bound_count pointers (the graph's, the
+  // frontend tensors', the views') to `table` and returns cuDNN's part of
+  // the workspace. The variant pack takes table[slots[i]] for uids[i].
   void *bind(void *const *data, void *workspace, void **table) const;
 };
 

@@ -58,14 +58,15 @@ Lowering::Lowering(const Graph &graph, size_t cudnn_version)
 
 cudnnBackendDescriptor_t Lowering::make_tensor(int64_t uid, std::vector<int64_t> dims,
                                                std::vector<int64_t> strides, cudnnDataType_t type,
-                                               bool is_virtual, bool by_value) {
+                                               bool is_virtual, bool by_value, int64_t alignment) {
   pad_rank(dims, strides);
+  described_.insert(uid);
   Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   t.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, type);
   t.set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
   t.set_int64s(CUDNN_ATTR_TENSOR_STRIDES, strides);
   t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-  t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kByteAlignment);
+  t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment > 0 ? alignment : kByteAlignment);
   if (is_virtual) t.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
   if (by_value) t.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
   finalize(t);
@@ -86,8 +87,69 @@ cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
          "byte, least significant bit first) while cudnnfe's BOOLEAN is one byte per element; "
          "keep booleans inside the graph (e.g. a comparison feeding BINARY_SELECT) or give this "
          "tensor a numeric type");
+  if (t.view_of != 0) return pointer_view(uid, t.view_of, t.view_offset, t.strides);
   cudnnBackendDescriptor_t desc =
       make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), t.is_virtual, false);
+  tensors_.emplace(uid, desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t Lowering::pointer_view(int64_t uid, int64_t root_uid,
+                                                int64_t element_offset,
+                                                const std::vector<int64_t> &strides) {
+  const Tensor &t = graph_.tensor(uid);
+  const Tensor &root = graph_.tensor(root_uid);
+  if (tensors_.count(uid))
+    fail(CUDNNFE_STATUS_INTERNAL, "tensor \"", t.name, "\" is described twice");
+  // The view's bytes must be in memory before the plan runs.
+  if (root.producer >= 0 || !root.is_bound())
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name, "\" is a slice of \"", root.name,
+         "\", which is not a graph input; cuDNN 9.19 has no slice operation, so cudnnfe ",
+         "passes a slice as a pointer into its input's buffer, which needs the input to be in ",
+         "memory before the plan runs (slice graph inputs, or use the CPU reference)");
+  if (t.dtype == CUDNNFE_DTYPE_BOOLEAN)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
+         "\" views BOOLEAN data, which cuDNN stores bit-packed");
+  // Measured on an H100 with cuDNN 9.14 and 9.19: a pointwise engine read a
+  // slice stepped along its innermost dimension (strides [512,32,4]) as if
+  // that dimension were contiguous, giving wrong values. Views with no
+  // unit-stride dimension are therefore refused rather than risked.
+  bool unit = true;
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (t.dims[i] <= 1) continue;
+    unit = false;
+    break;
+  }
+  for (size_t i = 0; i < t.dims.size() && !unit; ++i)
+    if (t.dims[i] > 1 && strides[i] == 1) unit = true;
+  if (!unit)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name, "\" ", dims_string(t.dims),
+         " views its input with strides ", dims_string(strides),
+         ", none of them 1 (a slice stepped along the innermost dimension); cuDNN 9.14 and 9.19 ",
+         "read such a view as if its innermost dimension were contiguous (wrong values, measured ",
+         "on an H100), so cudnnfe refuses it: use step 1 on the innermost dimension, or the CPU "
+         "reference");
+  ViewTensor v;
+  v.uid = uid;
+  v.root_uid = root_uid;
+  v.byte_offset = element_offset * static_cast<int64_t>(dtype_size(t.dtype));
+  views_.push_back(v);
+  // The root's pointer is promised kByteAlignment; the offset may lower it.
+  int64_t alignment = kByteAlignment;
+  while (alignment > 1 && v.byte_offset % alignment != 0) alignment /= 2;
+  cudnnBackendDescriptor_t desc =
+      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), false, false, alignment);
+  tensors_.emplace(uid, desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t Lowering::tensor_with_strides(int64_t uid,
+                                                       const std::vector<int64_t> &strides) {
+  const Tensor &t = graph_.tensor(uid);
+  if (tensors_.count(uid) || t.is_scalar || t.view_of != 0)
+    fail(CUDNNFE_STATUS_INTERNAL, "tensor \"", t.name, "\" cannot be re-described as a view");
+  cudnnBackendDescriptor_t desc =
+      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
   tensors_.emplace(uid, desc);
   return desc;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,17 @@ struct WorkspaceTensor {
   int64_t bytes = 0;
 };
 
+// A pointer view: a tensor cuDNN sees as its own non-virtual tensor whose
+// pointer, at every execute, is its root graph input's plus `byte_offset`.
+// Slices are always lowered so (cuDNN 9.19 has no slice operation), and so
+// are virtual reshape and transpose outputs of graph inputs (no operation
+// needed); docs/layout-ops.md.
+struct ViewTensor {
+  int64_t uid = 0;
+  int64_t root_uid = 0;  // a bound graph input
+  int64_t byte_offset = 0;
+};
+
 class Lowering {
  public:
   // `cudnn_version` is the loaded library's (91400 for 9.14.0): some
@@ -53,6 +65,20 @@ class Lowering {
   // UID and buffer, separate descriptor.
   cudnnBackendDescriptor_t tensor_view(int64_t uid, const std::vector<int64_t> &dims,
                                        const std::vector<int64_t> &strides);
+  // The backend tensor of graph tensor `uid` described with `strides`
+  // instead of its own (a reshape or transpose output seen as a view of its
+  // input's memory). Later uses of `uid` get this descriptor; INTERNAL if
+  // `uid` already has one.
+  cudnnBackendDescriptor_t tensor_with_strides(int64_t uid, const std::vector<int64_t> &strides);
+  // Describes graph tensor `uid` as a pointer view of bound graph input
+  // `root_uid`, `element_offset` elements in, with `strides` (the dims are
+  // `uid`'s). NOT_SUPPORTED when the root is not a graph input.
+  cudnnBackendDescriptor_t pointer_view(int64_t uid, int64_t root_uid, int64_t element_offset,
+                                        const std::vector<int64_t> &strides);
+  // The pointer views made so far (slices and views of graph inputs).
+  const std::vector<ViewTensor> &view_tensors() const { return views_; }
+  // Whether some backend tensor has UID `uid` (the variant pack needs it).
+  bool describes(int64_t uid) const { return described_.count(uid) != 0; }
   // A new virtual intermediate with packed strides.
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
   // A new virtual intermediate with the given strides (a transposed view).
@@ -86,9 +112,11 @@ class Lowering {
   std::deque<Descriptor> take_descriptors() { return std::move(descriptors_); }
 
  private:
+  // `alignment`: the byte alignment promised for the tensor's pointer (0:
+  // the default for caller buffers).
   cudnnBackendDescriptor_t make_tensor(int64_t uid, std::vector<int64_t> dims,
                                        std::vector<int64_t> strides, cudnnDataType_t type,
-                                       bool is_virtual, bool by_value);
+                                       bool is_virtual, bool by_value, int64_t alignment = 0);
 
   const Graph &graph_;
   size_t cudnn_version_;
@@ -96,6 +124,8 @@ class Lowering {
   std::vector<cudnnBackendDescriptor_t> operations_;
   std::vector<ScalarValue> scalars_;
   std::vector<WorkspaceTensor> workspace_tensors_;
+  std::vector<ViewTensor> views_;
+  std::set<int64_t> described_;
   int64_t frontend_workspace_bytes_ = 0;
   bool workspace_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
@@ -125,5 +155,9 @@ void lower_sdpa(Lowering &lowering, const Node &node);
 void lower_sdpa_backward(Lowering &lowering, const Node &node);
 void lower_norm(Lowering &lowering, const Node &node);
 void lower_softmax(Lowering &lowering, const Node &node);
+// reshape, transpose, slice, concatenate (lower_layout.cpp).
+void lower_layout(Lowering &lowering, const Node &node);
+void lower_resample(Lowering &lowering, const Node &node);
+void lower_rng(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

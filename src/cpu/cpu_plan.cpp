@@ -23,7 +23,9 @@ namespace {
 struct Slot {
   cpu::StridedTensor layout;  // data is filled in per execute
   int bound_index = -1;       // >= 0: the caller's data[bound_index]
-  size_t arena_offset = 0;    // otherwise: this offset in the arena
+  int view_parent = -1;       // >= 0: a view, at view_bytes into this slot's data
+  size_t view_bytes = 0;
+  size_t arena_offset = 0;  // otherwise: this offset in the arena
   bool is_scalar = false;
   double scalar_value = 0.0;
 };
@@ -67,8 +69,13 @@ class CpuPlan final : public Plan {
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot &slot = slots_[i];
       views[i] = slot.layout;
-      views[i].data =
-          slot.bound_index >= 0 ? data[slot.bound_index] : arena.get() + slot.arena_offset;
+      // A view's parent slot comes before it, so its pointer is set already.
+      if (slot.view_parent >= 0)
+        views[i].data =
+            static_cast<unsigned char *>(views[slot.view_parent].data) + slot.view_bytes;
+      else
+        views[i].data =
+            slot.bound_index >= 0 ? data[slot.bound_index] : arena.get() + slot.arena_offset;
       if (slot.is_scalar) views[i].store(0, slot.scalar_value);
     }
     for (const Step &step : steps_) run(step, views);
@@ -97,7 +104,12 @@ class CpuPlan final : public Plan {
     }
     slot.is_scalar = t.is_scalar;
     slot.scalar_value = t.scalar_value;
-    if (t.is_bound()) {
+    if (t.view_of != 0) {
+      // A slice: no storage of its own; it reads its parent's (a graph input,
+      // an output written by an earlier node, or an arena intermediate).
+      slot.view_parent = slot_of(graph, node, t.view_of, slot_by_uid);
+      slot.view_bytes = static_cast<size_t>(t.view_offset) * slot.layout.element_size;
+    } else if (t.is_bound()) {
       slot.bound_index = graph.bound_index(uid);
       if (slot.bound_index < 0)
         fail(CUDNNFE_STATUS_INTERNAL, Graph::label(node), ": tensor \"", t.name,
@@ -168,6 +180,20 @@ class CpuPlan final : public Plan {
       case OpKind::kRmsNormBackward:
         return cpu::run_norm_backward(node, *in(0), *in(1), *in(2), nullptr, *in(3), *out(0),
                                       out(1), out(2));
+      case OpKind::kReshape: return cpu::run_reshape(node, *in(0), *out(0));
+      case OpKind::kTranspose: return cpu::run_transpose(node, *in(0), *out(0));
+      case OpKind::kSlice: return;  // a view: its slot points into x's buffer
+      case OpKind::kConcatenate: {
+        const cpu::StridedTensor *inputs[kMaxConcatInputs];
+        size_t count = 0;
+        while (count < step.inputs.size() && in(count)) {
+          inputs[count] = in(count);
+          ++count;
+        }
+        return cpu::run_concatenate(node, inputs, count, *out(0));
+      }
+      case OpKind::kResample: return cpu::run_resample(node, *in(0), *out(0), out(1));
+      case OpKind::kRng: return cpu::run_rng(node, in(0), in(1), *out(0));
     }
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
          ": this operation is not supported by the CPU reference");

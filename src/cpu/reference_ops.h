@@ -65,5 +65,25 @@ void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedT
                        const StridedTensor &inv, const StridedTensor &dx,
                        const StridedTensor *dscale, const StridedTensor *dbias);
 
+// reshape (row-major order kept), transpose and concatenate: exact element
+// copies between tensors of one type (layout_ref.cpp).
+void run_reshape(const Node &node, const StridedTensor &x, const StridedTensor &y);
+void run_transpose(const Node &node, const StridedTensor &x, const StridedTensor &y);
+void run_concatenate(const Node &node, const StridedTensor *const *inputs, size_t count,
+                     const StridedTensor &y);
+
+// Pooling or upsampling; `index` (max pooling's) may be nullptr.
+void run_resample(const Node &node, const StridedTensor &x, const StridedTensor &y,
+                  const StridedTensor *index);
+
+// Random numbers from the seed and offset tensors (either may be nullptr:
+// then the node's seed attribute and offset 0) -- see rng_ref.cpp.
+void run_rng(const Node &node, const StridedTensor *seed, const StridedTensor *offset,
+             const StridedTensor &y);
+// The CPU generator's uniform number in (0, 1) for (seed, counter), and
+// the value of element counter k of a distribution (for tests and docs).
+double rng_uniform(uint64_t seed, uint64_t counter);
+double rng_value(const RngAttrs &attrs, uint64_t seed, uint64_t k);
+
 }  // namespace cpu
 }  // namespace cudnnfe

@@ -194,6 +194,13 @@ const std::string &Graph::input_port(const Node &node, size_t port) {
 void Graph::resolve_dtypes() {
   for (Tensor &t : tensors_) {
     if (t.dtype != CUDNNFE_DTYPE_NOT_SET) continue;
+    // Layout ops (reshape, transpose, slice, concatenate) move data without
+    // converting it: their outputs take their first input's type, resolved
+    // already (inputs are created before the ops that read them).
+    if (t.producer >= 0 && is_layout_op(nodes_[t.producer].kind)) {
+      t.dtype = tensor(nodes_[t.producer].inputs[0]).dtype;
+      continue;
+    }
     if (t.is_virtual) {
       t.dtype =
           intermediate_dtype != CUDNNFE_DTYPE_NOT_SET ? intermediate_dtype : CUDNNFE_DTYPE_FLOAT;
@@ -204,6 +211,8 @@ void Graph::resolve_dtypes() {
       // bound input (neither virtual nor scalar), else of its first input: an
       // intermediate's type (say FP8) should not leak to an output silently.
       const Node &node = nodes_[t.producer];
+      // Random numbers do not take their integer seed's type.
+      if (node.kind == OpKind::kRng) t.dtype = CUDNNFE_DTYPE_FLOAT;
       for (int pass = 0; pass < 2 && t.dtype == CUDNNFE_DTYPE_NOT_SET; ++pass) {
         for (int64_t in : node.inputs) {
           if (in == 0 || tensor(in).dtype == CUDNNFE_DTYPE_NOT_SET) continue;

@@ -34,6 +34,16 @@ const std::vector<KindInfo> &kinds() {
        {"dy", "x", "scale", "inv_rms"},
        {"dx", "dscale", "dbias"}},
       {OpKind::kSoftmax, "softmax", {"x"}, {"y", "stats"}},
+      {OpKind::kReshape, "reshape", {"x"}, {"y"}},
+      {OpKind::kTranspose, "transpose", {"x"}, {"y"}},
+      {OpKind::kSlice, "slice", {"x"}, {"y"}},
+      {OpKind::kConcatenate,
+       "concatenate",
+       {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+        "x14", "x15"},
+       {"y"}},
+      {OpKind::kResample, "resample", {"x"}, {"y", "index"}},
+      {OpKind::kRng, "rng", {"seed", "offset"}, {"y"}},
   };
   return table;
 }
@@ -119,7 +129,75 @@ constexpr struct {
     {CUDNNFE_REDUCTION_MUL_NO_ZEROS, "MUL_NO_ZEROS"},
 };
 
+struct EnumName {
+  int32_t value;
+  const char *name;
+};
+
+constexpr EnumName kResampleModes[] = {
+    {CUDNNFE_RESAMPLE_MAXPOOL, "MAXPOOL"},
+    {CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, "AVGPOOL_INCLUDE_PADDING"},
+    {CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING, "AVGPOOL_EXCLUDE_PADDING"},
+    {CUDNNFE_RESAMPLE_NEAREST, "NEAREST"},
+    {CUDNNFE_RESAMPLE_BILINEAR, "BILINEAR"},
+};
+
+constexpr EnumName kPaddingModes[] = {
+    {CUDNNFE_PADDING_AUTO, "AUTO"},
+    {CUDNNFE_PADDING_ZERO, "ZERO"},
+    {CUDNNFE_PADDING_NEG_INF, "NEG_INF"},
+    {CUDNNFE_PADDING_EDGE, "EDGE"},
+};
+
+constexpr EnumName kRngDistributions[] = {
+    {CUDNNFE_RNG_BERNOULLI, "BERNOULLI"},
+    {CUDNNFE_RNG_UNIFORM, "UNIFORM"},
+    {CUDNNFE_RNG_NORMAL, "NORMAL"},
+};
+
+template <size_t N>
+const char *enum_name(const EnumName (&table)[N], int32_t value) {
+  for (const EnumName &e : table)
+    if (e.value == value) return e.name;
+  return "UNKNOWN";
+}
+
+template <size_t N, class T>
+bool enum_from_name(const EnumName (&table)[N], const std::string &name, T *value) {
+  for (const EnumName &e : table) {
+    if (name == e.name) {
+      *value = e.value;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+const char *resample_mode_name(cudnnfe_resample_mode_t mode) {
+  return enum_name(kResampleModes, mode);
+}
+bool resample_mode_from_name(const std::string &name, cudnnfe_resample_mode_t *mode) {
+  return enum_from_name(kResampleModes, name, mode);
+}
+const char *padding_mode_name(cudnnfe_padding_mode_t mode) {
+  return enum_name(kPaddingModes, mode);
+}
+bool padding_mode_from_name(const std::string &name, cudnnfe_padding_mode_t *mode) {
+  return enum_from_name(kPaddingModes, name, mode);
+}
+const char *rng_distribution_name(cudnnfe_rng_distribution_t distribution) {
+  return enum_name(kRngDistributions, distribution);
+}
+bool rng_distribution_from_name(const std::string &name, cudnnfe_rng_distribution_t *distribution) {
+  return enum_from_name(kRngDistributions, name, distribution);
+}
+
+bool is_layout_op(OpKind kind) {
+  return kind == OpKind::kReshape || kind == OpKind::kTranspose || kind == OpKind::kSlice ||
+         kind == OpKind::kConcatenate;
+}
 
 const char *op_kind_name(OpKind kind) {
   return info(kind).name;

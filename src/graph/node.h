@@ -26,7 +26,18 @@ enum class OpKind {
   kLayerNormBackward,
   kRmsNormBackward,
   kSoftmax,
+  // Layout, resampling and random numbers (ops/layout.cpp, ops/resample.cpp,
+  // ops/rng.cpp).
+  kReshape,
+  kTranspose,
+  kSlice,
+  kConcatenate,
+  kResample,
+  kRng,
 };
+
+// Most inputs of one concatenate node (ports x0 .. x15).
+constexpr int kMaxConcatInputs = 16;
 
 struct ConvAttrs {
   int spatial_dims = 0;
@@ -83,8 +94,53 @@ struct SoftmaxAttrs {
   bool generate_stats = false;
 };
 
+// reshape: y's dims (same element count, row-major order kept).
+struct ReshapeAttrs {
+  std::vector<int64_t> dims;
+};
+
+// transpose: y dim i is x dim permutation[i].
+struct TransposeAttrs {
+  std::vector<int64_t> permutation;
+};
+
+// slice: per dim, elements start, start + step, ... below end.
+struct SliceAttrs {
+  std::vector<int64_t> start;
+  std::vector<int64_t> end;
+  std::vector<int64_t> step;
+};
+
+struct ConcatAttrs {
+  int axis = 0;
+};
+
+struct ResampleAttrs {
+  cudnnfe_resample_mode_t mode = CUDNNFE_RESAMPLE_MAXPOOL;
+  cudnnfe_padding_mode_t padding_mode = CUDNNFE_PADDING_AUTO;  // resolved at inference
+  int spatial_dims = 0;                                        // 0: rank - 2
+  std::array<int64_t, 3> window{2, 2, 2};
+  std::array<int64_t, 3> stride{2, 2, 2};
+  std::array<int64_t, 3> pre_padding{0, 0, 0};
+  std::array<int64_t, 3> post_padding{0, 0, 0};
+  std::array<int64_t, 3> scale{2, 2, 2};  // NEAREST and BILINEAR
+  bool generate_index = false;            // MAXPOOL: the index output exists
+};
+
+struct RngAttrs {
+  cudnnfe_rng_distribution_t distribution = CUDNNFE_RNG_BERNOULLI;
+  double bernoulli_probability = 0.5;
+  double uniform_min = 0.0;
+  double uniform_max = 1.0;
+  double normal_mean = 0.0;
+  double normal_stddev = 1.0;
+  int64_t seed = 0;  // used when the node has no seed tensor
+  std::vector<int64_t> dims;
+};
+
 using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
-                             SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs>;
+                             SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs,
+                             TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs>;
 
 struct Node {
   OpKind kind;
@@ -120,5 +176,16 @@ int pointwise_arity(cudnnfe_pointwise_mode_t mode);
 
 const char *reduction_mode_name(cudnnfe_reduction_mode_t mode);
 bool reduction_mode_from_name(const std::string &name, cudnnfe_reduction_mode_t *mode);
+
+// "MAXPOOL", "ZERO", "BERNOULLI"...; "UNKNOWN" for other values.
+const char *resample_mode_name(cudnnfe_resample_mode_t mode);
+bool resample_mode_from_name(const std::string &name, cudnnfe_resample_mode_t *mode);
+const char *padding_mode_name(cudnnfe_padding_mode_t mode);
+bool padding_mode_from_name(const std::string &name, cudnnfe_padding_mode_t *mode);
+const char *rng_distribution_name(cudnnfe_rng_distribution_t distribution);
+bool rng_distribution_from_name(const std::string &name, cudnnfe_rng_distribution_t *distribution);
+// True for the ops that move or view data without arithmetic (reshape,
+// transpose, slice, concatenate): their outputs take their input's type.
+bool is_layout_op(OpKind kind);
 
 }  // namespace cudnnfe

@@ -26,6 +26,14 @@ struct Tensor {
 
   // Index of the node that writes this tensor; -1 for graph inputs.
   int producer = -1;
+  // A slice's output is a view: the elements of tensor `view_of` (a graph
+  // input, or a virtual tensor on the CPU reference) starting `view_offset`
+  // elements into its buffer, read with this tensor's dims and strides. It
+  // has no buffer of its own: at execute its pointer is the parent's plus
+  // the offset (docs/layout-ops.md). 0: not a view.
+  int64_t view_of = 0;
+  int64_t view_offset = 0;
+
   // Set when the user overrode what shape inference would give.
   bool dims_set_by_user = false;
   bool strides_set_by_user = false;

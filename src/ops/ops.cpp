@@ -22,6 +22,12 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return infer_norm(graph, node);
     case OpKind::kSoftmax: return infer_softmax(graph, node);
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kConcatenate: return infer_layout(graph, node);
+    case OpKind::kResample: return infer_resample(graph, node);
+    case OpKind::kRng: return infer_rng(graph, node);
   }
 }
 
@@ -33,6 +39,10 @@ void check_types(Graph &graph, Node &node) {
       node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE)
     fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
                " is not supported; use FLOAT (or HALF, INT32)");
+  // Layout ops take any type (and keep it); rng reads integer seeds.
+  if (is_layout_op(node.kind)) return check_types_layout(graph, node);
+  if (node.kind == OpKind::kRng) return check_types_rng(graph, node);
+  if (node.kind == OpKind::kResample) check_types_resample(graph, node);
   for (size_t port = 0; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
@@ -55,6 +65,7 @@ bool output_used(const Node &node, size_t port) {
     case OpKind::kRmsNorm:  // statistics only in training
       return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
     case OpKind::kRmsNormBackward: return port != 2 || node.as<NormAttrs>().has_dbias;
+    case OpKind::kResample: return port == 0 || node.as<ResampleAttrs>().generate_index;
     default: return true;
   }
 }

@@ -32,6 +32,13 @@ void infer_sdpa_backward(Graph &graph, Node &node);
 void infer_norm(Graph &graph, Node &node);
 void infer_softmax(Graph &graph, Node &node);
 void check_types_sdpa(Graph &graph, Node &node);
+// reshape, transpose, slice, concatenate (layout.cpp).
+void infer_layout(Graph &graph, Node &node);
+void check_types_layout(Graph &graph, Node &node);
+void infer_resample(Graph &graph, Node &node);
+void check_types_resample(Graph &graph, Node &node);
+void infer_rng(Graph &graph, Node &node);
+void check_types_rng(Graph &graph, Node &node);
 
 // ---- helpers shared by the per-kind files ----
 

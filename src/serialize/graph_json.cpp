@@ -93,6 +93,46 @@ Value node_attributes(const Node &node) {
     case OpKind::kSoftmax:
       a.set("generate_stats", Value::boolean(node.as<SoftmaxAttrs>().generate_stats));
       break;
+    case OpKind::kReshape: a.set("dims", int_array(node.as<ReshapeAttrs>().dims)); break;
+    case OpKind::kTranspose:
+      a.set("permutation", int_array(node.as<TransposeAttrs>().permutation));
+      break;
+    case OpKind::kSlice: {
+      const SliceAttrs &s = node.as<SliceAttrs>();
+      a.set("start", int_array(s.start));
+      a.set("end", int_array(s.end));
+      a.set("step", int_array(s.step));
+      break;
+    }
+    case OpKind::kConcatenate: a.set("axis", Value::integer(node.as<ConcatAttrs>().axis)); break;
+    case OpKind::kResample: {
+      const ResampleAttrs &r = node.as<ResampleAttrs>();
+      // Before validation spatial_dims may still be 0 (from x's rank): write
+      // all three entries then, so that nothing is lost.
+      const int n = r.spatial_dims > 0 ? r.spatial_dims : 3;
+      a.set("mode", Value::string(resample_mode_name(r.mode)));
+      a.set("padding_mode", Value::string(padding_mode_name(r.padding_mode)));
+      a.set("spatial_dims", Value::integer(r.spatial_dims));
+      a.set("window", int_array(r.window, n));
+      a.set("stride", int_array(r.stride, n));
+      a.set("pre_padding", int_array(r.pre_padding, n));
+      a.set("post_padding", int_array(r.post_padding, n));
+      a.set("scale", int_array(r.scale, n));
+      a.set("generate_index", Value::boolean(r.generate_index));
+      break;
+    }
+    case OpKind::kRng: {
+      const RngAttrs &r = node.as<RngAttrs>();
+      a.set("distribution", Value::string(rng_distribution_name(r.distribution)));
+      a.set("bernoulli_probability", Value::number(r.bernoulli_probability));
+      a.set("uniform_min", Value::number(r.uniform_min));
+      a.set("uniform_max", Value::number(r.uniform_max));
+      a.set("normal_mean", Value::number(r.normal_mean));
+      a.set("normal_stddev", Value::number(r.normal_stddev));
+      a.set("seed", Value::integer(r.seed));
+      a.set("dims", int_array(r.dims));
+      break;
+    }
   }
   return a;
 }
@@ -282,6 +322,72 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       SoftmaxAttrs s;
       s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
       return s;
+    }
+    case OpKind::kReshape: {
+      ReshapeAttrs r;
+      r.dims = read_ints(a.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
+      return r;
+    }
+    case OpKind::kTranspose: {
+      TransposeAttrs t;
+      t.permutation =
+          read_ints(a.at("permutation", where), where + ".permutation", CUDNNFE_MAX_DIMS);
+      return t;
+    }
+    case OpKind::kSlice: {
+      SliceAttrs s;
+      s.start = read_ints(a.at("start", where), where + ".start", CUDNNFE_MAX_DIMS);
+      s.end = read_ints(a.at("end", where), where + ".end", CUDNNFE_MAX_DIMS);
+      s.step = read_ints(a.at("step", where), where + ".step", CUDNNFE_MAX_DIMS);
+      return s;
+    }
+    case OpKind::kConcatenate: {
+      ConcatAttrs c;
+      const int64_t axis = a.at("axis", where).as_int(where + ".axis");
+      if (axis < 0 || axis >= CUDNNFE_MAX_DIMS)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axis: ", axis,
+             " is outside 0..", CUDNNFE_MAX_DIMS - 1);
+      c.axis = static_cast<int>(axis);
+      return c;
+    }
+    case OpKind::kResample: {
+      ResampleAttrs r;
+      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
+      if (!resample_mode_from_name(mode, &r.mode))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".mode: unknown resample mode \"", mode, "\"");
+      const std::string &pad = a.at("padding_mode", where).as_string(where + ".padding_mode");
+      if (!padding_mode_from_name(pad, &r.padding_mode))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".padding_mode: unknown padding mode \"", pad, "\"");
+      const int64_t spatial = a.at("spatial_dims", where).as_int(where + ".spatial_dims");
+      if (spatial < 0 || spatial > CUDNNFE_MAX_SPATIAL_DIMS)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".spatial_dims: ", spatial,
+             " is outside 0..3");
+      r.spatial_dims = static_cast<int>(spatial);
+      read_spatial(a, "window", where, r.window);
+      read_spatial(a, "stride", where, r.stride);
+      read_spatial(a, "pre_padding", where, r.pre_padding);
+      read_spatial(a, "post_padding", where, r.post_padding);
+      read_spatial(a, "scale", where, r.scale);
+      r.generate_index = a.at("generate_index", where).as_bool(where + ".generate_index");
+      return r;
+    }
+    case OpKind::kRng: {
+      RngAttrs r;
+      const std::string &d = a.at("distribution", where).as_string(where + ".distribution");
+      if (!rng_distribution_from_name(d, &r.distribution))
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".distribution: unknown distribution \"", d, "\"");
+      r.bernoulli_probability =
+          a.at("bernoulli_probability", where).as_double(where + ".bernoulli_probability");
+      r.uniform_min = a.at("uniform_min", where).as_double(where + ".uniform_min");
+      r.uniform_max = a.at("uniform_max", where).as_double(where + ".uniform_max");
+      r.normal_mean = a.at("normal_mean", where).as_double(where + ".normal_mean");
+      r.normal_stddev = a.at("normal_stddev", where).as_double(where + ".normal_stddev");
+      r.seed = a.at("seed", where).as_int(where + ".seed");
+      r.dims = read_ints(a.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
+      return r;
     }
   }
   return MatmulAttrs{};
