@@ -77,6 +77,13 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kRmsNorm:
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
+    case OpKind::kBatchNorm:
+    case OpKind::kBatchNormInference:
+    case OpKind::kBatchNormBackward:
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward:
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: return lower_grouped_norm(lowering, node);
     case OpKind::kSoftmax: return lower_softmax(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),

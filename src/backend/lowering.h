@@ -124,6 +124,7 @@ void lower_reduction(Lowering &lowering, const Node &node);
 void lower_sdpa(Lowering &lowering, const Node &node);
 void lower_sdpa_backward(Lowering &lowering, const Node &node);
 void lower_norm(Lowering &lowering, const Node &node);
+void lower_grouped_norm(Lowering &lowering, const Node &node);
 void lower_softmax(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

@@ -65,5 +65,24 @@ void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedT
                        const StridedTensor &inv, const StridedTensor &dx,
                        const StridedTensor *dscale, const StridedTensor *dbias);
 
+// The tensors of a batchnorm, batchnorm_inference, instancenorm or
+// adalayernorm node; unused ones are nullptr. given_mean and given_inv are
+// batchnorm_inference's inputs; prev_* / next_* batchnorm's running
+// statistics.
+struct GroupedNormTensors {
+  const StridedTensor *x, *scale, *bias, *y;
+  const StridedTensor *mean, *inv;
+  const StridedTensor *given_mean, *given_inv;
+  const StridedTensor *prev_mean, *prev_var, *next_mean, *next_var;
+};
+
+void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &tensors);
+
+// batchnorm_backward, instancenorm_backward, adalayernorm_backward.
+void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
+                               const StridedTensor &scale, const StridedTensor &mean,
+                               const StridedTensor &inv, const StridedTensor &dx,
+                               const StridedTensor &dscale, const StridedTensor &dbias);
+
 }  // namespace cpu
 }  // namespace cudnnfe
