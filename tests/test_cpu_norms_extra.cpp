@@ -430,6 +430,41 @@ TEST(cpu_batchnorm_inference_applies_the_given_statistics) {
   expect_values("y", r[y], want);
 }
 
+TEST(cpu_batchnorm_inference_equals_its_pointwise_chain) {
+  // y = (x - mean) * inv_variance * scale + bias as four pointwise ops (the
+  // form the header suggests where cuDNN has no standalone engine) gives
+  // batchnorm_inference's result.
+  const Dims xd = {2, 3, 2, 2}, pd = {1, 3, 1, 1};
+  const Values x = pattern(24, 61), scale = {0.5, 1.5, -1.0}, bias = {0.25, 0.0, -0.5};
+  const Values mean = {0.1, -0.3, 0.7}, inv = {1.5, 0.5, 2.0};
+  Values results[2];
+  for (int chain = 0; chain < 2; ++chain) {
+    Net g;
+    int64_t tx = g.input("x", xd, channels_last(xd));
+    int64_t ts = g.input("scale", pd), tb = g.input("bias", pd);
+    int64_t tm = g.input("mean", pd), ti = g.input("inv", pd);
+    int64_t y = 0;
+    if (chain) {
+      int64_t t0 = 0, t1 = 0, t2 = 0;
+      CHECK_OK(
+          cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_SUB, tx, tm, 0, nullptr, &t0));
+      CHECK_OK(
+          cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, t0, ti, 0, nullptr, &t1));
+      CHECK_OK(
+          cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, t1, ts, 0, nullptr, &t2));
+      CHECK_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_ADD, t2, tb, 0, nullptr, &y));
+      CHECK_OK(cudnnfe_graph_set_intermediate_dtype(g.get(), CUDNNFE_DTYPE_DOUBLE));
+      CHECK_OK(cudnnfe_graph_set_compute_dtype(g.get(), CUDNNFE_DTYPE_DOUBLE));
+    } else {
+      cudnnfe_norm_options_t o = options(0);
+      CHECK_OK(cudnnfe_graph_add_batchnorm_inference(g.get(), tx, ts, tb, tm, ti, &o, &y));
+    }
+    g.output(y);
+    results[chain] = g.run({{tx, x}, {ts, scale}, {tb, bias}, {tm, mean}, {ti, inv}})[y];
+  }
+  expect_values("pointwise chain", results[1], results[0], 1e-14);
+}
+
 // ---- instance norm ----
 
 TEST(cpu_instancenorm_training_and_inference) {

@@ -590,7 +590,11 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm(cudnnfe_graph_t *graph, int64_t x, 
  * per-channel mean and inv_variance ([1, C, 1, ...]). From running
  * statistics, pass mean = running_mean and inv_variance = 1 / sqrt(
  * running_var + epsilon). Reads only `name` and `compute_dtype` of the
- * options (phase, epsilon and momentum have no role here). */
+ * options (phase, epsilon and momentum have no role here). GPU: cuDNN
+ * (9.14 and 9.19 on H100) has no engine for this op on its own, only
+ * inside its fused patterns (see tests/test_gpu_norms.cpp); alone, the
+ * build reports NOT_SUPPORTED, and the same y is a chain of pointwise ops
+ * (SUB mean, MUL inv_variance, MUL scale, ADD bias) that cuDNN does run. */
 cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *graph, int64_t x,
                                                        int64_t scale, int64_t bias, int64_t mean,
                                                        int64_t inv_variance,
@@ -636,7 +640,9 @@ cudnnfe_status_t cudnnfe_graph_add_instancenorm_backward(cudnnfe_graph_t *graph,
  * modulate(x, shift, scale) is zero_centered_gamma with bias = shift). In
  * INFERENCE the statistics are not written (set to 0, may be NULL). Needs a
  * cuDNN whose backend knows the ADA_LAYER_NORM mode; an older one makes
- * the build fail with NOT_SUPPORTED naming the loaded version. */
+ * the build fail with NOT_SUPPORTED naming the loaded version. GPU: cuDNN
+ * 9.14 and 9.19 refuse the forward with zero_centered_gamma (the fused
+ * scale + 1); the backward with it builds. */
 cudnnfe_status_t cudnnfe_graph_add_adalayernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
                                                 int64_t bias, const cudnnfe_norm_options_t *options,
                                                 int64_t *y, int64_t *mean, int64_t *inv_variance);
