@@ -590,11 +590,12 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm(cudnnfe_graph_t *graph, int64_t x, 
  * per-channel mean and inv_variance ([1, C, 1, ...]). From running
  * statistics, pass mean = running_mean and inv_variance = 1 / sqrt(
  * running_var + epsilon). Reads only `name` and `compute_dtype` of the
- * options (phase, epsilon and momentum have no role here). GPU: cuDNN
- * (9.14 and 9.19 on H100) has no engine for this op on its own, only
- * inside its fused patterns (see tests/test_gpu_norms.cpp); alone, the
- * build reports NOT_SUPPORTED, and the same y is a chain of pointwise ops
- * (SUB mean, MUL inv_variance, MUL scale, ADD bias) that cuDNN does run. */
+ * options (phase, epsilon and momentum have no role here). GPU (cuDNN 9.14
+ * and 9.19 on H100): there is no engine for this op on its own, in any
+ * type (the build reports NOT_SUPPORTED); inside cuDNN's fused pattern
+ * batchnorm_inference -> RELU_BWD -> batchnorm_backward it builds in FLOAT.
+ * On its own, the same y as a chain of pointwise ops (SUB mean, MUL
+ * inv_variance, MUL scale, ADD bias; channels-last) runs in every type. */
 cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *graph, int64_t x,
                                                        int64_t scale, int64_t bias, int64_t mean,
                                                        int64_t inv_variance,
