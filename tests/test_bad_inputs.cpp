@@ -448,6 +448,88 @@ TEST(norm_rules) {
               "dy \"s\"", "x's shape");
 }
 
+TEST(batch_instance_adaptive_norm_rules) {
+  Fixture f;
+  int64_t x = f.tensor("x", {4, 8, 3, 3}), s = f.tensor("s", {1, 8, 1, 1});
+  int64_t s_bad = f.tensor("s_bad", {1, 8, 3, 3}), st = f.tensor("st", {4, 8, 1, 1});
+  int64_t v = f.tensor("v", {8}), x2 = f.tensor("x2", {4, 8}), one = f.tensor("one", {1, 8, 1, 1});
+  int64_t y, m, iv, nm, nv, dx, ds, db;
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  o.name = "bn";
+  // batchnorm
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s_bad, s, 0, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "batchnorm \"bn\"", "scale \"s_bad\" is [1,8,3,3]; expected [1,8,1,1]",
+              "one value per channel");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, 0, 0, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "bias is missing");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, v, s, s, 0, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "x \"v\" has 1 dim [8]", "needs at least 2", "[N, C, spatial...]");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, s, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "prev_running_mean is given but prev_running_var is missing");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, s, s, &o, &y, &m, &iv, nullptr, &nv), ARG,
+              "next_running_mean", "running statistics are given");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, st, s, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "prev_running_mean \"st\" is [4,8,1,1]; expected [1,8,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, 0, 0, &o, &y, nullptr, &iv, &nm, &nv), ARG,
+              "mean");
+  int64_t lone = f.tensor("lone", {1, 8, 1, 1});
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, lone, s, s, s, s, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "one value per channel", "unbiased");
+  o.momentum = 2;
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, s, s, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "momentum is 2", "[0, 1]");
+  o.momentum = 0.1;
+  o.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, 0, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "phase is INFERENCE", "cudnnfe_graph_add_batchnorm_inference");
+  o.phase = CUDNNFE_NORM_PHASE_TRAINING;
+  o.zero_centered_gamma = 1;
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm(f.g, x, s, s, 0, 0, &o, &y, &m, &iv, &nm, &nv), GRAPH,
+              "zero_centered_gamma is offered by layernorm, rmsnorm and adalayernorm, not by "
+              "batchnorm");
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x, s, s, &o, &y, &m, &iv), GRAPH,
+              "not by instancenorm");
+  o.zero_centered_gamma = 0;
+  o.epsilon = NAN;
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x, s, s, &o, &y, &m, &iv), GRAPH,
+              "epsilon is nan");
+  o.epsilon = 1e-5;
+  // batchnorm inference and backward
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm_inference(f.g, x, s, s, 0, s, &o, &y), GRAPH,
+              "input mean is missing");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm_inference(f.g, x, s, s, s, st, &o, &y), GRAPH,
+              "inv_variance \"st\" is [4,8,1,1]; expected [1,8,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm_backward(f.g, x, x, s, st, s, &o, &dx, &ds, &db), GRAPH,
+              "batchnorm_backward \"bn\"", "mean \"st\" is [4,8,1,1]; expected [1,8,1,1]",
+              "the forward's statistics");
+  CHECK_FAILS(cudnnfe_graph_add_batchnorm_backward(f.g, x, x, s, s, s, &o, &dx, &ds, nullptr), ARG,
+              "dbias");
+  // instancenorm
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x2, one, one, &o, &y, &m, &iv), GRAPH,
+              "instancenorm", "x \"x2\" has 2 dims [4,8]", "needs at least 3");
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
+              "mean (phase is TRAINING)");
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm_backward(f.g, x, x, s, s, st, &o, &dx, &ds, &db),
+              GRAPH, "mean \"s\" is [1,8,1,1]; expected [4,8,1,1]", "one per (n, c)");
+  // adalayernorm: x [B=2, S=5, D=16], scale per sample [2, 1, 16]
+  int64_t ax = f.tensor("ax", {2, 5, 16}), as = f.tensor("as", {2, 1, 16});
+  int64_t as_ln = f.tensor("as_ln", {1, 1, 16}), ast = f.tensor("ast", {2, 5, 1});
+  o.name = "ada";
+  CHECK_FAILS(cudnnfe_graph_add_adalayernorm(f.g, ax, as_ln, as, &o, &y, &m, &iv), GRAPH,
+              "adalayernorm \"ada\"", "scale \"as_ln\" is [1,1,16]; expected [2,1,16]",
+              "one scale per sample");
+  CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, as, ax, as, ast, ast, &o, &dx, &ds, &db),
+              GRAPH, "dy \"as\" is [2,1,16]; expected [2,5,16]");
+  CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, ax, ax, as, as, ast, &o, &dx, &ds, &db),
+              GRAPH, "mean \"as\" is [2,1,16]; expected [2,5,1]", "one per (b, s)");
+  // None of the rejected ops left anything behind.
+  REQUIRE_OK(cudnnfe_graph_add_adalayernorm(f.g, ax, as, as, &o, &y, &m, &iv));
+  const char *name = nullptr;
+  CHECK_OK(cudnnfe_tensor_get_name(f.g, y, &name));
+  CHECK(name && std::strcmp(name, "ada::y") == 0);
+}
+
 TEST(sdpa_backward_rules) {
   Fixture f;
   int64_t q = f.tensor("q", {1, 4, 16, 8}, CUDNNFE_DTYPE_HALF);

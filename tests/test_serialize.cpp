@@ -319,3 +319,136 @@ TEST(random_mutations_never_crash) {
   CHECK(other == 0);
   CHECK(rejected > 2000);
 }
+
+namespace {
+
+// Every batch, instance and adaptive layer norm kind, with running
+// statistics, zero-centred gamma and an inference-phase instance norm.
+cudnnfe_graph_t *make_norm_graph() {
+  cudnnfe_graph_t *g;
+  cudnnfe_graph_create(&g);
+  const int64_t xd[] = {2, 4, 3, 3}, xs[] = {36, 1, 12, 4}, cd[] = {1, 4, 1, 1};
+  const int64_t nd[] = {2, 4, 1, 1}, ad[] = {2, 3, 8}, pd[] = {2, 1, 8}, sd[] = {2, 3, 1};
+  int64_t x, scale, bias, rm, rv, dy, ax, as, ab, ady;
+  cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 4, xd, xs, &x);
+  cudnnfe_graph_add_tensor(g, "scale", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &scale);
+  cudnnfe_graph_add_tensor(g, "bias", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &bias);
+  cudnnfe_graph_add_tensor(g, "running_mean", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &rm);
+  cudnnfe_graph_add_tensor(g, "running_var", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &rv);
+  cudnnfe_graph_add_tensor(g, "dy", CUDNNFE_DTYPE_FLOAT, 4, xd, xs, &dy);
+  cudnnfe_graph_add_tensor(g, "ax", CUDNNFE_DTYPE_FLOAT, 3, ad, nullptr, &ax);
+  cudnnfe_graph_add_tensor(g, "as", CUDNNFE_DTYPE_FLOAT, 3, pd, nullptr, &as);
+  cudnnfe_graph_add_tensor(g, "ab", CUDNNFE_DTYPE_FLOAT, 3, pd, nullptr, &ab);
+  cudnnfe_graph_add_tensor(g, "ady", CUDNNFE_DTYPE_FLOAT, 3, ad, nullptr, &ady);
+  (void)nd;
+  (void)sd;
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  o.epsilon = 1e-3;
+  o.momentum = 0.25;
+  o.name = "bn";
+  std::vector<int64_t> outs(40, 0);
+  int64_t *r = outs.data();
+  cudnnfe_graph_add_batchnorm(g, x, scale, bias, rm, rv, &o, &r[0], &r[1], &r[2], &r[3], &r[4]);
+  o.name = "bn_infer";
+  cudnnfe_graph_add_batchnorm_inference(g, x, scale, bias, r[1], r[2], &o, &r[5]);
+  o.name = "bn_bwd";
+  cudnnfe_graph_add_batchnorm_backward(g, dy, x, scale, r[1], r[2], &o, &r[6], &r[7], &r[8]);
+  o.name = "in";
+  cudnnfe_graph_add_instancenorm(g, x, scale, bias, &o, &r[9], &r[10], &r[11]);
+  o.name = "in_bwd";
+  cudnnfe_graph_add_instancenorm_backward(g, dy, x, scale, r[10], r[11], &o, &r[12], &r[13],
+                                          &r[14]);
+  o.name = "in_infer";
+  o.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+  cudnnfe_graph_add_instancenorm(g, x, scale, bias, &o, &r[15], nullptr, nullptr);
+  o.phase = CUDNNFE_NORM_PHASE_TRAINING;
+  o.zero_centered_gamma = 1;
+  o.name = "ada";
+  cudnnfe_graph_add_adalayernorm(g, ax, as, ab, &o, &r[16], &r[17], &r[18]);
+  o.name = "ada_bwd";
+  cudnnfe_graph_add_adalayernorm_backward(g, ady, ax, as, r[17], r[18], &o, &r[19], &r[20], &r[21]);
+  for (int64_t uid : outs)
+    if (uid) cudnnfe_tensor_set_output(g, uid, 1);
+  return g;
+}
+
+// Runs a CPU build of `g` on inputs filled from `seed`; every bound buffer.
+std::vector<std::vector<float>> run_cpu(cudnnfe_graph_t *g, unsigned seed) {
+  cudnnfe_build_options_t bo;
+  cudnnfe_build_options_init(&bo);
+  bo.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  std::vector<std::vector<float>> buffers;
+  if (cudnnfe_graph_build(g, nullptr, &bo) != CUDNNFE_STATUS_OK) return buffers;
+  size_t count = 0;
+  cudnnfe_graph_get_bound_uids(g, nullptr, 0, &count);
+  std::vector<int64_t> uids(count);
+  cudnnfe_graph_get_bound_uids(g, uids.data(), count, &count);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(0.25f, 1.5f);
+  std::vector<void *> ptrs;
+  for (int64_t uid : uids) {
+    int32_t n;
+    int64_t dims[8], strides[8];
+    cudnnfe_tensor_get_shape(g, uid, dims, strides, 8, &n);
+    int64_t span = 1;
+    for (int d = 0; d < n; ++d) span += (dims[d] - 1) * strides[d];
+    buffers.emplace_back(static_cast<size_t>(span));
+    for (float &v : buffers.back()) v = dist(rng);
+  }
+  for (auto &b : buffers) ptrs.push_back(b.data());
+  cudnnfe_handle_t *h;
+  cudnnfe_handle_create(&h, -1);
+  if (cudnnfe_graph_execute_ordered(g, h, ptrs.data(), count, nullptr, 0, nullptr) !=
+      CUDNNFE_STATUS_OK)
+    buffers.clear();
+  cudnnfe_handle_destroy(h);
+  return buffers;
+}
+
+}  // namespace
+
+TEST(norms_round_trip_and_bad_attributes) {
+  cudnnfe_graph_t *g = make_norm_graph();
+  const std::string first = serialize(g);
+  REQUIRE(!first.empty());
+  for (const char *op :
+       {"\"batchnorm\"", "\"batchnorm_inference\"", "\"batchnorm_backward\"", "\"instancenorm\"",
+        "\"instancenorm_backward\"", "\"adalayernorm\"", "\"adalayernorm_backward\"",
+        "\"momentum\": 0.25", "\"prev_running_var\"", "\"next_running_mean\""})
+    CHECK_MSG(first.find(op) != std::string::npos, "JSON lacks %s", op);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));
+  CHECK(serialize(loaded) == first);
+  const auto a = run_cpu(g, 7), b = run_cpu(loaded, 7);
+  CHECK(!a.empty() && a == b);
+  cudnnfe_graph_destroy(loaded);
+  cudnnfe_graph_destroy(g);
+  auto replaced = [&](const std::string &from, const std::string &to) {
+    std::string s = first;
+    size_t at = s.find(from);
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {replaced("\"momentum\": 0.25", "\"momentum\": 7"), "momentum is 7"},
+      {replaced("\"momentum\": 0.25,", ""), "missing key \"momentum\""},
+      {replaced("\"op\": \"batchnorm\"", "\"op\": \"batchnorm_magic\""), "unknown op"},
+      {replaced("\"phase\": \"TRAINING\"", "\"phase\": \"INFERENCE\""),
+       "cudnnfe_graph_add_batchnorm_inference"},
+      {replaced("\"zero_centered_gamma\": false", "\"zero_centered_gamma\": true"),
+       "zero_centered_gamma is offered by"},
+  };
+  for (const auto &[bytes, expected] : cases) {
+    cudnnfe_graph_t *bad;
+    cudnnfe_graph_create(&bad);
+    cudnnfe_status_t s = cudnnfe_graph_deserialize(bad, bytes.data(), bytes.size());
+    const char *msg = cudnnfe_graph_last_error(bad);
+    CHECK_MSG(s == CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "status %s (%s)", cudnnfe_status_name(s),
+              msg);
+    CHECK_MSG(std::strstr(msg, expected.c_str()), "message \"%s\" lacks \"%s\"", msg,
+              expected.c_str());
+    cudnnfe_graph_destroy(bad);
+  }
+}

@@ -492,10 +492,23 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *graph, int64_t
                                                  const cudnnfe_sdpa_backward_options_t *options,
                                                  int64_t *dq, int64_t *dk, int64_t *dv);
 
-/* Normalizations. x is [N, ...]: statistics are taken per index of dim 0
- * over all other dims (an LLM's [tokens, hidden] or [tokens, hidden, 1, 1]).
- * scale and bias are [1, ...] with x's other dims; statistics (mean,
- * inv_variance, inv_rms) are [N, 1, ..., 1] FLOAT. */
+/* Normalizations. Every norm computes, per group of x's elements, mean and
+ * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +
+ * bias; the ops differ in the groups and in the shapes of scale and bias:
+ *   layernorm, rmsnorm  x [N, ...]: per index of dim 0 over all other dims
+ *                       (an LLM's [tokens, hidden] or [tokens, hidden, 1,
+ *                       1]); scale, bias [1, ...] with x's other dims;
+ *                       statistics [N, 1, ..., 1]
+ *   batchnorm           x [N, C, spatial...]: per channel over N and spatial;
+ *                       scale, bias and statistics [1, C, 1, ...]
+ *   instancenorm        x [N, C, spatial...]: per (n, c) over spatial;
+ *                       scale, bias [1, C, 1, ...]; statistics [N, C, 1, ...]
+ *   adalayernorm        x [B, S, features...]: per (b, s) over the features;
+ *                       scale, bias [B, 1, features...]; statistics [B, S,
+ *                       1, ...]
+ * Statistics outputs are FLOAT unless set otherwise. Backward ops take the
+ * forward's statistics (not recomputed ones) and write the parameter
+ * gradients in the scale's type, as cuDNN does. */
 typedef int32_t cudnnfe_norm_phase_t;
 #define CUDNNFE_NORM_PHASE_TRAINING 0  /* also writes the statistics */
 #define CUDNNFE_NORM_PHASE_INFERENCE 1 /* statistics outputs are 0 */
@@ -505,9 +518,15 @@ typedef struct cudnnfe_norm_options {
   const char *name;
   cudnnfe_norm_phase_t phase; /* default TRAINING */
   double epsilon;             /* default 1e-5 */
-  /* 1: y uses (1 + scale) instead of scale (zero-centred gamma). */
+  /* 1: y uses (1 + scale) instead of scale (zero-centred gamma). Offered
+   * by layernorm, rmsnorm and adalayernorm (forward and backward). */
   int32_t zero_centered_gamma;
   cudnnfe_dtype_t compute_dtype;
+  /* batchnorm with running statistics: the weight of this batch's
+   * statistics in the update (cuDNN's exponential average factor), in
+   * [0, 1]; default 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a
+   * cumulative average. */
+  double momentum;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init(cudnnfe_norm_options_t *options);
 
@@ -538,6 +557,107 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *graph, int6
                                                     int64_t scale, int64_t inv_rms,
                                                     const cudnnfe_norm_options_t *options,
                                                     int64_t *dx, int64_t *dscale, int64_t *dbias);
+
+/* Batch norm, training. x is [N, C, spatial...] (rank >= 2) in any layout
+ * (channels-last, NHWC, is what cuDNN's engines take); statistics are per
+ * channel c over N and every spatial dim (M = N * prod(spatial) values).
+ * scale and bias are [1, C, 1, ...] (x's rank). Writes
+ *   mean[c]         = sum(x[:, c, ...]) / M
+ *   inv_variance[c] = 1 / sqrt(var[c] + epsilon), var[c] the biased
+ *                     variance sum((x - mean[c])^2) / M
+ *   y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c]
+ * with mean and inv_variance [1, C, 1, ...] FLOAT. Running statistics are
+ * updated when prev_running_mean and prev_running_var ([1, C, 1, ...]) are
+ * both given (both 0: none, and the next_* pointers may be NULL):
+ *   next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean
+ *   next_running_var  = (1 - momentum) * prev_running_var
+ *                       + momentum * var * M / (M - 1)
+ * i.e. the running variance uses the unbiased (Bessel-corrected) batch
+ * variance, as cuDNN's batch norm does (M must then be > 1). The next_*
+ * outputs are [1, C, 1, ...] FLOAT; binding a next_* output to the same
+ * buffer as its prev_* input updates it in place. `phase` must be TRAINING
+ * (use cudnnfe_graph_add_batchnorm_inference for inference);
+ * zero_centered_gamma is not offered. */
+cudnnfe_status_t cudnnfe_graph_add_batchnorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                             int64_t bias, int64_t prev_running_mean,
+                                             int64_t prev_running_var,
+                                             const cudnnfe_norm_options_t *options, int64_t *y,
+                                             int64_t *mean, int64_t *inv_variance,
+                                             int64_t *next_running_mean, int64_t *next_running_var);
+
+/* Batch norm, inference, as cuDNN's NORM_FORWARD inference phase takes it:
+ * y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c] with the given
+ * per-channel mean and inv_variance ([1, C, 1, ...]). From running
+ * statistics, pass mean = running_mean and inv_variance = 1 / sqrt(
+ * running_var + epsilon). Reads only `name` and `compute_dtype` of the
+ * options (phase, epsilon and momentum have no role here). GPU (cuDNN 9.14
+ * and 9.19 on H100): there is no engine for this op on its own, in any
+ * type (the build reports NOT_SUPPORTED); inside cuDNN's fused pattern
+ * batchnorm_inference -> RELU_BWD -> batchnorm_backward it builds in FLOAT.
+ * On its own, the same y as a chain of pointwise ops (SUB mean, MUL
+ * inv_variance, MUL scale, ADD bias; channels-last) runs in every type. */
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *graph, int64_t x,
+                                                       int64_t scale, int64_t bias, int64_t mean,
+                                                       int64_t inv_variance,
+                                                       const cudnnfe_norm_options_t *options,
+                                                       int64_t *y);
+
+/* Batch norm backward: dx, dscale, dbias ([1, C, 1, ...], in scale's type)
+ * from dy and x ([N, C, spatial...]), scale and the forward's mean and
+ * inv_variance ([1, C, 1, ...]). Reads `name` and `compute_dtype`. */
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                                      int64_t scale, int64_t mean,
+                                                      int64_t inv_variance,
+                                                      const cudnnfe_norm_options_t *options,
+                                                      int64_t *dx, int64_t *dscale, int64_t *dbias);
+
+/* Instance norm. x is [N, C, spatial...] (rank >= 3, any layout);
+ * statistics are per (n, c) over the spatial dims: mean and inv_variance
+ * are [N, C, 1, ...] FLOAT (biased variance, as layernorm), scale and bias
+ * [1, C, 1, ...]: y = (x - mean[n,c]) * inv_variance[n,c] * scale[c] +
+ * bias[c]. In INFERENCE the statistics are computed the same way but not
+ * written (*mean and *inv_variance are set to 0; the pointers may be NULL).
+ * zero_centered_gamma is not offered. */
+cudnnfe_status_t cudnnfe_graph_add_instancenorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance);
+
+/* Instance norm backward: dx, dscale, dbias ([1, C, 1, ...], scale's type)
+ * from dy, x, scale and the forward's mean and inv_variance [N, C, 1, ...]. */
+cudnnfe_status_t cudnnfe_graph_add_instancenorm_backward(cudnnfe_graph_t *graph, int64_t dy,
+                                                         int64_t x, int64_t scale, int64_t mean,
+                                                         int64_t inv_variance,
+                                                         const cudnnfe_norm_options_t *options,
+                                                         int64_t *dx, int64_t *dscale,
+                                                         int64_t *dbias);
+
+/* Adaptive layer norm (cuDNN's ADA_LAYER_NORM, as DiT models use it): a
+ * layer norm whose scale and bias are per sample. x is [B, S, features...]
+ * (rank >= 3: batch, tokens, then the normalized features); statistics are
+ * per (b, s) over the features: mean and inv_variance are [B, S, 1, ...]
+ * FLOAT (biased variance); scale and bias are [B, 1, features...]:
+ *   y = (x - mean[b,s]) * inv_variance[b,s] * g[b,:] + bias[b,:]
+ * with g = scale, or 1 + scale with zero_centered_gamma (DiT's
+ * modulate(x, shift, scale) is zero_centered_gamma with bias = shift). In
+ * INFERENCE the statistics are not written (set to 0, may be NULL). Needs a
+ * cuDNN whose backend knows the ADA_LAYER_NORM mode; an older one makes
+ * the build fail with NOT_SUPPORTED naming the loaded version. GPU: cuDNN
+ * 9.14 and 9.19 refuse the forward with zero_centered_gamma (the fused
+ * scale + 1); the backward with it builds. */
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance);
+
+/* Adaptive layer norm backward: dx [B, S, features...], dscale and dbias
+ * [B, 1, features...] (per sample, scale's type; FLOAT with
+ * zero_centered_gamma) from dy, x, scale and the forward's mean and
+ * inv_variance [B, S, 1, ...]. */
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm_backward(cudnnfe_graph_t *graph, int64_t dy,
+                                                         int64_t x, int64_t scale, int64_t mean,
+                                                         int64_t inv_variance,
+                                                         const cudnnfe_norm_options_t *options,
+                                                         int64_t *dx, int64_t *dscale,
+                                                         int64_t *dbias);
 
 typedef struct cudnnfe_softmax_options {
   size_t struct_size;

@@ -16,6 +16,7 @@ void cudnnfe_norm_options_init(cudnnfe_norm_options_t *o) {
   o->struct_size = sizeof(*o);
   o->phase = CUDNNFE_NORM_PHASE_TRAINING;
   o->epsilon = NormAttrs{}.epsilon;
+  o->momentum = NormAttrs{}.momentum;
 }
 
 void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *o) {

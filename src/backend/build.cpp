@@ -83,6 +83,13 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kRmsNorm:
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
+    case OpKind::kBatchNorm:
+    case OpKind::kBatchNormInference:
+    case OpKind::kBatchNormBackward:
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward:
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: return lower_grouped_norm(lowering, node);
     case OpKind::kSoftmax: return lower_softmax(lowering, node);
     case OpKind::kReshape:
     case OpKind::kTranspose:

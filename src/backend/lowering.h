@@ -154,6 +154,7 @@ void lower_reduction(Lowering &lowering, const Node &node);
 void lower_sdpa(Lowering &lowering, const Node &node);
 void lower_sdpa_backward(Lowering &lowering, const Node &node);
 void lower_norm(Lowering &lowering, const Node &node);
+void lower_grouped_norm(Lowering &lowering, const Node &node);
 void lower_softmax(Lowering &lowering, const Node &node);
 // reshape, transpose, slice, concatenate (lower_layout.cpp).
 void lower_layout(Lowering &lowering, const Node &node);

@@ -194,6 +194,23 @@ class CpuPlan final : public Plan {
       }
       case OpKind::kResample: return cpu::run_resample(node, *in(0), *out(0), out(1));
       case OpKind::kRng: return cpu::run_rng(node, in(0), in(1), *out(0));
+      case OpKind::kBatchNorm:
+      case OpKind::kInstanceNorm:
+      case OpKind::kAdaLayerNorm: {
+        const cpu::GroupedNormTensors t = {in(0),   in(1),   in(2), out(0), out(1), out(2),
+                                           nullptr, nullptr, in(3), in(4),  out(3), out(4)};
+        return cpu::run_grouped_norm_forward(node, t);
+      }
+      case OpKind::kBatchNormInference: {
+        const cpu::GroupedNormTensors t = {in(0), in(1), in(2),   out(0),  nullptr, nullptr,
+                                           in(3), in(4), nullptr, nullptr, nullptr, nullptr};
+        return cpu::run_grouped_norm_forward(node, t);
+      }
+      case OpKind::kBatchNormBackward:
+      case OpKind::kInstanceNormBackward:
+      case OpKind::kAdaLayerNormBackward:
+        return cpu::run_grouped_norm_backward(node, *in(0), *in(1), *in(2), *in(3), *in(4), *out(0),
+                                              *out(1), *out(2));
     }
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
          ": this operation is not supported by the CPU reference");

@@ -84,6 +84,24 @@ void run_rng(const Node &node, const StridedTensor *seed, const StridedTensor *o
 // the value of element counter k of a distribution (for tests and docs).
 double rng_uniform(uint64_t seed, uint64_t counter);
 double rng_value(const RngAttrs &attrs, uint64_t seed, uint64_t k);
+// The tensors of a batchnorm, batchnorm_inference, instancenorm or
+// adalayernorm node; unused ones are nullptr. given_mean and given_inv are
+// batchnorm_inference's inputs; prev_* / next_* batchnorm's running
+// statistics.
+struct GroupedNormTensors {
+  const StridedTensor *x, *scale, *bias, *y;
+  const StridedTensor *mean, *inv;
+  const StridedTensor *given_mean, *given_inv;
+  const StridedTensor *prev_mean, *prev_var, *next_mean, *next_var;
+};
+
+void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &tensors);
+
+// batchnorm_backward, instancenorm_backward, adalayernorm_backward.
+void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
+                               const StridedTensor &scale, const StridedTensor &mean,
+                               const StridedTensor &inv, const StridedTensor &dx,
+                               const StridedTensor &dscale, const StridedTensor &dbias);
 
 }  // namespace cpu
 }  // namespace cudnnfe

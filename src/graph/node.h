@@ -34,6 +34,13 @@ enum class OpKind {
   kConcatenate,
   kResample,
   kRng,
+  kBatchNorm,
+  kBatchNormInference,
+  kBatchNormBackward,
+  kInstanceNorm,
+  kInstanceNormBackward,
+  kAdaLayerNorm,
+  kAdaLayerNormBackward,
 };
 
 // Most inputs of one concatenate node (ports x0 .. x15).
@@ -81,13 +88,16 @@ struct SdpaBackwardAttrs {
   bool deterministic = false;
 };
 
-// Shared by layernorm, rmsnorm and their backward ops.
+// Shared by every normalization (layernorm, rmsnorm, batchnorm,
+// instancenorm, adalayernorm) and their backward ops.
 struct NormAttrs {
   cudnnfe_norm_phase_t phase = CUDNNFE_NORM_PHASE_TRAINING;
   double epsilon = 1e-5;
   bool zero_centered_gamma = false;
   // rmsnorm_backward: whether the forward had a bias (dbias is produced).
   bool has_dbias = false;
+  // batchnorm: weight of the batch statistics in the running update.
+  double momentum = 0.1;
 };
 
 struct SoftmaxAttrs {

@@ -28,6 +28,13 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kConcatenate: return infer_layout(graph, node);
     case OpKind::kResample: return infer_resample(graph, node);
     case OpKind::kRng: return infer_rng(graph, node);
+    case OpKind::kBatchNorm:
+    case OpKind::kBatchNormInference:
+    case OpKind::kBatchNormBackward:
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward:
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: return infer_grouped_norm(graph, node);
   }
 }
 
@@ -66,6 +73,11 @@ bool output_used(const Node &node, size_t port) {
       return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
     case OpKind::kRmsNormBackward: return port != 2 || node.as<NormAttrs>().has_dbias;
     case OpKind::kResample: return port == 0 || node.as<ResampleAttrs>().generate_index;
+    case OpKind::kInstanceNorm:
+    case OpKind::kAdaLayerNorm:  // statistics only in training
+      return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
+    case OpKind::kBatchNorm:  // next running statistics only when the previous are given
+      return port < 3 || node.inputs[3] != 0 || node.inputs[4] != 0;
     default: return true;
   }
 }

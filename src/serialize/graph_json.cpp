@@ -81,13 +81,21 @@ Value node_attributes(const Node &node) {
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm:
     case OpKind::kLayerNormBackward:
-    case OpKind::kRmsNormBackward: {
+    case OpKind::kRmsNormBackward:
+    case OpKind::kBatchNorm:
+    case OpKind::kBatchNormInference:
+    case OpKind::kBatchNormBackward:
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward:
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: {
       const NormAttrs &n = node.as<NormAttrs>();
       a.set("phase",
             Value::string(n.phase == CUDNNFE_NORM_PHASE_INFERENCE ? "INFERENCE" : "TRAINING"));
       a.set("epsilon", Value::number(n.epsilon));
       a.set("zero_centered_gamma", Value::boolean(n.zero_centered_gamma));
       a.set("has_dbias", Value::boolean(n.has_dbias));
+      if (node.kind == OpKind::kBatchNorm) a.set("momentum", Value::number(n.momentum));
       break;
     }
     case OpKind::kSoftmax:
@@ -302,7 +310,14 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm:
     case OpKind::kLayerNormBackward:
-    case OpKind::kRmsNormBackward: {
+    case OpKind::kRmsNormBackward:
+    case OpKind::kBatchNorm:
+    case OpKind::kBatchNormInference:
+    case OpKind::kBatchNormBackward:
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward:
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: {
       NormAttrs n;
       const std::string &phase = a.at("phase", where).as_string(where + ".phase");
       if (phase == "TRAINING")
@@ -316,6 +331,8 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       n.zero_centered_gamma =
           a.at("zero_centered_gamma", where).as_bool(where + ".zero_centered_gamma");
       n.has_dbias = a.at("has_dbias", where).as_bool(where + ".has_dbias");
+      if (kind == OpKind::kBatchNorm)
+        n.momentum = a.at("momentum", where).as_double(where + ".momentum");
       return n;
     }
     case OpKind::kSoftmax: {

@@ -1,0 +1,138 @@
+// The C functions of batch norm, instance norm and adaptive layer norm
+// (forward, batch norm inference, backward). The options struct is the one
+// layernorm and rmsnorm take (cudnnfe_norm_options_t, initialized in
+// api_transformer_ops.cpp).
+#include "api/guard.h"
+
+using namespace cudnnfe;
+
+namespace {
+
+NormAttrs attrs_of(const cudnnfe_norm_options_t &o) {
+  NormAttrs a;
+  a.phase = o.phase;
+  a.epsilon = o.epsilon;
+  a.zero_centered_gamma = o.zero_centered_gamma != 0;
+  a.momentum = o.momentum;
+  return a;
+}
+
+void write_optional(int64_t *out, int64_t uid) {
+  if (out) *out = uid;
+}
+
+// Forward with (y, mean, inv_variance): instancenorm and adalayernorm.
+cudnnfe_status_t add_stats_forward(cudnnfe_graph_t *g, OpKind kind, int64_t x, int64_t scale,
+                                   int64_t bias, const cudnnfe_norm_options_t *options, int64_t *y,
+                                   int64_t *mean, int64_t *inv_variance) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    const NormAttrs a = attrs_of(opts);
+    if (a.phase == CUDNNFE_NORM_PHASE_TRAINING) {
+      require_out(mean, "mean (phase is TRAINING)");
+      require_out(inv_variance, "inv_variance (phase is TRAINING)");
+    }
+    const Node &node =
+        graph.add_node(kind, string_or_empty(opts.name), {x, scale, bias}, a, opts.compute_dtype);
+    *y = node.outputs[0];
+    write_optional(mean, node.outputs[1]);
+    write_optional(inv_variance, node.outputs[2]);
+  });
+}
+
+cudnnfe_status_t add_backward(cudnnfe_graph_t *g, OpKind kind, int64_t dy, int64_t x, int64_t scale,
+                              int64_t mean, int64_t inv_variance,
+                              const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale,
+                              int64_t *dbias) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(dx, "dx");
+    require_out(dscale, "dscale");
+    require_out(dbias, "dbias");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    const Node &node =
+        graph.add_node(kind, string_or_empty(opts.name), {dy, x, scale, mean, inv_variance},
+                       attrs_of(opts), opts.compute_dtype);
+    *dx = node.outputs[0];
+    *dscale = node.outputs[1];
+    *dbias = node.outputs[2];
+  });
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_add_batchnorm(
+    cudnnfe_graph_t *g, int64_t x, int64_t scale, int64_t bias, int64_t prev_running_mean,
+    int64_t prev_running_var, const cudnnfe_norm_options_t *options, int64_t *y, int64_t *mean,
+    int64_t *inv_variance, int64_t *next_running_mean, int64_t *next_running_var) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    require_out(mean, "mean");
+    require_out(inv_variance, "inv_variance");
+    if (prev_running_mean || prev_running_var) {
+      require_out(next_running_mean, "next_running_mean (running statistics are given)");
+      require_out(next_running_var, "next_running_var (running statistics are given)");
+    }
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    const Node &node = graph.add_node(OpKind::kBatchNorm, string_or_empty(opts.name),
+                                      {x, scale, bias, prev_running_mean, prev_running_var},
+                                      attrs_of(opts), opts.compute_dtype);
+    *y = node.outputs[0];
+    *mean = node.outputs[1];
+    *inv_variance = node.outputs[2];
+    write_optional(next_running_mean, node.outputs[3]);
+    write_optional(next_running_var, node.outputs[4]);
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *g, int64_t x, int64_t scale,
+                                                       int64_t bias, int64_t mean,
+                                                       int64_t inv_variance,
+                                                       const cudnnfe_norm_options_t *options,
+                                                       int64_t *y) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    // Only the name and the compute type apply: the statistics are given.
+    NormAttrs a;
+    a.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+    const Node &node = graph.add_node(OpKind::kBatchNormInference, string_or_empty(opts.name),
+                                      {x, scale, bias, mean, inv_variance}, a, opts.compute_dtype);
+    *y = node.outputs[0];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_backward(
+    cudnnfe_graph_t *g, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance,
+    const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias) {
+  return add_backward(g, OpKind::kBatchNormBackward, dy, x, scale, mean, inv_variance, options, dx,
+                      dscale, dbias);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_instancenorm(cudnnfe_graph_t *g, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance) {
+  return add_stats_forward(g, OpKind::kInstanceNorm, x, scale, bias, options, y, mean,
+                           inv_variance);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_instancenorm_backward(
+    cudnnfe_graph_t *g, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance,
+    const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias) {
+  return add_backward(g, OpKind::kInstanceNormBackward, dy, x, scale, mean, inv_variance, options,
+                      dx, dscale, dbias);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm(cudnnfe_graph_t *g, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance) {
+  return add_stats_forward(g, OpKind::kAdaLayerNorm, x, scale, bias, options, y, mean,
+                           inv_variance);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm_backward(
+    cudnnfe_graph_t *g, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance,
+    const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias) {
+  return add_backward(g, OpKind::kAdaLayerNormBackward, dy, x, scale, mean, inv_variance, options,
+                      dx, dscale, dbias);
+}

@@ -1,0 +1,370 @@
+// Batch norm, instance norm and adaptive layer norm through cuDNN's
+// NORM_FORWARD / NORM_BACKWARD operations (modes BATCH_NORM, INSTANCE_NORM,
+// ADA_LAYER_NORM).
+//
+// What each mode takes (learned from cuDNN's backend attributes):
+//   forward training   x, scale, bias, epsilon (a by-value FLOAT), y, and
+//                      the statistics outputs mean and inv_variance;
+//                      batch norm's running statistics add the exponential
+//                      average factor (momentum, by value) and the input
+//                      and output running mean and variance
+//   forward inference  instance and adaptive layer norm: as training
+//                      without statistics; batch norm: no epsilon, and
+//                      mean and inv_variance are inputs
+//   backward           x, dy, scale, mean, inv_variance, dx, dscale, dbias
+//                      (no epsilon since cuDNN 8.9.6)
+//
+// Shapes. Batch and instance norm pass tensors in their own dims, padded
+// to at least 4 with trailing dims of 1 ([N, C] is seen as [N, C, 1, 1]).
+// Adaptive layer norm flattens the features into one dim, the form cuDNN's
+// samples use: x [B, S, M], scale and bias [B, 1, M], statistics [B, S, 1],
+// so the features must form one contiguous block per (b, s) row. Dims of
+// extent 1 get strides that continue x's dimension order (channels-last or
+// channels-first; the per-channel [1, C, 1, 1] of an NHWC x is strided [C,
+// 1, C, C]): the memory is the same, and the engines see one layout.
+//
+// A TRAINING instance or adaptive layer norm whose statistics are neither
+// graph outputs nor read by another node is lowered as INFERENCE (same y).
+//
+// Adaptive layer norm needs a cuDNN whose backend knows the ADA_LAYER_NORM
+// mode; the lowering finds out by asking the loaded library (setting the
+// mode), not from a version table, and an older library's refusal becomes
+// NOT_SUPPORTED naming the feature and both versions.
+//
+// What cuDNN 9.14 and 9.19 do with these operations on an H100
+// (tests/test_gpu_norms.cpp): every layout, rank (2 to 5) and type (fp16,
+// bf16, fp32) tried builds, except a standalone batch norm inference (no
+// engine; it builds inside the BN inference + ReLU backward + BN backward
+// pattern in FLOAT) and the zero-centred adaptive layer norm forward (the
+// operation graph with the fused scale + 1 is refused; its backward builds).
+#include <algorithm>
+#include <numeric>
+
+#include "backend/attribute_util.h"
+#include "backend/lowering.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/ops.h"
+#include "plan/notes.h"
+
+namespace cudnnfe::backend {
+namespace {
+
+bool is_forward(OpKind kind) {
+  return kind == OpKind::kBatchNorm || kind == OpKind::kInstanceNorm ||
+         kind == OpKind::kAdaLayerNorm;
+}
+
+bool is_backward(OpKind kind) {
+  return kind == OpKind::kBatchNormBackward || kind == OpKind::kInstanceNormBackward ||
+         kind == OpKind::kAdaLayerNormBackward;
+}
+
+bool is_ada(OpKind kind) {
+  return kind == OpKind::kAdaLayerNorm || kind == OpKind::kAdaLayerNormBackward;
+}
+
+cudnnBackendNormMode_t mode_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::kInstanceNorm:
+    case OpKind::kInstanceNormBackward: return CUDNN_INSTANCE_NORM;
+    case OpKind::kAdaLayerNorm:
+    case OpKind::kAdaLayerNormBackward: return CUDNN_ADA_LAYER_NORM;
+    default: return CUDNN_BATCH_NORM;
+  }
+}
+
+const char *mode_name(OpKind kind) {
+  switch (mode_of(kind)) {
+    case CUDNN_INSTANCE_NORM: return "INSTANCE_NORM";
+    case CUDNN_ADA_LAYER_NORM: return "ADA_LAYER_NORM";
+    default: return "BATCH_NORM";
+  }
+}
+
+// Strides for `dims` where every dim of extent 1 continues the packing of
+// the dims inside it in `order` (outermost first); other strides are kept.
+std::vector<int64_t> canonical_strides(const std::vector<int64_t> &dims,
+                                       std::vector<int64_t> strides,
+                                       const std::vector<size_t> &order) {
+  int64_t running = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (dims[*it] == 1) {
+      strides[*it] = running;
+    } else {
+      running = std::max(running, strides[*it] * dims[*it]);
+    }
+  }
+  return strides;
+}
+
+class GroupedNormLowering {
+ public:
+  GroupedNormLowering(Lowering &lowering, const Node &node)
+      : lowering_(lowering),
+        graph_(lowering.graph()),
+        node_(node),
+        attrs_(node.as<NormAttrs>()),
+        x_(graph_.tensor(is_backward(node.kind) ? node.inputs[1] : node.inputs[0])) {
+    if (is_ada(node.kind))
+      plan_ada();
+    else
+      plan_channels();
+  }
+
+  void forward() {
+    const bool batch = node_.kind == OpKind::kBatchNorm;
+    const int64_t mean = node_.outputs[1], inv = node_.outputs[2];
+    const bool training =
+        batch || (attrs_.phase == CUDNNFE_NORM_PHASE_TRAINING && (needed(mean) || needed(inv)));
+    Descriptor op(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+    set_mode(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE);
+    const cudnnBackendNormFwdPhase_t phase =
+        training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE;
+    set_attribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, phase,
+                  "norm phase");
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, gamma(node_.inputs[1]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[2]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, scalar(attrs_.epsilon));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[0]));
+    if (training) {
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(mean));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, view(inv));
+    }
+    const bool running = batch && node_.inputs[3] != 0;
+    if (running) {
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, scalar(attrs_.momentum));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, view(node_.inputs[3]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, view(node_.inputs[4]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, view(node_.outputs[3]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, view(node_.outputs[4]));
+    }
+    add(std::move(op),
+        cat("NORM_FORWARD (", mode_name(node_.kind), ", ", training ? "TRAINING" : "INFERENCE",
+            running ? ", running statistics" : "",
+            attrs_.zero_centered_gamma ? ", zero-centred gamma" : "", ")"));
+  }
+
+  void inference() {
+    Descriptor op(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+    set_mode(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE);
+    const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_INFERENCE;
+    set_attribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, phase,
+                  "norm phase");
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, view(node_.inputs[1]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[2]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(node_.inputs[3]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, view(node_.inputs[4]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[0]));
+    add(std::move(op), "NORM_FORWARD (BATCH_NORM, INFERENCE)");
+  }
+
+  void backward() {
+    // cuDNN writes the parameter gradients in the type of the weight it
+    // reads: scale's, or FLOAT for zero-centred gamma's scale + 1.
+    const Tensor &scale = graph_.tensor(node_.inputs[2]);
+    const cudnnfe_dtype_t weight = attrs_.zero_centered_gamma ? CUDNNFE_DTYPE_FLOAT : scale.dtype;
+    for (size_t port = 1; port < 3; ++port) {
+      const Tensor &t = graph_.tensor(node_.outputs[port]);
+      if (t.dtype != weight)
+        fail(CUDNNFE_STATUS_NOT_SUPPORTED, port == 1 ? "dscale" : "dbias", " \"", t.name, "\" is ",
+             dtype_name(t.dtype), " but cuDNN's norm backward writes the parameter gradients in ",
+             attrs_.zero_centered_gamma
+                 ? "FLOAT (the weight is scale + 1 in FLOAT)"
+                 : cat("scale \"", scale.name, "\"'s type, ", dtype_name(weight)),
+             "; set it with cudnnfe_tensor_set_dtype");
+    }
+    Descriptor op(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
+    set_mode(op, CUDNN_ATTR_OPERATION_NORM_BWD_MODE);
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, view(node_.inputs[1]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, view(node_.inputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, gamma(node_.inputs[2]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, view(node_.inputs[3]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, view(node_.inputs[4]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, view(node_.outputs[1]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, view(node_.outputs[2]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, view(node_.outputs[0]));
+    add(std::move(op), cat("NORM_BACKWARD (", mode_name(node_.kind),
+                           attrs_.zero_centered_gamma ? ", zero-centred gamma" : "", ")"));
+  }
+
+ private:
+  // ---- layouts ----
+
+  // Batch and instance norm: x's dims padded to 4; the dimension order is
+  // channels-last when C is x's innermost dim of extent > 1 (or the only
+  // one), else channels-first.
+  void plan_channels() {
+    rank_ = std::max<size_t>(x_.dims.size(), 4);
+    int64_t inner_spatial = INT64_MAX;
+    for (size_t i = 2; i < x_.dims.size(); ++i)
+      if (x_.dims[i] != 1) inner_spatial = std::min(inner_spatial, x_.strides[i]);
+    const bool channels_last = x_.dims[1] == 1 || x_.strides[1] < inner_spatial;
+    order_.push_back(0);
+    if (!channels_last) order_.push_back(1);
+    for (size_t i = 2; i < rank_; ++i) order_.push_back(i);
+    if (channels_last) order_.push_back(1);
+  }
+
+  // Adaptive layer norm: the features (x's dims 2..) in memory order, their
+  // innermost stride and their count M; the view's order from x's view.
+  void plan_ada() {
+    rank_ = 3;
+    for (size_t i = 2; i < x_.dims.size(); ++i) {
+      features_ *= x_.dims[i];
+      if (x_.dims[i] != 1) feature_order_.push_back(i);
+    }
+    std::stable_sort(feature_order_.begin(), feature_order_.end(),
+                     [&](size_t a, size_t b) { return x_.strides[a] > x_.strides[b]; });
+    order_ = {0, 1, 2};
+    const std::vector<int64_t> x_strides = ada_strides(x_, "x");
+    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      return x_strides[a] > x_strides[b] || (x_strides[a] == x_strides[b] && a < b);
+    });
+  }
+
+  // [lead0, lead1, M] strides of a tensor with x's features (x, dy, scale
+  // ...) or of a statistic ([B, S, 1...]).
+  std::vector<int64_t> ada_strides(const Tensor &t, const char *role) const {
+    bool has_features = false;
+    for (size_t i = 2; i < t.dims.size(); ++i) has_features |= t.dims[i] != 1;
+    if (!has_features || feature_order_.empty())
+      return {t.strides[0], t.strides[1], feature_order_.empty() ? 1 : t.strides[2]};
+    const int64_t inner = t.strides[feature_order_.back()];
+    int64_t expected = inner;
+    bool contiguous = true;
+    for (auto it = feature_order_.rbegin(); it != feature_order_.rend(); ++it) {
+      if (t.strides[*it] != expected) contiguous = false;
+      expected *= t.dims[*it];
+    }
+    if (!contiguous)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, role, " \"", t.name, "\" ", dims_string(t.dims),
+           " with strides ", dims_string(t.strides),
+           ": cuDNN's adaptive layer norm takes each row's features (every dim after the first "
+           "two) as one contiguous block",
+           &t == &x_ ? ""
+                     : cat(", ordered as in x \"", x_.name, "\" (strides ", dims_string(x_.strides),
+                           ")"));
+    return {t.strides[0], t.strides[1], inner};
+  }
+
+  // The backend view of graph tensor `uid`.
+  cudnnBackendDescriptor_t view(int64_t uid) {
+    const Tensor &t = graph_.tensor(uid);
+    std::vector<int64_t> dims, strides;
+    if (is_ada(node_.kind)) {
+      int64_t m = 1;
+      for (size_t i = 2; i < t.dims.size(); ++i) m *= t.dims[i];
+      dims = {t.dims[0], t.dims[1], m};
+      strides = ada_strides(t, role_of(uid));
+    } else {
+      dims = t.dims;
+      strides = t.strides;
+      while (dims.size() < rank_) {
+        dims.push_back(1);
+        strides.push_back(1);
+      }
+    }
+    return lowering_.tensor_view(uid, dims, canonical_strides(dims, strides, order_));
+  }
+
+  const char *role_of(int64_t uid) const {
+    const auto &in = input_port_names(node_.kind);
+    for (size_t i = 0; i < node_.inputs.size(); ++i)
+      if (node_.inputs[i] == uid) return in[i].c_str();
+    const auto &out = output_port_names(node_.kind);
+    for (size_t i = 0; i < node_.outputs.size(); ++i)
+      if (node_.outputs[i] == uid) return out[i].c_str();
+    return "tensor";
+  }
+
+  // The scale, or scale + 1 with zero-centred gamma (a FLOAT virtual).
+  cudnnBackendDescriptor_t gamma(int64_t uid) {
+    cudnnBackendDescriptor_t scale = view(uid);
+    if (!attrs_.zero_centered_gamma) return scale;
+    const Tensor &t = graph_.tensor(uid);
+    std::vector<int64_t> dims = {t.dims[0], 1, features_};
+    PointwiseAttrs add;
+    add.mode = CUDNNFE_POINTWISE_ADD;
+    cudnnBackendDescriptor_t shifted = lowering_.virtual_tensor(
+        dims, canonical_strides(dims, packed_strides(dims), order_), CUDNN_DATA_FLOAT);
+    try {
+      add_pointwise(lowering_, add, to_cudnn(node_.compute_dtype), scale, scalar(1.0), nullptr,
+                    shifted);
+    } catch (const Error &e) {
+      throw Error(e.status(), cat("zero-centred gamma (scale + 1): ", e.message()));
+    }
+    return shifted;
+  }
+
+  cudnnBackendDescriptor_t scalar(double value) {
+    return lowering_.scalar(value, CUDNNFE_DTYPE_FLOAT, rank_);
+  }
+
+  // A statistic is computed when it is a graph output or another node reads it.
+  bool needed(int64_t uid) const {
+    if (!uid) return false;
+    if (!graph_.tensor(uid).is_virtual) return true;
+    for (const Node &n : graph_.nodes())
+      if (&n != &node_ && std::count(n.inputs.begin(), n.inputs.end(), uid)) return true;
+    return false;
+  }
+
+  // ---- the operation ----
+
+  // Sets the norm mode. For ADA_LAYER_NORM this is where a cuDNN that
+  // predates the mode says so.
+  void set_mode(Descriptor &op, cudnnBackendAttributeName_t attribute) {
+    const cudnnBackendNormMode_t mode = mode_of(node_.kind);
+    const cudnnStatus_t status =
+        cudnn().BackendSetAttribute(op.get(), attribute, CUDNN_TYPE_NORM_MODE, 1, &mode);
+    if (status == CUDNN_STATUS_SUCCESS) return;
+    const std::string reason = last_error();
+    if (is_ada(node_.kind))
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED,
+           "adaptive layer norm (cuDNN's CUDNN_ADA_LAYER_NORM norm mode) is not known to the "
+           "loaded cuDNN ",
+           plan::cudnn_version_string(static_cast<int64_t>(lowering_.cudnn_version())),
+           ": it refused the mode (", status_text(status), reason.empty() ? "" : ": ", reason,
+           "); a newer cuDNN whose backend accepts this mode is needed (cudnnfe was built with "
+           "cuDNN ",
+           plan::cudnn_version_string(CUDNN_VERSION), " headers, which define it)");
+    fail(CUDNNFE_STATUS_CUDNN_ERROR, "cuDNN refused to set the norm mode ", mode_name(node_.kind),
+         " (", attribute_name(attribute), "): ", status_text(status),
+         reason.empty() ? "" : cat(": ", reason));
+  }
+
+  static void set(Descriptor &op, cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t d) {
+    op.set_descriptors(name, &d, 1);
+  }
+
+  void add(Descriptor op, const std::string &what) {
+    add_operation_named(lowering_, std::move(op), what);
+  }
+
+  Lowering &lowering_;
+  const Graph &graph_;
+  const Node &node_;
+  const NormAttrs &attrs_;
+  const Tensor &x_;
+  size_t rank_ = 4;
+  std::vector<size_t> order_;          // view dims, outermost first
+  std::vector<size_t> feature_order_;  // adaptive layer norm: x's feature dims
+  int64_t features_ = 1;
+};
+
+}  // namespace
+
+void lower_grouped_norm(Lowering &lowering, const Node &node) {
+  GroupedNormLowering norm(lowering, node);
+  if (is_forward(node.kind))
+    norm.forward();
+  else if (is_backward(node.kind))
+    norm.backward();
+  else
+    norm.inference();
+}
+
+}  // namespace cudnnfe::backend

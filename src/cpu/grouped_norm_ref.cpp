@@ -1,0 +1,152 @@
+// Batch norm, instance norm and adaptive layer norm in double, as one loop
+// over "groups": each element of x belongs to one statistics group (its
+// index with the reduced dims zeroed) and reads one parameter (its index
+// with the non-parameter dims zeroed); see NormGroups in ops/ops.h. With M
+// elements per group:
+//   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased),
+//   inv = 1 / sqrt(var + eps), xhat = (x - mean) * inv, y = xhat * g + bias
+// with g = scale (1 + scale with zero-centred gamma). Batch norm's running
+// statistics: next = (1 - momentum) * prev + momentum * batch, the batch
+// variance unbiased (var * M / (M - 1)). Backward uses the statistics it is
+// given (like cuDNN):
+//   dscale = sum dy * xhat, dbias = sum dy   (over the elements of a param)
+//   dx = inv * (dy*g - mean_group(dy*g) - xhat * mean_group(dy*g * xhat))
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/reference_ops.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+namespace cpu {
+namespace {
+
+// For every element of x in row-major order: its statistics group and its
+// parameter, as row-major indices into the statistics and parameter shapes.
+struct GroupIndex {
+  std::vector<size_t> group, param;
+  size_t groups = 1, params = 1;
+  double per_group = 1;  // M
+};
+
+GroupIndex group_index(const Node &node, const StridedTensor &x) {
+  const NormGroups g = norm_groups(node.kind, static_cast<size_t>(x.rank));
+  GroupIndex out;
+  Index gdims{}, pdims{};
+  for (int i = 0; i < x.rank; ++i) {
+    gdims[i] = (g.reduced & (1u << i)) ? 1 : x.dims[i];
+    pdims[i] = (g.param & (1u << i)) ? x.dims[i] : 1;
+    out.groups *= static_cast<size_t>(gdims[i]);
+    out.params *= static_cast<size_t>(pdims[i]);
+    if (g.reduced & (1u << i)) out.per_group *= static_cast<double>(x.dims[i]);
+  }
+  const size_t count = static_cast<size_t>(x.element_count());
+  out.group.resize(count);
+  out.param.resize(count);
+  Index index{};
+  size_t e = 0;
+  do {
+    size_t gi = 0, pi = 0;
+    for (int i = 0; i < x.rank; ++i) {
+      gi = gi * static_cast<size_t>(gdims[i]) + static_cast<size_t>(gdims[i] == 1 ? 0 : index[i]);
+      pi = pi * static_cast<size_t>(pdims[i]) + static_cast<size_t>(pdims[i] == 1 ? 0 : index[i]);
+    }
+    out.group[e] = gi;
+    out.param[e] = pi;
+    ++e;
+  } while (next_index(index, x.rank, x.dims));
+  return out;
+}
+
+std::vector<double> gamma(const Node &node, const StridedTensor &scale) {
+  std::vector<double> g = load_dense(scale, node.compute_dtype);
+  if (node.as<NormAttrs>().zero_centered_gamma)
+    for (double &v : g) v += 1.0;
+  return g;
+}
+
+}  // namespace
+
+void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &t) {
+  const cudnnfe_dtype_t compute = node.compute_dtype;
+  const NormAttrs &attrs = node.as<NormAttrs>();
+  const GroupIndex gi = group_index(node, *t.x);
+  std::vector<double> xs = load_dense(*t.x, compute);
+  const std::vector<double> g = gamma(node, *t.scale);
+  const std::vector<double> b = load_dense(*t.bias, compute);
+  std::vector<double> mean(gi.groups, 0.0), inv(gi.groups, 0.0), var(gi.groups, 0.0);
+  if (t.given_mean) {
+    // Batch norm inference: the statistics are inputs.
+    mean = load_dense(*t.given_mean, compute);
+    inv = load_dense(*t.given_inv, compute);
+  } else {
+    for (size_t e = 0; e < xs.size(); ++e) mean[gi.group[e]] += xs[e];
+    for (double &m : mean) m /= gi.per_group;
+    for (size_t e = 0; e < xs.size(); ++e) {
+      const double d = xs[e] - mean[gi.group[e]];
+      var[gi.group[e]] += d * d;
+    }
+    for (size_t s = 0; s < gi.groups; ++s) {
+      var[s] /= gi.per_group;
+      inv[s] = 1.0 / std::sqrt(var[s] + attrs.epsilon);
+    }
+  }
+  for (size_t e = 0; e < xs.size(); ++e) {
+    const size_t s = gi.group[e], p = gi.param[e];
+    xs[e] = (xs[e] - mean[s]) * inv[s] * g[p] + b[p];
+  }
+  store_dense(*t.y, std::move(xs), compute);
+  if (t.given_mean) return;
+  if (t.prev_mean && t.next_mean && t.prev_var && t.next_var) {
+    const double m = attrs.momentum, bessel = gi.per_group / (gi.per_group - 1.0);
+    std::vector<double> run_mean = load_dense(*t.prev_mean, compute);
+    std::vector<double> run_var = load_dense(*t.prev_var, compute);
+    for (size_t s = 0; s < gi.groups; ++s) {
+      run_mean[s] = (1.0 - m) * run_mean[s] + m * mean[s];
+      run_var[s] = (1.0 - m) * run_var[s] + m * var[s] * bessel;
+    }
+    store_dense(*t.next_mean, std::move(run_mean), compute);
+    store_dense(*t.next_var, std::move(run_var), compute);
+  }
+  if (t.mean) store_dense(*t.mean, std::move(mean), compute);
+  if (t.inv) store_dense(*t.inv, std::move(inv), compute);
+}
+
+void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
+                               const StridedTensor &scale, const StridedTensor &mean_in,
+                               const StridedTensor &inv_in, const StridedTensor &dx,
+                               const StridedTensor &dscale, const StridedTensor &dbias) {
+  const cudnnfe_dtype_t compute = node.compute_dtype;
+  const GroupIndex gi = group_index(node, x);
+  const std::vector<double> dys = load_dense(dy, compute);
+  const std::vector<double> xs = load_dense(x, compute);
+  const std::vector<double> g = gamma(node, scale);
+  const std::vector<double> mean = load_dense(mean_in, compute);
+  const std::vector<double> inv = load_dense(inv_in, compute);
+  std::vector<double> xhat(xs.size()), dyg(xs.size());
+  std::vector<double> sum_dyg(gi.groups, 0.0), sum_dyg_xhat(gi.groups, 0.0);
+  std::vector<double> dg(gi.params, 0.0), db(gi.params, 0.0);
+  for (size_t e = 0; e < xs.size(); ++e) {
+    const size_t s = gi.group[e], p = gi.param[e];
+    xhat[e] = (xs[e] - mean[s]) * inv[s];
+    dyg[e] = dys[e] * g[p];
+    sum_dyg[s] += dyg[e];
+    sum_dyg_xhat[s] += dyg[e] * xhat[e];
+    dg[p] += dys[e] * xhat[e];
+    db[p] += dys[e];
+  }
+  std::vector<double> dxs(xs.size());
+  for (size_t e = 0; e < xs.size(); ++e) {
+    const size_t s = gi.group[e];
+    dxs[e] =
+        inv[s] * (dyg[e] - sum_dyg[s] / gi.per_group - xhat[e] * sum_dyg_xhat[s] / gi.per_group);
+  }
+  store_dense(dx, std::move(dxs), compute);
+  store_dense(dscale, std::move(dg), compute);
+  store_dense(dbias, std::move(db), compute);
+}
+
+}  // namespace cpu
+}  // namespace cudnnfe
