@@ -1,31 +1,87 @@
 package cudnnfe
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/cudnnfe/cudnnfe/bindings/go/internal/capi"
 )
 
-// BuildOptions says where and how Build builds (cudnnfe_build_options_t).
-// The zero value, like a nil *BuildOptions, means the C defaults: target
-// AUTO, heuristic modes {A, FALLBACK}.
+// BuildOptions says where and how Build builds (cudnnfe_build_options_t),
+// plan control included (docs/plans.md). The zero value, like a nil
+// *BuildOptions, means the C defaults: target AUTO, heuristic modes {A,
+// FALLBACK}, one plan (the heuristics' choice), no filters, the plan cache
+// on, the cache directory from CUDNNFE_PLAN_CACHE_DIR. As for the op
+// options, a field left at its zero value keeps the C default.
 type BuildOptions struct {
 	// Target: TargetAuto (GPU when cuDNN and a GPU load, else the CPU
 	// reference), TargetGPU or TargetCPUReference.
 	Target Target
 	// HeurModes are tried in order (1 to 4 of them); empty: {A, FALLBACK}.
 	HeurModes []HeurMode
+	// Policy: BuildPolicyHeuristicsChoice (one plan) or BuildPolicyAll
+	// (every engine configuration that passes the filters and builds, for
+	// SelectPlan and Autotune).
+	Policy BuildPolicy
+	// MaxWorkspaceSize skips plans needing more workspace, in bytes; 0: no
+	// limit; MaxWorkspaceNone: only plans that need no workspace.
+	MaxWorkspaceSize int64
+	// ExcludeNumericalNotes skips engines with any of these notes (e.g.
+	// NumericalNoteTensorCore to keep full FP32 math on FLOAT data).
+	ExcludeNumericalNotes NumericalNotes
+	// ExcludeBehaviorNotes skips engines with any of these notes (e.g.
+	// BehaviorNoteRuntimeCompilation).
+	ExcludeBehaviorNotes BehaviorNotes
+	// RequireBehaviorNotes keeps only engines with all of these notes (e.g.
+	// BehaviorNoteSupportsCUDAGraphNativeAPI for PopulateCUDAGraph).
+	RequireBehaviorNotes BehaviorNotes
+	// ExcludeEngines lists engines (the N of a plan name "engN_...") never
+	// to use; at most 256.
+	ExcludeEngines []int64
+	// MaxPlans: with BuildPolicyAll, build at most this many; 0: no limit.
+	MaxPlans int
+	// DisablePlanCache: this build neither reuses nor stores cached plans.
+	DisablePlanCache bool
+	// PlanCacheDir is the persistent plan cache directory, shared safely by
+	// processes; "": the environment variable CUDNNFE_PLAN_CACHE_DIR when
+	// set. NoPlanCacheDir: no directory, whatever the environment says.
+	PlanCacheDir   string
+	NoPlanCacheDir bool
 }
+
+// MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
+// need no workspace (a limit of 0 bytes; 0 itself means no limit).
+const MaxWorkspaceNone int64 = math.MinInt64
 
 // DefaultBuildOptions returns the defaults of cudnnfe_build_options_init.
 func DefaultBuildOptions() BuildOptions {
 	var c capi.BuildOptions
 	capi.BuildOptionsInit(&c)
-	o := BuildOptions{Target: Target(c.Target)}
+	o := BuildOptions{Target: Target(c.Target), Policy: BuildPolicy(c.Policy),
+		ExcludeNumericalNotes: NumericalNotes(c.ExcludeNumericalNotes),
+		ExcludeBehaviorNotes:  BehaviorNotes(c.ExcludeBehaviorNotes),
+		RequireBehaviorNotes:  BehaviorNotes(c.RequireBehaviorNotes),
+		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0}
+	if c.MaxWorkspaceSize >= 0 {
+		o.MaxWorkspaceSize = c.MaxWorkspaceSize
+	}
 	for i := int32(0); i < c.NumHeurModes && i < int32(len(c.HeurModes)); i++ {
 		o.HeurModes = append(o.HeurModes, HeurMode(c.HeurModes[i]))
 	}
 	return o
+}
+
+func (o *BuildOptions) check(op string) error {
+	if o == nil {
+		return nil
+	}
+	if o.MaxPlans < 0 || o.MaxPlans > math.MaxInt32 {
+		return argError(op, "build options: MaxPlans "+strconv.Itoa(o.MaxPlans)+" is out of range (0: no limit)")
+	}
+	if o.NoPlanCacheDir && o.PlanCacheDir != "" {
+		return argError(op, "build options: PlanCacheDir "+strconv.Quote(o.PlanCacheDir)+" given with NoPlanCacheDir")
+	}
+	return checkName(op, "build options: PlanCacheDir", o.PlanCacheDir)
 }
 
 func (o *BuildOptions) toC() *capi.BuildOptions {
@@ -35,6 +91,28 @@ func (o *BuildOptions) toC() *capi.BuildOptions {
 	var c capi.BuildOptions
 	capi.BuildOptionsInit(&c)
 	c.Target = int32(o.Target)
+	c.Policy = int32(o.Policy)
+	switch o.MaxWorkspaceSize {
+	case 0:
+	case MaxWorkspaceNone:
+		c.MaxWorkspaceSize = 0
+	default:
+		c.MaxWorkspaceSize = o.MaxWorkspaceSize
+	}
+	c.ExcludeNumericalNotes = uint32(o.ExcludeNumericalNotes)
+	c.ExcludeBehaviorNotes = uint32(o.ExcludeBehaviorNotes)
+	c.RequireBehaviorNotes = uint32(o.RequireBehaviorNotes)
+	c.ExcludeEngines = o.ExcludeEngines
+	if o.MaxPlans != 0 {
+		c.MaxPlans = int32(o.MaxPlans)
+	}
+	if o.DisablePlanCache {
+		c.DisablePlanCache = 1
+	}
+	if o.NoPlanCacheDir || o.PlanCacheDir != "" {
+		c.HasPlanCacheDir = true
+		c.PlanCacheDir = o.PlanCacheDir
+	}
 	if len(o.HeurModes) > 0 {
 		// More than the C struct holds: pass the true count so that the
 		// library refuses it with its message; copy what fits.
@@ -51,14 +129,20 @@ func (o *BuildOptions) toC() *capi.BuildOptions {
 }
 
 // Build validates, lowers and builds the graph for opts.Target (nil opts:
-// defaults). For the GPU it picks the first engine configuration of the
-// heuristic modes that builds. h may be nil (the library uses its own
-// per-device handle). After success the graph can no longer be modified.
-// Errors: ErrInvalidGraph, ErrNotSupported (the message names the ops, cuDNN
-// version, GPU architecture and cuDNN's reason), ErrCUDNNUnavailable,
-// ErrCUDAError, ErrCUDNNError, ErrWrongState (already built).
+// defaults). For the GPU it builds the first engine configuration of the
+// heuristic modes that passes the filters and builds (BuildPolicyAll: every
+// one; see Plans, SelectPlan, Autotune). h may be nil (the library uses its
+// own per-device handle). After success the graph can no longer be
+// modified. Errors: ErrInvalidGraph, ErrNotSupported (the message names the
+// ops, cuDNN version, GPU architecture and cuDNN's reason, or which filter
+// removed which engine configurations), ErrCUDNNUnavailable, ErrCUDAError,
+// ErrCUDNNError, ErrWrongState (already built), ErrInvalidArgument (bad
+// options).
 func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	const op = "Graph.Build"
+	if err := opts.check(op); err != nil {
+		return err
+	}
 	c := opts.toC()
 	// Lock order everywhere: handle, then graph.
 	var hp capi.Struct_SS_cudnnfe_handle
@@ -216,8 +300,8 @@ func (g *Graph) Target() (Target, error) {
 	return pi.target, nil
 }
 
-// WorkspaceSize returns the device workspace, in bytes, Execute needs (0
-// for the CPU reference); ErrWrongState before Build.
+// WorkspaceSize returns the device workspace, in bytes, Execute needs: the
+// selected plan's (0 for the CPU reference); ErrWrongState before Build.
 func (g *Graph) WorkspaceSize() (int64, error) {
 	pi, err := g.builtQuery("Graph.WorkspaceSize", func(p capi.Struct_SS_cudnnfe_graph) int32 {
 		var n int64
@@ -229,9 +313,9 @@ func (g *Graph) WorkspaceSize() (int64, error) {
 	return pi.workspace, nil
 }
 
-// PlanName returns the name of the engine configuration the built plan uses
-// ("eng9_k2=3"), "cpu_reference" for the CPU target; ErrWrongState before
-// Build.
+// PlanName returns the name of the engine configuration the selected plan
+// uses ("eng9_k2=3"), "cpu_reference" for the CPU target; ErrWrongState
+// before Build.
 func (g *Graph) PlanName() (string, error) {
 	pi, err := g.builtQuery("Graph.PlanName", func(p capi.Struct_SS_cudnnfe_graph) int32 {
 		var s string

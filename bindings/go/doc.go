@@ -37,13 +37,29 @@
 // and integer and bool types) or HostBytes. Go memory is never passed to C
 // as a uintptr.
 //
+// # Plans
+//
+// BuildOptions also carry plan control (docs/plans.md): Policy
+// (BuildPolicyAll builds every engine configuration that passes the
+// filters), the filters MaxWorkspaceSize, ExcludeNumericalNotes,
+// ExcludeBehaviorNotes, RequireBehaviorNotes and ExcludeEngines, MaxPlans,
+// and the plan cache settings. A built graph lists its plans (PlanCount,
+// PlanInfo, Plans), selects one (SelectPlan) or the fastest (Autotune,
+// AutotuneWith), says how it was built (BuildInfo) and writes its plan as a
+// plan blob (SerializePlan) that LoadPlan builds again without heuristics or
+// plan search. Fingerprint, GetPlanCacheStats, ClearPlanCache,
+// PopulateCUDAGraph and UpdateCUDAGraph complete the set. Serialize writes
+// the graph description only, which rebuilds anywhere.
+//
 // # Concurrency
 //
-// A built Graph is immutable: any number of goroutines may Execute it at
-// once, each with its own Handle (an execution context: its cuDNN handle
-// and last error). Construction and queries on one Graph, and calls on one
-// Handle, are serialized by mutexes, so sharing them is safe but
-// sequential.
+// A built Graph does not change while it executes: any number of
+// goroutines may Execute it at once, each with its own Handle (an
+// execution context: its cuDNN handle and last error). Construction and
+// queries on one Graph, and calls on one Handle, are serialized by
+// mutexes, so sharing them is safe but sequential. SelectPlan and Autotune
+// change the plan executes run: they take the Graph's write lock, so they
+// wait for executes in flight, and executes started later run the new plan.
 //
 // # Errors
 //

@@ -24,14 +24,17 @@ func (t Tensor) String() string { return "Tensor(" + strconv.FormatInt(int64(t),
 // Construction and queries belong to one goroutine at a time in C; here they
 // are serialized by the Graph's mutex, so any goroutine may call them. Once
 // built, a Graph is immutable and Execute may run from many goroutines at
-// once, each with its own Handle (Execute takes only a read lock).
+// once, each with its own Handle (Execute takes only a read lock);
+// SelectPlan and Autotune, which change the plan executes run, take the
+// write lock.
 //
 // Close releases the graph; a finalizer releases a graph that was never
 // closed once it becomes unreachable.
 type Graph struct {
 	mu sync.RWMutex
 	p  capi.Struct_SS_cudnnfe_graph // nil once closed
-	// Filled by a successful Build; read-only afterwards.
+	// Filled by a successful Build or DeserializePlan; replaced (never
+	// modified) by SelectPlan and Autotune under the write lock.
 	plan *planInfo
 }
 

@@ -31,7 +31,10 @@ class BuildPyWithLibrary(build_py):
         build_temp = Path(self.get_finalized_command("build").build_temp) / "cmake"
         library = build_library(build_temp, log=lambda msg: print(msg, flush=True))
         if os.environ.get("CUDNNFE_PREBUILT_LIBRARY"):
-            name = library.name if library.name.startswith("libcudnnfe.so.") else "libcudnnfe.so.0"
+            # The soname _lib.py loads: libcudnnfe.so.<ABI>, also when the file
+            # given is the fully versioned libcudnnfe.so.<ABI>.<MINOR>.<PATCH>.
+            version = library.name.partition("libcudnnfe.so.")[2]
+            name = "libcudnnfe.so." + (version.split(".")[0] if version else "0")
         else:
             name = f"libcudnnfe.so.{abi_version(source_dir())}"
         targets = [Path(self.build_lib) / "cudnnfe" / "lib"]

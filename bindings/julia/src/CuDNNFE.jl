@@ -10,7 +10,11 @@ Two layers:
     the C constants and structs. Returns status codes.
   * this module: `Graph`, `Handle`, `Tensor`, one function per operation
     with keyword arguments, `CuDNNFEError` exceptions carrying the status
-    kind and the library's full message, finalizers plus `close`.
+    kind and the library's full message, finalizers plus `close`; plan
+    control (`build!`'s policy and engine filters, `plans`, `select_plan!`,
+    `autotune!`, `build_info`, `fingerprint`, plan blobs with
+    `serialize_plan` / `deserialize_plan`, the plan cache, CUDA graphs).
+    Plan indices are 1-based.
 
 # Dimension order: Julia order everywhere
 
@@ -45,6 +49,7 @@ include("graph.jl")
 include("tensor.jl")
 include("ops.jl")
 include("execute.jl")
+include("plans.jl")
 
 export CuDNNFEError, status_kind
 export Handle, Graph, Tensor
@@ -57,5 +62,8 @@ export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, s
 export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
 export execute!, execute_ordered!
 export serialize_graph, deserialize_graph
+export PlanInfo, BuildInfo, plan_count, plan_info, plans, selected_plan, select_plan!, autotune!,
+       build_info, fingerprint, serialize_plan, deserialize_plan, plan_cache_stats,
+       clear_plan_cache!, populate_cuda_graph!, update_cuda_graph!
 
 end # module CuDNNFE

@@ -224,16 +224,41 @@ function validate!(g::Graph)
 end
 
 """
-    build!(g, handle = nothing; target = :auto, heur_modes = nothing) -> g
+    build!(g, handle = nothing; target = :auto, heur_modes = nothing,
+           policy = :heuristics_choice, max_workspace_size = nothing,
+           exclude_numerical_notes = (), exclude_behavior_notes = (),
+           require_behavior_notes = (), exclude_engines = (), max_plans = 0,
+           disable_plan_cache = false, plan_cache_dir = nothing) -> g
 
 Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
 GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
 a sequence of up to 4 of `:a`, `:b`, `:fallback` tried in order (default
 `(:a, :fallback)`). `handle` may be `nothing` (the library's own per-device
 handle). Afterwards the graph can no longer be modified.
+
+Plan control (docs/plans.md; see `plans`, `select_plan!`, `autotune!`):
+
+  * `policy`: `:heuristics_choice` (one plan, the first configuration that
+    passes the filters and builds) or `:all` (every one, in heuristics order).
+  * Engine filters: `max_workspace_size` (bytes; `nothing`: no limit);
+    `exclude_numerical_notes` (e.g. `(:tensor_core,)` to keep full FP32 math
+    on Float32 data, `:nondeterministic`), `exclude_behavior_notes` (e.g.
+    `(:runtime_compilation,)`), `require_behavior_notes` (e.g.
+    `(:supports_cuda_graph_native_api,)`): Symbols, lower-case names of the
+    `CUDNNFE_*_NOTE_*` constants; `exclude_engines`: engine ids (the N of a
+    plan name `"engN_..."`). When they remove every engine configuration the
+    build throws `CuDNNFEError(:not_supported, ...)` saying which filter
+    removed what.
+  * `max_plans`: with `:all`, at most this many (0: no limit).
+  * `disable_plan_cache`: neither reuse nor store cached plans.
+  * `plan_cache_dir`: persistent plan cache directory; `nothing`: the
+    environment variable `CUDNNFE_PLAN_CACHE_DIR` when set; `""`: none.
 """
 function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :auto,
-                heur_modes = nothing)
+                heur_modes = nothing, policy = :heuristics_choice, max_workspace_size = nothing,
+                exclude_numerical_notes = (), exclude_behavior_notes = (),
+                require_behavior_notes = (), exclude_engines = (), max_plans = 0,
+                disable_plan_cache = false, plan_cache_dir = nothing)
     r = Ref{Lib.cudnnfe_build_options_t}()
     Lib.cudnnfe_build_options_init(r)
     o = r[]
@@ -246,10 +271,25 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
         modes = ntuple(i -> i <= length(codes) ? codes[i] : modes[i], length(modes))
         nmodes = Int32(length(codes))
     end
-    o = _with(o; target = _code(TARGET_CODES, "target", target), num_heur_modes = nmodes,
-              heur_modes = modes)
+    engines = Int64[e for e in exclude_engines]
+    cache_dir = plan_cache_dir === nothing ? nothing : _cstring(plan_cache_dir)
+    max_workspace_size === nothing || max_workspace_size >= 0 || throw(ArgumentError(
+        "max_workspace_size is $max_workspace_size; expected a byte count >= 0 (nothing: no limit)"))
     hptr = handle === nothing ? Ptr{Lib.cudnnfe_handle_t}(C_NULL) : handle
-    check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
+    GC.@preserve engines cache_dir begin
+        o = _with(o; target = _code(TARGET_CODES, "target", target), num_heur_modes = nmodes,
+                  heur_modes = modes, policy = _code(BUILD_POLICY_CODES, "build policy", policy),
+                  max_workspace_size = max_workspace_size === nothing ? Int64(-1) : Int64(max_workspace_size),
+                  exclude_numerical_notes = _note_bits(NUMERICAL_NOTE_CODES, "numerical note", exclude_numerical_notes),
+                  exclude_behavior_notes = _note_bits(BEHAVIOR_NOTE_CODES, "behavior note", exclude_behavior_notes),
+                  require_behavior_notes = _note_bits(BEHAVIOR_NOTE_CODES, "behavior note", require_behavior_notes),
+                  num_exclude_engines = Int32(min(length(engines), typemax(Int32))),
+                  exclude_engines = isempty(engines) ? Ptr{Int64}(C_NULL) : pointer(engines),
+                  max_plans = Int32(max_plans), disable_plan_cache = Int32(disable_plan_cache),
+                  plan_cache_dir = cache_dir === nothing ? Ptr{Cchar}(C_NULL) :
+                                   convert(Ptr{Cchar}, pointer(cache_dir)))
+        check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
+    end
     return g
 end
 

@@ -925,6 +925,205 @@ end
     end
 end
 
+@testset "plans: queries, blobs, filters, GPU-only calls" begin
+    fnv1a64(bytes) = foldl((h, b) -> (h ⊻ UInt64(b)) * 0x00000100000001b3, bytes; init = 0xcbf29ce484222325)
+    wrap_payload(p::String) = Vector{UInt8}(codeunits(
+        "CUDNNFE-PLAN 1 $(ncodeunits(p)) $(string(fnv1a64(codeunits(p)); base = 16, pad = 16))\n" * p))
+    x = rand(Float32, 3, 4)
+    w = rand(Float32, 4, 2)
+    expected = Float64.(x) * Float64.(w)
+    mm_graph(; name = "mm", cols = 2) = begin
+        g = Graph(name = name)
+        tx = add_tensor!(g, Float32, (3, 4); name = "x")
+        tw = add_tensor!(g, Float32, (4, cols); name = "w")
+        set_output!(matmul!(g, tx, tw; name = "mm"))
+        g
+    end
+    run_mm(g) = Handle() do h
+        y = zeros(Float32, 3, 2)
+        execute!(g, h, find_tensor(g, "x") => x, find_tensor(g, "w") => w, find_tensor(g, "mm::c") => y)
+        y
+    end
+
+    # Queries before and after build; indices are 1-based.
+    g = mm_graph()
+    try
+        @test_throws CuDNNFEError plan_count(g)
+        @test_throws CuDNNFEError serialize_plan(g)
+        @test_throws CuDNNFEError build_info(g)
+        fp_unbuilt = fingerprint(g)
+        @test length(fp_unbuilt) == 32 && all(in("0123456789abcdef"), fp_unbuilt)
+        build!(g; target = CPU)
+        @test plan_count(g) == 1
+        p = plan_info(g, 1)
+        @test p.index == 1 && p.name == "cpu_reference" && p.engine_id == -1
+        @test p.workspace_size == 0 && isempty(p.numerical_notes) && isempty(p.behavior_notes)
+        @test p.autotune_time_ms === nothing && p.selected && !p.chosen_by_autotune
+        @test length(plans(g)) == 1 && only(plans(g)).name == "cpu_reference"
+        @test selected_plan(g) == 1
+        @test select_plan!(g, 1) === g
+        for bad in (0, 2)
+            err = try
+                select_plan!(g, bad)
+                nothing
+            catch e
+                e
+            end
+            @test err isa CuDNNFEError && err.kind === :invalid_argument
+            @test occursin("out of range", err.message) && occursin("it has 1 plan", err.message)
+        end
+        @test approx(run_mm(g), expected)
+        info = build_info(g)
+        @test info.source === :built && info.total_ms >= info.validate_ms >= 0
+        @test info.lower_ms == 0 && info.heuristics_ms == 0 && info.plan_build_ms == 0
+
+        # Fingerprints ignore names and see shapes.
+        other = mm_graph(name = "other")
+        wider = mm_graph(cols = 5)
+        @test fingerprint(other) == fp_unbuilt
+        @test fingerprint(wider) != fp_unbuilt
+        close(other)
+        close(wider)
+
+        # Plan blob: header, checksum, round trip.
+        blob = serialize_plan(g)
+        text = String(copy(blob))
+        header, payload = split(text, '\n'; limit = 2)
+        fields = split(header, ' ')
+        @test fields[1:2] == ["CUDNNFE-PLAN", "1"]
+        @test parse(Int, fields[3]) == ncodeunits(payload)
+        @test fields[4] == string(fnv1a64(codeunits(payload)); base = 16, pad = 16)
+        @test occursin("\"target\": \"CPU_REFERENCE\"", payload)
+        @test occursin("\"fingerprint\": \"$(fingerprint(g))\"", payload)
+        @test startswith(lstrip(serialize_graph(g)), "{")  # the description is plain JSON
+        loaded = deserialize_plan(blob)
+        try
+            @test isbuilt(loaded) && CuDNNFE.target(loaded) === :cpu_reference
+            @test build_info(loaded).source === :serialized
+            @test serialize_plan(loaded) == blob
+            @test approx(run_mm(loaded), expected)
+        finally
+            close(loaded)
+        end
+        Handle() do h
+            l2 = deserialize_plan(text, h)
+            @test build_info(l2).source === :serialized
+            close(l2)
+        end
+
+        # Damaged blobs.
+        flipped = copy(blob)
+        flipped[end - 20] ⊻= 0x01
+        for (bad, needle) in ((flipped, "checksum"), (blob[1:(end ÷ 2)], "plan blob"),
+                              (UInt8[], "plan blob"), (Vector{UInt8}(codeunits(serialize_graph(g))), "plan blob"))
+            err = try
+                deserialize_plan(bad)
+                nothing
+            catch e
+                e
+            end
+            @test err isa CuDNNFEError && err.kind === :bad_serialized_data
+            @test occursin(needle, err.message)
+        end
+
+        # A blob made for another GPU: refused, naming both; rebuilt on request.
+        top = "\n  \"target\": \"CPU_REFERENCE\","
+        @test count(top, payload) == 1
+        faked = replace(payload, top => "\n  \"target\": \"GPU\", \"cudnn_version\": 90100, " *
+            "\"device\": {\"name\": \"Faked GPU\", \"sm\": 75}, \"plan\": {\"name\": \"eng0\", " *
+            "\"engine_id\": 0, \"knobs\": [], \"workspace_size\": 0, \"numerical_notes\": [], " *
+            "\"behavior_notes\": []},")
+        foreign = wrap_payload(String(faked))
+        err = try
+            deserialize_plan(foreign)
+            nothing
+        catch e
+            e
+        end
+        @test err isa CuDNNFEError && err.kind === :bad_serialized_data
+        @test occursin("Faked GPU (sm_75)", err.message) && occursin("rebuild_on_mismatch", err.message)
+        rebuilt = deserialize_plan(foreign; rebuild_on_mismatch = true)
+        @test build_info(rebuilt).source === :rebuilt
+        @test approx(run_mm(rebuilt), expected)
+        close(rebuilt)
+
+        # GPU-only calls are refused with the library's message.
+        Handle() do h
+            err = try
+                autotune!(g, h)
+                nothing
+            catch e
+                e
+            end
+            @test err isa CuDNNFEError && err.kind === :not_supported
+            @test occursin("built for the CPU reference; autotune needs a GPU plan", err.message)
+            err = try
+                autotune!(g, h; min_iterations = 10, max_iterations = 5)
+                nothing
+            catch e
+                e
+            end
+            @test err isa CuDNNFEError && err.kind === :invalid_argument
+            @test occursin("min_iterations 10 and max_iterations 5", err.message)
+            y = zeros(Float32, 3, 2)
+            bindings = [find_tensor(g, "x") => x, find_tensor(g, "w") => w, find_tensor(g, "mm::c") => y]
+            for f in (populate_cuda_graph!, update_cuda_graph!)
+                err = try
+                    f(g, h, Ptr{Cvoid}(UInt(0x1000)), bindings)
+                    nothing
+                catch e
+                    e
+                end
+                @test err isa CuDNNFEError && err.kind === :not_supported
+                @test occursin("a CUDA graph needs a GPU plan", err.message)
+            end
+        end
+        @test selected_plan(g) == 1
+    finally
+        close(g)
+    end
+
+    # Build options reach the library (read back from the blob).
+    g = mm_graph()
+    try
+        build!(g; target = CPU, heur_modes = (:b,), policy = :all, max_workspace_size = 1 << 20,
+               exclude_numerical_notes = (:tensor_core, :nondeterministic),
+               exclude_behavior_notes = :runtime_compilation,
+               require_behavior_notes = (:supports_cuda_graph_native_api,),
+               exclude_engines = [3, 7], max_plans = 4, disable_plan_cache = true, plan_cache_dir = "")
+        payload = String(serialize_plan(g))
+        for part in ("\"policy\": \"ALL\"", "\"heur_modes\": [\"B\"]", "\"max_workspace_size\": 1048576",
+                     "\"exclude_numerical_notes\": [\"TENSOR_CORE\", \"NONDETERMINISTIC\"]",
+                     "\"exclude_behavior_notes\": [\"RUNTIME_COMPILATION\"]",
+                     "\"require_behavior_notes\": [\"SUPPORTS_CUDA_GRAPH_NATIVE_API\"]",
+                     "\"exclude_engines\": [3, 7]", "\"max_plans\": 4")
+            @test occursin(part, payload)
+        end
+    finally
+        close(g)
+    end
+    for (kwargs, kind) in (((policy = :some,), ArgumentError), ((exclude_numerical_notes = (:fast,),), ArgumentError),
+                           ((exclude_behavior_notes = true,), ArgumentError),
+                           ((max_workspace_size = -5,), ArgumentError),
+                           ((exclude_engines = [-3],), CuDNNFEError), ((max_plans = -1,), CuDNNFEError),
+                           ((exclude_behavior_notes = (:runtime_compilation,),
+                             require_behavior_notes = (:runtime_compilation,)), CuDNNFEError))
+        g = mm_graph()
+        @test_throws kind build!(g; target = CPU, kwargs...)
+        @test !isbuilt(g)
+        close(g)
+    end
+
+    # The plan cache: CPU builds leave it alone.
+    clear_plan_cache!()
+    stats = plan_cache_stats()
+    @test stats == (entries = 0, hits = 0, misses = 0, disk_hits = 0, disk_writes = 0, disk_errors = 0)
+    g = mm_graph()
+    build!(g; target = CPU)
+    @test plan_cache_stats() == stats
+    close(g)
+end
+
 @testset "one built graph, many tasks" begin
     x = rand(Float32, 64, 32)
     Graph() do g

@@ -6,12 +6,13 @@ equal the C header's ``CUDNNFE_*`` constants.
 """
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, IntFlag
 
 from ._cdef import CONSTANTS as _C
 
 __all__ = ["data_type", "heur_mode", "target", "conv_mode", "pointwise_mode", "reduction_mode",
-           "norm_forward_phase", "tensor_kind"]
+           "norm_forward_phase", "tensor_kind", "build_plan_policy", "numerical_note",
+           "behavior_note", "plan_source"]
 
 
 class data_type(IntEnum):
@@ -144,7 +145,82 @@ class tensor_kind(IntEnum):
     OUTPUT = _C["CUDNNFE_TENSOR_KIND_OUTPUT"]
 
 
-# C constant prefix of each enumeration, for the completeness test.
+class build_plan_policy(IntEnum):
+    """How many engine configurations a GPU build turns into plans (``CUDNNFE_BUILD_POLICY_*``).
+
+    ``HEURISTICS_CHOICE``: the first that passes the filters and builds (one
+    plan). ``ALL``: every one that passes and builds, in heuristics order
+    (plan 0 is the heuristics' choice), for :meth:`pygraph.autotune` and
+    :meth:`pygraph.build_plan_at_index`.
+    """
+
+    HEURISTICS_CHOICE = _C["CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE"]
+    ALL = _C["CUDNNFE_BUILD_POLICY_ALL"]
+
+
+class numerical_note(IntFlag):
+    """Numerical notes of an engine, as bit flags (``CUDNNFE_NUMERICAL_NOTE_*``).
+
+    Combine with ``|``. On FLOAT data cuDNN reports TF32 math as
+    ``TENSOR_CORE``: exclude it to keep full FP32. cudnn-frontend's
+    ``WINOGRAD_TILE_4x4`` / ``6x6`` / ``13x13`` are aliases of ``WINOGRAD``
+    (the C ABI has one note for every tile size).
+    """
+
+    TENSOR_CORE = _C["CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE"]
+    DOWN_CONVERT_INPUTS = _C["CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS"]
+    REDUCED_PRECISION_REDUCTION = _C["CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION"]
+    FFT = _C["CUDNNFE_NUMERICAL_NOTE_FFT"]
+    NONDETERMINISTIC = _C["CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC"]
+    WINOGRAD = _C["CUDNNFE_NUMERICAL_NOTE_WINOGRAD"]
+    STRICT_NAN_PROP = _C["CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP"]
+    ALL = _C["CUDNNFE_NUMERICAL_NOTE_ALL"]
+    # cudnn-frontend's names
+    WINOGRAD_TILE_4x4 = _C["CUDNNFE_NUMERICAL_NOTE_WINOGRAD"]
+    WINOGRAD_TILE_6x6 = _C["CUDNNFE_NUMERICAL_NOTE_WINOGRAD"]
+    WINOGRAD_TILE_13x13 = _C["CUDNNFE_NUMERICAL_NOTE_WINOGRAD"]
+
+
+class behavior_note(IntFlag):
+    """Behaviour notes of an engine, as bit flags (``CUDNNFE_BEHAVIOR_NOTE_*``).
+
+    ``RUNTIME_COMPILATION``: compiles a kernel at build (NVRTC).
+    ``SUPPORTS_CUDA_GRAPH_NATIVE_API``: the plan can fill a CUDA graph
+    (:meth:`pygraph.populate_cuda_graph`). cudnn-frontend's ``..._INT8x32_...``
+    spellings are aliases.
+    """
+
+    RUNTIME_COMPILATION = _C["CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION"]
+    REQUIRES_FILTER_INT8X32_REORDER = _C["CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER"]
+    REQUIRES_BIAS_INT8X32_REORDER = _C["CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER"]
+    SUPPORTS_CUDA_GRAPH_NATIVE_API = _C["CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API"]
+    CUBLASLT_DEPENDENCY = _C["CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY"]
+    ALL = _C["CUDNNFE_BEHAVIOR_NOTE_ALL"]
+    # cudnn-frontend's names
+    REQUIRES_FILTER_INT8x32_REORDER = _C["CUDNNFE_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8X32_REORDER"]
+    REQUIRES_BIAS_INT8x32_REORDER = _C["CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER"]
+
+
+class plan_source(IntEnum):
+    """Where a built graph's plan came from (``CUDNNFE_PLAN_SOURCE_*``).
+
+    ``BUILT``: heuristics and plan build (and every CPU reference build);
+    ``MEMORY_CACHE``: this process's plan cache; ``DISK_CACHE``: the plan
+    cache directory; ``SERIALIZED``: a plan blob's engine configuration
+    (:meth:`pygraph.deserialize_plan`); ``REBUILT``: a plan blob that did not
+    fit this machine, rebuilt from its graph (``rebuild_on_mismatch=True``).
+    """
+
+    BUILT = _C["CUDNNFE_PLAN_SOURCE_BUILT"]
+    MEMORY_CACHE = _C["CUDNNFE_PLAN_SOURCE_MEMORY_CACHE"]
+    DISK_CACHE = _C["CUDNNFE_PLAN_SOURCE_DISK_CACHE"]
+    SERIALIZED = _C["CUDNNFE_PLAN_SOURCE_SERIALIZED"]
+    REBUILT = _C["CUDNNFE_PLAN_SOURCE_REBUILT"]
+
+
+# C constant prefix of each enumeration, for the completeness test (the two
+# flag enumerations, whose iteration skips ALL and aliases, are checked in
+# tests/test_plans.py).
 PREFIXES = {
     data_type: "CUDNNFE_DTYPE_",
     heur_mode: "CUDNNFE_HEUR_MODE_",
@@ -154,4 +230,13 @@ PREFIXES = {
     reduction_mode: "CUDNNFE_REDUCTION_",
     norm_forward_phase: "CUDNNFE_NORM_PHASE_",
     tensor_kind: "CUDNNFE_TENSOR_KIND_",
+    build_plan_policy: "CUDNNFE_BUILD_POLICY_",
+    plan_source: "CUDNNFE_PLAN_SOURCE_",
+}
+
+#: Flag enumerations and their C prefixes; aliases (cudnn-frontend spellings)
+#: are the names whose member has another canonical name.
+FLAG_PREFIXES = {
+    numerical_note: "CUDNNFE_NUMERICAL_NOTE_",
+    behavior_note: "CUDNNFE_BEHAVIOR_NOTE_",
 }

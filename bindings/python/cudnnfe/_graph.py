@@ -8,17 +8,22 @@ C library's message (see :mod:`cudnnfe._errors`).
 from __future__ import annotations
 
 import math
+import operator
+import threading
 from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional, Sequence,
                     Set, Tuple, Union)
 
 from . import _arrays
 from ._arrays import ArrayInfo, describe
-from ._enums import (conv_mode, data_type, heur_mode, norm_forward_phase, pointwise_mode,
-                     reduction_mode, target, tensor_kind)
-from ._errors import (GraphNotSupportedError, InvalidArgumentError, raise_graph_error,
-                      raise_handle_error)
+from . import _plans
+from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
+                     norm_forward_phase, numerical_note, pointwise_mode, reduction_mode, target,
+                     tensor_kind)
+from ._errors import (GraphNotSupportedError, InvalidArgumentError, WrongStateError,
+                      raise_global_error, raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
 from ._lib import ffi, lib
+from ._plans import BuildInfo, PlanInfo
 
 __all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
 
@@ -269,17 +274,20 @@ class Tensor:
 
 
 class _Deserializer:
-    """``deserialize`` that works on the class (returns a new graph) and on instances."""
+    """A loader that works on the class (returns a new graph) and on instances (loads into it)."""
+
+    def __init__(self, method: str = "_deserialize") -> None:
+        self._method = method
 
     def __get__(self, obj: Any, cls: Any) -> Any:
         if obj is None:
-            def from_class(data: Any, **kwargs: Any) -> Any:
+            def from_class(*args: Any, **kwargs: Any) -> Any:
                 g = cls()
-                g._deserialize(data, **kwargs)
+                getattr(g, self._method)(*args, **kwargs)
                 return g
-            from_class.__doc__ = pygraph._deserialize.__doc__
+            from_class.__doc__ = getattr(cls, self._method).__doc__
             return from_class
-        return obj._deserialize
+        return getattr(obj, self._method)
 
 
 class pygraph:
@@ -315,6 +323,15 @@ class pygraph:
         self._implicit: Dict[int, Tuple[Any, Tensor]] = {}
         self._devices: Set[int] = set()
         self._heur_modes: Optional[List[int]] = None
+        # Engine filters recorded by deselect_* / select_behavior_notes, used by every build.
+        self._plan_options: Dict[str, Any] = {}
+        # The plan-deciding build options of the last build (None: loaded from a plan
+        # blob), and whether check_support made it (build_plans may then rebuild).
+        self._built_key: Optional[Tuple[Any, ...]] = None
+        self._built_by_check_support = False
+        # Serializes plan selection changes made from Python (select, autotune,
+        # execute_plan_at_index).
+        self._select_lock = threading.RLock()
         self._exec: Optional[_ExecInfo] = None
         self._fast: Optional[Tuple[Any, ...]] = None
         self._validated = False
@@ -1284,22 +1301,55 @@ class pygraph:
 
         This is where an unsupported graph fails, with
         :class:`GraphNotSupportedError` naming the ops, the cuDNN version, the
-        GPU architecture and cuDNN's reason.
+        GPU architecture and cuDNN's reason. The build keeps the heuristics'
+        choice (one plan) and applies the engine filters recorded so far
+        (``deselect_*``); :meth:`build_plans` with another policy builds again.
         """
         if not self.is_built():
             self._build(self._heur_modes, target, handle)
+            self._built_by_check_support = True
 
-    def build_plans(self, policy: Any = None, handle: Optional[Handle] = None) -> None:
-        """Fifth step: a no-op once :meth:`check_support` has built the graph (else builds it).
+    def build_plans(self, policy: Any = build_plan_policy.HEURISTICS_CHOICE,
+                    handle: Optional[Handle] = None) -> None:
+        """Fifth step: build the plans ``policy`` asks for (:class:`build_plan_policy`).
 
-        ``policy`` is accepted for cudnn-frontend compatibility: cudnnfe keeps
-        the first engine configuration that builds.
+        ``HEURISTICS_CHOICE`` (default) keeps the first engine configuration
+        that passes the filters and builds; ``ALL`` builds every one, in
+        heuristics order, for :meth:`autotune` and :meth:`build_plan_at_index`.
+
+        cudnnfe builds in one C call. When :meth:`check_support` already built
+        the graph with the same policy and filters, this is a no-op; with
+        another policy (or filters changed since), the graph is built again
+        from its description with the new options. A graph built by
+        :meth:`build` or loaded from a plan keeps its plans: asking it for a
+        different policy raises :class:`WrongStateError`.
         """
         if not self.is_built():
-            self._build(self._heur_modes, None, handle)
+            self._build(self._heur_modes, None, handle, {"policy": policy})
+            return
+        options, keep, key = self._options(self._heur_modes, self.get_target(), {"policy": policy})
+        if key == self._built_key:
+            return
+        if self._built_by_check_support:
+            self._rebuild(options, handle)
+            self._built_key = key
+            return
+        wanted = build_plan_policy(_plans.policy_value(policy))
+        if wanted == build_plan_policy.HEURISTICS_CHOICE and self._built_key is None:
+            return  # loaded from a plan blob: its plan is the one to keep
+        if self._built_key is None or wanted != self._built_key[0]:
+            raise WrongStateError(
+                f"graph {self.get_name()!r} is already built ({self.get_execution_plan_count()} "
+                f"plan(s)); build_plans({wanted.name}) cannot change it. Pass policy= to build(), "
+                "or call build_plans before build", int(lib.CUDNNFE_STATUS_WRONG_STATE),
+                "CUDNNFE_STATUS_WRONG_STATE")
 
     def build(self, heur_modes: Any = None, *, target: Optional[target] = None,
-              handle: Optional[Handle] = None) -> None:
+              handle: Optional[Handle] = None, policy: Any = None,
+              max_workspace_size: Optional[int] = None, exclude_numerical_notes: Any = None,
+              exclude_behavior_notes: Any = None, require_behavior_notes: Any = None,
+              exclude_engines: Any = None, max_plans: Optional[int] = None,
+              disable_plan_cache: Optional[bool] = None, plan_cache_dir: Any = None) -> None:
         """Validate and build: the five steps in one call.
 
         Args:
@@ -1308,11 +1358,39 @@ class pygraph:
             target: :class:`target` to build for (default: the graph's, else
                 inferred from the arrays given to :meth:`tensor_like`).
             handle: execution context for the build (default: the graph's).
+            policy: :class:`build_plan_policy` (default ``HEURISTICS_CHOICE``:
+                one plan; ``ALL``: every configuration that passes the filters).
+            max_workspace_size: skip plans needing more workspace (bytes).
+            exclude_numerical_notes: skip engines with any of these
+                :class:`numerical_note` flags (e.g. ``TENSOR_CORE`` to keep full
+                FP32 on FLOAT data; ``NONDETERMINISTIC``).
+            exclude_behavior_notes: skip engines with any of these
+                :class:`behavior_note` flags (e.g. ``RUNTIME_COMPILATION``).
+            require_behavior_notes: keep only engines with all of these (e.g.
+                ``SUPPORTS_CUDA_GRAPH_NATIVE_API``).
+            exclude_engines: engine ids or names ``"engN"`` never to use.
+            max_plans: with ``ALL``, build at most this many plans.
+            disable_plan_cache: True: this build neither reuses nor stores
+                cached plans.
+            plan_cache_dir: persistent plan cache directory (default: the
+                environment variable ``CUDNNFE_PLAN_CACHE_DIR``; ``""``: none).
 
-        After a successful build the graph can no longer be modified.
+        Notes accept a flag (``numerical_note.TENSOR_CORE | numerical_note.FFT``),
+        an int mask, names or a list. Keywords left as None take the values
+        recorded with ``deselect_*`` / ``select_behavior_notes``, else the C
+        defaults. When the filters remove every engine configuration, the
+        build fails with :class:`GraphNotSupportedError` saying which filter
+        removed what (``docs/plans.md``). After a successful build the graph
+        can no longer be modified.
         """
         self._build(_heur_modes(heur_modes) if heur_modes is not None else self._heur_modes,
-                    target, handle)
+                    target, handle,
+                    {"policy": policy, "max_workspace_size": max_workspace_size,
+                     "exclude_numerical_notes": exclude_numerical_notes,
+                     "exclude_behavior_notes": exclude_behavior_notes,
+                     "require_behavior_notes": require_behavior_notes,
+                     "exclude_engines": exclude_engines, "max_plans": max_plans,
+                     "disable_plan_cache": disable_plan_cache, "plan_cache_dir": plan_cache_dir})
 
     def _resolved_target(self, explicit: Optional[target]) -> int:
         if explicit is not None:
@@ -1326,8 +1404,10 @@ class pygraph:
             return int(target.GPU)
         return int(target.AUTO)
 
-    def _build(self, modes: Optional[List[int]], tgt: Optional[target],
-               handle: Optional[Handle]) -> None:
+    def _options(self, modes: Optional[List[int]], tgt: Optional[target],
+                 overrides: Optional[Mapping[str, Any]] = None
+                 ) -> Tuple[Any, List[Any], Tuple[Any, ...]]:
+        """(filled cudnnfe_build_options_t *, objects to keep alive, plan-deciding key)."""
         o = ffi.new("cudnnfe_build_options_t *")
         lib.cudnnfe_build_options_init(o)
         o.target = self._resolved_target(tgt)
@@ -1335,11 +1415,73 @@ class pygraph:
             o.num_heur_modes = len(modes)
             for i, m in enumerate(modes):
                 o.heur_modes[i] = m
+        settings = dict(self._plan_options)
+        for k, v in (overrides or {}).items():
+            if v is not None:
+                settings[k] = v
+        keep: List[Any] = []
+        if "policy" in settings:
+            o.policy = _plans.policy_value(settings["policy"])
+        if "max_workspace_size" in settings:
+            o.max_workspace_size = _int_option(settings["max_workspace_size"],
+                                               "max_workspace_size")
+        o.exclude_numerical_notes = _plans.notes_value(
+            settings.get("exclude_numerical_notes"), numerical_note, "exclude_numerical_notes")
+        o.exclude_behavior_notes = _plans.notes_value(
+            settings.get("exclude_behavior_notes"), behavior_note, "exclude_behavior_notes")
+        o.require_behavior_notes = _plans.notes_value(
+            settings.get("require_behavior_notes"), behavior_note, "require_behavior_notes")
+        engines = _plans.engine_ids(settings.get("exclude_engines"))
+        if engines:
+            array = ffi.new("int64_t[]", engines)
+            keep.append(array)
+            o.num_exclude_engines = len(engines)
+            o.exclude_engines = array
+        if "max_plans" in settings:
+            o.max_plans = _int_option(settings["max_plans"], "max_plans")
+        if "disable_plan_cache" in settings:
+            o.disable_plan_cache = 1 if settings["disable_plan_cache"] else 0
+        cache_dir = _plans.cache_dir_value(settings.get("plan_cache_dir"))
+        if cache_dir is not None:
+            buf = ffi.new("char[]", cache_dir)
+            keep.append(buf)
+            o.plan_cache_dir = buf
+        key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
+               int(o.max_workspace_size), int(o.exclude_numerical_notes),
+               int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
+               int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)))
+        return o, keep, key
+
+    def _build_handle(self, handle: Optional[Handle]) -> Any:
         h = handle if handle is not None else self._handle
         if h is not None and not isinstance(h, Handle):
             raise TypeError(f"handle must be a cudnnfe.Handle, not {type(h).__name__}")
-        self._check(lib.cudnnfe_graph_build(self._ptr, h.ptr if h is not None else ffi.NULL, o))
+        return h.ptr if h is not None else ffi.NULL
+
+    def _build(self, modes: Optional[List[int]], tgt: Optional[target],
+               handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
+        o, keep, key = self._options(modes, tgt, overrides)
+        self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
+        del keep
         self._validated = True
+        self._built_key = key
+        self._built_by_check_support = False
+        self._exec = self._refresh_exec()
+
+    def _rebuild(self, options: Any, handle: Optional[Handle]) -> None:
+        """Build a fresh C graph from this one's description with ``options`` and adopt it."""
+        data = self.serialize()
+        out = ffi.new("cudnnfe_graph_t **")
+        status = lib.cudnnfe_graph_create(out)
+        if status:
+            raise_global_error(status)
+        ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
+        status = lib.cudnnfe_graph_deserialize(ptr, data, len(data))
+        if status == 0:
+            status = lib.cudnnfe_graph_build(ptr, self._build_handle(handle), options)
+        if status:
+            raise_graph_error(status, ptr)
+        self._ptr = ptr
         self._exec = self._refresh_exec()
 
     def _refresh_exec(self) -> _ExecInfo:
@@ -1369,8 +1511,109 @@ class pygraph:
         return bool(out[0])
 
     def get_execution_plan_count(self) -> int:
-        """1 once built (cudnnfe keeps one plan), else 0."""
-        return 1 if self.is_built() else 0
+        """Number of plans of the built graph (``cudnnfe_graph_get_plan_count``); 0 before build.
+
+        One for a ``HEURISTICS_CHOICE`` build and for the CPU reference; with
+        ``build_plans(build_plan_policy.ALL)`` every engine configuration that
+        passed the filters and built.
+        """
+        if not self.is_built():
+            return 0
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_get_plan_count(self._ptr, out))
+        return int(out[0])
+
+    # ------------------------------------------------------------------
+    # plans: inspection and selection (docs/plans.md)
+    # ------------------------------------------------------------------
+
+    def get_plan_info(self, index: int) -> PlanInfo:
+        """Plan ``index`` of the built graph: name, engine id, workspace, notes, autotune time.
+
+        Raises :class:`InvalidArgumentError` for an index out of range and
+        :class:`WrongStateError` before build.
+        """
+        i = _plan_index(index)
+        out = ffi.new("cudnnfe_plan_info_t *")
+        lib.cudnnfe_plan_info_init(out)
+        self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
+        return _plans.plan_info_from_c(i, out)
+
+    def get_plan_infos(self) -> List[PlanInfo]:
+        """Every plan of the built graph (:meth:`get_plan_info` for each index)."""
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_get_plan_count(self._ptr, out))
+        return [self.get_plan_info(i) for i in range(int(out[0]))]
+
+    def get_plan_name_at_index(self, index: int) -> str:
+        """Name of plan ``index`` (``"eng9_k2=3"``; ``"cpu_reference"``)."""
+        return self.get_plan_info(index).name
+
+    def get_workspace_size_plan_at_index(self, index: int) -> int:
+        """Workspace plan ``index`` needs, in bytes."""
+        return self.get_plan_info(index).workspace_size
+
+    def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
+        """The :class:`behavior_note` flags of plan ``index``, as a list (cudnn-frontend's form)."""
+        return _plans.notes_list(int(self.get_plan_info(index).behavior_notes), behavior_note)
+
+    def get_behavior_notes(self) -> List[behavior_note]:
+        """The :class:`behavior_note` flags of the selected plan, as a list."""
+        return self.get_behavior_notes_for_plan_at_index(self.get_selected_plan())
+
+    def get_selected_plan(self) -> int:
+        """Index of the plan :meth:`execute` runs (``cudnnfe_graph_get_selected_plan``)."""
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_get_selected_plan(self._ptr, out))
+        return int(out[0])
+
+    def select_plan(self, index: int) -> None:
+        """Make plan ``index`` the one :meth:`execute` runs and :meth:`serialize_plan` writes.
+
+        Changes which plan the graph runs: do it before threads share the
+        graph for execution (another thread's execute meanwhile may run either
+        plan, with the workspace it was given).
+        """
+        i = _plan_index(index)
+        with self._select_lock:
+            self._check(lib.cudnnfe_graph_select_plan(self._ptr, i))
+            self._workspace_changed()
+
+    def build_plan_at_index(self, index: int) -> None:
+        """cudnn-frontend's name for choosing a plan: the same as :meth:`select_plan`.
+
+        cudnnfe builds every plan of the policy in :meth:`build_plans`, so
+        nothing is left to build here; the plan becomes the one execute runs.
+        """
+        self.select_plan(index)
+
+    def _workspace_changed(self) -> None:
+        if self._exec is not None:
+            ws = ffi.new("int64_t *")
+            self._check(lib.cudnnfe_graph_get_workspace_size(self._ptr, ws))
+            self._exec = self._exec._replace(workspace_size=int(ws[0]))
+
+    def get_build_info(self) -> BuildInfo:
+        """Where the built graph's plan came from (:class:`plan_source`) and how long each
+        build stage took, in milliseconds (``cudnnfe_graph_get_build_info``)."""
+        out = ffi.new("cudnnfe_build_info_t *")
+        lib.cudnnfe_build_info_init(out)
+        self._check(lib.cudnnfe_graph_get_build_info(self._ptr, out))
+        return _plans.build_info_from_c(out)
+
+    def get_fingerprint(self) -> str:
+        """The graph's structural fingerprint: 32 lowercase hex digits.
+
+        Hashes the graph description without graph, node and tensor names
+        (structure, UIDs, shapes, strides, data types, attributes, scalar
+        values): graphs with equal fingerprints share plans. Works before
+        build too, but data types left unset are hashed as such: fingerprint
+        a validated or built graph to get the plan cache's key.
+        """
+        size = int(lib.CUDNNFE_FINGERPRINT_SIZE)
+        buf = ffi.new("char[]", size)
+        self._check(lib.cudnnfe_graph_get_fingerprint(self._ptr, buf, size))
+        return ffi.string(buf).decode("ascii")
 
     def get_target(self) -> target:
         """Where the built graph runs (GPU or CPU_REFERENCE)."""
@@ -1635,50 +1878,289 @@ class pygraph:
                               stream_pointer(stream if stream is not None else h.stream),
                               (keep, workspace, stream))
 
+    def _binding_table(self, variant_pack: Mapping[Any, Any], info: _ExecInfo
+                       ) -> Tuple[Any, int, List[Any]]:
+        """(cudnnfe_binding_t[], count, arrays to keep alive), every array checked."""
+        if not isinstance(variant_pack, Mapping):
+            raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
+        table = ffi.new("cudnnfe_binding_t[]", max(len(variant_pack), 1))
+        keep: List[Any] = []
+        for i, (key, array) in enumerate(variant_pack.items()):
+            uid = self._key_uid(key)
+            pos = info.position.get(uid)
+            if pos is None:
+                self._unbindable(uid)
+            arr = describe(array)
+            self._check_array(info.specs[pos], arr, info.target)
+            keep.append(arr)
+            table[i].uid = uid
+            table[i].data = ffi.cast("void *", arr.ptr)
+        return table, len(variant_pack), keep
+
+    def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
+                              index: int, handle: Optional[Handle] = None,
+                              stream: Any = None) -> None:
+        """Run plan ``index`` once, as :meth:`execute` runs the selected plan.
+
+        The C ABI executes the selected plan, so this selects ``index``, runs,
+        and selects the previous plan again. Not safe while other threads
+        execute this graph; ``workspace`` must fit plan ``index``
+        (:meth:`get_workspace_size_plan_at_index`).
+        """
+        i = _plan_index(index)
+        with self._select_lock:
+            current = self.get_selected_plan()
+            if i == current:
+                self.execute(variant_pack, workspace, handle, stream)
+                return
+            self._check(lib.cudnnfe_graph_select_plan(self._ptr, i))
+            try:
+                self.execute(variant_pack, workspace, handle, stream)
+            finally:
+                lib.cudnnfe_graph_select_plan(self._ptr, current)
+
+    def autotune(self, variant_pack: Optional[Mapping[Any, Any]] = None, workspace: Any = None,
+                 handle: Optional[Handle] = None, stream: Any = None, *,
+                 warmup_iterations: Optional[int] = None, min_iterations: Optional[int] = None,
+                 max_iterations: Optional[int] = None, tolerance: Optional[float] = None,
+                 max_ms_per_plan: Optional[float] = None) -> int:
+        """Time every plan on the GPU, select the fastest, and return its index.
+
+        Build with ``build_plans(build_plan_policy.ALL)`` (or
+        ``build(policy=build_plan_policy.ALL)``) to have a choice. Timings are
+        recorded in :meth:`get_plan_infos` (``autotune_time_ms``), in
+        :meth:`serialize_plan`'s blob and in the plan caches, so later builds
+        of the same graph start with the autotuned plan.
+
+        Args:
+            variant_pack: arrays for every graph input and output, as for
+                :meth:`execute` (outputs are overwritten); None: the library
+                times on scratch buffers of its own.
+            workspace: device memory; plans needing more than it holds are
+                not timed. None: the library allocates the largest plan's.
+            handle, stream: as for :meth:`execute`; the call synchronizes
+                the stream.
+            warmup_iterations, min_iterations, max_iterations, tolerance,
+                max_ms_per_plan: ``cudnnfe_autotune_options_t`` (None: the
+                library's defaults, 2, 5, 50, 0.01, 200 ms).
+
+        Raises :class:`GraphNotSupportedError` for a CPU reference graph, or
+        when no plan could be timed (the message says why for each). Changes
+        the selected plan: do it before threads share the graph.
+        """
+        info = self._exec_info()
+        h = self._resolve_handle(handle)
+        o = ffi.new("cudnnfe_autotune_options_t *")
+        lib.cudnnfe_autotune_options_init(o)
+        for name, value in (("warmup_iterations", warmup_iterations),
+                            ("min_iterations", min_iterations),
+                            ("max_iterations", max_iterations)):
+            if value is not None:
+                setattr(o, name, _int_option(value, name, bits=32))
+        for name, fvalue in (("tolerance", tolerance), ("max_ms_per_plan", max_ms_per_plan)):
+            if fvalue is not None:
+                if isinstance(fvalue, bool) or not isinstance(fvalue, (int, float)):
+                    raise TypeError(f"{name} must be a number, not {type(fvalue).__name__}")
+                setattr(o, name, float(fvalue))
+        keep: Any = None
+        if variant_pack is None:
+            table, n = ffi.NULL, 0
+        else:
+            table, n, keep = self._binding_table(variant_pack, info)
+        ws, ws_size = self._workspace(workspace, info.target)
+        s = stream_pointer(stream if stream is not None else h.stream)
+        with self._select_lock:
+            status = lib.cudnnfe_graph_autotune(self._ptr, h.ptr, table, n, ws, ws_size, s, o)
+            del keep
+            self._check(status)
+            self._workspace_changed()
+        return self.get_selected_plan()
+
+    def _cuda_graph_call(self, fn: Any, handle: Optional[Handle], variant_pack: Mapping[Any, Any],
+                         workspace: Any, cuda_graph: Any) -> None:
+        info = self._exec_info()
+        h = self._resolve_handle(handle)
+        table, n, keep = self._binding_table(variant_pack, info)
+        ws, ws_size = self._workspace(workspace, info.target)
+        status = fn(self._ptr, h.ptr, table, n, ws, ws_size, _cuda_graph_pointer(cuda_graph))
+        del keep
+        if status:
+            raise_handle_error(status, h.ptr, self._ptr)
+
+    def populate_cuda_graph(self, handle: Optional[Handle], variant_pack: Mapping[Any, Any],
+                            workspace: Any, cuda_graph: Any) -> None:
+        """Add the selected plan's work on these buffers to ``cuda_graph`` (cuDNN's native API).
+
+        ``cuda_graph`` is a ``cudaGraph_t`` the caller created empty
+        (``cudaGraphCreate``) and owns: an int address, or an object with
+        ``getPtr()`` or ``__int__`` (cuda-python's ``CUgraph``). Instantiate
+        and launch it with the CUDA runtime. Needs a plan with
+        ``behavior_note.SUPPORTS_CUDA_GRAPH_NATIVE_API`` (ask for one with
+        ``build(require_behavior_notes=...)``) and cuDNN 9.5+; otherwise, and
+        for the CPU reference, :class:`GraphNotSupportedError` (stream capture
+        of :meth:`execute` works for every GPU plan). Argument order is
+        cudnn-frontend's; ``handle`` may be None.
+        """
+        self._cuda_graph_call(lib.cudnnfe_graph_populate_cuda_graph, handle, variant_pack,
+                              workspace, cuda_graph)
+
+    def update_cuda_graph(self, handle: Optional[Handle], variant_pack: Mapping[Any, Any],
+                          workspace: Any, cuda_graph: Any) -> None:
+        """Point the nodes :meth:`populate_cuda_graph` added to ``cuda_graph`` at new buffers.
+
+        Then update the instantiated graph (``cudaGraphExecUpdate``) or
+        instantiate it again. Same errors as :meth:`populate_cuda_graph`.
+        """
+        self._cuda_graph_call(lib.cudnnfe_graph_update_cuda_graph, handle, variant_pack,
+                              workspace, cuda_graph)
+
     # ------------------------------------------------------------------
     # serialization
     # ------------------------------------------------------------------
 
     def serialize(self) -> bytes:
-        """The graph description as versioned JSON bytes (rebuilds on any GPU and cuDNN)."""
+        """The graph description as versioned JSON bytes (rebuilds on any GPU and cuDNN).
+
+        Unlike cudnn-frontend's ``serialize()``, this holds no engine choice:
+        loading it runs the heuristics again. :meth:`serialize_plan` writes
+        the built plan (engine configuration, autotune record) as well, for
+        loads that skip heuristics and plan search on the same GPU
+        architecture and cuDNN version; :meth:`deserialize` takes either.
+        """
         n = ffi.new("size_t *")
         self._check(lib.cudnnfe_graph_serialize(self._ptr, ffi.NULL, 0, n))
         buf = ffi.new("char[]", max(n[0], 1))
         self._check(lib.cudnnfe_graph_serialize(self._ptr, buf, n[0], n))
         return bytes(ffi.buffer(buf, n[0]))
 
-    def _deserialize(self, data: Union[bytes, bytearray, memoryview, str, Sequence[int]], *,
-                     build: bool = True, heur_modes: Any = None,
-                     target: Optional[target] = None) -> None:
-        """Load a serialized graph into this (empty) graph, then build it.
+    def serialize_plan(self) -> bytes:
+        """The built graph's selected plan as a plan blob (``cudnnfe_graph_serialize_plan``).
 
-        ``data`` is what :meth:`serialize` returned (bytes; a str or a list of
-        byte values are accepted too). The C ABI serializes the graph
-        description, not the engine choice, so loading rebuilds the plan
-        (heuristics included) unless ``build=False``. Works on the class too:
-        ``Graph.deserialize(data)`` returns a new graph.
+        A header line, then JSON: the graph description, the build options,
+        the selected plan's engine configuration, the GPU architecture and
+        cuDNN version it was built for, and the autotune record
+        (``docs/plans.md``). :meth:`deserialize_plan` (or :meth:`deserialize`)
+        loads it without heuristics or plan search. A CPU reference graph
+        serializes as such. Raises :class:`WrongStateError` before build.
         """
-        if isinstance(data, str):
-            raw = data.encode("utf-8")
-        elif isinstance(data, (bytes, bytearray, memoryview)):
-            raw = bytes(data)
-        elif isinstance(data, (list, tuple)):
-            try:
-                raw = bytes(data)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"serialized data: {exc}") from None
+        n = ffi.new("size_t *")
+        self._check(lib.cudnnfe_graph_serialize_plan(self._ptr, ffi.NULL, 0, n))
+        buf = ffi.new("char[]", max(n[0], 1))
+        self._check(lib.cudnnfe_graph_serialize_plan(self._ptr, buf, n[0], n))
+        return bytes(ffi.buffer(buf, n[0]))
+
+    def _deserialize(self, *args: Any, build: bool = True, heur_modes: Any = None,
+                     target: Optional[target] = None, handle: Optional[Handle] = None,
+                     rebuild_on_mismatch: bool = False) -> None:
+        """Load a serialized graph, or a plan blob, into this (empty) graph.
+
+        ``deserialize(data)`` or cudnn-frontend's ``deserialize(handle, data)``.
+        ``data`` is bytes (a str or a list of byte values are accepted too):
+
+        * what :meth:`serialize` returned, the graph description: loaded,
+          then built unless ``build=False`` (the heuristics run again;
+          ``heur_modes`` and ``target`` as for :meth:`build`);
+        * what :meth:`serialize_plan` returned, a plan blob (it starts with
+          ``CUDNNFE-PLAN``): loaded as :meth:`deserialize_plan` does, built
+          from the stored engine configuration (``rebuild_on_mismatch``).
+
+        Works on the class too: ``Graph.deserialize(data)`` returns a new graph.
+        """
+        if len(args) == 2 and (args[0] is None or isinstance(args[0], Handle)):
+            if handle is not None:
+                raise TypeError("deserialize: handle given twice")
+            handle, data = args
+        elif len(args) == 1:
+            data = args[0]
         else:
-            raise TypeError(f"serialized data must be bytes, not {type(data).__name__}")
+            raise TypeError("deserialize takes (data) or (handle, data)")
+        raw = _serialized_bytes(data)
+        if _plans.is_plan_blob(raw):
+            if not build or heur_modes is not None or target is not None:
+                raise ValueError("deserialize: the data is a plan blob, which is built from its "
+                                 "stored engine configuration; build=, heur_modes= and target= "
+                                 "apply to graph descriptions only")
+            self._deserialize_plan(raw, rebuild_on_mismatch=rebuild_on_mismatch, handle=handle)
+            return
+        if rebuild_on_mismatch:
+            raise ValueError("deserialize: rebuild_on_mismatch applies to plan blobs "
+                             "(serialize_plan); this is a graph description")
         self._check(lib.cudnnfe_graph_deserialize(self._ptr, raw, len(raw)))
+        self._loaded()
+        if build:
+            self.build(heur_modes, target=target, handle=handle)
+
+    def _deserialize_plan(self, data: Union[bytes, bytearray, memoryview, str, Sequence[int]], *,
+                          rebuild_on_mismatch: bool = False,
+                          handle: Optional[Handle] = None) -> None:
+        """Load a plan blob (:meth:`serialize_plan`) into this (empty) graph; it is then built.
+
+        Heuristics and plan search are skipped: the stored engine
+        configuration is built directly. A blob made for another GPU
+        architecture or cuDNN version (or on a machine with no GPU) raises
+        :class:`BadSerializedDataError` naming both, unless
+        ``rebuild_on_mismatch=True``, which builds the graph again from its
+        description with the stored build options (:meth:`get_build_info`
+        then says ``plan_source.REBUILT``). Corrupt or truncated bytes raise
+        :class:`BadSerializedDataError` saying where. Works on the class too:
+        ``pygraph.deserialize_plan(blob)`` returns a new graph.
+        """
+        raw = _serialized_bytes(data)
+        o = ffi.new("cudnnfe_plan_load_options_t *")
+        lib.cudnnfe_plan_load_options_init(o)
+        o.rebuild_on_mismatch = 1 if rebuild_on_mismatch else 0
+        self._check(lib.cudnnfe_graph_deserialize_plan(self._ptr, self._build_handle(handle), raw,
+                                                       len(raw), o))
+        self._loaded()
+        self._validated = True
+        self._built_key = None
+        self._built_by_check_support = False
+        self._exec = self._refresh_exec()
+
+    def _loaded(self) -> None:
         self._tensors.clear()
         self._validated = False
         self._exec = None
         for uid in self._all_c_uids():
             self._wrap(uid)
-        if build:
-            self.build(heur_modes, target=target)
 
-    deserialize = _Deserializer()
+    deserialize = _Deserializer("_deserialize")
+    deserialize_plan = _Deserializer("_deserialize_plan")
+
+    # ------------------------------------------------------------------
+    # engine filters, cudnn-frontend style (applied by the next build)
+    # ------------------------------------------------------------------
+
+    def deselect_numeric_notes(self, notes: Any) -> "pygraph":
+        """Skip engines with any of these :class:`numerical_note` flags in later builds."""
+        _plans.notes_value(notes, numerical_note, "deselect_numeric_notes")
+        self._plan_options["exclude_numerical_notes"] = notes
+        return self
+
+    def deselect_behavior_notes(self, notes: Any) -> "pygraph":
+        """Skip engines with any of these :class:`behavior_note` flags in later builds."""
+        _plans.notes_value(notes, behavior_note, "deselect_behavior_notes")
+        self._plan_options["exclude_behavior_notes"] = notes
+        return self
+
+    def select_behavior_notes(self, notes: Any) -> "pygraph":
+        """Keep only engines that have every one of these :class:`behavior_note` flags."""
+        _plans.notes_value(notes, behavior_note, "select_behavior_notes")
+        self._plan_options["require_behavior_notes"] = notes
+        return self
+
+    def deselect_workspace_greater_than(self, workspace: int) -> "pygraph":
+        """Skip plans needing more than ``workspace`` bytes in later builds."""
+        self._plan_options["max_workspace_size"] = _int_option(workspace, "workspace")
+        return self
+
+    def deselect_engines(self, engines: Any) -> "pygraph":
+        """Never use these engines (ids, or names ``"engN"``) in later builds.
+
+        A filter acts on a whole engine: every knob choice of engine N.
+        """
+        self._plan_options["exclude_engines"] = _plans.engine_ids(engines, "deselect_engines")
+        return self
 
     # ------------------------------------------------------------------
 
@@ -1791,3 +2273,52 @@ def _target(value: Any) -> target:
         return target(value)
     except ValueError:
         raise ValueError(f"unknown target {value!r}; expected a cudnnfe.target") from None
+
+
+def _plan_index(index: Any) -> int:
+    if isinstance(index, bool):
+        raise TypeError("a plan index is an int, not a bool")
+    try:
+        return operator.index(index)
+    except TypeError:
+        raise TypeError(f"a plan index is an int, not {type(index).__name__}") from None
+
+
+def _int_option(value: Any, what: str, bits: int = 64) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    v = operator.index(value)
+    limit = 1 << (bits - 1)
+    if not -limit <= v < limit:
+        raise ValueError(f"{what} is {v}; it does not fit in int{bits}")
+    return v
+
+
+def _cuda_graph_pointer(cuda_graph: Any) -> Any:
+    """A ``void *`` for a cudaGraph_t: None (NULL), an int, or an object with getPtr()/__int__."""
+    if cuda_graph is None:
+        return ffi.NULL
+    if isinstance(cuda_graph, bool):
+        raise TypeError("cuda_graph must be a cudaGraph_t address, not a bool")
+    if isinstance(cuda_graph, int):
+        return ffi.cast("void *", cuda_graph)
+    get_ptr = getattr(cuda_graph, "getPtr", None)
+    if callable(get_ptr):
+        return ffi.cast("void *", int(get_ptr()))
+    if hasattr(cuda_graph, "__int__"):
+        return ffi.cast("void *", int(cuda_graph))
+    raise TypeError(f"cannot read a cudaGraph_t from {type(cuda_graph).__name__}: pass its "
+                    "address as an int, or a cuda-python CUgraph / cudaGraph_t")
+
+
+def _serialized_bytes(data: Any) -> bytes:
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, (list, tuple)):
+        try:
+            return bytes(data)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"serialized data: {exc}") from None
+    raise TypeError(f"serialized data must be bytes, not {type(data).__name__}")

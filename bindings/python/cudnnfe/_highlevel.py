@@ -147,7 +147,8 @@ class Graph(pygraph):
         device = getattr(like, "device", None)
         key = str(device)
         ws = self._ws_cache.get(key)
-        if ws is None:
+        # Selecting or autotuning plans can make the workspace grow.
+        if ws is None or _arrays.nbytes(_arrays.describe(ws), 1) < info.workspace_size:
             spec = _Spec(0, "workspace", (info.workspace_size,), (1,), data_type.UINT8)
             ws = self._ws_cache[key] = _allocate(spec, like, info.target)
         return ws

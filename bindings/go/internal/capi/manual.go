@@ -150,9 +150,53 @@ static cudnnfe_status_t capi_add_softmax(uintptr_t g, int64_t x,
   return cudnnfe_graph_add_softmax((cudnnfe_graph_t *)g, x, p, y, stats);
 }
 
+// The options' pointer members are set here, from call arguments (Go
+// memory alive for the call), never stored in Go memory.
 static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
-                                         const cudnnfe_build_options_t *o) {
-  return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, o);
+                                         const cudnnfe_build_options_t *o,
+                                         const int64_t *engines, int32_t num_engines,
+                                         const char *cache_dir, int has_cache_dir) {
+  cudnnfe_build_options_t copy;
+  if (!o) return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, NULL);
+  copy = *o;
+  copy.num_exclude_engines = num_engines;
+  copy.exclude_engines = engines;
+  copy.plan_cache_dir = has_cache_dir ? (cache_dir ? cache_dir : "") : NULL;
+  return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, &copy);
+}
+
+// ---- Plans (the output structs are filled on the C side) ----
+
+static cudnnfe_status_t capi_get_plan_info(uintptr_t g, int64_t index, cudnnfe_plan_info_t *out) {
+  cudnnfe_plan_info_init(out);
+  return cudnnfe_graph_get_plan_info((const cudnnfe_graph_t *)g, index, out);
+}
+
+static cudnnfe_status_t capi_get_build_info(uintptr_t g, cudnnfe_build_info_t *out) {
+  cudnnfe_build_info_init(out);
+  return cudnnfe_graph_get_build_info((const cudnnfe_graph_t *)g, out);
+}
+
+static cudnnfe_status_t capi_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *out) {
+  cudnnfe_plan_cache_stats_init(out);
+  return cudnnfe_plan_cache_get_stats(out);
+}
+
+static cudnnfe_status_t capi_autotune(uintptr_t g, uintptr_t h, const void *bindings, size_t n,
+                                      uintptr_t workspace, size_t workspace_size,
+                                      uintptr_t stream, const cudnnfe_autotune_options_t *o) {
+  return cudnnfe_graph_autotune((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h,
+                                (const cudnnfe_binding_t *)bindings, n, (void *)workspace,
+                                workspace_size, (void *)stream, o);
+}
+
+static cudnnfe_status_t capi_deserialize_plan(uintptr_t g, uintptr_t h, const char *data,
+                                              size_t size, int32_t rebuild_on_mismatch) {
+  cudnnfe_plan_load_options_t o;
+  cudnnfe_plan_load_options_init(&o);
+  o.rebuild_on_mismatch = rebuild_on_mismatch;
+  return cudnnfe_graph_deserialize_plan((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data, size,
+                                        &o);
 }
 
 // The execute hot path with device (or C-heap) addresses. SWIG's wrappers
@@ -589,18 +633,36 @@ func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y
 		(*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(stats))))
 }
 
-// BuildOptions mirrors cudnnfe_build_options_t.
+// BuildOptions mirrors cudnnfe_build_options_t. ExcludeEngines (its
+// length is num_exclude_engines) and PlanCacheDir reach C as call arguments;
+// HasPlanCacheDir false passes NULL (the environment's directory), true
+// passes PlanCacheDir ("" : no directory).
 type BuildOptions struct {
-	Target       int32
-	NumHeurModes int32
-	HeurModes    [4]int32
+	Target                int32
+	NumHeurModes          int32
+	HeurModes             [4]int32
+	Policy                int32
+	MaxWorkspaceSize      int64
+	ExcludeNumericalNotes uint32
+	ExcludeBehaviorNotes  uint32
+	RequireBehaviorNotes  uint32
+	ExcludeEngines        []int64
+	MaxPlans              int32
+	DisablePlanCache      int32
+	PlanCacheDir          string
+	HasPlanCacheDir       bool
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
 func BuildOptionsInit(o *BuildOptions) {
 	var c C.cudnnfe_build_options_t
 	C.cudnnfe_build_options_init(&c)
-	*o = BuildOptions{Target: int32(c.target), NumHeurModes: int32(c.num_heur_modes)}
+	*o = BuildOptions{Target: int32(c.target), NumHeurModes: int32(c.num_heur_modes),
+		Policy: int32(c.policy), MaxWorkspaceSize: int64(c.max_workspace_size),
+		ExcludeNumericalNotes: uint32(c.exclude_numerical_notes),
+		ExcludeBehaviorNotes:  uint32(c.exclude_behavior_notes),
+		RequireBehaviorNotes:  uint32(c.require_behavior_notes),
+		MaxPlans:              int32(c.max_plans), DisablePlanCache: int32(c.disable_plan_cache)}
 	for i := range o.HeurModes {
 		o.HeurModes[i] = int32(c.heur_modes[i])
 	}
@@ -610,6 +672,10 @@ func BuildOptionsInit(o *BuildOptions) {
 func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions) int32 {
 	var c C.cudnnfe_build_options_t
 	var pc *C.cudnnfe_build_options_t
+	var engines *C.int64_t
+	var numEngines C.int32_t
+	var dir *C.char
+	var hasDir C.int
 	if o != nil {
 		C.cudnnfe_build_options_init(&c)
 		c.target = C.cudnnfe_target_t(o.Target)
@@ -617,9 +683,144 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 		for i := range o.HeurModes {
 			c.heur_modes[i] = C.cudnnfe_heur_mode_t(o.HeurModes[i])
 		}
+		c.policy = C.cudnnfe_build_policy_t(o.Policy)
+		c.max_workspace_size = C.int64_t(o.MaxWorkspaceSize)
+		c.exclude_numerical_notes = C.uint32_t(o.ExcludeNumericalNotes)
+		c.exclude_behavior_notes = C.uint32_t(o.ExcludeBehaviorNotes)
+		c.require_behavior_notes = C.uint32_t(o.RequireBehaviorNotes)
+		c.max_plans = C.int32_t(o.MaxPlans)
+		c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
+		if len(o.ExcludeEngines) > 0 {
+			engines = (*C.int64_t)(unsafe.Pointer(&o.ExcludeEngines[0]))
+			numEngines = C.int32_t(len(o.ExcludeEngines))
+			if len(o.ExcludeEngines) > 1<<30 {
+				numEngines = 1 << 30 // the library refuses it with its message
+			}
+		}
+		if o.HasPlanCacheDir {
+			hasDir = 1
+			dir = cString(o.PlanCacheDir)
+		}
 		pc = &c
 	}
-	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc))
+	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc,
+		engines, numEngines, dir, hasDir))
+}
+
+// ---- Plans -------------------------------------------------------------
+
+// PlanInfo mirrors cudnnfe_plan_info_t (the name copied into Go memory).
+type PlanInfo struct {
+	Name             string
+	EngineID         int64
+	WorkspaceSize    int64
+	NumericalNotes   uint32
+	BehaviorNotes    uint32
+	AutotuneTimeMs   float64
+	Selected         int32
+	ChosenByAutotune int32
+}
+
+// GraphGetPlanInfo wraps cudnnfe_plan_info_init and cudnnfe_graph_get_plan_info.
+func GraphGetPlanInfo(g Struct_SS_cudnnfe_graph, index int64, out *PlanInfo) int32 {
+	var c C.cudnnfe_plan_info_t
+	st := int32(C.capi_get_plan_info(C.uintptr_t(getSwigcptr(g)), C.int64_t(index), &c))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = PlanInfo{EngineID: int64(c.engine_id), WorkspaceSize: int64(c.workspace_size),
+			NumericalNotes: uint32(c.numerical_notes), BehaviorNotes: uint32(c.behavior_notes),
+			AutotuneTimeMs: float64(c.autotune_time_ms), Selected: int32(c.selected),
+			ChosenByAutotune: int32(c.chosen_by_autotune)}
+		if c.name != nil {
+			out.Name = C.GoString(c.name)
+		}
+	}
+	return st
+}
+
+// BuildInfo mirrors cudnnfe_build_info_t.
+type BuildInfo struct {
+	Source                                                           int32
+	TotalMs, ValidateMs, CacheMs, LowerMs, HeuristicsMs, PlanBuildMs float64
+}
+
+// GraphGetBuildInfo wraps cudnnfe_build_info_init and cudnnfe_graph_get_build_info.
+func GraphGetBuildInfo(g Struct_SS_cudnnfe_graph, out *BuildInfo) int32 {
+	var c C.cudnnfe_build_info_t
+	st := int32(C.capi_get_build_info(C.uintptr_t(getSwigcptr(g)), &c))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = BuildInfo{Source: int32(c.source), TotalMs: float64(c.total_ms),
+			ValidateMs: float64(c.validate_ms), CacheMs: float64(c.cache_ms),
+			LowerMs: float64(c.lower_ms), HeuristicsMs: float64(c.heuristics_ms),
+			PlanBuildMs: float64(c.plan_build_ms)}
+	}
+	return st
+}
+
+// PlanCacheStats mirrors cudnnfe_plan_cache_stats_t.
+type PlanCacheStats struct {
+	Entries, Hits, Misses, DiskHits, DiskWrites, DiskErrors int64
+}
+
+// PlanCacheGetStats wraps cudnnfe_plan_cache_stats_init and
+// cudnnfe_plan_cache_get_stats (no object: read cudnnfe_last_error on the
+// same thread).
+func PlanCacheGetStats(out *PlanCacheStats) int32 {
+	var c C.cudnnfe_plan_cache_stats_t
+	st := int32(C.capi_plan_cache_get_stats(&c))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = PlanCacheStats{Entries: int64(c.entries), Hits: int64(c.hits),
+			Misses: int64(c.misses), DiskHits: int64(c.disk_hits),
+			DiskWrites: int64(c.disk_writes), DiskErrors: int64(c.disk_errors)}
+	}
+	return st
+}
+
+// AutotuneOptions mirrors cudnnfe_autotune_options_t.
+type AutotuneOptions struct {
+	WarmupIterations, MinIterations, MaxIterations int32
+	Tolerance, MaxMsPerPlan                        float64
+}
+
+// AutotuneOptionsInit fills o with cudnnfe_autotune_options_init's defaults.
+func AutotuneOptionsInit(o *AutotuneOptions) {
+	var c C.cudnnfe_autotune_options_t
+	C.cudnnfe_autotune_options_init(&c)
+	*o = AutotuneOptions{WarmupIterations: int32(c.warmup_iterations),
+		MinIterations: int32(c.min_iterations), MaxIterations: int32(c.max_iterations),
+		Tolerance: float64(c.tolerance), MaxMsPerPlan: float64(c.max_ms_per_plan)}
+}
+
+// GraphAutotune wraps cudnnfe_graph_autotune: bindings hold device
+// addresses (empty: the library's scratch buffers), o nil passes NULL.
+func GraphAutotune(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindings []Binding, workspace uintptr, workspaceSize int64, stream uintptr, o *AutotuneOptions) int32 {
+	var p unsafe.Pointer
+	if len(bindings) > 0 {
+		p = unsafe.Pointer(&bindings[0])
+	}
+	var c C.cudnnfe_autotune_options_t
+	var pc *C.cudnnfe_autotune_options_t
+	if o != nil {
+		C.cudnnfe_autotune_options_init(&c)
+		c.warmup_iterations = C.int32_t(o.WarmupIterations)
+		c.min_iterations = C.int32_t(o.MinIterations)
+		c.max_iterations = C.int32_t(o.MaxIterations)
+		c.tolerance = C.double(o.Tolerance)
+		c.max_ms_per_plan = C.double(o.MaxMsPerPlan)
+		pc = &c
+	}
+	return int32(C.capi_autotune(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
+		C.size_t(len(bindings)), C.uintptr_t(workspace), C.size_t(workspaceSize), C.uintptr_t(stream), pc))
+}
+
+// GraphDeserializePlan wraps cudnnfe_plan_load_options_init and
+// cudnnfe_graph_deserialize_plan; h may be nil.
+func GraphDeserializePlan(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, data []byte, rebuildOnMismatch int32) int32 {
+	var p *C.char
+	if len(data) > 0 {
+		p = (*C.char)(unsafe.Pointer(&data[0]))
+	}
+	return int32(C.capi_deserialize_plan(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
+		C.size_t(len(data)), C.int32_t(rebuildOnMismatch)))
 }
 
 // ---- Execution with addresses --------------------------------------------

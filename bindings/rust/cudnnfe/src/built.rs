@@ -152,6 +152,25 @@ impl BuiltGraph {
         self.ptr.as_ptr()
     }
 
+    /// Reads the selected plan's workspace size and name again (after
+    /// selection or autotune changed the plan).
+    pub(crate) fn refresh_plan(&mut self) -> Result<()> {
+        let mut workspace = 0i64;
+        let mut plan_name: *const std::ffi::c_char = ptr::null();
+        // SAFETY: a live, built graph and valid out-pointers; the name is
+        // copied at once.
+        unsafe {
+            self.check(sys::cudnnfe_graph_get_workspace_size(
+                self.raw(),
+                &mut workspace,
+            ))?;
+            self.check(sys::cudnnfe_graph_get_plan_name(self.raw(), &mut plan_name))?;
+            self.plan_name = owned_str(plan_name);
+        }
+        self.workspace_size = usize::try_from(workspace).unwrap_or(0);
+        Ok(())
+    }
+
     /// Status to `Result`, with the calling thread's message (see the type's
     /// documentation for why not the graph's).
     fn check(&self, status: sys::cudnnfe_status_t) -> Result<()> {
@@ -173,13 +192,13 @@ impl BuiltGraph {
     }
 
     /// Bytes of device workspace [`execute`](Self::execute) needs (0 for the
-    /// CPU reference).
+    /// CPU reference): the selected plan's.
     pub fn workspace_size(&self) -> usize {
         self.workspace_size
     }
 
-    /// Name of the engine configuration the plan uses (e.g. `"eng9_k2=3"`),
-    /// `"cpu_reference"` for the CPU target.
+    /// Name of the engine configuration the selected plan uses (e.g.
+    /// `"eng9_k2=3"`), `"cpu_reference"` for the CPU target.
     pub fn plan_name(&self) -> &str {
         &self.plan_name
     }

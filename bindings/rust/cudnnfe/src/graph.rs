@@ -155,6 +155,27 @@ macro_rules! graph_queries {
             Ok(bound != 0)
         }
 
+        /// The graph's structural fingerprint, 32 lowercase hex digits
+        /// (`cudnnfe_graph_get_fingerprint`): a hash of the description
+        /// without graph, node and tensor names. Graphs with equal
+        /// fingerprints share plans. Data types left unset are hashed as
+        /// such: fingerprint a validated or built graph to get the plan
+        /// cache's key.
+        pub fn fingerprint(&self) -> $crate::Result<String> {
+            const SIZE: usize = ::cudnnfe_sys::CUDNNFE_FINGERPRINT_SIZE as usize;
+            let mut buf = [0u8; SIZE];
+            // SAFETY: a buffer of CUDNNFE_FINGERPRINT_SIZE bytes, its capacity.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_fingerprint(
+                    self.raw(),
+                    buf.as_mut_ptr().cast(),
+                    SIZE,
+                )
+            })?;
+            let len = buf.iter().position(|&b| b == 0).unwrap_or(SIZE);
+            Ok(String::from_utf8_lossy(&buf[..len]).into_owned())
+        }
+
         /// The graph description as versioned JSON (`docs/graph-json.md`),
         /// which rebuilds on any GPU and cuDNN version.
         pub fn to_json(&self) -> $crate::Result<String> {
@@ -1092,7 +1113,7 @@ impl Graph {
         };
         let handle = handle.map_or(ptr::null_mut(), |h| h.raw());
         // SAFETY: a live graph, a live handle or NULL, filled options.
-        let status = unsafe { sys::cudnnfe_graph_build(self.raw(), handle, &raw_options) };
+        let status = unsafe { sys::cudnnfe_graph_build(self.raw(), handle, &raw_options.raw) };
         if let Err(error) = self.check(status) {
             return Err(BuildError {
                 error,

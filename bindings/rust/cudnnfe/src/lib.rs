@@ -50,7 +50,17 @@
 //!   ([`BuiltGraph::execute_host`], CPU reference) or on device pointers
 //!   ([`BuiltGraph::execute`], `unsafe`, GPU) with a [`Handle`].
 //! * Graphs serialize to JSON ([`Graph::to_json`], [`Graph::from_json`]) and
-//!   bytes ([`Graph::to_bytes`], [`Graph::from_bytes`]).
+//!   bytes ([`Graph::to_bytes`], [`Graph::from_bytes`]); a built graph's plan
+//!   serializes to a plan blob ([`BuiltGraph::serialize_plan`],
+//!   [`BuiltGraph::from_plan`]) that loads without heuristics or plan search.
+//! * Plan control (`docs/plans.md`): [`BuildOptions`] carries the build
+//!   policy ([`BuildPolicy::All`] builds every plan), engine filters
+//!   ([`NumericalNotes`], [`BehaviorNotes`], excluded engines) and the plan
+//!   cache settings; a [`BuiltGraph`] lists its plans ([`BuiltGraph::plans`],
+//!   [`PlanInfo`]), selects one ([`BuiltGraph::select_plan`]), autotunes
+//!   ([`BuiltGraph::autotune`]), says how it was built ([`BuildInfo`]) and
+//!   fills CUDA graphs; [`plan_cache_stats`] and [`plan_cache_clear`] act on
+//!   the process's plan cache.
 //! * Every fallible call returns [`Result`]: [`Error`] carries an
 //!   [`ErrorKind`] and the library's full message. No call panics on bad
 //!   input.
@@ -119,6 +129,7 @@ mod graph;
 mod half;
 mod handle;
 mod options;
+mod plans;
 mod types;
 
 use std::sync::OnceLock;
@@ -140,8 +151,13 @@ pub use options::{
     BuildOptions, ConvOptions, MatmulOptions, NormOptions, PointwiseOptions, ReductionOptions,
     SdpaBackwardOptions, SdpaOptions, SoftmaxOptions,
 };
+pub use plans::{
+    plan_cache_clear, plan_cache_stats, AutotuneOptions, BehaviorNotes, BuildInfo, NumericalNotes,
+    PlanCacheStats, PlanInfo, PlanLoadOptions,
+};
 pub use types::{
-    ConvMode, DataType, HeurMode, NormPhase, PointwiseMode, ReductionMode, Shape, Target, Tensor,
+    BuildPolicy, ConvMode, DataType, HeurMode, NormPhase, PlanSource, PointwiseMode, ReductionMode,
+    Shape, Target, Tensor,
 };
 
 /// Version of the C header these bindings were generated from

@@ -8,11 +8,13 @@
 
 use std::ffi::{c_char, CString};
 use std::mem::MaybeUninit;
+use std::path::PathBuf;
 
 use cudnnfe_sys as sys;
 
 use crate::error::{Error, Result};
-use crate::types::{ConvMode, DataType, HeurMode, NormPhase, Target, Tensor};
+use crate::plans::{BehaviorNotes, NumericalNotes};
+use crate::types::{BuildPolicy, ConvMode, DataType, HeurMode, NormPhase, Target, Tensor};
 
 /// A Rust string as a C string; a NUL byte inside is an invalid argument.
 pub(crate) fn c_string(value: &str, what: &str) -> Result<CString> {
@@ -683,14 +685,28 @@ impl SoftmaxOptions {
     }
 }
 
-/// Options of [`Graph::build`](crate::Graph::build) (`cudnnfe_build_options_t`).
+/// Options of [`Graph::build`](crate::Graph::build) (`cudnnfe_build_options_t`):
+/// target, heuristic modes, and plan control (`docs/plans.md`): the build
+/// policy, engine filters and the plan caches.
 ///
 /// ```
-/// use cudnnfe::{BuildOptions, HeurMode, Target};
+/// use cudnnfe::{BehaviorNotes, BuildOptions, BuildPolicy, HeurMode, NumericalNotes, Target};
 /// let o = BuildOptions::default();
 /// assert_eq!(o.target, Target::Auto);
 /// assert_eq!(o.heur_modes, [HeurMode::A, HeurMode::Fallback]);
+/// assert_eq!(o.policy, BuildPolicy::HeuristicsChoice);
+/// assert_eq!(o.max_workspace_size, None);
+/// assert!(o.exclude_engines.is_empty() && o.plan_cache_dir.is_none());
 /// assert_eq!(BuildOptions::cpu_reference().target, Target::CpuReference);
+///
+/// // Every plan that keeps full FP32 math and compiles nothing at build.
+/// let o = BuildOptions::gpu()
+///     .policy(BuildPolicy::All)
+///     .exclude_numerical_notes(NumericalNotes::TENSOR_CORE)
+///     .exclude_behavior_notes(BehaviorNotes::RUNTIME_COMPILATION)
+///     .exclude_engines([7])
+///     .max_plans(8);
+/// assert_eq!(o.exclude_engines, [7]);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -700,6 +716,39 @@ pub struct BuildOptions {
     /// cuDNN heuristic modes tried in order, 1 to 4 of them (default
     /// `[A, Fallback]`).
     pub heur_modes: Vec<HeurMode>,
+    /// How many engine configurations become plans (default
+    /// [`BuildPolicy::HeuristicsChoice`]: one).
+    pub policy: BuildPolicy,
+    /// Skip plans that need more workspace than this many bytes; `None`
+    /// (default): no limit.
+    pub max_workspace_size: Option<u64>,
+    /// Skip engines with any of these numerical notes (default none).
+    pub exclude_numerical_notes: NumericalNotes,
+    /// Skip engines with any of these behaviour notes (default none).
+    pub exclude_behavior_notes: BehaviorNotes,
+    /// Keep only engines with every one of these behaviour notes, e.g.
+    /// [`BehaviorNotes::SUPPORTS_CUDA_GRAPH_NATIVE_API`] (default none).
+    pub require_behavior_notes: BehaviorNotes,
+    /// Engines (cuDNN's global engine index, the N of a plan name `engN_...`)
+    /// never to use (at most 256; default none).
+    pub exclude_engines: Vec<i64>,
+    /// With [`BuildPolicy::All`], build at most this many plans; 0
+    /// (default): no limit.
+    pub max_plans: u32,
+    /// True: this build neither reuses nor stores cached plans (default
+    /// false).
+    pub disable_plan_cache: bool,
+    /// Directory of the persistent plan cache, shared safely by processes.
+    /// `None` (default): the environment variable `CUDNNFE_PLAN_CACHE_DIR`
+    /// when set, else none; an empty path: none.
+    pub plan_cache_dir: Option<PathBuf>,
+}
+
+/// Build options as the C struct, with the memory its pointers point into.
+pub(crate) struct RawBuildOptions {
+    pub(crate) raw: sys::cudnnfe_build_options_t,
+    _engines: Vec<i64>,
+    _cache_dir: Option<CString>,
 }
 
 impl Default for BuildOptions {
@@ -712,6 +761,15 @@ impl Default for BuildOptions {
                 .iter()
                 .map(|&m| HeurMode::from_raw(m))
                 .collect(),
+            policy: BuildPolicy::from_raw(raw.policy),
+            max_workspace_size: u64::try_from(raw.max_workspace_size).ok(),
+            exclude_numerical_notes: NumericalNotes::from_bits_retain(raw.exclude_numerical_notes),
+            exclude_behavior_notes: BehaviorNotes::from_bits_retain(raw.exclude_behavior_notes),
+            require_behavior_notes: BehaviorNotes::from_bits_retain(raw.require_behavior_notes),
+            exclude_engines: Vec::new(),
+            max_plans: raw.max_plans.max(0) as u32,
+            disable_plan_cache: raw.disable_plan_cache != 0,
+            plan_cache_dir: None,
         }
     }
 }
@@ -735,8 +793,54 @@ impl BuildOptions {
         self.heur_modes = modes.into();
         self
     }
+    /// Sets the build policy.
+    pub fn policy(mut self, policy: BuildPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+    /// Skips plans needing more than `bytes` of workspace.
+    pub fn max_workspace_size(mut self, bytes: u64) -> Self {
+        self.max_workspace_size = Some(bytes);
+        self
+    }
+    /// Skips engines with any of these numerical notes.
+    pub fn exclude_numerical_notes(mut self, notes: NumericalNotes) -> Self {
+        self.exclude_numerical_notes = notes;
+        self
+    }
+    /// Skips engines with any of these behaviour notes.
+    pub fn exclude_behavior_notes(mut self, notes: BehaviorNotes) -> Self {
+        self.exclude_behavior_notes = notes;
+        self
+    }
+    /// Keeps only engines with every one of these behaviour notes.
+    pub fn require_behavior_notes(mut self, notes: BehaviorNotes) -> Self {
+        self.require_behavior_notes = notes;
+        self
+    }
+    /// Never uses these engines (ids, the N of `engN`).
+    pub fn exclude_engines(mut self, engines: impl Into<Vec<i64>>) -> Self {
+        self.exclude_engines = engines.into();
+        self
+    }
+    /// With [`BuildPolicy::All`], builds at most `n` plans (0: no limit).
+    pub fn max_plans(mut self, n: u32) -> Self {
+        self.max_plans = n;
+        self
+    }
+    /// Neither reuses nor stores cached plans.
+    pub fn disable_plan_cache(mut self, disable: bool) -> Self {
+        self.disable_plan_cache = disable;
+        self
+    }
+    /// Uses `dir` as the persistent plan cache (an empty path: none, not
+    /// even `CUDNNFE_PLAN_CACHE_DIR`).
+    pub fn plan_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plan_cache_dir = Some(dir.into());
+        self
+    }
 
-    pub(crate) fn to_raw(&self) -> Result<sys::cudnnfe_build_options_t> {
+    pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init);
         raw.target = self.target.as_raw();
         if self.heur_modes.len() > raw.heur_modes.len() {
@@ -750,6 +854,45 @@ impl BuildOptions {
         for (slot, mode) in raw.heur_modes.iter_mut().zip(&self.heur_modes) {
             *slot = mode.as_raw();
         }
-        Ok(raw)
+        raw.policy = self.policy.as_raw();
+        raw.max_workspace_size = match self.max_workspace_size {
+            None => -1,
+            Some(bytes) => i64::try_from(bytes).map_err(|_| {
+                Error::invalid_argument(format!(
+                    "build options: max_workspace_size {bytes} does not fit in int64"
+                ))
+            })?,
+        };
+        raw.exclude_numerical_notes = self.exclude_numerical_notes.bits();
+        raw.exclude_behavior_notes = self.exclude_behavior_notes.bits();
+        raw.require_behavior_notes = self.require_behavior_notes.bits();
+        // More than the library accepts: the true count, so that it refuses
+        // them with its message.
+        raw.num_exclude_engines = i32::try_from(self.exclude_engines.len()).unwrap_or(i32::MAX);
+        let engines = self.exclude_engines.clone();
+        raw.exclude_engines = if engines.is_empty() {
+            std::ptr::null()
+        } else {
+            engines.as_ptr()
+        };
+        raw.max_plans = i32::try_from(self.max_plans).unwrap_or(i32::MAX);
+        raw.disable_plan_cache = self.disable_plan_cache as i32;
+        let cache_dir = match &self.plan_cache_dir {
+            None => None,
+            Some(dir) => {
+                let text = dir.to_str().ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "build options: plan_cache_dir {dir:?} is not valid UTF-8"
+                    ))
+                })?;
+                Some(c_string(text, "build options: plan_cache_dir")?)
+            }
+        };
+        raw.plan_cache_dir = cache_dir.as_ref().map_or(std::ptr::null(), |d| d.as_ptr());
+        Ok(RawBuildOptions {
+            raw,
+            _engines: engines,
+            _cache_dir: cache_dir,
+        })
     }
 }

@@ -359,3 +359,44 @@ int_enum! {
         Inference = sys::CUDNNFE_NORM_PHASE_INFERENCE,
     }
 }
+
+int_enum! {
+    /// How many of the heuristics' engine configurations a GPU build turns
+    /// into plans (`cudnnfe_build_policy_t`).
+    pub enum BuildPolicy {
+        /// The first configuration, in heuristics order, that passes the
+        /// filters and builds: one plan, the quickest build (the default).
+        HeuristicsChoice = sys::CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE,
+        /// Every configuration that passes the filters and builds, in
+        /// heuristics order (plan 0 is the heuristics' choice), for
+        /// [`BuiltGraph::select_plan`](crate::BuiltGraph::select_plan) and
+        /// [`BuiltGraph::autotune`](crate::BuiltGraph::autotune).
+        All = sys::CUDNNFE_BUILD_POLICY_ALL,
+    }
+}
+
+impl Default for BuildPolicy {
+    /// [`BuildPolicy::HeuristicsChoice`].
+    fn default() -> Self {
+        BuildPolicy::HeuristicsChoice
+    }
+}
+
+int_enum! {
+    /// Where a built graph's plan came from (`cudnnfe_plan_source_t`), in
+    /// [`BuildInfo::source`](crate::BuildInfo::source).
+    pub enum PlanSource {
+        /// Heuristics and plan build; every CPU reference build.
+        Built = sys::CUDNNFE_PLAN_SOURCE_BUILT,
+        /// Reused from this process's plan cache.
+        MemoryCache = sys::CUDNNFE_PLAN_SOURCE_MEMORY_CACHE,
+        /// Loaded from the plan cache directory.
+        DiskCache = sys::CUDNNFE_PLAN_SOURCE_DISK_CACHE,
+        /// Built from a plan blob's engine configuration
+        /// ([`BuiltGraph::from_plan`](crate::BuiltGraph::from_plan)).
+        Serialized = sys::CUDNNFE_PLAN_SOURCE_SERIALIZED,
+        /// A plan blob that did not fit this machine, built again from its
+        /// graph description ([`PlanLoadOptions::rebuild_on_mismatch`](crate::PlanLoadOptions::rebuild_on_mismatch)).
+        Rebuilt = sys::CUDNNFE_PLAN_SOURCE_REBUILT,
+    }
+}
