@@ -49,6 +49,16 @@ std::vector<OptionalFeature> optional_features(const Node &node) {
             [](Node &n) { drop_input(n, 2); });
       break;
     }
+    case OpKind::kAdaLayerNorm:
+      offer(out, node.as<NormAttrs>().zero_centered_gamma, "zero-centred gamma",
+            [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
+      break;
+    case OpKind::kBatchNorm:
+      offer(out, node.inputs[3] != 0, "running statistics", [](Node &n) {
+        drop_input(n, 3);
+        drop_input(n, 4);
+      });
+      break;
     case OpKind::kSoftmax:
       offer(out, node.as<SoftmaxAttrs>().generate_stats, "stats output",
             [](Node &n) { n.as<SoftmaxAttrs>().generate_stats = false; });
