@@ -15,6 +15,7 @@
 #include "backend/device.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
+#include "backend/lower_sdpa_fp8.h"
 #include "backend/lowering.h"
 #include "backend/plan_build.h"
 #include "backend/workspace_plan.h"
@@ -45,6 +46,13 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (node.inputs[3] != 0) detail += "bias, ";
     if (a.generate_stats) detail += "stats, ";
   }
+  if (node.kind == OpKind::kSdpaFp8) {
+    const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
+    if (a.causal_mask) detail += "causal, ";
+    if (a.generate_stats) detail += "stats, ";
+  }
+  if (node.kind == OpKind::kSdpaFp8Backward && node.as<SdpaFp8BackwardAttrs>().causal_mask)
+    detail += "causal, ";
   const int64_t first = node.inputs[0];
   const char *dtype = first ? dtype_name(graph.tensor(first).dtype) : "?";
   return cat(Graph::label(node), " (", detail, dtype, ")");
@@ -78,6 +86,8 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
     case OpKind::kSoftmax: return lower_softmax(lowering, node);
+    case OpKind::kSdpaFp8: return lower_sdpa_fp8(lowering, node);
+    case OpKind::kSdpaFp8Backward: return lower_sdpa_fp8_backward(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");

@@ -26,6 +26,8 @@ enum class OpKind {
   kLayerNormBackward,
   kRmsNormBackward,
   kSoftmax,
+  kSdpaFp8,
+  kSdpaFp8Backward,
 };
 
 struct ConvAttrs {
@@ -83,8 +85,22 @@ struct SoftmaxAttrs {
   bool generate_stats = false;
 };
 
-using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
-                             SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs>;
+// FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales are
+// tensors (ports), so only these options are attributes.
+struct SdpaFp8Attrs {
+  double attn_scale = 0.0;  // 0: 1/sqrt(d)
+  bool generate_stats = false;
+  bool causal_mask = false;  // top-left
+};
+
+struct SdpaFp8BackwardAttrs {
+  double attn_scale = 0.0;   // 0: 1/sqrt(d)
+  bool causal_mask = false;  // top-left
+};
+
+using OpAttrs =
+    std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
+                 SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, SdpaFp8Attrs, SdpaFp8BackwardAttrs>;
 
 struct Node {
   OpKind kind;

@@ -4,6 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/sdpa_fp8.h"
 
 namespace cudnnfe {
 
@@ -22,6 +23,8 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kLayerNormBackward:
     case OpKind::kRmsNormBackward: return infer_norm(graph, node);
     case OpKind::kSoftmax: return infer_softmax(graph, node);
+    case OpKind::kSdpaFp8: return infer_sdpa_fp8(graph, node);
+    case OpKind::kSdpaFp8Backward: return infer_sdpa_fp8_backward(graph, node);
   }
 }
 
@@ -45,6 +48,8 @@ void check_types(Graph &graph, Node &node) {
   }
   if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
     check_types_sdpa(graph, node);
+  if (node.kind == OpKind::kSdpaFp8 || node.kind == OpKind::kSdpaFp8Backward)
+    check_types_sdpa_fp8(graph, node);
 }
 
 bool output_used(const Node &node, size_t port) {
@@ -55,6 +60,7 @@ bool output_used(const Node &node, size_t port) {
     case OpKind::kRmsNorm:  // statistics only in training
       return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
     case OpKind::kRmsNormBackward: return port != 2 || node.as<NormAttrs>().has_dbias;
+    case OpKind::kSdpaFp8: return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
     default: return true;
   }
 }
