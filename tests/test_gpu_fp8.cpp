@@ -28,12 +28,24 @@
 // scale, a missing mask) cannot hide inside the per-element band.
 // amax outputs, relative: amax_s and amax_dP 1e-2 (maxima of FLOAT values
 // computed before any FP8 cast); dQ, dK, dV 2e-2 (they follow FP8 dS and P
-// cast at the same points on both sides); amax_o 5e-2 (it follows P, cast
-// at different points, see above); the matmul's 1e-2 (exact FP8 products,
+// cast at the same points on both sides); amax_o 0.4 u (E4M3 5e-2, E5M2
+// 1e-1: it follows P, cast at different points, see above, so its error
+// grows with the FP8 step); the matmul's 1e-2 (exact FP8 products,
 // FLOAT sums). stats (FLOAT): 1e-2 absolute + 1e-3 relative (scores come
 // from FP8 products accumulated in reduced precision). Non-FP8 outputs
 // (BFLOAT16, FLOAT): 1e-2 relative to each element plus 1e-3 (matmul) or
 // 1e-2 (attention O) of the output's maximum.
+//
+// Measured on an H100 (sm_90) with cuDNN 9.14.0 and 9.19.0 (identical
+// results; engine 2 for attention, 0 for the matmuls; the amax_o
+// tolerance was 5e-2 for both types then): forward O within one FP8 step
+// (max error 0.06-0.10 of max|O| for E4M3, 0.125 for E5M2; 52-56% of
+// elements bit-identical, mean error 0.3-0.7% of max|O|), stats within
+// 8e-4, amax_s within 7e-4, amax_o within 2.7e-2 (E4M3) and 4.1e-2
+// (E5M2); backward dQ, dK, dV 92-98% bit-identical, max error one step,
+// amaxes within 2.6e-3; the FP8-output matmul 99.5% bit-identical. cuDNN
+// refuses FP8 attention with a BFLOAT16 O on Hopper ("FP8 input with F16
+// output is only supported on Blackwell"), the one allowed refusal seen.
 //
 // Without a GPU every case skips. With one, a refusal passes only for cases
 // marked as possibly refused (printed with cuDNN's message and listed at the
@@ -484,7 +496,8 @@ void run_forward_case(const AttnCase &c) {
       if (c.stats)
         compare_plain(l, h.info.at(f.stats), runs[run][f.stats], h.data[f.stats], 1e-3, 0, 1e-2);
       compare_amax(l, h.info.at(f.amax_s), runs[run][f.amax_s], h.data[f.amax_s], 1e-2);
-      compare_amax(l, h.info.at(f.amax_o), runs[run][f.amax_o], h.data[f.amax_o], 5e-2);
+      compare_amax(l, h.info.at(f.amax_o), runs[run][f.amax_o], h.data[f.amax_o],
+                   0.4 * fp8t::ulp_fraction(c.type));
     }
   });
 }
