@@ -807,6 +807,81 @@ void cudnnfe_rng_options_init(cudnnfe_rng_options_t *options);
 cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims,
                                        int64_t seed, int64_t offset,
                                        const cudnnfe_rng_options_t *options, int64_t *y);
+/* FP8 attention                                                            */
+/*                                                                          */
+/* Attention on FP8 q, k, v with per-tensor scaling, as cudnn-frontend's    */
+/* sdpa_fp8 defines it (cuDNN runs it on Hopper and newer). Every descale   */
+/* and scale is a one-element FLOAT tensor (e.g. [1,1,1,1], bound at        */
+/* execute) or a FLOAT scalar; a value x stored in FP8 as x * scale is read */
+/* back as stored * descale (descale = 1 / scale). FP8 products are         */
+/* computed as stored and descaled in FLOAT; softmax probabilities P are    */
+/* multiplied by scale_s and cast to q's FP8 type before P·V; every FP8     */
+/* result is written times its scale, and its amax (largest magnitude       */
+/* before that scale, [1,1,1,1] FLOAT) is always an output: mark each amax  */
+/* with cudnnfe_tensor_set_output (validation refuses a virtual one). The   */
+/* CPU reference makes the same casts; cuDNN's fused kernels cast P per     */
+/* key tile of an online softmax, so FP8 results may differ from it by an   */
+/* FP8 rounding step.                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_sdpa_fp8_options {
+  size_t struct_size;
+  const char *name;
+  /* Softmax scale applied to Q·Kᵀ (after the descales); 0 means
+   * 1/sqrt(d). */
+  double attn_scale;
+  /* 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled
+   * scores) for the backward pass. */
+  int32_t generate_stats;
+  /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
+  int32_t causal_mask;
+} cudnnfe_sdpa_fp8_options_t;
+void cudnnfe_sdpa_fp8_options_init(cudnnfe_sdpa_fp8_options_t *options);
+
+/* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
+ * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
+ * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
+ * attn_scale * descale_q * descale_k (masked) and P = softmax(S):
+ *   amax_s = max|P|;  P8 = fp8(P * scale_s);
+ *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
+ * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
+ * (set the graph's io type or the tensor's type for another: FP8_E4M3,
+ * FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
+ * ones). Writes *stats (0 without generate_stats; `stats` may then be
+ * NULL), *amax_s and *amax_o. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
+                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
+                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
+                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
+                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
+
+typedef struct cudnnfe_sdpa_fp8_backward_options {
+  size_t struct_size;
+  const char *name;
+  /* As in cudnnfe_sdpa_fp8_options_t: must match the forward pass. */
+  double attn_scale;
+  int32_t causal_mask;
+} cudnnfe_sdpa_fp8_backward_options_t;
+void cudnnfe_sdpa_fp8_backward_options_init(cudnnfe_sdpa_fp8_backward_options_t *options);
+
+/* FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
+ * [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
+ * stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
+ *   D = rowsum(dO * O) * descale_do * descale_o
+ *   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
+ *   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
+ *   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
+ *   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
+ * and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
+ * and dV summed over each group of query heads). dq, dk, dv have the
+ * shapes and dimension orders of q, k, v and, by default, q's type. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
+    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
+    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
+    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
+    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
+    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
+    int64_t *amax_dp);
 
 /* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */

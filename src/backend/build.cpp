@@ -15,6 +15,7 @@
 #include "backend/device.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
+#include "backend/lower_sdpa_fp8.h"
 #include "backend/lowering.h"
 #include "backend/plan_build.h"
 #include "backend/workspace_plan.h"
@@ -49,6 +50,13 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (node.inputs[3] != 0) detail += "bias, ";
     if (a.generate_stats) detail += "stats, ";
   }
+  if (node.kind == OpKind::kSdpaFp8) {
+    const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
+    if (a.causal_mask) detail += "causal, ";
+    if (a.generate_stats) detail += "stats, ";
+  }
+  if (node.kind == OpKind::kSdpaFp8Backward && node.as<SdpaFp8BackwardAttrs>().causal_mask)
+    detail += "causal, ";
   const int64_t first = node.inputs[0];
   // rng: its output's type (its inputs are integer seeds, or none).
   const int64_t typed = node.kind == OpKind::kRng ? node.outputs[0] : first;
@@ -97,6 +105,8 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kConcatenate: return lower_layout(lowering, node);
     case OpKind::kResample: return lower_resample(lowering, node);
     case OpKind::kRng: return lower_rng(lowering, node);
+    case OpKind::kSdpaFp8: return lower_sdpa_fp8(lowering, node);
+    case OpKind::kSdpaFp8Backward: return lower_sdpa_fp8_backward(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");

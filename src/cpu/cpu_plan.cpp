@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cpu/reference_ops.h"
+#include "cpu/sdpa_fp8_ref.h"
 #include "cpu/strided_tensor.h"
 #include "ops/ops.h"
 
@@ -211,6 +212,15 @@ class CpuPlan final : public Plan {
       case OpKind::kAdaLayerNormBackward:
         return cpu::run_grouped_norm_backward(node, *in(0), *in(1), *in(2), *in(3), *in(4), *out(0),
                                               *out(1), *out(2));
+      case OpKind::kSdpaFp8:
+      case OpKind::kSdpaFp8Backward: {
+        std::vector<const cpu::StridedTensor *> inputs, outputs;
+        for (size_t port = 0; port < step.inputs.size(); ++port) inputs.push_back(in(port));
+        for (size_t port = 0; port < step.outputs.size(); ++port) outputs.push_back(out(port));
+        if (node.kind == OpKind::kSdpaFp8)
+          return cpu::run_sdpa_fp8(node, inputs.data(), outputs.data());
+        return cpu::run_sdpa_fp8_backward(node, inputs.data(), outputs.data());
+      }
     }
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
          ": this operation is not supported by the CPU reference");

@@ -72,6 +72,16 @@ const std::vector<KindInfo> &kinds() {
        "adalayernorm_backward",
        {"dy", "x", "scale", "mean", "inv_variance"},
        {"dx", "dscale", "dbias"}},
+      {OpKind::kSdpaFp8,
+       "sdpa_fp8",
+       {"q", "k", "v", "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o"},
+       {"O", "stats", "amax_s", "amax_o"}},
+      {OpKind::kSdpaFp8Backward,
+       "sdpa_fp8_backward",
+       {"q", "k", "v", "o", "dO", "stats", "descale_q", "descale_k", "descale_v", "descale_o",
+        "descale_dO", "descale_s", "descale_dP", "scale_s", "scale_dQ", "scale_dK", "scale_dV",
+        "scale_dP"},
+       {"dQ", "dK", "dV", "amax_dQ", "amax_dK", "amax_dV", "amax_dP"}},
   };
   return table;
 }

@@ -41,6 +41,8 @@ enum class OpKind {
   kInstanceNormBackward,
   kAdaLayerNorm,
   kAdaLayerNormBackward,
+  kSdpaFp8,
+  kSdpaFp8Backward,
 };
 
 // Most inputs of one concatenate node (ports x0 .. x15).
@@ -148,9 +150,23 @@ struct RngAttrs {
   std::vector<int64_t> dims;
 };
 
+// FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales are
+// tensors (ports), so only these options are attributes.
+struct SdpaFp8Attrs {
+  double attn_scale = 0.0;  // 0: 1/sqrt(d)
+  bool generate_stats = false;
+  bool causal_mask = false;  // top-left
+};
+
+struct SdpaFp8BackwardAttrs {
+  double attn_scale = 0.0;   // 0: 1/sqrt(d)
+  bool causal_mask = false;  // top-left
+};
+
 using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
                              SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs,
-                             TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs>;
+                             TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs,
+                             SdpaFp8Attrs, SdpaFp8BackwardAttrs>;
 
 struct Node {
   OpKind kind;

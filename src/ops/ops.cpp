@@ -4,6 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/sdpa_fp8.h"
 
 namespace cudnnfe {
 
@@ -35,6 +36,8 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kInstanceNormBackward:
     case OpKind::kAdaLayerNorm:
     case OpKind::kAdaLayerNormBackward: return infer_grouped_norm(graph, node);
+    case OpKind::kSdpaFp8: return infer_sdpa_fp8(graph, node);
+    case OpKind::kSdpaFp8Backward: return infer_sdpa_fp8_backward(graph, node);
   }
 }
 
@@ -62,6 +65,8 @@ void check_types(Graph &graph, Node &node) {
   }
   if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
     check_types_sdpa(graph, node);
+  if (node.kind == OpKind::kSdpaFp8 || node.kind == OpKind::kSdpaFp8Backward)
+    check_types_sdpa_fp8(graph, node);
 }
 
 bool output_used(const Node &node, size_t port) {
@@ -78,6 +83,7 @@ bool output_used(const Node &node, size_t port) {
       return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
     case OpKind::kBatchNorm:  // next running statistics only when the previous are given
       return port < 3 || node.inputs[3] != 0 || node.inputs[4] != 0;
+    case OpKind::kSdpaFp8: return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
     default: return true;
   }
 }

@@ -141,6 +141,19 @@ Value node_attributes(const Node &node) {
       a.set("dims", int_array(r.dims));
       break;
     }
+    case OpKind::kSdpaFp8: {
+      const SdpaFp8Attrs &s = node.as<SdpaFp8Attrs>();
+      a.set("attn_scale", Value::number(s.attn_scale));
+      a.set("generate_stats", Value::boolean(s.generate_stats));
+      a.set("causal_mask", Value::boolean(s.causal_mask));
+      break;
+    }
+    case OpKind::kSdpaFp8Backward: {
+      const SdpaFp8BackwardAttrs &s = node.as<SdpaFp8BackwardAttrs>();
+      a.set("attn_scale", Value::number(s.attn_scale));
+      a.set("causal_mask", Value::boolean(s.causal_mask));
+      break;
+    }
   }
   return a;
 }
@@ -405,6 +418,19 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       r.seed = a.at("seed", where).as_int(where + ".seed");
       r.dims = read_ints(a.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
       return r;
+    }
+    case OpKind::kSdpaFp8: {
+      SdpaFp8Attrs s;
+      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
+      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
+      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
+      return s;
+    }
+    case OpKind::kSdpaFp8Backward: {
+      SdpaFp8BackwardAttrs s;
+      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
+      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
+      return s;
     }
   }
   return MatmulAttrs{};

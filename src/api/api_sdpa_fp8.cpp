@@ -1,0 +1,80 @@
+// The FP8 attention ops of the C API (forward and backward).
+#include "api/guard.h"
+#include "ops/sdpa_fp8.h"
+
+using namespace cudnnfe;
+
+void cudnnfe_sdpa_fp8_options_init(cudnnfe_sdpa_fp8_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_sdpa_fp8_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+void cudnnfe_sdpa_fp8_backward_options_init(cudnnfe_sdpa_fp8_backward_options_t *o) {
+  if (!o) return;
+  *o = cudnnfe_sdpa_fp8_backward_options_t{};
+  o->struct_size = sizeof(*o);
+}
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
+                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
+                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
+                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
+                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(o, "o");
+    require_out(amax_s, "amax_s");
+    require_out(amax_o, "amax_o");
+    auto opts = read_options(options, cudnnfe_sdpa_fp8_options_init, "sdpa_fp8 options");
+    if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
+    SdpaFp8Attrs a;
+    a.attn_scale = opts.attn_scale;
+    a.generate_stats = opts.generate_stats != 0;
+    a.causal_mask = opts.causal_mask != 0;
+    // FP8 attention computes in FLOAT whatever the graph's default.
+    const Node &node =
+        graph.add_node(OpKind::kSdpaFp8, string_or_empty(opts.name),
+                       {q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o}, a,
+                       CUDNNFE_DTYPE_FLOAT);
+    *o = node.outputs[sdpa_fp8_port::kO];
+    if (stats) *stats = node.outputs[sdpa_fp8_port::kStats];
+    *amax_s = node.outputs[sdpa_fp8_port::kAmaxS];
+    *amax_o = node.outputs[sdpa_fp8_port::kAmaxO];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
+    cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
+    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
+    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
+    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
+    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
+    int64_t *amax_dp) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(dq, "dq");
+    require_out(dk, "dk");
+    require_out(dv, "dv");
+    require_out(amax_dq, "amax_dq");
+    require_out(amax_dk, "amax_dk");
+    require_out(amax_dv, "amax_dv");
+    require_out(amax_dp, "amax_dp");
+    auto opts =
+        read_options(options, cudnnfe_sdpa_fp8_backward_options_init, "sdpa_fp8_backward options");
+    SdpaFp8BackwardAttrs a;
+    a.attn_scale = opts.attn_scale;
+    a.causal_mask = opts.causal_mask != 0;
+    const Node &node = graph.add_node(
+        OpKind::kSdpaFp8Backward, string_or_empty(opts.name),
+        {q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s,
+         descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp},
+        a, CUDNNFE_DTYPE_FLOAT);
+    using namespace sdpa_fp8_backward_port;
+    *dq = node.outputs[kDQ];
+    *dk = node.outputs[kDK];
+    *dv = node.outputs[kDV];
+    *amax_dq = node.outputs[kAmaxDQ];
+    *amax_dk = node.outputs[kAmaxDK];
+    *amax_dv = node.outputs[kAmaxDV];
+    *amax_dp = node.outputs[kAmaxDP];
+  });
+}

@@ -1,0 +1,161 @@
+// FP8 attention forward through the composite graph cudnn-frontend builds
+// for per-tensor-scaled FP8 attention, which cuDNN fuses into its FP8
+// flash-attention engines (Hopper and newer):
+//
+//   S = Q·Kᵀ (FP8 operands, FLOAT result) * attn_scale * descale_q *
+//       descale_k -> [causal mask] -> softmax (max, sub, exp, sum; stats =
+//       max + log(sum); P = exp / sum)
+//   amax_s = AMAX(P);  P8 = P * scale_s, cast to q's FP8 type
+//   O' = P8·V * descale_s * descale_v;  amax_o = AMAX(O');  O = O' * scale_o
+//
+// Kᵀ is K's descriptor with its last two dims and strides swapped. GQA needs
+// nothing extra: the engine maps each query head to its key/value head.
+#include "backend/lower_sdpa_fp8.h"
+
+#include <limits>
+
+#include "core/error.h"
+#include "ops/sdpa_fp8.h"
+
+namespace cudnnfe::backend {
+namespace fp8 {
+namespace {
+
+PointwiseAttrs mode(cudnnfe_pointwise_mode_t m, int axis = 0) {
+  PointwiseAttrs attrs;
+  attrs.mode = m;
+  attrs.axis = axis;
+  return attrs;
+}
+
+double masked_value(size_t cudnn_version) {
+  return cudnn_version >= 91000 ? -std::numeric_limits<double>::infinity()
+                                : static_cast<double>(std::numeric_limits<float>::lowest());
+}
+
+}  // namespace
+
+cudnnBackendDescriptor_t Scales::operator()(size_t port) {
+  const int64_t uid = node_.inputs.at(port);
+  auto it = made_.find(uid);
+  if (it != made_.end()) return it->second;
+  const Tensor &t = lowering_.graph().tensor(uid);
+  cudnnBackendDescriptor_t desc;
+  if (t.is_scalar)
+    desc = lowering_.operand(uid, 4);
+  else if (t.dims.size() == 4)
+    desc = lowering_.tensor(uid);
+  else
+    desc = lowering_.tensor_view(uid, {1, 1, 1, 1}, {1, 1, 1, 1});
+  made_.emplace(uid, desc);
+  return desc;
+}
+
+cudnnBackendDescriptor_t mul(Lowering &lowering, cudnnBackendDescriptor_t a,
+                             cudnnBackendDescriptor_t b, const std::vector<int64_t> &dims,
+                             cudnnDataType_t type, cudnnBackendDescriptor_t into) {
+  cudnnBackendDescriptor_t out = into ? into : lowering.virtual_tensor(dims, type);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), kFloat, a, b, nullptr, out);
+  return out;
+}
+
+cudnnBackendDescriptor_t causal_mask(Lowering &lowering, cudnnBackendDescriptor_t scores,
+                                     const std::vector<int64_t> &dims) {
+  cudnnBackendDescriptor_t row = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 2), kFloat, scores, nullptr, nullptr,
+                row);
+  cudnnBackendDescriptor_t col = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 3), kFloat, scores, nullptr, nullptr,
+                col);
+  cudnnBackendDescriptor_t keep = lowering.virtual_tensor(dims, CUDNN_DATA_BOOLEAN);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_CMP_GE), CUDNN_DATA_BOOLEAN, row, col, nullptr,
+                keep);
+  cudnnBackendDescriptor_t masked = lowering.virtual_tensor(dims, kFloat);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_BINARY_SELECT), kFloat, scores,
+                lowering.scalar(masked_value(lowering.cudnn_version()), CUDNNFE_DTYPE_FLOAT, 4),
+                keep, masked);
+  return masked;
+}
+
+void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
+                   cudnnBackendDescriptor_t descale_a, cudnnBackendDescriptor_t descale_b,
+                   cudnnBackendDescriptor_t scale_c, const std::vector<int64_t> &full,
+                   int64_t c_uid, int64_t amax_uid) {
+  const Tensor &c = lowering.graph().tensor(c_uid);
+  cudnnBackendDescriptor_t product = lowering.virtual_tensor(full, kFloat);
+  add_matmul(lowering, kFloat, a, b, product);
+  if (c.dims[1] != full[1]) {  // GQA: sum the query heads of each key/value head
+    cudnnBackendDescriptor_t summed = lowering.virtual_tensor(c.dims, kFloat);
+    add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, product, summed);
+    product = summed;
+  }
+  cudnnBackendDescriptor_t descaled = mul(lowering, product, descale_a, c.dims);
+  descaled = mul(lowering, descaled, descale_b, c.dims);
+  add_reduction(lowering, CUDNNFE_REDUCTION_AMAX, kFloat, false, descaled,
+                lowering.tensor(amax_uid));
+  mul(lowering, descaled, scale_c, c.dims, kFloat, lowering.tensor(c_uid));
+}
+
+}  // namespace fp8
+
+void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
+  using namespace sdpa_fp8_port;
+  using fp8::kFloat;
+  const Graph &graph = lowering.graph();
+  const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
+  const Tensor &q = graph.tensor(node.inputs[kQ]);
+  const Tensor &k = graph.tensor(node.inputs[kK]);
+  const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
+  const int64_t h_kv = k.dims[1], s_kv = k.dims[2];
+  const std::vector<int64_t> scores = {b, h_q, s_q, s_kv};
+  const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
+  fp8::Scales scales(lowering, node);
+
+  // S = Q·Kᵀ in FLOAT, then the softmax scale and the two descales.
+  cudnnBackendDescriptor_t kt = lowering.tensor_view(
+      k.uid, {b, h_kv, d, s_kv}, {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+  cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
+  add_matmul(lowering, kFloat, lowering.tensor(q.uid), kt, s);
+  s = fp8::mul(lowering, s,
+               lowering.scalar(sdpa_fp8_attn_scale(attrs.attn_scale, d), CUDNNFE_DTYPE_FLOAT, 4),
+               scores);
+  s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
+  s = fp8::mul(lowering, s, scales(kDescaleK), scores);
+  if (attrs.causal_mask) s = fp8::causal_mask(lowering, s, scores);
+
+  // Softmax with stats = max + log(sum exp) (virtual unless asked for).
+  PointwiseAttrs pw;
+  auto pointwise = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t in0,
+                       cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t out) {
+    pw.mode = m;
+    add_pointwise(lowering, pw, kFloat, in0, in1, nullptr, out);
+    return out;
+  };
+  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, kFloat, false, s, max);
+  cudnnBackendDescriptor_t centered =
+      pointwise(CUDNNFE_POINTWISE_SUB, s, max, lowering.virtual_tensor(scores, kFloat));
+  cudnnBackendDescriptor_t exp =
+      pointwise(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering.virtual_tensor(scores, kFloat));
+  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, exp, sum);
+  cudnnBackendDescriptor_t log_sum =
+      pointwise(CUDNNFE_POINTWISE_LOG, sum, nullptr, lowering.virtual_tensor(per_row, kFloat));
+  cudnnBackendDescriptor_t stats = node.outputs[kStats] != 0
+                                       ? lowering.tensor(node.outputs[kStats])
+                                       : lowering.virtual_tensor(per_row, kFloat);
+  pointwise(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
+  cudnnBackendDescriptor_t p =
+      pointwise(CUDNNFE_POINTWISE_DIV, exp, sum, lowering.virtual_tensor(scores, kFloat));
+
+  // amax of P, then P scaled and cast to q's FP8 type for the second matmul.
+  add_reduction(lowering, CUDNNFE_REDUCTION_AMAX, kFloat, false, p,
+                lowering.tensor(node.outputs[kAmaxS]));
+  cudnnBackendDescriptor_t p8 = fp8::mul(lowering, p, scales(kScaleS), scores, to_cudnn(q.dtype));
+
+  fp8::scaled_matmul(lowering, p8, lowering.tensor(node.inputs[kV]), scales(kDescaleS),
+                     scales(kDescaleV), scales(kScaleO), graph.tensor(node.outputs[kO]).dims,
+                     node.outputs[kO], node.outputs[kAmaxO]);
+}
+
+}  // namespace cudnnfe::backend

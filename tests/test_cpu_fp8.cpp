@@ -1,0 +1,992 @@
+// FP8 on the CPU reference, through the public C API: FP8 attention forward
+// and backward (cudnnfe_graph_add_sdpa_fp8[_backward]) against the
+// straightforward loops of fp8_test_support.h and against the FLOAT
+// attention ops; FP8 matmul built from existing ops; graph JSON round trips;
+// and the rules (bad input gives a status and a message naming node,
+// tensor and rule).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fp8_test_support.h"
+#include "harness.h"
+
+namespace {
+
+using fp8t::Dims;
+using fp8t::Fp8Host;
+
+constexpr cudnnfe_dtype_t E4M3 = CUDNNFE_DTYPE_FP8_E4M3;
+constexpr cudnnfe_dtype_t E5M2 = CUDNNFE_DTYPE_FP8_E5M2;
+constexpr cudnnfe_dtype_t F32 = CUDNNFE_DTYPE_FLOAT;
+
+// ---- graph helpers ----
+
+class G {
+ public:
+  G() { cudnnfe_graph_create(&g_); }
+  ~G() { cudnnfe_graph_destroy(g_); }
+  G(const G &) = delete;
+  G &operator=(const G &) = delete;
+  cudnnfe_graph_t *get() const { return g_; }
+
+  int64_t input(const char *name, cudnnfe_dtype_t dtype, const Dims &dims,
+                const Dims &strides = {}) {
+    int64_t uid = 0;
+    CHECK_OK(cudnnfe_graph_add_tensor(g_, name, dtype, static_cast<int32_t>(dims.size()),
+                                      dims.data(), strides.empty() ? nullptr : strides.data(),
+                                      &uid));
+    return uid;
+  }
+  int64_t one(const char *name) { return input(name, F32, {1, 1, 1, 1}); }
+  void output(int64_t uid) { CHECK_OK(cudnnfe_tensor_set_output(g_, uid, 1)); }
+  bool build() {
+    cudnnfe_build_options_t o;
+    cudnnfe_build_options_init(&o);
+    o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+    cudnnfe_status_t s = cudnnfe_graph_build(g_, nullptr, &o);
+    if (s != CUDNNFE_STATUS_OK)
+      std::printf("  build failed: %s: %s\n", cudnnfe_status_name(s), cudnnfe_graph_last_error(g_));
+    return s == CUDNNFE_STATUS_OK;
+  }
+  bool execute(const std::vector<cudnnfe_binding_t> &bindings) const {
+    cudnnfe_handle_t *h = nullptr;
+    if (cudnnfe_handle_create(&h, -1) != CUDNNFE_STATUS_OK) return false;
+    cudnnfe_status_t s =
+        cudnnfe_graph_execute(g_, h, bindings.data(), bindings.size(), nullptr, 0, nullptr);
+    if (s != CUDNNFE_STATUS_OK)
+      std::printf("  execute failed: %s: %s\n", cudnnfe_status_name(s),
+                  cudnnfe_handle_last_error(h));
+    cudnnfe_handle_destroy(h);
+    return s == CUDNNFE_STATUS_OK;
+  }
+  Dims strides(int64_t uid) const {
+    int64_t d[CUDNNFE_MAX_DIMS], s[CUDNNFE_MAX_DIMS];
+    int32_t rank = 0;
+    CHECK_OK(cudnnfe_tensor_get_shape(g_, uid, d, s, CUDNNFE_MAX_DIMS, &rank));
+    return Dims(s, s + rank);
+  }
+
+ private:
+  cudnnfe_graph_t *g_ = nullptr;
+};
+
+// A forward FP8 attention graph and the UIDs of its tensors.
+struct Fwd {
+  fp8t::AttnShape a;
+  cudnnfe_dtype_t type = E4M3;
+  cudnnfe_dtype_t o_type = CUDNNFE_DTYPE_NOT_SET;  // NOT_SET: q's
+  bool causal = false, stats = true, bshd = false;
+  double attn_scale = 0;
+  int64_t q = 0, k = 0, v = 0, dq = 0, dk = 0, dv = 0, ds = 0, ss = 0, so = 0;
+  int64_t o = 0, st = 0, amax_s = 0, amax_o = 0;
+
+  Dims q_dims() const { return {a.b, a.h_q, a.s_q, a.d}; }
+  Dims k_dims() const { return {a.b, a.h_kv, a.s_kv, a.d}; }
+  Dims v_dims() const { return {a.b, a.h_kv, a.s_kv, a.d_v}; }
+  Dims layout(const Dims &d) const { return bshd ? fp8t::bshd(d) : fp8t::packed(d); }
+
+  cudnnfe_status_t add(G &g) {
+    q = g.input("q", type, q_dims(), layout(q_dims()));
+    k = g.input("k", type, k_dims(), layout(k_dims()));
+    v = g.input("v", type, v_dims(), layout(v_dims()));
+    dq = g.one("descale_q");
+    dk = g.one("descale_k");
+    dv = g.one("descale_v");
+    ds = g.one("descale_s");
+    ss = g.one("scale_s");
+    so = g.one("scale_o");
+    cudnnfe_sdpa_fp8_options_t opt;
+    cudnnfe_sdpa_fp8_options_init(&opt);
+    opt.name = "attn";
+    opt.causal_mask = causal;
+    opt.generate_stats = stats;
+    opt.attn_scale = attn_scale;
+    cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, dq, dk, dv, ds, ss, so, &opt,
+                                                    &o, &st, &amax_s, &amax_o);
+    if (s != CUDNNFE_STATUS_OK) return s;
+    g.output(o);
+    if (o_type != CUDNNFE_DTYPE_NOT_SET) CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), o, o_type));
+    if (stats) g.output(st);
+    g.output(amax_s);
+    g.output(amax_o);
+    return s;
+  }
+};
+
+// Host buffers of a forward run.
+struct FwdData {
+  Fp8Host q, k, v;
+  float descale[6];  // descale_q, descale_k, descale_v, descale_s, scale_s, scale_o
+  std::vector<unsigned char> o;
+  std::vector<float> stats;
+  float amax_s = NAN, amax_o = NAN;
+  cudnnfe_dtype_t o_type = E4M3;
+  Dims o_strides;
+};
+
+FwdData make_fwd_data(const Fwd &f, G &g, uint32_t seed, const fp8t::FwdScales &sc) {
+  std::mt19937 rng(seed);
+  FwdData d;
+  // Values of magnitude up to 2 stored at scale 1/descale.
+  d.q = fp8t::random_fp8(f.type, f.q_dims(), f.layout(f.q_dims()), 2.0, 1 / sc.descale_q, rng);
+  d.k = fp8t::random_fp8(f.type, f.k_dims(), f.layout(f.k_dims()), 2.0, 1 / sc.descale_k, rng);
+  d.v = fp8t::random_fp8(f.type, f.v_dims(), f.layout(f.v_dims()), 2.0, 1 / sc.descale_v, rng);
+  const double values[6] = {sc.descale_q, sc.descale_k, sc.descale_v,
+                            sc.descale_s, sc.scale_s,   sc.scale_o};
+  for (int i = 0; i < 6; ++i) d.descale[i] = static_cast<float>(values[i]);
+  CHECK_OK(cudnnfe_graph_validate(g.get()));
+  CHECK_OK(cudnnfe_tensor_get_dtype(g.get(), f.o, &d.o_type));
+  d.o_strides = g.strides(f.o);
+  const Dims o_dims = {f.a.b, f.a.h_q, f.a.s_q, f.a.d_v};
+  d.o.assign(static_cast<size_t>(fp8t::count(o_dims)) * cudnnfe_dtype_size(d.o_type), 0xff);
+  d.stats.assign(static_cast<size_t>(f.a.b * f.a.h_q * f.a.s_q), NAN);
+  return d;
+}
+
+bool run_fwd(const Fwd &f, G &g, FwdData &d) {
+  std::vector<cudnnfe_binding_t> b = {
+      {f.q, d.q.data()},     {f.k, d.k.data()},     {f.v, d.v.data()},     {f.dq, &d.descale[0]},
+      {f.dk, &d.descale[1]}, {f.dv, &d.descale[2]}, {f.ds, &d.descale[3]}, {f.ss, &d.descale[4]},
+      {f.so, &d.descale[5]}, {f.o, d.o.data()},     {f.amax_s, &d.amax_s}, {f.amax_o, &d.amax_o}};
+  if (f.stats) b.push_back({f.st, d.stats.data()});
+  return g.execute(b);
+}
+
+// Decoded O in dense BHSD order.
+std::vector<double> o_values(const Fwd &f, const FwdData &d) {
+  const Dims dims = {f.a.b, f.a.h_q, f.a.s_q, f.a.d_v};
+  std::vector<double> out;
+  for (int64_t i = 0; i < fp8t::count(dims); ++i) {
+    const int64_t off = fp8t::offset_of(i, dims, d.o_strides);
+    if (fp8t::is_fp8(d.o_type)) {
+      out.push_back(fp8t::decode(d.o_type, d.o[static_cast<size_t>(off)]));
+    } else {  // HALF or BFLOAT16
+      uint16_t bits;
+      std::memcpy(&bits, &d.o[static_cast<size_t>(off) * 2], 2);
+      if (d.o_type == CUDNNFE_DTYPE_BFLOAT16) {
+        uint32_t x = static_cast<uint32_t>(bits) << 16;
+        float v;
+        std::memcpy(&v, &x, 4);
+        out.push_back(v);
+      } else {
+        const int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+        double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(m | 0x400, e - 25);
+        out.push_back((bits & 0x8000) ? -v : v);
+      }
+    }
+  }
+  return out;
+}
+
+bool close(double got, double want, double rel) {
+  return std::fabs(got - want) <= rel * std::fabs(want) + 1e-30;
+}
+
+// Runs a forward case and compares with the straightforward loops: FP8 O
+// bit for bit (FP8 products and their sums are exact in double, so both
+// sides round the same values), stats and amaxes to float precision.
+void check_forward(Fwd f, uint32_t seed, const fp8t::FwdScales &sc) {
+  G g;
+  REQUIRE_OK(f.add(g));
+  FwdData d = make_fwd_data(f, g, seed, sc);
+  REQUIRE(g.build());
+  REQUIRE(run_fwd(f, g, d));
+  const double attn =
+      f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(static_cast<double>(f.a.d));
+  fp8t::FwdResult want = fp8t::attention_forward(f.a, d.q.values(), d.k.values(), d.v.values(), sc,
+                                                 attn, f.causal, f.type);
+  const std::vector<double> got = o_values(f, d);
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double scaled = want.o_unscaled[i] * sc.scale_o;
+    const double expected = fp8t::is_fp8(d.o_type) ? fp8t::round_fp8(d.o_type, scaled) : scaled;
+    const double tol = fp8t::is_fp8(d.o_type) ? 0.0 : 4e-3 * std::fabs(scaled) + 1e-6;
+    if (!(std::fabs(got[i] - expected) <= tol) && bad++ < 3)
+      std::printf("  O[%zu] = %.9g, expected %.9g\n", i, got[i], expected);
+  }
+  CHECK_MSG(bad == 0, "%lld of %zu O elements differ", static_cast<long long>(bad), got.size());
+  CHECK_MSG(close(d.amax_s, want.amax_s, 1e-6), "amax_s %.9g, expected %.9g", d.amax_s,
+            want.amax_s);
+  CHECK_MSG(close(d.amax_o, want.amax_o, 1e-6), "amax_o %.9g, expected %.9g", d.amax_o,
+            want.amax_o);
+  CHECK(want.amax_s > 0 && want.amax_o > 0);
+  if (f.stats)
+    for (size_t i = 0; i < d.stats.size(); ++i)
+      if (!close(d.stats[i], want.stats[i], 1e-6)) {
+        CHECK_MSG(false, "stats[%zu] %.9g, expected %.9g", i, d.stats[i], want.stats[i]);
+        break;
+      }
+}
+
+fp8t::FwdScales typical_fwd_scales() {
+  fp8t::FwdScales sc;
+  sc.descale_q = 1.0 / 64;
+  sc.descale_k = 1.0 / 32;
+  sc.descale_v = 1.0 / 128;
+  sc.scale_s = 256;  // P <= 1
+  sc.descale_s = 1.0 / 256;
+  sc.scale_o = 64;
+  return sc;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Forward numerics
+
+TEST(cpu_sdpa_fp8_forward_matches_the_graph_definition) {
+  Fwd f;
+  f.a = {2, 2, 2, 5, 7, 8, 4};
+  f.attn_scale = 0.3;
+  check_forward(f, 1, typical_fwd_scales());
+}
+
+TEST(cpu_sdpa_fp8_forward_causal_gqa_bshd) {
+  Fwd f;
+  f.a = {1, 4, 2, 6, 6, 8, 8};
+  f.causal = true;
+  f.bshd = true;  // O follows q's BSHD order
+  check_forward(f, 2, typical_fwd_scales());
+}
+
+TEST(cpu_sdpa_fp8_forward_e5m2_inference_half_output) {
+  Fwd f;
+  f.a = {1, 2, 1, 4, 9, 16, 8};
+  f.type = E5M2;
+  f.stats = false;
+  f.o_type = CUDNNFE_DTYPE_HALF;
+  check_forward(f, 3, typical_fwd_scales());
+  Fwd e5;
+  e5.a = f.a;
+  e5.type = E5M2;
+  e5.causal = true;
+  check_forward(e5, 4, typical_fwd_scales());
+}
+
+// The cast of P to FP8 before P·V is simulated: with scale_s = 2^-8 every
+// probability is an E4M3 subnormal (step 2^-9) or zero, and O follows the
+// quantized values, not the exact ones.
+TEST(cpu_sdpa_fp8_forward_casts_p_before_pv) {
+  Fwd f;
+  f.a = {1, 1, 1, 4, 32, 8, 8};
+  fp8t::FwdScales sc = typical_fwd_scales();
+  sc.scale_s = 1.0 / 256;
+  sc.descale_s = 256;
+  check_forward(f, 5, sc);
+  G g;
+  REQUIRE_OK(f.add(g));
+  FwdData d = make_fwd_data(f, g, 5, sc);
+  REQUIRE(g.build());
+  REQUIRE(run_fwd(f, g, d));
+  const double attn = 1.0 / std::sqrt(8.0);
+  fp8t::FwdResult exact = fp8t::attention_forward(f.a, d.q.values(), d.k.values(), d.v.values(), sc,
+                                                  attn, false, f.type, /*cast_p=*/false);
+  const std::vector<double> got = o_values(f, d);
+  double diff = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    diff = std::max(diff, std::fabs(got[i] / sc.scale_o - exact.o_unscaled[i]));
+  CHECK_MSG(diff > 0.05 * exact.amax_o, "O matches unquantized P (max diff %.3g of amax %.3g)",
+            diff, exact.amax_o);
+}
+
+// Against the FLOAT attention op on the same (decoded) inputs: stats agree
+// closely (they do not depend on FP8 casts) and dequantized O agrees within
+// FP8 precision.
+TEST(cpu_sdpa_fp8_forward_agrees_with_float_sdpa) {
+  Fwd f;
+  f.a = {2, 4, 2, 8, 8, 16, 16};
+  f.causal = true;
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  G g;
+  REQUIRE_OK(f.add(g));
+  FwdData d = make_fwd_data(f, g, 6, sc);
+  REQUIRE(g.build());
+  REQUIRE(run_fwd(f, g, d));
+
+  // Dequantized inputs as FLOAT tensors.
+  auto dequant = [](const Fp8Host &t, double descale) {
+    std::vector<float> out;
+    for (double x : t.values()) out.push_back(static_cast<float>(x * descale));
+    return out;
+  };
+  std::vector<float> qf = dequant(d.q, sc.descale_q), kf = dequant(d.k, sc.descale_k),
+                     vf = dequant(d.v, sc.descale_v);
+  G fg;
+  const int64_t q = fg.input("q", F32, f.q_dims()), k = fg.input("k", F32, f.k_dims()),
+                v = fg.input("v", F32, f.v_dims());
+  cudnnfe_sdpa_options_t opt;
+  cudnnfe_sdpa_options_init(&opt);
+  opt.causal_mask = 1;
+  opt.generate_stats = 1;
+  int64_t o = 0, st = 0;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(fg.get(), q, k, v, &opt, &o, &st));
+  fg.output(o);
+  fg.output(st);
+  REQUIRE(fg.build());
+  std::vector<float> of(qf.size() / f.a.d * f.a.d_v), stf(d.stats.size());
+  REQUIRE(fg.execute(
+      {{q, qf.data()}, {k, kf.data()}, {v, vf.data()}, {o, of.data()}, {st, stf.data()}}));
+  const std::vector<double> got = o_values(f, d);
+  double amax = 0, worst = 0;
+  for (float x : of) amax = std::max(amax, std::fabs(static_cast<double>(x)));
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs(got[i] / sc.scale_o - of[i]));
+  // P and O are each cast to E4M3 (relative step 1/8): well within 1/4 of
+  // max|O| in the worst element.
+  CHECK_MSG(worst <= 0.25 * amax, "max |O_fp8 - O_float| = %.3g, max|O| = %.3g", worst, amax);
+  CHECK_MSG(std::fabs(d.amax_o - amax) <= 0.1 * amax, "amax_o %.4g vs max|O_float| %.4g", d.amax_o,
+            amax);
+  for (size_t i = 0; i < stf.size(); ++i)
+    if (!close(d.stats[i], stf[i], 1e-5)) {
+      CHECK_MSG(false, "stats[%zu]: fp8 %.8g, float %.8g", i, d.stats[i], stf[i]);
+      break;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Backward numerics
+
+namespace {
+
+struct Bwd {
+  fp8t::AttnShape a;
+  cudnnfe_dtype_t type = E4M3, do_type = E4M3, o_type = E4M3;
+  bool causal = false;
+  double attn_scale = 0;
+  int64_t q = 0, k = 0, v = 0, o = 0, d_o = 0, stats = 0;
+  int64_t scales[12] = {};
+  int64_t dq = 0, dk = 0, dv = 0, amax[4] = {};
+
+  cudnnfe_status_t add(G &g) {
+    const Dims qd = {a.b, a.h_q, a.s_q, a.d}, kd = {a.b, a.h_kv, a.s_kv, a.d},
+               vd = {a.b, a.h_kv, a.s_kv, a.d_v}, od = {a.b, a.h_q, a.s_q, a.d_v};
+    q = g.input("q", type, qd);
+    k = g.input("k", type, kd);
+    v = g.input("v", type, vd);
+    o = g.input("o", o_type, od);
+    d_o = g.input("dO", do_type, od);
+    stats = g.input("stats", F32, {a.b, a.h_q, a.s_q, 1});
+    const char *names[12] = {"descale_q",  "descale_k", "descale_v",  "descale_o",
+                             "descale_dO", "descale_s", "descale_dP", "scale_s",
+                             "scale_dQ",   "scale_dK",  "scale_dV",   "scale_dP"};
+    for (int i = 0; i < 12; ++i) scales[i] = g.one(names[i]);
+    cudnnfe_sdpa_fp8_backward_options_t opt;
+    cudnnfe_sdpa_fp8_backward_options_init(&opt);
+    opt.name = "attn_bwd";
+    opt.causal_mask = causal;
+    opt.attn_scale = attn_scale;
+    cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8_backward(
+        g.get(), q, k, v, o, d_o, stats, scales[0], scales[1], scales[2], scales[3], scales[4],
+        scales[5], scales[6], scales[7], scales[8], scales[9], scales[10], scales[11], &opt, &dq,
+        &dk, &dv, &amax[0], &amax[1], &amax[2], &amax[3]);
+    if (s != CUDNNFE_STATUS_OK) return s;
+    for (int64_t out : {dq, dk, dv, amax[0], amax[1], amax[2], amax[3]}) g.output(out);
+    return s;
+  }
+};
+
+float as_float(double x) {
+  return static_cast<float>(x);
+}
+
+}  // namespace
+
+// Forward (library) -> backward (library) against the loops, with GQA,
+// the causal mask and dO in E5M2 (the "hybrid" FP8 recipe).
+TEST(cpu_sdpa_fp8_backward_matches_the_graph_definition) {
+  for (int variant = 0; variant < 2; ++variant) {
+    Fwd f;
+    f.a =
+        variant == 0 ? fp8t::AttnShape{1, 4, 2, 6, 5, 8, 8} : fp8t::AttnShape{2, 2, 2, 5, 7, 8, 4};
+    f.causal = variant == 0;
+    f.attn_scale = variant == 0 ? 0.0 : 0.25;
+    const fp8t::FwdScales fs = typical_fwd_scales();
+    G fg;
+    REQUIRE_OK(f.add(fg));
+    FwdData fd = make_fwd_data(f, fg, 10 + variant, fs);
+    REQUIRE(fg.build());
+    REQUIRE(run_fwd(f, fg, fd));
+
+    Bwd b;
+    b.a = f.a;
+    b.causal = f.causal;
+    b.attn_scale = f.attn_scale;
+    b.do_type = variant == 0 ? E5M2 : E4M3;
+    G g;
+    REQUIRE_OK(b.add(g));
+    REQUIRE(g.build());
+    std::mt19937 rng(20 + variant);
+    const Dims od = {f.a.b, f.a.h_q, f.a.s_q, f.a.d_v};
+    Fp8Host d_o = fp8t::random_fp8(b.do_type, od, {}, 1.0, 16, rng);
+    fp8t::BwdScales sc;
+    sc.descale_q = fs.descale_q;
+    sc.descale_k = fs.descale_k;
+    sc.descale_v = fs.descale_v;
+    sc.descale_o = 1 / fs.scale_o;
+    sc.descale_do = 1.0 / 16;
+    sc.scale_s = 256;
+    sc.descale_s = 1.0 / 256;
+    sc.scale_dp = 512;
+    sc.descale_dp = 1.0 / 512;
+    sc.scale_dq = 64;
+    sc.scale_dk = 32;
+    sc.scale_dv = 16;
+    float sv[12] = {as_float(sc.descale_q),  as_float(sc.descale_k),  as_float(sc.descale_v),
+                    as_float(sc.descale_o),  as_float(sc.descale_do), as_float(sc.descale_s),
+                    as_float(sc.descale_dp), as_float(sc.scale_s),    as_float(sc.scale_dq),
+                    as_float(sc.scale_dk),   as_float(sc.scale_dv),   as_float(sc.scale_dp)};
+    const size_t nq = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_q, f.a.s_q, f.a.d}));
+    const size_t nk = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d}));
+    const size_t nv = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d_v}));
+    std::vector<uint8_t> dq(nq, 0xff), dk(nk, 0xff), dv(nv, 0xff);
+    float amax[4] = {NAN, NAN, NAN, NAN};
+    std::vector<cudnnfe_binding_t> bind = {
+        {b.q, fd.q.data()},    {b.k, fd.k.data()},    {b.v, fd.v.data()},
+        {b.o, fd.o.data()},    {b.d_o, d_o.data()},   {b.stats, fd.stats.data()},
+        {b.dq, dq.data()},     {b.dk, dk.data()},     {b.dv, dv.data()},
+        {b.amax[0], &amax[0]}, {b.amax[1], &amax[1]}, {b.amax[2], &amax[2]},
+        {b.amax[3], &amax[3]}};
+    for (int i = 0; i < 12; ++i) bind.push_back({b.scales[i], &sv[i]});
+    REQUIRE(g.execute(bind));
+
+    Fp8Host o_host;
+    o_host.dtype = E4M3;
+    o_host.dims = od;
+    o_host.strides = fp8t::packed(od);
+    o_host.codes.assign(fd.o.begin(), fd.o.end());
+    std::vector<double> stats(fd.stats.begin(), fd.stats.end());
+    const double attn = f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(8.0);
+    fp8t::BwdResult want =
+        fp8t::attention_backward(f.a, fd.q.values(), fd.k.values(), fd.v.values(), o_host.values(),
+                                 d_o.values(), stats, sc, attn, b.causal, E4M3, b.do_type);
+    auto compare = [&](const char *what, const std::vector<uint8_t> &got,
+                       const std::vector<double> &unscaled, double scale) {
+      int64_t bad = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const uint8_t expected = fp8t::encode(E4M3, unscaled[i] * scale);
+        if (got[i] != expected && bad++ < 3)
+          std::printf("  %s[%zu] = %g, expected %g\n", what, i, fp8t::decode(E4M3, got[i]),
+                      fp8t::decode(E4M3, expected));
+      }
+      CHECK_MSG(bad == 0, "variant %d: %lld %s elements differ", variant,
+                static_cast<long long>(bad), what);
+    };
+    compare("dQ", dq, want.dq, sc.scale_dq);
+    compare("dK", dk, want.dk, sc.scale_dk);
+    compare("dV", dv, want.dv, sc.scale_dv);
+    const double want_amax[4] = {want.amax_dq, want.amax_dk, want.amax_dv, want.amax_dp};
+    const char *names[4] = {"amax_dQ", "amax_dK", "amax_dV", "amax_dP"};
+    for (int i = 0; i < 4; ++i) {
+      CHECK_MSG(close(amax[i], want_amax[i], 1e-6), "variant %d: %s %.9g, expected %.9g", variant,
+                names[i], amax[i], want_amax[i]);
+      CHECK(want_amax[i] > 0);
+    }
+  }
+}
+
+// Against the FLOAT attention backward (itself checked by finite
+// differences in test_cpu_reference) on the dequantized inputs: the FP8
+// gradients agree within FP8 precision.
+TEST(cpu_sdpa_fp8_backward_agrees_with_float_backward) {
+  Fwd f;
+  f.a = {1, 2, 2, 16, 16, 16, 16};
+  f.causal = true;
+  const fp8t::FwdScales fs = typical_fwd_scales();
+  G fg;
+  REQUIRE_OK(f.add(fg));
+  FwdData fd = make_fwd_data(f, fg, 30, fs);
+  REQUIRE(fg.build());
+  REQUIRE(run_fwd(f, fg, fd));
+
+  Bwd b;
+  b.a = f.a;
+  b.causal = true;
+  G g;
+  REQUIRE_OK(b.add(g));
+  REQUIRE(g.build());
+  std::mt19937 rng(31);
+  const Dims od = {1, 2, 16, 16};
+  Fp8Host d_o = fp8t::random_fp8(E4M3, od, {}, 1.0, 64, rng);
+  // Scales: the library's own amaxes (two passes) pick dS's and the
+  // gradients' scales, as delayed scaling would.
+  float sv[12] = {static_cast<float>(fs.descale_q),
+                  static_cast<float>(fs.descale_k),
+                  static_cast<float>(fs.descale_v),
+                  static_cast<float>(1 / fs.scale_o),
+                  1.0f / 64,
+                  1.0f / 256,
+                  1.0f,
+                  256.0f,
+                  1.0f,
+                  1.0f,
+                  1.0f,
+                  1.0f};
+  std::vector<uint8_t> dq(512), dk(512), dv(512);
+  float amax[4] = {};
+  std::vector<cudnnfe_binding_t> bind = {
+      {b.q, fd.q.data()},    {b.k, fd.k.data()},    {b.v, fd.v.data()},
+      {b.o, fd.o.data()},    {b.d_o, d_o.data()},   {b.stats, fd.stats.data()},
+      {b.dq, dq.data()},     {b.dk, dk.data()},     {b.dv, dv.data()},
+      {b.amax[0], &amax[0]}, {b.amax[1], &amax[1]}, {b.amax[2], &amax[2]},
+      {b.amax[3], &amax[3]}};
+  for (int i = 0; i < 12; ++i) bind.push_back({b.scales[i], &sv[i]});
+  REQUIRE(g.execute(bind));
+  sv[11] = static_cast<float>(fp8t::pow2_scale(amax[3], 256));  // scale_dP
+  sv[6] = 1.0f / sv[11];                                        // descale_dP
+  REQUIRE(g.execute(bind));
+  for (int i = 0; i < 3; ++i) sv[8 + i] = static_cast<float>(fp8t::pow2_scale(amax[i], 256));
+  REQUIRE(g.execute(bind));
+
+  // FLOAT backward on dequantized q, k, v, o, dO and the FP8 forward's stats.
+  auto dequant = [](const Fp8Host &t, double descale) {
+    std::vector<float> out;
+    for (double x : t.values()) out.push_back(static_cast<float>(x * descale));
+    return out;
+  };
+  Fp8Host o_host;
+  o_host.dtype = E4M3;
+  o_host.dims = od;
+  o_host.strides = fp8t::packed(od);
+  o_host.codes.assign(fd.o.begin(), fd.o.end());
+  std::vector<float> qf = dequant(fd.q, fs.descale_q), kf = dequant(fd.k, fs.descale_k),
+                     vf = dequant(fd.v, fs.descale_v), of = dequant(o_host, 1 / fs.scale_o),
+                     dof = dequant(d_o, 1.0 / 64);
+  G rg;
+  const int64_t q = rg.input("q", F32, od), k = rg.input("k", F32, od), v = rg.input("v", F32, od),
+                o = rg.input("o", F32, od), dO = rg.input("dO", F32, od),
+                st = rg.input("stats", F32, {1, 2, 16, 1});
+  cudnnfe_sdpa_backward_options_t opt;
+  cudnnfe_sdpa_backward_options_init(&opt);
+  opt.causal_mask = 1;
+  int64_t rdq = 0, rdk = 0, rdv = 0;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward(rg.get(), q, k, v, o, dO, st, &opt, &rdq, &rdk, &rdv));
+  rg.output(rdq);
+  rg.output(rdk);
+  rg.output(rdv);
+  REQUIRE(rg.build());
+  std::vector<float> fdq(512), fdk(512), fdv(512);
+  REQUIRE(rg.execute({{q, qf.data()},
+                      {k, kf.data()},
+                      {v, vf.data()},
+                      {o, of.data()},
+                      {dO, dof.data()},
+                      {st, fd.stats.data()},
+                      {rdq, fdq.data()},
+                      {rdk, fdk.data()},
+                      {rdv, fdv.data()}}));
+  auto check = [&](const char *what, const std::vector<uint8_t> &got, float scale,
+                   const std::vector<float> &ref, float amax_got) {
+    double amax_ref = 0, worst = 0;
+    for (float x : ref) amax_ref = std::max(amax_ref, std::fabs(static_cast<double>(x)));
+    for (size_t i = 0; i < got.size(); ++i)
+      worst = std::max(worst, std::fabs(fp8t::decode(E4M3, got[i]) / scale - ref[i]));
+    CHECK_MSG(amax_ref > 0 && worst <= 0.2 * amax_ref,
+              "%s: max |fp8 - float| %.3g, max|float| %.3g", what, worst, amax_ref);
+    CHECK_MSG(std::fabs(amax_got - amax_ref) <= 0.1 * amax_ref, "%s: amax %.4g vs float %.4g", what,
+              amax_got, amax_ref);
+  };
+  check("dQ", dq, sv[8], fdq, amax[0]);
+  check("dK", dk, sv[9], fdk, amax[1]);
+  check("dV", dv, sv[10], fdv, amax[2]);
+}
+
+// ---------------------------------------------------------------------------
+// FP8 matmul from existing ops: c' = (A·B in FLOAT) * descale_a * descale_b,
+// amax = AMAX(c'), C = c' * scale_c cast to FP8 (cudnn-frontend's FP8 matmul
+// block), checked against the loops bit for bit.
+
+TEST(cpu_fp8_matmul_from_existing_ops) {
+  const int64_t batch = 2, m = 4, k = 16, n = 3;
+  G g;
+  // B column-major in its last two dims (K contiguous), as FP8 GEMMs want.
+  const int64_t a = g.input("a", E4M3, {batch, m, k});
+  const int64_t b = g.input("b", E5M2, {batch, k, n}, {k * n, 1, k});
+  const int64_t da = g.input("descale_a", F32, {1, 1, 1});
+  const int64_t db = g.input("descale_b", F32, {1, 1, 1});
+  int64_t sc = 0;
+  REQUIRE_OK(cudnnfe_graph_add_scalar(g.get(), "scale_c", F32, 8.0, &sc));
+  int64_t c = 0, c1 = 0, c2 = 0, amax = 0, out = 0;
+  REQUIRE_OK(cudnnfe_graph_add_matmul(g.get(), a, b, nullptr, &c));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, c, da, 0, nullptr, &c1));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, c1, db, 0, nullptr, &c2));
+  REQUIRE_OK(cudnnfe_graph_add_reduction(g.get(), CUDNNFE_REDUCTION_AMAX, c2, nullptr, &amax));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, c2, sc, 0, nullptr, &out));
+  g.output(amax);
+  g.output(out);
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), out, E4M3));
+  REQUIRE(g.build());
+  cudnnfe_dtype_t t = CUDNNFE_DTYPE_NOT_SET;
+  CHECK_OK(cudnnfe_tensor_get_dtype(g.get(), c, &t));
+  CHECK(t == F32);  // the matmul's result is a FLOAT intermediate
+  CHECK_OK(cudnnfe_tensor_get_dtype(g.get(), amax, &t));
+  CHECK(t == E4M3 || t == F32);
+
+  std::mt19937 rng(40);
+  Fp8Host ha = fp8t::random_fp8(E4M3, {batch, m, k}, {}, 1.0, 128, rng);
+  Fp8Host hb = fp8t::random_fp8(E5M2, {batch, k, n}, {k * n, 1, k}, 1.0, 1024, rng);
+  float descale_a = 1.0f / 128, descale_b = 1.0f / 1024;
+  std::vector<uint8_t> hc(static_cast<size_t>(batch * m * n), 0xff);
+  float hamax[4] = {NAN, NAN, NAN, NAN};  // room for any amax dtype
+  REQUIRE(g.execute({{a, ha.data()},
+                     {b, hb.data()},
+                     {da, &descale_a},
+                     {db, &descale_b},
+                     {amax, hamax},
+                     {out, hc.data()}}));
+  const std::vector<double> av = ha.values(), bv = hb.values();
+  double want_amax = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double acc = 0;
+        for (int64_t x = 0; x < k; ++x) acc += av[(i * m + r) * k + x] * bv[(i * k + x) * n + col];
+        acc *= (1.0 / 128) * (1.0 / 1024);
+        want_amax = std::max(want_amax, std::fabs(acc));
+        const size_t idx = static_cast<size_t>((i * m + r) * n + col);
+        if (hc[idx] != fp8t::encode(E4M3, acc * 8.0)) ++bad;
+      }
+  CHECK_MSG(bad == 0, "%lld FP8 C elements differ", static_cast<long long>(bad));
+  // amax's type: set it FLOAT to read a float (an output with no io type
+  // takes its producer's first bound input's type).
+  (void)want_amax;
+}
+
+TEST(cpu_fp8_matmul_amax_as_float) {
+  G g;
+  const int64_t a = g.input("a", E4M3, {1, 2, 4});
+  const int64_t b = g.input("b", E4M3, {1, 4, 2}, {8, 1, 4});
+  const int64_t da = g.input("descale_a", F32, {1, 1, 1});
+  int64_t c = 0, c1 = 0, amax = 0, out = 0, sc = 0;
+  REQUIRE_OK(cudnnfe_graph_add_scalar(g.get(), "scale_c", F32, 0.5, &sc));
+  REQUIRE_OK(cudnnfe_graph_add_matmul(g.get(), a, b, nullptr, &c));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, c, da, 0, nullptr, &c1));
+  REQUIRE_OK(cudnnfe_graph_add_reduction(g.get(), CUDNNFE_REDUCTION_AMAX, c1, nullptr, &amax));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.get(), CUDNNFE_POINTWISE_MUL, c1, sc, 0, nullptr, &out));
+  g.output(amax);
+  g.output(out);
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), amax, F32));
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), out, E4M3));
+  REQUIRE(g.build());
+  // a = [[1,2,3,4],[-1,-2,-3,-4]] * 2, b = identity-ish columns.
+  std::vector<uint8_t> ha, hb(8);
+  for (double x : {1, 2, 3, 4, -1, -2, -3, -4}) ha.push_back(fp8t::encode(E4M3, 2 * x));
+  // b column 0 = [1,0,0,1], column 1 = [0,1,1,0] (column-major storage).
+  const double bcols[8] = {1, 0, 0, 1, 0, 1, 1, 0};
+  for (int i = 0; i < 8; ++i) hb[i] = fp8t::encode(E4M3, bcols[i]);
+  float descale = 0.25f, amax_v = NAN;
+  uint8_t hc[4];
+  REQUIRE(g.execute({{a, ha.data()}, {b, hb.data()}, {da, &descale}, {amax, &amax_v}, {out, hc}}));
+  // c' = 0.25 * 2 * [[1+4, 2+3], [-5, -5]] = [[2.5, 2.5], [-2.5, -2.5]].
+  CHECK(amax_v == 2.5f);
+  for (int i = 0; i < 4; ++i)
+    CHECK_MSG(fp8t::decode(E4M3, hc[i]) == (i < 2 ? 1.25 : -1.25), "C[%d] = %g", i,
+              fp8t::decode(E4M3, hc[i]));
+}
+
+// ---------------------------------------------------------------------------
+// Graph JSON
+
+namespace {
+
+std::string serialize(cudnnfe_graph_t *g) {
+  size_t size = 0;
+  if (cudnnfe_graph_serialize(g, nullptr, 0, &size) != CUDNNFE_STATUS_OK) return "";
+  std::string s(size, '\0');
+  if (cudnnfe_graph_serialize(g, &s[0], size, &size) != CUDNNFE_STATUS_OK) return "";
+  return s;
+}
+
+}  // namespace
+
+TEST(cpu_sdpa_fp8_graph_json_round_trip) {
+  // Forward and backward in one graph: O and stats feed the backward.
+  G g;
+  Fwd f;
+  f.a = {1, 2, 1, 4, 4, 8, 8};
+  f.causal = true;
+  f.attn_scale = 0.375;
+  REQUIRE_OK(f.add(g));
+  const Dims od = {1, 2, 4, 8};
+  const int64_t d_o = g.input("dO", E5M2, od);
+  int64_t sc[12];
+  const char *names[12] = {"b_descale_q",  "b_descale_k", "b_descale_v",  "b_descale_o",
+                           "b_descale_dO", "b_descale_s", "b_descale_dP", "b_scale_s",
+                           "b_scale_dQ",   "b_scale_dK",  "b_scale_dV",   "b_scale_dP"};
+  for (int i = 0; i < 12; ++i) sc[i] = g.one(names[i]);
+  cudnnfe_sdpa_fp8_backward_options_t bo;
+  cudnnfe_sdpa_fp8_backward_options_init(&bo);
+  bo.name = "attn_bwd";
+  bo.causal_mask = 1;
+  bo.attn_scale = 0.375;
+  int64_t dq, dk, dv, a0, a1, a2, a3;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_fp8_backward(
+      g.get(), f.q, f.k, f.v, f.o, d_o, f.st, sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6],
+      sc[7], sc[8], sc[9], sc[10], sc[11], &bo, &dq, &dk, &dv, &a0, &a1, &a2, &a3));
+  for (int64_t out : {dq, dk, dv, a0, a1, a2, a3}) g.output(out);
+  CHECK_OK(cudnnfe_graph_validate(g.get()));
+  const std::string json = serialize(g.get());
+  REQUIRE(!json.empty());
+  CHECK(json.find("\"sdpa_fp8\"") != std::string::npos);
+  CHECK(json.find("\"sdpa_fp8_backward\"") != std::string::npos);
+  CHECK(json.find("\"descale_dP\"") != std::string::npos);
+  CHECK(json.find("\"amax_dQ\"") != std::string::npos);
+
+  G loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size()));
+  CHECK(serialize(loaded.get()) == json);
+  size_t nodes = 0;
+  CHECK_OK(cudnnfe_graph_get_node_count(loaded.get(), &nodes));
+  CHECK(nodes == 2);
+
+  // Both graphs run on the CPU reference and agree bit for bit.
+  REQUIRE(g.build());
+  REQUIRE(loaded.build());
+  std::mt19937 rng(50);
+  Fp8Host q = fp8t::random_fp8(E4M3, f.q_dims(), {}, 2, 64, rng);
+  Fp8Host k = fp8t::random_fp8(E4M3, f.k_dims(), {}, 2, 32, rng);
+  Fp8Host v = fp8t::random_fp8(E4M3, f.v_dims(), {}, 2, 128, rng);
+  Fp8Host dO = fp8t::random_fp8(E5M2, od, {}, 1, 16, rng);
+  float fwd_sc[6] = {1.0f / 64, 1.0f / 32, 1.0f / 128, 1.0f / 256, 256, 64};
+  float bwd_sc[12] = {1.0f / 64,  1.0f / 32, 1.0f / 128, 1.0f / 64, 1.0f / 16, 1.0f / 256,
+                      1.0f / 512, 256,       64,         32,        16,        512};
+  auto run = [&](G &graph, std::vector<uint8_t> &bytes) {
+    std::vector<uint8_t> o(64), grads(3 * 64);
+    std::vector<float> stats(8), amaxes(6);
+    std::vector<cudnnfe_binding_t> b = {
+        {f.q, q.data()},  {f.k, k.data()},      {f.v, v.data()},        {d_o, dO.data()},
+        {f.o, o.data()},  {f.st, stats.data()}, {f.amax_s, &amaxes[0]}, {f.amax_o, &amaxes[1]},
+        {dq, &grads[0]},  {dk, &grads[64]},     {dv, &grads[128]},      {a0, &amaxes[2]},
+        {a1, &amaxes[3]}, {a2, &amaxes[4]},     {a3, &amaxes[5]}};
+    const int64_t fwd_uids[6] = {f.dq, f.dk, f.dv, f.ds, f.ss, f.so};
+    for (int i = 0; i < 6; ++i) b.push_back({fwd_uids[i], &fwd_sc[i]});
+    for (int i = 0; i < 12; ++i) b.push_back({sc[i], &bwd_sc[i]});
+    bool ok = graph.execute(b);
+    bytes.assign(o.begin(), o.end());
+    bytes.insert(bytes.end(), grads.begin(), grads.end());
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(stats.data());
+    bytes.insert(bytes.end(), p, p + stats.size() * 4);
+    p = reinterpret_cast<const uint8_t *>(amaxes.data());
+    bytes.insert(bytes.end(), p, p + amaxes.size() * 4);
+    return ok;
+  };
+  std::vector<uint8_t> first, second;
+  REQUIRE(run(g, first));
+  REQUIRE(run(loaded, second));
+  CHECK(first == second);
+}
+
+// A JSON document with a broken sdpa_fp8 attribute is refused with its
+// location.
+TEST(cpu_sdpa_fp8_graph_json_bad_attribute) {
+  G g;
+  Fwd f;
+  f.a = {1, 1, 1, 2, 2, 4, 4};
+  REQUIRE_OK(f.add(g));
+  std::string json = serialize(g.get());
+  const std::string key = "\"causal_mask\": false";
+  const size_t at = json.find(key);
+  REQUIRE(at != std::string::npos);
+  json.replace(at, key.size(), "\"causal_mask\": 3");
+  G loaded;
+  CHECK_FAILS(cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "causal_mask");
+}
+
+// ---------------------------------------------------------------------------
+// Rules: bad input gives a status and a message naming node, tensor, rule.
+
+namespace {
+
+const cudnnfe_status_t ARG = CUDNNFE_STATUS_INVALID_ARGUMENT;
+const cudnnfe_status_t GRAPH = CUDNNFE_STATUS_INVALID_GRAPH;
+
+// Inputs for forward rule cases.
+struct FwdInputs {
+  G g;
+  int64_t q, k, v, s[6];
+  explicit FwdInputs(cudnnfe_dtype_t type = E4M3, Dims kd = {1, 2, 8, 16},
+                     cudnnfe_dtype_t k_type = CUDNNFE_DTYPE_NOT_SET, int64_t h_q = 2) {
+    q = g.input("q", type, {1, h_q, 8, 16});
+    k = g.input("k", k_type == CUDNNFE_DTYPE_NOT_SET ? type : k_type, kd);
+    v = g.input("v", type, {1, kd[1], kd[2], 16});
+    const char *names[6] = {"descale_q", "descale_k", "descale_v",
+                            "descale_s", "scale_s",   "scale_o"};
+    for (int i = 0; i < 6; ++i) s[i] = g.one(names[i]);
+  }
+  cudnnfe_status_t add(const cudnnfe_sdpa_fp8_options_t *opt, int64_t *o, int64_t *stats,
+                       int64_t *as, int64_t *ao) {
+    return cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, s[0], s[1], s[2], s[3], s[4], s[5], opt, o,
+                                      stats, as, ao);
+  }
+  size_t nodes() {
+    size_t n = 0;
+    cudnnfe_graph_get_node_count(g.get(), &n);
+    return n;
+  }
+};
+
+cudnnfe_sdpa_fp8_options_t named(const char *name) {
+  cudnnfe_sdpa_fp8_options_t o;
+  cudnnfe_sdpa_fp8_options_init(&o);
+  o.name = name;
+  return o;
+}
+
+}  // namespace
+
+TEST(bad_sdpa_fp8_missing_or_malformed_scales) {
+  FwdInputs in;
+  int64_t o, st, as, ao;
+  auto opt = named("attn");
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_fp8(in.g.get(), in.q, in.k, in.v, in.s[0], 0, in.s[2], in.s[3],
+                                         in.s[4], in.s[5], &opt, &o, &st, &as, &ao),
+              GRAPH, "sdpa_fp8 \"attn\"", "descale_k", "missing", "one-element FLOAT");
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_fp8(in.g.get(), in.q, in.k, in.v, in.s[0], in.s[1], in.s[2],
+                                         in.s[3], in.s[4], 0, &opt, &o, &st, &as, &ao),
+              GRAPH, "scale_o", "missing");
+  const int64_t wide = in.g.input("wide", F32, {1, 2, 1, 1});
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_fp8(in.g.get(), in.q, in.k, in.v, in.s[0], in.s[1], wide,
+                                         in.s[3], in.s[4], in.s[5], &opt, &o, &st, &as, &ao),
+              GRAPH, "descale_v \"wide\"", "[1,2,1,1]", "one element");
+  CHECK(in.nodes() == 0);  // rejected ops leave the graph unchanged
+  // A HALF descale is caught once types are known (validation).
+  const int64_t half = in.g.input("half_scale", CUDNNFE_DTYPE_HALF, {1});
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_fp8(in.g.get(), in.q, in.k, in.v, in.s[0], in.s[1], in.s[2],
+                                        half, in.s[4], in.s[5], &opt, &o, &st, &as, &ao));
+  for (int64_t t : {o, as, ao}) in.g.output(t);
+  CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "sdpa_fp8 \"attn\"", "descale_s",
+              "half_scale", "HALF", "FLOAT");
+}
+
+TEST(bad_sdpa_fp8_types) {
+  int64_t o, st, as, ao;
+  auto opt = named("attn");
+  {
+    FwdInputs in(CUDNNFE_DTYPE_HALF);
+    REQUIRE_OK(in.add(&opt, &o, &st, &as, &ao));
+    for (int64_t t : {o, as, ao}) in.g.output(t);
+    CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "q \"q\"", "HALF", "FP8_E4M3");
+  }
+  {
+    FwdInputs in(E4M3, {1, 2, 8, 16}, E5M2);
+    REQUIRE_OK(in.add(&opt, &o, &st, &as, &ao));
+    for (int64_t t : {o, as, ao}) in.g.output(t);
+    CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "k \"k\"", "FP8_E5M2", "share");
+  }
+  {
+    FwdInputs in;
+    REQUIRE_OK(in.add(&opt, &o, &st, &as, &ao));
+    for (int64_t t : {o, as, ao}) in.g.output(t);
+    CHECK_OK(cudnnfe_tensor_set_dtype(in.g.get(), o, F32));
+    CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "attn::O", "FLOAT",
+                "FP8_E4M3, FP8_E5M2, HALF or BFLOAT16");
+  }
+  {
+    // amax outputs must be marked as outputs.
+    FwdInputs in;
+    REQUIRE_OK(in.add(&opt, &o, &st, &as, &ao));
+    in.g.output(o);
+    in.g.output(ao);
+    CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "attn::amax_s", "virtual",
+                "cudnnfe_tensor_set_output");
+  }
+}
+
+TEST(bad_sdpa_fp8_shapes_and_options) {
+  int64_t o, st, as, ao;
+  auto opt = named("attn");
+  {
+    FwdInputs in(E4M3, {1, 2, 8, 32});
+    CHECK_FAILS(in.add(&opt, &o, &st, &as, &ao), GRAPH, "k \"k\"", "d = 32", "q's head dim");
+  }
+  {
+    FwdInputs in(E4M3, {1, 2, 8, 16}, CUDNNFE_DTYPE_NOT_SET, 3);
+    CHECK_FAILS(in.add(&opt, &o, &st, &as, &ao), GRAPH, "3 heads", "multiple of h_kv");
+  }
+  {
+    FwdInputs in;
+    const int64_t flat = in.g.input("flat", E4M3, {8, 16});
+    CHECK_FAILS(cudnnfe_graph_add_sdpa_fp8(in.g.get(), flat, in.k, in.v, in.s[0], in.s[1], in.s[2],
+                                           in.s[3], in.s[4], in.s[5], &opt, &o, &st, &as, &ao),
+                GRAPH, "q \"flat\"", "2 dims", "[b,h_q,s_q,d]");
+    auto nan_scale = opt;
+    nan_scale.attn_scale = NAN;
+    CHECK_FAILS(in.add(&nan_scale, &o, &st, &as, &ao), GRAPH, "attn_scale", "finite");
+    auto stats = opt;
+    stats.generate_stats = 1;
+    CHECK_FAILS(in.add(&stats, &o, nullptr, &as, &ao), ARG, "stats", "generate_stats");
+    CHECK_FAILS(in.add(&opt, nullptr, &st, &as, &ao), ARG, "o", "NULL");
+    CHECK_FAILS(in.add(&opt, &o, &st, nullptr, &ao), ARG, "amax_s", "NULL");
+    auto big = opt;
+    big.struct_size = sizeof(big) + 8;
+    CHECK_FAILS(in.add(&big, &o, &st, &as, &ao), ARG, "struct_size");
+    CHECK(in.nodes() == 0);
+    // An older, smaller struct keeps the defaults of the fields it lacks.
+    auto old = opt;
+    old.struct_size = offsetof(cudnnfe_sdpa_fp8_options_t, generate_stats);
+    old.generate_stats = 1;  // past struct_size: ignored
+    CHECK_OK(in.add(&old, &o, &st, &as, &ao));
+    CHECK(st == 0);
+  }
+}
+
+TEST(bad_sdpa_fp8_backward) {
+  auto make = [](G &g, Dims stats_dims, cudnnfe_dtype_t do_type, bool drop_scale_dp,
+                 int64_t *outs) {
+    const Dims d = {1, 2, 8, 16};
+    const int64_t q = g.input("q", E4M3, d), k = g.input("k", E4M3, d), v = g.input("v", E4M3, d),
+                  o = g.input("o", E4M3, d), dO = g.input("dO", do_type, d),
+                  st = g.input("stats", F32, stats_dims);
+    int64_t s[12];
+    for (int i = 0; i < 12; ++i) s[i] = g.one(("s" + std::to_string(i)).c_str());
+    if (drop_scale_dp) s[11] = 0;
+    cudnnfe_sdpa_fp8_backward_options_t opt;
+    cudnnfe_sdpa_fp8_backward_options_init(&opt);
+    opt.name = "bwd";
+    return cudnnfe_graph_add_sdpa_fp8_backward(
+        g.get(), q, k, v, o, dO, st, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9],
+        s[10], s[11], &opt, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4], &outs[5], &outs[6]);
+  };
+  int64_t outs[7];
+  {
+    G g;
+    CHECK_FAILS(make(g, {1, 2, 8, 2}, E4M3, false, outs), GRAPH, "sdpa_fp8_backward \"bwd\"",
+                "stats \"stats\"", "[1,2,8,1]");
+  }
+  {
+    G g;
+    CHECK_FAILS(make(g, {1, 2, 8, 1}, E4M3, true, outs), GRAPH, "scale_dP", "missing");
+  }
+  {
+    G g;
+    REQUIRE_OK(make(g, {1, 2, 8, 1}, CUDNNFE_DTYPE_HALF, false, outs));
+    for (int64_t t : outs) g.output(t);
+    CHECK_FAILS(cudnnfe_graph_validate(g.get()), GRAPH, "dO \"dO\"", "HALF", "FP8_E5M2");
+  }
+  {
+    G g;
+    REQUIRE_OK(make(g, {1, 2, 8, 1}, E5M2, false, outs));
+    for (int i = 0; i < 6; ++i) g.output(outs[i]);
+    CHECK_FAILS(cudnnfe_graph_validate(g.get()), GRAPH, "bwd::amax_dP", "virtual");
+    g.output(outs[6]);
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    cudnnfe_dtype_t t = CUDNNFE_DTYPE_NOT_SET;
+    CHECK_OK(cudnnfe_tensor_get_dtype(g.get(), outs[0], &t));
+    CHECK(t == E4M3);  // dQ takes q's type by default
+  }
+  {
+    G g;
+    int64_t dq, dk, dv, a0, a1, a2;
+    const Dims d = {1, 2, 8, 16};
+    const int64_t q = g.input("q", E4M3, d);
+    CHECK_FAILS(
+        cudnnfe_graph_add_sdpa_fp8_backward(g.get(), q, q, q, q, q, q, q, q, q, q, q, q, q, q, q, q,
+                                            q, q, nullptr, &dq, &dk, &dv, &a0, &a1, &a2, nullptr),
+        ARG, "amax_dp", "NULL");
+  }
+}
