@@ -124,12 +124,34 @@ def strip_comments(text):
 
 _DEFINE_INT_RE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s+(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*$")
 _DEFINE_EMPTY_RE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s*$")
+# The header's only function-like macros: C conveniences over the
+# cudnnfe_*_init_sized functions (the package passes sizeof itself).
+_DEFINE_SIZED_INIT_RE = re.compile(
+    r"^#\s*define\s+(cudnnfe_\w+_init)\((\w+)\)\s+\1_sized\(\(\2\),\s*sizeof\(\*\(\2\)\)\)\s*$")
+
+
+def join_continuations(code):
+    """Joins backslash-continued lines, keeping one line per header line."""
+    out = []
+    pending, extra = "", 0
+    for line in code.split("\n"):
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            extra += 1
+            continue
+        out.append(pending + line)
+        out.extend([""] * extra)
+        pending, extra = "", 0
+    if pending:
+        out.append(pending)
+    return "\n".join(out)
 
 
 def preprocess(text):
     """Returns (code, constants, comments). `code` keeps one line per header
     line; `constants` is [(name, value, line)] in header order."""
     code, comments = strip_comments(text)
+    code = join_continuations(code)
     out = []
     constants = []
     guard = None
@@ -165,6 +187,8 @@ def preprocess(text):
             if m:
                 constants.append((m.group(1), int(m.group(2), 0), lineno))
             elif _DEFINE_EMPTY_RE.match(line) and _DEFINE_EMPTY_RE.match(line).group(1) == guard:
+                pass
+            elif _DEFINE_SIZED_INIT_RE.match(line):
                 pass
             else:
                 raise HeaderError("line %d: unsupported macro (only integer constants are "

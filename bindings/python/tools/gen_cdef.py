@@ -8,7 +8,10 @@ script turns it into a string that ``cffi.FFI.cdef`` accepts in ABI mode:
 * ``#include`` lines, the include guard and the ``extern "C"`` block markers
   (everything inside ``#ifdef __cplusplus`` ... ``#endif``) are dropped;
 * ``#define NAME <integer>`` lines are kept (cffi exposes them as integer
-  constants on the loaded library); any other macro is an error, because the
+  constants on the loaded library);
+* the C convenience macros ``#define cudnnfe_X_init(o) cudnnfe_X_init_sized((o),
+  sizeof(*(o)))`` are dropped (the package calls the ``_sized`` functions
+  with cffi's own struct sizes); any other macro is an error, because the
   header promises to contain none.
 
 The output also lists every integer constant in a ``CONSTANTS`` dict, which
@@ -34,6 +37,27 @@ DEFAULT_OUTPUT = PACKAGE_DIR / "_cdef.py"
 
 _DEFINE_INT = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s+(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*$")
 _DEFINE_BARE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s*$")
+# The header's only function-like macros: init functions passing sizeof.
+_DEFINE_SIZED_INIT = re.compile(
+    r"^#\s*define\s+(cudnnfe_\w+_init)\((\w+)\)\s+\1_sized\(\(\2\),\s*sizeof\(\*\(\2\)\)\)\s*$")
+
+
+def _join_continuations(text: str) -> str:
+    """Join backslash-continued lines, keeping the line count."""
+    out: List[str] = []
+    pending = ""
+    extra = 0
+    for line in text.split("\n"):
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            extra += 1
+            continue
+        out.append(pending + line)
+        out.extend([""] * extra)
+        pending, extra = "", 0
+    if pending:
+        out.append(pending)
+    return "\n".join(out)
 
 
 class HeaderError(Exception):
@@ -77,7 +101,7 @@ def _strip_comments(text: str) -> str:
 
 def generate(header_text: str) -> Tuple[str, Dict[str, int]]:
     """Return (cdef string, integer constants) for the given header text."""
-    text = _strip_comments(header_text)
+    text = _join_continuations(_strip_comments(header_text))
     lines: List[str] = []
     constants: Dict[str, int] = {}
     guard: str = ""
@@ -122,6 +146,8 @@ def generate(header_text: str) -> Tuple[str, Dict[str, int]]:
                     continue
                 m = _DEFINE_BARE.match(stripped)
                 if m and m.group(1) == guard:
+                    continue
+                if _DEFINE_SIZED_INIT.match(stripped):
                     continue
                 raise HeaderError(
                     f"line {lineno}: macro is not an integer constant: {stripped!r}")
