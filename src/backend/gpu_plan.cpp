@@ -85,11 +85,17 @@ uint64_t next_plan_set_serial() {
 }
 
 void *PlanSet::bind(void *const *data, void *workspace, void **table) const {
+  void *backend_workspace = workspace;
   if (frontend.empty()) {
     for (size_t i = 0; i < graph_bound; ++i) table[i] = data[i];
-    return workspace;
+  } else {
+    backend_workspace = frontend.bind(data, graph_bound, workspace, table);
   }
-  return frontend.bind(data, graph_bound, workspace, table);
+  if (constants) {
+    const size_t first = graph_bound + frontend.tensors.size();
+    for (size_t i = 0; i < constants->size(); ++i) table[first + i] = constants->pointer(i);
+  }
+  return backend_workspace;
 }
 
 void PlanSet::seal() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/descriptor.h"
+#include "backend/device_constants.h"
 #include "backend/lowering.h"
 #include "backend/workspace_plan.h"
 #include "plan/plan_blob.h"
@@ -43,11 +44,13 @@ struct PlanSet {
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
   // The variant pack's order: the graph's bound UIDs, the frontend's
-  // workspace tensors (backend/workspace_plan.h), then the scalars.
+  // workspace tensors (backend/workspace_plan.h), the constant tensors
+  // (backend/device_constants.h), then the scalars.
   std::vector<int64_t> uids;
   size_t graph_bound = 0;  // the graph's bound tensors
-  size_t bound_count = 0;  // graph_bound + the frontend's workspace tensors
+  size_t bound_count = 0;  // graph_bound + workspace tensors + constant tensors
   FrontendWorkspace frontend;
+  std::shared_ptr<const DeviceConstants> constants;  // null when there are none
   std::vector<ScalarValue> scalars;
   int device = 0;
   int sm = 0;
@@ -61,7 +64,8 @@ struct PlanSet {
   uint64_t serial = 0;
 
   // Checks the limits and appends the scalars to `uids`; call once `uids`
-  // holds the bound UIDs (graph's and frontend's) and graph_bound is set.
+  // holds the bound UIDs (graph's, frontend's, constants') and graph_bound
+  // is set.
   void seal();
   // The pointer table cuDNN gets for the graph's `data` (graph_bound
   // entries) and the caller's `workspace`: writes the bound pointers to

@@ -4,6 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/attention.h"
 
 namespace cudnnfe {
 
@@ -33,8 +34,12 @@ void check_types(Graph &graph, Node &node) {
       node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE)
     fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
                " is not supported; use FLOAT (or HALF, INT32)");
+  const bool attention = node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward;
   for (size_t port = 0; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
+    // Attention's option tensors (lengths, seeds, masks) have their own
+    // type rules (check_types_sdpa).
+    if (attention && port >= attention_ports(node.kind).attn_scale) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     bool numeric_ok =
         node.kind == OpKind::kPointwise || dtype_is_float(t.dtype) || t.dtype == CUDNNFE_DTYPE_INT8;
@@ -43,8 +48,7 @@ void check_types(Graph &graph, Node &node) {
                  "\" has data type ", dtype_name(t.dtype), ", which ", op_kind_name(node.kind),
                  " does not accept");
   }
-  if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
-    check_types_sdpa(graph, node);
+  if (attention) check_types_sdpa(graph, node);
 }
 
 bool output_used(const Node &node, size_t port) {
@@ -55,6 +59,8 @@ bool output_used(const Node &node, size_t port) {
     case OpKind::kRmsNorm:  // statistics only in training
       return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
     case OpKind::kRmsNormBackward: return port != 2 || node.as<NormAttrs>().has_dbias;
+    case OpKind::kSdpaBackward:
+      return port != kSdpaBackwardDbiasPort || node.as<SdpaBackwardAttrs>().generate_dbias;
     default: return true;
   }
 }
