@@ -307,6 +307,13 @@ class GpuGraph {
     if (s != CUDNNFE_STATUS_OK)
       throw Failure("GPU build returned " + std::string(cudnnfe_status_name(s)) + ": " +
                     cudnnfe_graph_last_error(graph_.get()));
+    adopt(std::move(graph_));
+    return true;
+  }
+
+  // Takes a graph that is already built (a loaded plan, say).
+  void adopt(GraphPtr built) {
+    graph_ = std::move(built);
     size_t count = 0;
     ok(cudnnfe_graph_get_bound_uids(graph_.get(), nullptr, 0, &count), "get_bound_uids");
     uids_.resize(count);
@@ -325,7 +332,6 @@ class GpuGraph {
     const char *plan = "";
     cudnnfe_graph_get_plan_name(graph_.get(), &plan);
     plan_ = plan;
-    return true;
   }
 
   cudnnfe_graph_t *graph() const { return graph_.get(); }
@@ -616,6 +622,29 @@ void forward_for_backward(const Case &c, cudnnfe_dtype_t dt, GpuGraph &gg) {
   gg.host(stats) = results[f.stats].second;
 }
 
+// What the GPU wrote where padding leaves the values unspecified (for the
+// record: zeros, -inf, NaN or other).
+void describe_padding(const Case &c, const TensorInfo &t, const Bytes &got) {
+  const auto valid = region(c, t);
+  if (!valid) return;
+  int64_t zeros = 0, neg_inf = 0, nans = 0, other = 0;
+  for_each_element(t, [&](int64_t off, const Dims &index) {
+    if (valid(index)) return;
+    const double v = element(t, got, off);
+    if (v == 0.0)
+      ++zeros;
+    else if (v == -INFINITY)
+      ++neg_inf;
+    else if (std::isnan(v))
+      ++nans;
+    else
+      ++other;
+  });
+  std::printf("    padding rows of %s: %lld zero, %lld -inf, %lld NaN, %lld other\n",
+              t.port().c_str(), static_cast<long long>(zeros), static_cast<long long>(neg_inf),
+              static_cast<long long>(nans), static_cast<long long>(other));
+}
+
 enum class Pass { kForward, kBackward };
 
 // Builds `c` for the GPU and the CPU reference, runs both on the same
@@ -683,6 +712,7 @@ void run_case(Pass pass, const Case &c, cudnnfe_dtype_t dt) {
         std::printf("    %lld elements out of tolerance; first at %s\n",
                     static_cast<long long>(e.bad), e.first_bad.c_str());
       if (e.bad || guard_hits) ++testing::state().failures;
+      if (run == 0 && c.padding) describe_padding(c, t, got);
       Worst &w = worst_by_output()[family + " " + t.port() + " " + short_name(dt)];
       if (run == 0) ++w.outputs;
       if (e.max_rel >= w.max_rel) {
@@ -868,6 +898,58 @@ TEST(gpu_attention_backward_s_kv_not_multiple_of_128) {
   causal.s_kv = 200;
   causal.causal_br = true;
   check(Pass::kBackward, causal);
+}
+
+TEST(gpu_attention_plan_constants_survive_a_plan_reload) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  // ALiBi's slopes live in device memory the plan owns: a plan loaded from
+  // its serialized form uploads its own, and outlives the graph it came
+  // from.
+  Case c;
+  c.name = "alibi plan reload";
+  c.h_q = 4;
+  c.alibi = true;
+  c.causal = true;
+  const cudnnfe_dtype_t dt = CUDNNFE_DTYPE_BFLOAT16;
+  try {
+    GraphPtr g = new_graph(c.name, dt);
+    ForwardUids u = build_forward(g.get(), c, dt);
+    ok(cudnnfe_tensor_set_output(g.get(), u.o, 1), "set_output");
+    ok(cudnnfe_tensor_set_output(g.get(), u.stats, 1), "set_output");
+    auto first = std::make_unique<GpuGraph>();
+    std::string refusal;
+    if (!first->build(std::move(g), &refusal)) throw Failure("GPU build refused: " + refusal);
+    fill_inputs(c, *first, c.name);
+    first->upload_inputs();
+    first->run();
+    const Bytes o_first = first->host(u.o);
+    size_t size = 0;
+    ok(cudnnfe_graph_serialize_plan(first->graph(), nullptr, 0, &size), "serialize_plan");
+    std::string blob(size, '\0');
+    ok(cudnnfe_graph_serialize_plan(first->graph(), blob.data(), blob.size(), &size),
+       "serialize_plan");
+    std::map<int64_t, Bytes> inputs;
+    for (const TensorInfo &t : first->tensors())
+      if (!t.is_output) inputs[t.uid] = first->host(t.uid);
+    first.reset();  // the first plan and its constants are gone
+    cudnnfe_graph_t *raw = nullptr;
+    ok(cudnnfe_graph_create(&raw), "graph_create");
+    GraphPtr loaded(raw);
+    ok(cudnnfe_graph_deserialize_plan(raw, test_handle(), blob.data(), blob.size(), nullptr),
+       "deserialize_plan");
+    GpuGraph second;
+    second.adopt(std::move(loaded));
+    for (auto &[uid, bytes] : inputs) second.host(uid) = bytes;
+    second.upload_inputs();
+    second.run();
+    const bool same = second.host(u.o) == o_first;
+    std::printf("  %-52s reloaded plan %s gives %s O\n", c.name.c_str(), second.plan().c_str(),
+                same ? "the same" : "ANOTHER");
+    CHECK(same);
+  } catch (const Failure &f) {
+    std::printf("  %s FAILED: %s\n", c.name.c_str(), f.what());
+    ++testing::state().failures;
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -106,7 +106,6 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
       lowering.tensor_view(k.uid, swap_last(k.dims), swap_last(k.strides));
   cudnnBackendDescriptor_t vt =
       lowering.tensor_view(v.uid, swap_last(v.dims), swap_last(v.strides));
-  cudnnBackendDescriptor_t one = lowering.scalar(1.0, CUDNNFE_DTYPE_FLOAT, 4);
 
   // softmax_sum = sum over d_v of dO * O (times 1 - p with dropout).
   cudnnBackendDescriptor_t do_o = lowering.virtual_tensor({b, h_q, s_q, d_v}, kFloat);
@@ -116,8 +115,12 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, do_o, row_sum);
   cudnnBackendDescriptor_t softmax_sum =
       lowering.workspace_tensor(per_row, CUDNNFE_DTYPE_FLOAT, "softmax_sum");
+  // (Every scalar made must be used: cuDNN refuses a variant pack with a
+  // UID its plan does not know, so `one` exists only without dropout.)
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, row_sum,
-                attention.dropout() ? attention.dropout_scale_inv() : one, nullptr, softmax_sum);
+                attention.dropout() ? attention.dropout_scale_inv()
+                                    : lowering.scalar(1.0, CUDNNFE_DTYPE_FLOAT, 4),
+                nullptr, softmax_sum);
 
   // P = exp(Q·Kᵀ * scale [+ bias] [+ ALiBi] - stats), masked.
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
