@@ -453,6 +453,9 @@ struct Case {
   double p = 0.0;
   int64_t seed = 0x5eed1234, offset = 42;
   double keep = 0.8;  // given mask: fraction of ones
+  // Given mask: dropout_scale_inv a device tensor (else a scalar), and
+  // dropout_scale a scalar (else a device tensor).
+  bool scale_inv_tensor = false, dropout_scale_scalar = false;
   bool seed_scalar = false;
   bool stats = true;      // forward writes stats
   bool compare_o = true;  // forward compares O
@@ -498,7 +501,12 @@ void add_options(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t dt, Options 
     }
   } else if (c.dropout == Drop::kGiven) {
     o.dropout_mask = input(g, "mask", dt, {c.b, c.h_q, c.s_q, c.s_kv});
-    o.dropout_scale = input(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT, {1, 1, 1, 1});
+    if (c.dropout_scale_scalar)
+      ok(cudnnfe_graph_add_scalar(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT, 1.0 / c.keep,
+                                  &o.dropout_scale),
+         "add_scalar");
+    else
+      o.dropout_scale = input(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT, {1, 1, 1, 1});
   }
 }
 
@@ -537,8 +545,12 @@ BackwardUids build_backward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t d
   cudnnfe_sdpa_backward_options_init(&o);
   o.name = "attn_bwd";
   add_options(g, c, dt, o);
-  if (c.dropout == Drop::kGiven)
+  if (c.dropout == Drop::kGiven && c.scale_inv_tensor)
     o.dropout_scale_inv = input(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT, {1, 1, 1, 1});
+  else if (c.dropout == Drop::kGiven)
+    ok(cudnnfe_graph_add_scalar(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT, c.keep,
+                                &o.dropout_scale_inv),
+       "add_scalar");
   ok(cudnnfe_graph_add_sdpa_backward_ex(g, u.q, u.k, u.v, u.o, u.d_o, u.stats, &o, &u.dq, &u.dk,
                                         &u.dv, c.dbias ? &u.dbias : nullptr),
      "add_sdpa_backward_ex");
@@ -843,6 +855,29 @@ TEST(gpu_attention_dropout_mask) {
   m.bias = true;
   check(Pass::kForward, m);
   check(Pass::kBackward, m);
+  Case scalars = c;
+  scalars.name = "dropout mask, scale scalars";
+  scalars.dropout_scale_scalar = true;
+  check(Pass::kForward, scalars);
+  check(Pass::kBackward, scalars);
+}
+
+TEST(gpu_attention_dropout_scale_inv_tensor_is_refused) {
+  REQUIRE_GPU();
+  // cuDNN's backward reads dropout_scale_inv in its dO·O pre-pass, where a
+  // device tensor gave wrong gradients: the lowering refuses it.
+  Case c;
+  c.name = "dropout mask, scale_inv tensor";
+  c.dropout = Drop::kGiven;
+  c.scale_inv_tensor = true;
+  GraphPtr g = new_graph(c.name, CUDNNFE_DTYPE_HALF);
+  BackwardUids u = build_backward(g.get(), c, CUDNNFE_DTYPE_HALF);
+  for (int64_t uid : {u.dq, u.dk, u.dv}) cudnnfe_tensor_set_output(g.get(), uid, 1);
+  cudnnfe_build_options_t options = build_options(true);
+  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "sdpa_backward \"attn_bwd\"", "dropout_scale_inv \"dropout_scale_inv\"",
+              "pass-by-value scalar");
+  std::printf("  refused: %s\n", cudnnfe_graph_last_error(g.get()));
 }
 
 TEST(gpu_attention_dropout_drawn_p0_and_stats) {
@@ -1150,6 +1185,9 @@ TEST(gpu_attention_dropout_drawn_matches_its_mask) {
         for (const char *name : {"mask", "dropout_scale", "dropout_scale_inv"}) {
           auto it = cpu_by_name.find(name);
           if (it == cpu_by_name.end()) continue;
+          cudnnfe_tensor_kind_t kind = 0;
+          ok(cudnnfe_tensor_get_kind(cpu.get(), it->second, &kind), "get_kind");
+          if (kind == CUDNNFE_TENSOR_KIND_SCALAR) continue;  // holds its value
           const TensorInfo t = describe(cpu.get(), it->second);
           Bytes b(t.bytes);
           fill_options(given, t, b);

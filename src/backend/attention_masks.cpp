@@ -255,6 +255,13 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
         "(fixed in 9.14.1)");
   if (version < 91002 && s.left_bound() >= 1 && (s.right_bound() < 0 || dropout || s.bias != 0))
     refuse("before cuDNN 9.10.2, window_left needs a right bound and neither dropout nor bias");
+  // The backward's dO·O pre-pass reads scale_inv: a device tensor there
+  // gave wrong gradients (H100, cuDNN 9.14 and 9.19) where a scalar is right.
+  if (s.dropout_scale_inv != 0 && !graph.tensor(s.dropout_scale_inv).is_scalar)
+    refuse(cat("dropout_scale_inv \"", graph.tensor(s.dropout_scale_inv).name,
+               "\" is a device tensor; on the GPU it must be a pass-by-value scalar ",
+               "(cudnnfe_graph_add_scalar): cuDNN reads it in the backward's dO·O pre-pass, where ",
+               "a device tensor gives wrong gradients"));
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
