@@ -453,9 +453,11 @@ struct Case {
   double p = 0.0;
   int64_t seed = 0x5eed1234, offset = 42;
   double keep = 0.8;  // given mask: fraction of ones
-  // Given mask: dropout_scale_inv a device tensor (else a scalar), and
-  // dropout_scale a scalar (else a device tensor).
-  bool scale_inv_tensor = false, dropout_scale_scalar = false;
+  // Given mask: dropout_scale a scalar (else a device tensor);
+  // dropout_scale_inv a device tensor (else a scalar). `prescaled`: the
+  // mask holds 0 and 1/keep, dropout_scale and dropout_scale_inv are 1 (the
+  // form cuDNN's backward computes right).
+  bool dropout_scale_scalar = false, scale_inv_tensor = false, prescaled = false;
   bool seed_scalar = false;
   bool stats = true;      // forward writes stats
   bool compare_o = true;  // forward compares O
@@ -502,8 +504,8 @@ void add_options(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t dt, Options 
   } else if (c.dropout == Drop::kGiven) {
     o.dropout_mask = input(g, "mask", dt, {c.b, c.h_q, c.s_q, c.s_kv});
     if (c.dropout_scale_scalar)
-      ok(cudnnfe_graph_add_scalar(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT, 1.0 / c.keep,
-                                  &o.dropout_scale),
+      ok(cudnnfe_graph_add_scalar(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT,
+                                  c.prescaled ? 1.0 : 1.0 / c.keep, &o.dropout_scale),
          "add_scalar");
     else
       o.dropout_scale = input(g, "dropout_scale", CUDNNFE_DTYPE_FLOAT, {1, 1, 1, 1});
@@ -548,8 +550,8 @@ BackwardUids build_backward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t d
   if (c.dropout == Drop::kGiven && c.scale_inv_tensor)
     o.dropout_scale_inv = input(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT, {1, 1, 1, 1});
   else if (c.dropout == Drop::kGiven)
-    ok(cudnnfe_graph_add_scalar(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT, c.keep,
-                                &o.dropout_scale_inv),
+    ok(cudnnfe_graph_add_scalar(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT,
+                                c.prescaled ? 1.0 : c.keep, &o.dropout_scale_inv),
        "add_scalar");
   ok(cudnnfe_graph_add_sdpa_backward_ex(g, u.q, u.k, u.v, u.o, u.d_o, u.stats, &o, &u.dq, &u.dk,
                                         &u.dv, c.dbias ? &u.dbias : nullptr),
@@ -572,11 +574,13 @@ void fill_options(const Case &c, const TensorInfo &t, Bytes &bytes) {
   } else if (n == "mask") {
     std::mt19937 rng(seed_of(c.name + "mask"));
     std::bernoulli_distribution keep(c.keep);
-    for_each_element(t, [&](int64_t off, const Dims &) { set_element(t, bytes, off, keep(rng)); });
+    const double one = c.prescaled ? 1.0 / c.keep : 1.0;
+    for_each_element(
+        t, [&](int64_t off, const Dims &) { set_element(t, bytes, off, keep(rng) ? one : 0.0); });
   } else if (n == "dropout_scale") {
-    set_element(t, bytes, 0, 1.0 / c.keep);
+    set_element(t, bytes, 0, c.prescaled ? 1.0 : 1.0 / c.keep);
   } else if (n == "dropout_scale_inv") {
-    set_element(t, bytes, 0, c.keep);
+    set_element(t, bytes, 0, c.prescaled ? 1.0 : c.keep);
   }
 }
 
@@ -843,41 +847,54 @@ TEST(gpu_attention_alibi) {
 
 TEST(gpu_attention_dropout_mask) {
   REQUIRE_GPU_OR_DRY_RUN();
+  // Forward: mask 0/1, dropout_scale 1/keep (a device tensor, then a scalar).
   Case c;
   c.name = "dropout mask";
   c.dropout = Drop::kGiven;
   check(Pass::kForward, c);
-  check(Pass::kBackward, c);
+  Case scalars = c;
+  scalars.name = "dropout mask, scale scalar";
+  scalars.dropout_scale_scalar = true;
+  check(Pass::kForward, scalars);
   Case m;
   m.name = "dropout mask, causal, bias";
   m.dropout = Drop::kGiven;
   m.causal = true;
   m.bias = true;
   check(Pass::kForward, m);
-  check(Pass::kBackward, m);
-  Case scalars = c;
-  scalars.name = "dropout mask, scale scalars";
-  scalars.dropout_scale_scalar = true;
-  check(Pass::kForward, scalars);
-  check(Pass::kBackward, scalars);
+  // Backward: cuDNN leaves dropout_scale_inv out of sum(dO * O), so the
+  // scale goes into the mask (0 and 1/keep) with both scales 1.
+  Case pre = c;
+  pre.name = "dropout mask prescaled";
+  pre.prescaled = true;
+  check(Pass::kForward, pre);
+  check(Pass::kBackward, pre);
+  Case pre_m = m;
+  pre_m.name = "dropout mask prescaled, causal, bias";
+  pre_m.prescaled = true;
+  check(Pass::kBackward, pre_m);
 }
 
-TEST(gpu_attention_dropout_scale_inv_tensor_is_refused) {
+TEST(gpu_attention_dropout_mask_backward_refusals) {
   REQUIRE_GPU();
-  // cuDNN's backward reads dropout_scale_inv in its dO·O pre-pass, where a
-  // device tensor gave wrong gradients: the lowering refuses it.
-  Case c;
-  c.name = "dropout mask, scale_inv tensor";
-  c.dropout = Drop::kGiven;
-  c.scale_inv_tensor = true;
-  GraphPtr g = new_graph(c.name, CUDNNFE_DTYPE_HALF);
-  BackwardUids u = build_backward(g.get(), c, CUDNNFE_DTYPE_HALF);
-  for (int64_t uid : {u.dq, u.dk, u.dv}) cudnnfe_tensor_set_output(g.get(), uid, 1);
-  cudnnfe_build_options_t options = build_options(true);
-  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
-              "sdpa_backward \"attn_bwd\"", "dropout_scale_inv \"dropout_scale_inv\"",
-              "pass-by-value scalar");
-  std::printf("  refused: %s\n", cudnnfe_graph_last_error(g.get()));
+  // With the scale in dropout_scale and dropout_scale_inv = 1 - p, cuDNN's
+  // backward gave wrong dQ and dK (exactly those of sum(dO * O) without
+  // scale_inv; H100, cuDNN 9.14 and 9.19): the lowering refuses anything
+  // but a scalar 1.
+  for (bool tensor : {false, true}) {
+    Case c;
+    c.name = tensor ? "dropout mask, scale_inv tensor" : "dropout mask, scale_inv 0.8";
+    c.dropout = Drop::kGiven;
+    c.scale_inv_tensor = tensor;
+    GraphPtr g = new_graph(c.name, CUDNNFE_DTYPE_HALF);
+    BackwardUids u = build_backward(g.get(), c, CUDNNFE_DTYPE_HALF);
+    for (int64_t uid : {u.dq, u.dk, u.dv}) cudnnfe_tensor_set_output(g.get(), uid, 1);
+    cudnnfe_build_options_t options = build_options(true);
+    CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+                "sdpa_backward \"attn_bwd\"", "ignores dropout_scale_inv",
+                tensor ? "a device tensor" : "the scalar 0.8");
+    std::printf("  refused: %s\n", cudnnfe_graph_last_error(g.get()));
+  }
 }
 
 TEST(gpu_attention_dropout_drawn_p0_and_stats) {
@@ -912,11 +929,12 @@ TEST(gpu_attention_dbias) {
   c.dbias = true;
   check(Pass::kBackward, c);
   Case m;
-  m.name = "dbias, causal, dropout mask";
+  m.name = "dbias, causal, dropout mask prescaled";
   m.bias = true;
   m.dbias = true;
   m.causal = true;
   m.dropout = Drop::kGiven;
+  m.prescaled = true;
   check(Pass::kBackward, m);
 }
 

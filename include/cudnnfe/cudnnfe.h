@@ -555,7 +555,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t dropout_mask;
   int64_t dropout_scale;
   /* With dropout_mask: a FLOAT tensor of one element holding
-   * 1 / dropout_scale (cudnn-frontend's scale_inv), required. */
+   * 1 / dropout_scale (cudnn-frontend's scale_inv), required. On the GPU it
+   * must be a scalar of 1 (cuDNN's backward ignores it): fold the scale into
+   * the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md). */
   int64_t dropout_scale_inv;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options);

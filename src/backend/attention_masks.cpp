@@ -255,13 +255,20 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
         "(fixed in 9.14.1)");
   if (version < 91002 && s.left_bound() >= 1 && (s.right_bound() < 0 || dropout || s.bias != 0))
     refuse("before cuDNN 9.10.2, window_left needs a right bound and neither dropout nor bias");
-  // The backward's dO·O pre-pass reads scale_inv: a device tensor there
-  // gave wrong gradients (H100, cuDNN 9.14 and 9.19) where a scalar is right.
-  if (s.dropout_scale_inv != 0 && !graph.tensor(s.dropout_scale_inv).is_scalar)
-    refuse(cat("dropout_scale_inv \"", graph.tensor(s.dropout_scale_inv).name,
-               "\" is a device tensor; on the GPU it must be a pass-by-value scalar ",
-               "(cudnnfe_graph_add_scalar): cuDNN reads it in the backward's dO·O pre-pass, where ",
-               "a device tensor gives wrong gradients"));
+  // With a caller's mask, cuDNN's backward leaves dropout_scale_inv out of
+  // sum(dO * O) (H100, cuDNN 9.14 and 9.19: the gradients matched exactly
+  // those computed without it), so only scale_inv = 1 gives right results.
+  if (node.kind == OpKind::kSdpaBackward && s.mask_dropout()) {
+    const Tensor &inv = graph.tensor(s.dropout_scale_inv);
+    if (!inv.is_scalar || inv.scalar_value != 1.0)
+      refuse(
+          cat("with dropout_mask, cuDNN's backward ignores dropout_scale_inv (it uses sum(dO * O) "
+              "unscaled), so the gradients are right only when dropout_scale_inv is a scalar ",
+              "(cudnnfe_graph_add_scalar) of 1; dropout_scale_inv \"", inv.name, "\" is ",
+              inv.is_scalar ? cat("the scalar ", inv.scalar_value) : std::string("a device tensor"),
+              ". Fold the scale into the mask (values 0 and 1/(1-p)) and give dropout_scale 1 ",
+              "and dropout_scale_inv 1, as in the forward"));
+  }
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
