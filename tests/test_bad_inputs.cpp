@@ -733,3 +733,155 @@ TEST(rng_rules) {
   CHECK_OK(cudnnfe_tensor_set_dtype(g.g, y, CUDNNFE_DTYPE_INT32));
   CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "UNIFORM numbers need a floating type");
 }
+
+// Attention options (docs/attention.md): each rule names the node, the
+// tensor or option and what is expected.
+TEST(sdpa_option_rules) {
+  Fixture f;
+  int64_t q = f.tensor("q", {2, 4, 16, 8}, CUDNNFE_DTYPE_HALF);
+  int64_t scale = f.tensor("scale", {1, 1, 1, 1});
+  int64_t scale2 = f.tensor("scale2", {2});
+  int64_t lens = f.tensor("lens", {2, 1, 1, 1}, CUDNNFE_DTYPE_INT32);
+  int64_t lens_bad = f.tensor("lens_bad", {2}, CUDNNFE_DTYPE_INT32);
+  int64_t seed = f.tensor("seed", {1, 1, 1, 1}, CUDNNFE_DTYPE_INT64);
+  int64_t mask = f.tensor("mask", {2, 4, 16, 16}, CUDNNFE_DTYPE_HALF);
+  int64_t mask_bad = f.tensor("mask_bad", {2, 4, 16, 15}, CUDNNFE_DTYPE_HALF);
+  int64_t o = 0, stats = 0;
+  auto fresh = [](cudnnfe_sdpa_options_t *so) {
+    cudnnfe_sdpa_options_init(so);
+    so->name = "attn";
+  };
+  cudnnfe_sdpa_options_t so;
+  fresh(&so);
+  so.attn_scale = 0.5;
+  so.attn_scale_tensor = scale;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH, "sdpa \"attn\"",
+              "attn_scale (0.5) and attn_scale_tensor are both set");
+  so.attn_scale = 0;
+  so.attn_scale_tensor = scale2;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "attn_scale_tensor \"scale2\" is [2]", "one element");
+
+  fresh(&so);
+  so.padding_mask = 1;
+  so.seq_len_q = lens;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH, "sdpa \"attn\"",
+              "padding_mask is set but seq_len_kv is missing", "INT32 [b,1,1,1]");
+  so.seq_len_kv = lens_bad;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "seq_len_kv \"lens_bad\" is [2]; expected [b,1,1,1] = [2,1,1,1]");
+  so.padding_mask = 0;
+  so.seq_len_kv = lens;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "seq_len_q is given but padding_mask is 0");
+
+  fresh(&so);
+  so.window_left = 0;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH, "window_left is 0",
+              "would hide every column");
+  so.window_left = -1;
+  so.window_right = -2;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH, "window_right is -2");
+  so.window_right = 3;
+  so.causal_mask = 1;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "causal_mask means window_right = 0, but window_right is 3");
+  so.window_right = -1;
+  so.diagonal_alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "causal_mask is aligned top-left but diagonal_alignment is BOTTOM_RIGHT");
+  so.diagonal_alignment = 5;
+  so.causal_mask = 0;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "diagonal_alignment 5 is unknown");
+
+  fresh(&so);
+  so.alibi_mask = 1;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "alibi_mask needs a causal top-left mask");
+  so.causal_mask_bottom_right = 1;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "alibi_mask needs a causal top-left mask");
+
+  fresh(&so);
+  so.dropout_probability = 1.0;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "dropout_probability is 1; it must be in [0, 1)");
+  so.dropout_probability = 0.1;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "dropout_probability is 0.1 but dropout_seed and dropout_offset are missing");
+  so.dropout_seed = seed;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "needs both dropout_seed and dropout_offset (dropout_offset is missing)");
+  so.dropout_offset = seed;
+  so.dropout_mask = mask;
+  so.dropout_scale = scale;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH, "exclusive");
+  fresh(&so);
+  so.dropout_mask = mask;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "dropout_scale is missing");
+  so.dropout_scale = scale;
+  so.dropout_mask = mask_bad;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats), GRAPH,
+              "dropout_mask \"mask_bad\" [2,4,16,15] does not broadcast to [b,h_q,s_q,s_kv]");
+
+  // Types are checked at validation.
+  fresh(&so);
+  so.padding_mask = 1;
+  so.seq_len_q = so.seq_len_kv = f.tensor("lens_f", {2, 1, 1, 1});
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats));
+  cudnnfe_tensor_set_output(f.g, o, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "seq_len_q \"lens_f\" is FLOAT", "must be INT32");
+}
+
+TEST(sdpa_option_types) {
+  Fixture f;
+  int64_t q = f.tensor("q", {1, 2, 8, 8}, CUDNNFE_DTYPE_HALF);
+  int64_t seed_f = f.tensor("seed_f", {1}, CUDNNFE_DTYPE_INT32);
+  int64_t o = 0, stats = 0;
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  so.name = "drop";
+  so.dropout_probability = 0.2;
+  so.dropout_seed = so.dropout_offset = seed_f;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(f.g, q, q, q, &so, &o, &stats));
+  cudnnfe_tensor_set_output(f.g, o, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "sdpa \"drop\"",
+              "dropout_seed \"seed_f\" is INT32", "must be INT64");
+}
+
+TEST(sdpa_backward_option_rules) {
+  Fixture f;
+  int64_t q = f.tensor("q", {2, 4, 16, 8}, CUDNNFE_DTYPE_HALF);
+  int64_t st = f.tensor("st", {2, 4, 16, 1});
+  int64_t mask = f.tensor("mask", {2, 4, 16, 16}, CUDNNFE_DTYPE_HALF);
+  int64_t scale = f.tensor("scale", {1, 1, 1, 1});
+  int64_t bias_b = f.tensor("bias_b", {2, 4, 16, 16}, CUDNNFE_DTYPE_HALF);
+  int64_t bias = f.tensor("bias", {1, 4, 16, 16}, CUDNNFE_DTYPE_HALF);
+  int64_t dq, dk, dv, db;
+  cudnnfe_sdpa_backward_options_t o;
+  cudnnfe_sdpa_backward_options_init(&o);
+  o.name = "attn_bwd";
+  o.dropout_mask = mask;
+  o.dropout_scale = scale;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, q, q, st, &o, &dq, &dk, &dv), GRAPH,
+              "sdpa_backward \"attn_bwd\"", "dropout_mask needs dropout_scale_inv");
+  o.dropout_mask = o.dropout_scale = 0;
+  o.dropout_scale_inv = scale;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(f.g, q, q, q, q, q, st, &o, &dq, &dk, &dv), GRAPH,
+              "dropout_scale_inv is given without dropout_mask");
+  o.dropout_scale_inv = 0;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward_ex(f.g, q, q, q, q, q, st, &o, &dq, &dk, &dv, &db),
+              GRAPH, "dbias is asked for but the node has no bias");
+  o.bias = bias_b;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward_ex(f.g, q, q, q, q, q, st, &o, &dq, &dk, &dv, &db),
+              GRAPH, "dbias needs bias of dims [1,h_q,s_q,s_kv] = [1,4,16,16]",
+              "bias \"bias_b\" is [2,4,16,16]");
+  o.bias = bias;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward_ex(f.g, q, q, q, q, q, st, &o, &dq, &dk, &dv, &db));
+  int64_t dims[4], strides[4];
+  int32_t rank = 0;
+  REQUIRE_OK(cudnnfe_tensor_get_shape(f.g, db, dims, strides, 4, &rank));
+  CHECK(rank == 4 && dims[0] == 1 && dims[1] == 4 && dims[2] == 16 && dims[3] == 16);
+}

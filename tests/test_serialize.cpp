@@ -452,3 +452,131 @@ TEST(norms_round_trip_and_bad_attributes) {
     cudnnfe_graph_destroy(bad);
   }
 }
+
+namespace {
+
+// Attention with every option: forward with padding, ALiBi, a scale
+// tensor and drawn dropout; backward with a bottom-right band, a dropout
+// mask and dBias.
+cudnnfe_graph_t *make_attention_graph() {
+  cudnnfe_graph_t *g;
+  cudnnfe_graph_create(&g);
+  cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_FLOAT);
+  const int64_t qd[] = {2, 4, 8, 16}, kd[] = {2, 2, 8, 16}, one[] = {1, 1, 1, 1},
+                lens[] = {2, 1, 1, 1}, md[] = {2, 4, 8, 8}, bd[] = {1, 4, 8, 8},
+                sd[] = {2, 4, 8, 1};
+  int64_t q, k, v, scale, sq, skv, seed, offset, o, st;
+  cudnnfe_graph_add_tensor(g, "q", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &q);
+  cudnnfe_graph_add_tensor(g, "k", CUDNNFE_DTYPE_FLOAT, 4, kd, nullptr, &k);
+  cudnnfe_graph_add_tensor(g, "v", CUDNNFE_DTYPE_FLOAT, 4, kd, nullptr, &v);
+  cudnnfe_graph_add_tensor(g, "scale", CUDNNFE_DTYPE_FLOAT, 4, one, nullptr, &scale);
+  cudnnfe_graph_add_tensor(g, "seq_q", CUDNNFE_DTYPE_INT32, 4, lens, nullptr, &sq);
+  cudnnfe_graph_add_tensor(g, "seq_kv", CUDNNFE_DTYPE_INT32, 4, lens, nullptr, &skv);
+  cudnnfe_graph_add_tensor(g, "seed", CUDNNFE_DTYPE_INT64, 4, one, nullptr, &seed);
+  cudnnfe_graph_add_scalar(g, "offset", CUDNNFE_DTYPE_INT64, 7, &offset);
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  so.name = "attn";
+  so.generate_stats = 1;
+  so.causal_mask = 1;
+  so.attn_scale_tensor = scale;
+  so.padding_mask = 1;
+  so.seq_len_q = sq;
+  so.seq_len_kv = skv;
+  so.window_left = 3;
+  so.alibi_mask = 1;
+  so.dropout_probability = 0.25;
+  so.dropout_seed = seed;
+  so.dropout_offset = offset;
+  if (cudnnfe_graph_add_sdpa(g, q, k, v, &so, &o, &st) != CUDNNFE_STATUS_OK)
+    std::printf("  add_sdpa: %s\n", cudnnfe_last_error());
+  cudnnfe_tensor_set_output(g, o, 1);
+  cudnnfe_tensor_set_output(g, st, 1);
+  int64_t o2, st2, d_o, mask, dscale, dscale_inv, bias, dq, dk, dv, db;
+  cudnnfe_graph_add_tensor(g, "o2", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &o2);
+  cudnnfe_graph_add_tensor(g, "dO", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &d_o);
+  cudnnfe_graph_add_tensor(g, "st2", CUDNNFE_DTYPE_FLOAT, 4, sd, nullptr, &st2);
+  cudnnfe_graph_add_tensor(g, "mask", CUDNNFE_DTYPE_FLOAT, 4, md, nullptr, &mask);
+  cudnnfe_graph_add_tensor(g, "dscale", CUDNNFE_DTYPE_FLOAT, 4, one, nullptr, &dscale);
+  cudnnfe_graph_add_tensor(g, "dscale_inv", CUDNNFE_DTYPE_FLOAT, 4, one, nullptr, &dscale_inv);
+  cudnnfe_graph_add_tensor(g, "bias", CUDNNFE_DTYPE_FLOAT, 4, bd, nullptr, &bias);
+  cudnnfe_sdpa_backward_options_t bo;
+  cudnnfe_sdpa_backward_options_init(&bo);
+  bo.name = "attn_bwd";
+  bo.attn_scale = 0.25;
+  bo.diagonal_alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+  bo.window_left = 2;
+  bo.window_right = 1;
+  bo.bias = bias;
+  bo.dropout_mask = mask;
+  bo.dropout_scale = dscale;
+  bo.dropout_scale_inv = dscale_inv;
+  if (cudnnfe_graph_add_sdpa_backward_ex(g, q, k, v, o2, d_o, st2, &bo, &dq, &dk, &dv, &db) !=
+      CUDNNFE_STATUS_OK)
+    std::printf("  add_sdpa_backward_ex: %s\n", cudnnfe_last_error());
+  for (int64_t out : {dq, dk, dv, db}) cudnnfe_tensor_set_output(g, out, 1);
+  return g;
+}
+
+// Removes the line holding `"key": ...` from a document written by
+// serialize (one key per line), fixing the comma when it was the last key.
+std::string drop_key(std::string s, const std::string &key) {
+  for (size_t at; (at = s.find("\"" + key + "\": ")) != std::string::npos;) {
+    const size_t start = s.rfind('\n', at), end = s.find('\n', at);
+    const bool last = s[end - 1] != ',';
+    s.erase(start, end - start);
+    if (last && s[start - 1] == ',') s.erase(start - 1, 1);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(attention_options_round_trip) {
+  cudnnfe_graph_t *g = make_attention_graph();
+  const std::string first = serialize(g);
+  REQUIRE(!first.empty());
+  for (const char *part :
+       {"\"padding_mask\": true", "\"window_left\": 3", "\"window_right\": 1",
+        "\"diagonal_alignment\": \"BOTTOM_RIGHT\"", "\"alibi_mask\": true",
+        "\"dropout_probability\": 0.25", "\"generate_dbias\": true",
+        "\"seq_len_q\": ", "\"dropout_seed\": ", "\"dropout_offset\": ", "\"attn_scale\": ",
+        "\"dropout_mask\": ", "\"dropout_scale_inv\": ", "\"dBias\": "})
+    CHECK_MSG(first.find(part) != std::string::npos, "JSON lacks %s", part);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));
+  CHECK(serialize(loaded) == first);
+  CHECK_OK(cudnnfe_graph_validate(loaded));
+  cudnnfe_graph_destroy(loaded);
+  // A loaded option is validated like a built one.
+  cudnnfe_graph_create(&loaded);
+  std::string bad = first;
+  bad.replace(bad.find("\"window_left\": 3"), 16, "\"window_left\": 0");
+  CHECK_FAILS(cudnnfe_graph_deserialize(loaded, bad.data(), bad.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "window_left is 0");
+  bad = first;
+  bad.replace(bad.find("\"BOTTOM_RIGHT\""), 14, "\"SIDEWAYS\"");
+  CHECK_FAILS(cudnnfe_graph_deserialize(loaded, bad.data(), bad.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "diagonal_alignment: unknown \"SIDEWAYS\"");
+  cudnnfe_graph_destroy(loaded);
+  cudnnfe_graph_destroy(g);
+}
+
+TEST(attention_documents_without_the_option_keys_still_load) {
+  // Documents written before the options existed lack their keys: the
+  // defaults apply (no padding, open band, no ALiBi, no dropout, no dBias).
+  cudnnfe_graph_t *g = make_rich_graph();
+  const std::string current = serialize(g);
+  std::string old = current;
+  for (const char *key : {"padding_mask", "window_left", "window_right", "diagonal_alignment",
+                          "alibi_mask", "dropout_probability", "generate_dbias"})
+    old = drop_key(old, key);
+  CHECK(old.find("window_left") == std::string::npos);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, old.data(), old.size()));
+  CHECK(serialize(loaded) == current);
+  cudnnfe_graph_destroy(loaded);
+  cudnnfe_graph_destroy(g);
+}

@@ -442,6 +442,11 @@ cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_red
                                              int64_t x, const cudnnfe_reduction_options_t *options,
                                              int64_t *y);
 
+/* Where the diagonal of attention's diagonal band (sliding window) starts. */
+typedef int32_t cudnnfe_diagonal_alignment_t;
+#define CUDNNFE_DIAGONAL_TOP_LEFT 0     /* row i's diagonal is column i */
+#define CUDNNFE_DIAGONAL_BOTTOM_RIGHT 1 /* row i's diagonal is column i + s_kv - s_q */
+
 typedef struct cudnnfe_sdpa_options {
   size_t struct_size;
   const char *name;
@@ -457,6 +462,57 @@ typedef struct cudnnfe_sdpa_options {
   /* Optional additive bias tensor, broadcastable to [b, h_q, s_q, s_kv]. */
   int64_t bias;
   cudnnfe_dtype_t compute_dtype;
+  /* ---- Fields appended after the first release (an older caller's smaller
+   * struct keeps their defaults). docs/attention.md defines each exactly. */
+  /* Softmax scale from a tensor: a FLOAT tensor of one element (a graph
+   * input, read at every execute, or a cudnnfe_graph_add_scalar). 0
+   * (default): use attn_scale, which must be 0 when this is set. */
+  int64_t attn_scale_tensor;
+  /* 1: variable sequence lengths. seq_len_q and seq_len_kv are INT32 graph
+   * inputs of dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid
+   * query rows and seq_len_kv[n] (0..s_kv) valid key columns; row i sees
+   * column j only if i < seq_len_q[n] and j < seq_len_kv[n]. Padding rows
+   * (i >= seq_len_q[n]) of o and stats are unspecified on the GPU; the CPU
+   * reference writes o = 0 and stats = -inf there. */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  /* Diagonal band (sliding window) around the diagonal d(i) of row i:
+   * d(i) = i (TOP_LEFT) or i + s_kv - s_q (BOTTOM_RIGHT; with padding_mask
+   * i + seq_len_kv[n] - seq_len_q[n]). Row i sees column j only if
+   * j > d(i) - window_left (when window_left >= 1) and j <= d(i) +
+   * window_right (when window_right >= 0); -1 (default) leaves that side
+   * open. TOP_LEFT: i - window_left < j <= i + window_right. These are
+   * cudnn-frontend's diagonal_band_left_bound / _right_bound. causal_mask is
+   * window_right = 0 with TOP_LEFT and causal_mask_bottom_right is
+   * window_right = 0 with BOTTOM_RIGHT: with either flag window_right must
+   * be -1 or 0, and the flag fixes the alignment. */
+  int64_t window_left;                             /* default -1; else >= 1 */
+  int64_t window_right;                            /* default -1; else >= 0 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
+  /* 1: ALiBi, adding slope(h) * (j - i) to the score of row i, column j of
+   * query head h, with cudnn-frontend's slopes for h_q heads (n = the
+   * largest power of two <= h_q: slope(h) = 2^(-8 (h + 1) / n) for h < n,
+   * else 2^(-4 (2 (h - n) + 1) / n)). Needs window_right = 0 with TOP_LEFT
+   * alignment (causal_mask), as cuDNN does. */
+  int32_t alibi_mask;
+  /* Dropout of the softmax output P (O = (P * keep * scale) . V; stats are
+   * those of P before dropout), in one of two forms:
+   *  - drawn: dropout_seed and dropout_offset are INT64 tensors of one
+   *    element (graph inputs or scalars); each element of P is dropped with
+   *    probability dropout_probability (0 <= p < 1) and kept ones are scaled
+   *    by 1 / (1 - p). On the GPU cuDNN draws the mask with Philox from
+   *    (seed, offset); the CPU reference cannot reproduce those bits and
+   *    draws its own (docs/attention.md). p > 0 needs a seed and offset.
+   *  - given: dropout_mask, broadcastable to [b, h_q, s_q, s_kv] (FLOAT,
+   *    HALF, BFLOAT16, INT8 or UINT8; normally 0 or 1), and dropout_scale, a
+   *    FLOAT tensor of one element: P * dropout_scale * dropout_mask.
+   * dropout_probability must be 0 with the given form. */
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
 
@@ -481,16 +537,54 @@ typedef struct cudnnfe_sdpa_backward_options {
   /* 1: bitwise-reproducible gradients (may be slower). */
   int32_t deterministic;
   cudnnfe_dtype_t compute_dtype;
+  /* ---- Fields appended after the first release. As in
+   * cudnnfe_sdpa_options_t, and they must match the forward pass: the same
+   * scale, masks, and dropout (the same seed and offset, or the same mask
+   * and scale). */
+  int64_t attn_scale_tensor;
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  int64_t window_left;  /* default -1 */
+  int64_t window_right; /* default -1 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+  int32_t alibi_mask;
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  /* With dropout_mask: a FLOAT tensor of one element holding
+   * 1 / dropout_scale (cudnn-frontend's scale_inv), required. On the GPU it
+   * must be a scalar of 1 (cuDNN's backward ignores it): fold the scale into
+   * the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md). */
+  int64_t dropout_scale_inv;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options);
 
 /* Scaled dot-product attention backward: from q, k, v, o, d_o (shapes as the
  * forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT), writes
- * dq, dk, dv with the shapes and dimension orders of q, k, v. */
+ * dq, dk, dv with the shapes and dimension orders of q, k, v. With
+ * padding_mask, rows of dq beyond seq_len_q[n] and rows of dk, dv beyond
+ * seq_len_kv[n] are 0 on the CPU reference and unspecified on the GPU. */
 cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k,
                                                  int64_t v, int64_t o, int64_t d_o, int64_t stats,
                                                  const cudnnfe_sdpa_backward_options_t *options,
                                                  int64_t *dq, int64_t *dk, int64_t *dv);
+
+/* cudnnfe_graph_add_sdpa_backward that can also write the bias gradient:
+ * with `dbias` not NULL, options->bias must be set with dims [1, h_q, s_q,
+ * s_kv] (the one dBias shape cuDNN's attention engines produce) and *dbias
+ * receives the UID of dBias (bias's dims, the sum over the batch of the
+ * gradient of the biased scores). With `dbias` NULL it is
+ * cudnnfe_graph_add_sdpa_backward. A separate function because the
+ * original's signature has no slot for a fourth output and must not change. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int64_t q, int64_t k,
+                                                    int64_t v, int64_t o, int64_t d_o,
+                                                    int64_t stats,
+                                                    const cudnnfe_sdpa_backward_options_t *options,
+                                                    int64_t *dq, int64_t *dk, int64_t *dv,
+                                                    int64_t *dbias);
 
 /* Normalizations. Every norm computes, per group of x's elements, mean and
  * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +

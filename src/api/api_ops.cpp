@@ -39,12 +39,6 @@ void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *o) {
   o->struct_size = sizeof(*o);
 }
 
-void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_options_t{};
-  o->struct_size = sizeof(*o);
-}
-
 void cudnnfe_build_options_init(cudnnfe_build_options_t *o) {
   if (!o) return;
   *o = cudnnfe_build_options_t{};
@@ -151,24 +145,5 @@ cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *g, cudnnfe_reducti
     const Node &node =
         graph.add_node(OpKind::kReduction, string_or_empty(o.name), {x}, a, o.compute_dtype);
     *y = node.outputs[0];
-  });
-}
-
-cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
-                                        const cudnnfe_sdpa_options_t *options, int64_t *o_uid,
-                                        int64_t *stats) {
-  return guard_graph(g, [&](Graph &graph) {
-    require_out(o_uid, "o");
-    auto o = read_options(options, cudnnfe_sdpa_options_init, "sdpa options");
-    if (o.generate_stats) require_out(stats, "stats (generate_stats is set)");
-    SdpaAttrs a;
-    a.attn_scale = o.attn_scale;
-    a.generate_stats = o.generate_stats != 0;
-    a.causal_mask = o.causal_mask != 0;
-    a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
-    const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name), {q, k, v, o.bias}, a,
-                                      o.compute_dtype);
-    *o_uid = node.outputs[0];
-    if (stats) *stats = node.outputs[1];
   });
 }

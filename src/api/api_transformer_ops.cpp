@@ -1,14 +1,8 @@
-// The transformer ops of the C API: attention backward, layer/RMS norm
-// forward and backward, softmax.
+// The transformer ops of the C API: layer/RMS norm forward and backward,
+// softmax (attention is in api_attention.cpp).
 #include "api/guard.h"
 
 using namespace cudnnfe;
-
-void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_backward_options_t{};
-  o->struct_size = sizeof(*o);
-}
 
 void cudnnfe_norm_options_init(cudnnfe_norm_options_t *o) {
   if (!o) return;
@@ -46,28 +40,6 @@ void require_training_outputs(const NormAttrs &attrs, std::initializer_list<int6
 }
 
 }  // namespace
-
-cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *g, int64_t q, int64_t k,
-                                                 int64_t v, int64_t o, int64_t d_o, int64_t stats,
-                                                 const cudnnfe_sdpa_backward_options_t *options,
-                                                 int64_t *dq, int64_t *dk, int64_t *dv) {
-  return guard_graph(g, [&](Graph &graph) {
-    require_out(dq, "dq");
-    require_out(dk, "dk");
-    require_out(dv, "dv");
-    auto opts = read_options(options, cudnnfe_sdpa_backward_options_init, "sdpa_backward options");
-    SdpaBackwardAttrs a;
-    a.attn_scale = opts.attn_scale;
-    a.causal_mask = opts.causal_mask != 0;
-    a.causal_mask_bottom_right = opts.causal_mask_bottom_right != 0;
-    a.deterministic = opts.deterministic != 0;
-    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
-                                      {q, k, v, o, d_o, stats, opts.bias}, a, opts.compute_dtype);
-    *dq = node.outputs[0];
-    *dk = node.outputs[1];
-    *dv = node.outputs[2];
-  });
-}
 
 cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *g, int64_t x, int64_t scale,
                                              int64_t bias, const cudnnfe_norm_options_t *options,

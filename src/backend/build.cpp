@@ -21,6 +21,7 @@
 #include "backend/workspace_plan.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/attention.h"
 #include "plan/notes.h"
 
 namespace cudnnfe::backend {
@@ -43,12 +44,24 @@ std::string describe_node(const Graph &graph, const Node &node) {
     detail = cat(resample_mode_name(node.as<ResampleAttrs>().mode), ", ");
   if (node.kind == OpKind::kRng)
     detail = cat(rng_distribution_name(node.as<RngAttrs>().distribution), ", ");
-  if (node.kind == OpKind::kSdpa) {
-    const SdpaAttrs &a = node.as<SdpaAttrs>();
+  if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward) {
+    const AttentionSpec a = attention_spec(node);
     if (a.causal_mask) detail += "causal, ";
     if (a.causal_mask_bottom_right) detail += "causal bottom-right, ";
-    if (node.inputs[3] != 0) detail += "bias, ";
-    if (a.generate_stats) detail += "stats, ";
+    if (!a.causal_mask && !a.causal_mask_bottom_right && a.has_band())
+      detail += cat("window ", a.left_bound(), "/", a.right_bound(),
+                    a.bottom_right() ? " bottom-right, " : ", ");
+    else if (a.left_bound() >= 1)
+      detail += cat("window_left ", a.left_bound(), ", ");
+    if (a.bias != 0) detail += "bias, ";
+    if (a.attn_scale_tensor != 0) detail += "scale tensor, ";
+    if (a.options.padding_mask) detail += "padding, ";
+    if (a.options.alibi_mask) detail += "alibi, ";
+    if (a.seeded_dropout()) detail += cat("dropout ", a.options.dropout_probability, ", ");
+    if (a.mask_dropout()) detail += "dropout mask, ";
+    if (node.kind == OpKind::kSdpa && node.as<SdpaAttrs>().generate_stats) detail += "stats, ";
+    if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias)
+      detail += "dbias, ";
   }
   if (node.kind == OpKind::kSdpaFp8) {
     const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
@@ -129,6 +142,8 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   Lowering lowering(graph, static_cast<size_t>(target.cudnn_version));
   // PlanSet binds the frontend's workspace tensors (backend/workspace_plan.h).
   lowering.allow_workspace_tensors();
+  // And uploads its constant tensors (backend/device_constants.h).
+  lowering.allow_constant_tensors();
   for (const Node &node : graph.nodes()) {
     try {
       lower_node(lowering, node);
@@ -155,8 +170,9 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   set->operation_graph = std::move(operation_graph);
   // The variant pack holds the graph's bound tensors that some backend
   // tensor describes (a graph input read only through views is absent: some
-  // engines refuse extra UIDs), then the frontend's workspace tensors, then
-  // the views (PlanSet::bind makes the table these slots index).
+  // engines refuse extra UIDs), then the frontend's workspace tensors, the
+  // views and the constant tensors (PlanSet::bind makes the table these
+  // slots index).
   const std::vector<int64_t> &bound = graph.bound_uids();
   set->graph_bound = bound.size();
   for (size_t i = 0; i < bound.size(); ++i) {
@@ -177,6 +193,13 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
     set->views.push_back({static_cast<size_t>(parent), v.byte_offset});
   }
   set->frontend = FrontendWorkspace::of(lowering);
+  if (!lowering.constant_tensors().empty()) {
+    for (const ConstantTensor &c : lowering.constant_tensors()) {
+      set->uids.push_back(c.uid);
+      set->slots.push_back(slot++);
+    }
+    set->constants = std::make_shared<DeviceConstants>(lowering.constant_tensors(), target.device);
+  }
   set->scalars = lowering.scalars();
   set->device = target.device;
   set->sm = target.sm;

@@ -92,15 +92,21 @@ void *PlanSet::bind(void *const *data, void *workspace, void **table) const {
   } else {
     backend_workspace = frontend.bind(data, graph_bound, workspace, table);
   }
-  // Slice views: their root's pointer plus the offset, every execute.
+  // Slice views: their root's pointer plus the offset, every execute; then
+  // the plan's constant tensors.
   const size_t base = graph_bound + frontend.tensors.size();
   for (size_t i = 0; i < views.size(); ++i)
     table[base + i] = static_cast<char *>(data[views[i].parent]) + views[i].byte_offset;
+  if (constants) {
+    const size_t first = base + views.size();
+    for (size_t i = 0; i < constants->size(); ++i) table[first + i] = constants->pointer(i);
+  }
   return backend_workspace;
 }
 
 void PlanSet::seal() {
-  bound_count = graph_bound + frontend.tensors.size() + views.size();
+  bound_count =
+      graph_bound + frontend.tensors.size() + views.size() + (constants ? constants->size() : 0);
   if (slots.size() != uids.size())
     fail(CUDNNFE_STATUS_INTERNAL, "the plan's variant pack slots and UIDs disagree");
   if (bound_count > kMaxBoundTensors || scalars.size() > kMaxScalars)

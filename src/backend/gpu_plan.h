@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/descriptor.h"
+#include "backend/device_constants.h"
 #include "backend/lowering.h"
 #include "backend/workspace_plan.h"
 #include "plan/plan_blob.h"
@@ -51,15 +52,18 @@ struct PlanSet {
   std::vector<Candidate> candidates;  // at least one
   // The variant pack's UIDs: the graph's bound UIDs that a backend tensor
   // describes, the frontend's workspace tensors (backend/workspace_plan.h),
-  // the views, then the scalars.
+  // the views, the constant tensors (backend/device_constants.h), then the
+  // scalars.
   std::vector<int64_t> uids;
   // For each UID before the scalars, its entry in bind()'s pointer table.
   std::vector<size_t> slots;
   size_t graph_bound = 0;  // the graph's bound tensors
-  // Entries of bind()'s table: graph_bound + frontend tensors + views.
+  // Entries of bind()'s table: graph_bound + frontend tensors + views +
+  // constant tensors.
   size_t bound_count = 0;
   FrontendWorkspace frontend;
   std::vector<ViewBinding> views;
+  std::shared_ptr<const DeviceConstants> constants;  // null when there are none
   std::vector<ScalarValue> scalars;
   int device = 0;
   int sm = 0;
@@ -73,11 +77,11 @@ struct PlanSet {
   uint64_t serial = 0;
 
   // Checks the limits and appends the scalars to `uids`; call once `uids`,
-  // `slots`, `graph_bound`, `frontend` and `views` are set.
+  // `slots`, `graph_bound`, `frontend`, `views` and `constants` are set.
   void seal();
   // The pointer table for the graph's `data` (graph_bound entries) and the
   // caller's `workspace`: writes bound_count pointers (the graph's, the
-  // frontend tensors', the views') to `table` and returns cuDNN's part of
+  // frontend tensors', the views', the constants') to `table` and returns cuDNN's part of
   // the workspace. The variant pack takes table[slots[i]] for uids[i].
   void *bind(void *const *data, void *workspace, void **table) const;
 };

@@ -28,7 +28,8 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &
 }  // namespace
 
 void add_matmul(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescriptor_t a,
-                cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c) {
+                cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c,
+                const MatmulOverrides &overrides) {
   Descriptor desc(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
   desc.set_data_type(CUDNN_ATTR_MATMUL_COMP_TYPE, compute);
   lowering.finalize(desc);
@@ -38,6 +39,12 @@ void add_matmul(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescrip
   op.set_descriptors(CUDNN_ATTR_OPERATION_MATMUL_BDESC, &b, 1);
   op.set_descriptors(CUDNN_ATTR_OPERATION_MATMUL_CDESC, &c, 1);
   op.set_descriptor(CUDNN_ATTR_OPERATION_MATMUL_DESC, kept);
+  if (overrides.m)
+    op.set_descriptors(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, &overrides.m, 1);
+  if (overrides.n)
+    op.set_descriptors(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, &overrides.n, 1);
+  if (overrides.k)
+    op.set_descriptors(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, &overrides.k, 1);
   lowering.add_operation(std::move(op));
 }
 

@@ -1,19 +1,26 @@
 // Scaled dot-product attention backward through the composite graph that
-// cuDNN recognizes and fuses into its flash-attention backward engines:
+// cuDNN recognizes and fuses into its flash-attention backward engines
+// (cudnn-frontend's arrangement; M is dropout's mask, 1/(1-p) its scale):
 //
-//   softmax_sum = REDUCE_ADD(dO * O) * 1      (FLOAT, frontend workspace)
-//   S  = Q·Kᵀ * scale [+ bias] - stats [causal mask] ; P = EXP(S)
-//   dV = Pᵀ·dO                                (Pᵀ: a RESHAPE to the I/O type)
-//   dP = dO·Vᵀ ; dS = (dP - softmax_sum) * P * scale
-//   dK = dSᵀ·Q ; dQ = dS·K                    (K: a RESHAPE of Kᵀ)
+//   softmax_sum = REDUCE_ADD(dO * O) * [1 - p | scale_inv | 1]   (FLOAT, frontend workspace)
+//   S  = Q·Kᵀ * scale [+ bias] [+ ALiBi] [padding mask] - stats [band mask]
+//   P  = EXP(S) [* M * 1/(1-p)]
+//   dV = Pᵀ·dO                                 (Pᵀ: a RESHAPE to the I/O type)
+//   dP = dO·Vᵀ [* M] ; dS' = (dP - softmax_sum) * EXP(S) [* 1/(1-p)]
+//   [dBias = REDUCE_ADD over the batch of dS'] ; dS = dS' * scale
+//   dK = dSᵀ·Q ; dQ = dS·K                     (K: a RESHAPE of Kᵀ)
 //
-// dQ goes through a FLOAT accumulator in the frontend's workspace (cuDNN >=
-// 9.6 zeroes it itself) and an IDENTITY to dQ; with `deterministic`, or
-// before 9.6, dQ is written directly (the engines' own dP-workspace path).
-// GQA/MQA: dK and dV are computed per query head (virtual, I/O type) and
-// summed over each group of h_q / h_kv heads by a REDUCTION ADD.
+// The score modifiers and dropout are shared with the forward
+// (attention_masks.h); with sequence lengths every matmul gets them as GEMM
+// overrides. dQ goes through a FLOAT accumulator in the frontend's workspace
+// (cuDNN >= 9.6 zeroes it itself) and an IDENTITY to dQ; with
+// `deterministic` or dBias, or before 9.6, dQ is written directly (the
+// engines' own dP-workspace path). GQA/MQA: dK and dV are computed per
+// query head (virtual, I/O type) and summed over each group of h_q / h_kv
+// heads by a REDUCTION ADD.
 #include <limits>
 
+#include "backend/attention_masks.h"
 #include "backend/attribute_util.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
@@ -33,11 +40,6 @@ PointwiseAttrs mode(cudnnfe_pointwise_mode_t m, int axis = 0) {
   return attrs;
 }
 
-double masked_value(size_t cudnn_version) {
-  return cudnn_version >= 91000 ? -std::numeric_limits<double>::infinity()
-                                : static_cast<double>(std::numeric_limits<float>::lowest());
-}
-
 // Transposed view of the last two dims: dims and strides swapped.
 std::vector<int64_t> swap_last(std::vector<int64_t> v) {
   std::swap(v[v.size() - 1], v[v.size() - 2]);
@@ -52,51 +54,18 @@ void add_reshape(Lowering &lowering, cudnnBackendDescriptor_t x, cudnnBackendDes
   add_operation_named(lowering, std::move(op), cat("RESHAPE (", what, ")"));
 }
 
-// Keeps (row i, col j) where i + shift >= j (shift 0 top-left, s_kv - s_q
-// bottom-right); the rest become the masked value.
-cudnnBackendDescriptor_t causal_mask(Lowering &lowering, cudnnBackendDescriptor_t scores,
-                                     const std::vector<int64_t> &dims, bool bottom_right,
-                                     cudnnDataType_t compute) {
-  cudnnBackendDescriptor_t row = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 2), compute, scores, nullptr, nullptr,
-                row);
-  cudnnBackendDescriptor_t col = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 3), compute, scores, nullptr, nullptr,
-                col);
-  if (bottom_right) {
-    const int64_t s_q = dims[2], s_kv = dims[3];
-    cudnnBackendDescriptor_t plus_kv = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-    add_pointwise(lowering, mode(CUDNNFE_POINTWISE_ADD), CUDNN_DATA_INT32, row,
-                  lowering.scalar(static_cast<double>(s_kv), CUDNNFE_DTYPE_INT32, 4), nullptr,
-                  plus_kv);
-    cudnnBackendDescriptor_t shifted = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-    add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), CUDNN_DATA_INT32, plus_kv,
-                  lowering.scalar(static_cast<double>(s_q), CUDNNFE_DTYPE_INT32, 4), nullptr,
-                  shifted);
-    row = shifted;
-  }
-  cudnnBackendDescriptor_t keep = lowering.virtual_tensor(dims, CUDNN_DATA_BOOLEAN);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_CMP_GE), CUDNN_DATA_BOOLEAN, row, col, nullptr,
-                keep);
-  cudnnBackendDescriptor_t masked = lowering.virtual_tensor(dims, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_BINARY_SELECT), compute, scores,
-                lowering.scalar(masked_value(lowering.cudnn_version()), CUDNNFE_DTYPE_FLOAT, 4),
-                keep, masked);
-  return masked;
-}
-
 // out = a·b, or for GQA/MQA (h_q != h of `out`) a per-query-head product
 // in the I/O type reduced over each group of heads into `out`.
 void matmul_into(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescriptor_t a,
                  cudnnBackendDescriptor_t b, int64_t out_uid, const std::vector<int64_t> &full,
-                 cudnnDataType_t io) {
+                 cudnnDataType_t io, const MatmulOverrides &overrides) {
   const Tensor &out = lowering.graph().tensor(out_uid);
   if (out.dims[1] == full[1]) {
-    add_matmul(lowering, compute, a, b, lowering.tensor(out_uid));
+    add_matmul(lowering, compute, a, b, lowering.tensor(out_uid), overrides);
     return;
   }
   cudnnBackendDescriptor_t per_head = lowering.virtual_tensor(full, io);
-  add_matmul(lowering, compute, a, b, per_head);
+  add_matmul(lowering, compute, a, b, per_head, overrides);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, per_head,
                 lowering.tensor(out_uid));
 }
@@ -104,25 +73,32 @@ void matmul_into(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescri
 }  // namespace
 
 void lower_sdpa_backward(Lowering &lowering, const Node &node) {
+  check_attention_support(lowering, node);
   const Graph &graph = lowering.graph();
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
   const Tensor &v = graph.tensor(node.inputs[2]);
   const int64_t o = node.inputs[3], d_o = node.inputs[4], stats = node.inputs[5];
-  const int64_t bias = node.inputs[6];
+  const int64_t dbias = node.outputs[kSdpaBackwardDbiasPort];
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
   const int64_t s_kv = k.dims[2], d_v = v.dims[3];
-  const cudnnDataType_t compute = to_cudnn(node.compute_dtype);
+  AttentionLowering attention(lowering, node);
+  const cudnnDataType_t compute = attention.compute();
   const cudnnDataType_t io = to_cudnn(q.dtype);
-  const std::vector<int64_t> scores = {b, h_q, s_q, s_kv};
+  const std::vector<int64_t> &scores = attention.scores();
   const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
   // Sᵀ-shaped views of [b, h_q, s_q, s_kv] scores (a transpose, not a
   // reinterpretation: the strides say so).
   const std::vector<int64_t> scores_t = {b, h_q, s_kv, s_q};
   const std::vector<int64_t> scores_t_strides = {h_q * s_q * s_kv, s_q * s_kv, 1, s_kv};
+  // dBias, like deterministic, needs the engines' dP-workspace path.
   const bool accumulate_dq =
-      !attrs.deterministic && lowering.cudnn_version() >= kAccumulatorZeroedSince;
+      !attrs.deterministic && dbias == 0 && lowering.cudnn_version() >= kAccumulatorZeroedSince;
+  // GEMM overrides by the role of each matmul's dims (null without padding).
+  const MatmulOverrides q_by_kv = {attention.seq_len_q(), attention.seq_len_kv(), nullptr};
+  const MatmulOverrides kv_by_q = {attention.seq_len_kv(), nullptr, attention.seq_len_q()};
+  const MatmulOverrides q_over_kv = {attention.seq_len_q(), nullptr, attention.seq_len_kv()};
 
   cudnnBackendDescriptor_t q_desc = lowering.tensor(q.uid);
   cudnnBackendDescriptor_t do_desc = lowering.tensor(d_o);
@@ -130,11 +106,8 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
       lowering.tensor_view(k.uid, swap_last(k.dims), swap_last(k.strides));
   cudnnBackendDescriptor_t vt =
       lowering.tensor_view(v.uid, swap_last(v.dims), swap_last(v.strides));
-  cudnnBackendDescriptor_t one = lowering.scalar(1.0, CUDNNFE_DTYPE_FLOAT, 4);
-  cudnnBackendDescriptor_t scale =
-      lowering.scalar(effective_attn_scale(graph, node), CUDNNFE_DTYPE_FLOAT, 4);
 
-  // softmax_sum = sum over d_v of dO * O.
+  // softmax_sum = sum over d_v of dO * O (times 1 - p with dropout).
   cudnnBackendDescriptor_t do_o = lowering.virtual_tensor({b, h_q, s_q, d_v}, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, do_desc, lowering.tensor(o),
                 nullptr, do_o);
@@ -142,49 +115,56 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, do_o, row_sum);
   cudnnBackendDescriptor_t softmax_sum =
       lowering.workspace_tensor(per_row, CUDNNFE_DTYPE_FLOAT, "softmax_sum");
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, row_sum, one, nullptr, softmax_sum);
+  // (Every scalar made must be used: cuDNN refuses a variant pack with a
+  // UID its plan does not know, so `one` exists only without dropout.)
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, row_sum,
+                attention.dropout() ? attention.dropout_scale_inv()
+                                    : lowering.scalar(1.0, CUDNNFE_DTYPE_FLOAT, 4),
+                nullptr, softmax_sum);
 
-  // P = exp(Q·Kᵀ * scale [+ bias] - stats), masked.
+  // P = exp(Q·Kᵀ * scale [+ bias] [+ ALiBi] - stats), masked.
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
-  add_matmul(lowering, compute, q_desc, kt, s);
-  cudnnBackendDescriptor_t scaled = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, s, scale, nullptr, scaled);
-  s = scaled;
-  if (bias != 0) {
-    cudnnBackendDescriptor_t biased = lowering.virtual_tensor(scores, kFloat);
-    add_pointwise(lowering, mode(CUDNNFE_POINTWISE_ADD), compute, s, lowering.tensor(bias), nullptr,
-                  biased);
-    s = biased;
-  }
-  cudnnBackendDescriptor_t centered = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute, s, lowering.tensor(stats), nullptr,
-                centered);
-  s = centered;
-  if (attrs.causal_mask || attrs.causal_mask_bottom_right)
-    s = causal_mask(lowering, s, scores, attrs.causal_mask_bottom_right, compute);
+  add_matmul(lowering, compute, q_desc, kt, s, q_by_kv);
+  s = attention.binary(CUDNNFE_POINTWISE_MUL, s, attention.attn_scale(), kFloat);
+  s = attention.add_bias_and_alibi(s);
+  s = attention.padding_mask(s);
+  s = attention.binary(CUDNNFE_POINTWISE_SUB, s, lowering.tensor(stats), kFloat);
+  // cuDNN 9.0 to 9.9 lose the padding when the stats are subtracted: apply
+  // it again (cudnn-frontend does the same).
+  if (attention.padded() && lowering.cudnn_version() >= 90000 && lowering.cudnn_version() < 91000)
+    s = attention.padding_mask(s);
+  s = attention.band_mask(s);
   cudnnBackendDescriptor_t p = lowering.virtual_tensor(scores, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, s, nullptr, nullptr, p);
+  cudnnBackendDescriptor_t p_dropped = p;
+  if (attention.dropout()) {
+    p_dropped = attention.binary(CUDNNFE_POINTWISE_MUL, p, attention.dropout_mask(), kFloat);
+    p_dropped =
+        attention.binary(CUDNNFE_POINTWISE_MUL, p_dropped, attention.dropout_scale(), kFloat);
+  }
 
   // dV = Pᵀ·dO.
   cudnnBackendDescriptor_t p_t = lowering.virtual_tensor(scores_t, scores_t_strides, io);
-  add_reshape(lowering, p, p_t, "Pᵀ");
-  matmul_into(lowering, compute, p_t, do_desc, node.outputs[2], {b, h_q, s_kv, d_v}, io);
+  add_reshape(lowering, p_dropped, p_t, "Pᵀ");
+  matmul_into(lowering, compute, p_t, do_desc, node.outputs[2], {b, h_q, s_kv, d_v}, io, kv_by_q);
 
-  // dS = (dO·Vᵀ - softmax_sum) * P * scale.
+  // dS = (dO·Vᵀ [* M] - softmax_sum) * P [* 1/(1-p)] * scale.
   cudnnBackendDescriptor_t dp = lowering.virtual_tensor(scores, kFloat);
-  add_matmul(lowering, compute, do_desc, vt, dp);
-  cudnnBackendDescriptor_t dp_centered = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute, dp, softmax_sum, nullptr,
-                dp_centered);
-  cudnnBackendDescriptor_t dp_p = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, dp_centered, p, nullptr, dp_p);
-  cudnnBackendDescriptor_t ds = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, dp_p, scale, nullptr, ds);
+  add_matmul(lowering, compute, do_desc, vt, dp, q_by_kv);
+  if (attention.dropout())
+    dp = attention.binary(CUDNNFE_POINTWISE_MUL, dp, attention.dropout_mask(), kFloat);
+  cudnnBackendDescriptor_t ds = attention.binary(CUDNNFE_POINTWISE_SUB, dp, softmax_sum, kFloat);
+  ds = attention.binary(CUDNNFE_POINTWISE_MUL, ds, p, kFloat);
+  if (attention.dropout())
+    ds = attention.binary(CUDNNFE_POINTWISE_MUL, ds, attention.dropout_scale(), kFloat);
+  if (dbias != 0)
+    add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, ds, lowering.tensor(dbias));
+  ds = attention.binary(CUDNNFE_POINTWISE_MUL, ds, attention.attn_scale(), kFloat);
 
   // dK = dSᵀ·Q.
   cudnnBackendDescriptor_t ds_t = lowering.virtual_tensor(scores_t, scores_t_strides, io);
   add_reshape(lowering, ds, ds_t, "dSᵀ");
-  matmul_into(lowering, compute, ds_t, q_desc, node.outputs[1], {b, h_q, s_kv, d}, io);
+  matmul_into(lowering, compute, ds_t, q_desc, node.outputs[1], {b, h_q, s_kv, d}, io, kv_by_q);
 
   // dQ = dS·K, K being Kᵀ reshaped back (K's own strides).
   cudnnBackendDescriptor_t k_back = lowering.virtual_tensor(k.dims, k.strides, io);
@@ -192,11 +172,11 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   if (accumulate_dq) {
     cudnnBackendDescriptor_t dq_accum =
         lowering.workspace_tensor({b, h_q, s_q, d}, CUDNNFE_DTYPE_FLOAT, "the dQ accumulator");
-    add_matmul(lowering, compute, ds, k_back, dq_accum);
+    add_matmul(lowering, compute, ds, k_back, dq_accum, q_over_kv);
     add_pointwise(lowering, mode(CUDNNFE_POINTWISE_IDENTITY), compute, dq_accum, nullptr, nullptr,
                   lowering.tensor(node.outputs[0]));
   } else {
-    add_matmul(lowering, compute, ds, k_back, lowering.tensor(node.outputs[0]));
+    add_matmul(lowering, compute, ds, k_back, lowering.tensor(node.outputs[0]), q_over_kv);
   }
 }
 

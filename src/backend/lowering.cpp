@@ -220,6 +220,27 @@ cudnnBackendDescriptor_t Lowering::scalar(double value, cudnnfe_dtype_t dtype, s
                      to_cudnn(dtype), false, true);
 }
 
+cudnnBackendDescriptor_t Lowering::constant_tensor(const std::vector<int64_t> &dims,
+                                                   cudnnfe_dtype_t dtype,
+                                                   std::vector<unsigned char> bytes,
+                                                   const char *what) {
+  if (!constant_tensors_allowed_)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the lowering needs ", what,
+         " as a constant tensor owned by the plan, which this plan builder does not upload "
+         "(src/backend/device_constants.h)");
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  if (static_cast<size_t>(count) * dtype_size(dtype) != bytes.size())
+    fail(CUDNNFE_STATUS_INTERNAL, "constant tensor ", what, ": ", bytes.size(), " bytes for dims ",
+         dims_string(dims));
+  ConstantTensor c;
+  c.uid = next_uid_++;
+  c.bytes = std::move(bytes);
+  constant_tensors_.push_back(std::move(c));
+  return make_tensor(constant_tensors_.back().uid, dims, packed_strides(dims), to_cudnn(dtype),
+                     false, false);
+}
+
 const Descriptor &Lowering::keep(Descriptor descriptor) {
   descriptors_.push_back(std::move(descriptor));
   return descriptors_.back();

@@ -46,6 +46,15 @@ struct ViewTensor {
   int64_t byte_offset = 0;
 };
 
+// A non-virtual tensor whose contents the lowering fixes (ALiBi's slopes,
+// the sequence lengths of a padding workaround): the plan uploads `bytes`
+// once at build to device memory it owns (backend/device_constants.h) and
+// binds them at every execute.
+struct ConstantTensor {
+  int64_t uid = 0;
+  std::vector<unsigned char> bytes;
+};
+
 class Lowering {
  public:
   // `cudnn_version` is the loaded library's (91400 for 9.14.0): some
@@ -97,6 +106,13 @@ class Lowering {
   // A new pass-by-value scalar of shape [1,...,1] (`rank` dims) holding
   // `value` as `dtype`.
   cudnnBackendDescriptor_t scalar(double value, cudnnfe_dtype_t dtype, size_t rank);
+  // A new non-virtual packed tensor holding `bytes` (dims' elements of
+  // `dtype`), owned by the plan. NOT_SUPPORTED unless the plan builder said
+  // it uploads such tensors (allow_constant_tensors).
+  cudnnBackendDescriptor_t constant_tensor(const std::vector<int64_t> &dims, cudnnfe_dtype_t dtype,
+                                           std::vector<unsigned char> bytes, const char *what);
+  void allow_constant_tensors() { constant_tensors_allowed_ = true; }
+  const std::vector<ConstantTensor> &constant_tensors() const { return constant_tensors_; }
 
   // Keeps a finalized helper descriptor (convolution, matmul...) alive.
   const Descriptor &keep(Descriptor descriptor);
@@ -128,6 +144,8 @@ class Lowering {
   std::set<int64_t> described_;
   int64_t frontend_workspace_bytes_ = 0;
   bool workspace_tensors_allowed_ = false;
+  std::vector<ConstantTensor> constant_tensors_;
+  bool constant_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
   std::map<std::pair<int64_t, size_t>, cudnnBackendDescriptor_t> scalars_by_rank_;
   int64_t next_uid_ = 1;
@@ -137,8 +155,14 @@ class Lowering {
 cudnnDataType_t to_cudnn(cudnnfe_dtype_t dtype);
 
 // Shared op builders, used by the op files and by composite lowerings.
+// A matmul's optional GEMM size overrides: INT32 [b,1,1,1] tensors of
+// per-batch M, N or K (attention's sequence lengths); null: none.
+struct MatmulOverrides {
+  cudnnBackendDescriptor_t m = nullptr, n = nullptr, k = nullptr;
+};
 void add_matmul(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescriptor_t a,
-                cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c);
+                cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c,
+                const MatmulOverrides &overrides = {});
 // `in1`/`in2` may be null for modes that read fewer operands.
 void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataType_t compute,
                    cudnnBackendDescriptor_t in0, cudnnBackendDescriptor_t in1,

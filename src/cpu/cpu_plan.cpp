@@ -15,6 +15,7 @@
 #include "cpu/reference_ops.h"
 #include "cpu/sdpa_fp8_ref.h"
 #include "cpu/strided_tensor.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -144,6 +145,23 @@ class CpuPlan final : public Plan {
            node.as<ReductionAttrs>().mode, " is not supported by the CPU reference");
   }
 
+  // An attention node's optional tensors by port (ops/attention.h).
+  template <class In>
+  static cpu::AttentionInputs attention_inputs(const Node &node, const In &in) {
+    const AttentionPorts &p = attention_ports(node.kind);
+    cpu::AttentionInputs a;
+    a.bias = in(p.bias);
+    a.attn_scale = in(p.attn_scale);
+    a.seq_len_q = in(p.seq_len_q);
+    a.seq_len_kv = in(p.seq_len_kv);
+    a.dropout_seed = in(p.dropout_seed);
+    a.dropout_offset = in(p.dropout_offset);
+    a.dropout_mask = in(p.dropout_mask);
+    a.dropout_scale = in(p.dropout_scale);
+    a.dropout_scale_inv = in(p.dropout_scale_inv);
+    return a;
+  }
+
   static void run(const Step &step, const std::vector<cpu::StridedTensor> &views) {
     const Node &node = step.node;
     auto in = [&](size_t port) -> const cpu::StridedTensor * {
@@ -164,11 +182,23 @@ class CpuPlan final : public Plan {
         return cpu::run_pointwise(node, inputs, *out(0));
       }
       case OpKind::kReduction: return cpu::run_reduction(node, *in(0), *out(0));
-      case OpKind::kSdpa:
-        return cpu::run_sdpa(node, step.attn_scale, *in(0), *in(1), *in(2), in(3), *out(0), out(1));
+      case OpKind::kSdpa: {
+        const cpu::SdpaTensors t = {in(0),  in(1), in(2), attention_inputs(node, in),
+                                    out(0), out(1)};
+        return cpu::run_sdpa(node, step.attn_scale, t);
+      }
       case OpKind::kSdpaBackward: {
-        const cpu::SdpaBackwardTensors t = {in(0), in(1), in(2),  in(3),  in(4),
-                                            in(5), in(6), out(0), out(1), out(2)};
+        const cpu::SdpaBackwardTensors t = {in(0),
+                                            in(1),
+                                            in(2),
+                                            in(3),
+                                            in(4),
+                                            in(5),
+                                            attention_inputs(node, in),
+                                            out(0),
+                                            out(1),
+                                            out(2),
+                                            out(kSdpaBackwardDbiasPort)};
         return cpu::run_sdpa_backward(node, step.attn_scale, t);
       }
       case OpKind::kSoftmax: return cpu::run_softmax(node, *in(0), *out(0), out(1));

@@ -6,6 +6,7 @@
 // not support.
 #pragma once
 
+#include "cpu/attention_dropout.h"
 #include "cpu/strided_tensor.h"
 #include "graph/node.h"
 
@@ -34,15 +35,22 @@ void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor
 // Whether run_reduction knows `mode` (asked at build).
 bool reduction_supported(cudnnfe_reduction_mode_t mode);
 
-// Attention forward; `bias` and `stats` may be nullptr.
-void run_sdpa(const Node &node, double scale, const StridedTensor &q, const StridedTensor &k,
-              const StridedTensor &v, const StridedTensor *bias, const StridedTensor &o,
-              const StridedTensor *stats);
+// The tensors of an attention forward node (stats may be nullptr).
+struct SdpaTensors {
+  const StridedTensor *q, *k, *v;
+  AttentionInputs options;
+  const StridedTensor *o, *stats;
+};
 
-// The tensors of an attention backward node (bias may be nullptr).
+// Attention forward; `scale` is the node's attn_scale unless the node has
+// an attn_scale tensor.
+void run_sdpa(const Node &node, double scale, const SdpaTensors &tensors);
+
+// The tensors of an attention backward node (dbias may be nullptr).
 struct SdpaBackwardTensors {
-  const StridedTensor *q, *k, *v, *o, *d_o, *stats, *bias;
-  const StridedTensor *dq, *dk, *dv;
+  const StridedTensor *q, *k, *v, *o, *d_o, *stats;
+  AttentionInputs options;
+  const StridedTensor *dq, *dk, *dv, *dbias;
 };
 
 // Attention backward from the forward's O and stats.

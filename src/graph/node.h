@@ -76,11 +76,23 @@ struct ReductionAttrs {
   bool deterministic = false;
 };
 
+// The attention options that forward and backward share beyond the causal
+// flags (their tensors are input ports; ops/attention.h has the rules).
+struct AttentionOptions {
+  bool padding_mask = false;
+  int64_t window_left = -1;   // -1: no left bound, else >= 1
+  int64_t window_right = -1;  // -1: no right bound, else >= 0
+  cudnnfe_diagonal_alignment_t diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+  bool alibi_mask = false;
+  double dropout_probability = 0.0;
+};
+
 struct SdpaAttrs {
   double attn_scale = 0.0;  // 0: 1/sqrt(d) (resolved at validation)
   bool generate_stats = false;
   bool causal_mask = false;
   bool causal_mask_bottom_right = false;
+  AttentionOptions options;
 };
 
 struct SdpaBackwardAttrs {
@@ -88,6 +100,8 @@ struct SdpaBackwardAttrs {
   bool causal_mask = false;
   bool causal_mask_bottom_right = false;
   bool deterministic = false;
+  AttentionOptions options;
+  bool generate_dbias = false;  // output dBias exists
 };
 
 // Shared by every normalization (layernorm, rmsnorm, batchnorm,

@@ -4,6 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/attention.h"
 #include "ops/sdpa_fp8.h"
 
 namespace cudnnfe {
@@ -53,8 +54,12 @@ void check_types(Graph &graph, Node &node) {
   if (is_layout_op(node.kind)) return check_types_layout(graph, node);
   if (node.kind == OpKind::kRng) return check_types_rng(graph, node);
   if (node.kind == OpKind::kResample) check_types_resample(graph, node);
+  const bool attention = node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward;
   for (size_t port = 0; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
+    // Attention's option tensors (lengths, seeds, masks) have their own
+    // type rules (check_types_sdpa).
+    if (attention && port >= attention_ports(node.kind).attn_scale) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     bool numeric_ok =
         node.kind == OpKind::kPointwise || dtype_is_float(t.dtype) || t.dtype == CUDNNFE_DTYPE_INT8;
@@ -63,8 +68,7 @@ void check_types(Graph &graph, Node &node) {
                  "\" has data type ", dtype_name(t.dtype), ", which ", op_kind_name(node.kind),
                  " does not accept");
   }
-  if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
-    check_types_sdpa(graph, node);
+  if (attention) check_types_sdpa(graph, node);
   if (node.kind == OpKind::kSdpaFp8 || node.kind == OpKind::kSdpaFp8Backward)
     check_types_sdpa_fp8(graph, node);
 }
@@ -84,6 +88,8 @@ bool output_used(const Node &node, size_t port) {
     case OpKind::kBatchNorm:  // next running statistics only when the previous are given
       return port < 3 || node.inputs[3] != 0 || node.inputs[4] != 0;
     case OpKind::kSdpaFp8: return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
+    case OpKind::kSdpaBackward:
+      return port != kSdpaBackwardDbiasPort || node.as<SdpaBackwardAttrs>().generate_dbias;
     default: return true;
   }
 }

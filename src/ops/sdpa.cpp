@@ -1,6 +1,12 @@
-// Scaled dot-product attention shape and type rules.
+// Scaled dot-product attention shape and type rules, forward and backward:
+// q, k, v and the outputs, then the options (scale tensor, padding, band,
+// ALiBi, dropout, dBias) whose meaning ops/attention.h and
+// docs/attention.md define.
+#include <cmath>
+
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -11,11 +17,126 @@ struct AttentionShape {
   int64_t b, h_q, s_q, d, h_kv, s_kv, d_v;
 };
 
-// Checks q, k, v (ports 0-2), the mask flags and an optional bias, shared by
-// the forward and backward ops.
-AttentionShape check_attention_inputs(Graph &graph, const Node &node, bool causal,
-                                      bool causal_bottom_right, double attn_scale,
-                                      size_t bias_port) {
+int64_t element_count(const Tensor &t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims) n *= d;
+  return n;
+}
+
+// A tensor option that must hold exactly one element (a scale, a seed).
+void require_one_element(Graph &graph, const Node &node, int64_t uid, const char *option,
+                         const char *what) {
+  if (uid == 0) return;
+  const Tensor &t = graph.tensor(uid);
+  if (element_count(t) != 1)
+    fail_graph(Graph::label(node), ": ", option, " \"", t.name, "\" is ", dims_string(t.dims), "; ",
+               option, " must hold one element (", what, ")");
+}
+
+// Checks that `t` broadcasts to `full` (each dim equal or 1).
+void require_broadcast(const Node &node, const char *option, const Tensor &t,
+                       const std::vector<int64_t> &full) {
+  require_rank(node, option, t, 4, "[b|1, h_q|1, s_q|1, s_kv|1]");
+  for (int i = 0; i < 4; ++i)
+    if (t.dims[i] != full[i] && t.dims[i] != 1)
+      fail_graph(Graph::label(node), ": ", option, " \"", t.name, "\" ", dims_string(t.dims),
+                 " does not broadcast to [b,h_q,s_q,s_kv] = ", dims_string(full), " at dim ", i);
+}
+
+// The options beyond q, k, v and bias (docs/attention.md).
+void check_attention_options(Graph &graph, const Node &node, const AttentionSpec &s,
+                             const AttentionShape &a) {
+  const std::string label = Graph::label(node);
+  const AttentionOptions &o = s.options;
+  if (s.attn_scale_tensor != 0 && s.attn_scale != 0.0)
+    fail_graph(label, ": attn_scale (", s.attn_scale, ") and attn_scale_tensor are both set; ",
+               "set one (attn_scale 0 with a tensor)");
+  require_one_element(graph, node, s.attn_scale_tensor, "attn_scale_tensor", "the softmax scale");
+
+  // Padding: both sequence-length tensors, [b,1,1,1].
+  if (o.padding_mask) {
+    for (auto [uid, option] : {std::pair{s.seq_len_q, "seq_len_q"}, {s.seq_len_kv, "seq_len_kv"}}) {
+      if (uid == 0)
+        fail_graph(label, ": padding_mask is set but ", option,
+                   " is missing; give an INT32 [b,1,1,1] tensor of per-batch lengths");
+      const Tensor &t = graph.tensor(uid);
+      if (t.dims != std::vector<int64_t>{a.b, 1, 1, 1})
+        fail_graph(label, ": ", option, " \"", t.name, "\" is ", dims_string(t.dims),
+                   "; expected [b,1,1,1] = ", dims_string({a.b, 1, 1, 1}),
+                   " (one length per batch)");
+    }
+  } else if (s.seq_len_q != 0 || s.seq_len_kv != 0) {
+    fail_graph(label, ": ", s.seq_len_q ? "seq_len_q" : "seq_len_kv",
+               " is given but padding_mask is 0; sequence lengths are read only with "
+               "padding_mask = 1");
+  }
+
+  // Diagonal band.
+  if (o.window_left == 0 || o.window_left < -1)
+    fail_graph(label, ": window_left is ", o.window_left,
+               "; use -1 (no left bound) or >= 1 (row i sees columns j > d(i) - window_left; "
+               "0 would hide every column)");
+  if (o.window_right < -1)
+    fail_graph(label, ": window_right is ", o.window_right,
+               "; use -1 (no right bound) or >= 0 (row i sees columns j <= d(i) + window_right)");
+  if (o.diagonal_alignment != CUDNNFE_DIAGONAL_TOP_LEFT &&
+      o.diagonal_alignment != CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
+    fail_graph(
+        label, ": diagonal_alignment ", o.diagonal_alignment,
+        " is unknown; use CUDNNFE_DIAGONAL_TOP_LEFT (0) or CUDNNFE_DIAGONAL_BOTTOM_RIGHT (1)");
+  if ((s.causal_mask || s.causal_mask_bottom_right) && o.window_right > 0)
+    fail_graph(label, ": ", s.causal_mask ? "causal_mask" : "causal_mask_bottom_right",
+               " means window_right = 0, but window_right is ", o.window_right,
+               "; drop the causal flag to widen the band");
+  if (s.causal_mask && o.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
+    fail_graph(label,
+               ": causal_mask is aligned top-left but diagonal_alignment is BOTTOM_RIGHT; "
+               "use causal_mask_bottom_right");
+
+  // ALiBi: cuDNN's is causal (top-left, right bound 0).
+  if (o.alibi_mask && (s.right_bound() != 0 || s.bottom_right()))
+    fail_graph(label,
+               ": alibi_mask needs a causal top-left mask (causal_mask, or window_right = 0 "
+               "with TOP_LEFT alignment), as cuDNN's ALiBi does");
+
+  // Dropout.
+  const double p = o.dropout_probability;
+  if (!(p >= 0.0 && p < 1.0))
+    fail_graph(label, ": dropout_probability is ", p, "; it must be in [0, 1)");
+  if ((s.dropout_seed != 0) != (s.dropout_offset != 0))
+    fail_graph(label, ": dropout needs both dropout_seed and dropout_offset (",
+               s.dropout_seed ? "dropout_offset" : "dropout_seed", " is missing)");
+  if (p > 0.0 && s.dropout_seed == 0)
+    fail_graph(label, ": dropout_probability is ", p,
+               " but dropout_seed and dropout_offset are missing; give INT64 tensors of one "
+               "element (or a dropout_mask with dropout_probability 0)");
+  if ((s.dropout_mask != 0) != (s.dropout_scale != 0))
+    fail_graph(label, ": a given dropout needs both dropout_mask and dropout_scale (",
+               s.dropout_mask ? "dropout_scale" : "dropout_mask", " is missing)");
+  if (s.dropout_mask != 0 && (s.dropout_seed != 0 || p != 0.0))
+    fail_graph(label,
+               ": dropout_mask and a drawn dropout (dropout_seed, dropout_probability) are "
+               "exclusive; use one form");
+  require_one_element(graph, node, s.dropout_seed, "dropout_seed", "the Philox seed");
+  require_one_element(graph, node, s.dropout_offset, "dropout_offset", "the Philox offset");
+  require_one_element(graph, node, s.dropout_scale, "dropout_scale", "the kept values' scale");
+  if (s.dropout_mask != 0)
+    require_broadcast(node, "dropout_mask", graph.tensor(s.dropout_mask),
+                      {a.b, a.h_q, a.s_q, a.s_kv});
+  if (node.kind == OpKind::kSdpaBackward) {
+    if (s.dropout_mask != 0 && s.dropout_scale_inv == 0)
+      fail_graph(label, ": dropout_mask needs dropout_scale_inv in the backward pass (a FLOAT ",
+                 "tensor of one element holding 1 / dropout_scale)");
+    if (s.dropout_mask == 0 && s.dropout_scale_inv != 0)
+      fail_graph(label, ": dropout_scale_inv is given without dropout_mask");
+    require_one_element(graph, node, s.dropout_scale_inv, "dropout_scale_inv", "1 / dropout_scale");
+  }
+}
+
+// Checks q, k, v (ports 0-2), the mask flags, bias and the options, shared
+// by the forward and backward ops.
+AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
+  const AttentionSpec spec = attention_spec(node);
   const Tensor &q = required_input(graph, node, 0);
   const Tensor &k = required_input(graph, node, 1);
   const Tensor &v = required_input(graph, node, 2);
@@ -36,20 +157,13 @@ AttentionShape check_attention_inputs(Graph &graph, const Node &node, bool causa
   if (a.h_q % a.h_kv != 0)
     fail_graph(Graph::label(node), ": q has ", a.h_q, " heads and k has ", a.h_kv,
                "; h_q must be a multiple of h_kv (GQA/MQA)");
-  if (causal && causal_bottom_right)
+  if (spec.causal_mask && spec.causal_mask_bottom_right)
     fail_graph(Graph::label(node),
                ": causal_mask and causal_mask_bottom_right are exclusive; set one");
-  if (attn_scale != attn_scale) fail_graph(Graph::label(node), ": attn_scale is NaN");
-  if (node.inputs[bias_port] != 0) {
-    const Tensor &bias = graph.tensor(node.inputs[bias_port]);
-    require_rank(node, "bias", bias, 4, "[b|1, h_q|1, s_q|1, s_kv]");
-    const int64_t full[4] = {a.b, a.h_q, a.s_q, a.s_kv};
-    for (int i = 0; i < 4; ++i)
-      if (bias.dims[i] != full[i] && bias.dims[i] != 1)
-        fail_graph(Graph::label(node), ": bias \"", bias.name, "\" ", dims_string(bias.dims),
-                   " does not broadcast to [b,h_q,s_q,s_kv] = ",
-                   dims_string({a.b, a.h_q, a.s_q, a.s_kv}), " at dim ", i);
-  }
+  if (spec.attn_scale != spec.attn_scale) fail_graph(Graph::label(node), ": attn_scale is NaN");
+  if (spec.bias != 0)
+    require_broadcast(node, "bias", graph.tensor(spec.bias), {a.b, a.h_q, a.s_q, a.s_kv});
+  check_attention_options(graph, node, spec, a);
   return a;
 }
 
@@ -70,12 +184,21 @@ void output_like(Graph &graph, const Node &node, size_t port, const std::vector<
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
 }
 
+void require_dtype(Graph &graph, const Node &node, int64_t uid, const char *option,
+                   std::initializer_list<cudnnfe_dtype_t> allowed, const char *expected) {
+  if (uid == 0) return;
+  const Tensor &t = graph.tensor(uid);
+  for (cudnnfe_dtype_t d : allowed)
+    if (t.dtype == d) return;
+  fail_graph(Graph::label(node), ": ", option, " \"", t.name, "\" is ", dtype_name(t.dtype), "; ",
+             option, " must be ", expected);
+}
+
 }  // namespace
 
 void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
-  AttentionShape a = check_attention_inputs(graph, node, attrs.causal_mask,
-                                            attrs.causal_mask_bottom_right, attrs.attn_scale, 3);
+  AttentionShape a = check_attention_inputs(graph, node);
   const Tensor &q = graph.tensor(node.inputs[0]);
   output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides);
   if (attrs.generate_stats) {
@@ -88,8 +211,7 @@ void infer_sdpa(Graph &graph, Node &node) {
 
 void infer_sdpa_backward(Graph &graph, Node &node) {
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
-  AttentionShape a = check_attention_inputs(graph, node, attrs.causal_mask,
-                                            attrs.causal_mask_bottom_right, attrs.attn_scale, 6);
+  AttentionShape a = check_attention_inputs(graph, node);
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
   const Tensor &v = graph.tensor(node.inputs[2]);
@@ -101,6 +223,18 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
   output_like(graph, node, 0, q.dims, q.strides);
   output_like(graph, node, 1, k.dims, k.strides);
   output_like(graph, node, 2, v.dims, v.strides);
+  if (attrs.generate_dbias) {
+    const int64_t bias = node.inputs[attention_ports(node.kind).bias];
+    if (bias == 0) fail_graph(Graph::label(node), ": dbias is asked for but the node has no bias");
+    const Tensor &b = graph.tensor(bias);
+    const std::vector<int64_t> dims = {1, a.h_q, a.s_q, a.s_kv};
+    if (b.dims != dims)
+      fail_graph(Graph::label(node),
+                 ": dbias needs bias of dims [1,h_q,s_q,s_kv] = ", dims_string(dims),
+                 " (the one dBias shape cuDNN's attention engines produce); ", "bias \"", b.name,
+                 "\" is ", dims_string(b.dims));
+    output_like(graph, node, kSdpaBackwardDbiasPort, dims, b.strides);
+  }
 }
 
 void check_types_sdpa(Graph &graph, Node &node) {
@@ -116,6 +250,23 @@ void check_types_sdpa(Graph &graph, Node &node) {
       q.dtype != CUDNNFE_DTYPE_FLOAT)
     fail_graph(Graph::label(node), ": q \"", q.name, "\" is ", dtype_name(q.dtype),
                "; attention takes HALF or BFLOAT16 (FLOAT on the CPU reference)");
+
+  const AttentionSpec s = attention_spec(node);
+  const char *kFloatOnly = "FLOAT";
+  require_dtype(graph, node, s.attn_scale_tensor, "attn_scale_tensor", {CUDNNFE_DTYPE_FLOAT},
+                kFloatOnly);
+  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.dropout_seed, "dropout_seed", {CUDNNFE_DTYPE_INT64}, "INT64");
+  require_dtype(graph, node, s.dropout_offset, "dropout_offset", {CUDNNFE_DTYPE_INT64}, "INT64");
+  require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
+  require_dtype(graph, node, s.dropout_scale_inv, "dropout_scale_inv", {CUDNNFE_DTYPE_FLOAT},
+                kFloatOnly);
+  require_dtype(graph, node, s.dropout_mask, "dropout_mask",
+                {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
+                 CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},
+                "FLOAT, HALF, BFLOAT16, INT8 or UINT8");
+
   if (node.kind == OpKind::kSdpa) {
     if (node.outputs[1] != 0 && graph.tensor(node.outputs[1]).dtype != CUDNNFE_DTYPE_FLOAT)
       fail_graph(Graph::label(node), ": stats \"", graph.tensor(node.outputs[1]).name,
@@ -133,6 +284,10 @@ void check_types_sdpa(Graph &graph, Node &node) {
   if (stats.dtype != CUDNNFE_DTYPE_FLOAT)
     fail_graph(Graph::label(node), ": stats \"", stats.name, "\" is ", dtype_name(stats.dtype),
                "; stats must be FLOAT");
+  const int64_t dbias = node.outputs[kSdpaBackwardDbiasPort];
+  if (dbias != 0 && !dtype_is_float(graph.tensor(dbias).dtype))
+    fail_graph(Graph::label(node), ": dBias \"", graph.tensor(dbias).name, "\" is ",
+               dtype_name(graph.tensor(dbias).dtype), "; dBias must be a floating type");
 }
 
 }  // namespace cudnnfe

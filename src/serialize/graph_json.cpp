@@ -26,6 +26,18 @@ Value int_array(const std::array<int64_t, N> &values, int count) {
   return int_array(std::vector<int64_t>(values.begin(), values.begin() + count));
 }
 
+// Attention's options beyond the causal flags.
+void write_attention_options(const AttentionOptions &o, Value &a) {
+  a.set("padding_mask", Value::boolean(o.padding_mask));
+  a.set("window_left", Value::integer(o.window_left));
+  a.set("window_right", Value::integer(o.window_right));
+  a.set("diagonal_alignment",
+        Value::string(o.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT ? "BOTTOM_RIGHT"
+                                                                            : "TOP_LEFT"));
+  a.set("alibi_mask", Value::boolean(o.alibi_mask));
+  a.set("dropout_probability", Value::number(o.dropout_probability));
+}
+
 Value node_attributes(const Node &node) {
   Value a = Value::object();
   switch (node.kind) {
@@ -68,6 +80,7 @@ Value node_attributes(const Node &node) {
       a.set("generate_stats", Value::boolean(s.generate_stats));
       a.set("causal_mask", Value::boolean(s.causal_mask));
       a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
+      write_attention_options(s.options, a);
       break;
     }
     case OpKind::kSdpaBackward: {
@@ -76,6 +89,8 @@ Value node_attributes(const Node &node) {
       a.set("causal_mask", Value::boolean(s.causal_mask));
       a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
       a.set("deterministic", Value::boolean(s.deterministic));
+      write_attention_options(s.options, a);
+      a.set("generate_dbias", Value::boolean(s.generate_dbias));
       break;
     }
     case OpKind::kLayerNorm:
@@ -250,6 +265,34 @@ void read_spatial(const Value &attrs, const char *key, const std::string &where,
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
 }
 
+// Optional keys (absent in documents written before they existed) keep
+// their defaults.
+bool optional_bool(const Value &a, const char *key, const std::string &where, bool fallback) {
+  const Value *v = a.find(key);
+  return v ? v->as_bool(cat(where, ".", key)) : fallback;
+}
+
+AttentionOptions read_attention_options(const Value &a, const std::string &where) {
+  AttentionOptions o;
+  o.padding_mask = optional_bool(a, "padding_mask", where, o.padding_mask);
+  if (const Value *v = a.find("window_left")) o.window_left = v->as_int(where + ".window_left");
+  if (const Value *v = a.find("window_right")) o.window_right = v->as_int(where + ".window_right");
+  if (const Value *v = a.find("diagonal_alignment")) {
+    const std::string &name = v->as_string(where + ".diagonal_alignment");
+    if (name == "TOP_LEFT")
+      o.diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+    else if (name == "BOTTOM_RIGHT")
+      o.diagonal_alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+    else
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+           ".diagonal_alignment: unknown \"", name, "\" (TOP_LEFT or BOTTOM_RIGHT)");
+  }
+  o.alibi_mask = optional_bool(a, "alibi_mask", where, o.alibi_mask);
+  if (const Value *v = a.find("dropout_probability"))
+    o.dropout_probability = v->as_double(where + ".dropout_probability");
+  return o;
+}
+
 OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
   switch (kind) {
     case OpKind::kConvFprop:
@@ -309,6 +352,7 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
       s.causal_mask_bottom_right =
           a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
+      s.options = read_attention_options(a, where);
       return s;
     }
     case OpKind::kSdpaBackward: {
@@ -318,6 +362,8 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       s.causal_mask_bottom_right =
           a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
       s.deterministic = a.at("deterministic", where).as_bool(where + ".deterministic");
+      s.options = read_attention_options(a, where);
+      s.generate_dbias = optional_bool(a, "generate_dbias", where, false);
       return s;
     }
     case OpKind::kLayerNorm:

@@ -1,0 +1,277 @@
+#include "backend/attention_masks.h"
+
+#include <cstring>
+#include <limits>
+
+#include "backend/attribute_util.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe::backend {
+namespace {
+
+constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
+constexpr cudnnDataType_t kInt32 = CUDNN_DATA_INT32;
+constexpr cudnnDataType_t kBool = CUDNN_DATA_BOOLEAN;
+// Up to this version the backward engines need sequence lengths when
+// s_kv % 128 != 0 (cudnn-frontend's workaround).
+constexpr size_t kBackwardPaddingWorkaroundUntil = 91500;
+
+PointwiseAttrs mode(cudnnfe_pointwise_mode_t m, int axis = 0) {
+  PointwiseAttrs attrs;
+  attrs.mode = m;
+  attrs.axis = axis;
+  return attrs;
+}
+
+// The value masked scores take: -inf from cuDNN 9.10 on (its kernels
+// special-case it), the lowest float before, as cudnn-frontend does.
+double masked_value(size_t cudnn_version) {
+  return cudnn_version >= 91000 ? -std::numeric_limits<double>::infinity()
+                                : static_cast<double>(std::numeric_limits<float>::lowest());
+}
+
+template <class T>
+std::vector<unsigned char> bytes_of(const std::vector<T> &values) {
+  std::vector<unsigned char> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+}  // namespace
+
+AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
+    : lowering_(lowering),
+      node_(node),
+      spec_(attention_spec(node)),
+      compute_(to_cudnn(node.compute_dtype)) {
+  const Graph &graph = lowering.graph();
+  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &k = graph.tensor(node.inputs[1]);
+  const int64_t b = q.dims[0], s_q = q.dims[2], s_kv = k.dims[2];
+  scores_ = {b, q.dims[1], s_q, s_kv};
+  if (spec_.options.padding_mask) {
+    seq_len_q_ = lowering.tensor(spec_.seq_len_q);
+    seq_len_kv_ = lowering.tensor(spec_.seq_len_kv);
+  } else if (node.kind == OpKind::kSdpaBackward && s_kv % 128 != 0 &&
+             lowering.cudnn_version() <= kBackwardPaddingWorkaroundUntil) {
+    const std::vector<int64_t> dims = {b, 1, 1, 1};
+    seq_len_q_ = lowering.constant_tensor(
+        dims, CUDNNFE_DTYPE_INT32,
+        bytes_of(std::vector<int32_t>(static_cast<size_t>(b), static_cast<int32_t>(s_q))),
+        "the sequence lengths of the s_kv % 128 padding workaround");
+    seq_len_kv_ = lowering.constant_tensor(
+        dims, CUDNNFE_DTYPE_INT32,
+        bytes_of(std::vector<int32_t>(static_cast<size_t>(b), static_cast<int32_t>(s_kv))),
+        "the sequence lengths of the s_kv % 128 padding workaround");
+  }
+}
+
+cudnnBackendDescriptor_t AttentionLowering::one_element(int64_t uid) {
+  const Tensor &t = lowering_.graph().tensor(uid);
+  if (t.is_scalar) return lowering_.operand(uid, 4);
+  return lowering_.tensor_view(uid, {1, 1, 1, 1}, {1, 1, 1, 1});
+}
+
+cudnnBackendDescriptor_t AttentionLowering::binary(cudnnfe_pointwise_mode_t m,
+                                                   cudnnBackendDescriptor_t a,
+                                                   cudnnBackendDescriptor_t b,
+                                                   cudnnDataType_t out_type) {
+  cudnnBackendDescriptor_t out = lowering_.virtual_tensor(scores_, out_type);
+  add_pointwise(lowering_, mode(m), compute_, a, b, nullptr, out);
+  return out;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::index(int axis, cudnnDataType_t math,
+                                                  cudnnBackendDescriptor_t s) {
+  cudnnBackendDescriptor_t out = lowering_.virtual_tensor(scores_, kInt32);
+  add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_GEN_INDEX, axis), math, s, nullptr, nullptr, out);
+  return out;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::select(cudnnBackendDescriptor_t s,
+                                                   cudnnBackendDescriptor_t keep) {
+  cudnnBackendDescriptor_t out = lowering_.virtual_tensor(scores_, kFloat);
+  add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_BINARY_SELECT), compute_, s,
+                lowering_.scalar(masked_value(lowering_.cudnn_version()), CUDNNFE_DTYPE_FLOAT, 4),
+                keep, out);
+  return out;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::attn_scale() {
+  if (!attn_scale_)
+    attn_scale_ = spec_.attn_scale_tensor != 0
+                      ? one_element(spec_.attn_scale_tensor)
+                      : lowering_.scalar(effective_attn_scale(lowering_.graph(), node_),
+                                         CUDNNFE_DTYPE_FLOAT, 4);
+  return attn_scale_;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::add_bias_and_alibi(cudnnBackendDescriptor_t s) {
+  if (spec_.bias != 0) s = binary(CUDNNFE_POINTWISE_ADD, s, lowering_.tensor(spec_.bias), kFloat);
+  if (spec_.options.alibi_mask) {
+    cudnnBackendDescriptor_t row = index(2, kInt32, s);
+    cudnnBackendDescriptor_t col = index(3, kInt32, s);
+    cudnnBackendDescriptor_t distance = lowering_.virtual_tensor(scores_, kInt32);
+    add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_SUB), kInt32, col, row, nullptr, distance);
+    const int64_t heads = scores_[1];
+    cudnnBackendDescriptor_t slopes = lowering_.constant_tensor(
+        {1, heads, 1, 1}, CUDNNFE_DTYPE_FLOAT, bytes_of(alibi_slopes(heads)), "ALiBi's slopes");
+    cudnnBackendDescriptor_t alibi = binary(CUDNNFE_POINTWISE_MUL, distance, slopes, kFloat);
+    s = binary(CUDNNFE_POINTWISE_ADD, s, alibi, kFloat);
+  }
+  return s;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::padding_mask(cudnnBackendDescriptor_t s) {
+  if (!padded()) return s;
+  cudnnBackendDescriptor_t row = index(2, kInt32, s);
+  cudnnBackendDescriptor_t col = index(3, kInt32, s);
+  cudnnBackendDescriptor_t row_ok = lowering_.virtual_tensor(scores_, kBool);
+  add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_CMP_LT), kBool, row, seq_len_q_, nullptr, row_ok);
+  cudnnBackendDescriptor_t col_ok = lowering_.virtual_tensor(scores_, kBool);
+  add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_CMP_LT), kBool, col, seq_len_kv_, nullptr,
+                col_ok);
+  cudnnBackendDescriptor_t keep = lowering_.virtual_tensor(scores_, kBool);
+  add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_LOGICAL_AND), kBool, row_ok, col_ok, nullptr,
+                keep);
+  return select(s, keep);
+}
+
+cudnnBackendDescriptor_t AttentionLowering::band_mask(cudnnBackendDescriptor_t s) {
+  const int64_t s_q = scores_[2], s_kv = scores_[3];
+  const bool bottom_right = spec_.bottom_right();
+  auto int_scalar = [&](int64_t v) {
+    return lowering_.scalar(static_cast<double>(v), CUDNNFE_DTYPE_INT32, 4);
+  };
+  auto int_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t a,
+                    cudnnBackendDescriptor_t b) {
+    cudnnBackendDescriptor_t out = lowering_.virtual_tensor(scores_, kInt32);
+    add_pointwise(lowering_, mode(m), kInt32, a, b, nullptr, out);
+    return out;
+  };
+  const int64_t right = spec_.right_bound();
+  if (right >= 0) {
+    // Keep row [+ s_kv - s_q] [+ right] >= col.
+    cudnnBackendDescriptor_t row = index(2, compute_, s);
+    cudnnBackendDescriptor_t col = index(3, compute_, s);
+    if (bottom_right) {
+      row = int_op(CUDNNFE_POINTWISE_ADD, row, padded() ? seq_len_kv_ : int_scalar(s_kv));
+      row = int_op(CUDNNFE_POINTWISE_SUB, row, padded() ? seq_len_q_ : int_scalar(s_q));
+    }
+    if (right != 0) row = int_op(CUDNNFE_POINTWISE_ADD, row, int_scalar(right));
+    cudnnBackendDescriptor_t keep = lowering_.virtual_tensor(scores_, kBool);
+    add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_CMP_GE), kBool, row, col, nullptr, keep);
+    s = select(s, keep);
+  }
+  const int64_t left = spec_.left_bound();
+  if (left >= 1) {
+    // Keep col + left [- s_kv + s_q] > row: in float with fixed lengths
+    // (one scalar), in INT32 with per-batch lengths.
+    cudnnBackendDescriptor_t row = index(2, compute_, s);
+    cudnnBackendDescriptor_t col = index(3, compute_, s);
+    cudnnBackendDescriptor_t shifted;
+    if (bottom_right && padded()) {
+      shifted = int_op(CUDNNFE_POINTWISE_ADD, col, int_scalar(left));
+      shifted = int_op(CUDNNFE_POINTWISE_SUB, shifted, seq_len_kv_);
+      shifted = int_op(CUDNNFE_POINTWISE_ADD, shifted, seq_len_q_);
+    } else {
+      const double shift = static_cast<double>(bottom_right ? left - s_kv + s_q : left);
+      shifted = lowering_.virtual_tensor(scores_, kFloat);
+      add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_ADD), kFloat, col,
+                    lowering_.scalar(shift, CUDNNFE_DTYPE_FLOAT, 4), nullptr, shifted);
+    }
+    cudnnBackendDescriptor_t keep = lowering_.virtual_tensor(scores_, kBool);
+    add_pointwise(lowering_, mode(CUDNNFE_POINTWISE_CMP_GT), kBool, shifted, row, nullptr, keep);
+    s = select(s, keep);
+  }
+  return s;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::dropout_mask() {
+  if (dropout_mask_) return dropout_mask_;
+  if (spec_.mask_dropout()) return dropout_mask_ = lowering_.tensor(spec_.dropout_mask);
+  Descriptor rng(CUDNN_BACKEND_RNG_DESCRIPTOR);
+  set_attribute(rng, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION,
+                CUDNN_RNG_DISTRIBUTION_BERNOULLI, "the RNG distribution");
+  rng.set_double(CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY,
+                 1.0 - spec_.options.dropout_probability);
+  lowering_.finalize(rng);
+  const Descriptor &kept = lowering_.keep(std::move(rng));
+  cudnnBackendDescriptor_t y = lowering_.virtual_tensor(scores_, kFloat);
+  cudnnBackendDescriptor_t seed = one_element(spec_.dropout_seed);
+  cudnnBackendDescriptor_t offset = one_element(spec_.dropout_offset);
+  Descriptor op(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_YDESC, &y, 1);
+  op.set_descriptor(CUDNN_ATTR_OPERATION_RNG_DESC, kept);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_SEED, &seed, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, &offset, 1);
+  add_operation_named(lowering_, std::move(op), "RNG (dropout's Bernoulli mask)");
+  return dropout_mask_ = y;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::dropout_scale() {
+  if (dropout_scale_) return dropout_scale_;
+  if (spec_.mask_dropout()) return dropout_scale_ = one_element(spec_.dropout_scale);
+  const float p = static_cast<float>(spec_.options.dropout_probability);
+  return dropout_scale_ = lowering_.scalar(1.0f / (1.0f - p), CUDNNFE_DTYPE_FLOAT, 4);
+}
+
+cudnnBackendDescriptor_t AttentionLowering::dropout_scale_inv() {
+  if (dropout_scale_inv_) return dropout_scale_inv_;
+  if (spec_.mask_dropout()) return dropout_scale_inv_ = one_element(spec_.dropout_scale_inv);
+  const float p = static_cast<float>(spec_.options.dropout_probability);
+  return dropout_scale_inv_ = lowering_.scalar(1.0f - p, CUDNNFE_DTYPE_FLOAT, 4);
+}
+
+void check_attention_support(const Lowering &lowering, const Node &node) {
+  const Graph &graph = lowering.graph();
+  const AttentionSpec s = attention_spec(node);
+  const int64_t s_q = graph.tensor(node.inputs[0]).dims[2];
+  const int64_t s_kv = graph.tensor(node.inputs[1]).dims[2];
+  const size_t version = lowering.cudnn_version();
+  const bool padding = s.options.padding_mask;
+  const bool dropout = s.seeded_dropout() || s.mask_dropout();
+  auto refuse = [&](const std::string &why) {
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, why,
+         " (cuDNN's fused attention engines do not run it; the CPU reference does)");
+  };
+  const bool bottom_right_band = s.bottom_right() && s.right_bound() >= 0;
+  if (bottom_right_band && (s.bias != 0 || s.options.alibi_mask || dropout))
+    refuse(cat("a bottom-right diagonal with a right bound (causal_mask_bottom_right) does not ",
+               "combine with ",
+               s.bias                 ? "bias"
+               : s.options.alibi_mask ? "alibi_mask"
+                                      : "dropout"));
+  if (bottom_right_band && !padding && s_q > s_kv)
+    refuse(cat("a bottom-right causal mask needs s_q <= s_kv without padding_mask (s_q = ", s_q,
+               ", s_kv = ", s_kv, ")"));
+  if (s.left_bound() >= 1 && !padding && s_q > s_kv)
+    refuse(cat("window_left needs s_q <= s_kv without padding_mask (s_q = ", s_q, ", s_kv = ", s_kv,
+               ")"));
+  if (version == 91400 && s_kv > 1024 && s.left_bound() >= 1 && s.right_bound() < 0)
+    refuse(
+        "cuDNN 9.14.0 computes window_left without a right bound wrongly for s_kv > 1024 "
+        "(fixed in 9.14.1)");
+  if (version < 91002 && s.left_bound() >= 1 && (s.right_bound() < 0 || dropout || s.bias != 0))
+    refuse("before cuDNN 9.10.2, window_left needs a right bound and neither dropout nor bias");
+  // With a caller's mask, cuDNN's backward leaves dropout_scale_inv out of
+  // sum(dO * O) (H100, cuDNN 9.14 and 9.19: the gradients matched exactly
+  // those computed without it), so only scale_inv = 1 gives right results.
+  if (node.kind == OpKind::kSdpaBackward && s.mask_dropout()) {
+    const Tensor &inv = graph.tensor(s.dropout_scale_inv);
+    if (!inv.is_scalar || inv.scalar_value != 1.0)
+      refuse(
+          cat("with dropout_mask, cuDNN's backward ignores dropout_scale_inv (it uses sum(dO * O) "
+              "unscaled), so the gradients are right only when dropout_scale_inv is a scalar ",
+              "(cudnnfe_graph_add_scalar) of 1; dropout_scale_inv \"", inv.name, "\" is ",
+              inv.is_scalar ? cat("the scalar ", inv.scalar_value) : std::string("a device tensor"),
+              ". Fold the scale into the mask (values 0 and 1/(1-p)) and give dropout_scale 1 ",
+              "and dropout_scale_inv 1, as in the forward"));
+  }
+  if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
+      version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
+    refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
+}
+
+}  // namespace cudnnfe::backend

@@ -1,0 +1,58 @@
+#include "ops/attention.h"
+
+#include <cmath>
+
+namespace cudnnfe {
+
+const AttentionPorts &attention_ports(OpKind kind) {
+  // Port order of node.cpp's table.
+  static const AttentionPorts forward = {3, 4, 5, 6, 7, 8, 9, 10, AttentionPorts::kNone};
+  static const AttentionPorts backward = {6, 7, 8, 9, 10, 11, 12, 13, 14};
+  return kind == OpKind::kSdpa ? forward : backward;
+}
+
+AttentionSpec attention_spec(const Node &node) {
+  AttentionSpec s;
+  if (node.kind == OpKind::kSdpa) {
+    const SdpaAttrs &a = node.as<SdpaAttrs>();
+    s.attn_scale = a.attn_scale;
+    s.causal_mask = a.causal_mask;
+    s.causal_mask_bottom_right = a.causal_mask_bottom_right;
+    s.options = a.options;
+  } else {
+    const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
+    s.attn_scale = a.attn_scale;
+    s.causal_mask = a.causal_mask;
+    s.causal_mask_bottom_right = a.causal_mask_bottom_right;
+    s.options = a.options;
+  }
+  const AttentionPorts &p = attention_ports(node.kind);
+  auto at = [&](size_t port) -> int64_t {
+    return port != AttentionPorts::kNone && port < node.inputs.size() ? node.inputs[port] : 0;
+  };
+  s.bias = at(p.bias);
+  s.attn_scale_tensor = at(p.attn_scale);
+  s.seq_len_q = at(p.seq_len_q);
+  s.seq_len_kv = at(p.seq_len_kv);
+  s.dropout_seed = at(p.dropout_seed);
+  s.dropout_offset = at(p.dropout_offset);
+  s.dropout_mask = at(p.dropout_mask);
+  s.dropout_scale = at(p.dropout_scale);
+  s.dropout_scale_inv = at(p.dropout_scale_inv);
+  return s;
+}
+
+std::vector<float> alibi_slopes(int64_t heads) {
+  std::vector<float> slopes;
+  if (heads <= 0) return slopes;
+  int64_t n = 1;
+  while (n * 2 <= heads) n *= 2;
+  const float nf = static_cast<float>(n);
+  for (int64_t h = 0; h < n; ++h)
+    slopes.push_back(std::pow(2.0f, -8.0f * static_cast<float>(h + 1) / nf));
+  for (int64_t h = n; h < heads; ++h)
+    slopes.push_back(std::pow(2.0f, -4.0f * static_cast<float>(2 * (h - n) + 1) / nf));
+  return slopes;
+}
+
+}  // namespace cudnnfe

@@ -1,0 +1,64 @@
+// What an attention node (sdpa, sdpa_backward) asks for beyond q, k and v:
+// which input port holds which optional tensor, the effective diagonal
+// band, and ALiBi's slopes. Shared by validation (ops/sdpa.cpp), the CPU
+// reference (cpu/attention_mask.h) and the lowering (backend/
+// attention_masks.cpp), so that the three agree by construction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "graph/node.h"
+
+namespace cudnnfe {
+
+// Input ports of an attention node's optional tensors; kNone where the
+// kind has no such port (the forward has no dropout_scale_inv).
+struct AttentionPorts {
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t bias, attn_scale, seq_len_q, seq_len_kv, dropout_seed, dropout_offset, dropout_mask,
+      dropout_scale, dropout_scale_inv;
+};
+const AttentionPorts &attention_ports(OpKind kind);
+
+// sdpa_backward's dBias output port.
+constexpr size_t kSdpaBackwardDbiasPort = 3;
+
+// An attention node's settings, forward or backward alike. Tensor fields
+// are UIDs (0: not given).
+struct AttentionSpec {
+  double attn_scale = 0.0;  // 0: 1/sqrt(d) unless attn_scale_tensor
+  bool causal_mask = false;
+  bool causal_mask_bottom_right = false;
+  AttentionOptions options;
+  int64_t bias = 0, attn_scale_tensor = 0, seq_len_q = 0, seq_len_kv = 0;
+  int64_t dropout_seed = 0, dropout_offset = 0, dropout_mask = 0, dropout_scale = 0,
+          dropout_scale_inv = 0;
+
+  // Whether the diagonal is aligned at the bottom-right corner.
+  bool bottom_right() const {
+    return causal_mask_bottom_right ||
+           (!causal_mask && options.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT);
+  }
+  // The band's bounds around the diagonal; -1 where that side is open. A
+  // causal flag is a right bound of 0.
+  int64_t right_bound() const {
+    return causal_mask || causal_mask_bottom_right ? 0 : options.window_right;
+  }
+  int64_t left_bound() const { return options.window_left; }
+  bool has_band() const { return right_bound() >= 0 || left_bound() >= 1; }
+  // Dropout drawn from a seed (p may be 0), or from the caller's mask.
+  bool seeded_dropout() const { return dropout_seed != 0; }
+  bool mask_dropout() const { return dropout_mask != 0; }
+};
+
+// The spec of an sdpa or sdpa_backward node.
+AttentionSpec attention_spec(const Node &node);
+
+// ALiBi slopes of `heads` query heads, cudnn-frontend's formula: n = the
+// largest power of two <= heads; 2^(-8 (h + 1) / n) for h < n, then
+// 2^(-4 (2 (h - n) + 1) / n). Computed in float, as cuDNN receives them.
+std::vector<float> alibi_slopes(int64_t heads);
+
+}  // namespace cudnnfe
