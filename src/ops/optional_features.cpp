@@ -1,5 +1,9 @@
 #include "ops/optional_features.h"
 
+#include <type_traits>
+
+#include "ops/attention.h"
+
 namespace cudnnfe {
 namespace {
 
@@ -10,7 +14,44 @@ void offer(std::vector<OptionalFeature> &out, bool in_use, const char *name,
 }
 
 void drop_input(Node &node, size_t port) {
-  node.inputs[port] = 0;
+  if (port != AttentionPorts::kNone) node.inputs[port] = 0;
+}
+
+// The options sdpa and sdpa_backward share (docs/attention.md).
+template <class Attrs>
+void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
+  const Attrs &a = node.as<Attrs>();
+  const AttentionOptions &o = a.options;
+  const AttentionPorts ports = attention_ports(node.kind);
+  auto given = [&node](size_t port) {
+    return port != AttentionPorts::kNone && node.inputs[port] != 0;
+  };
+  offer(out, a.causal_mask, "causal mask (top-left)",
+        [](Node &n) { n.as<Attrs>().causal_mask = false; });
+  offer(out, a.causal_mask_bottom_right, "causal mask (bottom-right)",
+        [](Node &n) { n.as<Attrs>().causal_mask_bottom_right = false; });
+  offer(out, o.window_left >= 0 || o.window_right >= 0, "sliding window", [](Node &n) {
+    n.as<Attrs>().options.window_left = -1;
+    n.as<Attrs>().options.window_right = -1;
+  });
+  offer(out, o.alibi_mask, "ALiBi mask", [](Node &n) { n.as<Attrs>().options.alibi_mask = false; });
+  offer(out, o.padding_mask, "padding mask", [ports](Node &n) {
+    n.as<Attrs>().options.padding_mask = false;
+    drop_input(n, ports.seq_len_q);
+    drop_input(n, ports.seq_len_kv);
+  });
+  offer(out, o.dropout_probability > 0 || given(ports.dropout_mask), "dropout", [ports](Node &n) {
+    n.as<Attrs>().options.dropout_probability = 0;
+    for (size_t port : {ports.dropout_seed, ports.dropout_offset, ports.dropout_mask,
+                        ports.dropout_scale, ports.dropout_scale_inv})
+      drop_input(n, port);
+  });
+  offer(out, given(ports.bias), "bias", [ports](Node &n) {
+    drop_input(n, ports.bias);
+    if constexpr (std::is_same_v<Attrs, SdpaBackwardAttrs>) n.as<Attrs>().generate_dbias = false;
+  });
+  offer(out, given(ports.attn_scale), "scale tensor",
+        [ports](Node &n) { drop_input(n, ports.attn_scale); });
 }
 
 }  // namespace
@@ -18,28 +59,18 @@ void drop_input(Node &node, size_t port) {
 std::vector<OptionalFeature> optional_features(const Node &node) {
   std::vector<OptionalFeature> out;
   switch (node.kind) {
-    case OpKind::kSdpa: {
-      const SdpaAttrs &a = node.as<SdpaAttrs>();
-      offer(out, a.causal_mask, "causal mask (top-left)",
-            [](Node &n) { n.as<SdpaAttrs>().causal_mask = false; });
-      offer(out, a.causal_mask_bottom_right, "causal mask (bottom-right)",
-            [](Node &n) { n.as<SdpaAttrs>().causal_mask_bottom_right = false; });
-      offer(out, node.inputs[3] != 0, "bias", [](Node &n) { drop_input(n, 3); });
-      offer(out, a.generate_stats, "stats output",
+    case OpKind::kSdpa:
+      offer_attention<SdpaAttrs>(out, node);
+      offer(out, node.as<SdpaAttrs>().generate_stats, "stats output",
             [](Node &n) { n.as<SdpaAttrs>().generate_stats = false; });
       break;
-    }
-    case OpKind::kSdpaBackward: {
-      const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
-      offer(out, a.causal_mask, "causal mask (top-left)",
-            [](Node &n) { n.as<SdpaBackwardAttrs>().causal_mask = false; });
-      offer(out, a.causal_mask_bottom_right, "causal mask (bottom-right)",
-            [](Node &n) { n.as<SdpaBackwardAttrs>().causal_mask_bottom_right = false; });
-      offer(out, node.inputs[6] != 0, "bias", [](Node &n) { drop_input(n, 6); });
-      offer(out, a.deterministic, "deterministic mode",
+    case OpKind::kSdpaBackward:
+      offer_attention<SdpaBackwardAttrs>(out, node);
+      offer(out, node.as<SdpaBackwardAttrs>().generate_dbias, "bias gradient",
+            [](Node &n) { n.as<SdpaBackwardAttrs>().generate_dbias = false; });
+      offer(out, node.as<SdpaBackwardAttrs>().deterministic, "deterministic mode",
             [](Node &n) { n.as<SdpaBackwardAttrs>().deterministic = false; });
       break;
-    }
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm: {
       const NormAttrs &a = node.as<NormAttrs>();
