@@ -1,6 +1,8 @@
 // Graph construction through the C API: UIDs, names, shape inference,
 // overrides, graph-wide types, version checks, options compatibility.
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "harness.h"
@@ -246,6 +248,45 @@ TEST(old_sized_options_struct_is_accepted) {
   cudnnfe_tensor_set_output(gg.g, o, 1);
   CHECK_FAILS(cudnnfe_graph_validate(gg.g), CUDNNFE_STATUS_INVALID_GRAPH, "bias",
               "no operation reads");
+}
+
+// An init function writes only the struct its caller's header declares: an
+// older caller's smaller struct is not overrun, and a newer caller's larger
+// struct keeps its size, so that passing it is refused clearly.
+TEST(init_functions_write_only_the_callers_struct) {
+  unsigned char buffer[sizeof(cudnnfe_conv_options_t) + 64];
+  std::memset(buffer, 0xAB, sizeof(buffer));
+  const size_t old_size = offsetof(cudnnfe_conv_options_t, dilation);
+  cudnnfe_conv_options_init_sized(reinterpret_cast<cudnnfe_conv_options_t *>(buffer), old_size);
+  cudnnfe_conv_options_t seen;
+  std::memcpy(&seen, buffer, old_size);
+  CHECK(seen.struct_size == old_size);
+  CHECK(seen.stride[0] == 1 && seen.stride[2] == 1);
+  bool untouched = true;
+  for (size_t i = old_size; i < sizeof(buffer); ++i) untouched = untouched && buffer[i] == 0xAB;
+  CHECK_MSG(untouched, "the init function wrote past the caller's %zu bytes", old_size);
+
+  // A caller whose struct is larger than this library's (a newer header).
+  const size_t newer = sizeof(cudnnfe_conv_options_t) + 16;
+  std::memset(buffer, 0xAB, sizeof(buffer));
+  cudnnfe_conv_options_init_sized(reinterpret_cast<cudnnfe_conv_options_t *>(buffer), newer);
+  std::memcpy(&seen, buffer, sizeof(seen));
+  CHECK(seen.struct_size == newer);
+  CHECK(buffer[sizeof(cudnnfe_conv_options_t) + 8] == 0);      // tail zeroed
+  CHECK(buffer[sizeof(cudnnfe_conv_options_t) + 16] == 0xAB);  // and no further
+  GraphGuard gg;
+  const int64_t xd[] = {1, 4, 8, 8}, wd[] = {4, 4, 3, 3};
+  int64_t x, w, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 4, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "w", CUDNNFE_DTYPE_FLOAT, 4, wd, nullptr, &w));
+  CHECK_FAILS(cudnnfe_graph_add_conv_fprop(gg.g, x, w,
+                                           reinterpret_cast<cudnnfe_conv_options_t *>(buffer), &y),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "struct_size is", "this library accepts");
+  // The C macro passes sizeof for the caller.
+  cudnnfe_conv_options_t o;
+  o.struct_size = 0;
+  cudnnfe_conv_options_init(&o);
+  CHECK(o.struct_size == sizeof(o));
 }
 
 TEST(scalar_needs_no_binding) {

@@ -7,9 +7,15 @@
  * unaided:
  *   - every enumeration is a fixed-width int32_t typedef plus integer
  *     constants defined as plain decimal literals;
- *   - no function-like macros, bitfields, varargs or anonymous unions;
+ *   - no bitfields, varargs or anonymous unions, and one kind of
+ *     function-like macro only (below);
  *   - options structs start with `struct_size` and are filled by an init
- *     function; new fields are only ever appended.
+ *     function; new fields are only ever appended. Each init function is
+ *     cudnnfe_X_init_sized(ptr, struct_size): the library writes only the
+ *     first struct_size bytes (the struct the caller's header declares), so
+ *     a program built against an older header is safe with a newer library.
+ *     C and C++ call the macro cudnnfe_X_init(ptr), which passes sizeof;
+ *     bindings call the _sized function with their own struct size.
  *
  * Conventions (docs/design.md has the reasons):
  *   - Every fallible function returns cudnnfe_status_t. On failure no
@@ -377,7 +383,9 @@ typedef struct cudnnfe_conv_options {
   cudnnfe_conv_mode_t mode; /* default CROSS_CORRELATION, like frameworks */
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_conv_options_t;
-void cudnnfe_conv_options_init(cudnnfe_conv_options_t *options);
+void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size);
+#define cudnnfe_conv_options_init(options) \
+  cudnnfe_conv_options_init_sized((options), sizeof(*(options)))
 
 /* y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
  * NC(D)HW in every layout; strides give the memory layout. */
@@ -397,7 +405,9 @@ typedef struct cudnnfe_matmul_options {
   const char *name;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_matmul_options_t;
-void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *options);
+void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t struct_size);
+#define cudnnfe_matmul_options_init(options) \
+  cudnnfe_matmul_options_init_sized((options), sizeof(*(options)))
 
 /* c[..., M, N] = a[..., M, K] @ b[..., K, N]. Ranks must match (2 to 8);
  * batch dims of size 1 broadcast. */
@@ -417,7 +427,9 @@ typedef struct cudnnfe_pointwise_options {
   double swish_beta;            /* default 1 */
   int32_t axis;                 /* GEN_INDEX: dimension to index; default 0 */
 } cudnnfe_pointwise_options_t;
-void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *options);
+void cudnnfe_pointwise_options_init_sized(cudnnfe_pointwise_options_t *options, size_t struct_size);
+#define cudnnfe_pointwise_options_init(options) \
+  cudnnfe_pointwise_options_init_sized((options), sizeof(*(options)))
 
 /* Elementwise op (see cudnnfe_pointwise_mode_t for operand roles). Unused
  * operands are 0. Operands broadcast: each dim equals the output's or is 1.
@@ -436,7 +448,9 @@ typedef struct cudnnfe_reduction_options {
   uint32_t axes_mask;
   int32_t deterministic; /* default 0 */
 } cudnnfe_reduction_options_t;
-void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *options);
+void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *options, size_t struct_size);
+#define cudnnfe_reduction_options_init(options) \
+  cudnnfe_reduction_options_init_sized((options), sizeof(*(options)))
 
 cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode,
                                              int64_t x, const cudnnfe_reduction_options_t *options,
@@ -514,7 +528,9 @@ typedef struct cudnnfe_sdpa_options {
   int64_t dropout_mask;
   int64_t dropout_scale;
 } cudnnfe_sdpa_options_t;
-void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
+void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
+#define cudnnfe_sdpa_options_init(options) \
+  cudnnfe_sdpa_options_init_sized((options), sizeof(*(options)))
 
 /* Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,
  * s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
@@ -560,7 +576,10 @@ typedef struct cudnnfe_sdpa_backward_options {
    * the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md). */
   int64_t dropout_scale_inv;
 } cudnnfe_sdpa_backward_options_t;
-void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options);
+void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
+                                              size_t struct_size);
+#define cudnnfe_sdpa_backward_options_init(options) \
+  cudnnfe_sdpa_backward_options_init_sized((options), sizeof(*(options)))
 
 /* Scaled dot-product attention backward: from q, k, v, o, d_o (shapes as the
  * forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT), writes
@@ -622,7 +641,9 @@ typedef struct cudnnfe_norm_options {
    * cumulative average. */
   double momentum;
 } cudnnfe_norm_options_t;
-void cudnnfe_norm_options_init(cudnnfe_norm_options_t *options);
+void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
+#define cudnnfe_norm_options_init(options) \
+  cudnnfe_norm_options_init_sized((options), sizeof(*(options)))
 
 /* y = (x - mean) * inv_variance * scale + bias. In TRAINING, writes mean and
  * inv_variance = 1/sqrt(var + epsilon); in INFERENCE they are set to 0
@@ -760,7 +781,9 @@ typedef struct cudnnfe_softmax_options {
   int32_t generate_stats;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_softmax_options_t;
-void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *options);
+void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *options, size_t struct_size);
+#define cudnnfe_softmax_options_init(options) \
+  cudnnfe_softmax_options_init_sized((options), sizeof(*(options)))
 
 /* y = softmax(x) over the last dimension; stats when asked (else *stats is
  * set to 0; `stats` may be NULL then). */
@@ -780,7 +803,9 @@ typedef struct cudnnfe_layout_options {
   size_t struct_size;
   const char *name;
 } cudnnfe_layout_options_t;
-void cudnnfe_layout_options_init(cudnnfe_layout_options_t *options);
+void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *options, size_t struct_size);
+#define cudnnfe_layout_options_init(options) \
+  cudnnfe_layout_options_init_sized((options), sizeof(*(options)))
 
 /* y = x with dims `dims` (`ndims` entries, same element count): the
  * row-major order of the logical elements is kept (numpy's reshape). y is
@@ -859,7 +884,9 @@ typedef struct cudnnfe_resample_options {
   int32_t generate_index;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_resample_options_t;
-void cudnnfe_resample_options_init(cudnnfe_resample_options_t *options);
+void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size);
+#define cudnnfe_resample_options_init(options) \
+  cudnnfe_resample_options_init_sized((options), sizeof(*(options)))
 
 /* y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every
  * layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be
@@ -886,7 +913,9 @@ typedef struct cudnnfe_rng_options {
   int64_t seed;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_rng_options_t;
-void cudnnfe_rng_options_init(cudnnfe_rng_options_t *options);
+void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *options, size_t struct_size);
+#define cudnnfe_rng_options_init(options) \
+  cudnnfe_rng_options_init_sized((options), sizeof(*(options)))
 
 /* y (dims `dims`, `ndims` entries, packed row-major unless its strides are
  * set) filled with random numbers of the options' distribution. `seed` and
@@ -930,7 +959,9 @@ typedef struct cudnnfe_sdpa_fp8_options {
   /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
   int32_t causal_mask;
 } cudnnfe_sdpa_fp8_options_t;
-void cudnnfe_sdpa_fp8_options_init(cudnnfe_sdpa_fp8_options_t *options);
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
+#define cudnnfe_sdpa_fp8_options_init(options) \
+  cudnnfe_sdpa_fp8_options_init_sized((options), sizeof(*(options)))
 
 /* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
  * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
@@ -956,7 +987,10 @@ typedef struct cudnnfe_sdpa_fp8_backward_options {
   double attn_scale;
   int32_t causal_mask;
 } cudnnfe_sdpa_fp8_backward_options_t;
-void cudnnfe_sdpa_fp8_backward_options_init(cudnnfe_sdpa_fp8_backward_options_t *options);
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
+                                                  size_t struct_size);
+#define cudnnfe_sdpa_fp8_backward_options_init(options) \
+  cudnnfe_sdpa_fp8_backward_options_init_sized((options), sizeof(*(options)))
 
 /* FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
  * [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
@@ -1056,7 +1090,9 @@ typedef struct cudnnfe_build_options {
    * build call only. */
   const char *plan_cache_dir;
 } cudnnfe_build_options_t;
-void cudnnfe_build_options_init(cudnnfe_build_options_t *options);
+void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
+#define cudnnfe_build_options_init(options) \
+  cudnnfe_build_options_init_sized((options), sizeof(*(options)))
 
 /* Resolves data types, checks every node's shapes and types. Returns OK or
  * INVALID_GRAPH with a message naming the node, tensor and rule. */
@@ -1165,7 +1201,8 @@ typedef struct cudnnfe_plan_info {
   int32_t selected;           /* 1 for the plan that execute runs */
   int32_t chosen_by_autotune; /* 1 when autotune chose it (kept in blobs) */
 } cudnnfe_plan_info_t;
-void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info);
+void cudnnfe_plan_info_init_sized(cudnnfe_plan_info_t *info, size_t struct_size);
+#define cudnnfe_plan_info_init(info) cudnnfe_plan_info_init_sized((info), sizeof(*(info)))
 
 /* Writes the number of plans of the built graph (>= 1). WRONG_STATE before
  * build. */
@@ -1197,7 +1234,9 @@ typedef struct cudnnfe_autotune_options {
   /* Stop sampling a plan after this much measured GPU time; default 200. */
   double max_ms_per_plan;
 } cudnnfe_autotune_options_t;
-void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options);
+void cudnnfe_autotune_options_init_sized(cudnnfe_autotune_options_t *options, size_t struct_size);
+#define cudnnfe_autotune_options_init(options) \
+  cudnnfe_autotune_options_init_sized((options), sizeof(*(options)))
 
 /* Times every plan of a built GPU graph on the GPU with CUDA events
  * (warm-up, then samples until the median is stable), selects the fastest
@@ -1245,7 +1284,8 @@ typedef struct cudnnfe_build_info {
   double heuristics_ms; /* heuristics queries, engine notes and filters */
   double plan_build_ms; /* support check and plan finalization */
 } cudnnfe_build_info_t;
-void cudnnfe_build_info_init(cudnnfe_build_info_t *info);
+void cudnnfe_build_info_init_sized(cudnnfe_build_info_t *info, size_t struct_size);
+#define cudnnfe_build_info_init(info) cudnnfe_build_info_init_sized((info), sizeof(*(info)))
 
 /* Fills `info` for the built graph. WRONG_STATE before build. */
 cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *graph,
@@ -1275,7 +1315,9 @@ typedef struct cudnnfe_plan_cache_stats {
   int64_t disk_writes; /* plan files written to the cache directory */
   int64_t disk_errors; /* unreadable, stale or unwritable cache files (ignored) */
 } cudnnfe_plan_cache_stats_t;
-void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats);
+void cudnnfe_plan_cache_stats_init_sized(cudnnfe_plan_cache_stats_t *stats, size_t struct_size);
+#define cudnnfe_plan_cache_stats_init(stats) \
+  cudnnfe_plan_cache_stats_init_sized((stats), sizeof(*(stats)))
 
 /* Reads the counters. */
 cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats);
@@ -1306,7 +1348,9 @@ typedef struct cudnnfe_plan_load_options {
    * build options (source REBUILT) instead of failing. Default 0. */
   int32_t rebuild_on_mismatch;
 } cudnnfe_plan_load_options_t;
-void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options);
+void cudnnfe_plan_load_options_init_sized(cudnnfe_plan_load_options_t *options, size_t struct_size);
+#define cudnnfe_plan_load_options_init(options) \
+  cudnnfe_plan_load_options_init_sized((options), sizeof(*(options)))
 
 /* Loads a serialized plan into `graph`, which must be empty (just
  * created), and builds it from the stored engine configuration: the graph is

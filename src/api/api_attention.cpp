@@ -4,22 +4,21 @@
 
 using namespace cudnnfe;
 
-void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_options_t{};
-  o->struct_size = sizeof(*o);
-  o->window_left = AttentionOptions{}.window_left;
-  o->window_right = AttentionOptions{}.window_right;
-  o->diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_sdpa_options_t *o) {
+    o->window_left = AttentionOptions{}.window_left;
+    o->window_right = AttentionOptions{}.window_right;
+    o->diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+  });
 }
 
-void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_backward_options_t{};
-  o->struct_size = sizeof(*o);
-  o->window_left = AttentionOptions{}.window_left;
-  o->window_right = AttentionOptions{}.window_right;
-  o->diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *o,
+                                              size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_sdpa_backward_options_t *o) {
+    o->window_left = AttentionOptions{}.window_left;
+    o->window_right = AttentionOptions{}.window_right;
+    o->diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
+  });
 }
 
 namespace {
@@ -44,7 +43,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                         int64_t *stats) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(o_uid, "o");
-    auto o = read_options(options, cudnnfe_sdpa_options_init, "sdpa options");
+    auto o = read_options(options, cudnnfe_sdpa_options_init_sized, "sdpa options");
     if (o.generate_stats) require_out(stats, "stats (generate_stats is set)");
     SdpaAttrs a;
     a.attn_scale = o.attn_scale;
@@ -72,7 +71,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     require_out(dq, "dq");
     require_out(dk, "dk");
     require_out(dv, "dv");
-    auto opts = read_options(options, cudnnfe_sdpa_backward_options_init, "sdpa_backward options");
+    auto opts =
+        read_options(options, cudnnfe_sdpa_backward_options_init_sized, "sdpa_backward options");
     SdpaBackwardAttrs a;
     a.attn_scale = opts.attn_scale;
     a.causal_mask = opts.causal_mask != 0;

@@ -102,7 +102,7 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();
     BuildOptions b =
-        to_build_options(read_options(options, cudnnfe_build_options_init, "build options"));
+        to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
     Handle *handle = h ? &handle_of(h) : nullptr;
     // Validation, target, plan caches, heuristics: src/backend/plan_cache.cpp.
     backend::build_graph(graph, handle, std::move(b));

@@ -4,37 +4,33 @@
 
 using namespace cudnnfe;
 
-void cudnnfe_layout_options_init(cudnnfe_layout_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_layout_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_layout_options_t *) {});
 }
 
-void cudnnfe_resample_options_init(cudnnfe_resample_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_resample_options_t{};
-  o->struct_size = sizeof(*o);
-  const ResampleAttrs defaults;
-  o->mode = defaults.mode;
-  o->padding_mode = defaults.padding_mode;
-  for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) {
-    o->window[i] = defaults.window[i];
-    o->stride[i] = defaults.stride[i];
-    o->scale[i] = defaults.scale[i];
-  }
+void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_resample_options_t *o) {
+    const ResampleAttrs defaults;
+    o->mode = defaults.mode;
+    o->padding_mode = defaults.padding_mode;
+    for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) {
+      o->window[i] = defaults.window[i];
+      o->stride[i] = defaults.stride[i];
+      o->scale[i] = defaults.scale[i];
+    }
+  });
 }
 
-void cudnnfe_rng_options_init(cudnnfe_rng_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_rng_options_t{};
-  o->struct_size = sizeof(*o);
-  const RngAttrs defaults;
-  o->distribution = defaults.distribution;
-  o->bernoulli_probability = defaults.bernoulli_probability;
-  o->uniform_min = defaults.uniform_min;
-  o->uniform_max = defaults.uniform_max;
-  o->normal_mean = defaults.normal_mean;
-  o->normal_stddev = defaults.normal_stddev;
+void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_rng_options_t *o) {
+    const RngAttrs defaults;
+    o->distribution = defaults.distribution;
+    o->bernoulli_probability = defaults.bernoulli_probability;
+    o->uniform_min = defaults.uniform_min;
+    o->uniform_max = defaults.uniform_max;
+    o->normal_mean = defaults.normal_mean;
+    o->normal_stddev = defaults.normal_stddev;
+  });
 }
 
 namespace {
@@ -56,7 +52,7 @@ std::vector<int64_t> read_array(int32_t count, const T *values, const char *what
 }
 
 cudnnfe_layout_options_t layout_options(const cudnnfe_layout_options_t *options) {
-  return read_options(options, cudnnfe_layout_options_init, "layout options");
+  return read_options(options, cudnnfe_layout_options_init_sized, "layout options");
 }
 
 }  // namespace
@@ -133,7 +129,7 @@ cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *g, int64_t x,
                                             int64_t *index) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_resample_options_init, "resample options");
+    auto opts = read_options(options, cudnnfe_resample_options_init_sized, "resample options");
     if (opts.generate_index) require_out(index, "index (generate_index is set)");
     if (opts.spatial_dims < 0 || opts.spatial_dims > CUDNNFE_MAX_SPATIAL_DIMS)
       fail_argument("resample options: spatial_dims is ", opts.spatial_dims, "; expected 0 to 3");
@@ -161,7 +157,7 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *g, int32_t ndims, const 
                                        const cudnnfe_rng_options_t *options, int64_t *y) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_rng_options_init, "rng options");
+    auto opts = read_options(options, cudnnfe_rng_options_init_sized, "rng options");
     RngAttrs a;
     a.distribution = opts.distribution;
     a.bernoulli_probability = opts.bernoulli_probability;

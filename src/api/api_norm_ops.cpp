@@ -27,7 +27,7 @@ cudnnfe_status_t add_stats_forward(cudnnfe_graph_t *g, OpKind kind, int64_t x, i
                                    int64_t *mean, int64_t *inv_variance) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     const NormAttrs a = attrs_of(opts);
     if (a.phase == CUDNNFE_NORM_PHASE_TRAINING) {
       require_out(mean, "mean (phase is TRAINING)");
@@ -49,7 +49,7 @@ cudnnfe_status_t add_backward(cudnnfe_graph_t *g, OpKind kind, int64_t dy, int64
     require_out(dx, "dx");
     require_out(dscale, "dscale");
     require_out(dbias, "dbias");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     const Node &node =
         graph.add_node(kind, string_or_empty(opts.name), {dy, x, scale, mean, inv_variance},
                        attrs_of(opts), opts.compute_dtype);
@@ -73,7 +73,7 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm(
       require_out(next_running_mean, "next_running_mean (running statistics are given)");
       require_out(next_running_var, "next_running_var (running statistics are given)");
     }
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     const Node &node = graph.add_node(OpKind::kBatchNorm, string_or_empty(opts.name),
                                       {x, scale, bias, prev_running_mean, prev_running_var},
                                       attrs_of(opts), opts.compute_dtype);
@@ -92,7 +92,7 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *g, int64
                                                        int64_t *y) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     // Only the name and the compute type apply: the statistics are given.
     NormAttrs a;
     a.phase = CUDNNFE_NORM_PHASE_INFERENCE;

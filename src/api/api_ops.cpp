@@ -6,49 +6,42 @@
 
 using namespace cudnnfe;
 
-void cudnnfe_conv_options_init(cudnnfe_conv_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_conv_options_t{};
-  o->struct_size = sizeof(*o);
-  for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) o->stride[i] = o->dilation[i] = 1;
-  o->mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
+void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_conv_options_t *o) {
+    for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) o->stride[i] = o->dilation[i] = 1;
+    o->mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
+  });
 }
 
-void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_matmul_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_matmul_options_t *) {});
 }
 
-void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_pointwise_options_t{};
-  o->struct_size = sizeof(*o);
-  PointwiseAttrs defaults;
-  o->relu_lower_clip = defaults.relu_lower_clip;
-  o->relu_upper_clip = defaults.relu_upper_clip;
-  o->relu_lower_clip_slope = defaults.relu_lower_clip_slope;
-  o->elu_alpha = defaults.elu_alpha;
-  o->softplus_beta = defaults.softplus_beta;
-  o->swish_beta = defaults.swish_beta;
+void cudnnfe_pointwise_options_init_sized(cudnnfe_pointwise_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_pointwise_options_t *o) {
+    PointwiseAttrs defaults;
+    o->relu_lower_clip = defaults.relu_lower_clip;
+    o->relu_upper_clip = defaults.relu_upper_clip;
+    o->relu_lower_clip_slope = defaults.relu_lower_clip_slope;
+    o->elu_alpha = defaults.elu_alpha;
+    o->softplus_beta = defaults.softplus_beta;
+    o->swish_beta = defaults.swish_beta;
+  });
 }
 
-void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_reduction_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_reduction_options_t *) {});
 }
 
-void cudnnfe_build_options_init(cudnnfe_build_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_build_options_t{};
-  o->struct_size = sizeof(*o);
-  o->target = CUDNNFE_TARGET_AUTO;
-  o->num_heur_modes = 2;
-  o->heur_modes[0] = CUDNNFE_HEUR_MODE_A;
-  o->heur_modes[1] = CUDNNFE_HEUR_MODE_FALLBACK;
-  o->policy = CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE;
-  o->max_workspace_size = -1;
+void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_build_options_t *o) {
+    o->target = CUDNNFE_TARGET_AUTO;
+    o->num_heur_modes = 2;
+    o->heur_modes[0] = CUDNNFE_HEUR_MODE_A;
+    o->heur_modes[1] = CUDNNFE_HEUR_MODE_FALLBACK;
+    o->policy = CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE;
+    o->max_workspace_size = -1;
+  });
 }
 
 namespace {
@@ -72,7 +65,7 @@ cudnnfe_status_t add_conv(cudnnfe_graph_t *g, OpKind kind, int64_t in0, int64_t 
                           const cudnnfe_conv_options_t *options, int64_t *out) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(out, "output uid");
-    auto o = read_options(options, cudnnfe_conv_options_init, "conv options");
+    auto o = read_options(options, cudnnfe_conv_options_init_sized, "conv options");
     const Node &node =
         graph.add_node(kind, string_or_empty(o.name), {in0, in1}, conv_attrs(o), o.compute_dtype);
     *out = node.outputs[0];
@@ -100,7 +93,7 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *g, int64_t a, int64_t
                                           const cudnnfe_matmul_options_t *options, int64_t *c) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(c, "c");
-    auto o = read_options(options, cudnnfe_matmul_options_init, "matmul options");
+    auto o = read_options(options, cudnnfe_matmul_options_init_sized, "matmul options");
     const Node &node = graph.add_node(OpKind::kMatmul, string_or_empty(o.name), {a, b},
                                       MatmulAttrs{}, o.compute_dtype);
     *c = node.outputs[0];
@@ -113,7 +106,7 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *g, cudnnfe_pointwi
                                              int64_t *out) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(out, "out");
-    auto o = read_options(options, cudnnfe_pointwise_options_init, "pointwise options");
+    auto o = read_options(options, cudnnfe_pointwise_options_init_sized, "pointwise options");
     if (pointwise_arity(mode) == 0) fail_argument("unknown pointwise mode ", mode);
     PointwiseAttrs a;
     a.mode = mode;
@@ -135,7 +128,7 @@ cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *g, cudnnfe_reducti
                                              int64_t *y) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto o = read_options(options, cudnnfe_reduction_options_init, "reduction options");
+    auto o = read_options(options, cudnnfe_reduction_options_init_sized, "reduction options");
     if (std::string(reduction_mode_name(mode)) == "UNKNOWN")
       fail_argument("unknown reduction mode ", mode);
     ReductionAttrs a;

@@ -93,12 +93,11 @@ cudnnfe_status_t cuda_graph_call(bool update, const cudnnfe_graph_t *g, cudnnfe_
 
 }  // namespace
 
-void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info) {
-  if (!info) return;
-  *info = cudnnfe_plan_info_t{};
-  info->struct_size = sizeof(*info);
-  info->engine_id = -1;
-  info->autotune_time_ms = -1;
+void cudnnfe_plan_info_init_sized(cudnnfe_plan_info_t *info, size_t struct_size) {
+  init_sized(info, struct_size, [](cudnnfe_plan_info_t *info) {
+    info->engine_id = -1;
+    info->autotune_time_ms = -1;
+  });
 }
 
 cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *g, int64_t *count) {
@@ -143,16 +142,15 @@ cudnnfe_status_t cudnnfe_graph_get_selected_plan(const cudnnfe_graph_t *g, int64
   });
 }
 
-void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_autotune_options_t{};
-  o->struct_size = sizeof(*o);
-  const backend::AutotuneOptions defaults;
-  o->warmup_iterations = defaults.warmup;
-  o->min_iterations = defaults.min_samples;
-  o->max_iterations = defaults.max_samples;
-  o->tolerance = defaults.tolerance;
-  o->max_ms_per_plan = defaults.max_ms_per_plan;
+void cudnnfe_autotune_options_init_sized(cudnnfe_autotune_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_autotune_options_t *o) {
+    const backend::AutotuneOptions defaults;
+    o->warmup_iterations = defaults.warmup;
+    o->min_iterations = defaults.min_samples;
+    o->max_iterations = defaults.max_samples;
+    o->tolerance = defaults.tolerance;
+    o->max_ms_per_plan = defaults.max_ms_per_plan;
+  });
 }
 
 cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
@@ -161,7 +159,7 @@ cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
                                         const cudnnfe_autotune_options_t *options) {
   return guard_graph(g, [&](Graph &graph) {
     const cudnnfe_autotune_options_t o =
-        read_options(options, cudnnfe_autotune_options_init, "autotune options");
+        read_options(options, cudnnfe_autotune_options_init_sized, "autotune options");
     if (o.warmup_iterations < 0 || o.warmup_iterations > 1000)
       fail_argument("autotune options: warmup_iterations is ", o.warmup_iterations,
                     "; expected 0 to 1000");
@@ -193,10 +191,8 @@ cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
   });
 }
 
-void cudnnfe_build_info_init(cudnnfe_build_info_t *info) {
-  if (!info) return;
-  *info = cudnnfe_build_info_t{};
-  info->struct_size = sizeof(*info);
+void cudnnfe_build_info_init_sized(cudnnfe_build_info_t *info, size_t struct_size) {
+  init_sized(info, struct_size, [](cudnnfe_build_info_t *) {});
 }
 
 cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *g,
@@ -229,10 +225,8 @@ cudnnfe_status_t cudnnfe_graph_get_fingerprint(const cudnnfe_graph_t *g, char *b
   });
 }
 
-void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats) {
-  if (!stats) return;
-  *stats = cudnnfe_plan_cache_stats_t{};
-  stats->struct_size = sizeof(*stats);
+void cudnnfe_plan_cache_stats_init_sized(cudnnfe_plan_cache_stats_t *stats, size_t struct_size) {
+  init_sized(stats, struct_size, [](cudnnfe_plan_cache_stats_t *) {});
 }
 
 cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats) {
@@ -268,10 +262,8 @@ cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *g, char *bu
   });
 }
 
-void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_plan_load_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_plan_load_options_init_sized(cudnnfe_plan_load_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_plan_load_options_t *) {});
 }
 
 cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
@@ -279,7 +271,7 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *g, cudnnfe_hand
                                                 const cudnnfe_plan_load_options_t *options) {
   return guard_graph(g, [&](Graph &graph) {
     const cudnnfe_plan_load_options_t o =
-        read_options(options, cudnnfe_plan_load_options_init, "plan load options");
+        read_options(options, cudnnfe_plan_load_options_init_sized, "plan load options");
     if (o.rebuild_on_mismatch != 0 && o.rebuild_on_mismatch != 1)
       fail_argument("plan load options: rebuild_on_mismatch is ", o.rebuild_on_mismatch,
                     "; expected 0 or 1");

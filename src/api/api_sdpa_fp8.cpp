@@ -4,16 +4,13 @@
 
 using namespace cudnnfe;
 
-void cudnnfe_sdpa_fp8_options_init(cudnnfe_sdpa_fp8_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_fp8_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_sdpa_fp8_options_t *) {});
 }
 
-void cudnnfe_sdpa_fp8_backward_options_init(cudnnfe_sdpa_fp8_backward_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_sdpa_fp8_backward_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *o,
+                                                  size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_sdpa_fp8_backward_options_t *) {});
 }
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
@@ -25,7 +22,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64
     require_out(o, "o");
     require_out(amax_s, "amax_s");
     require_out(amax_o, "amax_o");
-    auto opts = read_options(options, cudnnfe_sdpa_fp8_options_init, "sdpa_fp8 options");
+    auto opts = read_options(options, cudnnfe_sdpa_fp8_options_init_sized, "sdpa_fp8 options");
     if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
     SdpaFp8Attrs a;
     a.attn_scale = opts.attn_scale;
@@ -58,8 +55,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
     require_out(amax_dk, "amax_dk");
     require_out(amax_dv, "amax_dv");
     require_out(amax_dp, "amax_dp");
-    auto opts =
-        read_options(options, cudnnfe_sdpa_fp8_backward_options_init, "sdpa_fp8_backward options");
+    auto opts = read_options(options, cudnnfe_sdpa_fp8_backward_options_init_sized,
+                             "sdpa_fp8_backward options");
     SdpaFp8BackwardAttrs a;
     a.attn_scale = opts.attn_scale;
     a.causal_mask = opts.causal_mask != 0;

@@ -4,19 +4,16 @@
 
 using namespace cudnnfe;
 
-void cudnnfe_norm_options_init(cudnnfe_norm_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_norm_options_t{};
-  o->struct_size = sizeof(*o);
-  o->phase = CUDNNFE_NORM_PHASE_TRAINING;
-  o->epsilon = NormAttrs{}.epsilon;
-  o->momentum = NormAttrs{}.momentum;
+void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_norm_options_t *o) {
+    o->phase = CUDNNFE_NORM_PHASE_TRAINING;
+    o->epsilon = NormAttrs{}.epsilon;
+    o->momentum = NormAttrs{}.momentum;
+  });
 }
 
-void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *o) {
-  if (!o) return;
-  *o = cudnnfe_softmax_options_t{};
-  o->struct_size = sizeof(*o);
+void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_softmax_options_t *) {});
 }
 
 namespace {
@@ -46,7 +43,7 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *g, int64_t x, int6
                                              int64_t *y, int64_t *mean, int64_t *inv_variance) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     NormAttrs a = norm_attrs(opts);
     require_training_outputs(a, {mean, inv_variance});
     const Node &node = graph.add_node(OpKind::kLayerNorm, string_or_empty(opts.name),
@@ -62,7 +59,7 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm(cudnnfe_graph_t *g, int64_t x, int64_
                                            int64_t *y, int64_t *inv_rms) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     NormAttrs a = norm_attrs(opts);
     require_training_outputs(a, {inv_rms});
     const Node &node = graph.add_node(OpKind::kRmsNorm, string_or_empty(opts.name),
@@ -79,7 +76,7 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm_backward(
     require_out(dx, "dx");
     require_out(dscale, "dscale");
     require_out(dbias, "dbias");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     const Node &node =
         graph.add_node(OpKind::kLayerNormBackward, string_or_empty(opts.name),
                        {dy, x, scale, mean, inv_variance}, norm_attrs(opts), opts.compute_dtype);
@@ -96,7 +93,7 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *g, int64_t 
   return guard_graph(g, [&](Graph &graph) {
     require_out(dx, "dx");
     require_out(dscale, "dscale");
-    auto opts = read_options(options, cudnnfe_norm_options_init, "norm options");
+    auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     NormAttrs a = norm_attrs(opts);
     a.has_dbias = dbias != nullptr;
     const Node &node = graph.add_node(OpKind::kRmsNormBackward, string_or_empty(opts.name),
@@ -112,7 +109,7 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *g, int64_t x,
                                            int64_t *stats) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(y, "y");
-    auto opts = read_options(options, cudnnfe_softmax_options_init, "softmax options");
+    auto opts = read_options(options, cudnnfe_softmax_options_init_sized, "softmax options");
     if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
     SoftmaxAttrs a;
     a.generate_stats = opts.generate_stats != 0;

@@ -2,6 +2,7 @@
 // a message, and records the message on the object and the calling thread.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -88,12 +89,28 @@ inline std::string string_or_empty(const char *s) {
   return s ? std::string(s) : std::string();
 }
 
+// The body of every *_init_sized function: writes the defaults that `fill`
+// sets (over a zeroed struct) into the caller's struct, but only its first
+// `size` bytes -- the struct of the header the caller was compiled with, so
+// an older caller's smaller struct is never overrun. A caller's struct larger
+// than this library's keeps its size in struct_size (the tail zeroed), so
+// that passing it is refused with a message rather than half read.
+template <class Options, class Fill>
+void init_sized(Options *out, size_t size, Fill fill) {
+  if (!out || size < sizeof(size_t)) return;
+  Options defaults{};
+  fill(&defaults);
+  std::memset(static_cast<void *>(out), 0, size);
+  std::memcpy(static_cast<void *>(out), &defaults, std::min(size, sizeof(Options)));
+  out->struct_size = size;
+}
+
 // Copies a caller's options struct over the defaults from `init`: fields
 // past the caller's struct_size (an older header) keep their defaults.
 template <class Options>
-Options read_options(const Options *given, void (*init)(Options *), const char *what) {
+Options read_options(const Options *given, void (*init)(Options *, size_t), const char *what) {
   Options options;
-  init(&options);
+  init(&options, sizeof(options));
   if (!given) return options;
   if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof(Options))
     fail_argument(what, ": struct_size is ", given->struct_size, "; this library accepts ",
