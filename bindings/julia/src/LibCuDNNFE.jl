@@ -68,6 +68,11 @@ const CUDNNFE_VERSION = 200
 const CUDNNFE_ABI_VERSION = 0
 const CUDNNFE_MAX_DIMS = 8
 const CUDNNFE_MAX_SPATIAL_DIMS = 3
+const CUDNNFE_DIAGONAL_TOP_LEFT = 0
+const CUDNNFE_DIAGONAL_BOTTOM_RIGHT = 1
+const CUDNNFE_RNG_BERNOULLI = 1
+const CUDNNFE_RNG_UNIFORM = 2
+const CUDNNFE_RNG_NORMAL = 3
 const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE = 1
 const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS = 2
 const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION = 4
@@ -205,10 +210,31 @@ const CUDNNFE_TENSOR_KIND_SCALAR = cudnnfe_tensor_kind_t(2)
 const CUDNNFE_TENSOR_KIND_VIRTUAL = cudnnfe_tensor_kind_t(3)
 const CUDNNFE_TENSOR_KIND_OUTPUT = cudnnfe_tensor_kind_t(4)
 
+# C: typedef int32_t cudnnfe_diagonal_alignment_t;
+const cudnnfe_diagonal_alignment_t = Int32
+
 # C: typedef int32_t cudnnfe_norm_phase_t;
 const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
 const CUDNNFE_NORM_PHASE_INFERENCE = cudnnfe_norm_phase_t(1)
+
+# C: typedef int32_t cudnnfe_resample_mode_t;
+const cudnnfe_resample_mode_t = Int32
+const CUDNNFE_RESAMPLE_MAXPOOL = cudnnfe_resample_mode_t(1)
+const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING = cudnnfe_resample_mode_t(2)
+const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING = cudnnfe_resample_mode_t(3)
+const CUDNNFE_RESAMPLE_NEAREST = cudnnfe_resample_mode_t(4)
+const CUDNNFE_RESAMPLE_BILINEAR = cudnnfe_resample_mode_t(5)
+
+# C: typedef int32_t cudnnfe_padding_mode_t;
+const cudnnfe_padding_mode_t = Int32
+const CUDNNFE_PADDING_AUTO = cudnnfe_padding_mode_t(0)
+const CUDNNFE_PADDING_ZERO = cudnnfe_padding_mode_t(1)
+const CUDNNFE_PADDING_NEG_INF = cudnnfe_padding_mode_t(2)
+const CUDNNFE_PADDING_EDGE = cudnnfe_padding_mode_t(3)
+
+# C: typedef int32_t cudnnfe_rng_distribution_t;
+const cudnnfe_rng_distribution_t = Int32
 
 # C: typedef int32_t cudnnfe_build_policy_t;
 const cudnnfe_build_policy_t = Int32
@@ -291,7 +317,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (56 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (152 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -302,11 +328,24 @@ struct cudnnfe_sdpa_options
     causal_mask_bottom_right::Int32  # int32_t at 32
     bias::Int64  # int64_t at 40
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 48
+    attn_scale_tensor::Int64  # int64_t at 56
+    padding_mask::Int32  # int32_t at 64
+    seq_len_q::Int64  # int64_t at 72
+    seq_len_kv::Int64  # int64_t at 80
+    window_left::Int64  # int64_t at 88
+    window_right::Int64  # int64_t at 96
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 104
+    alibi_mask::Int32  # int32_t at 108
+    dropout_probability::Cdouble  # double at 112
+    dropout_seed::Int64  # int64_t at 120
+    dropout_offset::Int64  # int64_t at 128
+    dropout_mask::Int64  # int64_t at 136
+    dropout_scale::Int64  # int64_t at 144
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (48 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (152 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -317,11 +356,25 @@ struct cudnnfe_sdpa_backward_options
     bias::Int64  # int64_t at 32
     deterministic::Int32  # int32_t at 40
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 44
+    attn_scale_tensor::Int64  # int64_t at 48
+    padding_mask::Int32  # int32_t at 56
+    seq_len_q::Int64  # int64_t at 64
+    seq_len_kv::Int64  # int64_t at 72
+    window_left::Int64  # int64_t at 80
+    window_right::Int64  # int64_t at 88
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 96
+    alibi_mask::Int32  # int32_t at 100
+    dropout_probability::Cdouble  # double at 104
+    dropout_seed::Int64  # int64_t at 112
+    dropout_offset::Int64  # int64_t at 120
+    dropout_mask::Int64  # int64_t at 128
+    dropout_scale::Int64  # int64_t at 136
+    dropout_scale_inv::Int64  # int64_t at 144
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
 """
-C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (40 bytes, alignment 8).
+C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (48 bytes, alignment 8).
 """
 struct cudnnfe_norm_options
     struct_size::Csize_t  # size_t at 0
@@ -330,6 +383,7 @@ struct cudnnfe_norm_options
     epsilon::Cdouble  # double at 24
     zero_centered_gamma::Int32  # int32_t at 32
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 36
+    momentum::Cdouble  # double at 40
 end
 const cudnnfe_norm_options_t = cudnnfe_norm_options
 
@@ -343,6 +397,74 @@ struct cudnnfe_softmax_options
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 20
 end
 const cudnnfe_softmax_options_t = cudnnfe_softmax_options
+
+"""
+C: `typedef struct cudnnfe_layout_options {...} cudnnfe_layout_options_t;` (16 bytes, alignment 8).
+"""
+struct cudnnfe_layout_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+end
+const cudnnfe_layout_options_t = cudnnfe_layout_options
+
+"""
+C: `typedef struct cudnnfe_resample_options {...} cudnnfe_resample_options_t;` (160 bytes, alignment 8).
+"""
+struct cudnnfe_resample_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    mode::cudnnfe_resample_mode_t  # cudnnfe_resample_mode_t at 16
+    spatial_dims::Int32  # int32_t at 20
+    window::NTuple{3, Int64}  # int64_t[3] at 24
+    stride::NTuple{3, Int64}  # int64_t[3] at 48
+    pre_padding::NTuple{3, Int64}  # int64_t[3] at 72
+    post_padding::NTuple{3, Int64}  # int64_t[3] at 96
+    padding_mode::cudnnfe_padding_mode_t  # cudnnfe_padding_mode_t at 120
+    scale::NTuple{3, Int64}  # int64_t[3] at 128
+    generate_index::Int32  # int32_t at 152
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 156
+end
+const cudnnfe_resample_options_t = cudnnfe_resample_options
+
+"""
+C: `typedef struct cudnnfe_rng_options {...} cudnnfe_rng_options_t;` (80 bytes, alignment 8).
+"""
+struct cudnnfe_rng_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    distribution::cudnnfe_rng_distribution_t  # cudnnfe_rng_distribution_t at 16
+    bernoulli_probability::Cdouble  # double at 24
+    uniform_min::Cdouble  # double at 32
+    uniform_max::Cdouble  # double at 40
+    normal_mean::Cdouble  # double at 48
+    normal_stddev::Cdouble  # double at 56
+    seed::Int64  # int64_t at 64
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 72
+end
+const cudnnfe_rng_options_t = cudnnfe_rng_options
+
+"""
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_sdpa_fp8_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    attn_scale::Cdouble  # double at 16
+    generate_stats::Int32  # int32_t at 24
+    causal_mask::Int32  # int32_t at 28
+end
+const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
+
+"""
+C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_sdpa_fp8_backward_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    attn_scale::Cdouble  # double at 16
+    causal_mask::Int32  # int32_t at 24
+end
+const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
 C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (88 bytes, alignment 8).
@@ -942,13 +1064,14 @@ function cudnnfe_tensor_is_bound(graph, uid, is_bound)
 end
 
 """
-    cudnnfe_conv_options_init(options) -> Cvoid
+    cudnnfe_conv_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_conv_options_init(cudnnfe_conv_options_t *options)`
+C: `void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size)`
 """
-function cudnnfe_conv_options_init(options)
-    ccall((:cudnnfe_conv_options_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_conv_options_t},),
-          options)
+function cudnnfe_conv_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_conv_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_conv_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -994,14 +1117,14 @@ function cudnnfe_graph_add_conv_wgrad(graph, image, loss, options, dw)
 end
 
 """
-    cudnnfe_matmul_options_init(options) -> Cvoid
+    cudnnfe_matmul_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *options)`
+C: `void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t struct_size)`
 """
-function cudnnfe_matmul_options_init(options)
-    ccall((:cudnnfe_matmul_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_matmul_options_t},),
-          options)
+function cudnnfe_matmul_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_matmul_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_matmul_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1019,14 +1142,14 @@ function cudnnfe_graph_add_matmul(graph, a, b, options, c)
 end
 
 """
-    cudnnfe_pointwise_options_init(options) -> Cvoid
+    cudnnfe_pointwise_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *options)`
+C: `void cudnnfe_pointwise_options_init_sized(cudnnfe_pointwise_options_t *options, size_t struct_size)`
 """
-function cudnnfe_pointwise_options_init(options)
-    ccall((:cudnnfe_pointwise_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_pointwise_options_t},),
-          options)
+function cudnnfe_pointwise_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_pointwise_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_pointwise_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1045,14 +1168,14 @@ function cudnnfe_graph_add_pointwise(graph, mode, in0, in1, in2, options, out)
 end
 
 """
-    cudnnfe_reduction_options_init(options) -> Cvoid
+    cudnnfe_reduction_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *options)`
+C: `void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *options, size_t struct_size)`
 """
-function cudnnfe_reduction_options_init(options)
-    ccall((:cudnnfe_reduction_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_reduction_options_t},),
-          options)
+function cudnnfe_reduction_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_reduction_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_reduction_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1067,13 +1190,14 @@ function cudnnfe_graph_add_reduction(graph, mode, x, options, y)
 end
 
 """
-    cudnnfe_sdpa_options_init(options) -> Cvoid
+    cudnnfe_sdpa_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options)`
+C: `void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size)`
 """
-function cudnnfe_sdpa_options_init(options)
-    ccall((:cudnnfe_sdpa_options_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_sdpa_options_t},),
-          options)
+function cudnnfe_sdpa_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1095,14 +1219,14 @@ function cudnnfe_graph_add_sdpa(graph, q, k, v, options, o, stats)
 end
 
 """
-    cudnnfe_sdpa_backward_options_init(options) -> Cvoid
+    cudnnfe_sdpa_backward_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options)`
+C: `void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options, size_t struct_size)`
 """
-function cudnnfe_sdpa_backward_options_init(options)
-    ccall((:cudnnfe_sdpa_backward_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_sdpa_backward_options_t},),
-          options)
+function cudnnfe_sdpa_backward_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_backward_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_backward_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1112,7 +1236,9 @@ C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *graph, int
 
 Scaled dot-product attention backward: from q, k, v, o, d_o (shapes as the
 forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT), writes
-dq, dk, dv with the shapes and dimension orders of q, k, v.
+dq, dk, dv with the shapes and dimension orders of q, k, v. With
+padding_mask, rows of dq beyond seq_len_q[n] and rows of dk, dv beyond
+seq_len_kv[n] are 0 on the CPU reference and unspecified on the GPU.
 """
 function cudnnfe_graph_add_sdpa_backward(graph, q, k, v, o, d_o, stats, options, dq, dk, dv)
     ccall((:cudnnfe_graph_add_sdpa_backward, libcudnnfe), cudnnfe_status_t,
@@ -1121,13 +1247,33 @@ function cudnnfe_graph_add_sdpa_backward(graph, q, k, v, o, d_o, stats, options,
 end
 
 """
-    cudnnfe_norm_options_init(options) -> Cvoid
+    cudnnfe_graph_add_sdpa_backward_ex(graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias) -> cudnnfe_status_t
 
-C: `void cudnnfe_norm_options_init(cudnnfe_norm_options_t *options)`
+C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, const cudnnfe_sdpa_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *dbias)`
+
+cudnnfe_graph_add_sdpa_backward that can also write the bias gradient:
+with `dbias` not NULL, options->bias must be set with dims [1, h_q, s_q,
+s_kv] (the one dBias shape cuDNN's attention engines produce) and *dbias
+receives the UID of dBias (bias's dims, the sum over the batch of the
+gradient of the biased scores). With `dbias` NULL it is
+cudnnfe_graph_add_sdpa_backward. A separate function because the
+original's signature has no slot for a fourth output and must not change.
 """
-function cudnnfe_norm_options_init(options)
-    ccall((:cudnnfe_norm_options_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_norm_options_t},),
-          options)
+function cudnnfe_graph_add_sdpa_backward_ex(graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias)
+    ccall((:cudnnfe_graph_add_sdpa_backward_ex, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias)
+end
+
+"""
+    cudnnfe_norm_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_norm_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_norm_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_norm_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1188,14 +1334,158 @@ function cudnnfe_graph_add_rmsnorm_backward(graph, dy, x, scale, inv_rms, option
 end
 
 """
-    cudnnfe_softmax_options_init(options) -> Cvoid
+    cudnnfe_graph_add_batchnorm(graph, x, scale, bias, prev_running_mean, prev_running_var, options, y, mean, inv_variance, next_running_mean, next_running_var) -> cudnnfe_status_t
 
-C: `void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *options)`
+C: `cudnnfe_status_t cudnnfe_graph_add_batchnorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale, int64_t bias, int64_t prev_running_mean, int64_t prev_running_var, const cudnnfe_norm_options_t *options, int64_t *y, int64_t *mean, int64_t *inv_variance, int64_t *next_running_mean, int64_t *next_running_var)`
+
+Batch norm, training. x is [N, C, spatial...] (rank >= 2) in any layout
+(channels-last, NHWC, is what cuDNN's engines take); statistics are per
+channel c over N and every spatial dim (M = N * prod(spatial) values).
+scale and bias are [1, C, 1, ...] (x's rank). Writes
+  mean[c]         = sum(x[:, c, ...]) / M
+  inv_variance[c] = 1 / sqrt(var[c] + epsilon), var[c] the biased
+                    variance sum((x - mean[c])^2) / M
+  y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c]
+with mean and inv_variance [1, C, 1, ...] FLOAT. Running statistics are
+updated when prev_running_mean and prev_running_var ([1, C, 1, ...]) are
+both given (both 0: none, and the next_* pointers may be NULL):
+  next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean
+  next_running_var  = (1 - momentum) * prev_running_var
+                      + momentum * var * M / (M - 1)
+i.e. the running variance uses the unbiased (Bessel-corrected) batch
+variance, as cuDNN's batch norm does (M must then be > 1). The next_*
+outputs are [1, C, 1, ...] FLOAT; binding a next_* output to the same
+buffer as its prev_* input updates it in place. `phase` must be TRAINING
+(use cudnnfe_graph_add_batchnorm_inference for inference);
+zero_centered_gamma is not offered.
 """
-function cudnnfe_softmax_options_init(options)
-    ccall((:cudnnfe_softmax_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_softmax_options_t},),
-          options)
+function cudnnfe_graph_add_batchnorm(graph, x, scale, bias, prev_running_mean, prev_running_var, options, y, mean, inv_variance, next_running_mean, next_running_var)
+    ccall((:cudnnfe_graph_add_batchnorm, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, scale, bias, prev_running_mean, prev_running_var, options, y, mean, inv_variance, next_running_mean, next_running_var)
+end
+
+"""
+    cudnnfe_graph_add_batchnorm_inference(graph, x, scale, bias, mean, inv_variance, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *graph, int64_t x, int64_t scale, int64_t bias, int64_t mean, int64_t inv_variance, const cudnnfe_norm_options_t *options, int64_t *y)`
+
+Batch norm, inference, as cuDNN's NORM_FORWARD inference phase takes it:
+y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c] with the given
+per-channel mean and inv_variance ([1, C, 1, ...]). From running
+statistics, pass mean = running_mean and inv_variance = 1 / sqrt(
+running_var + epsilon). Reads only `name` and `compute_dtype` of the
+options (phase, epsilon and momentum have no role here). GPU (cuDNN 9.14
+and 9.19 on H100): there is no engine for this op on its own, in any
+type (the build reports NOT_SUPPORTED); inside cuDNN's fused pattern
+batchnorm_inference -> RELU_BWD -> batchnorm_backward it builds in FLOAT.
+On its own, the same y as a chain of pointwise ops (SUB mean, MUL
+inv_variance, MUL scale, ADD bias; channels-last) runs in every type.
+"""
+function cudnnfe_graph_add_batchnorm_inference(graph, x, scale, bias, mean, inv_variance, options, y)
+    ccall((:cudnnfe_graph_add_batchnorm_inference, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}),
+          graph, x, scale, bias, mean, inv_variance, options, y)
+end
+
+"""
+    cudnnfe_graph_add_batchnorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_batchnorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance, const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias)`
+
+Batch norm backward: dx, dscale, dbias ([1, C, 1, ...], in scale's type)
+from dy and x ([N, C, spatial...]), scale and the forward's mean and
+inv_variance ([1, C, 1, ...]). Reads `name` and `compute_dtype`.
+"""
+function cudnnfe_graph_add_batchnorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+    ccall((:cudnnfe_graph_add_batchnorm_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+end
+
+"""
+    cudnnfe_graph_add_instancenorm(graph, x, scale, bias, options, y, mean, inv_variance) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_instancenorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale, int64_t bias, const cudnnfe_norm_options_t *options, int64_t *y, int64_t *mean, int64_t *inv_variance)`
+
+Instance norm. x is [N, C, spatial...] (rank >= 3, any layout);
+statistics are per (n, c) over the spatial dims: mean and inv_variance
+are [N, C, 1, ...] FLOAT (biased variance, as layernorm), scale and bias
+[1, C, 1, ...]: y = (x - mean[n,c]) * inv_variance[n,c] * scale[c] +
+bias[c]. In INFERENCE the statistics are computed the same way but not
+written (*mean and *inv_variance are set to 0; the pointers may be NULL).
+zero_centered_gamma is not offered.
+"""
+function cudnnfe_graph_add_instancenorm(graph, x, scale, bias, options, y, mean, inv_variance)
+    ccall((:cudnnfe_graph_add_instancenorm, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, scale, bias, options, y, mean, inv_variance)
+end
+
+"""
+    cudnnfe_graph_add_instancenorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_instancenorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance, const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias)`
+
+Instance norm backward: dx, dscale, dbias ([1, C, 1, ...], scale's type)
+from dy, x, scale and the forward's mean and inv_variance [N, C, 1, ...].
+"""
+function cudnnfe_graph_add_instancenorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+    ccall((:cudnnfe_graph_add_instancenorm_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+end
+
+"""
+    cudnnfe_graph_add_adalayernorm(graph, x, scale, bias, options, y, mean, inv_variance) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_adalayernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale, int64_t bias, const cudnnfe_norm_options_t *options, int64_t *y, int64_t *mean, int64_t *inv_variance)`
+
+Adaptive layer norm (cuDNN's ADA_LAYER_NORM, as DiT models use it): a
+layer norm whose scale and bias are per sample. x is [B, S, features...]
+(rank >= 3: batch, tokens, then the normalized features); statistics are
+per (b, s) over the features: mean and inv_variance are [B, S, 1, ...]
+FLOAT (biased variance); scale and bias are [B, 1, features...]:
+  y = (x - mean[b,s]) * inv_variance[b,s] * g[b,:] + bias[b,:]
+with g = scale, or 1 + scale with zero_centered_gamma (DiT's
+modulate(x, shift, scale) is zero_centered_gamma with bias = shift). In
+INFERENCE the statistics are not written (set to 0, may be NULL). Needs a
+cuDNN whose backend knows the ADA_LAYER_NORM mode; an older one makes
+the build fail with NOT_SUPPORTED naming the loaded version. GPU: cuDNN
+9.14 and 9.19 refuse the forward with zero_centered_gamma (the fused
+scale + 1); the backward with it builds.
+"""
+function cudnnfe_graph_add_adalayernorm(graph, x, scale, bias, options, y, mean, inv_variance)
+    ccall((:cudnnfe_graph_add_adalayernorm, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, scale, bias, options, y, mean, inv_variance)
+end
+
+"""
+    cudnnfe_graph_add_adalayernorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_adalayernorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x, int64_t scale, int64_t mean, int64_t inv_variance, const cudnnfe_norm_options_t *options, int64_t *dx, int64_t *dscale, int64_t *dbias)`
+
+Adaptive layer norm backward: dx [B, S, features...], dscale and dbias
+[B, 1, features...] (per sample, scale's type; FLOAT with
+zero_centered_gamma) from dy, x, scale and the forward's mean and
+inv_variance [B, S, 1, ...].
+"""
+function cudnnfe_graph_add_adalayernorm_backward(graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+    ccall((:cudnnfe_graph_add_adalayernorm_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_norm_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, dy, x, scale, mean, inv_variance, options, dx, dscale, dbias)
+end
+
+"""
+    cudnnfe_softmax_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_softmax_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_softmax_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_softmax_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1213,13 +1503,224 @@ function cudnnfe_graph_add_softmax(graph, x, options, y, stats)
 end
 
 """
-    cudnnfe_build_options_init(options) -> Cvoid
+    cudnnfe_layout_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_build_options_init(cudnnfe_build_options_t *options)`
+C: `void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *options, size_t struct_size)`
 """
-function cudnnfe_build_options_init(options)
-    ccall((:cudnnfe_build_options_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_build_options_t},),
-          options)
+function cudnnfe_layout_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_layout_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_layout_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_reshape(graph, x, ndims, dims, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, int32_t ndims, const int64_t *dims, const cudnnfe_layout_options_t *options, int64_t *y)`
+
+y = x with dims `dims` (`ndims` entries, same element count): the
+row-major order of the logical elements is kept (numpy's reshape). y is
+packed row-major unless its strides are set. On the GPU a reshape is a
+view (cuDNN moves no data for it): x's layout must allow it (packed
+row-major x does). A virtual y of a graph input is read in place by the
+ops that use it; other reshapes need cuDNN's reshape operation, which
+cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md).
+"""
+function cudnnfe_graph_add_reshape(graph, x, ndims, dims, options, y)
+    ccall((:cudnnfe_graph_add_reshape, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int32, Ptr{Int64}, Ptr{cudnnfe_layout_options_t}, Ptr{Int64}),
+          graph, x, ndims, dims, options, y)
+end
+
+"""
+    cudnnfe_graph_add_transpose(graph, x, ndims, permutation, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_transpose(cudnnfe_graph_t *graph, int64_t x, int32_t ndims, const int32_t *permutation, const cudnnfe_layout_options_t *options, int64_t *y)`
+
+y dim i is x dim permutation[i] (`ndims` entries, x's rank, a
+permutation of 0..ndims-1): y[i0, i1, ...] = x[j] with j[permutation[k]]
+= ik. y's strides default to x's strides permuted likewise (packed in x's
+memory order), which makes the transpose a view of x's memory: no data
+moves on the GPU, where it is lowered as reshape is (a transposed graph
+input feeding a matmul is a strided operand).
+"""
+function cudnnfe_graph_add_transpose(graph, x, ndims, permutation, options, y)
+    ccall((:cudnnfe_graph_add_transpose, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int32, Ptr{Int32}, Ptr{cudnnfe_layout_options_t}, Ptr{Int64}),
+          graph, x, ndims, permutation, options, y)
+end
+
+"""
+    cudnnfe_graph_add_slice(graph, x, ndims, start, end_, step, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *graph, int64_t x, int32_t ndims, const int64_t *start, const int64_t *end, const int64_t *step, const cudnnfe_layout_options_t *options, int64_t *y)`
+
+y = x[start:end:step] per dim (`ndims` entries, x's rank; `step` NULL
+means 1): dim i of y has ceil((end[i] - start[i]) / step[i]) elements,
+0 <= start[i] < end[i] <= x's dim i, step[i] >= 1. y is a view of x's
+buffer (x's strides times step, starting at the offset of `start`): it
+has no buffer, cannot be a graph output, and on the GPU x must be a graph
+input (the view's pointer is x's pointer plus the offset at execute).
+"""
+function cudnnfe_graph_add_slice(graph, x, ndims, start, end_, step, options, y)
+    ccall((:cudnnfe_graph_add_slice, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int32, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{cudnnfe_layout_options_t}, Ptr{Int64}),
+          graph, x, ndims, start, end_, step, options, y)
+end
+
+"""
+    cudnnfe_graph_add_concatenate(graph, num_inputs, inputs, axis, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t num_inputs, const int64_t *inputs, int32_t axis, const cudnnfe_layout_options_t *options, int64_t *y)`
+
+y = the `num_inputs` tensors (2 to 16, equal ranks, equal dims except
+`axis`, one data type) joined along `axis`. y keeps inputs[0]'s dimension
+order. On the GPU it needs cuDNN 9.7 or newer (cuDNN's concatenate
+operation); older libraries are refused with NOT_SUPPORTED at build, and
+cuDNN 9.14/9.19 run it only inside fused patterns they know.
+"""
+function cudnnfe_graph_add_concatenate(graph, num_inputs, inputs, axis, options, y)
+    ccall((:cudnnfe_graph_add_concatenate, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int32, Ptr{Int64}, Int32, Ptr{cudnnfe_layout_options_t}, Ptr{Int64}),
+          graph, num_inputs, inputs, axis, options, y)
+end
+
+"""
+    cudnnfe_resample_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_resample_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_resample_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_resample_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_resample(graph, x, options, y, index) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_resample_options_t *options, int64_t *y, int64_t *index)`
+
+y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every
+layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be
+NULL unless generate_index is set (else *index is set to 0).
+"""
+function cudnnfe_graph_add_resample(graph, x, options, y, index)
+    ccall((:cudnnfe_graph_add_resample, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_resample_options_t}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, options, y, index)
+end
+
+"""
+    cudnnfe_rng_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_rng_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_rng_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_rng_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_rng(graph, ndims, dims, seed, offset, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims, int64_t seed, int64_t offset, const cudnnfe_rng_options_t *options, int64_t *y)`
+
+y (dims `dims`, `ndims` entries, packed row-major unless its strides are
+set) filled with random numbers of the options' distribution. `seed` and
+`offset` are one-element INT64 (or INT32) tensors -- graph inputs read at
+execute, or scalars -- given together; both 0 uses options->seed and
+offset 0. The same seed and offset give the same numbers. The GPU uses
+cuDNN's Philox generator; the CPU reference cannot reproduce its bits and
+uses its own documented counter-based generator with the same
+distributions (docs/layout-ops.md). cuDNN 9.14/9.19 refuse rng outside
+the fused patterns they know (attention dropout); the refusal is
+reported as NOT_SUPPORTED.
+"""
+function cudnnfe_graph_add_rng(graph, ndims, dims, seed, offset, options, y)
+    ccall((:cudnnfe_graph_add_rng, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int32, Ptr{Int64}, Int64, Int64, Ptr{cudnnfe_rng_options_t}, Ptr{Int64}),
+          graph, ndims, dims, seed, offset, options, y)
+end
+
+"""
+    cudnnfe_sdpa_fp8_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_sdpa_fp8_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_fp8_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_fp8_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_s, int64_t scale_s, int64_t scale_o, const cudnnfe_sdpa_fp8_options_t *options, int64_t *o, int64_t *stats, int64_t *amax_s, int64_t *amax_o)`
+
+FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
+h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
+any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
+attn_scale * descale_q * descale_k (masked) and P = softmax(S):
+  amax_s = max|P|;  P8 = fp8(P * scale_s);
+  O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
+o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
+(set the graph's io type or the tensor's type for another: FP8_E4M3,
+FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
+ones). Writes *stats (0 without generate_stats; `stats` may then be
+NULL), *amax_s and *amax_o.
+"""
+function cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
+    ccall((:cudnnfe_graph_add_sdpa_fp8, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
+end
+
+"""
+    cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_fp8_backward_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do, int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk, int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv, int64_t *amax_dp)`
+
+FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
+[b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
+stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
+  D = rowsum(dO * O) * descale_do * descale_o
+  dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
+  dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
+  amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
+  dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
+and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
+and dV summed over each group of query heads). dq, dk, dv have the
+shapes and dimension orders of q, k, v and, by default, q's type.
+"""
+function cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
+    ccall((:cudnnfe_graph_add_sdpa_fp8_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
+end
+
+"""
+    cudnnfe_build_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_build_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_build_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_build_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1389,13 +1890,14 @@ function cudnnfe_graph_deserialize(graph, data, size)
 end
 
 """
-    cudnnfe_plan_info_init(info) -> Cvoid
+    cudnnfe_plan_info_init_sized(info, struct_size) -> Cvoid
 
-C: `void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info)`
+C: `void cudnnfe_plan_info_init_sized(cudnnfe_plan_info_t *info, size_t struct_size)`
 """
-function cudnnfe_plan_info_init(info)
-    ccall((:cudnnfe_plan_info_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_plan_info_t},),
-          info)
+function cudnnfe_plan_info_init_sized(info, struct_size)
+    ccall((:cudnnfe_plan_info_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_plan_info_t}, Csize_t),
+          info, struct_size)
 end
 
 """
@@ -1454,14 +1956,14 @@ function cudnnfe_graph_get_selected_plan(graph, index)
 end
 
 """
-    cudnnfe_autotune_options_init(options) -> Cvoid
+    cudnnfe_autotune_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options)`
+C: `void cudnnfe_autotune_options_init_sized(cudnnfe_autotune_options_t *options, size_t struct_size)`
 """
-function cudnnfe_autotune_options_init(options)
-    ccall((:cudnnfe_autotune_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_autotune_options_t},),
-          options)
+function cudnnfe_autotune_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_autotune_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_autotune_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1494,13 +1996,14 @@ function cudnnfe_graph_autotune(graph, handle, bindings, num_bindings, workspace
 end
 
 """
-    cudnnfe_build_info_init(info) -> Cvoid
+    cudnnfe_build_info_init_sized(info, struct_size) -> Cvoid
 
-C: `void cudnnfe_build_info_init(cudnnfe_build_info_t *info)`
+C: `void cudnnfe_build_info_init_sized(cudnnfe_build_info_t *info, size_t struct_size)`
 """
-function cudnnfe_build_info_init(info)
-    ccall((:cudnnfe_build_info_init, libcudnnfe), Cvoid, (Ptr{cudnnfe_build_info_t},),
-          info)
+function cudnnfe_build_info_init_sized(info, struct_size)
+    ccall((:cudnnfe_build_info_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_build_info_t}, Csize_t),
+          info, struct_size)
 end
 
 """
@@ -1537,14 +2040,14 @@ function cudnnfe_graph_get_fingerprint(graph, buffer, capacity)
 end
 
 """
-    cudnnfe_plan_cache_stats_init(stats) -> Cvoid
+    cudnnfe_plan_cache_stats_init_sized(stats, struct_size) -> Cvoid
 
-C: `void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats)`
+C: `void cudnnfe_plan_cache_stats_init_sized(cudnnfe_plan_cache_stats_t *stats, size_t struct_size)`
 """
-function cudnnfe_plan_cache_stats_init(stats)
-    ccall((:cudnnfe_plan_cache_stats_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_plan_cache_stats_t},),
-          stats)
+function cudnnfe_plan_cache_stats_init_sized(stats, struct_size)
+    ccall((:cudnnfe_plan_cache_stats_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_plan_cache_stats_t}, Csize_t),
+          stats, struct_size)
 end
 
 """
@@ -1592,14 +2095,14 @@ function cudnnfe_graph_serialize_plan(graph, buffer, capacity, size)
 end
 
 """
-    cudnnfe_plan_load_options_init(options) -> Cvoid
+    cudnnfe_plan_load_options_init_sized(options, struct_size) -> Cvoid
 
-C: `void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options)`
+C: `void cudnnfe_plan_load_options_init_sized(cudnnfe_plan_load_options_t *options, size_t struct_size)`
 """
-function cudnnfe_plan_load_options_init(options)
-    ccall((:cudnnfe_plan_load_options_init, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_plan_load_options_t},),
-          options)
+function cudnnfe_plan_load_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_plan_load_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_plan_load_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
@@ -1693,7 +2196,12 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_REDUCTION_AVG, CUDNNFE_REDUCTION_NORM1, CUDNNFE_REDUCTION_NORM2,
       CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR,
       CUDNNFE_TENSOR_KIND_VIRTUAL, CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS,
-      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE,
+      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
+      CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
+      CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
+      CUDNNFE_RESAMPLE_NEAREST, CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO,
+      CUDNNFE_PADDING_ZERO, CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE,
+      CUDNNFE_RNG_BERNOULLI, CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL,
       CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE, CUDNNFE_BUILD_POLICY_ALL,
       CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE, CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
       CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNNFE_NUMERICAL_NOTE_FFT,
@@ -1723,36 +2231,52 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
       cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
       cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_conv_options,
-      cudnnfe_conv_options_t, cudnnfe_conv_options_init, cudnnfe_graph_add_conv_fprop,
+      cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
       cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
-      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init, cudnnfe_graph_add_matmul,
+      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
       cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
-      cudnnfe_pointwise_options_init, cudnnfe_graph_add_pointwise,
+      cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
       cudnnfe_reduction_options, cudnnfe_reduction_options_t,
-      cudnnfe_reduction_options_init, cudnnfe_graph_add_reduction, cudnnfe_sdpa_options,
-      cudnnfe_sdpa_options_t, cudnnfe_sdpa_options_init, cudnnfe_graph_add_sdpa,
+      cudnnfe_reduction_options_init_sized, cudnnfe_graph_add_reduction,
+      cudnnfe_diagonal_alignment_t, cudnnfe_sdpa_options, cudnnfe_sdpa_options_t,
+      cudnnfe_sdpa_options_init_sized, cudnnfe_graph_add_sdpa,
       cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
-      cudnnfe_sdpa_backward_options_init, cudnnfe_graph_add_sdpa_backward,
-      cudnnfe_norm_phase_t, cudnnfe_norm_options, cudnnfe_norm_options_t,
-      cudnnfe_norm_options_init, cudnnfe_graph_add_layernorm, cudnnfe_graph_add_rmsnorm,
-      cudnnfe_graph_add_layernorm_backward, cudnnfe_graph_add_rmsnorm_backward,
-      cudnnfe_softmax_options, cudnnfe_softmax_options_t, cudnnfe_softmax_options_init,
-      cudnnfe_graph_add_softmax, cudnnfe_build_policy_t, cudnnfe_build_options,
-      cudnnfe_build_options_t, cudnnfe_build_options_init, cudnnfe_graph_validate,
+      cudnnfe_sdpa_backward_options_init_sized, cudnnfe_graph_add_sdpa_backward,
+      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_norm_phase_t, cudnnfe_norm_options,
+      cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
+      cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
+      cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,
+      cudnnfe_graph_add_batchnorm_inference, cudnnfe_graph_add_batchnorm_backward,
+      cudnnfe_graph_add_instancenorm, cudnnfe_graph_add_instancenorm_backward,
+      cudnnfe_graph_add_adalayernorm, cudnnfe_graph_add_adalayernorm_backward,
+      cudnnfe_softmax_options, cudnnfe_softmax_options_t,
+      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax, cudnnfe_layout_options,
+      cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
+      cudnnfe_graph_add_reshape, cudnnfe_graph_add_transpose, cudnnfe_graph_add_slice,
+      cudnnfe_graph_add_concatenate, cudnnfe_resample_mode_t, cudnnfe_padding_mode_t,
+      cudnnfe_resample_options, cudnnfe_resample_options_t,
+      cudnnfe_resample_options_init_sized, cudnnfe_graph_add_resample,
+      cudnnfe_rng_distribution_t, cudnnfe_rng_options, cudnnfe_rng_options_t,
+      cudnnfe_rng_options_init_sized, cudnnfe_graph_add_rng, cudnnfe_sdpa_fp8_options,
+      cudnnfe_sdpa_fp8_options_t, cudnnfe_sdpa_fp8_options_init_sized,
+      cudnnfe_graph_add_sdpa_fp8, cudnnfe_sdpa_fp8_backward_options,
+      cudnnfe_sdpa_fp8_backward_options_t, cudnnfe_sdpa_fp8_backward_options_init_sized,
+      cudnnfe_graph_add_sdpa_fp8_backward, cudnnfe_build_policy_t, cudnnfe_build_options,
+      cudnnfe_build_options_t, cudnnfe_build_options_init_sized, cudnnfe_graph_validate,
       cudnnfe_graph_build, cudnnfe_graph_is_built, cudnnfe_graph_get_target,
       cudnnfe_graph_get_workspace_size, cudnnfe_graph_get_plan_name, cudnnfe_binding,
       cudnnfe_binding_t, cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids,
       cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
-      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init,
+      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized,
       cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
-      cudnnfe_autotune_options_init, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
-      cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init,
+      cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
+      cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,
       cudnnfe_graph_get_build_info, cudnnfe_graph_get_fingerprint, cudnnfe_plan_cache_stats,
-      cudnnfe_plan_cache_stats_t, cudnnfe_plan_cache_stats_init,
+      cudnnfe_plan_cache_stats_t, cudnnfe_plan_cache_stats_init_sized,
       cudnnfe_plan_cache_get_stats, cudnnfe_plan_cache_clear, cudnnfe_graph_serialize_plan,
       cudnnfe_plan_load_options, cudnnfe_plan_load_options_t,
-      cudnnfe_plan_load_options_init, cudnnfe_graph_deserialize_plan,
+      cudnnfe_plan_load_options_init_sized, cudnnfe_graph_deserialize_plan,
       cudnnfe_graph_populate_cuda_graph, cudnnfe_graph_update_cuda_graph
 
 end # module LibCuDNNFE

@@ -233,7 +233,7 @@ typedef struct cudnnfe_conv_options {
   cudnnfe_conv_mode_t mode;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_conv_options_t;
-void cudnnfe_conv_options_init(cudnnfe_conv_options_t *options);
+void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight,
                                               const cudnnfe_conv_options_t *options, int64_t *y);
@@ -249,7 +249,7 @@ typedef struct cudnnfe_matmul_options {
   const char *name;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_matmul_options_t;
-void cudnnfe_matmul_options_init(cudnnfe_matmul_options_t *options);
+void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
                                           const cudnnfe_matmul_options_t *options, int64_t *c);
@@ -267,7 +267,7 @@ typedef struct cudnnfe_pointwise_options {
   double swish_beta;
   int32_t axis;
 } cudnnfe_pointwise_options_t;
-void cudnnfe_pointwise_options_init(cudnnfe_pointwise_options_t *options);
+void cudnnfe_pointwise_options_init_sized(cudnnfe_pointwise_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph, cudnnfe_pointwise_mode_t mode,
                                              int64_t in0, int64_t in1, int64_t in2,
@@ -282,11 +282,15 @@ typedef struct cudnnfe_reduction_options {
   uint32_t axes_mask;
   int32_t deterministic;
 } cudnnfe_reduction_options_t;
-void cudnnfe_reduction_options_init(cudnnfe_reduction_options_t *options);
+void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode,
                                              int64_t x, const cudnnfe_reduction_options_t *options,
                                              int64_t *y);
+
+typedef int32_t cudnnfe_diagonal_alignment_t;
+#define CUDNNFE_DIAGONAL_TOP_LEFT 0
+#define CUDNNFE_DIAGONAL_BOTTOM_RIGHT 1
 
 typedef struct cudnnfe_sdpa_options {
   size_t struct_size;
@@ -302,8 +306,26 @@ typedef struct cudnnfe_sdpa_options {
 
   int64_t bias;
   cudnnfe_dtype_t compute_dtype;
+
+  int64_t attn_scale_tensor;
+
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+
+  int32_t alibi_mask;
+
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
 } cudnnfe_sdpa_options_t;
-void cudnnfe_sdpa_options_init(cudnnfe_sdpa_options_t *options);
+void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
                                         const cudnnfe_sdpa_options_t *options, int64_t *o,
@@ -320,13 +342,37 @@ typedef struct cudnnfe_sdpa_backward_options {
 
   int32_t deterministic;
   cudnnfe_dtype_t compute_dtype;
+
+  int64_t attn_scale_tensor;
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+  int32_t alibi_mask;
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+
+  int64_t dropout_scale_inv;
 } cudnnfe_sdpa_backward_options_t;
-void cudnnfe_sdpa_backward_options_init(cudnnfe_sdpa_backward_options_t *options);
+void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
+                                              size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k,
                                                  int64_t v, int64_t o, int64_t d_o, int64_t stats,
                                                  const cudnnfe_sdpa_backward_options_t *options,
                                                  int64_t *dq, int64_t *dk, int64_t *dv);
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int64_t q, int64_t k,
+                                                    int64_t v, int64_t o, int64_t d_o,
+                                                    int64_t stats,
+                                                    const cudnnfe_sdpa_backward_options_t *options,
+                                                    int64_t *dq, int64_t *dk, int64_t *dv,
+                                                    int64_t *dbias);
 
 typedef int32_t cudnnfe_norm_phase_t;
 #define CUDNNFE_NORM_PHASE_TRAINING 0
@@ -340,8 +386,10 @@ typedef struct cudnnfe_norm_options {
 
   int32_t zero_centered_gamma;
   cudnnfe_dtype_t compute_dtype;
+
+  double momentum;
 } cudnnfe_norm_options_t;
-void cudnnfe_norm_options_init(cudnnfe_norm_options_t *options);
+void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
                                              int64_t bias, const cudnnfe_norm_options_t *options,
@@ -362,6 +410,47 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *graph, int6
                                                     const cudnnfe_norm_options_t *options,
                                                     int64_t *dx, int64_t *dscale, int64_t *dbias);
 
+cudnnfe_status_t cudnnfe_graph_add_batchnorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                             int64_t bias, int64_t prev_running_mean,
+                                             int64_t prev_running_var,
+                                             const cudnnfe_norm_options_t *options, int64_t *y,
+                                             int64_t *mean, int64_t *inv_variance,
+                                             int64_t *next_running_mean, int64_t *next_running_var);
+
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *graph, int64_t x,
+                                                       int64_t scale, int64_t bias, int64_t mean,
+                                                       int64_t inv_variance,
+                                                       const cudnnfe_norm_options_t *options,
+                                                       int64_t *y);
+
+cudnnfe_status_t cudnnfe_graph_add_batchnorm_backward(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                                      int64_t scale, int64_t mean,
+                                                      int64_t inv_variance,
+                                                      const cudnnfe_norm_options_t *options,
+                                                      int64_t *dx, int64_t *dscale, int64_t *dbias);
+
+cudnnfe_status_t cudnnfe_graph_add_instancenorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance);
+
+cudnnfe_status_t cudnnfe_graph_add_instancenorm_backward(cudnnfe_graph_t *graph, int64_t dy,
+                                                         int64_t x, int64_t scale, int64_t mean,
+                                                         int64_t inv_variance,
+                                                         const cudnnfe_norm_options_t *options,
+                                                         int64_t *dx, int64_t *dscale,
+                                                         int64_t *dbias);
+
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm(cudnnfe_graph_t *graph, int64_t x, int64_t scale,
+                                                int64_t bias, const cudnnfe_norm_options_t *options,
+                                                int64_t *y, int64_t *mean, int64_t *inv_variance);
+
+cudnnfe_status_t cudnnfe_graph_add_adalayernorm_backward(cudnnfe_graph_t *graph, int64_t dy,
+                                                         int64_t x, int64_t scale, int64_t mean,
+                                                         int64_t inv_variance,
+                                                         const cudnnfe_norm_options_t *options,
+                                                         int64_t *dx, int64_t *dscale,
+                                                         int64_t *dbias);
+
 typedef struct cudnnfe_softmax_options {
   size_t struct_size;
   const char *name;
@@ -369,11 +458,129 @@ typedef struct cudnnfe_softmax_options {
   int32_t generate_stats;
   cudnnfe_dtype_t compute_dtype;
 } cudnnfe_softmax_options_t;
-void cudnnfe_softmax_options_init(cudnnfe_softmax_options_t *options);
+void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            const cudnnfe_softmax_options_t *options, int64_t *y,
                                            int64_t *stats);
+
+typedef struct cudnnfe_layout_options {
+  size_t struct_size;
+  const char *name;
+} cudnnfe_layout_options_t;
+void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                           const int64_t *dims,
+                                           const cudnnfe_layout_options_t *options, int64_t *y);
+
+cudnnfe_status_t cudnnfe_graph_add_transpose(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                             const int32_t *permutation,
+                                             const cudnnfe_layout_options_t *options, int64_t *y);
+
+cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
+                                         const int64_t *start, const int64_t *end,
+                                         const int64_t *step,
+                                         const cudnnfe_layout_options_t *options, int64_t *y);
+
+cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t num_inputs,
+                                               const int64_t *inputs, int32_t axis,
+                                               const cudnnfe_layout_options_t *options, int64_t *y);
+
+typedef int32_t cudnnfe_resample_mode_t;
+#define CUDNNFE_RESAMPLE_MAXPOOL 1
+#define CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING 2
+#define CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING 3
+#define CUDNNFE_RESAMPLE_NEAREST 4
+#define CUDNNFE_RESAMPLE_BILINEAR 5
+
+typedef int32_t cudnnfe_padding_mode_t;
+#define CUDNNFE_PADDING_AUTO 0
+#define CUDNNFE_PADDING_ZERO 1
+#define CUDNNFE_PADDING_NEG_INF 2
+#define CUDNNFE_PADDING_EDGE 3
+
+typedef struct cudnnfe_resample_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_resample_mode_t mode;
+
+  int32_t spatial_dims;
+  int64_t window[3];
+  int64_t stride[3];
+  int64_t pre_padding[3];
+  int64_t post_padding[3];
+  cudnnfe_padding_mode_t padding_mode;
+  int64_t scale[3];
+
+  int32_t generate_index;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_resample_options_t;
+void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_resample_options_t *options, int64_t *y,
+                                            int64_t *index);
+
+typedef int32_t cudnnfe_rng_distribution_t;
+#define CUDNNFE_RNG_BERNOULLI 1
+#define CUDNNFE_RNG_UNIFORM 2
+#define CUDNNFE_RNG_NORMAL 3
+
+typedef struct cudnnfe_rng_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_rng_distribution_t distribution;
+  double bernoulli_probability;
+  double uniform_min;
+  double uniform_max;
+  double normal_mean;
+  double normal_stddev;
+
+  int64_t seed;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_rng_options_t;
+void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims,
+                                       int64_t seed, int64_t offset,
+                                       const cudnnfe_rng_options_t *options, int64_t *y);
+
+typedef struct cudnnfe_sdpa_fp8_options {
+  size_t struct_size;
+  const char *name;
+
+  double attn_scale;
+
+  int32_t generate_stats;
+
+  int32_t causal_mask;
+} cudnnfe_sdpa_fp8_options_t;
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
+                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
+                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
+                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
+                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
+
+typedef struct cudnnfe_sdpa_fp8_backward_options {
+  size_t struct_size;
+  const char *name;
+
+  double attn_scale;
+  int32_t causal_mask;
+} cudnnfe_sdpa_fp8_backward_options_t;
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
+                                                  size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
+    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
+    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
+    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
+    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
+    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
+    int64_t *amax_dp);
 
 typedef int32_t cudnnfe_build_policy_t;
 
@@ -424,7 +631,7 @@ typedef struct cudnnfe_build_options {
 
   const char *plan_cache_dir;
 } cudnnfe_build_options_t;
-void cudnnfe_build_options_init(cudnnfe_build_options_t *options);
+void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
 
@@ -474,7 +681,7 @@ typedef struct cudnnfe_plan_info {
   int32_t selected;
   int32_t chosen_by_autotune;
 } cudnnfe_plan_info_t;
-void cudnnfe_plan_info_init(cudnnfe_plan_info_t *info);
+void cudnnfe_plan_info_init_sized(cudnnfe_plan_info_t *info, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int64_t *count);
 
@@ -496,7 +703,7 @@ typedef struct cudnnfe_autotune_options {
 
   double max_ms_per_plan;
 } cudnnfe_autotune_options_t;
-void cudnnfe_autotune_options_init(cudnnfe_autotune_options_t *options);
+void cudnnfe_autotune_options_init_sized(cudnnfe_autotune_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_autotune(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                         const cudnnfe_binding_t *bindings, size_t num_bindings,
@@ -520,7 +727,7 @@ typedef struct cudnnfe_build_info {
   double heuristics_ms;
   double plan_build_ms;
 } cudnnfe_build_info_t;
-void cudnnfe_build_info_init(cudnnfe_build_info_t *info);
+void cudnnfe_build_info_init_sized(cudnnfe_build_info_t *info, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_get_build_info(const cudnnfe_graph_t *graph,
                                               cudnnfe_build_info_t *info);
@@ -539,7 +746,7 @@ typedef struct cudnnfe_plan_cache_stats {
   int64_t disk_writes;
   int64_t disk_errors;
 } cudnnfe_plan_cache_stats_t;
-void cudnnfe_plan_cache_stats_init(cudnnfe_plan_cache_stats_t *stats);
+void cudnnfe_plan_cache_stats_init_sized(cudnnfe_plan_cache_stats_t *stats, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats);
 
@@ -553,7 +760,7 @@ typedef struct cudnnfe_plan_load_options {
 
   int32_t rebuild_on_mismatch;
 } cudnnfe_plan_load_options_t;
-void cudnnfe_plan_load_options_init(cudnnfe_plan_load_options_t *options);
+void cudnnfe_plan_load_options_init_sized(cudnnfe_plan_load_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                                 const char *data, size_t size,
@@ -675,8 +882,22 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_TENSOR_KIND_OUTPUT':                            4,
     'CUDNNFE_MAX_DIMS':                                      8,
     'CUDNNFE_MAX_SPATIAL_DIMS':                              3,
+    'CUDNNFE_DIAGONAL_TOP_LEFT':                             0,
+    'CUDNNFE_DIAGONAL_BOTTOM_RIGHT':                         1,
     'CUDNNFE_NORM_PHASE_TRAINING':                           0,
     'CUDNNFE_NORM_PHASE_INFERENCE':                          1,
+    'CUDNNFE_RESAMPLE_MAXPOOL':                              1,
+    'CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING':              2,
+    'CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING':              3,
+    'CUDNNFE_RESAMPLE_NEAREST':                              4,
+    'CUDNNFE_RESAMPLE_BILINEAR':                             5,
+    'CUDNNFE_PADDING_AUTO':                                  0,
+    'CUDNNFE_PADDING_ZERO':                                  1,
+    'CUDNNFE_PADDING_NEG_INF':                               2,
+    'CUDNNFE_PADDING_EDGE':                                  3,
+    'CUDNNFE_RNG_BERNOULLI':                                 1,
+    'CUDNNFE_RNG_UNIFORM':                                   2,
+    'CUDNNFE_RNG_NORMAL':                                    3,
     'CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE':                0,
     'CUDNNFE_BUILD_POLICY_ALL':                              1,
     'CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE':                    1,

@@ -51,6 +51,10 @@ sed -e 's/pub const \(CUDNNFE_STATUS_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_
     -e 's/pub const \(CUDNNFE_REDUCTION_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_reduction_mode_t/g' \
     -e 's/pub const \(CUDNNFE_NORM_PHASE_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_norm_phase_t/g' \
     -e 's/pub const \(CUDNNFE_TENSOR_KIND_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_tensor_kind_t/g' \
+    -e 's/pub const \(CUDNNFE_DIAGONAL_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_diagonal_alignment_t/g' \
+    -e 's/pub const \(CUDNNFE_RESAMPLE_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_resample_mode_t/g' \
+    -e 's/pub const \(CUDNNFE_PADDING_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_padding_mode_t/g' \
+    -e 's/pub const \(CUDNNFE_RNG_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_rng_distribution_t/g' \
     -e 's/pub const \(CUDNNFE_VERSION[A-Z_]*\) *: *i32/pub const \1: u32/g' \
     -e 's/pub const \(CUDNNFE_ABI_VERSION\) *: *i32/pub const \1: u32/g' \
     "$tmp.body" > "$tmp"

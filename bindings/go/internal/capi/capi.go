@@ -118,13 +118,13 @@ typedef long long swig_type_88;
 typedef long long swig_type_89;
 typedef long long swig_type_90;
 typedef long long swig_type_91;
-typedef _goslice_ swig_type_92;
+typedef long long swig_type_92;
 typedef long long swig_type_93;
-typedef _goslice_ swig_type_94;
-typedef _goslice_ swig_type_95;
+typedef long long swig_type_94;
+typedef long long swig_type_95;
 typedef long long swig_type_96;
-typedef _goslice_ swig_type_97;
-typedef _gostring_ swig_type_98;
+typedef long long swig_type_97;
+typedef long long swig_type_98;
 typedef long long swig_type_99;
 typedef long long swig_type_100;
 typedef long long swig_type_101;
@@ -135,11 +135,11 @@ typedef long long swig_type_105;
 typedef long long swig_type_106;
 typedef long long swig_type_107;
 typedef long long swig_type_108;
-typedef _goslice_ swig_type_109;
+typedef long long swig_type_109;
 typedef long long swig_type_110;
 typedef long long swig_type_111;
 typedef long long swig_type_112;
-typedef _goslice_ swig_type_113;
+typedef long long swig_type_113;
 typedef long long swig_type_114;
 typedef long long swig_type_115;
 typedef long long swig_type_116;
@@ -154,14 +154,155 @@ typedef long long swig_type_124;
 typedef long long swig_type_125;
 typedef long long swig_type_126;
 typedef long long swig_type_127;
-typedef _goslice_ swig_type_128;
+typedef long long swig_type_128;
 typedef long long swig_type_129;
 typedef long long swig_type_130;
-typedef _gostring_ swig_type_131;
-typedef _goslice_ swig_type_132;
+typedef long long swig_type_131;
+typedef long long swig_type_132;
 typedef long long swig_type_133;
-typedef _goslice_ swig_type_134;
+typedef long long swig_type_134;
 typedef long long swig_type_135;
+typedef long long swig_type_136;
+typedef long long swig_type_137;
+typedef long long swig_type_138;
+typedef long long swig_type_139;
+typedef long long swig_type_140;
+typedef long long swig_type_141;
+typedef long long swig_type_142;
+typedef long long swig_type_143;
+typedef long long swig_type_144;
+typedef long long swig_type_145;
+typedef long long swig_type_146;
+typedef long long swig_type_147;
+typedef long long swig_type_148;
+typedef long long swig_type_149;
+typedef long long swig_type_150;
+typedef long long swig_type_151;
+typedef long long swig_type_152;
+typedef long long swig_type_153;
+typedef long long swig_type_154;
+typedef long long swig_type_155;
+typedef long long swig_type_156;
+typedef long long swig_type_157;
+typedef long long swig_type_158;
+typedef long long swig_type_159;
+typedef long long swig_type_160;
+typedef long long swig_type_161;
+typedef long long swig_type_162;
+typedef long long swig_type_163;
+typedef long long swig_type_164;
+typedef long long swig_type_165;
+typedef long long swig_type_166;
+typedef long long swig_type_167;
+typedef long long swig_type_168;
+typedef long long swig_type_169;
+typedef long long swig_type_170;
+typedef long long swig_type_171;
+typedef long long swig_type_172;
+typedef _goslice_ swig_type_173;
+typedef long long swig_type_174;
+typedef long long swig_type_175;
+typedef long long swig_type_176;
+typedef long long swig_type_177;
+typedef long long swig_type_178;
+typedef long long swig_type_179;
+typedef long long swig_type_180;
+typedef long long swig_type_181;
+typedef long long swig_type_182;
+typedef long long swig_type_183;
+typedef long long swig_type_184;
+typedef _goslice_ swig_type_185;
+typedef long long swig_type_186;
+typedef long long swig_type_187;
+typedef long long swig_type_188;
+typedef long long swig_type_189;
+typedef long long swig_type_190;
+typedef long long swig_type_191;
+typedef long long swig_type_192;
+typedef long long swig_type_193;
+typedef long long swig_type_194;
+typedef long long swig_type_195;
+typedef long long swig_type_196;
+typedef long long swig_type_197;
+typedef long long swig_type_198;
+typedef long long swig_type_199;
+typedef long long swig_type_200;
+typedef long long swig_type_201;
+typedef long long swig_type_202;
+typedef long long swig_type_203;
+typedef long long swig_type_204;
+typedef long long swig_type_205;
+typedef long long swig_type_206;
+typedef long long swig_type_207;
+typedef long long swig_type_208;
+typedef long long swig_type_209;
+typedef long long swig_type_210;
+typedef long long swig_type_211;
+typedef long long swig_type_212;
+typedef long long swig_type_213;
+typedef long long swig_type_214;
+typedef long long swig_type_215;
+typedef long long swig_type_216;
+typedef long long swig_type_217;
+typedef long long swig_type_218;
+typedef long long swig_type_219;
+typedef long long swig_type_220;
+typedef long long swig_type_221;
+typedef long long swig_type_222;
+typedef long long swig_type_223;
+typedef long long swig_type_224;
+typedef long long swig_type_225;
+typedef long long swig_type_226;
+typedef long long swig_type_227;
+typedef _goslice_ swig_type_228;
+typedef long long swig_type_229;
+typedef _goslice_ swig_type_230;
+typedef _goslice_ swig_type_231;
+typedef long long swig_type_232;
+typedef _goslice_ swig_type_233;
+typedef _gostring_ swig_type_234;
+typedef long long swig_type_235;
+typedef long long swig_type_236;
+typedef long long swig_type_237;
+typedef long long swig_type_238;
+typedef long long swig_type_239;
+typedef long long swig_type_240;
+typedef long long swig_type_241;
+typedef long long swig_type_242;
+typedef long long swig_type_243;
+typedef long long swig_type_244;
+typedef long long swig_type_245;
+typedef long long swig_type_246;
+typedef _goslice_ swig_type_247;
+typedef long long swig_type_248;
+typedef long long swig_type_249;
+typedef long long swig_type_250;
+typedef long long swig_type_251;
+typedef _goslice_ swig_type_252;
+typedef long long swig_type_253;
+typedef long long swig_type_254;
+typedef long long swig_type_255;
+typedef long long swig_type_256;
+typedef long long swig_type_257;
+typedef long long swig_type_258;
+typedef long long swig_type_259;
+typedef long long swig_type_260;
+typedef long long swig_type_261;
+typedef long long swig_type_262;
+typedef long long swig_type_263;
+typedef long long swig_type_264;
+typedef long long swig_type_265;
+typedef long long swig_type_266;
+typedef long long swig_type_267;
+typedef _goslice_ swig_type_268;
+typedef long long swig_type_269;
+typedef long long swig_type_270;
+typedef long long swig_type_271;
+typedef _gostring_ swig_type_272;
+typedef _goslice_ swig_type_273;
+typedef long long swig_type_274;
+typedef _goslice_ swig_type_275;
+typedef long long swig_type_276;
 extern void _wrap_Swig_free_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_46c3644bcdf3b257(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_46c3644bcdf3b257(void);
@@ -211,20 +352,20 @@ extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257
 extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_35 arg2, swig_type_36 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_37 arg2);
-extern swig_type_38 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_31 arg2);
+extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_34 arg2, swig_type_35 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_38 arg2);
+extern swig_type_39 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_39 arg2, swig_type_40 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_41 arg2);
-extern swig_type_42 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_40 arg2);
+extern int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_41 arg2, swig_type_42 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_43 arg2);
+extern swig_type_44 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -243,10 +384,10 @@ extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(uin
 extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_43 arg3, swig_type_44 arg4, swig_type_45 arg5, uintptr_t arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_46 arg2);
-extern swig_type_47 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_45 arg2);
+extern int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_46 arg3, swig_type_47 arg4, swig_type_48 arg5, uintptr_t arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_49 arg2);
+extern swig_type_50 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -255,10 +396,10 @@ extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf
 extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_48 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_49 arg2);
-extern swig_type_50 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_51 arg2);
+extern int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_52 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_53 arg2);
+extern swig_type_54 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -267,34 +408,89 @@ extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(u
 extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_51 arg2);
-extern swig_type_52 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_55 arg2);
+extern swig_type_56 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_57 arg2);
+extern swig_type_58 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_59 arg2);
+extern swig_type_60 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_61 arg2);
+extern swig_type_62 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_63 arg2);
+extern swig_type_64 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_65 arg2);
+extern swig_type_66 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_67 arg2);
+extern swig_type_68 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_69 arg2);
+extern swig_type_70 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_71 arg2);
+extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_73 arg2);
+extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_53 arg2, swig_type_54 arg3, swig_type_55 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_56 arg2);
-extern swig_type_57 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_75 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_76 arg2, swig_type_77 arg3, swig_type_78 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_79 arg2);
+extern swig_type_80 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_58 arg2);
-extern swig_type_59 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_81 arg2);
+extern swig_type_82 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_83 arg2);
+extern swig_type_84 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_85 arg2);
+extern swig_type_86 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_87 arg2);
+extern swig_type_88 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_89 arg2);
+extern swig_type_90 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_91 arg2);
+extern swig_type_92 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_93 arg2);
+extern swig_type_94 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_95 arg2);
+extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2);
+extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
+extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3, swig_type_62 arg4, swig_type_63 arg5, swig_type_64 arg6, swig_type_65 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_66 arg2);
-extern swig_type_67 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_type_106 arg4, swig_type_107 arg5, swig_type_108 arg6, swig_type_109 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_110 arg2, swig_type_111 arg3, swig_type_112 arg4, swig_type_113 arg5, swig_type_114 arg6, swig_type_115 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_116 arg2);
+extern swig_type_117 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -303,33 +499,121 @@ extern void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcd
 extern int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_68 arg2, swig_type_69 arg3, swig_type_70 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_71 arg2, swig_type_72 arg3, swig_type_73 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3, swig_type_76 arg4, swig_type_77 arg5, swig_type_78 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3, swig_type_81 arg4, swig_type_82 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_83 arg2);
-extern swig_type_84 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_118 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_119 arg2, swig_type_120 arg3, swig_type_121 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_122 arg2, swig_type_123 arg3, swig_type_124 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4, swig_type_128 arg5, swig_type_129 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, swig_type_133 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3, swig_type_136 arg4, swig_type_137 arg5, swig_type_138 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_139 arg2, swig_type_140 arg3, swig_type_141 arg4, swig_type_142 arg5, swig_type_143 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_144 arg2, swig_type_145 arg3, swig_type_146 arg4, swig_type_147 arg5, swig_type_148 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_149 arg2, swig_type_150 arg3, swig_type_151 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_type_154 arg4, swig_type_155 arg5, swig_type_156 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_157 arg2, swig_type_158 arg3, swig_type_159 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_type_162 arg4, swig_type_163 arg5, swig_type_164 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_165 arg2);
+extern swig_type_166 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_85 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_86 arg2);
-extern swig_type_87 _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_167 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_168 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_169 arg2);
+extern swig_type_170 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_171 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_174 arg2, int arg3, swig_voidp arg4, uintptr_t arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_175 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_voidp arg3, int arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_176 arg2);
+extern swig_type_177 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_178 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_179 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_180 arg2);
+extern swig_type_181 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_182 arg2);
+extern swig_type_183 _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_184 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_188 arg2);
+extern swig_type_189 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_190 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_191 arg2, swig_type_192 arg3, swig_type_193 arg4, swig_type_194 arg5, swig_type_195 arg6, swig_type_196 arg7, swig_type_197 arg8, swig_type_198 arg9, swig_type_199 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_200 arg2);
+extern swig_type_201 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_202 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_203 arg2, swig_type_204 arg3, swig_type_205 arg4, swig_type_206 arg5, swig_type_207 arg6, swig_type_208 arg7, swig_type_209 arg8, swig_type_210 arg9, swig_type_211 arg10, swig_type_212 arg11, swig_type_213 arg12, swig_type_214 arg13, swig_type_215 arg14, swig_type_216 arg15, swig_type_217 arg16, swig_type_218 arg17, swig_type_219 arg18, swig_type_220 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_221 arg2);
+extern swig_type_222 _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_88 arg2);
-extern swig_type_89 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_223 arg2);
+extern swig_type_224 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -344,30 +628,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcd
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_225 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_90 arg2);
-extern swig_type_91 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_226 arg2);
+extern swig_type_227 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_92 arg3, uintptr_t arg4, swig_type_93 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_94 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_95 arg3, uintptr_t arg4, swig_type_96 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_98 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
-extern swig_type_104 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_228 arg3, uintptr_t arg4, swig_type_229 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_230 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_231 arg3, uintptr_t arg4, swig_type_232 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_233 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_234 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_235 arg2);
+extern swig_type_236 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_237 arg2);
+extern swig_type_238 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_239 arg2);
+extern swig_type_240 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -380,13 +664,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b2
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_241 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_105 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_106 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_242 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_243 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_244 arg2);
+extern swig_type_245 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -399,10 +683,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcd
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_109 arg3, uintptr_t arg4, swig_type_110 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_111 arg2);
-extern swig_type_112 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_246 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_247 arg3, uintptr_t arg4, swig_type_248 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_249 arg2);
+extern swig_type_250 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -419,39 +703,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_251 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_113 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_114 arg2);
-extern swig_type_115 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_116 arg2);
-extern swig_type_117 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_118 arg2);
-extern swig_type_119 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_120 arg2);
-extern swig_type_121 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_122 arg2);
-extern swig_type_123 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_124 arg2);
-extern swig_type_125 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_126 arg2);
-extern swig_type_127 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_252 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_253 arg2);
+extern swig_type_254 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_255 arg2);
+extern swig_type_256 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_257 arg2);
+extern swig_type_258 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_259 arg2);
+extern swig_type_260 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_261 arg2);
+extern swig_type_262 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_263 arg2);
+extern swig_type_264 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_265 arg2);
+extern swig_type_266 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_267 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_128 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_129 arg2);
-extern swig_type_130 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_268 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_269 arg2);
+extern swig_type_270 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_131 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_132 arg3, uintptr_t arg4, swig_type_133 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_134 arg3, uintptr_t arg4, swig_type_135 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_271 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_272 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_273 arg3, uintptr_t arg4, swig_type_274 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_275 arg3, uintptr_t arg4, swig_type_276 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -1057,9 +1341,10 @@ type Cudnnfe_conv_options_t interface {
 	GetCompute_dtype() (_swig_ret int32)
 }
 
-func Cudnnfe_conv_options_init(arg1 Cudnnfe_conv_options_t) {
+func Cudnnfe_conv_options_init_sized(arg1 Cudnnfe_conv_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_conv_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_conv_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1069,7 +1354,7 @@ func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1), C.swig_type_32(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.swig_type_33(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1080,7 +1365,7 @@ func Cudnnfe_graph_add_conv_dgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1), C.swig_type_34(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), C.swig_type_35(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1091,7 +1376,7 @@ func Cudnnfe_graph_add_conv_wgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1), C.swig_type_36(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1), C.swig_type_37(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1107,7 +1392,7 @@ func (p SwigcptrCudnnfe_matmul_options_t) SwigIsCudnnfe_matmul_options_t() {
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_37(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1150,9 +1435,10 @@ type Cudnnfe_matmul_options_t interface {
 	GetCompute_dtype() (_swig_ret int32)
 }
 
-func Cudnnfe_matmul_options_init(arg1 Cudnnfe_matmul_options_t) {
+func Cudnnfe_matmul_options_init_sized(arg1 Cudnnfe_matmul_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_matmul_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_matmul_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1162,7 +1448,7 @@ func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1), C.swig_type_40(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_type_42(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1178,7 +1464,7 @@ func (p SwigcptrCudnnfe_pointwise_options_t) SwigIsCudnnfe_pointwise_options_t()
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1326,9 +1612,10 @@ type Cudnnfe_pointwise_options_t interface {
 	GetAxis() (_swig_ret int32)
 }
 
-func Cudnnfe_pointwise_options_init(arg1 Cudnnfe_pointwise_options_t) {
+func Cudnnfe_pointwise_options_init_sized(arg1 Cudnnfe_pointwise_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_pointwise_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 int64, arg5 int64, arg6 Cudnnfe_pointwise_options_t, arg7 *int64) (_swig_ret int32) {
@@ -1340,7 +1627,7 @@ func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := getSwigcptr(arg6)
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_43(_swig_i_2), C.swig_type_44(_swig_i_3), C.swig_type_45(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_46(_swig_i_2), C.swig_type_47(_swig_i_3), C.swig_type_48(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -1356,7 +1643,7 @@ func (p SwigcptrCudnnfe_reduction_options_t) SwigIsCudnnfe_reduction_options_t()
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_46(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1429,9 +1716,10 @@ type Cudnnfe_reduction_options_t interface {
 	GetDeterministic() (_swig_ret int32)
 }
 
-func Cudnnfe_reduction_options_init(arg1 Cudnnfe_reduction_options_t) {
+func Cudnnfe_reduction_options_init_sized(arg1 Cudnnfe_reduction_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_reduction_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 Cudnnfe_reduction_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1441,9 +1729,12 @@ func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_48(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_52(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
+
+const CUDNNFE_DIAGONAL_TOP_LEFT int = 0
+const CUDNNFE_DIAGONAL_BOTTOM_RIGHT int = 1
 
 type SwigcptrCudnnfe_sdpa_options_t uintptr
 
@@ -1457,7 +1748,7 @@ func (p SwigcptrCudnnfe_sdpa_options_t) SwigIsCudnnfe_sdpa_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1522,7 +1813,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask_bottom_right() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBias() (_swig_ret int64) {
@@ -1542,6 +1833,175 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCompute_dtype() (_swig_ret int32) 
 	var swig_r int32
 	_swig_i_0 := arg1
 	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale_tensor(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_65(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_73(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1573,11 +2033,38 @@ type Cudnnfe_sdpa_options_t interface {
 	GetBias() (_swig_ret int64)
 	SetCompute_dtype(arg2 int32)
 	GetCompute_dtype() (_swig_ret int32)
+	SetAttn_scale_tensor(arg2 int64)
+	GetAttn_scale_tensor() (_swig_ret int64)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
 }
 
-func Cudnnfe_sdpa_options_init(arg1 Cudnnfe_sdpa_options_t) {
+func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_sdpa_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -1589,7 +2076,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1), C.swig_type_54(_swig_i_2), C.swig_type_55(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_76(_swig_i_1), C.swig_type_77(_swig_i_2), C.swig_type_78(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -1605,7 +2092,7 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1657,7 +2144,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right(
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_58(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
@@ -1693,6 +2180,188 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_re
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_91(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_sdpa_backward_options_t() (_swig_ret Cudnnfe_sdpa_backward_options_t) {
 	var swig_r Cudnnfe_sdpa_backward_options_t
 	swig_r = (Cudnnfe_sdpa_backward_options_t)(SwigcptrCudnnfe_sdpa_backward_options_t(C._wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257()))
@@ -1721,11 +2390,40 @@ type Cudnnfe_sdpa_backward_options_t interface {
 	GetDeterministic() (_swig_ret int32)
 	SetCompute_dtype(arg2 int32)
 	GetCompute_dtype() (_swig_ret int32)
+	SetAttn_scale_tensor(arg2 int64)
+	GetAttn_scale_tensor() (_swig_ret int64)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetDropout_scale_inv(arg2 int64)
+	GetDropout_scale_inv() (_swig_ret int64)
 }
 
-func Cudnnfe_sdpa_backward_options_init(arg1 Cudnnfe_sdpa_backward_options_t) {
+func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_sdpa_backward_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -1741,7 +2439,25 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_60(_swig_i_1), C.swig_type_61(_swig_i_2), C.swig_type_62(_swig_i_3), C.swig_type_63(_swig_i_4), C.swig_type_64(_swig_i_5), C.swig_type_65(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1), C.swig_type_105(_swig_i_2), C.swig_type_106(_swig_i_3), C.swig_type_107(_swig_i_4), C.swig_type_108(_swig_i_5), C.swig_type_109(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64, arg12 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := getSwigcptr(arg8)
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_110(_swig_i_1), C.swig_type_111(_swig_i_2), C.swig_type_112(_swig_i_3), C.swig_type_113(_swig_i_4), C.swig_type_114(_swig_i_5), C.swig_type_115(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -1760,7 +2476,7 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_66(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1822,6 +2538,19 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetCompute_dtype() (_swig_ret int32) 
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_norm_options_t() (_swig_ret Cudnnfe_norm_options_t) {
 	var swig_r Cudnnfe_norm_options_t
 	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257()))
@@ -1846,11 +2575,14 @@ type Cudnnfe_norm_options_t interface {
 	GetZero_centered_gamma() (_swig_ret int32)
 	SetCompute_dtype(arg2 int32)
 	GetCompute_dtype() (_swig_ret int32)
+	SetMomentum(arg2 float64)
+	GetMomentum() (_swig_ret float64)
 }
 
-func Cudnnfe_norm_options_init(arg1 Cudnnfe_norm_options_t) {
+func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_norm_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -1863,7 +2595,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_68(_swig_i_1), C.swig_type_69(_swig_i_2), C.swig_type_70(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1), C.swig_type_120(_swig_i_2), C.swig_type_121(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -1876,7 +2608,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1), C.swig_type_72(_swig_i_2), C.swig_type_73(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1), C.swig_type_123(_swig_i_2), C.swig_type_124(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -1892,7 +2624,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_74(_swig_i_1), C.swig_type_75(_swig_i_2), C.swig_type_76(_swig_i_3), C.swig_type_77(_swig_i_4), C.swig_type_78(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1), C.swig_type_126(_swig_i_2), C.swig_type_127(_swig_i_3), C.swig_type_128(_swig_i_4), C.swig_type_129(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -1907,7 +2639,115 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1), C.swig_type_80(_swig_i_2), C.swig_type_81(_swig_i_3), C.swig_type_82(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1), C.swig_type_131(_swig_i_2), C.swig_type_132(_swig_i_3), C.swig_type_133(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_norm_options_t, arg8 *int64, arg9 *int64, arg10 *int64, arg11 *int64, arg12 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1), C.swig_type_135(_swig_i_2), C.swig_type_136(_swig_i_3), C.swig_type_137(_swig_i_4), C.swig_type_138(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_norm_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_139(_swig_i_1), C.swig_type_140(_swig_i_2), C.swig_type_141(_swig_i_3), C.swig_type_142(_swig_i_4), C.swig_type_143(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_norm_options_t, arg8 *int64, arg9 *int64, arg10 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1), C.swig_type_145(_swig_i_2), C.swig_type_146(_swig_i_3), C.swig_type_147(_swig_i_4), C.swig_type_148(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_149(_swig_i_1), C.swig_type_150(_swig_i_2), C.swig_type_151(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_norm_options_t, arg8 *int64, arg9 *int64, arg10 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1), C.swig_type_153(_swig_i_2), C.swig_type_154(_swig_i_3), C.swig_type_155(_swig_i_4), C.swig_type_156(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1), C.swig_type_158(_swig_i_2), C.swig_type_159(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_norm_options_t, arg8 *int64, arg9 *int64, arg10 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_160(_swig_i_1), C.swig_type_161(_swig_i_2), C.swig_type_162(_swig_i_3), C.swig_type_163(_swig_i_4), C.swig_type_164(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -1923,7 +2763,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_165(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -1981,9 +2821,10 @@ type Cudnnfe_softmax_options_t interface {
 	GetCompute_dtype() (_swig_ret int32)
 }
 
-func Cudnnfe_softmax_options_init(arg1 Cudnnfe_softmax_options_t) {
+func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_softmax_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -1993,7 +2834,728 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_layout_options_t uintptr
+
+func (p SwigcptrCudnnfe_layout_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_169(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_layout_options_t() (_swig_ret Cudnnfe_layout_options_t) {
+	var swig_r Cudnnfe_layout_options_t
+	swig_r = (Cudnnfe_layout_options_t)(SwigcptrCudnnfe_layout_options_t(C._wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_layout_options_t(arg1 Cudnnfe_layout_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_layout_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_layout_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+}
+
+func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int32, arg4 *int32, arg5 Cudnnfe_layout_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int32, arg4 *int64, arg5 *int64, arg6 *int64, arg7 Cudnnfe_layout_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 *int64, arg4 int32, arg5 Cudnnfe_layout_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_voidp(_swig_i_2), C.int(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
+const CUDNNFE_RESAMPLE_MAXPOOL int = 1
+const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING int = 2
+const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING int = 3
+const CUDNNFE_RESAMPLE_NEAREST int = 4
+const CUDNNFE_RESAMPLE_BILINEAR int = 5
+const CUDNNFE_PADDING_AUTO int = 0
+const CUDNNFE_PADDING_ZERO int = 1
+const CUDNNFE_PADDING_NEG_INF int = 2
+const CUDNNFE_PADDING_EDGE int = 3
+
+type SwigcptrCudnnfe_resample_options_t uintptr
+
+func (p SwigcptrCudnnfe_resample_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetMode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetMode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetSpatial_dims(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetSpatial_dims() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetWindow(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetWindow() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetStride(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetStride() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetPre_padding(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetPre_padding() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetPost_padding(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetPost_padding() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetPadding_mode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetPadding_mode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetScale(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetScale() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetGenerate_index(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetGenerate_index() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_resample_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_resample_options_t() (_swig_ret Cudnnfe_resample_options_t) {
+	var swig_r Cudnnfe_resample_options_t
+	swig_r = (Cudnnfe_resample_options_t)(SwigcptrCudnnfe_resample_options_t(C._wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_resample_options_t(arg1 Cudnnfe_resample_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_resample_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_resample_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetMode(arg2 int32)
+	GetMode() (_swig_ret int32)
+	SetSpatial_dims(arg2 int32)
+	GetSpatial_dims() (_swig_ret int32)
+	SetWindow(arg2 *int64)
+	GetWindow() (_swig_ret *int64)
+	SetStride(arg2 *int64)
+	GetStride() (_swig_ret *int64)
+	SetPre_padding(arg2 *int64)
+	GetPre_padding() (_swig_ret *int64)
+	SetPost_padding(arg2 *int64)
+	GetPost_padding() (_swig_ret *int64)
+	SetPadding_mode(arg2 int32)
+	GetPadding_mode() (_swig_ret int32)
+	SetScale(arg2 *int64)
+	GetScale() (_swig_ret *int64)
+	SetGenerate_index(arg2 int32)
+	GetGenerate_index() (_swig_ret int32)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_178(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+const CUDNNFE_RNG_BERNOULLI int = 1
+const CUDNNFE_RNG_UNIFORM int = 2
+const CUDNNFE_RNG_NORMAL int = 3
+
+type SwigcptrCudnnfe_rng_options_t uintptr
+
+func (p SwigcptrCudnnfe_rng_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetDistribution(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetDistribution() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetBernoulli_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetBernoulli_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_min(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_min() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_max(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_max() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_mean(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_mean() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_stddev(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_rng_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_rng_options_t() (_swig_ret Cudnnfe_rng_options_t) {
+	var swig_r Cudnnfe_rng_options_t
+	swig_r = (Cudnnfe_rng_options_t)(SwigcptrCudnnfe_rng_options_t(C._wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_rng_options_t(arg1 Cudnnfe_rng_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_rng_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_rng_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetDistribution(arg2 int32)
+	GetDistribution() (_swig_ret int32)
+	SetBernoulli_probability(arg2 float64)
+	GetBernoulli_probability() (_swig_ret float64)
+	SetUniform_min(arg2 float64)
+	GetUniform_min() (_swig_ret float64)
+	SetUniform_max(arg2 float64)
+	GetUniform_max() (_swig_ret float64)
+	SetNormal_mean(arg2 float64)
+	GetNormal_mean() (_swig_ret float64)
+	SetNormal_stddev(arg2 float64)
+	GetNormal_stddev() (_swig_ret float64)
+	SetSeed(arg2 int64)
+	GetSeed() (_swig_ret int64)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_184(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_1)), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+type SwigcptrCudnnfe_sdpa_fp8_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_188(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetGenerate_stats(arg2 int32)
+	GetGenerate_stats() (_swig_ret int32)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+}
+
+func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := getSwigcptr(arg11)
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1), C.swig_type_192(_swig_i_2), C.swig_type_193(_swig_i_3), C.swig_type_194(_swig_i_4), C.swig_type_195(_swig_i_5), C.swig_type_196(_swig_i_6), C.swig_type_197(_swig_i_7), C.swig_type_198(_swig_i_8), C.swig_type_199(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_sdpa_fp8_backward_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_backward_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_backward_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_backward_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+}
+
+func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	_swig_i_15 := arg16
+	_swig_i_16 := arg17
+	_swig_i_17 := arg18
+	_swig_i_18 := arg19
+	_swig_i_19 := getSwigcptr(arg20)
+	_swig_i_20 := arg21
+	_swig_i_21 := arg22
+	_swig_i_22 := arg23
+	_swig_i_23 := arg24
+	_swig_i_24 := arg25
+	_swig_i_25 := arg26
+	_swig_i_26 := arg27
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1), C.swig_type_204(_swig_i_2), C.swig_type_205(_swig_i_3), C.swig_type_206(_swig_i_4), C.swig_type_207(_swig_i_5), C.swig_type_208(_swig_i_6), C.swig_type_209(_swig_i_7), C.swig_type_210(_swig_i_8), C.swig_type_211(_swig_i_9), C.swig_type_212(_swig_i_10), C.swig_type_213(_swig_i_11), C.swig_type_214(_swig_i_12), C.swig_type_215(_swig_i_13), C.swig_type_216(_swig_i_14), C.swig_type_217(_swig_i_15), C.swig_type_218(_swig_i_16), C.swig_type_219(_swig_i_17), C.swig_type_220(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -2026,7 +3588,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_86(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2078,7 +3640,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_88(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -2204,9 +3766,10 @@ type Cudnnfe_build_options_t interface {
 	GetDisable_plan_cache() (_swig_ret int32)
 }
 
-func Cudnnfe_build_options_init(arg1 Cudnnfe_build_options_t) {
+func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_build_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -2280,7 +3843,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -2331,7 +3894,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_93(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_228)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_229(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2343,7 +3906,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_230)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2358,7 +3921,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_96(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_231)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_232(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2370,7 +3933,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_233)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2381,7 +3944,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_234)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2400,7 +3963,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -2413,7 +3976,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -2426,7 +3989,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -2533,9 +4096,10 @@ type Cudnnfe_plan_info_t interface {
 	GetChosen_by_autotune() (_swig_ret int32)
 }
 
-func Cudnnfe_plan_info_init(arg1 Cudnnfe_plan_info_t) {
+func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_241(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -2551,7 +4115,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_242(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -2559,7 +4123,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_106(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1)))
 	return swig_r
 }
 
@@ -2583,7 +4147,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_244(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2686,9 +4250,10 @@ type Cudnnfe_autotune_options_t interface {
 	GetMax_ms_per_plan() (_swig_ret float64)
 }
 
-func Cudnnfe_autotune_options_init(arg1 Cudnnfe_autotune_options_t) {
+func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_246(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -2700,7 +4265,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_110(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_247)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_248(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2725,7 +4290,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -2858,9 +4423,10 @@ type Cudnnfe_build_info_t interface {
 	GetPlan_build_ms() (_swig_ret float64)
 }
 
-func Cudnnfe_build_info_init(arg1 Cudnnfe_build_info_t) {
+func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -2877,7 +4443,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2896,7 +4462,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -2909,7 +4475,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -2922,7 +4488,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -2935,7 +4501,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -2948,7 +4514,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -2961,7 +4527,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -2974,7 +4540,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -3014,9 +4580,10 @@ type Cudnnfe_plan_cache_stats_t interface {
 	GetDisk_errors() (_swig_ret int64)
 }
 
-func Cudnnfe_plan_cache_stats_init(arg1 Cudnnfe_plan_cache_stats_t) {
+func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -3037,7 +4604,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_268)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3056,7 +4623,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_129(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3099,9 +4666,10 @@ type Cudnnfe_plan_load_options_t interface {
 	GetRebuild_on_mismatch() (_swig_ret int32)
 }
 
-func Cudnnfe_plan_load_options_init(arg1 Cudnnfe_plan_load_options_t) {
+func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -3110,7 +4678,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_272)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3125,7 +4693,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_133(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_273)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_274(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3140,7 +4708,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_135(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_275)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_276(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

@@ -195,6 +195,9 @@ static void* Swig_malloc(int c) {
 # error "SWIG wrapped code invalid in 32 bit architecture, regenerate code using -DSWIGWORDSIZE32"
 #endif
 
+
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -963,12 +966,14 @@ void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(struct cudnnfe_co
 }
 
 
-void _wrap_cudnnfe_conv_options_init_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_conv_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_conv_options_init(arg1);
+  cudnnfe_conv_options_init_sized(arg1,arg2);
   
 }
 
@@ -1107,12 +1112,14 @@ void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_matmul_options_init_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_matmul_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_matmul_options_init(arg1);
+  cudnnfe_matmul_options_init_sized(arg1,arg2);
   
 }
 
@@ -1384,12 +1391,14 @@ void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_pointwise_options_init_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_pointwise_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_pointwise_options_init(arg1);
+  cudnnfe_pointwise_options_init_sized(arg1,arg2);
   
 }
 
@@ -1540,12 +1549,14 @@ void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_reduction_options_init_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_reduction_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_reduction_options_init(arg1);
+  cudnnfe_reduction_options_init_sized(arg1,arg2);
   
 }
 
@@ -1746,6 +1757,331 @@ int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale_tensor = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->attn_scale_tensor);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->alibi_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
@@ -1767,12 +2103,14 @@ void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sd
 }
 
 
-void _wrap_cudnnfe_sdpa_options_init_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_sdpa_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_sdpa_options_init(arg1);
+  cudnnfe_sdpa_options_init_sized(arg1,arg2);
   
 }
 
@@ -1977,6 +2315,356 @@ int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b25
 }
 
 
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale_tensor = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->attn_scale_tensor);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->alibi_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale_inv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale_inv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
@@ -1998,12 +2686,14 @@ void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_init_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_sdpa_backward_options_init(arg1);
+  cudnnfe_sdpa_backward_options_init_sized(arg1,arg2);
   
 }
 
@@ -2036,6 +2726,41 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(struct cudnnfe_g
   arg11 = *(int64_t **)&_swig_go_10; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_sdpa_backward_options const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  cudnnfe_sdpa_backward_options_t *arg8 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward_ex(arg1,arg2,arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_sdpa_backward_options const *)arg8,arg9,arg10,arg11,arg12);
   _swig_go_result = result; 
   return _swig_go_result;
 }
@@ -2166,6 +2891,31 @@ int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->momentum = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->momentum);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
@@ -2187,12 +2937,14 @@ void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(struct cudnnfe_no
 }
 
 
-void _wrap_cudnnfe_norm_options_init_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_norm_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_norm_options_init(arg1);
+  cudnnfe_norm_options_init_sized(arg1,arg2);
   
 }
 
@@ -2309,6 +3061,215 @@ int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
+int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_inference(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t arg2 ;
@@ -2405,12 +3366,14 @@ void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-void _wrap_cudnnfe_softmax_options_init_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_softmax_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_softmax_options_init(arg1);
+  cudnnfe_softmax_options_init_sized(arg1,arg2);
   
 }
 
@@ -2431,6 +3394,1139 @@ int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(struct cudnnfe_graph *
   arg5 = *(int64_t **)&_swig_go_4; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_softmax(arg1,arg2,(struct cudnnfe_softmax_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_layout_options *result = 0 ;
+  struct cudnnfe_layout_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_layout_options *)calloc(1, sizeof(struct cudnnfe_layout_options));
+  *(struct cudnnfe_layout_options **)&_swig_go_result = (struct cudnnfe_layout_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_layout_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_layout_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2.len;
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_reshape(arg1,arg2,arg3,(long const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, int *_swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int32_t *arg4 = (int32_t *) 0 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  arg4 = *(int32_t **)&_swig_go_3; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_transpose(arg1,arg2,arg3,(int const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_layout_options_t *arg7 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(cudnnfe_layout_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_slice(arg1,arg2,arg3,(long const *)arg4,(long const *)arg5,(long const *)arg6,(struct cudnnfe_layout_options const *)arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long *_swig_go_2, int _swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  int32_t arg4 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = (int32_t)_swig_go_3; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_concatenate(arg1,arg2,(long const *)arg3,arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_resample_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_resample_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->mode = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_resample_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_resample_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->spatial_dims = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->spatial_dims);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  {
+    size_t ii;
+    int64_t *b = (int64_t *) arg1->window;
+    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
+  }
+  
+}
+
+
+long long *_wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int64_t *)(int64_t *) ((arg1)->window);
+  *(int64_t **)&_swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  {
+    size_t ii;
+    int64_t *b = (int64_t *) arg1->stride;
+    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
+  }
+  
+}
+
+
+long long *_wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int64_t *)(int64_t *) ((arg1)->stride);
+  *(int64_t **)&_swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  {
+    size_t ii;
+    int64_t *b = (int64_t *) arg1->pre_padding;
+    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
+  }
+  
+}
+
+
+long long *_wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int64_t *)(int64_t *) ((arg1)->pre_padding);
+  *(int64_t **)&_swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  {
+    size_t ii;
+    int64_t *b = (int64_t *) arg1->post_padding;
+    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
+  }
+  
+}
+
+
+long long *_wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int64_t *)(int64_t *) ((arg1)->post_padding);
+  *(int64_t **)&_swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_padding_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_padding_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mode = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_padding_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_padding_mode_t) ((arg1)->padding_mode);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  {
+    size_t ii;
+    int64_t *b = (int64_t *) arg1->scale;
+    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
+  }
+  
+}
+
+
+long long *_wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int64_t *)(int64_t *) ((arg1)->scale);
+  *(int64_t **)&_swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->generate_index = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_index);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_resample_options *result = 0 ;
+  struct cudnnfe_resample_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_resample_options *)calloc(1, sizeof(struct cudnnfe_resample_options));
+  *(struct cudnnfe_resample_options **)&_swig_go_result = (struct cudnnfe_resample_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_resample_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_resample_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_resample_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_resample(arg1,arg2,(struct cudnnfe_resample_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_rng_distribution_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_rng_distribution_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->distribution = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_rng_distribution_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_rng_distribution_t) ((arg1)->distribution);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->bernoulli_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->bernoulli_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->uniform_min = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->uniform_min);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->uniform_max = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->uniform_max);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->normal_mean = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->normal_mean);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->normal_stddev = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->normal_stddev);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_rng_options *result = 0 ;
+  struct cudnnfe_rng_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_rng_options *)calloc(1, sizeof(struct cudnnfe_rng_options));
+  *(struct cudnnfe_rng_options **)&_swig_go_result = (struct cudnnfe_rng_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_rng_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_rng_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  cudnnfe_rng_options_t *arg6 = (cudnnfe_rng_options_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1.len;
+  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL; 
+  arg4 = (int64_t)_swig_go_2; 
+  arg5 = (int64_t)_swig_go_3; 
+  arg6 = *(cudnnfe_rng_options_t **)&_swig_go_4; 
+  arg7 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_rng(arg1,arg2,(long const *)arg3,arg4,arg5,(struct cudnnfe_rng_options const *)arg6,arg7);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->generate_stats = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_stats);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->causal_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_sdpa_fp8_options *result = 0 ;
+  struct cudnnfe_sdpa_fp8_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_sdpa_fp8_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_options));
+  *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  cudnnfe_sdpa_fp8_options_t *arg11 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  int64_t *arg13 = (int64_t *) 0 ;
+  int64_t *arg14 = (int64_t *) 0 ;
+  int64_t *arg15 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  arg13 = *(int64_t **)&_swig_go_12; 
+  arg14 = *(int64_t **)&_swig_go_13; 
+  arg15 = *(int64_t **)&_swig_go_14; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_sdpa_fp8_options const *)arg11,arg12,arg13,arg14,arg15);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->causal_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257() {
+  struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
+  struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_sdpa_fp8_backward_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_backward_options));
+  *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_backward_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_backward_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  int64_t arg11 ;
+  int64_t arg12 ;
+  int64_t arg13 ;
+  int64_t arg14 ;
+  int64_t arg15 ;
+  int64_t arg16 ;
+  int64_t arg17 ;
+  int64_t arg18 ;
+  int64_t arg19 ;
+  cudnnfe_sdpa_fp8_backward_options_t *arg20 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  int64_t *arg21 = (int64_t *) 0 ;
+  int64_t *arg22 = (int64_t *) 0 ;
+  int64_t *arg23 = (int64_t *) 0 ;
+  int64_t *arg24 = (int64_t *) 0 ;
+  int64_t *arg25 = (int64_t *) 0 ;
+  int64_t *arg26 = (int64_t *) 0 ;
+  int64_t *arg27 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = (int64_t)_swig_go_10; 
+  arg12 = (int64_t)_swig_go_11; 
+  arg13 = (int64_t)_swig_go_12; 
+  arg14 = (int64_t)_swig_go_13; 
+  arg15 = (int64_t)_swig_go_14; 
+  arg16 = (int64_t)_swig_go_15; 
+  arg17 = (int64_t)_swig_go_16; 
+  arg18 = (int64_t)_swig_go_17; 
+  arg19 = (int64_t)_swig_go_18; 
+  arg20 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_19; 
+  arg21 = *(int64_t **)&_swig_go_20; 
+  arg22 = *(int64_t **)&_swig_go_21; 
+  arg23 = *(int64_t **)&_swig_go_22; 
+  arg24 = *(int64_t **)&_swig_go_23; 
+  arg25 = *(int64_t **)&_swig_go_24; 
+  arg26 = *(int64_t **)&_swig_go_25; 
+  arg27 = *(int64_t **)&_swig_go_26; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14,arg15,arg16,arg17,arg18,arg19,(struct cudnnfe_sdpa_fp8_backward_options const *)arg20,arg21,arg22,arg23,arg24,arg25,arg26,arg27);
   _swig_go_result = result; 
   return _swig_go_result;
 }
@@ -2732,12 +4828,14 @@ void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_options_init_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_build_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_build_options_init(arg1);
+  cudnnfe_build_options_init_sized(arg1,arg2);
   
 }
 
@@ -3236,12 +5334,14 @@ void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_
 }
 
 
-void _wrap_cudnnfe_plan_info_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_plan_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_plan_info_init(arg1);
+  cudnnfe_plan_info_init_sized(arg1,arg2);
   
 }
 
@@ -3479,12 +5579,14 @@ void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_autotune_options_init_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_autotune_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_autotune_options_init(arg1);
+  cudnnfe_autotune_options_init_sized(arg1,arg2);
   
 }
 
@@ -3737,12 +5839,14 @@ void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_buil
 }
 
 
-void _wrap_cudnnfe_build_info_init_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_build_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_build_info_init(arg1);
+  cudnnfe_build_info_init_sized(arg1,arg2);
   
 }
 
@@ -3975,12 +6079,14 @@ void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_plan_cache_stats_init(arg1);
+  cudnnfe_plan_cache_stats_init_sized(arg1,arg2);
   
 }
 
@@ -4099,12 +6205,14 @@ void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_plan_load_options_init_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
+  size_t arg2 ;
   
   arg1 = *(cudnnfe_plan_load_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  cudnnfe_plan_load_options_init(arg1);
+  cudnnfe_plan_load_options_init_sized(arg1,arg2);
   
 }
 

@@ -104,8 +104,22 @@ pub const CUDNNFE_TENSOR_KIND_VIRTUAL: cudnnfe_tensor_kind_t = 3;
 pub const CUDNNFE_TENSOR_KIND_OUTPUT: cudnnfe_tensor_kind_t = 4;
 pub const CUDNNFE_MAX_DIMS: i32 = 8;
 pub const CUDNNFE_MAX_SPATIAL_DIMS: i32 = 3;
+pub const CUDNNFE_DIAGONAL_TOP_LEFT: cudnnfe_diagonal_alignment_t = 0;
+pub const CUDNNFE_DIAGONAL_BOTTOM_RIGHT: cudnnfe_diagonal_alignment_t = 1;
 pub const CUDNNFE_NORM_PHASE_TRAINING: cudnnfe_norm_phase_t = 0;
 pub const CUDNNFE_NORM_PHASE_INFERENCE: cudnnfe_norm_phase_t = 1;
+pub const CUDNNFE_RESAMPLE_MAXPOOL: cudnnfe_resample_mode_t = 1;
+pub const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING: cudnnfe_resample_mode_t = 2;
+pub const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING: cudnnfe_resample_mode_t = 3;
+pub const CUDNNFE_RESAMPLE_NEAREST: cudnnfe_resample_mode_t = 4;
+pub const CUDNNFE_RESAMPLE_BILINEAR: cudnnfe_resample_mode_t = 5;
+pub const CUDNNFE_PADDING_AUTO: cudnnfe_padding_mode_t = 0;
+pub const CUDNNFE_PADDING_ZERO: cudnnfe_padding_mode_t = 1;
+pub const CUDNNFE_PADDING_NEG_INF: cudnnfe_padding_mode_t = 2;
+pub const CUDNNFE_PADDING_EDGE: cudnnfe_padding_mode_t = 3;
+pub const CUDNNFE_RNG_BERNOULLI: cudnnfe_rng_distribution_t = 1;
+pub const CUDNNFE_RNG_UNIFORM: cudnnfe_rng_distribution_t = 2;
+pub const CUDNNFE_RNG_NORMAL: cudnnfe_rng_distribution_t = 3;
 pub const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE: i32 = 0;
 pub const CUDNNFE_BUILD_POLICY_ALL: i32 = 1;
 pub const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE: i32 = 1;
@@ -635,7 +649,10 @@ fn bindgen_test_layout_cudnnfe_conv_options() {
 #[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_conv_options_t = cudnnfe_conv_options;
 extern "C" {
-    pub fn cudnnfe_conv_options_init(options: *mut cudnnfe_conv_options_t);
+    pub fn cudnnfe_conv_options_init_sized(
+        options: *mut cudnnfe_conv_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical"]
@@ -743,7 +760,10 @@ fn bindgen_test_layout_cudnnfe_matmul_options() {
 }
 pub type cudnnfe_matmul_options_t = cudnnfe_matmul_options;
 extern "C" {
-    pub fn cudnnfe_matmul_options_init(options: *mut cudnnfe_matmul_options_t);
+    pub fn cudnnfe_matmul_options_init_sized(
+        options: *mut cudnnfe_matmul_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " c[..., M, N] = a[..., M, K] @ b[..., K, N]. Ranks must match (2 to 8);"]
@@ -962,7 +982,10 @@ fn bindgen_test_layout_cudnnfe_pointwise_options() {
 }
 pub type cudnnfe_pointwise_options_t = cudnnfe_pointwise_options;
 extern "C" {
-    pub fn cudnnfe_pointwise_options_init(options: *mut cudnnfe_pointwise_options_t);
+    pub fn cudnnfe_pointwise_options_init_sized(
+        options: *mut cudnnfe_pointwise_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Elementwise op (see cudnnfe_pointwise_mode_t for operand roles). Unused"]
@@ -1090,7 +1113,10 @@ fn bindgen_test_layout_cudnnfe_reduction_options() {
 }
 pub type cudnnfe_reduction_options_t = cudnnfe_reduction_options;
 extern "C" {
-    pub fn cudnnfe_reduction_options_init(options: *mut cudnnfe_reduction_options_t);
+    pub fn cudnnfe_reduction_options_init_sized(
+        options: *mut cudnnfe_reduction_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     pub fn cudnnfe_graph_add_reduction(
@@ -1101,6 +1127,8 @@ extern "C" {
         y: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[doc = " Where the diagonal of attention's diagonal band (sliding window) starts."]
+pub type cudnnfe_diagonal_alignment_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_sdpa_options {
@@ -1118,12 +1146,55 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " Optional additive bias tensor, broadcastable to [b, h_q, s_q, s_kv]."]
     pub bias: i64,
     pub compute_dtype: cudnnfe_dtype_t,
+    #[doc = " ---- Fields appended after the first release (an older caller's smaller"]
+    #[doc = " struct keeps their defaults). docs/attention.md defines each exactly. */"]
+    #[doc = " input, read at every execute, or a cudnnfe_graph_add_scalar). 0"]
+    #[doc = " (default): use attn_scale, which must be 0 when this is set."]
+    pub attn_scale_tensor: i64,
+    #[doc = " 1: variable sequence lengths. seq_len_q and seq_len_kv are INT32 graph"]
+    #[doc = " inputs of dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid"]
+    #[doc = " query rows and seq_len_kv[n] (0..s_kv) valid key columns; row i sees"]
+    #[doc = " column j only if i < seq_len_q[n] and j < seq_len_kv[n]. Padding rows"]
+    #[doc = " (i >= seq_len_q[n]) of o and stats are unspecified on the GPU; the CPU"]
+    #[doc = " reference writes o = 0 and stats = -inf there."]
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " default -1; else >= 1"]
+    pub window_left: i64,
+    #[doc = " default -1; else >= 0"]
+    pub window_right: i64,
+    #[doc = " default TOP_LEFT"]
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    #[doc = " 1: ALiBi, adding slope(h) * (j - i) to the score of row i, column j of"]
+    #[doc = " query head h, with cudnn-frontend's slopes for h_q heads (n = the"]
+    #[doc = " largest power of two <= h_q: slope(h) = 2^(-8 (h + 1) / n) for h < n,"]
+    #[doc = " else 2^(-4 (2 (h - n) + 1) / n)). Needs window_right = 0 with TOP_LEFT"]
+    #[doc = " alignment (causal_mask), as cuDNN does."]
+    pub alibi_mask: i32,
+    #[doc = " Dropout of the softmax output P (O = (P * keep * scale) . V; stats are"]
+    #[doc = " those of P before dropout), in one of two forms:"]
+    #[doc = "  - drawn: dropout_seed and dropout_offset are INT64 tensors of one"]
+    #[doc = "    element (graph inputs or scalars); each element of P is dropped with"]
+    #[doc = "    probability dropout_probability (0 <= p < 1) and kept ones are scaled"]
+    #[doc = "    by 1 / (1 - p). On the GPU cuDNN draws the mask with Philox from"]
+    #[doc = "    (seed, offset); the CPU reference cannot reproduce those bits and"]
+    #[doc = "    draws its own (docs/attention.md). p > 0 needs a seed and offset."]
+    #[doc = "  - given: dropout_mask, broadcastable to [b, h_q, s_q, s_kv] (FLOAT,"]
+    #[doc = "    HALF, BFLOAT16, INT8 or UINT8; normally 0 or 1), and dropout_scale, a"]
+    #[doc = "    FLOAT tensor of one element: P * dropout_scale * dropout_mask."]
+    #[doc = " dropout_probability must be 0 with the given form."]
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        56usize,
+        152usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -1267,10 +1338,234 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_compute_dtype();
+    fn test_field_attn_scale_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale_tensor) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(attn_scale_tensor)
+            )
+        );
+    }
+    test_field_attn_scale_tensor();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
+    fn test_field_alibi_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(alibi_mask)
+            )
+        );
+    }
+    test_field_alibi_mask();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
-    pub fn cudnnfe_sdpa_options_init(options: *mut cudnnfe_sdpa_options_t);
+    pub fn cudnnfe_sdpa_options_init_sized(
+        options: *mut cudnnfe_sdpa_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,"]
@@ -1302,12 +1597,36 @@ pub struct cudnnfe_sdpa_backward_options {
     #[doc = " 1: bitwise-reproducible gradients (may be slower)."]
     pub deterministic: i32,
     pub compute_dtype: cudnnfe_dtype_t,
+    #[doc = " ---- Fields appended after the first release. As in"]
+    #[doc = " cudnnfe_sdpa_options_t, and they must match the forward pass: the same"]
+    #[doc = " scale, masks, and dropout (the same seed and offset, or the same mask"]
+    #[doc = " and scale)."]
+    pub attn_scale_tensor: i64,
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " default -1"]
+    pub window_left: i64,
+    #[doc = " default -1"]
+    pub window_right: i64,
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    pub alibi_mask: i32,
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+    #[doc = " With dropout_mask: a FLOAT tensor of one element holding"]
+    #[doc = " 1 / dropout_scale (cudnn-frontend's scale_inv), required. On the GPU it"]
+    #[doc = " must be a scalar of 1 (cuDNN's backward ignores it): fold the scale into"]
+    #[doc = " the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md)."]
+    pub dropout_scale_inv: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        48usize,
+        152usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -1451,15 +1770,258 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_compute_dtype();
+    fn test_field_attn_scale_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale_tensor) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(attn_scale_tensor)
+            )
+        );
+    }
+    test_field_attn_scale_tensor();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
+    fn test_field_alibi_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
+            },
+            100usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(alibi_mask)
+            )
+        );
+    }
+    test_field_alibi_mask();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+    fn test_field_dropout_scale_inv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale_inv) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dropout_scale_inv)
+            )
+        );
+    }
+    test_field_dropout_scale_inv();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {
-    pub fn cudnnfe_sdpa_backward_options_init(options: *mut cudnnfe_sdpa_backward_options_t);
+    pub fn cudnnfe_sdpa_backward_options_init_sized(
+        options: *mut cudnnfe_sdpa_backward_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Scaled dot-product attention backward: from q, k, v, o, d_o (shapes as the"]
     #[doc = " forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT), writes"]
-    #[doc = " dq, dk, dv with the shapes and dimension orders of q, k, v."]
+    #[doc = " dq, dk, dv with the shapes and dimension orders of q, k, v. With"]
+    #[doc = " padding_mask, rows of dq beyond seq_len_q[n] and rows of dk, dv beyond"]
+    #[doc = " seq_len_kv[n] are 0 on the CPU reference and unspecified on the GPU."]
     pub fn cudnnfe_graph_add_sdpa_backward(
         graph: *mut cudnnfe_graph_t,
         q: i64,
@@ -1474,10 +2036,46 @@ extern "C" {
         dv: *mut i64,
     ) -> cudnnfe_status_t;
 }
-#[doc = " Normalizations. x is [N, ...]: statistics are taken per index of dim 0"]
-#[doc = " over all other dims (an LLM's [tokens, hidden] or [tokens, hidden, 1, 1])."]
-#[doc = " scale and bias are [1, ...] with x's other dims; statistics (mean,"]
-#[doc = " inv_variance, inv_rms) are [N, 1, ..., 1] FLOAT."]
+extern "C" {
+    #[doc = " cudnnfe_graph_add_sdpa_backward that can also write the bias gradient:"]
+    #[doc = " with `dbias` not NULL, options->bias must be set with dims [1, h_q, s_q,"]
+    #[doc = " s_kv] (the one dBias shape cuDNN's attention engines produce) and *dbias"]
+    #[doc = " receives the UID of dBias (bias's dims, the sum over the batch of the"]
+    #[doc = " gradient of the biased scores). With `dbias` NULL it is"]
+    #[doc = " cudnnfe_graph_add_sdpa_backward. A separate function because the"]
+    #[doc = " original's signature has no slot for a fourth output and must not change."]
+    pub fn cudnnfe_graph_add_sdpa_backward_ex(
+        graph: *mut cudnnfe_graph_t,
+        q: i64,
+        k: i64,
+        v: i64,
+        o: i64,
+        d_o: i64,
+        stats: i64,
+        options: *const cudnnfe_sdpa_backward_options_t,
+        dq: *mut i64,
+        dk: *mut i64,
+        dv: *mut i64,
+        dbias: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Normalizations. Every norm computes, per group of x's elements, mean and"]
+#[doc = " inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +"]
+#[doc = " bias; the ops differ in the groups and in the shapes of scale and bias:"]
+#[doc = "   layernorm, rmsnorm  x [N, ...]: per index of dim 0 over all other dims"]
+#[doc = "                       (an LLM's [tokens, hidden] or [tokens, hidden, 1,"]
+#[doc = "                       1]); scale, bias [1, ...] with x's other dims;"]
+#[doc = "                       statistics [N, 1, ..., 1]"]
+#[doc = "   batchnorm           x [N, C, spatial...]: per channel over N and spatial;"]
+#[doc = "                       scale, bias and statistics [1, C, 1, ...]"]
+#[doc = "   instancenorm        x [N, C, spatial...]: per (n, c) over spatial;"]
+#[doc = "                       scale, bias [1, C, 1, ...]; statistics [N, C, 1, ...]"]
+#[doc = "   adalayernorm        x [B, S, features...]: per (b, s) over the features;"]
+#[doc = "                       scale, bias [B, 1, features...]; statistics [B, S,"]
+#[doc = "                       1, ...]"]
+#[doc = " Statistics outputs are FLOAT unless set otherwise. Backward ops take the"]
+#[doc = " forward's statistics (not recomputed ones) and write the parameter"]
+#[doc = " gradients in the scale's type, as cuDNN does."]
 pub type cudnnfe_norm_phase_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1488,15 +2086,21 @@ pub struct cudnnfe_norm_options {
     pub phase: cudnnfe_norm_phase_t,
     #[doc = " default 1e-5"]
     pub epsilon: f64,
-    #[doc = " 1: y uses (1 + scale) instead of scale (zero-centred gamma)."]
+    #[doc = " 1: y uses (1 + scale) instead of scale (zero-centred gamma). Offered"]
+    #[doc = " by layernorm, rmsnorm and adalayernorm (forward and backward)."]
     pub zero_centered_gamma: i32,
     pub compute_dtype: cudnnfe_dtype_t,
+    #[doc = " batchnorm with running statistics: the weight of this batch's"]
+    #[doc = " statistics in the update (cuDNN's exponential average factor), in"]
+    #[doc = " [0, 1]; default 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a"]
+    #[doc = " cumulative average."]
+    pub momentum: f64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_norm_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_norm_options>(),
-        40usize,
+        48usize,
         concat!("Size of: ", stringify!(cudnnfe_norm_options))
     );
     assert_eq!(
@@ -1606,10 +2210,30 @@ fn bindgen_test_layout_cudnnfe_norm_options() {
         );
     }
     test_field_compute_dtype();
+    fn test_field_momentum() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_norm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).momentum) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_norm_options),
+                "::",
+                stringify!(momentum)
+            )
+        );
+    }
+    test_field_momentum();
 }
 pub type cudnnfe_norm_options_t = cudnnfe_norm_options;
 extern "C" {
-    pub fn cudnnfe_norm_options_init(options: *mut cudnnfe_norm_options_t);
+    pub fn cudnnfe_norm_options_init_sized(
+        options: *mut cudnnfe_norm_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " y = (x - mean) * inv_variance * scale + bias. In TRAINING, writes mean and"]
@@ -1664,6 +2288,160 @@ extern "C" {
         x: i64,
         scale: i64,
         inv_rms: i64,
+        options: *const cudnnfe_norm_options_t,
+        dx: *mut i64,
+        dscale: *mut i64,
+        dbias: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Batch norm, training. x is [N, C, spatial...] (rank >= 2) in any layout"]
+    #[doc = " (channels-last, NHWC, is what cuDNN's engines take); statistics are per"]
+    #[doc = " channel c over N and every spatial dim (M = N * prod(spatial) values)."]
+    #[doc = " scale and bias are [1, C, 1, ...] (x's rank). Writes"]
+    #[doc = "   mean[c]         = sum(x[:, c, ...]) / M"]
+    #[doc = "   inv_variance[c] = 1 / sqrt(var[c] + epsilon), var[c] the biased"]
+    #[doc = "                     variance sum((x - mean[c])^2) / M"]
+    #[doc = "   y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c]"]
+    #[doc = " with mean and inv_variance [1, C, 1, ...] FLOAT. Running statistics are"]
+    #[doc = " updated when prev_running_mean and prev_running_var ([1, C, 1, ...]) are"]
+    #[doc = " both given (both 0: none, and the next_* pointers may be NULL):"]
+    #[doc = "   next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean"]
+    #[doc = "   next_running_var  = (1 - momentum) * prev_running_var"]
+    #[doc = "                       + momentum * var * M / (M - 1)"]
+    #[doc = " i.e. the running variance uses the unbiased (Bessel-corrected) batch"]
+    #[doc = " variance, as cuDNN's batch norm does (M must then be > 1). The next_*"]
+    #[doc = " outputs are [1, C, 1, ...] FLOAT; binding a next_* output to the same"]
+    #[doc = " buffer as its prev_* input updates it in place. `phase` must be TRAINING"]
+    #[doc = " (use cudnnfe_graph_add_batchnorm_inference for inference);"]
+    #[doc = " zero_centered_gamma is not offered."]
+    pub fn cudnnfe_graph_add_batchnorm(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        bias: i64,
+        prev_running_mean: i64,
+        prev_running_var: i64,
+        options: *const cudnnfe_norm_options_t,
+        y: *mut i64,
+        mean: *mut i64,
+        inv_variance: *mut i64,
+        next_running_mean: *mut i64,
+        next_running_var: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Batch norm, inference, as cuDNN's NORM_FORWARD inference phase takes it:"]
+    #[doc = " y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c] with the given"]
+    #[doc = " per-channel mean and inv_variance ([1, C, 1, ...]). From running"]
+    #[doc = " statistics, pass mean = running_mean and inv_variance = 1 / sqrt("]
+    #[doc = " running_var + epsilon). Reads only `name` and `compute_dtype` of the"]
+    #[doc = " options (phase, epsilon and momentum have no role here). GPU (cuDNN 9.14"]
+    #[doc = " and 9.19 on H100): there is no engine for this op on its own, in any"]
+    #[doc = " type (the build reports NOT_SUPPORTED); inside cuDNN's fused pattern"]
+    #[doc = " batchnorm_inference -> RELU_BWD -> batchnorm_backward it builds in FLOAT."]
+    #[doc = " On its own, the same y as a chain of pointwise ops (SUB mean, MUL"]
+    #[doc = " inv_variance, MUL scale, ADD bias; channels-last) runs in every type."]
+    pub fn cudnnfe_graph_add_batchnorm_inference(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        bias: i64,
+        mean: i64,
+        inv_variance: i64,
+        options: *const cudnnfe_norm_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Batch norm backward: dx, dscale, dbias ([1, C, 1, ...], in scale's type)"]
+    #[doc = " from dy and x ([N, C, spatial...]), scale and the forward's mean and"]
+    #[doc = " inv_variance ([1, C, 1, ...]). Reads `name` and `compute_dtype`."]
+    pub fn cudnnfe_graph_add_batchnorm_backward(
+        graph: *mut cudnnfe_graph_t,
+        dy: i64,
+        x: i64,
+        scale: i64,
+        mean: i64,
+        inv_variance: i64,
+        options: *const cudnnfe_norm_options_t,
+        dx: *mut i64,
+        dscale: *mut i64,
+        dbias: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Instance norm. x is [N, C, spatial...] (rank >= 3, any layout);"]
+    #[doc = " statistics are per (n, c) over the spatial dims: mean and inv_variance"]
+    #[doc = " are [N, C, 1, ...] FLOAT (biased variance, as layernorm), scale and bias"]
+    #[doc = " [1, C, 1, ...]: y = (x - mean[n,c]) * inv_variance[n,c] * scale[c] +"]
+    #[doc = " bias[c]. In INFERENCE the statistics are computed the same way but not"]
+    #[doc = " written (*mean and *inv_variance are set to 0; the pointers may be NULL)."]
+    #[doc = " zero_centered_gamma is not offered."]
+    pub fn cudnnfe_graph_add_instancenorm(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        bias: i64,
+        options: *const cudnnfe_norm_options_t,
+        y: *mut i64,
+        mean: *mut i64,
+        inv_variance: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Instance norm backward: dx, dscale, dbias ([1, C, 1, ...], scale's type)"]
+    #[doc = " from dy, x, scale and the forward's mean and inv_variance [N, C, 1, ...]."]
+    pub fn cudnnfe_graph_add_instancenorm_backward(
+        graph: *mut cudnnfe_graph_t,
+        dy: i64,
+        x: i64,
+        scale: i64,
+        mean: i64,
+        inv_variance: i64,
+        options: *const cudnnfe_norm_options_t,
+        dx: *mut i64,
+        dscale: *mut i64,
+        dbias: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Adaptive layer norm (cuDNN's ADA_LAYER_NORM, as DiT models use it): a"]
+    #[doc = " layer norm whose scale and bias are per sample. x is [B, S, features...]"]
+    #[doc = " (rank >= 3: batch, tokens, then the normalized features); statistics are"]
+    #[doc = " per (b, s) over the features: mean and inv_variance are [B, S, 1, ...]"]
+    #[doc = " FLOAT (biased variance); scale and bias are [B, 1, features...]:"]
+    #[doc = "   y = (x - mean[b,s]) * inv_variance[b,s] * g[b,:] + bias[b,:]"]
+    #[doc = " with g = scale, or 1 + scale with zero_centered_gamma (DiT's"]
+    #[doc = " modulate(x, shift, scale) is zero_centered_gamma with bias = shift). In"]
+    #[doc = " INFERENCE the statistics are not written (set to 0, may be NULL). Needs a"]
+    #[doc = " cuDNN whose backend knows the ADA_LAYER_NORM mode; an older one makes"]
+    #[doc = " the build fail with NOT_SUPPORTED naming the loaded version. GPU: cuDNN"]
+    #[doc = " 9.14 and 9.19 refuse the forward with zero_centered_gamma (the fused"]
+    #[doc = " scale + 1); the backward with it builds."]
+    pub fn cudnnfe_graph_add_adalayernorm(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        bias: i64,
+        options: *const cudnnfe_norm_options_t,
+        y: *mut i64,
+        mean: *mut i64,
+        inv_variance: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Adaptive layer norm backward: dx [B, S, features...], dscale and dbias"]
+    #[doc = " [B, 1, features...] (per sample, scale's type; FLOAT with"]
+    #[doc = " zero_centered_gamma) from dy, x, scale and the forward's mean and"]
+    #[doc = " inv_variance [B, S, 1, ...]."]
+    pub fn cudnnfe_graph_add_adalayernorm_backward(
+        graph: *mut cudnnfe_graph_t,
+        dy: i64,
+        x: i64,
+        scale: i64,
+        mean: i64,
+        inv_variance: i64,
         options: *const cudnnfe_norm_options_t,
         dx: *mut i64,
         dscale: *mut i64,
@@ -1762,7 +2540,10 @@ fn bindgen_test_layout_cudnnfe_softmax_options() {
 }
 pub type cudnnfe_softmax_options_t = cudnnfe_softmax_options;
 extern "C" {
-    pub fn cudnnfe_softmax_options_init(options: *mut cudnnfe_softmax_options_t);
+    pub fn cudnnfe_softmax_options_init_sized(
+        options: *mut cudnnfe_softmax_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " y = softmax(x) over the last dimension; stats when asked (else *stats is"]
@@ -1773,6 +2554,927 @@ extern "C" {
         options: *const cudnnfe_softmax_options_t,
         y: *mut i64,
         stats: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Options shared by reshape, transpose, slice and concatenate."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_layout_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_layout_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_layout_options>(),
+        16usize,
+        concat!("Size of: ", stringify!(cudnnfe_layout_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_layout_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_layout_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_layout_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_layout_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_layout_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_layout_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+}
+#[doc = " Options shared by reshape, transpose, slice and concatenate."]
+pub type cudnnfe_layout_options_t = cudnnfe_layout_options;
+extern "C" {
+    pub fn cudnnfe_layout_options_init_sized(
+        options: *mut cudnnfe_layout_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " y = x with dims `dims` (`ndims` entries, same element count): the"]
+    #[doc = " row-major order of the logical elements is kept (numpy's reshape). y is"]
+    #[doc = " packed row-major unless its strides are set. On the GPU a reshape is a"]
+    #[doc = " view (cuDNN moves no data for it): x's layout must allow it (packed"]
+    #[doc = " row-major x does). A virtual y of a graph input is read in place by the"]
+    #[doc = " ops that use it; other reshapes need cuDNN's reshape operation, which"]
+    #[doc = " cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md)."]
+    pub fn cudnnfe_graph_add_reshape(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        ndims: i32,
+        dims: *const i64,
+        options: *const cudnnfe_layout_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " y dim i is x dim permutation[i] (`ndims` entries, x's rank, a"]
+    #[doc = " permutation of 0..ndims-1): y[i0, i1, ...] = x[j] with j[permutation[k]]"]
+    #[doc = " = ik. y's strides default to x's strides permuted likewise (packed in x's"]
+    #[doc = " memory order), which makes the transpose a view of x's memory: no data"]
+    #[doc = " moves on the GPU, where it is lowered as reshape is (a transposed graph"]
+    #[doc = " input feeding a matmul is a strided operand)."]
+    pub fn cudnnfe_graph_add_transpose(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        ndims: i32,
+        permutation: *const i32,
+        options: *const cudnnfe_layout_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " y = x[start:end:step] per dim (`ndims` entries, x's rank; `step` NULL"]
+    #[doc = " means 1): dim i of y has ceil((end[i] - start[i]) / step[i]) elements,"]
+    #[doc = " 0 <= start[i] < end[i] <= x's dim i, step[i] >= 1. y is a view of x's"]
+    #[doc = " buffer (x's strides times step, starting at the offset of `start`): it"]
+    #[doc = " has no buffer, cannot be a graph output, and on the GPU x must be a graph"]
+    #[doc = " input (the view's pointer is x's pointer plus the offset at execute)."]
+    pub fn cudnnfe_graph_add_slice(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        ndims: i32,
+        start: *const i64,
+        end: *const i64,
+        step: *const i64,
+        options: *const cudnnfe_layout_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " y = the `num_inputs` tensors (2 to 16, equal ranks, equal dims except"]
+    #[doc = " `axis`, one data type) joined along `axis`. y keeps inputs[0]'s dimension"]
+    #[doc = " order. On the GPU it needs cuDNN 9.7 or newer (cuDNN's concatenate"]
+    #[doc = " operation); older libraries are refused with NOT_SUPPORTED at build, and"]
+    #[doc = " cuDNN 9.14/9.19 run it only inside fused patterns they know."]
+    pub fn cudnnfe_graph_add_concatenate(
+        graph: *mut cudnnfe_graph_t,
+        num_inputs: i32,
+        inputs: *const i64,
+        axis: i32,
+        options: *const cudnnfe_layout_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Resampling modes. Pooling takes a window over each output position"]
+#[doc = " (floor((in + pre + post - window) / stride) + 1 positions per spatial dim);"]
+#[doc = " upsampling multiplies each spatial dim by `scale` with half-pixel centres"]
+#[doc = " (source coordinate (out + 0.5) / scale - 0.5, like align_corners=False)."]
+pub type cudnnfe_resample_mode_t = i32;
+#[doc = " What pooling reads outside the image."]
+pub type cudnnfe_padding_mode_t = i32;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_resample_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " default MAXPOOL"]
+    pub mode: cudnnfe_resample_mode_t,
+    #[doc = " Spatial rank (1 to 3); 0 takes it from x's rank minus 2."]
+    pub spatial_dims: i32,
+    #[doc = " pooling window; default 2"]
+    pub window: [i64; 3usize],
+    #[doc = " pooling stride; default 2"]
+    pub stride: [i64; 3usize],
+    #[doc = " pooling only; default 0, each < window"]
+    pub pre_padding: [i64; 3usize],
+    #[doc = " pooling only; default 0, each < window"]
+    pub post_padding: [i64; 3usize],
+    #[doc = " default AUTO"]
+    pub padding_mode: cudnnfe_padding_mode_t,
+    #[doc = " NEAREST / BILINEAR factor; default 2"]
+    pub scale: [i64; 3usize],
+    #[doc = " MAXPOOL: 1 also writes `index`, the position of each maximum inside its"]
+    #[doc = " window (row-major over the window, first maximum on ties), INT8 unless"]
+    #[doc = " its type is set. Default 0."]
+    pub generate_index: i32,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_resample_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_resample_options>(),
+        160usize,
+        concat!("Size of: ", stringify!(cudnnfe_resample_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_resample_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_resample_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mode) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(mode)
+            )
+        );
+    }
+    test_field_mode();
+    fn test_field_spatial_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).spatial_dims) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(spatial_dims)
+            )
+        );
+    }
+    test_field_spatial_dims();
+    fn test_field_window() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(window)
+            )
+        );
+    }
+    test_field_window();
+    fn test_field_stride() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stride) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(stride)
+            )
+        );
+    }
+    test_field_stride();
+    fn test_field_pre_padding() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pre_padding) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(pre_padding)
+            )
+        );
+    }
+    test_field_pre_padding();
+    fn test_field_post_padding() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).post_padding) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(post_padding)
+            )
+        );
+    }
+    test_field_post_padding();
+    fn test_field_padding_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mode) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(padding_mode)
+            )
+        );
+    }
+    test_field_padding_mode();
+    fn test_field_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scale) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(scale)
+            )
+        );
+    }
+    test_field_scale();
+    fn test_field_generate_index() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).generate_index) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(generate_index)
+            )
+        );
+    }
+    test_field_generate_index();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_resample_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            156usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_resample_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+pub type cudnnfe_resample_options_t = cudnnfe_resample_options;
+extern "C" {
+    pub fn cudnnfe_resample_options_init_sized(
+        options: *mut cudnnfe_resample_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every"]
+    #[doc = " layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be"]
+    #[doc = " NULL unless generate_index is set (else *index is set to 0)."]
+    pub fn cudnnfe_graph_add_resample(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        options: *const cudnnfe_resample_options_t,
+        y: *mut i64,
+        index: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+pub type cudnnfe_rng_distribution_t = i32;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_rng_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " default BERNOULLI"]
+    pub distribution: cudnnfe_rng_distribution_t,
+    #[doc = " default 0.5"]
+    pub bernoulli_probability: f64,
+    #[doc = " default 0"]
+    pub uniform_min: f64,
+    #[doc = " default 1"]
+    pub uniform_max: f64,
+    #[doc = " default 0"]
+    pub normal_mean: f64,
+    #[doc = " default 1"]
+    pub normal_stddev: f64,
+    #[doc = " The seed when no seed tensor is given (offset 0); default 0."]
+    pub seed: i64,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_rng_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_rng_options>(),
+        80usize,
+        concat!("Size of: ", stringify!(cudnnfe_rng_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_rng_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_rng_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_distribution() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).distribution) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(distribution)
+            )
+        );
+    }
+    test_field_distribution();
+    fn test_field_bernoulli_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bernoulli_probability) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(bernoulli_probability)
+            )
+        );
+    }
+    test_field_bernoulli_probability();
+    fn test_field_uniform_min() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).uniform_min) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(uniform_min)
+            )
+        );
+    }
+    test_field_uniform_min();
+    fn test_field_uniform_max() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).uniform_max) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(uniform_max)
+            )
+        );
+    }
+    test_field_uniform_max();
+    fn test_field_normal_mean() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).normal_mean) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(normal_mean)
+            )
+        );
+    }
+    test_field_normal_mean();
+    fn test_field_normal_stddev() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).normal_stddev) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(normal_stddev)
+            )
+        );
+    }
+    test_field_normal_stddev();
+    fn test_field_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seed) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(seed)
+            )
+        );
+    }
+    test_field_seed();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_rng_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_rng_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+pub type cudnnfe_rng_options_t = cudnnfe_rng_options;
+extern "C" {
+    pub fn cudnnfe_rng_options_init_sized(options: *mut cudnnfe_rng_options_t, struct_size: usize);
+}
+extern "C" {
+    #[doc = " y (dims `dims`, `ndims` entries, packed row-major unless its strides are"]
+    #[doc = " set) filled with random numbers of the options' distribution. `seed` and"]
+    #[doc = " `offset` are one-element INT64 (or INT32) tensors -- graph inputs read at"]
+    #[doc = " execute, or scalars -- given together; both 0 uses options->seed and"]
+    #[doc = " offset 0. The same seed and offset give the same numbers. The GPU uses"]
+    #[doc = " cuDNN's Philox generator; the CPU reference cannot reproduce its bits and"]
+    #[doc = " uses its own documented counter-based generator with the same"]
+    #[doc = " distributions (docs/layout-ops.md). cuDNN 9.14/9.19 refuse rng outside"]
+    #[doc = " the fused patterns they know (attention dropout); the refusal is"]
+    #[doc = " reported as NOT_SUPPORTED."]
+    pub fn cudnnfe_graph_add_rng(
+        graph: *mut cudnnfe_graph_t,
+        ndims: i32,
+        dims: *const i64,
+        seed: i64,
+        offset: i64,
+        options: *const cudnnfe_rng_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " FP8 attention                                                            */"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_sdpa_fp8_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " Softmax scale applied to Q·Kᵀ (after the descales); 0 means"]
+    #[doc = " 1/sqrt(d)."]
+    pub attn_scale: f64,
+    #[doc = " 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled"]
+    #[doc = " scores) for the backward pass."]
+    pub generate_stats: i32,
+    #[doc = " 1: causal mask aligned at the top-left corner (row i sees cols <= i)."]
+    pub causal_mask: i32,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_sdpa_fp8_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_sdpa_fp8_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_attn_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(attn_scale)
+            )
+        );
+    }
+    test_field_attn_scale();
+    fn test_field_generate_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).generate_stats) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(generate_stats)
+            )
+        );
+    }
+    test_field_generate_stats();
+    fn test_field_causal_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(causal_mask)
+            )
+        );
+    }
+    test_field_causal_mask();
+}
+#[doc = " FP8 attention                                                            */"]
+pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
+extern "C" {
+    pub fn cudnnfe_sdpa_fp8_options_init_sized(
+        options: *mut cudnnfe_sdpa_fp8_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,"]
+    #[doc = " h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,"]
+    #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
+    #[doc = " attn_scale * descale_q * descale_k (masked) and P = softmax(S):"]
+    #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
+    #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
+    #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]
+    #[doc = " (set the graph's io type or the tensor's type for another: FP8_E4M3,"]
+    #[doc = " FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit"]
+    #[doc = " ones). Writes *stats (0 without generate_stats; `stats` may then be"]
+    #[doc = " NULL), *amax_s and *amax_o."]
+    pub fn cudnnfe_graph_add_sdpa_fp8(
+        graph: *mut cudnnfe_graph_t,
+        q: i64,
+        k: i64,
+        v: i64,
+        descale_q: i64,
+        descale_k: i64,
+        descale_v: i64,
+        descale_s: i64,
+        scale_s: i64,
+        scale_o: i64,
+        options: *const cudnnfe_sdpa_fp8_options_t,
+        o: *mut i64,
+        stats: *mut i64,
+        amax_s: *mut i64,
+        amax_o: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_sdpa_fp8_backward_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " As in cudnnfe_sdpa_fp8_options_t: must match the forward pass."]
+    pub attn_scale: f64,
+    pub causal_mask: i32,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_sdpa_fp8_backward_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_backward_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_sdpa_fp8_backward_options>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cudnnfe_sdpa_fp8_backward_options)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_attn_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(attn_scale)
+            )
+        );
+    }
+    test_field_attn_scale();
+    fn test_field_causal_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(causal_mask)
+            )
+        );
+    }
+    test_field_causal_mask();
+}
+pub type cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options;
+extern "C" {
+    pub fn cudnnfe_sdpa_fp8_backward_options_init_sized(
+        options: *mut cudnnfe_sdpa_fp8_backward_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o"]
+    #[doc = " [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);"]
+    #[doc = " stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):"]
+    #[doc = "   D = rowsum(dO * O) * descale_do * descale_o"]
+    #[doc = "   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do"]
+    #[doc = "   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale"]
+    #[doc = "   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type"]
+    #[doc = "   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q"]
+    #[doc = " and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK"]
+    #[doc = " and dV summed over each group of query heads). dq, dk, dv have the"]
+    #[doc = " shapes and dimension orders of q, k, v and, by default, q's type."]
+    pub fn cudnnfe_graph_add_sdpa_fp8_backward(
+        graph: *mut cudnnfe_graph_t,
+        q: i64,
+        k: i64,
+        v: i64,
+        o: i64,
+        d_o: i64,
+        stats: i64,
+        descale_q: i64,
+        descale_k: i64,
+        descale_v: i64,
+        descale_o: i64,
+        descale_do: i64,
+        descale_s: i64,
+        descale_dp: i64,
+        scale_s: i64,
+        scale_dq: i64,
+        scale_dk: i64,
+        scale_dv: i64,
+        scale_dp: i64,
+        options: *const cudnnfe_sdpa_fp8_backward_options_t,
+        dq: *mut i64,
+        dk: *mut i64,
+        dv: *mut i64,
+        amax_dq: *mut i64,
+        amax_dk: *mut i64,
+        amax_dv: *mut i64,
+        amax_dp: *mut i64,
     ) -> cudnnfe_status_t;
 }
 #[doc = " How many of the heuristics' engine configurations a GPU build turns into"]
@@ -2073,7 +3775,10 @@ fn bindgen_test_layout_cudnnfe_build_options() {
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
-    pub fn cudnnfe_build_options_init(options: *mut cudnnfe_build_options_t);
+    pub fn cudnnfe_build_options_init_sized(
+        options: *mut cudnnfe_build_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Resolves data types, checks every node's shapes and types. Returns OK or"]
@@ -2444,7 +4149,7 @@ fn bindgen_test_layout_cudnnfe_plan_info() {
 #[doc = " writes the fields that fit in it."]
 pub type cudnnfe_plan_info_t = cudnnfe_plan_info;
 extern "C" {
-    pub fn cudnnfe_plan_info_init(info: *mut cudnnfe_plan_info_t);
+    pub fn cudnnfe_plan_info_init_sized(info: *mut cudnnfe_plan_info_t, struct_size: usize);
 }
 extern "C" {
     #[doc = " Writes the number of plans of the built graph (>= 1). WRONG_STATE before"]
@@ -2609,7 +4314,10 @@ fn bindgen_test_layout_cudnnfe_autotune_options() {
 }
 pub type cudnnfe_autotune_options_t = cudnnfe_autotune_options;
 extern "C" {
-    pub fn cudnnfe_autotune_options_init(options: *mut cudnnfe_autotune_options_t);
+    pub fn cudnnfe_autotune_options_init_sized(
+        options: *mut cudnnfe_autotune_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Times every plan of a built GPU graph on the GPU with CUDA events"]
@@ -2815,7 +4523,7 @@ fn bindgen_test_layout_cudnnfe_build_info() {
 #[doc = " milliseconds of host wall clock; a stage that did not run is 0."]
 pub type cudnnfe_build_info_t = cudnnfe_build_info;
 extern "C" {
-    pub fn cudnnfe_build_info_init(info: *mut cudnnfe_build_info_t);
+    pub fn cudnnfe_build_info_init_sized(info: *mut cudnnfe_build_info_t, struct_size: usize);
 }
 extern "C" {
     #[doc = " Fills `info` for the built graph. WRONG_STATE before build."]
@@ -2992,7 +4700,10 @@ fn bindgen_test_layout_cudnnfe_plan_cache_stats() {
 #[doc = " Counters of the plan caches of this process (output struct)."]
 pub type cudnnfe_plan_cache_stats_t = cudnnfe_plan_cache_stats;
 extern "C" {
-    pub fn cudnnfe_plan_cache_stats_init(stats: *mut cudnnfe_plan_cache_stats_t);
+    pub fn cudnnfe_plan_cache_stats_init_sized(
+        stats: *mut cudnnfe_plan_cache_stats_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Reads the counters."]
@@ -3078,7 +4789,10 @@ fn bindgen_test_layout_cudnnfe_plan_load_options() {
 }
 pub type cudnnfe_plan_load_options_t = cudnnfe_plan_load_options;
 extern "C" {
-    pub fn cudnnfe_plan_load_options_init(options: *mut cudnnfe_plan_load_options_t);
+    pub fn cudnnfe_plan_load_options_init_sized(
+        options: *mut cudnnfe_plan_load_options_t,
+        struct_size: usize,
+    );
 }
 extern "C" {
     #[doc = " Loads a serialized plan into `graph`, which must be empty (just"]
