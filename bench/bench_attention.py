@@ -28,9 +28,9 @@ import torch
 import torch.nn.functional as F
 
 # ---------------------------------------------------------------------------
-# The C ABI (only the fields this script sets; option structs are filled by
-# the library's init functions into an oversized buffer, so a newer library
-# with longer structs is fine).
+# The C ABI (only the leading fields this script sets: option structs are
+# filled by the library's *_init_sized functions with this script's struct
+# size, and the library gives the fields past it their defaults).
 
 OK = 0
 DTYPE_FLOAT, DTYPE_BF16 = 1, 3
@@ -93,14 +93,14 @@ class Lib:
             "cudnnfe_graph_execute": [vp, vp, vp, ctypes.c_size_t, vp, ctypes.c_size_t, vp],
             "cudnnfe_handle_create": [ctypes.POINTER(vp), i32],
             "cudnnfe_cudnn_version": [p64],
-            "cudnnfe_sdpa_options_init": [vp],
-            "cudnnfe_sdpa_backward_options_init": [vp],
-            "cudnnfe_norm_options_init": [vp],
-            "cudnnfe_build_options_init": [vp],
+            "cudnnfe_sdpa_options_init_sized": [vp, ctypes.c_size_t],
+            "cudnnfe_sdpa_backward_options_init_sized": [vp, ctypes.c_size_t],
+            "cudnnfe_norm_options_init_sized": [vp, ctypes.c_size_t],
+            "cudnnfe_build_options_init_sized": [vp, ctypes.c_size_t],
         }.items():
             fn = getattr(L, name)
             fn.argtypes = args
-            fn.restype = None if name.endswith("_init") else ctypes.c_int32
+            fn.restype = None if name.endswith("_init_sized") else ctypes.c_int32
         L.cudnnfe_graph_last_error.argtypes = [vp]
         L.cudnnfe_graph_last_error.restype = ctypes.c_char_p
         L.cudnnfe_handle_last_error.argtypes = [vp]
@@ -116,10 +116,9 @@ class Lib:
             raise RuntimeError(f"{what} failed ({status}): {msg.decode()}")
 
     def options(self, cls, init):
-        """A struct filled by the library's init, in a buffer big enough for
-        any newer library's version of it."""
-        buf = ctypes.create_string_buffer(4096)
-        getattr(self.lib, init)(buf)
+        """A struct of this script's size, filled by the library's init."""
+        buf = ctypes.create_string_buffer(ctypes.sizeof(cls))
+        getattr(self.lib, init + "_sized")(buf, ctypes.sizeof(cls))
         return buf, cls.from_buffer(buf)
 
     def cudnn_version(self):
