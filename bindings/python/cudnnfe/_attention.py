@@ -297,6 +297,7 @@ class AttentionOps:
             if dBias._graph is not self:
                 raise ValueError(f"{node}: dBias is a tensor of another graph")
             placeholder = dBias
+            _rewrite.check_placeholder(self, placeholder, node, "dBias")
         elif dBias is not None and not isinstance(dBias, bool):
             raise TypeError(f"{node}: dBias must be a cudnnfe.Tensor made with graph.tensor() "
                             f"or tensor_like() (it becomes the output), or True; not "

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
     from ._tensor import Tensor
 
-__all__ = ["adopt_output", "finalize"]
+__all__ = ["adopt_output", "check_placeholder", "finalize"]
 
 
 def _load(g: "pygraph") -> Dict[str, Any]:
@@ -42,6 +42,24 @@ def _read_uids(doc: Dict[str, Any]) -> set:
     return {uid for node in doc["nodes"] for uid in node["inputs"].values()}
 
 
+def _placeholder_entry(doc: Dict[str, Any], placeholder: "Tensor", node: str,
+                       port: str) -> Dict[str, Any]:
+    p = next((t for t in doc["tensors"] if t["uid"] == placeholder._uid), None)
+    if p is None or p["kind"] != "input":
+        raise ValueError(f"{node}: {port} must be a tensor made with graph.tensor() or "
+                         f"tensor_like() (it becomes the op's output); "
+                         f"{placeholder.get_name()!r} is an operation output or a scalar")
+    if placeholder._uid in _read_uids(doc):
+        raise ValueError(f"{node}: {port} tensor {p['name']!r} is read by another operation; "
+                         "an op output must be a tensor no operation reads yet")
+    return p
+
+
+def check_placeholder(g: "pygraph", placeholder: "Tensor", node: str, port: str) -> None:
+    """Raise ValueError unless ``placeholder`` can become an op output (:func:`adopt_output`)."""
+    _placeholder_entry(_load(g), placeholder, node, port)
+
+
 def adopt_output(g: "pygraph", placeholder: "Tensor", produced: int, node: str,
                  port: str) -> None:
     """Make ``placeholder`` (a graph input no op reads) the op output ``produced``.
@@ -52,15 +70,8 @@ def adopt_output(g: "pygraph", placeholder: "Tensor", produced: int, node: str,
     :class:`Tensor` is that output.
     """
     doc = _load(g)
+    p = _placeholder_entry(doc, placeholder, node, port)
     entries = {t["uid"]: t for t in doc["tensors"]}
-    p = entries.get(placeholder._uid)
-    if p is None or p["kind"] != "input":
-        raise ValueError(f"{node}: {port} must be a tensor made with graph.tensor() or "
-                         f"tensor_like() (it becomes the op's output); "
-                         f"{placeholder.get_name()!r} is an operation output or a scalar")
-    if placeholder._uid in _read_uids(doc):
-        raise ValueError(f"{node}: {port} tensor {p['name']!r} is read by another operation; "
-                         "an op output must be a tensor no operation reads yet")
     out = entries[produced]
     out["uid"] = p["uid"]
     out["name"] = p["name"]
