@@ -232,3 +232,18 @@ def test_norm_bad_inputs(bn_arrays):
         g.instancenorm("testing", tx, ts, tb)
     with pytest.raises(cudnnfe.InvalidGraphError):
         g.instancenorm("training", g.tensor(dim=[4, 3]), ts, tb)  # rank >= 3
+
+
+def test_high_level_graph_with_a_folded_epsilon(bn_arrays):
+    x, scale, bias, _, _ = bn_arrays
+    eps_cpu = np.full((1, 1, 1, 1), 1e-3, np.float32)
+    from cpu_helpers import CPU, F32
+    with cudnnfe.Graph(target=CPU, **F32) as g:
+        eps = g.tensor_like(eps_cpu)
+        y, _, _, _, _ = g.batchnorm(x, scale, bias, epsilon=eps, name="bn")
+        y.set_output(True)
+    assert g.input_names() == ["bn::input", "bn::scale", "bn::bias"]
+    want = ref.batchnorm(x.astype(np.float64), scale, bias, 1e-3)[0]
+    close(g(x, scale, bias), want, rtol=1e-4, atol=1e-5)
+    result = g({"bn::input": x, "bn::scale": scale, "bn::bias": bias, eps: eps_cpu})
+    close(result["bn::y"], want, rtol=1e-4, atol=1e-5)
