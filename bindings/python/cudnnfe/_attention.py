@@ -17,7 +17,7 @@ from ._enums import data_type, diagonal_alignment
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._tensor import Tensor
-from ._util import DType, Operand, _cstr, _dtype, _enum_value, _int, _number
+from ._util import DType, Operand, _cstr, _dtype, _enum_value, _int, _is_number, _number
 
 __all__ = ["AttentionOps"]
 
@@ -73,10 +73,6 @@ def _attn_scale_value(node: str, value: Any) -> float:
     return v
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 class AttentionOps:
     """The attention methods of :class:`pygraph` (a mixin; see :mod:`cudnnfe._attention`)."""
 
@@ -85,7 +81,8 @@ class AttentionOps:
     def _attn_scale_option(self, o: Any, node: str, attn_scale: Any) -> None:
         if attn_scale is None:
             return
-        if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
+        if not _is_number(attn_scale) and (isinstance(attn_scale, Tensor)
+                                           or _arrays.is_array(attn_scale)):
             o.attn_scale_tensor = self._operand(attn_scale, node, "attn_scale")
         else:
             o.attn_scale = _attn_scale_value(node, attn_scale)

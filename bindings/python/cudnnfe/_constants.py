@@ -29,6 +29,7 @@ from . import _arrays
 from ._enums import tensor_kind
 from ._errors import NotOfferedError
 from ._lib import ffi
+from ._util import _is_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
@@ -84,10 +85,10 @@ def constant_value(g: "pygraph", value: Any, node: str, port: str) -> Optional[f
 
     if value is None:
         return None
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, (bool, str)):
         raise TypeError(f"{node}: {port} must be a number or a one-element tensor, not "
                         f"{type(value).__name__}")
-    if isinstance(value, (int, float)):
+    if _is_number(value):
         return float(value)
     if isinstance(value, Tensor):
         if value._graph is not g:

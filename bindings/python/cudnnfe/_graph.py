@@ -4,6 +4,14 @@ Mirrors NVIDIA cudnn-frontend's Python ``pygraph`` (the seeds under
 ``../shared/seeds``) on top of the cudnnfe C ABI. Every method is a thin layer
 over one or a few C calls; every C failure becomes an exception carrying the
 C library's message (see :mod:`cudnnfe._errors`).
+
+:class:`pygraph` holds the graph, tensors, convolution, matmul, pointwise,
+reduction and softmax, build, execution, plans and serialization; the other
+operations are mixins: attention (:mod:`cudnnfe._attention`), normalizations
+(:mod:`cudnnfe._norms`), layout ops (:mod:`cudnnfe._layout`), resampling and
+random numbers (:mod:`cudnnfe._sampling`). :mod:`cudnnfe._rewrite` and
+:mod:`cudnnfe._constants` carry out cudnn-frontend forms the C ABI has no call
+for (tensors as op outputs, pass-by-value constants, reshape dims set later).
 """
 from __future__ import annotations
 
@@ -31,10 +39,12 @@ from ._norms import NormOps
 from ._plans import BuildInfo, PlanInfo
 from ._sampling import SamplingOps
 from ._tensor import Tensor
-from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Number, Operand, _c_uid,  # noqa: F401
-                    _cstr, _dtype, _enum_value, _int_option, _ints, _py_uid, _string)
+from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
+                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string)
+from ._util import Number  # noqa: F401  (re-exported, as before the split)
 
 __all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
+
 
 class _Spec(NamedTuple):
     """What a bound tensor needs of its buffer (fixed at build)."""
@@ -227,7 +237,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             if value._graph is not self:
                 raise ValueError(f"{node}: {port} is tensor {value.get_name()!r} of another graph")
             return value._uid
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if _is_number(value):
             if not scalar:
                 raise TypeError(f"{node}: {port} must be a tensor, not a number")
             if scalar_dtype in (data_type.INT64, data_type.INT32):

@@ -6,6 +6,7 @@ bad value, before any C call is made.
 """
 from __future__ import annotations
 
+import numbers
 import operator
 from typing import Any, List, Optional, Union
 
@@ -77,9 +78,14 @@ def _int(value: Any, what: str) -> int:
     return operator.index(value)
 
 
+def _is_number(value: Any) -> bool:
+    """An int or float, NumPy scalars included (not a bool)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _number(value: Any, what: str) -> float:
     """A Python float from an int or float (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         raise TypeError(f"{what} must be a number, not {type(value).__name__}")
     return float(value)
 

@@ -417,3 +417,11 @@ def test_sdpa_fp8_refuses_masks_the_abi_lacks():
         x = h.tensor(dim=[1, 2, 16, 16])  # FLOAT q
         h.sdpa_fp8(x, x, x, *scales, name="f")
         h.validate()
+
+
+def test_numpy_scalars_are_numbers(qkv):
+    q, k, v = qkv
+    o, _ = _forward(q, k, v, attn_scale=np.float32(0.5), dropout=(np.float64(0.0), 3, 4),
+                    diagonal_band_left_bound=np.int64(3), use_causal_mask=True)
+    want = ref.attention(q, k, v, 0.5, ref.visible(B, SQ, SKV, left=3, right=0))[0]
+    close(o, want, rtol=1e-4, atol=1e-5)
