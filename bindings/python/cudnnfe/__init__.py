@@ -5,7 +5,8 @@ for it runs after ``import cudnnfe as cudnn``:
 
 * low level: :class:`pygraph`, :class:`Tensor`, :func:`create_handle`,
   enumerations :class:`data_type`, :class:`heur_mode`, :class:`pointwise_mode`,
-  :class:`reduction_mode`, :class:`target`;
+  :class:`reduction_mode`, :class:`target`, :class:`diagonal_alignment`,
+  :class:`resample_mode`, :class:`padding_mode`, :class:`rng_distribution`;
 * plans (``docs/plans.md``): :class:`build_plan_policy`, :class:`numerical_note`,
   :class:`behavior_note`, :class:`plan_source`, the :meth:`pygraph.autotune`,
   :meth:`pygraph.serialize_plan` / :meth:`pygraph.deserialize_plan` methods,
@@ -21,18 +22,22 @@ the search order); cffi releases the GIL during every C call.
 """
 from ._lib import ffi, lib, library_path
 from ._cdef import HEADER_VERSION
-from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
-                     norm_forward_phase, numerical_note, plan_source, pointwise_mode,
-                     reduction_mode, target, tensor_kind)
+from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, diagonal_alignment,
+                     heur_mode, norm_forward_phase, numerical_note, padding_mode, plan_source,
+                     pointwise_mode, reduction_mode, resample_mode, rng_distribution, target,
+                     tensor_kind)
 from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavailableError, Error,
                       GraphNotSupportedError, InternalError, InvalidArgumentError,
-                      InvalidGraphError, OutOfMemoryError, WrongStateError)
+                      InvalidGraphError, NotOfferedError, OutOfMemoryError, WrongStateError)
 from ._handle import (Handle, backend_version, create_handle, destroy_handle, device_count,
                       get_stream, set_stream, version)
 from ._graph import UID_ZERO_ALIAS, BoundExecution, Tensor, pygraph
 from ._highlevel import Graph, graph, graph_cache, jit
 from ._plans import (BuildInfo, PlanCacheStats, PlanInfo, is_plan_blob, plan_cache_clear,
                      plan_cache_stats)
+
+#: cudnn-frontend's name of the exception for an unsupported graph.
+cudnnGraphNotSupportedError = GraphNotSupportedError
 
 __version__ = "{}.{}.{}".format(HEADER_VERSION // 10000, HEADER_VERSION // 100 % 100,
                                 HEADER_VERSION % 100)
@@ -42,12 +47,14 @@ __all__ = [
     "Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
     "backend_version", "version", "device_count", "library_path",
     "data_type", "heur_mode", "pointwise_mode", "reduction_mode", "target", "conv_mode",
-    "norm_forward_phase", "tensor_kind",
+    "norm_forward_phase", "tensor_kind", "diagonal_alignment", "resample_mode", "padding_mode",
+    "rng_distribution",
     "build_plan_policy", "numerical_note", "behavior_note", "plan_source",
     "PlanInfo", "BuildInfo", "PlanCacheStats", "plan_cache_stats", "plan_cache_clear",
     "is_plan_blob",
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
-    "BadSerializedDataError", "WrongStateError", "InternalError", "UID_ZERO_ALIAS",
+    "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
+    "cudnnGraphNotSupportedError", "UID_ZERO_ALIAS",
     "ffi", "lib",
 ]

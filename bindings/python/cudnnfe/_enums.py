@@ -12,7 +12,8 @@ from ._cdef import CONSTANTS as _C
 
 __all__ = ["data_type", "heur_mode", "target", "conv_mode", "pointwise_mode", "reduction_mode",
            "norm_forward_phase", "tensor_kind", "build_plan_policy", "numerical_note",
-           "behavior_note", "plan_source"]
+           "behavior_note", "plan_source", "diagonal_alignment", "resample_mode", "padding_mode",
+           "rng_distribution"]
 
 
 class data_type(IntEnum):
@@ -218,6 +219,53 @@ class plan_source(IntEnum):
     REBUILT = _C["CUDNNFE_PLAN_SOURCE_REBUILT"]
 
 
+class diagonal_alignment(IntEnum):
+    """Where the diagonal of attention's diagonal band starts (``CUDNNFE_DIAGONAL_*``).
+
+    ``TOP_LEFT``: row i's diagonal is column i; ``BOTTOM_RIGHT``: column
+    ``i + s_kv - s_q`` (with padding, ``i + seq_len_kv - seq_len_q``).
+    """
+
+    TOP_LEFT = _C["CUDNNFE_DIAGONAL_TOP_LEFT"]
+    BOTTOM_RIGHT = _C["CUDNNFE_DIAGONAL_BOTTOM_RIGHT"]
+
+
+class resample_mode(IntEnum):
+    """Pooling or upsampling mode of :meth:`pygraph.resample` (``CUDNNFE_RESAMPLE_*``)."""
+
+    MAXPOOL = _C["CUDNNFE_RESAMPLE_MAXPOOL"]
+    AVGPOOL_INCLUDE_PADDING = _C["CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING"]
+    AVGPOOL_EXCLUDE_PADDING = _C["CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING"]
+    NEAREST = _C["CUDNNFE_RESAMPLE_NEAREST"]
+    BILINEAR = _C["CUDNNFE_RESAMPLE_BILINEAR"]
+
+
+class padding_mode(IntEnum):
+    """What pooling reads outside the image (``CUDNNFE_PADDING_*``).
+
+    ``AUTO``: ``NEG_INF`` for max pooling, ``ZERO`` for average pooling.
+    cudnn-frontend's ``ZERO_PAD``, ``NEG_INF_PAD`` and ``EDGE_VAL_PAD`` are
+    aliases.
+    """
+
+    AUTO = _C["CUDNNFE_PADDING_AUTO"]
+    ZERO = _C["CUDNNFE_PADDING_ZERO"]
+    NEG_INF = _C["CUDNNFE_PADDING_NEG_INF"]
+    EDGE = _C["CUDNNFE_PADDING_EDGE"]
+    # cudnn-frontend's names
+    ZERO_PAD = _C["CUDNNFE_PADDING_ZERO"]
+    NEG_INF_PAD = _C["CUDNNFE_PADDING_NEG_INF"]
+    EDGE_VAL_PAD = _C["CUDNNFE_PADDING_EDGE"]
+
+
+class rng_distribution(IntEnum):
+    """Distribution of :meth:`pygraph.rng` (``CUDNNFE_RNG_*``)."""
+
+    BERNOULLI = _C["CUDNNFE_RNG_BERNOULLI"]
+    UNIFORM = _C["CUDNNFE_RNG_UNIFORM"]
+    NORMAL = _C["CUDNNFE_RNG_NORMAL"]
+
+
 # C constant prefix of each enumeration, for the completeness test (the two
 # flag enumerations, whose iteration skips ALL and aliases, are checked in
 # tests/test_plans.py).
@@ -232,6 +280,10 @@ PREFIXES = {
     tensor_kind: "CUDNNFE_TENSOR_KIND_",
     build_plan_policy: "CUDNNFE_BUILD_POLICY_",
     plan_source: "CUDNNFE_PLAN_SOURCE_",
+    diagonal_alignment: "CUDNNFE_DIAGONAL_",
+    resample_mode: "CUDNNFE_RESAMPLE_",
+    padding_mode: "CUDNNFE_PADDING_",
+    rng_distribution: "CUDNNFE_RNG_",
 }
 
 #: Flag enumerations and their C prefixes; aliases (cudnn-frontend spellings)

@@ -11,6 +11,8 @@ INVALID_GRAPH                 :class:`InvalidGraphError`       ``ValueError``
 BAD_SERIALIZED_DATA           :class:`BadSerializedDataError`  ``ValueError``
 WRONG_STATE                   :class:`WrongStateError`         ``ValueError``
 NOT_SUPPORTED                 :class:`GraphNotSupportedError`  (``Error`` only)
+(raised in Python)            :class:`NotOfferedError`         ``GraphNotSupportedError``,
+                                                               ``NotImplementedError``
 CUDNN_UNAVAILABLE             :class:`CudnnUnavailableError`   ``GraphNotSupportedError``
 CUDA_ERROR                    :class:`CudaError`               ``RuntimeError``
 CUDNN_ERROR                   :class:`CudnnError`              ``RuntimeError``
@@ -31,7 +33,7 @@ from ._lib import ffi, lib
 __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
-    "BadSerializedDataError", "WrongStateError", "InternalError",
+    "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
 ]
 
 
@@ -69,6 +71,17 @@ class WrongStateError(Error, ValueError):
 
 class GraphNotSupportedError(Error):
     """No engine supports the graph, or it needs a newer cuDNN or GPU (NOT_SUPPORTED)."""
+
+
+class NotOfferedError(GraphNotSupportedError, NotImplementedError):
+    """A feature of cudnn-frontend's API that the cudnnfe C ABI does not offer.
+
+    Raised in Python, before any C call, naming the feature (e.g. paged
+    attention, ``score_mod``). Also a ``NotImplementedError``, and a
+    :class:`GraphNotSupportedError`, so that code written for cudnn-frontend,
+    which catches ``cudnnGraphNotSupportedError`` to skip an unsupported
+    graph, skips these too.
+    """
 
 
 class CudnnUnavailableError(GraphNotSupportedError):

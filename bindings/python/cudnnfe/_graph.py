@@ -4,6 +4,14 @@ Mirrors NVIDIA cudnn-frontend's Python ``pygraph`` (the seeds under
 ``../shared/seeds``) on top of the cudnnfe C ABI. Every method is a thin layer
 over one or a few C calls; every C failure becomes an exception carrying the
 C library's message (see :mod:`cudnnfe._errors`).
+
+:class:`pygraph` holds the graph, tensors, convolution, matmul, pointwise,
+reduction and softmax, build, execution, plans and serialization; the other
+operations are mixins: attention (:mod:`cudnnfe._attention`), normalizations
+(:mod:`cudnnfe._norms`), layout ops (:mod:`cudnnfe._layout`), resampling and
+random numbers (:mod:`cudnnfe._sampling`). :mod:`cudnnfe._rewrite` and
+:mod:`cudnnfe._constants` carry out cudnn-frontend forms the C ABI has no call
+for (tensors as op outputs, pass-by-value constants, reshape dims set later).
 """
 from __future__ import annotations
 
@@ -14,86 +22,28 @@ from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Op
                     Set, Tuple, Union)
 
 from . import _arrays
+from . import _constants
 from ._arrays import ArrayInfo, describe
 from . import _plans
+from . import _rewrite
+from . import _structs
+from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
-                     norm_forward_phase, numerical_note, pointwise_mode, reduction_mode, target,
-                     tensor_kind)
-from ._errors import (GraphNotSupportedError, InvalidArgumentError, WrongStateError,
-                      raise_global_error, raise_graph_error, raise_handle_error)
+                     numerical_note, pointwise_mode, reduction_mode, target, tensor_kind)
+from ._errors import (InvalidArgumentError, NotOfferedError, WrongStateError, raise_global_error,
+                      raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
+from ._layout import LayoutOps
 from ._lib import ffi, lib
+from ._norms import NormOps
 from ._plans import BuildInfo, PlanInfo
+from ._sampling import SamplingOps
+from ._tensor import Tensor
+from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
+                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string)
+from ._util import Number  # noqa: F401  (re-exported, as before the split)
 
 __all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
-
-#: The C ABI reserves UID 0 for "no tensor"; code written for cudnn-frontend
-#: numbers tensors from 0. A Python UID of 0 is therefore stored in C (and in
-#: serialized graphs) as this value, and read back as 0. Every other UID is the
-#: same in Python and in C.
-UID_ZERO_ALIAS = 2**31 - 1
-
-_MAX_DIMS = lib.CUDNNFE_MAX_DIMS
-_MAX_SPATIAL = lib.CUDNNFE_MAX_SPATIAL_DIMS
-
-Number = Union[int, float]
-Operand = Union["Tensor", Any]
-DType = Union[data_type, int, None]
-
-
-def _c_uid(uid: int) -> int:
-    if not isinstance(uid, int) or isinstance(uid, bool):
-        raise TypeError(f"a UID is an int, not {type(uid).__name__}")
-    if uid < 0:
-        raise ValueError(f"UID {uid} is negative; UIDs are >= 0")
-    if uid == UID_ZERO_ALIAS:
-        raise ValueError(f"UID {UID_ZERO_ALIAS} is reserved (it stands for UID 0 in C)")
-    return UID_ZERO_ALIAS if uid == 0 else uid
-
-
-def _py_uid(c_uid: int) -> int:
-    return 0 if c_uid == UID_ZERO_ALIAS else c_uid
-
-
-def _dtype(value: DType, what: str) -> int:
-    if value is None:
-        return int(data_type.NOT_SET)
-    if isinstance(value, data_type):
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(data_type(value))
-    found = _arrays.dtype_of(value)
-    if found is None:
-        raise TypeError(f"{what}: {value!r} is not a cudnnfe.data_type")
-    return int(found)
-
-
-def _ints(values: Any, what: str, min_len: int = 1, max_len: int = _MAX_DIMS) -> List[int]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{what} must be a sequence of ints, not {type(values).__name__}")
-    items = list(values)
-    for v in items:
-        if isinstance(v, bool) or not hasattr(v, "__index__"):
-            if not (isinstance(v, float) and v.is_integer()):
-                raise TypeError(f"{what} must hold integers, not {v!r}")
-    out = [int(v) for v in items]
-    if not min_len <= len(out) <= max_len:
-        raise ValueError(f"{what} has {len(out)} entries; expected {min_len} to {max_len}")
-    return out
-
-
-def _cstr(value: Optional[str], what: str) -> Any:
-    if value is None:
-        return ffi.NULL
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    if "\0" in value:
-        raise ValueError(f"{what} contains a NUL character")
-    return ffi.new("char[]", value.encode("utf-8"))
-
-
-def _string(ptr: Any) -> str:
-    return "" if ptr == ffi.NULL else ffi.string(ptr).decode("utf-8", "replace")
 
 
 class _Spec(NamedTuple):
@@ -115,164 +65,6 @@ class _ExecInfo(NamedTuple):
     workspace_size: int
 
 
-class Tensor:
-    """A tensor of a :class:`pygraph`, named by its UID in the C library.
-
-    Setters return the tensor itself so that calls chain:
-    ``y.set_output(True).set_data_type(data_type.HALF)``. Tensors hash by
-    identity, so they can key the ``variant_pack`` dict of
-    :meth:`pygraph.execute`.
-    """
-
-    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "__weakref__")
-
-    def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
-        self._graph = graph
-        self._uid = c_uid
-        self._role = role  # "input", "output", "virtual", "scalar" or "unknown"
-        self._user_uid = False
-
-    # ---- setters (chainable) ----
-
-    def set_output(self, is_output: bool) -> "Tensor":
-        """Mark an operation's output as a graph output (it then needs a buffer at execute)."""
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_output(g._ptr, self._uid, 1 if is_output else 0))
-        self._role = "output" if is_output else "virtual"
-        return self
-
-    def set_is_virtual(self, is_virtual: bool) -> "Tensor":
-        """The opposite of :meth:`set_output`."""
-        return self.set_output(not is_virtual)
-
-    def set_data_type(self, dtype: DType) -> "Tensor":
-        """Override the tensor's data type (a :class:`data_type`, or a NumPy/torch dtype)."""
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid, _dtype(dtype, "data type")))
-        return self
-
-    def set_dim(self, dims: Sequence[int]) -> "Tensor":
-        """Override the dimensions (strides become packed in the same order unless set)."""
-        d = _ints(dims, "dims")
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_dims(g._ptr, self._uid, len(d), ffi.new("int64_t[]", d)))
-        return self
-
-    def set_stride(self, strides: Sequence[int]) -> "Tensor":
-        """Override the strides (in elements); as many as the tensor has dims."""
-        s = _ints(strides, "strides")
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_strides(g._ptr, self._uid, len(s),
-                                                ffi.new("int64_t[]", s)))
-        return self
-
-    def set_uid(self, uid: int) -> "Tensor":
-        """Give the tensor a UID (>= 0, unique in the graph).
-
-        A tensor that holds the UID only because it was numbered automatically
-        is moved to a free UID first, so UIDs can be set in any order, as with
-        cudnn-frontend. UID 0 is stored in C as :data:`UID_ZERO_ALIAS`.
-        """
-        g = self._graph
-        new = _c_uid(uid)
-        if new != self._uid:
-            other = g._tensors.get(new)
-            if other is None and new in g._all_c_uids():
-                other = g._wrap(new)
-            if other is not None and not other._user_uid:
-                other._move_to(g._free_uid())
-            g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
-            g._rekey(self, new)
-        self._user_uid = True
-        return self
-
-    def _move_to(self, new: int) -> None:
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
-        g._rekey(self, new)
-
-    def set_name(self, name: str) -> "Tensor":
-        """Rename the tensor (names are unique in a graph)."""
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
-        g = self._graph
-        g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(name, "name")))
-        return self
-
-    # ---- getters ----
-
-    def get_uid(self) -> int:
-        """The tensor's UID."""
-        return _py_uid(self._uid)
-
-    def _shape(self) -> Tuple[List[int], List[int]]:
-        g = self._graph
-        dims = ffi.new("int64_t[]", _MAX_DIMS)
-        strides = ffi.new("int64_t[]", _MAX_DIMS)
-        n = ffi.new("int32_t *")
-        g._check(lib.cudnnfe_tensor_get_shape(g._ptr, self._uid, dims, strides, _MAX_DIMS, n))
-        return [int(dims[i]) for i in range(n[0])], [int(strides[i]) for i in range(n[0])]
-
-    def get_dim(self) -> List[int]:
-        """The dimensions (inferred ones are known once the op is added)."""
-        return self._shape()[0]
-
-    def get_stride(self) -> List[int]:
-        """The strides, in elements."""
-        return self._shape()[1]
-
-    def get_data_type(self) -> data_type:
-        """The data type as set (NOT_SET until validation resolves it from the graph defaults)."""
-        g = self._graph
-        out = ffi.new("cudnnfe_dtype_t *")
-        g._check(lib.cudnnfe_tensor_get_dtype(g._ptr, self._uid, out))
-        return data_type(out[0])
-
-    def get_name(self) -> str:
-        """The tensor's name ("<node>::<port>" for operation outputs unless renamed)."""
-        g = self._graph
-        out = ffi.new("const char **")
-        g._check(lib.cudnnfe_tensor_get_name(g._ptr, self._uid, out))
-        return _string(out[0])
-
-    def get_kind(self) -> tensor_kind:
-        """What the tensor is to the graph: INPUT, SCALAR, VIRTUAL or OUTPUT."""
-        return self._graph._kind(self)
-
-    def get_is_output(self) -> bool:
-        """True for a graph output (an operation output marked with set_output(True))."""
-        return self._graph._role(self) == "output"
-
-    def get_is_virtual(self) -> bool:
-        """True for an intermediate that lives only inside the fused plan."""
-        return self._graph._role(self) == "virtual"
-
-    def is_bound(self) -> bool:
-        """True when the tensor needs a buffer at execute (a graph input or output)."""
-        g = self._graph
-        out = ffi.new("int32_t *")
-        g._check(lib.cudnnfe_tensor_is_bound(g._ptr, self._uid, out))
-        return bool(out[0])
-
-    @property
-    def graph(self) -> "pygraph":
-        """The graph the tensor belongs to."""
-        return self._graph
-
-    @property
-    def shape(self) -> Tuple[int, ...]:
-        """The dimensions as a tuple (same as get_dim())."""
-        return tuple(self.get_dim())
-
-    def __repr__(self) -> str:
-        try:
-            return (f"<cudnnfe.Tensor {self.get_name()!r} uid={self.get_uid()} "
-                    f"dim={self.get_dim()} stride={self.get_stride()} "
-                    f"{self.get_data_type().name}>")
-        except Exception:  # pragma: no cover - repr must not raise
-            return f"<cudnnfe.Tensor uid={self.get_uid()}>"
-
-
 class _Deserializer:
     """A loader that works on the class (returns a new graph) and on instances (loads into it)."""
 
@@ -290,7 +82,7 @@ class _Deserializer:
         return getattr(obj, self._method)
 
 
-class pygraph:
+class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
     """A cuDNN operation graph, built through the cudnnfe C ABI.
 
     Args:
@@ -335,6 +127,13 @@ class pygraph:
         self._exec: Optional[_ExecInfo] = None
         self._fast: Optional[Tuple[Any, ...]] = None
         self._validated = False
+        # One-element host arrays given to tensor_like (C UID -> array): their values can be
+        # folded into an op that takes a number (_constants.py).
+        self._host_scalars: Dict[int, Any] = {}
+        # Inputs folded that way (original C UID -> _constants.FoldedConstant).
+        self._folded: Dict[int, Any] = {}
+        # Reshapes made without dims: they take their output's dims (_rewrite.finalize).
+        self._pending_reshapes: Set[str] = set()
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle must be a cudnnfe.Handle, not {type(handle).__name__}")
         self._handle = handle
@@ -367,6 +166,9 @@ class pygraph:
         return t
 
     def _rekey(self, t: Tensor, new: int) -> None:
+        for table in (self._host_scalars, self._folded):
+            if t._uid in table:
+                table[new] = table.pop(t._uid)
         if self._tensors.get(t._uid) is t:
             del self._tensors[t._uid]
         t._uid = new
@@ -411,9 +213,22 @@ class pygraph:
             i += 1
         return f"{prefix}_{i}"
 
+    def _scalar(self, value: float, node: str, port: str,
+                dtype: data_type = data_type.FLOAT) -> int:
+        """A new pass-by-value scalar named ``"<node>::<port>"``; returns its C UID."""
+        out = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_scalar(
+            self._ptr, _cstr(f"{node}::{port}", "name"), int(dtype), float(value), out))
+        return self._wrap(int(out[0]), "scalar")._uid
+
     def _operand(self, value: Any, node: str, port: str, optional: bool = False,
-                 scalar: bool = False) -> int:
-        """C UID for an op operand: a Tensor, an array (made an input), or a number."""
+                 scalar: bool = False, scalar_dtype: data_type = data_type.FLOAT) -> int:
+        """C UID for an op operand: a Tensor, an array (made an input), or a number.
+
+        A Python number is accepted where ``scalar`` is true and becomes a
+        pass-by-value scalar of ``scalar_dtype`` (an INT64 one must be an int
+        that a double holds exactly).
+        """
         if value is None:
             if optional:
                 return 0
@@ -422,14 +237,16 @@ class pygraph:
             if value._graph is not self:
                 raise ValueError(f"{node}: {port} is tensor {value.get_name()!r} of another graph")
             return value._uid
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if _is_number(value):
             if not scalar:
                 raise TypeError(f"{node}: {port} must be a tensor, not a number")
-            out = ffi.new("int64_t *")
-            self._check(lib.cudnnfe_graph_add_scalar(
-                self._ptr, _cstr(f"{node}::{port}", "name"), int(data_type.FLOAT), float(value),
-                out))
-            return self._wrap(int(out[0]), "scalar")._uid
+            if scalar_dtype in (data_type.INT64, data_type.INT32):
+                if not isinstance(value, int) and not float(value).is_integer():
+                    raise TypeError(f"{node}: {port} must be an int, not {value!r}")
+                if abs(int(value)) > 2**53:
+                    raise ValueError(f"{node}: {port} is {value}; a scalar holds integers up "
+                                     "to 2**53 exactly (pass a graph input for larger ones)")
+            return self._scalar(value, node, port, scalar_dtype)
         if _arrays.is_array(value):
             known = self._implicit.get(id(value))
             if known is not None and known[0] is value:
@@ -451,7 +268,9 @@ class pygraph:
 
     def tensor(self, dim: Sequence[int], stride: Optional[Sequence[int]] = None,
                data_type: DType = None, name: Optional[str] = None, *,
-               is_virtual: bool = False) -> Tensor:
+               is_virtual: bool = False, is_pass_by_value: bool = False,
+               ragged_offset: Any = None, reordering_type: Any = None,
+               uid: Optional[int] = None) -> Tensor:
         """Add a graph input.
 
         Args:
@@ -459,10 +278,26 @@ class pygraph:
             stride: strides in elements, any layout (None: packed row-major).
             data_type: element type (None/NOT_SET: the graph's io_data_type).
             name: tensor name (None: an automatic one).
+            uid: the tensor's UID (None or -1: an automatic one); as :meth:`Tensor.set_uid`.
+            is_pass_by_value: accepted for cudnn-frontend code; the tensor is
+                a graph input read at execute like any other. Where an op
+                takes the value as a number (``epsilon``, ``momentum``) such a
+                tensor raises :class:`NotOfferedError`: pass a float or
+                ``tensor_like`` of a host array instead.
+            ragged_offset, reordering_type: cudnn-frontend features the C ABI
+                does not offer (:class:`NotOfferedError` unless None / NONE).
         """
         if is_virtual:
             raise ValueError("graph inputs cannot be virtual in cudnnfe: "
                              "only operation outputs are")
+        if ragged_offset is not None:
+            raise NotOfferedError("tensor: ragged_offset (ragged, packed variable-length "
+                                  "tensors) is not offered by the cudnnfe C ABI; use "
+                                  "sdpa's use_padding_mask with seq_len_q / seq_len_kv")
+        if reordering_type is not None and str(getattr(reordering_type, "name",
+                                                       reordering_type)).upper() != "NONE":
+            raise NotOfferedError(f"tensor: reordering_type {reordering_type!r} (tensor "
+                                  "reordering) is not offered by the cudnnfe C ABI")
         d = _ints(dim, "dim")
         s = ffi.NULL
         if stride is not None:
@@ -475,7 +310,10 @@ class pygraph:
             self._ptr, _cstr(name, "name"), _dtype(data_type, "data_type"), len(d),
             ffi.new("int64_t[]", d), s, out))
         self._validated = False
-        return self._wrap(int(out[0]), "input")
+        t = self._wrap(int(out[0]), "input")
+        if uid is not None and uid != -1:
+            t.set_uid(uid)
+        return t
 
     def tensor_like(self, array: Any, name: Optional[str] = None) -> Tensor:
         """Add a graph input with the shape, strides and data type of ``array``.
@@ -492,7 +330,10 @@ class pygraph:
         if not info.shape:
             raise ValueError("tensor_like: 0-d arrays are not supported; reshape to (1,)")
         self._devices.add(info.device)
-        return self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
+        t = self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
+        if info.device == _arrays.CPU and math.prod(info.shape) == 1:
+            self._host_scalars[t._uid] = array  # its value may be folded (_constants.py)
+        return t
 
     def get_tensor(self, name: str) -> Tensor:
         """The tensor named ``name`` (ValueError if none)."""
@@ -528,8 +369,7 @@ class pygraph:
               post_padding: Optional[Sequence[int]], compute_data_type: DType,
               name: Optional[str], convolution_mode: Any) -> Tensor:
         node = self._node_name(kind, name)
-        o = ffi.new("cudnnfe_conv_options_t *")
-        lib.cudnnfe_conv_options_init(o)
+        o = _structs.new("cudnnfe_conv_options_t")
         spatial = 0
         for what, values, fields in (("padding", padding, ("pre_padding", "post_padding")),
                                      ("pre_padding", pre_padding, ("pre_padding",)),
@@ -622,8 +462,7 @@ class pygraph:
                name: Optional[str] = None) -> Tensor:
         """``C[..., M, N] = A[..., M, K] @ B[..., K, N]``; equal ranks, batch dims of 1 broadcast."""
         node = self._node_name("matmul", name)
-        o = ffi.new("cudnnfe_matmul_options_t *")
-        lib.cudnnfe_matmul_options_init(o)
+        o = _structs.new("cudnnfe_matmul_options_t")
         cname = _cstr(node, "name")
         o.name = cname
         o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
@@ -658,8 +497,7 @@ class pygraph:
         """
         mode_value = int(_enum_value(pointwise_mode, mode, "pointwise mode"))
         node = self._node_name(_prefix or "pointwise", name)
-        o = ffi.new("cudnnfe_pointwise_options_t *")
-        lib.cudnnfe_pointwise_options_init(o)
+        o = _structs.new("cudnnfe_pointwise_options_t")
         cname = _cstr(node, "name")
         o.name = cname
         o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
@@ -1025,8 +863,7 @@ class pygraph:
         """
         mode_value = int(_enum_value(reduction_mode, mode, "reduction mode"))
         node = self._node_name("reduction", name)
-        o = ffi.new("cudnnfe_reduction_options_t *")
-        lib.cudnnfe_reduction_options_init(o)
+        o = _structs.new("cudnnfe_reduction_options_t")
         cname = _cstr(node, "name")
         o.name = cname
         o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
@@ -1049,204 +886,8 @@ class pygraph:
         return self._added(node, int(out[0]))
 
     # ------------------------------------------------------------------
-    # attention
+    # softmax (attention and normalizations: _attention.py, _norms.py)
     # ------------------------------------------------------------------
-
-    _SDPA_UNSUPPORTED = frozenset((
-        "dropout", "rng_dump", "use_padding_mask", "seq_len_q", "seq_len_kv", "use_alibi_mask",
-        "sliding_window_length", "left_bound", "right_bound", "paged_attention_k_table",
-        "paged_attention_v_table", "paged_attention_max_seq_len_kv", "sink_token",
-        "score_mod", "diagonal_alignment", "diagonal_band_left_bound",
-        "diagonal_band_right_bound"))
-
-    def sdpa(self, q: Operand, k: Operand, v: Operand, attn_scale: Optional[float] = None,
-             is_inference: Optional[bool] = None, use_causal_mask: bool = False,
-             use_causal_mask_bottom_right: bool = False, generate_stats: Optional[bool] = None,
-             attn_bias: Optional[Operand] = None, compute_data_type: DType = None,
-             name: Optional[str] = None, **unsupported: Any) -> Tuple[Tensor, Optional[Tensor]]:
-        """Scaled dot-product attention forward; returns ``(O, stats)``.
-
-        q ``[b, h_q, s_q, d]``, k ``[b, h_kv, s_kv, d]``, v ``[b, h_kv, s_kv, d_v]``
-        in logical BHSD order with any strides (BSHD storage included);
-        ``h_q`` is a multiple of ``h_kv`` (GQA, MQA). O is ``[b, h_q, s_q, d_v]``.
-
-        Args:
-            attn_scale: softmax scale on Q·Kᵀ (None: ``1/sqrt(d)``).
-            is_inference: cudnn-frontend's flag; ``False`` asks for stats.
-            use_causal_mask: causal mask aligned at the top-left corner.
-            use_causal_mask_bottom_right: causal mask aligned at the bottom-right.
-            generate_stats: also write stats ``[b, h_q, s_q, 1]`` FLOAT
-                (log-sum-exp) for the backward pass. Stats are generated when
-                ``generate_stats`` is true or ``is_inference`` is False.
-            attn_bias: additive bias broadcastable to ``[b, h_q, s_q, s_kv]``.
-
-        Returns:
-            ``(O, stats)``; ``stats`` is None when not generated.
-        """
-        if unsupported:
-            known = sorted(set(unsupported) & self._SDPA_UNSUPPORTED)
-            unknown = sorted(set(unsupported) - self._SDPA_UNSUPPORTED)
-            if unknown:
-                raise TypeError(f"sdpa() got unexpected keyword argument(s) {unknown}")
-            active = [k for k in known if unsupported[k] not in (None, False, 0, 0.0)]
-            if active:
-                raise GraphNotSupportedError(
-                    f"sdpa: {', '.join(active)} is not offered by the cudnnfe C ABI yet")
-        node = self._node_name("sdpa", name)
-        o = ffi.new("cudnnfe_sdpa_options_t *")
-        lib.cudnnfe_sdpa_options_init(o)
-        cname = _cstr(node, "name")
-        o.name = cname
-        if attn_scale is not None:
-            o.attn_scale = _attn_scale(node, attn_scale)
-        stats = bool(generate_stats) or (is_inference is not None and not is_inference)
-        o.generate_stats = 1 if stats else 0
-        o.causal_mask = 1 if use_causal_mask else 0
-        o.causal_mask_bottom_right = 1 if use_causal_mask_bottom_right else 0
-        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
-        qu = self._operand(q, node, "q")
-        ku = self._operand(k, node, "k")
-        vu = self._operand(v, node, "v")
-        o.bias = self._operand(attn_bias, node, "attn_bias", optional=True)
-        out_o = ffi.new("int64_t *")
-        out_s = ffi.new("int64_t *")
-        self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
-        result = self._added(node, int(out_o[0]))
-        st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
-        return result, st
-
-    def sdpa_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,
-                      stats: Operand, attn_scale: Optional[float] = None,
-                      use_causal_mask: bool = False, use_causal_mask_bottom_right: bool = False,
-                      attn_bias: Optional[Operand] = None, use_deterministic_algorithm: bool = False,
-                      compute_data_type: DType = None, name: Optional[str] = None,
-                      **unsupported: Any) -> Tuple[Tensor, Tensor, Tensor]:
-        """Scaled dot-product attention backward; returns ``(dQ, dK, dV)``.
-
-        ``q, k, v, o`` and ``stats`` are the forward's (stats from
-        ``sdpa(..., generate_stats=True)``, ``[b, h_q, s_q, 1]`` FLOAT); ``dO``
-        is the gradient of O. Scale, masks and bias must match the forward.
-        dQ, dK, dV take the shapes and dimension orders of q, k, v.
-        """
-        if unsupported:
-            unknown = sorted(set(unsupported) - self._SDPA_UNSUPPORTED - {"dBias"})
-            if unknown:
-                raise TypeError(f"sdpa_backward() got unexpected keyword argument(s) {unknown}")
-            active = [k for k, v in unsupported.items() if v not in (None, False, 0, 0.0)]
-            if active:
-                raise GraphNotSupportedError(
-                    f"sdpa_backward: {', '.join(sorted(active))} is not offered by the cudnnfe "
-                    "C ABI yet")
-        node = self._node_name("sdpa_backward", name)
-        opts = ffi.new("cudnnfe_sdpa_backward_options_t *")
-        lib.cudnnfe_sdpa_backward_options_init(opts)
-        cname = _cstr(node, "name")
-        opts.name = cname
-        if attn_scale is not None:
-            opts.attn_scale = _attn_scale(node, attn_scale)
-        opts.causal_mask = 1 if use_causal_mask else 0
-        opts.causal_mask_bottom_right = 1 if use_causal_mask_bottom_right else 0
-        opts.deterministic = 1 if use_deterministic_algorithm else 0
-        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
-        uids = [self._operand(t, node, port) for t, port in
-                ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
-        opts.bias = self._operand(attn_bias, node, "attn_bias", optional=True)
-        dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
-        self._check(lib.cudnnfe_graph_add_sdpa_backward(self._ptr, *uids, opts, dq, dk, dv))
-        first = self._added(node, int(dq[0]))
-        return first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual")
-
-    def _norm_options(self, node: str, epsilon: Optional[float], zero_centered_gamma: bool,
-                      phase: Any, compute_data_type: DType) -> Tuple[Any, Any]:
-        opts = ffi.new("cudnnfe_norm_options_t *")
-        lib.cudnnfe_norm_options_init(opts)
-        cname = _cstr(node, "name")
-        opts.name = cname
-        if epsilon is not None:
-            if isinstance(epsilon, (Tensor, bool)) or not isinstance(epsilon, (int, float)):
-                raise TypeError(f"{node}: epsilon must be a Python float")
-            opts.epsilon = float(epsilon)
-        opts.zero_centered_gamma = 1 if zero_centered_gamma else 0
-        if phase is not None:
-            opts.phase = int(_enum_value(norm_forward_phase, phase, "norm_forward_phase"))
-        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
-        return opts, cname
-
-    def layernorm(self, input: Operand, scale: Operand, bias: Operand,
-                  epsilon: Optional[float] = None, zero_centered_gamma: bool = False,
-                  norm_forward_phase: Any = None, compute_data_type: DType = None,
-                  name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-        """Layer norm ``y = (x - mean) * inv_variance * scale + bias``; returns ``(y, mean, inv_variance)``.
-
-        x is ``[N, ...]``: statistics are taken per index of dim 0 over the
-        other dims; scale and bias are ``[1, ...]``. In the TRAINING phase
-        (default) mean and inv_variance (``[N, 1, ..., 1]`` FLOAT) are outputs
-        too; in INFERENCE they are None. ``epsilon`` defaults to 1e-5.
-        """
-        node = self._node_name("layernorm", name)
-        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
-                                         compute_data_type)
-        x = self._operand(input, node, "input")
-        s = self._operand(scale, node, "scale")
-        b = self._operand(bias, node, "bias")
-        y, mean, inv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
-        self._check(lib.cudnnfe_graph_add_layernorm(self._ptr, x, s, b, opts, y, mean, inv))
-        out = self._added(node, int(y[0]))
-        return (out, self._wrap(int(mean[0]), "virtual") if mean[0] else None,
-                self._wrap(int(inv[0]), "virtual") if inv[0] else None)
-
-    def rmsnorm(self, input: Operand, scale: Operand, bias: Optional[Operand] = None,
-                epsilon: Optional[float] = None, zero_centered_gamma: bool = False,
-                norm_forward_phase: Any = None, compute_data_type: DType = None,
-                name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor]]:
-        """RMS norm ``y = x * inv_rms * scale (+ bias)``; returns ``(y, inv_rms)``.
-
-        ``inv_rms = 1/sqrt(mean(x**2) + epsilon)`` per index of dim 0; it is
-        an output in the TRAINING phase (default), None in INFERENCE.
-        """
-        node = self._node_name("rmsnorm", name)
-        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
-                                         compute_data_type)
-        x = self._operand(input, node, "input")
-        s = self._operand(scale, node, "scale")
-        b = self._operand(bias, node, "bias", optional=True)
-        y, inv = ffi.new("int64_t *"), ffi.new("int64_t *")
-        self._check(lib.cudnnfe_graph_add_rmsnorm(self._ptr, x, s, b, opts, y, inv))
-        out = self._added(node, int(y[0]))
-        return out, self._wrap(int(inv[0]), "virtual") if inv[0] else None
-
-    def layernorm_backward(self, grad: Operand, input: Operand, scale: Operand, mean: Operand,
-                           inv_variance: Operand, zero_centered_gamma: bool = False,
-                           compute_data_type: DType = None,
-                           name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
-        """Layer norm backward; returns ``(dx, dscale, dbias)`` from dy (``grad``), x, scale
-        and the forward's mean and inv_variance."""
-        node = self._node_name("layernorm_backward", name)
-        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
-                                         compute_data_type)
-        args = [self._operand(t, node, port) for t, port in
-                ((grad, "grad"), (input, "input"), (scale, "scale"), (mean, "mean"),
-                 (inv_variance, "inv_variance"))]
-        dx, ds, db = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
-        self._check(lib.cudnnfe_graph_add_layernorm_backward(self._ptr, *args, opts, dx, ds, db))
-        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
-                self._wrap(int(db[0]), "virtual"))
-
-    def rmsnorm_backward(self, grad: Operand, input: Operand, scale: Operand, inv_rms: Operand,
-                         has_dbias: bool = False, zero_centered_gamma: bool = False,
-                         compute_data_type: DType = None,
-                         name: Optional[str] = None) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-        """RMS norm backward; returns ``(dx, dscale, dbias)`` (dbias None unless ``has_dbias``)."""
-        node = self._node_name("rmsnorm_backward", name)
-        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
-                                         compute_data_type)
-        args = [self._operand(t, node, port) for t, port in
-                ((grad, "grad"), (input, "input"), (scale, "scale"), (inv_rms, "inv_rms"))]
-        dx, ds = ffi.new("int64_t *"), ffi.new("int64_t *")
-        db = ffi.new("int64_t *") if has_dbias else ffi.NULL
-        self._check(lib.cudnnfe_graph_add_rmsnorm_backward(self._ptr, *args, opts, dx, ds, db))
-        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
-                self._wrap(int(db[0]), "virtual") if has_dbias and db[0] else None)
 
     def softmax(self, input: Operand, generate_stats: bool = False,
                 compute_data_type: DType = None,
@@ -1257,8 +898,7 @@ class pygraph:
         (``[..., 1]`` FLOAT); else None.
         """
         node = self._node_name("softmax", name)
-        opts = ffi.new("cudnnfe_softmax_options_t *")
-        lib.cudnnfe_softmax_options_init(opts)
+        opts = _structs.new("cudnnfe_softmax_options_t")
         cname = _cstr(node, "name")
         opts.name = cname
         opts.generate_stats = 1 if generate_stats else 0
@@ -1279,6 +919,7 @@ class pygraph:
         Raises :class:`InvalidGraphError` (a ValueError) naming the node,
         tensor and rule.
         """
+        _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_validate(self._ptr))
         self._validated = True
 
@@ -1408,8 +1049,7 @@ class pygraph:
                  overrides: Optional[Mapping[str, Any]] = None
                  ) -> Tuple[Any, List[Any], Tuple[Any, ...]]:
         """(filled cudnnfe_build_options_t *, objects to keep alive, plan-deciding key)."""
-        o = ffi.new("cudnnfe_build_options_t *")
-        lib.cudnnfe_build_options_init(o)
+        o = _structs.new("cudnnfe_build_options_t")
         o.target = self._resolved_target(tgt)
         if modes is not None:
             o.num_heur_modes = len(modes)
@@ -1461,12 +1101,34 @@ class pygraph:
     def _build(self, modes: Optional[List[int]], tgt: Optional[target],
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
+        if not self.is_built():
+            _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
         del keep
         self._validated = True
         self._built_key = key
         self._built_by_check_support = False
         self._exec = self._refresh_exec()
+
+    def _replace_c_graph(self, data: bytes) -> None:
+        """Load a graph description into a fresh C graph and adopt it (before build).
+
+        Used by :mod:`cudnnfe._rewrite`: the description keeps every UID, so
+        the graph's :class:`Tensor` objects stay valid.
+        """
+        out = ffi.new("cudnnfe_graph_t **")
+        status = lib.cudnnfe_graph_create(out)
+        if status:
+            raise_global_error(status)
+        ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
+        status = lib.cudnnfe_graph_deserialize(ptr, data, len(data))
+        if status:
+            raise_graph_error(status, ptr, "cudnnfe: reloading the edited graph description "
+                              "failed (please report)")
+        self._ptr = ptr
+        self._validated = False
+        self._exec = None
+        self._fast = None
 
     def _rebuild(self, options: Any, handle: Optional[Handle]) -> None:
         """Build a fresh C graph from this one's description with ``options`` and adopt it."""
@@ -1534,8 +1196,7 @@ class pygraph:
         :class:`WrongStateError` before build.
         """
         i = _plan_index(index)
-        out = ffi.new("cudnnfe_plan_info_t *")
-        lib.cudnnfe_plan_info_init(out)
+        out = _structs.new("cudnnfe_plan_info_t")
         self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
         return _plans.plan_info_from_c(i, out)
 
@@ -1596,8 +1257,7 @@ class pygraph:
     def get_build_info(self) -> BuildInfo:
         """Where the built graph's plan came from (:class:`plan_source`) and how long each
         build stage took, in milliseconds (``cudnnfe_graph_get_build_info``)."""
-        out = ffi.new("cudnnfe_build_info_t *")
-        lib.cudnnfe_build_info_init(out)
+        out = _structs.new("cudnnfe_build_info_t")
         self._check(lib.cudnnfe_graph_get_build_info(self._ptr, out))
         return _plans.build_info_from_c(out)
 
@@ -1610,6 +1270,8 @@ class pygraph:
         build too, but data types left unset are hashed as such: fingerprint
         a validated or built graph to get the plan cache's key.
         """
+        if not self.is_built():
+            _rewrite.finalize(self)
         size = int(lib.CUDNNFE_FINGERPRINT_SIZE)
         buf = ffi.new("char[]", size)
         self._check(lib.cudnnfe_graph_get_fingerprint(self._ptr, buf, size))
@@ -1759,9 +1421,13 @@ class pygraph:
         for key, array in variant_pack.items():
             if type(key) is Tensor and key._graph is self:
                 pos = position.get(key._uid)
+            elif self._folded and _constants.is_folded_binding(self, key, array):
+                continue
             else:
                 pos = position.get(self._key_uid(key))
             if pos is None:
+                if self._folded and _constants.is_folded_binding(self, key, array):
+                    continue
                 self._unbindable(self._key_uid(key))
             # Fast path for torch tensors: compare without building an ArrayInfo.
             if type(array) is torch_cls and fast is not None:
@@ -1860,6 +1526,8 @@ class pygraph:
         ptrs: List[Optional[int]] = [None] * len(info.order)
         keep: List[Any] = []
         for key, array in variant_pack.items():
+            if self._folded and _constants.is_folded_binding(self, key, array):
+                continue
             uid = self._key_uid(key)
             pos = info.position.get(uid)
             if pos is None:
@@ -1883,6 +1551,9 @@ class pygraph:
         """(cudnnfe_binding_t[], count, arrays to keep alive), every array checked."""
         if not isinstance(variant_pack, Mapping):
             raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
+        if self._folded:
+            variant_pack = {k: a for k, a in variant_pack.items()
+                            if not _constants.is_folded_binding(self, k, a)}
         table = ffi.new("cudnnfe_binding_t[]", max(len(variant_pack), 1))
         keep: List[Any] = []
         for i, (key, array) in enumerate(variant_pack.items()):
@@ -1950,8 +1621,7 @@ class pygraph:
         """
         info = self._exec_info()
         h = self._resolve_handle(handle)
-        o = ffi.new("cudnnfe_autotune_options_t *")
-        lib.cudnnfe_autotune_options_init(o)
+        o = _structs.new("cudnnfe_autotune_options_t")
         for name, value in (("warmup_iterations", warmup_iterations),
                             ("min_iterations", min_iterations),
                             ("max_iterations", max_iterations)):
@@ -2027,6 +1697,11 @@ class pygraph:
         loads that skip heuristics and plan search on the same GPU
         architecture and cuDNN version; :meth:`deserialize` takes either.
         """
+        if not self.is_built():
+            _rewrite.finalize(self)
+        return self._serialize_raw()
+
+    def _serialize_raw(self) -> bytes:
         n = ffi.new("size_t *")
         self._check(lib.cudnnfe_graph_serialize(self._ptr, ffi.NULL, 0, n))
         buf = ffi.new("char[]", max(n[0], 1))
@@ -2106,8 +1781,7 @@ class pygraph:
         ``pygraph.deserialize_plan(blob)`` returns a new graph.
         """
         raw = _serialized_bytes(data)
-        o = ffi.new("cudnnfe_plan_load_options_t *")
-        lib.cudnnfe_plan_load_options_init(o)
+        o = _structs.new("cudnnfe_plan_load_options_t")
         o.rebuild_on_mismatch = 1 if rebuild_on_mismatch else 0
         self._check(lib.cudnnfe_graph_deserialize_plan(self._ptr, self._build_handle(handle), raw,
                                                        len(raw), o))
@@ -2222,30 +1896,6 @@ class BoundExecution:
     execute = __call__
 
 
-def _attn_scale(node: str, value: Any) -> float:
-    if isinstance(value, Tensor) or _arrays.is_array(value):
-        raise GraphNotSupportedError(
-            f"{node}: attn_scale as a tensor is not offered by the cudnnfe C ABI yet; "
-            "pass a Python float")
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise TypeError(f"{node}: attn_scale must be a float")
-    if value == 0 or not math.isfinite(value):
-        raise ValueError(f"{node}: attn_scale is {value}; expected a finite, non-zero number "
-                         "(None: 1/sqrt(d))")
-    return float(value)
-
-
-def _enum_value(enum: Any, value: Any, what: str) -> Any:
-    """An enum member from a member, an int or a (case-insensitive) name."""
-    try:
-        if isinstance(value, str):
-            return enum[value.upper()]
-        if isinstance(value, bool):
-            raise ValueError(value)
-        return enum(value)
-    except (KeyError, ValueError, TypeError):
-        raise ValueError(f"unknown {what} {value!r}; expected one of "
-                         f"{', '.join(m.name for m in enum)}") from None
 
 
 def _heur_modes(modes: Any) -> Optional[List[int]]:
@@ -2283,15 +1933,6 @@ def _plan_index(index: Any) -> int:
     except TypeError:
         raise TypeError(f"a plan index is an int, not {type(index).__name__}") from None
 
-
-def _int_option(value: Any, what: str, bits: int = 64) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-    v = operator.index(value)
-    limit = 1 << (bits - 1)
-    if not -limit <= v < limit:
-        raise ValueError(f"{what} is {v}; it does not fit in int{bits}")
-    return v
 
 
 def _cuda_graph_pointer(cuda_graph: Any) -> Any:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import (Any, Callable, Dict, Hashable, Iterator, List, Mapping, Optional, Sequence,
                     Tuple, TypeVar)
 
-from . import _arrays
+from . import _arrays, _constants
 from ._enums import data_type, heur_mode, target
 from ._graph import DType, Tensor, _ExecInfo, _heur_modes, _Spec, pygraph
 from ._handle import Handle
@@ -163,6 +163,8 @@ class Graph(pygraph):
         if named:
             given: Mapping[Any, Any] = args[0]
             for key, value in given.items():
+                if self._folded and _constants.is_folded_binding(self, key, value):
+                    continue  # folded into an op as a number (_constants.py)
                 name = key if isinstance(key, str) else (
                     key.get_name() if isinstance(key, Tensor) else
                     self._tensors[self._key_uid(key)].get_name()

@@ -12,6 +12,7 @@ import re
 from typing import Any, Iterable, List, NamedTuple, Optional, Union
 
 from ._enums import behavior_note, build_plan_policy, numerical_note, plan_source
+from . import _structs
 from ._errors import raise_global_error
 from ._lib import ffi, lib
 
@@ -93,8 +94,7 @@ def plan_cache_stats() -> PlanCacheStats:
 
     Only GPU builds use the caches; CPU reference builds leave them alone.
     """
-    out = ffi.new("cudnnfe_plan_cache_stats_t *")
-    lib.cudnnfe_plan_cache_stats_init(out)
+    out = _structs.new("cudnnfe_plan_cache_stats_t")
     status = lib.cudnnfe_plan_cache_get_stats(out)
     if status:
         raise_global_error(status)

@@ -165,8 +165,10 @@ def test_transformer_op_arguments():
         g.rmsnorm(x, s, norm_forward_phase="testing")
     with pytest.raises(cudnnfe.InvalidGraphError, match="ln"):
         g.layernorm(x, g.tensor(dim=[1, 7]), s, name="ln")
-    with pytest.raises(cudnnfe.GraphNotSupportedError, match="dropout"):
-        q = g.tensor(dim=[1, 2, 4, 8])
+    q = g.tensor(dim=[1, 2, 4, 8])
+    with pytest.raises(cudnnfe.InvalidGraphError, match="dropout_seed and dropout_offset"):
         g.sdpa_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 4, 1]), dropout=0.2)
+    with pytest.raises(cudnnfe.NotOfferedError, match="score_mod"):
+        g.sdpa_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 4, 1]), score_mod=lambda *a: a)
     with pytest.raises(TypeError, match="unexpected"):
         g.sdpa_backward(x, x, x, x, x, x, atn_scale=1.0)

@@ -294,15 +294,17 @@ def test_sdpa_arguments(g):
         g.sdpa(q=q, k=k, v=v, use_causal_mask=True, use_causal_mask_bottom_right=True)
     with pytest.raises(cudnnfe.InvalidGraphError, match="multiple"):
         g.sdpa(q=q, k=g.tensor(dim=[1, 3, 16, 8]), v=g.tensor(dim=[1, 3, 16, 8]))
-    with pytest.raises(cudnnfe.GraphNotSupportedError, match="dropout"):
+    with pytest.raises(cudnnfe.InvalidGraphError, match="dropout_seed and dropout_offset"):
         g.sdpa(q=q, k=k, v=v, dropout=0.1)
-    g.sdpa(q=q, k=k, v=v, dropout=0.0)  # an unused option is accepted
+    g.sdpa(q=q, k=k, v=v, dropout=0.0)  # p = 0 needs no seed
+    with pytest.raises(cudnnfe.NotOfferedError, match="paged attention"):
+        g.sdpa(q=q, k=k, v=v, paged_attention_k_table=k)
     with pytest.raises(TypeError, match="unexpected"):
         g.sdpa(q=q, k=k, v=v, attn_scael=0.1)
     with pytest.raises(ValueError, match="attn_scale"):
         g.sdpa(q=q, k=k, v=v, attn_scale=0.0)
-    with pytest.raises(cudnnfe.GraphNotSupportedError, match="attn_scale"):
-        g.sdpa(q=q, k=k, v=v, attn_scale=g.tensor(dim=[1]))
+    with pytest.raises(cudnnfe.InvalidGraphError, match="attn_scale"):
+        g.sdpa(q=q, k=k, v=v, attn_scale=g.tensor(dim=[2]))  # one element
     with pytest.raises(cudnnfe.InvalidGraphError, match="bias"):
         g.sdpa(q=q, k=k, v=v, attn_bias=g.tensor(dim=[1, 4, 16, 15]))
 

@@ -1,0 +1,495 @@
+"""Attention on :class:`pygraph`: ``sdpa``, ``sdpa_backward``, ``sdpa_fp8``, ``sdpa_fp8_backward``.
+
+Method names and keywords are cudnn-frontend's, so its attention code runs
+unchanged; ``docs/attention.md`` defines every option exactly. The C
+functions are ``cudnnfe_graph_add_sdpa``, ``cudnnfe_graph_add_sdpa_backward_ex``
+(which adds dBias), ``cudnnfe_graph_add_sdpa_fp8`` and
+``cudnnfe_graph_add_sdpa_fp8_backward``. cudnn-frontend features the C ABI
+lacks raise :class:`NotOfferedError` naming them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional, Tuple, Union
+
+from . import _arrays, _rewrite, _structs
+from ._enums import data_type, diagonal_alignment
+from ._errors import NotOfferedError
+from ._lib import ffi, lib
+from ._tensor import Tensor
+from ._util import DType, Operand, _cstr, _dtype, _enum_value, _int, _is_number, _number
+
+__all__ = ["AttentionOps"]
+
+# cudnn-frontend keywords the C ABI has no field for, with what they are.
+_FEATURES = {
+    "block_mask": "block-sparse attention masks",
+    "rng_dump": "dumping the dropout mask",
+    "paged_attention_k_table": "paged attention",
+    "paged_attention_v_table": "paged attention",
+    "paged_attention_max_seq_len_kv": "paged attention",
+    "score_mod": "score modification callbacks",
+    "score_mod_bprop": "score modification callbacks",
+    "fn": "score modification callbacks",
+    "score_max": "the score-max output",
+    "score_sum_exp": "the score sum-of-exponents output",
+    "sink_token": "attention sinks",
+    "dSink_token": "attention sinks",
+    "implementation": "choosing the attention implementation",
+    "unfuse_fma": "unfused FMA",
+    "max_total_seq_len_q": "ragged (packed) sequences",
+    "max_total_seq_len_kv": "ragged (packed) sequences",
+}
+
+
+def _refuse(node: str, given: Dict[str, Any]) -> None:
+    """NotOfferedError for the cudnn-frontend features given a non-default value."""
+    active = []
+    for key, value in given.items():
+        if value is None or value is False:
+            continue
+        if key == "implementation" and str(getattr(value, "name", value)).upper() == "AUTO":
+            continue
+        active.append(f"{key} ({_FEATURES[key]})")
+    if active:
+        raise NotOfferedError(f"{node}: {', '.join(active)} "
+                              f"{'is' if len(active) == 1 else 'are'} not offered by the "
+                              "cudnnfe C ABI")
+
+
+def _flag(value: Any, what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return 1 if value else 0
+    raise TypeError(f"{what} must be a bool, not {value!r}")
+
+
+def _attn_scale_value(node: str, value: Any) -> float:
+    v = _number(value, f"{node}: attn_scale")
+    if v == 0 or not math.isfinite(v):
+        raise ValueError(f"{node}: attn_scale is {value}; expected a finite, non-zero number "
+                         "(None: 1/sqrt(d))")
+    return v
+
+
+class AttentionOps:
+    """The attention methods of :class:`pygraph` (a mixin; see :mod:`cudnnfe._attention`)."""
+
+    # ---- shared option handling --------------------------------------------------
+
+    def _attn_scale_option(self, o: Any, node: str, attn_scale: Any) -> None:
+        if attn_scale is None:
+            return
+        if not _is_number(attn_scale) and (isinstance(attn_scale, Tensor)
+                                           or _arrays.is_array(attn_scale)):
+            o.attn_scale_tensor = self._operand(attn_scale, node, "attn_scale")
+        else:
+            o.attn_scale = _attn_scale_value(node, attn_scale)
+
+    def _mask_options(self, o: Any, node: str, *, use_causal_mask: Any,
+                      use_causal_mask_bottom_right: Any, use_padding_mask: Any,
+                      seq_len_q: Any, seq_len_kv: Any, sliding_window_length: Any,
+                      left_bound: Any, right_bound: Any, alignment: Any,
+                      use_alibi_mask: Any, left_name: str) -> None:
+        o.causal_mask = _flag(use_causal_mask, f"{node}: use_causal_mask")
+        o.causal_mask_bottom_right = _flag(use_causal_mask_bottom_right,
+                                           f"{node}: use_causal_mask_bottom_right")
+        if sliding_window_length is not None and left_bound is not None:
+            raise ValueError(f"{node}: sliding_window_length and {left_name} are the same "
+                             "bound; give one")
+        left = sliding_window_length if sliding_window_length is not None else left_bound
+        if left is not None:
+            o.window_left = _int(left, f"{node}: {left_name}")
+        if right_bound is not None:
+            o.window_right = _int(right_bound, f"{node}: diagonal_band_right_bound")
+        if alignment is not None:
+            o.diagonal_alignment = int(_enum_value(diagonal_alignment, alignment,
+                                                   "diagonal_alignment"))
+        o.alibi_mask = _flag(use_alibi_mask, f"{node}: use_alibi_mask")
+        o.padding_mask = _flag(use_padding_mask, f"{node}: use_padding_mask")
+        o.seq_len_q = self._operand(seq_len_q, node, "seq_len_q", optional=True)
+        o.seq_len_kv = self._operand(seq_len_kv, node, "seq_len_kv", optional=True)
+
+    def _dropout_options(self, o: Any, node: str, dropout: Any, seed: Any, offset: Any,
+                         backward: bool) -> None:
+        """Fill the dropout fields from cudnn-frontend's tuple or the (p, seed=, offset=) form."""
+        forms = ("(probability, seed, offset) or (mask, scale, scale_inv)" if backward
+                 else "(probability, seed, offset) or (mask, scale)")
+        if dropout is None:
+            if seed is not None or offset is not None:
+                raise ValueError(f"{node}: dropout_seed / dropout_offset given without dropout")
+            return
+        mask = scale = scale_inv = None
+        if _is_number(dropout):
+            p = dropout
+        elif isinstance(dropout, (tuple, list)):
+            items = tuple(dropout)
+            if len(items) == 3 and _is_number(items[0]):
+                if seed is not None or offset is not None:
+                    raise ValueError(f"{node}: the dropout tuple gives the seed and offset; "
+                                     "dropout_seed / dropout_offset must then be None")
+                p, seed, offset = items
+            elif len(items) in (2, 3) and not _is_number(items[0]) and items[0] is not None:
+                mask, scale = items[0], items[1]
+                scale_inv = items[2] if len(items) == 3 else None
+                p = None
+            else:
+                raise TypeError(f"{node}: dropout must be a tuple {forms}, not {dropout!r}")
+        else:
+            raise TypeError(f"{node}: dropout must be a tuple {forms} (or a probability with "
+                            f"dropout_seed and dropout_offset), not {type(dropout).__name__}")
+        if p is not None:
+            o.dropout_probability = _number(p, f"{node}: dropout probability")
+            o.dropout_seed = self._operand(seed, node, "dropout_seed", optional=True,
+                                           scalar=True, scalar_dtype=data_type.INT64)
+            o.dropout_offset = self._operand(offset, node, "dropout_offset", optional=True,
+                                             scalar=True, scalar_dtype=data_type.INT64)
+            return
+        if seed is not None or offset is not None:
+            raise ValueError(f"{node}: dropout_seed / dropout_offset apply to the drawn form, "
+                             "not to a given mask")
+        o.dropout_mask = self._operand(mask, node, "dropout_mask")
+        o.dropout_scale = self._operand(scale, node, "dropout_scale", optional=True, scalar=True)
+        if backward:
+            o.dropout_scale_inv = self._operand(scale_inv, node, "dropout_scale_inv",
+                                                optional=True, scalar=True)
+        # A forward's (mask, scale, scale_inv) tuple may be shared with the backward:
+        # the forward does not use scale_inv (as cudnn-frontend).
+
+    @staticmethod
+    def _bias_argument(node: str, bias: Any, attn_bias: Any) -> Any:
+        if bias is not None and attn_bias is not None:
+            raise ValueError(f"{node}: bias and attn_bias are the same tensor; give one")
+        return bias if bias is not None else attn_bias
+
+    # ---- sdpa ---------------------------------------------------------------------
+
+    def sdpa(self, q: Operand, k: Operand, v: Operand, attn_scale: Any = None,
+             is_inference: Optional[bool] = None, use_causal_mask: bool = False,
+             use_causal_mask_bottom_right: bool = False, generate_stats: Optional[bool] = None,
+             attn_bias: Optional[Operand] = None, compute_data_type: DType = None,
+             name: Optional[str] = None, *, bias: Optional[Operand] = None,
+             use_alibi_mask: bool = False, use_padding_mask: bool = False,
+             seq_len_q: Optional[Operand] = None, seq_len_kv: Optional[Operand] = None,
+             sliding_window_length: Optional[int] = None, diagonal_alignment: Any = None,
+             diagonal_band_left_bound: Optional[int] = None,
+             diagonal_band_right_bound: Optional[int] = None, dropout: Any = None,
+             dropout_seed: Any = None, dropout_offset: Any = None, rng_dump: Any = None,
+             block_mask: Any = None, paged_attention_k_table: Any = None,
+             paged_attention_v_table: Any = None, paged_attention_max_seq_len_kv: Any = None,
+             score_mod: Any = None, implementation: Any = None, score_max: Any = None,
+             score_sum_exp: Any = None, sink_token: Any = None,
+             unfuse_fma: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
+        """Scaled dot-product attention forward (``cudnnfe_graph_add_sdpa``); returns ``(O, stats)``.
+
+        q ``[b, h_q, s_q, d]``, k ``[b, h_kv, s_kv, d]``, v ``[b, h_kv, s_kv, d_v]``
+        in logical BHSD order with any strides (BSHD storage included);
+        ``h_q`` is a multiple of ``h_kv`` (GQA, MQA). O is ``[b, h_q, s_q, d_v]``.
+        ``docs/attention.md`` defines every option.
+
+        Args:
+            attn_scale: softmax scale on Q·Kᵀ: a float (None: ``1/sqrt(d)``) or
+                a one-element FLOAT tensor (a graph input read at every execute).
+            is_inference, generate_stats: stats ``[b, h_q, s_q, 1]`` FLOAT
+                (log-sum-exp) are written when ``generate_stats`` is true or
+                ``is_inference`` is False.
+            use_causal_mask, use_causal_mask_bottom_right: causal masks aligned
+                at the top-left / bottom-right corner.
+            bias (or attn_bias): additive bias broadcastable to ``[b, h_q, s_q, s_kv]``.
+            use_padding_mask, seq_len_q, seq_len_kv: variable sequence lengths
+                (INT32 ``[b, 1, 1, 1]`` tensors).
+            diagonal_band_left_bound (or sliding_window_length),
+                diagonal_band_right_bound, diagonal_alignment: the diagonal band
+                (sliding window) around each row's diagonal.
+            use_alibi_mask: ALiBi with cudnn-frontend's slopes (needs a causal
+                top-left mask).
+            dropout: ``(probability, seed, offset)`` with one-element INT64
+                seed and offset tensors (or Python ints: scalars), or
+                ``(mask, scale)``; or a probability with ``dropout_seed=`` and
+                ``dropout_offset=``.
+
+        block_mask, paged attention, score_mod, score_max, score_sum_exp,
+        sink_token, rng_dump, implementation and unfuse_fma are not offered by
+        the C ABI: giving them raises :class:`NotOfferedError`.
+        """
+        node = self._node_name("sdpa", name)
+        _refuse(node, dict(block_mask=block_mask, rng_dump=rng_dump,
+                           paged_attention_k_table=paged_attention_k_table,
+                           paged_attention_v_table=paged_attention_v_table,
+                           paged_attention_max_seq_len_kv=paged_attention_max_seq_len_kv,
+                           score_mod=score_mod, implementation=implementation,
+                           score_max=score_max, score_sum_exp=score_sum_exp,
+                           sink_token=sink_token, unfuse_fma=unfuse_fma))
+        bias = self._bias_argument(node, bias, attn_bias)
+        o = _structs.new("cudnnfe_sdpa_options_t")
+        cname = _cstr(node, "name")
+        o.name = cname
+        stats = bool(generate_stats) or (is_inference is not None and not is_inference)
+        o.generate_stats = 1 if stats else 0
+        o.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        qu = self._operand(q, node, "q")
+        ku = self._operand(k, node, "k")
+        vu = self._operand(v, node, "v")
+        o.bias = self._operand(bias, node, "bias", optional=True)
+        self._attn_scale_option(o, node, attn_scale)
+        self._mask_options(o, node, use_causal_mask=use_causal_mask,
+                           use_causal_mask_bottom_right=use_causal_mask_bottom_right,
+                           use_padding_mask=use_padding_mask, seq_len_q=seq_len_q,
+                           seq_len_kv=seq_len_kv, sliding_window_length=sliding_window_length,
+                           left_bound=diagonal_band_left_bound,
+                           right_bound=diagonal_band_right_bound,
+                           alignment=diagonal_alignment, use_alibi_mask=use_alibi_mask,
+                           left_name="diagonal_band_left_bound")
+        self._dropout_options(o, node, dropout, dropout_seed, dropout_offset, backward=False)
+        out_o = ffi.new("int64_t *")
+        out_s = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
+        result = self._added(node, int(out_o[0]))
+        st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
+        return result, st
+
+    def sdpa_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,
+                      stats: Operand, attn_scale: Any = None, use_causal_mask: bool = False,
+                      use_causal_mask_bottom_right: bool = False,
+                      attn_bias: Optional[Operand] = None,
+                      use_deterministic_algorithm: bool = False,
+                      compute_data_type: DType = None, name: Optional[str] = None, *,
+                      bias: Optional[Operand] = None, dBias: Any = None,
+                      use_alibi_mask: bool = False, use_padding_mask: bool = False,
+                      seq_len_q: Optional[Operand] = None, seq_len_kv: Optional[Operand] = None,
+                      max_total_seq_len_q: Any = None, max_total_seq_len_kv: Any = None,
+                      sliding_window_length: Optional[int] = None,
+                      diagonal_alignment: Any = None,
+                      diagonal_band_left_bound: Optional[int] = None,
+                      diagonal_band_right_bound: Optional[int] = None, dropout: Any = None,
+                      dropout_seed: Any = None, dropout_offset: Any = None,
+                      rng_dump: Any = None, score_mod: Any = None, score_mod_bprop: Any = None,
+                      sink_token: Any = None, dSink_token: Any = None
+                      ) -> Union[Tuple[Tensor, Tensor, Tensor],
+                                 Tuple[Tensor, Tensor, Tensor, Tensor]]:
+        """Scaled dot-product attention backward (``cudnnfe_graph_add_sdpa_backward_ex``);
+        returns ``(dQ, dK, dV)``.
+
+        ``q, k, v, o`` and ``stats`` are the forward's (stats from
+        ``sdpa(..., generate_stats=True)``, ``[b, h_q, s_q, 1]`` FLOAT); ``dO``
+        is the gradient of O. Scale, masks, bias and dropout must be the
+        forward's (``dropout=(probability, seed, offset)`` with the same seed
+        and offset, or ``(mask, scale, scale_inv)``). dQ, dK, dV take the
+        shapes and dimension orders of q, k, v.
+
+        ``dBias``: the bias gradient, as cudnn-frontend takes it: a tensor
+        made with ``graph.tensor(...)`` / ``tensor_like`` (dims ``[1, h_q, s_q,
+        s_kv]``, the bias's) that becomes the op's dBias output, a graph
+        output, keeping its UID, name, strides and data type. ``dBias=True``
+        (a cudnnfe extension) instead returns ``(dQ, dK, dV, dBias)``.
+        """
+        node = self._node_name("sdpa_backward", name)
+        _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod,
+                           score_mod_bprop=score_mod_bprop, sink_token=sink_token,
+                           dSink_token=dSink_token, max_total_seq_len_q=max_total_seq_len_q,
+                           max_total_seq_len_kv=max_total_seq_len_kv))
+        placeholder: Optional[Tensor] = None
+        if isinstance(dBias, Tensor):
+            if dBias._graph is not self:
+                raise ValueError(f"{node}: dBias is a tensor of another graph")
+            placeholder = dBias
+            _rewrite.check_placeholder(self, placeholder, node, "dBias")
+        elif dBias is not None and not isinstance(dBias, bool):
+            raise TypeError(f"{node}: dBias must be a cudnnfe.Tensor made with graph.tensor() "
+                            f"or tensor_like() (it becomes the output), or True; not "
+                            f"{type(dBias).__name__}")
+        want_dbias = placeholder is not None or dBias is True
+        bias = self._bias_argument(node, bias, attn_bias)
+        opts = _structs.new("cudnnfe_sdpa_backward_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.deterministic = _flag(use_deterministic_algorithm,
+                                   f"{node}: use_deterministic_algorithm")
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        uids = [self._operand(t, node, port) for t, port in
+                ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
+        opts.bias = self._operand(bias, node, "bias", optional=True)
+        self._attn_scale_option(opts, node, attn_scale)
+        self._mask_options(opts, node, use_causal_mask=use_causal_mask,
+                           use_causal_mask_bottom_right=use_causal_mask_bottom_right,
+                           use_padding_mask=use_padding_mask, seq_len_q=seq_len_q,
+                           seq_len_kv=seq_len_kv, sliding_window_length=sliding_window_length,
+                           left_bound=diagonal_band_left_bound,
+                           right_bound=diagonal_band_right_bound,
+                           alignment=diagonal_alignment, use_alibi_mask=use_alibi_mask,
+                           left_name="diagonal_band_left_bound")
+        self._dropout_options(opts, node, dropout, dropout_seed, dropout_offset, backward=True)
+        dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        db = ffi.new("int64_t *") if want_dbias else ffi.NULL
+        self._check(lib.cudnnfe_graph_add_sdpa_backward_ex(self._ptr, *uids, opts, dq, dk, dv,
+                                                           db))
+        first = self._added(node, int(dq[0]))
+        result = (first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual"))
+        if placeholder is not None:
+            _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
+            return result
+        if want_dbias:
+            return result + (self._wrap(int(db[0]), "virtual"),)
+        return result
+
+    # ---- FP8 attention --------------------------------------------------------------
+
+    @staticmethod
+    def _fp8_causal(node: str, use_causal_mask: Any, use_causal_mask_bottom_right: Any,
+                    alignment: Any, sliding_window: Any, left_bound: Any,
+                    right_bound: Any) -> int:
+        """The C ABI's one FP8 mask, causal top-left, from cudnn-frontend's mask keywords."""
+        causal = bool(_flag(use_causal_mask, f"{node}: use_causal_mask"))
+        if _flag(use_causal_mask_bottom_right, f"{node}: use_causal_mask_bottom_right"):
+            raise NotOfferedError(f"{node}: use_causal_mask_bottom_right is not offered by the "
+                                  "cudnnfe C ABI for FP8 attention (only a top-left causal mask)")
+        if sliding_window is not None or left_bound is not None:
+            raise NotOfferedError(f"{node}: a left bound (sliding window) is not offered by the "
+                                  "cudnnfe C ABI for FP8 attention")
+        align = (diagonal_alignment.TOP_LEFT if alignment is None
+                 else _enum_value(diagonal_alignment, alignment, "diagonal_alignment"))
+        if right_bound is not None:
+            if causal:
+                raise ValueError(f"{node}: use_causal_mask and right_bound cannot both be set")
+            if _int(right_bound, f"{node}: right_bound") != 0 or \
+                    align != diagonal_alignment.TOP_LEFT:
+                raise NotOfferedError(f"{node}: a diagonal band other than right_bound=0 with "
+                                      "TOP_LEFT alignment (a causal mask) is not offered by the "
+                                      "cudnnfe C ABI for FP8 attention")
+            causal = True
+        return 1 if causal else 0
+
+    @staticmethod
+    def _fp8_compute(node: str, compute_data_type: DType) -> None:
+        if _dtype(compute_data_type, "compute_data_type") not in (int(data_type.NOT_SET),
+                                                                   int(data_type.FLOAT)):
+            raise NotOfferedError(f"{node}: FP8 attention computes in FLOAT; compute_data_type "
+                                  f"{compute_data_type!r} is not offered")
+
+    def sdpa_fp8(self, q: Operand, k: Operand, v: Operand, descale_q: Operand,
+                 descale_k: Operand, descale_v: Operand, descale_s: Operand, scale_s: Operand,
+                 scale_o: Operand, is_inference: Optional[bool] = None, attn_scale: Any = None,
+                 bias: Any = None, use_alibi_mask: bool = False, use_padding_mask: bool = False,
+                 seq_len_q: Any = None, seq_len_kv: Any = None, use_causal_mask: bool = False,
+                 use_causal_mask_bottom_right: bool = False, sliding_window: Any = None,
+                 diagonal_alignment: Any = None, left_bound: Any = None,
+                 right_bound: Any = None, dropout: Any = None, rng_dump: Any = None,
+                 paged_attention_k_table: Any = None, paged_attention_v_table: Any = None,
+                 paged_attention_max_seq_len_kv: Any = None, compute_data_type: DType = None,
+                 name: Optional[str] = None, fn: Any = None,
+                 generate_stats: Optional[bool] = None, score_max: Any = None,
+                 score_sum_exp: Any = None, sink_token: Any = None
+                 ) -> Tuple[Tensor, Optional[Tensor], Tensor, Tensor]:
+        """FP8 attention forward (``cudnnfe_graph_add_sdpa_fp8``); returns
+        ``(O, stats, amax_s, amax_o)``.
+
+        q, k, v are one FP8 type (FP8_E4M3 or FP8_E5M2). The descales and
+        scales are one-element FLOAT tensors (or Python floats: scalars). The
+        amax outputs are ``[1, 1, 1, 1]`` FLOAT and must be marked with
+        ``set_output(True)``. Stats are written when ``generate_stats`` is
+        true or ``is_inference`` is False (else None).
+
+        The C ABI's FP8 attention has a float ``attn_scale`` and a top-left
+        causal mask (``use_causal_mask``, or ``right_bound=0`` with TOP_LEFT
+        alignment); bias, ALiBi, padding, other bands, dropout, paged
+        attention, a tensor attn_scale and the other cudnn-frontend options
+        raise :class:`NotOfferedError`.
+        """
+        node = self._node_name("sdpa_fp8", name)
+        _refuse(node, dict(rng_dump=rng_dump, paged_attention_k_table=paged_attention_k_table,
+                           paged_attention_v_table=paged_attention_v_table,
+                           paged_attention_max_seq_len_kv=paged_attention_max_seq_len_kv,
+                           fn=fn, score_max=score_max, score_sum_exp=score_sum_exp,
+                           sink_token=sink_token))
+        for key, value, what in (("bias", bias, "an attention bias"),
+                                 ("use_alibi_mask", use_alibi_mask, "ALiBi"),
+                                 ("use_padding_mask", use_padding_mask, "padding masks"),
+                                 ("seq_len_q", seq_len_q, "padding masks"),
+                                 ("seq_len_kv", seq_len_kv, "padding masks"),
+                                 ("dropout", dropout, "dropout")):
+            if value is not None and value is not False:
+                raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
+                                      "ABI for FP8 attention")
+        self._fp8_compute(node, compute_data_type)
+        o = _structs.new("cudnnfe_sdpa_fp8_options_t")
+        cname = _cstr(node, "name")
+        o.name = cname
+        if attn_scale is not None:
+            if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
+                raise NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
+                                      "cudnnfe C ABI for FP8 attention; pass a float")
+            o.attn_scale = _attn_scale_value(node, attn_scale)
+        stats = bool(generate_stats) or (is_inference is not None and not is_inference)
+        o.generate_stats = 1 if stats else 0
+        o.causal_mask = self._fp8_causal(node, use_causal_mask, use_causal_mask_bottom_right,
+                                         diagonal_alignment, sliding_window, left_bound,
+                                         right_bound)
+        uids = [self._operand(t, node, port) for t, port in ((q, "q"), (k, "k"), (v, "v"))]
+        uids += [self._operand(t, node, port, scalar=True) for t, port in
+                 ((descale_q, "descale_q"), (descale_k, "descale_k"),
+                  (descale_v, "descale_v"), (descale_s, "descale_s"), (scale_s, "scale_s"),
+                  (scale_o, "scale_o"))]
+        outs = [ffi.new("int64_t *") for _ in range(4)]
+        self._check(lib.cudnnfe_graph_add_sdpa_fp8(self._ptr, *uids, o, *outs))
+        result = self._added(node, int(outs[0][0]))
+        st = self._wrap(int(outs[1][0]), "virtual") if stats and outs[1][0] else None
+        return (result, st, self._wrap(int(outs[2][0]), "virtual"),
+                self._wrap(int(outs[3][0]), "virtual"))
+
+    def sdpa_fp8_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,
+                          stats: Operand, descale_q: Operand, descale_k: Operand,
+                          descale_v: Operand, descale_o: Operand, descale_dO: Operand,
+                          descale_s: Operand, descale_dP: Operand, scale_s: Operand,
+                          scale_dQ: Operand, scale_dK: Operand, scale_dV: Operand,
+                          scale_dP: Operand, attn_scale: Any = None,
+                          use_padding_mask: bool = False, seq_len_q: Any = None,
+                          seq_len_kv: Any = None, use_causal_mask: bool = False,
+                          use_causal_mask_bottom_right: bool = False,
+                          diagonal_alignment: Any = None, left_bound: Any = None,
+                          right_bound: Any = None, use_deterministic_algorithm: bool = False,
+                          dropout: Any = None, compute_data_type: DType = None,
+                          name: Optional[str] = None, sink_token: Any = None,
+                          dSink_token: Any = None) -> Tuple[Tensor, ...]:
+        """FP8 attention backward (``cudnnfe_graph_add_sdpa_fp8_backward``); returns
+        ``(dQ, dK, dV, amax_dQ, amax_dK, amax_dV, amax_dP)``.
+
+        Inputs as cudnn-frontend's; the amax outputs must be marked with
+        ``set_output(True)``. Options as :meth:`sdpa_fp8` (they must match the
+        forward); ``use_deterministic_algorithm``, padding and dropout raise
+        :class:`NotOfferedError`.
+        """
+        node = self._node_name("sdpa_fp8_backward", name)
+        _refuse(node, dict(sink_token=sink_token, dSink_token=dSink_token))
+        for key, value, what in (("use_padding_mask", use_padding_mask, "padding masks"),
+                                 ("seq_len_q", seq_len_q, "padding masks"),
+                                 ("seq_len_kv", seq_len_kv, "padding masks"),
+                                 ("dropout", dropout, "dropout"),
+                                 ("use_deterministic_algorithm", use_deterministic_algorithm,
+                                  "a deterministic algorithm")):
+            if value is not None and value is not False:
+                raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
+                                      "ABI for FP8 attention")
+        self._fp8_compute(node, compute_data_type)
+        opts = _structs.new("cudnnfe_sdpa_fp8_backward_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        if attn_scale is not None:
+            if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
+                raise NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
+                                      "cudnnfe C ABI for FP8 attention; pass a float")
+            opts.attn_scale = _attn_scale_value(node, attn_scale)
+        opts.causal_mask = self._fp8_causal(node, use_causal_mask, use_causal_mask_bottom_right,
+                                            diagonal_alignment, None, left_bound, right_bound)
+        uids = [self._operand(t, node, port) for t, port in
+                ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
+        uids += [self._operand(t, node, port, scalar=True) for t, port in
+                 ((descale_q, "descale_q"), (descale_k, "descale_k"), (descale_v, "descale_v"),
+                  (descale_o, "descale_o"), (descale_dO, "descale_dO"),
+                  (descale_s, "descale_s"), (descale_dP, "descale_dP"), (scale_s, "scale_s"),
+                  (scale_dQ, "scale_dQ"), (scale_dK, "scale_dK"), (scale_dV, "scale_dV"),
+                  (scale_dP, "scale_dP"))]
+        outs = [ffi.new("int64_t *") for _ in range(7)]
+        self._check(lib.cudnnfe_graph_add_sdpa_fp8_backward(self._ptr, *uids, opts, *outs))
+        first = self._added(node, int(outs[0][0]))
+        return (first,) + tuple(self._wrap(int(x[0]), "virtual") for x in outs[1:])

@@ -1,0 +1,278 @@
+"""Normalizations on :class:`pygraph`: layer, RMS, batch, instance and adaptive layer norm.
+
+Method names, argument names and results are cudnn-frontend's (the C
+functions are ``cudnnfe_graph_add_<method>``; all take
+``cudnnfe_norm_options_t``). ``epsilon`` and batch norm's ``momentum`` are
+numbers in the C options: cudnn-frontend's one-element pass-by-value
+tensors are folded in when the op is added (:mod:`cudnnfe._constants`).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple
+
+from . import _constants, _structs
+from ._enums import norm_forward_phase
+from ._errors import NotOfferedError
+from ._lib import ffi, lib
+from ._tensor import Tensor
+from ._util import DType, Operand, _cstr, _dtype, _enum_value
+
+__all__ = ["NormOps"]
+
+
+def _refuse_peer_stats(node: str, peer_stats: Optional[Sequence[Any]]) -> None:
+    if peer_stats:
+        raise NotOfferedError(f"{node}: peer_stats (batch statistics shared across GPUs) is not "
+                              "offered by the cudnnfe C ABI")
+
+
+class NormOps:
+    """The normalization methods of :class:`pygraph` (a mixin; see :mod:`cudnnfe._norms`)."""
+
+    def _norm_options(self, node: str, epsilon: Any, zero_centered_gamma: bool, phase: Any,
+                      compute_data_type: DType, momentum: Any = None) -> Tuple[Any, Any]:
+        """(filled cudnnfe_norm_options_t *, its name buffer to keep alive)."""
+        opts = _structs.new("cudnnfe_norm_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        value = _constants.constant_value(self, epsilon, node, "epsilon")
+        if value is not None:
+            opts.epsilon = value
+        value = _constants.constant_value(self, momentum, node, "momentum")
+        if value is not None:
+            opts.momentum = value
+        if not isinstance(zero_centered_gamma, (bool, int)):
+            raise TypeError(f"{node}: zero_centered_gamma must be a bool")
+        opts.zero_centered_gamma = 1 if zero_centered_gamma else 0
+        if phase is not None:
+            opts.phase = int(_enum_value(norm_forward_phase, phase, "norm_forward_phase"))
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        return opts, cname
+
+    def _stats_outputs(self, node: str, y: Any, *stats: Any) -> Tuple[Any, ...]:
+        out = self._added(node, int(y[0]))
+        return (out,) + tuple(self._wrap(int(s[0]), "virtual") if s[0] else None
+                              for s in stats)
+
+    def _backward(self, kind: str, fn: Any, grad: Operand, input: Operand, scale: Operand,
+                  mean: Operand, inv_variance: Operand, zero_centered_gamma: bool,
+                  compute_data_type: DType, name: Optional[str]) -> Tuple[Tensor, Tensor, Tensor]:
+        node = self._node_name(kind, name)
+        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
+                                         compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((grad, "grad"), (input, "input"), (scale, "scale"), (mean, "mean"),
+                 (inv_variance, "inv_variance"))]
+        dx, ds, db = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(fn(self._ptr, *args, opts, dx, ds, db))
+        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+                self._wrap(int(db[0]), "virtual"))
+
+    # ---- layer norm and RMS norm ------------------------------------------------------
+
+    def layernorm(self, input: Operand, scale: Operand, bias: Operand, epsilon: Any = None,
+                  zero_centered_gamma: bool = False, norm_forward_phase: Any = None,
+                  compute_data_type: DType = None,
+                  name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+        """Layer norm ``y = (x - mean) * inv_variance * scale + bias``; returns ``(y, mean, inv_variance)``.
+
+        x is ``[N, ...]``: statistics are taken per index of dim 0 over the
+        other dims; scale and bias are ``[1, ...]``. In the TRAINING phase
+        (default) mean and inv_variance (``[N, 1, ..., 1]`` FLOAT) are outputs
+        too; in INFERENCE they are None. ``epsilon`` (default 1e-5): a float
+        or a one-element pass-by-value tensor.
+        """
+        node = self._node_name("layernorm", name)
+        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
+                                         compute_data_type)
+        x = self._operand(input, node, "input")
+        s = self._operand(scale, node, "scale")
+        b = self._operand(bias, node, "bias")
+        y, mean, inv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_layernorm(self._ptr, x, s, b, opts, y, mean, inv))
+        return self._stats_outputs(node, y, mean, inv)
+
+    def rmsnorm(self, input: Operand, scale: Operand, bias: Optional[Operand] = None,
+                epsilon: Any = None, zero_centered_gamma: bool = False,
+                norm_forward_phase: Any = None, compute_data_type: DType = None,
+                name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        """RMS norm ``y = x * inv_rms * scale (+ bias)``; returns ``(y, inv_rms)``.
+
+        ``inv_rms = 1/sqrt(mean(x**2) + epsilon)`` per index of dim 0; it is
+        an output in the TRAINING phase (default), None in INFERENCE.
+        """
+        node = self._node_name("rmsnorm", name)
+        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
+                                         compute_data_type)
+        x = self._operand(input, node, "input")
+        s = self._operand(scale, node, "scale")
+        b = self._operand(bias, node, "bias", optional=True)
+        y, inv = ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_rmsnorm(self._ptr, x, s, b, opts, y, inv))
+        return self._stats_outputs(node, y, inv)
+
+    def layernorm_backward(self, grad: Operand, input: Operand, scale: Operand, mean: Operand,
+                           inv_variance: Operand, zero_centered_gamma: bool = False,
+                           compute_data_type: DType = None,
+                           name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+        """Layer norm backward; returns ``(dx, dscale, dbias)`` from dy (``grad``), x, scale
+        and the forward's mean and inv_variance."""
+        return self._backward("layernorm_backward", lib.cudnnfe_graph_add_layernorm_backward,
+                              grad, input, scale, mean, inv_variance, zero_centered_gamma,
+                              compute_data_type, name)
+
+    def rmsnorm_backward(self, grad: Operand, input: Operand, scale: Operand, inv_rms: Operand,
+                         has_dbias: bool = False, zero_centered_gamma: bool = False,
+                         compute_data_type: DType = None,
+                         name: Optional[str] = None) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """RMS norm backward; returns ``(dx, dscale, dbias)`` (dbias None unless ``has_dbias``)."""
+        node = self._node_name("rmsnorm_backward", name)
+        opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
+                                         compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((grad, "grad"), (input, "input"), (scale, "scale"), (inv_rms, "inv_rms"))]
+        dx, ds = ffi.new("int64_t *"), ffi.new("int64_t *")
+        db = ffi.new("int64_t *") if has_dbias else ffi.NULL
+        self._check(lib.cudnnfe_graph_add_rmsnorm_backward(self._ptr, *args, opts, dx, ds, db))
+        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+                self._wrap(int(db[0]), "virtual") if has_dbias and db[0] else None)
+
+    # ---- batch norm -----------------------------------------------------------------
+
+    def batchnorm(self, input: Operand, scale: Operand, bias: Operand,
+                  in_running_mean: Optional[Operand] = None,
+                  in_running_var: Optional[Operand] = None, epsilon: Any = None,
+                  momentum: Any = None, peer_stats: Optional[Sequence[Any]] = None,
+                  compute_data_type: DType = None, name: Optional[str] = None, *,
+                  norm_forward_phase: Any = None
+                  ) -> Tuple[Tensor, Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
+        """Batch norm, training (``cudnnfe_graph_add_batchnorm``); returns
+        ``(y, mean, inv_variance, next_running_mean, next_running_var)``.
+
+        x is ``[N, C, spatial...]`` in any layout (channels-last is what
+        cuDNN's engines take); statistics are per channel over N and the
+        spatial dims; scale, bias and statistics are ``[1, C, 1, ...]``,
+        statistics FLOAT. With ``in_running_mean`` and ``in_running_var`` the
+        running statistics are updated (``next_* = (1 - momentum) * in_* +
+        momentum * batch statistic``, the variance unbiased); without them
+        the ``next_*`` results are None. Bind ``next_running_mean`` to the same
+        buffer as ``in_running_mean`` to update in place.
+
+        ``epsilon`` (default 1e-5) and ``momentum`` (default 0.1): floats or
+        one-element pass-by-value tensors (cudnn-frontend's form).
+        ``norm_forward_phase`` (a cudnnfe extension) must be TRAINING if given:
+        inference is :meth:`batchnorm_inference`. ``peer_stats`` is not offered.
+        """
+        node = self._node_name("batchnorm", name)
+        _refuse_peer_stats(node, peer_stats)
+        opts, cname = self._norm_options(node, epsilon, False, norm_forward_phase,
+                                         compute_data_type, momentum=momentum)
+        args = [self._operand(t, node, port, optional=optional) for t, port, optional in
+                ((input, "input", False), (scale, "scale", False), (bias, "bias", False),
+                 (in_running_mean, "in_running_mean", True),
+                 (in_running_var, "in_running_var", True))]
+        outs = [ffi.new("int64_t *") for _ in range(5)]
+        self._check(lib.cudnnfe_graph_add_batchnorm(self._ptr, *args, opts, *outs))
+        return self._stats_outputs(node, *outs)
+
+    def batchnorm_inference(self, input: Operand, mean: Operand, inv_variance: Operand,
+                            scale: Operand, bias: Operand, compute_data_type: DType = None,
+                            name: Optional[str] = None) -> Tensor:
+        """Batch norm, inference (``cudnnfe_graph_add_batchnorm_inference``):
+        ``y = (x - mean) * inv_variance * scale + bias`` per channel.
+
+        mean and inv_variance are given (``[1, C, 1, ...]``): from running
+        statistics, ``inv_variance = 1 / sqrt(running_var + epsilon)``.
+        """
+        node = self._node_name("batchnorm_inference", name)
+        opts, cname = self._norm_options(node, None, False, None, compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((input, "input"), (scale, "scale"), (bias, "bias"), (mean, "mean"),
+                 (inv_variance, "inv_variance"))]
+        y = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_batchnorm_inference(self._ptr, *args, opts, y))
+        return self._added(node, int(y[0]))
+
+    def batchnorm_backward(self, grad: Operand, input: Operand, scale: Operand, mean: Operand,
+                           inv_variance: Operand, peer_stats: Optional[Sequence[Any]] = None,
+                           compute_data_type: DType = None,
+                           name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+        """Batch norm backward (``cudnnfe_graph_add_batchnorm_backward``); returns
+        ``(dx, dscale, dbias)`` from dy (``grad``), x, scale and the forward's mean and
+        inv_variance. dscale and dbias are ``[1, C, 1, ...]`` in scale's type."""
+        node = self._node_name("batchnorm_backward", name)
+        _refuse_peer_stats(node, peer_stats)
+        return self._backward("batchnorm_backward", lib.cudnnfe_graph_add_batchnorm_backward,
+                              grad, input, scale, mean, inv_variance, False, compute_data_type,
+                              node)
+
+    # ---- instance norm and adaptive layer norm ---------------------------------------------
+
+    def instancenorm(self, norm_forward_phase: Any, input: Operand, scale: Operand,
+                     bias: Operand, epsilon: Any = None, compute_data_type: DType = None,
+                     name: Optional[str] = None
+                     ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+        """Instance norm (``cudnnfe_graph_add_instancenorm``); returns ``(y, mean, inv_variance)``.
+
+        x is ``[N, C, spatial...]``; statistics are per (n, c) over the
+        spatial dims (``[N, C, 1, ...]`` FLOAT, outputs in TRAINING, None in
+        INFERENCE); scale and bias are ``[1, C, 1, ...]``.
+        """
+        node = self._node_name("instancenorm", name)
+        opts, cname = self._norm_options(node, epsilon, False, norm_forward_phase,
+                                         compute_data_type)
+        args = [self._operand(t, node, port) for t, port in
+                ((input, "input"), (scale, "scale"), (bias, "bias"))]
+        y, mean, inv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_instancenorm(self._ptr, *args, opts, y, mean, inv))
+        return self._stats_outputs(node, y, mean, inv)
+
+    def instancenorm_backward(self, grad: Operand, input: Operand, scale: Operand,
+                              mean: Optional[Operand] = None,
+                              inv_variance: Optional[Operand] = None,
+                              compute_data_type: DType = None,
+                              name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+        """Instance norm backward (``cudnnfe_graph_add_instancenorm_backward``); returns
+        ``(dx, dscale, dbias)``. Needs the forward's mean and inv_variance (cudnn-frontend
+        can recompute them; the C ABI cannot: :class:`NotOfferedError`)."""
+        node = self._node_name("instancenorm_backward", name)
+        if mean is None or inv_variance is None:
+            raise NotOfferedError(f"{node}: recomputing the statistics (mean or inv_variance "
+                                  "None) is not offered by the cudnnfe C ABI; pass the "
+                                  "forward's mean and inv_variance")
+        return self._backward("instancenorm_backward",
+                              lib.cudnnfe_graph_add_instancenorm_backward, grad, input, scale,
+                              mean, inv_variance, False, compute_data_type, node)
+
+    def adalayernorm(self, norm_forward_phase: Any, input: Operand, scale: Operand,
+                     bias: Optional[Operand] = None, epsilon: Any = None,
+                     compute_data_type: DType = None, name: Optional[str] = None, *,
+                     zero_centered_gamma: bool = False
+                     ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+        """Adaptive layer norm (``cudnnfe_graph_add_adalayernorm``); returns
+        ``(y, mean, inv_variance)``.
+
+        x is ``[B, S, features...]``; statistics per (b, s) over the features
+        (``[B, S, 1, ...]`` FLOAT; None in INFERENCE); scale and bias are per
+        sample, ``[B, 1, features...]``. ``zero_centered_gamma`` (a cudnnfe
+        extension) uses ``1 + scale``.
+        """
+        node = self._node_name("adalayernorm", name)
+        opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
+                                         compute_data_type)
+        args = [self._operand(t, node, port, optional=optional) for t, port, optional in
+                ((input, "input", False), (scale, "scale", False), (bias, "bias", True))]
+        y, mean, inv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_adalayernorm(self._ptr, *args, opts, y, mean, inv))
+        return self._stats_outputs(node, y, mean, inv)
+
+    def adalayernorm_backward(self, grad: Operand, input: Operand, scale: Operand,
+                              mean: Operand, inv_variance: Operand,
+                              compute_data_type: DType = None, name: Optional[str] = None, *,
+                              zero_centered_gamma: bool = False
+                              ) -> Tuple[Tensor, Tensor, Tensor]:
+        """Adaptive layer norm backward (``cudnnfe_graph_add_adalayernorm_backward``); returns
+        ``(dx, dscale, dbias)`` with dscale and dbias per sample, ``[B, 1, features...]``."""
+        return self._backward("adalayernorm_backward",
+                              lib.cudnnfe_graph_add_adalayernorm_backward, grad, input, scale,
+                              mean, inv_variance, zero_centered_gamma, compute_data_type, name)

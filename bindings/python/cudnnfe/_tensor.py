@@ -1,0 +1,172 @@
+"""The :class:`Tensor` of a :class:`pygraph`: a UID in the C library, with cudnn-frontend's
+setters (which chain) and getters."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Sequence, Tuple
+
+from ._enums import data_type, tensor_kind
+from ._lib import ffi, lib
+from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _dtype, _ints, _py_uid, _string
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._graph import pygraph
+
+__all__ = ["Tensor"]
+
+
+class Tensor:
+    """A tensor of a :class:`pygraph`, named by its UID in the C library.
+
+    Setters return the tensor itself so that calls chain:
+    ``y.set_output(True).set_data_type(data_type.HALF)``. Tensors hash by
+    identity, so they can key the ``variant_pack`` dict of
+    :meth:`pygraph.execute`.
+    """
+
+    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "__weakref__")
+
+    def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
+        self._graph = graph
+        self._uid = c_uid
+        self._role = role  # "input", "output", "virtual", "scalar" or "unknown"
+        self._user_uid = False
+
+    # ---- setters (chainable) ----
+
+    def set_output(self, is_output: bool) -> "Tensor":
+        """Mark an operation's output as a graph output (it then needs a buffer at execute)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_output(g._ptr, self._uid, 1 if is_output else 0))
+        self._role = "output" if is_output else "virtual"
+        return self
+
+    def set_is_virtual(self, is_virtual: bool) -> "Tensor":
+        """The opposite of :meth:`set_output`."""
+        return self.set_output(not is_virtual)
+
+    def set_data_type(self, dtype: DType) -> "Tensor":
+        """Override the tensor's data type (a :class:`data_type`, or a NumPy/torch dtype)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid, _dtype(dtype, "data type")))
+        return self
+
+    def set_dim(self, dims: Sequence[int]) -> "Tensor":
+        """Override the dimensions (strides become packed in the same order unless set)."""
+        d = _ints(dims, "dims")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_dims(g._ptr, self._uid, len(d), ffi.new("int64_t[]", d)))
+        return self
+
+    def set_stride(self, strides: Sequence[int]) -> "Tensor":
+        """Override the strides (in elements); as many as the tensor has dims."""
+        s = _ints(strides, "strides")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_strides(g._ptr, self._uid, len(s),
+                                                ffi.new("int64_t[]", s)))
+        return self
+
+    def set_uid(self, uid: int) -> "Tensor":
+        """Give the tensor a UID (>= 0, unique in the graph).
+
+        A tensor that holds the UID only because it was numbered automatically
+        is moved to a free UID first, so UIDs can be set in any order, as with
+        cudnn-frontend. UID 0 is stored in C as :data:`UID_ZERO_ALIAS`.
+        """
+        g = self._graph
+        new = _c_uid(uid)
+        if new != self._uid:
+            other = g._tensors.get(new)
+            if other is None and new in g._all_c_uids():
+                other = g._wrap(new)
+            if other is not None and not other._user_uid:
+                other._move_to(g._free_uid())
+            g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
+            g._rekey(self, new)
+        self._user_uid = True
+        return self
+
+    def _move_to(self, new: int) -> None:
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_uid(g._ptr, self._uid, new))
+        g._rekey(self, new)
+
+    def set_name(self, name: str) -> "Tensor":
+        """Rename the tensor (names are unique in a graph)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(name, "name")))
+        return self
+
+    # ---- getters ----
+
+    def get_uid(self) -> int:
+        """The tensor's UID."""
+        return _py_uid(self._uid)
+
+    def _shape(self) -> Tuple[List[int], List[int]]:
+        g = self._graph
+        dims = ffi.new("int64_t[]", _MAX_DIMS)
+        strides = ffi.new("int64_t[]", _MAX_DIMS)
+        n = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_get_shape(g._ptr, self._uid, dims, strides, _MAX_DIMS, n))
+        return [int(dims[i]) for i in range(n[0])], [int(strides[i]) for i in range(n[0])]
+
+    def get_dim(self) -> List[int]:
+        """The dimensions (inferred ones are known once the op is added)."""
+        return self._shape()[0]
+
+    def get_stride(self) -> List[int]:
+        """The strides, in elements."""
+        return self._shape()[1]
+
+    def get_data_type(self) -> data_type:
+        """The data type as set (NOT_SET until validation resolves it from the graph defaults)."""
+        g = self._graph
+        out = ffi.new("cudnnfe_dtype_t *")
+        g._check(lib.cudnnfe_tensor_get_dtype(g._ptr, self._uid, out))
+        return data_type(out[0])
+
+    def get_name(self) -> str:
+        """The tensor's name ("<node>::<port>" for operation outputs unless renamed)."""
+        g = self._graph
+        out = ffi.new("const char **")
+        g._check(lib.cudnnfe_tensor_get_name(g._ptr, self._uid, out))
+        return _string(out[0])
+
+    def get_kind(self) -> tensor_kind:
+        """What the tensor is to the graph: INPUT, SCALAR, VIRTUAL or OUTPUT."""
+        return self._graph._kind(self)
+
+    def get_is_output(self) -> bool:
+        """True for a graph output (an operation output marked with set_output(True))."""
+        return self._graph._role(self) == "output"
+
+    def get_is_virtual(self) -> bool:
+        """True for an intermediate that lives only inside the fused plan."""
+        return self._graph._role(self) == "virtual"
+
+    def is_bound(self) -> bool:
+        """True when the tensor needs a buffer at execute (a graph input or output)."""
+        g = self._graph
+        out = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_is_bound(g._ptr, self._uid, out))
+        return bool(out[0])
+
+    @property
+    def graph(self) -> "pygraph":
+        """The graph the tensor belongs to."""
+        return self._graph
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The dimensions as a tuple (same as get_dim())."""
+        return tuple(self.get_dim())
+
+    def __repr__(self) -> str:
+        try:
+            return (f"<cudnnfe.Tensor {self.get_name()!r} uid={self.get_uid()} "
+                    f"dim={self.get_dim()} stride={self.get_stride()} "
+                    f"{self.get_data_type().name}>")
+        except Exception:  # pragma: no cover - repr must not raise
+            return f"<cudnnfe.Tensor uid={self.get_uid()}>"

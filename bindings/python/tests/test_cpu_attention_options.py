@@ -1,0 +1,427 @@
+"""sdpa / sdpa_backward with the attention options, and FP8 attention, on the CPU reference,
+checked against NumPy (numpy_ref_ops), plus their bad-input errors."""
+import math
+
+import numpy as np
+import pytest
+
+import cudnnfe
+from cudnnfe import data_type, diagonal_alignment
+from cpu_helpers import close, graph, run
+import numpy_ref_ops as ref
+
+B, HQ, HKV, SQ, SKV, D = 2, 4, 2, 6, 9, 8
+SCALE = 1 / math.sqrt(D)
+
+
+@pytest.fixture
+def qkv(rng):
+    q = rng.standard_normal((B, HQ, SQ, D)).astype(np.float32)
+    k = rng.standard_normal((B, HKV, SKV, D)).astype(np.float32)
+    v = rng.standard_normal((B, HKV, SKV, D)).astype(np.float32)
+    return q, k, v
+
+
+def _forward(q, k, v, extra_inputs=None, **options):
+    """Run sdpa on the CPU with ``options``; returns (O, stats) arrays."""
+    g = graph()
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    inputs = {tq: q, tk: k, tv: v}
+    for key, value in (extra_inputs or {}).items():
+        t = g.tensor_like(value)
+        inputs[t] = value
+        options[key] = t
+    o, stats = g.sdpa(tq, tk, tv, generate_stats=True, **options)
+    return run(g, inputs, [o.set_output(True), stats.set_output(True)])
+
+
+def _valid_rows(seq_q):
+    return [(n, slice(None), slice(0, int(s))) for n, s in enumerate(seq_q)]
+
+
+# ---------------------------------------------------------------------------
+# forward options
+# ---------------------------------------------------------------------------
+
+def test_padding_mask(qkv):
+    q, k, v = qkv
+    seq_q = np.array([6, 3], np.int32).reshape(B, 1, 1, 1)
+    seq_kv = np.array([9, 4], np.int32).reshape(B, 1, 1, 1)
+    o, stats = _forward(q, k, v, {"seq_len_q": seq_q, "seq_len_kv": seq_kv},
+                        use_padding_mask=True, attn_scale=SCALE)
+    mask = ref.visible(B, SQ, SKV, seq_q, seq_kv)
+    want_o, want_stats, _ = ref.attention(q, k, v, SCALE, mask)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+    # docs/attention.md: the CPU reference writes O = 0 and stats = -inf on padding rows
+    assert np.all(o[1, :, 3:] == 0) and np.all(np.isneginf(stats[1, :, 3:]))
+
+
+@pytest.mark.parametrize("band", [
+    dict(diagonal_band_left_bound=3),
+    dict(sliding_window_length=2, use_causal_mask=True),
+    dict(diagonal_band_left_bound=4, diagonal_band_right_bound=1),
+    dict(diagonal_band_right_bound=2, diagonal_alignment=diagonal_alignment.BOTTOM_RIGHT),
+    dict(diagonal_band_left_bound=3, use_causal_mask_bottom_right=True),
+    dict(diagonal_band_right_bound=0, diagonal_alignment="bottom_right"),
+], ids=["left", "sliding-causal", "left-right", "right-bottom-right", "left-causal-br",
+        "right0-br-by-name"])
+def test_diagonal_band(qkv, band):
+    q, k, v = qkv
+    o, stats = _forward(q, k, v, attn_scale=SCALE, **band)
+    left = band.get("diagonal_band_left_bound", band.get("sliding_window_length", -1))
+    right = band.get("diagonal_band_right_bound", -1)
+    causal = band.get("use_causal_mask") or band.get("use_causal_mask_bottom_right")
+    if causal:
+        right = 0
+    alignment = band.get("diagonal_alignment", diagonal_alignment.TOP_LEFT)
+    bottom_right = (band.get("use_causal_mask_bottom_right", False)
+                    or alignment in (diagonal_alignment.BOTTOM_RIGHT, "bottom_right"))
+    mask = ref.visible(B, SQ, SKV, left=left, right=right, bottom_right=bottom_right)
+    want_o, want_stats, _ = ref.attention(q, k, v, SCALE, mask)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+
+
+def test_band_with_padding_aligns_bottom_right_on_the_lengths(qkv):
+    q, k, v = qkv
+    seq_q = np.array([4, 6], np.int32).reshape(B, 1, 1, 1)
+    seq_kv = np.array([7, 8], np.int32).reshape(B, 1, 1, 1)
+    o, _ = _forward(q, k, v, {"seq_len_q": seq_q, "seq_len_kv": seq_kv}, use_padding_mask=True,
+                    use_causal_mask_bottom_right=True, diagonal_band_left_bound=2)
+    mask = ref.visible(B, SQ, SKV, seq_q, seq_kv, left=2, right=0, bottom_right=True)
+    want_o, _, _ = ref.attention(q, k, v, SCALE, mask)
+    for rows in _valid_rows(seq_q.ravel()):
+        close(o[rows], want_o[rows], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("hq", [4, 6])
+def test_alibi_mask(rng, hq):
+    q = rng.standard_normal((1, hq, 5, D)).astype(np.float32)
+    k = rng.standard_normal((1, hq, 5, D)).astype(np.float32)
+    v = rng.standard_normal((1, hq, 5, D)).astype(np.float32)
+    o, stats = _forward(q, k, v, use_alibi_mask=True, use_causal_mask=True)
+    mask = ref.visible(1, 5, 5, right=0)
+    want_o, want_stats, _ = ref.attention(q, k, v, SCALE, mask, alibi=True)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+    if hq == 6:  # docs/attention.md: 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3
+        np.testing.assert_allclose(ref.alibi_slopes(6), 2.0 ** -np.array([2, 4, 6, 8, 1, 3]))
+
+
+def test_attn_scale_tensor_is_read_at_every_execute(qkv):
+    q, k, v = qkv
+    g = graph()
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    scale_t = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.FLOAT, name="scale")
+    o, _ = g.sdpa(tq, tk, tv, attn_scale=scale_t, use_causal_mask=True)
+    o.set_output(True)
+    g.build()
+    mask = ref.visible(B, SQ, SKV, right=0)
+    for value in (0.25, 1.5):
+        out = np.full(o.get_dim(), np.nan, np.float32)
+        g.execute({tq: q, tk: k, tv: v, "scale": np.full((1, 1, 1, 1), value, np.float32),
+                   o: out})
+        close(out, ref.attention(q, k, v, value, mask)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_attn_scale_scalar_tensor_with_bias(qkv, rng):
+    q, k, v = qkv
+    bias = rng.standard_normal((1, HQ, SQ, SKV)).astype(np.float32)
+    g = graph()
+    tq, tk, tv, tb = (g.tensor_like(a) for a in (q, k, v, bias))
+    # a Python array for the scale becomes a graph input named "<node>::attn_scale"
+    o, _ = g.sdpa(tq, tk, tv, attn_scale=np.full((1, 1, 1, 1), 0.3, np.float32), bias=tb,
+                  name="attn")
+    (out,) = run(g, {tq: q, tk: k, tv: v, tb: bias,
+                     "attn::attn_scale": np.full((1, 1, 1, 1), 0.3, np.float32)},
+                 [o.set_output(True)])
+    close(out, ref.attention(q, k, v, 0.3, ref.visible(B, SQ, SKV), bias=bias)[0], rtol=1e-4,
+          atol=1e-5)
+
+
+@pytest.mark.parametrize("form", ["tuple-tensors", "tuple-ints", "seeds-keywords"])
+def test_dropout_drawn(qkv, form):
+    q, k, v = qkv
+    p, seed, offset = 0.3, 1234, 77
+    g = graph()
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    inputs = {tq: q, tk: k, tv: v}
+    if form == "tuple-tensors":
+        ts = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT64)
+        to = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT64)
+        inputs[ts] = np.full((1, 1, 1, 1), seed, np.int64)
+        inputs[to] = np.full((1, 1, 1, 1), offset, np.int64)
+        kw = dict(dropout=(p, ts, to))
+    elif form == "tuple-ints":
+        kw = dict(dropout=(p, seed, offset))
+    else:
+        kw = dict(dropout=p, dropout_seed=seed, dropout_offset=offset)
+    o, stats = g.sdpa(tq, tk, tv, generate_stats=True, **kw)
+    out_o, out_stats = run(g, inputs, [o.set_output(True), stats.set_output(True)])
+    keep = ref.dropout_keep((B, HQ, SQ, SKV), p, seed, offset)
+    assert 0.5 < keep.mean() < 0.9
+    want_o, want_stats, _ = ref.attention(q, k, v, SCALE, ref.visible(B, SQ, SKV),
+                                          drop=keep / (1 - p))
+    close(out_o, want_o, rtol=1e-4, atol=1e-5)
+    close(out_stats, want_stats, rtol=1e-4, atol=1e-5)  # stats are those before dropout
+
+
+def test_dropout_given_mask(qkv, rng):
+    q, k, v = qkv
+    mask = (rng.random((B, HQ, SQ, SKV)) > 0.25).astype(np.float32)
+    g = graph()
+    tq, tk, tv, tm = (g.tensor_like(a) for a in (q, k, v, mask))
+    o, _ = g.sdpa(tq, tk, tv, dropout=(tm, 1 / 0.75))  # a float scale becomes a scalar
+    (out,) = run(g, {tq: q, tk: k, tv: v, tm: mask}, [o.set_output(True)])
+    want = ref.attention(q, k, v, SCALE, ref.visible(B, SQ, SKV), drop=mask / 0.75)[0]
+    close(out, want, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# backward
+# ---------------------------------------------------------------------------
+
+def _backward_case(rng, q, k, v, fwd_inputs, options, dbias=None):
+    """Forward then backward on the CPU; returns (dq, dk, dv[, dbias]) arrays and do."""
+    do = rng.standard_normal((B, HQ, SQ, D)).astype(np.float32)
+    g = graph()
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    extra = {name: g.tensor_like(a) for name, a in fwd_inputs.items()}
+    o, stats = g.sdpa(tq, tk, tv, generate_stats=True, **options(extra, g))
+    inputs = {tq: q, tk: k, tv: v}
+    inputs.update({extra[n]: a for n, a in fwd_inputs.items()})
+    out_o, out_stats = run(g, inputs, [o.set_output(True), stats.set_output(True)])
+
+    gb = graph()
+    tq, tk, tv, to, tdo, ts = (gb.tensor_like(a) for a in (q, k, v, out_o, do, out_stats))
+    extra = {name: gb.tensor_like(a) for name, a in fwd_inputs.items()}
+    inputs = {tq: q, tk: k, tv: v, to: out_o, tdo: do, ts: out_stats}
+    inputs.update({extra[n]: a for n, a in fwd_inputs.items()})
+    kw = options(extra, gb)
+    if dbias == "placeholder":
+        placeholder = gb.tensor(dim=[1, HQ, SQ, SKV], name="dBias", uid=99)
+        kw["dBias"] = placeholder
+    elif dbias:
+        kw["dBias"] = True
+    grads = gb.sdpa_backward(tq, tk, tv, to, tdo, ts, **kw)
+    outputs = [t.set_output(True) for t in grads]
+    if dbias == "placeholder":
+        assert len(grads) == 3
+        assert placeholder.get_uid() == 99 and placeholder.get_name() == "dBias"
+        assert placeholder.get_is_output() and placeholder.get_kind() == cudnnfe.tensor_kind.OUTPUT
+        outputs.append(placeholder)
+    return run(gb, inputs, outputs), do
+
+
+@pytest.mark.parametrize("case", ["padding-band", "alibi-causal", "bias-dbias",
+                                  "bias-dbias-placeholder", "dropout-drawn", "dropout-mask"])
+def test_backward_with_options(rng, qkv, case):
+    q, k, v = qkv
+    seq_q = np.array([6, 4], np.int32).reshape(B, 1, 1, 1)
+    seq_kv = np.array([9, 5], np.int32).reshape(B, 1, 1, 1)
+    bias = rng.standard_normal((1, HQ, SQ, SKV)).astype(np.float32)
+    dmask = (rng.random((B, HQ, SQ, SKV)) > 0.2).astype(np.float32) / np.float32(0.8)
+    mask, kw_ref, fwd_inputs, dbias = ref.visible(B, SQ, SKV), {}, {}, None
+    if case == "padding-band":
+        fwd_inputs = {"seq_len_q": seq_q, "seq_len_kv": seq_kv}
+
+        def options(t, g):
+            return dict(use_padding_mask=True, seq_len_q=t["seq_len_q"],
+                        seq_len_kv=t["seq_len_kv"], diagonal_band_left_bound=3,
+                        diagonal_band_right_bound=2, attn_scale=0.4)
+        mask = ref.visible(B, SQ, SKV, seq_q, seq_kv, left=3, right=2)
+        scale = 0.4
+    elif case == "alibi-causal":
+        def options(t, g):
+            return dict(use_alibi_mask=True, use_causal_mask=True)
+        mask, kw_ref, scale = ref.visible(B, SQ, SKV, right=0), dict(alibi=True), SCALE
+    elif case.startswith("bias-dbias"):
+        fwd_inputs = {"bias": bias}
+
+        def options(t, g):
+            return dict(bias=t["bias"], use_causal_mask=True)
+        mask, kw_ref, scale = ref.visible(B, SQ, SKV, right=0), dict(bias=bias), SCALE
+        dbias = "placeholder" if case.endswith("placeholder") else True
+    elif case == "dropout-drawn":
+        def options(t, g):
+            return dict(dropout=(0.25, 5, 9))
+        keep = ref.dropout_keep((B, HQ, SQ, SKV), 0.25, 5, 9)
+        kw_ref, scale = dict(drop=keep / 0.75), SCALE
+    else:
+        fwd_inputs = {"mask": dmask}
+
+        def options(t, g):
+            # the backward takes (mask, scale, scale_inv); the forward ignores scale_inv
+            return dict(dropout=(t["mask"], 1.0, 1.0))
+        kw_ref, scale = dict(drop=dmask), SCALE
+    outs, do = _backward_case(rng, q, k, v, fwd_inputs, options, dbias)
+    want = ref.attention_backward(q, k, v, do, scale, mask, **kw_ref)
+    for got, expected in zip(outs, want):
+        close(got, expected, rtol=1e-3, atol=1e-4)
+    if dbias:
+        assert len(outs) == 4
+
+
+def test_dbias_placeholder_must_be_an_unread_input(rng):
+    g = graph()
+    x = [g.tensor(dim=[1, 2, 4, 8]) for _ in range(5)]
+    st = g.tensor(dim=[1, 2, 4, 1])
+    bias = g.tensor(dim=[1, 2, 4, 4])
+    used = g.tensor(dim=[1, 2, 4, 4])
+    g.relu(used)
+    with pytest.raises(ValueError, match="read by another operation"):
+        g.sdpa_backward(*x, st, bias=bias, dBias=used)
+    with pytest.raises(TypeError, match="dBias"):
+        g.sdpa_backward(*x, st, bias=bias, dBias=np.zeros((1, 2, 4, 4), np.float32))
+    with pytest.raises(cudnnfe.InvalidGraphError, match="dbias is asked for but the node has no"):
+        g.sdpa_backward(*x, st, dBias=True)
+    assert g.get_node_count() == 1  # the relu only
+
+
+# ---------------------------------------------------------------------------
+# FP8 attention
+# ---------------------------------------------------------------------------
+
+E4M3 = pytest.importorskip("ml_dtypes").float8_e4m3fn
+
+
+def test_sdpa_fp8_forward(rng):
+    b, h, s, d = 1, 2, 16, 16
+    q8, k8, v8 = (rng.standard_normal((b, h, s, d)).astype(E4M3) for _ in range(3))
+    scales = dict(descale_q=0.5, descale_k=0.5, descale_v=1.0, descale_s=1 / 224.0,
+                  scale_s=224.0, scale_o=1.0)
+    g = cudnnfe.pygraph(io_data_type=data_type.FP8_E4M3, intermediate_data_type=data_type.FLOAT,
+                        compute_data_type=data_type.FLOAT, target=cudnnfe.target.CPU_REFERENCE)
+    tq, tk, tv = g.tensor_like(q8), g.tensor_like(k8), g.tensor_like(v8)
+    descales = {n: g.tensor(dim=[1, 1, 1, 1], data_type=data_type.FLOAT, name=n)
+                for n in scales}
+    o, stats, amax_s, amax_o = g.sdpa_fp8(tq, tk, tv, *descales.values(), generate_stats=True,
+                                          attn_scale=0.25, use_causal_mask=True, name="fp8")
+    outs = run(g, dict({tq: q8, tk: k8, tv: v8},
+                       **{n: np.full((1, 1, 1, 1), val, np.float32) for n, val in scales.items()}),
+               [o.set_output(True), stats.set_output(True), amax_s.set_output(True),
+                amax_o.set_output(True)])
+    want_o, want_stats, want_amax_s, want_amax_o, _ = ref.sdpa_fp8(
+        q8, k8, v8, 0.5, 0.5, 1.0, 1 / 224.0, 224.0, 1.0, 0.25, True)
+    assert outs[0].dtype == E4M3
+    close(outs[0].astype(np.float64), want_o, rtol=0.13, atol=0.02)  # one E4M3 step
+    close(outs[1], want_stats, rtol=1e-4, atol=1e-4)
+    close(outs[2], want_amax_s, rtol=1e-4)
+    close(outs[3], want_amax_o, rtol=2e-2)
+
+
+def test_sdpa_fp8_backward(rng):
+    b, h, s, d = 1, 2, 16, 16
+    q8, k8, v8, do8 = (rng.standard_normal((b, h, s, d)).astype(E4M3) for _ in range(4))
+    _, stats, _, _, o_prime = ref.sdpa_fp8(q8, k8, v8, 1, 1, 1, 1 / 64.0, 64.0, 1.0, 0.25, False)
+    o8 = o_prime.astype(E4M3)
+    dsc = dict(q=1.0, k=1.0, v=1.0, o=1.0, do=1.0, s=1 / 64.0, dp=1 / 16.0)
+    sc = dict(s=64.0, dq=1.0, dk=1.0, dv=1.0, dp=16.0)
+    g = cudnnfe.pygraph(io_data_type=data_type.FP8_E4M3, intermediate_data_type=data_type.FLOAT,
+                        compute_data_type=data_type.FLOAT, target=cudnnfe.target.CPU_REFERENCE)
+    ts = [g.tensor_like(a) for a in (q8, k8, v8, o8, do8)]
+    tstats = g.tensor_like(stats.astype(np.float32))
+    # Python floats for the descales and scales become FLOAT scalars
+    outs = g.sdpa_fp8_backward(*ts, tstats, dsc["q"], dsc["k"], dsc["v"], dsc["o"], dsc["do"],
+                               dsc["s"], dsc["dp"], sc["s"], sc["dq"], sc["dk"], sc["dv"],
+                               sc["dp"], attn_scale=0.25)
+    assert len(outs) == 7
+    got = run(g, dict(zip(ts + [tstats], [q8, k8, v8, o8, do8, stats.astype(np.float32)])),
+              [t.set_output(True) for t in outs])
+    want = ref.sdpa_fp8_backward(q8, k8, v8, o8, do8, stats, dsc, sc, 0.25, False)
+    for i in range(3):
+        close(got[i].astype(np.float64), want[i], rtol=0.13, atol=0.05)
+    for i in range(3, 7):
+        close(got[i], want[i], rtol=5e-2, atol=1e-3)
+
+
+# ---------------------------------------------------------------------------
+# bad inputs
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def g4():
+    g = graph()
+    q = g.tensor(dim=[1, 2, 4, 8], name="q")
+    return g, q
+
+
+@pytest.mark.parametrize("keyword,value,feature", [
+    ("block_mask", "q", "block-sparse"), ("paged_attention_k_table", "q", "paged attention"),
+    ("paged_attention_max_seq_len_kv", 16, "paged attention"),
+    ("score_mod", lambda *a: a, "score modification"), ("score_max", "q", "score-max"),
+    ("sink_token", "q", "attention sinks"), ("rng_dump", "q", "dropout mask"),
+    ("implementation", "COMPOSITE", "implementation"), ("unfuse_fma", True, "unfused FMA"),
+])
+def test_sdpa_refuses_what_the_abi_lacks(g4, keyword, value, feature):
+    g, q = g4
+    with pytest.raises(cudnnfe.NotOfferedError, match=feature) as info:
+        g.sdpa(q, q, q, **{keyword: q if value == "q" else value})
+    assert isinstance(info.value, NotImplementedError)
+    assert isinstance(info.value, cudnnfe.cudnnGraphNotSupportedError)
+    assert keyword in str(info.value)
+    assert g.get_node_count() == 0
+    g.sdpa(q, q, q, implementation="AUTO", unfuse_fma=False)  # the defaults are accepted
+
+
+def test_sdpa_option_errors_carry_the_library_message(g4):
+    g, q = g4
+    with pytest.raises(cudnnfe.InvalidGraphError, match="window_left") as info:
+        g.sdpa(q, q, q, diagonal_band_left_bound=0, name="attn")
+    assert 'sdpa "attn"' in info.value.message and info.value.status_name.endswith("GRAPH")
+    with pytest.raises(cudnnfe.InvalidGraphError, match="seq_len"):
+        g.sdpa(q, q, q, use_padding_mask=True)
+    with pytest.raises(cudnnfe.InvalidGraphError, match="(?i)alibi"):
+        g.sdpa(q, q, q, use_alibi_mask=True)
+    with pytest.raises(cudnnfe.InvalidGraphError, match="dropout"):
+        g.sdpa(q, q, q, dropout=(1.5, 1, 2))
+    with pytest.raises(ValueError, match="same bound"):
+        g.sdpa(q, q, q, sliding_window_length=2, diagonal_band_left_bound=2)
+    with pytest.raises(ValueError, match="attn_bias"):
+        g.sdpa(q, q, q, bias=q, attn_bias=q)
+    with pytest.raises(TypeError, match="dropout must be a tuple"):
+        g.sdpa(q, q, q, dropout=(q,))
+    with pytest.raises(TypeError, match="dropout must be a tuple"):
+        g.sdpa(q, q, q, dropout="0.1")
+    with pytest.raises(ValueError, match="dropout_seed"):
+        g.sdpa(q, q, q, dropout_seed=1)
+    with pytest.raises(TypeError, match="diagonal_band_left_bound"):
+        g.sdpa(q, q, q, diagonal_band_left_bound=2.5)
+    with pytest.raises(ValueError, match="diagonal_alignment"):
+        g.sdpa(q, q, q, diagonal_alignment="MIDDLE")
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        g.sdpa(q, q, q, dropout=(0.1, 2**60, 0))
+    with pytest.raises(TypeError, match="unexpected"):
+        g.sdpa(q, q, q, sliding_window=3)  # sdpa_fp8's spelling, not sdpa's
+
+
+def test_sdpa_fp8_refuses_masks_the_abi_lacks():
+    g = graph(io_data_type=data_type.FP8_E4M3)
+    q = g.tensor(dim=[1, 2, 16, 16])
+    scales = [1.0] * 6
+    for kw, match in ((dict(use_causal_mask_bottom_right=True), "bottom_right"),
+                      (dict(left_bound=4), "left bound"), (dict(bias=q), "bias"),
+                      (dict(use_padding_mask=True), "padding"),
+                      (dict(right_bound=1), "diagonal band"),
+                      (dict(dropout=(0.1, 1, 1)), "dropout"),
+                      (dict(attn_scale=q), "attn_scale as a tensor"),
+                      (dict(compute_data_type=data_type.HALF), "FLOAT")):
+        with pytest.raises(cudnnfe.NotOfferedError, match=match):
+            g.sdpa_fp8(q, q, q, *scales, generate_stats=False, **kw)
+    # right_bound=0 with TOP_LEFT alignment is the causal mask the ABI has
+    o, stats, amax_s, amax_o = g.sdpa_fp8(q, q, q, *scales, right_bound=0, is_inference=True)
+    assert stats is None and amax_s.get_dim() == [1, 1, 1, 1]
+    with pytest.raises(cudnnfe.InvalidGraphError, match="FP8"):
+        h = graph()
+        x = h.tensor(dim=[1, 2, 16, 16])  # FLOAT q
+        h.sdpa_fp8(x, x, x, *scales, name="f")
+        h.validate()
+
+
+def test_numpy_scalars_are_numbers(qkv):
+    q, k, v = qkv
+    o, _ = _forward(q, k, v, attn_scale=np.float32(0.5), dropout=(np.float64(0.0), 3, 4),
+                    diagonal_band_left_bound=np.int64(3), use_causal_mask=True)
+    want = ref.attention(q, k, v, 0.5, ref.visible(B, SQ, SKV, left=3, right=0))[0]
+    close(o, want, rtol=1e-4, atol=1e-5)
