@@ -527,6 +527,29 @@ typedef struct cudnnfe_sdpa_options {
   int64_t dropout_offset;
   int64_t dropout_mask;
   int64_t dropout_scale;
+  /* ---- Ragged (packed, "THD") layout; docs/attention.md. A ragged offset
+   * is an INT32 or INT64 graph input of dims [b+1, 1, 1, 1] holding, for
+   * each batch n, the element offset in the tensor's buffer where sequence
+   * n starts (cudnn-frontend's set_ragged_offset): element (n, h, s, x) of
+   * the tensor is at offset[n] + h * stride[1] + s * stride[2] + x *
+   * stride[3] (the batch stride is not used). Only the valid rows (s <
+   * seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or
+   * written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that
+   * tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]. */
+  int64_t ragged_offset_q;
+  int64_t ragged_offset_k;
+  int64_t ragged_offset_v;
+  int64_t ragged_offset_o;
+  /* ---- Paged K/V cache (forward only); docs/attention.md. With a page
+   * table, k (or v) is a page container [num_pages, h_kv, page_size, d]
+   * (d_v for v) and the table is an INT32 graph input [b, 1, pages, 1]:
+   * key j of batch n is row j % page_size of page table[n][j / page_size].
+   * Needs padding_mask; only keys j < seq_len_kv[n] are read. s_kv is
+   * max_seq_len_kv when > 0, else the other (unpaged) tensor's s_kv, else
+   * pages * page_size; pages must be ceil(s_kv / page_size). */
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv; /* default 0 */
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \
@@ -575,6 +598,13 @@ typedef struct cudnnfe_sdpa_backward_options {
    * must be a scalar of 1 (cuDNN's backward ignores it): fold the scale into
    * the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md). */
   int64_t dropout_scale_inv;
+  /* Ragged layout, as in cudnnfe_sdpa_options_t: each offset tensor also
+   * describes the gradient of the same layout (q's for dq, k's for dk, v's
+   * for dv, o's for d_o). */
+  int64_t ragged_offset_q;
+  int64_t ragged_offset_k;
+  int64_t ragged_offset_v;
+  int64_t ragged_offset_o;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

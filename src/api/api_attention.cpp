@@ -51,11 +51,13 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.causal_mask = o.causal_mask != 0;
     a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
     a.options = attention_options(o);
-    const Node &node =
-        graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
-                       {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv,
-                        o.dropout_seed, o.dropout_offset, o.dropout_mask, o.dropout_scale},
-                       a, o.compute_dtype);
+    a.options.max_seq_len_kv = o.max_seq_len_kv;
+    const Node &node = graph.add_node(
+        OpKind::kSdpa, string_or_empty(o.name),
+        {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv, o.dropout_seed,
+         o.dropout_offset, o.dropout_mask, o.dropout_scale, o.ragged_offset_q, o.ragged_offset_k,
+         o.ragged_offset_v, o.ragged_offset_o, o.page_table_k, o.page_table_v},
+        a, o.compute_dtype);
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
   });
@@ -84,7 +86,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
         graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
                        {q, k, v, o, d_o, stats, opts.bias, opts.attn_scale_tensor, opts.seq_len_q,
                         opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
-                        opts.dropout_scale, opts.dropout_scale_inv},
+                        opts.dropout_scale, opts.dropout_scale_inv, opts.ragged_offset_q,
+                        opts.ragged_offset_k, opts.ragged_offset_v, opts.ragged_offset_o},
                        a, opts.compute_dtype);
     *dq = node.outputs[0];
     *dk = node.outputs[1];

@@ -48,8 +48,26 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
-  const int64_t b = q.dims[0], s_q = q.dims[2], s_kv = k.dims[2];
+  const int64_t b = q.dims[0], s_q = q.dims[2], s_kv = attention_kv_length(graph, node);
+  (void)k;
   scores_ = {b, q.dims[1], s_q, s_kv};
+  // Ragged (packed) tensors: their descriptors carry the offsets, and so do
+  // the gradients of the same layout in the backward (cudnn-frontend's).
+  auto ragged = [&](int64_t uid, int64_t offsets) {
+    if (uid != 0 && offsets != 0) lowering.set_ragged_offset(uid, offsets);
+  };
+  ragged(node.inputs[0], spec_.ragged_q);
+  ragged(node.inputs[1], spec_.ragged_k);
+  ragged(node.inputs[2], spec_.ragged_v);
+  if (node.kind == OpKind::kSdpa) {
+    ragged(node.outputs[0], spec_.ragged_o);
+  } else {
+    ragged(node.inputs[3], spec_.ragged_o);
+    ragged(node.inputs[4], spec_.ragged_o);
+    ragged(node.outputs[0], spec_.ragged_q);
+    ragged(node.outputs[1], spec_.ragged_k);
+    ragged(node.outputs[2], spec_.ragged_v);
+  }
   if (spec_.options.padding_mask) {
     seq_len_q_ = lowering.tensor(spec_.seq_len_q);
     seq_len_kv_ = lowering.tensor(spec_.seq_len_kv);
@@ -228,7 +246,9 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
   const AttentionSpec s = attention_spec(node);
   const int64_t s_q = graph.tensor(node.inputs[0]).dims[2];
-  const int64_t s_kv = graph.tensor(node.inputs[1]).dims[2];
+  const int64_t s_kv = attention_kv_length(graph, node);
+  const int64_t h_q = graph.tensor(node.inputs[0]).dims[1];
+  const int64_t h_kv = graph.tensor(node.inputs[1]).dims[1];
   const size_t version = lowering.cudnn_version();
   const bool padding = s.options.padding_mask;
   const bool dropout = s.seeded_dropout() || s.mask_dropout();
@@ -269,6 +289,10 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
               ". Fold the scale into the mask (values 0 and 1/(1-p)) and give dropout_scale 1 ",
               "and dropout_scale_inv 1, as in the forward"));
   }
+  if (s.ragged() && version < 90600 && h_q != h_kv)
+    refuse(cat("before cuDNN 9.6, a ragged (packed) layout needs h_q = h_kv (h_q = ", h_q,
+               ", h_kv = ", h_kv, ")"));
+  if (s.paged() && version < 90500) refuse("a paged K/V cache needs cuDNN 9.5 or newer");
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");

@@ -14,6 +14,7 @@
 // against h_q on Q and S, and the engine maps each query head to its
 // key/value head.
 #include "backend/attention_masks.h"
+#include "backend/attribute_util.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
 
@@ -28,6 +29,27 @@ PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
   return attrs;
 }
 
+// A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
+// `dims`/`strides`: PAGED_CACHE_LOAD gathers rows j < seq_len_kv[n] from
+// page table[n][j / page_size] of the container (cuDNN 9.5+).
+cudnnBackendDescriptor_t paged_load(Lowering &lowering, AttentionLowering &attention,
+                                    int64_t container, int64_t table,
+                                    const std::vector<int64_t> &dims,
+                                    const std::vector<int64_t> &strides, cudnnDataType_t io) {
+  cudnnBackendDescriptor_t y = lowering.virtual_tensor(dims, strides, io);
+  cudnnBackendDescriptor_t x = lowering.tensor(container);
+  cudnnBackendDescriptor_t t = lowering.tensor(table);
+  cudnnBackendDescriptor_t lengths = attention.seq_len_kv();
+  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
+  add_operation_named(lowering, std::move(op),
+                      cat("PAGED_CACHE_LOAD (", lowering.graph().tensor(container).name, ")"));
+  return y;
+}
+
 }  // namespace
 
 void lower_sdpa(Lowering &lowering, const Node &node) {
@@ -37,15 +59,22 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   const Tensor &k = graph.tensor(node.inputs[1]);
   AttentionLowering attention(lowering, node);
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2], d = k.dims[3];
+  const Tensor &v = graph.tensor(node.inputs[2]);
+  const int64_t h_kv = k.dims[1], s_kv = attention_kv_length(graph, node), d = k.dims[3];
+  const int64_t d_v = v.dims[3];
   const cudnnDataType_t compute = attention.compute();
   const cudnnDataType_t io = to_cudnn(q.dtype);
   const std::vector<int64_t> &scores = attention.scores();
   const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
 
-  // S = Q·Kᵀ in float.
-  cudnnBackendDescriptor_t kt = lowering.tensor_view(
-      k.uid, {b, h_kv, d, s_kv}, {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+  // S = Q·Kᵀ in float. A paged K is loaded from its pages into a virtual
+  // Kᵀ (BHDS, packed along d) by a paged-cache-load operation.
+  cudnnBackendDescriptor_t kt =
+      attention.spec().page_table_k
+          ? paged_load(lowering, attention, k.uid, attention.spec().page_table_k,
+                       {b, h_kv, d, s_kv}, {h_kv * d * s_kv, d * s_kv, 1, d}, io)
+          : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
+                                 {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
   add_matmul(lowering, compute, lowering.tensor(q.uid), kt, s,
              {attention.seq_len_q(), attention.seq_len_kv(), nullptr});
@@ -83,8 +112,12 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
     p = attention.binary(CUDNNFE_POINTWISE_MUL, p, second, io);
   }
 
-  add_matmul(lowering, compute, p, lowering.tensor(node.inputs[2]),
-             lowering.tensor(node.outputs[0]),
+  cudnnBackendDescriptor_t v_desc =
+      attention.spec().page_table_v
+          ? paged_load(lowering, attention, v.uid, attention.spec().page_table_v,
+                       {b, h_kv, s_kv, d_v}, {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
+          : lowering.tensor(v.uid);
+  add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[0]),
              {attention.seq_len_q(), nullptr, attention.seq_len_kv()});
 }
 

@@ -167,7 +167,8 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   matmul_into(lowering, compute, ds_t, q_desc, node.outputs[1], {b, h_q, s_kv, d}, io, kv_by_q);
 
   // dQ = dS·K, K being Kᵀ reshaped back (K's own strides).
-  cudnnBackendDescriptor_t k_back = lowering.virtual_tensor(k.dims, k.strides, io);
+  cudnnBackendDescriptor_t k_back =
+      lowering.virtual_tensor(k.dims, k.strides, io, attention.spec().ragged_k);
   add_reshape(lowering, kt, k_back, "K from Kᵀ");
   if (accumulate_dq) {
     cudnnBackendDescriptor_t dq_accum =

@@ -69,6 +69,11 @@ cudnnBackendDescriptor_t Lowering::make_tensor(int64_t uid, std::vector<int64_t>
   t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment > 0 ? alignment : kByteAlignment);
   if (is_virtual) t.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
   if (by_value) t.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  auto ragged = ragged_offsets_.find(uid);
+  if (ragged != ragged_offsets_.end()) {
+    cudnnBackendDescriptor_t offsets = tensor(ragged->second);
+    t.set_descriptors(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, &offsets, 1);
+  }
   finalize(t);
   descriptors_.push_back(std::move(t));
   return descriptors_.back().get();
@@ -188,8 +193,26 @@ cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &di
 
 cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &dims,
                                                   const std::vector<int64_t> &strides,
-                                                  cudnnDataType_t type) {
-  return make_tensor(next_uid_++, dims, strides, type, true, false);
+                                                  cudnnDataType_t type, int64_t ragged_offset) {
+  const int64_t uid = next_uid_++;
+  if (ragged_offset != 0) ragged_offsets_[uid] = ragged_offset;
+  return make_tensor(uid, dims, strides, type, true, false);
+}
+
+void Lowering::set_ragged_offset(int64_t uid, int64_t offset_uid) {
+  const Tensor &t = graph_.tensor(uid);
+  auto it = ragged_offsets_.find(uid);
+  if (it != ragged_offsets_.end()) {
+    if (it->second == offset_uid) return;
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name, "\" is given two ragged offsets (\"",
+         graph_.tensor(it->second).name, "\" and \"", graph_.tensor(offset_uid).name,
+         "\"); a tensor has one packed layout");
+  }
+  if (described_.count(uid))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
+         "\" is ragged (packed) for one node but an earlier node uses it unpacked; give every "
+         "node that reads it the same ragged offsets, or copy it");
+  ragged_offsets_[uid] = offset_uid;
 }
 
 cudnnBackendDescriptor_t Lowering::workspace_tensor(const std::vector<int64_t> &dims,

@@ -90,10 +90,19 @@ class Lowering {
   bool describes(int64_t uid) const { return described_.count(uid) != 0; }
   // A new virtual intermediate with packed strides.
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims, cudnnDataType_t type);
-  // A new virtual intermediate with the given strides (a transposed view).
+  // A new virtual intermediate with the given strides (a transposed view);
+  // `ragged_offset`: the UID of a graph tensor of ragged offsets it carries
+  // (0: none).
   cudnnBackendDescriptor_t virtual_tensor(const std::vector<int64_t> &dims,
-                                          const std::vector<int64_t> &strides,
-                                          cudnnDataType_t type);
+                                          const std::vector<int64_t> &strides, cudnnDataType_t type,
+                                          int64_t ragged_offset = 0);
+  // Makes every descriptor of graph tensor `uid` (views included) carry the
+  // ragged offsets of graph tensor `offset_uid`
+  // (CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC: element offsets of each batch's
+  // start, the packed "THD" layout). Must come before `uid`'s first
+  // descriptor; NOT_SUPPORTED when it does not (another node used `uid`
+  // first) or when `uid` already carries other offsets.
+  void set_ragged_offset(int64_t uid, int64_t offset_uid);
   // A new non-virtual packed tensor in the frontend's part of the workspace
   // (backend/workspace_plan.h). NOT_SUPPORTED unless the plan builder said
   // it binds such tensors (allow_workspace_tensors).
@@ -147,6 +156,7 @@ class Lowering {
   std::vector<ConstantTensor> constant_tensors_;
   bool constant_tensors_allowed_ = false;
   std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors_;
+  std::unordered_map<int64_t, int64_t> ragged_offsets_;  // tensor UID -> offsets' UID
   std::map<std::pair<int64_t, size_t>, cudnnBackendDescriptor_t> scalars_by_rank_;
   int64_t next_uid_ = 1;
 };

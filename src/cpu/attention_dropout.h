@@ -25,6 +25,9 @@ struct AttentionInputs {
                       *seq_len_kv = nullptr, *dropout_seed = nullptr, *dropout_offset = nullptr,
                       *dropout_mask = nullptr, *dropout_scale = nullptr,
                       *dropout_scale_inv = nullptr;
+  // Ragged offsets and page tables (cpu/attention_layout.h).
+  const StridedTensor *ragged_q = nullptr, *ragged_k = nullptr, *ragged_v = nullptr,
+                      *ragged_o = nullptr, *page_table_k = nullptr, *page_table_v = nullptr;
 };
 
 class AttentionDropout {

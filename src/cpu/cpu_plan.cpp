@@ -159,6 +159,12 @@ class CpuPlan final : public Plan {
     a.dropout_mask = in(p.dropout_mask);
     a.dropout_scale = in(p.dropout_scale);
     a.dropout_scale_inv = in(p.dropout_scale_inv);
+    a.ragged_q = in(p.ragged_q);
+    a.ragged_k = in(p.ragged_k);
+    a.ragged_v = in(p.ragged_v);
+    a.ragged_o = in(p.ragged_o);
+    a.page_table_k = in(p.page_table_k);
+    a.page_table_v = in(p.page_table_v);
     return a;
   }
 

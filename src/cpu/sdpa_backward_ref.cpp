@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/attention_layout.h"
 #include "cpu/attention_mask.h"
 #include "cpu/attention_scores.h"
 #include "cpu/reference_ops.h"
@@ -43,14 +44,26 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
   if (t.options.attn_scale) scale = t.options.attn_scale->load(0);
   scale = round_to_compute(scale, compute);
 
-  const std::vector<double> qd = load_dense(q, compute), kd = load_dense(k, compute);
-  const std::vector<double> vd = load_dense(v, compute), od = load_dense(*t.o, compute);
-  const std::vector<double> dod = load_dense(*t.d_o, compute);
+  const std::string label = Graph::label(node);
+  const AttentionInputs &in = t.options;
+  const AttentionMask mask(spec, label, batch, s_q, s_kv, in.seq_len_q, in.seq_len_kv);
+  std::vector<int64_t> rows, cols;  // valid query rows and keys per batch
+  for (int64_t n = 0; n < batch; ++n) {
+    rows.push_back(mask.rows(n));
+    cols.push_back(mask.cols(n));
+  }
+  auto load = [&](const StridedTensor &x, const StridedTensor *offsets,
+                  const std::vector<int64_t> &valid, const char *what) {
+    return load_attention_tensor(x, offsets, valid, compute, label, what);
+  };
+  const std::vector<double> qd = load(q, in.ragged_q, rows, "ragged_offset_q");
+  const std::vector<double> kd = load(k, in.ragged_k, cols, "ragged_offset_k");
+  const std::vector<double> vd = load(v, in.ragged_v, cols, "ragged_offset_v");
+  const std::vector<double> od = load(*t.o, in.ragged_o, rows, "ragged_offset_o");
+  const std::vector<double> dod = load(*t.d_o, in.ragged_o, rows, "ragged_offset_o");
   const std::vector<double> lse = load_dense(*t.stats);  // FLOAT, as stored
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
-  const AttentionMask mask(spec, Graph::label(node), batch, s_q, s_kv, t.options.seq_len_q,
-                           t.options.seq_len_kv);
   const AttentionDropout dropout(spec, t.options, score_dims);
 
   std::vector<double> dq(qd.size(), 0.0), dk(kd.size(), 0.0), dv(vd.size(), 0.0);
@@ -95,9 +108,9 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
       }
     }
   }
-  store_dense(*t.dq, std::move(dq), compute);
-  store_dense(*t.dk, std::move(dk), compute);
-  store_dense(*t.dv, std::move(dv), compute);
+  store_attention_tensor(*t.dq, in.ragged_q, rows, dq, compute, label, "ragged_offset_q");
+  store_attention_tensor(*t.dk, in.ragged_k, cols, dk, compute, label, "ragged_offset_k");
+  store_attention_tensor(*t.dv, in.ragged_v, cols, dv, compute, label, "ragged_offset_v");
   if (t.dbias) store_dense(*t.dbias, std::move(dbias), compute);
 }
 

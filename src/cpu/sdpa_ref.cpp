@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/attention_layout.h"
 #include "cpu/attention_mask.h"
 #include "cpu/attention_scores.h"
 #include "cpu/reference_ops.h"
@@ -28,8 +29,18 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
          ": the CPU reference needs 4-D q, k, v and O");
   const AttentionSpec spec = attention_spec(node);
   const int64_t batch = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
+  const AttentionInputs &in = t.options;
+  // A paged k or v is a page container: s_kv is the cache's logical length
+  // (ops/attention.h, attention_kv_length).
+  const int64_t max_seq_len_kv = node.as<SdpaAttrs>().options.max_seq_len_kv;
+  const int64_t s_kv = !in.page_table_k && !in.page_table_v ? k.dims[2]
+                       : max_seq_len_kv > 0                 ? max_seq_len_kv
+                       : !in.page_table_k                   ? k.dims[2]
+                       : !in.page_table_v                   ? v.dims[2]
+                                                            : in.page_table_k->dims[2] * k.dims[2];
+  const int64_t h_kv = k.dims[1], d_v = v.dims[3];
   const int64_t group = h_q / h_kv;
+  const std::string label = Graph::label(node);
   const cudnnfe_dtype_t compute = node.compute_dtype;
   if (compute == CUDNNFE_DTYPE_INT32)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
@@ -37,13 +48,27 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   if (t.options.attn_scale) scale = t.options.attn_scale->load(0);
   scale = round_to_compute(scale, compute);
 
-  const std::vector<double> qd = load_dense(q, compute);
-  const std::vector<double> kd = load_dense(k, compute);
-  const std::vector<double> vd = load_dense(v, compute);
+  const AttentionMask mask(spec, label, batch, s_q, s_kv, in.seq_len_q, in.seq_len_kv);
+  std::vector<int64_t> rows, cols;  // valid query rows and keys per batch
+  for (int64_t n = 0; n < batch; ++n) {
+    rows.push_back(mask.rows(n));
+    cols.push_back(mask.cols(n));
+  }
+  const std::vector<double> qd =
+      load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q");
+  const std::vector<double> kd =
+      in.page_table_k
+          ? load_paged_tensor(k, *in.page_table_k, batch, s_kv, cols, compute, label,
+                              "page_table_k")
+          : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k");
+  const std::vector<double> vd =
+      in.page_table_v
+          ? load_paged_tensor(v, *in.page_table_v, batch, s_kv, cols, compute, label,
+                              "page_table_v")
+          : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
-  const AttentionMask mask(spec, Graph::label(node), batch, s_q, s_kv, t.options.seq_len_q,
-                           t.options.seq_len_kv);
+  std::vector<double> od(static_cast<size_t>(batch * h_q * s_q * d_v), 0.0);
   const AttentionDropout dropout(spec, t.options, score_dims);
   const StridedTensor *stats = t.stats;
 
@@ -74,10 +99,10 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
               out[static_cast<size_t>(c)] += kept * v_head[j * d_v + c];
           }
         }
-        const int64_t o_base = b * o.strides[0] + h * o.strides[1] + i * o.strides[2];
-        for (int64_t c = 0; c < d_v; ++c)
-          o.store(o_base + c * o.strides[3],
-                  empty ? 0.0 : round_to_compute(out[static_cast<size_t>(c)], compute));
+        if (!empty)
+          for (int64_t c = 0; c < d_v; ++c)
+            od[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v + c)] =
+                out[static_cast<size_t>(c)];
         if (stats) {
           const double lse = empty ? -std::numeric_limits<double>::infinity() : max + std::log(sum);
           stats->store(b * stats->strides[0] + h * stats->strides[1] + i * stats->strides[2],
@@ -86,6 +111,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       }
     }
   }
+  store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o");
 }
 
 }  // namespace cpu

@@ -85,6 +85,9 @@ struct AttentionOptions {
   cudnnfe_diagonal_alignment_t diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   bool alibi_mask = false;
   double dropout_probability = 0.0;
+  // Paged K/V cache (forward only): the logical s_kv; 0 infers it
+  // (ops/attention.h, attention_kv_length).
+  int64_t max_seq_len_kv = 0;
 };
 
 struct SdpaAttrs {

@@ -6,8 +6,10 @@ namespace cudnnfe {
 
 const AttentionPorts &attention_ports(OpKind kind) {
   // Port order of node.cpp's table.
-  static const AttentionPorts forward = {3, 4, 5, 6, 7, 8, 9, 10, AttentionPorts::kNone};
-  static const AttentionPorts backward = {6, 7, 8, 9, 10, 11, 12, 13, 14};
+  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8, 9, 10, AttentionPorts::kNone,
+                                         11, 12, 13, 14, 15, 16};
+  static const AttentionPorts backward = {
+      6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, AttentionPorts::kNone, AttentionPorts::kNone};
   return kind == OpKind::kSdpa ? forward : backward;
 }
 
@@ -39,7 +41,24 @@ AttentionSpec attention_spec(const Node &node) {
   s.dropout_mask = at(p.dropout_mask);
   s.dropout_scale = at(p.dropout_scale);
   s.dropout_scale_inv = at(p.dropout_scale_inv);
+  s.ragged_q = at(p.ragged_q);
+  s.ragged_k = at(p.ragged_k);
+  s.ragged_v = at(p.ragged_v);
+  s.ragged_o = at(p.ragged_o);
+  s.page_table_k = at(p.page_table_k);
+  s.page_table_v = at(p.page_table_v);
   return s;
+}
+
+int64_t attention_kv_length(const Graph &graph, const Node &node) {
+  const AttentionSpec s = attention_spec(node);
+  const Tensor &k = graph.tensor(node.inputs[1]);
+  if (!s.paged()) return k.dims[2];
+  if (s.options.max_seq_len_kv > 0) return s.options.max_seq_len_kv;
+  if (!s.page_table_k) return k.dims[2];
+  const Tensor &v = graph.tensor(node.inputs[2]);
+  if (!s.page_table_v) return v.dims[2];
+  return graph.tensor(s.page_table_k).dims[2] * k.dims[2];
 }
 
 std::vector<float> alibi_slopes(int64_t heads) {

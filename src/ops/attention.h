@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/graph.h"
 #include "graph/node.h"
 
 namespace cudnnfe {
@@ -19,6 +20,9 @@ struct AttentionPorts {
   static constexpr size_t kNone = static_cast<size_t>(-1);
   size_t bias, attn_scale, seq_len_q, seq_len_kv, dropout_seed, dropout_offset, dropout_mask,
       dropout_scale, dropout_scale_inv;
+  // Ragged offsets of q, k, v and o (the backward's also describe dQ, dK,
+  // dV and dO); the forward's page tables of k and v (kNone backward).
+  size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
@@ -35,6 +39,8 @@ struct AttentionSpec {
   int64_t bias = 0, attn_scale_tensor = 0, seq_len_q = 0, seq_len_kv = 0;
   int64_t dropout_seed = 0, dropout_offset = 0, dropout_mask = 0, dropout_scale = 0,
           dropout_scale_inv = 0;
+  int64_t ragged_q = 0, ragged_k = 0, ragged_v = 0, ragged_o = 0;
+  int64_t page_table_k = 0, page_table_v = 0;
 
   // Whether the diagonal is aligned at the bottom-right corner.
   bool bottom_right() const {
@@ -51,10 +57,17 @@ struct AttentionSpec {
   // Dropout drawn from a seed (p may be 0), or from the caller's mask.
   bool seeded_dropout() const { return dropout_seed != 0; }
   bool mask_dropout() const { return dropout_mask != 0; }
+  bool ragged() const { return ragged_q || ragged_k || ragged_v || ragged_o; }
+  bool paged() const { return page_table_k || page_table_v; }
 };
 
 // The spec of an sdpa or sdpa_backward node.
 AttentionSpec attention_spec(const Node &node);
+
+// The logical key length s_kv of an attention node: k's dims[2], or with
+// a paged cache max_seq_len_kv when set, else the unpaged one of k and v,
+// else k's pages * page_size (docs/attention.md).
+int64_t attention_kv_length(const Graph &graph, const Node &node);
 
 // ALiBi slopes of `heads` query heads, cudnn-frontend's formula: n = the
 // largest power of two <= heads; 2^(-8 (h + 1) / n) for h < n, then

@@ -35,10 +35,29 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
     n.as<Attrs>().options.window_right = -1;
   });
   offer(out, o.alibi_mask, "ALiBi mask", [](Node &n) { n.as<Attrs>().options.alibi_mask = false; });
+  // Ragged and paged layouts come first: they need the padding mask, so
+  // dropping the padding mask drops them too.
+  offer(out,
+        given(ports.ragged_q) || given(ports.ragged_k) || given(ports.ragged_v) ||
+            given(ports.ragged_o),
+        "ragged (packed) layout", [ports](Node &n) {
+          for (size_t port : {ports.ragged_q, ports.ragged_k, ports.ragged_v, ports.ragged_o})
+            drop_input(n, port);
+        });
+  // Without its page tables a paged node is valid only when the containers
+  // happen to have the attention's shape; otherwise that probe is skipped.
+  offer(out, given(ports.page_table_k) || given(ports.page_table_v), "paged K/V cache",
+        [ports](Node &n) {
+          drop_input(n, ports.page_table_k);
+          drop_input(n, ports.page_table_v);
+          n.as<Attrs>().options.max_seq_len_kv = 0;
+        });
   offer(out, o.padding_mask, "padding mask", [ports](Node &n) {
     n.as<Attrs>().options.padding_mask = false;
-    drop_input(n, ports.seq_len_q);
-    drop_input(n, ports.seq_len_kv);
+    for (size_t port : {ports.seq_len_q, ports.seq_len_kv, ports.ragged_q, ports.ragged_k,
+                        ports.ragged_v, ports.ragged_o, ports.page_table_k, ports.page_table_v})
+      drop_input(n, port);
+    n.as<Attrs>().options.max_seq_len_kv = 0;
   });
   offer(out, o.dropout_probability > 0 || given(ports.dropout_mask), "dropout", [ports](Node &n) {
     n.as<Attrs>().options.dropout_probability = 0;

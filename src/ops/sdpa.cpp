@@ -43,6 +43,59 @@ void require_broadcast(const Node &node, const char *option, const Tensor &t,
                  " does not broadcast to [b,h_q,s_q,s_kv] = ", dims_string(full), " at dim ", i);
 }
 
+// Ragged offsets and page tables (docs/attention.md).
+void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec &s,
+                            const AttentionShape &a) {
+  const std::string label = Graph::label(node);
+  const bool backward = node.kind == OpKind::kSdpaBackward;
+  const std::pair<int64_t, const char *> offsets[] = {
+      {s.ragged_q, backward ? "ragged_offset_q (q and dQ)" : "ragged_offset_q"},
+      {s.ragged_k, backward ? "ragged_offset_k (k and dK)" : "ragged_offset_k"},
+      {s.ragged_v, backward ? "ragged_offset_v (v and dV)" : "ragged_offset_v"},
+      {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"}};
+  for (auto [uid, option] : offsets) {
+    if (uid == 0) continue;
+    if (!s.options.padding_mask)
+      fail_graph(label, ": ", option,
+                 " is given but padding_mask is 0; a ragged (packed) layout needs padding_mask "
+                 "with seq_len_q and seq_len_kv (the lengths of the packed sequences)");
+    const Tensor &t = graph.tensor(uid);
+    if (t.dims != std::vector<int64_t>{a.b + 1, 1, 1, 1})
+      fail_graph(label, ": ", option, " \"", t.name, "\" is ", dims_string(t.dims),
+                 "; expected [b+1,1,1,1] = ", dims_string({a.b + 1, 1, 1, 1}),
+                 " (the element offset of each sequence's start, and the end)");
+  }
+  if (s.options.max_seq_len_kv < 0)
+    fail_graph(label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
+               "; use 0 (inferred) or the paged cache's logical s_kv");
+  if (s.options.max_seq_len_kv > 0 && !s.paged())
+    fail_graph(label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
+               " but neither page_table_k nor page_table_v is given; it sets the s_kv of a "
+               "paged K/V cache only");
+  if (!s.paged()) return;
+  if (!s.options.padding_mask)
+    fail_graph(label,
+               ": a paged K/V cache (page_table_k, page_table_v) needs padding_mask with "
+               "seq_len_kv (the number of valid keys of each batch)");
+  const std::pair<int64_t, const char *> tables[] = {{s.page_table_k, "k"}, {s.page_table_v, "v"}};
+  for (auto [uid, which] : tables) {
+    if (uid == 0) continue;
+    const int64_t port = which[0] == 'k' ? 1 : 2;
+    const Tensor &cache = graph.tensor(node.inputs[static_cast<size_t>(port)]);
+    if ((which[0] == 'k' ? s.ragged_k : s.ragged_v) != 0)
+      fail_graph(label, ": ", which, " is a paged cache (page_table_", which,
+                 ") and ragged (ragged_offset_", which, "); use one");
+    const int64_t page_size = cache.dims[2];
+    const int64_t pages = (a.s_kv + page_size - 1) / page_size;
+    const Tensor &t = graph.tensor(uid);
+    if (t.dims != std::vector<int64_t>{a.b, 1, pages, 1})
+      fail_graph(label, ": page_table_", which, " \"", t.name, "\" is ", dims_string(t.dims),
+                 "; expected [b,1,ceil(s_kv/page_size),1] = ", dims_string({a.b, 1, pages, 1}),
+                 " (s_kv = ", a.s_kv, ", page_size = ", page_size, ", ", which,
+                 "'s container dims[2])");
+  }
+}
+
 // The options beyond q, k, v and bias (docs/attention.md).
 void check_attention_options(Graph &graph, const Node &node, const AttentionSpec &s,
                              const AttentionShape &a) {
@@ -123,6 +176,7 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
   if (s.dropout_mask != 0)
     require_broadcast(node, "dropout_mask", graph.tensor(s.dropout_mask),
                       {a.b, a.h_q, a.s_q, a.s_kv});
+  check_ragged_and_paged(graph, node, s, a);
   if (node.kind == OpKind::kSdpaBackward) {
     if (s.dropout_mask != 0 && s.dropout_scale_inv == 0)
       fail_graph(label, ": dropout_mask needs dropout_scale_inv in the backward pass (a FLOAT ",
@@ -143,17 +197,21 @@ AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
   require_rank(node, "q", q, 4, "[b,h_q,s_q,d]");
   require_rank(node, "k", k, 4, "[b,h_kv,s_kv,d]");
   require_rank(node, "v", v, 4, "[b,h_kv,s_kv,d_v]");
-  AttentionShape a{q.dims[0], q.dims[1], q.dims[2], q.dims[3], k.dims[1], k.dims[2], v.dims[3]};
+  AttentionShape a{q.dims[0], q.dims[1], q.dims[2],
+                   q.dims[3], k.dims[1], attention_kv_length(graph, node),
+                   v.dims[3]};
   auto mismatch = [&](const Tensor &t, const char *port, int dim, const char *what,
                       int64_t expected, const char *rule) {
     fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" ", dims_string(t.dims), " has ",
                what, " = ", t.dims[dim], "; expected ", expected, " (", rule, ")");
   };
-  if (k.dims[0] != a.b) mismatch(k, "k", 0, "b", a.b, "q's batch");
-  if (v.dims[0] != a.b) mismatch(v, "v", 0, "b", a.b, "q's batch");
+  // A paged k or v is a page container [num_pages, h_kv, page_size, d]:
+  // its batch and sequence dims are the cache's, not the attention's.
+  if (!spec.page_table_k && k.dims[0] != a.b) mismatch(k, "k", 0, "b", a.b, "q's batch");
+  if (!spec.page_table_v && v.dims[0] != a.b) mismatch(v, "v", 0, "b", a.b, "q's batch");
   if (k.dims[3] != a.d) mismatch(k, "k", 3, "d", a.d, "q's head dim");
   if (v.dims[1] != a.h_kv) mismatch(v, "v", 1, "h", a.h_kv, "k's head count");
-  if (v.dims[2] != a.s_kv) mismatch(v, "v", 2, "s", a.s_kv, "k's sequence length");
+  if (!spec.paged() && v.dims[2] != a.s_kv) mismatch(v, "v", 2, "s", a.s_kv, "k's sequence length");
   if (a.h_q % a.h_kv != 0)
     fail_graph(Graph::label(node), ": q has ", a.h_q, " heads and k has ", a.h_kv,
                "; h_q must be a multiple of h_kv (GQA/MQA)");
@@ -262,6 +320,17 @@ void check_types_sdpa(Graph &graph, Node &node) {
   require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
   require_dtype(graph, node, s.dropout_scale_inv, "dropout_scale_inv", {CUDNNFE_DTYPE_FLOAT},
                 kFloatOnly);
+  for (int64_t uid : {s.ragged_q, s.ragged_k, s.ragged_v, s.ragged_o}) {
+    if (uid == 0) continue;
+    const char *which = uid == s.ragged_q   ? "ragged_offset_q"
+                        : uid == s.ragged_k ? "ragged_offset_k"
+                        : uid == s.ragged_v ? "ragged_offset_v"
+                                            : "ragged_offset_o";
+    require_dtype(graph, node, uid, which, {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                  "INT32 or INT64");
+  }
+  require_dtype(graph, node, s.page_table_k, "page_table_k", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.page_table_v, "page_table_v", {CUDNNFE_DTYPE_INT32}, "INT32");
   require_dtype(graph, node, s.dropout_mask, "dropout_mask",
                 {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
                  CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},

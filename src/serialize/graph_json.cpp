@@ -81,6 +81,7 @@ Value node_attributes(const Node &node) {
       a.set("causal_mask", Value::boolean(s.causal_mask));
       a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
       write_attention_options(s.options, a);
+      a.set("max_seq_len_kv", Value::integer(s.options.max_seq_len_kv));
       break;
     }
     case OpKind::kSdpaBackward: {
@@ -353,6 +354,8 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       s.causal_mask_bottom_right =
           a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
       s.options = read_attention_options(a, where);
+      if (const Value *v = a.find("max_seq_len_kv"))
+        s.options.max_seq_len_kv = v->as_int(where + ".max_seq_len_kv");
       return s;
     }
     case OpKind::kSdpaBackward: {
