@@ -317,7 +317,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (152 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (208 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -341,11 +341,18 @@ struct cudnnfe_sdpa_options
     dropout_offset::Int64  # int64_t at 128
     dropout_mask::Int64  # int64_t at 136
     dropout_scale::Int64  # int64_t at 144
+    ragged_offset_q::Int64  # int64_t at 152
+    ragged_offset_k::Int64  # int64_t at 160
+    ragged_offset_v::Int64  # int64_t at 168
+    ragged_offset_o::Int64  # int64_t at 176
+    page_table_k::Int64  # int64_t at 184
+    page_table_v::Int64  # int64_t at 192
+    max_seq_len_kv::Int64  # int64_t at 200
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (152 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (184 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -370,6 +377,10 @@ struct cudnnfe_sdpa_backward_options
     dropout_mask::Int64  # int64_t at 128
     dropout_scale::Int64  # int64_t at 136
     dropout_scale_inv::Int64  # int64_t at 144
+    ragged_offset_q::Int64  # int64_t at 152
+    ragged_offset_k::Int64  # int64_t at 160
+    ragged_offset_v::Int64  # int64_t at 168
+    ragged_offset_o::Int64  # int64_t at 176
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 

@@ -324,6 +324,15 @@ typedef struct cudnnfe_sdpa_options {
   int64_t dropout_offset;
   int64_t dropout_mask;
   int64_t dropout_scale;
+
+  int64_t ragged_offset_q;
+  int64_t ragged_offset_k;
+  int64_t ragged_offset_v;
+  int64_t ragged_offset_o;
+
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -358,6 +367,11 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t dropout_scale;
 
   int64_t dropout_scale_inv;
+
+  int64_t ragged_offset_q;
+  int64_t ragged_offset_k;
+  int64_t ragged_offset_v;
+  int64_t ragged_offset_o;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

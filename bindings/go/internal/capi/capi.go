@@ -199,7 +199,7 @@ typedef long long swig_type_169;
 typedef long long swig_type_170;
 typedef long long swig_type_171;
 typedef long long swig_type_172;
-typedef _goslice_ swig_type_173;
+typedef long long swig_type_173;
 typedef long long swig_type_174;
 typedef long long swig_type_175;
 typedef long long swig_type_176;
@@ -211,7 +211,7 @@ typedef long long swig_type_181;
 typedef long long swig_type_182;
 typedef long long swig_type_183;
 typedef long long swig_type_184;
-typedef _goslice_ swig_type_185;
+typedef long long swig_type_185;
 typedef long long swig_type_186;
 typedef long long swig_type_187;
 typedef long long swig_type_188;
@@ -221,7 +221,7 @@ typedef long long swig_type_191;
 typedef long long swig_type_192;
 typedef long long swig_type_193;
 typedef long long swig_type_194;
-typedef long long swig_type_195;
+typedef _goslice_ swig_type_195;
 typedef long long swig_type_196;
 typedef long long swig_type_197;
 typedef long long swig_type_198;
@@ -233,7 +233,7 @@ typedef long long swig_type_203;
 typedef long long swig_type_204;
 typedef long long swig_type_205;
 typedef long long swig_type_206;
-typedef long long swig_type_207;
+typedef _goslice_ swig_type_207;
 typedef long long swig_type_208;
 typedef long long swig_type_209;
 typedef long long swig_type_210;
@@ -254,13 +254,13 @@ typedef long long swig_type_224;
 typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
-typedef _goslice_ swig_type_228;
+typedef long long swig_type_228;
 typedef long long swig_type_229;
-typedef _goslice_ swig_type_230;
-typedef _goslice_ swig_type_231;
+typedef long long swig_type_230;
+typedef long long swig_type_231;
 typedef long long swig_type_232;
-typedef _goslice_ swig_type_233;
-typedef _gostring_ swig_type_234;
+typedef long long swig_type_233;
+typedef long long swig_type_234;
 typedef long long swig_type_235;
 typedef long long swig_type_236;
 typedef long long swig_type_237;
@@ -273,16 +273,16 @@ typedef long long swig_type_243;
 typedef long long swig_type_244;
 typedef long long swig_type_245;
 typedef long long swig_type_246;
-typedef _goslice_ swig_type_247;
+typedef long long swig_type_247;
 typedef long long swig_type_248;
 typedef long long swig_type_249;
-typedef long long swig_type_250;
+typedef _goslice_ swig_type_250;
 typedef long long swig_type_251;
 typedef _goslice_ swig_type_252;
-typedef long long swig_type_253;
+typedef _goslice_ swig_type_253;
 typedef long long swig_type_254;
-typedef long long swig_type_255;
-typedef long long swig_type_256;
+typedef _goslice_ swig_type_255;
+typedef _gostring_ swig_type_256;
 typedef long long swig_type_257;
 typedef long long swig_type_258;
 typedef long long swig_type_259;
@@ -294,15 +294,37 @@ typedef long long swig_type_264;
 typedef long long swig_type_265;
 typedef long long swig_type_266;
 typedef long long swig_type_267;
-typedef _goslice_ swig_type_268;
-typedef long long swig_type_269;
+typedef long long swig_type_268;
+typedef _goslice_ swig_type_269;
 typedef long long swig_type_270;
 typedef long long swig_type_271;
-typedef _gostring_ swig_type_272;
-typedef _goslice_ swig_type_273;
-typedef long long swig_type_274;
-typedef _goslice_ swig_type_275;
+typedef long long swig_type_272;
+typedef long long swig_type_273;
+typedef _goslice_ swig_type_274;
+typedef long long swig_type_275;
 typedef long long swig_type_276;
+typedef long long swig_type_277;
+typedef long long swig_type_278;
+typedef long long swig_type_279;
+typedef long long swig_type_280;
+typedef long long swig_type_281;
+typedef long long swig_type_282;
+typedef long long swig_type_283;
+typedef long long swig_type_284;
+typedef long long swig_type_285;
+typedef long long swig_type_286;
+typedef long long swig_type_287;
+typedef long long swig_type_288;
+typedef long long swig_type_289;
+typedef _goslice_ swig_type_290;
+typedef long long swig_type_291;
+typedef long long swig_type_292;
+typedef long long swig_type_293;
+typedef _gostring_ swig_type_294;
+typedef _goslice_ swig_type_295;
+typedef long long swig_type_296;
+typedef _goslice_ swig_type_297;
+typedef long long swig_type_298;
 extern void _wrap_Swig_free_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_46c3644bcdf3b257(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_46c3644bcdf3b257(void);
@@ -438,59 +460,81 @@ extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(
 extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_73 arg2);
 extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_75 arg2);
+extern swig_type_76 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_77 arg2);
+extern swig_type_78 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_79 arg2);
+extern swig_type_80 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_81 arg2);
+extern swig_type_82 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_83 arg2);
+extern swig_type_84 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_85 arg2);
+extern swig_type_86 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_87 arg2);
+extern swig_type_88 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_75 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_76 arg2, swig_type_77 arg3, swig_type_78 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_79 arg2);
-extern swig_type_80 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_89 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_93 arg2);
+extern swig_type_94 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_81 arg2);
-extern swig_type_82 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_95 arg2);
+extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_83 arg2);
-extern swig_type_84 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2);
+extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_85 arg2);
-extern swig_type_86 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_87 arg2);
-extern swig_type_88 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_89 arg2);
-extern swig_type_90 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_91 arg2);
-extern swig_type_92 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
+extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
+extern swig_type_104 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_105 arg2);
+extern swig_type_106 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_93 arg2);
-extern swig_type_94 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_95 arg2);
-extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2);
-extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_107 arg2);
+extern swig_type_108 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_109 arg2);
+extern swig_type_110 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_111 arg2);
+extern swig_type_112 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_113 arg2);
+extern swig_type_114 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_115 arg2);
+extern swig_type_116 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_117 arg2);
+extern swig_type_118 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_119 arg2);
+extern swig_type_120 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_121 arg2);
+extern swig_type_122 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_123 arg2);
+extern swig_type_124 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_type_106 arg4, swig_type_107 arg5, swig_type_108 arg6, swig_type_109 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_110 arg2, swig_type_111 arg3, swig_type_112 arg4, swig_type_113 arg5, swig_type_114 arg6, swig_type_115 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_116 arg2);
-extern swig_type_117 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_125 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5, swig_type_130 arg6, swig_type_131 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4, swig_type_135 arg5, swig_type_136 arg6, swig_type_137 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_138 arg2);
+extern swig_type_139 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -503,39 +547,39 @@ extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(uint
 extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_118 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_119 arg2, swig_type_120 arg3, swig_type_121 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_122 arg2, swig_type_123 arg3, swig_type_124 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4, swig_type_128 arg5, swig_type_129 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, swig_type_133 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3, swig_type_136 arg4, swig_type_137 arg5, swig_type_138 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_139 arg2, swig_type_140 arg3, swig_type_141 arg4, swig_type_142 arg5, swig_type_143 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_144 arg2, swig_type_145 arg3, swig_type_146 arg4, swig_type_147 arg5, swig_type_148 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_149 arg2, swig_type_150 arg3, swig_type_151 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_type_154 arg4, swig_type_155 arg5, swig_type_156 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_157 arg2, swig_type_158 arg3, swig_type_159 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_type_162 arg4, swig_type_163 arg5, swig_type_164 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_165 arg2);
-extern swig_type_166 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_140 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3, swig_type_143 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_144 arg2, swig_type_145 arg3, swig_type_146 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5, swig_type_151 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_type_154 arg4, swig_type_155 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_type_158 arg4, swig_type_159 arg5, swig_type_160 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_161 arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5, swig_type_165 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_166 arg2, swig_type_167 arg3, swig_type_168 arg4, swig_type_169 arg5, swig_type_170 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_type_173 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3, swig_type_176 arg4, swig_type_177 arg5, swig_type_178 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_179 arg2, swig_type_180 arg3, swig_type_181 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_type_184 arg4, swig_type_185 arg5, swig_type_186 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_187 arg2);
+extern swig_type_188 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_167 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_168 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_169 arg2);
-extern swig_type_170 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_189 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_190 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_191 arg2);
+extern swig_type_192 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_171 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_174 arg2, int arg3, swig_voidp arg4, uintptr_t arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_175 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_193 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_194 arg2, swig_type_195 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_196 arg2, int arg3, swig_voidp arg4, uintptr_t arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_197 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
 extern int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_voidp arg3, int arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_176 arg2);
-extern swig_type_177 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_198 arg2);
+extern swig_type_199 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -558,10 +602,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_178 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_179 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_180 arg2);
-extern swig_type_181 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_200 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_201 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_202 arg2);
+extern swig_type_203 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -574,16 +618,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_182 arg2);
-extern swig_type_183 _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_204 arg2);
+extern swig_type_205 _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_184 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_188 arg2);
-extern swig_type_189 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_206 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_207 arg2, swig_type_208 arg3, swig_type_209 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_210 arg2);
+extern swig_type_211 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -592,28 +636,28 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b2
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_190 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_191 arg2, swig_type_192 arg3, swig_type_193 arg4, swig_type_194 arg5, swig_type_195 arg6, swig_type_196 arg7, swig_type_197 arg8, swig_type_198 arg9, swig_type_199 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_200 arg2);
-extern swig_type_201 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_212 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_213 arg2, swig_type_214 arg3, swig_type_215 arg4, swig_type_216 arg5, swig_type_217 arg6, swig_type_218 arg7, swig_type_219 arg8, swig_type_220 arg9, swig_type_221 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_222 arg2);
+extern swig_type_223 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_202 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_203 arg2, swig_type_204 arg3, swig_type_205 arg4, swig_type_206 arg5, swig_type_207 arg6, swig_type_208 arg7, swig_type_209 arg8, swig_type_210 arg9, swig_type_211 arg10, swig_type_212 arg11, swig_type_213 arg12, swig_type_214 arg13, swig_type_215 arg14, swig_type_216 arg15, swig_type_217 arg16, swig_type_218 arg17, swig_type_219 arg18, swig_type_220 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_221 arg2);
-extern swig_type_222 _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_224 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_225 arg2, swig_type_226 arg3, swig_type_227 arg4, swig_type_228 arg5, swig_type_229 arg6, swig_type_230 arg7, swig_type_231 arg8, swig_type_232 arg9, swig_type_233 arg10, swig_type_234 arg11, swig_type_235 arg12, swig_type_236 arg13, swig_type_237 arg14, swig_type_238 arg15, swig_type_239 arg16, swig_type_240 arg17, swig_type_241 arg18, swig_type_242 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_243 arg2);
+extern swig_type_244 _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_223 arg2);
-extern swig_type_224 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_245 arg2);
+extern swig_type_246 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -628,30 +672,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcd
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_225 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_247 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_226 arg2);
-extern swig_type_227 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_248 arg2);
+extern swig_type_249 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_228 arg3, uintptr_t arg4, swig_type_229 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_230 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_231 arg3, uintptr_t arg4, swig_type_232 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_233 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_234 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_235 arg2);
-extern swig_type_236 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_237 arg2);
-extern swig_type_238 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_239 arg2);
-extern swig_type_240 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_250 arg3, uintptr_t arg4, swig_type_251 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_252 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_253 arg3, uintptr_t arg4, swig_type_254 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_255 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_256 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_257 arg2);
+extern swig_type_258 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_259 arg2);
+extern swig_type_260 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_261 arg2);
+extern swig_type_262 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -664,13 +708,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b2
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_241 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_263 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_242 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_243 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_264 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_265 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_244 arg2);
-extern swig_type_245 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_266 arg2);
+extern swig_type_267 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
@@ -683,10 +727,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcd
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_246 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_247 arg3, uintptr_t arg4, swig_type_248 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_249 arg2);
-extern swig_type_250 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_268 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_269 arg3, uintptr_t arg4, swig_type_270 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_271 arg2);
+extern swig_type_272 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
@@ -703,39 +747,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_251 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_273 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_252 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_253 arg2);
-extern swig_type_254 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_257 arg2);
-extern swig_type_258 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_259 arg2);
-extern swig_type_260 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_261 arg2);
-extern swig_type_262 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_263 arg2);
-extern swig_type_264 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_265 arg2);
-extern swig_type_266 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_274 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_275 arg2);
+extern swig_type_276 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_277 arg2);
+extern swig_type_278 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_281 arg2);
+extern swig_type_282 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_283 arg2);
+extern swig_type_284 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_285 arg2);
+extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_287 arg2);
+extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_267 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_289 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_268 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_269 arg2);
-extern swig_type_270 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_290 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_271 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_272 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_273 arg3, uintptr_t arg4, swig_type_274 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_275 arg3, uintptr_t arg4, swig_type_276 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_293 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_294 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_295 arg3, uintptr_t arg4, swig_type_296 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_297 arg3, uintptr_t arg4, swig_type_298 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -2005,6 +2049,97 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) 
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_77(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_o(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_o() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetMax_seq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_sdpa_options_t() (_swig_ret Cudnnfe_sdpa_options_t) {
 	var swig_r Cudnnfe_sdpa_options_t
 	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257()))
@@ -2059,12 +2194,26 @@ type Cudnnfe_sdpa_options_t interface {
 	GetDropout_mask() (_swig_ret int64)
 	SetDropout_scale(arg2 int64)
 	GetDropout_scale() (_swig_ret int64)
+	SetRagged_offset_q(arg2 int64)
+	GetRagged_offset_q() (_swig_ret int64)
+	SetRagged_offset_k(arg2 int64)
+	GetRagged_offset_k() (_swig_ret int64)
+	SetRagged_offset_v(arg2 int64)
+	GetRagged_offset_v() (_swig_ret int64)
+	SetRagged_offset_o(arg2 int64)
+	GetRagged_offset_o() (_swig_ret int64)
+	SetPage_table_k(arg2 int64)
+	GetPage_table_k() (_swig_ret int64)
+	SetPage_table_v(arg2 int64)
+	GetPage_table_v() (_swig_ret int64)
+	SetMax_seq_len_kv(arg2 int64)
+	GetMax_seq_len_kv() (_swig_ret int64)
 }
 
 func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -2076,7 +2225,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_76(_swig_i_1), C.swig_type_77(_swig_i_2), C.swig_type_78(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1), C.swig_type_91(_swig_i_2), C.swig_type_92(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2092,7 +2241,7 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2144,7 +2293,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right(
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
@@ -2183,7 +2332,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
@@ -2209,7 +2358,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
@@ -2222,7 +2371,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret in
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
@@ -2235,7 +2384,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret i
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
@@ -2248,7 +2397,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_91(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
@@ -2300,7 +2449,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_s
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
@@ -2313,7 +2462,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
@@ -2326,7 +2475,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_r
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
@@ -2339,7 +2488,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_113(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
@@ -2352,13 +2501,65 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_115(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_117(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_121(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_o(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -2418,12 +2619,20 @@ type Cudnnfe_sdpa_backward_options_t interface {
 	GetDropout_scale() (_swig_ret int64)
 	SetDropout_scale_inv(arg2 int64)
 	GetDropout_scale_inv() (_swig_ret int64)
+	SetRagged_offset_q(arg2 int64)
+	GetRagged_offset_q() (_swig_ret int64)
+	SetRagged_offset_k(arg2 int64)
+	GetRagged_offset_k() (_swig_ret int64)
+	SetRagged_offset_v(arg2 int64)
+	GetRagged_offset_v() (_swig_ret int64)
+	SetRagged_offset_o(arg2 int64)
+	GetRagged_offset_o() (_swig_ret int64)
 }
 
 func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -2439,7 +2648,7 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1), C.swig_type_105(_swig_i_2), C.swig_type_106(_swig_i_3), C.swig_type_107(_swig_i_4), C.swig_type_108(_swig_i_5), C.swig_type_109(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1), C.swig_type_127(_swig_i_2), C.swig_type_128(_swig_i_3), C.swig_type_129(_swig_i_4), C.swig_type_130(_swig_i_5), C.swig_type_131(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
 	return swig_r
 }
 
@@ -2457,7 +2666,7 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_110(_swig_i_1), C.swig_type_111(_swig_i_2), C.swig_type_112(_swig_i_3), C.swig_type_113(_swig_i_4), C.swig_type_114(_swig_i_5), C.swig_type_115(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3), C.swig_type_135(_swig_i_4), C.swig_type_136(_swig_i_5), C.swig_type_137(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2476,7 +2685,7 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2582,7 +2791,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -2595,7 +2804,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1), C.swig_type_120(_swig_i_2), C.swig_type_121(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2), C.swig_type_143(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2608,7 +2817,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1), C.swig_type_123(_swig_i_2), C.swig_type_124(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1), C.swig_type_145(_swig_i_2), C.swig_type_146(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2624,7 +2833,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1), C.swig_type_126(_swig_i_2), C.swig_type_127(_swig_i_3), C.swig_type_128(_swig_i_4), C.swig_type_129(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.swig_type_150(_swig_i_4), C.swig_type_151(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2639,7 +2848,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1), C.swig_type_131(_swig_i_2), C.swig_type_132(_swig_i_3), C.swig_type_133(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1), C.swig_type_153(_swig_i_2), C.swig_type_154(_swig_i_3), C.swig_type_155(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -2657,7 +2866,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1), C.swig_type_135(_swig_i_2), C.swig_type_136(_swig_i_3), C.swig_type_137(_swig_i_4), C.swig_type_138(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_156(_swig_i_1), C.swig_type_157(_swig_i_2), C.swig_type_158(_swig_i_3), C.swig_type_159(_swig_i_4), C.swig_type_160(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2671,7 +2880,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_139(_swig_i_1), C.swig_type_140(_swig_i_2), C.swig_type_141(_swig_i_3), C.swig_type_142(_swig_i_4), C.swig_type_143(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_161(_swig_i_1), C.swig_type_162(_swig_i_2), C.swig_type_163(_swig_i_3), C.swig_type_164(_swig_i_4), C.swig_type_165(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2687,7 +2896,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1), C.swig_type_145(_swig_i_2), C.swig_type_146(_swig_i_3), C.swig_type_147(_swig_i_4), C.swig_type_148(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.swig_type_167(_swig_i_2), C.swig_type_168(_swig_i_3), C.swig_type_169(_swig_i_4), C.swig_type_170(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2701,7 +2910,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_149(_swig_i_1), C.swig_type_150(_swig_i_2), C.swig_type_151(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.swig_type_172(_swig_i_2), C.swig_type_173(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2717,7 +2926,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1), C.swig_type_153(_swig_i_2), C.swig_type_154(_swig_i_3), C.swig_type_155(_swig_i_4), C.swig_type_156(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), C.swig_type_175(_swig_i_2), C.swig_type_176(_swig_i_3), C.swig_type_177(_swig_i_4), C.swig_type_178(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2731,7 +2940,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1), C.swig_type_158(_swig_i_2), C.swig_type_159(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.swig_type_180(_swig_i_2), C.swig_type_181(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2747,7 +2956,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_160(_swig_i_1), C.swig_type_161(_swig_i_2), C.swig_type_162(_swig_i_3), C.swig_type_163(_swig_i_4), C.swig_type_164(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1), C.swig_type_183(_swig_i_2), C.swig_type_184(_swig_i_3), C.swig_type_185(_swig_i_4), C.swig_type_186(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2763,7 +2972,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_165(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_187(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2824,7 +3033,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -2834,7 +3043,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -2850,7 +3059,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_169(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2881,7 +3090,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -2891,7 +3100,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_194(_swig_i_1), *(*C.swig_type_195)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2906,7 +3115,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -2920,7 +3129,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2958,7 +3167,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3139,7 +3348,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_178(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3149,7 +3358,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3169,7 +3378,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3260,7 +3469,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3320,7 +3529,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_184(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3331,7 +3540,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_1)), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_207)(unsafe.Pointer(&_swig_i_1)), C.swig_type_208(_swig_i_2), C.swig_type_209(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3350,7 +3559,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_188(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3426,7 +3635,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3446,7 +3655,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1), C.swig_type_192(_swig_i_2), C.swig_type_193(_swig_i_3), C.swig_type_194(_swig_i_4), C.swig_type_195(_swig_i_5), C.swig_type_196(_swig_i_6), C.swig_type_197(_swig_i_7), C.swig_type_198(_swig_i_8), C.swig_type_199(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), C.swig_type_214(_swig_i_2), C.swig_type_215(_swig_i_3), C.swig_type_216(_swig_i_4), C.swig_type_217(_swig_i_5), C.swig_type_218(_swig_i_6), C.swig_type_219(_swig_i_7), C.swig_type_220(_swig_i_8), C.swig_type_221(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3462,7 +3671,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3523,7 +3732,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3555,7 +3764,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1), C.swig_type_204(_swig_i_2), C.swig_type_205(_swig_i_3), C.swig_type_206(_swig_i_4), C.swig_type_207(_swig_i_5), C.swig_type_208(_swig_i_6), C.swig_type_209(_swig_i_7), C.swig_type_210(_swig_i_8), C.swig_type_211(_swig_i_9), C.swig_type_212(_swig_i_10), C.swig_type_213(_swig_i_11), C.swig_type_214(_swig_i_12), C.swig_type_215(_swig_i_13), C.swig_type_216(_swig_i_14), C.swig_type_217(_swig_i_15), C.swig_type_218(_swig_i_16), C.swig_type_219(_swig_i_17), C.swig_type_220(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_type_226(_swig_i_2), C.swig_type_227(_swig_i_3), C.swig_type_228(_swig_i_4), C.swig_type_229(_swig_i_5), C.swig_type_230(_swig_i_6), C.swig_type_231(_swig_i_7), C.swig_type_232(_swig_i_8), C.swig_type_233(_swig_i_9), C.swig_type_234(_swig_i_10), C.swig_type_235(_swig_i_11), C.swig_type_236(_swig_i_12), C.swig_type_237(_swig_i_13), C.swig_type_238(_swig_i_14), C.swig_type_239(_swig_i_15), C.swig_type_240(_swig_i_16), C.swig_type_241(_swig_i_17), C.swig_type_242(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3588,7 +3797,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3640,7 +3849,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -3769,7 +3978,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -3843,7 +4052,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_248(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -3894,7 +4103,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_228)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_229(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_250)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_251(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3906,7 +4115,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_230)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3921,7 +4130,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_231)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_232(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_253)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_254(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3933,7 +4142,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_233)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_255)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3944,7 +4153,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_234)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_256)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3963,7 +4172,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -3976,7 +4185,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -3989,7 +4198,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4099,7 +4308,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_241(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4115,7 +4324,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_242(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4123,7 +4332,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1)))
 	return swig_r
 }
 
@@ -4147,7 +4356,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_244(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4253,7 +4462,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_246(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4265,7 +4474,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_247)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_248(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_270(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4290,7 +4499,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4426,7 +4635,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -4443,7 +4652,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_274)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4462,7 +4671,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -4475,7 +4684,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -4488,7 +4697,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -4501,7 +4710,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -4514,7 +4723,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -4527,7 +4736,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -4540,7 +4749,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -4583,7 +4792,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -4604,7 +4813,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_268)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_290)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4623,7 +4832,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4669,7 +4878,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -4678,7 +4887,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_272)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_294)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4693,7 +4902,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_273)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_274(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_295)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_296(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4708,7 +4917,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_275)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_276(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_297)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_298(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

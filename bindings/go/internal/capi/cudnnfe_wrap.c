@@ -2082,6 +2082,181 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(s
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_k = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_v = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_v);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_o = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_o);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_k = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_v = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_v);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
@@ -2660,6 +2835,106 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c36
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
   
   result = (int64_t) ((arg1)->dropout_scale_inv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_k = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_v = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_v);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_o = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_o);
   _swig_go_result = result; 
   return _swig_go_result;
 }

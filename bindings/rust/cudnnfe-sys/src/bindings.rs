@@ -1189,12 +1189,36 @@ pub struct cudnnfe_sdpa_options {
     pub dropout_offset: i64,
     pub dropout_mask: i64,
     pub dropout_scale: i64,
+    #[doc = " ---- Ragged (packed, \"THD\") layout; docs/attention.md. A ragged offset"]
+    #[doc = " is an INT32 or INT64 graph input of dims [b+1, 1, 1, 1] holding, for"]
+    #[doc = " each batch n, the element offset in the tensor's buffer where sequence"]
+    #[doc = " n starts (cudnn-frontend's set_ragged_offset): element (n, h, s, x) of"]
+    #[doc = " the tensor is at offset[n] + h * stride[1] + s * stride[2] + x *"]
+    #[doc = " stride[3] (the batch stride is not used). Only the valid rows (s <"]
+    #[doc = " seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or"]
+    #[doc = " written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that"]
+    #[doc = " tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]."]
+    pub ragged_offset_q: i64,
+    pub ragged_offset_k: i64,
+    pub ragged_offset_v: i64,
+    pub ragged_offset_o: i64,
+    #[doc = " ---- Paged K/V cache (forward only); docs/attention.md. With a page"]
+    #[doc = " table, k (or v) is a page container [num_pages, h_kv, page_size, d]"]
+    #[doc = " (d_v for v) and the table is an INT32 graph input [b, 1, pages, 1]:"]
+    #[doc = " key j of batch n is row j % page_size of page table[n][j / page_size]."]
+    #[doc = " Needs padding_mask; only keys j < seq_len_kv[n] are read. s_kv is"]
+    #[doc = " max_seq_len_kv when > 0, else the other (unpaged) tensor's s_kv, else"]
+    #[doc = " pages * page_size; pages must be ceil(s_kv / page_size)."]
+    pub page_table_k: i64,
+    pub page_table_v: i64,
+    #[doc = " default 0"]
+    pub max_seq_len_kv: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        152usize,
+        208usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -1559,6 +1583,125 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_dropout_scale();
+    fn test_field_ragged_offset_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_q) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_q)
+            )
+        );
+    }
+    test_field_ragged_offset_q();
+    fn test_field_ragged_offset_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_k) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_k)
+            )
+        );
+    }
+    test_field_ragged_offset_k();
+    fn test_field_ragged_offset_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_v) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_v)
+            )
+        );
+    }
+    test_field_ragged_offset_v();
+    fn test_field_ragged_offset_o() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_o) as usize - ptr as usize
+            },
+            176usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_o)
+            )
+        );
+    }
+    test_field_ragged_offset_o();
+    fn test_field_page_table_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_k) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(page_table_k)
+            )
+        );
+    }
+    test_field_page_table_k();
+    fn test_field_page_table_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_v) as usize - ptr as usize
+            },
+            192usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(page_table_v)
+            )
+        );
+    }
+    test_field_page_table_v();
+    fn test_field_max_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_seq_len_kv) as usize - ptr as usize
+            },
+            200usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(max_seq_len_kv)
+            )
+        );
+    }
+    test_field_max_seq_len_kv();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
@@ -1621,12 +1764,19 @@ pub struct cudnnfe_sdpa_backward_options {
     #[doc = " must be a scalar of 1 (cuDNN's backward ignores it): fold the scale into"]
     #[doc = " the mask (values 0 and 1/(1-p)) with dropout_scale 1 (docs/attention.md)."]
     pub dropout_scale_inv: i64,
+    #[doc = " Ragged layout, as in cudnnfe_sdpa_options_t: each offset tensor also"]
+    #[doc = " describes the gradient of the same layout (q's for dq, k's for dk, v's"]
+    #[doc = " for dv, o's for d_o)."]
+    pub ragged_offset_q: i64,
+    pub ragged_offset_k: i64,
+    pub ragged_offset_v: i64,
+    pub ragged_offset_o: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        152usize,
+        184usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2008,6 +2158,74 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_dropout_scale_inv();
+    fn test_field_ragged_offset_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_q) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_q)
+            )
+        );
+    }
+    test_field_ragged_offset_q();
+    fn test_field_ragged_offset_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_k) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_k)
+            )
+        );
+    }
+    test_field_ragged_offset_k();
+    fn test_field_ragged_offset_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_v) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_v)
+            )
+        );
+    }
+    test_field_ragged_offset_v();
+    fn test_field_ragged_offset_o() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_o) as usize - ptr as usize
+            },
+            176usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_o)
+            )
+        );
+    }
+    test_field_ragged_offset_o();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {
