@@ -195,14 +195,11 @@ static void* Swig_malloc(int c) {
 # error "SWIG wrapped code invalid in 32 bit architecture, regenerate code using -DSWIGWORDSIZE32"
 #endif
 
-
-#include <string.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_46c3644bcdf3b257(void *_swig_go_0) {
+void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -212,7 +209,7 @@ void _wrap_Swig_free_capi_46c3644bcdf3b257(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_46c3644bcdf3b257(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -225,7 +222,7 @@ void *_wrap_Swig_malloc_capi_46c3644bcdf3b257(intgo _swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_version_capi_46c3644bcdf3b257() {
+int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
   uint32_t result;
   int _swig_go_result;
   
@@ -236,7 +233,7 @@ int _wrap_cudnnfe_version_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(int _swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_go_1) {
   uint32_t arg1 ;
   uint32_t arg2 ;
   cudnnfe_status_t result;
@@ -251,7 +248,7 @@ int _wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(int _swig_go_0, int _swig_
 }
 
 
-int _wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(long long *_swig_go_0) {
+int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
   int64_t *arg1 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -264,7 +261,7 @@ int _wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(long long *_swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(int *_swig_go_0) {
+int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -277,7 +274,7 @@ int _wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_status_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -290,7 +287,7 @@ _gostring_ _wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -303,7 +300,7 @@ _gostring_ _wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-long long _wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(int _swig_go_0) {
+long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   size_t result;
   long long _swig_go_result;
@@ -316,7 +313,7 @@ long long _wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_last_error_capi_46c3644bcdf3b257() {
+_gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -327,7 +324,7 @@ _gostring_ _wrap_cudnnfe_last_error_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
   cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **) 0 ;
   int32_t arg2 ;
   cudnnfe_status_t result;
@@ -342,7 +339,7 @@ int _wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(cudnnfe_handle_t **_swig_g
 }
 
 
-int _wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(struct cudnnfe_handle *_swig_go_0) {
+int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -355,7 +352,7 @@ int _wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(struct cudnnfe_handle *_s
 }
 
 
-_gostring_ _wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(struct cudnnfe_handle *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -368,7 +365,7 @@ _gostring_ _wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(cudnnfe_graph_t **_swig_go_0) {
+int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_0) {
   cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -381,7 +378,7 @@ int _wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(cudnnfe_graph_t **_swig_go_
 }
 
 
-int _wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -394,7 +391,7 @@ int _wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-_gostring_ _wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -407,7 +404,7 @@ _gostring_ _wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -426,7 +423,7 @@ int _wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
@@ -446,7 +443,7 @@ int _wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -466,7 +463,7 @@ int _wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -481,7 +478,7 @@ int _wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -496,7 +493,7 @@ int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -511,7 +508,7 @@ int _wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -526,7 +523,7 @@ int _wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -541,7 +538,7 @@ int _wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -560,7 +557,7 @@ int _wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -582,7 +579,7 @@ int _wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -612,7 +609,7 @@ int _wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -638,7 +635,7 @@ int _wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -655,7 +652,7 @@ int _wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t arg3 ;
@@ -672,7 +669,7 @@ int _wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -691,7 +688,7 @@ int _wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -710,7 +707,7 @@ int _wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char *arg3 = (char *) 0 ;
@@ -732,7 +729,7 @@ int _wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -749,7 +746,7 @@ int _wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
+int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -772,7 +769,7 @@ int _wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *) 0 ;
@@ -789,7 +786,7 @@ int _wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
+int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char **arg3 = (char **) 0 ;
@@ -811,7 +808,7 @@ int _wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *) 0 ;
@@ -828,7 +825,7 @@ int _wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -845,7 +842,7 @@ int _wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t arg2 ;
   
@@ -857,7 +854,7 @@ void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -870,7 +867,7 @@ long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t arg2 ;
   
@@ -882,7 +879,7 @@ void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -895,7 +892,7 @@ int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t arg2 ;
   
@@ -907,7 +904,7 @@ void _wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t result;
   int _swig_go_result;
@@ -920,7 +917,7 @@ int _wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -932,7 +929,7 @@ void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -945,7 +942,7 @@ int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_conv_options *result = 0 ;
   struct cudnnfe_conv_options *_swig_go_result;
   
@@ -956,7 +953,7 @@ struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   
   arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
@@ -966,7 +963,7 @@ void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(struct cudnnfe_co
 }
 
 
-void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
   size_t arg2 ;
   
@@ -978,7 +975,7 @@ void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -999,7 +996,7 @@ int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1020,7 +1017,7 @@ int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1041,7 +1038,7 @@ int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t arg2 ;
   
@@ -1053,7 +1050,7 @@ void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1066,7 +1063,7 @@ long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1078,7 +1075,7 @@ void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1091,7 +1088,7 @@ int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_matmul_options *result = 0 ;
   struct cudnnfe_matmul_options *_swig_go_result;
   
@@ -1102,7 +1099,7 @@ struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_46c3644bc
 }
 
 
-void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   
   arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
@@ -1112,7 +1109,7 @@ void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1124,7 +1121,7 @@ void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1145,7 +1142,7 @@ int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t arg2 ;
   
@@ -1157,7 +1154,7 @@ void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1170,7 +1167,7 @@ long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1182,7 +1179,7 @@ void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1195,7 +1192,7 @@ int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1207,7 +1204,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1220,7 +1217,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1232,7 +1229,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1245,7 +1242,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1257,7 +1254,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcd
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1270,7 +1267,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644b
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1282,7 +1279,7 @@ void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(struc
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1295,7 +1292,7 @@ double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1307,7 +1304,7 @@ void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(s
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1320,7 +1317,7 @@ double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1332,7 +1329,7 @@ void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(stru
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1345,7 +1342,7 @@ double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t arg2 ;
   
@@ -1357,7 +1354,7 @@ void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1370,7 +1367,7 @@ int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_pointwise_options *result = 0 ;
   struct cudnnfe_pointwise_options *_swig_go_result;
   
@@ -1381,7 +1378,7 @@ struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   
   arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
@@ -1391,7 +1388,7 @@ void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1403,7 +1400,7 @@ void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_pointwise_mode_t arg2 ;
   int64_t arg3 ;
@@ -1428,7 +1425,7 @@ int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t arg2 ;
   
@@ -1440,7 +1437,7 @@ void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1453,7 +1450,7 @@ long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1465,7 +1462,7 @@ void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1478,7 +1475,7 @@ int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t arg2 ;
   
@@ -1490,7 +1487,7 @@ void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(struc
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -1503,7 +1500,7 @@ int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t arg2 ;
   
@@ -1515,7 +1512,7 @@ void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1528,7 +1525,7 @@ int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(st
 }
 
 
-struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_reduction_options *result = 0 ;
   struct cudnnfe_reduction_options *_swig_go_result;
   
@@ -1539,7 +1536,7 @@ struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   
   arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
@@ -1549,7 +1546,7 @@ void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1561,7 +1558,7 @@ void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_reduction_mode_t arg2 ;
   int64_t arg3 ;
@@ -1582,7 +1579,7 @@ int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t arg2 ;
   
@@ -1594,7 +1591,7 @@ void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1607,7 +1604,7 @@ long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1619,7 +1616,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1632,7 +1629,7 @@ double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1644,7 +1641,7 @@ void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(struc
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1657,7 +1654,7 @@ int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1669,7 +1666,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1682,7 +1679,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1694,7 +1691,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1707,7 +1704,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1719,7 +1716,7 @@ void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1732,7 +1729,7 @@ long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1744,7 +1741,7 @@ void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1757,7 +1754,7 @@ int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1769,7 +1766,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(st
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1782,7 +1779,7 @@ long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1794,7 +1791,7 @@ void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1807,7 +1804,7 @@ int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1819,7 +1816,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1832,7 +1829,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1844,7 +1841,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1857,7 +1854,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1869,7 +1866,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1882,7 +1879,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1894,7 +1891,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1907,7 +1904,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -1919,7 +1916,7 @@ void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -1932,7 +1929,7 @@ int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1944,7 +1941,7 @@ void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1957,7 +1954,7 @@ int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1969,7 +1966,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1982,7 +1979,7 @@ double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1994,7 +1991,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2007,7 +2004,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2019,7 +2016,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2032,7 +2029,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2044,7 +2041,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2057,7 +2054,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2069,7 +2066,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2082,7 +2079,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(s
 }
 
 
-struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
   
@@ -2093,7 +2090,7 @@ struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
@@ -2103,7 +2100,7 @@ void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sd
 }
 
 
-void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2115,7 +2112,7 @@ void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2140,7 +2137,7 @@ int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -2152,7 +2149,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2165,7 +2162,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2177,7 +2174,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2190,7 +2187,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2202,7 +2199,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2215,7 +2212,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2227,7 +2224,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2240,7 +2237,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2252,7 +2249,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2265,7 +2262,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2277,7 +2274,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b2
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2290,7 +2287,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -2302,7 +2299,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b2
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -2315,7 +2312,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2327,7 +2324,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcd
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2340,7 +2337,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c36
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2352,7 +2349,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b25
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2365,7 +2362,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2377,7 +2374,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(s
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2390,7 +2387,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2402,7 +2399,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2415,7 +2412,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2427,7 +2424,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2440,7 +2437,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2452,7 +2449,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2465,7 +2462,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -2477,7 +2474,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bc
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -2490,7 +2487,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2502,7 +2499,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2515,7 +2512,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2527,7 +2524,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644b
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2540,7 +2537,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c364
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2552,7 +2549,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2565,7 +2562,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2577,7 +2574,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2590,7 +2587,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644b
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2602,7 +2599,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2615,7 +2612,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2627,7 +2624,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b2
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2640,7 +2637,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bc
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2652,7 +2649,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcd
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2665,7 +2662,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c36
 }
 
 
-struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
   
@@ -2676,7 +2673,7 @@ struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
@@ -2686,7 +2683,7 @@ void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2698,7 +2695,7 @@ void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2731,7 +2728,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2766,7 +2763,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t arg2 ;
   
@@ -2778,7 +2775,7 @@ void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2791,7 +2788,7 @@ long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t arg2 ;
   
@@ -2803,7 +2800,7 @@ void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t result;
   int _swig_go_result;
@@ -2816,7 +2813,7 @@ int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -2828,7 +2825,7 @@ void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2841,7 +2838,7 @@ double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t arg2 ;
   
@@ -2853,7 +2850,7 @@ void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2866,7 +2863,7 @@ int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -2878,7 +2875,7 @@ void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -2891,7 +2888,7 @@ int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -2903,7 +2900,7 @@ void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2916,7 +2913,7 @@ double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
   
@@ -2927,7 +2924,7 @@ struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   
   arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
@@ -2937,7 +2934,7 @@ void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(struct cudnnfe_no
 }
 
 
-void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2949,7 +2946,7 @@ void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2976,7 +2973,7 @@ int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3001,7 +2998,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3032,7 +3029,7 @@ int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
+int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3061,7 +3058,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3096,7 +3093,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3123,7 +3120,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3154,7 +3151,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3181,7 +3178,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3212,7 +3209,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3239,7 +3236,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3270,7 +3267,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t arg2 ;
   
@@ -3282,7 +3279,7 @@ void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(struc
 }
 
 
-long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3295,7 +3292,7 @@ long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t arg2 ;
   
@@ -3307,7 +3304,7 @@ void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3320,7 +3317,7 @@ int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3332,7 +3329,7 @@ void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3345,7 +3342,7 @@ int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(stru
 }
 
 
-struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_softmax_options *result = 0 ;
   struct cudnnfe_softmax_options *_swig_go_result;
   
@@ -3356,7 +3353,7 @@ struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_46c3644
 }
 
 
-void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   
   arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
@@ -3366,7 +3363,7 @@ void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3378,7 +3375,7 @@ void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *) 0 ;
@@ -3399,7 +3396,7 @@ int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;
   
@@ -3411,7 +3408,7 @@ void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3424,7 +3421,7 @@ long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(s
 }
 
 
-struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_layout_options *result = 0 ;
   struct cudnnfe_layout_options *_swig_go_result;
   
@@ -3435,7 +3432,7 @@ struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_46c3644bc
 }
 
 
-void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   
   arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
@@ -3445,7 +3442,7 @@ void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3457,7 +3454,7 @@ void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3480,7 +3477,7 @@ int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, int *_swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3492,10 +3489,10 @@ int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int32_t)_swig_go_2; 
-  arg4 = *(int32_t **)&_swig_go_3; 
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
-  arg6 = *(int64_t **)&_swig_go_5; 
+  arg3 = (int32_t)_swig_go_2.len;
+  arg4 = _swig_go_2.len ? (int32_t *)_swig_go_2.array : NULL; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_transpose(arg1,arg2,arg3,(int const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
   _swig_go_result = result; 
@@ -3503,7 +3500,7 @@ int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3530,7 +3527,7 @@ int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long *_swig_go_2, int _swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -3541,11 +3538,11 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_gra
   int _swig_go_result;
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  arg3 = *(int64_t **)&_swig_go_2; 
-  arg4 = (int32_t)_swig_go_3; 
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
-  arg6 = *(int64_t **)&_swig_go_5; 
+  arg2 = (int32_t)_swig_go_1.len;
+  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL; 
+  arg4 = (int32_t)_swig_go_2; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_concatenate(arg1,arg2,(long const *)arg3,arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
   _swig_go_result = result; 
@@ -3553,7 +3550,7 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;
   
@@ -3565,7 +3562,7 @@ void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3578,7 +3575,7 @@ long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t arg2 ;
   
@@ -3590,7 +3587,7 @@ void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t result;
   int _swig_go_result;
@@ -3603,7 +3600,7 @@ int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -3615,7 +3612,7 @@ void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3628,123 +3625,7 @@ int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->window;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->window);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->stride;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->stride);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->pre_padding;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->pre_padding);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->post_padding;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->post_padding);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t arg2 ;
   
@@ -3756,7 +3637,7 @@ void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t result;
   int _swig_go_result;
@@ -3769,36 +3650,7 @@ int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->scale;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->scale);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -3810,7 +3662,7 @@ void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3823,7 +3675,7 @@ int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3835,7 +3687,7 @@ void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3848,7 +3700,7 @@ int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(str
 }
 
 
-struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_resample_options *result = 0 ;
   struct cudnnfe_resample_options *_swig_go_result;
   
@@ -3859,7 +3711,7 @@ struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   
   arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
@@ -3869,7 +3721,7 @@ void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3881,7 +3733,7 @@ void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
@@ -3902,7 +3754,7 @@ int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t arg2 ;
   
@@ -3914,7 +3766,7 @@ void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3927,7 +3779,7 @@ long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t arg2 ;
   
@@ -3939,7 +3791,7 @@ void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t result;
   int _swig_go_result;
@@ -3952,7 +3804,7 @@ int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -3964,7 +3816,7 @@ void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3977,7 +3829,7 @@ double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -3989,7 +3841,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4002,7 +3854,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4014,7 +3866,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4027,7 +3879,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4039,7 +3891,7 @@ void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4052,7 +3904,7 @@ double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4064,7 +3916,7 @@ void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4077,7 +3929,7 @@ double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t arg2 ;
   
@@ -4089,7 +3941,7 @@ void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_r
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4102,7 +3954,7 @@ long long _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4114,7 +3966,7 @@ void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4127,7 +3979,7 @@ int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_rng_options *result = 0 ;
   struct cudnnfe_rng_options *_swig_go_result;
   
@@ -4138,7 +3990,7 @@ struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   
   arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
@@ -4148,7 +4000,7 @@ void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(struct cudnnfe_rng
 }
 
 
-void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4160,7 +4012,7 @@ void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_r
 }
 
 
-int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -4185,7 +4037,7 @@ int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t arg2 ;
   
@@ -4197,7 +4049,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4210,7 +4062,7 @@ long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double arg2 ;
   
@@ -4222,7 +4074,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(struc
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4235,7 +4087,7 @@ double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4247,7 +4099,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4260,7 +4112,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4272,7 +4124,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4285,7 +4137,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
   
@@ -4296,7 +4148,7 @@ struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
@@ -4306,7 +4158,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4318,7 +4170,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4359,7 +4211,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -4371,7 +4223,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4384,7 +4236,7 @@ long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double arg2 ;
   
@@ -4396,7 +4248,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4409,7 +4261,7 @@ double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -4421,7 +4273,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4434,7 +4286,7 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b
 }
 
 
-struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
   
@@ -4445,7 +4297,7 @@ struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_op
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
@@ -4455,7 +4307,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4467,7 +4319,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4532,7 +4384,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t arg2 ;
   
@@ -4544,7 +4396,7 @@ void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4557,7 +4409,7 @@ long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t arg2 ;
   
@@ -4569,7 +4421,7 @@ void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t result;
   int _swig_go_result;
@@ -4582,7 +4434,7 @@ int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4594,7 +4446,7 @@ void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4607,7 +4459,7 @@ int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t arg2 ;
   
@@ -4619,7 +4471,7 @@ void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t result;
   int _swig_go_result;
@@ -4632,7 +4484,7 @@ int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t arg2 ;
   
@@ -4644,7 +4496,7 @@ void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(
 }
 
 
-long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4657,7 +4509,7 @@ long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4669,7 +4521,7 @@ void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -4682,7 +4534,7 @@ int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4694,7 +4546,7 @@ void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -4707,7 +4559,7 @@ int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4719,7 +4571,7 @@ void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b
 }
 
 
-int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -4732,7 +4584,7 @@ int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4744,7 +4596,7 @@ void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4757,7 +4609,7 @@ int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4769,7 +4621,7 @@ void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4782,7 +4634,7 @@ int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4794,7 +4646,7 @@ void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4807,7 +4659,7 @@ int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(s
 }
 
 
-struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
   
@@ -4818,7 +4670,7 @@ struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf
 }
 
 
-void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   
   arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
@@ -4828,7 +4680,7 @@ void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4840,7 +4692,7 @@ void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -4853,7 +4705,7 @@ int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
+int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
@@ -4870,7 +4722,7 @@ int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_
 }
 
 
-int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t *arg2 = (int32_t *) 0 ;
   cudnnfe_status_t result;
@@ -4885,7 +4737,7 @@ int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_target_t *arg2 = (cudnnfe_target_t *) 0 ;
   cudnnfe_status_t result;
@@ -4900,7 +4752,7 @@ int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -4915,7 +4767,7 @@ int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -4935,7 +4787,7 @@ int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t arg2 ;
   
@@ -4947,7 +4799,7 @@ void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(struct cudnnfe_bindin
 }
 
 
-long long _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4960,7 +4812,7 @@ long long _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
+void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *arg2 = (void *) 0 ;
   
@@ -4972,7 +4824,7 @@ void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(struct cudnnfe_bindi
 }
 
 
-void *_wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -4985,7 +4837,7 @@ void *_wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(struct cudnnfe_bind
 }
 
 
-struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_binding *result = 0 ;
   struct cudnnfe_binding *_swig_go_result;
   
@@ -4996,7 +4848,7 @@ struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257() {
 }
 
 
-void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   
   arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
@@ -5006,7 +4858,7 @@ void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(struct cudnnfe_binding
 }
 
 
-int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5031,7 +4883,7 @@ int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -5050,7 +4902,7 @@ int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   void **arg3 = (void **) 0 ;
@@ -5075,7 +4927,7 @@ int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5094,7 +4946,7 @@ int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5113,7 +4965,7 @@ int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t arg2 ;
   
@@ -5125,7 +4977,7 @@ void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5138,7 +4990,7 @@ long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5150,7 +5002,7 @@ void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5163,7 +5015,7 @@ long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5175,7 +5027,7 @@ void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5188,7 +5040,7 @@ long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5200,7 +5052,7 @@ void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5213,7 +5065,7 @@ int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5225,7 +5077,7 @@ void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5238,7 +5090,7 @@ int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double arg2 ;
   
@@ -5250,7 +5102,7 @@ void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(struct
 }
 
 
-double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5263,7 +5115,7 @@ double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5275,7 +5127,7 @@ void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5288,7 +5140,7 @@ int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5300,7 +5152,7 @@ void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5313,7 +5165,7 @@ int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_info *result = 0 ;
   struct cudnnfe_plan_info *_swig_go_result;
   
@@ -5324,7 +5176,7 @@ struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257() 
 }
 
 
-void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
@@ -5334,7 +5186,7 @@ void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_
 }
 
 
-void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
   size_t arg2 ;
   
@@ -5346,7 +5198,7 @@ void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_pla
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5361,7 +5213,7 @@ int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
@@ -5378,7 +5230,7 @@ int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_status_t result;
@@ -5393,7 +5245,7 @@ int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5408,7 +5260,7 @@ int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t arg2 ;
   
@@ -5420,7 +5272,7 @@ void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5433,7 +5285,7 @@ long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5445,7 +5297,7 @@ void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b25
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5458,7 +5310,7 @@ int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5470,7 +5322,7 @@ void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5483,7 +5335,7 @@ int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5495,7 +5347,7 @@ void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5508,7 +5360,7 @@ int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5520,7 +5372,7 @@ void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(struct
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5533,7 +5385,7 @@ double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5545,7 +5397,7 @@ void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5558,7 +5410,7 @@ double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b25
 }
 
 
-struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_autotune_options *result = 0 ;
   struct cudnnfe_autotune_options *_swig_go_result;
   
@@ -5569,7 +5421,7 @@ struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   
   arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
@@ -5579,7 +5431,7 @@ void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5591,7 +5443,7 @@ void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5618,7 +5470,7 @@ int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t arg2 ;
   
@@ -5630,7 +5482,7 @@ void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5643,7 +5495,7 @@ long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t arg2 ;
   
@@ -5655,7 +5507,7 @@ void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t result;
   int _swig_go_result;
@@ -5668,7 +5520,7 @@ int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5680,7 +5532,7 @@ void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5693,7 +5545,7 @@ double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5705,7 +5557,7 @@ void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5718,7 +5570,7 @@ double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5730,7 +5582,7 @@ void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5743,7 +5595,7 @@ double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5755,7 +5607,7 @@ void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5768,7 +5620,7 @@ double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5780,7 +5632,7 @@ void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5793,7 +5645,7 @@ double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5805,7 +5657,7 @@ void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5818,7 +5670,7 @@ double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(struct
 }
 
 
-struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_build_info *result = 0 ;
   struct cudnnfe_build_info *_swig_go_result;
   
@@ -5829,7 +5681,7 @@ struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   
   arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
@@ -5839,7 +5691,7 @@ void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_buil
 }
 
 
-void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
   size_t arg2 ;
   
@@ -5851,7 +5703,7 @@ void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_bu
 }
 
 
-int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
   cudnnfe_status_t result;
@@ -5866,7 +5718,7 @@ int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5883,7 +5735,7 @@ int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t arg2 ;
   
@@ -5895,7 +5747,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5908,7 +5760,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -5920,7 +5772,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5933,7 +5785,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -5945,7 +5797,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5958,7 +5810,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -5970,7 +5822,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5983,7 +5835,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -5995,7 +5847,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6008,7 +5860,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6020,7 +5872,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6033,7 +5885,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6045,7 +5897,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6058,7 +5910,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257
 }
 
 
-struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_cache_stats *result = 0 ;
   struct cudnnfe_plan_cache_stats *_swig_go_result;
   
@@ -6069,7 +5921,7 @@ struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
@@ -6079,7 +5931,7 @@ void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   size_t arg2 ;
   
@@ -6091,7 +5943,7 @@ void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -6104,7 +5956,7 @@ int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(struct cudnnfe_plan
 }
 
 
-int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257() {
+int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
   cudnnfe_status_t result;
   int _swig_go_result;
   
@@ -6115,7 +5967,7 @@ int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6134,7 +5986,7 @@ int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t arg2 ;
   
@@ -6146,7 +5998,7 @@ void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6159,7 +6011,7 @@ long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t arg2 ;
   
@@ -6171,7 +6023,7 @@ void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -6184,7 +6036,7 @@ int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b
 }
 
 
-struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_load_options *result = 0 ;
   struct cudnnfe_plan_load_options *_swig_go_result;
   
@@ -6195,7 +6047,7 @@ struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
@@ -6205,7 +6057,7 @@ void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
   size_t arg2 ;
   
@@ -6217,7 +6069,7 @@ void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -6240,7 +6092,7 @@ int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -6265,7 +6117,7 @@ int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
