@@ -728,7 +728,8 @@ func TestOptionDefaults(t *testing.T) {
 	if b := DefaultBuildOptions(); b.Target != TargetAuto || !reflect.DeepEqual(b.HeurModes, []HeurMode{HeurModeA, HeurModeFallback}) {
 		t.Errorf("DefaultBuildOptions = %+v", b)
 	}
-	if s := DefaultSDPAOptions(); s != (SDPAOptions{}) {
+	// The band bounds' C default is -1 (open); a zero field also means open.
+	if s := DefaultSDPAOptions(); s != (SDPAOptions{AttentionOptions: AttentionOptions{WindowLeft: -1, WindowRight: -1}}) {
 		t.Errorf("DefaultSDPAOptions = %+v", s)
 	}
 	if r := DefaultReductionOptions(); r.Axes != nil || r.Deterministic || r.ComputeDType != 0 {

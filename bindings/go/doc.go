@@ -1,8 +1,11 @@
 // Package cudnnfe is the Go binding of cudnnfe, a cuDNN Graph API frontend
 // behind a stable C ABI (include/cudnnfe/cudnnfe.h): build a graph of
 // tensors and operations (convolutions, matmuls, pointwise ops, reductions,
-// normalizations, softmax, attention forward and backward), build it for
-// the GPU or for the CPU reference, and execute it.
+// normalizations — layer, RMS, batch, instance and adaptive layer norm —,
+// softmax, attention forward and backward with padding, sliding windows,
+// ALiBi, dropout and dBias, FP8 attention, pooling and resampling, reshape,
+// transpose, slice, concatenate, random numbers), build it for the GPU or
+// for the CPU reference, and execute it.
 //
 // # Graphs and tensors
 //
@@ -23,7 +26,11 @@
 //
 // Every op takes a pointer to its options struct; nil, a zero field, and
 // the Default*Options functions all mean the defaults of the C init
-// functions.
+// functions (cudnnfe_*_init_sized, called with the struct size this package
+// was built with). A Tensor field left 0 means "no tensor". SDPAOptions and
+// SDPABackwardOptions embed AttentionOptions (padding, diagonal band,
+// ALiBi, scale tensor, dropout; docs/attention.md), so a backward can take
+// its forward's: bwd.AttentionOptions = fwd.AttentionOptions.
 //
 // # Execution
 //

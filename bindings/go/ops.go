@@ -300,6 +300,87 @@ func (g *Graph) Reduction(mode ReductionMode, x Tensor, opts *ReductionOptions) 
 	return Tensor(out), err
 }
 
+// AttentionOptions are the attention options SDPAOptions and
+// SDPABackwardOptions share beyond scale, causal flags and bias;
+// docs/attention.md defines each exactly. The backward must be given the
+// forward's: copy the embedded value (bwd.AttentionOptions =
+// fwd.AttentionOptions). As everywhere, a zero field keeps the C default.
+type AttentionOptions struct {
+	// AttnScaleTensor takes the softmax scale from a FLOAT tensor of one
+	// element: a graph input (read at every execute, so one plan serves any
+	// scale) or a Scalar. AttnScale must then be 0.
+	AttnScaleTensor Tensor
+	// PaddingMask: variable sequence lengths. SeqLenQ and SeqLenKV are INT32
+	// graph inputs of dims [b, 1, 1, 1]: row i of batch n sees column j only
+	// if i < SeqLenQ[n] and j < SeqLenKV[n]. Padding rows of o and stats
+	// (and of dq, dk, dv) are unspecified on the GPU, 0 (stats -inf) on the
+	// CPU reference.
+	PaddingMask       bool
+	SeqLenQ, SeqLenKV Tensor
+	// WindowLeft and WindowRight bound the diagonal band (sliding window)
+	// around row i's diagonal d(i): row i sees column j only if j > d(i) -
+	// WindowLeft (when WindowLeft >= 1) and j <= d(i) + WindowRight (when
+	// WindowRight >= 0). 0 keeps the default, -1: that side open. A right
+	// bound of 0 is CausalMask (with DiagonalTopLeft) or
+	// CausalMaskBottomRight (DiagonalBottomRight).
+	WindowLeft, WindowRight int64
+	// DiagonalAlignment: d(i) = i (DiagonalTopLeft, the default) or i +
+	// s_kv - s_q (DiagonalBottomRight; with padding, i + SeqLenKV[n] -
+	// SeqLenQ[n]). A causal flag fixes it.
+	DiagonalAlignment DiagonalAlignment
+	// AlibiMask adds ALiBi's slope(h) * (j - i) to the scores, with
+	// cudnn-frontend's slopes; needs CausalMask, as cuDNN does.
+	AlibiMask bool
+	// Dropout of the softmax output P, drawn: each element dropped with
+	// DropoutProbability p (0 <= p < 1), kept ones scaled by 1/(1-p), from
+	// DropoutSeed and DropoutOffset (INT64 tensors of one element; the CPU
+	// reference draws other bits than cuDNN). Or given: P multiplied by
+	// DropoutScale * DropoutMask (mask broadcastable to [b, h_q, s_q,
+	// s_kv], scale a FLOAT tensor of one element).
+	DropoutProbability         float64
+	DropoutSeed, DropoutOffset Tensor
+	DropoutMask, DropoutScale  Tensor
+}
+
+func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
+	return AttentionOptions{AttnScaleTensor: Tensor(c.AttnScaleTensor), PaddingMask: c.PaddingMask != 0,
+		SeqLenQ: Tensor(c.SeqLenQ), SeqLenKV: Tensor(c.SeqLenKV), WindowLeft: c.WindowLeft,
+		WindowRight: c.WindowRight, DiagonalAlignment: DiagonalAlignment(c.DiagonalAlignment),
+		AlibiMask: c.AlibiMask != 0, DropoutProbability: c.DropoutProbability,
+		DropoutSeed: Tensor(c.DropoutSeed), DropoutOffset: Tensor(c.DropoutOffset),
+		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale)}
+}
+
+// toC overlays the non-zero fields on c (filled with the C defaults).
+func (a *AttentionOptions) toC(c *capi.AttentionOptions) {
+	setTensor := func(dst *int64, t Tensor) {
+		if t != 0 {
+			*dst = int64(t)
+		}
+	}
+	setTensor(&c.AttnScaleTensor, a.AttnScaleTensor)
+	c.PaddingMask |= b2i(a.PaddingMask)
+	setTensor(&c.SeqLenQ, a.SeqLenQ)
+	setTensor(&c.SeqLenKV, a.SeqLenKV)
+	if a.WindowLeft != 0 {
+		c.WindowLeft = a.WindowLeft
+	}
+	if a.WindowRight != 0 {
+		c.WindowRight = a.WindowRight
+	}
+	if a.DiagonalAlignment != 0 {
+		c.DiagonalAlignment = int32(a.DiagonalAlignment)
+	}
+	c.AlibiMask |= b2i(a.AlibiMask)
+	if a.DropoutProbability != 0 {
+		c.DropoutProbability = a.DropoutProbability
+	}
+	setTensor(&c.DropoutSeed, a.DropoutSeed)
+	setTensor(&c.DropoutOffset, a.DropoutOffset)
+	setTensor(&c.DropoutMask, a.DropoutMask)
+	setTensor(&c.DropoutScale, a.DropoutScale)
+}
+
 // SDPAOptions configures SDPA.
 type SDPAOptions struct {
 	Name string
@@ -316,6 +397,8 @@ type SDPAOptions struct {
 	// [b, h_q, s_q, s_kv].
 	Bias         Tensor
 	ComputeDType DType
+	// Padding, diagonal band, ALiBi, scale tensor and dropout.
+	AttentionOptions
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -329,6 +412,7 @@ func DefaultSDPAOptions() SDPAOptions {
 		CausalMaskBottomRight: c.CausalMaskBottomRight != 0,
 		Bias:                  Tensor(c.Bias),
 		ComputeDType:          DType(c.ComputeDtype),
+		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
 	}
 }
 
@@ -369,6 +453,7 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		if opts.ComputeDType != 0 {
 			c.ComputeDtype = int32(opts.ComputeDType)
 		}
+		opts.AttentionOptions.toC(&c.AttentionOptions)
 		wantStats = c.GenerateStats != 0
 	}
 	var out, st int64
@@ -395,6 +480,13 @@ type SDPABackwardOptions struct {
 	// Deterministic asks for bitwise-reproducible gradients (may be slower).
 	Deterministic bool
 	ComputeDType  DType
+	// The forward's padding, diagonal band, ALiBi, scale tensor and dropout
+	// (the same seed and offset, or the same mask and scale).
+	AttentionOptions
+	// DropoutScaleInv: with DropoutMask, a FLOAT tensor of one element
+	// holding 1 / DropoutScale, required. On the GPU it must be a Scalar of
+	// 1: fold the scale into the mask (docs/attention.md).
+	DropoutScaleInv Tensor
 }
 
 // DefaultSDPABackwardOptions returns the defaults of
@@ -409,6 +501,8 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 		Bias:                  Tensor(c.Bias),
 		Deterministic:         c.Deterministic != 0,
 		ComputeDType:          DType(c.ComputeDtype),
+		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
+		DropoutScaleInv:       Tensor(c.DropoutScaleInv),
 	}
 }
 
@@ -416,11 +510,23 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 // forward) and stats (the forward's stats, [b, h_q, s_q, 1] FLOAT) it
 // writes dq, dk, dv with the shapes and dimension orders of q, k, v.
 func (g *Graph) SDPABackward(q, k, v, o, dO, stats Tensor, opts *SDPABackwardOptions) (dq, dk, dv Tensor, err error) {
-	const op = "Graph.SDPABackward"
+	dq, dk, dv, _, err = g.sdpaBackward("Graph.SDPABackward", q, k, v, o, dO, stats, opts, false)
+	return
+}
+
+// SDPABackwardWithDBias is SDPABackward that also returns the gradient of
+// the bias: opts.Bias must be set with dims [1, h_q, s_q, s_kv] (the one
+// dBias shape cuDNN's attention engines produce); dbias has the bias's dims
+// and holds the sum over the batch of the gradient of the biased scores.
+func (g *Graph) SDPABackwardWithDBias(q, k, v, o, dO, stats Tensor, opts *SDPABackwardOptions) (dq, dk, dv, dbias Tensor, err error) {
+	return g.sdpaBackward("Graph.SDPABackwardWithDBias", q, k, v, o, dO, stats, opts, true)
+}
+
+func (g *Graph) sdpaBackward(op string, q, k, v, o, dO, stats Tensor, opts *SDPABackwardOptions, withDBias bool) (dq, dk, dv, dbias Tensor, err error) {
 	var c *capi.SDPABackwardOptions
 	if opts != nil {
 		if err := checkName(op, "node name", opts.Name); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		c = &capi.SDPABackwardOptions{}
 		capi.SDPABackwardOptionsInit(c)
@@ -437,15 +543,23 @@ func (g *Graph) SDPABackward(q, k, v, o, dO, stats Tensor, opts *SDPABackwardOpt
 		if opts.ComputeDType != 0 {
 			c.ComputeDtype = int32(opts.ComputeDType)
 		}
+		opts.AttentionOptions.toC(&c.AttentionOptions)
+		if opts.DropoutScaleInv != 0 {
+			c.DropoutScaleInv = int64(opts.DropoutScaleInv)
+		}
 	}
-	var a, b, d int64
+	var a, b, d, e int64
+	pe := &e
+	if !withDBias {
+		pe = nil
+	}
 	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphAddSDPABackward(p, int64(q), int64(k), int64(v), int64(o), int64(dO), int64(stats), c, &a, &b, &d)
+		return capi.GraphAddSDPABackward(p, int64(q), int64(k), int64(v), int64(o), int64(dO), int64(stats), c, &a, &b, &d, pe)
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
-	return Tensor(a), Tensor(b), Tensor(d), nil
+	return Tensor(a), Tensor(b), Tensor(d), Tensor(e), nil
 }
 
 // NormPhase says whether a normalization also writes its statistics
@@ -468,16 +582,24 @@ func (p NormPhase) String() string {
 	return "NormPhase(" + strconv.Itoa(int(p)) + ")"
 }
 
-// NormOptions configures LayerNorm, RMSNorm and their backward ops.
+// NormOptions configures the normalizations (LayerNorm, RMSNorm,
+// BatchNorm, BatchNormInference, InstanceNorm, AdaLayerNorm) and their
+// backward ops.
 type NormOptions struct {
 	Name  string
 	Phase NormPhase // default NormPhaseTraining
 	// Epsilon is added to the variance (mean square); 0 keeps the default,
 	// 1e-5.
 	Epsilon float64
-	// ZeroCenteredGamma: y uses (1 + scale) instead of scale.
+	// ZeroCenteredGamma: y uses (1 + scale) instead of scale (LayerNorm,
+	// RMSNorm, AdaLayerNorm).
 	ZeroCenteredGamma bool
 	ComputeDType      DType
+	// Momentum: BatchNorm with running statistics, the weight of this
+	// batch's statistics in the update, in (0, 1]; 0 keeps the default,
+	// 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a cumulative
+	// average.
+	Momentum float64
 }
 
 // DefaultNormOptions returns the defaults of cudnnfe_norm_options_init.
@@ -485,7 +607,8 @@ func DefaultNormOptions() NormOptions {
 	var c capi.NormOptions
 	capi.NormOptionsInit(&c)
 	return NormOptions{Phase: NormPhase(c.Phase), Epsilon: c.Epsilon,
-		ZeroCenteredGamma: c.ZeroCenteredGamma != 0, ComputeDType: DType(c.ComputeDtype)}
+		ZeroCenteredGamma: c.ZeroCenteredGamma != 0, ComputeDType: DType(c.ComputeDtype),
+		Momentum: c.Momentum}
 }
 
 func (o *NormOptions) toC(op string) (*capi.NormOptions, error) {
@@ -508,26 +631,40 @@ func (o *NormOptions) toC(op string) (*capi.NormOptions, error) {
 	if o.ComputeDType != 0 {
 		c.ComputeDtype = int32(o.ComputeDType)
 	}
+	if o.Momentum != 0 {
+		c.Momentum = o.Momentum
+	}
 	return c, nil
 }
 
-func (g *Graph) norm(op string, kind int, in [5]int64, opts *NormOptions, want3 bool) (a, b, c Tensor, err error) {
+// normN adds a normalization with up to five outputs; nouts says how many
+// out-pointers are passed (the rest are NULL).
+func (g *Graph) normN(op string, kind int, in [5]int64, opts *NormOptions, nouts int) (out [5]Tensor, err error) {
 	co, err := opts.toC(op)
 	if err != nil {
-		return 0, 0, 0, err
+		return out, err
 	}
-	var o0, o1, o2 int64
-	p2 := &o2
-	if !want3 {
-		p2 = nil
+	var o0, o1, o2, o3, o4 int64
+	ptrs := [5]*int64{&o0, &o1, &o2, &o3, &o4}
+	for i := nouts; i < len(ptrs); i++ {
+		ptrs[i] = nil
 	}
 	err = g.do(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphAddNorm(kind, p, in, co, &o0, &o1, p2)
+		return capi.GraphAddNorm(kind, p, in, co, ptrs)
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return out, err
 	}
-	return Tensor(o0), Tensor(o1), Tensor(o2), nil
+	return [5]Tensor{Tensor(o0), Tensor(o1), Tensor(o2), Tensor(o3), Tensor(o4)}, nil
+}
+
+func (g *Graph) norm(op string, kind int, in [5]int64, opts *NormOptions, want3 bool) (a, b, c Tensor, err error) {
+	n := 3
+	if !want3 {
+		n = 2
+	}
+	out, err := g.normN(op, kind, in, opts, n)
+	return out[0], out[1], out[2], err
 }
 
 // Normalizations take x as [N, ...]: statistics are per index of dim 0 over
@@ -605,4 +742,81 @@ func (g *Graph) Softmax(x Tensor, opts *SoftmaxOptions) (y, stats Tensor, err er
 		return 0, 0, err
 	}
 	return Tensor(out), Tensor(st), nil
+}
+
+// BatchNormOutputs are the outputs of BatchNorm.
+type BatchNormOutputs struct {
+	// Y is the normalized x; Mean and InvVariance the per-channel
+	// statistics [1, C, 1, ...] FLOAT (InvVariance = 1/sqrt(var + epsilon),
+	// biased variance).
+	Y, Mean, InvVariance Tensor
+	// NextRunningMean and NextRunningVar are the updated running
+	// statistics, when running statistics were given (else 0).
+	NextRunningMean, NextRunningVar Tensor
+}
+
+// BatchNorm adds batch normalization, training: x is [N, C, spatial...] in
+// any layout; statistics are per channel over N and the spatial dims (M
+// values each); scale and bias are [1, C, 1, ...]. With prevRunningMean and
+// prevRunningVar ([1, C, 1, ...], both or neither; 0: none) it also returns
+// the updated running statistics, (1 - Momentum) * prev + Momentum * batch
+// statistic, the variance Bessel-corrected (var * M / (M - 1)). Binding a
+// next output to its prev input's buffer updates it in place.
+// opts.Phase must be training (see BatchNormInference).
+func (g *Graph) BatchNorm(x, scale, bias, prevRunningMean, prevRunningVar Tensor, opts *NormOptions) (BatchNormOutputs, error) {
+	out, err := g.normN("Graph.BatchNorm", capi.Batchnorm,
+		[5]int64{int64(x), int64(scale), int64(bias), int64(prevRunningMean), int64(prevRunningVar)}, opts, 5)
+	return BatchNormOutputs{Y: out[0], Mean: out[1], InvVariance: out[2], NextRunningMean: out[3],
+		NextRunningVar: out[4]}, err
+}
+
+// BatchNormInference adds y = (x - mean[c]) * invVariance[c] * scale[c] +
+// bias[c] with the given per-channel statistics ([1, C, 1, ...]; from
+// running statistics, invVariance = 1/sqrt(running_var + epsilon)). It
+// reads only opts.Name and opts.ComputeDType. On the GPU cuDNN runs it only
+// inside its fused batch norm patterns (see the C header).
+func (g *Graph) BatchNormInference(x, scale, bias, mean, invVariance Tensor, opts *NormOptions) (Tensor, error) {
+	out, err := g.normN("Graph.BatchNormInference", capi.BatchnormInference,
+		[5]int64{int64(x), int64(scale), int64(bias), int64(mean), int64(invVariance)}, opts, 1)
+	return out[0], err
+}
+
+// BatchNormBackward adds the batch norm gradients dx, dscale and dbias
+// ([1, C, 1, ...], in scale's type) from dy, x, scale and the forward's
+// mean and inv_variance.
+func (g *Graph) BatchNormBackward(dy, x, scale, mean, invVariance Tensor, opts *NormOptions) (dx, dscale, dbias Tensor, err error) {
+	return g.norm("Graph.BatchNormBackward", capi.BatchnormBackward,
+		[5]int64{int64(dy), int64(x), int64(scale), int64(mean), int64(invVariance)}, opts, true)
+}
+
+// InstanceNorm adds instance normalization: x is [N, C, spatial...] (rank
+// >= 3); statistics are per (n, c) over the spatial dims, returned ([N, C,
+// 1, ...] FLOAT) in NormPhaseTraining (else 0); scale and bias are [1, C,
+// 1, ...].
+func (g *Graph) InstanceNorm(x, scale, bias Tensor, opts *NormOptions) (y, mean, invVariance Tensor, err error) {
+	return g.norm("Graph.InstanceNorm", capi.Instancenorm, [5]int64{int64(x), int64(scale), int64(bias)}, opts, true)
+}
+
+// InstanceNormBackward adds the instance norm gradients dx, dscale and
+// dbias ([1, C, 1, ...]) from dy, x, scale and the forward's statistics.
+func (g *Graph) InstanceNormBackward(dy, x, scale, mean, invVariance Tensor, opts *NormOptions) (dx, dscale, dbias Tensor, err error) {
+	return g.norm("Graph.InstanceNormBackward", capi.InstancenormBackward,
+		[5]int64{int64(dy), int64(x), int64(scale), int64(mean), int64(invVariance)}, opts, true)
+}
+
+// AdaLayerNorm adds adaptive layer normalization (DiT's): x is [B, S,
+// features...]; statistics are per (b, s) over the features ([B, S, 1,
+// ...] FLOAT, returned in NormPhaseTraining); scale and bias are per
+// sample, [B, 1, features...]. With ZeroCenteredGamma the gain is 1 +
+// scale.
+func (g *Graph) AdaLayerNorm(x, scale, bias Tensor, opts *NormOptions) (y, mean, invVariance Tensor, err error) {
+	return g.norm("Graph.AdaLayerNorm", capi.Adalayernorm, [5]int64{int64(x), int64(scale), int64(bias)}, opts, true)
+}
+
+// AdaLayerNormBackward adds the adaptive layer norm gradients: dx, and
+// dscale and dbias per sample ([B, 1, features...]) from dy, x, scale and
+// the forward's statistics.
+func (g *Graph) AdaLayerNormBackward(dy, x, scale, mean, invVariance Tensor, opts *NormOptions) (dx, dscale, dbias Tensor, err error) {
+	return g.norm("Graph.AdaLayerNormBackward", capi.AdalayernormBackward,
+		[5]int64{int64(dy), int64(x), int64(scale), int64(mean), int64(invVariance)}, opts, true)
 }

@@ -245,3 +245,100 @@ const MaxDims = capi.CUDNNFE_MAX_DIMS
 // MaxSpatialDims is the most spatial dimensions of a convolution
 // (CUDNNFE_MAX_SPATIAL_DIMS).
 const MaxSpatialDims = capi.CUDNNFE_MAX_SPATIAL_DIMS
+
+// DiagonalAlignment says where the diagonal of attention's diagonal band
+// (sliding window) starts (cudnnfe_diagonal_alignment_t).
+type DiagonalAlignment int32
+
+// Diagonal alignments (CUDNNFE_DIAGONAL_*).
+const (
+	DiagonalTopLeft     DiagonalAlignment = DiagonalAlignment(capi.CUDNNFE_DIAGONAL_TOP_LEFT)     // row i's diagonal is column i
+	DiagonalBottomRight DiagonalAlignment = DiagonalAlignment(capi.CUDNNFE_DIAGONAL_BOTTOM_RIGHT) // column i + s_kv - s_q
+)
+
+func (a DiagonalAlignment) String() string {
+	switch a {
+	case DiagonalTopLeft:
+		return "TOP_LEFT"
+	case DiagonalBottomRight:
+		return "BOTTOM_RIGHT"
+	}
+	return "DiagonalAlignment(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ResampleMode is a pooling or upsampling mode (cudnnfe_resample_mode_t).
+type ResampleMode int32
+
+// Resampling modes (CUDNNFE_RESAMPLE_*).
+const (
+	ResampleMaxPool               ResampleMode = ResampleMode(capi.CUDNNFE_RESAMPLE_MAXPOOL)
+	ResampleAvgPoolIncludePadding ResampleMode = ResampleMode(capi.CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING) // divides by the window size
+	ResampleAvgPoolExcludePadding ResampleMode = ResampleMode(capi.CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING) // divides by the in-image count
+	ResampleNearest               ResampleMode = ResampleMode(capi.CUDNNFE_RESAMPLE_NEAREST)                 // upsampling
+	ResampleBilinear              ResampleMode = ResampleMode(capi.CUDNNFE_RESAMPLE_BILINEAR)                // upsampling, edges clamp
+)
+
+func (m ResampleMode) String() string {
+	switch m {
+	case ResampleMaxPool:
+		return "MAXPOOL"
+	case ResampleAvgPoolIncludePadding:
+		return "AVGPOOL_INCLUDE_PADDING"
+	case ResampleAvgPoolExcludePadding:
+		return "AVGPOOL_EXCLUDE_PADDING"
+	case ResampleNearest:
+		return "NEAREST"
+	case ResampleBilinear:
+		return "BILINEAR"
+	}
+	return "ResampleMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// PaddingMode is what pooling reads outside the image
+// (cudnnfe_padding_mode_t).
+type PaddingMode int32
+
+// Padding modes (CUDNNFE_PADDING_*).
+const (
+	PaddingAuto   PaddingMode = PaddingMode(capi.CUDNNFE_PADDING_AUTO)    // NEG_INF for max pooling, ZERO for average pooling
+	PaddingZero   PaddingMode = PaddingMode(capi.CUDNNFE_PADDING_ZERO)    // zeros
+	PaddingNegInf PaddingMode = PaddingMode(capi.CUDNNFE_PADDING_NEG_INF) // -infinity (max pooling only)
+	PaddingEdge   PaddingMode = PaddingMode(capi.CUDNNFE_PADDING_EDGE)    // the nearest edge value (max pooling only)
+)
+
+func (m PaddingMode) String() string {
+	switch m {
+	case PaddingAuto:
+		return "AUTO"
+	case PaddingZero:
+		return "ZERO"
+	case PaddingNegInf:
+		return "NEG_INF"
+	case PaddingEdge:
+		return "EDGE"
+	}
+	return "PaddingMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// RNGDistribution is the distribution of Graph.RNG
+// (cudnnfe_rng_distribution_t).
+type RNGDistribution int32
+
+// Distributions (CUDNNFE_RNG_*).
+const (
+	RNGBernoulli RNGDistribution = RNGDistribution(capi.CUDNNFE_RNG_BERNOULLI) // 1 with BernoulliProbability, else 0
+	RNGUniform   RNGDistribution = RNGDistribution(capi.CUDNNFE_RNG_UNIFORM)   // uniform on [UniformMin, UniformMax)
+	RNGNormal    RNGDistribution = RNGDistribution(capi.CUDNNFE_RNG_NORMAL)    // normal(NormalMean, NormalStddev)
+)
+
+func (d RNGDistribution) String() string {
+	switch d {
+	case RNGBernoulli:
+		return "BERNOULLI"
+	case RNGUniform:
+		return "UNIFORM"
+	case RNGNormal:
+		return "NORMAL"
+	}
+	return "RNGDistribution(" + strconv.Itoa(int(d)) + ")"
+}

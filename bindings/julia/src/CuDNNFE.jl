@@ -9,8 +9,12 @@ Two layers:
     `bindings/julia/gen/generate.py`; one `ccall` wrapper per C function,
     the C constants and structs. Returns status codes.
   * this module: `Graph`, `Handle`, `Tensor`, one function per operation
-    with keyword arguments, `CuDNNFEError` exceptions carrying the status
-    kind and the library's full message, finalizers plus `close`; plan
+    with keyword arguments (convolutions, matmul, pointwise, reductions,
+    attention with padding, sliding windows, ALiBi, dropout and dBias, FP8
+    attention, layer / RMS / batch / instance / adaptive layer norm,
+    softmax, `reshape!`, `transpose!`, `slice!`, `concatenate!`, pooling
+    and upsampling with `resample!`, `rng!`), `CuDNNFEError` exceptions
+    carrying the status kind and the library's full message, finalizers plus `close`; plan
     control (`build!`'s policy and engine filters, `plans`, `select_plan!`,
     `autotune!`, `build_info`, `fingerprint`, plan blobs with
     `serialize_plan` / `deserialize_plan`, the plan cache, CUDA graphs).
@@ -28,9 +32,11 @@ transpose of data:
 
 So a plain `Array{Float32,4}` of size `(W, H, C, N)` *is* an NCHW tensor, a
 convolution weight `(kW, kH, C, K)` is KCRS, attention's `q` is `(d, s_q,
-h, b)`, and `matmul!(g, a, b)` computes `a * b` for Julia matrices. Arrays
-bound at `execute!` must have exactly the tensor's size and strides (checked),
-so nothing is ever silently transposed. `cdims(t)` / `cstrides(t)` give the
+h, b)`, `matmul!(g, a, b)` computes `a * b` for Julia matrices, and
+`reshape!`, `transpose!` (as `permutedims`), `slice!` (1-based ranges) and
+`concatenate!` (as `cat(...; dims)`) mean what they mean for Julia arrays.
+Arrays bound at `execute!` must have exactly the tensor's size and strides
+(checked), so nothing is ever silently transposed. `cdims(t)` / `cstrides(t)` give the
 C-order values when you need them.
 """
 module CuDNNFE
@@ -58,7 +64,10 @@ export add_tensor!, add_scalar!, set_output!, set_dtype!, set_dims!, set_strides
 export graph_name, tensor_kind, tensors, find_tensor, tensor_count, node_count, tensor_name, cdims, cstrides, dtype,
        isbound, uid, allocate
 export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, sdpa!,
-       sdpa_backward!, layernorm!, rmsnorm!, layernorm_backward!, rmsnorm_backward!, softmax!
+       sdpa_backward!, sdpa_fp8!, sdpa_fp8_backward!, layernorm!, rmsnorm!, layernorm_backward!,
+       rmsnorm_backward!, batchnorm!, batchnorm_inference!, batchnorm_backward!, instancenorm!,
+       instancenorm_backward!, adalayernorm!, adalayernorm_backward!, softmax!
+export reshape!, transpose!, slice!, concatenate!, resample!, rng!
 export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
 export execute!, execute_ordered!
 export serialize_graph, deserialize_graph

@@ -260,7 +260,7 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                 require_behavior_notes = (), exclude_engines = (), max_plans = 0,
                 disable_plan_cache = false, plan_cache_dir = nothing)
     r = Ref{Lib.cudnnfe_build_options_t}()
-    Lib.cudnnfe_build_options_init(r)
+    Lib.cudnnfe_build_options_init_sized(r, sizeof(Lib.cudnnfe_build_options_t))
     o = r[]
     modes = o.heur_modes
     nmodes = o.num_heur_modes

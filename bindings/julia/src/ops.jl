@@ -7,10 +7,12 @@ const CONV_MODE_CODES = _prefixed_constants("CUDNNFE_CONV_MODE_")   # :cross_cor
 const POINTWISE_CODES = _prefixed_constants("CUDNNFE_POINTWISE_")   # :add, :relu_fwd, ...
 const REDUCTION_CODES = _prefixed_constants("CUDNNFE_REDUCTION_")   # :add, :max, :avg, ...
 
-# An options struct as its C init function fills it.
+# An options struct as its C init function (`cudnnfe_X_init_sized`) fills
+# it, told the size of the generated struct: the library writes exactly
+# those bytes (`cudnnfe_X_init` is a C macro, which no ccall can reach).
 function _default_options(::Type{T}, init::F) where {T,F}
     r = Ref{T}()
-    init(r)
+    init(r, sizeof(T))
     return r[]
 end
 
@@ -40,7 +42,7 @@ _compute(dtype) = dtype === nothing ? nothing : dtype_code(dtype)
 function _spatial(v, n::Int, default::NTuple{3,Int64}, what::String)
     vals = v isa Integer ? fill(Int64(v), n) : Int64[x for x in v]
     length(vals) == n || throw(ArgumentError(
-        "$what has $(length(vals)) entries but the convolution has $n spatial dims " *
+        "$what has $(length(vals)) entries but the operation has $n spatial dims " *
         "(give them in Julia order, e.g. (W, H))"))
     c = reverse(vals)
     return ntuple(i -> i <= n ? c[i] : default[i], 3)
@@ -50,7 +52,7 @@ function _conv!(kind::Symbol, g::Graph, a, b, pre_padding, post_padding, stride,
                 compute_dtype, name)
     ua = _uid(g, a)
     ub = _uid(g, b)
-    o = _default_options(Lib.cudnnfe_conv_options_t, Lib.cudnnfe_conv_options_init)
+    o = _default_options(Lib.cudnnfe_conv_options_t, Lib.cudnnfe_conv_options_init_sized)
     n = ndims(Tensor(g, ua)) - 2
     if 1 <= n <= Lib.CUDNNFE_MAX_SPATIAL_DIMS
         o = _with(o; spatial_dims = Int32(n),
@@ -147,7 +149,7 @@ library's `c[..., N, M] = b[..., N, K] @ a[..., K, M]`: the node's C input
 function matmul!(g::Graph, a, b; compute_dtype = nothing, name = nothing)
     ua = _uid(g, a)
     ub = _uid(g, b)
-    o = _default_options(Lib.cudnnfe_matmul_options_t, Lib.cudnnfe_matmul_options_init)
+    o = _default_options(Lib.cudnnfe_matmul_options_t, Lib.cudnnfe_matmul_options_init_sized)
     nm = _cstring(name)
     out = Ref{Int64}(0)
     GC.@preserve nm begin
@@ -189,7 +191,7 @@ function pointwise!(g::Graph, mode, in0, in1 = nothing, in2 = nothing; dim = not
     u0 = _uid(g, in0)
     u1 = _uid(g, in1)
     u2 = _uid(g, in2)
-    o = _default_options(Lib.cudnnfe_pointwise_options_t, Lib.cudnnfe_pointwise_options_init)
+    o = _default_options(Lib.cudnnfe_pointwise_options_t, Lib.cudnnfe_pointwise_options_init_sized)
     axis = nothing
     if code == Lib.CUDNNFE_POINTWISE_GEN_INDEX
         dim === nothing && throw(ArgumentError(
@@ -234,7 +236,7 @@ function reduction!(g::Graph, mode, x; dims = :, deterministic::Bool = false,
         end
         mask == 0 && throw(ArgumentError("dims is empty; pass `:` to reduce every dimension"))
     end
-    o = _default_options(Lib.cudnnfe_reduction_options_t, Lib.cudnnfe_reduction_options_init)
+    o = _default_options(Lib.cudnnfe_reduction_options_t, Lib.cudnnfe_reduction_options_init_sized)
     nm = _cstring(name)
     out = Ref{Int64}(0)
     GC.@preserve nm begin
@@ -260,78 +262,231 @@ end
 # An optional output: UID 0 means the library did not create it.
 _optional(g::Graph, u::Integer) = u == 0 ? nothing : Tensor(g, u)
 
+const DIAGONAL_CODES = _prefixed_constants("CUDNNFE_DIAGONAL_")  # :top_left, :bottom_right
+
+_float_or_nothing(x) = x === nothing ? nothing : Float64(x)
+# A band bound: `nothing` is open (the C -1).
+_bound(x) = x === nothing ? Int64(-1) : Int64(x)
+
+# The C fields of the attention options forward and backward share
+# (docs/attention.md), as keyword arguments of `_with`. `scale` is a number
+# (attn_scale) or a Tensor (attn_scale_tensor); giving a sequence length
+# turns the padding mask on.
+function _attention_fields(g::Graph, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
+                           window_right, diagonal_alignment, alibi, dropout_probability,
+                           dropout_seed, dropout_offset, dropout_mask, dropout_scale)
+    top_left, bottom_right = _causal_flags(causal)
+    return (attn_scale = scale isa Tensor ? nothing : _float_or_nothing(scale),
+            attn_scale_tensor = scale isa Tensor ? _uid(g, scale) : Int64(0),
+            causal_mask = top_left, causal_mask_bottom_right = bottom_right, bias = _uid(g, bias),
+            padding_mask = Int32(seq_len_q !== nothing || seq_len_kv !== nothing),
+            seq_len_q = _uid(g, seq_len_q), seq_len_kv = _uid(g, seq_len_kv),
+            window_left = _bound(window_left), window_right = _bound(window_right),
+            diagonal_alignment = _code(DIAGONAL_CODES, "diagonal alignment", diagonal_alignment),
+            alibi_mask = Int32(alibi), dropout_probability = _float_or_nothing(dropout_probability),
+            dropout_seed = _uid(g, dropout_seed), dropout_offset = _uid(g, dropout_offset),
+            dropout_mask = _uid(g, dropout_mask), dropout_scale = _uid(g, dropout_scale))
+end
+
+const _ATTENTION_KWARGS_DOC = """
+Attention options (`docs/attention.md` defines each; the backward takes the
+forward's):
+
+  * `scale`: the softmax scale, a number (default `1/sqrt(d)`) or a FLOAT
+    tensor of one element (a graph input read at every execute, or a scalar);
+  * `causal`: `false`, `true` or `:top_left` (row `i` sees keys `<= i`), or
+    `:bottom_right` (keys `<= i + s_kv - s_q`);
+  * `bias`: an additive tensor broadcastable to `(s_kv, s_q, h_q, b)`;
+  * `seq_len_q`, `seq_len_kv`: variable sequence lengths, INT32 graph inputs
+    of size `(1, 1, 1, b)` (giving them turns the padding mask on): query
+    `i` of batch `n` sees key `j` only if `i <= seq_len_q[n]` and
+    `j <= seq_len_kv[n]` (1-based). Padding rows are unspecified on the GPU
+    (0, and stats `-Inf`, on the CPU reference);
+  * `window_left`, `window_right`: the diagonal band (sliding window) around
+    query `i`'s diagonal `d(i)`: it sees key `j` only if
+    `j > d(i) - window_left` and `j <= d(i) + window_right`; `nothing`
+    (default) leaves that side open. `diagonal_alignment = :top_left`
+    (`d(i) = i`) or `:bottom_right` (`i + s_kv - s_q`; with padding, of the
+    batch's lengths). A causal mask is `window_right = 0`;
+  * `alibi = true`: ALiBi, `slope(h) * (j - i)` added to the scores with
+    cudnn-frontend's slopes (needs a top-left causal mask);
+  * dropout of the softmax output, drawn: `dropout_probability` with
+    `dropout_seed` and `dropout_offset` (INT64 tensors of one element; the
+    CPU reference draws other bits than cuDNN); or given: `dropout_mask`
+    (broadcastable to `(s_kv, s_q, h_q, b)`) and `dropout_scale` (a FLOAT
+    tensor of one element).
+"""
+
 """
     sdpa!(g, q, k, v; scale = nothing, causal = false, bias = nothing, stats = false,
-          compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
+          seq_len_q = nothing, seq_len_kv = nothing, window_left = nothing,
+          window_right = nothing, diagonal_alignment = :top_left, alibi = false,
+          dropout_probability = nothing, dropout_seed = nothing, dropout_offset = nothing,
+          dropout_mask = nothing, dropout_scale = nothing, compute_dtype = nothing,
+          name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
 `k` `(d, s_kv, h_kv, b)`, `v` `(d_v, s_kv, h_kv, b)` (any strides; `h_q` a
 multiple of `h_kv` for GQA/MQA); `o` is `(d_v, s_q, h_q, b)` with `q`'s
-dimension order. `scale` defaults to `1/sqrt(d)`. `causal` is `false`,
-`true` or `:top_left` (row `i` sees keys `<= i`), or `:bottom_right` (keys
-`<= i + s_kv - s_q`). `bias` is an additive tensor broadcastable to
-`(s_kv, s_q, h_q, b)`. With `stats = true` the second result is the FLOAT
+dimension order. With `stats = true` the second result is the FLOAT
 log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
+
+$_ATTENTION_KWARGS_DOC
 """
 function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothing,
-               stats::Bool = false, compute_dtype = nothing, name = nothing)
+               stats::Bool = false, seq_len_q = nothing, seq_len_kv = nothing,
+               window_left = nothing, window_right = nothing, diagonal_alignment = :top_left,
+               alibi::Bool = false, dropout_probability = nothing, dropout_seed = nothing,
+               dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
+               compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
-    top_left, bottom_right = _causal_flags(causal)
-    o = _default_options(Lib.cudnnfe_sdpa_options_t, Lib.cudnnfe_sdpa_options_init)
+    fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
+                               window_right, diagonal_alignment, alibi, dropout_probability,
+                               dropout_seed, dropout_offset, dropout_mask, dropout_scale)
+    o = _default_options(Lib.cudnnfe_sdpa_options_t, Lib.cudnnfe_sdpa_options_init_sized)
     nm = _cstring(name)
     out = Ref{Int64}(0)
     st = Ref{Int64}(0)
     GC.@preserve nm begin
         r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
-                      attn_scale = scale === nothing ? nothing : Float64(scale),
-                      generate_stats = Int32(stats), causal_mask = top_left,
-                      causal_mask_bottom_right = bottom_right, bias = _uid(g, bias)))
+                      generate_stats = Int32(stats), fields...))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
 end
 
 """
-    sdpa_backward!(g, q, k, v, o, dO, stats; scale = nothing, causal = false, bias = nothing,
-                   deterministic = false, compute_dtype = nothing, name = nothing) -> (dq, dk, dv)
+    sdpa_backward!(g, q, k, v, o, dO, stats; dbias = false, deterministic = false,
+                   dropout_scale_inv = nothing, <the attention options of sdpa!>,
+                   compute_dtype = nothing, name = nothing) -> (dq, dk, dv)
 
 Scaled dot-product attention backward, in Julia order as `sdpa!`: from the
 forward's `q`, `k`, `v`, its output `o`, the loss gradient `dO` (shaped as
 `o`) and the forward's `stats` `(1, s_q, h_q, b)`, makes `dq`, `dk`, `dv`
-with the shapes and dimension orders of `q`, `k`, `v`. `scale`, `causal` and
-`bias` must be the forward's; `deterministic = true` asks for bitwise
-reproducible gradients.
+with the shapes and dimension orders of `q`, `k`, `v`. The attention options
+must be the forward's. `deterministic = true` asks for bitwise reproducible
+gradients. With `dbias = true` (`bias` of size `(s_kv, s_q, h_q, 1)`, the
+one dBias shape cuDNN's engines produce) the result is `(dq, dk, dv, dbias)`,
+`dbias` shaped as `bias`: the sum over the batch of the gradient of the
+biased scores. With a given `dropout_mask`, `dropout_scale_inv` (a FLOAT
+tensor of one element holding `1 / dropout_scale`) is required; on the GPU
+it must be a scalar of 1 (fold the scale into the mask).
+
+$_ATTENTION_KWARGS_DOC
 """
 function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal = false,
-                        bias = nothing, deterministic::Bool = false, compute_dtype = nothing,
-                        name = nothing)
+                        bias = nothing, deterministic::Bool = false, dbias::Bool = false,
+                        seq_len_q = nothing, seq_len_kv = nothing, window_left = nothing,
+                        window_right = nothing, diagonal_alignment = :top_left,
+                        alibi::Bool = false, dropout_probability = nothing,
+                        dropout_seed = nothing, dropout_offset = nothing, dropout_mask = nothing,
+                        dropout_scale = nothing, dropout_scale_inv = nothing,
+                        compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
-    top_left, bottom_right = _causal_flags(causal)
+    fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
+                               window_right, diagonal_alignment, alibi, dropout_probability,
+                               dropout_seed, dropout_offset, dropout_mask, dropout_scale)
     opts = _default_options(Lib.cudnnfe_sdpa_backward_options_t,
-                            Lib.cudnnfe_sdpa_backward_options_init)
+                            Lib.cudnnfe_sdpa_backward_options_init_sized)
     nm = _cstring(name)
-    dq, dk, dv = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
+    dq, dk, dv, db = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
     GC.@preserve nm begin
         r = Ref(_with(opts; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
-                      attn_scale = scale === nothing ? nothing : Float64(scale),
-                      causal_mask = top_left, causal_mask_bottom_right = bottom_right,
-                      bias = _uid(g, bias), deterministic = Int32(deterministic)))
-        check(g, Lib.cudnnfe_graph_add_sdpa_backward(g, uq, uk, uv, uo, udo, ust, r, dq, dk, dv))
+                      deterministic = Int32(deterministic),
+                      dropout_scale_inv = _uid(g, dropout_scale_inv), fields...))
+        if dbias
+            check(g, Lib.cudnnfe_graph_add_sdpa_backward_ex(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
+                                                            dv, db))
+        else
+            check(g, Lib.cudnnfe_graph_add_sdpa_backward(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
+                                                         dv))
+        end
     end
-    return (Tensor(g, dq[]), Tensor(g, dk[]), Tensor(g, dv[]))
+    grads = (Tensor(g, dq[]), Tensor(g, dk[]), Tensor(g, dv[]))
+    return dbias ? (grads..., Tensor(g, db[])) : grads
+end
+
+"""
+    sdpa_fp8!(g, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s, scale_o,
+              scale = nothing, causal = false, stats = false, name = nothing)
+        -> (o, stats_tensor, amax_s, amax_o)
+
+FP8 attention forward (cudnn-frontend's `sdpa_fp8`; cuDNN runs it on Hopper
+and newer), in Julia order as `sdpa!`: `q`, `k`, `v` of one FP8 type
+(`:fp8_e4m3` or `:fp8_e5m2`). Every descale and scale is a FLOAT tensor of
+one element (a graph input or a scalar). With `S = Q·Kᵀ * scale * descale_q
+* descale_k` and `P = softmax(S)`: `amax_s = max|P|`, `P8 = fp8(P * scale_s)`,
+`O' = P8·V * descale_s * descale_v`, `amax_o = max|O'|`, `o = O' * scale_o`.
+`o` has `q`'s type unless set (`set_dtype!`: FP8, `:half` or `:bfloat16`).
+Mark `amax_s` and `amax_o` with `set_output!` (a virtual amax is refused).
+`causal` is `false` or `true` (top-left).
+"""
+function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s,
+                   scale_o, scale = nothing, causal::Bool = false, stats::Bool = false,
+                   name = nothing)
+    t = map(x -> _uid(g, x), (q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
+                              scale_o))
+    o = _default_options(Lib.cudnnfe_sdpa_fp8_options_t, Lib.cudnnfe_sdpa_fp8_options_init_sized)
+    nm = _cstring(name)
+    out, st, amax_s, amax_o = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_with(o; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
+                      generate_stats = Int32(stats), causal_mask = Int32(causal)))
+        check(g, Lib.cudnnfe_graph_add_sdpa_fp8(g, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
+                                                t[9], r, out, st, amax_s, amax_o))
+    end
+    return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing, Tensor(g, amax_s[]),
+            Tensor(g, amax_o[]))
+end
+
+"""
+    sdpa_fp8_backward!(g, q, k, v, o, dO, stats; descale_q, descale_k, descale_v, descale_o,
+                       descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv,
+                       scale_dp, scale = nothing, causal = false, name = nothing)
+        -> (dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
+
+FP8 attention backward (the C header gives the formulas), in Julia order: from
+`q`, `k`, `v`, the forward's `o`, the FP8 loss gradient `dO` and the forward's
+`stats`; every descale and scale a FLOAT tensor of one element. The
+gradients have the shapes and dimension orders of `q`, `k`, `v`; mark the
+four amax outputs with `set_output!`.
+"""
+function sdpa_fp8_backward!(g::Graph, q, k, v, o, dO, stats; descale_q, descale_k, descale_v,
+                            descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq,
+                            scale_dk, scale_dv, scale_dp, scale = nothing, causal::Bool = false,
+                            name = nothing)
+    t = map(x -> _uid(g, x), (q, k, v, o, dO, stats, descale_q, descale_k, descale_v, descale_o,
+                              descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk,
+                              scale_dv, scale_dp))
+    opts = _default_options(Lib.cudnnfe_sdpa_fp8_backward_options_t,
+                            Lib.cudnnfe_sdpa_fp8_backward_options_init_sized)
+    nm = _cstring(name)
+    out = ntuple(_ -> Ref{Int64}(0), 7)
+    GC.@preserve nm begin
+        r = Ref(_with(opts; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
+                      causal_mask = Int32(causal)))
+        check(g, Lib.cudnnfe_graph_add_sdpa_fp8_backward(g, t[1], t[2], t[3], t[4], t[5], t[6],
+                                                         t[7], t[8], t[9], t[10], t[11], t[12],
+                                                         t[13], t[14], t[15], t[16], t[17],
+                                                         t[18], r, out[1], out[2], out[3],
+                                                         out[4], out[5], out[6], out[7]))
+    end
+    return map(x -> Tensor(g, x[]), out)
 end
 
 const NORM_PHASE_CODES = _prefixed_constants("CUDNNFE_NORM_PHASE_")  # :training, :inference
 
-function _norm_options(nameptr, phase, epsilon, zero_centered_gamma, compute_dtype)
-    o = _default_options(Lib.cudnnfe_norm_options_t, Lib.cudnnfe_norm_options_init)
+function _norm_options(nameptr, phase, epsilon, zero_centered_gamma, compute_dtype;
+                       momentum = nothing)
+    o = _default_options(Lib.cudnnfe_norm_options_t, Lib.cudnnfe_norm_options_init_sized)
     return _with(o; name = nameptr, compute_dtype = _compute(compute_dtype),
                  phase = _code(NORM_PHASE_CODES, "normalization phase", phase),
                  epsilon = epsilon === nothing ? nothing : Float64(epsilon),
-                 zero_centered_gamma = Int32(zero_centered_gamma))
+                 zero_centered_gamma = Int32(zero_centered_gamma),
+                 momentum = _float_or_nothing(momentum))
 end
 
 const _NORM_DOC = """
@@ -449,7 +604,7 @@ the FLOAT log-sum-exp `(1, size(x)[2:end]...)`; else it is `nothing`.
 """
 function softmax!(g::Graph, x; stats::Bool = false, compute_dtype = nothing, name = nothing)
     ux = _uid(g, x)
-    o = _default_options(Lib.cudnnfe_softmax_options_t, Lib.cudnnfe_softmax_options_init)
+    o = _default_options(Lib.cudnnfe_softmax_options_t, Lib.cudnnfe_softmax_options_init_sized)
     nm = _cstring(name)
     y, st = Ref{Int64}(0), Ref{Int64}(0)
     GC.@preserve nm begin
@@ -458,4 +613,367 @@ function softmax!(g::Graph, x; stats::Bool = false, compute_dtype = nothing, nam
         check(g, Lib.cudnnfe_graph_add_softmax(g, ux, r, y, st))
     end
     return (Tensor(g, y[]), stats ? Tensor(g, st[]) : nothing)
+end
+
+"""
+    batchnorm!(g, x, scale, bias; running_mean = nothing, running_var = nothing,
+               momentum = nothing, epsilon = nothing, compute_dtype = nothing, name = nothing)
+        -> (y, mean, inv_variance, next_running_mean, next_running_var)
+
+Batch normalization, training, in Julia order: `x` is `(spatial..., C, N)`
+(e.g. WHCN), statistics are per channel over N and the spatial dims (`M`
+values each); `scale`, `bias` and the statistics are `(1, ..., 1, C, 1)`,
+FLOAT; `inv_variance = 1/sqrt(var + epsilon)` (biased variance). With
+`running_mean` and `running_var` (`(1, ..., C, 1)`) the last two results are
+the updated running statistics, `(1 - momentum) * running + momentum *
+batch` (`momentum` default 0.1), the variance Bessel-corrected (`var * M /
+(M - 1)`), else `nothing`. Binding a result to its running input's array
+updates it in place.
+"""
+function batchnorm!(g::Graph, x, scale, bias; running_mean = nothing, running_var = nothing,
+                    momentum = nothing, epsilon = nothing, compute_dtype = nothing,
+                    name = nothing)
+    ux, us, ub = _uid(g, x), _uid(g, scale), _uid(g, bias)
+    um, uv = _uid(g, running_mean), _uid(g, running_var)
+    nm = _cstring(name)
+    y, mean, ivar, nmean, nvar = ntuple(_ -> Ref{Int64}(0), 5)
+    GC.@preserve nm begin
+        r = Ref(_norm_options(_name_ptr(nm), :training, epsilon, false, compute_dtype;
+                              momentum = momentum))
+        check(g, Lib.cudnnfe_graph_add_batchnorm(g, ux, us, ub, um, uv, r, y, mean, ivar, nmean,
+                                                 nvar))
+    end
+    return (Tensor(g, y[]), Tensor(g, mean[]), Tensor(g, ivar[]), _optional(g, nmean[]),
+            _optional(g, nvar[]))
+end
+
+"""
+    batchnorm_inference!(g, x, scale, bias, mean, inv_variance; compute_dtype = nothing,
+                         name = nothing) -> y
+
+Batch normalization, inference: `y = (x - mean) * inv_variance * scale + bias`
+per channel, with the given statistics `(1, ..., C, 1)` (from running
+statistics, `inv_variance = 1 ./ sqrt.(running_var .+ epsilon)`). On the GPU
+cuDNN runs it only inside its fused batch norm patterns (see the C header).
+"""
+function batchnorm_inference!(g::Graph, x, scale, bias, mean, inv_variance;
+                              compute_dtype = nothing, name = nothing)
+    ux, us, ub, um, uv = _uid(g, x), _uid(g, scale), _uid(g, bias), _uid(g, mean),
+                         _uid(g, inv_variance)
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_norm_options(_name_ptr(nm), :training, nothing, false, compute_dtype))
+        check(g, Lib.cudnnfe_graph_add_batchnorm_inference(g, ux, us, ub, um, uv, r, y))
+    end
+    return Tensor(g, y[])
+end
+
+# The normalizations' backward ops: (dx, dscale, dbias).
+function _norm_backward(add::F, g::Graph, dy, x, scale, mean, inv_variance, epsilon,
+                        zero_centered_gamma, compute_dtype, name) where {F}
+    udy, ux, us, um, uv = _uid(g, dy), _uid(g, x), _uid(g, scale), _uid(g, mean),
+                          _uid(g, inv_variance)
+    nm = _cstring(name)
+    dx, dscale, dbias = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_norm_options(_name_ptr(nm), :training, epsilon, zero_centered_gamma,
+                              compute_dtype))
+        check(g, add(g, udy, ux, us, um, uv, r, dx, dscale, dbias))
+    end
+    return (Tensor(g, dx[]), Tensor(g, dscale[]), Tensor(g, dbias[]))
+end
+
+"""
+    batchnorm_backward!(g, dy, x, scale, mean, inv_variance; compute_dtype = nothing,
+                        name = nothing) -> (dx, dscale, dbias)
+
+Batch norm backward from the loss gradient `dy` (shaped as `x`), the
+forward's `x`, `scale` and statistics; `dscale` and `dbias` are shaped as
+`scale`, in its type.
+"""
+function batchnorm_backward!(g::Graph, dy, x, scale, mean, inv_variance; compute_dtype = nothing,
+                             name = nothing)
+    return _norm_backward(Lib.cudnnfe_graph_add_batchnorm_backward, g, dy, x, scale, mean,
+                          inv_variance, nothing, false, compute_dtype, name)
+end
+
+# instancenorm! and adalayernorm!: (y, mean, inv_variance).
+function _norm_forward(add::F, g::Graph, x, scale, bias, phase, epsilon, zero_centered_gamma,
+                       compute_dtype, name) where {F}
+    ux, us, ub = _uid(g, x), _uid(g, scale), _uid(g, bias)
+    nm = _cstring(name)
+    y, mean, ivar = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_norm_options(_name_ptr(nm), phase, epsilon, zero_centered_gamma, compute_dtype))
+        check(g, add(g, ux, us, ub, r, y, mean, ivar))
+    end
+    return (Tensor(g, y[]), _optional(g, mean[]), _optional(g, ivar[]))
+end
+
+"""
+    instancenorm!(g, x, scale, bias; phase = :training, epsilon = nothing,
+                  compute_dtype = nothing, name = nothing) -> (y, mean, inv_variance)
+
+Instance normalization, in Julia order: `x` is `(spatial..., C, N)`;
+statistics are per (channel, sample) over the spatial dims, FLOAT `(1, ...,
+1, C, N)` (`nothing` in inference); `scale` and `bias` are `(1, ..., C, 1)`.
+"""
+function instancenorm!(g::Graph, x, scale, bias; phase = :training, epsilon = nothing,
+                       compute_dtype = nothing, name = nothing)
+    return _norm_forward(Lib.cudnnfe_graph_add_instancenorm, g, x, scale, bias, phase, epsilon,
+                         false, compute_dtype, name)
+end
+
+"""
+    instancenorm_backward!(g, dy, x, scale, mean, inv_variance; epsilon = nothing,
+                           compute_dtype = nothing, name = nothing) -> (dx, dscale, dbias)
+
+Instance norm backward; `dscale` and `dbias` are shaped as `scale`.
+"""
+function instancenorm_backward!(g::Graph, dy, x, scale, mean, inv_variance; epsilon = nothing,
+                                compute_dtype = nothing, name = nothing)
+    return _norm_backward(Lib.cudnnfe_graph_add_instancenorm_backward, g, dy, x, scale, mean,
+                          inv_variance, epsilon, false, compute_dtype, name)
+end
+
+"""
+    adalayernorm!(g, x, scale, bias; phase = :training, epsilon = nothing,
+                  zero_centered_gamma = false, compute_dtype = nothing, name = nothing)
+        -> (y, mean, inv_variance)
+
+Adaptive layer normalization (DiT's), in Julia order: `x` is `(features...,
+S, B)`; statistics are per (token, sample) over the features, FLOAT `(1,
+..., 1, S, B)` (`nothing` in inference); `scale` and `bias` are per sample,
+`(features..., 1, B)`. With `zero_centered_gamma` the gain is `1 + scale`
+(DiT's `modulate(x, shift, scale)` with `bias = shift`).
+"""
+function adalayernorm!(g::Graph, x, scale, bias; phase = :training, epsilon = nothing,
+                       zero_centered_gamma::Bool = false, compute_dtype = nothing, name = nothing)
+    return _norm_forward(Lib.cudnnfe_graph_add_adalayernorm, g, x, scale, bias, phase, epsilon,
+                         zero_centered_gamma, compute_dtype, name)
+end
+
+"""
+    adalayernorm_backward!(g, dy, x, scale, mean, inv_variance; epsilon = nothing,
+                           zero_centered_gamma = false, compute_dtype = nothing,
+                           name = nothing) -> (dx, dscale, dbias)
+
+Adaptive layer norm backward; `dscale` and `dbias` are per sample, shaped as
+`scale`.
+"""
+function adalayernorm_backward!(g::Graph, dy, x, scale, mean, inv_variance; epsilon = nothing,
+                                zero_centered_gamma::Bool = false, compute_dtype = nothing,
+                                name = nothing)
+    return _norm_backward(Lib.cudnnfe_graph_add_adalayernorm_backward, g, dy, x, scale, mean,
+                          inv_variance, epsilon, zero_centered_gamma, compute_dtype, name)
+end
+
+# ---------------------------------------------------------------------------
+# Layout, resampling and random numbers (docs/layout-ops.md). Sizes,
+# permutations, ranges and dims are Julia's (1-based, Julia order).
+# ---------------------------------------------------------------------------
+
+# A layout op's options: only the node name.
+function _layout_options(nameptr)
+    o = _default_options(Lib.cudnnfe_layout_options_t, Lib.cudnnfe_layout_options_init_sized)
+    return _with(o; name = nameptr)
+end
+
+"""
+    reshape!(g, x, size...; name = nothing) -> y
+    reshape!(g, x, size::Tuple; name = nothing) -> y
+
+`y = reshape(x, size)` in Julia's sense (column-major element order kept;
+the C library's row-major reshape of the reversed dims is the same thing).
+`y` is packed unless its strides are set. On the GPU a reshape is a view of
+`x`'s memory, which `x`'s layout must allow.
+"""
+reshape!(g::Graph, x, size::Integer...; name = nothing) = reshape!(g, x, size; name = name)
+function reshape!(g::Graph, x, size::Tuple; name = nothing)
+    ux = _uid(g, x)
+    cd = reverse(Int64[d for d in size])
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm cd begin
+        r = Ref(_layout_options(_name_ptr(nm)))
+        check(g, Lib.cudnnfe_graph_add_reshape(g, ux, Int32(length(cd)), cd, r, y))
+    end
+    return Tensor(g, y[])
+end
+
+"""
+    transpose!(g, x, perm; name = nothing) -> y
+
+cudnnfe's transpose, `y = permutedims(x, perm)`: `size(y, i) == size(x,
+perm[i])` (1-based, Julia order). `y`'s strides default to `x`'s permuted, a
+view of `x`'s memory in another dimension order (no data moves on the GPU).
+"""
+function transpose!(g::Graph, x, perm; name = nothing)
+    ux = _uid(g, x)
+    p = Int[i for i in perm]
+    n = length(p)
+    # Julia dim i is C dim n - i: C permutation[k] = n - perm[n - k].
+    # Entries out of 1:n stay out of 0:n-1, for the library to report.
+    cp = Int32[n - p[n - k] for k in 0:(n - 1)]
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm cp begin
+        r = Ref(_layout_options(_name_ptr(nm)))
+        check(g, Lib.cudnnfe_graph_add_transpose(g, ux, Int32(n), cp, r, y))
+    end
+    return Tensor(g, y[])
+end
+
+# (start, end, step) in C terms of one Julia index range of a dim of size n.
+_slice_range(r::Colon, n) = (Int64(0), Int64(n), Int64(1))
+_slice_range(i::Integer, n) = (Int64(i - 1), Int64(i), Int64(1))
+function _slice_range(r::AbstractRange{<:Integer}, n)
+    step(r) >= 1 || throw(ArgumentError("slice range $r: the step must be positive"))
+    isempty(r) && throw(ArgumentError("slice range $r is empty"))
+    return (Int64(first(r) - 1), Int64(last(r)), Int64(step(r)))
+end
+_slice_range(r, n) = throw(ArgumentError(
+    "slice index $(repr(r)): expected a range (2:5, 1:2:9), an integer or `:`"))
+
+"""
+    slice!(g, x, indices...; name = nothing) -> y
+
+`y = x[indices...]` as a **view**: one index per dimension of `x` (Julia
+order, 1-based): a range with a positive step (`2:5`, `1:3:10`), `:` for the
+whole dim, or an integer (the dim is kept, with size 1). `y` has no buffer:
+it cannot be an output (feed it to an op, e.g. `pointwise!(g, :identity, y)`),
+and on the GPU `x` must be a graph input.
+"""
+function slice!(g::Graph, x, indices...; name = nothing)
+    ux = _uid(g, x)
+    t = Tensor(g, ux)
+    n = ndims(t)
+    length(indices) == n || throw(ArgumentError(
+        "slice! of a $n-dimensional tensor needs $n indices; got $(length(indices))"))
+    ranges = [_slice_range(indices[i], size(t, i)) for i in 1:n]
+    start = Int64[ranges[n + 1 - k][1] for k in 1:n]  # C order: reversed
+    stop = Int64[ranges[n + 1 - k][2] for k in 1:n]
+    stp = Int64[ranges[n + 1 - k][3] for k in 1:n]
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm start stop stp begin
+        r = Ref(_layout_options(_name_ptr(nm)))
+        check(g, Lib.cudnnfe_graph_add_slice(g, ux, Int32(n), start, stop, stp, r, y))
+    end
+    return Tensor(g, y[])
+end
+
+"""
+    concatenate!(g, xs...; dims, name = nothing) -> y
+
+`y = cat(xs...; dims)`: 2 to 16 tensors of one type and rank, equal sizes
+except along the Julia dimension `dims`. `y` keeps the first input's
+dimension order. On the GPU it needs cuDNN 9.7 or newer and a fused pattern
+cuDNN knows.
+"""
+function concatenate!(g::Graph, xs...; dims::Integer, name = nothing)
+    uids = Int64[_uid(g, x) for x in xs]
+    isempty(uids) && throw(ArgumentError("concatenate! needs tensors to join"))
+    n = ndims(Tensor(g, uids[1]))
+    1 <= dims <= n || throw(ArgumentError("dims = $dims is outside 1:$n"))
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm uids begin
+        r = Ref(_layout_options(_name_ptr(nm)))
+        check(g, Lib.cudnnfe_graph_add_concatenate(g, Int32(length(uids)), uids, Int32(n - dims), r,
+                                                   y))
+    end
+    return Tensor(g, y[])
+end
+
+const RESAMPLE_MODE_CODES = _prefixed_constants("CUDNNFE_RESAMPLE_")  # :maxpool, :nearest, ...
+const PADDING_MODE_CODES = _prefixed_constants("CUDNNFE_PADDING_")    # :auto, :zero, ...
+
+"""
+    resample!(g, x; mode = :maxpool, window = 2, stride = 2, padding = 0,
+              pre_padding = padding, post_padding = padding, padding_mode = :auto,
+              scale = 2, index = false, compute_dtype = nothing, name = nothing)
+        -> (y, index_tensor)
+
+Pooling or upsampling of `x` `(spatial..., C, N)` (1 to 3 spatial dims, any
+layout; `y` keeps `x`'s dimension order). `mode`: `:maxpool`,
+`:avgpool_include_padding` (divides by the window size),
+`:avgpool_exclude_padding` (by the in-image count), `:nearest` or
+`:bilinear` (upsampling by the integer `scale`, half-pixel centres).
+Spatial values are in Julia order (`(W, H)`), or one integer for all.
+Pooling gives `fld(in + pre + post - window, stride) + 1` outputs per
+spatial dim; paddings must be smaller than the window. `padding_mode`:
+`:auto` (`:neg_inf` for max pooling, `:zero` for average pooling), `:zero`,
+`:neg_inf` or `:edge`. With `index = true` (max pooling) the second result
+is the position of each maximum in its window, first maximum on ties: the
+0-based linear (column-major, Julia order) index of its position
+in the window, INT8 unless set. Else it is `nothing`.
+"""
+function resample!(g::Graph, x; mode = :maxpool, window = 2, stride = 2, padding = 0,
+                   pre_padding = padding, post_padding = padding, padding_mode = :auto,
+                   scale = 2, index::Bool = false, compute_dtype = nothing, name = nothing)
+    ux = _uid(g, x)
+    o = _default_options(Lib.cudnnfe_resample_options_t, Lib.cudnnfe_resample_options_init_sized)
+    n = ndims(Tensor(g, ux)) - 2
+    if 1 <= n <= Lib.CUDNNFE_MAX_SPATIAL_DIMS
+        o = _with(o; spatial_dims = Int32(n),
+                  window = _spatial(window, n, o.window, "window"),
+                  stride = _spatial(stride, n, o.stride, "stride"),
+                  pre_padding = _spatial(pre_padding, n, o.pre_padding, "pre_padding"),
+                  post_padding = _spatial(post_padding, n, o.post_padding, "post_padding"),
+                  scale = _spatial(scale, n, o.scale, "scale"))
+    end  # else the library reports the bad rank, naming the node and tensor
+    nm = _cstring(name)
+    y, idx = Ref{Int64}(0), Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
+                      mode = _code(RESAMPLE_MODE_CODES, "resample mode", mode),
+                      padding_mode = _code(PADDING_MODE_CODES, "padding mode", padding_mode),
+                      generate_index = Int32(index)))
+        check(g, Lib.cudnnfe_graph_add_resample(g, ux, r, y, idx))
+    end
+    return (Tensor(g, y[]), _optional(g, idx[]))
+end
+
+const RNG_DISTRIBUTION_CODES = _prefixed_constants("CUDNNFE_RNG_")  # :bernoulli, :uniform, :normal
+
+"""
+    rng!(g, size; distribution = :bernoulli, bernoulli_probability = nothing,
+         uniform_min = nothing, uniform_max = nothing, normal_mean = nothing,
+         normal_stddev = nothing, seed = 0, offset = nothing, dtype = nothing,
+         compute_dtype = nothing, name = nothing) -> y
+
+A tensor of `size` (Julia order, packed) filled with random numbers:
+`:bernoulli` (1 with `bernoulli_probability`, default 0.5, else 0),
+`:uniform` on `[uniform_min, uniform_max)` (default `[0, 1)`) or `:normal`
+(`normal_mean`, `normal_stddev`; default 0 and 1). `seed` is an integer (the
+seed, offset 0) or, with `offset`, a one-element INT64 (or INT32) tensor: a
+graph input read at every execute, or a scalar. The same seed and offset
+give the same numbers: element `i` (Julia linear index) at offset `o` is
+element `i + o` at offset 0. The CPU reference's generator is not cuDNN's
+(docs/layout-ops.md). `y` is FLOAT unless `dtype` says otherwise.
+"""
+function rng!(g::Graph, size; distribution = :bernoulli, bernoulli_probability = nothing,
+              uniform_min = nothing, uniform_max = nothing, normal_mean = nothing,
+              normal_stddev = nothing, seed = 0, offset = nothing, dtype = nothing,
+              compute_dtype = nothing, name = nothing)
+    cd = reverse(_dims_vector(size))
+    seed_value, useed = seed isa Integer ? (Int64(seed), Int64(0)) : (nothing, _uid(g, seed))
+    o = _default_options(Lib.cudnnfe_rng_options_t, Lib.cudnnfe_rng_options_init_sized)
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm cd begin
+        r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
+                      distribution = _code(RNG_DISTRIBUTION_CODES, "distribution", distribution),
+                      bernoulli_probability = _float_or_nothing(bernoulli_probability),
+                      uniform_min = _float_or_nothing(uniform_min),
+                      uniform_max = _float_or_nothing(uniform_max),
+                      normal_mean = _float_or_nothing(normal_mean),
+                      normal_stddev = _float_or_nothing(normal_stddev), seed = seed_value))
+        check(g, Lib.cudnnfe_graph_add_rng(g, Int32(length(cd)), cd, useed, _uid(g, offset), r, y))
+    end
+    t = Tensor(g, y[])
+    dtype === nothing || set_dtype!(t, dtype)
+    return t
 end

@@ -107,7 +107,7 @@ naming the plan count when out of range.
 """
 function plan_info(g::Graph, i::Integer)
     r = Ref{Lib.cudnnfe_plan_info_t}()
-    Lib.cudnnfe_plan_info_init(r)
+    Lib.cudnnfe_plan_info_init_sized(r, sizeof(Lib.cudnnfe_plan_info_t))
     check(g, Lib.cudnnfe_graph_get_plan_info(g, _plan_index(g, i), r))
     c = r[]
     return PlanInfo(Int(i), c.name == C_NULL ? "" : unsafe_string(c.name), c.engine_id, c.workspace_size,
@@ -172,7 +172,7 @@ function autotune!(g::Graph, handle::Handle; bindings = nothing, workspace = not
                    min_iterations = nothing, max_iterations = nothing, tolerance = nothing,
                    max_ms_per_plan = nothing)
     r = Ref{Lib.cudnnfe_autotune_options_t}()
-    Lib.cudnnfe_autotune_options_init(r)
+    Lib.cudnnfe_autotune_options_init_sized(r, sizeof(Lib.cudnnfe_autotune_options_t))
     o = _with(r[]; warmup_iterations = warmup_iterations, min_iterations = min_iterations,
               max_iterations = max_iterations, tolerance = tolerance,
               max_ms_per_plan = max_ms_per_plan)
@@ -210,7 +210,7 @@ Where the built graph's plan came from and how long each build stage took.
 """
 function build_info(g::Graph)
     r = Ref{Lib.cudnnfe_build_info_t}()
-    Lib.cudnnfe_build_info_init(r)
+    Lib.cudnnfe_build_info_init_sized(r, sizeof(Lib.cudnnfe_build_info_t))
     check(g, Lib.cudnnfe_graph_get_build_info(g, r))
     c = r[]
     return BuildInfo(get(PLAN_SOURCE_SYMBOLS, c.source, :unknown), c.total_ms, c.validate_ms,
@@ -270,7 +270,7 @@ function deserialize_plan(data::Union{AbstractString,AbstractVector{UInt8}},
                           handle::Union{Handle,Nothing} = nothing; rebuild_on_mismatch::Bool = false)
     bytes = data isa AbstractString ? Vector{UInt8}(codeunits(String(data))) : Vector{UInt8}(data)
     r = Ref{Lib.cudnnfe_plan_load_options_t}()
-    Lib.cudnnfe_plan_load_options_init(r)
+    Lib.cudnnfe_plan_load_options_init_sized(r, sizeof(Lib.cudnnfe_plan_load_options_t))
     o = _with(r[]; rebuild_on_mismatch = Int32(rebuild_on_mismatch))
     hptr = handle === nothing ? Ptr{Lib.cudnnfe_handle_t}(C_NULL) : handle
     g = Graph(Val(:empty))
@@ -295,7 +295,7 @@ Counters of this process's plan caches: `entries`, `hits`, `misses`,
 function plan_cache_stats()
     _ensure_library()
     r = Ref{Lib.cudnnfe_plan_cache_stats_t}()
-    Lib.cudnnfe_plan_cache_stats_init(r)
+    Lib.cudnnfe_plan_cache_stats_init_sized(r, sizeof(Lib.cudnnfe_plan_cache_stats_t))
     check(Lib.cudnnfe_plan_cache_get_stats(r))
     c = r[]
     return (entries = Int(c.entries), hits = Int(c.hits), misses = Int(c.misses),

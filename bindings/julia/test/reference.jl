@@ -242,3 +242,115 @@ function numgrad(f, x, i; h = 1e-6)
     xm[i] -= h
     return (f(xp) - f(xm)) / (2h)
 end
+
+"""
+    alibi_slope(h, heads)
+
+cudnn-frontend's ALiBi slope of query head `h` (1-based) of `heads`: with `n`
+the largest power of two `<= heads`, `2^(-8h/n)` for `h <= n`, else
+`2^(-4(2(h - n) - 1)/n)`.
+"""
+function alibi_slope(h, heads)
+    n = prevpow(2, heads)
+    return h <= n ? 2.0^(-8h / n) : 2.0^(-4 * (2 * (h - n) - 1) / n)
+end
+
+"""
+    ref_attention(q, k, v; scale, seq_len_q = nothing, seq_len_kv = nothing, causal = false,
+                  window_left = nothing, window_right = nothing, bottom_right = false,
+                  alibi = false, bias = nothing, dropout = nothing) -> (o, stats, P)
+
+Attention with the masks of docs/attention.md, in Julia order as `ref_sdpa`
+(1-based): query `i` of batch `n` with diagonal `d(i)` (`i`, or `i + lkv -
+lq` with `bottom_right`) sees key `j` only if `i <= lq`, `j <= lkv`, `j <=
+d(i)` (`causal`), `j > d(i) - window_left` and `j <= d(i) + window_right`.
+Rows that see nothing give `o = 0` and `stats = -Inf`. `dropout` is `(mask,
+scale)` with `mask` `(s_kv, s_q, h_q, b)`; `P` is the softmax before it.
+"""
+function ref_attention(q, k, v; scale, seq_len_q = nothing, seq_len_kv = nothing, causal = false,
+                       window_left = nothing, window_right = nothing, bottom_right = false,
+                       alibi = false, bias = nothing, dropout = nothing)
+    d, sq, hq, B = size(q)
+    skv, hkv = size(k, 2), size(k, 3)
+    group = hq ÷ hkv
+    o = zeros(Float64, size(v, 1), sq, hq, B)
+    stats = fill(-Inf, 1, sq, hq, B)
+    P = zeros(Float64, skv, sq, hq, B)
+    for b in 1:B, h in 1:hq
+        hk = (h - 1) ÷ group + 1
+        lq = seq_len_q === nothing ? sq : Int(seq_len_q[b])
+        lkv = seq_len_kv === nothing ? skv : Int(seq_len_kv[b])
+        for i in 1:lq
+            diag = bottom_right ? i + lkv - lq : i
+            s = fill(-Inf, skv)
+            for j in 1:lkv
+                (causal && j > diag) && continue
+                (window_left !== nothing && j <= diag - window_left) && continue
+                (window_right !== nothing && j > diag + window_right) && continue
+                acc = 0.0
+                for t in 1:d
+                    acc += Float64(q[t, i, h, b]) * Float64(k[t, j, hk, b])
+                end
+                s[j] = acc * scale
+                alibi && (s[j] += alibi_slope(h, hq) * (j - i))
+                bias === nothing || (s[j] += Float64(bias[j, i, h, 1]))
+            end
+            m = maximum(s)
+            m == -Inf && continue
+            p = exp.(s .- m)
+            stats[1, i, h, b] = m + log(sum(p))
+            p ./= sum(p)
+            P[:, i, h, b] .= p
+            keep = dropout === nothing ? ones(skv) : Float64.(dropout[1][:, i, h, b]) .* dropout[2]
+            for j in 1:skv, t in 1:size(v, 1)
+                o[t, i, h, b] += p[j] * keep[j] * Float64(v[t, j, hk, b])
+            end
+        end
+    end
+    return o, stats, P
+end
+
+"""
+    ref_pool(x; window, stride, pad, mode) -> (y, index)
+
+Pooling of `x` `(W, H, C, N)` in Julia order; `mode` is `:max`, `:avg_incl`
+or `:avg_excl`; `index` is the 0-based column-major position of the first
+maximum in its `(W, H)` window.
+"""
+function ref_pool(x; window, stride, pad, mode)
+    W, H, C, N = size(x)
+    ow = (W + 2pad[1] - window[1]) ÷ stride[1] + 1
+    oh = (H + 2pad[2] - window[2]) ÷ stride[2] + 1
+    y = zeros(Float64, ow, oh, C, N)
+    index = zeros(Int8, ow, oh, C, N)
+    for n in 1:N, c in 1:C, i in 1:ow, j in 1:oh
+        best, at, total, count = -Inf, 0, 0.0, 0
+        for b in 1:window[2], a in 1:window[1]
+            wi = (i - 1) * stride[1] + a - pad[1]
+            hi = (j - 1) * stride[2] + b - pad[2]
+            (1 <= wi <= W && 1 <= hi <= H) || continue
+            val = Float64(x[wi, hi, c, n])
+            if val > best
+                best, at = val, (a - 1) + (b - 1) * window[1]
+            end
+            total += val
+            count += 1
+        end
+        y[i, j, c, n] = mode === :max ? best :
+                        mode === :avg_incl ? total / (window[1] * window[2]) : total / count
+        index[i, j, c, n] = at
+    end
+    return y, index
+end
+
+# The CPU reference's random numbers (docs/layout-ops.md): SplitMix64's
+# finalizer and the uniform of counter `c` under seed `s`.
+function splitmix(z::UInt64)
+    z ⊻= z >> 30
+    z *= 0xBF58476D1CE4E5B9
+    z ⊻= z >> 27
+    z *= 0x94D049BB133111EB
+    return z ⊻ (z >> 31)
+end
+rng_uniform(s, c) = (Float64(splitmix(splitmix(UInt64(s)) + UInt64(c + 1) * 0x9E3779B97F4A7C15) >> 11) +
+                     0.5) / 2.0^53

@@ -89,25 +89,37 @@ end
 end
 
 @testset "generated layer" begin
-    # Options structs: the C init function writes sizeof(struct) as C sees it
-    # into struct_size; Julia's sizeof of the generated struct must agree.
-    inits = [n for n in names(LibCuDNNFE) if endswith(String(n), "_options_init")]
-    @test length(inits) >= 9
+    # Options structs: cudnnfe_X_init is a C macro; the generated layer has
+    # cudnnfe_X_init_sized(ptr, struct_size), which writes struct_size bytes
+    # and stores struct_size. Told Julia's sizeof of the generated struct, it
+    # fills it; told a smaller (older) size, it leaves the rest alone.
+    inits = [n for n in names(LibCuDNNFE) if endswith(String(n), "_options_init_sized")]
+    @test length(inits) >= 14
+    @test !any(n -> endswith(String(n), "_options_init"), names(LibCuDNNFE))
     for n in inits
-        T = getfield(LibCuDNNFE, Symbol(replace(String(n), "_init" => "_t")))
+        T = getfield(LibCuDNNFE, Symbol(replace(String(n), "_init_sized" => "_t")))
         @test isbitstype(T)
         r = Ref{T}()
-        getfield(LibCuDNNFE, n)(r)
+        getfield(LibCuDNNFE, n)(r, sizeof(T))
         @test Int(r[].struct_size) == sizeof(T)
     end
+    sentinel = fill(0xAB, sizeof(LibCuDNNFE.cudnnfe_sdpa_options_t))
+    old_size = fieldoffset(LibCuDNNFE.cudnnfe_sdpa_options_t,
+                           Base.fieldindex(LibCuDNNFE.cudnnfe_sdpa_options_t, :attn_scale_tensor))
+    GC.@preserve sentinel begin
+        p = Ptr{LibCuDNNFE.cudnnfe_sdpa_options_t}(pointer(sentinel))
+        LibCuDNNFE.cudnnfe_sdpa_options_init_sized(p, old_size)
+    end
+    @test all(==(0xAB), sentinel[(old_size + 1):end])
+    @test reinterpret(UInt64, sentinel[1:8])[1] == old_size
     o = CuDNNFE._default_options(LibCuDNNFE.cudnnfe_conv_options_t,
-                                 LibCuDNNFE.cudnnfe_conv_options_init)
+                                 LibCuDNNFE.cudnnfe_conv_options_init_sized)
     @test o.stride == (1, 1, 1)
     @test o.dilation == (1, 1, 1)
     @test o.pre_padding == (0, 0, 0)
     @test o.mode == LibCuDNNFE.CUDNNFE_CONV_MODE_CROSS_CORRELATION
     b = CuDNNFE._default_options(LibCuDNNFE.cudnnfe_build_options_t,
-                                 LibCuDNNFE.cudnnfe_build_options_init)
+                                 LibCuDNNFE.cudnnfe_build_options_init_sized)
     @test b.target == LibCuDNNFE.CUDNNFE_TARGET_AUTO
     @test b.num_heur_modes == 2
     @test b.heur_modes[1:2] == (LibCuDNNFE.CUDNNFE_HEUR_MODE_A, LibCuDNNFE.CUDNNFE_HEUR_MODE_FALLBACK)
@@ -788,6 +800,307 @@ end
     Graph() do g
         tx = add_tensor!(g, x)
         @test softmax!(g, tx)[2] === nothing
+    end
+end
+
+@testset "batch, instance and adaptive layer norm" begin
+    # batchnorm!: x (W, H, C, N), per-channel tensors (1, 1, C, 1).
+    x = randn(Float32, 3, 2, 4, 2) .* 2 .+ 0.5f0
+    scale = randn(Float32, 1, 1, 4, 1)
+    bias = randn(Float32, 1, 1, 4, 1)
+    rm = randn(Float32, 1, 1, 4, 1)
+    rv = rand(Float32, 1, 1, 4, 1) .+ 0.5f0
+    X = Float64.(x)
+    mu = sum(X; dims = (1, 2, 4)) ./ 12
+    var = sum((X .- mu) .^ 2; dims = (1, 2, 4)) ./ 12
+    out = Graph() do g
+        tx, ts, tb = add_tensor!(g, x), add_tensor!(g, scale), add_tensor!(g, bias)
+        trm, trv = add_tensor!(g, rm), add_tensor!(g, rv)
+        y, m, iv, nm, nv = batchnorm!(g, tx, ts, tb; running_mean = trm, running_var = trv,
+                                      momentum = 0.25, epsilon = 1e-3, name = "bn")
+        @test size(m) == (1, 1, 4, 1) && size(nv) == (1, 1, 4, 1)
+        @test tensor_name(iv) == "bn::inv_variance"
+        foreach(set_output!, (y, m, iv, nm, nv))
+        run_graph(g, [tx => x, ts => scale, tb => bias, trm => rm, trv => rv], [y, m, iv, nm, nv])
+    end
+    @test approx(out[1], (X .- mu) ./ sqrt.(var .+ 1e-3) .* scale .+ bias)
+    @test approx(out[2], mu)
+    @test approx(out[3], 1 ./ sqrt.(var .+ 1e-3); rtol = 1e-3)
+    @test approx(out[4], 0.75 .* rm .+ 0.25 .* mu)
+    @test approx(out[5], 0.75 .* rv .+ 0.25 .* var .* 12 ./ 11; rtol = 1e-3)
+    Graph() do g
+        tx, ts, tb = add_tensor!(g, x), add_tensor!(g, scale), add_tensor!(g, bias)
+        @test batchnorm!(g, tx, ts, tb)[4:5] == (nothing, nothing)
+    end
+
+    # Inference from given statistics, and the backward.
+    m32, iv32 = Float32.(mu), Float32.(1 ./ sqrt.(var .+ 1e-5))
+    dy = randn(Float32, size(x))
+    out = Graph() do g
+        tx, tdy = add_tensor!(g, x), add_tensor!(g, dy)
+        ts, tb = add_tensor!(g, scale), add_tensor!(g, bias)
+        tm, tiv = add_tensor!(g, m32), add_tensor!(g, iv32)
+        y = batchnorm_inference!(g, tx, ts, tb, tm, tiv)
+        dx, dscale, dbias = batchnorm_backward!(g, tdy, tx, ts, tm, tiv)
+        @test size(dscale) == size(scale)
+        run_graph(g, [tx => x, tdy => dy, ts => scale, tb => bias, tm => m32, tiv => iv32],
+                  [set_output!(y), set_output!(dx), set_output!(dscale), set_output!(dbias)])
+    end
+    xhat = (X .- m32) .* iv32
+    db = sum(Float64.(dy); dims = (1, 2, 4))
+    ds = sum(dy .* xhat; dims = (1, 2, 4))
+    @test approx(out[1], xhat .* scale .+ bias)
+    @test approx(out[2], scale .* iv32 ./ 12 .* (12 .* dy .- db .- xhat .* ds); rtol = 1e-3, atol = 1e-4)
+    @test approx(out[3], ds; rtol = 1e-3, atol = 1e-4)
+    @test approx(out[4], db; rtol = 1e-3, atol = 1e-4)
+
+    # instancenorm!: statistics per (C, N) over the spatial dims.
+    xi = randn(Float32, 4, 3, 2) .* 3
+    si, bi = randn(Float32, 1, 3, 1), randn(Float32, 1, 3, 1)
+    out = Graph() do g
+        tx, ts, tb = add_tensor!(g, xi), add_tensor!(g, si), add_tensor!(g, bi)
+        y, m, iv = instancenorm!(g, tx, ts, tb)
+        @test size(m) == (1, 3, 2)
+        run_graph(g, [tx => xi, ts => si, tb => bi], [set_output!(y), set_output!(m), set_output!(iv)])
+    end
+    Xi = Float64.(xi)
+    mi = sum(Xi; dims = 1) ./ 4
+    ivi = 1 ./ sqrt.(sum((Xi .- mi) .^ 2; dims = 1) ./ 4 .+ 1e-5)
+    @test approx(out[1], (Xi .- mi) .* ivi .* si .+ bi)
+    @test approx(out[2], mi)
+    @test approx(out[3], ivi; rtol = 1e-3)
+
+    # adalayernorm!: x (F, T, B), per-sample scale and bias (F, 1, B); 1 + scale.
+    sa, ba = randn(Float32, 4, 1, 2), randn(Float32, 4, 1, 2)
+    out = Graph() do g
+        tx, ts, tb = add_tensor!(g, xi), add_tensor!(g, sa), add_tensor!(g, ba)
+        y, m, iv = adalayernorm!(g, tx, ts, tb; phase = :inference, zero_centered_gamma = true)
+        @test m === nothing && iv === nothing
+        only(run_graph(g, [tx => xi, ts => sa, tb => ba], [set_output!(y)]))
+    end
+    @test approx(out, (Xi .- mi) .* ivi .* (1 .+ sa) .+ ba)
+
+    # The backward ops shape their gradients as scale.
+    Graph() do g
+        tdy, tx = add_tensor!(g, xi), add_tensor!(g, xi)
+        tm, tiv = add_tensor!(g, Float32, (1, 3, 2)), add_tensor!(g, Float32, (1, 3, 2))
+        _, dscale, dbias = instancenorm_backward!(g, tdy, tx, add_tensor!(g, si), tm, tiv)
+        @test size(dscale) == (1, 3, 1) && size(dbias) == (1, 3, 1)
+        _, dscale, _ = adalayernorm_backward!(g, tdy, tx, add_tensor!(g, sa), tm, tiv)
+        @test size(dscale) == (4, 1, 2)
+    end
+end
+
+@testset "attention options" begin
+    d, sq, skv, hq, hkv, B = 4, 5, 6, 2, 1, 2
+    q = randn(Float32, d, sq, hq, B)
+    k = randn(Float32, d, skv, hkv, B)
+    v = randn(Float32, d, skv, hkv, B)
+    scale = 1 / sqrt(d)
+    lq = reshape(Int32[3, 5], 1, 1, 1, B)
+    lkv = reshape(Int32[4, 6], 1, 1, 1, B)
+    function attn(kw, extra = Pair[])
+        Graph() do g
+            tq, tk, tv = add_tensor!(g, q), add_tensor!(g, k), add_tensor!(g, v)
+            ins = Pair[tq => q, tk => k, tv => v]
+            opts = Dict{Symbol,Any}(kw)
+            for (key, arr) in extra  # keyword => array: a graph input
+                t = add_tensor!(g, arr)
+                opts[key] = t
+                push!(ins, t => arr)
+            end
+            o, st = sdpa!(g, tq, tk, tv; stats = true, opts...)
+            run_graph(g, ins, [set_output!(o), set_output!(st)])
+        end
+    end
+    # Padding rows have stats -Inf on the CPU reference, as in ref_attention.
+    finite(a) = ifelse.(isinf.(a), 0.0, Float64.(a))
+    same(got, want) = approx(got[1], want[1]) && isinf.(got[2]) == isinf.(want[2]) &&
+                      approx(finite(got[2]), finite(want[2]))
+    # Padding: the lengths turn the padding mask on.
+    @test same(attn(Dict(), [:seq_len_q => lq, :seq_len_kv => lkv]),
+               ref_attention(q, k, v; scale = scale, seq_len_q = lq, seq_len_kv = lkv))
+    @test same(attn(Dict(:causal => :bottom_right), [:seq_len_q => lq, :seq_len_kv => lkv]),
+               ref_attention(q, k, v; scale = scale, seq_len_q = lq, seq_len_kv = lkv, causal = true,
+                             bottom_right = true))
+    # Diagonal bands.
+    @test same(attn(Dict(:window_left => 2, :window_right => 1)),
+               ref_attention(q, k, v; scale = scale, window_left = 2, window_right = 1))
+    @test same(attn(Dict(:window_left => 3, :window_right => 0, :diagonal_alignment => :bottom_right)),
+               ref_attention(q, k, v; scale = scale, window_left = 3, window_right = 0,
+                             bottom_right = true))
+    # ALiBi (6 heads: slopes 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3) and a scale tensor.
+    @test [alibi_slope(h, 6) for h in 1:6] == [2.0^-2, 2.0^-4, 2.0^-6, 2.0^-8, 2.0^-1, 2.0^-3]
+    q6 = randn(Float32, d, sq, 6, 1)
+    k6, v6 = randn(Float32, d, sq, 3, 1), randn(Float32, d, sq, 3, 1)
+    s = fill(0.3f0, 1, 1, 1, 1)
+    o6 = Graph() do g
+        tq, tk, tv, ts = add_tensor!(g, q6), add_tensor!(g, k6), add_tensor!(g, v6), add_tensor!(g, s)
+        o, st = sdpa!(g, tq, tk, tv; causal = true, alibi = true, scale = ts, stats = true)
+        run_graph(g, [tq => q6, tk => k6, tv => v6, ts => s], [set_output!(o), set_output!(st)])
+    end
+    @test same(o6, ref_attention(q6, k6, v6; scale = 0.3, causal = true, alibi = true))
+    # Given dropout: P .* mask .* scale.
+    mask = Float32.(rand(skv, sq, hq, B) .< 0.75)
+    od = Graph() do g
+        tq, tk, tv, tm = add_tensor!(g, q), add_tensor!(g, k), add_tensor!(g, v), add_tensor!(g, mask)
+        ds = add_scalar!(g, 4 / 3; dtype = :float)
+        o, _ = sdpa!(g, tq, tk, tv; dropout_mask = tm, dropout_scale = ds)
+        only(run_graph(g, [tq => q, tk => k, tv => v, tm => mask], [set_output!(o)]))
+    end
+    @test approx(od, ref_attention(q, k, v; scale = scale, dropout = (mask, 4 / 3))[1])
+
+    # Backward with dbias: bias (s_kv, s_q, h_q, 1); dbias sums dS over the batch.
+    kb, vb = randn(Float32, d, skv, hq, B), randn(Float32, d, skv, hq, B)
+    bias = randn(Float32, skv, sq, hq, 1)
+    dO = randn(Float32, d, sq, hq, B)
+    o, st, P = ref_attention(q, kb, vb; scale = scale, bias = bias)
+    o32, st32 = Float32.(o), Float32.(st)
+    grads = Graph() do g
+        ins = [add_tensor!(g, a) for a in (q, kb, vb, o32, dO, st32, bias)]
+        res = sdpa_backward!(g, ins[1:6]...; bias = ins[7], dbias = true, name = "bwd")
+        @test length(res) == 4 && size(res[4]) == size(bias)
+        @test tensor_name(res[4]) == "bwd::dBias"
+        run_graph(g, [t => a for (t, a) in zip(ins, (q, kb, vb, o32, dO, st32, bias))],
+                  [set_output!(t) for t in res])
+    end
+    dbias = zeros(size(bias))
+    for b in 1:B, h in 1:hq
+        p = P[:, :, h, b]
+        dP = transpose(Float64.(vb[:, :, h, b])) * Float64.(dO[:, :, h, b])
+        dbias[:, :, h, 1] .+= p .* (dP .- sum(p .* dP; dims = 1))
+    end
+    rq, rk, rv = ref_sdpa_backward(q, kb, vb, dO; scale = scale, bias = bias)
+    @test approx(grads[1], rq; rtol = 1e-3, atol = 1e-4)
+    @test approx(grads[2], rk; rtol = 1e-3, atol = 1e-4)
+    @test approx(grads[3], rv; rtol = 1e-3, atol = 1e-4)
+    @test approx(grads[4], dbias; rtol = 1e-3, atol = 1e-4)
+    Graph() do g
+        ts = [add_tensor!(g, a) for a in (q, kb, vb, o32, dO, st32)]
+        @test length(sdpa_backward!(g, ts...)) == 3
+    end
+end
+
+@testset "FP8 attention" begin
+    d, s, h = 8, 4, 2
+    out = Graph() do g
+        tq, tk, tv = (add_tensor!(g, :fp8_e4m3, (d, s, h, 1)) for _ in 1:3)
+        one = add_scalar!(g, 1.0f0)
+        o, st, amax_s, amax_o = sdpa_fp8!(g, tq, tk, tv; descale_q = one, descale_k = one,
+                                          descale_v = one, descale_s = one, scale_s = one,
+                                          scale_o = one, causal = true, stats = true)
+        @test size(o) == (d, s, h, 1) && size(amax_s) == (1, 1, 1, 1)
+        set_dtype!(o, :half)
+        zeros8 = zeros(UInt8, d, s, h, 1)
+        ones8 = fill(0x38, d, s, h, 1)  # 1.0 in E4M3
+        run_graph(g, [tq => zeros8, tk => zeros8, tv => ones8],
+                  [set_output!(o), set_output!(st), set_output!(amax_s), set_output!(amax_o)])
+    end
+    # Zero scores: P = 1/i over the i causal keys of query i, cast to E4M3
+    # before P·V: 1/3 becomes 0.34375, so query 3 gives 1.03125.
+    @test out[1] == repeat(reshape(Float16[1, 1, 1.03125, 1], 1, s, 1, 1), d, 1, h, 1)
+    @test approx(out[2], repeat(reshape(log.(1:s), 1, s, 1, 1), 1, 1, h, 1))
+    @test out[3][1] == 1 && out[4][1] == 1.03125f0
+    Graph() do g
+        fp8 = [add_tensor!(g, :fp8_e4m3, (d, s, h, 1)) for _ in 1:5]
+        st = add_tensor!(g, Float32, (1, s, h, 1))
+        one = add_scalar!(g, 1.0f0)
+        grads = sdpa_fp8_backward!(g, fp8..., st; descale_q = one, descale_k = one, descale_v = one,
+                                   descale_o = one, descale_do = one, descale_s = one,
+                                   descale_dp = one, scale_s = one, scale_dq = one, scale_dk = one,
+                                   scale_dv = one, scale_dp = one, causal = true)
+        @test length(grads) == 7
+        @test size(grads[2]) == (d, s, h, 1) && size(grads[7]) == (1, 1, 1, 1)
+    end
+end
+
+@testset "layout ops mean what they mean for arrays" begin
+    x = randn(Float32, 4, 6, 2)
+    y = randn(Float32, 4, 3, 2)
+    out = Graph() do g
+        tx, ty = add_tensor!(g, x), add_tensor!(g, y)
+        r = reshape!(g, tx, 8, 6)
+        @test size(r) == (8, 6)
+        t = transpose!(g, tx, (3, 1, 2))
+        @test size(t) == (2, 4, 6)
+        tc = pointwise!(g, :identity, t)
+        set_strides!(tc, (1, 2, 8))
+        sl = slice!(g, tx, 2:3, 1:2:6, :; name = "sl")
+        @test size(sl) == (2, 3, 2)
+        sc = pointwise!(g, :identity, sl)
+        c = concatenate!(g, tx, ty; dims = 2)
+        @test size(c) == (4, 9, 2)
+        run_graph(g, [tx => x, ty => y], [set_output!(t) for t in (r, tc, sc, c)])
+    end
+    @test out[1] == reshape(x, 8, 6)
+    @test out[2] == permutedims(x, (3, 1, 2))
+    @test out[3] == x[2:3, 1:2:6, :]
+    @test out[4] == cat(x, y; dims = 2)
+end
+
+@testset "pooling" begin
+    x = randn(Float32, 6, 5, 2, 1)
+    for (mode, ref) in ((:maxpool, :max), (:avgpool_include_padding, :avg_incl),
+                        (:avgpool_exclude_padding, :avg_excl))
+        out = Graph() do g
+            tx = add_tensor!(g, x)
+            y, idx = resample!(g, tx; mode = mode, window = (3, 2), stride = (2, 1), padding = (1, 0),
+                               index = mode === :maxpool)
+            @test (idx === nothing) == (mode !== :maxpool)
+            outs = idx === nothing ? [set_output!(y)] : [set_output!(y), set_output!(idx)]
+            run_graph(g, [tx => x], outs)
+        end
+        yr, ir = ref_pool(x; window = (3, 2), stride = (2, 1), pad = (1, 0), mode = ref)
+        @test approx(out[1], yr)
+        mode === :maxpool && @test out[2] == ir
+    end
+end
+
+@testset "random numbers" begin
+    out = Graph() do g
+        ts, to = add_tensor!(g, [Int64(1234)]), add_tensor!(g, [Int64(7)])
+        u = rng!(g, (3, 4); distribution = :uniform, uniform_min = -2, uniform_max = 3, seed = ts,
+                 offset = to)
+        c = rng!(g, 16; bernoulli_probability = 0.3, seed = 99, name = "coin")
+        @test tensor_name(c) == "coin::y" && size(u) == (3, 4)
+        run_graph(g, [ts => [Int64(1234)], to => [Int64(7)]], [set_output!(u), set_output!(c)])
+    end
+    # Element i (Julia linear index, from 0) at offset o is counter 2(o + i).
+    @test approx(out[1], reshape([-2 + 5 * rng_uniform(1234, 2 * (7 + i)) for i in 0:11], 3, 4))
+    @test out[2] == Float32[rng_uniform(99, 2i) < 0.3 for i in 0:15]
+end
+
+@testset "bad input names node, tensor and rule" begin
+    Graph(name = "bad") do g
+        x = add_tensor!(g, Float32, (10, 4); name = "x")
+        y = add_tensor!(g, Float32, (3, 5); name = "y")
+        function failure(f)
+            try
+                f()
+                nothing
+            catch err
+                err
+            end
+        end
+        e = failure(() -> slice!(g, x, :, 3:11; name = "sl"))
+        @test e isa CuDNNFEError && e.kind === :invalid_graph && occursin("\"sl\"", e.message)
+        @test_throws ArgumentError slice!(g, x, :)
+        @test_throws ArgumentError slice!(g, x, :, 5:-1:1)
+        e = failure(() -> concatenate!(g, x, y; dims = 2, name = "cat"))
+        @test e isa CuDNNFEError && occursin("only the axis", e.message)
+        e = failure(() -> transpose!(g, x, (1, 1); name = "tr"))
+        @test e isa CuDNNFEError && occursin("permutation", e.message)
+        q = add_tensor!(g, Float32, (8, 4, 2, 1); name = "q")
+        e = failure(() -> sdpa!(g, q, q, q; window_left = 0, name = "attn"))
+        @test e isa CuDNNFEError && occursin("window_left", e.message)
+        img = add_tensor!(g, Float32, (4, 4, 1, 1); name = "img")
+        e = failure(() -> resample!(g, img; window = 2, padding = 2, name = "pool"))
+        @test e isa CuDNNFEError && occursin("smaller than the window", e.message)
+        @test_throws ArgumentError resample!(g, img; mode = :median)
+        e = failure(() -> batchnorm!(g, img, img, img; name = "bn"))
+        @test e isa CuDNNFEError && e.kind === :invalid_graph &&
+              occursin("one value per channel", e.message)
+        @test node_count(g) == 0
     end
 end
 

@@ -145,7 +145,7 @@ def _mm_graph(L, name=b"mm", cols=2):
              ctypes.byref(u))
         uids.append(u.value)
     o = STRUCTS["cudnnfe_matmul_options_t"]()
-    L.cudnnfe_matmul_options_init(ctypes.byref(o))
+    L.cudnnfe_matmul_options_init_sized(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o)))
     mmname = ctypes.create_string_buffer(b"mm")
     o.name = ctypes.cast(mmname, ctypes.c_void_p)
     out = ctypes.c_int64()
@@ -162,7 +162,7 @@ def _mm_graph(L, name=b"mm", cols=2):
 def _build(g, **fields):
     """build!(g; target = :cpu_reference, fields...) with the C struct filled as build! does."""
     o = STRUCTS["cudnnfe_build_options_t"]()
-    g.L.cudnnfe_build_options_init(ctypes.byref(o))
+    g.L.cudnnfe_build_options_init_sized(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o)))
     o.target = CONST["CUDNNFE_TARGET_CPU_REFERENCE"]
     keep = []
     for k, v in fields.items():
@@ -202,7 +202,7 @@ def _fnv1a64(data):
 def _load(L, blob, rebuild=0):
     g = Graph(L)
     o = STRUCTS["cudnnfe_plan_load_options_t"]()
-    L.cudnnfe_plan_load_options_init(ctypes.byref(o))
+    L.cudnnfe_plan_load_options_init_sized(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o)))
     o.rebuild_on_mismatch = rebuild
     status = g.call("cudnnfe_graph_deserialize_plan", None, blob, len(blob), ctypes.byref(o))
     return g, status
@@ -210,7 +210,7 @@ def _load(L, blob, rebuild=0):
 
 def _source(g):
     info = STRUCTS["cudnnfe_build_info_t"]()
-    g.L.cudnnfe_build_info_init(ctypes.byref(info))
+    g.L.cudnnfe_build_info_init_sized(ctypes.byref(info), ctypes.c_size_t(ctypes.sizeof(info)))
     g.ok("cudnnfe_graph_get_build_info", ctypes.byref(info))
     return {v: k for k, v in _symbols("CUDNNFE_PLAN_SOURCE_").items()}[info.source]
 
@@ -223,7 +223,7 @@ def test_plan_queries_and_one_based_indices(clib):
     g.ok("cudnnfe_graph_get_plan_count", ctypes.byref(n))
     assert n.value == 1
     info = STRUCTS["cudnnfe_plan_info_t"]()
-    clib.cudnnfe_plan_info_init(ctypes.byref(info))
+    clib.cudnnfe_plan_info_init_sized(ctypes.byref(info), ctypes.c_size_t(ctypes.sizeof(info)))
     g.ok("cudnnfe_graph_get_plan_info", ctypes.c_int64(1 - 1), ctypes.byref(info))  # Julia index 1
     assert ctypes.string_at(info.name) == b"cpu_reference"
     assert (info.engine_id, info.workspace_size, info.numerical_notes, info.behavior_notes) == (-1, 0, 0, 0)
@@ -331,7 +331,7 @@ def test_gpu_only_calls_give_the_messages_the_testset_matches(clib):
     h = ctypes.c_void_p()
     assert clib.cudnnfe_handle_create(ctypes.byref(h), -1) == 0
     o = STRUCTS["cudnnfe_autotune_options_t"]()
-    clib.cudnnfe_autotune_options_init(ctypes.byref(o))
+    clib.cudnnfe_autotune_options_init_sized(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o)))
     body = _plans_testset()
     status = g.call("cudnnfe_graph_autotune", h, None, 0, None, 0, None, ctypes.byref(o))
     assert status == CONST["CUDNNFE_STATUS_NOT_SUPPORTED"]
@@ -353,6 +353,6 @@ def test_gpu_only_calls_give_the_messages_the_testset_matches(clib):
 def test_plan_cache_counters_after_clear(clib):
     assert clib.cudnnfe_plan_cache_clear() == 0
     s = STRUCTS["cudnnfe_plan_cache_stats_t"]()
-    clib.cudnnfe_plan_cache_stats_init(ctypes.byref(s))
+    clib.cudnnfe_plan_cache_stats_init_sized(ctypes.byref(s), ctypes.c_size_t(ctypes.sizeof(s)))
     assert clib.cudnnfe_plan_cache_get_stats(ctypes.byref(s)) == 0
     assert (s.entries, s.hits, s.misses, s.disk_hits, s.disk_writes, s.disk_errors) == (0,) * 6

@@ -5,6 +5,11 @@ import pytest
 import jlcheck
 
 HEADER = jlcheck.parse_header() if jlcheck.c_compiler() else None
+# Julia's reserved words (the manual's list), which cannot name an argument.
+JULIA_KEYWORDS = {"baremodule", "begin", "break", "catch", "const", "continue", "do", "else",
+                  "elseif", "end", "export", "false", "finally", "for", "function", "global",
+                  "if", "import", "let", "local", "macro", "module", "quote", "return",
+                  "struct", "true", "try", "using", "while"}
 FUNCTIONS = sorted(HEADER.functions) if HEADER else []
 
 
@@ -54,8 +59,9 @@ def test_ccall_signature(lib, name):
                 for i, (t, _) in enumerate(params)]
     assert jf["types"] == expected
     assert jf["ret"] == jlcheck.expected_julia_type(cf["ret"], HEADER, "return")
-    # Julia argument names are the C parameter names.
-    assert jf["args"] == [n for _, n in params]
+    # Julia argument names are the C parameter names; one that is a Julia
+    # keyword (a slice's `end`) gets a trailing underscore.
+    assert jf["args"] == [n + "_" if n in JULIA_KEYWORDS else n for _, n in params]
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)

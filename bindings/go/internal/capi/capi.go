@@ -223,9 +223,9 @@ typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef _goslice_ swig_type_195;
 typedef long long swig_type_196;
-typedef long long swig_type_197;
+typedef _goslice_ swig_type_197;
 typedef long long swig_type_198;
-typedef long long swig_type_199;
+typedef _goslice_ swig_type_199;
 typedef long long swig_type_200;
 typedef long long swig_type_201;
 typedef long long swig_type_202;
@@ -233,9 +233,9 @@ typedef long long swig_type_203;
 typedef long long swig_type_204;
 typedef long long swig_type_205;
 typedef long long swig_type_206;
-typedef _goslice_ swig_type_207;
+typedef long long swig_type_207;
 typedef long long swig_type_208;
-typedef long long swig_type_209;
+typedef _goslice_ swig_type_209;
 typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
@@ -276,15 +276,15 @@ typedef long long swig_type_246;
 typedef long long swig_type_247;
 typedef long long swig_type_248;
 typedef long long swig_type_249;
-typedef _goslice_ swig_type_250;
+typedef long long swig_type_250;
 typedef long long swig_type_251;
 typedef _goslice_ swig_type_252;
-typedef _goslice_ swig_type_253;
-typedef long long swig_type_254;
+typedef long long swig_type_253;
+typedef _goslice_ swig_type_254;
 typedef _goslice_ swig_type_255;
-typedef _gostring_ swig_type_256;
-typedef long long swig_type_257;
-typedef long long swig_type_258;
+typedef long long swig_type_256;
+typedef _goslice_ swig_type_257;
+typedef _gostring_ swig_type_258;
 typedef long long swig_type_259;
 typedef long long swig_type_260;
 typedef long long swig_type_261;
@@ -295,14 +295,14 @@ typedef long long swig_type_265;
 typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
-typedef _goslice_ swig_type_269;
+typedef long long swig_type_269;
 typedef long long swig_type_270;
-typedef long long swig_type_271;
+typedef _goslice_ swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
-typedef _goslice_ swig_type_274;
+typedef long long swig_type_274;
 typedef long long swig_type_275;
-typedef long long swig_type_276;
+typedef _goslice_ swig_type_276;
 typedef long long swig_type_277;
 typedef long long swig_type_278;
 typedef long long swig_type_279;
@@ -316,470 +316,462 @@ typedef long long swig_type_286;
 typedef long long swig_type_287;
 typedef long long swig_type_288;
 typedef long long swig_type_289;
-typedef _goslice_ swig_type_290;
+typedef long long swig_type_290;
 typedef long long swig_type_291;
-typedef long long swig_type_292;
+typedef _goslice_ swig_type_292;
 typedef long long swig_type_293;
-typedef _gostring_ swig_type_294;
-typedef _goslice_ swig_type_295;
-typedef long long swig_type_296;
+typedef long long swig_type_294;
+typedef long long swig_type_295;
+typedef _gostring_ swig_type_296;
 typedef _goslice_ swig_type_297;
 typedef long long swig_type_298;
-extern void _wrap_Swig_free_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_46c3644bcdf3b257(swig_intgo arg1);
-extern int _wrap_cudnnfe_version_capi_46c3644bcdf3b257(void);
-extern int _wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(int arg1, int arg2);
-extern int _wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(swig_voidp arg1);
-extern int _wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(swig_voidp arg1);
-extern swig_type_1 _wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(int arg1);
-extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(int arg1);
-extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(int arg1);
-extern swig_type_4 _wrap_cudnnfe_last_error_capi_46c3644bcdf3b257(void);
-extern int _wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(swig_voidp arg1, int arg2);
-extern int _wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern swig_type_5 _wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(swig_voidp arg1);
-extern int _wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern swig_type_6 _wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_7 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_8 arg2);
-extern int _wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_9 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_10 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_11 arg2, int arg3, swig_type_12 arg4, swig_voidp arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_13 arg2, int arg3, double arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_14 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_15 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3);
-extern int _wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
-extern int _wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3);
-extern int _wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_22 arg2, swig_type_23 arg3);
-extern int _wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_25 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_26 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_28 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_29 arg2);
-extern swig_type_30 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_31 arg2);
-extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_34 arg2, swig_type_35 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_38 arg2);
-extern swig_type_39 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_40 arg2);
-extern int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_41 arg2, swig_type_42 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_43 arg2);
-extern swig_type_44 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_45 arg2);
-extern int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_46 arg3, swig_type_47 arg4, swig_type_48 arg5, uintptr_t arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_49 arg2);
-extern swig_type_50 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_51 arg2);
-extern int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_type_52 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_53 arg2);
-extern swig_type_54 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_55 arg2);
-extern swig_type_56 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_57 arg2);
-extern swig_type_58 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_59 arg2);
-extern swig_type_60 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_61 arg2);
-extern swig_type_62 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_63 arg2);
-extern swig_type_64 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_65 arg2);
-extern swig_type_66 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_67 arg2);
-extern swig_type_68 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_69 arg2);
-extern swig_type_70 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_71 arg2);
-extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_73 arg2);
-extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_75 arg2);
-extern swig_type_76 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_77 arg2);
-extern swig_type_78 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_79 arg2);
-extern swig_type_80 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_81 arg2);
-extern swig_type_82 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_83 arg2);
-extern swig_type_84 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_85 arg2);
-extern swig_type_86 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_87 arg2);
-extern swig_type_88 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_89 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_93 arg2);
-extern swig_type_94 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_95 arg2);
-extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_97 arg2);
-extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_103 arg2);
-extern swig_type_104 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_105 arg2);
-extern swig_type_106 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_109 arg2);
-extern swig_type_110 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_111 arg2);
-extern swig_type_112 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_113 arg2);
-extern swig_type_114 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_115 arg2);
-extern swig_type_116 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_117 arg2);
-extern swig_type_118 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_119 arg2);
-extern swig_type_120 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_121 arg2);
-extern swig_type_122 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_123 arg2);
-extern swig_type_124 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_125 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5, swig_type_130 arg6, swig_type_131 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4, swig_type_135 arg5, swig_type_136 arg6, swig_type_137 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_138 arg2);
-extern swig_type_139 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_140 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3, swig_type_143 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_144 arg2, swig_type_145 arg3, swig_type_146 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5, swig_type_151 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_type_154 arg4, swig_type_155 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_type_158 arg4, swig_type_159 arg5, swig_type_160 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_161 arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5, swig_type_165 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_166 arg2, swig_type_167 arg3, swig_type_168 arg4, swig_type_169 arg5, swig_type_170 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_type_173 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3, swig_type_176 arg4, swig_type_177 arg5, swig_type_178 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_179 arg2, swig_type_180 arg3, swig_type_181 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_type_184 arg4, swig_type_185 arg5, swig_type_186 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_187 arg2);
-extern swig_type_188 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_189 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_190 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_191 arg2);
-extern swig_type_192 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_193 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_194 arg2, swig_type_195 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_196 arg2, int arg3, swig_voidp arg4, uintptr_t arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_197 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2, swig_voidp arg3, int arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_198 arg2);
-extern swig_type_199 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern swig_voidp _wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern swig_voidp _wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern swig_voidp _wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern swig_voidp _wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern swig_voidp _wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_200 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_201 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_202 arg2);
-extern swig_type_203 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_204 arg2);
-extern swig_type_205 _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_206 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_207 arg2, swig_type_208 arg3, swig_type_209 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_210 arg2);
-extern swig_type_211 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_212 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_213 arg2, swig_type_214 arg3, swig_type_215 arg4, swig_type_216 arg5, swig_type_217 arg6, swig_type_218 arg7, swig_type_219 arg8, swig_type_220 arg9, swig_type_221 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_222 arg2);
-extern swig_type_223 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_224 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_225 arg2, swig_type_226 arg3, swig_type_227 arg4, swig_type_228 arg5, swig_type_229 arg6, swig_type_230 arg7, swig_type_231 arg8, swig_type_232 arg9, swig_type_233 arg10, swig_type_234 arg11, swig_type_235 arg12, swig_type_236 arg13, swig_type_237 arg14, swig_type_238 arg15, swig_type_239 arg16, swig_type_240 arg17, swig_type_241 arg18, swig_type_242 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_243 arg2);
-extern swig_type_244 _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_245 arg2);
-extern swig_type_246 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_247 arg2);
-extern int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_248 arg2);
-extern swig_type_249 _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_250 arg3, uintptr_t arg4, swig_type_251 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_252 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_253 arg3, uintptr_t arg4, swig_type_254 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_255 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_256 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_257 arg2);
-extern swig_type_258 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_259 arg2);
-extern swig_type_260 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_261 arg2);
-extern swig_type_262 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_263 arg2);
-extern int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_264 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_265 arg2);
-extern int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_266 arg2);
-extern swig_type_267 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_268 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_269 arg3, uintptr_t arg4, swig_type_270 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_271 arg2);
-extern swig_type_272 _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_273 arg2);
-extern int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_274 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_275 arg2);
-extern swig_type_276 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_277 arg2);
-extern swig_type_278 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_279 arg2);
-extern swig_type_280 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_283 arg2);
-extern swig_type_284 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_285 arg2);
-extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_287 arg2);
-extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_289 arg2);
-extern int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_290 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_291 arg2);
-extern swig_type_292 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(void);
-extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(uintptr_t arg1, swig_type_293 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_294 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_295 arg3, uintptr_t arg4, swig_type_296 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(uintptr_t arg1, uintptr_t arg2, swig_type_297 arg3, uintptr_t arg4, swig_type_298 arg5, uintptr_t arg6);
+typedef _goslice_ swig_type_299;
+typedef long long swig_type_300;
+extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
+extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
+extern int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int arg1, int arg2);
+extern int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(swig_voidp arg1);
+extern int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(swig_voidp arg1);
+extern swig_type_1 _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int arg1);
+extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int arg1);
+extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int arg1);
+extern swig_type_4 _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763(void);
+extern int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(swig_voidp arg1, int arg2);
+extern int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern swig_type_5 _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(swig_voidp arg1);
+extern int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern swig_type_6 _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_7 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_8 arg2);
+extern int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_9 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_10 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_11 arg2, int arg3, swig_type_12 arg4, swig_voidp arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_13 arg2, int arg3, double arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_14 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_15 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3);
+extern int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
+extern int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3);
+extern int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_22 arg2, swig_type_23 arg3);
+extern int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_25 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_26 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_28 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_29 arg2);
+extern swig_type_30 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_31 arg2);
+extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_34 arg2, swig_type_35 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_38 arg2);
+extern swig_type_39 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_40 arg2);
+extern int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_41 arg2, swig_type_42 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_43 arg2);
+extern swig_type_44 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_45 arg2);
+extern int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2, swig_type_46 arg3, swig_type_47 arg4, swig_type_48 arg5, uintptr_t arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_49 arg2);
+extern swig_type_50 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_51 arg2);
+extern int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2, swig_type_52 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_53 arg2);
+extern swig_type_54 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_55 arg2);
+extern swig_type_56 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_57 arg2);
+extern swig_type_58 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_59 arg2);
+extern swig_type_60 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_61 arg2);
+extern swig_type_62 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_63 arg2);
+extern swig_type_64 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_65 arg2);
+extern swig_type_66 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_67 arg2);
+extern swig_type_68 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_69 arg2);
+extern swig_type_70 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_71 arg2);
+extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_73 arg2);
+extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_75 arg2);
+extern swig_type_76 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_77 arg2);
+extern swig_type_78 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_79 arg2);
+extern swig_type_80 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_81 arg2);
+extern swig_type_82 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_83 arg2);
+extern swig_type_84 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_85 arg2);
+extern swig_type_86 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_87 arg2);
+extern swig_type_88 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_89 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_93 arg2);
+extern swig_type_94 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_95 arg2);
+extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_97 arg2);
+extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_99 arg2);
+extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_103 arg2);
+extern swig_type_104 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_105 arg2);
+extern swig_type_106 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_107 arg2);
+extern swig_type_108 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_109 arg2);
+extern swig_type_110 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_111 arg2);
+extern swig_type_112 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_113 arg2);
+extern swig_type_114 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_115 arg2);
+extern swig_type_116 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_117 arg2);
+extern swig_type_118 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_119 arg2);
+extern swig_type_120 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_121 arg2);
+extern swig_type_122 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_123 arg2);
+extern swig_type_124 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_125 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5, swig_type_130 arg6, swig_type_131 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4, swig_type_135 arg5, swig_type_136 arg6, swig_type_137 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_138 arg2);
+extern swig_type_139 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_140 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3, swig_type_143 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_144 arg2, swig_type_145 arg3, swig_type_146 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5, swig_type_151 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_type_154 arg4, swig_type_155 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_type_158 arg4, swig_type_159 arg5, swig_type_160 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_161 arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5, swig_type_165 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_166 arg2, swig_type_167 arg3, swig_type_168 arg4, swig_type_169 arg5, swig_type_170 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_type_173 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3, swig_type_176 arg4, swig_type_177 arg5, swig_type_178 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_179 arg2, swig_type_180 arg3, swig_type_181 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_type_184 arg4, swig_type_185 arg5, swig_type_186 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_187 arg2);
+extern swig_type_188 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_189 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_190 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_191 arg2);
+extern swig_type_192 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_193 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_194 arg2, swig_type_195 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_196 arg2, swig_type_197 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_198 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_199 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2);
+extern swig_type_201 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_203 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2);
+extern swig_type_205 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2);
+extern swig_type_207 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_209 arg2, swig_type_210 arg3, swig_type_211 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
+extern swig_type_213 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, swig_type_217 arg4, swig_type_218 arg5, swig_type_219 arg6, swig_type_220 arg7, swig_type_221 arg8, swig_type_222 arg9, swig_type_223 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_224 arg2);
+extern swig_type_225 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_226 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_227 arg2, swig_type_228 arg3, swig_type_229 arg4, swig_type_230 arg5, swig_type_231 arg6, swig_type_232 arg7, swig_type_233 arg8, swig_type_234 arg9, swig_type_235 arg10, swig_type_236 arg11, swig_type_237 arg12, swig_type_238 arg13, swig_type_239 arg14, swig_type_240 arg15, swig_type_241 arg16, swig_type_242 arg17, swig_type_243 arg18, swig_type_244 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_245 arg2);
+extern swig_type_246 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_247 arg2);
+extern swig_type_248 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_249 arg2);
+extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_250 arg2);
+extern swig_type_251 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_252 arg3, uintptr_t arg4, swig_type_253 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_254 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_255 arg3, uintptr_t arg4, swig_type_256 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_258 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_259 arg2);
+extern swig_type_260 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_261 arg2);
+extern swig_type_262 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_263 arg2);
+extern swig_type_264 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_265 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2);
+extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_268 arg2);
+extern swig_type_269 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_270 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_271 arg3, uintptr_t arg4, swig_type_272 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
+extern swig_type_274 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
+extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_277 arg2);
+extern swig_type_278 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
+extern swig_type_282 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
+extern swig_type_284 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
+extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
+extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
+extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
+extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_292 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
+extern swig_type_294 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_296 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_297 arg3, uintptr_t arg4, swig_type_298 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_299 arg3, uintptr_t arg4, swig_type_300 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -814,13 +806,13 @@ func cudnnfeCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_46c3644bcdf3b257(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_dafb7e15f51a6763(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -929,7 +921,7 @@ const CUDNNFE_MAX_SPATIAL_DIMS int = 3
 
 func Cudnnfe_version() (_swig_ret uint32) {
 	var swig_r uint32
-	swig_r = (uint32)(C._wrap_cudnnfe_version_capi_46c3644bcdf3b257())
+	swig_r = (uint32)(C._wrap_cudnnfe_version_capi_dafb7e15f51a6763())
 	return swig_r
 }
 
@@ -937,28 +929,28 @@ func Cudnnfe_check_version(arg1 uint32, arg2 uint32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(C.int(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(C.int(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
 func Cudnnfe_cudnn_version(arg1 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_device_count(arg1 *int32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(C.int(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(C.int(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -968,7 +960,7 @@ func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
 func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(C.int(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(C.int(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -978,13 +970,13 @@ func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
 func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(C.int(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(C.int(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_last_error() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_cudnnfe_last_error_capi_46c3644bcdf3b257()
+	swig_r_p := C._wrap_cudnnfe_last_error_capi_dafb7e15f51a6763()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -995,21 +987,21 @@ func Cudnnfe_handle_create(arg1 *SwigcptrStruct_SS_cudnnfe_handle, arg2 int32) (
 	var swig_r int32
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(C.swig_voidp(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
 func Cudnnfe_handle_destroy(arg1 Struct_SS_cudnnfe_handle) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_handle_last_error(arg1 Struct_SS_cudnnfe_handle) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -1019,21 +1011,21 @@ func Cudnnfe_handle_last_error(arg1 Struct_SS_cudnnfe_handle) (_swig_ret string)
 func Cudnnfe_graph_create(arg1 *SwigcptrStruct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_graph_destroy(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_graph_last_error(arg1 Struct_SS_cudnnfe_graph) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -1045,7 +1037,7 @@ func Cudnnfe_graph_copy_last_error(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1056,7 +1048,7 @@ func Cudnnfe_graph_set_name(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_re
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1073,7 +1065,7 @@ func Cudnnfe_graph_get_name(arg1 Struct_SS_cudnnfe_graph, arg2 *string) (_swig_r
 	}
 	_swig_i_1 = arg2
 
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 
 	if _swig_i_1 != nil {
 		*_swig_i_1 = cudnnfeCopyString(*_swig_i_1)
@@ -1086,7 +1078,7 @@ func Cudnnfe_graph_set_io_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int32) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1094,7 +1086,7 @@ func Cudnnfe_graph_set_intermediate_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1102,7 +1094,7 @@ func Cudnnfe_graph_set_compute_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int32) (
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1110,7 +1102,7 @@ func Cudnnfe_graph_get_tensor_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1118,7 +1110,7 @@ func Cudnnfe_graph_get_node_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_s
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1127,7 +1119,7 @@ func Cudnnfe_graph_get_tensor_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1139,7 +1131,7 @@ func Cudnnfe_graph_find_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 *
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1154,7 +1146,7 @@ func Cudnnfe_graph_add_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1171,7 +1163,7 @@ func Cudnnfe_graph_add_scalar(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1183,7 +1175,7 @@ func Cudnnfe_tensor_set_output(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_14(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_14(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1192,7 +1184,7 @@ func Cudnnfe_tensor_set_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1201,7 +1193,7 @@ func Cudnnfe_tensor_set_dims(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_16(_swig_i_1), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_16(_swig_i_1), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1213,7 +1205,7 @@ func Cudnnfe_tensor_set_strides(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 [
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1225,7 +1217,7 @@ func Cudnnfe_tensor_set_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 stri
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_20(_swig_i_1), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_20(_swig_i_1), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1237,7 +1229,7 @@ func Cudnnfe_tensor_set_uid(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1), C.swig_type_23(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1), C.swig_type_23(_swig_i_2)))
 	return swig_r
 }
 
@@ -1249,7 +1241,7 @@ func Cudnnfe_tensor_get_shape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_24(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_24(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -1258,7 +1250,7 @@ func Cudnnfe_tensor_get_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_25(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_25(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1273,7 +1265,7 @@ func Cudnnfe_tensor_get_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *str
 	}
 	_swig_i_2 = arg3
 
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_26(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_26(_swig_i_1), C.swig_voidp(_swig_i_2)))
 
 	if _swig_i_2 != nil {
 		*_swig_i_2 = cudnnfeCopyString(*_swig_i_2)
@@ -1287,7 +1279,7 @@ func Cudnnfe_tensor_get_kind(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1296,7 +1288,7 @@ func Cudnnfe_tensor_is_bound(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1312,64 +1304,64 @@ func (p SwigcptrCudnnfe_conv_options_t) SwigIsCudnnfe_conv_options_t() {
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetSpatial_dims(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetSpatial_dims() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetMode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetMode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_conv_options_t() (_swig_ret Cudnnfe_conv_options_t) {
 	var swig_r Cudnnfe_conv_options_t
-	swig_r = (Cudnnfe_conv_options_t)(SwigcptrCudnnfe_conv_options_t(C._wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_conv_options_t)(SwigcptrCudnnfe_conv_options_t(C._wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_conv_options_t(arg1 Cudnnfe_conv_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_conv_options_t interface {
@@ -1388,7 +1380,7 @@ type Cudnnfe_conv_options_t interface {
 func Cudnnfe_conv_options_init_sized(arg1 Cudnnfe_conv_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_conv_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1398,7 +1390,7 @@ func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.swig_type_33(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.swig_type_33(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1409,7 +1401,7 @@ func Cudnnfe_graph_add_conv_dgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), C.swig_type_35(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), C.swig_type_35(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1420,7 +1412,7 @@ func Cudnnfe_graph_add_conv_wgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1), C.swig_type_37(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1), C.swig_type_37(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1436,38 +1428,38 @@ func (p SwigcptrCudnnfe_matmul_options_t) SwigIsCudnnfe_matmul_options_t() {
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_matmul_options_t() (_swig_ret Cudnnfe_matmul_options_t) {
 	var swig_r Cudnnfe_matmul_options_t
-	swig_r = (Cudnnfe_matmul_options_t)(SwigcptrCudnnfe_matmul_options_t(C._wrap_new_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_matmul_options_t)(SwigcptrCudnnfe_matmul_options_t(C._wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_matmul_options_t(arg1 Cudnnfe_matmul_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_matmul_options_t interface {
@@ -1482,7 +1474,7 @@ type Cudnnfe_matmul_options_t interface {
 func Cudnnfe_matmul_options_init_sized(arg1 Cudnnfe_matmul_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_matmul_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1492,7 +1484,7 @@ func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_type_42(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_type_42(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1508,129 +1500,129 @@ func (p SwigcptrCudnnfe_pointwise_options_t) SwigIsCudnnfe_pointwise_options_t()
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_lower_clip(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_lower_clip() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_upper_clip(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_upper_clip() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_lower_clip_slope(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_lower_clip_slope() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetElu_alpha(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetElu_alpha() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetSoftplus_beta(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetSoftplus_beta() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetSwish_beta(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetSwish_beta() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetAxis(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetAxis() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_pointwise_options_t() (_swig_ret Cudnnfe_pointwise_options_t) {
 	var swig_r Cudnnfe_pointwise_options_t
-	swig_r = (Cudnnfe_pointwise_options_t)(SwigcptrCudnnfe_pointwise_options_t(C._wrap_new_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_pointwise_options_t)(SwigcptrCudnnfe_pointwise_options_t(C._wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_pointwise_options_t(arg1 Cudnnfe_pointwise_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_pointwise_options_t interface {
@@ -1659,7 +1651,7 @@ type Cudnnfe_pointwise_options_t interface {
 func Cudnnfe_pointwise_options_init_sized(arg1 Cudnnfe_pointwise_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 int64, arg5 int64, arg6 Cudnnfe_pointwise_options_t, arg7 *int64) (_swig_ret int32) {
@@ -1671,7 +1663,7 @@ func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := getSwigcptr(arg6)
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_46(_swig_i_2), C.swig_type_47(_swig_i_3), C.swig_type_48(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_46(_swig_i_2), C.swig_type_47(_swig_i_3), C.swig_type_48(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -1687,64 +1679,64 @@ func (p SwigcptrCudnnfe_reduction_options_t) SwigIsCudnnfe_reduction_options_t()
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetAxes_mask(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetAxes_mask() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetDeterministic(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetDeterministic() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_reduction_options_t() (_swig_ret Cudnnfe_reduction_options_t) {
 	var swig_r Cudnnfe_reduction_options_t
-	swig_r = (Cudnnfe_reduction_options_t)(SwigcptrCudnnfe_reduction_options_t(C._wrap_new_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_reduction_options_t)(SwigcptrCudnnfe_reduction_options_t(C._wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_reduction_options_t(arg1 Cudnnfe_reduction_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_reduction_options_t interface {
@@ -1763,7 +1755,7 @@ type Cudnnfe_reduction_options_t interface {
 func Cudnnfe_reduction_options_init_sized(arg1 Cudnnfe_reduction_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 Cudnnfe_reduction_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1773,7 +1765,7 @@ func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_52(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_52(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1792,363 +1784,363 @@ func (p SwigcptrCudnnfe_sdpa_options_t) SwigIsCudnnfe_sdpa_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCausal_mask_bottom_right(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask_bottom_right() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBias() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPadding_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPadding_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_left() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_65(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_65(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_right() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDiagonal_alignment(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDiagonal_alignment() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAlibi_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAlibi_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_seed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_offset() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_mask() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_73(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_73(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_77(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_77(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_o() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetMax_seq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_options_t() (_swig_ret Cudnnfe_sdpa_options_t) {
 	var swig_r Cudnnfe_sdpa_options_t
-	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_options_t(arg1 Cudnnfe_sdpa_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_options_t interface {
@@ -2213,7 +2205,7 @@ type Cudnnfe_sdpa_options_t interface {
 func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -2225,7 +2217,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1), C.swig_type_91(_swig_i_2), C.swig_type_92(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1), C.swig_type_91(_swig_i_2), C.swig_type_92(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2241,337 +2233,337 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCausal_mask_bottom_right(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDeterministic(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDeterministic() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetPadding_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDiagonal_alignment(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAlibi_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAlibi_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_113(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_113(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_115(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_115(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_117(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_117(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_121(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_121(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_backward_options_t() (_swig_ret Cudnnfe_sdpa_backward_options_t) {
 	var swig_r Cudnnfe_sdpa_backward_options_t
-	swig_r = (Cudnnfe_sdpa_backward_options_t)(SwigcptrCudnnfe_sdpa_backward_options_t(C._wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_sdpa_backward_options_t)(SwigcptrCudnnfe_sdpa_backward_options_t(C._wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_backward_options_t(arg1 Cudnnfe_sdpa_backward_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_backward_options_t interface {
@@ -2632,7 +2624,7 @@ type Cudnnfe_sdpa_backward_options_t interface {
 func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -2648,7 +2640,7 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1), C.swig_type_127(_swig_i_2), C.swig_type_128(_swig_i_3), C.swig_type_129(_swig_i_4), C.swig_type_130(_swig_i_5), C.swig_type_131(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1), C.swig_type_127(_swig_i_2), C.swig_type_128(_swig_i_3), C.swig_type_129(_swig_i_4), C.swig_type_130(_swig_i_5), C.swig_type_131(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
 	return swig_r
 }
 
@@ -2666,7 +2658,7 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3), C.swig_type_135(_swig_i_4), C.swig_type_136(_swig_i_5), C.swig_type_137(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3), C.swig_type_135(_swig_i_4), C.swig_type_136(_swig_i_5), C.swig_type_137(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2685,90 +2677,90 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetPhase(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetPhase() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetZero_centered_gamma(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetZero_centered_gamma() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_norm_options_t() (_swig_ret Cudnnfe_norm_options_t) {
 	var swig_r Cudnnfe_norm_options_t
-	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_norm_options_t(arg1 Cudnnfe_norm_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_norm_options_t interface {
@@ -2791,7 +2783,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -2804,7 +2796,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2), C.swig_type_143(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2), C.swig_type_143(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2817,7 +2809,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1), C.swig_type_145(_swig_i_2), C.swig_type_146(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1), C.swig_type_145(_swig_i_2), C.swig_type_146(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2833,7 +2825,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.swig_type_150(_swig_i_4), C.swig_type_151(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.swig_type_150(_swig_i_4), C.swig_type_151(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2848,7 +2840,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1), C.swig_type_153(_swig_i_2), C.swig_type_154(_swig_i_3), C.swig_type_155(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1), C.swig_type_153(_swig_i_2), C.swig_type_154(_swig_i_3), C.swig_type_155(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -2866,7 +2858,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_156(_swig_i_1), C.swig_type_157(_swig_i_2), C.swig_type_158(_swig_i_3), C.swig_type_159(_swig_i_4), C.swig_type_160(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_156(_swig_i_1), C.swig_type_157(_swig_i_2), C.swig_type_158(_swig_i_3), C.swig_type_159(_swig_i_4), C.swig_type_160(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2880,7 +2872,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_161(_swig_i_1), C.swig_type_162(_swig_i_2), C.swig_type_163(_swig_i_3), C.swig_type_164(_swig_i_4), C.swig_type_165(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_161(_swig_i_1), C.swig_type_162(_swig_i_2), C.swig_type_163(_swig_i_3), C.swig_type_164(_swig_i_4), C.swig_type_165(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2896,7 +2888,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.swig_type_167(_swig_i_2), C.swig_type_168(_swig_i_3), C.swig_type_169(_swig_i_4), C.swig_type_170(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.swig_type_167(_swig_i_2), C.swig_type_168(_swig_i_3), C.swig_type_169(_swig_i_4), C.swig_type_170(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2910,7 +2902,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.swig_type_172(_swig_i_2), C.swig_type_173(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.swig_type_172(_swig_i_2), C.swig_type_173(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2926,7 +2918,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), C.swig_type_175(_swig_i_2), C.swig_type_176(_swig_i_3), C.swig_type_177(_swig_i_4), C.swig_type_178(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), C.swig_type_175(_swig_i_2), C.swig_type_176(_swig_i_3), C.swig_type_177(_swig_i_4), C.swig_type_178(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2940,7 +2932,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.swig_type_180(_swig_i_2), C.swig_type_181(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.swig_type_180(_swig_i_2), C.swig_type_181(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2956,7 +2948,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1), C.swig_type_183(_swig_i_2), C.swig_type_184(_swig_i_3), C.swig_type_185(_swig_i_4), C.swig_type_186(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1), C.swig_type_183(_swig_i_2), C.swig_type_184(_swig_i_3), C.swig_type_185(_swig_i_4), C.swig_type_186(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2972,51 +2964,51 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_187(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_187(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_softmax_options_t() (_swig_ret Cudnnfe_softmax_options_t) {
 	var swig_r Cudnnfe_softmax_options_t
-	swig_r = (Cudnnfe_softmax_options_t)(SwigcptrCudnnfe_softmax_options_t(C._wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_softmax_options_t)(SwigcptrCudnnfe_softmax_options_t(C._wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_softmax_options_t(arg1 Cudnnfe_softmax_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_softmax_options_t interface {
@@ -3033,7 +3025,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3043,7 +3035,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3059,25 +3051,25 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_layout_options_t() (_swig_ret Cudnnfe_layout_options_t) {
 	var swig_r Cudnnfe_layout_options_t
-	swig_r = (Cudnnfe_layout_options_t)(SwigcptrCudnnfe_layout_options_t(C._wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_layout_options_t)(SwigcptrCudnnfe_layout_options_t(C._wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_layout_options_t(arg1 Cudnnfe_layout_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_layout_options_t interface {
@@ -3090,7 +3082,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -3100,22 +3092,24 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_194(_swig_i_1), *(*C.swig_type_195)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_194(_swig_i_1), *(*C.swig_type_195)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int32, arg4 *int32, arg5 Cudnnfe_layout_options_t, arg6 *int64) (_swig_ret int32) {
+func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int32, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := getSwigcptr(arg5)
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), *(*C.swig_type_197)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
 	return swig_r
 }
 
@@ -3129,19 +3123,21 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
-func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 *int64, arg4 int32, arg5 Cudnnfe_layout_options_t, arg6 *int64) (_swig_ret int32) {
+func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int32, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := getSwigcptr(arg5)
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_voidp(_swig_i_2), C.int(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_199)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
 	return swig_r
 }
 
@@ -3167,155 +3163,90 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetMode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetMode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetSpatial_dims(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetSpatial_dims() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) SetWindow(arg2 *int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) GetWindow() (_swig_ret *int64) {
-	var swig_r *int64
-	_swig_i_0 := arg1
-	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) SetStride(arg2 *int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) GetStride() (_swig_ret *int64) {
-	var swig_r *int64
-	_swig_i_0 := arg1
-	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) SetPre_padding(arg2 *int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) GetPre_padding() (_swig_ret *int64) {
-	var swig_r *int64
-	_swig_i_0 := arg1
-	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) SetPost_padding(arg2 *int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) GetPost_padding() (_swig_ret *int64) {
-	var swig_r *int64
-	_swig_i_0 := arg1
-	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetPadding_mode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetPadding_mode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) SetScale(arg2 *int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_resample_options_t) GetScale() (_swig_ret *int64) {
-	var swig_r *int64
-	_swig_i_0 := arg1
-	swig_r = (*int64)(C._wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetGenerate_index(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetGenerate_index() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_resample_options_t() (_swig_ret Cudnnfe_resample_options_t) {
 	var swig_r Cudnnfe_resample_options_t
-	swig_r = (Cudnnfe_resample_options_t)(SwigcptrCudnnfe_resample_options_t(C._wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_resample_options_t)(SwigcptrCudnnfe_resample_options_t(C._wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_resample_options_t(arg1 Cudnnfe_resample_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_resample_options_t interface {
@@ -3327,18 +3258,8 @@ type Cudnnfe_resample_options_t interface {
 	GetMode() (_swig_ret int32)
 	SetSpatial_dims(arg2 int32)
 	GetSpatial_dims() (_swig_ret int32)
-	SetWindow(arg2 *int64)
-	GetWindow() (_swig_ret *int64)
-	SetStride(arg2 *int64)
-	GetStride() (_swig_ret *int64)
-	SetPre_padding(arg2 *int64)
-	GetPre_padding() (_swig_ret *int64)
-	SetPost_padding(arg2 *int64)
-	GetPost_padding() (_swig_ret *int64)
 	SetPadding_mode(arg2 int32)
 	GetPadding_mode() (_swig_ret int32)
-	SetScale(arg2 *int64)
-	GetScale() (_swig_ret *int64)
 	SetGenerate_index(arg2 int32)
 	GetGenerate_index() (_swig_ret int32)
 	SetCompute_dtype(arg2 int32)
@@ -3348,7 +3269,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3358,7 +3279,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3378,129 +3299,129 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetDistribution(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetDistribution() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetBernoulli_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetBernoulli_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_min(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_min() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_max(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_max() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_mean(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_mean() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_stddev(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_rng_options_t() (_swig_ret Cudnnfe_rng_options_t) {
 	var swig_r Cudnnfe_rng_options_t
-	swig_r = (Cudnnfe_rng_options_t)(SwigcptrCudnnfe_rng_options_t(C._wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_rng_options_t)(SwigcptrCudnnfe_rng_options_t(C._wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_rng_options_t(arg1 Cudnnfe_rng_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_rng_options_t interface {
@@ -3529,7 +3450,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3540,7 +3461,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_207)(unsafe.Pointer(&_swig_i_1)), C.swig_type_208(_swig_i_2), C.swig_type_209(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_209)(unsafe.Pointer(&_swig_i_1)), C.swig_type_210(_swig_i_2), C.swig_type_211(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3559,64 +3480,64 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
 	var swig_r Cudnnfe_sdpa_fp8_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_fp8_options_t interface {
@@ -3635,7 +3556,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3655,7 +3576,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), C.swig_type_214(_swig_i_2), C.swig_type_215(_swig_i_3), C.swig_type_216(_swig_i_4), C.swig_type_217(_swig_i_5), C.swig_type_218(_swig_i_6), C.swig_type_219(_swig_i_7), C.swig_type_220(_swig_i_8), C.swig_type_221(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), C.swig_type_216(_swig_i_2), C.swig_type_217(_swig_i_3), C.swig_type_218(_swig_i_4), C.swig_type_219(_swig_i_5), C.swig_type_220(_swig_i_6), C.swig_type_221(_swig_i_7), C.swig_type_222(_swig_i_8), C.swig_type_223(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3671,51 +3592,51 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
 	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_fp8_backward_options_t interface {
@@ -3732,7 +3653,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3764,7 +3685,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_type_226(_swig_i_2), C.swig_type_227(_swig_i_3), C.swig_type_228(_swig_i_4), C.swig_type_229(_swig_i_5), C.swig_type_230(_swig_i_6), C.swig_type_231(_swig_i_7), C.swig_type_232(_swig_i_8), C.swig_type_233(_swig_i_9), C.swig_type_234(_swig_i_10), C.swig_type_235(_swig_i_11), C.swig_type_236(_swig_i_12), C.swig_type_237(_swig_i_13), C.swig_type_238(_swig_i_14), C.swig_type_239(_swig_i_15), C.swig_type_240(_swig_i_16), C.swig_type_241(_swig_i_17), C.swig_type_242(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_type_228(_swig_i_2), C.swig_type_229(_swig_i_3), C.swig_type_230(_swig_i_4), C.swig_type_231(_swig_i_5), C.swig_type_232(_swig_i_6), C.swig_type_233(_swig_i_7), C.swig_type_234(_swig_i_8), C.swig_type_235(_swig_i_9), C.swig_type_236(_swig_i_10), C.swig_type_237(_swig_i_11), C.swig_type_238(_swig_i_12), C.swig_type_239(_swig_i_13), C.swig_type_240(_swig_i_14), C.swig_type_241(_swig_i_15), C.swig_type_242(_swig_i_16), C.swig_type_243(_swig_i_17), C.swig_type_244(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3797,155 +3718,155 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetTarget(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetTarget() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetNum_heur_modes(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_heur_modes() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetPolicy(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_numerical_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_numerical_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_behavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_behavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetRequire_behavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetRequire_behavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetNum_exclude_engines(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_exclude_engines() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_plans(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_plans() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetDisable_plan_cache(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetDisable_plan_cache() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
-	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_build_options_t(arg1 Cudnnfe_build_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_build_options_t interface {
@@ -3978,13 +3899,13 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -3993,7 +3914,7 @@ func Cudnnfe_graph_build(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_ha
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4001,7 +3922,7 @@ func Cudnnfe_graph_is_built(arg1 Struct_SS_cudnnfe_graph, arg2 *int32) (_swig_re
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4009,7 +3930,7 @@ func Cudnnfe_graph_get_target(arg1 Struct_SS_cudnnfe_graph, arg2 *int32) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4017,7 +3938,7 @@ func Cudnnfe_graph_get_workspace_size(arg1 Struct_SS_cudnnfe_graph, arg2 *int64)
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4031,7 +3952,7 @@ func Cudnnfe_graph_get_plan_name(arg1 Struct_SS_cudnnfe_graph, arg2 *string) (_s
 	}
 	_swig_i_1 = arg2
 
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 
 	if _swig_i_1 != nil {
 		*_swig_i_1 = cudnnfeCopyString(*_swig_i_1)
@@ -4052,38 +3973,38 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_248(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_250(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) SetData(arg2 uintptr) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetData() (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_binding_t() (_swig_ret Cudnnfe_binding_t) {
 	var swig_r Cudnnfe_binding_t
-	swig_r = (Cudnnfe_binding_t)(SwigcptrCudnnfe_binding_t(C._wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_binding_t)(SwigcptrCudnnfe_binding_t(C._wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_binding_t(arg1 Cudnnfe_binding_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_binding_t interface {
@@ -4103,7 +4024,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_250)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_251(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_253(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4115,7 +4036,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_254)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4130,7 +4051,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_253)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_254(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_255)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_256(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4142,7 +4063,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_255)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_257)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4153,7 +4074,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_256)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_258)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4172,116 +4093,116 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetNumerical_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetNumerical_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetBehavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetBehavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetAutotune_time_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetAutotune_time_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetSelected(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetSelected() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetChosen_by_autotune(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetChosen_by_autotune() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_info_t() (_swig_ret Cudnnfe_plan_info_t) {
 	var swig_r Cudnnfe_plan_info_t
-	swig_r = (Cudnnfe_plan_info_t)(SwigcptrCudnnfe_plan_info_t(C._wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_plan_info_t)(SwigcptrCudnnfe_plan_info_t(C._wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_info_t(arg1 Cudnnfe_plan_info_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_info_t interface {
@@ -4308,14 +4229,14 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4324,7 +4245,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4332,7 +4253,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1)))
 	return swig_r
 }
 
@@ -4340,7 +4261,7 @@ func Cudnnfe_graph_get_selected_plan(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4356,90 +4277,90 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetWarmup_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetWarmup_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMin_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMin_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetTolerance(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetTolerance() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_ms_per_plan(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_ms_per_plan() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_autotune_options_t() (_swig_ret Cudnnfe_autotune_options_t) {
 	var swig_r Cudnnfe_autotune_options_t
-	swig_r = (Cudnnfe_autotune_options_t)(SwigcptrCudnnfe_autotune_options_t(C._wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_autotune_options_t)(SwigcptrCudnnfe_autotune_options_t(C._wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_autotune_options_t(arg1 Cudnnfe_autotune_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_autotune_options_t interface {
@@ -4462,7 +4383,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_270(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4474,7 +4395,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_270(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_272(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4499,116 +4420,116 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetSource(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetSource() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetTotal_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetTotal_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetValidate_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetValidate_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetCache_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetCache_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetLower_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetLower_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetHeuristics_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetHeuristics_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetPlan_build_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetPlan_build_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_build_info_t() (_swig_ret Cudnnfe_build_info_t) {
 	var swig_r Cudnnfe_build_info_t
-	swig_r = (Cudnnfe_build_info_t)(SwigcptrCudnnfe_build_info_t(C._wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_build_info_t)(SwigcptrCudnnfe_build_info_t(C._wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_build_info_t(arg1 Cudnnfe_build_info_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_build_info_t interface {
@@ -4635,14 +4556,14 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -4652,7 +4573,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_274)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_276)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4671,103 +4592,103 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_cache_stats_t() (_swig_ret Cudnnfe_plan_cache_stats_t) {
 	var swig_r Cudnnfe_plan_cache_stats_t
-	swig_r = (Cudnnfe_plan_cache_stats_t)(SwigcptrCudnnfe_plan_cache_stats_t(C._wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_plan_cache_stats_t)(SwigcptrCudnnfe_plan_cache_stats_t(C._wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_cache_stats_t(arg1 Cudnnfe_plan_cache_stats_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_cache_stats_t interface {
@@ -4792,19 +4713,19 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_plan_cache_clear() (_swig_ret int32) {
 	var swig_r int32
-	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257())
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763())
 	return swig_r
 }
 
@@ -4813,7 +4734,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), *(*C.swig_type_290)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_292)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4832,38 +4753,38 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetRebuild_on_mismatch(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetRebuild_on_mismatch() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_load_options_t() (_swig_ret Cudnnfe_plan_load_options_t) {
 	var swig_r Cudnnfe_plan_load_options_t
-	swig_r = (Cudnnfe_plan_load_options_t)(SwigcptrCudnnfe_plan_load_options_t(C._wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257()))
+	swig_r = (Cudnnfe_plan_load_options_t)(SwigcptrCudnnfe_plan_load_options_t(C._wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_load_options_t(arg1 Cudnnfe_plan_load_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_load_options_t interface {
@@ -4878,7 +4799,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -4887,7 +4808,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_294)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_296)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4902,7 +4823,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_295)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_296(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_297)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_298(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4917,7 +4838,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_297)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_298(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_299)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_300(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

@@ -60,6 +60,10 @@
 /* Dims and strides given with their count. */
 CUDNNFE_COUNT_PTR(int32_t, const int64_t *, []int64, ndims, dims)
 CUDNNFE_COUNT_PTR(int32_t, const int64_t *, []int64, ndims, strides)
+/* A transpose's permutation and a concatenation's inputs, with their count.
+ * (A slice's start, end and step share one count: manual.go wraps it.) */
+CUDNNFE_COUNT_PTR(int32_t, const int32_t *, []int32, ndims, permutation)
+CUDNNFE_COUNT_PTR(int32_t, const int64_t *, []int64, num_inputs, inputs)
 /* Size-query outputs: a nil slice asks for the count. */
 CUDNNFE_PTR_COUNT(int64_t *, size_t, []int64, uids, capacity)
 CUDNNFE_PTR_COUNT(char *, size_t, []byte, buffer, capacity)
@@ -134,6 +138,11 @@ func cudnnfeCopyString(s string) string {
 %ignore cudnnfe_conv_options::stride;
 %ignore cudnnfe_conv_options::dilation;
 %ignore cudnnfe_build_options::heur_modes;
+%ignore cudnnfe_resample_options::window;
+%ignore cudnnfe_resample_options::stride;
+%ignore cudnnfe_resample_options::pre_padding;
+%ignore cudnnfe_resample_options::post_padding;
+%ignore cudnnfe_resample_options::scale;
 /* Pointer members (0.2 build options): SWIG's setter would store a Go
  * pointer in C memory (exclude_engines) or leak a malloc'd copy
  * (plan_cache_dir); pass them as call arguments from manual.go instead. */

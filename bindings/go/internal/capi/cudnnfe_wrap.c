@@ -195,14 +195,11 @@ static void* Swig_malloc(int c) {
 # error "SWIG wrapped code invalid in 32 bit architecture, regenerate code using -DSWIGWORDSIZE32"
 #endif
 
-
-#include <string.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_46c3644bcdf3b257(void *_swig_go_0) {
+void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -212,7 +209,7 @@ void _wrap_Swig_free_capi_46c3644bcdf3b257(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_46c3644bcdf3b257(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -225,7 +222,7 @@ void *_wrap_Swig_malloc_capi_46c3644bcdf3b257(intgo _swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_version_capi_46c3644bcdf3b257() {
+int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
   uint32_t result;
   int _swig_go_result;
   
@@ -236,7 +233,7 @@ int _wrap_cudnnfe_version_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(int _swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_go_1) {
   uint32_t arg1 ;
   uint32_t arg2 ;
   cudnnfe_status_t result;
@@ -251,7 +248,7 @@ int _wrap_cudnnfe_check_version_capi_46c3644bcdf3b257(int _swig_go_0, int _swig_
 }
 
 
-int _wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(long long *_swig_go_0) {
+int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
   int64_t *arg1 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -264,7 +261,7 @@ int _wrap_cudnnfe_cudnn_version_capi_46c3644bcdf3b257(long long *_swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(int *_swig_go_0) {
+int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -277,7 +274,7 @@ int _wrap_cudnnfe_device_count_capi_46c3644bcdf3b257(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_status_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -290,7 +287,7 @@ _gostring_ _wrap_cudnnfe_status_name_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -303,7 +300,7 @@ _gostring_ _wrap_cudnnfe_dtype_name_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-long long _wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(int _swig_go_0) {
+long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   size_t result;
   long long _swig_go_result;
@@ -316,7 +313,7 @@ long long _wrap_cudnnfe_dtype_size_capi_46c3644bcdf3b257(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_last_error_capi_46c3644bcdf3b257() {
+_gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -327,7 +324,7 @@ _gostring_ _wrap_cudnnfe_last_error_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
   cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **) 0 ;
   int32_t arg2 ;
   cudnnfe_status_t result;
@@ -342,7 +339,7 @@ int _wrap_cudnnfe_handle_create_capi_46c3644bcdf3b257(cudnnfe_handle_t **_swig_g
 }
 
 
-int _wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(struct cudnnfe_handle *_swig_go_0) {
+int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -355,7 +352,7 @@ int _wrap_cudnnfe_handle_destroy_capi_46c3644bcdf3b257(struct cudnnfe_handle *_s
 }
 
 
-_gostring_ _wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(struct cudnnfe_handle *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -368,7 +365,7 @@ _gostring_ _wrap_cudnnfe_handle_last_error_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(cudnnfe_graph_t **_swig_go_0) {
+int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_0) {
   cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -381,7 +378,7 @@ int _wrap_cudnnfe_graph_create_capi_46c3644bcdf3b257(cudnnfe_graph_t **_swig_go_
 }
 
 
-int _wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -394,7 +391,7 @@ int _wrap_cudnnfe_graph_destroy_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-_gostring_ _wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -407,7 +404,7 @@ _gostring_ _wrap_cudnnfe_graph_last_error_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -426,7 +423,7 @@ int _wrap_cudnnfe_graph_copy_last_error_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
@@ -446,7 +443,7 @@ int _wrap_cudnnfe_graph_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -466,7 +463,7 @@ int _wrap_cudnnfe_graph_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -481,7 +478,7 @@ int _wrap_cudnnfe_graph_set_io_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -496,7 +493,7 @@ int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -511,7 +508,7 @@ int _wrap_cudnnfe_graph_set_compute_dtype_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -526,7 +523,7 @@ int _wrap_cudnnfe_graph_get_tensor_count_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -541,7 +538,7 @@ int _wrap_cudnnfe_graph_get_node_count_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -560,7 +557,7 @@ int _wrap_cudnnfe_graph_get_tensor_uids_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -582,7 +579,7 @@ int _wrap_cudnnfe_graph_find_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -612,7 +609,7 @@ int _wrap_cudnnfe_graph_add_tensor_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -638,7 +635,7 @@ int _wrap_cudnnfe_graph_add_scalar_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -655,7 +652,7 @@ int _wrap_cudnnfe_tensor_set_output_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t arg3 ;
@@ -672,7 +669,7 @@ int _wrap_cudnnfe_tensor_set_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -691,7 +688,7 @@ int _wrap_cudnnfe_tensor_set_dims_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -710,7 +707,7 @@ int _wrap_cudnnfe_tensor_set_strides_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char *arg3 = (char *) 0 ;
@@ -732,7 +729,7 @@ int _wrap_cudnnfe_tensor_set_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -749,7 +746,7 @@ int _wrap_cudnnfe_tensor_set_uid_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
+int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -772,7 +769,7 @@ int _wrap_cudnnfe_tensor_get_shape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *) 0 ;
@@ -789,7 +786,7 @@ int _wrap_cudnnfe_tensor_get_dtype_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
+int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char **arg3 = (char **) 0 ;
@@ -811,7 +808,7 @@ int _wrap_cudnnfe_tensor_get_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *) 0 ;
@@ -828,7 +825,7 @@ int _wrap_cudnnfe_tensor_get_kind_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -845,7 +842,7 @@ int _wrap_cudnnfe_tensor_is_bound_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t arg2 ;
   
@@ -857,7 +854,7 @@ void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -870,7 +867,7 @@ long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t arg2 ;
   
@@ -882,7 +879,7 @@ void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -895,7 +892,7 @@ int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t arg2 ;
   
@@ -907,7 +904,7 @@ void _wrap_cudnnfe_conv_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t result;
   int _swig_go_result;
@@ -920,7 +917,7 @@ int _wrap_cudnnfe_conv_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -932,7 +929,7 @@ void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -945,7 +942,7 @@ int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_conv_options *result = 0 ;
   struct cudnnfe_conv_options *_swig_go_result;
   
@@ -956,7 +953,7 @@ struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   
   arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
@@ -966,7 +963,7 @@ void _wrap_delete_cudnnfe_conv_options_t_capi_46c3644bcdf3b257(struct cudnnfe_co
 }
 
 
-void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
   size_t arg2 ;
   
@@ -978,7 +975,7 @@ void _wrap_cudnnfe_conv_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -999,7 +996,7 @@ int _wrap_cudnnfe_graph_add_conv_fprop_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1020,7 +1017,7 @@ int _wrap_cudnnfe_graph_add_conv_dgrad_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1041,7 +1038,7 @@ int _wrap_cudnnfe_graph_add_conv_wgrad_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t arg2 ;
   
@@ -1053,7 +1050,7 @@ void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1066,7 +1063,7 @@ long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1078,7 +1075,7 @@ void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1091,7 +1088,7 @@ int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_matmul_options *result = 0 ;
   struct cudnnfe_matmul_options *_swig_go_result;
   
@@ -1102,7 +1099,7 @@ struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_46c3644bc
 }
 
 
-void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   
   arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
@@ -1112,7 +1109,7 @@ void _wrap_delete_cudnnfe_matmul_options_t_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1124,7 +1121,7 @@ void _wrap_cudnnfe_matmul_options_init_sized_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1145,7 +1142,7 @@ int _wrap_cudnnfe_graph_add_matmul_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t arg2 ;
   
@@ -1157,7 +1154,7 @@ void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1170,7 +1167,7 @@ long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1182,7 +1179,7 @@ void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1195,7 +1192,7 @@ int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1207,7 +1204,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1220,7 +1217,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1232,7 +1229,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1245,7 +1242,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1257,7 +1254,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_46c3644bcd
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1270,7 +1267,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_46c3644b
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1282,7 +1279,7 @@ void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_46c3644bcdf3b257(struc
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1295,7 +1292,7 @@ double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1307,7 +1304,7 @@ void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_46c3644bcdf3b257(s
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1320,7 +1317,7 @@ double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1332,7 +1329,7 @@ void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_46c3644bcdf3b257(stru
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1345,7 +1342,7 @@ double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t arg2 ;
   
@@ -1357,7 +1354,7 @@ void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1370,7 +1367,7 @@ int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_pointwise_options *result = 0 ;
   struct cudnnfe_pointwise_options *_swig_go_result;
   
@@ -1381,7 +1378,7 @@ struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   
   arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
@@ -1391,7 +1388,7 @@ void _wrap_delete_cudnnfe_pointwise_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1403,7 +1400,7 @@ void _wrap_cudnnfe_pointwise_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_pointwise_mode_t arg2 ;
   int64_t arg3 ;
@@ -1428,7 +1425,7 @@ int _wrap_cudnnfe_graph_add_pointwise_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t arg2 ;
   
@@ -1440,7 +1437,7 @@ void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1453,7 +1450,7 @@ long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1465,7 +1462,7 @@ void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1478,7 +1475,7 @@ int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t arg2 ;
   
@@ -1490,7 +1487,7 @@ void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_46c3644bcdf3b257(struc
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -1503,7 +1500,7 @@ int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t arg2 ;
   
@@ -1515,7 +1512,7 @@ void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1528,7 +1525,7 @@ int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_46c3644bcdf3b257(st
 }
 
 
-struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_reduction_options *result = 0 ;
   struct cudnnfe_reduction_options *_swig_go_result;
   
@@ -1539,7 +1536,7 @@ struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   
   arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
@@ -1549,7 +1546,7 @@ void _wrap_delete_cudnnfe_reduction_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1561,7 +1558,7 @@ void _wrap_cudnnfe_reduction_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_reduction_mode_t arg2 ;
   int64_t arg3 ;
@@ -1582,7 +1579,7 @@ int _wrap_cudnnfe_graph_add_reduction_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t arg2 ;
   
@@ -1594,7 +1591,7 @@ void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1607,7 +1604,7 @@ long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1619,7 +1616,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1632,7 +1629,7 @@ double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1644,7 +1641,7 @@ void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_46c3644bcdf3b257(struc
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1657,7 +1654,7 @@ int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1669,7 +1666,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1682,7 +1679,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1694,7 +1691,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1707,7 +1704,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1719,7 +1716,7 @@ void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1732,7 +1729,7 @@ long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1744,7 +1741,7 @@ void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1757,7 +1754,7 @@ int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1769,7 +1766,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(st
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1782,7 +1779,7 @@ long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1794,7 +1791,7 @@ void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1807,7 +1804,7 @@ int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1819,7 +1816,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1832,7 +1829,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1844,7 +1841,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1857,7 +1854,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1869,7 +1866,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1882,7 +1879,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1894,7 +1891,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1907,7 +1904,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -1919,7 +1916,7 @@ void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -1932,7 +1929,7 @@ int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1944,7 +1941,7 @@ void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1957,7 +1954,7 @@ int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1969,7 +1966,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1982,7 +1979,7 @@ double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1994,7 +1991,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2007,7 +2004,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2019,7 +2016,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2032,7 +2029,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2044,7 +2041,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2057,7 +2054,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2069,7 +2066,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2082,7 +2079,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2094,7 +2091,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2107,7 +2104,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2119,7 +2116,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2132,7 +2129,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2144,7 +2141,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2157,7 +2154,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2169,7 +2166,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2182,7 +2179,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2194,7 +2191,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2207,7 +2204,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2219,7 +2216,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2232,7 +2229,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2244,7 +2241,7 @@ void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_46c3644bcdf3b257(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2257,7 +2254,7 @@ long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_46c3644bcdf3b257(
 }
 
 
-struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
   
@@ -2268,7 +2265,7 @@ struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
@@ -2278,7 +2275,7 @@ void _wrap_delete_cudnnfe_sdpa_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sd
 }
 
 
-void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2290,7 +2287,7 @@ void _wrap_cudnnfe_sdpa_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2315,7 +2312,7 @@ int _wrap_cudnnfe_graph_add_sdpa_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -2327,7 +2324,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_46c3644bcdf3b257
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2340,7 +2337,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2352,7 +2349,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2365,7 +2362,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2377,7 +2374,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2390,7 +2387,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2402,7 +2399,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_46c
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2415,7 +2412,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_46c3
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2427,7 +2424,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2440,7 +2437,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2452,7 +2449,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_46c3644bcdf3b2
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2465,7 +2462,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -2477,7 +2474,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_46c3644bcdf3b2
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -2490,7 +2487,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2502,7 +2499,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_46c3644bcd
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2515,7 +2512,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_46c36
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2527,7 +2524,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_46c3644bcdf3b25
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2540,7 +2537,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2552,7 +2549,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_46c3644bcdf3b257(s
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2565,7 +2562,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2577,7 +2574,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_46c3644bcdf3b257(
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2590,7 +2587,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_46c3644bcdf3
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2602,7 +2599,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_46c3644bcdf3b257
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2615,7 +2612,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2627,7 +2624,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2640,7 +2637,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -2652,7 +2649,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_46c3644bc
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -2665,7 +2662,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2677,7 +2674,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2690,7 +2687,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2702,7 +2699,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_46c3644b
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2715,7 +2712,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_46c364
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2727,7 +2724,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2740,7 +2737,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2752,7 +2749,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_46c3644bcdf3b
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2765,7 +2762,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_46c3644b
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2777,7 +2774,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_46c3644bcdf3b25
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2790,7 +2787,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_46c3644bcd
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2802,7 +2799,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_46c3644bcdf3b2
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2815,7 +2812,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_46c3644bc
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2827,7 +2824,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_46c3644bcd
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2840,7 +2837,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_46c36
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2852,7 +2849,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2865,7 +2862,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_46c3644
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2877,7 +2874,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2890,7 +2887,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_46c3644
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2902,7 +2899,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2915,7 +2912,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_46c3644
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2927,7 +2924,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2940,7 +2937,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_46c3644
 }
 
 
-struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
   
@@ -2951,7 +2948,7 @@ struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
@@ -2961,7 +2958,7 @@ void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2973,7 +2970,7 @@ void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3006,7 +3003,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3041,7 +3038,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t arg2 ;
   
@@ -3053,7 +3050,7 @@ void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3066,7 +3063,7 @@ long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t arg2 ;
   
@@ -3078,7 +3075,7 @@ void _wrap_cudnnfe_norm_options_t_phase_set_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t result;
   int _swig_go_result;
@@ -3091,7 +3088,7 @@ int _wrap_cudnnfe_norm_options_t_phase_get_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3103,7 +3100,7 @@ void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3116,7 +3113,7 @@ double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t arg2 ;
   
@@ -3128,7 +3125,7 @@ void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3141,7 +3138,7 @@ int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3153,7 +3150,7 @@ void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct
 }
 
 
-int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3166,7 +3163,7 @@ int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3178,7 +3175,7 @@ void _wrap_cudnnfe_norm_options_t_momentum_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3191,7 +3188,7 @@ double _wrap_cudnnfe_norm_options_t_momentum_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
   
@@ -3202,7 +3199,7 @@ struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_46c3644bcdf3b
 }
 
 
-void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   
   arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
@@ -3212,7 +3209,7 @@ void _wrap_delete_cudnnfe_norm_options_t_capi_46c3644bcdf3b257(struct cudnnfe_no
 }
 
 
-void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3224,7 +3221,7 @@ void _wrap_cudnnfe_norm_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3251,7 +3248,7 @@ int _wrap_cudnnfe_graph_add_layernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3276,7 +3273,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3307,7 +3304,7 @@ int _wrap_cudnnfe_graph_add_layernorm_backward_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
+int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3336,7 +3333,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3371,7 +3368,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3398,7 +3395,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3429,7 +3426,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3456,7 +3453,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3487,7 +3484,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3514,7 +3511,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3545,7 +3542,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t arg2 ;
   
@@ -3557,7 +3554,7 @@ void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_46c3644bcdf3b257(struc
 }
 
 
-long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3570,7 +3567,7 @@ long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t arg2 ;
   
@@ -3582,7 +3579,7 @@ void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3595,7 +3592,7 @@ int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3607,7 +3604,7 @@ void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3620,7 +3617,7 @@ int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_46c3644bcdf3b257(stru
 }
 
 
-struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_softmax_options *result = 0 ;
   struct cudnnfe_softmax_options *_swig_go_result;
   
@@ -3631,7 +3628,7 @@ struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_46c3644
 }
 
 
-void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   
   arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
@@ -3641,7 +3638,7 @@ void _wrap_delete_cudnnfe_softmax_options_t_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3653,7 +3650,7 @@ void _wrap_cudnnfe_softmax_options_init_sized_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *) 0 ;
@@ -3674,7 +3671,7 @@ int _wrap_cudnnfe_graph_add_softmax_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;
   
@@ -3686,7 +3683,7 @@ void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3699,7 +3696,7 @@ long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_46c3644bcdf3b257(s
 }
 
 
-struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_layout_options *result = 0 ;
   struct cudnnfe_layout_options *_swig_go_result;
   
@@ -3710,7 +3707,7 @@ struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_46c3644bc
 }
 
 
-void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   
   arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
@@ -3720,7 +3717,7 @@ void _wrap_delete_cudnnfe_layout_options_t_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3732,7 +3729,7 @@ void _wrap_cudnnfe_layout_options_init_sized_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3755,7 +3752,7 @@ int _wrap_cudnnfe_graph_add_reshape_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, int *_swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3767,10 +3764,10 @@ int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int32_t)_swig_go_2; 
-  arg4 = *(int32_t **)&_swig_go_3; 
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
-  arg6 = *(int64_t **)&_swig_go_5; 
+  arg3 = (int32_t)_swig_go_2.len;
+  arg4 = _swig_go_2.len ? (int32_t *)_swig_go_2.array : NULL; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_transpose(arg1,arg2,arg3,(int const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
   _swig_go_result = result; 
@@ -3778,7 +3775,7 @@ int _wrap_cudnnfe_graph_add_transpose_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3805,7 +3802,7 @@ int _wrap_cudnnfe_graph_add_slice_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long *_swig_go_2, int _swig_go_3, struct cudnnfe_layout_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -3816,11 +3813,11 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_gra
   int _swig_go_result;
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  arg3 = *(int64_t **)&_swig_go_2; 
-  arg4 = (int32_t)_swig_go_3; 
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_4; 
-  arg6 = *(int64_t **)&_swig_go_5; 
+  arg2 = (int32_t)_swig_go_1.len;
+  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL; 
+  arg4 = (int32_t)_swig_go_2; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_concatenate(arg1,arg2,(long const *)arg3,arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
   _swig_go_result = result; 
@@ -3828,7 +3825,7 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;
   
@@ -3840,7 +3837,7 @@ void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3853,7 +3850,7 @@ long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t arg2 ;
   
@@ -3865,7 +3862,7 @@ void _wrap_cudnnfe_resample_options_t_mode_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t result;
   int _swig_go_result;
@@ -3878,7 +3875,7 @@ int _wrap_cudnnfe_resample_options_t_mode_get_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -3890,7 +3887,7 @@ void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3903,123 +3900,7 @@ int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_window_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->window;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_window_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->window);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_stride_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->stride;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_stride_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->stride);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_pre_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->pre_padding;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_pre_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->pre_padding);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_post_padding_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->post_padding;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_post_padding_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->post_padding);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t arg2 ;
   
@@ -4031,7 +3912,7 @@ void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_46c3644bcdf3b257(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t result;
   int _swig_go_result;
@@ -4044,36 +3925,7 @@ int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *arg2 ;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  arg2 = *(int64_t **)&_swig_go_1; 
-  
-  {
-    size_t ii;
-    int64_t *b = (int64_t *) arg1->scale;
-    for (ii = 0; ii < (size_t)3; ii++) b[ii] = *((int64_t *) arg2 + ii);
-  }
-  
-}
-
-
-long long *_wrap_cudnnfe_resample_options_t_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
-  int64_t *result = 0 ;
-  long long *_swig_go_result;
-  
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
-  
-  result = (int64_t *)(int64_t *) ((arg1)->scale);
-  *(int64_t **)&_swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -4085,7 +3937,7 @@ void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4098,7 +3950,7 @@ int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4110,7 +3962,7 @@ void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4123,7 +3975,7 @@ int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_46c3644bcdf3b257(str
 }
 
 
-struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_resample_options *result = 0 ;
   struct cudnnfe_resample_options *_swig_go_result;
   
@@ -4134,7 +3986,7 @@ struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   
   arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
@@ -4144,7 +3996,7 @@ void _wrap_delete_cudnnfe_resample_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4156,7 +4008,7 @@ void _wrap_cudnnfe_resample_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
@@ -4177,7 +4029,7 @@ int _wrap_cudnnfe_graph_add_resample_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t arg2 ;
   
@@ -4189,7 +4041,7 @@ void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4202,7 +4054,7 @@ long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t arg2 ;
   
@@ -4214,7 +4066,7 @@ void _wrap_cudnnfe_rng_options_t_distribution_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t result;
   int _swig_go_result;
@@ -4227,7 +4079,7 @@ int _wrap_cudnnfe_rng_options_t_distribution_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4239,7 +4091,7 @@ void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_46c3644bcdf3b257
 }
 
 
-double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4252,7 +4104,7 @@ double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4264,7 +4116,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4277,7 +4129,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4289,7 +4141,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4302,7 +4154,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4314,7 +4166,7 @@ void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4327,7 +4179,7 @@ double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_46c3644bcdf3b257(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4339,7 +4191,7 @@ void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4352,7 +4204,7 @@ double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t arg2 ;
   
@@ -4364,7 +4216,7 @@ void _wrap_cudnnfe_rng_options_t_seed_set_capi_46c3644bcdf3b257(struct cudnnfe_r
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4377,7 +4229,7 @@ long long _wrap_cudnnfe_rng_options_t_seed_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4389,7 +4241,7 @@ void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4402,7 +4254,7 @@ int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_rng_options *result = 0 ;
   struct cudnnfe_rng_options *_swig_go_result;
   
@@ -4413,7 +4265,7 @@ struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   
   arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
@@ -4423,7 +4275,7 @@ void _wrap_delete_cudnnfe_rng_options_t_capi_46c3644bcdf3b257(struct cudnnfe_rng
 }
 
 
-void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4435,7 +4287,7 @@ void _wrap_cudnnfe_rng_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_r
 }
 
 
-int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -4460,7 +4312,7 @@ int _wrap_cudnnfe_graph_add_rng_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t arg2 ;
   
@@ -4472,7 +4324,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4485,7 +4337,7 @@ long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double arg2 ;
   
@@ -4497,7 +4349,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_46c3644bcdf3b257(struc
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4510,7 +4362,7 @@ double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4522,7 +4374,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4535,7 +4387,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4547,7 +4399,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4560,7 +4412,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
   
@@ -4571,7 +4423,7 @@ struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
@@ -4581,7 +4433,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4593,7 +4445,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4634,7 +4486,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_46c3644bcdf3b257(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -4646,7 +4498,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_46c3644bcdf3
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4659,7 +4511,7 @@ long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_46c3644
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double arg2 ;
   
@@ -4671,7 +4523,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_46c3644bcdf3b
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4684,7 +4536,7 @@ double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_46c3644bcdf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -4696,7 +4548,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4709,7 +4561,7 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_46c3644bcdf3b
 }
 
 
-struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
   
@@ -4720,7 +4572,7 @@ struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_op
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
@@ -4730,7 +4582,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4742,7 +4594,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_46c3644bcdf3b257(st
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4807,7 +4659,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t arg2 ;
   
@@ -4819,7 +4671,7 @@ void _wrap_cudnnfe_build_options_t_struct_size_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4832,7 +4684,7 @@ long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t arg2 ;
   
@@ -4844,7 +4696,7 @@ void _wrap_cudnnfe_build_options_t_target_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t result;
   int _swig_go_result;
@@ -4857,7 +4709,7 @@ int _wrap_cudnnfe_build_options_t_target_get_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4869,7 +4721,7 @@ void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4882,7 +4734,7 @@ int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t arg2 ;
   
@@ -4894,7 +4746,7 @@ void _wrap_cudnnfe_build_options_t_policy_set_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t result;
   int _swig_go_result;
@@ -4907,7 +4759,7 @@ int _wrap_cudnnfe_build_options_t_policy_get_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t arg2 ;
   
@@ -4919,7 +4771,7 @@ void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_46c3644bcdf3b257(
 }
 
 
-long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4932,7 +4784,7 @@ long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_46c3644bcdf3
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4944,7 +4796,7 @@ void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -4957,7 +4809,7 @@ int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_46c3644bcdf3b
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4969,7 +4821,7 @@ void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_46c3644bcdf3b
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -4982,7 +4834,7 @@ int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4994,7 +4846,7 @@ void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_46c3644bcdf3b
 }
 
 
-int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5007,7 +4859,7 @@ int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_46c3644bcdf3b2
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5019,7 +4871,7 @@ void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_46c3644bcdf3b257
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5032,7 +4884,7 @@ int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5044,7 +4896,7 @@ void _wrap_cudnnfe_build_options_t_max_plans_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5057,7 +4909,7 @@ int _wrap_cudnnfe_build_options_t_max_plans_get_capi_46c3644bcdf3b257(struct cud
 }
 
 
-void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5069,7 +4921,7 @@ void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_46c3644bcdf3b257(
 }
 
 
-int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5082,7 +4934,7 @@ int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_46c3644bcdf3b257(s
 }
 
 
-struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
   
@@ -5093,7 +4945,7 @@ struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_46c3644bcdf
 }
 
 
-void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   
   arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
@@ -5103,7 +4955,7 @@ void _wrap_delete_cudnnfe_build_options_t_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5115,7 +4967,7 @@ void _wrap_cudnnfe_build_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -5128,7 +4980,7 @@ int _wrap_cudnnfe_graph_validate_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
+int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
@@ -5145,7 +4997,7 @@ int _wrap_cudnnfe_graph_build_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_
 }
 
 
-int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t *arg2 = (int32_t *) 0 ;
   cudnnfe_status_t result;
@@ -5160,7 +5012,7 @@ int _wrap_cudnnfe_graph_is_built_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_target_t *arg2 = (cudnnfe_target_t *) 0 ;
   cudnnfe_status_t result;
@@ -5175,7 +5027,7 @@ int _wrap_cudnnfe_graph_get_target_capi_46c3644bcdf3b257(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5190,7 +5042,7 @@ int _wrap_cudnnfe_graph_get_workspace_size_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -5210,7 +5062,7 @@ int _wrap_cudnnfe_graph_get_plan_name_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t arg2 ;
   
@@ -5222,7 +5074,7 @@ void _wrap_cudnnfe_binding_t_uid_set_capi_46c3644bcdf3b257(struct cudnnfe_bindin
 }
 
 
-long long _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5235,7 +5087,7 @@ long long _wrap_cudnnfe_binding_t_uid_get_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
+void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *arg2 = (void *) 0 ;
   
@@ -5247,7 +5099,7 @@ void _wrap_cudnnfe_binding_t_data_set_capi_46c3644bcdf3b257(struct cudnnfe_bindi
 }
 
 
-void *_wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -5260,7 +5112,7 @@ void *_wrap_cudnnfe_binding_t_data_get_capi_46c3644bcdf3b257(struct cudnnfe_bind
 }
 
 
-struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_binding *result = 0 ;
   struct cudnnfe_binding *_swig_go_result;
   
@@ -5271,7 +5123,7 @@ struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_46c3644bcdf3b257() {
 }
 
 
-void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(struct cudnnfe_binding *_swig_go_0) {
+void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   
   arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
@@ -5281,7 +5133,7 @@ void _wrap_delete_cudnnfe_binding_t_capi_46c3644bcdf3b257(struct cudnnfe_binding
 }
 
 
-int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5306,7 +5158,7 @@ int _wrap_cudnnfe_graph_execute_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swi
 }
 
 
-int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -5325,7 +5177,7 @@ int _wrap_cudnnfe_graph_get_bound_uids_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   void **arg3 = (void **) 0 ;
@@ -5350,7 +5202,7 @@ int _wrap_cudnnfe_graph_execute_ordered_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5369,7 +5221,7 @@ int _wrap_cudnnfe_graph_serialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5388,7 +5240,7 @@ int _wrap_cudnnfe_graph_deserialize_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t arg2 ;
   
@@ -5400,7 +5252,7 @@ void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5413,7 +5265,7 @@ long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5425,7 +5277,7 @@ void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5438,7 +5290,7 @@ long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5450,7 +5302,7 @@ void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5463,7 +5315,7 @@ long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5475,7 +5327,7 @@ void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_46c3644bcdf3b257(struct 
 }
 
 
-int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5488,7 +5340,7 @@ int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5500,7 +5352,7 @@ void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5513,7 +5365,7 @@ int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_46c3644bcdf3b257(struct cu
 }
 
 
-void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double arg2 ;
   
@@ -5525,7 +5377,7 @@ void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_46c3644bcdf3b257(struct
 }
 
 
-double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5538,7 +5390,7 @@ double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5550,7 +5402,7 @@ void _wrap_cudnnfe_plan_info_t_selected_set_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5563,7 +5415,7 @@ int _wrap_cudnnfe_plan_info_t_selected_get_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5575,7 +5427,7 @@ void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_46c3644bcdf3b257(stru
 }
 
 
-int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5588,7 +5440,7 @@ int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_46c3644bcdf3b257(struc
 }
 
 
-struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_info *result = 0 ;
   struct cudnnfe_plan_info *_swig_go_result;
   
@@ -5599,7 +5451,7 @@ struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_46c3644bcdf3b257() 
 }
 
 
-void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
@@ -5609,7 +5461,7 @@ void _wrap_delete_cudnnfe_plan_info_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_
 }
 
 
-void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
   size_t arg2 ;
   
@@ -5621,7 +5473,7 @@ void _wrap_cudnnfe_plan_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_pla
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5636,7 +5488,7 @@ int _wrap_cudnnfe_graph_get_plan_count_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
@@ -5653,7 +5505,7 @@ int _wrap_cudnnfe_graph_get_plan_info_capi_46c3644bcdf3b257(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_status_t result;
@@ -5668,7 +5520,7 @@ int _wrap_cudnnfe_graph_select_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5683,7 +5535,7 @@ int _wrap_cudnnfe_graph_get_selected_plan_capi_46c3644bcdf3b257(struct cudnnfe_g
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t arg2 ;
   
@@ -5695,7 +5547,7 @@ void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5708,7 +5560,7 @@ long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5720,7 +5572,7 @@ void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_46c3644bcdf3b25
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5733,7 +5585,7 @@ int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5745,7 +5597,7 @@ void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5758,7 +5610,7 @@ int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5770,7 +5622,7 @@ void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_46c3644bcdf3b257(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5783,7 +5635,7 @@ int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_46c3644bcdf3b257(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5795,7 +5647,7 @@ void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_46c3644bcdf3b257(struct
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5808,7 +5660,7 @@ double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5820,7 +5672,7 @@ void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_46c3644bcdf3b257(
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5833,7 +5685,7 @@ double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_46c3644bcdf3b25
 }
 
 
-struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_autotune_options *result = 0 ;
   struct cudnnfe_autotune_options *_swig_go_result;
   
@@ -5844,7 +5696,7 @@ struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   
   arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
@@ -5854,7 +5706,7 @@ void _wrap_delete_cudnnfe_autotune_options_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5866,7 +5718,7 @@ void _wrap_cudnnfe_autotune_options_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5893,7 +5745,7 @@ int _wrap_cudnnfe_graph_autotune_capi_46c3644bcdf3b257(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t arg2 ;
   
@@ -5905,7 +5757,7 @@ void _wrap_cudnnfe_build_info_t_struct_size_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5918,7 +5770,7 @@ long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_46c3644bcdf3b257(struc
 }
 
 
-void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t arg2 ;
   
@@ -5930,7 +5782,7 @@ void _wrap_cudnnfe_build_info_t_source_set_capi_46c3644bcdf3b257(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t result;
   int _swig_go_result;
@@ -5943,7 +5795,7 @@ int _wrap_cudnnfe_build_info_t_source_get_capi_46c3644bcdf3b257(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5955,7 +5807,7 @@ void _wrap_cudnnfe_build_info_t_total_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5968,7 +5820,7 @@ double _wrap_cudnnfe_build_info_t_total_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -5980,7 +5832,7 @@ void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_46c3644bcdf3b257(struct cud
 }
 
 
-double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5993,7 +5845,7 @@ double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_46c3644bcdf3b257(struct c
 }
 
 
-void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6005,7 +5857,7 @@ void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6018,7 +5870,7 @@ double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6030,7 +5882,7 @@ void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6043,7 +5895,7 @@ double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6055,7 +5907,7 @@ void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6068,7 +5920,7 @@ double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6080,7 +5932,7 @@ void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6093,7 +5945,7 @@ double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_46c3644bcdf3b257(struct
 }
 
 
-struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_build_info *result = 0 ;
   struct cudnnfe_build_info *_swig_go_result;
   
@@ -6104,7 +5956,7 @@ struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_46c3644bcdf3b257(
 }
 
 
-void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   
   arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
@@ -6114,7 +5966,7 @@ void _wrap_delete_cudnnfe_build_info_t_capi_46c3644bcdf3b257(struct cudnnfe_buil
 }
 
 
-void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
   size_t arg2 ;
   
@@ -6126,7 +5978,7 @@ void _wrap_cudnnfe_build_info_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_bu
 }
 
 
-int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
   cudnnfe_status_t result;
@@ -6141,7 +5993,7 @@ int _wrap_cudnnfe_graph_get_build_info_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6158,7 +6010,7 @@ int _wrap_cudnnfe_graph_get_fingerprint_capi_46c3644bcdf3b257(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t arg2 ;
   
@@ -6170,7 +6022,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6183,7 +6035,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6195,7 +6047,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_46c3644bcdf3b257(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6208,7 +6060,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_46c3644bcdf3b257(str
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6220,7 +6072,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6233,7 +6085,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_46c3644bcdf3b257(struct
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6245,7 +6097,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_46c3644bcdf3b257(struct cu
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6258,7 +6110,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_46c3644bcdf3b257(stru
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6270,7 +6122,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_46c3644bcdf3b257(struct
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6283,7 +6135,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_46c3644bcdf3b257(s
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6295,7 +6147,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6308,7 +6160,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_46c3644bcdf3b257
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6320,7 +6172,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_46c3644bcdf3b257(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6333,7 +6185,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_46c3644bcdf3b257
 }
 
 
-struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_cache_stats *result = 0 ;
   struct cudnnfe_plan_cache_stats *_swig_go_result;
   
@@ -6344,7 +6196,7 @@ struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_46c36
 }
 
 
-void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
@@ -6354,7 +6206,7 @@ void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_46c3644bcdf3b257(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   size_t arg2 ;
   
@@ -6366,7 +6218,7 @@ void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_46c3644bcdf3b257(struct cudn
 }
 
 
-int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -6379,7 +6231,7 @@ int _wrap_cudnnfe_plan_cache_get_stats_capi_46c3644bcdf3b257(struct cudnnfe_plan
 }
 
 
-int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257() {
+int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
   cudnnfe_status_t result;
   int _swig_go_result;
   
@@ -6390,7 +6242,7 @@ int _wrap_cudnnfe_plan_cache_clear_capi_46c3644bcdf3b257() {
 }
 
 
-int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6409,7 +6261,7 @@ int _wrap_cudnnfe_graph_serialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t arg2 ;
   
@@ -6421,7 +6273,7 @@ void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_46c3644bcdf3b257(str
 }
 
 
-long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6434,7 +6286,7 @@ long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_46c3644bcdf3b25
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t arg2 ;
   
@@ -6446,7 +6298,7 @@ void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_46c3644bcdf3
 }
 
 
-int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -6459,7 +6311,7 @@ int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_46c3644bcdf3b
 }
 
 
-struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257() {
+struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763() {
   struct cudnnfe_plan_load_options *result = 0 ;
   struct cudnnfe_plan_load_options *_swig_go_result;
   
@@ -6470,7 +6322,7 @@ struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_46c
 }
 
 
-void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
@@ -6480,7 +6332,7 @@ void _wrap_delete_cudnnfe_plan_load_options_t_capi_46c3644bcdf3b257(struct cudnn
 }
 
 
-void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
   size_t arg2 ;
   
@@ -6492,7 +6344,7 @@ void _wrap_cudnnfe_plan_load_options_init_sized_capi_46c3644bcdf3b257(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -6515,7 +6367,7 @@ int _wrap_cudnnfe_graph_deserialize_plan_capi_46c3644bcdf3b257(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -6540,7 +6392,7 @@ int _wrap_cudnnfe_graph_populate_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_46c3644bcdf3b257(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;

@@ -96,7 +96,7 @@ static cudnnfe_status_t capi_add_sdpa_backward(uintptr_t g, int64_t q, int64_t k
                                                int64_t o, int64_t d_o, int64_t stats,
                                                const cudnnfe_sdpa_backward_options_t *opts,
                                                const char *name, int64_t *dq, int64_t *dk,
-                                               int64_t *dv) {
+                                               int64_t *dv, int64_t *dbias) {
   cudnnfe_sdpa_backward_options_t copy;
   const cudnnfe_sdpa_backward_options_t *p = NULL;
   if (opts) {
@@ -104,17 +104,33 @@ static cudnnfe_status_t capi_add_sdpa_backward(uintptr_t g, int64_t q, int64_t k
     copy.name = name;
     p = &copy;
   }
+  if (dbias)
+    return cudnnfe_graph_add_sdpa_backward_ex((cudnnfe_graph_t *)g, q, k, v, o, d_o, stats, p, dq,
+                                              dk, dv, dbias);
   return cudnnfe_graph_add_sdpa_backward((cudnnfe_graph_t *)g, q, k, v, o, d_o, stats, p, dq, dk,
                                          dv);
 }
 
-enum { CAPI_LAYERNORM = 0, CAPI_RMSNORM = 1, CAPI_LAYERNORM_BACKWARD = 2, CAPI_RMSNORM_BACKWARD = 3 };
+enum {
+  CAPI_LAYERNORM = 0,
+  CAPI_RMSNORM = 1,
+  CAPI_LAYERNORM_BACKWARD = 2,
+  CAPI_RMSNORM_BACKWARD = 3,
+  CAPI_BATCHNORM = 4,
+  CAPI_BATCHNORM_INFERENCE = 5,
+  CAPI_BATCHNORM_BACKWARD = 6,
+  CAPI_INSTANCENORM = 7,
+  CAPI_INSTANCENORM_BACKWARD = 8,
+  CAPI_ADALAYERNORM = 9,
+  CAPI_ADALAYERNORM_BACKWARD = 10
+};
 
-// in[] and out[] hold the op's tensor operands and outputs in the order of
-// its C function; an out entry may be NULL where C allows it.
+// in[] holds the op's tensor operands and out0..out4 its outputs, in the
+// order of its C function; an out entry may be NULL where C allows it.
 static cudnnfe_status_t capi_add_norm(int kind, uintptr_t g, const int64_t *in,
                                       const cudnnfe_norm_options_t *opts, const char *name,
-                                      int64_t *out0, int64_t *out1, int64_t *out2) {
+                                      int64_t *out0, int64_t *out1, int64_t *out2,
+                                      int64_t *out3, int64_t *out4) {
   cudnnfe_norm_options_t copy;
   const cudnnfe_norm_options_t *p = NULL;
   cudnnfe_graph_t *graph = (cudnnfe_graph_t *)g;
@@ -131,6 +147,25 @@ static cudnnfe_status_t capi_add_norm(int kind, uintptr_t g, const int64_t *in,
     case CAPI_LAYERNORM_BACKWARD:
       return cudnnfe_graph_add_layernorm_backward(graph, in[0], in[1], in[2], in[3], in[4], p, out0,
                                                   out1, out2);
+    case CAPI_BATCHNORM:
+      return cudnnfe_graph_add_batchnorm(graph, in[0], in[1], in[2], in[3], in[4], p, out0, out1,
+                                         out2, out3, out4);
+    case CAPI_BATCHNORM_INFERENCE:
+      return cudnnfe_graph_add_batchnorm_inference(graph, in[0], in[1], in[2], in[3], in[4], p,
+                                                   out0);
+    case CAPI_BATCHNORM_BACKWARD:
+      return cudnnfe_graph_add_batchnorm_backward(graph, in[0], in[1], in[2], in[3], in[4], p, out0,
+                                                  out1, out2);
+    case CAPI_INSTANCENORM:
+      return cudnnfe_graph_add_instancenorm(graph, in[0], in[1], in[2], p, out0, out1, out2);
+    case CAPI_INSTANCENORM_BACKWARD:
+      return cudnnfe_graph_add_instancenorm_backward(graph, in[0], in[1], in[2], in[3], in[4], p,
+                                                     out0, out1, out2);
+    case CAPI_ADALAYERNORM:
+      return cudnnfe_graph_add_adalayernorm(graph, in[0], in[1], in[2], p, out0, out1, out2);
+    case CAPI_ADALAYERNORM_BACKWARD:
+      return cudnnfe_graph_add_adalayernorm_backward(graph, in[0], in[1], in[2], in[3], in[4], p,
+                                                     out0, out1, out2);
     default:
       return cudnnfe_graph_add_rmsnorm_backward(graph, in[0], in[1], in[2], in[3], p, out0, out1,
                                                 out2);
@@ -148,6 +183,92 @@ static cudnnfe_status_t capi_add_softmax(uintptr_t g, int64_t x,
     p = &copy;
   }
   return cudnnfe_graph_add_softmax((cudnnfe_graph_t *)g, x, p, y, stats);
+}
+
+// ---- Layout, resampling and random numbers --------------------------------
+
+enum { CAPI_RESHAPE = 0, CAPI_TRANSPOSE = 1, CAPI_SLICE = 2, CAPI_CONCATENATE = 3 };
+
+// Layout ops: their options are only a name. a, b, c are the op's arrays
+// (reshape: dims; transpose: the int32 permutation in a; slice: start, end,
+// step; concatenate: the inputs), each with n entries, Go memory alive for
+// the call.
+static cudnnfe_status_t capi_add_layout(int kind, uintptr_t g, int64_t x, int32_t n,
+                                        const void *a, const int64_t *b, const int64_t *c,
+                                        int32_t axis, const char *name, int64_t *y) {
+  cudnnfe_layout_options_t o;
+  cudnnfe_graph_t *graph = (cudnnfe_graph_t *)g;
+  cudnnfe_layout_options_init_sized(&o, sizeof o);
+  o.name = name;
+  switch (kind) {
+    case CAPI_RESHAPE:
+      return cudnnfe_graph_add_reshape(graph, x, n, (const int64_t *)a, &o, y);
+    case CAPI_TRANSPOSE:
+      return cudnnfe_graph_add_transpose(graph, x, n, (const int32_t *)a, &o, y);
+    case CAPI_SLICE:
+      return cudnnfe_graph_add_slice(graph, x, n, (const int64_t *)a, b, c, &o, y);
+    default:
+      return cudnnfe_graph_add_concatenate(graph, n, (const int64_t *)a, axis, &o, y);
+  }
+}
+
+static cudnnfe_status_t capi_add_resample(uintptr_t g, int64_t x,
+                                          const cudnnfe_resample_options_t *opts, const char *name,
+                                          int64_t *y, int64_t *index) {
+  cudnnfe_resample_options_t copy;
+  const cudnnfe_resample_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_resample((cudnnfe_graph_t *)g, x, p, y, index);
+}
+
+static cudnnfe_status_t capi_add_rng(uintptr_t g, int32_t ndims, const int64_t *dims, int64_t seed,
+                                     int64_t offset, const cudnnfe_rng_options_t *opts,
+                                     const char *name, int64_t *y) {
+  cudnnfe_rng_options_t copy;
+  const cudnnfe_rng_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_rng((cudnnfe_graph_t *)g, ndims, dims, seed, offset, p, y);
+}
+
+// ---- FP8 attention: tensors in t[], outputs in out[] (C's order) ----------
+
+static cudnnfe_status_t capi_add_sdpa_fp8(uintptr_t g, const int64_t *t,
+                                          const cudnnfe_sdpa_fp8_options_t *opts,
+                                          const char *name, int64_t *out, int want_stats) {
+  cudnnfe_sdpa_fp8_options_t copy;
+  const cudnnfe_sdpa_fp8_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_sdpa_fp8((cudnnfe_graph_t *)g, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
+                                    t[7], t[8], p, &out[0], want_stats ? &out[1] : NULL, &out[2],
+                                    &out[3]);
+}
+
+static cudnnfe_status_t capi_add_sdpa_fp8_backward(uintptr_t g, const int64_t *t,
+                                                   const cudnnfe_sdpa_fp8_backward_options_t *opts,
+                                                   const char *name, int64_t *out) {
+  cudnnfe_sdpa_fp8_backward_options_t copy;
+  const cudnnfe_sdpa_fp8_backward_options_t *p = NULL;
+  if (opts) {
+    copy = *opts;
+    copy.name = name;
+    p = &copy;
+  }
+  return cudnnfe_graph_add_sdpa_fp8_backward(
+      (cudnnfe_graph_t *)g, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10],
+      t[11], t[12], t[13], t[14], t[15], t[16], t[17], p, &out[0], &out[1], &out[2], &out[3],
+      &out[4], &out[5], &out[6]);
 }
 
 // The options' pointer members are set here, from call arguments (Go
@@ -168,17 +289,17 @@ static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
 // ---- Plans (the output structs are filled on the C side) ----
 
 static cudnnfe_status_t capi_get_plan_info(uintptr_t g, int64_t index, cudnnfe_plan_info_t *out) {
-  cudnnfe_plan_info_init(out);
+  cudnnfe_plan_info_init_sized(out, sizeof(*out));
   return cudnnfe_graph_get_plan_info((const cudnnfe_graph_t *)g, index, out);
 }
 
 static cudnnfe_status_t capi_get_build_info(uintptr_t g, cudnnfe_build_info_t *out) {
-  cudnnfe_build_info_init(out);
+  cudnnfe_build_info_init_sized(out, sizeof(*out));
   return cudnnfe_graph_get_build_info((const cudnnfe_graph_t *)g, out);
 }
 
 static cudnnfe_status_t capi_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *out) {
-  cudnnfe_plan_cache_stats_init(out);
+  cudnnfe_plan_cache_stats_init_sized(out, sizeof(*out));
   return cudnnfe_plan_cache_get_stats(out);
 }
 
@@ -193,7 +314,7 @@ static cudnnfe_status_t capi_autotune(uintptr_t g, uintptr_t h, const void *bind
 static cudnnfe_status_t capi_deserialize_plan(uintptr_t g, uintptr_t h, const char *data,
                                               size_t size, int32_t rebuild_on_mismatch) {
   cudnnfe_plan_load_options_t o;
-  cudnnfe_plan_load_options_init(&o);
+  cudnnfe_plan_load_options_init_sized(&o, sizeof o);
   o.rebuild_on_mismatch = rebuild_on_mismatch;
   return cudnnfe_graph_deserialize_plan((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data, size,
                                         &o);
@@ -301,7 +422,7 @@ type ConvOptions struct {
 // ConvOptionsInit fills o with cudnnfe_conv_options_init's defaults.
 func ConvOptionsInit(o *ConvOptions) {
 	var c C.cudnnfe_conv_options_t
-	C.cudnnfe_conv_options_init(&c)
+	C.cudnnfe_conv_options_init_sized(&c, C.sizeof_cudnnfe_conv_options_t)
 	*o = ConvOptions{SpatialDims: int32(c.spatial_dims), Mode: int32(c.mode),
 		ComputeDtype: int32(c.compute_dtype)}
 	for i := 0; i < 3; i++ {
@@ -313,7 +434,7 @@ func ConvOptionsInit(o *ConvOptions) {
 }
 
 func (o *ConvOptions) toC(c *C.cudnnfe_conv_options_t) {
-	C.cudnnfe_conv_options_init(c)
+	C.cudnnfe_conv_options_init_sized(c, C.sizeof_cudnnfe_conv_options_t)
 	c.spatial_dims = C.int32_t(o.SpatialDims)
 	for i := 0; i < 3; i++ {
 		c.pre_padding[i] = C.int64_t(o.PrePadding[i])
@@ -356,7 +477,7 @@ type MatmulOptions struct {
 // MatmulOptionsInit fills o with cudnnfe_matmul_options_init's defaults.
 func MatmulOptionsInit(o *MatmulOptions) {
 	var c C.cudnnfe_matmul_options_t
-	C.cudnnfe_matmul_options_init(&c)
+	C.cudnnfe_matmul_options_init_sized(&c, C.sizeof_cudnnfe_matmul_options_t)
 	*o = MatmulOptions{ComputeDtype: int32(c.compute_dtype)}
 }
 
@@ -366,7 +487,7 @@ func GraphAddMatmul(g Struct_SS_cudnnfe_graph, a, b int64, o *MatmulOptions, out
 	var pc *C.cudnnfe_matmul_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_matmul_options_init(&c)
+		C.cudnnfe_matmul_options_init_sized(&c, C.sizeof_cudnnfe_matmul_options_t)
 		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 		pc = &c
 		name = cString(o.Name)
@@ -391,7 +512,7 @@ type PointwiseOptions struct {
 // PointwiseOptionsInit fills o with cudnnfe_pointwise_options_init's defaults.
 func PointwiseOptionsInit(o *PointwiseOptions) {
 	var c C.cudnnfe_pointwise_options_t
-	C.cudnnfe_pointwise_options_init(&c)
+	C.cudnnfe_pointwise_options_init_sized(&c, C.sizeof_cudnnfe_pointwise_options_t)
 	*o = PointwiseOptions{
 		ComputeDtype:       int32(c.compute_dtype),
 		ReluLowerClip:      float64(c.relu_lower_clip),
@@ -410,7 +531,7 @@ func GraphAddPointwise(g Struct_SS_cudnnfe_graph, mode int32, in0, in1, in2 int6
 	var pc *C.cudnnfe_pointwise_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_pointwise_options_init(&c)
+		C.cudnnfe_pointwise_options_init_sized(&c, C.sizeof_cudnnfe_pointwise_options_t)
 		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 		c.relu_lower_clip = C.double(o.ReluLowerClip)
 		c.relu_upper_clip = C.double(o.ReluUpperClip)
@@ -437,7 +558,7 @@ type ReductionOptions struct {
 // ReductionOptionsInit fills o with cudnnfe_reduction_options_init's defaults.
 func ReductionOptionsInit(o *ReductionOptions) {
 	var c C.cudnnfe_reduction_options_t
-	C.cudnnfe_reduction_options_init(&c)
+	C.cudnnfe_reduction_options_init_sized(&c, C.sizeof_cudnnfe_reduction_options_t)
 	*o = ReductionOptions{ComputeDtype: int32(c.compute_dtype), AxesMask: uint32(c.axes_mask),
 		Deterministic: int32(c.deterministic)}
 }
@@ -448,7 +569,7 @@ func GraphAddReduction(g Struct_SS_cudnnfe_graph, mode int32, x int64, o *Reduct
 	var pc *C.cudnnfe_reduction_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_reduction_options_init(&c)
+		C.cudnnfe_reduction_options_init_sized(&c, C.sizeof_cudnnfe_reduction_options_t)
 		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 		c.axes_mask = C.uint32_t(o.AxesMask)
 		c.deterministic = C.int32_t(o.Deterministic)
@@ -457,6 +578,24 @@ func GraphAddReduction(g Struct_SS_cudnnfe_graph, mode int32, x int64, o *Reduct
 	}
 	return int32(C.capi_add_reduction(C.uintptr_t(getSwigcptr(g)), C.cudnnfe_reduction_mode_t(mode),
 		C.int64_t(x), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// AttentionOptions mirrors the fields cudnnfe_sdpa_options_t and
+// cudnnfe_sdpa_backward_options_t share beyond the first release
+// (docs/attention.md).
+type AttentionOptions struct {
+	AttnScaleTensor    int64
+	PaddingMask        int32
+	SeqLenQ, SeqLenKV  int64
+	WindowLeft         int64
+	WindowRight        int64
+	DiagonalAlignment  int32
+	AlibiMask          int32
+	DropoutProbability float64
+	DropoutSeed        int64
+	DropoutOffset      int64
+	DropoutMask        int64
+	DropoutScale       int64
 }
 
 // SDPAOptions mirrors cudnnfe_sdpa_options_t.
@@ -468,12 +607,13 @@ type SDPAOptions struct {
 	CausalMaskBottomRight int32
 	Bias                  int64
 	ComputeDtype          int32
+	AttentionOptions
 }
 
 // SDPAOptionsInit fills o with cudnnfe_sdpa_options_init's defaults.
 func SDPAOptionsInit(o *SDPAOptions) {
 	var c C.cudnnfe_sdpa_options_t
-	C.cudnnfe_sdpa_options_init(&c)
+	C.cudnnfe_sdpa_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_options_t)
 	*o = SDPAOptions{
 		AttnScale:             float64(c.attn_scale),
 		GenerateStats:         int32(c.generate_stats),
@@ -481,6 +621,15 @@ func SDPAOptionsInit(o *SDPAOptions) {
 		CausalMaskBottomRight: int32(c.causal_mask_bottom_right),
 		Bias:                  int64(c.bias),
 		ComputeDtype:          int32(c.compute_dtype),
+		AttentionOptions: AttentionOptions{
+			AttnScaleTensor: int64(c.attn_scale_tensor), PaddingMask: int32(c.padding_mask),
+			SeqLenQ: int64(c.seq_len_q), SeqLenKV: int64(c.seq_len_kv),
+			WindowLeft: int64(c.window_left), WindowRight: int64(c.window_right),
+			DiagonalAlignment: int32(c.diagonal_alignment), AlibiMask: int32(c.alibi_mask),
+			DropoutProbability: float64(c.dropout_probability), DropoutSeed: int64(c.dropout_seed),
+			DropoutOffset: int64(c.dropout_offset), DropoutMask: int64(c.dropout_mask),
+			DropoutScale: int64(c.dropout_scale),
+		},
 	}
 }
 
@@ -491,13 +640,23 @@ func GraphAddSDPA(g Struct_SS_cudnnfe_graph, q, k, v int64, o *SDPAOptions, out,
 	var pc *C.cudnnfe_sdpa_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_sdpa_options_init(&c)
+		C.cudnnfe_sdpa_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_options_t)
 		c.attn_scale = C.double(o.AttnScale)
 		c.generate_stats = C.int32_t(o.GenerateStats)
 		c.causal_mask = C.int32_t(o.CausalMask)
 		c.causal_mask_bottom_right = C.int32_t(o.CausalMaskBottomRight)
 		c.bias = C.int64_t(o.Bias)
 		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		m := &o.AttentionOptions
+		c.attn_scale_tensor = C.int64_t(m.AttnScaleTensor)
+		c.padding_mask = C.int32_t(m.PaddingMask)
+		c.seq_len_q, c.seq_len_kv = C.int64_t(m.SeqLenQ), C.int64_t(m.SeqLenKV)
+		c.window_left, c.window_right = C.int64_t(m.WindowLeft), C.int64_t(m.WindowRight)
+		c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(m.DiagonalAlignment)
+		c.alibi_mask = C.int32_t(m.AlibiMask)
+		c.dropout_probability = C.double(m.DropoutProbability)
+		c.dropout_seed, c.dropout_offset = C.int64_t(m.DropoutSeed), C.int64_t(m.DropoutOffset)
+		c.dropout_mask, c.dropout_scale = C.int64_t(m.DropoutMask), C.int64_t(m.DropoutScale)
 		pc = &c
 		name = cString(o.Name)
 	}
@@ -514,13 +673,15 @@ type SDPABackwardOptions struct {
 	Bias                  int64
 	Deterministic         int32
 	ComputeDtype          int32
+	AttentionOptions
+	DropoutScaleInv int64
 }
 
 // SDPABackwardOptionsInit fills o with cudnnfe_sdpa_backward_options_init's
 // defaults.
 func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
 	var c C.cudnnfe_sdpa_backward_options_t
-	C.cudnnfe_sdpa_backward_options_init(&c)
+	C.cudnnfe_sdpa_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_backward_options_t)
 	*o = SDPABackwardOptions{
 		AttnScale:             float64(c.attn_scale),
 		CausalMask:            int32(c.causal_mask),
@@ -528,28 +689,51 @@ func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
 		Bias:                  int64(c.bias),
 		Deterministic:         int32(c.deterministic),
 		ComputeDtype:          int32(c.compute_dtype),
+		AttentionOptions: AttentionOptions{
+			AttnScaleTensor: int64(c.attn_scale_tensor), PaddingMask: int32(c.padding_mask),
+			SeqLenQ: int64(c.seq_len_q), SeqLenKV: int64(c.seq_len_kv),
+			WindowLeft: int64(c.window_left), WindowRight: int64(c.window_right),
+			DiagonalAlignment: int32(c.diagonal_alignment), AlibiMask: int32(c.alibi_mask),
+			DropoutProbability: float64(c.dropout_probability), DropoutSeed: int64(c.dropout_seed),
+			DropoutOffset: int64(c.dropout_offset), DropoutMask: int64(c.dropout_mask),
+			DropoutScale: int64(c.dropout_scale),
+		},
+		DropoutScaleInv: int64(c.dropout_scale_inv),
 	}
 }
 
-// GraphAddSDPABackward wraps cudnnfe_graph_add_sdpa_backward.
-func GraphAddSDPABackward(g Struct_SS_cudnnfe_graph, q, k, v, o, dO, stats int64, opts *SDPABackwardOptions, dq, dk, dv *int64) int32 {
+// GraphAddSDPABackward wraps cudnnfe_graph_add_sdpa_backward, and
+// cudnnfe_graph_add_sdpa_backward_ex when dbias is not nil.
+func GraphAddSDPABackward(g Struct_SS_cudnnfe_graph, q, k, v, o, dO, stats int64, opts *SDPABackwardOptions, dq, dk, dv, dbias *int64) int32 {
 	var c C.cudnnfe_sdpa_backward_options_t
 	var pc *C.cudnnfe_sdpa_backward_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_sdpa_backward_options_init(&c)
+		C.cudnnfe_sdpa_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_backward_options_t)
 		c.attn_scale = C.double(opts.AttnScale)
 		c.causal_mask = C.int32_t(opts.CausalMask)
 		c.causal_mask_bottom_right = C.int32_t(opts.CausalMaskBottomRight)
 		c.bias = C.int64_t(opts.Bias)
 		c.deterministic = C.int32_t(opts.Deterministic)
 		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		m := &opts.AttentionOptions
+		c.attn_scale_tensor = C.int64_t(m.AttnScaleTensor)
+		c.padding_mask = C.int32_t(m.PaddingMask)
+		c.seq_len_q, c.seq_len_kv = C.int64_t(m.SeqLenQ), C.int64_t(m.SeqLenKV)
+		c.window_left, c.window_right = C.int64_t(m.WindowLeft), C.int64_t(m.WindowRight)
+		c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(m.DiagonalAlignment)
+		c.alibi_mask = C.int32_t(m.AlibiMask)
+		c.dropout_probability = C.double(m.DropoutProbability)
+		c.dropout_seed, c.dropout_offset = C.int64_t(m.DropoutSeed), C.int64_t(m.DropoutOffset)
+		c.dropout_mask, c.dropout_scale = C.int64_t(m.DropoutMask), C.int64_t(m.DropoutScale)
+		c.dropout_scale_inv = C.int64_t(opts.DropoutScaleInv)
 		pc = &c
 		name = cString(opts.Name)
 	}
 	return int32(C.capi_add_sdpa_backward(C.uintptr_t(getSwigcptr(g)), C.int64_t(q), C.int64_t(k),
 		C.int64_t(v), C.int64_t(o), C.int64_t(dO), C.int64_t(stats), pc, name,
-		(*C.int64_t)(unsafe.Pointer(dq)), (*C.int64_t)(unsafe.Pointer(dk)), (*C.int64_t)(unsafe.Pointer(dv))))
+		(*C.int64_t)(unsafe.Pointer(dq)), (*C.int64_t)(unsafe.Pointer(dk)), (*C.int64_t)(unsafe.Pointer(dv)),
+		(*C.int64_t)(unsafe.Pointer(dbias))))
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t.
@@ -559,47 +743,65 @@ type NormOptions struct {
 	Epsilon           float64
 	ZeroCenteredGamma int32
 	ComputeDtype      int32
+	Momentum          float64
 }
 
 // NormOptionsInit fills o with cudnnfe_norm_options_init's defaults.
 func NormOptionsInit(o *NormOptions) {
 	var c C.cudnnfe_norm_options_t
-	C.cudnnfe_norm_options_init(&c)
+	C.cudnnfe_norm_options_init_sized(&c, C.sizeof_cudnnfe_norm_options_t)
 	*o = NormOptions{Phase: int32(c.phase), Epsilon: float64(c.epsilon),
-		ZeroCenteredGamma: int32(c.zero_centered_gamma), ComputeDtype: int32(c.compute_dtype)}
+		ZeroCenteredGamma: int32(c.zero_centered_gamma), ComputeDtype: int32(c.compute_dtype),
+		Momentum: float64(c.momentum)}
 }
 
 // Which normalization GraphAddNorm adds, and the operands it reads (in) and
 // the outputs it writes (out; a nil entry passes NULL):
 //
-//	Layernorm          in x, scale, bias                 out y, mean, inv_variance
-//	RMSNorm            in x, scale, bias                 out y, inv_rms
-//	LayernormBackward  in dy, x, scale, mean, inv_var    out dx, dscale, dbias
-//	RMSNormBackward    in dy, x, scale, inv_rms          out dx, dscale, dbias (nil: no bias)
+//	Layernorm, Instancenorm, Adalayernorm
+//	                    in x, scale, bias                   out y, mean, inv_variance
+//	RMSNorm             in x, scale, bias                   out y, inv_rms
+//	LayernormBackward, BatchnormBackward, InstancenormBackward, AdalayernormBackward
+//	                    in dy, x, scale, mean, inv_var      out dx, dscale, dbias
+//	RMSNormBackward     in dy, x, scale, inv_rms            out dx, dscale, dbias (nil: no bias)
+//	Batchnorm           in x, scale, bias, prev_mean, prev_var
+//	                    out y, mean, inv_variance, next_mean, next_var
+//	BatchnormInference  in x, scale, bias, mean, inv_var    out y
 const (
-	Layernorm         = C.CAPI_LAYERNORM
-	RMSNorm           = C.CAPI_RMSNORM
-	LayernormBackward = C.CAPI_LAYERNORM_BACKWARD
-	RMSNormBackward   = C.CAPI_RMSNORM_BACKWARD
+	Layernorm            = C.CAPI_LAYERNORM
+	RMSNorm              = C.CAPI_RMSNORM
+	LayernormBackward    = C.CAPI_LAYERNORM_BACKWARD
+	RMSNormBackward      = C.CAPI_RMSNORM_BACKWARD
+	Batchnorm            = C.CAPI_BATCHNORM
+	BatchnormInference   = C.CAPI_BATCHNORM_INFERENCE
+	BatchnormBackward    = C.CAPI_BATCHNORM_BACKWARD
+	Instancenorm         = C.CAPI_INSTANCENORM
+	InstancenormBackward = C.CAPI_INSTANCENORM_BACKWARD
+	Adalayernorm         = C.CAPI_ADALAYERNORM
+	AdalayernormBackward = C.CAPI_ADALAYERNORM_BACKWARD
 )
 
-// GraphAddNorm wraps cudnnfe_graph_add_{layernorm,rmsnorm}{,_backward}.
-func GraphAddNorm(kind int, g Struct_SS_cudnnfe_graph, in [5]int64, opts *NormOptions, out0, out1, out2 *int64) int32 {
+// GraphAddNorm wraps cudnnfe_graph_add_{layernorm,rmsnorm,batchnorm,
+// instancenorm,adalayernorm}{,_backward} and
+// cudnnfe_graph_add_batchnorm_inference.
+func GraphAddNorm(kind int, g Struct_SS_cudnnfe_graph, in [5]int64, opts *NormOptions, out [5]*int64) int32 {
 	var c C.cudnnfe_norm_options_t
 	var pc *C.cudnnfe_norm_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_norm_options_init(&c)
+		C.cudnnfe_norm_options_init_sized(&c, C.sizeof_cudnnfe_norm_options_t)
 		c.phase = C.cudnnfe_norm_phase_t(opts.Phase)
 		c.epsilon = C.double(opts.Epsilon)
 		c.zero_centered_gamma = C.int32_t(opts.ZeroCenteredGamma)
 		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		c.momentum = C.double(opts.Momentum)
 		pc = &c
 		name = cString(opts.Name)
 	}
 	return int32(C.capi_add_norm(C.int(kind), C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
-		pc, name, (*C.int64_t)(unsafe.Pointer(out0)), (*C.int64_t)(unsafe.Pointer(out1)),
-		(*C.int64_t)(unsafe.Pointer(out2))))
+		pc, name, (*C.int64_t)(unsafe.Pointer(out[0])), (*C.int64_t)(unsafe.Pointer(out[1])),
+		(*C.int64_t)(unsafe.Pointer(out[2])), (*C.int64_t)(unsafe.Pointer(out[3])),
+		(*C.int64_t)(unsafe.Pointer(out[4]))))
 }
 
 // SoftmaxOptions mirrors cudnnfe_softmax_options_t.
@@ -612,7 +814,7 @@ type SoftmaxOptions struct {
 // SoftmaxOptionsInit fills o with cudnnfe_softmax_options_init's defaults.
 func SoftmaxOptionsInit(o *SoftmaxOptions) {
 	var c C.cudnnfe_softmax_options_t
-	C.cudnnfe_softmax_options_init(&c)
+	C.cudnnfe_softmax_options_init_sized(&c, C.sizeof_cudnnfe_softmax_options_t)
 	*o = SoftmaxOptions{GenerateStats: int32(c.generate_stats), ComputeDtype: int32(c.compute_dtype)}
 }
 
@@ -623,7 +825,7 @@ func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y
 	var pc *C.cudnnfe_softmax_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_softmax_options_init(&c)
+		C.cudnnfe_softmax_options_init_sized(&c, C.sizeof_cudnnfe_softmax_options_t)
 		c.generate_stats = C.int32_t(opts.GenerateStats)
 		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
 		pc = &c
@@ -631,6 +833,214 @@ func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y
 	}
 	return int32(C.capi_add_softmax(C.uintptr_t(getSwigcptr(g)), C.int64_t(x), pc, name,
 		(*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(stats))))
+}
+
+// ---- Layout, resampling and random numbers ---------------------------------
+
+func int64Ptr(s []int64) *C.int64_t {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.int64_t)(unsafe.Pointer(&s[0]))
+}
+
+// GraphAddReshape wraps cudnnfe_graph_add_reshape.
+func GraphAddReshape(g Struct_SS_cudnnfe_graph, x int64, dims []int64, name string, y *int64) int32 {
+	return int32(C.capi_add_layout(C.CAPI_RESHAPE, C.uintptr_t(getSwigcptr(g)), C.int64_t(x),
+		C.int32_t(len(dims)), unsafe.Pointer(int64Ptr(dims)), nil, nil, 0, cString(name),
+		(*C.int64_t)(unsafe.Pointer(y))))
+}
+
+// GraphAddTranspose wraps cudnnfe_graph_add_transpose.
+func GraphAddTranspose(g Struct_SS_cudnnfe_graph, x int64, permutation []int32, name string, y *int64) int32 {
+	var p unsafe.Pointer
+	if len(permutation) > 0 {
+		p = unsafe.Pointer(&permutation[0])
+	}
+	return int32(C.capi_add_layout(C.CAPI_TRANSPOSE, C.uintptr_t(getSwigcptr(g)), C.int64_t(x),
+		C.int32_t(len(permutation)), p, nil, nil, 0, cString(name), (*C.int64_t)(unsafe.Pointer(y))))
+}
+
+// GraphAddSlice wraps cudnnfe_graph_add_slice: start and end have the
+// same length, step is nil (1) or has it too (the caller checks).
+func GraphAddSlice(g Struct_SS_cudnnfe_graph, x int64, start, end, step []int64, name string, y *int64) int32 {
+	return int32(C.capi_add_layout(C.CAPI_SLICE, C.uintptr_t(getSwigcptr(g)), C.int64_t(x),
+		C.int32_t(len(start)), unsafe.Pointer(int64Ptr(start)), int64Ptr(end), int64Ptr(step), 0,
+		cString(name), (*C.int64_t)(unsafe.Pointer(y))))
+}
+
+// GraphAddConcatenate wraps cudnnfe_graph_add_concatenate.
+func GraphAddConcatenate(g Struct_SS_cudnnfe_graph, inputs []int64, axis int32, name string, y *int64) int32 {
+	return int32(C.capi_add_layout(C.CAPI_CONCATENATE, C.uintptr_t(getSwigcptr(g)), 0,
+		C.int32_t(len(inputs)), unsafe.Pointer(int64Ptr(inputs)), nil, nil, C.int32_t(axis),
+		cString(name), (*C.int64_t)(unsafe.Pointer(y))))
+}
+
+// ResampleOptions mirrors cudnnfe_resample_options_t.
+type ResampleOptions struct {
+	Name                                    string
+	Mode                                    int32
+	SpatialDims                             int32
+	Window, Stride, PrePadding, PostPadding [3]int64
+	PaddingMode                             int32
+	Scale                                   [3]int64
+	GenerateIndex                           int32
+	ComputeDtype                            int32
+}
+
+// ResampleOptionsInit fills o with cudnnfe_resample_options_init's defaults.
+func ResampleOptionsInit(o *ResampleOptions) {
+	var c C.cudnnfe_resample_options_t
+	C.cudnnfe_resample_options_init_sized(&c, C.sizeof_cudnnfe_resample_options_t)
+	*o = ResampleOptions{Mode: int32(c.mode), SpatialDims: int32(c.spatial_dims),
+		PaddingMode: int32(c.padding_mode), GenerateIndex: int32(c.generate_index),
+		ComputeDtype: int32(c.compute_dtype)}
+	for i := 0; i < 3; i++ {
+		o.Window[i], o.Stride[i] = int64(c.window[i]), int64(c.stride[i])
+		o.PrePadding[i], o.PostPadding[i] = int64(c.pre_padding[i]), int64(c.post_padding[i])
+		o.Scale[i] = int64(c.scale[i])
+	}
+}
+
+// GraphAddResample wraps cudnnfe_graph_add_resample.
+func GraphAddResample(g Struct_SS_cudnnfe_graph, x int64, o *ResampleOptions, y, index *int64) int32 {
+	var c C.cudnnfe_resample_options_t
+	var pc *C.cudnnfe_resample_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_resample_options_init_sized(&c, C.sizeof_cudnnfe_resample_options_t)
+		c.mode = C.cudnnfe_resample_mode_t(o.Mode)
+		c.spatial_dims = C.int32_t(o.SpatialDims)
+		for i := 0; i < 3; i++ {
+			c.window[i], c.stride[i] = C.int64_t(o.Window[i]), C.int64_t(o.Stride[i])
+			c.pre_padding[i], c.post_padding[i] = C.int64_t(o.PrePadding[i]), C.int64_t(o.PostPadding[i])
+			c.scale[i] = C.int64_t(o.Scale[i])
+		}
+		c.padding_mode = C.cudnnfe_padding_mode_t(o.PaddingMode)
+		c.generate_index = C.int32_t(o.GenerateIndex)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_resample(C.uintptr_t(getSwigcptr(g)), C.int64_t(x), pc, name,
+		(*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(index))))
+}
+
+// RNGOptions mirrors cudnnfe_rng_options_t.
+type RNGOptions struct {
+	Name                     string
+	Distribution             int32
+	BernoulliProbability     float64
+	UniformMin, UniformMax   float64
+	NormalMean, NormalStddev float64
+	Seed                     int64
+	ComputeDtype             int32
+}
+
+// RNGOptionsInit fills o with cudnnfe_rng_options_init's defaults.
+func RNGOptionsInit(o *RNGOptions) {
+	var c C.cudnnfe_rng_options_t
+	C.cudnnfe_rng_options_init_sized(&c, C.sizeof_cudnnfe_rng_options_t)
+	*o = RNGOptions{Distribution: int32(c.distribution),
+		BernoulliProbability: float64(c.bernoulli_probability),
+		UniformMin:           float64(c.uniform_min), UniformMax: float64(c.uniform_max),
+		NormalMean: float64(c.normal_mean), NormalStddev: float64(c.normal_stddev),
+		Seed: int64(c.seed), ComputeDtype: int32(c.compute_dtype)}
+}
+
+// GraphAddRNG wraps cudnnfe_graph_add_rng.
+func GraphAddRNG(g Struct_SS_cudnnfe_graph, dims []int64, seed, offset int64, o *RNGOptions, y *int64) int32 {
+	var c C.cudnnfe_rng_options_t
+	var pc *C.cudnnfe_rng_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_rng_options_init_sized(&c, C.sizeof_cudnnfe_rng_options_t)
+		c.distribution = C.cudnnfe_rng_distribution_t(o.Distribution)
+		c.bernoulli_probability = C.double(o.BernoulliProbability)
+		c.uniform_min, c.uniform_max = C.double(o.UniformMin), C.double(o.UniformMax)
+		c.normal_mean, c.normal_stddev = C.double(o.NormalMean), C.double(o.NormalStddev)
+		c.seed = C.int64_t(o.Seed)
+		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_rng(C.uintptr_t(getSwigcptr(g)), C.int32_t(len(dims)), int64Ptr(dims),
+		C.int64_t(seed), C.int64_t(offset), pc, name, (*C.int64_t)(unsafe.Pointer(y))))
+}
+
+// ---- FP8 attention ----------------------------------------------------------
+
+// SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t.
+type SDPAFP8Options struct {
+	Name          string
+	AttnScale     float64
+	GenerateStats int32
+	CausalMask    int32
+}
+
+// SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
+func SDPAFP8OptionsInit(o *SDPAFP8Options) {
+	var c C.cudnnfe_sdpa_fp8_options_t
+	C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
+	*o = SDPAFP8Options{AttnScale: float64(c.attn_scale), GenerateStats: int32(c.generate_stats),
+		CausalMask: int32(c.causal_mask)}
+}
+
+// GraphAddSDPAFP8 wraps cudnnfe_graph_add_sdpa_fp8: t holds q, k, v,
+// descale_q, descale_k, descale_v, descale_s, scale_s, scale_o; out
+// receives o, stats, amax_s, amax_o (stats stays 0 unless GenerateStats).
+func GraphAddSDPAFP8(g Struct_SS_cudnnfe_graph, t [9]int64, o *SDPAFP8Options, out *[4]int64) int32 {
+	var c C.cudnnfe_sdpa_fp8_options_t
+	var pc *C.cudnnfe_sdpa_fp8_options_t
+	var name *C.char
+	wantStats := 0
+	if o != nil {
+		C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
+		c.attn_scale = C.double(o.AttnScale)
+		c.generate_stats = C.int32_t(o.GenerateStats)
+		c.causal_mask = C.int32_t(o.CausalMask)
+		pc = &c
+		name = cString(o.Name)
+		if o.GenerateStats != 0 {
+			wantStats = 1
+		}
+	}
+	return int32(C.capi_add_sdpa_fp8(C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&t[0])),
+		pc, name, (*C.int64_t)(unsafe.Pointer(&out[0])), C.int(wantStats)))
+}
+
+// SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t.
+type SDPAFP8BackwardOptions struct {
+	Name       string
+	AttnScale  float64
+	CausalMask int32
+}
+
+// SDPAFP8BackwardOptionsInit fills o with
+// cudnnfe_sdpa_fp8_backward_options_init's defaults.
+func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
+	var c C.cudnnfe_sdpa_fp8_backward_options_t
+	C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
+	*o = SDPAFP8BackwardOptions{AttnScale: float64(c.attn_scale), CausalMask: int32(c.causal_mask)}
+}
+
+// GraphAddSDPAFP8Backward wraps cudnnfe_graph_add_sdpa_fp8_backward: t
+// holds the 18 tensor operands in the C function's order (q, k, v, o, d_o,
+// stats, then the descales and scales); out receives dq, dk, dv, amax_dq,
+// amax_dk, amax_dv, amax_dp.
+func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8BackwardOptions, out *[7]int64) int32 {
+	var c C.cudnnfe_sdpa_fp8_backward_options_t
+	var pc *C.cudnnfe_sdpa_fp8_backward_options_t
+	var name *C.char
+	if o != nil {
+		C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
+		c.attn_scale = C.double(o.AttnScale)
+		c.causal_mask = C.int32_t(o.CausalMask)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_sdpa_fp8_backward(C.uintptr_t(getSwigcptr(g)),
+		(*C.int64_t)(unsafe.Pointer(&t[0])), pc, name, (*C.int64_t)(unsafe.Pointer(&out[0]))))
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t. ExcludeEngines (its
@@ -656,7 +1066,7 @@ type BuildOptions struct {
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
 func BuildOptionsInit(o *BuildOptions) {
 	var c C.cudnnfe_build_options_t
-	C.cudnnfe_build_options_init(&c)
+	C.cudnnfe_build_options_init_sized(&c, C.sizeof_cudnnfe_build_options_t)
 	*o = BuildOptions{Target: int32(c.target), NumHeurModes: int32(c.num_heur_modes),
 		Policy: int32(c.policy), MaxWorkspaceSize: int64(c.max_workspace_size),
 		ExcludeNumericalNotes: uint32(c.exclude_numerical_notes),
@@ -677,7 +1087,7 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 	var dir *C.char
 	var hasDir C.int
 	if o != nil {
-		C.cudnnfe_build_options_init(&c)
+		C.cudnnfe_build_options_init_sized(&c, C.sizeof_cudnnfe_build_options_t)
 		c.target = C.cudnnfe_target_t(o.Target)
 		c.num_heur_modes = C.int32_t(o.NumHeurModes)
 		for i := range o.HeurModes {
@@ -784,7 +1194,7 @@ type AutotuneOptions struct {
 // AutotuneOptionsInit fills o with cudnnfe_autotune_options_init's defaults.
 func AutotuneOptionsInit(o *AutotuneOptions) {
 	var c C.cudnnfe_autotune_options_t
-	C.cudnnfe_autotune_options_init(&c)
+	C.cudnnfe_autotune_options_init_sized(&c, C.sizeof_cudnnfe_autotune_options_t)
 	*o = AutotuneOptions{WarmupIterations: int32(c.warmup_iterations),
 		MinIterations: int32(c.min_iterations), MaxIterations: int32(c.max_iterations),
 		Tolerance: float64(c.tolerance), MaxMsPerPlan: float64(c.max_ms_per_plan)}
@@ -800,7 +1210,7 @@ func GraphAutotune(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindin
 	var c C.cudnnfe_autotune_options_t
 	var pc *C.cudnnfe_autotune_options_t
 	if o != nil {
-		C.cudnnfe_autotune_options_init(&c)
+		C.cudnnfe_autotune_options_init_sized(&c, C.sizeof_cudnnfe_autotune_options_t)
 		c.warmup_iterations = C.int32_t(o.WarmupIterations)
 		c.min_iterations = C.int32_t(o.MinIterations)
 		c.max_iterations = C.int32_t(o.MaxIterations)

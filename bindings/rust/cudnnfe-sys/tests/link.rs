@@ -28,12 +28,36 @@ fn enumerations_are_plain_integers() {
 
 #[test]
 fn options_init_sets_struct_size() {
+    // cudnnfe_sdpa_options_init is a C macro: bindings call the _sized
+    // function with their own struct size.
     let mut o = std::mem::MaybeUninit::<cudnnfe_sdpa_options_t>::zeroed();
     let o = unsafe {
-        cudnnfe_sdpa_options_init(o.as_mut_ptr());
+        cudnnfe_sdpa_options_init_sized(
+            o.as_mut_ptr(),
+            std::mem::size_of::<cudnnfe_sdpa_options_t>(),
+        );
         o.assume_init()
     };
     assert_eq!(o.struct_size, std::mem::size_of::<cudnnfe_sdpa_options_t>());
+    assert_eq!((o.window_left, o.window_right), (-1, -1));
+}
+
+#[test]
+fn options_init_writes_only_the_callers_struct_size() {
+    // A caller built against the first release's smaller struct: the
+    // library must not write the fields appended since.
+    let old_size = std::mem::offset_of!(cudnnfe_sdpa_options_t, attn_scale_tensor);
+    let mut o = std::mem::MaybeUninit::<cudnnfe_sdpa_options_t>::zeroed();
+    let o = unsafe {
+        let p = o.as_mut_ptr();
+        std::ptr::addr_of_mut!((*p).window_left).write(12345);
+        std::ptr::addr_of_mut!((*p).dropout_scale).write(777);
+        cudnnfe_sdpa_options_init_sized(p, old_size);
+        o.assume_init()
+    };
+    assert_eq!(o.struct_size, old_size);
+    assert_eq!(o.attn_scale, 0.0);
+    assert_eq!((o.window_left, o.dropout_scale), (12345, 777));
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::ffi::c_char;
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::ops::Range;
 use std::ptr::{self, NonNull};
 
 use cudnnfe_sys as sys;
@@ -12,10 +13,37 @@ use crate::built::BuiltGraph;
 use crate::error::{check, owned_str, Error, ErrorKind, Result};
 use crate::handle::Handle;
 use crate::options::{
-    c_name, c_string, BuildOptions, ConvOptions, MatmulOptions, NormOptions, PointwiseOptions,
-    ReductionOptions, SdpaBackwardOptions, SdpaOptions, SoftmaxOptions,
+    c_name, c_string, BuildOptions, ConvOptions, LayoutOptions, MatmulOptions, NormOptions,
+    PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions,
+    SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
 };
 use crate::types::{DataType, PointwiseMode, ReductionMode, Tensor};
+
+/// `cudnnfe_graph_add_{layernorm,instancenorm,adalayernorm}`.
+type NormForwardFn = unsafe extern "C" fn(
+    *mut sys::cudnnfe_graph_t,
+    i64,
+    i64,
+    i64,
+    *const sys::cudnnfe_norm_options_t,
+    *mut i64,
+    *mut i64,
+    *mut i64,
+) -> sys::cudnnfe_status_t;
+
+/// `cudnnfe_graph_add_{batchnorm,instancenorm,adalayernorm}_backward`.
+type NormBackwardFn = unsafe extern "C" fn(
+    *mut sys::cudnnfe_graph_t,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    *const sys::cudnnfe_norm_options_t,
+    *mut i64,
+    *mut i64,
+    *mut i64,
+) -> sys::cudnnfe_status_t;
 
 /// Read-only queries shared by [`Graph`] and [`BuiltGraph`]. The type needs
 /// `fn raw(&self) -> *mut cudnnfe_graph_t` and
@@ -276,8 +304,9 @@ pub struct SdpaOutputs {
     pub stats: Option<Tensor>,
 }
 
-/// Outputs of [`Graph::sdpa_backward`]: gradients with the shapes and
-/// dimension orders of q, k and v.
+/// Outputs of [`Graph::sdpa_backward`] and [`Graph::sdpa_backward_with_dbias`]:
+/// gradients with the shapes and dimension orders of q, k and v (and of the
+/// bias).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SdpaGradients {
     /// Gradient of q.
@@ -286,17 +315,134 @@ pub struct SdpaGradients {
     pub dk: Tensor,
     /// Gradient of v.
     pub dv: Tensor,
+    /// Gradient of the bias (`[1, h_q, s_q, s_kv]`, summed over the batch):
+    /// only from [`Graph::sdpa_backward_with_dbias`].
+    pub dbias: Option<Tensor>,
 }
 
-/// Outputs of [`Graph::layernorm`].
+/// Outputs of [`Graph::layernorm`], [`Graph::instancenorm`] and
+/// [`Graph::adalayernorm`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayerNormOutputs {
     /// The normalized output, x's shape.
     pub y: Tensor,
-    /// Per-row mean `[N, 1, ..., 1]` FLOAT (training only).
+    /// Mean of each group (layer norm: `[N, 1, ..., 1]`; instance norm:
+    /// `[N, C, 1, ...]`; adaptive layer norm: `[B, S, 1, ...]`) FLOAT
+    /// (training only).
     pub mean: Option<Tensor>,
-    /// Per-row `1/sqrt(var + epsilon)` `[N, 1, ..., 1]` FLOAT (training only).
+    /// `1/sqrt(var + epsilon)` of each group, shaped as `mean` (training
+    /// only).
     pub inv_variance: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::batchnorm`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchNormOutputs {
+    /// The normalized output, x's shape.
+    pub y: Tensor,
+    /// Per-channel mean `[1, C, 1, ...]` FLOAT.
+    pub mean: Tensor,
+    /// Per-channel `1/sqrt(var + epsilon)` `[1, C, 1, ...]` FLOAT (biased
+    /// variance).
+    pub inv_variance: Tensor,
+    /// Updated running mean, when running statistics were given.
+    pub next_running_mean: Option<Tensor>,
+    /// Updated running variance (unbiased batch variance), when running
+    /// statistics were given.
+    pub next_running_var: Option<Tensor>,
+}
+
+/// Outputs of [`Graph::resample`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResampleOutputs {
+    /// The pooled or upsampled output, x's dimension order.
+    pub y: Tensor,
+    /// Max pooling with [`ResampleOptions::generate_index`]: the position of
+    /// each maximum inside its window (row-major over the window).
+    pub index: Option<Tensor>,
+}
+
+/// The per-tensor descales and scales of [`Graph::sdpa_fp8`]: each a FLOAT
+/// tensor of one element (a graph input or a scalar).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaFp8Scales {
+    /// Descale of q.
+    pub descale_q: Tensor,
+    /// Descale of k.
+    pub descale_k: Tensor,
+    /// Descale of v.
+    pub descale_v: Tensor,
+    /// Descale of the FP8 softmax output P.
+    pub descale_s: Tensor,
+    /// Scale of P before its cast to FP8.
+    pub scale_s: Tensor,
+    /// Scale of the output o.
+    pub scale_o: Tensor,
+}
+
+/// Outputs of [`Graph::sdpa_fp8`]. Mark the amax outputs as graph outputs
+/// (validation refuses virtual ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaFp8Outputs {
+    /// The attention output `o [b, h_q, s_q, d_v]`, times `scale_o`.
+    pub o: Tensor,
+    /// The statistics `[b, h_q, s_q, 1]` FLOAT, when asked for.
+    pub stats: Option<Tensor>,
+    /// Largest magnitude of P `[1, 1, 1, 1]` FLOAT.
+    pub amax_s: Tensor,
+    /// Largest magnitude of the output before `scale_o`.
+    pub amax_o: Tensor,
+}
+
+/// The per-tensor descales and scales of [`Graph::sdpa_fp8_backward`]: each
+/// a FLOAT tensor of one element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaFp8BackwardScales {
+    /// Descale of q.
+    pub descale_q: Tensor,
+    /// Descale of k.
+    pub descale_k: Tensor,
+    /// Descale of v.
+    pub descale_v: Tensor,
+    /// Descale of the forward's output o.
+    pub descale_o: Tensor,
+    /// Descale of the output gradient dO.
+    pub descale_do: Tensor,
+    /// Descale of the FP8 P.
+    pub descale_s: Tensor,
+    /// Descale of the FP8 dS.
+    pub descale_dp: Tensor,
+    /// Scale of P before its cast to FP8.
+    pub scale_s: Tensor,
+    /// Scale of dq.
+    pub scale_dq: Tensor,
+    /// Scale of dk.
+    pub scale_dk: Tensor,
+    /// Scale of dv.
+    pub scale_dv: Tensor,
+    /// Scale of dS before its cast to FP8.
+    pub scale_dp: Tensor,
+}
+
+/// Outputs of [`Graph::sdpa_fp8_backward`]: the gradients (shapes and
+/// dimension orders of q, k, v) and their amax outputs `[1, 1, 1, 1]`
+/// FLOAT, which must be marked as graph outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdpaFp8Gradients {
+    /// Gradient of q.
+    pub dq: Tensor,
+    /// Gradient of k.
+    pub dk: Tensor,
+    /// Gradient of v.
+    pub dv: Tensor,
+    /// Largest magnitude of dq before its scale.
+    pub amax_dq: Tensor,
+    /// Largest magnitude of dk before its scale.
+    pub amax_dk: Tensor,
+    /// Largest magnitude of dv before its scale.
+    pub amax_dv: Tensor,
+    /// Largest magnitude of dS before its scale.
+    pub amax_dp: Tensor,
 }
 
 /// Outputs of [`Graph::rmsnorm`].
@@ -891,6 +1037,51 @@ impl Graph {
             dq: self.record_output(dq),
             dk: self.record_output(dk),
             dv: self.record_output(dv),
+            dbias: None,
+        })
+    }
+
+    /// [`sdpa_backward`](Self::sdpa_backward) that also writes the gradient
+    /// of the bias: `options.bias` must be set with dims `[1, h_q, s_q,
+    /// s_kv]` (the one dBias shape cuDNN's attention engines produce), and
+    /// [`SdpaGradients::dbias`] has the bias's dims and holds the sum over
+    /// the batch of the gradient of the biased scores.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sdpa_backward_with_dbias(
+        &mut self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        d_o: Tensor,
+        stats: Tensor,
+        options: &SdpaBackwardOptions,
+    ) -> Result<SdpaGradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut dq, mut dk, mut dv, mut dbias) = (0i64, 0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_sdpa_backward_ex(
+                self.raw(),
+                q.uid(),
+                k.uid(),
+                v.uid(),
+                o.uid(),
+                d_o.uid(),
+                stats.uid(),
+                &raw,
+                &mut dq,
+                &mut dk,
+                &mut dv,
+                &mut dbias,
+            )
+        })?;
+        Ok(SdpaGradients {
+            dq: self.record_output(dq),
+            dk: self.record_output(dk),
+            dv: self.record_output(dv),
+            dbias: self.record_optional(dbias),
         })
     }
 
@@ -1048,6 +1239,523 @@ impl Graph {
         Ok(SoftmaxOutputs {
             y: self.record_output(y),
             stats: self.record_optional(stats),
+        })
+    }
+
+    /// Batch normalization, training: statistics per channel `c` of `x [N,
+    /// C, spatial...]` over N and the spatial dims (`M` values each);
+    /// `scale` and `bias` are `[1, C, 1, ...]`. Writes `mean` and
+    /// `inv_variance = 1/sqrt(var + epsilon)` (biased variance) and `y`.
+    /// With `running = Some((prev_running_mean, prev_running_var))` it also
+    /// writes the updated running statistics: `(1 - momentum) * prev +
+    /// momentum * batch`, the variance Bessel-corrected (`var * M / (M -
+    /// 1)`). Binding a next output to its prev input's buffer updates it in
+    /// place. `options.phase` must be training (see
+    /// [`batchnorm_inference`](Self::batchnorm_inference)).
+    pub fn batchnorm(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        running: Option<(Tensor, Tensor)>,
+        options: &NormOptions,
+    ) -> Result<BatchNormOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (prev_mean, prev_var) = running.map_or((0, 0), |(m, v)| (m.uid(), v.uid()));
+        let (mut y, mut mean, mut inv_variance, mut next_mean, mut next_var) =
+            (0i64, 0i64, 0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_batchnorm(
+                self.raw(),
+                x.uid(),
+                scale.uid(),
+                bias.uid(),
+                prev_mean,
+                prev_var,
+                &raw,
+                &mut y,
+                &mut mean,
+                &mut inv_variance,
+                &mut next_mean,
+                &mut next_var,
+            )
+        })?;
+        Ok(BatchNormOutputs {
+            y: self.record_output(y),
+            mean: self.record_output(mean),
+            inv_variance: self.record_output(inv_variance),
+            next_running_mean: self.record_optional(next_mean),
+            next_running_var: self.record_optional(next_var),
+        })
+    }
+
+    /// Batch normalization, inference:
+    /// `y = (x - mean[c]) * inv_variance[c] * scale[c] + bias[c]` with the
+    /// given per-channel `mean` and `inv_variance` (`[1, C, 1, ...]`; from
+    /// running statistics, `inv_variance = 1/sqrt(running_var + epsilon)`).
+    /// Reads only the options' name and compute type. On the GPU cuDNN runs
+    /// it only inside its fused batch norm patterns (see the C header).
+    pub fn batchnorm_inference(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        mean: Tensor,
+        inv_variance: Tensor,
+        options: &NormOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut y = 0i64;
+        // SAFETY: filled options and a valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_batchnorm_inference(
+                self.raw(),
+                x.uid(),
+                scale.uid(),
+                bias.uid(),
+                mean.uid(),
+                inv_variance.uid(),
+                &raw,
+                &mut y,
+            )
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// Batch normalization backward: dx, dscale and dbias (`[1, C, 1, ...]`
+    /// in scale's type) from dy, x, scale and the forward's mean and
+    /// inv_variance.
+    pub fn batchnorm_backward(
+        &mut self,
+        dy: Tensor,
+        x: Tensor,
+        scale: Tensor,
+        mean: Tensor,
+        inv_variance: Tensor,
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        self.norm_backward(
+            sys::cudnnfe_graph_add_batchnorm_backward,
+            [dy, x, scale, mean, inv_variance],
+            options,
+        )
+    }
+
+    /// Instance normalization: statistics per `(n, c)` of `x [N, C,
+    /// spatial...]` (rank >= 3) over the spatial dims; `scale` and `bias`
+    /// are `[1, C, 1, ...]`, the statistics `[N, C, 1, ...]` FLOAT (training
+    /// only).
+    pub fn instancenorm(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        options: &NormOptions,
+    ) -> Result<LayerNormOutputs> {
+        self.norm_forward(
+            sys::cudnnfe_graph_add_instancenorm,
+            [x, scale, bias],
+            options,
+        )
+    }
+
+    /// Instance normalization backward: dx, dscale and dbias (`[1, C, 1,
+    /// ...]`) from dy, x, scale and the forward's mean and inv_variance.
+    pub fn instancenorm_backward(
+        &mut self,
+        dy: Tensor,
+        x: Tensor,
+        scale: Tensor,
+        mean: Tensor,
+        inv_variance: Tensor,
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        self.norm_backward(
+            sys::cudnnfe_graph_add_instancenorm_backward,
+            [dy, x, scale, mean, inv_variance],
+            options,
+        )
+    }
+
+    /// Adaptive layer normalization (DiT's): statistics per `(b, s)` of `x
+    /// [B, S, features...]` over the features; `scale` and `bias` are
+    /// per sample, `[B, 1, features...]`; the statistics `[B, S, 1, ...]`
+    /// FLOAT (training only). With zero-centred gamma the gain is `1 +
+    /// scale`.
+    pub fn adalayernorm(
+        &mut self,
+        x: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        options: &NormOptions,
+    ) -> Result<LayerNormOutputs> {
+        self.norm_forward(
+            sys::cudnnfe_graph_add_adalayernorm,
+            [x, scale, bias],
+            options,
+        )
+    }
+
+    /// Adaptive layer normalization backward: dx, and dscale and dbias per
+    /// sample (`[B, 1, features...]`) from dy, x, scale and the forward's
+    /// mean and inv_variance.
+    pub fn adalayernorm_backward(
+        &mut self,
+        dy: Tensor,
+        x: Tensor,
+        scale: Tensor,
+        mean: Tensor,
+        inv_variance: Tensor,
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        self.norm_backward(
+            sys::cudnnfe_graph_add_adalayernorm_backward,
+            [dy, x, scale, mean, inv_variance],
+            options,
+        )
+    }
+
+    fn norm_forward(
+        &mut self,
+        add: NormForwardFn,
+        [x, scale, bias]: [Tensor; 3],
+        options: &NormOptions,
+    ) -> Result<LayerNormOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut y, mut mean, mut inv_variance) = (0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            add(
+                self.raw(),
+                x.uid(),
+                scale.uid(),
+                bias.uid(),
+                &raw,
+                &mut y,
+                &mut mean,
+                &mut inv_variance,
+            )
+        })?;
+        Ok(LayerNormOutputs {
+            y: self.record_output(y),
+            mean: self.record_optional(mean),
+            inv_variance: self.record_optional(inv_variance),
+        })
+    }
+
+    fn norm_backward(
+        &mut self,
+        add: NormBackwardFn,
+        [dy, x, scale, mean, inv_variance]: [Tensor; 5],
+        options: &NormOptions,
+    ) -> Result<NormGradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut dx, mut dscale, mut dbias) = (0i64, 0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            add(
+                self.raw(),
+                dy.uid(),
+                x.uid(),
+                scale.uid(),
+                mean.uid(),
+                inv_variance.uid(),
+                &raw,
+                &mut dx,
+                &mut dscale,
+                &mut dbias,
+            )
+        })?;
+        Ok(NormGradients {
+            dx: self.record_output(dx),
+            dscale: self.record_output(dscale),
+            dbias: self.record_optional(dbias),
+        })
+    }
+
+    // ---- layout, resampling and random numbers (docs/layout-ops.md) ----
+
+    /// `y = x` with dims `dims` (same element count), keeping the row-major
+    /// order of the logical elements (numpy's reshape). `y` is packed
+    /// row-major unless its strides are set. On the GPU a reshape is a view
+    /// of x's memory.
+    pub fn reshape(&mut self, x: Tensor, dims: &[i64], options: &LayoutOptions) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let ndims = i32::try_from(dims.len()).unwrap_or(i32::MAX);
+        let mut y = 0i64;
+        // SAFETY: `dims` holds `ndims` entries; filled options; valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_reshape(self.raw(), x.uid(), ndims, dims.as_ptr(), &raw, &mut y)
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// `y`'s dim `i` is x's dim `permutation[i]` (a permutation of `0..rank`).
+    /// `y`'s strides default to x's strides permuted: a view of x's memory
+    /// in another dimension order (no data moves on the GPU).
+    pub fn transpose(
+        &mut self,
+        x: Tensor,
+        permutation: &[usize],
+        options: &LayoutOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        // Out-of-range entries become i32::MAX, which the library refuses
+        // with its message.
+        let perm: Vec<i32> = permutation
+            .iter()
+            .map(|&p| i32::try_from(p).unwrap_or(i32::MAX))
+            .collect();
+        let ndims = i32::try_from(perm.len()).unwrap_or(i32::MAX);
+        let mut y = 0i64;
+        // SAFETY: `perm` holds `ndims` entries; filled options; valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_transpose(
+                self.raw(),
+                x.uid(),
+                ndims,
+                perm.as_ptr(),
+                &raw,
+                &mut y,
+            )
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// `y = x[start..end; step]` per dim: one range per dim of x (`0 <=
+    /// start < end <= dim`), `steps` (one per dim, each >= 1) or `None` for
+    /// 1. `y` is a **view** of x's buffer: it has no buffer of its own and
+    /// cannot be a graph output (feed it to an op); on the GPU x must be a
+    /// graph input.
+    ///
+    /// ```
+    /// # use cudnnfe::*;
+    /// let mut g = Graph::new()?;
+    /// let x = g.input("x", DataType::Float, &[4, 10])?;
+    /// let y = g.slice(x, &[1..3, 0..10], Some(&[1, 3]), &LayoutOptions::default())?;
+    /// assert_eq!(g.dims(y)?, [2, 4]);
+    /// # Ok::<(), cudnnfe::Error>(())
+    /// ```
+    pub fn slice(
+        &mut self,
+        x: Tensor,
+        ranges: &[Range<i64>],
+        steps: Option<&[i64]>,
+        options: &LayoutOptions,
+    ) -> Result<Tensor> {
+        if let Some(steps) = steps {
+            if steps.len() != ranges.len() {
+                return Err(Error::invalid_argument(format!(
+                    "slice of {x}: {} steps for {} ranges (one of each per dimension)",
+                    steps.len(),
+                    ranges.len()
+                )));
+            }
+        }
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let start: Vec<i64> = ranges.iter().map(|r| r.start).collect();
+        let end: Vec<i64> = ranges.iter().map(|r| r.end).collect();
+        let step = steps.map_or(ptr::null(), <[i64]>::as_ptr);
+        let ndims = i32::try_from(ranges.len()).unwrap_or(i32::MAX);
+        let mut y = 0i64;
+        // SAFETY: start, end and step (when given) hold `ndims` entries.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_slice(
+                self.raw(),
+                x.uid(),
+                ndims,
+                start.as_ptr(),
+                end.as_ptr(),
+                step,
+                &raw,
+                &mut y,
+            )
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// `y` = `inputs` (2 to 16, equal ranks and dims except `axis`, one data
+    /// type) joined along `axis`; `y` keeps the first input's dimension
+    /// order.
+    pub fn concatenate(
+        &mut self,
+        inputs: &[Tensor],
+        axis: usize,
+        options: &LayoutOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let uids: Vec<i64> = inputs.iter().map(|t| t.uid()).collect();
+        let count = i32::try_from(uids.len()).unwrap_or(i32::MAX);
+        let axis = i32::try_from(axis).unwrap_or(i32::MAX);
+        let mut y = 0i64;
+        // SAFETY: `uids` holds `count` entries; filled options; valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_concatenate(self.raw(), count, uids.as_ptr(), axis, &raw, &mut y)
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    /// Pooling or upsampling of `x [N, C, spatial...]` (1 to 3 spatial dims,
+    /// any layout; `y` keeps x's dimension order). Pooling makes
+    /// `floor((in + pre + post - window) / stride) + 1` outputs per spatial
+    /// dim; upsampling multiplies each by `scale` (half-pixel centres).
+    pub fn resample(&mut self, x: Tensor, options: &ResampleOptions) -> Result<ResampleOutputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut y, mut index) = (0i64, 0i64);
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_resample(self.raw(), x.uid(), &raw, &mut y, &mut index)
+        })?;
+        Ok(ResampleOutputs {
+            y: self.record_output(y),
+            index: self.record_optional(index),
+        })
+    }
+
+    /// A tensor of dims `dims` (packed row-major unless its strides are
+    /// set, FLOAT unless its type is set) filled with random numbers of the
+    /// options' distribution. `seed_offset`: one-element INT64 (or INT32)
+    /// tensors (graph inputs or scalars); `None` uses `options.seed` and
+    /// offset 0. The same seed and offset give the same numbers; the CPU
+    /// reference's generator differs from cuDNN's (`docs/layout-ops.md`).
+    pub fn rng(
+        &mut self,
+        dims: &[i64],
+        seed_offset: Option<(Tensor, Tensor)>,
+        options: &RngOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (seed, offset) = seed_offset.map_or((0, 0), |(s, o)| (s.uid(), o.uid()));
+        let ndims = i32::try_from(dims.len()).unwrap_or(i32::MAX);
+        let mut y = 0i64;
+        // SAFETY: `dims` holds `ndims` entries; filled options; valid out-pointer.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_rng(self.raw(), ndims, dims.as_ptr(), seed, offset, &raw, &mut y)
+        })?;
+        Ok(self.record_output(y))
+    }
+
+    // ---- FP8 attention ----
+
+    /// FP8 attention forward (cudnn-frontend's `sdpa_fp8`): q, k, v of one
+    /// FP8 type in logical BHSD order, with per-tensor descales and scales.
+    /// With `S = Q·Kᵀ * attn_scale * descale_q * descale_k` and `P =
+    /// softmax(S)`: `amax_s = max|P|`, `P8 = fp8(P * scale_s)`, `O' = P8·V *
+    /// descale_s * descale_v`, `amax_o = max|O'|`, `o = O' * scale_o`. Mark
+    /// both amax outputs as graph outputs.
+    pub fn sdpa_fp8(
+        &mut self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        scales: &SdpaFp8Scales,
+        options: &SdpaFp8Options,
+    ) -> Result<SdpaFp8Outputs> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let (mut o, mut stats, mut amax_s, mut amax_o) = (0i64, 0i64, 0i64, 0i64);
+        let s = scales;
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_sdpa_fp8(
+                self.raw(),
+                q.uid(),
+                k.uid(),
+                v.uid(),
+                s.descale_q.uid(),
+                s.descale_k.uid(),
+                s.descale_v.uid(),
+                s.descale_s.uid(),
+                s.scale_s.uid(),
+                s.scale_o.uid(),
+                &raw,
+                &mut o,
+                &mut stats,
+                &mut amax_s,
+                &mut amax_o,
+            )
+        })?;
+        Ok(SdpaFp8Outputs {
+            o: self.record_output(o),
+            stats: self.record_optional(stats),
+            amax_s: self.record_output(amax_s),
+            amax_o: self.record_output(amax_o),
+        })
+    }
+
+    /// FP8 attention backward: from q, k, v, the forward's o, the FP8 `d_o`
+    /// and the forward's stats, with per-tensor descales and scales (the C
+    /// header gives the formulas), writes dq, dk, dv and their amax outputs
+    /// (mark those as graph outputs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sdpa_fp8_backward(
+        &mut self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        d_o: Tensor,
+        stats: Tensor,
+        scales: &SdpaFp8BackwardScales,
+        options: &SdpaFp8BackwardOptions,
+    ) -> Result<SdpaFp8Gradients> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut out = [0i64; 7];
+        let [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = &mut out;
+        let s = scales;
+        // SAFETY: filled options and valid out-pointers.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_sdpa_fp8_backward(
+                self.raw(),
+                q.uid(),
+                k.uid(),
+                v.uid(),
+                o.uid(),
+                d_o.uid(),
+                stats.uid(),
+                s.descale_q.uid(),
+                s.descale_k.uid(),
+                s.descale_v.uid(),
+                s.descale_o.uid(),
+                s.descale_do.uid(),
+                s.descale_s.uid(),
+                s.descale_dp.uid(),
+                s.scale_s.uid(),
+                s.scale_dq.uid(),
+                s.scale_dk.uid(),
+                s.scale_dv.uid(),
+                s.scale_dp.uid(),
+                &raw,
+                dq,
+                dk,
+                dv,
+                amax_dq,
+                amax_dk,
+                amax_dv,
+                amax_dp,
+            )
+        })?;
+        let [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = out.map(|u| self.record_output(u));
+        Ok(SdpaFp8Gradients {
+            dq,
+            dk,
+            dv,
+            amax_dq,
+            amax_dk,
+            amax_dv,
+            amax_dp,
         })
     }
 

@@ -1,6 +1,8 @@
 //! Safe Rust API of **cudnnfe**, a cuDNN Graph API frontend behind a stable
 //! C ABI: describe a graph of tensors and operations (matmul, convolutions,
-//! pointwise, reductions, scaled dot-product attention), let the library
+//! pointwise, reductions, normalizations, scaled dot-product attention in
+//! FP16/BF16/FP32 and FP8, pooling and resampling, reshape / transpose /
+//! slice / concatenate, random numbers), let the library
 //! check shapes and types, build it for the GPU (cuDNN) or for the CPU
 //! reference, serialize it, and run it.
 //!
@@ -43,7 +45,9 @@
 //!   UIDs); each operation method returns its output tensor, whose shape is
 //!   inferred at once. Options of each operation are typed structs
 //!   ([`MatmulOptions`], [`ConvOptions`], [`PointwiseOptions`],
-//!   [`ReductionOptions`], [`SdpaOptions`]) whose defaults are the C
+//!   [`ReductionOptions`], [`SdpaOptions`], [`NormOptions`],
+//!   [`LayoutOptions`], [`ResampleOptions`], [`RngOptions`],
+//!   [`SdpaFp8Options`], …) with builder methods, whose defaults are the C
 //!   library's.
 //! * [`Graph::build`] consumes the graph and returns a [`BuiltGraph`], an
 //!   immutable plan for a [`Target`]: it runs on host slices
@@ -139,8 +143,9 @@ pub use cudnnfe_sys as sys;
 pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{
-    BuildError, Graph, LayerNormOutputs, NormGradients, RmsNormOutputs, SdpaGradients, SdpaOutputs,
-    SoftmaxOutputs, TensorDesc,
+    BatchNormOutputs, BuildError, Graph, LayerNormOutputs, NormGradients, ResampleOutputs,
+    RmsNormOutputs, SdpaFp8BackwardScales, SdpaFp8Gradients, SdpaFp8Outputs, SdpaFp8Scales,
+    SdpaGradients, SdpaOutputs, SoftmaxOutputs, TensorDesc,
 };
 pub use half::{
     bf16_from_f32, bf16_to_f32, bf16_vec_from_f32, bf16_vec_to_f32, f16_from_f32, f16_to_f32,
@@ -148,16 +153,17 @@ pub use half::{
 };
 pub use handle::Handle;
 pub use options::{
-    BuildOptions, ConvOptions, MatmulOptions, NormOptions, PointwiseOptions, ReductionOptions,
-    SdpaBackwardOptions, SdpaOptions, SoftmaxOptions,
+    BuildOptions, ConvOptions, LayoutOptions, MatmulOptions, NormOptions, PointwiseOptions,
+    ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions, SdpaFp8BackwardOptions,
+    SdpaFp8Options, SdpaOptions, SoftmaxOptions,
 };
 pub use plans::{
     plan_cache_clear, plan_cache_stats, AutotuneOptions, BehaviorNotes, BuildInfo, NumericalNotes,
     PlanCacheStats, PlanInfo, PlanLoadOptions,
 };
 pub use types::{
-    BuildPolicy, ConvMode, DataType, HeurMode, NormPhase, PlanSource, PointwiseMode, ReductionMode,
-    Shape, Target, Tensor,
+    BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode, NormPhase, PaddingMode,
+    PlanSource, PointwiseMode, ReductionMode, ResampleMode, RngDistribution, Shape, Target, Tensor,
 };
 
 /// Version of the C header these bindings were generated from

@@ -1,7 +1,7 @@
 //! Typed options of each operation and of the build.
 //!
 //! Every options type mirrors a C options struct. Its [`Default`] is read
-//! from the C init function (`cudnnfe_*_options_init`), so the defaults are
+//! from the C init function (`cudnnfe_*_options_init_sized`), so the defaults are
 //! the library's. Fields are public; the types are `#[non_exhaustive]` so
 //! that fields can be added as the C structs grow: start from
 //! `Default::default()` and use the builder methods or assign fields.
@@ -14,7 +14,10 @@ use cudnnfe_sys as sys;
 
 use crate::error::{Error, Result};
 use crate::plans::{BehaviorNotes, NumericalNotes};
-use crate::types::{BuildPolicy, ConvMode, DataType, HeurMode, NormPhase, Target, Tensor};
+use crate::types::{
+    BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode, NormPhase, PaddingMode,
+    ResampleMode, RngDistribution, Target, Tensor,
+};
 
 /// A Rust string as a C string; a NUL byte inside is an invalid argument.
 pub(crate) fn c_string(value: &str, what: &str) -> Result<CString> {
@@ -34,13 +37,17 @@ pub(crate) fn name_ptr(name: &Option<CString>) -> *const c_char {
     name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr())
 }
 
-/// Calls a C options init function on fresh memory.
-fn init<T>(f: unsafe extern "C" fn(*mut T)) -> T {
+/// Calls a C options init function (`cudnnfe_*_init_sized`) on fresh
+/// memory, with the size of the struct this crate was generated with: the
+/// library writes exactly those bytes, so an older library never writes past
+/// them and a newer one fills every field this crate knows.
+fn init<T>(f: unsafe extern "C" fn(*mut T, usize)) -> T {
     let mut raw = MaybeUninit::<T>::zeroed();
-    // SAFETY: the init functions write every field of the struct; zeroed
-    // memory is a valid value of these plain-data structs anyway.
+    // SAFETY: the init functions write the first `size_of::<T>()` bytes (the
+    // whole struct); zeroed memory is a valid value of these plain-data
+    // structs anyway.
     unsafe {
-        f(raw.as_mut_ptr());
+        f(raw.as_mut_ptr(), std::mem::size_of::<T>());
         raw.assume_init()
     }
 }
@@ -48,7 +55,12 @@ fn init<T>(f: unsafe extern "C" fn(*mut T)) -> T {
 /// Copies up to three spatial values over `target`; a const-generic array so
 /// that more than three (CUDNNFE_MAX_SPATIAL_DIMS) does not compile.
 fn spatial<const N: usize>(target: &mut [i64; 3], values: [i64; N]) {
-    const { assert!(N <= 3, "convolutions have at most 3 spatial dimensions") };
+    const {
+        assert!(
+            N <= 3,
+            "convolutions and resampling have at most 3 spatial dimensions"
+        )
+    };
     target[..N].copy_from_slice(&values);
 }
 
@@ -85,7 +97,7 @@ pub struct ConvOptions {
 
 impl Default for ConvOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_conv_options_init);
+        let raw = init(sys::cudnnfe_conv_options_init_sized);
         ConvOptions {
             name: None,
             spatial_dims: raw.spatial_dims,
@@ -148,7 +160,7 @@ impl ConvOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_conv_options_t {
-        let mut raw = init(sys::cudnnfe_conv_options_init);
+        let mut raw = init(sys::cudnnfe_conv_options_init_sized);
         raw.name = name_ptr(name);
         raw.spatial_dims = self.spatial_dims;
         raw.pre_padding = self.pre_padding;
@@ -173,7 +185,7 @@ pub struct MatmulOptions {
 
 impl Default for MatmulOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_matmul_options_init);
+        let raw = init(sys::cudnnfe_matmul_options_init_sized);
         MatmulOptions {
             name: None,
             compute_dtype: DataType::from_raw(raw.compute_dtype),
@@ -194,7 +206,7 @@ impl MatmulOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_matmul_options_t {
-        let mut raw = init(sys::cudnnfe_matmul_options_init);
+        let mut raw = init(sys::cudnnfe_matmul_options_init_sized);
         raw.name = name_ptr(name);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw
@@ -235,7 +247,7 @@ pub struct PointwiseOptions {
 
 impl Default for PointwiseOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_pointwise_options_init);
+        let raw = init(sys::cudnnfe_pointwise_options_init_sized);
         PointwiseOptions {
             name: None,
             compute_dtype: DataType::from_raw(raw.compute_dtype),
@@ -294,7 +306,7 @@ impl PointwiseOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_pointwise_options_t {
-        let mut raw = init(sys::cudnnfe_pointwise_options_init);
+        let mut raw = init(sys::cudnnfe_pointwise_options_init_sized);
         raw.name = name_ptr(name);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw.relu_lower_clip = self.relu_lower_clip;
@@ -332,7 +344,7 @@ pub struct ReductionOptions {
 
 impl Default for ReductionOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_reduction_options_init);
+        let raw = init(sys::cudnnfe_reduction_options_init_sized);
         ReductionOptions {
             name: None,
             compute_dtype: DataType::from_raw(raw.compute_dtype),
@@ -371,7 +383,7 @@ impl ReductionOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_reduction_options_t {
-        let mut raw = init(sys::cudnnfe_reduction_options_init);
+        let mut raw = init(sys::cudnnfe_reduction_options_init_sized);
         raw.name = name_ptr(name);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw.axes_mask = self.axes_mask;
@@ -380,12 +392,125 @@ impl ReductionOptions {
     }
 }
 
+/// Builder methods of the attention options that forward and backward share
+/// (`docs/attention.md` defines each exactly).
+macro_rules! attention_builders {
+    () => {
+        /// Sets the node name.
+        pub fn name(mut self, name: impl Into<String>) -> Self {
+            self.name = Some(name.into());
+            self
+        }
+        /// Sets the softmax scale (0: `1/sqrt(d)`).
+        pub fn attn_scale(mut self, scale: f64) -> Self {
+            self.attn_scale = scale;
+            self
+        }
+        /// Takes the softmax scale from a FLOAT tensor of one element (a
+        /// graph input, read at every execute, or a scalar); `attn_scale`
+        /// must then stay 0.
+        pub fn attn_scale_tensor(mut self, scale: Tensor) -> Self {
+            self.attn_scale_tensor = Some(scale);
+            self
+        }
+        /// Sets the top-left causal mask (row `i` sees columns `<= i`).
+        pub fn causal_mask(mut self, causal: bool) -> Self {
+            self.causal_mask = causal;
+            self
+        }
+        /// Sets the bottom-right causal mask (row `i` sees columns `<= i +
+        /// s_kv - s_q`).
+        pub fn causal_mask_bottom_right(mut self, causal: bool) -> Self {
+            self.causal_mask_bottom_right = causal;
+            self
+        }
+        /// Sets the additive bias tensor, broadcastable to `[b, h_q, s_q, s_kv]`.
+        pub fn bias(mut self, bias: Tensor) -> Self {
+            self.bias = Some(bias);
+            self
+        }
+        /// Variable sequence lengths: `seq_len_q` and `seq_len_kv` are INT32
+        /// graph inputs of dims `[b, 1, 1, 1]`; row `i` of batch `n` sees
+        /// column `j` only if `i < seq_len_q[n]` and `j < seq_len_kv[n]`.
+        /// Sets `padding_mask` and both tensors.
+        pub fn padding(mut self, seq_len_q: Tensor, seq_len_kv: Tensor) -> Self {
+            self.padding_mask = true;
+            self.seq_len_q = Some(seq_len_q);
+            self.seq_len_kv = Some(seq_len_kv);
+            self
+        }
+        /// Left bound of the diagonal band (sliding window): row `i` sees
+        /// column `j` only if `j > d(i) - left` (`left >= 1`).
+        pub fn window_left(mut self, left: i64) -> Self {
+            self.window_left = Some(left);
+            self
+        }
+        /// Right bound of the diagonal band: row `i` sees column `j` only if
+        /// `j <= d(i) + right` (`right >= 0`).
+        pub fn window_right(mut self, right: i64) -> Self {
+            self.window_right = Some(right);
+            self
+        }
+        /// Where the band's diagonal `d(i)` starts (default top-left).
+        pub fn diagonal_alignment(mut self, alignment: DiagonalAlignment) -> Self {
+            self.diagonal_alignment = alignment;
+            self
+        }
+        /// ALiBi: adds `slope(h) * (j - i)` to the scores (needs a top-left
+        /// causal mask, as cuDNN does).
+        pub fn alibi_mask(mut self, alibi: bool) -> Self {
+            self.alibi_mask = alibi;
+            self
+        }
+        /// Drawn dropout of P: each element dropped with `probability` (0 to
+        /// 1, exclusive), kept ones scaled by `1 / (1 - probability)`;
+        /// `seed` and `offset` are INT64 tensors of one element.
+        pub fn dropout(mut self, probability: f64, seed: Tensor, offset: Tensor) -> Self {
+            self.dropout_probability = probability;
+            self.dropout_seed = Some(seed);
+            self.dropout_offset = Some(offset);
+            self
+        }
+        /// Sets the data type of the math.
+        pub fn compute_dtype(mut self, dtype: DataType) -> Self {
+            self.compute_dtype = dtype;
+            self
+        }
+    };
+}
+
+fn opt_uid(t: Option<Tensor>) -> i64 {
+    t.map_or(0, Tensor::uid)
+}
+
+fn opt_tensor(uid: i64) -> Option<Tensor> {
+    (uid != 0).then_some(Tensor::from_uid(uid))
+}
+
+/// A band bound of the C struct: -1 is "open".
+fn opt_bound(raw: i64) -> Option<i64> {
+    (raw != -1).then_some(raw)
+}
+
 /// Options of [`Graph::sdpa`](crate::Graph::sdpa) (`cudnnfe_sdpa_options_t`).
+/// `docs/attention.md` defines every option exactly.
 ///
 /// ```
-/// let o = cudnnfe::SdpaOptions::default().causal_mask(true).name("attn");
+/// use cudnnfe::{DiagonalAlignment, SdpaOptions, Tensor};
+/// let o = SdpaOptions::default().causal_mask(true).name("attn");
 /// assert!(o.causal_mask && !o.generate_stats);
 /// assert_eq!(o.attn_scale, 0.0); // 0: 1/sqrt(d)
+/// assert_eq!((o.window_left, o.window_right), (None, None));
+/// assert_eq!(o.diagonal_alignment, DiagonalAlignment::TopLeft);
+///
+/// // A sliding window of 64 keys with variable sequence lengths.
+/// let (len_q, len_kv) = (Tensor::from_uid(10), Tensor::from_uid(11));
+/// let o = SdpaOptions::default()
+///     .padding(len_q, len_kv)
+///     .window_left(64)
+///     .window_right(0)
+///     .diagonal_alignment(DiagonalAlignment::BottomRight);
+/// assert!(o.padding_mask && o.seq_len_q == Some(len_q));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -394,6 +519,9 @@ pub struct SdpaOptions {
     pub name: Option<String>,
     /// Softmax scale applied to Q·Kᵀ; 0 (the default) means `1/sqrt(d)`.
     pub attn_scale: f64,
+    /// Softmax scale from a FLOAT tensor of one element (a graph input or a
+    /// scalar) instead of `attn_scale`, which must then be 0.
+    pub attn_scale_tensor: Option<Tensor>,
     /// Also write the softmax statistics (log-sum-exp, `[b, h_q, s_q, 1]`
     /// FLOAT) for a backward pass.
     pub generate_stats: bool,
@@ -404,78 +532,124 @@ pub struct SdpaOptions {
     pub causal_mask_bottom_right: bool,
     /// Additive bias, broadcastable to `[b, h_q, s_q, s_kv]`.
     pub bias: Option<Tensor>,
+    /// Variable sequence lengths, given by `seq_len_q` and `seq_len_kv`
+    /// (INT32 graph inputs `[b, 1, 1, 1]`). Padding rows of `o` and the
+    /// statistics are unspecified on the GPU (0 and -inf on the CPU).
+    pub padding_mask: bool,
+    /// Valid query rows per batch (with `padding_mask`).
+    pub seq_len_q: Option<Tensor>,
+    /// Valid key columns per batch (with `padding_mask`).
+    pub seq_len_kv: Option<Tensor>,
+    /// Left bound of the diagonal band: row `i` sees column `j` only if `j >
+    /// d(i) - window_left`; `None` (default): open. At least 1.
+    pub window_left: Option<i64>,
+    /// Right bound of the diagonal band: row `i` sees column `j` only if `j
+    /// <= d(i) + window_right`; `None` (default): open. At least 0; with a
+    /// causal flag only 0.
+    pub window_right: Option<i64>,
+    /// Where the band's diagonal starts (default top-left; a causal flag
+    /// fixes it).
+    pub diagonal_alignment: DiagonalAlignment,
+    /// ALiBi position bias with cudnn-frontend's slopes (needs a top-left
+    /// causal mask).
+    pub alibi_mask: bool,
+    /// Drawn dropout: probability of dropping each element of P (0 to 1,
+    /// exclusive); needs `dropout_seed` and `dropout_offset` when above 0.
+    pub dropout_probability: f64,
+    /// Drawn dropout's seed, an INT64 tensor of one element.
+    pub dropout_seed: Option<Tensor>,
+    /// Drawn dropout's offset, an INT64 tensor of one element.
+    pub dropout_offset: Option<Tensor>,
+    /// Given dropout: a mask broadcastable to `[b, h_q, s_q, s_kv]`
+    /// (normally 0 or 1); P is multiplied by `dropout_scale * dropout_mask`.
+    pub dropout_mask: Option<Tensor>,
+    /// Given dropout's scale, a FLOAT tensor of one element.
+    pub dropout_scale: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
 }
 
 impl Default for SdpaOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_options_init);
+        let raw = init(sys::cudnnfe_sdpa_options_init_sized);
         SdpaOptions {
             name: None,
             attn_scale: raw.attn_scale,
+            attn_scale_tensor: opt_tensor(raw.attn_scale_tensor),
             generate_stats: raw.generate_stats != 0,
             causal_mask: raw.causal_mask != 0,
             causal_mask_bottom_right: raw.causal_mask_bottom_right != 0,
-            bias: (raw.bias != 0).then_some(Tensor::from_uid(raw.bias)),
+            bias: opt_tensor(raw.bias),
+            padding_mask: raw.padding_mask != 0,
+            seq_len_q: opt_tensor(raw.seq_len_q),
+            seq_len_kv: opt_tensor(raw.seq_len_kv),
+            window_left: opt_bound(raw.window_left),
+            window_right: opt_bound(raw.window_right),
+            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
+            alibi_mask: raw.alibi_mask != 0,
+            dropout_probability: raw.dropout_probability,
+            dropout_seed: opt_tensor(raw.dropout_seed),
+            dropout_offset: opt_tensor(raw.dropout_offset),
+            dropout_mask: opt_tensor(raw.dropout_mask),
+            dropout_scale: opt_tensor(raw.dropout_scale),
             compute_dtype: DataType::from_raw(raw.compute_dtype),
         }
     }
 }
 
 impl SdpaOptions {
-    /// Sets the node name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-    /// Sets the softmax scale (0: `1/sqrt(d)`).
-    pub fn attn_scale(mut self, scale: f64) -> Self {
-        self.attn_scale = scale;
-        self
-    }
+    attention_builders!();
+
     /// Asks for the softmax statistics output.
     pub fn generate_stats(mut self, generate: bool) -> Self {
         self.generate_stats = generate;
         self
     }
-    /// Sets the top-left causal mask.
-    pub fn causal_mask(mut self, causal: bool) -> Self {
-        self.causal_mask = causal;
-        self
-    }
-    /// Sets the bottom-right causal mask.
-    pub fn causal_mask_bottom_right(mut self, causal: bool) -> Self {
-        self.causal_mask_bottom_right = causal;
-        self
-    }
-    /// Sets the additive bias tensor.
-    pub fn bias(mut self, bias: Tensor) -> Self {
-        self.bias = Some(bias);
-        self
-    }
-    /// Sets the data type of the math.
-    pub fn compute_dtype(mut self, dtype: DataType) -> Self {
-        self.compute_dtype = dtype;
+    /// Given dropout: P is multiplied by `scale * mask` (`mask`
+    /// broadcastable to `[b, h_q, s_q, s_kv]`, `scale` a FLOAT tensor of
+    /// one element).
+    pub fn dropout_mask(mut self, mask: Tensor, scale: Tensor) -> Self {
+        self.dropout_mask = Some(mask);
+        self.dropout_scale = Some(scale);
         self
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_options_init);
+        let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
         raw.name = name_ptr(name);
         raw.attn_scale = self.attn_scale;
+        raw.attn_scale_tensor = opt_uid(self.attn_scale_tensor);
         raw.generate_stats = self.generate_stats as i32;
         raw.causal_mask = self.causal_mask as i32;
         raw.causal_mask_bottom_right = self.causal_mask_bottom_right as i32;
-        raw.bias = self.bias.map_or(0, Tensor::uid);
+        raw.bias = opt_uid(self.bias);
+        raw.padding_mask = self.padding_mask as i32;
+        raw.seq_len_q = opt_uid(self.seq_len_q);
+        raw.seq_len_kv = opt_uid(self.seq_len_kv);
+        raw.window_left = self.window_left.unwrap_or(-1);
+        raw.window_right = self.window_right.unwrap_or(-1);
+        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
+        raw.alibi_mask = self.alibi_mask as i32;
+        raw.dropout_probability = self.dropout_probability;
+        raw.dropout_seed = opt_uid(self.dropout_seed);
+        raw.dropout_offset = opt_uid(self.dropout_offset);
+        raw.dropout_mask = opt_uid(self.dropout_mask);
+        raw.dropout_scale = opt_uid(self.dropout_scale);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
 }
 
-/// Options of [`Graph::sdpa_backward`](crate::Graph::sdpa_backward)
-/// (`cudnnfe_sdpa_backward_options_t`). Scale, masks and bias must match
-/// the forward pass.
+/// Options of [`Graph::sdpa_backward`](crate::Graph::sdpa_backward) and
+/// [`Graph::sdpa_backward_with_dbias`](crate::Graph::sdpa_backward_with_dbias)
+/// (`cudnnfe_sdpa_backward_options_t`). Scale, masks, bias and dropout must
+/// match the forward pass (the same seed and offset, or the same mask and
+/// scale).
+///
+/// ```
+/// let o = cudnnfe::SdpaBackwardOptions::default().causal_mask(true).deterministic(true);
+/// assert!(o.causal_mask && o.deterministic && o.dropout_scale_inv.is_none());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SdpaBackwardOptions {
@@ -483,6 +657,8 @@ pub struct SdpaBackwardOptions {
     pub name: Option<String>,
     /// Softmax scale of the forward pass; 0 (the default) means `1/sqrt(d)`.
     pub attn_scale: f64,
+    /// The forward's scale tensor.
+    pub attn_scale_tensor: Option<Tensor>,
     /// The forward's top-left causal mask.
     pub causal_mask: bool,
     /// The forward's bottom-right causal mask.
@@ -491,83 +667,124 @@ pub struct SdpaBackwardOptions {
     pub bias: Option<Tensor>,
     /// Bitwise-reproducible gradients (may be slower).
     pub deterministic: bool,
+    /// The forward's variable sequence lengths (rows of dq beyond
+    /// `seq_len_q[n]` and of dk, dv beyond `seq_len_kv[n]` are 0 on the CPU,
+    /// unspecified on the GPU).
+    pub padding_mask: bool,
+    /// The forward's `seq_len_q`.
+    pub seq_len_q: Option<Tensor>,
+    /// The forward's `seq_len_kv`.
+    pub seq_len_kv: Option<Tensor>,
+    /// The forward's left band bound; `None`: open.
+    pub window_left: Option<i64>,
+    /// The forward's right band bound; `None`: open.
+    pub window_right: Option<i64>,
+    /// The forward's diagonal alignment.
+    pub diagonal_alignment: DiagonalAlignment,
+    /// The forward's ALiBi flag.
+    pub alibi_mask: bool,
+    /// The forward's dropout probability (drawn form).
+    pub dropout_probability: f64,
+    /// The forward's dropout seed.
+    pub dropout_seed: Option<Tensor>,
+    /// The forward's dropout offset.
+    pub dropout_offset: Option<Tensor>,
+    /// The forward's dropout mask (given form).
+    pub dropout_mask: Option<Tensor>,
+    /// The forward's dropout scale (given form).
+    pub dropout_scale: Option<Tensor>,
+    /// With `dropout_mask`: a FLOAT tensor of one element holding `1 /
+    /// dropout_scale`, required. On the GPU it must be a scalar of 1 (fold
+    /// the scale into the mask; `docs/attention.md`).
+    pub dropout_scale_inv: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
 }
 
 impl Default for SdpaBackwardOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_backward_options_init);
+        let raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
         SdpaBackwardOptions {
             name: None,
             attn_scale: raw.attn_scale,
+            attn_scale_tensor: opt_tensor(raw.attn_scale_tensor),
             causal_mask: raw.causal_mask != 0,
             causal_mask_bottom_right: raw.causal_mask_bottom_right != 0,
-            bias: (raw.bias != 0).then_some(Tensor::from_uid(raw.bias)),
+            bias: opt_tensor(raw.bias),
             deterministic: raw.deterministic != 0,
+            padding_mask: raw.padding_mask != 0,
+            seq_len_q: opt_tensor(raw.seq_len_q),
+            seq_len_kv: opt_tensor(raw.seq_len_kv),
+            window_left: opt_bound(raw.window_left),
+            window_right: opt_bound(raw.window_right),
+            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
+            alibi_mask: raw.alibi_mask != 0,
+            dropout_probability: raw.dropout_probability,
+            dropout_seed: opt_tensor(raw.dropout_seed),
+            dropout_offset: opt_tensor(raw.dropout_offset),
+            dropout_mask: opt_tensor(raw.dropout_mask),
+            dropout_scale: opt_tensor(raw.dropout_scale),
+            dropout_scale_inv: opt_tensor(raw.dropout_scale_inv),
             compute_dtype: DataType::from_raw(raw.compute_dtype),
         }
     }
 }
 
 impl SdpaBackwardOptions {
-    /// Sets the node name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-    /// Sets the softmax scale (0: `1/sqrt(d)`).
-    pub fn attn_scale(mut self, scale: f64) -> Self {
-        self.attn_scale = scale;
-        self
-    }
-    /// Sets the top-left causal mask.
-    pub fn causal_mask(mut self, causal: bool) -> Self {
-        self.causal_mask = causal;
-        self
-    }
-    /// Sets the bottom-right causal mask.
-    pub fn causal_mask_bottom_right(mut self, causal: bool) -> Self {
-        self.causal_mask_bottom_right = causal;
-        self
-    }
-    /// Sets the forward's additive bias tensor.
-    pub fn bias(mut self, bias: Tensor) -> Self {
-        self.bias = Some(bias);
-        self
-    }
+    attention_builders!();
+
     /// Asks for bitwise-reproducible gradients.
     pub fn deterministic(mut self, deterministic: bool) -> Self {
         self.deterministic = deterministic;
         self
     }
-    /// Sets the data type of the math.
-    pub fn compute_dtype(mut self, dtype: DataType) -> Self {
-        self.compute_dtype = dtype;
+    /// The forward's given dropout (`mask`, `scale`) and `scale_inv`, a
+    /// FLOAT tensor of one element holding `1 / scale`.
+    pub fn dropout_mask(mut self, mask: Tensor, scale: Tensor, scale_inv: Tensor) -> Self {
+        self.dropout_mask = Some(mask);
+        self.dropout_scale = Some(scale);
+        self.dropout_scale_inv = Some(scale_inv);
         self
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_backward_options_init);
+        let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
         raw.name = name_ptr(name);
         raw.attn_scale = self.attn_scale;
+        raw.attn_scale_tensor = opt_uid(self.attn_scale_tensor);
         raw.causal_mask = self.causal_mask as i32;
         raw.causal_mask_bottom_right = self.causal_mask_bottom_right as i32;
-        raw.bias = self.bias.map_or(0, Tensor::uid);
+        raw.bias = opt_uid(self.bias);
         raw.deterministic = self.deterministic as i32;
+        raw.padding_mask = self.padding_mask as i32;
+        raw.seq_len_q = opt_uid(self.seq_len_q);
+        raw.seq_len_kv = opt_uid(self.seq_len_kv);
+        raw.window_left = self.window_left.unwrap_or(-1);
+        raw.window_right = self.window_right.unwrap_or(-1);
+        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
+        raw.alibi_mask = self.alibi_mask as i32;
+        raw.dropout_probability = self.dropout_probability;
+        raw.dropout_seed = opt_uid(self.dropout_seed);
+        raw.dropout_offset = opt_uid(self.dropout_offset);
+        raw.dropout_mask = opt_uid(self.dropout_mask);
+        raw.dropout_scale = opt_uid(self.dropout_scale);
+        raw.dropout_scale_inv = opt_uid(self.dropout_scale_inv);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
 }
 
 /// Options of the normalizations ([`Graph::layernorm`](crate::Graph::layernorm),
-/// [`Graph::rmsnorm`](crate::Graph::rmsnorm) and their backward ops)
-/// (`cudnnfe_norm_options_t`).
+/// [`Graph::rmsnorm`](crate::Graph::rmsnorm), [`Graph::batchnorm`](crate::Graph::batchnorm),
+/// [`Graph::instancenorm`](crate::Graph::instancenorm),
+/// [`Graph::adalayernorm`](crate::Graph::adalayernorm) and their inference
+/// and backward ops) (`cudnnfe_norm_options_t`).
 ///
 /// ```
 /// use cudnnfe::{NormOptions, NormPhase};
 /// let o = NormOptions::default();
 /// assert_eq!((o.phase, o.epsilon, o.zero_centered_gamma), (NormPhase::Training, 1e-5, false));
+/// assert_eq!(o.momentum, 0.1);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -579,21 +796,27 @@ pub struct NormOptions {
     /// Added to the variance (or mean square) before the square root
     /// (default 1e-5).
     pub epsilon: f64,
-    /// `y` uses `1 + scale` instead of `scale` (zero-centred gamma).
+    /// `y` uses `1 + scale` instead of `scale` (zero-centred gamma);
+    /// offered by layer norm, RMS norm and adaptive layer norm.
     pub zero_centered_gamma: bool,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
+    /// Batch norm with running statistics: the weight of this batch's
+    /// statistics in the update, in `[0, 1]` (default 0.1; `1/(1 + n)` at
+    /// the n-th call for a cumulative average).
+    pub momentum: f64,
 }
 
 impl Default for NormOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_norm_options_init);
+        let raw = init(sys::cudnnfe_norm_options_init_sized);
         NormOptions {
             name: None,
             phase: NormPhase::from_raw(raw.phase),
             epsilon: raw.epsilon,
             zero_centered_gamma: raw.zero_centered_gamma != 0,
             compute_dtype: DataType::from_raw(raw.compute_dtype),
+            momentum: raw.momentum,
         }
     }
 }
@@ -619,6 +842,11 @@ impl NormOptions {
         self.zero_centered_gamma = zero_centered;
         self
     }
+    /// Sets batch norm's running-statistics momentum.
+    pub fn momentum(mut self, momentum: f64) -> Self {
+        self.momentum = momentum;
+        self
+    }
     /// Sets the data type of the math.
     pub fn compute_dtype(mut self, dtype: DataType) -> Self {
         self.compute_dtype = dtype;
@@ -626,12 +854,13 @@ impl NormOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_norm_options_t {
-        let mut raw = init(sys::cudnnfe_norm_options_init);
+        let mut raw = init(sys::cudnnfe_norm_options_init_sized);
         raw.name = name_ptr(name);
         raw.phase = self.phase.as_raw();
         raw.epsilon = self.epsilon;
         raw.zero_centered_gamma = self.zero_centered_gamma as i32;
         raw.compute_dtype = self.compute_dtype.as_raw();
+        raw.momentum = self.momentum;
         raw
     }
 }
@@ -650,7 +879,7 @@ pub struct SoftmaxOptions {
 
 impl Default for SoftmaxOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_softmax_options_init);
+        let raw = init(sys::cudnnfe_softmax_options_init_sized);
         SoftmaxOptions {
             name: None,
             generate_stats: raw.generate_stats != 0,
@@ -677,10 +906,399 @@ impl SoftmaxOptions {
     }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_softmax_options_t {
-        let mut raw = init(sys::cudnnfe_softmax_options_init);
+        let mut raw = init(sys::cudnnfe_softmax_options_init_sized);
         raw.name = name_ptr(name);
         raw.generate_stats = self.generate_stats as i32;
         raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
+/// Options of the layout ops [`Graph::reshape`](crate::Graph::reshape),
+/// [`transpose`](crate::Graph::transpose), [`slice`](crate::Graph::slice)
+/// and [`concatenate`](crate::Graph::concatenate) (`cudnnfe_layout_options_t`).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LayoutOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+}
+
+impl LayoutOptions {
+    /// Sets the node name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_layout_options_t {
+        let mut raw = init(sys::cudnnfe_layout_options_init_sized);
+        raw.name = name_ptr(name);
+        raw
+    }
+}
+
+/// Options of [`Graph::resample`](crate::Graph::resample)
+/// (`cudnnfe_resample_options_t`): pooling (window, stride, padding) or
+/// upsampling (scale). Spatial values are per spatial dimension, in the
+/// tensor's logical order (H, W for NCHW).
+///
+/// ```
+/// use cudnnfe::{PaddingMode, ResampleMode, ResampleOptions};
+/// let o = ResampleOptions::default();
+/// assert_eq!((o.mode, o.padding_mode), (ResampleMode::MaxPool, PaddingMode::Auto));
+/// assert_eq!((o.window, o.stride), ([2, 2, 2], [2, 2, 2]));
+///
+/// let o = ResampleOptions::default()
+///     .mode(ResampleMode::AvgPoolExcludePadding)
+///     .window([3, 3])
+///     .stride([2, 2])
+///     .padding([1, 1]);
+/// assert_eq!(o.pre_padding, [1, 1, 0]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ResampleOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Pooling or upsampling mode (default max pooling).
+    pub mode: ResampleMode,
+    /// Spatial rank (1 to 3); 0 takes it from x's rank minus 2.
+    pub spatial_dims: i32,
+    /// Pooling window per spatial dimension (default 2).
+    pub window: [i64; 3],
+    /// Pooling stride per spatial dimension (default 2).
+    pub stride: [i64; 3],
+    /// Pooling padding before each spatial dimension (default 0, each
+    /// smaller than the window).
+    pub pre_padding: [i64; 3],
+    /// Pooling padding after each spatial dimension (default 0).
+    pub post_padding: [i64; 3],
+    /// What pooling reads outside the image (default: by mode).
+    pub padding_mode: PaddingMode,
+    /// Upsampling factor per spatial dimension (default 2).
+    pub scale: [i64; 3],
+    /// Max pooling: also write the position of each maximum inside its
+    /// window (INT8 unless its type is set).
+    pub generate_index: bool,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl Default for ResampleOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_resample_options_init_sized);
+        ResampleOptions {
+            name: None,
+            mode: ResampleMode::from_raw(raw.mode),
+            spatial_dims: raw.spatial_dims,
+            window: raw.window,
+            stride: raw.stride,
+            pre_padding: raw.pre_padding,
+            post_padding: raw.post_padding,
+            padding_mode: PaddingMode::from_raw(raw.padding_mode),
+            scale: raw.scale,
+            generate_index: raw.generate_index != 0,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl ResampleOptions {
+    /// Sets the node name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Sets the mode.
+    pub fn mode(mut self, mode: ResampleMode) -> Self {
+        self.mode = mode;
+        self
+    }
+    /// Sets the spatial rank (0: from x).
+    pub fn spatial_dims(mut self, spatial_dims: i32) -> Self {
+        self.spatial_dims = spatial_dims;
+        self
+    }
+    /// Sets the pooling window of each given spatial dimension.
+    pub fn window<const N: usize>(mut self, window: [i64; N]) -> Self {
+        spatial(&mut self.window, window);
+        self
+    }
+    /// Sets the pooling stride of each given spatial dimension.
+    pub fn stride<const N: usize>(mut self, stride: [i64; N]) -> Self {
+        spatial(&mut self.stride, stride);
+        self
+    }
+    /// Sets the same padding before and after each given spatial dimension.
+    pub fn padding<const N: usize>(mut self, padding: [i64; N]) -> Self {
+        spatial(&mut self.pre_padding, padding);
+        spatial(&mut self.post_padding, padding);
+        self
+    }
+    /// Sets the padding before each given spatial dimension.
+    pub fn pre_padding<const N: usize>(mut self, padding: [i64; N]) -> Self {
+        spatial(&mut self.pre_padding, padding);
+        self
+    }
+    /// Sets the padding after each given spatial dimension.
+    pub fn post_padding<const N: usize>(mut self, padding: [i64; N]) -> Self {
+        spatial(&mut self.post_padding, padding);
+        self
+    }
+    /// Sets what pooling reads outside the image.
+    pub fn padding_mode(mut self, mode: PaddingMode) -> Self {
+        self.padding_mode = mode;
+        self
+    }
+    /// Sets the upsampling factor of each given spatial dimension.
+    pub fn scale<const N: usize>(mut self, scale: [i64; N]) -> Self {
+        spatial(&mut self.scale, scale);
+        self
+    }
+    /// Asks max pooling for the index output.
+    pub fn generate_index(mut self, generate: bool) -> Self {
+        self.generate_index = generate;
+        self
+    }
+    /// Sets the data type of the math.
+    pub fn compute_dtype(mut self, dtype: DataType) -> Self {
+        self.compute_dtype = dtype;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_resample_options_t {
+        let mut raw = init(sys::cudnnfe_resample_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.mode = self.mode.as_raw();
+        raw.spatial_dims = self.spatial_dims;
+        raw.window = self.window;
+        raw.stride = self.stride;
+        raw.pre_padding = self.pre_padding;
+        raw.post_padding = self.post_padding;
+        raw.padding_mode = self.padding_mode.as_raw();
+        raw.scale = self.scale;
+        raw.generate_index = self.generate_index as i32;
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
+/// Options of [`Graph::rng`](crate::Graph::rng) (`cudnnfe_rng_options_t`).
+///
+/// ```
+/// use cudnnfe::{RngDistribution, RngOptions};
+/// let o = RngOptions::default();
+/// assert_eq!((o.distribution, o.bernoulli_probability), (RngDistribution::Bernoulli, 0.5));
+/// let o = RngOptions::default().normal(1.0, 0.5).seed(42);
+/// assert_eq!((o.distribution, o.normal_mean, o.normal_stddev, o.seed), (RngDistribution::Normal, 1.0, 0.5, 42));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RngOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// The distribution (default Bernoulli).
+    pub distribution: RngDistribution,
+    /// Bernoulli: probability of a 1 (default 0.5).
+    pub bernoulli_probability: f64,
+    /// Uniform: lower end, included (default 0).
+    pub uniform_min: f64,
+    /// Uniform: upper end, excluded (default 1).
+    pub uniform_max: f64,
+    /// Normal: mean (default 0).
+    pub normal_mean: f64,
+    /// Normal: standard deviation (default 1).
+    pub normal_stddev: f64,
+    /// The seed when no seed tensor is given (offset 0); default 0.
+    pub seed: i64,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl Default for RngOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_rng_options_init_sized);
+        RngOptions {
+            name: None,
+            distribution: RngDistribution::from_raw(raw.distribution),
+            bernoulli_probability: raw.bernoulli_probability,
+            uniform_min: raw.uniform_min,
+            uniform_max: raw.uniform_max,
+            normal_mean: raw.normal_mean,
+            normal_stddev: raw.normal_stddev,
+            seed: raw.seed,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl RngOptions {
+    /// Sets the node name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Bernoulli: 1 with `probability`, else 0.
+    pub fn bernoulli(mut self, probability: f64) -> Self {
+        self.distribution = RngDistribution::Bernoulli;
+        self.bernoulli_probability = probability;
+        self
+    }
+    /// Uniform on `[min, max)`.
+    pub fn uniform(mut self, min: f64, max: f64) -> Self {
+        self.distribution = RngDistribution::Uniform;
+        self.uniform_min = min;
+        self.uniform_max = max;
+        self
+    }
+    /// Normal with `mean` and `stddev`.
+    pub fn normal(mut self, mean: f64, stddev: f64) -> Self {
+        self.distribution = RngDistribution::Normal;
+        self.normal_mean = mean;
+        self.normal_stddev = stddev;
+        self
+    }
+    /// Sets the distribution (its parameters keep their values).
+    pub fn distribution(mut self, distribution: RngDistribution) -> Self {
+        self.distribution = distribution;
+        self
+    }
+    /// Sets the seed used when no seed tensor is given.
+    pub fn seed(mut self, seed: i64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Sets the data type of the math.
+    pub fn compute_dtype(mut self, dtype: DataType) -> Self {
+        self.compute_dtype = dtype;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_rng_options_t {
+        let mut raw = init(sys::cudnnfe_rng_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.distribution = self.distribution.as_raw();
+        raw.bernoulli_probability = self.bernoulli_probability;
+        raw.uniform_min = self.uniform_min;
+        raw.uniform_max = self.uniform_max;
+        raw.normal_mean = self.normal_mean;
+        raw.normal_stddev = self.normal_stddev;
+        raw.seed = self.seed;
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
+/// Options of [`Graph::sdpa_fp8`](crate::Graph::sdpa_fp8)
+/// (`cudnnfe_sdpa_fp8_options_t`).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SdpaFp8Options {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Softmax scale applied to Q·Kᵀ (after the descales); 0 (the default)
+    /// means `1/sqrt(d)`.
+    pub attn_scale: f64,
+    /// Also write the statistics `[b, h_q, s_q, 1]` FLOAT for backward.
+    pub generate_stats: bool,
+    /// Causal mask aligned at the top-left corner.
+    pub causal_mask: bool,
+}
+
+impl Default for SdpaFp8Options {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
+        SdpaFp8Options {
+            name: None,
+            attn_scale: raw.attn_scale,
+            generate_stats: raw.generate_stats != 0,
+            causal_mask: raw.causal_mask != 0,
+        }
+    }
+}
+
+impl SdpaFp8Options {
+    /// Sets the node name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Sets the softmax scale (0: `1/sqrt(d)`).
+    pub fn attn_scale(mut self, scale: f64) -> Self {
+        self.attn_scale = scale;
+        self
+    }
+    /// Asks for the statistics output.
+    pub fn generate_stats(mut self, generate: bool) -> Self {
+        self.generate_stats = generate;
+        self
+    }
+    /// Sets the top-left causal mask.
+    pub fn causal_mask(mut self, causal: bool) -> Self {
+        self.causal_mask = causal;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
+        let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.attn_scale = self.attn_scale;
+        raw.generate_stats = self.generate_stats as i32;
+        raw.causal_mask = self.causal_mask as i32;
+        raw
+    }
+}
+
+/// Options of [`Graph::sdpa_fp8_backward`](crate::Graph::sdpa_fp8_backward)
+/// (`cudnnfe_sdpa_fp8_backward_options_t`); must match the forward pass.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SdpaFp8BackwardOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// The forward's softmax scale; 0 (the default) means `1/sqrt(d)`.
+    pub attn_scale: f64,
+    /// The forward's top-left causal mask.
+    pub causal_mask: bool,
+}
+
+impl Default for SdpaFp8BackwardOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
+        SdpaFp8BackwardOptions {
+            name: None,
+            attn_scale: raw.attn_scale,
+            causal_mask: raw.causal_mask != 0,
+        }
+    }
+}
+
+impl SdpaFp8BackwardOptions {
+    /// Sets the node name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Sets the softmax scale (0: `1/sqrt(d)`).
+    pub fn attn_scale(mut self, scale: f64) -> Self {
+        self.attn_scale = scale;
+        self
+    }
+    /// Sets the top-left causal mask.
+    pub fn causal_mask(mut self, causal: bool) -> Self {
+        self.causal_mask = causal;
+        self
+    }
+
+    pub(crate) fn to_raw(
+        &self,
+        name: &Option<CString>,
+    ) -> sys::cudnnfe_sdpa_fp8_backward_options_t {
+        let mut raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.attn_scale = self.attn_scale;
+        raw.causal_mask = self.causal_mask as i32;
         raw
     }
 }
@@ -753,7 +1371,7 @@ pub(crate) struct RawBuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_build_options_init);
+        let raw = init(sys::cudnnfe_build_options_init_sized);
         let count = raw.num_heur_modes.clamp(0, raw.heur_modes.len() as i32) as usize;
         BuildOptions {
             target: Target::from_raw(raw.target),
@@ -841,7 +1459,7 @@ impl BuildOptions {
     }
 
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
-        let mut raw = init(sys::cudnnfe_build_options_init);
+        let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
         if self.heur_modes.len() > raw.heur_modes.len() {
             return Err(Error::invalid_argument(format!(

@@ -16,13 +16,15 @@ use crate::error::{check_thread, owned_str, Error, ErrorKind, Result};
 use crate::handle::Handle;
 use crate::types::PlanSource;
 
-/// Calls a C init function on fresh memory.
-fn init<T>(f: unsafe extern "C" fn(*mut T)) -> T {
+/// Calls a C init function (`cudnnfe_*_init_sized`) on fresh memory, with
+/// the size of the struct this crate was generated with.
+fn init<T>(f: unsafe extern "C" fn(*mut T, usize)) -> T {
     let mut raw = MaybeUninit::<T>::zeroed();
-    // SAFETY: the init functions write every field of these plain-data
-    // structs; zeroed memory is a valid value of them anyway.
+    // SAFETY: the init functions write the first `size_of::<T>()` bytes,
+    // every field of these plain-data structs; zeroed memory is a valid
+    // value of them anyway.
     unsafe {
-        f(raw.as_mut_ptr());
+        f(raw.as_mut_ptr(), std::mem::size_of::<T>());
         raw.assume_init()
     }
 }
@@ -228,7 +230,7 @@ pub struct PlanCacheStats {
 /// Counters of this process's plan caches (`cudnnfe_plan_cache_get_stats`).
 /// Only GPU builds use the caches.
 pub fn plan_cache_stats() -> Result<PlanCacheStats> {
-    let mut raw = init(sys::cudnnfe_plan_cache_stats_init);
+    let mut raw = init(sys::cudnnfe_plan_cache_stats_init_sized);
     // SAFETY: an initialized output struct.
     check_thread(unsafe { sys::cudnnfe_plan_cache_get_stats(&mut raw) })?;
     let n = |v: i64| v.max(0) as u64;
@@ -276,7 +278,7 @@ pub struct AutotuneOptions {
 
 impl Default for AutotuneOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_autotune_options_init);
+        let raw = init(sys::cudnnfe_autotune_options_init_sized);
         AutotuneOptions {
             warmup_iterations: raw.warmup_iterations,
             min_iterations: raw.min_iterations,
@@ -315,7 +317,7 @@ impl AutotuneOptions {
     }
 
     fn to_raw(&self) -> sys::cudnnfe_autotune_options_t {
-        let mut raw = init(sys::cudnnfe_autotune_options_init);
+        let mut raw = init(sys::cudnnfe_autotune_options_init_sized);
         raw.warmup_iterations = self.warmup_iterations;
         raw.min_iterations = self.min_iterations;
         raw.max_iterations = self.max_iterations;
@@ -344,7 +346,7 @@ pub struct PlanLoadOptions {
 
 impl Default for PlanLoadOptions {
     fn default() -> Self {
-        let raw = init(sys::cudnnfe_plan_load_options_init);
+        let raw = init(sys::cudnnfe_plan_load_options_init_sized);
         PlanLoadOptions {
             rebuild_on_mismatch: raw.rebuild_on_mismatch != 0,
         }
@@ -386,7 +388,7 @@ impl BuiltGraph {
     /// Plan `index` (`cudnnfe_graph_get_plan_info`);
     /// [`ErrorKind::InvalidArgument`] naming the count when out of range.
     pub fn plan_info(&self, index: usize) -> Result<PlanInfo> {
-        let mut raw = init(sys::cudnnfe_plan_info_init);
+        let mut raw = init(sys::cudnnfe_plan_info_init_sized);
         // SAFETY: an initialized output struct; the name it points at lives
         // as long as the graph and is copied at once.
         check_thread(unsafe {
@@ -489,7 +491,7 @@ impl BuiltGraph {
     /// Where the plan came from and how long each build stage took
     /// (`cudnnfe_graph_get_build_info`).
     pub fn build_info(&self) -> Result<BuildInfo> {
-        let mut raw = init(sys::cudnnfe_build_info_init);
+        let mut raw = init(sys::cudnnfe_build_info_init_sized);
         // SAFETY: an initialized output struct.
         check_thread(unsafe { sys::cudnnfe_graph_get_build_info(self.raw(), &mut raw) })?;
         Ok(BuildInfo {
@@ -566,7 +568,7 @@ impl BuiltGraph {
                 "cudnnfe_graph_create returned OK and NULL",
             )
         })?;
-        let mut raw = init(sys::cudnnfe_plan_load_options_init);
+        let mut raw = init(sys::cudnnfe_plan_load_options_init_sized);
         raw.rebuild_on_mismatch = options.rebuild_on_mismatch as i32;
         let handle = handle.map_or(ptr::null_mut(), |h| h.raw());
         // SAFETY: a fresh graph, a live handle or NULL, `data` valid for its

@@ -400,3 +400,67 @@ int_enum! {
         Rebuilt = sys::CUDNNFE_PLAN_SOURCE_REBUILT,
     }
 }
+
+int_enum! {
+    /// Where the diagonal of attention's diagonal band (sliding window)
+    /// starts (`cudnnfe_diagonal_alignment_t`), in
+    /// [`SdpaOptions::diagonal_alignment`](crate::SdpaOptions::diagonal_alignment).
+    pub enum DiagonalAlignment {
+        /// Row `i`'s diagonal is column `i` (the default).
+        TopLeft = sys::CUDNNFE_DIAGONAL_TOP_LEFT,
+        /// Row `i`'s diagonal is column `i + s_kv - s_q` (with padding,
+        /// `i + seq_len_kv[n] - seq_len_q[n]`).
+        BottomRight = sys::CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
+    }
+}
+
+impl Default for DiagonalAlignment {
+    /// [`DiagonalAlignment::TopLeft`].
+    fn default() -> Self {
+        DiagonalAlignment::TopLeft
+    }
+}
+
+int_enum! {
+    /// Pooling or upsampling mode of [`Graph::resample`](crate::Graph::resample)
+    /// (`cudnnfe_resample_mode_t`).
+    pub enum ResampleMode {
+        /// Maximum over each window (the default).
+        MaxPool = sys::CUDNNFE_RESAMPLE_MAXPOOL,
+        /// Average over each window, dividing by the window size.
+        AvgPoolIncludePadding = sys::CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING,
+        /// Average over each window, dividing by the in-image count.
+        AvgPoolExcludePadding = sys::CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
+        /// Upsampling by an integer factor: nearest neighbour.
+        Nearest = sys::CUDNNFE_RESAMPLE_NEAREST,
+        /// Upsampling by an integer factor: bilinear (edges clamp).
+        Bilinear = sys::CUDNNFE_RESAMPLE_BILINEAR,
+    }
+}
+
+int_enum! {
+    /// What pooling reads outside the image (`cudnnfe_padding_mode_t`).
+    pub enum PaddingMode {
+        /// `NegInf` for max pooling, `Zero` for average pooling (the default).
+        Auto = sys::CUDNNFE_PADDING_AUTO,
+        /// Zeros.
+        Zero = sys::CUDNNFE_PADDING_ZERO,
+        /// Minus infinity (max pooling only).
+        NegInf = sys::CUDNNFE_PADDING_NEG_INF,
+        /// The nearest edge value (max pooling only).
+        Edge = sys::CUDNNFE_PADDING_EDGE,
+    }
+}
+
+int_enum! {
+    /// Distribution of [`Graph::rng`](crate::Graph::rng)
+    /// (`cudnnfe_rng_distribution_t`).
+    pub enum RngDistribution {
+        /// 1 with the options' `bernoulli_probability`, else 0 (the default).
+        Bernoulli = sys::CUDNNFE_RNG_BERNOULLI,
+        /// Uniform on `[uniform_min, uniform_max)`.
+        Uniform = sys::CUDNNFE_RNG_UNIFORM,
+        /// Normal with `normal_mean` and `normal_stddev`.
+        Normal = sys::CUDNNFE_RNG_NORMAL,
+    }
+}
