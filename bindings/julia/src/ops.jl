@@ -310,6 +310,11 @@ forward's):
     batch's lengths). A causal mask is `window_right = 0`;
   * `alibi = true`: ALiBi, `slope(h) * (j - i)` added to the scores with
     cudnn-frontend's slopes (needs a top-left causal mask);
+  * `ragged_offset_q`, `ragged_offset_k`, `ragged_offset_v`,
+    `ragged_offset_o`: packed (THD) storage: INT32/INT64 graph inputs of size
+    `(1, 1, 1, b + 1)` holding each sequence's element offset (needs the
+    sequence lengths); in the backward each also covers its gradient
+    (dq, dk, dv, dO);
   * dropout of the softmax output, drawn: `dropout_probability` with
     `dropout_seed` and `dropout_offset` (INT64 tensors of one element; the
     CPU reference draws other bits than cuDNN); or given: `dropout_mask`
@@ -317,19 +322,30 @@ forward's):
     tensor of one element).
 """
 
+# The ragged-offset fields of both directions.
+_ragged_fields(g::Graph, q, k, v, o) =
+    (ragged_offset_q = _uid(g, q), ragged_offset_k = _uid(g, k), ragged_offset_v = _uid(g, v),
+     ragged_offset_o = _uid(g, o))
+
 """
     sdpa!(g, q, k, v; scale = nothing, causal = false, bias = nothing, stats = false,
           seq_len_q = nothing, seq_len_kv = nothing, window_left = nothing,
           window_right = nothing, diagonal_alignment = :top_left, alibi = false,
           dropout_probability = nothing, dropout_seed = nothing, dropout_offset = nothing,
-          dropout_mask = nothing, dropout_scale = nothing, compute_dtype = nothing,
-          name = nothing) -> (o, stats_tensor)
+          dropout_mask = nothing, dropout_scale = nothing, ragged_offset_q = nothing,
+          ragged_offset_k = nothing, ragged_offset_v = nothing, ragged_offset_o = nothing,
+          page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+          compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
 `k` `(d, s_kv, h_kv, b)`, `v` `(d_v, s_kv, h_kv, b)` (any strides; `h_q` a
 multiple of `h_kv` for GQA/MQA); `o` is `(d_v, s_q, h_q, b)` with `q`'s
 dimension order. With `stats = true` the second result is the FLOAT
 log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
+A paged K/V cache: `k`/`v` are page containers `(d, page_size, h_kv,
+num_pages)` read through `page_table_k`/`page_table_v` (INT32 graph inputs of
+size `(1, pages_per_sequence, 1, b)`, needing `seq_len_kv`); `max_seq_len_kv`
+sets s_kv (default: the pages' capacity).
 
 $_ATTENTION_KWARGS_DOC
 """
@@ -338,7 +354,9 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                window_left = nothing, window_right = nothing, diagonal_alignment = :top_left,
                alibi::Bool = false, dropout_probability = nothing, dropout_seed = nothing,
                dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
-               compute_dtype = nothing, name = nothing)
+               ragged_offset_q = nothing, ragged_offset_k = nothing, ragged_offset_v = nothing,
+               ragged_offset_o = nothing, page_table_k = nothing, page_table_v = nothing,
+               max_seq_len_kv = nothing, compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -351,7 +369,12 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
     st = Ref{Int64}(0)
     GC.@preserve nm begin
         r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
-                      generate_stats = Int32(stats), fields...))
+                      generate_stats = Int32(stats), fields...,
+                      _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
+                                     ragged_offset_o)...,
+                      page_table_k = _uid(g, page_table_k), page_table_v = _uid(g, page_table_v),
+                      max_seq_len_kv = max_seq_len_kv === nothing ? Int64(0) :
+                                       Int64(max_seq_len_kv)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
@@ -383,6 +406,8 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                         alibi::Bool = false, dropout_probability = nothing,
                         dropout_seed = nothing, dropout_offset = nothing, dropout_mask = nothing,
                         dropout_scale = nothing, dropout_scale_inv = nothing,
+                        ragged_offset_q = nothing, ragged_offset_k = nothing,
+                        ragged_offset_v = nothing, ragged_offset_o = nothing,
                         compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
@@ -396,7 +421,9 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
     GC.@preserve nm begin
         r = Ref(_with(opts; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
                       deterministic = Int32(deterministic),
-                      dropout_scale_inv = _uid(g, dropout_scale_inv), fields...))
+                      dropout_scale_inv = _uid(g, dropout_scale_inv), fields...,
+                      _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
+                                     ragged_offset_o)...))
         if dbias
             check(g, Lib.cudnnfe_graph_add_sdpa_backward_ex(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
                                                             dv, db))
