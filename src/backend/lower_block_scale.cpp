@@ -16,7 +16,7 @@ constexpr size_t kBlockScaleSince = 90700;
 
 void require_version(Lowering &lowering, const Node &node, const char *descriptor) {
   if (lowering.cudnn_version() < kBlockScaleSince)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), " needs cuDNN 9.7 or newer (",
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind), " needs cuDNN 9.7 or newer (",
          descriptor, "); the loaded cuDNN is ",
          plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())));
 }
@@ -39,7 +39,7 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
     set_attribute(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
                   block_size, "the block size");
     add_operation_named(lowering, std::move(op),
-                        cat(Graph::label(node), " (cuDNN's block scale quantize operation)"));
+                        "cuDNN's block scale quantize operation");
     return;
   }
   require_version(lowering, node, "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR");
@@ -54,7 +54,7 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
   set_attribute(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
                 block_size, "the block size");
   add_operation_named(lowering, std::move(op),
-                      cat(Graph::label(node), " (cuDNN's block scale dequantize operation)"));
+                      "cuDNN's block scale dequantize operation");
 }
 
 }  // namespace cudnnfe::backend
