@@ -892,6 +892,7 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t n
 /* docs/layout-ops.md ("Block scaling") has the exact rule.                 */
 /* ------------------------------------------------------------------------ */
 
+/* Options of both block-scale ops. */
 typedef struct cudnnfe_block_scale_options {
   size_t struct_size;
   const char *name;

@@ -38,8 +38,7 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
     op.set_data_type(CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC, math);
     set_attribute(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
                   block_size, "the block size");
-    add_operation_named(lowering, std::move(op),
-                        "cuDNN's block scale quantize operation");
+    add_operation_named(lowering, std::move(op), "cuDNN's block scale quantize operation");
     return;
   }
   require_version(lowering, node, "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR");
@@ -53,8 +52,7 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
   op.set_data_type(CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC, math);
   set_attribute(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
                 block_size, "the block size");
-  add_operation_named(lowering, std::move(op),
-                      "cuDNN's block scale dequantize operation");
+  add_operation_named(lowering, std::move(op), "cuDNN's block scale dequantize operation");
 }
 
 }  // namespace cudnnfe::backend
