@@ -616,3 +616,26 @@ TEST(graph_json_round_trip) {
     std::printf("  (no \"block_size\": 16 text to corrupt; format differs)\n");
   }
 }
+
+// Special blocks (docs/layout-ops.md): an infinite amax gives scale 2^127
+// (byte 254) with the infinity saturated to 448 and the rest flushed to 0;
+// a NaN makes the block's scale NaN (0xff) and its values NaN; E5M2 keeps
+// the same rule with its own maximum.
+TEST(quantize_special_blocks) {
+  G g;
+  const int64_t x = g.input("x", CUDNNFE_DTYPE_FLOAT, {2, 4});
+  cudnnfe_block_scale_options_t o = options(4, 1);
+  int64_t y = 0, scale = 0;
+  CHECK_OK(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, &scale));
+  g.output(y);
+  g.output(scale);
+  REQUIRE(g.build());
+  const float xv[8] = {INFINITY, -1, 2, 0, 1, NAN, 3, 4};
+  Bytes yb(8, 0xcd), sb(2, 0xcd);
+  REQUIRE(g.run({{x, const_cast<float *>(xv)}, {y, yb.data()}, {scale, sb.data()}}));
+  CHECK(sb[0] == 254);
+  CHECK(fp8_value(yb[0], CUDNNFE_DTYPE_FP8_E4M3) == 448);
+  for (int i = 1; i < 4; ++i) CHECK(fp8_value(yb[i], CUDNNFE_DTYPE_FP8_E4M3) == 0);
+  CHECK(sb[1] == 255);
+  for (int i = 4; i < 8; ++i) CHECK(std::isnan(fp8_value(yb[i], CUDNNFE_DTYPE_FP8_E4M3)));
+}
