@@ -23,6 +23,7 @@ const (
 	DTypeBoolean  DType = DType(capi.CUDNNFE_DTYPE_BOOLEAN) // one byte per element, 0 or 1
 	DTypeUint8    DType = DType(capi.CUDNNFE_DTYPE_UINT8)
 	DTypeDouble   DType = DType(capi.CUDNNFE_DTYPE_DOUBLE)
+	DTypeFP8E8M0  DType = DType(capi.CUDNNFE_DTYPE_FP8_E8M0) // block scales: 2^(byte-127)
 )
 
 // String returns the library's name of the type ("BFLOAT16"; "UNKNOWN").

@@ -86,6 +86,12 @@ typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_BOOLEAN 9
 #define CUDNNFE_DTYPE_UINT8 10
 #define CUDNNFE_DTYPE_DOUBLE 11
+/* The block scales of microscaling formats (MXFP8): one byte, an unsigned
+ * power of two 2^(bits - 127), bits 0..254 (0xff is NaN); no zero, no sign.
+ * Storing a value rounds it up to a power of two, clamped to
+ * [2^-127, 2^127]; NaN, negative values and zero store 0xff, 0xff, 0x00.
+ * Only the block-scale ops read or write it (their scale tensors). */
+#define CUDNNFE_DTYPE_FP8_E8M0 12
 
 /* Where a built graph runs. */
 typedef int32_t cudnnfe_target_t;
@@ -877,6 +883,66 @@ cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *graph, int64_t x, int3
 cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t num_inputs,
                                                const int64_t *inputs, int32_t axis,
                                                const cudnnfe_layout_options_t *options, int64_t *y);
+
+/* ------------------------------------------------------------------------ */
+/* Block-scale quantization (microscaling, MXFP8)                           */
+/*                                                                          */
+/* x is cut into blocks of `block_size` consecutive elements along `axis`;  */
+/* each block gets one FP8_E8M0 scale (a power of two) and FP8 values.      */
+/* docs/layout-ops.md ("Block scaling") has the exact rule.                 */
+/* ------------------------------------------------------------------------ */
+
+/* Options of both block-scale ops. */
+typedef struct cudnnfe_block_scale_options {
+  size_t struct_size;
+  const char *name;
+  /* Elements per block along `axis` (default 32, the MX block): x's dim
+   * `axis` must be a multiple of it. */
+  int32_t block_size;
+  /* The blocked dim; negative counts from the end (default -1, the last
+   * dim). The scale tensor has x's dims with dim `axis` divided by
+   * block_size. */
+  int32_t axis;
+  /* Quantize only: nonzero gives y and scale strides that make `axis` the
+   * innermost (packed) dim, whatever x's layout (default 0: y takes x's
+   * strides, scale x's dimension order). cuDNN wants the blocked dim
+   * packed. */
+  int32_t transpose;
+  /* Quantize only: y's type when y's type is not set, FP8_E4M3 (default)
+   * or FP8_E5M2. The scale's type is FP8_E8M0. */
+  cudnnfe_dtype_t y_dtype;
+} cudnnfe_block_scale_options_t;
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
+                                            size_t struct_size);
+#define cudnnfe_block_scale_options_init(options) \
+  cudnnfe_block_scale_options_init_sized((options), sizeof(*(options)))
+
+/* Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
+ *   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
+ *              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
+ *              block),
+ *   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
+ *       448, FP8_E5M2: max 57344), saturating.
+ * Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
+ * GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
+ * (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
+ * Hopper with NOT_SUPPORTED). */
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
+    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
+    int64_t *scale);
+
+/* Block-scale dequantize: y = x * scale[B] for each element of block B.
+ * x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
+ * `axis`, which is x's divided by block_size. y (x's dims, x's strides) is
+ * FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
+ * intermediate type for a virtual y), else FLOAT. Reads block_size, axis
+ * and name. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
+ * newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
+ * it elsewhere with NOT_SUPPORTED. */
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
+    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
+    int64_t *y);
 
 /* Resampling modes. Pooling takes a window over each output position
  * (floor((in + pre + post - window) / stride) + 1 positions per spatial dim);

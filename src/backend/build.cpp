@@ -120,6 +120,8 @@ void lower_node(Lowering &lowering, const Node &node) {
     case OpKind::kRng: return lower_rng(lowering, node);
     case OpKind::kSdpaFp8: return lower_sdpa_fp8(lowering, node);
     case OpKind::kSdpaFp8Backward: return lower_sdpa_fp8_backward(lowering, node);
+    case OpKind::kBlockScaleQuantize:
+    case OpKind::kBlockScaleDequantize: return lower_block_scale(lowering, node);
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
            " has no cuDNN lowering yet (it runs on the CPU reference)");

@@ -38,6 +38,7 @@ cudnnDataType_t to_cudnn(cudnnfe_dtype_t dtype) {
     case CUDNNFE_DTYPE_BFLOAT16: return CUDNN_DATA_BFLOAT16;
     case CUDNNFE_DTYPE_FP8_E4M3: return CUDNN_DATA_FP8_E4M3;
     case CUDNNFE_DTYPE_FP8_E5M2: return CUDNN_DATA_FP8_E5M2;
+    case CUDNNFE_DTYPE_FP8_E8M0: return CUDNN_DATA_FP8_E8M0;
     case CUDNNFE_DTYPE_INT8: return CUDNN_DATA_INT8;
     case CUDNNFE_DTYPE_INT32: return CUDNN_DATA_INT32;
     case CUDNNFE_DTYPE_INT64: return CUDNN_DATA_INT64;

@@ -194,5 +194,7 @@ void lower_softmax(Lowering &lowering, const Node &node);
 void lower_layout(Lowering &lowering, const Node &node);
 void lower_resample(Lowering &lowering, const Node &node);
 void lower_rng(Lowering &lowering, const Node &node);
+// block_scale_quantize, block_scale_dequantize (lower_block_scale.cpp).
+void lower_block_scale(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

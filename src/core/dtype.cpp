@@ -17,7 +17,7 @@ constexpr DtypeInfo kDtypes[] = {
     {CUDNNFE_DTYPE_FP8_E5M2, "FP8_E5M2", 1}, {CUDNNFE_DTYPE_INT8, "INT8", 1},
     {CUDNNFE_DTYPE_INT32, "INT32", 4},       {CUDNNFE_DTYPE_INT64, "INT64", 8},
     {CUDNNFE_DTYPE_BOOLEAN, "BOOLEAN", 1},   {CUDNNFE_DTYPE_UINT8, "UINT8", 1},
-    {CUDNNFE_DTYPE_DOUBLE, "DOUBLE", 8},
+    {CUDNNFE_DTYPE_DOUBLE, "DOUBLE", 8},     {CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0", 1},
 };
 
 const DtypeInfo *find(cudnnfe_dtype_t dtype) {

@@ -231,6 +231,10 @@ class CpuPlan final : public Plan {
       }
       case OpKind::kResample: return cpu::run_resample(node, *in(0), *out(0), out(1));
       case OpKind::kRng: return cpu::run_rng(node, in(0), in(1), *out(0));
+      case OpKind::kBlockScaleQuantize:
+        return cpu::run_block_scale_quantize(node, *in(0), *out(0), *out(1));
+      case OpKind::kBlockScaleDequantize:
+        return cpu::run_block_scale_dequantize(node, *in(0), *in(1), *out(0));
       case OpKind::kBatchNorm:
       case OpKind::kInstanceNorm:
       case OpKind::kAdaLayerNorm: {

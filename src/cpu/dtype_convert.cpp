@@ -139,6 +139,22 @@ double decode_fp8_e5m2(uint8_t bits) {
   return kE5m2.decode(bits);
 }
 
+uint8_t encode_fp8_e8m0(double value) {
+  if (std::isnan(value) || value < 0.0) return 0xff;
+  if (value == 0.0) return 0x00;
+  if (std::isinf(value)) return 0xfe;  // clamped to 2^127
+  int e = 0;
+  const double f = std::frexp(value, &e);  // value = f * 2^e, f in [0.5, 1)
+  // The smallest power of two >= value: 2^(e-1) when f is exactly 0.5.
+  int exponent = f == 0.5 ? e - 1 : e;
+  exponent = std::min(std::max(exponent, -127), 127);
+  return static_cast<uint8_t>(exponent + 127);
+}
+double decode_fp8_e8m0(uint8_t bits) {
+  if (bits == 0xff) return std::numeric_limits<double>::quiet_NaN();
+  return std::ldexp(1.0, static_cast<int>(bits) - 127);
+}
+
 double load_element(const void *p, cudnnfe_dtype_t dtype) {
   switch (dtype) {
     case CUDNNFE_DTYPE_FLOAT: return read<float>(p);
@@ -147,6 +163,7 @@ double load_element(const void *p, cudnnfe_dtype_t dtype) {
     case CUDNNFE_DTYPE_BFLOAT16: return decode_bfloat16(read<uint16_t>(p));
     case CUDNNFE_DTYPE_FP8_E4M3: return decode_fp8_e4m3(read<uint8_t>(p));
     case CUDNNFE_DTYPE_FP8_E5M2: return decode_fp8_e5m2(read<uint8_t>(p));
+    case CUDNNFE_DTYPE_FP8_E8M0: return decode_fp8_e8m0(read<uint8_t>(p));
     case CUDNNFE_DTYPE_INT8: return read<int8_t>(p);
     case CUDNNFE_DTYPE_INT32: return read<int32_t>(p);
     case CUDNNFE_DTYPE_INT64: return static_cast<double>(read<int64_t>(p));
@@ -164,6 +181,7 @@ void store_element(void *p, cudnnfe_dtype_t dtype, double value) {
     case CUDNNFE_DTYPE_BFLOAT16: return write(p, encode_bfloat16(value));
     case CUDNNFE_DTYPE_FP8_E4M3: return write(p, encode_fp8_e4m3(value));
     case CUDNNFE_DTYPE_FP8_E5M2: return write(p, encode_fp8_e5m2(value));
+    case CUDNNFE_DTYPE_FP8_E8M0: return write(p, encode_fp8_e8m0(value));
     case CUDNNFE_DTYPE_INT8: return write(p, to_integer<int8_t>(value));
     case CUDNNFE_DTYPE_INT32: return write(p, to_integer<int32_t>(value));
     case CUDNNFE_DTYPE_INT64: return write(p, to_integer<int64_t>(value));

@@ -8,6 +8,9 @@
 // canonical NaN of the format (FP8: 0x7f). Integers round to nearest even
 // and saturate to their range; NaN becomes 0. BOOLEAN stores 1 for any
 // non-zero value (NaN included) and reads any non-zero byte as 1.
+// FP8_E8M0 (a power of two 2^(bits - 127), 0xff NaN) stores a value rounded
+// UP to a power of two, clamped to [2^-127, 2^127]; zero stores 0x00
+// (2^-127), NaN and negative values 0xff.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,8 @@ uint8_t encode_fp8_e4m3(double value);
 double decode_fp8_e4m3(uint8_t bits);
 uint8_t encode_fp8_e5m2(double value);
 double decode_fp8_e5m2(uint8_t bits);
+uint8_t encode_fp8_e8m0(double value);
+double decode_fp8_e8m0(uint8_t bits);
 
 // Reads one element of `dtype` at `p` (any alignment).
 double load_element(const void *p, cudnnfe_dtype_t dtype);

@@ -80,6 +80,15 @@ void run_transpose(const Node &node, const StridedTensor &x, const StridedTensor
 void run_concatenate(const Node &node, const StridedTensor *const *inputs, size_t count,
                      const StridedTensor &y);
 
+// Block-scale quantize (y and scale written) and dequantize (block_scale_ref.cpp);
+// block_scale_for_amax is the FP8_E8M0 scale of a block whose largest
+// magnitude is `amax` when quantized to `y_dtype` (FP8_E4M3 or FP8_E5M2).
+void run_block_scale_quantize(const Node &node, const StridedTensor &x, const StridedTensor &y,
+                              const StridedTensor &scale);
+void run_block_scale_dequantize(const Node &node, const StridedTensor &x,
+                                const StridedTensor &scale, const StridedTensor &y);
+double block_scale_for_amax(double amax, cudnnfe_dtype_t y_dtype);
+
 // Pooling or upsampling; `index` (max pooling's) may be nullptr.
 void run_resample(const Node &node, const StridedTensor &x, const StridedTensor &y,
                   const StridedTensor *index);

@@ -52,6 +52,8 @@ const std::vector<KindInfo> &kinds() {
        {"y"}},
       {OpKind::kResample, "resample", {"x"}, {"y", "index"}},
       {OpKind::kRng, "rng", {"seed", "offset"}, {"y"}},
+      {OpKind::kBlockScaleQuantize, "block_scale_quantize", {"x"}, {"y", "scale"}},
+      {OpKind::kBlockScaleDequantize, "block_scale_dequantize", {"x", "scale"}, {"y"}},
       {OpKind::kBatchNorm,
        "batchnorm",
        {"x", "scale", "bias", "prev_running_mean", "prev_running_var"},

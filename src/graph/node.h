@@ -43,6 +43,9 @@ enum class OpKind {
   kAdaLayerNormBackward,
   kSdpaFp8,
   kSdpaFp8Backward,
+  // Block-scale (microscaling) quantize and dequantize (ops/block_scale.cpp).
+  kBlockScaleQuantize,
+  kBlockScaleDequantize,
 };
 
 // Most inputs of one concatenate node (ports x0 .. x15).
@@ -180,10 +183,19 @@ struct SdpaFp8BackwardAttrs {
   bool causal_mask = false;  // top-left
 };
 
+// block_scale_quantize / block_scale_dequantize: blocks of `block_size`
+// elements along `axis` (as given: negative counts from the end).
+struct BlockScaleAttrs {
+  int64_t block_size = 32;
+  int axis = -1;
+  bool transpose = false;                            // quantize only
+  cudnnfe_dtype_t y_dtype = CUDNNFE_DTYPE_FP8_E4M3;  // quantize only: y's unset type
+};
+
 using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
                              SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs,
                              TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs,
-                             SdpaFp8Attrs, SdpaFp8BackwardAttrs>;
+                             SdpaFp8Attrs, SdpaFp8BackwardAttrs, BlockScaleAttrs>;
 
 struct Node {
   OpKind kind;

@@ -39,6 +39,8 @@ void infer_and_check(Graph &graph, Node &node) {
     case OpKind::kAdaLayerNormBackward: return infer_grouped_norm(graph, node);
     case OpKind::kSdpaFp8: return infer_sdpa_fp8(graph, node);
     case OpKind::kSdpaFp8Backward: return infer_sdpa_fp8_backward(graph, node);
+    case OpKind::kBlockScaleQuantize:
+    case OpKind::kBlockScaleDequantize: return infer_block_scale(graph, node);
   }
 }
 
@@ -53,6 +55,8 @@ void check_types(Graph &graph, Node &node) {
   // Layout ops take any type (and keep it); rng reads integer seeds.
   if (is_layout_op(node.kind)) return check_types_layout(graph, node);
   if (node.kind == OpKind::kRng) return check_types_rng(graph, node);
+  if (node.kind == OpKind::kBlockScaleQuantize || node.kind == OpKind::kBlockScaleDequantize)
+    return check_types_block_scale(graph, node);
   if (node.kind == OpKind::kResample) check_types_resample(graph, node);
   const bool attention = node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward;
   for (size_t port = 0; port < node.inputs.size(); ++port) {

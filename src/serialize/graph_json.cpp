@@ -170,6 +170,17 @@ Value node_attributes(const Node &node) {
       a.set("causal_mask", Value::boolean(s.causal_mask));
       break;
     }
+    case OpKind::kBlockScaleQuantize:
+    case OpKind::kBlockScaleDequantize: {
+      const BlockScaleAttrs &b = node.as<BlockScaleAttrs>();
+      a.set("block_size", Value::integer(b.block_size));
+      a.set("axis", Value::integer(b.axis));
+      if (node.kind == OpKind::kBlockScaleQuantize) {
+        a.set("transpose", Value::boolean(b.transpose));
+        a.set("y_data_type", Value::string(dtype_name(b.y_dtype)));
+      }
+      break;
+    }
   }
   return a;
 }
@@ -480,6 +491,27 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
       s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
       s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
       return s;
+    }
+    case OpKind::kBlockScaleQuantize:
+    case OpKind::kBlockScaleDequantize: {
+      BlockScaleAttrs b;
+      b.block_size = a.at("block_size", where).as_int(where + ".block_size");
+      if (b.block_size < 1 || b.block_size > INT32_MAX)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+             ".block_size: ", b.block_size, " is outside 1..", INT32_MAX);
+      const int64_t axis = a.at("axis", where).as_int(where + ".axis");
+      if (axis < -CUDNNFE_MAX_DIMS || axis >= CUDNNFE_MAX_DIMS)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axis: ", axis,
+             " is outside ", -CUDNNFE_MAX_DIMS, "..", CUDNNFE_MAX_DIMS - 1);
+      b.axis = static_cast<int>(axis);
+      if (kind == OpKind::kBlockScaleQuantize) {
+        b.transpose = a.at("transpose", where).as_bool(where + ".transpose");
+        b.y_dtype = read_dtype(a.at("y_data_type", where), where + ".y_data_type");
+        if (b.y_dtype != CUDNNFE_DTYPE_FP8_E4M3 && b.y_dtype != CUDNNFE_DTYPE_FP8_E5M2)
+          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
+               ".y_data_type: ", dtype_name(b.y_dtype), " is not FP8_E4M3 or FP8_E5M2");
+      }
+      return b;
     }
   }
   return MatmulAttrs{};

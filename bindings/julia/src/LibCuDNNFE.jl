@@ -119,6 +119,7 @@ const CUDNNFE_DTYPE_INT64 = cudnnfe_dtype_t(8)
 const CUDNNFE_DTYPE_BOOLEAN = cudnnfe_dtype_t(9)
 const CUDNNFE_DTYPE_UINT8 = cudnnfe_dtype_t(10)
 const CUDNNFE_DTYPE_DOUBLE = cudnnfe_dtype_t(11)
+const CUDNNFE_DTYPE_FP8_E8M0 = cudnnfe_dtype_t(12)
 
 # C: typedef int32_t cudnnfe_target_t;
 const cudnnfe_target_t = Int32
@@ -417,6 +418,19 @@ struct cudnnfe_layout_options
     name::Ptr{Cchar}  # const char * at 8
 end
 const cudnnfe_layout_options_t = cudnnfe_layout_options
+
+"""
+C: `typedef struct cudnnfe_block_scale_options {...} cudnnfe_block_scale_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_block_scale_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    block_size::Int32  # int32_t at 16
+    axis::Int32  # int32_t at 20
+    transpose::Int32  # int32_t at 24
+    y_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 28
+end
+const cudnnfe_block_scale_options_t = cudnnfe_block_scale_options
 
 """
 C: `typedef struct cudnnfe_resample_options {...} cudnnfe_resample_options_t;` (160 bytes, alignment 8).
@@ -1597,6 +1611,60 @@ function cudnnfe_graph_add_concatenate(graph, num_inputs, inputs, axis, options,
 end
 
 """
+    cudnnfe_block_scale_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_block_scale_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_block_scale_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_block_scale_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y, int64_t *scale)`
+
+Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
+  scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
+             a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
+             block),
+  y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
+      448, FP8_E5M2: max 57344), saturating.
+Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
+GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
+(cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
+Hopper with NOT_SUPPORTED).
+"""
+function cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale)
+    ccall((:cudnnfe_graph_add_block_scale_quantize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, options, y, scale)
+end
+
+"""
+    cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options, int64_t *y)`
+
+Block-scale dequantize: y = x * scale[B] for each element of block B.
+x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
+`axis`, which is x's divided by block_size. y (x's dims, x's strides) is
+FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
+intermediate type for a virtual y), else FLOAT. Reads block_size, axis
+and name. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
+newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
+it elsewhere with NOT_SUPPORTED.
+"""
+function cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y)
+    ccall((:cudnnfe_graph_add_block_scale_dequantize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}),
+          graph, x, scale, options, y)
+end
+
+"""
     cudnnfe_resample_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size)`
@@ -2181,9 +2249,10 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_STATUS_INTERNAL, CUDNNFE_DTYPE_NOT_SET, CUDNNFE_DTYPE_FLOAT,
       CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16, CUDNNFE_DTYPE_FP8_E4M3,
       CUDNNFE_DTYPE_FP8_E5M2, CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64,
-      CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8, CUDNNFE_DTYPE_DOUBLE, CUDNNFE_TARGET_AUTO,
-      CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A,
-      CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK, CUDNNFE_CONV_MODE_CROSS_CORRELATION,
+      CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8, CUDNNFE_DTYPE_DOUBLE,
+      CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_TARGET_AUTO, CUDNNFE_TARGET_GPU,
+      CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_B,
+      CUDNNFE_HEUR_MODE_FALLBACK, CUDNNFE_CONV_MODE_CROSS_CORRELATION,
       CUDNNFE_CONV_MODE_CONVOLUTION, CUDNNFE_POINTWISE_ADD, CUDNNFE_POINTWISE_ADD_SQUARE,
       CUDNNFE_POINTWISE_SUB, CUDNNFE_POINTWISE_MUL, CUDNNFE_POINTWISE_DIV,
       CUDNNFE_POINTWISE_MAX, CUDNNFE_POINTWISE_MIN, CUDNNFE_POINTWISE_MOD,
@@ -2264,22 +2333,25 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax, cudnnfe_layout_options,
       cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
       cudnnfe_graph_add_reshape, cudnnfe_graph_add_transpose, cudnnfe_graph_add_slice,
-      cudnnfe_graph_add_concatenate, cudnnfe_resample_mode_t, cudnnfe_padding_mode_t,
-      cudnnfe_resample_options, cudnnfe_resample_options_t,
-      cudnnfe_resample_options_init_sized, cudnnfe_graph_add_resample,
-      cudnnfe_rng_distribution_t, cudnnfe_rng_options, cudnnfe_rng_options_t,
-      cudnnfe_rng_options_init_sized, cudnnfe_graph_add_rng, cudnnfe_sdpa_fp8_options,
-      cudnnfe_sdpa_fp8_options_t, cudnnfe_sdpa_fp8_options_init_sized,
-      cudnnfe_graph_add_sdpa_fp8, cudnnfe_sdpa_fp8_backward_options,
-      cudnnfe_sdpa_fp8_backward_options_t, cudnnfe_sdpa_fp8_backward_options_init_sized,
-      cudnnfe_graph_add_sdpa_fp8_backward, cudnnfe_build_policy_t, cudnnfe_build_options,
-      cudnnfe_build_options_t, cudnnfe_build_options_init_sized, cudnnfe_graph_validate,
-      cudnnfe_graph_build, cudnnfe_graph_is_built, cudnnfe_graph_get_target,
-      cudnnfe_graph_get_workspace_size, cudnnfe_graph_get_plan_name, cudnnfe_binding,
-      cudnnfe_binding_t, cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids,
-      cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
-      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized,
-      cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
+      cudnnfe_graph_add_concatenate, cudnnfe_block_scale_options,
+      cudnnfe_block_scale_options_t, cudnnfe_block_scale_options_init_sized,
+      cudnnfe_graph_add_block_scale_quantize, cudnnfe_graph_add_block_scale_dequantize,
+      cudnnfe_resample_mode_t, cudnnfe_padding_mode_t, cudnnfe_resample_options,
+      cudnnfe_resample_options_t, cudnnfe_resample_options_init_sized,
+      cudnnfe_graph_add_resample, cudnnfe_rng_distribution_t, cudnnfe_rng_options,
+      cudnnfe_rng_options_t, cudnnfe_rng_options_init_sized, cudnnfe_graph_add_rng,
+      cudnnfe_sdpa_fp8_options, cudnnfe_sdpa_fp8_options_t,
+      cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
+      cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
+      cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,
+      cudnnfe_build_policy_t, cudnnfe_build_options, cudnnfe_build_options_t,
+      cudnnfe_build_options_init_sized, cudnnfe_graph_validate, cudnnfe_graph_build,
+      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
+      cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
+      cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids, cudnnfe_graph_execute_ordered,
+      cudnnfe_graph_serialize, cudnnfe_graph_deserialize, cudnnfe_plan_info,
+      cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
+      cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
       cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
       cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,

@@ -42,6 +42,8 @@ typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_UINT8 10
 #define CUDNNFE_DTYPE_DOUBLE 11
 
+#define CUDNNFE_DTYPE_FP8_E8M0 12
+
 typedef int32_t cudnnfe_target_t;
 
 #define CUDNNFE_TARGET_AUTO 0
@@ -501,6 +503,29 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t n
                                                const int64_t *inputs, int32_t axis,
                                                const cudnnfe_layout_options_t *options, int64_t *y);
 
+typedef struct cudnnfe_block_scale_options {
+  size_t struct_size;
+  const char *name;
+
+  int32_t block_size;
+
+  int32_t axis;
+
+  int32_t transpose;
+
+  cudnnfe_dtype_t y_dtype;
+} cudnnfe_block_scale_options_t;
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
+                                            size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
+    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
+    int64_t *scale);
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
+    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
+    int64_t *y);
+
 typedef int32_t cudnnfe_resample_mode_t;
 #define CUDNNFE_RESAMPLE_MAXPOOL 1
 #define CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING 2
@@ -822,6 +847,7 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_DTYPE_BOOLEAN':                                 9,
     'CUDNNFE_DTYPE_UINT8':                                   10,
     'CUDNNFE_DTYPE_DOUBLE':                                  11,
+    'CUDNNFE_DTYPE_FP8_E8M0':                                12,
     'CUDNNFE_TARGET_AUTO':                                   0,
     'CUDNNFE_TARGET_GPU':                                    1,
     'CUDNNFE_TARGET_CPU_REFERENCE':                          2,

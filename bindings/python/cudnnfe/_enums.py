@@ -31,6 +31,7 @@ class data_type(IntEnum):
     BOOLEAN = _C["CUDNNFE_DTYPE_BOOLEAN"]
     UINT8 = _C["CUDNNFE_DTYPE_UINT8"]
     DOUBLE = _C["CUDNNFE_DTYPE_DOUBLE"]
+    FP8_E8M0 = _C["CUDNNFE_DTYPE_FP8_E8M0"]
 
 
 class heur_mode(IntEnum):

@@ -235,13 +235,13 @@ typedef long long swig_type_205;
 typedef long long swig_type_206;
 typedef long long swig_type_207;
 typedef long long swig_type_208;
-typedef _goslice_ swig_type_209;
+typedef long long swig_type_209;
 typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
 typedef long long swig_type_214;
-typedef long long swig_type_215;
+typedef _goslice_ swig_type_215;
 typedef long long swig_type_216;
 typedef long long swig_type_217;
 typedef long long swig_type_218;
@@ -278,37 +278,37 @@ typedef long long swig_type_248;
 typedef long long swig_type_249;
 typedef long long swig_type_250;
 typedef long long swig_type_251;
-typedef _goslice_ swig_type_252;
+typedef long long swig_type_252;
 typedef long long swig_type_253;
-typedef _goslice_ swig_type_254;
-typedef _goslice_ swig_type_255;
+typedef long long swig_type_254;
+typedef long long swig_type_255;
 typedef long long swig_type_256;
-typedef _goslice_ swig_type_257;
-typedef _gostring_ swig_type_258;
+typedef long long swig_type_257;
+typedef _goslice_ swig_type_258;
 typedef long long swig_type_259;
-typedef long long swig_type_260;
-typedef long long swig_type_261;
+typedef _goslice_ swig_type_260;
+typedef _goslice_ swig_type_261;
 typedef long long swig_type_262;
-typedef long long swig_type_263;
-typedef long long swig_type_264;
+typedef _goslice_ swig_type_263;
+typedef _gostring_ swig_type_264;
 typedef long long swig_type_265;
 typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
 typedef long long swig_type_269;
 typedef long long swig_type_270;
-typedef _goslice_ swig_type_271;
+typedef long long swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
 typedef long long swig_type_274;
 typedef long long swig_type_275;
-typedef _goslice_ swig_type_276;
-typedef long long swig_type_277;
+typedef long long swig_type_276;
+typedef _goslice_ swig_type_277;
 typedef long long swig_type_278;
 typedef long long swig_type_279;
 typedef long long swig_type_280;
 typedef long long swig_type_281;
-typedef long long swig_type_282;
+typedef _goslice_ swig_type_282;
 typedef long long swig_type_283;
 typedef long long swig_type_284;
 typedef long long swig_type_285;
@@ -318,15 +318,21 @@ typedef long long swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
 typedef long long swig_type_291;
-typedef _goslice_ swig_type_292;
+typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
 typedef long long swig_type_295;
-typedef _gostring_ swig_type_296;
-typedef _goslice_ swig_type_297;
-typedef long long swig_type_298;
-typedef _goslice_ swig_type_299;
+typedef long long swig_type_296;
+typedef long long swig_type_297;
+typedef _goslice_ swig_type_298;
+typedef long long swig_type_299;
 typedef long long swig_type_300;
+typedef long long swig_type_301;
+typedef _gostring_ swig_type_302;
+typedef _goslice_ swig_type_303;
+typedef long long swig_type_304;
+typedef _goslice_ swig_type_305;
+typedef long long swig_type_306;
 extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
@@ -580,8 +586,23 @@ extern int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(uintptr_t arg1,
 extern int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_196 arg2, swig_type_197 arg3, uintptr_t arg4, swig_voidp arg5);
 extern int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_198 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
 extern int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_199 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2);
-extern swig_type_201 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2);
+extern swig_type_201 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_203 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2, swig_type_205 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2);
+extern swig_type_207 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -594,10 +615,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_203 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2);
-extern swig_type_205 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2);
+extern swig_type_211 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -610,16 +631,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2);
-extern swig_type_207 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
+extern swig_type_213 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_209 arg2, swig_type_210 arg3, swig_type_211 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
-extern swig_type_213 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, swig_type_217 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_218 arg2);
+extern swig_type_219 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -628,28 +649,28 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, swig_type_217 arg4, swig_type_218 arg5, swig_type_219 arg6, swig_type_220 arg7, swig_type_221 arg8, swig_type_222 arg9, swig_type_223 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_224 arg2);
-extern swig_type_225 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_220 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_221 arg2, swig_type_222 arg3, swig_type_223 arg4, swig_type_224 arg5, swig_type_225 arg6, swig_type_226 arg7, swig_type_227 arg8, swig_type_228 arg9, swig_type_229 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_230 arg2);
+extern swig_type_231 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_226 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_227 arg2, swig_type_228 arg3, swig_type_229 arg4, swig_type_230 arg5, swig_type_231 arg6, swig_type_232 arg7, swig_type_233 arg8, swig_type_234 arg9, swig_type_235 arg10, swig_type_236 arg11, swig_type_237 arg12, swig_type_238 arg13, swig_type_239 arg14, swig_type_240 arg15, swig_type_241 arg16, swig_type_242 arg17, swig_type_243 arg18, swig_type_244 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_245 arg2);
-extern swig_type_246 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_232 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_233 arg2, swig_type_234 arg3, swig_type_235 arg4, swig_type_236 arg5, swig_type_237 arg6, swig_type_238 arg7, swig_type_239 arg8, swig_type_240 arg9, swig_type_241 arg10, swig_type_242 arg11, swig_type_243 arg12, swig_type_244 arg13, swig_type_245 arg14, swig_type_246 arg15, swig_type_247 arg16, swig_type_248 arg17, swig_type_249 arg18, swig_type_250 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_251 arg2);
+extern swig_type_252 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_247 arg2);
-extern swig_type_248 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_253 arg2);
+extern swig_type_254 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -664,30 +685,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f5
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_249 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_255 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_250 arg2);
-extern swig_type_251 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_256 arg2);
+extern swig_type_257 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_252 arg3, uintptr_t arg4, swig_type_253 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_254 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_255 arg3, uintptr_t arg4, swig_type_256 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_258 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_259 arg2);
-extern swig_type_260 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_261 arg2);
-extern swig_type_262 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_263 arg2);
-extern swig_type_264 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_258 arg3, uintptr_t arg4, swig_type_259 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_260 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_261 arg3, uintptr_t arg4, swig_type_262 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_263 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_264 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_265 arg2);
+extern swig_type_266 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2);
+extern swig_type_268 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2);
+extern swig_type_270 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -700,13 +721,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_265 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_272 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_268 arg2);
-extern swig_type_269 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_274 arg2);
+extern swig_type_275 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -719,10 +740,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f5
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_270 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_271 arg3, uintptr_t arg4, swig_type_272 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
-extern swig_type_274 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_277 arg3, uintptr_t arg4, swig_type_278 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -739,39 +760,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_277 arg2);
-extern swig_type_278 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2);
-extern swig_type_280 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
-extern swig_type_284 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
-extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
-extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
-extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_282 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
+extern swig_type_284 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
+extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
+extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
+extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
+extern swig_type_294 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
+extern swig_type_296 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_297 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_292 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_298 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_299 arg2);
+extern swig_type_300 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_296 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_297 arg3, uintptr_t arg4, swig_type_298 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_299 arg3, uintptr_t arg4, swig_type_300 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_301 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_302 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_303 arg3, uintptr_t arg4, swig_type_304 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_305 arg3, uintptr_t arg4, swig_type_306 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -844,6 +865,7 @@ const CUDNNFE_DTYPE_INT64 int = 8
 const CUDNNFE_DTYPE_BOOLEAN int = 9
 const CUDNNFE_DTYPE_UINT8 int = 10
 const CUDNNFE_DTYPE_DOUBLE int = 11
+const CUDNNFE_DTYPE_FP8_E8M0 int = 12
 const CUDNNFE_TARGET_AUTO int = 0
 const CUDNNFE_TARGET_GPU int = 1
 const CUDNNFE_TARGET_CPU_REFERENCE int = 2
@@ -3141,6 +3163,134 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	return swig_r
 }
 
+type SwigcptrCudnnfe_block_scale_options_t uintptr
+
+func (p SwigcptrCudnnfe_block_scale_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
+	var swig_r Cudnnfe_block_scale_options_t
+	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763()))
+	return swig_r
+}
+
+func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_block_scale_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_block_scale_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetBlock_size(arg2 int32)
+	GetBlock_size() (_swig_ret int32)
+	SetAxis(arg2 int32)
+	GetAxis() (_swig_ret int32)
+	SetTranspose(arg2 int32)
+	GetTranspose() (_swig_ret int32)
+	SetY_dtype(arg2 int32)
+	GetY_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_block_scale_options_t, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1), C.swig_type_205(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
 const CUDNNFE_RESAMPLE_MAXPOOL int = 1
 const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING int = 2
 const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING int = 3
@@ -3163,7 +3313,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3269,7 +3419,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3279,7 +3429,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3299,7 +3449,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3390,7 +3540,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3450,7 +3600,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3461,7 +3611,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_209)(unsafe.Pointer(&_swig_i_1)), C.swig_type_210(_swig_i_2), C.swig_type_211(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_215)(unsafe.Pointer(&_swig_i_1)), C.swig_type_216(_swig_i_2), C.swig_type_217(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3480,7 +3630,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_218(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3556,7 +3706,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3576,7 +3726,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), C.swig_type_216(_swig_i_2), C.swig_type_217(_swig_i_3), C.swig_type_218(_swig_i_4), C.swig_type_219(_swig_i_5), C.swig_type_220(_swig_i_6), C.swig_type_221(_swig_i_7), C.swig_type_222(_swig_i_8), C.swig_type_223(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1), C.swig_type_222(_swig_i_2), C.swig_type_223(_swig_i_3), C.swig_type_224(_swig_i_4), C.swig_type_225(_swig_i_5), C.swig_type_226(_swig_i_6), C.swig_type_227(_swig_i_7), C.swig_type_228(_swig_i_8), C.swig_type_229(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3592,7 +3742,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_230(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3653,7 +3803,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_232(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3685,7 +3835,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_type_228(_swig_i_2), C.swig_type_229(_swig_i_3), C.swig_type_230(_swig_i_4), C.swig_type_231(_swig_i_5), C.swig_type_232(_swig_i_6), C.swig_type_233(_swig_i_7), C.swig_type_234(_swig_i_8), C.swig_type_235(_swig_i_9), C.swig_type_236(_swig_i_10), C.swig_type_237(_swig_i_11), C.swig_type_238(_swig_i_12), C.swig_type_239(_swig_i_13), C.swig_type_240(_swig_i_14), C.swig_type_241(_swig_i_15), C.swig_type_242(_swig_i_16), C.swig_type_243(_swig_i_17), C.swig_type_244(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1), C.swig_type_234(_swig_i_2), C.swig_type_235(_swig_i_3), C.swig_type_236(_swig_i_4), C.swig_type_237(_swig_i_5), C.swig_type_238(_swig_i_6), C.swig_type_239(_swig_i_7), C.swig_type_240(_swig_i_8), C.swig_type_241(_swig_i_9), C.swig_type_242(_swig_i_10), C.swig_type_243(_swig_i_11), C.swig_type_244(_swig_i_12), C.swig_type_245(_swig_i_13), C.swig_type_246(_swig_i_14), C.swig_type_247(_swig_i_15), C.swig_type_248(_swig_i_16), C.swig_type_249(_swig_i_17), C.swig_type_250(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3718,7 +3868,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3770,7 +3920,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -3899,7 +4049,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -3973,7 +4123,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_250(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_256(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4024,7 +4174,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_252)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_253(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_258)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_259(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4036,7 +4186,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_254)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_260)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4051,7 +4201,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_255)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_256(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_261)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_262(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4063,7 +4213,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_257)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_263)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4074,7 +4224,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_258)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_264)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4093,7 +4243,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4106,7 +4256,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4119,7 +4269,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4229,7 +4379,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_265(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4245,7 +4395,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4253,7 +4403,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1)))
 	return swig_r
 }
 
@@ -4277,7 +4427,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4383,7 +4533,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_270(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4395,7 +4545,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_272(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_277)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_278(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4420,7 +4570,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4556,7 +4706,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -4573,7 +4723,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_276)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_282)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4592,7 +4742,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -4605,7 +4755,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -4618,7 +4768,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -4631,7 +4781,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -4644,7 +4794,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -4657,7 +4807,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -4670,7 +4820,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -4713,7 +4863,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -4734,7 +4884,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_292)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_298)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4753,7 +4903,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4799,7 +4949,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -4808,7 +4958,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_296)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_302)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4823,7 +4973,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_297)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_298(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_304(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4838,7 +4988,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_299)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_300(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_306(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

@@ -3825,6 +3825,206 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
+void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->block_size = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->block_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->axis = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->axis);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->transpose = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->transpose);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->y_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->y_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763() {
+  struct cudnnfe_block_scale_options *result = 0 ;
+  struct cudnnfe_block_scale_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_block_scale_options *)calloc(1, sizeof(struct cudnnfe_block_scale_options));
+  *(struct cudnnfe_block_scale_options **)&_swig_go_result = (struct cudnnfe_block_scale_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_block_scale_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_block_scale_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_block_scale_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_quantize(arg1,arg2,(struct cudnnfe_block_scale_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_block_scale_options_t *arg4 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_block_scale_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_dequantize(arg1,arg2,arg3,(struct cudnnfe_block_scale_options const *)arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;

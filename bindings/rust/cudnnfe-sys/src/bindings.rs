@@ -30,6 +30,7 @@ pub const CUDNNFE_DTYPE_INT64: cudnnfe_dtype_t = 8;
 pub const CUDNNFE_DTYPE_BOOLEAN: cudnnfe_dtype_t = 9;
 pub const CUDNNFE_DTYPE_UINT8: cudnnfe_dtype_t = 10;
 pub const CUDNNFE_DTYPE_DOUBLE: cudnnfe_dtype_t = 11;
+pub const CUDNNFE_DTYPE_FP8_E8M0: cudnnfe_dtype_t = 12;
 pub const CUDNNFE_TARGET_AUTO: cudnnfe_target_t = 0;
 pub const CUDNNFE_TARGET_GPU: cudnnfe_target_t = 1;
 pub const CUDNNFE_TARGET_CPU_REFERENCE: cudnnfe_target_t = 2;
@@ -2899,6 +2900,188 @@ extern "C" {
         inputs: *const i64,
         axis: i32,
         options: *const cudnnfe_layout_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Options of both block-scale ops."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_block_scale_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " Elements per block along `axis` (default 32, the MX block): x's dim"]
+    #[doc = " `axis` must be a multiple of it."]
+    pub block_size: i32,
+    #[doc = " The blocked dim; negative counts from the end (default -1, the last"]
+    #[doc = " dim). The scale tensor has x's dims with dim `axis` divided by"]
+    #[doc = " block_size."]
+    pub axis: i32,
+    #[doc = " Quantize only: nonzero gives y and scale strides that make `axis` the"]
+    #[doc = " innermost (packed) dim, whatever x's layout (default 0: y takes x's"]
+    #[doc = " strides, scale x's dimension order). cuDNN wants the blocked dim"]
+    #[doc = " packed."]
+    pub transpose: i32,
+    #[doc = " Quantize only: y's type when y's type is not set, FP8_E4M3 (default)"]
+    #[doc = " or FP8_E5M2. The scale's type is FP8_E8M0."]
+    pub y_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_block_scale_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_block_scale_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_block_scale_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_block_scale_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_block_scale_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_axis() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).axis) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(axis)
+            )
+        );
+    }
+    test_field_axis();
+    fn test_field_transpose() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).transpose) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(transpose)
+            )
+        );
+    }
+    test_field_transpose();
+    fn test_field_y_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).y_dtype) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(y_dtype)
+            )
+        );
+    }
+    test_field_y_dtype();
+}
+#[doc = " Options of both block-scale ops."]
+pub type cudnnfe_block_scale_options_t = cudnnfe_block_scale_options;
+extern "C" {
+    pub fn cudnnfe_block_scale_options_init_sized(
+        options: *mut cudnnfe_block_scale_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),"]
+    #[doc = "   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to"]
+    #[doc = "              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero"]
+    #[doc = "              block),"]
+    #[doc = "   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max"]
+    #[doc = "       448, FP8_E5M2: max 57344), saturating."]
+    #[doc = " Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the"]
+    #[doc = " GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR"]
+    #[doc = " (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on"]
+    #[doc = " Hopper with NOT_SUPPORTED)."]
+    pub fn cudnnfe_graph_add_block_scale_quantize(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        options: *const cudnnfe_block_scale_options_t,
+        y: *mut i64,
+        scale: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Block-scale dequantize: y = x * scale[B] for each element of block B."]
+    #[doc = " x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim"]
+    #[doc = " `axis`, which is x's divided by block_size. y (x's dims, x's strides) is"]
+    #[doc = " FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the"]
+    #[doc = " intermediate type for a virtual y), else FLOAT. Reads block_size, axis"]
+    #[doc = " and name. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or"]
+    #[doc = " newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses"]
+    #[doc = " it elsewhere with NOT_SUPPORTED."]
+    pub fn cudnnfe_graph_add_block_scale_dequantize(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        options: *const cudnnfe_block_scale_options_t,
         y: *mut i64,
     ) -> cudnnfe_status_t;
 }

@@ -84,6 +84,8 @@ int_enum! {
         UInt8 = sys::CUDNNFE_DTYPE_UINT8,
         /// 64-bit IEEE float.
         Double = sys::CUDNNFE_DTYPE_DOUBLE,
+        /// 8-bit power-of-two scale (2^(byte - 127)) of block-scaled data.
+        Fp8E8M0 = sys::CUDNNFE_DTYPE_FP8_E8M0,
     }
 }
 

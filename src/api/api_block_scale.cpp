@@ -1,0 +1,67 @@
+// Block-scale (microscaling) quantize and dequantize in the C API.
+#include "api/guard.h"
+#include "core/dtype.h"
+
+using namespace cudnnfe;
+
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *o, size_t struct_size) {
+  init_sized(o, struct_size, [](cudnnfe_block_scale_options_t *o) {
+    const BlockScaleAttrs defaults;
+    o->block_size = static_cast<int32_t>(defaults.block_size);
+    o->axis = defaults.axis;
+    o->transpose = defaults.transpose ? 1 : 0;
+    o->y_dtype = defaults.y_dtype;
+  });
+}
+
+namespace {
+
+BlockScaleAttrs block_scale_attrs(const cudnnfe_block_scale_options_t &opts, const char *op) {
+  if (opts.block_size < 1)
+    fail_argument(op, ": block_size is ", opts.block_size, "; it must be at least 1");
+  if (opts.axis < -CUDNNFE_MAX_DIMS || opts.axis >= CUDNNFE_MAX_DIMS)
+    fail_argument(op, ": axis is ", opts.axis, "; expected ", -CUDNNFE_MAX_DIMS, " to ",
+                  CUDNNFE_MAX_DIMS - 1);
+  BlockScaleAttrs a;
+  a.block_size = opts.block_size;
+  a.axis = opts.axis;
+  a.transpose = opts.transpose != 0;
+  a.y_dtype = opts.y_dtype;
+  return a;
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
+    cudnnfe_graph_t *g, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
+    int64_t *scale) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    require_out(scale, "scale");
+    auto opts =
+        read_options(options, cudnnfe_block_scale_options_init_sized, "block scale options");
+    BlockScaleAttrs a = block_scale_attrs(opts, "block_scale_quantize");
+    if (a.y_dtype != CUDNNFE_DTYPE_FP8_E4M3 && a.y_dtype != CUDNNFE_DTYPE_FP8_E5M2)
+      fail_argument("block_scale_quantize: y_dtype is ", dtype_name(a.y_dtype),
+                    "; expected FP8_E4M3 or FP8_E5M2");
+    const Node &node = graph.add_node(OpKind::kBlockScaleQuantize, string_or_empty(opts.name), {x},
+                                      a, CUDNNFE_DTYPE_FLOAT);
+    *y = node.outputs[0];
+    *scale = node.outputs[1];
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
+    cudnnfe_graph_t *g, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
+    int64_t *y) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(y, "y");
+    auto opts =
+        read_options(options, cudnnfe_block_scale_options_init_sized, "block scale options");
+    BlockScaleAttrs a = block_scale_attrs(opts, "block_scale_dequantize");
+    *y = graph
+             .add_node(OpKind::kBlockScaleDequantize, string_or_empty(opts.name), {x, scale}, a,
+                       CUDNNFE_DTYPE_FLOAT)
+             .outputs[0];
+  });
+}

@@ -1,0 +1,142 @@
+// Block-scale quantize and dequantize (microscaling, MXFP8): shape and type
+// rules. x is cut into blocks of block_size consecutive elements along one
+// axis; the scale tensor has one element per block (x's dims with the axis
+// divided by block_size).
+#include <algorithm>
+#include <numeric>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+namespace {
+
+const Tensor &tensor_input(Graph &graph, const Node &node, size_t port) {
+  const Tensor &t = required_input(graph, node, port);
+  if (t.is_scalar)
+    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
+               "\" is a scalar; ", op_kind_name(node.kind), " needs a tensor");
+  return t;
+}
+
+// Resolves the axis against x's rank and checks block_size divides it.
+int checked_axis(const Node &node, const Tensor &x) {
+  const BlockScaleAttrs &a = node.as<BlockScaleAttrs>();
+  const int rank = static_cast<int>(x.dims.size());
+  if (a.block_size < 1)
+    fail_graph(Graph::label(node), ": block_size is ", a.block_size, "; it must be at least 1");
+  const int axis = a.axis < 0 ? a.axis + rank : a.axis;
+  if (axis < 0 || axis >= rank)
+    fail_graph(Graph::label(node), ": axis ", a.axis, " is outside x \"", x.name, "\"'s ", rank,
+               " dims ", dims_string(x.dims), " (negative axes count from the end)");
+  if (x.dims[axis] % a.block_size != 0)
+    fail_graph(Graph::label(node), ": x \"", x.name, "\" ", dims_string(x.dims), " has ",
+               x.dims[axis], " elements along axis ", axis, ", not a multiple of block_size ",
+               a.block_size, "; every block must be whole");
+  return axis;
+}
+
+std::vector<int64_t> scale_dims(const Node &node, const Tensor &x, int axis) {
+  std::vector<int64_t> dims = x.dims;
+  dims[axis] /= node.as<BlockScaleAttrs>().block_size;
+  return dims;
+}
+
+// A stride vector whose dimension order is x's with `axis` moved innermost.
+std::vector<int64_t> axis_innermost_layout(const Tensor &x, int axis) {
+  const size_t rank = x.dims.size();
+  std::vector<size_t> order(rank);  // outermost first
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t i, size_t j) { return x.strides[i] > x.strides[j]; });
+  order.erase(std::find(order.begin(), order.end(), static_cast<size_t>(axis)));
+  order.push_back(static_cast<size_t>(axis));
+  std::vector<int64_t> layout(rank);
+  for (size_t k = 0; k < rank; ++k) layout[order[k]] = static_cast<int64_t>(rank - k);
+  return layout;
+}
+
+void require_dims(const Node &node, const Tensor &t, const char *port,
+                  const std::vector<int64_t> &dims, const char *rule) {
+  if (t.dims != dims)
+    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" has dims ", dims_string(t.dims),
+               " but ", rule, " gives ", dims_string(dims));
+}
+
+void infer_quantize(Graph &graph, Node &node) {
+  const BlockScaleAttrs &a = node.as<BlockScaleAttrs>();
+  const Tensor &x = tensor_input(graph, node, 0);
+  const int axis = checked_axis(node, x);
+  const std::vector<int64_t> x_dims = x.dims;
+  const std::vector<int64_t> layout = a.transpose ? axis_innermost_layout(x, axis) : x.strides;
+  const std::vector<int64_t> s_dims = scale_dims(node, x, axis);
+  Tensor &y = set_output_shape(graph, node, 0, x_dims, layout);
+  require_dims(node, y, "output y", x_dims, "x's shape");
+  if (y.dtype == CUDNNFE_DTYPE_NOT_SET) y.dtype = a.y_dtype;
+  Tensor &scale = set_output_shape(graph, node, 1, s_dims, layout);
+  require_dims(node, scale, "output scale", s_dims,
+               cat("x's dims with axis ", axis, " divided by block_size ", a.block_size).c_str());
+  if (scale.dtype == CUDNNFE_DTYPE_NOT_SET) scale.dtype = CUDNNFE_DTYPE_FP8_E8M0;
+}
+
+void infer_dequantize(Graph &graph, Node &node) {
+  const BlockScaleAttrs &a = node.as<BlockScaleAttrs>();
+  const Tensor &x = tensor_input(graph, node, 0);
+  const Tensor &scale = tensor_input(graph, node, 1);
+  const int axis = checked_axis(node, x);
+  const std::vector<int64_t> x_dims = x.dims, x_strides = x.strides;
+  require_dims(node, scale, "input scale", scale_dims(node, x, axis),
+               cat("x's dims with axis ", axis, " divided by block_size ", a.block_size).c_str());
+  Tensor &y = set_output_shape(graph, node, 0, x_dims, x_strides);
+  require_dims(node, y, "output y", x_dims, "x's shape");
+  // An FP8 x must not pass its type on to a graph output (graph.cpp's
+  // resolution would): without an io type a bound y is FLOAT.
+  if (y.dtype == CUDNNFE_DTYPE_NOT_SET && !y.is_virtual && graph.io_dtype == CUDNNFE_DTYPE_NOT_SET)
+    y.dtype = CUDNNFE_DTYPE_FLOAT;
+}
+
+bool is_wide_float(cudnnfe_dtype_t t) {
+  return t == CUDNNFE_DTYPE_FLOAT || t == CUDNNFE_DTYPE_HALF || t == CUDNNFE_DTYPE_BFLOAT16;
+}
+
+bool is_fp8(cudnnfe_dtype_t t) {
+  return t == CUDNNFE_DTYPE_FP8_E4M3 || t == CUDNNFE_DTYPE_FP8_E5M2;
+}
+
+void require_type(const Node &node, const Tensor &t, const char *port, bool ok,
+                  const char *expected) {
+  if (!ok)
+    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" has data type ",
+               dtype_name(t.dtype), "; ", op_kind_name(node.kind), " needs ", expected);
+}
+
+}  // namespace
+
+void infer_block_scale(Graph &graph, Node &node) {
+  if (node.kind == OpKind::kBlockScaleQuantize) return infer_quantize(graph, node);
+  infer_dequantize(graph, node);
+}
+
+void check_types_block_scale(Graph &graph, Node &node) {
+  if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT)
+    fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
+               " is not supported; block scaling computes in FLOAT");
+  if (node.kind == OpKind::kBlockScaleQuantize) {
+    const Tensor &x = graph.tensor(node.inputs[0]);
+    const Tensor &y = graph.tensor(node.outputs[0]);
+    const Tensor &scale = graph.tensor(node.outputs[1]);
+    require_type(node, x, "input x", is_wide_float(x.dtype), "FLOAT, HALF or BFLOAT16");
+    require_type(node, y, "output y", is_fp8(y.dtype), "FP8_E4M3 or FP8_E5M2");
+    require_type(node, scale, "output scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0");
+    return;
+  }
+  const Tensor &x = graph.tensor(node.inputs[0]);
+  const Tensor &scale = graph.tensor(node.inputs[1]);
+  const Tensor &y = graph.tensor(node.outputs[0]);
+  require_type(node, x, "input x", is_fp8(x.dtype), "FP8_E4M3 or FP8_E5M2");
+  require_type(node, scale, "input scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0");
+  require_type(node, y, "output y", is_wide_float(y.dtype), "FLOAT, HALF or BFLOAT16");
+}
+
+}  // namespace cudnnfe
