@@ -167,6 +167,30 @@ uint16_t to_half(float v) {  // exact for the values half_round makes
   return static_cast<uint16_t>((v < 0 ? 0x8000 : 0) | (exp << 10) | man);
 }
 
+// The values of a buffer pack() made.
+std::vector<float> unpack(const Bytes &bytes, cudnnfe_dtype_t t) {
+  const size_t size = t == CUDNNFE_DTYPE_FLOAT ? 4 : 2;
+  std::vector<float> out(bytes.size() / size);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t == CUDNNFE_DTYPE_FLOAT) {
+      std::memcpy(&out[i], &bytes[i * 4], 4);
+      continue;
+    }
+    uint16_t h;
+    std::memcpy(&h, &bytes[i * 2], 2);
+    if (t == CUDNNFE_DTYPE_BFLOAT16) {
+      const uint32_t b = static_cast<uint32_t>(h) << 16;
+      std::memcpy(&out[i], &b, 4);
+      continue;
+    }
+    const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    const double magnitude =
+        exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024 + mantissa, exponent - 25);
+    out[i] = static_cast<float>((h & 0x8000) ? -magnitude : magnitude);
+  }
+  return out;
+}
+
 Bytes pack(const std::vector<float> &values, cudnnfe_dtype_t t) {
   const size_t size = t == CUDNNFE_DTYPE_FLOAT ? 4 : 2;
   Bytes out(values.size() * size);
@@ -258,6 +282,9 @@ void check_quantize(cudnnfe_dtype_t x_type, cudnnfe_dtype_t y_type, const Dims &
   }
   Bytes xb = pack(xv, x_type), yb(static_cast<size_t>(n), 0xcd),
         sb(static_cast<size_t>(product(s_dims)), 0xcd);
+  // The expectation comes from the bytes the library reads, not from the
+  // floats they were packed from.
+  xv = unpack(xb, x_type);
   REQUIRE(g.run({{x, xb.data()}, {y, yb.data()}, {scale, sb.data()}}));
   int bad = 0;
   Dims s(s_dims.size(), 0);
