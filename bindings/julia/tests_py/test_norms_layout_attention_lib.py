@@ -12,6 +12,7 @@ test/runtests.jl exercises every new function.
 """
 import ctypes
 import math
+import pathlib
 import re
 
 import pytest
@@ -564,9 +565,16 @@ def test_every_options_field_is_set_by_the_idiomatic_layer():
     # src/ (a `field = ...` keyword of _with, a NamedTuple or a struct field).
     from test_conventions_lib import MANIFEST
     code = "\n".join(jlcheck.strip_julia_comments(t) for n, t in SRC.items() if n != "LibCuDNNFE.jl")
+    # Options of functions not wrapped yet (bindings/PENDING_IDIOMATIC.txt)
+    # have no Julia function to set them.
+    pending_file = pathlib.Path(__file__).resolve().parents[2] / "PENDING_IDIOMATIC.txt"
+    pending = {l.strip() for l in pending_file.read_text().splitlines()
+               if l.strip() and not l.startswith("#")}
     missing = []
     for s in MANIFEST["structs"]:
         if not s["typedef"].endswith("_options_t"):
+            continue
+        if s["typedef"][:-len("_t")] + "_init_sized" in pending:
             continue
         for f in s["fields"]:
             if f["name"] != "struct_size" and not re.search(r"\b%s\s*=" % re.escape(f["name"]), code):
