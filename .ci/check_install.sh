@@ -31,4 +31,4 @@ LD_LIBRARY_PATH="$prefix/lib" "$work/build/outside"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" cc "$work/main.c" -o "$work/pc" \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs cudnnfe)
 LD_LIBRARY_PATH="$prefix/lib" "$work/pc"
-echo "install check: find_package (shared, static) and pkg-config OK"
+echo "checked 3 programs: find_package (shared, static) and pkg-config OK"

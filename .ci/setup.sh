@@ -1,34 +1,49 @@
 # Sourced by .ci/run and scripts/demo.sh: installs what building the C
 # library needs on a fresh machine and finds the cuDNN/CUDA headers.
-# Defines CUDNNFE_CMAKE_ARGS and cudnnfe_configure.
+# Defines debian_install, CUDNNFE_CMAKE_ARGS and cudnnfe_configure.
 
-need_apt=()
-command -v cmake >/dev/null || need_apt+=(cmake)
-command -v ninja >/dev/null || need_apt+=(ninja-build)
-command -v g++ >/dev/null || need_apt+=(g++)
-command -v pkg-config >/dev/null || need_apt+=(pkg-config)
-if ((${#need_apt[@]})); then
-  echo "setup: installing ${need_apt[*]}"
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
-  fi
-fi
+# debian_install GROUP...: installs the packages of .ci/debian-packages.txt in
+# those groups that this machine lacks.
+debian_install() {
+  local list missing=() pkg group cmd
+  list="$(dirname "${BASH_SOURCE[0]}")/debian-packages.txt"
+  while read -r pkg group cmd; do
+    case "$pkg" in "" | "#"*) continue ;; esac
+    [[ " $* " == *" $group "* ]] || continue
+    if [ "$cmd" = "-" ]; then
+      dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    else
+      command -v "$cmd" >/dev/null || missing+=("$pkg")
+    fi
+  done <"$list"
+  ((${#missing[@]})) || return 0
+  echo "setup: installing ${missing[*]} (Debian)"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+debian_install build
 
 CUDNNFE_CMAKE_ARGS=()
 # cuDNN and CUDA runtime headers are build-time only (both are dlopen'ed).
-# Without a toolkit install, the headers come from NVIDIA's PyPI wheels.
+# Without a toolkit install, the headers come from NVIDIA's PyPI wheels
+# (.ci/header-wheels.txt), as they do for a user who has only PyTorch.
 have_cudnn_headers=false
 for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do
   [ -n "$dir" ] && [ -f "$dir/cudnn_graph.h" ] && have_cudnn_headers=true
 done
 if ! $have_cudnn_headers; then
-  echo "setup: no cuDNN headers found; fetching them from PyPI wheels"
   headers=$(pwd)/build-deps/headers
-  python3 -m pip install -q --target "$headers" nvidia-cudnn-cu13 nvidia-cuda-runtime
-  export CUDNN_INCLUDE_DIR=$(dirname "$(find "$headers" -name cudnn_graph.h | head -1)")
-  export CUDA_INCLUDE_DIR=$(dirname "$(find "$headers" -name cuda_runtime_api.h | head -1)")
+  if [ -z "$(find "$headers" -name cudnn_graph.h 2>/dev/null | head -1)" ]; then
+    echo "setup: no cuDNN headers found; fetching them from PyPI wheels"
+    python3 -m pip install -q --no-deps --target "$headers" \
+      -r "$(dirname "${BASH_SOURCE[0]}")/header-wheels.txt"
+  fi
+  CUDNN_INCLUDE_DIR=$(dirname "$(find "$headers" -name cudnn_graph.h | head -1)")
+  CUDA_INCLUDE_DIR=$(dirname "$(find "$headers" -name cuda_runtime_api.h | head -1)")
+  export CUDNN_INCLUDE_DIR CUDA_INCLUDE_DIR
 fi
 
 cudnnfe_configure() {

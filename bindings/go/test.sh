@@ -30,7 +30,18 @@ if [ -n "$unformatted" ]; then
   echo "gofmt -l reports:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
-go test -race -p 2 -count=1 ./...
+# -v for the counts: the full log goes to a file, the terminal gets the
+# failures, the skips with their reasons, and one "N passed, M failed" line.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+go test -race -p 2 -count=1 -v ./... >"$log" 2>&1 || status=$?
+grep -E '^(ok|FAIL|panic:)|--- (FAIL|SKIP)' -A1 "$log" | grep -vE -- '^(=== |--$)|--- PASS' || true
+passed=$(grep -cE '^\s*--- PASS' "$log" || true)
+failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
+skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
+echo "go test: $passed passed, $failed failed, $skipped skipped"
+[ "$status" = 0 ] || { grep -vE -- '^\s*--- PASS|^=== ' "$log" | tail -80; exit "$status"; }
 
 cd "$repo/examples/go"
 go vet ./...
