@@ -36,10 +36,13 @@ for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/in
 done
 if ! $have_cudnn_headers; then
   headers=$(pwd)/build-deps/headers
-  if [ -z "$(find "$headers" -name cudnn_graph.h 2>/dev/null | head -1)" ]; then
+  wheels="$(dirname "${BASH_SOURCE[0]}")/header-wheels.txt"
+  # A copy of the list beside the headers says which wheels they came from.
+  if ! cmp -s "$wheels" "$headers/header-wheels.txt"; then
     echo "setup: no cuDNN headers found; fetching them from PyPI wheels"
-    python3 -m pip install -q --no-deps --target "$headers" \
-      -r "$(dirname "${BASH_SOURCE[0]}")/header-wheels.txt"
+    rm -rf "$headers"
+    python3 -m pip install -q --no-deps --target "$headers" -r "$wheels"
+    cp "$wheels" "$headers/header-wheels.txt"
   fi
   CUDNN_INCLUDE_DIR=$(dirname "$(find "$headers" -name cudnn_graph.h | head -1)")
   CUDA_INCLUDE_DIR=$(dirname "$(find "$headers" -name cuda_runtime_api.h | head -1)")
