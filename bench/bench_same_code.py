@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""Same-code benchmark: one cudnn-frontend-style program, two implementations.
+
+The graphs below are written once against cudnn-frontend's Python API
+(``cudnn.pygraph``, ``graph.sdpa``, ``graph.execute``, ...). Each measurement
+runs in a fresh child process that imports either cudnnfe (as ``cudnn``) or
+NVIDIA's cudnn-frontend (``import cudnn``, when its wheel is importable); the
+two alternate, and the table prints each side and the ratio.
+
+Rows:
+  * GPU time: SDPA forward/backward (BF16, b=1, h_q=64, h_kv=8, d=128, causal,
+    the LLM shapes of bench_attention.py), conv fprop, matmul, RMSNorm; median
+    of CUDA-event-timed iterations after a warm-up.
+  * execute host time per call (a 64x64 matmul, no synchronisation): a dict
+    variant pack keyed by tensors, one keyed by UIDs, and the bound/preindexed
+    path (cudnnfe ``graph.bind``; cudnn-frontend ``_execute_with_ptrs``).
+  * cold build (CUDA_CACHE_DISABLE=1, fresh process): the first graph, with
+    handle creation (cuDNN's first use), and a second graph of the process;
+    warm build (the same graph again in the process); plan load from
+    serialized bytes; a persistent-cache hit in a new process (cudnnfe's
+    CUDNNFE_PLAN_CACHE_DIR; cudnn-frontend: deserialize the bytes written by
+    an earlier process).
+
+Usage: bench_same_code.py [--reps 3] [--only gpu,host,build] [--impls cudnnfe,cudnn]
+Needs torch and a GPU. cudnnfe is found as usual (CUDNNFE_LIBRARY or the
+installed package); cudnn-frontend through PYTHONPATH / site-packages.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---------------------------------------------------------------------------
+# The graphs, in cudnn-frontend's API only.
+
+
+def sdpa_graph(cudnn, torch, s, backward):
+    b, hq, hkv, d = 1, 64, 8, 128
+    bf16 = torch.bfloat16
+    q = torch.randn(b, s, hq, d, device="cuda", dtype=bf16).transpose(1, 2)
+    k = torch.randn(b, s, hkv, d, device="cuda", dtype=bf16).transpose(1, 2)
+    v = torch.randn(b, s, hkv, d, device="cuda", dtype=bf16).transpose(1, 2)
+    o = torch.empty_like(q)
+    stats = torch.empty(b, hq, s, 1, device="cuda", dtype=torch.float32)
+    g = cudnn.pygraph(io_data_type=cudnn.data_type.BFLOAT16,
+                      intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT)
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    scale = 1.0 / math.sqrt(d)
+    if not backward:
+        to, tstats = g.sdpa(name="sdpa", q=tq, k=tk, v=tv, generate_stats=False,
+                            attn_scale=scale, use_causal_mask=True)
+        to.set_output(True).set_dim(list(o.shape)).set_stride(list(o.stride()))
+        pack = {tq: q, tk: k, tv: v, to: o}
+        flops = 4 * b * hq * s * s * d / 2
+        return g, pack, flops, "TFLOP/s"
+    do = torch.randn_like(q)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    to, tdo, tst = g.tensor_like(o), g.tensor_like(do), g.tensor_like(stats)
+    tdq, tdk, tdv = g.sdpa_backward(name="sdpa_backward", q=tq, k=tk, v=tv, o=to, dO=tdo,
+                                    stats=tst, attn_scale=scale, use_causal_mask=True)
+    for t, a in ((tdq, dq), (tdk, dk), (tdv, dv)):
+        t.set_output(True).set_dim(list(a.shape)).set_stride(list(a.stride()))
+    pack = {tq: q, tk: k, tv: v, to: o, tdo: do, tst: stats, tdq: dq, tdk: dk, tdv: dv}
+    flops = 2.5 * 4 * b * hq * s * s * d / 2
+    return g, pack, flops, "TFLOP/s"
+
+
+def conv_graph(cudnn, torch, n=32, c=256, hw=56):
+    x = torch.randn(n, c, hw, hw, device="cuda", dtype=torch.half).to(
+        memory_format=torch.channels_last)
+    w = torch.randn(c, c, 3, 3, device="cuda", dtype=torch.half).to(
+        memory_format=torch.channels_last)
+    y = torch.empty(n, c, hw, hw, device="cuda", dtype=torch.half).to(
+        memory_format=torch.channels_last)
+    g = cudnn.pygraph(io_data_type=cudnn.data_type.HALF,
+                      intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT)
+    tx, tw = g.tensor_like(x), g.tensor_like(w)
+    ty = g.conv_fprop(image=tx, weight=tw, padding=[1, 1], stride=[1, 1], dilation=[1, 1])
+    ty.set_output(True).set_dim(list(y.shape)).set_stride(list(y.stride()))
+    return g, {tx: x, tw: w, ty: y}, 2 * n * c * c * 9 * hw * hw, "TFLOP/s"
+
+
+def matmul_graph(cudnn, torch, m=4096, n=4096, k=4096, dtype=None):
+    dtype = dtype or torch.bfloat16
+    a = torch.randn(1, m, k, device="cuda", dtype=dtype)
+    b = torch.randn(1, k, n, device="cuda", dtype=dtype)
+    c = torch.empty(1, m, n, device="cuda", dtype=dtype)
+    io = cudnn.data_type.BFLOAT16 if dtype == torch.bfloat16 else cudnn.data_type.HALF
+    g = cudnn.pygraph(io_data_type=io, intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT)
+    ta, tb = g.tensor_like(a), g.tensor_like(b)
+    tc = g.matmul(name="matmul", A=ta, B=tb)
+    tc.set_output(True).set_dim(list(c.shape)).set_stride(list(c.stride()))
+    return g, {ta: a, tb: b, tc: c}, 2 * m * n * k, "TFLOP/s"
+
+
+def rmsnorm_graph(cudnn, torch, tokens=16384, hidden=8192):
+    x = torch.randn(tokens, hidden, 1, 1, device="cuda", dtype=torch.bfloat16)
+    scale = torch.randn(1, hidden, 1, 1, device="cuda", dtype=torch.bfloat16)
+    eps = torch.full((1, 1, 1, 1), 1e-5, dtype=torch.float32)  # host: pass by value
+    y = torch.empty_like(x)
+    g = cudnn.pygraph(io_data_type=cudnn.data_type.BFLOAT16,
+                      intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT)
+    tx, ts = g.tensor_like(x), g.tensor_like(scale)
+    te = g.tensor(name="epsilon", dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                  data_type=cudnn.data_type.FLOAT, is_pass_by_value=True)
+    ty, _ = g.rmsnorm(name="rmsnorm", norm_forward_phase=cudnn.norm_forward_phase.INFERENCE,
+                      input=tx, scale=ts, epsilon=te)
+    ty.set_output(True).set_dim(list(y.shape)).set_stride(list(y.stride()))
+    return g, {tx: x, ts: scale, te: eps, ty: y}, 2 * x.numel() * 2, "GB/s"
+
+
+GPU_CASES = {
+    "sdpa_fwd_s8k": lambda c, t: sdpa_graph(c, t, 8192, False),
+    "sdpa_bwd_s8k": lambda c, t: sdpa_graph(c, t, 8192, True),
+    "sdpa_fwd_s16k": lambda c, t: sdpa_graph(c, t, 16384, False),
+    "sdpa_bwd_s16k": lambda c, t: sdpa_graph(c, t, 16384, True),
+    "conv_n32_c256_56": conv_graph,
+    "matmul_4096": matmul_graph,
+    "rmsnorm_16k_8192": rmsnorm_graph,
+}
+BUILD_CASES = {
+    "sdpa_s2k": lambda c, t: sdpa_graph(c, t, 2048, False),
+    "conv": lambda c, t: conv_graph(c, t, 8, 64, 56),
+    "matmul": lambda c, t: matmul_graph(c, t, 1024, 1024, 1024),
+}
+
+# ---------------------------------------------------------------------------
+# The child: one measurement in this process.
+
+
+def build(cudnn, g, handle):
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    g.check_support()
+    g.build_plans()
+
+
+def workspace_for(torch, g):
+    return torch.empty(max(g.get_workspace_size(), 1), device="cuda", dtype=torch.uint8)
+
+
+def gpu_time_ms(torch, fn, iters):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def child_gpu(cudnn, torch, case, iters):
+    handle = cudnn.create_handle()
+    g, pack, work, unit = GPU_CASES[case](cudnn, torch)
+    build(cudnn, g, handle)
+    ws = workspace_for(torch, g)
+    ms = gpu_time_ms(torch, lambda: g.execute(pack, ws, handle=handle), iters)
+    return {"value": work / (ms * 1e-3) / 1e12 if unit == "TFLOP/s" else work / (ms * 1e-3) / 1e9,
+            "unit": unit, "ms": ms}
+
+
+def host_us(fn, calls):
+    for _ in range(50):
+        fn()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def preindexed(cudnn, g, pack, ws, handle):
+    """The bound path each implementation offers for a fixed variant pack: cudnnfe's
+    graph.bind(); cudnn-frontend's execute(buffers, tensor_uids=...) (its preindexed form)."""
+    if hasattr(g, "bind"):
+        return g.bind(pack, ws, handle=handle)
+    uids = [t.get_uid() for t in pack]
+    buffers = tuple(pack.values())
+    return lambda: g.execute(buffers, ws, handle=handle, tensor_uids=uids)
+
+
+def child_host(cudnn, torch, case, calls):
+    handle = cudnn.create_handle()
+    stream = torch.cuda.current_stream().cuda_stream
+    cudnn.set_stream(handle=handle, stream=stream)
+    g, pack, _, _ = matmul_graph(cudnn, torch, 64, 64, 64, torch.half)
+    build(cudnn, g, handle)
+    ws = workspace_for(torch, g)
+    if case == "dict":
+        fn = lambda: g.execute(pack, ws, handle=handle)
+    elif case == "uid_dict":
+        by_uid = {t.get_uid(): a for t, a in pack.items()}
+        fn = lambda: g.execute(by_uid, ws, handle=handle)
+    else:
+        fn = preindexed(cudnn, g, pack, ws, handle)
+    us = host_us(fn, calls)
+    torch.cuda.synchronize()
+    return {"value": us, "unit": "us/call"}
+
+
+def child_build(cudnn, torch, case, which, cache_file):
+    t0 = time.perf_counter()
+    handle = cudnn.create_handle()
+    make = BUILD_CASES[case]
+    if which == "cold":
+        g, _, _, _ = make(cudnn, torch)
+        build(cudnn, g, handle)
+        first = time.perf_counter() - t0
+        g2, _, _, _ = BUILD_CASES["matmul" if case != "matmul" else "conv"](cudnn, torch)
+        t1 = time.perf_counter()
+        build(cudnn, g2, handle)
+        return {"value": first * 1e3, "second": (time.perf_counter() - t1) * 1e3, "unit": "ms"}
+    g, _, _, _ = make(cudnn, torch)
+    build(cudnn, g, handle)
+    if which == "warm":
+        g2, _, _, _ = make(cudnn, torch)
+        t1 = time.perf_counter()
+        build(cudnn, g2, handle)
+        return {"value": (time.perf_counter() - t1) * 1e3, "unit": "ms"}
+    if which == "load":
+        # The built plan: cudnn-frontend's serialize(); cudnnfe's serialize_plan() (its
+        # serialize() is the graph description alone, docs/plans.md).
+        data = g.serialize_plan() if hasattr(g, "serialize_plan") else g.serialize()
+        g2 = cudnn.pygraph()
+        t1 = time.perf_counter()
+        g2.deserialize(handle, data)
+        return {"value": (time.perf_counter() - t1) * 1e3, "unit": "ms"}
+    raise SystemExit(f"unknown build measure {which}")
+
+
+def child_persistent(cudnn, torch, case, phase, cache_file):
+    """phase 'write': build and keep the plan; phase 'hit': a new process's build, timed from
+    handle creation (cuDNN's first use included) to a ready plan."""
+    is_cudnnfe = cudnn.__name__ == "cudnnfe"
+    t0 = time.perf_counter()
+    handle = cudnn.create_handle()
+    g, _, _, _ = BUILD_CASES[case](cudnn, torch)
+    if phase == "write" or is_cudnnfe:
+        build(cudnn, g, handle)  # cudnnfe: the plan cache directory makes this a load
+        if phase == "write" and not is_cudnnfe:
+            with open(cache_file, "wb") as f:
+                f.write(bytes(g.serialize()))
+    else:
+        with open(cache_file, "rb") as f:
+            data = list(f.read())
+        cudnn.pygraph().deserialize(handle, data)
+    return {"value": (time.perf_counter() - t0) * 1e3, "unit": "ms"}
+
+
+def child_main(args):
+    import torch
+    if args.impl == "cudnnfe":
+        import cudnnfe as cudnn
+    else:
+        import cudnn
+    kind, case, extra = args.child.split(":")
+    if kind == "gpu":
+        out = child_gpu(cudnn, torch, case, int(extra))
+    elif kind == "host":
+        out = child_host(cudnn, torch, case, int(extra))
+    elif kind == "build":
+        out = child_build(cudnn, torch, case, extra, args.cache_file)
+    else:
+        out = child_persistent(cudnn, torch, case, extra, args.cache_file)
+    out["backend"] = cudnn.backend_version()
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+# ---------------------------------------------------------------------------
+# The parent: fresh processes, alternating implementations.
+
+
+def run_child(impl, spec, env_extra=None, cache_file=""):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    cmd = [sys.executable, os.path.abspath(__file__), "--impl", impl, "--child", spec,
+           "--cache-file", cache_file]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+    return {"error": tail[0][:120]}
+
+
+def importable(impl):
+    probe = "import cudnnfe" if impl == "cudnnfe" else "import cudnn; cudnn.pygraph"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def fmt(r, key="value"):
+    if "error" in r:
+        return "error"
+    return f"{r[key]:.3g}" if r[key] < 100 else f"{r[key]:.0f}"
+
+
+ERRORS = []
+
+
+def row(title, results, impls, key="value", higher_is_better=False):
+    for i in impls:
+        if results.get(i) and "error" in results[i]:
+            ERRORS.append(f"{title} [{i}]: {results[i]['error']}")
+    cells = [fmt(results[i], key) if results.get(i) else "-" for i in impls]
+    ratio = ""
+    if len(impls) == 2 and all(results.get(i) and "error" not in results[i] for i in impls):
+        a, b = results[impls[0]][key], results[impls[1]][key]
+        ratio = f"{(a / b if higher_is_better else b / a):.2f}x"
+    print(f"{title:<44}" + "".join(f"{c:>14}" for c in cells) + f"{ratio:>10}", flush=True)
+
+
+def median_results(rs):
+    ok = [r for r in rs if "error" not in r]
+    if not ok:
+        return rs[0]
+    out = dict(ok[0])
+    for key in ("value", "second"):
+        if key in out:
+            out[key] = statistics.median(r[key] for r in ok)
+    return out
+
+
+BACKENDS = {}
+
+
+def measure(impls, reps, spec, env=None, cache=""):
+    results = {i: [] for i in impls}
+    for rep in range(reps):
+        order = impls if rep % 2 == 0 else list(reversed(impls))
+        for impl in order:
+            r = run_child(impl, spec, env, cache)
+            if "backend" in r:
+                BACKENDS[impl] = r["backend"]
+            results[impl].append(r)
+    return {i: median_results(rs) for i, rs in results.items()}
+
+
+def parent_main(args):
+    impls = [i for i in args.impls.split(",") if importable(i)]
+    missing = set(args.impls.split(",")) - set(impls)
+    if missing:
+        print(f"not importable, left out: {', '.join(sorted(missing))}")
+    import torch
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; "
+          f"median of {args.reps} fresh processes per cell, implementations alternating")
+    header = f"{'measure':<44}" + "".join(f"{i:>14}" for i in impls) + f"{'ratio':>10}"
+    print(header + "\n(ratio: how many times better cudnnfe is; >1 means cudnnfe wins)")
+    only = set(args.only.split(","))
+    cold_env = {"CUDA_CACHE_DISABLE": "1"}
+    if "gpu" in only:
+        for case in GPU_CASES:
+            r = measure(impls, args.reps, f"gpu:{case}:{args.iters}")
+            unit = next((x["unit"] for x in r.values() if "unit" in x), "")
+            row(f"{case} ({unit})", r, impls, higher_is_better=True)
+    if "host" in only:
+        for case in ("dict", "uid_dict", "bound"):
+            r = measure(impls, args.reps, f"host:{case}:{args.calls}")
+            row(f"execute host us/call, 64x64 matmul, {case}", r, impls)
+    if "build" in only:
+        for case in BUILD_CASES:
+            r = measure(impls, args.reps, f"build:{case}:cold", cold_env)
+            row(f"cold build {case}: first graph + handle, ms", r, impls)
+            row(f"cold build: second graph after {case}, ms", r, impls, key="second")
+            r = measure(impls, args.reps, f"build:{case}:warm")
+            row(f"warm build {case} (same graph again), ms", r, impls)
+            r = measure(impls, args.reps, f"build:{case}:load")
+            row(f"plan load from bytes {case}, ms", r, impls)
+            with tempfile.TemporaryDirectory() as tmp:
+                cache_env = dict(cold_env, CUDNNFE_PLAN_CACHE_DIR=tmp)
+                cache_file = os.path.join(tmp, "fe_plan.bin")
+                for impl in impls:
+                    run_child(impl, f"persist:{case}:write", cache_env, cache_file)
+                r = measure(impls, args.reps, f"persist:{case}:hit", cache_env, cache_file)
+                row(f"persistent-cache hit, new process {case}, ms", r, impls)
+    for e in dict.fromkeys(ERRORS):
+        print("error: " + e)
+    print("cuDNN loaded: " + ", ".join(f"{i} {v}" for i, v in BACKENDS.items()))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--impls", default="cudnnfe,cudnn")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--only", default="gpu,host,build")
+    p.add_argument("--impl")
+    p.add_argument("--child")
+    p.add_argument("--cache-file", default="")
+    args = p.parse_args()
+    if args.child:
+        child_main(args)
+    else:
+        parent_main(args)
+
+
+if __name__ == "__main__":
+    main()
