@@ -22,7 +22,7 @@ import re
 try:
     from pycparser import c_ast, c_parser
 except ImportError:  # pragma: no cover - exercised only without pycparser
-    raise SystemExit("cudnnfe_abi needs pycparser: python3 -m pip install pycparser")
+    c_ast = c_parser = None  # reading a manifest needs no parser; parse_header says so
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_HEADER = os.path.join(REPO, "include", "cudnnfe", "cudnnfe.h")
@@ -54,7 +54,7 @@ class HeaderError(Exception):
     pass
 
 
-ParseError = c_parser.ParseError
+ParseError = c_parser.ParseError if c_parser else HeaderError
 
 # --------------------------------------------------------------------------
 # Preprocessing
@@ -383,6 +383,8 @@ def _group_constants(decls, defines):
 def parse_header(text):
     """Returns (model, decls, constants): decls are (line, kind, record) in
     header order, kind one of 'alias', 'opaque', 'struct', 'function'."""
+    if c_parser is None:
+        raise HeaderError("parsing the header needs pycparser: python3 -m pip install pycparser")
     code, defines, comments = preprocess(text)
     prelude = "".join("typedef %s %s;" % (v, k) for k, v in PRELUDE_TYPES.items())
     # The prelude sits on line 1's prefix so header line numbers stay exact.

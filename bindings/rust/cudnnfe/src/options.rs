@@ -471,6 +471,21 @@ macro_rules! attention_builders {
             self.dropout_offset = Some(offset);
             self
         }
+        /// Ragged (packed, "THD") storage: the offset tensors of q, k, v and
+        /// o (`None`: that tensor is not ragged). Needs `padding`.
+        pub fn ragged_offsets(
+            mut self,
+            q: Option<Tensor>,
+            k: Option<Tensor>,
+            v: Option<Tensor>,
+            o: Option<Tensor>,
+        ) -> Self {
+            self.ragged_offset_q = q;
+            self.ragged_offset_k = k;
+            self.ragged_offset_v = v;
+            self.ragged_offset_o = o;
+            self
+        }
         /// Sets the data type of the math.
         pub fn compute_dtype(mut self, dtype: DataType) -> Self {
             self.compute_dtype = dtype;
@@ -565,6 +580,28 @@ pub struct SdpaOptions {
     pub dropout_mask: Option<Tensor>,
     /// Given dropout's scale, a FLOAT tensor of one element.
     pub dropout_scale: Option<Tensor>,
+    /// Ragged (packed, "THD") storage of q, k, v and o: an INT32 or
+    /// INT64 graph input of dims `[b+1, 1, 1, 1]` holding, per batch `n`, the
+    /// element offset where sequence `n` starts in the tensor's buffer
+    /// (cudnn-frontend's `set_ragged_offset`). Needs `padding`; only valid
+    /// rows are read or written. `None`: that tensor is not ragged.
+    pub ragged_offset_q: Option<Tensor>,
+    /// Ragged offsets of k (see `ragged_offset_q`).
+    pub ragged_offset_k: Option<Tensor>,
+    /// Ragged offsets of v (see `ragged_offset_q`).
+    pub ragged_offset_v: Option<Tensor>,
+    /// Ragged offsets of o (see `ragged_offset_q`).
+    pub ragged_offset_o: Option<Tensor>,
+    /// Paged K cache: k is then a page container `[num_pages, h_kv,
+    /// page_size, d]` and this an INT32 graph input `[b, 1, pages, 1]`: key
+    /// `j` of batch `n` is row `j % page_size` of page `table[n][j /
+    /// page_size]`. Needs `padding`.
+    pub page_table_k: Option<Tensor>,
+    /// Paged V cache (as `page_table_k`, for v).
+    pub page_table_v: Option<Tensor>,
+    /// s_kv of a paged cache; `None`: the unpaged tensor's s_kv, else the
+    /// pages' capacity.
+    pub max_seq_len_kv: Option<i64>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
 }
@@ -592,6 +629,13 @@ impl Default for SdpaOptions {
             dropout_offset: opt_tensor(raw.dropout_offset),
             dropout_mask: opt_tensor(raw.dropout_mask),
             dropout_scale: opt_tensor(raw.dropout_scale),
+            ragged_offset_q: opt_tensor(raw.ragged_offset_q),
+            ragged_offset_k: opt_tensor(raw.ragged_offset_k),
+            ragged_offset_v: opt_tensor(raw.ragged_offset_v),
+            ragged_offset_o: opt_tensor(raw.ragged_offset_o),
+            page_table_k: opt_tensor(raw.page_table_k),
+            page_table_v: opt_tensor(raw.page_table_v),
+            max_seq_len_kv: (raw.max_seq_len_kv != 0).then_some(raw.max_seq_len_kv),
             compute_dtype: DataType::from_raw(raw.compute_dtype),
         }
     }
@@ -611,6 +655,19 @@ impl SdpaOptions {
     pub fn dropout_mask(mut self, mask: Tensor, scale: Tensor) -> Self {
         self.dropout_mask = Some(mask);
         self.dropout_scale = Some(scale);
+        self
+    }
+    /// A paged K/V cache: the page tables of k and v (`None`: that tensor
+    /// is contiguous), INT32 graph inputs `[b, 1, pages, 1]`. Needs `padding`.
+    pub fn page_tables(mut self, k: Option<Tensor>, v: Option<Tensor>) -> Self {
+        self.page_table_k = k;
+        self.page_table_v = v;
+        self
+    }
+    /// s_kv of a paged cache (default: the unpaged tensor's s_kv, else the
+    /// pages' capacity).
+    pub fn max_seq_len_kv(mut self, max_seq_len_kv: i64) -> Self {
+        self.max_seq_len_kv = Some(max_seq_len_kv);
         self
     }
 
@@ -635,6 +692,13 @@ impl SdpaOptions {
         raw.dropout_offset = opt_uid(self.dropout_offset);
         raw.dropout_mask = opt_uid(self.dropout_mask);
         raw.dropout_scale = opt_uid(self.dropout_scale);
+        raw.ragged_offset_q = opt_uid(self.ragged_offset_q);
+        raw.ragged_offset_k = opt_uid(self.ragged_offset_k);
+        raw.ragged_offset_v = opt_uid(self.ragged_offset_v);
+        raw.ragged_offset_o = opt_uid(self.ragged_offset_o);
+        raw.page_table_k = opt_uid(self.page_table_k);
+        raw.page_table_v = opt_uid(self.page_table_v);
+        raw.max_seq_len_kv = self.max_seq_len_kv.unwrap_or(0);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
@@ -697,6 +761,18 @@ pub struct SdpaBackwardOptions {
     /// dropout_scale`, required. On the GPU it must be a scalar of 1 (fold
     /// the scale into the mask; `docs/attention.md`).
     pub dropout_scale_inv: Option<Tensor>,
+    /// Ragged (packed, "THD") storage of q, k, v and o (also of dq, dk, dv and dO): an INT32 or
+    /// INT64 graph input of dims `[b+1, 1, 1, 1]` holding, per batch `n`, the
+    /// element offset where sequence `n` starts in the tensor's buffer
+    /// (cudnn-frontend's `set_ragged_offset`). Needs `padding`; only valid
+    /// rows are read or written. `None`: that tensor is not ragged.
+    pub ragged_offset_q: Option<Tensor>,
+    /// Ragged offsets of k and dk (see `ragged_offset_q`).
+    pub ragged_offset_k: Option<Tensor>,
+    /// Ragged offsets of v and dv (see `ragged_offset_q`).
+    pub ragged_offset_v: Option<Tensor>,
+    /// Ragged offsets of o and dO (see `ragged_offset_q`).
+    pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
 }
@@ -725,6 +801,10 @@ impl Default for SdpaBackwardOptions {
             dropout_mask: opt_tensor(raw.dropout_mask),
             dropout_scale: opt_tensor(raw.dropout_scale),
             dropout_scale_inv: opt_tensor(raw.dropout_scale_inv),
+            ragged_offset_q: opt_tensor(raw.ragged_offset_q),
+            ragged_offset_k: opt_tensor(raw.ragged_offset_k),
+            ragged_offset_v: opt_tensor(raw.ragged_offset_v),
+            ragged_offset_o: opt_tensor(raw.ragged_offset_o),
             compute_dtype: DataType::from_raw(raw.compute_dtype),
         }
     }
@@ -769,6 +849,10 @@ impl SdpaBackwardOptions {
         raw.dropout_mask = opt_uid(self.dropout_mask);
         raw.dropout_scale = opt_uid(self.dropout_scale);
         raw.dropout_scale_inv = opt_uid(self.dropout_scale_inv);
+        raw.ragged_offset_q = opt_uid(self.ragged_offset_q);
+        raw.ragged_offset_k = opt_uid(self.ragged_offset_k);
+        raw.ragged_offset_v = opt_uid(self.ragged_offset_v);
+        raw.ragged_offset_o = opt_uid(self.ragged_offset_o);
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
