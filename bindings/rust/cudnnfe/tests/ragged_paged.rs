@@ -1,7 +1,8 @@
 //! Ragged (packed, "THD") and paged K/V attention on the CPU reference,
-//! through the safe options (`SdpaOptions::ragged_offsets`, `page_tables`,
-//! `max_seq_len_kv`): the same numbers as a padded dense attention computed
-//! here, as tests/test_cpu_attention_ragged.cpp checks in C.
+//! through the safe options (`SdpaOptions::ragged_offset_q` .. `_o`,
+//! `page_table_k`, `page_table_v`, `max_seq_len_kv`): the same numbers as a
+//! padded dense attention computed here, as
+//! tests/test_cpu_attention_ragged.cpp checks in C.
 mod common;
 
 use common::data;
@@ -109,12 +110,12 @@ fn ragged_attention_matches_padded() -> TestResult {
     let lkv = g.input("seq_len_kv", DataType::Int32, &[b as i64, 1, 1, 1])?;
     let rq = g.input("ragged_q", DataType::Int32, &[b as i64 + 1, 1, 1, 1])?;
     let rkv = g.input("ragged_kv", DataType::Int32, &[b as i64 + 1, 1, 1, 1])?;
-    let opts = SdpaOptions::default().padding(lq, lkv).ragged_offsets(
-        Some(rq),
-        Some(rkv),
-        Some(rkv),
-        Some(rq),
-    );
+    let opts = SdpaOptions::default()
+        .padding(lq, lkv)
+        .ragged_offset_q(rq)
+        .ragged_offset_k(rkv)
+        .ragged_offset_v(rkv)
+        .ragged_offset_o(rq);
     assert_eq!(opts.ragged_offset_o, Some(rq));
     let out = g.sdpa(q, k, v, &opts)?;
     g.set_output(out.o, true)?;
@@ -192,7 +193,8 @@ fn paged_attention_matches_contiguous() -> TestResult {
     let tv = g.input("page_table_v", DataType::Int32, &i64s(&[b, 1, pages, 1]))?;
     let opts = SdpaOptions::default()
         .padding(lq, lkv)
-        .page_tables(Some(tk), Some(tv))
+        .page_table_k(tk)
+        .page_table_v(tv)
         .max_seq_len_kv(s_kv as i64);
     let out = g.sdpa(q, k, v, &opts)?;
     g.set_output(out.o, true)?;
@@ -238,8 +240,7 @@ fn ragged_and_paged_defaults_are_unset() {
         ),
         (None, None, None, None, None)
     );
-    let b =
-        SdpaBackwardOptions::default().ragged_offsets(None, Some(Tensor::from_uid(7)), None, None);
+    let b = SdpaBackwardOptions::default().ragged_offset_k(Tensor::from_uid(7));
     assert_eq!(
         (b.ragged_offset_q, b.ragged_offset_k),
         (None, Some(Tensor::from_uid(7)))
