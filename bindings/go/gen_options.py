@@ -125,10 +125,17 @@ def render_struct(s, embeds):
     init = s["init"]
     out.append("// %sInit fills o with %s's defaults.\n" % (name, init[:-len("_sized")]))
     out.append("func %sInit(o *%s) {\n" % (name, name))
-    out.append("\tvar c C.%s\n\tC.%s(&c, C.sizeof_%s)\n\t*o = %s{}\n" % (typedef, init, typedef,
-                                                                       name))
+    out.append("\tvar c C.%s\n\tC.%s(&c, C.sizeof_%s)\n\t*o = %s{}\n\to.fromC(&c)\n}\n\n"
+               % (typedef, init, typedef, name))
+    out.append("// fromC copies c's fields (not the name) into o.\n")
+    out.append("func (o *%s) fromC(c *C.%s) {\n" % (name, typedef))
     out.extend(render_copy(f, False) for f in own if not is_name(f))
     out.append("}\n\n")
+    out.append("// roundTrip passes o through the C struct (toC, then fromC), name\n"
+               "// aside: TestOptionsRoundTrip checks that every field survives.\n")
+    keep = "Name: o.Name" if any(is_name(f) for f in own) else ""
+    out.append("func (o *%s) roundTrip() any {\n\tvar c C.%s\n\to.toC(&c)\n\tr := %s{%s}\n"
+               "\tr.fromC(&c)\n\treturn r\n}\n\n" % (name, typedef, name, keep))
     out.append("// toC fills c with the C defaults, then with o's fields (not the name,\n"
                "// which the wrapper points at a C string of its own).\n")
     out.append("func (o *%s) toC(c *C.%s) {\n" % (name, typedef))
@@ -160,6 +167,10 @@ def render_table(structs):
     for e, users in EMBEDDED.items():
         for u in users:
             out.append('\t"%s": {"%s"},\n' % (struct_go_name(u), e))
+    out.append("}\n\n")
+    out.append("// optionMirrors holds a zero value of every mirror, for the round-trip test.\n"
+               "var optionMirrors = []interface{ roundTrip() any }{\n")
+    out.extend("\t&%s{},\n" % struct_go_name(s["typedef"]) for s in structs)
     out.append("}\n")
     return "".join(out)
 

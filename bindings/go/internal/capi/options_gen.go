@@ -53,6 +53,11 @@ func ConvOptionsInit(o *ConvOptions) {
 	var c C.cudnnfe_conv_options_t
 	C.cudnnfe_conv_options_init_sized(&c, C.sizeof_cudnnfe_conv_options_t)
 	*o = ConvOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *ConvOptions) fromC(c *C.cudnnfe_conv_options_t) {
 	o.SpatialDims = int32(c.spatial_dims)
 	for i := range o.PrePadding {
 		o.PrePadding[i] = int64(c.pre_padding[i])
@@ -68,6 +73,16 @@ func ConvOptionsInit(o *ConvOptions) {
 	}
 	o.Mode = int32(c.mode)
 	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *ConvOptions) roundTrip() any {
+	var c C.cudnnfe_conv_options_t
+	o.toC(&c)
+	r := ConvOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -102,7 +117,22 @@ func MatmulOptionsInit(o *MatmulOptions) {
 	var c C.cudnnfe_matmul_options_t
 	C.cudnnfe_matmul_options_init_sized(&c, C.sizeof_cudnnfe_matmul_options_t)
 	*o = MatmulOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *MatmulOptions) fromC(c *C.cudnnfe_matmul_options_t) {
 	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *MatmulOptions) roundTrip() any {
+	var c C.cudnnfe_matmul_options_t
+	o.toC(&c)
+	r := MatmulOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -130,6 +160,11 @@ func PointwiseOptionsInit(o *PointwiseOptions) {
 	var c C.cudnnfe_pointwise_options_t
 	C.cudnnfe_pointwise_options_init_sized(&c, C.sizeof_cudnnfe_pointwise_options_t)
 	*o = PointwiseOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *PointwiseOptions) fromC(c *C.cudnnfe_pointwise_options_t) {
 	o.ComputeDtype = int32(c.compute_dtype)
 	o.ReluLowerClip = float64(c.relu_lower_clip)
 	o.ReluUpperClip = float64(c.relu_upper_clip)
@@ -138,6 +173,16 @@ func PointwiseOptionsInit(o *PointwiseOptions) {
 	o.SoftplusBeta = float64(c.softplus_beta)
 	o.SwishBeta = float64(c.swish_beta)
 	o.Axis = int32(c.axis)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *PointwiseOptions) roundTrip() any {
+	var c C.cudnnfe_pointwise_options_t
+	o.toC(&c)
+	r := PointwiseOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -167,9 +212,24 @@ func ReductionOptionsInit(o *ReductionOptions) {
 	var c C.cudnnfe_reduction_options_t
 	C.cudnnfe_reduction_options_init_sized(&c, C.sizeof_cudnnfe_reduction_options_t)
 	*o = ReductionOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *ReductionOptions) fromC(c *C.cudnnfe_reduction_options_t) {
 	o.ComputeDtype = int32(c.compute_dtype)
 	o.AxesMask = uint32(c.axes_mask)
 	o.Deterministic = int32(c.deterministic)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *ReductionOptions) roundTrip() any {
+	var c C.cudnnfe_reduction_options_t
+	o.toC(&c)
+	r := ReductionOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -196,6 +256,11 @@ func SDPAOptionsInit(o *SDPAOptions) {
 	var c C.cudnnfe_sdpa_options_t
 	C.cudnnfe_sdpa_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_options_t)
 	*o = SDPAOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.GenerateStats = int32(c.generate_stats)
 	o.CausalMask = int32(c.causal_mask)
@@ -222,6 +287,16 @@ func SDPAOptionsInit(o *SDPAOptions) {
 	o.PageTableK = int64(c.page_table_k)
 	o.PageTableV = int64(c.page_table_v)
 	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPAOptions) roundTrip() any {
+	var c C.cudnnfe_sdpa_options_t
+	o.toC(&c)
+	r := SDPAOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -269,6 +344,11 @@ func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
 	var c C.cudnnfe_sdpa_backward_options_t
 	C.cudnnfe_sdpa_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_backward_options_t)
 	*o = SDPABackwardOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.CausalMask = int32(c.causal_mask)
 	o.CausalMaskBottomRight = int32(c.causal_mask_bottom_right)
@@ -293,6 +373,16 @@ func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
 	o.RaggedOffsetK = int64(c.ragged_offset_k)
 	o.RaggedOffsetV = int64(c.ragged_offset_v)
 	o.RaggedOffsetO = int64(c.ragged_offset_o)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPABackwardOptions) roundTrip() any {
+	var c C.cudnnfe_sdpa_backward_options_t
+	o.toC(&c)
+	r := SDPABackwardOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -340,11 +430,26 @@ func NormOptionsInit(o *NormOptions) {
 	var c C.cudnnfe_norm_options_t
 	C.cudnnfe_norm_options_init_sized(&c, C.sizeof_cudnnfe_norm_options_t)
 	*o = NormOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *NormOptions) fromC(c *C.cudnnfe_norm_options_t) {
 	o.Phase = int32(c.phase)
 	o.Epsilon = float64(c.epsilon)
 	o.ZeroCenteredGamma = int32(c.zero_centered_gamma)
 	o.ComputeDtype = int32(c.compute_dtype)
 	o.Momentum = float64(c.momentum)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *NormOptions) roundTrip() any {
+	var c C.cudnnfe_norm_options_t
+	o.toC(&c)
+	r := NormOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -370,8 +475,23 @@ func SoftmaxOptionsInit(o *SoftmaxOptions) {
 	var c C.cudnnfe_softmax_options_t
 	C.cudnnfe_softmax_options_init_sized(&c, C.sizeof_cudnnfe_softmax_options_t)
 	*o = SoftmaxOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SoftmaxOptions) fromC(c *C.cudnnfe_softmax_options_t) {
 	o.GenerateStats = int32(c.generate_stats)
 	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SoftmaxOptions) roundTrip() any {
+	var c C.cudnnfe_softmax_options_t
+	o.toC(&c)
+	r := SoftmaxOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -392,6 +512,21 @@ func LayoutOptionsInit(o *LayoutOptions) {
 	var c C.cudnnfe_layout_options_t
 	C.cudnnfe_layout_options_init_sized(&c, C.sizeof_cudnnfe_layout_options_t)
 	*o = LayoutOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *LayoutOptions) fromC(c *C.cudnnfe_layout_options_t) {
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *LayoutOptions) roundTrip() any {
+	var c C.cudnnfe_layout_options_t
+	o.toC(&c)
+	r := LayoutOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -414,10 +549,25 @@ func BlockScaleOptionsInit(o *BlockScaleOptions) {
 	var c C.cudnnfe_block_scale_options_t
 	C.cudnnfe_block_scale_options_init_sized(&c, C.sizeof_cudnnfe_block_scale_options_t)
 	*o = BlockScaleOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *BlockScaleOptions) fromC(c *C.cudnnfe_block_scale_options_t) {
 	o.BlockSize = int32(c.block_size)
 	o.Axis = int32(c.axis)
 	o.Transpose = int32(c.transpose)
 	o.YDtype = int32(c.y_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *BlockScaleOptions) roundTrip() any {
+	var c C.cudnnfe_block_scale_options_t
+	o.toC(&c)
+	r := BlockScaleOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -450,6 +600,11 @@ func ResampleOptionsInit(o *ResampleOptions) {
 	var c C.cudnnfe_resample_options_t
 	C.cudnnfe_resample_options_init_sized(&c, C.sizeof_cudnnfe_resample_options_t)
 	*o = ResampleOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *ResampleOptions) fromC(c *C.cudnnfe_resample_options_t) {
 	o.Mode = int32(c.mode)
 	o.SpatialDims = int32(c.spatial_dims)
 	for i := range o.Window {
@@ -470,6 +625,16 @@ func ResampleOptionsInit(o *ResampleOptions) {
 	}
 	o.GenerateIndex = int32(c.generate_index)
 	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *ResampleOptions) roundTrip() any {
+	var c C.cudnnfe_resample_options_t
+	o.toC(&c)
+	r := ResampleOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -516,6 +681,11 @@ func RNGOptionsInit(o *RNGOptions) {
 	var c C.cudnnfe_rng_options_t
 	C.cudnnfe_rng_options_init_sized(&c, C.sizeof_cudnnfe_rng_options_t)
 	*o = RNGOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *RNGOptions) fromC(c *C.cudnnfe_rng_options_t) {
 	o.Distribution = int32(c.distribution)
 	o.BernoulliProbability = float64(c.bernoulli_probability)
 	o.UniformMin = float64(c.uniform_min)
@@ -524,6 +694,16 @@ func RNGOptionsInit(o *RNGOptions) {
 	o.NormalStddev = float64(c.normal_stddev)
 	o.Seed = int64(c.seed)
 	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *RNGOptions) roundTrip() any {
+	var c C.cudnnfe_rng_options_t
+	o.toC(&c)
+	r := RNGOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -553,9 +733,24 @@ func SDPAFP8OptionsInit(o *SDPAFP8Options) {
 	var c C.cudnnfe_sdpa_fp8_options_t
 	C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
 	*o = SDPAFP8Options{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.GenerateStats = int32(c.generate_stats)
 	o.CausalMask = int32(c.causal_mask)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPAFP8Options) roundTrip() any {
+	var c C.cudnnfe_sdpa_fp8_options_t
+	o.toC(&c)
+	r := SDPAFP8Options{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -579,8 +774,23 @@ func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
 	var c C.cudnnfe_sdpa_fp8_backward_options_t
 	C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
 	*o = SDPAFP8BackwardOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPAFP8BackwardOptions) fromC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.CausalMask = int32(c.causal_mask)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPAFP8BackwardOptions) roundTrip() any {
+	var c C.cudnnfe_sdpa_fp8_backward_options_t
+	o.toC(&c)
+	r := SDPAFP8BackwardOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -612,6 +822,11 @@ func BuildOptionsInit(o *BuildOptions) {
 	var c C.cudnnfe_build_options_t
 	C.cudnnfe_build_options_init_sized(&c, C.sizeof_cudnnfe_build_options_t)
 	*o = BuildOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.Target = int32(c.target)
 	o.NumHeurModes = int32(c.num_heur_modes)
 	for i := range o.HeurModes {
@@ -625,6 +840,16 @@ func BuildOptionsInit(o *BuildOptions) {
 	o.NumExcludeEngines = int32(c.num_exclude_engines)
 	o.MaxPlans = int32(c.max_plans)
 	o.DisablePlanCache = int32(c.disable_plan_cache)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *BuildOptions) roundTrip() any {
+	var c C.cudnnfe_build_options_t
+	o.toC(&c)
+	r := BuildOptions{}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -660,11 +885,26 @@ func AutotuneOptionsInit(o *AutotuneOptions) {
 	var c C.cudnnfe_autotune_options_t
 	C.cudnnfe_autotune_options_init_sized(&c, C.sizeof_cudnnfe_autotune_options_t)
 	*o = AutotuneOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *AutotuneOptions) fromC(c *C.cudnnfe_autotune_options_t) {
 	o.WarmupIterations = int32(c.warmup_iterations)
 	o.MinIterations = int32(c.min_iterations)
 	o.MaxIterations = int32(c.max_iterations)
 	o.Tolerance = float64(c.tolerance)
 	o.MaxMsPerPlan = float64(c.max_ms_per_plan)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *AutotuneOptions) roundTrip() any {
+	var c C.cudnnfe_autotune_options_t
+	o.toC(&c)
+	r := AutotuneOptions{}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -688,7 +928,22 @@ func PlanLoadOptionsInit(o *PlanLoadOptions) {
 	var c C.cudnnfe_plan_load_options_t
 	C.cudnnfe_plan_load_options_init_sized(&c, C.sizeof_cudnnfe_plan_load_options_t)
 	*o = PlanLoadOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *PlanLoadOptions) fromC(c *C.cudnnfe_plan_load_options_t) {
 	o.RebuildOnMismatch = int32(c.rebuild_on_mismatch)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *PlanLoadOptions) roundTrip() any {
+	var c C.cudnnfe_plan_load_options_t
+	o.toC(&c)
+	r := PlanLoadOptions{}
+	r.fromC(&c)
+	return r
 }
 
 // toC fills c with the C defaults, then with o's fields (not the name,
@@ -899,4 +1154,25 @@ var OptionStructs = map[string]string{
 var OptionEmbeds = map[string][]string{
 	"SDPAOptions":         {"AttentionOptions"},
 	"SDPABackwardOptions": {"AttentionOptions"},
+}
+
+// optionMirrors holds a zero value of every mirror, for the round-trip test.
+var optionMirrors = []interface{ roundTrip() any }{
+	&ConvOptions{},
+	&MatmulOptions{},
+	&PointwiseOptions{},
+	&ReductionOptions{},
+	&SDPAOptions{},
+	&SDPABackwardOptions{},
+	&NormOptions{},
+	&SoftmaxOptions{},
+	&LayoutOptions{},
+	&BlockScaleOptions{},
+	&ResampleOptions{},
+	&RNGOptions{},
+	&SDPAFP8Options{},
+	&SDPAFP8BackwardOptions{},
+	&BuildOptions{},
+	&AutotuneOptions{},
+	&PlanLoadOptions{},
 }
