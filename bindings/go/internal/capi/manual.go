@@ -3,10 +3,12 @@ package capi
 // Hand-written cgo for the constructs SWIG cannot wrap soundly (see
 // cudnnfe.i and docs/design-go.md, "Go binding"):
 //
-//   - the options structs, whose `name` member and fixed arrays SWIG cannot
-//     set soundly: each op is one cgo call that copies a Go-filled struct
-//     and points its name at a NUL-terminated Go byte slice, both living only
-//     for the call;
+//   - the ops with options structs, whose `name` member and fixed arrays
+//     SWIG cannot set soundly: each op is one cgo call that copies a C
+//     struct filled from its Go mirror (the mirrors and their toC are
+//     generated from abi/manifest.json into options_gen.go) and points its
+//     name, and any pointer field, at Go memory passed as call arguments,
+//     living only for the call;
 //   - execution on host buffers owned by Go (the CPU reference), which must
 //     reach C as unsafe.Pointer arguments so that cgo's pointer checks and
 //     liveness rules apply — never as uintptr through the generated layer.
