@@ -118,15 +118,18 @@ def render_struct(s, rust, enums):
         out.extend("            %s: %s,\n" % (f["name"], c[0]) for f, c in conv)
         out.append("        }\n    }\n}\n\n")
     out.append("impl %s {\n" % name)
+    setters = 0
     for f, c in conv:
         if c[2] is None or f["name"] in methods:
             continue
+        setters += 1
         param = c[2]
         value = "Some(value)" if fields[f["name"]].startswith("Option<") else "value"
         out.append("    /// Sets `%s` (`%s` of `%s`).\n" % (f["name"], f["c_type"], typedef))
         out.append("    pub fn %s(mut self, value: %s) -> Self {\n" % (f["name"], param))
         out.append("        self.%s = %s;\n        self\n    }\n" % (f["name"], value))
-    out.append("\n    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::%s {\n" % typedef)
+    out.append("%s    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::%s {\n"
+               % ("\n" if setters else "", typedef))
     out.append("        let mut raw = init(sys::%s);\n" % init)
     out.extend("        raw.%s = %s;\n" % (f["name"], c[1]) for f, c in conv)
     out.append("        raw\n    }\n}\n\n")

@@ -23,7 +23,6 @@ impl Default for ConvOptions {
 }
 
 impl ConvOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_conv_options_t {
         let mut raw = init(sys::cudnnfe_conv_options_init_sized);
         raw.name = name_ptr(name);
@@ -51,7 +50,6 @@ impl Default for MatmulOptions {
 }
 
 impl MatmulOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_matmul_options_t {
         let mut raw = init(sys::cudnnfe_matmul_options_init_sized);
         raw.name = name_ptr(name);
@@ -121,7 +119,6 @@ impl Default for ReductionOptions {
 }
 
 impl ReductionOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_reduction_options_t {
         let mut raw = init(sys::cudnnfe_reduction_options_init_sized);
         raw.name = name_ptr(name);
@@ -419,7 +416,6 @@ impl Default for NormOptions {
 }
 
 impl NormOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_norm_options_t {
         let mut raw = init(sys::cudnnfe_norm_options_init_sized);
         raw.name = name_ptr(name);
@@ -446,7 +442,6 @@ impl Default for SoftmaxOptions {
 }
 
 impl SoftmaxOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_softmax_options_t {
         let mut raw = init(sys::cudnnfe_softmax_options_init_sized);
         raw.name = name_ptr(name);
@@ -459,7 +454,6 @@ impl SoftmaxOptions {
 // ---- LayoutOptions (`cudnnfe_layout_options_t`)
 
 impl LayoutOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_layout_options_t {
         let mut raw = init(sys::cudnnfe_layout_options_init_sized);
         raw.name = name_ptr(name);
@@ -489,7 +483,6 @@ impl Default for ResampleOptions {
 }
 
 impl ResampleOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_resample_options_t {
         let mut raw = init(sys::cudnnfe_resample_options_init_sized);
         raw.name = name_ptr(name);
@@ -583,7 +576,6 @@ impl Default for SdpaFp8Options {
 }
 
 impl SdpaFp8Options {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
         raw.name = name_ptr(name);
@@ -608,7 +600,6 @@ impl Default for SdpaFp8BackwardOptions {
 }
 
 impl SdpaFp8BackwardOptions {
-
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
         raw.name = name_ptr(name);
