@@ -84,9 +84,11 @@ func (o *BuildOptions) check(op string) error {
 	return checkName(op, "build options: PlanCacheDir", o.PlanCacheDir)
 }
 
-func (o *BuildOptions) toC() *capi.BuildOptions {
+// toC returns the C options and their pointer fields (the engines to
+// exclude, and the plan cache directory: nil keeps the environment's).
+func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	if o == nil {
-		return nil
+		return nil, nil, nil
 	}
 	var c capi.BuildOptions
 	capi.BuildOptionsInit(&c)
@@ -102,16 +104,15 @@ func (o *BuildOptions) toC() *capi.BuildOptions {
 	c.ExcludeNumericalNotes = uint32(o.ExcludeNumericalNotes)
 	c.ExcludeBehaviorNotes = uint32(o.ExcludeBehaviorNotes)
 	c.RequireBehaviorNotes = uint32(o.RequireBehaviorNotes)
-	c.ExcludeEngines = o.ExcludeEngines
 	if o.MaxPlans != 0 {
 		c.MaxPlans = int32(o.MaxPlans)
 	}
 	if o.DisablePlanCache {
 		c.DisablePlanCache = 1
 	}
+	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {
-		c.HasPlanCacheDir = true
-		c.PlanCacheDir = o.PlanCacheDir
+		dir = &o.PlanCacheDir
 	}
 	if len(o.HeurModes) > 0 {
 		// More than the C struct holds: pass the true count so that the
@@ -125,7 +126,7 @@ func (o *BuildOptions) toC() *capi.BuildOptions {
 			}
 		}
 	}
-	return &c
+	return &c, o.ExcludeEngines, dir
 }
 
 // Build validates, lowers and builds the graph for opts.Target (nil opts:
@@ -143,7 +144,7 @@ func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	if err := opts.check(op); err != nil {
 		return err
 	}
-	c := opts.toC()
+	c, engines, dir := opts.toC()
 	// Lock order everywhere: handle, then graph.
 	var hp capi.Struct_SS_cudnnfe_handle
 	if h != nil {
@@ -157,7 +158,7 @@ func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphBuild(p, hp, c)
+		return capi.GraphBuild(p, hp, c, engines, dir)
 	}); err != nil {
 		return err
 	}

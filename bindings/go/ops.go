@@ -340,6 +340,14 @@ type AttentionOptions struct {
 	DropoutProbability         float64
 	DropoutSeed, DropoutOffset Tensor
 	DropoutMask, DropoutScale  Tensor
+	// RaggedOffsetQ, K, V, O: packed ("THD") storage of q, k, v and o
+	// (in the backward also of dq, dk, dv and dO): an INT32 or INT64 graph
+	// input of dims [b+1, 1, 1, 1] holding, per batch n, the element offset
+	// where sequence n starts in the tensor's buffer (cudnn-frontend's
+	// set_ragged_offset). Needs PaddingMask with SeqLenQ and SeqLenKV; only
+	// valid rows are read or written. 0: that tensor is not ragged.
+	RaggedOffsetQ, RaggedOffsetK Tensor
+	RaggedOffsetV, RaggedOffsetO Tensor
 }
 
 func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
@@ -348,7 +356,9 @@ func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
 		WindowRight: c.WindowRight, DiagonalAlignment: DiagonalAlignment(c.DiagonalAlignment),
 		AlibiMask: c.AlibiMask != 0, DropoutProbability: c.DropoutProbability,
 		DropoutSeed: Tensor(c.DropoutSeed), DropoutOffset: Tensor(c.DropoutOffset),
-		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale)}
+		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale),
+		RaggedOffsetQ: Tensor(c.RaggedOffsetQ), RaggedOffsetK: Tensor(c.RaggedOffsetK),
+		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO)}
 }
 
 // toC overlays the non-zero fields on c (filled with the C defaults).
@@ -379,6 +389,10 @@ func (a *AttentionOptions) toC(c *capi.AttentionOptions) {
 	setTensor(&c.DropoutOffset, a.DropoutOffset)
 	setTensor(&c.DropoutMask, a.DropoutMask)
 	setTensor(&c.DropoutScale, a.DropoutScale)
+	setTensor(&c.RaggedOffsetQ, a.RaggedOffsetQ)
+	setTensor(&c.RaggedOffsetK, a.RaggedOffsetK)
+	setTensor(&c.RaggedOffsetV, a.RaggedOffsetV)
+	setTensor(&c.RaggedOffsetO, a.RaggedOffsetO)
 }
 
 // SDPAOptions configures SDPA.
@@ -397,8 +411,15 @@ type SDPAOptions struct {
 	// [b, h_q, s_q, s_kv].
 	Bias         Tensor
 	ComputeDType DType
-	// Padding, diagonal band, ALiBi, scale tensor and dropout.
+	// Padding, diagonal band, ALiBi, scale tensor, dropout and ragged offsets.
 	AttentionOptions
+	// PageTableK and PageTableV: a paged K/V cache. k (or v) is then a page
+	// container [num_pages, h_kv, page_size, d] and its table an INT32 graph
+	// input [b, 1, pages, 1]: key j of batch n is row j % page_size of page
+	// table[n][j / page_size]. Needs PaddingMask with SeqLenKV. MaxSeqLenKV
+	// sets s_kv (0: the other tensor's s_kv, else the pages' capacity).
+	PageTableK, PageTableV Tensor
+	MaxSeqLenKV            int64
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -413,6 +434,9 @@ func DefaultSDPAOptions() SDPAOptions {
 		Bias:                  Tensor(c.Bias),
 		ComputeDType:          DType(c.ComputeDtype),
 		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
+		PageTableK:            Tensor(c.PageTableK),
+		PageTableV:            Tensor(c.PageTableV),
+		MaxSeqLenKV:           c.MaxSeqLenKV,
 	}
 }
 
@@ -454,6 +478,15 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 			c.ComputeDtype = int32(opts.ComputeDType)
 		}
 		opts.AttentionOptions.toC(&c.AttentionOptions)
+		if opts.PageTableK != 0 {
+			c.PageTableK = int64(opts.PageTableK)
+		}
+		if opts.PageTableV != 0 {
+			c.PageTableV = int64(opts.PageTableV)
+		}
+		if opts.MaxSeqLenKV != 0 {
+			c.MaxSeqLenKV = opts.MaxSeqLenKV
+		}
 		wantStats = c.GenerateStats != 0
 	}
 	var out, st int64

@@ -486,9 +486,10 @@ func LoadPlan(h *Handle, data []byte, opts *PlanLoadOptions) (*Graph, error) {
 // longer builds. On failure g stays empty.
 func (g *Graph) DeserializePlan(h *Handle, data []byte, opts *PlanLoadOptions) error {
 	const op = "Graph.DeserializePlan"
-	var rebuild int32
+	var c capi.PlanLoadOptions
+	capi.PlanLoadOptionsInit(&c)
 	if opts != nil && opts.RebuildOnMismatch {
-		rebuild = 1
+		c.RebuildOnMismatch = 1
 	}
 	var hp capi.Struct_SS_cudnnfe_handle
 	if h != nil {
@@ -502,7 +503,7 @@ func (g *Graph) DeserializePlan(h *Handle, data []byte, opts *PlanLoadOptions) e
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphDeserializePlan(p, hp, data, rebuild)
+		return capi.GraphDeserializePlan(p, hp, data, &c)
 	}); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Generate the low layer of CuDNNFE.jl from the C header.
+"""Generate the low layer of CuDNNFE.jl from the ABI manifest.
 
-Reads  include/cudnnfe/cudnnfe.h
+Reads  abi/manifest.json                  (the one model of the C header,
+                                            written by scripts/gen_abi_manifest.py;
+                                            refused when older than the header)
 Writes bindings/julia/src/LibCuDNNFE.jl   (one `ccall` wrapper per C function,
                                             a `const` per integer constant, a
                                             Julia `struct` per C struct, opaque
@@ -11,35 +13,28 @@ Writes bindings/julia/src/LibCuDNNFE.jl   (one `ccall` wrapper per C function,
                                             layout: read by tests_py/)
 
 Both outputs are committed; `--check` exits 1 when they are stale, and
-bindings/julia/tests_py/test_generated.py fails in that case too.
-
-The header is preprocessed here, not by a C preprocessor, so that the integer
-`#define`s survive: comments are blanked (line numbers kept), `#include`s, the
-include guard and the `#ifdef __cplusplus` blocks are dropped, `#define NAME
-<integer>` lines become constants, and any other directive is an error. What
-remains is parsed by pycparser after a prelude of typedefs for the <stdint.h>
-and <stddef.h> names, which are mapped to Julia by name, never by the
-prelude's underlying type.
+bindings/julia/tests_py/test_generated.py fails in that case too. This file
+parses no C: `--header H` builds the ABI model of another header in memory
+with scripts/cudnnfe_abi.py (the one parser), for tests. C types are mapped
+to Julia by name, never by the underlying type of a <stdint.h> name.
 
 Usage: python3 bindings/julia/gen/generate.py [--check] [--header H]
-           [--julia-out F] [--manifest-out F]
+           [--abi-manifest F] [--julia-out F] [--manifest-out F]
 """
 import argparse
-import hashlib
 import json
 import os
-import re
 import sys
 
-try:
-    from pycparser import c_ast, c_parser
-except ImportError:  # pragma: no cover - exercised only without pycparser
-    sys.exit("generate.py needs pycparser: python3 -m pip install pycparser")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG = os.path.dirname(HERE)  # bindings/julia
 REPO = os.path.dirname(os.path.dirname(PKG))
-DEFAULT_HEADER = os.path.join(REPO, "include", "cudnnfe", "cudnnfe.h")
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+import cudnnfe_abi  # noqa: E402
+
+DEFAULT_HEADER = cudnnfe_abi.DEFAULT_HEADER
+DEFAULT_ABI_MANIFEST = cudnnfe_abi.DEFAULT_MANIFEST
 DEFAULT_JULIA_OUT = os.path.join(PKG, "src", "LibCuDNNFE.jl")
 DEFAULT_MANIFEST_OUT = os.path.join(HERE, "manifest.json")
 
@@ -66,20 +61,6 @@ SCALARS = {
     "unsigned int": ("Cuint", 4),
 }
 
-# Typedefs that stand in for <stdint.h> / <stddef.h>; pycparser needs them to
-# parse, the generator never looks at their right-hand sides.
-PRELUDE_TYPES = {
-    "int8_t": "signed char",
-    "uint8_t": "unsigned char",
-    "int16_t": "short",
-    "uint16_t": "unsigned short",
-    "int32_t": "int",
-    "uint32_t": "unsigned int",
-    "int64_t": "long long",
-    "uint64_t": "unsigned long long",
-    "size_t": "unsigned long",
-}
-
 JULIA_RESERVED = {
     "abstract", "baremodule", "begin", "break", "catch", "const", "continue",
     "do", "else", "elseif", "end", "export", "false", "finally", "for",
@@ -89,8 +70,7 @@ JULIA_RESERVED = {
 }
 
 
-class HeaderError(Exception):
-    pass
+HeaderError = cudnnfe_abi.HeaderError
 
 
 def julia_name(name):
@@ -99,340 +79,84 @@ def julia_name(name):
 
 
 # --------------------------------------------------------------------------
-# Preprocessing
+# Julia types of the manifest's C types
 # --------------------------------------------------------------------------
 
-_COMMENT_RE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
+class JuliaTypes:
+    """Spells the manifest's structured C types in Julia."""
 
+    def __init__(self, abi):
+        self.named = {t["name"] for t in abi["typedefs"]}
+        self.named |= {o["typedef"] for o in abi["opaque"]} | {s["typedef"] for s in abi["structs"]}
+        self.struct_tags = {s["name"]: s["typedef"] for s in abi["structs"]}
 
-def strip_comments(text):
-    """Blank out comments (newlines kept, so line numbers stay) and collect
-    them as (first_line, last_line, text)."""
-    comments = []
-
-    def repl(m):
-        s = m.group(0)
-        if s.startswith('"'):
-            return s
-        first = text.count("\n", 0, m.start()) + 1
-        last = first + s.count("\n")
-        comments.append((first, last, s))
-        return "".join("\n" if c == "\n" else " " for c in s)
-
-    return _COMMENT_RE.sub(repl, text), comments
-
-
-_DEFINE_INT_RE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s+(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*$")
-_DEFINE_EMPTY_RE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)\s*$")
-# The header's only function-like macros: C conveniences over the
-# cudnnfe_*_init_sized functions (the package passes sizeof itself).
-_DEFINE_SIZED_INIT_RE = re.compile(
-    r"^#\s*define\s+(cudnnfe_\w+_init)\((\w+)\)\s+\1_sized\(\(\2\),\s*sizeof\(\*\(\2\)\)\)\s*$")
-
-
-def join_continuations(code):
-    """Joins backslash-continued lines, keeping one line per header line."""
-    out = []
-    pending, extra = "", 0
-    for line in code.split("\n"):
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            extra += 1
-            continue
-        out.append(pending + line)
-        out.extend([""] * extra)
-        pending, extra = "", 0
-    if pending:
-        out.append(pending)
-    return "\n".join(out)
-
-
-def preprocess(text):
-    """Returns (code, constants, comments). `code` keeps one line per header
-    line; `constants` is [(name, value, line)] in header order."""
-    code, comments = strip_comments(text)
-    code = join_continuations(code)
-    out = []
-    constants = []
-    guard = None
-    skip_depth = 0  # > 0 inside an #ifdef __cplusplus block
-    depth = 0
-    for lineno, raw in enumerate(code.split("\n"), start=1):
-        line = raw.strip()
-        if not line.startswith("#"):
-            out.append("" if skip_depth else raw)
-            continue
-        out.append("")
-        directive = line[1:].strip()
-        word = directive.split()[0] if directive else ""
-        if skip_depth:
-            if word in ("if", "ifdef", "ifndef"):
-                skip_depth += 1
-            elif word == "endif":
-                skip_depth -= 1
-            continue
-        if word == "ifdef" and directive.split()[1:] == ["__cplusplus"]:
-            skip_depth = 1
-        elif word == "ifndef" and guard is None and depth == 0:
-            guard = directive.split()[1]
-            depth += 1
-        elif word == "endif":
-            if depth == 0:
-                raise HeaderError("line %d: unmatched #endif" % lineno)
-            depth -= 1
-        elif word == "include":
-            pass
-        elif word == "define":
-            m = _DEFINE_INT_RE.match(line)
-            if m:
-                constants.append((m.group(1), int(m.group(2), 0), lineno))
-            elif _DEFINE_EMPTY_RE.match(line) and _DEFINE_EMPTY_RE.match(line).group(1) == guard:
-                pass
-            elif _DEFINE_SIZED_INIT_RE.match(line):
-                pass
-            else:
-                raise HeaderError("line %d: unsupported macro (only integer constants are "
-                                  "wrapped): %s" % (lineno, line))
-        else:
-            raise HeaderError("line %d: unsupported preprocessor directive: %s" % (lineno, line))
-    if depth or skip_depth:
-        raise HeaderError("unterminated conditional block")
-    return "\n".join(out), constants, comments
-
-
-# --------------------------------------------------------------------------
-# C types
-# --------------------------------------------------------------------------
-
-class CType:
-    """kind: 'name' (scalar or typedef), 'ptr', 'array', 'void'."""
-
-    def __init__(self, kind, name=None, inner=None, const=False, length=None):
-        self.kind, self.name, self.inner, self.const, self.length = kind, name, inner, const, length
-
-    def c_str(self):
-        """Canonical C spelling: `const char *`, `void *const *`, `int64_t[3]`."""
-        if self.kind == "ptr":
-            s = self.inner.c_str()
-            s = s + ("*" if s.endswith("*") else " *")
-            return s + "const" if self.const else s
-        if self.kind == "array":
-            return "%s[%d]" % (self.inner.c_str(), self.length)
-        return ("const " if self.const else "") + self.name
-
-
-def convert_type(node):
-    if isinstance(node, c_ast.TypeDecl):
-        quals = node.quals or []
-        t = node.type
-        if isinstance(t, c_ast.IdentifierType):
-            name = " ".join(t.names)
-            return CType("void" if name == "void" else "name", name=name, const="const" in quals)
-        if isinstance(t, c_ast.Struct):
-            return CType("name", name="struct " + t.name, const="const" in quals)
-        raise HeaderError("unsupported type node %s" % type(t).__name__)
-    if isinstance(node, c_ast.PtrDecl):
-        return CType("ptr", inner=convert_type(node.type), const="const" in (node.quals or []))
-    if isinstance(node, c_ast.ArrayDecl):
-        if not isinstance(node.dim, c_ast.Constant):
-            raise HeaderError("array dimension must be an integer literal")
-        return CType("array", inner=convert_type(node.type), length=int(node.dim.value, 0))
-    raise HeaderError("unsupported declarator %s" % type(node).__name__)
-
-
-class Model:
-    def __init__(self):
-        self.aliases = {}  # typedef name -> CType (scalar typedefs)
-        self.opaque = {}  # typedef name -> struct tag
-        self.structs = {}  # typedef name -> struct record
-        self.struct_tags = {}  # struct tag -> typedef name
-
-    # ---- Julia spelling -------------------------------------------------
     def julia_type(self, t, role):
         """role: 'param', 'buffer' (a const char * followed by its size),
         'return', 'field', 'pointee'."""
-        if t.kind == "void":
+        if t["kind"] == "void":
             return "Cvoid"
-        if t.kind == "name":
-            if t.name in SCALARS:
-                return SCALARS[t.name][0]
-            if t.name in self.aliases or t.name in self.opaque or t.name in self.structs:
-                return t.name
-            if t.name.startswith("struct "):
-                tag = t.name[len("struct "):]
-                if tag in self.struct_tags:
-                    return self.struct_tags[tag]
-            raise HeaderError("no Julia mapping for C type %r" % t.name)
-        if t.kind == "array":
+        if t["kind"] == "name":
+            name = t["name"]
+            if name in SCALARS:
+                return SCALARS[name][0]
+            if name in self.named:
+                return name
+            if name.startswith("struct ") and name[len("struct "):] in self.struct_tags:
+                return self.struct_tags[name[len("struct "):]]
+            raise HeaderError("no Julia mapping for C type %r" % name)
+        if t["kind"] == "array":
             if role != "field":
                 raise HeaderError("arrays are only supported as struct fields")
-            return "NTuple{%d, %s}" % (t.length, self.julia_type(t.inner, "field"))
-        # pointers
-        inner = t.inner
-        if inner.kind == "name" and inner.name == "char":
-            if inner.const and role in ("param", "return", "pointee"):
+            return "NTuple{%d, %s}" % (t["length"], self.julia_type(t["of"], "field"))
+        inner = t["to"]
+        if inner["kind"] == "name" and inner["name"] == "char":
+            if inner["const"] and role in ("param", "return", "pointee"):
                 return "Cstring"  # NUL-terminated string
             return "Ptr{Cchar}"  # struct fields, byte buffers, writable buffers
         return "Ptr{%s}" % self.julia_type(inner, "pointee")
 
-    # ---- C layout (LP64) --------------------------------------------------
-    def layout(self, t):
-        """(size, align) of a C type."""
-        if t.kind == "ptr":
-            return POINTER_SIZE, POINTER_SIZE
-        if t.kind == "array":
-            size, align = self.layout(t.inner)
-            return size * t.length, align
-        if t.kind == "name":
-            if t.name in SCALARS:
-                size = SCALARS[t.name][1]
-                return size, size
-            if t.name in self.aliases:
-                return self.layout(self.aliases[t.name])
-            if t.name in self.structs:
-                s = self.structs[t.name]
-                return s["size"], s["align"]
-            if t.name.startswith("struct ") and t.name[7:] in self.struct_tags:
-                s = self.structs[self.struct_tags[t.name[7:]]]
-                return s["size"], s["align"]
-        raise HeaderError("cannot lay out C type %r" % t.c_str())
+
+def _is_size_t(t):
+    return t is not None and t["kind"] == "name" and t["name"] == "size_t"
 
 
-def doc_comment_above(comments, line):
-    """The comment block that ends on the line just above `line` (or on it)."""
-    for first, last, text in comments:
-        if last == line - 1 or (last == line and first == line):
-            body = text
-            if body.startswith("/*"):
-                body = body[2:-2]
-                lines = [re.sub(r"^\s*\* ?", "", ln).rstrip() for ln in body.split("\n")]
-            else:
-                lines = [body[2:].strip()]
-            while lines and not lines[0].strip():
-                lines.pop(0)
-            while lines and not lines[-1].strip():
-                lines.pop()
-            if any(set(ln.strip()) <= set("-") and ln.strip() for ln in lines):
-                return None  # a section banner, not a doc comment
-            text = "\n".join(lines)
-            # Doc comments of a group of declarations start right above the
-            # first one; a trailing comment block of a multi-line comment is
-            # returned only when contiguous.
-            return text.strip() or None
-    return None
+def _param_role(t, nxt):
+    """A `const char *` followed by a size_t is a byte buffer, not a string."""
+    if t["kind"] == "ptr" and t["to"]["kind"] == "name" and t["to"]["name"] == "char" and \
+            t["to"]["const"] and _is_size_t(nxt):
+        return "buffer"
+    return "param"
 
 
-def parse_header(text):
-    code, defines, comments = preprocess(text)
-    prelude = "".join("typedef %s %s;" % (v, k) for k, v in PRELUDE_TYPES.items())
-    # The prelude sits on line 0's prefix so header line numbers stay exact.
-    ast = c_parser.CParser().parse(prelude + code, filename="cudnnfe.h")
-    model = Model()
-    decls = []  # (line, kind, record) in header order
-    for ext in ast.ext:
-        line = ext.coord.line if ext.coord else 0
-        if isinstance(ext, c_ast.Typedef):
-            if ext.name in PRELUDE_TYPES:
-                continue
-            t = ext.type
-            if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.Struct):
-                st = t.type
-                if st.decls is None:
-                    model.opaque[ext.name] = st.name
-                    decls.append((line, "opaque", {"name": st.name, "typedef": ext.name}))
-                    continue
-                fields = []
-                offset, max_align = 0, 1
-                for d in st.decls:
-                    if d.bitsize is not None:
-                        raise HeaderError("line %d: bitfield %s.%s" % (line, st.name, d.name))
-                    ct = convert_type(d.type)
-                    size, align = model.layout(ct)
-                    offset = (offset + align - 1) // align * align
-                    fields.append({
-                        "name": d.name,
-                        "julia_name": julia_name(d.name),
-                        "c_type": ct.c_str(),
-                        "julia_type": model.julia_type(ct, "field"),
-                        "offset": offset,
-                        "size": size,
-                        "align": align,
-                    })
-                    offset += size
-                    max_align = max(max_align, align)
-                size = (offset + max_align - 1) // max_align * max_align
-                rec = {"name": st.name, "typedef": ext.name, "size": size, "align": max_align,
-                       "fields": fields, "line": line}
-                model.structs[ext.name] = rec
-                model.struct_tags[st.name] = ext.name
-                decls.append((line, "struct", rec))
-            elif isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
-                ct = convert_type(t)
-                model.aliases[ext.name] = ct
-                decls.append((line, "alias", {"name": ext.name, "c_type": ct.c_str(),
-                                              "julia_type": model.julia_type(ct, "field")}))
-            else:
-                raise HeaderError("line %d: unsupported typedef %s" % (line, ext.name))
-        elif isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):
-            fd = ext.type
-            ret = convert_type(fd.type)
-            params = []
-            plist = fd.args.params if fd.args else []
-            if len(plist) == 1 and isinstance(plist[0], c_ast.Typename) and \
-                    convert_type(plist[0].type).kind == "void":
-                plist = []
-            for p in plist:
-                if isinstance(p, c_ast.EllipsisParam) or not getattr(p, "name", None):
-                    raise HeaderError("line %d: %s: unnamed or variadic parameter" % (line, ext.name))
-            ctypes = [convert_type(p.type) for p in plist]
-            for i, p in enumerate(plist):
-                ct = ctypes[i]
-                role = "param"
-                nxt = ctypes[i + 1] if i + 1 < len(ctypes) else None
-                if ct.kind == "ptr" and ct.inner.kind == "name" and ct.inner.name == "char" \
-                        and ct.inner.const and nxt is not None and nxt.kind == "name" \
-                        and nxt.name == "size_t":
-                    role = "buffer"
-                params.append({
-                    "name": p.name,
-                    "julia_name": julia_name(p.name),
-                    "c_type": ct.c_str(),
-                    "julia_type": model.julia_type(ct, role),
-                })
-            rec = {
-                "name": ext.name,
-                "c_return": ret.c_str(),
-                "julia_return": model.julia_type(ret, "return"),
-                "params": params,
-                "doc": doc_comment_above(comments, line),
-                "line": line,
-            }
-            decls.append((line, "function", rec))
-        else:
-            raise HeaderError("line %d: unsupported top-level declaration" % line)
-
-    # Constants: an enumeration's values follow its `typedef int32_t X_t;`
-    # and are named CUDNNFE_X_* (or, for X = *_mode, CUDNNFE_*_* without
-    # MODE: CUDNNFE_POINTWISE_ADD for cudnnfe_pointwise_mode_t).
-    enum_typedefs = sorted(
-        (line, rec["name"]) for line, kind, rec in decls
-        if kind == "alias" and rec["c_type"] == "int32_t")
-    constants = []
-    for name, value, line in defines:
-        group = None
-        preceding = [n for l, n in enum_typedefs if l < line]
-        if preceding:
-            tname = preceding[-1]
-            stem = tname[: -len("_t")].upper()
-            prefixes = [stem + "_"]
-            if stem.endswith("_MODE"):
-                prefixes.append(stem[: -len("_MODE")] + "_")
-            if any(name.startswith(p) for p in prefixes):
-                group = tname
-        constants.append({"name": name, "value": value, "group": group,
-                          "julia_type": group or "Int", "line": line})
-    return model, decls, constants
-
+def julia_records(abi):
+    """The manifest's records with their Julia spellings: (decls, constants)
+    as render_julia and render_manifest take them, decls as (line, kind,
+    record) in header order."""
+    jt = JuliaTypes(abi)
+    decls = []
+    for t in abi["typedefs"]:
+        decls.append((t["line"], "alias", {"name": t["name"], "c_type": t["c_type"],
+                                "julia_type": SCALARS[t["c_type"]][0]}))
+    for o in abi["opaque"]:
+        decls.append((o["line"], "opaque", {"name": o["name"], "typedef": o["typedef"]}))
+    for s in abi["structs"]:
+        fields = [{"name": f["name"], "julia_name": julia_name(f["name"]), "c_type": f["c_type"],
+                   "julia_type": jt.julia_type(f["type"], "field"), "offset": f["offset"],
+                   "size": f["size"], "align": f["align"]} for f in s["fields"]]
+        decls.append((s["line"], "struct", {"name": s["name"], "typedef": s["typedef"], "size": s["size"],
+                                 "align": s["align"], "fields": fields}))
+    for f in abi["functions"]:
+        ps = f["params"]
+        params = [{"name": p["name"], "julia_name": julia_name(p["name"]), "c_type": p["c_type"],
+                   "julia_type": jt.julia_type(
+                       p["type"], _param_role(p["type"], ps[i + 1]["type"] if i + 1 < len(ps)
+                                              else None))} for i, p in enumerate(ps)]
+        decls.append((f["line"], "function", {"name": f["name"], "c_return": f["c_return"],
+                                   "julia_return": jt.julia_type(f["return"], "return"),
+                                   "params": params, "doc": f["doc"]}))
+    constants = [{"name": c["name"], "value": c["value"], "group": c["group"],
+                  "julia_type": c["group"] or "Int"} for c in abi["constants"]]
+    return sorted(decls, key=lambda d: d[0]), constants
 
 # --------------------------------------------------------------------------
 # Output
@@ -506,7 +230,7 @@ def julia_doc(text):
     return text.replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"\\"\\"')
 
 
-def render_julia(model, decls, constants):
+def render_julia(decls, constants):
     out = [JULIA_PRELUDE]
     by_group = {}
     for c in constants:
@@ -596,14 +320,15 @@ def render_julia(model, decls, constants):
     return "".join(out)
 
 
-def render_manifest(model, decls, constants, header_text, header_rel):
+def render_manifest(decls, constants, abi):
     def strip(rec, drop=("line",)):
         return {k: v for k, v in rec.items() if k not in drop}
 
     manifest = {
         "generator": "bindings/julia/gen/generate.py",
-        "header": header_rel,
-        "header_sha256": hashlib.sha256(header_text.encode("utf-8")).hexdigest(),
+        "source": "abi/manifest.json (from %s)" % abi["generator"],
+        "header": abi["header"],
+        "header_sha256": abi["header_sha256"],
         "abi": {"data_model": "LP64", "pointer_size": POINTER_SIZE},
         "julia_module": "LibCuDNNFE",
         "library_variable": "libcudnnfe",
@@ -624,26 +349,33 @@ def render_manifest(model, decls, constants, header_text, header_rel):
     return json.dumps(manifest, indent=1, ensure_ascii=True) + "\n"
 
 
-def generate(header_path):
-    with open(header_path, encoding="utf-8") as f:
-        text = f.read()
-    model, decls, constants = parse_header(text)
-    rel = os.path.relpath(os.path.abspath(header_path), REPO).replace(os.sep, "/")
-    return render_julia(model, decls, constants), render_manifest(model, decls, constants, text, rel)
+def load_abi(header=None, abi_manifest=DEFAULT_ABI_MANIFEST):
+    """The ABI model: of `header` when given (parsed in memory), else the
+    committed abi/manifest.json, refused when the header has changed since."""
+    if header is not None:
+        return cudnnfe_abi.manifest_from_header(header)
+    return cudnnfe_abi.load(abi_manifest, DEFAULT_HEADER)
+
+
+def generate(abi):
+    decls, constants = julia_records(abi)
+    return render_julia(decls, constants), render_manifest(decls, constants, abi)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--header", default=DEFAULT_HEADER)
+    ap.add_argument("--header", default=None,
+                    help="parse this header instead of reading abi/manifest.json")
+    ap.add_argument("--abi-manifest", default=DEFAULT_ABI_MANIFEST)
     ap.add_argument("--julia-out", default=DEFAULT_JULIA_OUT)
     ap.add_argument("--manifest-out", default=DEFAULT_MANIFEST_OUT)
     ap.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 if the outputs are missing or stale")
     args = ap.parse_args(argv)
     try:
-        julia, manifest = generate(args.header)
-    except (HeaderError, c_parser.ParseError) as e:
-        print("generate.py: %s: %s" % (args.header, e), file=sys.stderr)
+        julia, manifest = generate(load_abi(args.header, args.abi_manifest))
+    except (HeaderError, cudnnfe_abi.ParseError) as e:
+        print("generate.py: %s: %s" % (args.header or args.abi_manifest, e), file=sys.stderr)
         return 2
     stale = []
     for path, content in ((args.julia_out, julia), (args.manifest_out, manifest)):

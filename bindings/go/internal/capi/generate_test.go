@@ -93,3 +93,32 @@ func firstDiffLine(a, b []byte) int {
 	}
 	return len(lb) + 1
 }
+
+// TestOptionsGenUpToDate regenerates options_gen.go from abi/manifest.json
+// into a temporary directory and compares it with the committed file.
+// When it fails, run python3 bindings/go/gen_options.py and commit.
+func TestOptionsGenUpToDate(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		skipOrFail(t, "python3 is not installed, so options_gen.go cannot be checked")
+		return
+	}
+	fresh := filepath.Join(t.TempDir(), "options_gen.go")
+	cmd := exec.Command(python, filepath.Join("..", "..", "gen_options.py"), "--out", fresh)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen_options.py failed: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("options_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, have) {
+		t.Errorf("options_gen.go is stale: abi/manifest.json changed since it was generated; "+
+			"run python3 bindings/go/gen_options.py and commit the result (first difference at line %d)",
+			firstDiffLine(have, want))
+	}
+}

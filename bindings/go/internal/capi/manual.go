@@ -3,10 +3,12 @@ package capi
 // Hand-written cgo for the constructs SWIG cannot wrap soundly (see
 // cudnnfe.i and docs/design-go.md, "Go binding"):
 //
-//   - the options structs, whose `name` member and fixed arrays SWIG cannot
-//     set soundly: each op is one cgo call that copies a Go-filled struct
-//     and points its name at a NUL-terminated Go byte slice, both living only
-//     for the call;
+//   - the ops with options structs, whose `name` member and fixed arrays
+//     SWIG cannot set soundly: each op is one cgo call that copies a C
+//     struct filled from its Go mirror (the mirrors and their toC are
+//     generated from abi/manifest.json into options_gen.go) and points its
+//     name, and any pointer field, at Go memory passed as call arguments,
+//     living only for the call;
 //   - execution on host buffers owned by Go (the CPU reference), which must
 //     reach C as unsafe.Pointer arguments so that cgo's pointer checks and
 //     liveness rules apply — never as uintptr through the generated layer.
@@ -312,12 +314,8 @@ static cudnnfe_status_t capi_autotune(uintptr_t g, uintptr_t h, const void *bind
 }
 
 static cudnnfe_status_t capi_deserialize_plan(uintptr_t g, uintptr_t h, const char *data,
-                                              size_t size, int32_t rebuild_on_mismatch) {
-  cudnnfe_plan_load_options_t o;
-  cudnnfe_plan_load_options_init_sized(&o, sizeof o);
-  o.rebuild_on_mismatch = rebuild_on_mismatch;
-  return cudnnfe_graph_deserialize_plan((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data, size,
-                                        &o);
+                                              size_t size, const cudnnfe_plan_load_options_t *o) {
+  return cudnnfe_graph_deserialize_plan((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data, size, o);
 }
 
 // The execute hot path with device (or C-heap) addresses. SWIG's wrappers
@@ -405,46 +403,8 @@ func cString(s string) *C.char {
 	return (*C.char)(unsafe.Pointer(&b[0]))
 }
 
-// ---- Options structs: field-for-field mirrors of the C structs ----------
-
-// ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
-type ConvOptions struct {
-	Name         string
-	SpatialDims  int32
-	PrePadding   [3]int64
-	PostPadding  [3]int64
-	Stride       [3]int64
-	Dilation     [3]int64
-	Mode         int32
-	ComputeDtype int32
-}
-
-// ConvOptionsInit fills o with cudnnfe_conv_options_init's defaults.
-func ConvOptionsInit(o *ConvOptions) {
-	var c C.cudnnfe_conv_options_t
-	C.cudnnfe_conv_options_init_sized(&c, C.sizeof_cudnnfe_conv_options_t)
-	*o = ConvOptions{SpatialDims: int32(c.spatial_dims), Mode: int32(c.mode),
-		ComputeDtype: int32(c.compute_dtype)}
-	for i := 0; i < 3; i++ {
-		o.PrePadding[i] = int64(c.pre_padding[i])
-		o.PostPadding[i] = int64(c.post_padding[i])
-		o.Stride[i] = int64(c.stride[i])
-		o.Dilation[i] = int64(c.dilation[i])
-	}
-}
-
-func (o *ConvOptions) toC(c *C.cudnnfe_conv_options_t) {
-	C.cudnnfe_conv_options_init_sized(c, C.sizeof_cudnnfe_conv_options_t)
-	c.spatial_dims = C.int32_t(o.SpatialDims)
-	for i := 0; i < 3; i++ {
-		c.pre_padding[i] = C.int64_t(o.PrePadding[i])
-		c.post_padding[i] = C.int64_t(o.PostPadding[i])
-		c.stride[i] = C.int64_t(o.Stride[i])
-		c.dilation[i] = C.int64_t(o.Dilation[i])
-	}
-	c.mode = C.cudnnfe_conv_mode_t(o.Mode)
-	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-}
+// ---- Ops with options: the Go mirrors of the options structs, and their
+// toC, are generated from abi/manifest.json (options_gen.go) ----------------
 
 // Which convolution GraphAddConv adds.
 const (
@@ -468,61 +428,18 @@ func GraphAddConv(kind int, g Struct_SS_cudnnfe_graph, in0, in1 int64, o *ConvOp
 		C.int64_t(in1), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
 }
 
-// MatmulOptions mirrors cudnnfe_matmul_options_t.
-type MatmulOptions struct {
-	Name         string
-	ComputeDtype int32
-}
-
-// MatmulOptionsInit fills o with cudnnfe_matmul_options_init's defaults.
-func MatmulOptionsInit(o *MatmulOptions) {
-	var c C.cudnnfe_matmul_options_t
-	C.cudnnfe_matmul_options_init_sized(&c, C.sizeof_cudnnfe_matmul_options_t)
-	*o = MatmulOptions{ComputeDtype: int32(c.compute_dtype)}
-}
-
 // GraphAddMatmul wraps cudnnfe_graph_add_matmul.
 func GraphAddMatmul(g Struct_SS_cudnnfe_graph, a, b int64, o *MatmulOptions, out *int64) int32 {
 	var c C.cudnnfe_matmul_options_t
 	var pc *C.cudnnfe_matmul_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_matmul_options_init_sized(&c, C.sizeof_cudnnfe_matmul_options_t)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
 	return int32(C.capi_add_matmul(C.uintptr_t(getSwigcptr(g)), C.int64_t(a), C.int64_t(b), pc,
 		name, (*C.int64_t)(unsafe.Pointer(out))))
-}
-
-// PointwiseOptions mirrors cudnnfe_pointwise_options_t.
-type PointwiseOptions struct {
-	Name               string
-	ComputeDtype       int32
-	ReluLowerClip      float64
-	ReluUpperClip      float64
-	ReluLowerClipSlope float64
-	EluAlpha           float64
-	SoftplusBeta       float64
-	SwishBeta          float64
-	Axis               int32
-}
-
-// PointwiseOptionsInit fills o with cudnnfe_pointwise_options_init's defaults.
-func PointwiseOptionsInit(o *PointwiseOptions) {
-	var c C.cudnnfe_pointwise_options_t
-	C.cudnnfe_pointwise_options_init_sized(&c, C.sizeof_cudnnfe_pointwise_options_t)
-	*o = PointwiseOptions{
-		ComputeDtype:       int32(c.compute_dtype),
-		ReluLowerClip:      float64(c.relu_lower_clip),
-		ReluUpperClip:      float64(c.relu_upper_clip),
-		ReluLowerClipSlope: float64(c.relu_lower_clip_slope),
-		EluAlpha:           float64(c.elu_alpha),
-		SoftplusBeta:       float64(c.softplus_beta),
-		SwishBeta:          float64(c.swish_beta),
-		Axis:               int32(c.axis),
-	}
 }
 
 // GraphAddPointwise wraps cudnnfe_graph_add_pointwise.
@@ -531,36 +448,12 @@ func GraphAddPointwise(g Struct_SS_cudnnfe_graph, mode int32, in0, in1, in2 int6
 	var pc *C.cudnnfe_pointwise_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_pointwise_options_init_sized(&c, C.sizeof_cudnnfe_pointwise_options_t)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-		c.relu_lower_clip = C.double(o.ReluLowerClip)
-		c.relu_upper_clip = C.double(o.ReluUpperClip)
-		c.relu_lower_clip_slope = C.double(o.ReluLowerClipSlope)
-		c.elu_alpha = C.double(o.EluAlpha)
-		c.softplus_beta = C.double(o.SoftplusBeta)
-		c.swish_beta = C.double(o.SwishBeta)
-		c.axis = C.int32_t(o.Axis)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
 	return int32(C.capi_add_pointwise(C.uintptr_t(getSwigcptr(g)), C.cudnnfe_pointwise_mode_t(mode),
 		C.int64_t(in0), C.int64_t(in1), C.int64_t(in2), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
-}
-
-// ReductionOptions mirrors cudnnfe_reduction_options_t.
-type ReductionOptions struct {
-	Name          string
-	ComputeDtype  int32
-	AxesMask      uint32
-	Deterministic int32
-}
-
-// ReductionOptionsInit fills o with cudnnfe_reduction_options_init's defaults.
-func ReductionOptionsInit(o *ReductionOptions) {
-	var c C.cudnnfe_reduction_options_t
-	C.cudnnfe_reduction_options_init_sized(&c, C.sizeof_cudnnfe_reduction_options_t)
-	*o = ReductionOptions{ComputeDtype: int32(c.compute_dtype), AxesMask: uint32(c.axes_mask),
-		Deterministic: int32(c.deterministic)}
 }
 
 // GraphAddReduction wraps cudnnfe_graph_add_reduction.
@@ -569,68 +462,12 @@ func GraphAddReduction(g Struct_SS_cudnnfe_graph, mode int32, x int64, o *Reduct
 	var pc *C.cudnnfe_reduction_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_reduction_options_init_sized(&c, C.sizeof_cudnnfe_reduction_options_t)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-		c.axes_mask = C.uint32_t(o.AxesMask)
-		c.deterministic = C.int32_t(o.Deterministic)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
 	return int32(C.capi_add_reduction(C.uintptr_t(getSwigcptr(g)), C.cudnnfe_reduction_mode_t(mode),
 		C.int64_t(x), pc, name, (*C.int64_t)(unsafe.Pointer(out))))
-}
-
-// AttentionOptions mirrors the fields cudnnfe_sdpa_options_t and
-// cudnnfe_sdpa_backward_options_t share beyond the first release
-// (docs/attention.md).
-type AttentionOptions struct {
-	AttnScaleTensor    int64
-	PaddingMask        int32
-	SeqLenQ, SeqLenKV  int64
-	WindowLeft         int64
-	WindowRight        int64
-	DiagonalAlignment  int32
-	AlibiMask          int32
-	DropoutProbability float64
-	DropoutSeed        int64
-	DropoutOffset      int64
-	DropoutMask        int64
-	DropoutScale       int64
-}
-
-// SDPAOptions mirrors cudnnfe_sdpa_options_t.
-type SDPAOptions struct {
-	Name                  string
-	AttnScale             float64
-	GenerateStats         int32
-	CausalMask            int32
-	CausalMaskBottomRight int32
-	Bias                  int64
-	ComputeDtype          int32
-	AttentionOptions
-}
-
-// SDPAOptionsInit fills o with cudnnfe_sdpa_options_init's defaults.
-func SDPAOptionsInit(o *SDPAOptions) {
-	var c C.cudnnfe_sdpa_options_t
-	C.cudnnfe_sdpa_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_options_t)
-	*o = SDPAOptions{
-		AttnScale:             float64(c.attn_scale),
-		GenerateStats:         int32(c.generate_stats),
-		CausalMask:            int32(c.causal_mask),
-		CausalMaskBottomRight: int32(c.causal_mask_bottom_right),
-		Bias:                  int64(c.bias),
-		ComputeDtype:          int32(c.compute_dtype),
-		AttentionOptions: AttentionOptions{
-			AttnScaleTensor: int64(c.attn_scale_tensor), PaddingMask: int32(c.padding_mask),
-			SeqLenQ: int64(c.seq_len_q), SeqLenKV: int64(c.seq_len_kv),
-			WindowLeft: int64(c.window_left), WindowRight: int64(c.window_right),
-			DiagonalAlignment: int32(c.diagonal_alignment), AlibiMask: int32(c.alibi_mask),
-			DropoutProbability: float64(c.dropout_probability), DropoutSeed: int64(c.dropout_seed),
-			DropoutOffset: int64(c.dropout_offset), DropoutMask: int64(c.dropout_mask),
-			DropoutScale: int64(c.dropout_scale),
-		},
-	}
 }
 
 // GraphAddSDPA wraps cudnnfe_graph_add_sdpa; stats may be nil when
@@ -640,66 +477,12 @@ func GraphAddSDPA(g Struct_SS_cudnnfe_graph, q, k, v int64, o *SDPAOptions, out,
 	var pc *C.cudnnfe_sdpa_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_sdpa_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_options_t)
-		c.attn_scale = C.double(o.AttnScale)
-		c.generate_stats = C.int32_t(o.GenerateStats)
-		c.causal_mask = C.int32_t(o.CausalMask)
-		c.causal_mask_bottom_right = C.int32_t(o.CausalMaskBottomRight)
-		c.bias = C.int64_t(o.Bias)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-		m := &o.AttentionOptions
-		c.attn_scale_tensor = C.int64_t(m.AttnScaleTensor)
-		c.padding_mask = C.int32_t(m.PaddingMask)
-		c.seq_len_q, c.seq_len_kv = C.int64_t(m.SeqLenQ), C.int64_t(m.SeqLenKV)
-		c.window_left, c.window_right = C.int64_t(m.WindowLeft), C.int64_t(m.WindowRight)
-		c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(m.DiagonalAlignment)
-		c.alibi_mask = C.int32_t(m.AlibiMask)
-		c.dropout_probability = C.double(m.DropoutProbability)
-		c.dropout_seed, c.dropout_offset = C.int64_t(m.DropoutSeed), C.int64_t(m.DropoutOffset)
-		c.dropout_mask, c.dropout_scale = C.int64_t(m.DropoutMask), C.int64_t(m.DropoutScale)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
 	return int32(C.capi_add_sdpa(C.uintptr_t(getSwigcptr(g)), C.int64_t(q), C.int64_t(k),
 		C.int64_t(v), pc, name, (*C.int64_t)(unsafe.Pointer(out)), (*C.int64_t)(unsafe.Pointer(stats))))
-}
-
-// SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t.
-type SDPABackwardOptions struct {
-	Name                  string
-	AttnScale             float64
-	CausalMask            int32
-	CausalMaskBottomRight int32
-	Bias                  int64
-	Deterministic         int32
-	ComputeDtype          int32
-	AttentionOptions
-	DropoutScaleInv int64
-}
-
-// SDPABackwardOptionsInit fills o with cudnnfe_sdpa_backward_options_init's
-// defaults.
-func SDPABackwardOptionsInit(o *SDPABackwardOptions) {
-	var c C.cudnnfe_sdpa_backward_options_t
-	C.cudnnfe_sdpa_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_backward_options_t)
-	*o = SDPABackwardOptions{
-		AttnScale:             float64(c.attn_scale),
-		CausalMask:            int32(c.causal_mask),
-		CausalMaskBottomRight: int32(c.causal_mask_bottom_right),
-		Bias:                  int64(c.bias),
-		Deterministic:         int32(c.deterministic),
-		ComputeDtype:          int32(c.compute_dtype),
-		AttentionOptions: AttentionOptions{
-			AttnScaleTensor: int64(c.attn_scale_tensor), PaddingMask: int32(c.padding_mask),
-			SeqLenQ: int64(c.seq_len_q), SeqLenKV: int64(c.seq_len_kv),
-			WindowLeft: int64(c.window_left), WindowRight: int64(c.window_right),
-			DiagonalAlignment: int32(c.diagonal_alignment), AlibiMask: int32(c.alibi_mask),
-			DropoutProbability: float64(c.dropout_probability), DropoutSeed: int64(c.dropout_seed),
-			DropoutOffset: int64(c.dropout_offset), DropoutMask: int64(c.dropout_mask),
-			DropoutScale: int64(c.dropout_scale),
-		},
-		DropoutScaleInv: int64(c.dropout_scale_inv),
-	}
 }
 
 // GraphAddSDPABackward wraps cudnnfe_graph_add_sdpa_backward, and
@@ -709,24 +492,7 @@ func GraphAddSDPABackward(g Struct_SS_cudnnfe_graph, q, k, v, o, dO, stats int64
 	var pc *C.cudnnfe_sdpa_backward_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_sdpa_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_backward_options_t)
-		c.attn_scale = C.double(opts.AttnScale)
-		c.causal_mask = C.int32_t(opts.CausalMask)
-		c.causal_mask_bottom_right = C.int32_t(opts.CausalMaskBottomRight)
-		c.bias = C.int64_t(opts.Bias)
-		c.deterministic = C.int32_t(opts.Deterministic)
-		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
-		m := &opts.AttentionOptions
-		c.attn_scale_tensor = C.int64_t(m.AttnScaleTensor)
-		c.padding_mask = C.int32_t(m.PaddingMask)
-		c.seq_len_q, c.seq_len_kv = C.int64_t(m.SeqLenQ), C.int64_t(m.SeqLenKV)
-		c.window_left, c.window_right = C.int64_t(m.WindowLeft), C.int64_t(m.WindowRight)
-		c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(m.DiagonalAlignment)
-		c.alibi_mask = C.int32_t(m.AlibiMask)
-		c.dropout_probability = C.double(m.DropoutProbability)
-		c.dropout_seed, c.dropout_offset = C.int64_t(m.DropoutSeed), C.int64_t(m.DropoutOffset)
-		c.dropout_mask, c.dropout_scale = C.int64_t(m.DropoutMask), C.int64_t(m.DropoutScale)
-		c.dropout_scale_inv = C.int64_t(opts.DropoutScaleInv)
+		opts.toC(&c)
 		pc = &c
 		name = cString(opts.Name)
 	}
@@ -734,25 +500,6 @@ func GraphAddSDPABackward(g Struct_SS_cudnnfe_graph, q, k, v, o, dO, stats int64
 		C.int64_t(v), C.int64_t(o), C.int64_t(dO), C.int64_t(stats), pc, name,
 		(*C.int64_t)(unsafe.Pointer(dq)), (*C.int64_t)(unsafe.Pointer(dk)), (*C.int64_t)(unsafe.Pointer(dv)),
 		(*C.int64_t)(unsafe.Pointer(dbias))))
-}
-
-// NormOptions mirrors cudnnfe_norm_options_t.
-type NormOptions struct {
-	Name              string
-	Phase             int32
-	Epsilon           float64
-	ZeroCenteredGamma int32
-	ComputeDtype      int32
-	Momentum          float64
-}
-
-// NormOptionsInit fills o with cudnnfe_norm_options_init's defaults.
-func NormOptionsInit(o *NormOptions) {
-	var c C.cudnnfe_norm_options_t
-	C.cudnnfe_norm_options_init_sized(&c, C.sizeof_cudnnfe_norm_options_t)
-	*o = NormOptions{Phase: int32(c.phase), Epsilon: float64(c.epsilon),
-		ZeroCenteredGamma: int32(c.zero_centered_gamma), ComputeDtype: int32(c.compute_dtype),
-		Momentum: float64(c.momentum)}
 }
 
 // Which normalization GraphAddNorm adds, and the operands it reads (in) and
@@ -789,12 +536,7 @@ func GraphAddNorm(kind int, g Struct_SS_cudnnfe_graph, in [5]int64, opts *NormOp
 	var pc *C.cudnnfe_norm_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_norm_options_init_sized(&c, C.sizeof_cudnnfe_norm_options_t)
-		c.phase = C.cudnnfe_norm_phase_t(opts.Phase)
-		c.epsilon = C.double(opts.Epsilon)
-		c.zero_centered_gamma = C.int32_t(opts.ZeroCenteredGamma)
-		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
-		c.momentum = C.double(opts.Momentum)
+		opts.toC(&c)
 		pc = &c
 		name = cString(opts.Name)
 	}
@@ -804,20 +546,6 @@ func GraphAddNorm(kind int, g Struct_SS_cudnnfe_graph, in [5]int64, opts *NormOp
 		(*C.int64_t)(unsafe.Pointer(out[4]))))
 }
 
-// SoftmaxOptions mirrors cudnnfe_softmax_options_t.
-type SoftmaxOptions struct {
-	Name          string
-	GenerateStats int32
-	ComputeDtype  int32
-}
-
-// SoftmaxOptionsInit fills o with cudnnfe_softmax_options_init's defaults.
-func SoftmaxOptionsInit(o *SoftmaxOptions) {
-	var c C.cudnnfe_softmax_options_t
-	C.cudnnfe_softmax_options_init_sized(&c, C.sizeof_cudnnfe_softmax_options_t)
-	*o = SoftmaxOptions{GenerateStats: int32(c.generate_stats), ComputeDtype: int32(c.compute_dtype)}
-}
-
 // GraphAddSoftmax wraps cudnnfe_graph_add_softmax; stats may be nil when
 // GenerateStats is 0.
 func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y, stats *int64) int32 {
@@ -825,9 +553,7 @@ func GraphAddSoftmax(g Struct_SS_cudnnfe_graph, x int64, opts *SoftmaxOptions, y
 	var pc *C.cudnnfe_softmax_options_t
 	var name *C.char
 	if opts != nil {
-		C.cudnnfe_softmax_options_init_sized(&c, C.sizeof_cudnnfe_softmax_options_t)
-		c.generate_stats = C.int32_t(opts.GenerateStats)
-		c.compute_dtype = C.cudnnfe_dtype_t(opts.ComputeDtype)
+		opts.toC(&c)
 		pc = &c
 		name = cString(opts.Name)
 	}
@@ -876,76 +602,18 @@ func GraphAddConcatenate(g Struct_SS_cudnnfe_graph, inputs []int64, axis int32, 
 		cString(name), (*C.int64_t)(unsafe.Pointer(y))))
 }
 
-// ResampleOptions mirrors cudnnfe_resample_options_t.
-type ResampleOptions struct {
-	Name                                    string
-	Mode                                    int32
-	SpatialDims                             int32
-	Window, Stride, PrePadding, PostPadding [3]int64
-	PaddingMode                             int32
-	Scale                                   [3]int64
-	GenerateIndex                           int32
-	ComputeDtype                            int32
-}
-
-// ResampleOptionsInit fills o with cudnnfe_resample_options_init's defaults.
-func ResampleOptionsInit(o *ResampleOptions) {
-	var c C.cudnnfe_resample_options_t
-	C.cudnnfe_resample_options_init_sized(&c, C.sizeof_cudnnfe_resample_options_t)
-	*o = ResampleOptions{Mode: int32(c.mode), SpatialDims: int32(c.spatial_dims),
-		PaddingMode: int32(c.padding_mode), GenerateIndex: int32(c.generate_index),
-		ComputeDtype: int32(c.compute_dtype)}
-	for i := 0; i < 3; i++ {
-		o.Window[i], o.Stride[i] = int64(c.window[i]), int64(c.stride[i])
-		o.PrePadding[i], o.PostPadding[i] = int64(c.pre_padding[i]), int64(c.post_padding[i])
-		o.Scale[i] = int64(c.scale[i])
-	}
-}
-
 // GraphAddResample wraps cudnnfe_graph_add_resample.
 func GraphAddResample(g Struct_SS_cudnnfe_graph, x int64, o *ResampleOptions, y, index *int64) int32 {
 	var c C.cudnnfe_resample_options_t
 	var pc *C.cudnnfe_resample_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_resample_options_init_sized(&c, C.sizeof_cudnnfe_resample_options_t)
-		c.mode = C.cudnnfe_resample_mode_t(o.Mode)
-		c.spatial_dims = C.int32_t(o.SpatialDims)
-		for i := 0; i < 3; i++ {
-			c.window[i], c.stride[i] = C.int64_t(o.Window[i]), C.int64_t(o.Stride[i])
-			c.pre_padding[i], c.post_padding[i] = C.int64_t(o.PrePadding[i]), C.int64_t(o.PostPadding[i])
-			c.scale[i] = C.int64_t(o.Scale[i])
-		}
-		c.padding_mode = C.cudnnfe_padding_mode_t(o.PaddingMode)
-		c.generate_index = C.int32_t(o.GenerateIndex)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
 	return int32(C.capi_add_resample(C.uintptr_t(getSwigcptr(g)), C.int64_t(x), pc, name,
 		(*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(index))))
-}
-
-// RNGOptions mirrors cudnnfe_rng_options_t.
-type RNGOptions struct {
-	Name                     string
-	Distribution             int32
-	BernoulliProbability     float64
-	UniformMin, UniformMax   float64
-	NormalMean, NormalStddev float64
-	Seed                     int64
-	ComputeDtype             int32
-}
-
-// RNGOptionsInit fills o with cudnnfe_rng_options_init's defaults.
-func RNGOptionsInit(o *RNGOptions) {
-	var c C.cudnnfe_rng_options_t
-	C.cudnnfe_rng_options_init_sized(&c, C.sizeof_cudnnfe_rng_options_t)
-	*o = RNGOptions{Distribution: int32(c.distribution),
-		BernoulliProbability: float64(c.bernoulli_probability),
-		UniformMin:           float64(c.uniform_min), UniformMax: float64(c.uniform_max),
-		NormalMean: float64(c.normal_mean), NormalStddev: float64(c.normal_stddev),
-		Seed: int64(c.seed), ComputeDtype: int32(c.compute_dtype)}
 }
 
 // GraphAddRNG wraps cudnnfe_graph_add_rng.
@@ -954,13 +622,7 @@ func GraphAddRNG(g Struct_SS_cudnnfe_graph, dims []int64, seed, offset int64, o 
 	var pc *C.cudnnfe_rng_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_rng_options_init_sized(&c, C.sizeof_cudnnfe_rng_options_t)
-		c.distribution = C.cudnnfe_rng_distribution_t(o.Distribution)
-		c.bernoulli_probability = C.double(o.BernoulliProbability)
-		c.uniform_min, c.uniform_max = C.double(o.UniformMin), C.double(o.UniformMax)
-		c.normal_mean, c.normal_stddev = C.double(o.NormalMean), C.double(o.NormalStddev)
-		c.seed = C.int64_t(o.Seed)
-		c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
@@ -969,22 +631,6 @@ func GraphAddRNG(g Struct_SS_cudnnfe_graph, dims []int64, seed, offset int64, o 
 }
 
 // ---- FP8 attention ----------------------------------------------------------
-
-// SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t.
-type SDPAFP8Options struct {
-	Name          string
-	AttnScale     float64
-	GenerateStats int32
-	CausalMask    int32
-}
-
-// SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
-func SDPAFP8OptionsInit(o *SDPAFP8Options) {
-	var c C.cudnnfe_sdpa_fp8_options_t
-	C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
-	*o = SDPAFP8Options{AttnScale: float64(c.attn_scale), GenerateStats: int32(c.generate_stats),
-		CausalMask: int32(c.causal_mask)}
-}
 
 // GraphAddSDPAFP8 wraps cudnnfe_graph_add_sdpa_fp8: t holds q, k, v,
 // descale_q, descale_k, descale_v, descale_s, scale_s, scale_o; out
@@ -995,10 +641,7 @@ func GraphAddSDPAFP8(g Struct_SS_cudnnfe_graph, t [9]int64, o *SDPAFP8Options, o
 	var name *C.char
 	wantStats := 0
 	if o != nil {
-		C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
-		c.attn_scale = C.double(o.AttnScale)
-		c.generate_stats = C.int32_t(o.GenerateStats)
-		c.causal_mask = C.int32_t(o.CausalMask)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 		if o.GenerateStats != 0 {
@@ -1007,21 +650,6 @@ func GraphAddSDPAFP8(g Struct_SS_cudnnfe_graph, t [9]int64, o *SDPAFP8Options, o
 	}
 	return int32(C.capi_add_sdpa_fp8(C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&t[0])),
 		pc, name, (*C.int64_t)(unsafe.Pointer(&out[0])), C.int(wantStats)))
-}
-
-// SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t.
-type SDPAFP8BackwardOptions struct {
-	Name       string
-	AttnScale  float64
-	CausalMask int32
-}
-
-// SDPAFP8BackwardOptionsInit fills o with
-// cudnnfe_sdpa_fp8_backward_options_init's defaults.
-func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
-	var c C.cudnnfe_sdpa_fp8_backward_options_t
-	C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
-	*o = SDPAFP8BackwardOptions{AttnScale: float64(c.attn_scale), CausalMask: int32(c.causal_mask)}
 }
 
 // GraphAddSDPAFP8Backward wraps cudnnfe_graph_add_sdpa_fp8_backward: t
@@ -1033,9 +661,7 @@ func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8B
 	var pc *C.cudnnfe_sdpa_fp8_backward_options_t
 	var name *C.char
 	if o != nil {
-		C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
-		c.attn_scale = C.double(o.AttnScale)
-		c.causal_mask = C.int32_t(o.CausalMask)
+		o.toC(&c)
 		pc = &c
 		name = cString(o.Name)
 	}
@@ -1043,43 +669,11 @@ func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8B
 		(*C.int64_t)(unsafe.Pointer(&t[0])), pc, name, (*C.int64_t)(unsafe.Pointer(&out[0]))))
 }
 
-// BuildOptions mirrors cudnnfe_build_options_t. ExcludeEngines (its
-// length is num_exclude_engines) and PlanCacheDir reach C as call arguments;
-// HasPlanCacheDir false passes NULL (the environment's directory), true
-// passes PlanCacheDir ("" : no directory).
-type BuildOptions struct {
-	Target                int32
-	NumHeurModes          int32
-	HeurModes             [4]int32
-	Policy                int32
-	MaxWorkspaceSize      int64
-	ExcludeNumericalNotes uint32
-	ExcludeBehaviorNotes  uint32
-	RequireBehaviorNotes  uint32
-	ExcludeEngines        []int64
-	MaxPlans              int32
-	DisablePlanCache      int32
-	PlanCacheDir          string
-	HasPlanCacheDir       bool
-}
-
-// BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
-func BuildOptionsInit(o *BuildOptions) {
-	var c C.cudnnfe_build_options_t
-	C.cudnnfe_build_options_init_sized(&c, C.sizeof_cudnnfe_build_options_t)
-	*o = BuildOptions{Target: int32(c.target), NumHeurModes: int32(c.num_heur_modes),
-		Policy: int32(c.policy), MaxWorkspaceSize: int64(c.max_workspace_size),
-		ExcludeNumericalNotes: uint32(c.exclude_numerical_notes),
-		ExcludeBehaviorNotes:  uint32(c.exclude_behavior_notes),
-		RequireBehaviorNotes:  uint32(c.require_behavior_notes),
-		MaxPlans:              int32(c.max_plans), DisablePlanCache: int32(c.disable_plan_cache)}
-	for i := range o.HeurModes {
-		o.HeurModes[i] = int32(c.heur_modes[i])
-	}
-}
-
 // GraphBuild wraps cudnnfe_graph_build; h may be nil, o nil passes NULL.
-func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions) int32 {
+// The options' pointer fields come as arguments: excludeEngines (its
+// length is num_exclude_engines) and planCacheDir (nil passes NULL, the
+// environment's directory; "" : no directory).
+func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string) int32 {
 	var c C.cudnnfe_build_options_t
 	var pc *C.cudnnfe_build_options_t
 	var engines *C.int64_t
@@ -1087,29 +681,17 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 	var dir *C.char
 	var hasDir C.int
 	if o != nil {
-		C.cudnnfe_build_options_init_sized(&c, C.sizeof_cudnnfe_build_options_t)
-		c.target = C.cudnnfe_target_t(o.Target)
-		c.num_heur_modes = C.int32_t(o.NumHeurModes)
-		for i := range o.HeurModes {
-			c.heur_modes[i] = C.cudnnfe_heur_mode_t(o.HeurModes[i])
-		}
-		c.policy = C.cudnnfe_build_policy_t(o.Policy)
-		c.max_workspace_size = C.int64_t(o.MaxWorkspaceSize)
-		c.exclude_numerical_notes = C.uint32_t(o.ExcludeNumericalNotes)
-		c.exclude_behavior_notes = C.uint32_t(o.ExcludeBehaviorNotes)
-		c.require_behavior_notes = C.uint32_t(o.RequireBehaviorNotes)
-		c.max_plans = C.int32_t(o.MaxPlans)
-		c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
-		if len(o.ExcludeEngines) > 0 {
-			engines = (*C.int64_t)(unsafe.Pointer(&o.ExcludeEngines[0]))
-			numEngines = C.int32_t(len(o.ExcludeEngines))
-			if len(o.ExcludeEngines) > 1<<30 {
+		o.toC(&c)
+		if len(excludeEngines) > 0 {
+			engines = (*C.int64_t)(unsafe.Pointer(&excludeEngines[0]))
+			numEngines = C.int32_t(len(excludeEngines))
+			if len(excludeEngines) > 1<<30 {
 				numEngines = 1 << 30 // the library refuses it with its message
 			}
 		}
-		if o.HasPlanCacheDir {
+		if planCacheDir != nil {
 			hasDir = 1
-			dir = cString(o.PlanCacheDir)
+			dir = cString(*planCacheDir)
 		}
 		pc = &c
 	}
@@ -1185,21 +767,6 @@ func PlanCacheGetStats(out *PlanCacheStats) int32 {
 	return st
 }
 
-// AutotuneOptions mirrors cudnnfe_autotune_options_t.
-type AutotuneOptions struct {
-	WarmupIterations, MinIterations, MaxIterations int32
-	Tolerance, MaxMsPerPlan                        float64
-}
-
-// AutotuneOptionsInit fills o with cudnnfe_autotune_options_init's defaults.
-func AutotuneOptionsInit(o *AutotuneOptions) {
-	var c C.cudnnfe_autotune_options_t
-	C.cudnnfe_autotune_options_init_sized(&c, C.sizeof_cudnnfe_autotune_options_t)
-	*o = AutotuneOptions{WarmupIterations: int32(c.warmup_iterations),
-		MinIterations: int32(c.min_iterations), MaxIterations: int32(c.max_iterations),
-		Tolerance: float64(c.tolerance), MaxMsPerPlan: float64(c.max_ms_per_plan)}
-}
-
 // GraphAutotune wraps cudnnfe_graph_autotune: bindings hold device
 // addresses (empty: the library's scratch buffers), o nil passes NULL.
 func GraphAutotune(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindings []Binding, workspace uintptr, workspaceSize int64, stream uintptr, o *AutotuneOptions) int32 {
@@ -1210,27 +777,28 @@ func GraphAutotune(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindin
 	var c C.cudnnfe_autotune_options_t
 	var pc *C.cudnnfe_autotune_options_t
 	if o != nil {
-		C.cudnnfe_autotune_options_init_sized(&c, C.sizeof_cudnnfe_autotune_options_t)
-		c.warmup_iterations = C.int32_t(o.WarmupIterations)
-		c.min_iterations = C.int32_t(o.MinIterations)
-		c.max_iterations = C.int32_t(o.MaxIterations)
-		c.tolerance = C.double(o.Tolerance)
-		c.max_ms_per_plan = C.double(o.MaxMsPerPlan)
+		o.toC(&c)
 		pc = &c
 	}
 	return int32(C.capi_autotune(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
 		C.size_t(len(bindings)), C.uintptr_t(workspace), C.size_t(workspaceSize), C.uintptr_t(stream), pc))
 }
 
-// GraphDeserializePlan wraps cudnnfe_plan_load_options_init and
-// cudnnfe_graph_deserialize_plan; h may be nil.
-func GraphDeserializePlan(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, data []byte, rebuildOnMismatch int32) int32 {
+// GraphDeserializePlan wraps cudnnfe_graph_deserialize_plan; h may be
+// nil, o nil passes NULL (defaults).
+func GraphDeserializePlan(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, data []byte, o *PlanLoadOptions) int32 {
 	var p *C.char
 	if len(data) > 0 {
 		p = (*C.char)(unsafe.Pointer(&data[0]))
 	}
+	var c C.cudnnfe_plan_load_options_t
+	var pc *C.cudnnfe_plan_load_options_t
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+	}
 	return int32(C.capi_deserialize_plan(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
-		C.size_t(len(data)), C.int32_t(rebuildOnMismatch)))
+		C.size_t(len(data)), pc))
 }
 
 // ---- Execution with addresses --------------------------------------------

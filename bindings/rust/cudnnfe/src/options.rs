@@ -95,22 +95,6 @@ pub struct ConvOptions {
     pub compute_dtype: DataType,
 }
 
-impl Default for ConvOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_conv_options_init_sized);
-        ConvOptions {
-            name: None,
-            spatial_dims: raw.spatial_dims,
-            pre_padding: raw.pre_padding,
-            post_padding: raw.post_padding,
-            stride: raw.stride,
-            dilation: raw.dilation,
-            mode: ConvMode::from_raw(raw.mode),
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
-}
-
 impl ConvOptions {
     /// Sets the node name.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -158,19 +142,6 @@ impl ConvOptions {
         self.compute_dtype = dtype;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_conv_options_t {
-        let mut raw = init(sys::cudnnfe_conv_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.spatial_dims = self.spatial_dims;
-        raw.pre_padding = self.pre_padding;
-        raw.post_padding = self.post_padding;
-        raw.stride = self.stride;
-        raw.dilation = self.dilation;
-        raw.mode = self.mode.as_raw();
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
-    }
 }
 
 /// Options of [`Graph::matmul`](crate::Graph::matmul) (`cudnnfe_matmul_options_t`).
@@ -183,16 +154,6 @@ pub struct MatmulOptions {
     pub compute_dtype: DataType,
 }
 
-impl Default for MatmulOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_matmul_options_init_sized);
-        MatmulOptions {
-            name: None,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
-}
-
 impl MatmulOptions {
     /// Sets the node name.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -203,13 +164,6 @@ impl MatmulOptions {
     pub fn compute_dtype(mut self, dtype: DataType) -> Self {
         self.compute_dtype = dtype;
         self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_matmul_options_t {
-        let mut raw = init(sys::cudnnfe_matmul_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
     }
 }
 
@@ -243,23 +197,6 @@ pub struct PointwiseOptions {
     pub swish_beta: f64,
     /// GenIndex: the dimension to index (default 0).
     pub axis: i32,
-}
-
-impl Default for PointwiseOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_pointwise_options_init_sized);
-        PointwiseOptions {
-            name: None,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-            relu_lower_clip: raw.relu_lower_clip,
-            relu_upper_clip: raw.relu_upper_clip,
-            relu_lower_clip_slope: raw.relu_lower_clip_slope,
-            elu_alpha: raw.elu_alpha,
-            softplus_beta: raw.softplus_beta,
-            swish_beta: raw.swish_beta,
-            axis: raw.axis,
-        }
-    }
 }
 
 impl PointwiseOptions {
@@ -304,20 +241,6 @@ impl PointwiseOptions {
         self.axis = axis;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_pointwise_options_t {
-        let mut raw = init(sys::cudnnfe_pointwise_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw.relu_lower_clip = self.relu_lower_clip;
-        raw.relu_upper_clip = self.relu_upper_clip;
-        raw.relu_lower_clip_slope = self.relu_lower_clip_slope;
-        raw.elu_alpha = self.elu_alpha;
-        raw.softplus_beta = self.softplus_beta;
-        raw.swish_beta = self.swish_beta;
-        raw.axis = self.axis;
-        raw
-    }
 }
 
 /// Options of [`Graph::reduction`](crate::Graph::reduction)
@@ -340,18 +263,6 @@ pub struct ReductionOptions {
     pub axes_mask: u32,
     /// Ask for a deterministic reduction (default false).
     pub deterministic: bool,
-}
-
-impl Default for ReductionOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_reduction_options_init_sized);
-        ReductionOptions {
-            name: None,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-            axes_mask: raw.axes_mask,
-            deterministic: raw.deterministic != 0,
-        }
-    }
 }
 
 impl ReductionOptions {
@@ -380,15 +291,6 @@ impl ReductionOptions {
     pub fn deterministic(mut self, deterministic: bool) -> Self {
         self.deterministic = deterministic;
         self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_reduction_options_t {
-        let mut raw = init(sys::cudnnfe_reduction_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw.axes_mask = self.axes_mask;
-        raw.deterministic = self.deterministic as i32;
-        raw
     }
 }
 
@@ -487,11 +389,6 @@ fn opt_tensor(uid: i64) -> Option<Tensor> {
     (uid != 0).then_some(Tensor::from_uid(uid))
 }
 
-/// A band bound of the C struct: -1 is "open".
-fn opt_bound(raw: i64) -> Option<i64> {
-    (raw != -1).then_some(raw)
-}
-
 /// Options of [`Graph::sdpa`](crate::Graph::sdpa) (`cudnnfe_sdpa_options_t`).
 /// `docs/attention.md` defines every option exactly.
 ///
@@ -565,36 +462,30 @@ pub struct SdpaOptions {
     pub dropout_mask: Option<Tensor>,
     /// Given dropout's scale, a FLOAT tensor of one element.
     pub dropout_scale: Option<Tensor>,
+    /// Ragged (packed, "THD") storage of q, k, v and o: an INT32 or
+    /// INT64 graph input of dims `[b+1, 1, 1, 1]` holding, per batch `n`, the
+    /// element offset where sequence `n` starts in the tensor's buffer
+    /// (cudnn-frontend's `set_ragged_offset`). Needs `padding`; only valid
+    /// rows are read or written. `None`: that tensor is not ragged.
+    pub ragged_offset_q: Option<Tensor>,
+    /// Ragged offsets of k (see `ragged_offset_q`).
+    pub ragged_offset_k: Option<Tensor>,
+    /// Ragged offsets of v (see `ragged_offset_q`).
+    pub ragged_offset_v: Option<Tensor>,
+    /// Ragged offsets of o (see `ragged_offset_q`).
+    pub ragged_offset_o: Option<Tensor>,
+    /// Paged K cache: k is then a page container `[num_pages, h_kv,
+    /// page_size, d]` and this an INT32 graph input `[b, 1, pages, 1]`: key
+    /// `j` of batch `n` is row `j % page_size` of page `table[n][j /
+    /// page_size]`. Needs `padding`.
+    pub page_table_k: Option<Tensor>,
+    /// Paged V cache (as `page_table_k`, for v).
+    pub page_table_v: Option<Tensor>,
+    /// s_kv of a paged cache; `None`: the unpaged tensor's s_kv, else the
+    /// pages' capacity.
+    pub max_seq_len_kv: Option<i64>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-}
-
-impl Default for SdpaOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_options_init_sized);
-        SdpaOptions {
-            name: None,
-            attn_scale: raw.attn_scale,
-            attn_scale_tensor: opt_tensor(raw.attn_scale_tensor),
-            generate_stats: raw.generate_stats != 0,
-            causal_mask: raw.causal_mask != 0,
-            causal_mask_bottom_right: raw.causal_mask_bottom_right != 0,
-            bias: opt_tensor(raw.bias),
-            padding_mask: raw.padding_mask != 0,
-            seq_len_q: opt_tensor(raw.seq_len_q),
-            seq_len_kv: opt_tensor(raw.seq_len_kv),
-            window_left: opt_bound(raw.window_left),
-            window_right: opt_bound(raw.window_right),
-            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
-            alibi_mask: raw.alibi_mask != 0,
-            dropout_probability: raw.dropout_probability,
-            dropout_seed: opt_tensor(raw.dropout_seed),
-            dropout_offset: opt_tensor(raw.dropout_offset),
-            dropout_mask: opt_tensor(raw.dropout_mask),
-            dropout_scale: opt_tensor(raw.dropout_scale),
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
 }
 
 impl SdpaOptions {
@@ -612,31 +503,6 @@ impl SdpaOptions {
         self.dropout_mask = Some(mask);
         self.dropout_scale = Some(scale);
         self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.attn_scale = self.attn_scale;
-        raw.attn_scale_tensor = opt_uid(self.attn_scale_tensor);
-        raw.generate_stats = self.generate_stats as i32;
-        raw.causal_mask = self.causal_mask as i32;
-        raw.causal_mask_bottom_right = self.causal_mask_bottom_right as i32;
-        raw.bias = opt_uid(self.bias);
-        raw.padding_mask = self.padding_mask as i32;
-        raw.seq_len_q = opt_uid(self.seq_len_q);
-        raw.seq_len_kv = opt_uid(self.seq_len_kv);
-        raw.window_left = self.window_left.unwrap_or(-1);
-        raw.window_right = self.window_right.unwrap_or(-1);
-        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
-        raw.alibi_mask = self.alibi_mask as i32;
-        raw.dropout_probability = self.dropout_probability;
-        raw.dropout_seed = opt_uid(self.dropout_seed);
-        raw.dropout_offset = opt_uid(self.dropout_offset);
-        raw.dropout_mask = opt_uid(self.dropout_mask);
-        raw.dropout_scale = opt_uid(self.dropout_scale);
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
     }
 }
 
@@ -697,37 +563,20 @@ pub struct SdpaBackwardOptions {
     /// dropout_scale`, required. On the GPU it must be a scalar of 1 (fold
     /// the scale into the mask; `docs/attention.md`).
     pub dropout_scale_inv: Option<Tensor>,
+    /// Ragged (packed, "THD") storage of q, k, v and o (also of dq, dk, dv and dO): an INT32 or
+    /// INT64 graph input of dims `[b+1, 1, 1, 1]` holding, per batch `n`, the
+    /// element offset where sequence `n` starts in the tensor's buffer
+    /// (cudnn-frontend's `set_ragged_offset`). Needs `padding`; only valid
+    /// rows are read or written. `None`: that tensor is not ragged.
+    pub ragged_offset_q: Option<Tensor>,
+    /// Ragged offsets of k and dk (see `ragged_offset_q`).
+    pub ragged_offset_k: Option<Tensor>,
+    /// Ragged offsets of v and dv (see `ragged_offset_q`).
+    pub ragged_offset_v: Option<Tensor>,
+    /// Ragged offsets of o and dO (see `ragged_offset_q`).
+    pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-}
-
-impl Default for SdpaBackwardOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
-        SdpaBackwardOptions {
-            name: None,
-            attn_scale: raw.attn_scale,
-            attn_scale_tensor: opt_tensor(raw.attn_scale_tensor),
-            causal_mask: raw.causal_mask != 0,
-            causal_mask_bottom_right: raw.causal_mask_bottom_right != 0,
-            bias: opt_tensor(raw.bias),
-            deterministic: raw.deterministic != 0,
-            padding_mask: raw.padding_mask != 0,
-            seq_len_q: opt_tensor(raw.seq_len_q),
-            seq_len_kv: opt_tensor(raw.seq_len_kv),
-            window_left: opt_bound(raw.window_left),
-            window_right: opt_bound(raw.window_right),
-            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
-            alibi_mask: raw.alibi_mask != 0,
-            dropout_probability: raw.dropout_probability,
-            dropout_seed: opt_tensor(raw.dropout_seed),
-            dropout_offset: opt_tensor(raw.dropout_offset),
-            dropout_mask: opt_tensor(raw.dropout_mask),
-            dropout_scale: opt_tensor(raw.dropout_scale),
-            dropout_scale_inv: opt_tensor(raw.dropout_scale_inv),
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
 }
 
 impl SdpaBackwardOptions {
@@ -745,32 +594,6 @@ impl SdpaBackwardOptions {
         self.dropout_scale = Some(scale);
         self.dropout_scale_inv = Some(scale_inv);
         self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.attn_scale = self.attn_scale;
-        raw.attn_scale_tensor = opt_uid(self.attn_scale_tensor);
-        raw.causal_mask = self.causal_mask as i32;
-        raw.causal_mask_bottom_right = self.causal_mask_bottom_right as i32;
-        raw.bias = opt_uid(self.bias);
-        raw.deterministic = self.deterministic as i32;
-        raw.padding_mask = self.padding_mask as i32;
-        raw.seq_len_q = opt_uid(self.seq_len_q);
-        raw.seq_len_kv = opt_uid(self.seq_len_kv);
-        raw.window_left = self.window_left.unwrap_or(-1);
-        raw.window_right = self.window_right.unwrap_or(-1);
-        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
-        raw.alibi_mask = self.alibi_mask as i32;
-        raw.dropout_probability = self.dropout_probability;
-        raw.dropout_seed = opt_uid(self.dropout_seed);
-        raw.dropout_offset = opt_uid(self.dropout_offset);
-        raw.dropout_mask = opt_uid(self.dropout_mask);
-        raw.dropout_scale = opt_uid(self.dropout_scale);
-        raw.dropout_scale_inv = opt_uid(self.dropout_scale_inv);
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
     }
 }
 
@@ -807,20 +630,6 @@ pub struct NormOptions {
     pub momentum: f64,
 }
 
-impl Default for NormOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_norm_options_init_sized);
-        NormOptions {
-            name: None,
-            phase: NormPhase::from_raw(raw.phase),
-            epsilon: raw.epsilon,
-            zero_centered_gamma: raw.zero_centered_gamma != 0,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-            momentum: raw.momentum,
-        }
-    }
-}
-
 impl NormOptions {
     /// Sets the node name.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -852,17 +661,6 @@ impl NormOptions {
         self.compute_dtype = dtype;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_norm_options_t {
-        let mut raw = init(sys::cudnnfe_norm_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.phase = self.phase.as_raw();
-        raw.epsilon = self.epsilon;
-        raw.zero_centered_gamma = self.zero_centered_gamma as i32;
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw.momentum = self.momentum;
-        raw
-    }
 }
 
 /// Options of [`Graph::softmax`](crate::Graph::softmax) (`cudnnfe_softmax_options_t`).
@@ -875,17 +673,6 @@ pub struct SoftmaxOptions {
     pub generate_stats: bool,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-}
-
-impl Default for SoftmaxOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_softmax_options_init_sized);
-        SoftmaxOptions {
-            name: None,
-            generate_stats: raw.generate_stats != 0,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
 }
 
 impl SoftmaxOptions {
@@ -904,14 +691,6 @@ impl SoftmaxOptions {
         self.compute_dtype = dtype;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_softmax_options_t {
-        let mut raw = init(sys::cudnnfe_softmax_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.generate_stats = self.generate_stats as i32;
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
-    }
 }
 
 /// Options of the layout ops [`Graph::reshape`](crate::Graph::reshape),
@@ -929,12 +708,6 @@ impl LayoutOptions {
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_layout_options_t {
-        let mut raw = init(sys::cudnnfe_layout_options_init_sized);
-        raw.name = name_ptr(name);
-        raw
     }
 }
 
@@ -983,25 +756,6 @@ pub struct ResampleOptions {
     pub generate_index: bool,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-}
-
-impl Default for ResampleOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_resample_options_init_sized);
-        ResampleOptions {
-            name: None,
-            mode: ResampleMode::from_raw(raw.mode),
-            spatial_dims: raw.spatial_dims,
-            window: raw.window,
-            stride: raw.stride,
-            pre_padding: raw.pre_padding,
-            post_padding: raw.post_padding,
-            padding_mode: PaddingMode::from_raw(raw.padding_mode),
-            scale: raw.scale,
-            generate_index: raw.generate_index != 0,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
 }
 
 impl ResampleOptions {
@@ -1066,22 +820,6 @@ impl ResampleOptions {
         self.compute_dtype = dtype;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_resample_options_t {
-        let mut raw = init(sys::cudnnfe_resample_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.mode = self.mode.as_raw();
-        raw.spatial_dims = self.spatial_dims;
-        raw.window = self.window;
-        raw.stride = self.stride;
-        raw.pre_padding = self.pre_padding;
-        raw.post_padding = self.post_padding;
-        raw.padding_mode = self.padding_mode.as_raw();
-        raw.scale = self.scale;
-        raw.generate_index = self.generate_index as i32;
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
-    }
 }
 
 /// Options of [`Graph::rng`](crate::Graph::rng) (`cudnnfe_rng_options_t`).
@@ -1114,23 +852,6 @@ pub struct RngOptions {
     pub seed: i64,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-}
-
-impl Default for RngOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_rng_options_init_sized);
-        RngOptions {
-            name: None,
-            distribution: RngDistribution::from_raw(raw.distribution),
-            bernoulli_probability: raw.bernoulli_probability,
-            uniform_min: raw.uniform_min,
-            uniform_max: raw.uniform_max,
-            normal_mean: raw.normal_mean,
-            normal_stddev: raw.normal_stddev,
-            seed: raw.seed,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
 }
 
 impl RngOptions {
@@ -1174,20 +895,6 @@ impl RngOptions {
         self.compute_dtype = dtype;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_rng_options_t {
-        let mut raw = init(sys::cudnnfe_rng_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.distribution = self.distribution.as_raw();
-        raw.bernoulli_probability = self.bernoulli_probability;
-        raw.uniform_min = self.uniform_min;
-        raw.uniform_max = self.uniform_max;
-        raw.normal_mean = self.normal_mean;
-        raw.normal_stddev = self.normal_stddev;
-        raw.seed = self.seed;
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
-    }
 }
 
 /// Options of [`Graph::sdpa_fp8`](crate::Graph::sdpa_fp8)
@@ -1204,18 +911,6 @@ pub struct SdpaFp8Options {
     pub generate_stats: bool,
     /// Causal mask aligned at the top-left corner.
     pub causal_mask: bool,
-}
-
-impl Default for SdpaFp8Options {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
-        SdpaFp8Options {
-            name: None,
-            attn_scale: raw.attn_scale,
-            generate_stats: raw.generate_stats != 0,
-            causal_mask: raw.causal_mask != 0,
-        }
-    }
 }
 
 impl SdpaFp8Options {
@@ -1239,15 +934,6 @@ impl SdpaFp8Options {
         self.causal_mask = causal;
         self
     }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.attn_scale = self.attn_scale;
-        raw.generate_stats = self.generate_stats as i32;
-        raw.causal_mask = self.causal_mask as i32;
-        raw
-    }
 }
 
 /// Options of [`Graph::sdpa_fp8_backward`](crate::Graph::sdpa_fp8_backward)
@@ -1261,17 +947,6 @@ pub struct SdpaFp8BackwardOptions {
     pub attn_scale: f64,
     /// The forward's top-left causal mask.
     pub causal_mask: bool,
-}
-
-impl Default for SdpaFp8BackwardOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
-        SdpaFp8BackwardOptions {
-            name: None,
-            attn_scale: raw.attn_scale,
-            causal_mask: raw.causal_mask != 0,
-        }
-    }
 }
 
 impl SdpaFp8BackwardOptions {
@@ -1289,17 +964,6 @@ impl SdpaFp8BackwardOptions {
     pub fn causal_mask(mut self, causal: bool) -> Self {
         self.causal_mask = causal;
         self
-    }
-
-    pub(crate) fn to_raw(
-        &self,
-        name: &Option<CString>,
-    ) -> sys::cudnnfe_sdpa_fp8_backward_options_t {
-        let mut raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.attn_scale = self.attn_scale;
-        raw.causal_mask = self.causal_mask as i32;
-        raw
     }
 }
 
@@ -1514,3 +1178,7 @@ impl BuildOptions {
         })
     }
 }
+
+// Default, to_raw and the per-field builder setters of the op options above,
+// generated from abi/manifest.json by bindings/rust/gen_options.py.
+include!("options_gen.rs");
