@@ -15,6 +15,7 @@ for (tensors as op outputs, pass-by-value constants, reshape dims set later).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 import threading
@@ -33,10 +34,12 @@ from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heu
 from ._errors import (InvalidArgumentError, NotOfferedError, WrongStateError, raise_global_error,
                       raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
+from ._frontend_ops import FrontendOps
 from ._layout import LayoutOps
 from ._lib import ffi, lib
 from ._norms import NormOps
 from ._plans import BuildInfo, PlanInfo
+from ._quantize import QuantizeOps
 from ._sampling import SamplingOps
 from ._tensor import Tensor
 from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
@@ -65,6 +68,9 @@ class _ExecInfo(NamedTuple):
     workspace_size: int
 
 
+_MISSING: Any = object()  # an argument not given (None is a value for some)
+
+
 class _Deserializer:
     """A loader that works on the class (returns a new graph) and on instances (loads into it)."""
 
@@ -77,12 +83,15 @@ class _Deserializer:
                 g = cls()
                 getattr(g, self._method)(*args, **kwargs)
                 return g
-            from_class.__doc__ = getattr(cls, self._method).__doc__
+            method = getattr(cls, self._method)
+            from_class.__doc__ = method.__doc__
+            params = list(inspect.signature(method).parameters.values())[1:]  # without self
+            from_class.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
             return from_class
         return getattr(obj, self._method)
 
 
-class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
+class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, FrontendOps):
     """A cuDNN operation graph, built through the cudnnfe C ABI.
 
     Args:
@@ -315,15 +324,20 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             t.set_uid(uid)
         return t
 
-    def tensor_like(self, array: Any, name: Optional[str] = None) -> Tensor:
-        """Add a graph input with the shape, strides and data type of ``array``.
+    def tensor_like(self, input: Any = None, name: Optional[str] = None, *,
+                    array: Any = None) -> Tensor:
+        """Add a graph input with the shape, strides and data type of ``input``.
 
-        ``array`` is a torch tensor, a NumPy array, or any object with
-        ``__dlpack__`` or ``__cuda_array_interface__``.
+        ``input`` (or ``array=``) is a torch tensor, a NumPy array, any object
+        with ``__dlpack__`` or ``__cuda_array_interface__``, or a
+        :class:`Tensor` (of any graph: its dims, strides and data type are
+        copied, as cudnn-frontend's ``tensor_like(tensor, name)``). A one-element
+        host array makes a pass-by-value input, as in cudnn-frontend.
         """
+        array = _one_of("tensor_like", "input", input, "array", array)
         if isinstance(array, Tensor):
-            raise TypeError("tensor_like takes an array (torch, NumPy, DLPack), not a "
-                            "cudnnfe.Tensor")
+            return self.tensor(dim=array.get_dim(), stride=array.get_stride(),
+                               data_type=array.get_data_type(), name=name or None)
         info = describe(array)
         if info.dtype is None:
             raise TypeError(f"tensor_like: arrays of {info.type_name} have no cudnnfe data type")
@@ -419,19 +433,22 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                           weight, "weight", padding, stride, dilation, pre_padding, post_padding,
                           compute_data_type, name, convolution_mode)
 
-    def conv_dgrad(self, weight: Operand, loss: Operand,
+    def conv_dgrad(self, loss: Operand = None, filter: Operand = None,
                    padding: Optional[Sequence[int]] = None,
                    stride: Optional[Sequence[int]] = None,
                    dilation: Optional[Sequence[int]] = None,
                    pre_padding: Optional[Sequence[int]] = None,
                    post_padding: Optional[Sequence[int]] = None,
                    compute_data_type: DType = None, name: Optional[str] = None,
-                   convolution_mode: Any = None) -> Tensor:
-        """Data gradient of a convolution: ``dx = dgrad(loss dy[N,K,*], weight[K,C,*])``.
+                   convolution_mode: Any = None, *, weight: Operand = None) -> Tensor:
+        """Data gradient of a convolution: ``dx = dgrad(loss dy[N,K,*], filter w[K,C,*])``.
 
-        dx's spatial size is inferred as the smallest consistent one; set it with
+        Positional order and keywords are cudnn-frontend's (``loss``,
+        ``filter``); ``weight=`` is the same as ``filter=``. dx's spatial size
+        is inferred as the smallest consistent one; set it with
         ``dx.set_dim(...)`` when a stride is > 1.
         """
+        weight = _one_of("conv_dgrad", "filter", filter, "weight", weight)
         # The C function takes (loss, weight).
         return self._conv("conv_dgrad", lib.cudnnfe_graph_add_conv_dgrad, loss, "loss", weight,
                           "weight", padding, stride, dilation, pre_padding, post_padding,
@@ -559,25 +576,33 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         return self._binary(pointwise_mode.ADD_SQUARE, "add_square", a, b, compute_data_type,
                             name)
 
-    def max(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """Elementwise maximum (MAX)."""
-        return self._binary(pointwise_mode.MAX, "max", a, b, compute_data_type, name)
+    def max(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """Elementwise maximum (MAX); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MAX, "max", _one_of("max", "input0", input0, "a", a),
+                            _one_of("max", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def min(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """Elementwise minimum (MIN)."""
-        return self._binary(pointwise_mode.MIN, "min", a, b, compute_data_type, name)
+    def min(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """Elementwise minimum (MIN); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MIN, "min", _one_of("min", "input0", input0, "a", a),
+                            _one_of("min", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def mod(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """``fmod(a, b)`` (MOD)."""
-        return self._binary(pointwise_mode.MOD, "mod", a, b, compute_data_type, name)
+    def mod(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """``fmod(input0, input1)`` (MOD); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MOD, "mod", _one_of("mod", "input0", input0, "a", a),
+                            _one_of("mod", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def pow(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """``a ** b`` (POW)."""
-        return self._binary(pointwise_mode.POW, "pow", a, b, compute_data_type, name)
+    def pow(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """``input0 ** input1`` (POW); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.POW, "pow", _one_of("pow", "input0", input0, "a", a),
+                            _one_of("pow", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
     def atan2(self, a: Operand, b: Operand, compute_data_type: DType = None,
               name: Optional[str] = None) -> Tensor:
@@ -862,6 +887,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         output's dims are set with ``set_dim`` (as in cudnn-frontend).
         """
         mode_value = int(_enum_value(reduction_mode, mode, "reduction mode"))
+        if mode_value == reduction_mode.NOT_SET:
+            raise ValueError(f"reduction {name or ''}: mode is NOT_SET; give a reduction_mode")
         node = self._node_name("reduction", name)
         o = _structs.new("cudnnfe_reduction_options_t")
         cname = _cstr(node, "name")
@@ -1724,9 +1751,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         self._check(lib.cudnnfe_graph_serialize_plan(self._ptr, buf, n[0], n))
         return bytes(ffi.buffer(buf, n[0]))
 
-    def _deserialize(self, *args: Any, build: bool = True, heur_modes: Any = None,
-                     target: Optional[target] = None, handle: Optional[Handle] = None,
-                     rebuild_on_mismatch: bool = False) -> None:
+    def _deserialize(self, handle_: Any = _MISSING, pyobj: Any = _MISSING, *, build: bool = True,
+                     heur_modes: Any = None, target: Optional[target] = None,
+                     handle: Optional[Handle] = None, rebuild_on_mismatch: bool = False) -> None:
         """Load a serialized graph, or a plan blob, into this (empty) graph.
 
         ``deserialize(data)`` or cudnn-frontend's ``deserialize(handle, data)``.
@@ -1741,12 +1768,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
 
         Works on the class too: ``Graph.deserialize(data)`` returns a new graph.
         """
-        if len(args) == 2 and (args[0] is None or isinstance(args[0], Handle)):
-            if handle is not None:
+        # cudnn-frontend's keywords: deserialize(handle_, pyobj) and deserialize(pyobj).
+        if pyobj is not _MISSING and handle_ is not _MISSING:
+            if handle_ is not None and not isinstance(handle_, Handle):
+                raise TypeError("deserialize(handle_, pyobj): handle_ must be a cudnnfe.Handle")
+            if handle is not None and handle_ is not None:
                 raise TypeError("deserialize: handle given twice")
-            handle, data = args
-        elif len(args) == 1:
-            data = args[0]
+            handle, data = handle or handle_, pyobj
+        elif pyobj is not _MISSING or handle_ is not _MISSING:
+            data = pyobj if pyobj is not _MISSING else handle_
         else:
             raise TypeError("deserialize takes (data) or (handle, data)")
         raw = _serialized_bytes(data)
@@ -1898,6 +1928,15 @@ class BoundExecution:
 
 
 
+def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """The operand given as ``name`` (cudnn-frontend's keyword) or as its alias ``alias``."""
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{node}: {name} and {alias} are the same operand; give one")
+    if value is None and alias_value is None:
+        raise TypeError(f"{node}: {name} is required")
+    return value if value is not None else alias_value
+
+
 def _heur_modes(modes: Any) -> Optional[List[int]]:
     if modes is None:
         return None
@@ -1907,6 +1946,13 @@ def _heur_modes(modes: Any) -> Optional[List[int]]:
         values = [int(heur_mode(m)) for m in modes]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"heur_modes: {exc}") from None
+    # cudnn-frontend's OPENSOURCE engines do not exist here: a list that names other modes
+    # tries those (as if OPENSOURCE had found no engine); OPENSOURCE alone is refused.
+    offered = [v for v in values if v != int(heur_mode.OPENSOURCE)]
+    if not offered and values:
+        raise NotOfferedError("heur_modes: OPENSOURCE (cudnn-frontend's open-source engines) "
+                              "is not offered by cudnnfe; use heur_mode.A, B or FALLBACK")
+    values = offered
     if not 1 <= len(values) <= 4:
         raise ValueError(f"heur_modes has {len(values)} entries; expected 1 to 4")
     return values

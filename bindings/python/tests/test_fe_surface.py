@@ -1,0 +1,190 @@
+"""cudnn-frontend's module functions, enums, keywords and Tensor methods that cudnnfe offers
+for its code (issue 15), on the CPU reference: what is served computes the right numbers,
+what is not offered raises NotOfferedError naming the feature."""
+import numpy as np
+import pytest
+
+import cudnnfe
+from cudnnfe import data_type, heur_mode
+from cpu_helpers import CPU, graph, run
+
+
+def test_backend_version_string_format(monkeypatch):
+    from cudnnfe import _handle
+
+    monkeypatch.setattr(_handle, "backend_version", lambda: 91900)
+    assert _handle.backend_version_string() == "9.19.0"
+    monkeypatch.setattr(_handle, "backend_version", lambda: 8907)
+    assert _handle.backend_version_string() == "8.9.7"
+
+
+def test_last_error_string_is_the_last_exception_message():
+    g = graph()
+    with pytest.raises(cudnnfe.Error) as info:
+        g.get_tensor("no such tensor")
+    assert cudnnfe.get_last_error_string() == info.value.message
+    assert "no such tensor" in cudnnfe.get_last_error_string()
+
+
+def test_fe_only_enum_members_are_refused():
+    g = graph()
+    with pytest.raises(cudnnfe.NotOfferedError, match="INT8x4"):
+        g.tensor(dim=[4], data_type=data_type.INT8x4)
+    assert cudnnfe.convolution_mode is cudnnfe.conv_mode
+    with pytest.raises(cudnnfe.NotOfferedError, match="OPENSOURCE"):
+        g.create_execution_plans([heur_mode.OPENSOURCE])
+    with pytest.raises(ValueError, match="NOT_SET"):
+        g.reduction(g.tensor(dim=[2, 2]), cudnnfe.reduction_mode.NOT_SET)
+
+
+def test_opensource_is_dropped_from_a_list_with_other_modes():
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    g = graph()
+    t = g.tensor_like(x)
+    y = g.abs(t).set_output(True)
+    g.build([heur_mode.OPENSOURCE, heur_mode.A], target=CPU)
+    (out,) = run(g, {t: x}, [y])
+    np.testing.assert_array_equal(out, x)
+
+
+def test_kernel_cache_round_trip_and_device_properties_refused():
+    cache = cudnnfe.create_kernel_cache()
+    cache.deserialize(cache.serialize())
+    with pytest.raises(ValueError, match="kernel cache"):
+        cache.deserialize('{"something": "else"}')
+    with pytest.raises(cudnnfe.NotOfferedError, match="deviceless"):
+        cudnnfe.create_device_properties(0)
+    with pytest.raises(cudnnfe.NotOfferedError, match="causal"):
+        cudnnfe.causal_conv1d_forward()
+
+
+def test_tensor_attribute_methods():
+    g = graph()
+    t = g.tensor(dim=[2, 3])
+    assert t.set_alignment(32) is t and t.get_alignment() == 32
+    assert t.get_reordering_type() == cudnnfe.tensor_reordering.NONE
+    assert t.set_reordering_type(cudnnfe.tensor_reordering.NONE) is t
+    with pytest.raises(cudnnfe.NotOfferedError, match="F8_128x4"):
+        t.set_reordering_type(cudnnfe.tensor_reordering.F8_128x4)
+    assert (t.get_vector_count(), t.get_vector_dimension()) == (1, -1)
+    with pytest.raises(cudnnfe.NotOfferedError, match="vector count 4"):
+        t.set_vector_count_and_dimension(4, 1)
+    assert not t.get_is_pass_by_value() and not t.get_has_compile_time_constant()
+    assert t.set_is_pass_by_value(True).get_is_pass_by_value()
+    s = g.tensor_scalar(2.5, cudnnfe.scalar_type.COMPILE_TIME_CONST)
+    assert s.get_is_pass_by_value() and s.get_has_compile_time_constant()
+    assert s.get_data_type() == data_type.FLOAT
+    assert g.tensor_scalar(3, cudnnfe.scalar_type.RUNTIME_PARAM).get_data_type() == data_type.INT32
+    assert g.query_tensor_attributes_of_uid(t.get_uid()) is t
+    with pytest.raises(ValueError, match="no tensor with UID 999"):
+        g.query_tensor_attributes_of_uid(999)
+
+
+def test_fe_keywords_compute_the_same(rng):
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((2, 3)).astype(np.float32)
+    g = graph()
+    ta, tb = g.tensor_like(input=a), g.tensor_like(b)
+    outs = [g.max(input0=ta, input1=tb), g.min(ta, tb), g.max(a=ta, b=tb),
+            g.pow(input0=g.abs(ta), input1=tb), g.leaky_relu(ta, negative_slope=0.1),
+            g.leaky_relu_backward(loss=tb, input=ta, negative_slope=0.1)]
+    for t in outs:
+        t.set_output(True)
+    got = run(g, {ta: a, tb: b}, outs)
+    expected = [np.maximum(a, b), np.minimum(a, b), np.maximum(a, b), np.abs(a) ** b,
+                np.where(a > 0, a, 0.1 * a), np.where(a > 0, b, 0.1 * b)]
+    for out, want in zip(got, expected):
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="input0 and a are the same"):
+        g.max(ta, tb, a=ta)
+
+
+def test_conv_dgrad_takes_loss_and_filter_positionally(rng):
+    dy = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    results = []
+    for call in (lambda g, l, f: g.conv_dgrad(l, f, padding=[1, 1]),
+                 lambda g, l, f: g.conv_dgrad(loss=l, weight=f, padding=[1, 1])):
+        g = graph()
+        tl, tf = g.tensor_like(dy), g.tensor_like(w)
+        dx = call(g, tl, tf).set_output(True)
+        assert dx.get_dim() == [1, 3, 4, 4]
+        results.append(run(g, {tl: dy, tf: w}, [dx])[0])
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_rmsnorm_backward_inv_variance_keyword(rng):
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    dy = rng.standard_normal((4, 8)).astype(np.float32)
+    scale = rng.standard_normal((1, 8)).astype(np.float32)
+    inv = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-5)).astype(
+        np.float32)
+    outs = []
+    for kw in ("inv_variance", "inv_rms"):
+        g = graph()
+        tdy, tx, ts, ti = (g.tensor_like(v) for v in (dy, x, scale, inv))
+        dx, _, _ = g.rmsnorm_backward(grad=tdy, input=tx, scale=ts, has_dbias=False,
+                                      **{kw: ti})
+        outs.append(run(g, {tdy: dy, tx: x, ts: scale, ti: inv}, [dx.set_output(True)])[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_genstats_sums_per_channel(rng):
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    g = graph()
+    tx = g.tensor_like(x)
+    total, sq = g.genstats(tx, name="gs")
+    assert (total.get_name(), sq.get_name()) == ("gs::SUM", "gs::SQ_SUM")
+    assert total.get_dim() == [1, 3, 1, 1]
+    got_sum, got_sq = run(g, {tx: x}, [total.set_output(True), sq.set_output(True)])
+    np.testing.assert_allclose(got_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_sq, (x * x).sum((0, 2, 3), keepdims=True), rtol=1e-4)
+
+
+def test_block_scale_dequantize_takes_fe_block_lists():
+    from cudnnfe._quantize import _axis_of_block_list
+
+    assert _axis_of_block_list("dq", [1, 32], 3) == (2, 32)
+    assert _axis_of_block_list("dq", [32, 1], 3) == (1, 32)
+    with pytest.raises(cudnnfe.NotOfferedError, match="blocks 2 dims"):
+        _axis_of_block_list("dq", [32, 32], 2)
+    g = graph()
+    x = g.tensor(dim=[4, 64], data_type=data_type.FLOAT)
+    y, scale = g.block_scale_quantize(x, block_size=32, name="q")
+    assert scale.get_dim() == [4, 2]
+    y.set_data_type(data_type.FP8_E4M3)
+    z = g.block_scale_dequantize(y, scale, block_size=[1, 32], name="dq")
+    assert z.get_dim() == [4, 64]
+
+
+def test_deserialize_takes_fe_keywords():
+    g = graph()
+    g.abs(g.tensor(dim=[2], name="x")).set_output(True)
+    data = g.serialize()
+    loaded = cudnnfe.pygraph.deserialize(pyobj=data, build=False)
+    assert loaded.get_tensor("x").get_dim() == [2]
+    into = cudnnfe.pygraph()
+    into.deserialize(handle_=None, pyobj=data, build=False)
+    assert into.get_tensor_count() == g.get_tensor_count()
+
+
+@pytest.mark.parametrize("call", [
+    lambda g: g.get_engine_count(),
+    lambda g: g.get_knobs_for_engine(0),
+    lambda g: g.create_execution_plan(0, {}),
+    lambda g: g.select_numeric_notes([]),
+    lambda g: g.moe_grouped_matmul(None, None, None),
+    lambda g: g.sdpa_mxfp8(*[None] * 6),
+])
+def test_features_not_offered_are_refused_by_name(call):
+    with pytest.raises(cudnnfe.NotOfferedError, match="not offered by the cudnnfe C ABI"):
+        call(graph())
+
+
+def test_key_is_an_int_of_the_structure():
+    keys = []
+    for _ in range(2):
+        g = graph()
+        g.abs(g.tensor(dim=[2, 3], uid=1)).set_output(True).set_uid(2)
+        keys.append(g.key())
+    assert isinstance(keys[0], int) and keys[0] == keys[1]
