@@ -25,6 +25,7 @@ from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Op
 from . import _arrays
 from . import _constants
 from ._arrays import ArrayInfo, describe
+from . import _naming
 from . import _plans
 from . import _rewrite
 from . import _structs
@@ -112,7 +113,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
 
     def __init__(self, io_data_type: DType = None, intermediate_data_type: DType = None,
                  compute_data_type: DType = None, handle: Optional[Handle] = None,
-                 name: Optional[str] = None, target: Optional[target] = None) -> None:
+                 name: Optional[str] = None, target: Optional[target] = None, *,
+                 sm_count: Optional[int] = None, sm_version: Optional[int] = None,
+                 kernel_cache: Any = None, device_property: Any = None,
+                 is_dynamic_shape_enabled: bool = False,
+                 is_override_shape_enabled: bool = False) -> None:
+        _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
+        # Dynamic shapes: cudnn-frontend shares kernels between shapes; cudnnfe builds each
+        # shape's graph on its own (its plan cache reuses plans), so the flag changes nothing.
+        self._dynamic_shapes = bool(is_dynamic_shape_enabled)
+        self._override_shapes = bool(is_override_shape_enabled)
         out = ffi.new("cudnnfe_graph_t **")
         status = lib.cudnnfe_graph_create(out)
         if status:
@@ -143,6 +153,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         self._folded: Dict[int, Any] = {}
         # Reshapes made without dims: they take their output's dims (_rewrite.finalize).
         self._pending_reshapes: Set[str] = set()
+        # C UIDs whose names _naming.name_outputs has looked at.
+        self._named_uids: Set[int] = set()
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle must be a cudnnfe.Handle, not {type(handle).__name__}")
         self._handle = handle
@@ -180,6 +192,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                 table[new] = table.pop(t._uid)
         if self._tensors.get(t._uid) is t:
             del self._tensors[t._uid]
+        self._named_uids.add(new)
         t._uid = new
         self._tensors[new] = t
         self._exec = None if self._exec is None else self._refresh_exec()
@@ -266,9 +279,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         raise TypeError(f"{node}: {port} must be a cudnnfe.Tensor or an array, not "
                         f"{type(value).__name__}")
 
-    def _added(self, name: str, uid: int) -> Tensor:
+    def _added(self, name: str, uid: int, ports: Optional[Mapping[str, str]] = None) -> Tensor:
+        """Record node ``name`` just added (first output ``uid``) and give its outputs
+        cudnn-frontend's names (``_naming.py``; ``ports``: this op's own spellings)."""
         self._node_names.add(name)
         self._validated = False
+        _naming.name_outputs(self, name, ports)
         return self._wrap(uid, "virtual")
 
     # ------------------------------------------------------------------
@@ -1400,7 +1416,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         return h
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-                handle: Optional[Handle] = None, stream: Any = None) -> None:
+                handle: Optional[Handle] = None, stream: Any = None, *,
+                override_uids: Any = None, override_shapes: Any = None,
+                override_strides: Any = None) -> None:
         """Run the built graph.
 
         Args:
@@ -1420,6 +1438,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         unknown or duplicate binding raises :class:`InvalidArgumentError`. The
         GIL is released while the C library runs.
         """
+        if override_uids is not None or override_shapes is not None or override_strides is not None:
+            _refuse_override()
         info = self._exec
         if info is None:
             info = self._exec_info()
@@ -1597,7 +1617,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Optional[Handle] = None,
-                              stream: Any = None) -> None:
+                              stream: Any = None, *, override_uids: Any = None,
+                              override_shapes: Any = None, override_strides: Any = None) -> None:
         """Run plan ``index`` once, as :meth:`execute` runs the selected plan.
 
         The C ABI executes the selected plan, so this selects ``index``, runs,
@@ -1605,6 +1626,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         execute this graph; ``workspace`` must fit plan ``index``
         (:meth:`get_workspace_size_plan_at_index`).
         """
+        if override_uids is not None or override_shapes is not None or override_strides is not None:
+            _refuse_override()
         i = _plan_index(index)
         with self._select_lock:
             current = self.get_selected_plan()
@@ -1926,6 +1949,27 @@ class BoundExecution:
     execute = __call__
 
 
+
+
+def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
+                            device_property: Any) -> None:
+    """Check cudnn-frontend's pygraph options: a kernel cache is accepted (cudnnfe's plan
+    cache does its job); SM limits and deviceless builds are refused by name."""
+    from ._frontend_objects import KernelCache
+
+    if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):
+        raise TypeError("kernel_cache must come from cudnnfe.create_kernel_cache()")
+    for value, what in ((sm_count, "sm_count (limiting the SMs a plan uses)"),
+                        (sm_version, "sm_version (building for another GPU)"),
+                        (device_property, "device_property (deviceless builds)")):
+        if value is not None:
+            raise NotOfferedError(f"pygraph: {what} is not offered by the cudnnfe C ABI")
+
+
+def _refuse_override() -> NoReturn:
+    raise NotOfferedError("execute: override_uids / override_shapes / override_strides "
+                          "(execute-time shape override) are not offered by the cudnnfe C ABI; "
+                          "build a graph per shape (the plan cache reuses plans)")
 
 
 def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:

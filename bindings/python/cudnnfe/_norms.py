@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-from . import _constants, _structs
+from . import _constants, _naming, _structs
 from ._enums import norm_forward_phase
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
@@ -144,7 +144,7 @@ class NormOps:
         dx, ds = ffi.new("int64_t *"), ffi.new("int64_t *")
         db = ffi.new("int64_t *") if has_dbias else ffi.NULL
         self._check(lib.cudnnfe_graph_add_rmsnorm_backward(self._ptr, *args, opts, dx, ds, db))
-        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+        return (self._added(node, int(dx[0]), _naming.RMSNORM_BACKWARD_PORTS), self._wrap(int(ds[0]), "virtual"),
                 self._wrap(int(db[0]), "virtual") if has_dbias and db[0] else None)
 
     # ---- batch norm -----------------------------------------------------------------

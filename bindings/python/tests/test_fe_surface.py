@@ -188,3 +188,28 @@ def test_key_is_an_int_of_the_structure():
         g.abs(g.tensor(dim=[2, 3], uid=1)).set_output(True).set_uid(2)
         keys.append(g.key())
     assert isinstance(keys[0], int) and keys[0] == keys[1]
+
+
+def test_outputs_get_cudnn_frontend_names():
+    g = graph()
+    x = g.tensor(dim=[4, 8, 1, 1], name="x")
+    s = g.tensor(dim=[1, 8, 1, 1], name="s")
+    y, mean, inv = g.layernorm(x, s, s, epsilon=1e-5, name="ln")
+    assert [t.get_name() for t in (y, mean, inv)] == ["ln::Y", "ln::MEAN", "ln::INV_VARIANCE"]
+    b = g.bias(y, s, name="bias")
+    assert b.get_name() == "bias::OUT_0" and g.get_tensor("bias::OUT_0") is b
+    r, rinv = g.rmsnorm(x, s, name="rms")
+    assert (r.get_name(), rinv.get_name()) == ("rms::Y", "rms::INV_VARIANCE")
+    dx, ds, db = g.rmsnorm_backward(x, x, s, rinv, has_dbias=True, name="rms_bwd")
+    assert [t.get_name() for t in (dx, ds, db)] == ["rms_bwd::DX", "rms_bwd::Dscale",
+                                                    "rms_bwd::Dbias"]
+    m = g.matmul(g.tensor(dim=[1, 2, 3]), g.tensor(dim=[1, 3, 4]), name="mm")
+    assert m.get_name() == "mm::C"
+    # inputs made from arrays keep cudnn-frontend's Graph-wrapper names "<node>::<keyword>"
+    g.layernorm(np.ones((4, 8, 1, 1), np.float32), s, s, epsilon=1e-5, name="ln2")
+    assert g.get_tensor("ln2::input").get_dim() == [4, 8, 1, 1]
+    # a renamed output keeps its new name
+    z = g.abs(x, name="a")
+    z.set_name("mine")
+    g.abs(z, name="a2")
+    assert z.get_name() == "mine"
