@@ -574,8 +574,10 @@ def test_graph_context_manager_positional_and_dict(rng):
     with cudnnfe.Graph(**F32) as g2:
         out2, _ = g2.sdpa(q=q, k=k, v=v, attn_scale=0.25, name="attn")
         out2.set_output(True)
-    res = g2({"attn::q": q, "attn::k": k, "attn::v": v})
-    assert set(res) == {"attn::O"}
+    given = {"attn::q": q, "attn::k": k, "attn::v": v}
+    res = g2(given)
+    # as cudnn-frontend: the outputs are added to the caller's dict, which is returned
+    assert res is given and set(res) == {"attn::q", "attn::k", "attn::v", "attn::O"}
     close(res["attn::O"], ref.sdpa(q, k, v, 0.25)[0], rtol=1e-4, atol=1e-5)
     # outputs given in the dict are written in place
     mine = np.zeros((1, 2, 6, 8), np.float32)

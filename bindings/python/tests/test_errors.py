@@ -403,7 +403,7 @@ def test_high_level_arguments():
     with pytest.raises(TypeError):
         cudnnfe.Graph(inputs="x")
     with pytest.raises(TypeError):
-        cudnnfe.Graph(outputs=[1])
+        cudnnfe.Graph(outputs=[1.5])  # names, tensors, UIDs and arrays select tensors
     with pytest.raises(ValueError):
         cudnnfe.Graph(heuristics=[42])
     with pytest.raises(ValueError):
