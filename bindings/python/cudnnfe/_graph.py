@@ -134,6 +134,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         self._implicit: Dict[int, Tuple[Any, Tensor]] = {}
         self._devices: Set[int] = set()
         self._heur_modes: Optional[List[int]] = None
+        self._plans_requested = False  # create_execution_plans was called
         # Engine filters recorded by deselect_* / select_behavior_notes, used by every build.
         self._plan_options: Dict[str, Any] = {}
         # The plan-deciding build options of the last build (None: loaded from a plan
@@ -976,8 +977,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             self.validate()
 
     def create_execution_plans(self, heur_modes: Any = None) -> None:
-        """Third step: record the heuristic modes that :meth:`check_support` tries."""
+        """Third step: record the heuristic modes that :meth:`check_support` tries.
+
+        cudnn-frontend can describe plan 0 from here on (its notes, name,
+        workspace); in cudnnfe the first such query builds the graph as
+        :meth:`check_support` does, and answers from the plan built.
+        """
         self._heur_modes = _heur_modes(heur_modes)
+        self._plans_requested = True
 
     def check_support(self, handle: Optional[Handle] = None,
                       target: Optional[target] = None) -> None:
@@ -1239,6 +1246,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         :class:`WrongStateError` before build.
         """
         i = _plan_index(index)
+        if self._plans_requested and not self.is_built():
+            self.check_support()  # a query between create_execution_plans and check_support
         out = _structs.new("cudnnfe_plan_info_t")
         self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
         return _plans.plan_info_from_c(i, out)
@@ -1425,7 +1434,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             variant_pack: dict from tensors (:class:`Tensor`, UID or name) to
                 arrays: one for every graph input and output. Each array's
                 dtype, shape, strides and device are checked against its
-                tensor before anything runs.
+                tensor before anything runs. A ``None`` key (an optional
+                output an op did not make, as rmsnorm's inv_variance in
+                inference) is ignored, as cudnn-frontend ignores it.
             workspace: a buffer of at least :meth:`get_workspace_size` bytes
                 (device memory for the GPU; None when the size is 0).
             handle: execution context (default: the graph's, else one per thread).
@@ -1468,6 +1479,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         for key, array in variant_pack.items():
             if type(key) is Tensor and key._graph is self:
                 pos = position.get(key._uid)
+            elif key is None:
+                continue  # an optional output not made (cudnn-frontend drops None keys)
             elif self._folded and _constants.is_folded_binding(self, key, array):
                 continue
             else:
@@ -1573,7 +1586,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         ptrs: List[Optional[int]] = [None] * len(info.order)
         keep: List[Any] = []
         for key, array in variant_pack.items():
-            if self._folded and _constants.is_folded_binding(self, key, array):
+            if key is None or (self._folded and _constants.is_folded_binding(self, key, array)):
                 continue
             uid = self._key_uid(key)
             pos = info.position.get(uid)
@@ -1598,9 +1611,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         """(cudnnfe_binding_t[], count, arrays to keep alive), every array checked."""
         if not isinstance(variant_pack, Mapping):
             raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
-        if self._folded:
-            variant_pack = {k: a for k, a in variant_pack.items()
-                            if not _constants.is_folded_binding(self, k, a)}
+        variant_pack = {k: a for k, a in variant_pack.items() if k is not None and not (
+            self._folded and _constants.is_folded_binding(self, k, a))}
         table = ffi.new("cudnnfe_binding_t[]", max(len(variant_pack), 1))
         keep: List[Any] = []
         for i, (key, array) in enumerate(variant_pack.items()):

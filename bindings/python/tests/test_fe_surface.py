@@ -213,3 +213,36 @@ def test_outputs_get_cudnn_frontend_names():
     z.set_name("mine")
     g.abs(z, name="a2")
     assert z.get_name() == "mine"
+
+
+def test_plan_queries_between_create_execution_plans_and_build_plans(rng):
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    g = graph()
+    t = g.tensor_like(x)
+    y = g.relu(t).set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    with pytest.raises(cudnnfe.WrongStateError):
+        g.get_behavior_notes_for_plan_at_index(0)  # no create_execution_plans yet
+    g.create_execution_plans([heur_mode.A, heur_mode.FALLBACK])
+    assert g.get_behavior_notes_for_plan_at_index(0) == []
+    assert g.get_plan_name_at_index(0) == "cpu_reference"
+    g.check_support()
+    g.build_plans()
+    (out,) = run(g, {t: x}, [y])
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+
+
+def test_none_keys_of_a_variant_pack_are_ignored(rng):
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    g = graph()
+    t, scale = g.tensor_like(x), g.tensor_like(np.ones((1, 8), np.float32))
+    y, inv = g.rmsnorm(t, scale, epsilon=1e-5,
+                       norm_forward_phase=cudnnfe.norm_forward_phase.INFERENCE)
+    assert inv is None
+    y.set_output(True)
+    g.build()
+    out = np.empty_like(x)
+    g.execute({t: x, scale: np.ones((1, 8), np.float32), y: out, inv: np.empty(4)}, None)
+    want = x / np.sqrt((x.astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
