@@ -246,3 +246,32 @@ def test_none_keys_of_a_variant_pack_are_ignored(rng):
     g.execute({t: x, scale: np.ones((1, 8), np.float32), y: out, inv: np.empty(4)}, None)
     want = x / np.sqrt((x.astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pointwise_outputs_take_their_operands_strides_for_in_place_views(rng):
+    # cudnn-frontend's test_apply_rope: results written in place into slices of x.
+    x = rng.standard_normal((4, 8, 16)).astype(np.float32)
+    cos = rng.standard_normal((1, 8, 8)).astype(np.float32)
+    sin = rng.standard_normal((1, 8, 8)).astype(np.float32)
+    x1, x2 = x[..., :4], x[..., 4:8]
+    c1, c2, s1, s2 = cos[..., :4], cos[..., 4:], sin[..., :4], sin[..., 4:]
+    want1 = x1 * c1 - x2 * s1
+    want2 = x2 * c2 + x1 * s2
+    g = graph()
+    t1, t2, tc1, tc2, ts1, ts2 = (g.tensor_like(a) for a in (x1, x2, c1, c2, s1, s2))
+    # every read of x comes before the first write (the CPU reference runs node by node)
+    m1, m2, m3, m4 = g.mul(a=t1, b=tc1), g.mul(a=t2, b=ts1), g.mul(a=t2, b=tc2), g.mul(a=t1, b=ts2)
+    y1 = g.sub(a=m1, b=m2).set_output(True)
+    y2 = g.add(a=m3, b=m4).set_output(True)
+    g.validate()
+    assert y1.get_stride() == t1.get_stride() == [128, 16, 1]
+    g.build()
+    g.execute({t1: x1, t2: x2, tc1: c1, tc2: c2, ts1: s1, ts2: s2, y1: x1, y2: x2}, None)
+    np.testing.assert_allclose(x[..., :4], want1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x[..., 4:8], want2, rtol=1e-5, atol=1e-6)
+    # a broadcast (stride 0) operand gives no strides: the output stays packed
+    g2 = graph()
+    wide = np.broadcast_to(np.float32(1), (2, 3))
+    y = g2.abs(g2.tensor_like(wide)).set_output(True)
+    g2.validate()
+    assert y.get_stride() == [3, 1]
