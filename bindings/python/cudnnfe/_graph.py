@@ -1383,6 +1383,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is "
                              f"{spec.dtype.name} but its array is {info.type_name} ({got})")
         if info.shape != spec.dims:
+            if _same_elements(info, spec):
+                return self._check_device(spec, info, tgt)
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
                              f"{list(spec.dims)} but its array has shape {list(info.shape)}")
         if info.strides != spec.strides:
@@ -1393,6 +1395,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                         f"{list(spec.strides)} but its array has strides {list(info.strides)} "
                         "(in elements); make the array's layout match (e.g. .contiguous(), "
                         "numpy.ascontiguousarray) or set the tensor's strides")
+        self._check_device(spec, info, tgt)
+
+    @staticmethod
+    def _check_device(spec: _Spec, info: ArrayInfo, tgt: int) -> None:
         if tgt == target.GPU:
             if info.device == _arrays.CPU:
                 raise ValueError(f"tensor {spec.name!r}: the graph runs on the GPU but its "
@@ -1982,6 +1988,17 @@ def _refuse_override() -> NoReturn:
     raise NotOfferedError("execute: override_uids / override_shapes / override_strides "
                           "(execute-time shape override) are not offered by the cudnnfe C ABI; "
                           "build a graph per shape (the plan cache reuses plans)")
+
+
+def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
+    """True when an array of another shape holds the tensor's elements where the tensor's
+    strides put them: the same dims and strides once unit dims are dropped from both
+    (``[4, 64, 64]`` for ``[4, 1, 64, 64]``), as cudnn-frontend reads only the pointer."""
+    def squeezed(dims: Sequence[int], strides: Sequence[int]) -> List[Tuple[int, int]]:
+        return [(d, st) for d, st in zip(dims, strides) if d != 1]
+
+    return (math.prod(info.shape) == math.prod(spec.dims)
+            and squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides))
 
 
 def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:

@@ -275,3 +275,18 @@ def test_pointwise_outputs_take_their_operands_strides_for_in_place_views(rng):
     y = g2.abs(g2.tensor_like(wide)).set_output(True)
     g2.validate()
     assert y.get_stride() == [3, 1]
+
+
+def test_buffers_may_drop_the_tensors_unit_dims(rng):
+    x = rng.standard_normal((4, 1, 8, 8)).astype(np.float32)
+    g = graph()
+    t = g.tensor_like(x)
+    y = g.neg(t).set_output(True)
+    g.build()
+    out = np.empty((4, 8, 8), np.float32)  # the same elements at the same strides
+    g.execute({t: x.reshape(4, 8, 8), y: out}, None)
+    np.testing.assert_array_equal(out, -x.reshape(4, 8, 8))
+    with pytest.raises(ValueError, match=r"has dims \[4, 1, 8, 8\] but its array has shape"):
+        g.execute({t: x, y: np.empty((4, 64), np.float32)}, None)
+    with pytest.raises(ValueError, match="array has shape"):  # same shape, other layout
+        g.execute({t: x, y: np.empty((8, 4, 8), np.float32).transpose(1, 0, 2)}, None)
