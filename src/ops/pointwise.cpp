@@ -9,11 +9,12 @@ namespace cudnnfe {
 // first operand with its dims, so that a result can be written in place into a strided view
 // (a slice of a larger tensor). A broadcast operand (a stride 0 on a dim > 1) would make
 // elements overlap, so it gives none; without such an operand the output stays packed in the
-// widest operand's order.
+// widest operand's order. A slice (a view into its input's buffer, whose strides are its
+// parent's) gives none either: cudnn-frontend's slice output is a tensor of its own.
 static void take_operand_strides(Graph &graph, const Node &node, int arity, Tensor &out) {
   for (int port = 0; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
-    if (t.dims != out.dims) continue;
+    if (t.dims != out.dims || t.view_of != 0) continue;
     bool overlaps = false;
     for (size_t i = 0; i < t.dims.size(); ++i) overlaps |= t.dims[i] > 1 && t.strides[i] == 0;
     if (!overlaps) out.strides = t.strides;

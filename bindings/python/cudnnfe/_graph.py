@@ -58,6 +58,7 @@ class _Spec(NamedTuple):
     dims: Tuple[int, ...]
     strides: Tuple[int, ...]
     dtype: data_type
+    by_value: bool = False  # a pass-by-value input: host memory, read at execute
 
 
 class _ExecInfo(NamedTuple):
@@ -305,11 +306,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             data_type: element type (None/NOT_SET: the graph's io_data_type).
             name: tensor name (None: an automatic one).
             uid: the tensor's UID (None or -1: an automatic one); as :meth:`Tensor.set_uid`.
-            is_pass_by_value: accepted for cudnn-frontend code; the tensor is
-                a graph input read at execute like any other. Where an op
-                takes the value as a number (``epsilon``, ``momentum``) such a
-                tensor raises :class:`NotOfferedError`: pass a float or
-                ``tensor_like`` of a host array instead.
+            is_pass_by_value: a one-element input whose array is in host
+                memory, read when execute is called
+                (``cudnnfe_tensor_set_pass_by_value``): a scale or bound given
+                as a CPU tensor. Where an op takes the value as a number in
+                the C ABI (``epsilon``, ``momentum``) such a tensor raises
+                :class:`NotOfferedError`: pass a float or ``tensor_like`` of a
+                host array instead.
             ragged_offset, reordering_type: cudnn-frontend features the C ABI
                 does not offer (:class:`NotOfferedError` unless None / NONE).
         """
@@ -337,6 +340,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             ffi.new("int64_t[]", d), s, out))
         self._validated = False
         t = self._wrap(int(out[0]), "input")
+        if is_pass_by_value:
+            t.set_is_pass_by_value(True)
         if uid is not None and uid != -1:
             t.set_uid(uid)
         return t
@@ -364,6 +369,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         t = self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
         if info.device == _arrays.CPU and math.prod(info.shape) == 1:
             self._host_scalars[t._uid] = array  # its value may be folded (_constants.py)
+            t.set_is_pass_by_value(True)  # as cudnn-frontend marks host arrays
         return t
 
     def get_tensor(self, name: str) -> Tensor:
@@ -1207,7 +1213,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             t = self._wrap(uid)
             dims, strides = t._shape()
             specs.append(_Spec(uid, t.get_name(), tuple(dims), tuple(strides),
-                               t.get_data_type()))
+                               t.get_data_type(), t._c_pass_by_value()))
         tgt = ffi.new("cudnnfe_target_t *")
         self._check(lib.cudnnfe_graph_get_target(self._ptr, tgt))
         ws = ffi.new("int64_t *")
@@ -1399,7 +1405,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
 
     @staticmethod
     def _check_device(spec: _Spec, info: ArrayInfo, tgt: int) -> None:
-        if tgt == target.GPU:
+        if spec.by_value:  # cuDNN reads the value through a host pointer
+            if info.device not in (_arrays.CPU, _arrays.CUDA_HOST):
+                raise ValueError(f"tensor {spec.name!r} is pass-by-value: its array must be in "
+                                 f"host memory, not {info.type_name} on a device")
+        elif tgt == target.GPU:
             if info.device == _arrays.CPU:
                 raise ValueError(f"tensor {spec.name!r}: the graph runs on the GPU but its "
                                  f"array is in host memory ({info.type_name}); pass a CUDA array")
@@ -1480,8 +1490,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         fast = self._fast
         if fast is None and torch_cls is not None:
             fast = self._fast = tuple(
-                (_arrays.torch_dtype_or_none(sp.dtype), sp.dims, sp.strides) for sp in info.specs)
-        want_cuda = tgt == target.GPU
+                (_arrays.torch_dtype_or_none(sp.dtype), sp.dims, sp.strides,
+                 tgt == target.GPU and not sp.by_value) for sp in info.specs)
         for key, array in variant_pack.items():
             if type(key) is Tensor and key._graph is self:
                 pos = position.get(key._uid)
@@ -1497,7 +1507,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                 self._unbindable(self._key_uid(key))
             # Fast path for torch tensors: compare without building an ArrayInfo.
             if type(array) is torch_cls and fast is not None:
-                tdtype, dims, strides = fast[pos]
+                tdtype, dims, strides, want_cuda = fast[pos]
                 if (array.dtype is tdtype and array.is_cuda is want_cuda
                         and array.shape == dims and array.stride() == strides):
                     ptr = array.data_ptr()
@@ -1517,7 +1527,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                 "CUDNNFE_STATUS_INVALID_ARGUMENT")
         if workspace is None:
             ws, ws_size = ffi.NULL, 0
-        elif type(workspace) is torch_cls and workspace.is_cuda is want_cuda:
+        elif type(workspace) is torch_cls and workspace.is_cuda is (tgt == target.GPU):
             ws = ffi.cast("void *", workspace.data_ptr())
             ws_size = workspace.numel() * workspace.element_size()
         else:

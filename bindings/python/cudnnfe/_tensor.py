@@ -24,8 +24,8 @@ class Tensor:
     :meth:`pygraph.execute`.
     """
 
-    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "_alignment", "_pass_by_value",
-                 "_ragged_offset", "__weakref__")
+    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "_alignment", "_ragged_offset",
+                 "__weakref__")
 
     def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
         self._graph = graph
@@ -33,7 +33,6 @@ class Tensor:
         self._role = role  # "input", "output", "virtual", "scalar" or "unknown"
         self._user_uid = False
         self._alignment = 16  # cuDNN's default byte alignment of a tensor's address
-        self._pass_by_value = False  # an input whose value is given on the host at execute
         self._ragged_offset: Optional["Tensor"] = None
 
     # ---- setters (chainable) ----
@@ -106,13 +105,22 @@ class Tensor:
     # ---- cudnn-frontend attributes without a C counterpart ----
 
     def set_is_pass_by_value(self, is_pass_by_value: bool) -> "Tensor":
-        """Mark a graph input as pass-by-value: its value is given in host memory at execute."""
-        self._pass_by_value = bool(is_pass_by_value)
+        """Mark a one-element graph input as pass-by-value: its array is in host memory and
+        read when execute is called (``cudnnfe_tensor_set_pass_by_value``)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_pass_by_value(g._ptr, self._uid,
+                                                      1 if is_pass_by_value else 0))
         return self
+
+    def _c_pass_by_value(self) -> bool:
+        g = self._graph
+        out = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_get_pass_by_value(g._ptr, self._uid, out))
+        return bool(out[0])
 
     def get_is_pass_by_value(self) -> bool:
         """True for a scalar of the graph and for an input marked pass-by-value."""
-        return self._pass_by_value or self._graph._role(self) == "scalar"
+        return self._graph._role(self) == "scalar" or self._c_pass_by_value()
 
     def get_has_compile_time_constant(self) -> bool:
         """True for a scalar whose value is part of the graph (``tensor_scalar``, numbers)."""

@@ -70,7 +70,11 @@ def test_tensor_attribute_methods():
     with pytest.raises(cudnnfe.NotOfferedError, match="vector count 4"):
         t.set_vector_count_and_dimension(4, 1)
     assert not t.get_is_pass_by_value() and not t.get_has_compile_time_constant()
-    assert t.set_is_pass_by_value(True).get_is_pass_by_value()
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="6 elements"):
+        t.set_is_pass_by_value(True)  # a pass-by-value input holds one element
+    one = g.tensor(dim=[1, 1, 1, 1])
+    assert one.set_is_pass_by_value(True).get_is_pass_by_value()
+    assert not one.set_is_pass_by_value(False).get_is_pass_by_value()
     s = g.tensor_scalar(2.5, cudnnfe.scalar_type.COMPILE_TIME_CONST)
     assert s.get_is_pass_by_value() and s.get_has_compile_time_constant()
     assert s.get_data_type() == data_type.FLOAT
@@ -290,3 +294,40 @@ def test_buffers_may_drop_the_tensors_unit_dims(rng):
         g.execute({t: x, y: np.empty((4, 64), np.float32)}, None)
     with pytest.raises(ValueError, match="array has shape"):  # same shape, other layout
         g.execute({t: x, y: np.empty((8, 4, 8), np.float32).transpose(1, 0, 2)}, None)
+
+
+def test_pass_by_value_inputs_are_read_at_execute(rng):
+    # cudnn-frontend's test_silu_and_mul: dequantization scales as CPU pass-by-value tensors
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    g = graph()
+    tx = g.tensor_like(x)
+    s = g.tensor(dim=[1, 1], data_type=data_type.FLOAT, is_pass_by_value=True, name="s")
+    y = g.mul(tx, s).set_output(True)
+    g.build()
+    assert s.get_is_pass_by_value() and s.get_kind() == cudnnfe.tensor_kind.INPUT
+    for value in (2.0, -0.5):  # the value is read at every execute
+        (out,) = run(g, {tx: x, s: np.full((1, 1), value, np.float32)}, [y])
+        np.testing.assert_allclose(out, x * value, rtol=1e-6)
+    # the flag survives serialization (graph JSON "pass_by_value")
+    loaded = cudnnfe.pygraph.deserialize(g.serialize(), build=False)
+    assert loaded.get_tensor("s").get_is_pass_by_value()
+    assert '"pass_by_value": true' in g.serialize().decode()
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="only graph inputs"):
+        loaded.get_tensor(y.get_name()).set_is_pass_by_value(True)
+    # a one-element host array given to tensor_like is pass-by-value, as in cudnn-frontend
+    g2 = graph()
+    assert g2.tensor_like(np.ones((1, 1, 1, 1), np.float32)).get_is_pass_by_value()
+    assert not g2.tensor_like(np.ones((2, 1), np.float32)).get_is_pass_by_value()
+
+
+def test_pass_by_value_arrays_must_be_host_memory():
+    from cudnnfe._graph import _Spec, pygraph
+    from cudnnfe._arrays import ArrayInfo
+
+    spec = _Spec(1, "s", (1,), (1,), data_type.FLOAT, True)
+    info = cudnnfe._arrays.describe(np.ones(1, np.float32))
+    pygraph._check_device(spec, info, cudnnfe.target.GPU)  # host memory on a GPU graph: fine
+    on_device = info._replace(device=cudnnfe._arrays.CUDA, type_name="a CUDA array")
+    assert isinstance(on_device, ArrayInfo)
+    with pytest.raises(ValueError, match="pass-by-value: its array must be in host memory"):
+        pygraph._check_device(spec, on_device, cudnnfe.target.GPU)
