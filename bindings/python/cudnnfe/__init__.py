@@ -40,6 +40,20 @@ from ._highlevel import Graph, graph, graph_cache, jit
 from ._plans import (BuildInfo, PlanCacheStats, PlanInfo, is_plan_blob, plan_cache_clear,
                      plan_cache_stats)
 
+from . import _experimental
+
+_experimental.install()
+
+
+def __getattr__(name: str) -> object:
+    # cudnn-frontend's cudnn.experimental, made on first use (_experimental.py).
+    if name == "experimental":
+        import importlib
+
+        return importlib.import_module(__name__ + ".experimental")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: cudnn-frontend's name of the exception for an unsupported graph.
 cudnnGraphNotSupportedError = GraphNotSupportedError
 #: cudnn-frontend's name of the tensor class.

@@ -1,6 +1,8 @@
 """cudnn-frontend's module functions, enums, keywords and Tensor methods that cudnnfe offers
 for its code (issue 15), on the CPU reference: what is served computes the right numbers,
 what is not offered raises NotOfferedError naming the feature."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -331,3 +333,13 @@ def test_pass_by_value_arrays_must_be_host_memory():
     assert isinstance(on_device, ArrayInfo)
     with pytest.raises(ValueError, match="pass-by-value: its array must be in host memory"):
         pygraph._check_device(spec, on_device, cudnnfe.target.GPU)
+
+
+def test_experimental_namespace_needs_no_torch():
+    had_torch = "torch" in sys.modules
+    ops = cudnnfe.experimental.ops
+    with pytest.raises(cudnnfe.NotOfferedError, match="MoE grouped matmul"):
+        ops.moe_grouped_matmul.moe_grouped_matmul()
+    import cudnnfe.experimental.ops.moe_grouped_matmul as moe  # importable by name too
+    assert moe is ops.moe_grouped_matmul
+    assert ("torch" in sys.modules) == had_torch
