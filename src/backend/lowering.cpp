@@ -159,7 +159,7 @@ cudnnBackendDescriptor_t Lowering::tensor_with_strides(int64_t uid,
   if (tensors_.count(uid) || t.is_scalar || t.view_of != 0)
     fail(CUDNNFE_STATUS_INTERNAL, "tensor \"", t.name, "\" cannot be re-described as a view");
   cudnnBackendDescriptor_t desc =
-      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
+      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, t.pass_by_value);
   tensors_.emplace(uid, desc);
   return desc;
 }
@@ -188,7 +188,7 @@ cudnnBackendDescriptor_t Lowering::operand(int64_t uid, size_t rank) {
 cudnnBackendDescriptor_t Lowering::tensor_view(int64_t uid, const std::vector<int64_t> &dims,
                                                const std::vector<int64_t> &strides) {
   const Tensor &t = graph_.tensor(uid);
-  return make_tensor(uid, dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
+  return make_tensor(uid, dims, strides, to_cudnn(t.dtype), t.is_virtual, t.pass_by_value);
 }
 
 cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &dims,
