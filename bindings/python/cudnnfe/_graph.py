@@ -827,10 +827,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                            name, softplus_beta=beta)
 
     def swish(self, input: Operand, beta: Optional[float] = None,
-              compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
-        """``x * sigmoid(beta * x)`` (SWISH_FWD)."""
+              compute_data_type: DType = None, name: Optional[str] = None, *,
+              swish_beta: Optional[float] = None) -> Tensor:
+        """``x * sigmoid(beta * x)`` (SWISH_FWD); ``swish_beta`` is cudnn-frontend's keyword."""
         return self._unary(pointwise_mode.SWISH_FWD, "swish", input, compute_data_type, name,
-                           swish_beta=beta)
+                           swish_beta=_optional_alias("swish", "beta", beta, "swish_beta",
+                                                      swish_beta))
 
     def silu(self, input: Operand, compute_data_type: DType = None,
              name: Optional[str] = None) -> Tensor:
@@ -890,10 +892,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                          compute_data_type, name, softplus_beta=beta)
 
     def swish_backward(self, loss: Operand, input: Operand, beta: Optional[float] = None,
-                       compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
-        """dx of swish (SWISH_BWD)."""
+                       compute_data_type: DType = None, name: Optional[str] = None, *,
+                       swish_beta: Optional[float] = None) -> Tensor:
+        """dx of swish (SWISH_BWD); ``swish_beta`` is cudnn-frontend's keyword."""
         return self._bwd(pointwise_mode.SWISH_BWD, "swish_backward", loss, input,
-                         compute_data_type, name, swish_beta=beta)
+                         compute_data_type, name,
+                         swish_beta=_optional_alias("swish_backward", "beta", beta, "swish_beta",
+                                                    swish_beta))
 
     # ------------------------------------------------------------------
     # reduction
@@ -2009,6 +2014,13 @@ def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
 
     return (math.prod(info.shape) == math.prod(spec.dims)
             and squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides))
+
+
+def _optional_alias(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """An optional option given as ``name`` or as cudnn-frontend's ``alias`` (not both)."""
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{node}: {name} and {alias} are the same option; give one")
+    return value if value is not None else alias_value
 
 
 def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:

@@ -343,3 +343,15 @@ def test_experimental_namespace_needs_no_torch():
     import cudnnfe.experimental.ops.moe_grouped_matmul as moe  # importable by name too
     assert moe is ops.moe_grouped_matmul
     assert ("torch" in sys.modules) == had_torch
+
+
+def test_swish_takes_cudnn_frontends_swish_beta(rng):
+    x = rng.standard_normal((2, 5)).astype(np.float32)
+    g = graph()
+    t = g.tensor_like(x)
+    ys = [g.swish(t, swish_beta=2.0).set_output(True), g.swish(t, beta=2.0).set_output(True)]
+    a, b = run(g, {t: x}, ys)
+    np.testing.assert_allclose(a, x / (1 + np.exp(-2.0 * x)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match="beta and swish_beta"):
+        g.swish(t, beta=1.0, swish_beta=2.0)
