@@ -27,6 +27,7 @@ from . import _constants
 from ._arrays import ArrayInfo, describe
 from . import _naming
 from . import _plans
+from . import _ragged
 from . import _rewrite
 from . import _structs
 from ._attention import AttentionOps
@@ -157,6 +158,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         self._pending_reshapes: Set[str] = set()
         # C UIDs whose names _naming.name_outputs has looked at.
         self._named_uids: Set[int] = set()
+        # Ragged offsets (_ragged.py): inputs whose offsets an op read, outputs an op writes
+        # ragged (-> the offsets), and those outputs given the offsets by the user.
+        self._ragged_taken: Set[Tensor] = set()
+        self._ragged_expected: Dict[Tensor, Tensor] = {}
+        self._ragged_confirmed: Set[Tensor] = set()
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle must be a cudnnfe.Handle, not {type(handle).__name__}")
         self._handle = handle
@@ -974,6 +980,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         Raises :class:`InvalidGraphError` (a ValueError) naming the node,
         tensor and rule.
         """
+        _ragged.check(self)
         _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_validate(self._ptr))
         self._validated = True
@@ -1163,6 +1170,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
         if not self.is_built():
+            _ragged.check(self)
             _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
         del keep

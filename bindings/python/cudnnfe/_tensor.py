@@ -166,14 +166,19 @@ class Tensor:
         return -1
 
     def set_ragged_offset(self, ragged_offset: "Tensor") -> "Tensor":
-        """Give q, k, v or o of an attention op its ragged (packed) sequence offsets.
+        """Give an attention tensor its ragged (packed) sequence offsets.
 
-        The offsets tensor (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) is
-        passed to the next ``sdpa``/``sdpa_backward`` that takes this tensor
-        (the C ABI's ``ragged_offset_*`` options, ``docs/attention.md``).
+        The offsets (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) of q, k, v
+        (and o, dO) are read by the ``sdpa`` / ``sdpa_backward`` that takes the
+        tensor (the C ABI's ``ragged_offset_*`` options, ``docs/attention.md``);
+        on an output (O, dQ, dK, dV) they must be its input's
+        (:mod:`cudnnfe._ragged`).
         """
         if not isinstance(ragged_offset, Tensor) or ragged_offset._graph is not self._graph:
             raise TypeError("set_ragged_offset takes a tensor of the same graph")
+        from . import _ragged
+
+        _ragged.on_set(self, ragged_offset)
         self._ragged_offset = ragged_offset
         return self
 

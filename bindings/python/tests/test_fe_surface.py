@@ -355,3 +355,64 @@ def test_swish_takes_cudnn_frontends_swish_beta(rng):
     np.testing.assert_array_equal(a, b)
     with pytest.raises(TypeError, match="beta and swish_beta"):
         g.swish(t, beta=1.0, swish_beta=2.0)
+
+
+def _packed(padded, lengths):
+    """THD storage of padded [b, h, s, d]: the valid tokens of each batch one after another."""
+    b, h, s, d = padded.shape
+    rows = [padded[n, :, :lengths[n], :].transpose(1, 0, 2) for n in range(b)]  # [s_n, h, d]
+    flat = np.concatenate([r.reshape(-1) for r in rows] + [np.zeros(h * d * s, padded.dtype)])
+    offsets = np.array([0] + list(np.cumsum(lengths) * h * d), np.int32).reshape(b + 1, 1, 1, 1)
+    view = np.lib.stride_tricks.as_strided(
+        flat, (b, h, s, d), [0, d * flat.itemsize, h * d * flat.itemsize, flat.itemsize])
+    return flat, view, offsets
+
+
+def test_set_ragged_offset_drives_the_attention_ragged_options(rng):
+    b, h, s, d = 2, 2, 4, 8
+    lq, lkv = [3, 4], [4, 2]
+    q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3))
+    sq = np.array(lq, np.int32).reshape(b, 1, 1, 1)
+    skv = np.array(lkv, np.int32).reshape(b, 1, 1, 1)
+    # padded reference
+    g = graph()
+    tq, tk, tv, tsq, tskv = (g.tensor_like(a) for a in (q, k, v, sq, skv))
+    o, _ = g.sdpa(tq, tk, tv, attn_scale=0.3, use_padding_mask=True, seq_len_q=tsq,
+                  seq_len_kv=tskv)
+    (want,) = run(g, {tq: q, tk: k, tv: v, tsq: sq, tskv: skv}, [o.set_output(True)])
+    # ragged (THD) q, k, v and O
+    (fq, pq, oq), (fk, pk, ok), (fv, pv, _) = (_packed(a, n) for a, n in
+                                               ((q, lq), (k, lkv), (v, lkv)))
+    g2 = graph()
+    rq, rkv = g2.tensor_like(oq), g2.tensor_like(ok)
+    tq, tk, tv = (g2.tensor(dim=[b, h, s, d], stride=[0, d, h * d, 1], data_type=data_type.FLOAT)
+                  for _ in range(3))
+    tq.set_ragged_offset(rq)
+    tk.set_ragged_offset(rkv)
+    tv.set_ragged_offset(rkv)
+    tsq, tskv = g2.tensor_like(sq), g2.tensor_like(skv)
+    o2, _ = g2.sdpa(tq, tk, tv, attn_scale=0.3, use_padding_mask=True, seq_len_q=tsq,
+                    seq_len_kv=tskv)
+    o2.set_output(True).set_stride([0, d, h * d, 1])
+    with pytest.raises(cudnnfe.NotOfferedError, match="call set_ragged_offset"):
+        g2.validate()  # O is written ragged: cudnn-frontend code says so with set_ragged_offset
+    with pytest.raises(cudnnfe.NotOfferedError, match="other offsets"):
+        o2.set_ragged_offset(rkv)
+    o2.set_ragged_offset(rq)
+    g2.build()
+    out_flat = np.full_like(fq, np.nan)
+    out = np.lib.stride_tricks.as_strided(out_flat, pq.shape, pq.strides)
+    g2.execute({tq: pq, tk: pk, tv: pv, rq: oq, rkv: ok, tsq: sq, tskv: skv, o2: out}, None)
+    for n in range(b):
+        start = int(oq[n, 0, 0, 0])
+        rows = out_flat[start:start + lq[n] * h * d].reshape(lq[n], h, d).transpose(1, 0, 2)
+        np.testing.assert_allclose(rows, want[n, :, :lq[n], :], rtol=1e-5, atol=1e-6)
+
+
+def test_ragged_offsets_no_op_reads_are_refused():
+    g = graph()
+    x = g.tensor(dim=[2, 3])
+    x.set_ragged_offset(g.tensor(dim=[3, 1, 1, 1], data_type=data_type.INT32))
+    g.abs(x).set_output(True)
+    with pytest.raises(cudnnfe.NotOfferedError, match="no attention op read them"):
+        g.validate()
