@@ -319,16 +319,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                 the C ABI (``epsilon``, ``momentum``) such a tensor raises
                 :class:`NotOfferedError`: pass a float or ``tensor_like`` of a
                 host array instead.
-            ragged_offset, reordering_type: cudnn-frontend features the C ABI
-                does not offer (:class:`NotOfferedError` unless None / NONE).
+            ragged_offset: as :meth:`Tensor.set_ragged_offset` (attention operands).
+            reordering_type: only NONE (:class:`NotOfferedError` otherwise).
         """
         if is_virtual:
             raise ValueError("graph inputs cannot be virtual in cudnnfe: "
                              "only operation outputs are")
-        if ragged_offset is not None:
-            raise NotOfferedError("tensor: ragged_offset (ragged, packed variable-length "
-                                  "tensors) is not offered by the cudnnfe C ABI; use "
-                                  "sdpa's use_padding_mask with seq_len_q / seq_len_kv")
         if reordering_type is not None and str(getattr(reordering_type, "name",
                                                        reordering_type)).upper() != "NONE":
             raise NotOfferedError(f"tensor: reordering_type {reordering_type!r} (tensor "
@@ -346,6 +342,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             ffi.new("int64_t[]", d), s, out))
         self._validated = False
         t = self._wrap(int(out[0]), "input")
+        if ragged_offset is not None:
+            t.set_ragged_offset(ragged_offset)
         if is_pass_by_value:
             t.set_is_pass_by_value(True)
         if uid is not None and uid != -1:
