@@ -42,8 +42,9 @@ def _ops_getattr(name: str) -> Any:
 
 _moe = _module("cudnnfe.experimental.ops.moe_grouped_matmul", __doc__,
                moe_grouped_matmul=moe_grouped_matmul)
+# As in cudnn-frontend, ops.moe_grouped_matmul is the function (its module also imports by name).
 _ops = _module("cudnnfe.experimental.ops", "cudnn-frontend's experimental PyTorch operators.",
-               moe_grouped_matmul=_moe, __getattr__=_ops_getattr, __path__=[])
+               moe_grouped_matmul=moe_grouped_matmul, __getattr__=_ops_getattr, __path__=[])
 
 
 def _experimental_getattr(name: str) -> Any:
