@@ -99,7 +99,9 @@ def _forward_graph(q, k, v, attn_scale, masks, seq_len_q, seq_len_kv):
     o_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
     roles["o"] = o.set_output(True).set_dim(list(o_shape)).set_stride(list(_packed(o_shape)))
     o.set_data_type(io)
+    stats_shape = (q.shape[0], q.shape[1], q.shape[2], 1)  # allocated contiguous
     roles["stats"] = stats.set_output(True).set_data_type(cudnnfe.data_type.FLOAT)
+    stats.set_dim(list(stats_shape)).set_stride(list(_packed(stats_shape)))
     g.build([cudnnfe.heur_mode.A, cudnnfe.heur_mode.FALLBACK])
     return g, roles, g.get_workspace_size()
 
