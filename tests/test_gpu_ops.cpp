@@ -337,8 +337,11 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
 
   std::vector<void *> host_ptrs, device_ptrs;
   for (size_t i = 0; i < tensors.size(); ++i) {
+    int32_t by_value = 0;  // a pass-by-value input is read from host memory
+    ok(cudnnfe_tensor_get_pass_by_value(gpu_graph.get(), tensors[i].uid, &by_value),
+       "cudnnfe_tensor_get_pass_by_value");
     host_ptrs.push_back(cpu_data[i].data());
-    device_ptrs.push_back(device[i].get());
+    device_ptrs.push_back(by_value ? cpu_data[i].data() : device[i].get());
   }
   execute(cpu_graph.get(), tensors, host_ptrs, nullptr, 0, "CPU reference");
 
@@ -898,6 +901,21 @@ TEST(gpu_fusion_matmul_scale_add) {
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, scaled, residual));
         },
         rtol_for(dt), fused_matmul_expectation(dt));
+}
+
+TEST(gpu_pass_by_value_scale) {
+  REQUIRE_GPU();
+  // cudnn-frontend's is_pass_by_value tensors: a scale given in host memory at execute.
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "pointwise", "pass_by_value_scale", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t x = input(g, "x", dt, {2, 16, 32});
+          int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, {1, 1, 1});
+          ok(cudnnfe_tensor_set_pass_by_value(g, scale, 1), "cudnnfe_tensor_set_pass_by_value");
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, x, scale));
+        },
+        rtol_for(dt));
 }
 
 TEST(gpu_fusion_conv_reduction) {

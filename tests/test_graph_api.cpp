@@ -427,3 +427,43 @@ TEST(tensor_kinds_and_copied_messages) {
   CHECK_OK(cudnnfe_graph_copy_last_error(gg.g, message.data(), message.size(), &size));
   CHECK(message.find("UID 4242") != std::string::npos);
 }
+
+TEST(pass_by_value_inputs) {
+  GraphGuard gg;
+  const int64_t one[] = {1, 1}, many[] = {2, 3};
+  int64_t s, x, y;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "s", CUDNNFE_DTYPE_FLOAT, 2, one, nullptr, &s));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "x", CUDNNFE_DTYPE_FLOAT, 2, many, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(gg.g, CUDNNFE_POINTWISE_MUL, x, s, 0, nullptr, &y));
+  int32_t flag = -1;
+  CHECK_OK(cudnnfe_tensor_get_pass_by_value(gg.g, s, &flag));
+  CHECK(flag == 0);
+  CHECK_OK(cudnnfe_tensor_set_pass_by_value(gg.g, s, 1));
+  CHECK_OK(cudnnfe_tensor_get_pass_by_value(gg.g, s, &flag));
+  CHECK(flag == 1);
+  // It stays a bound graph input: its host pointer is bound at execute.
+  cudnnfe_tensor_kind_t kind = 0;
+  int32_t bound = 0;
+  CHECK_OK(cudnnfe_tensor_get_kind(gg.g, s, &kind));
+  CHECK_OK(cudnnfe_tensor_is_bound(gg.g, s, &bound));
+  CHECK(kind == CUDNNFE_TENSOR_KIND_INPUT && bound == 1);
+  CHECK_FAILS(cudnnfe_tensor_set_pass_by_value(gg.g, x, 1), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "6 elements");
+  CHECK_FAILS(cudnnfe_tensor_set_pass_by_value(gg.g, y, 1), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "only graph inputs");
+  CHECK_OK(cudnnfe_tensor_set_pass_by_value(gg.g, y, 0));
+  CHECK_FAILS(cudnnfe_tensor_get_pass_by_value(gg.g, s, nullptr), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "pass_by_value");
+  // Graph JSON keeps the flag.
+  size_t size = 0;
+  REQUIRE_OK(cudnnfe_graph_serialize(gg.g, nullptr, 0, &size));
+  std::vector<char> json(size);
+  REQUIRE_OK(cudnnfe_graph_serialize(gg.g, json.data(), json.size(), &size));
+  CHECK(std::string(json.data(), size).find("\"pass_by_value\": true") != std::string::npos);
+  GraphGuard loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded.g, json.data(), size));
+  int64_t s2 = 0;
+  REQUIRE_OK(cudnnfe_graph_find_tensor(loaded.g, "s", &s2));
+  CHECK_OK(cudnnfe_tensor_get_pass_by_value(loaded.g, s2, &flag));
+  CHECK(flag == 1);
+}

@@ -255,6 +255,27 @@ func matmulBias(t testing.TB, batch, m, k, n int64) (g *Graph, a, b, bias, c Ten
 	return
 }
 
+func TestPassByValue(t *testing.T) {
+	g, err := NewGraph()
+	must(t, err)
+	defer g.Close()
+	// A one-element input can be passed by value (host memory read at execute).
+	one, err := g.AddTensor("one", DTypeFloat, []int64{1}, nil)
+	must(t, err)
+	four, err := g.AddTensor("four", DTypeFloat, []int64{4}, nil)
+	must(t, err)
+	if b, err := g.IsPassByValue(one); err != nil || b {
+		t.Errorf("IsPassByValue before SetPassByValue = %v, %v", b, err)
+	}
+	must(t, g.SetPassByValue(one, true))
+	if b, err := g.IsPassByValue(one); err != nil || !b {
+		t.Errorf("IsPassByValue = %v, %v; want true", b, err)
+	}
+	if e := checkMsg(g.SetPassByValue(four, true), ErrInvalidArgument, "4 elements"); e != "" {
+		t.Errorf("SetPassByValue of a 4-element input: %s", e)
+	}
+}
+
 func TestMatmulBiasAllExecuteForms(t *testing.T) {
 	const batch, m, k, n = 3, 8, 16, 5
 	g, a, b, bias, c := matmulBias(t, batch, m, k, n)

@@ -443,6 +443,30 @@ func (g *Graph) IsBound(t Tensor) (bool, error) {
 	return b != 0, err
 }
 
+// IsPassByValue reports whether a tensor is a pass-by-value graph input: its
+// binding at execute is host memory whose one element cuDNN reads by value
+// (since 0.3).
+func (g *Graph) IsPassByValue(t Tensor) (bool, error) {
+	var b int32
+	err := g.do("Graph.IsPassByValue", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_tensor_get_pass_by_value(p, int64(t), &b)
+	})
+	return b != 0, err
+}
+
+// SetPassByValue marks a one-element graph input as pass-by-value (or not):
+// its binding at execute is then a pointer to host memory, read when Execute
+// is called (cudnn-frontend's is_pass_by_value; since 0.3).
+func (g *Graph) SetPassByValue(t Tensor, passByValue bool) error {
+	v := int32(0)
+	if passByValue {
+		v = 1
+	}
+	return g.do("Graph.SetPassByValue", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_tensor_set_pass_by_value(p, int64(t), v)
+	})
+}
+
 // Validate resolves data types and checks every node's shapes and types.
 // Errors: ErrInvalidGraph with a message naming the node, tensor and rule.
 func (g *Graph) Validate() error {

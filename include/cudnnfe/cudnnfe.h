@@ -366,6 +366,19 @@ cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t u
  * execute), 0 if virtual or pass-by-value. */
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
                                          int32_t *is_bound);
+/* Marks a one-element graph input as pass-by-value (1) or not (0): its
+ * binding at execute is then a pointer to host memory, whose value cuDNN
+ * reads when the execute call is made (cudnn-frontend's is_pass_by_value
+ * tensors: a scale or bound given as a CPU tensor). It stays a bound input
+ * (kind INPUT); the CPU reference reads it like any input. Setting 1 on an
+ * op output, a scalar, or a tensor of more than one element is
+ * INVALID_ARGUMENT; setting 0 is accepted on any tensor.
+ * since 0.3 */
+cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t pass_by_value);
+/* Writes 1 if the tensor is a pass-by-value graph input, else 0. since 0.3 */
+cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t *pass_by_value);
 
 /* ------------------------------------------------------------------------ */
 /* Operations                                                               */

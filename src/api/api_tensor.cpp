@@ -46,6 +46,30 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *g, int64_t uid, int3
   });
 }
 
+cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *g, int64_t uid,
+                                                  int32_t pass_by_value) {
+  return guard_graph(g, [&](Graph &graph) {
+    graph.require_mutable();
+    Tensor &t = graph.tensor(uid);
+    if (pass_by_value && (t.producer >= 0 || t.is_scalar))
+      fail_argument("tensor \"", t.name, "\" (UID ", uid, ") is ",
+                    t.is_scalar ? "a scalar, already passed by value"
+                                : "an operation output; only graph inputs are passed by value");
+    if (pass_by_value && t.element_count() != 1)
+      fail_argument("tensor \"", t.name, "\" has ", t.element_count(), " elements ",
+                    dims_string(t.dims), "; a pass-by-value input holds one");
+    t.pass_by_value = pass_by_value != 0;
+  });
+}
+
+cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *g, int64_t uid,
+                                                  int32_t *pass_by_value) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(pass_by_value, "pass_by_value");
+    *pass_by_value = graph.tensor(uid).pass_by_value ? 1 : 0;
+  });
+}
+
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *g, int64_t uid, cudnnfe_dtype_t dtype) {
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();

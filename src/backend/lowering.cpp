@@ -94,8 +94,12 @@ cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
          "keep booleans inside the graph (e.g. a comparison feeding BINARY_SELECT) or give this "
          "tensor a numeric type");
   if (t.view_of != 0) return pointer_view(uid, t.view_of, t.view_offset, t.strides);
+  // A pass-by-value input's binding is a host pointer that cuDNN reads by value.
+  if (t.pass_by_value && t.element_count() != 1)
+    fail(CUDNNFE_STATUS_INVALID_GRAPH, "tensor \"", t.name, "\" is pass-by-value but has ",
+         t.element_count(), " elements ", dims_string(t.dims), "; expected 1");
   cudnnBackendDescriptor_t desc =
-      make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), t.is_virtual, false);
+      make_tensor(uid, t.dims, t.strides, to_cudnn(t.dtype), t.is_virtual, t.pass_by_value);
   tensors_.emplace(uid, desc);
   return desc;
 }
@@ -155,7 +159,7 @@ cudnnBackendDescriptor_t Lowering::tensor_with_strides(int64_t uid,
   if (tensors_.count(uid) || t.is_scalar || t.view_of != 0)
     fail(CUDNNFE_STATUS_INTERNAL, "tensor \"", t.name, "\" cannot be re-described as a view");
   cudnnBackendDescriptor_t desc =
-      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
+      make_tensor(uid, t.dims, strides, to_cudnn(t.dtype), t.is_virtual, t.pass_by_value);
   tensors_.emplace(uid, desc);
   return desc;
 }
@@ -184,7 +188,7 @@ cudnnBackendDescriptor_t Lowering::operand(int64_t uid, size_t rank) {
 cudnnBackendDescriptor_t Lowering::tensor_view(int64_t uid, const std::vector<int64_t> &dims,
                                                const std::vector<int64_t> &strides) {
   const Tensor &t = graph_.tensor(uid);
-  return make_tensor(uid, dims, strides, to_cudnn(t.dtype), t.is_virtual, false);
+  return make_tensor(uid, dims, strides, to_cudnn(t.dtype), t.is_virtual, t.pass_by_value);
 }
 
 cudnnBackendDescriptor_t Lowering::virtual_tensor(const std::vector<int64_t> &dims,

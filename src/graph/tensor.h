@@ -23,6 +23,10 @@ struct Tensor {
   // Scalars are baked into the plan and fed to the backend by value.
   bool is_scalar = false;
   double scalar_value = 0.0;
+  // A graph input whose one element is bound at execute as a pointer to host
+  // memory (cudnn-frontend's is_pass_by_value tensors): cuDNN reads it by
+  // value when execute is called (cudnnfe_tensor_set_pass_by_value).
+  bool pass_by_value = false;
 
   // Index of the node that writes this tensor; -1 for graph inputs.
   int producer = -1;

@@ -1,9 +1,26 @@
 // Pointwise shape rules: operands of equal rank whose dims equal the
-// output's or are 1 (broadcast).
+// output's or are 1 (broadcast); the output's strides follow its operands'.
 #include "core/error.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
+
+// cudnn-frontend's rule: an output whose strides were not set takes the exact strides of the
+// first operand with its dims, so that a result can be written in place into a strided view
+// (a slice of a larger tensor). A broadcast operand (a stride 0 on a dim > 1) would make
+// elements overlap, so it gives none; without such an operand the output stays packed in the
+// widest operand's order. A slice (a view into its input's buffer, whose strides are its
+// parent's) gives none either: cudnn-frontend's slice output is a tensor of its own.
+static void take_operand_strides(Graph &graph, const Node &node, int arity, Tensor &out) {
+  for (int port = 0; port < arity; ++port) {
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    if (t.dims != out.dims || t.view_of != 0) continue;
+    bool overlaps = false;
+    for (size_t i = 0; i < t.dims.size(); ++i) overlaps |= t.dims[i] > 1 && t.strides[i] == 0;
+    if (!overlaps) out.strides = t.strides;
+    return;
+  }
+}
 
 void infer_pointwise(Graph &graph, Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
@@ -60,6 +77,7 @@ void infer_pointwise(Graph &graph, Node &node) {
     if (t.element_count() > layout->element_count()) layout = &t;
   }
   Tensor &out = set_output_shape(graph, node, 0, dims, layout->strides);
+  if (!out.strides_set_by_user) take_operand_strides(graph, node, arity, out);
   if (out.dims.size() != dims.size())
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the operands have ", dims.size(), " dims");

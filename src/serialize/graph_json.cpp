@@ -220,6 +220,7 @@ std::string serialize_graph(const Graph &graph) {
     v.set("dims", int_array(t.dims));
     v.set("strides", int_array(t.strides));
     if (t.is_scalar) v.set("value", Value::number(t.scalar_value));
+    if (t.pass_by_value) v.set("pass_by_value", Value::boolean(true));
     if (t.producer >= 0) {
       v.set("dims_set_by_user", Value::boolean(t.dims_set_by_user));
       v.set("strides_set_by_user", Value::boolean(t.strides_set_by_user));
@@ -560,6 +561,8 @@ void load(const Value &root, Graph &graph) {
           kind == "scalar"
               ? graph.add_scalar(name, dtype, t.at("value", where).as_double(where + ".value"))
               : graph.add_tensor(name, dtype, dims, strides);
+      if (const Value *by_value = t.find("pass_by_value"))
+        graph.tensor(created).pass_by_value = by_value->as_bool(where + ".pass_by_value");
       graph.set_uid(created, uid);
     } else if (kind == "virtual" || kind == "output") {
       if (outputs_by_uid.count(uid))

@@ -1089,6 +1089,39 @@ function cudnnfe_tensor_is_bound(graph, uid, is_bound)
 end
 
 """
+    cudnnfe_tensor_set_pass_by_value(graph, uid, pass_by_value) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *graph, int64_t uid, int32_t pass_by_value)`
+
+Marks a one-element graph input as pass-by-value (1) or not (0): its
+binding at execute is then a pointer to host memory, whose value cuDNN
+reads when the execute call is made (cudnn-frontend's is_pass_by_value
+tensors: a scale or bound given as a CPU tensor). It stays a bound input
+(kind INPUT); the CPU reference reads it like any input. Setting 1 on an
+op output, a scalar, or a tensor of more than one element is
+INVALID_ARGUMENT; setting 0 is accepted on any tensor.
+since 0.3
+"""
+function cudnnfe_tensor_set_pass_by_value(graph, uid, pass_by_value)
+    ccall((:cudnnfe_tensor_set_pass_by_value, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int32),
+          graph, uid, pass_by_value)
+end
+
+"""
+    cudnnfe_tensor_get_pass_by_value(graph, uid, pass_by_value) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, int64_t uid, int32_t *pass_by_value)`
+
+Writes 1 if the tensor is a pass-by-value graph input, else 0. since 0.3
+"""
+function cudnnfe_tensor_get_pass_by_value(graph, uid, pass_by_value)
+    ccall((:cudnnfe_tensor_get_pass_by_value, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{Int32}),
+          graph, uid, pass_by_value)
+end
+
+"""
     cudnnfe_conv_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size)`
@@ -2310,8 +2343,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
       cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
       cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
-      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_conv_options,
-      cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
+      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
+      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
+      cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
       cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
       cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
       cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,

@@ -88,6 +88,29 @@ function set_output!(t::Tensor, is_output::Bool = true)
 end
 
 """
+    set_pass_by_value!(t, pass_by_value = true) -> t
+
+Marks a one-element graph input as pass-by-value: its buffer at execution is
+host memory whose value cuDNN reads when `execute!` is called
+(cudnn-frontend's `is_pass_by_value`; since 0.3).
+"""
+function set_pass_by_value!(t::Tensor, pass_by_value::Bool = true)
+    check(t.graph, Lib.cudnnfe_tensor_set_pass_by_value(t.graph, t.uid, Int32(pass_by_value)))
+    return t
+end
+
+"""
+    is_pass_by_value(t) -> Bool
+
+Whether the tensor is a pass-by-value graph input (`set_pass_by_value!`).
+"""
+function is_pass_by_value(t::Tensor)
+    b = Ref{Int32}(0)
+    check(t.graph, Lib.cudnnfe_tensor_get_pass_by_value(t.graph, t.uid, b))
+    return b[] != 0
+end
+
+"""
     set_dtype!(t, dtype) -> t
 
 Overrides the tensor's data type (inferred outputs included).

@@ -22,22 +22,42 @@ the search order); cffi releases the GIL during every C call.
 """
 from ._lib import ffi, lib, library_path
 from ._cdef import HEADER_VERSION
-from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, diagonal_alignment,
-                     heur_mode, norm_forward_phase, numerical_note, padding_mode, plan_source,
-                     pointwise_mode, reduction_mode, resample_mode, rng_distribution, target,
-                     tensor_kind)
+from ._enums import (attention_implementation, behavior_note, build_plan_policy, conv_mode,
+                     convolution_mode, data_type, diagonal_alignment, heur_mode, knob_type,
+                     moe_grouped_matmul_mode, norm_forward_phase, numerical_note, padding_mode,
+                     plan_source, pointwise_mode, reduction_mode, resample_mode, reshape_mode,
+                     rng_distribution, scalar_type, target, tensor_kind, tensor_reordering)
 from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavailableError, Error,
                       GraphNotSupportedError, InternalError, InvalidArgumentError,
-                      InvalidGraphError, NotOfferedError, OutOfMemoryError, WrongStateError)
-from ._handle import (Handle, backend_version, create_handle, destroy_handle, device_count,
-                      get_stream, set_stream, version)
+                      InvalidGraphError, NotOfferedError, OutOfMemoryError, WrongStateError,
+                      get_last_error_string)
+from ._frontend_objects import (KernelCache, causal_conv1d_backward, causal_conv1d_forward,
+                                create_device_properties, create_kernel_cache, knob)
+from ._handle import (Handle, backend_version, backend_version_string, create_handle,
+                      destroy_handle, device_count, get_stream, set_stream, version)
 from ._graph import UID_ZERO_ALIAS, BoundExecution, Tensor, pygraph
 from ._highlevel import Graph, graph, graph_cache, jit
 from ._plans import (BuildInfo, PlanCacheStats, PlanInfo, is_plan_blob, plan_cache_clear,
                      plan_cache_stats)
 
+from . import _experimental
+
+_experimental.install()
+
+
+def __getattr__(name: str) -> object:
+    # cudnn-frontend's cudnn.experimental, made on first use (_experimental.py).
+    if name == "experimental":
+        import importlib
+
+        return importlib.import_module(__name__ + ".experimental")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: cudnn-frontend's name of the exception for an unsupported graph.
 cudnnGraphNotSupportedError = GraphNotSupportedError
+#: cudnn-frontend's name of the tensor class.
+tensor = Tensor
 
 __version__ = "{}.{}.{}".format(HEADER_VERSION // 10000, HEADER_VERSION // 100 % 100,
                                 HEADER_VERSION % 100)
@@ -45,10 +65,13 @@ __version__ = "{}.{}.{}".format(HEADER_VERSION // 10000, HEADER_VERSION // 100 %
 __all__ = [
     "pygraph", "Tensor", "BoundExecution", "Graph", "graph", "jit", "graph_cache",
     "Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
-    "backend_version", "version", "device_count", "library_path",
+    "backend_version", "backend_version_string", "version", "device_count", "library_path",
+    "get_last_error_string", "create_kernel_cache", "create_device_properties", "KernelCache",
+    "knob", "causal_conv1d_forward", "causal_conv1d_backward", "tensor",
     "data_type", "heur_mode", "pointwise_mode", "reduction_mode", "target", "conv_mode",
     "norm_forward_phase", "tensor_kind", "diagonal_alignment", "resample_mode", "padding_mode",
-    "rng_distribution",
+    "rng_distribution", "convolution_mode", "tensor_reordering", "scalar_type", "reshape_mode",
+    "knob_type", "attention_implementation", "moe_grouped_matmul_mode",
     "build_plan_policy", "numerical_note", "behavior_note", "plan_source",
     "PlanInfo", "BuildInfo", "PlanCacheStats", "plan_cache_stats", "plan_cache_clear",
     "is_plan_blob",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional, Tuple, Union
 
-from . import _arrays, _rewrite, _structs
+from . import _arrays, _ragged, _rewrite, _structs
 from ._enums import data_type, diagonal_alignment
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
@@ -37,8 +37,8 @@ _FEATURES = {
     "dSink_token": "attention sinks",
     "implementation": "choosing the attention implementation",
     "unfuse_fma": "unfused FMA",
-    "max_total_seq_len_q": "ragged (packed) sequences",
-    "max_total_seq_len_kv": "ragged (packed) sequences",
+    "max_total_seq_len_q": "a bound on the total ragged sequence length",
+    "max_total_seq_len_kv": "a bound on the total ragged sequence length",
 }
 
 
@@ -157,6 +157,16 @@ class AttentionOps:
         # A forward's (mask, scale, scale_inv) tuple may be shared with the backward:
         # the forward does not use scale_inv (as cudnn-frontend).
 
+    def _backward_offsets(self, node: str, opts: Any, q: Any, k: Any, v: Any, o: Any,
+                          dO: Any) -> Dict[str, Any]:
+        """Ragged offsets of the backward's operands; dO must have o's (one C field)."""
+        offsets = _ragged.take_input_offsets(self, node, opts, dict(q=q, k=k, v=v, o=o))
+        if _ragged.offset_of(dO) is not offsets["o"]:
+            raise NotOfferedError(f"{node}: dO's ragged offsets must be o's (the C ABI gives "
+                                  "dO the layout of o)")
+        _ragged.mark_read(self, dO)
+        return offsets
+
     @staticmethod
     def _bias_argument(node: str, bias: Any, attn_bias: Any) -> Any:
         if bias is not None and attn_bias is not None:
@@ -231,6 +241,9 @@ class AttentionOps:
         qu = self._operand(q, node, "q")
         ku = self._operand(k, node, "k")
         vu = self._operand(v, node, "v")
+        offsets = _ragged.take_input_offsets(self, node, o, dict(q=q, k=k, v=v))
+        if offsets["q"] is not None:  # O has q's layout (docs/attention.md)
+            o.ragged_offset_o = offsets["q"]._uid
         o.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(o, node, attn_scale)
         self._mask_options(o, node, use_causal_mask=use_causal_mask,
@@ -246,6 +259,7 @@ class AttentionOps:
         out_s = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
         result = self._added(node, int(out_o[0]))
+        _ragged.expect_output_offset(self, result, offsets["q"])
         st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
         return result, st
 
@@ -309,6 +323,7 @@ class AttentionOps:
         opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
+        offsets = self._backward_offsets(node, opts, q, k, v, o, dO)
         opts.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(opts, node, attn_scale)
         self._mask_options(opts, node, use_causal_mask=use_causal_mask,
@@ -326,6 +341,8 @@ class AttentionOps:
                                                            db))
         first = self._added(node, int(dq[0]))
         result = (first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual"))
+        for grad, role in zip(result, ("q", "k", "v")):  # a gradient has its tensor's layout
+            _ragged.expect_output_offset(self, grad, offsets[role])
         if placeholder is not None:
             _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
             return result

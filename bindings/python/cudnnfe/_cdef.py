@@ -223,6 +223,12 @@ cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t u
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
                                          int32_t *is_bound);
 
+cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t pass_by_value);
+
+cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t *pass_by_value);
+
 typedef struct cudnnfe_conv_options {
   size_t struct_size;
   const char *name;

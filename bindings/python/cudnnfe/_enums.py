@@ -13,7 +13,16 @@ from ._cdef import CONSTANTS as _C
 __all__ = ["data_type", "heur_mode", "target", "conv_mode", "pointwise_mode", "reduction_mode",
            "norm_forward_phase", "tensor_kind", "build_plan_policy", "numerical_note",
            "behavior_note", "plan_source", "diagonal_alignment", "resample_mode", "padding_mode",
-           "rng_distribution"]
+           "rng_distribution", "convolution_mode", "tensor_reordering", "scalar_type",
+           "reshape_mode", "knob_type", "attention_implementation", "moe_grouped_matmul_mode",
+           "FE_ONLY_BASE", "FE_ONLY", "is_fe_only"]
+
+#: Members that cudnn-frontend code names but the C ABI has no constant for
+#: (``data_type.INT8x4``, ``heur_mode.OPENSOURCE``...) get values from here
+#: up, so they can never be mistaken for a C value; passing one to the
+#: library raises :class:`NotOfferedError` (``_util._dtype``,
+#: ``_graph._heur_modes``).
+FE_ONLY_BASE = 1000
 
 
 class data_type(IntEnum):
@@ -32,6 +41,13 @@ class data_type(IntEnum):
     UINT8 = _C["CUDNNFE_DTYPE_UINT8"]
     DOUBLE = _C["CUDNNFE_DTYPE_DOUBLE"]
     FP8_E8M0 = _C["CUDNNFE_DTYPE_FP8_E8M0"]
+    # cudnn-frontend's types that the C ABI does not offer (refused when used)
+    FAST_FLOAT_FOR_FP8 = FE_ONLY_BASE
+    FP4_E2M1 = FE_ONLY_BASE + 1
+    INT4 = FE_ONLY_BASE + 2
+    INT8x4 = FE_ONLY_BASE + 3
+    INT8x32 = FE_ONLY_BASE + 4
+    UINT8x4 = FE_ONLY_BASE + 5
 
 
 class heur_mode(IntEnum):
@@ -40,6 +56,9 @@ class heur_mode(IntEnum):
     A = _C["CUDNNFE_HEUR_MODE_A"]
     B = _C["CUDNNFE_HEUR_MODE_B"]
     FALLBACK = _C["CUDNNFE_HEUR_MODE_FALLBACK"]
+    #: cudnn-frontend's own open-source engines: not offered (dropped from a
+    #: list of modes that has others, refused alone).
+    OPENSOURCE = FE_ONLY_BASE
 
 
 class target(IntEnum):
@@ -129,6 +148,7 @@ class reduction_mode(IntEnum):
     NORM1 = _C["CUDNNFE_REDUCTION_NORM1"]
     NORM2 = _C["CUDNNFE_REDUCTION_NORM2"]
     MUL_NO_ZEROS = _C["CUDNNFE_REDUCTION_MUL_NO_ZEROS"]
+    NOT_SET = FE_ONLY_BASE  # cudnn-frontend's "no mode": refused
 
 
 class norm_forward_phase(IntEnum):
@@ -136,6 +156,7 @@ class norm_forward_phase(IntEnum):
 
     TRAINING = _C["CUDNNFE_NORM_PHASE_TRAINING"]
     INFERENCE = _C["CUDNNFE_NORM_PHASE_INFERENCE"]
+    NOT_SET = FE_ONLY_BASE  # cudnn-frontend's default: the C default phase (TRAINING)
 
 
 class tensor_kind(IntEnum):
@@ -265,6 +286,99 @@ class rng_distribution(IntEnum):
     BERNOULLI = _C["CUDNNFE_RNG_BERNOULLI"]
     UNIFORM = _C["CUDNNFE_RNG_UNIFORM"]
     NORMAL = _C["CUDNNFE_RNG_NORMAL"]
+
+
+#: cudnn-frontend's spelling of :class:`conv_mode`.
+convolution_mode = conv_mode
+
+
+class tensor_reordering(IntEnum):
+    """cudnn-frontend's tensor reordering; the C ABI offers only ``NONE``."""
+
+    NONE = 0
+    INT8x32 = FE_ONLY_BASE
+    F16x16 = FE_ONLY_BASE + 1
+    F8_128x4 = FE_ONLY_BASE + 2
+
+
+class scalar_type(IntEnum):
+    """How :meth:`pygraph.tensor_scalar` passes its value to cuDNN.
+
+    Both become a pass-by-value scalar of the graph in cudnnfe (its value is
+    part of the graph, as cuDNN's compile-time constants are).
+    """
+
+    RUNTIME_PARAM = 0
+    COMPILE_TIME_CONST = 1
+
+
+class reshape_mode(IntEnum):
+    """cudnn-frontend's reshape kinds; cudnnfe's reshape is ``LOGICAL`` (row-major order)."""
+
+    LOGICAL = 0
+    VIEW_ONLY = 1
+
+
+class knob_type(IntEnum):
+    """cudnn-frontend's engine knob names (engine knobs are not offered by the C ABI)."""
+
+    NOT_SET = 0
+    SPLIT_K_BUF = 1
+    SPLIT_K_SLC = 2
+    SPLIT_P_SLC = 3
+    SWIZZLE = 4
+    TILE_SIZE = 5
+    EDGE = 6
+    MULTIPLY = 7
+    SPECFILT = 8
+    KERNEL_CFG = 9
+    WORKSPACE = 10
+    TILE_CGA_M = 11
+    TILE_CGA_N = 12
+    BLOCK_SIZE = 13
+    OCCUPANCY = 14
+    ARRAY_SIZE_PER_THREAD = 15
+    SPLIT_COLS = 16
+    TILE_ROWS = 17
+    TILE_COLS = 18
+    LOAD_SIZE = 19
+    CTA_COUNT = 20
+    STREAM_K = 21
+    SPLIT_P = 22
+    TILE_M = 23
+    TILE_N = 24
+    WARP_SPEC_CFG = 25
+    STAGES = 26
+    REDUCTION_MODE = 27
+    IDX_MODE = 28
+    TILEK = 29
+
+
+class attention_implementation(IntEnum):
+    """cudnn-frontend's choice of attention implementation; cudnnfe takes only ``AUTO``."""
+
+    AUTO = 0
+    COMPOSITE = 1
+    UNIFIED = 2
+
+
+class moe_grouped_matmul_mode(IntEnum):
+    """cudnn-frontend's MoE grouped-matmul modes (the op is not offered by the C ABI)."""
+
+    NONE = 0
+    GATHER = 1
+    SCATTER = 2
+
+
+#: Per enumeration, the members that exist for cudnn-frontend code only
+#: (values >= FE_ONLY_BASE; refused when passed to the library).
+FE_ONLY = {enum: frozenset(m.name for m in enum if m.value >= FE_ONLY_BASE)
+           for enum in (data_type, heur_mode, reduction_mode, norm_forward_phase)}
+
+
+def is_fe_only(value: object) -> bool:
+    """True for a member (or int) that the C ABI has no constant for."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= FE_ONLY_BASE
 
 
 # C constant prefix of each enumeration, for the completeness test (the two

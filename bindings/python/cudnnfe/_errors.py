@@ -26,6 +26,7 @@ acted on (``cudnnfe_graph_last_error`` for graph calls,
 """
 from __future__ import annotations
 
+import threading
 from typing import Dict, Optional, Type
 
 from ._lib import ffi, lib
@@ -34,7 +35,17 @@ __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
     "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
+    "get_last_error_string",
 ]
+
+# The message of the last cudnnfe exception made on this thread (get_last_error_string).
+_last = threading.local()
+
+
+def get_last_error_string() -> str:
+    """The message of the last cudnnfe error on this thread ("" if none), as cudnn-frontend's
+    ``cudnn.get_last_error_string()``; the exception itself carries the same message."""
+    return getattr(_last, "message", "")
 
 
 class Error(Exception):
@@ -51,6 +62,7 @@ class Error(Exception):
         self.status_name = status_name
         self.message = message
         super().__init__(f"{message} [{status_name}]" if status_name else message)
+        _last.message = message
 
 
 class InvalidArgumentError(Error, ValueError):

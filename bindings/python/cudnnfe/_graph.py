@@ -15,6 +15,7 @@ for (tensors as op outputs, pass-by-value constants, reshape dims set later).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 import threading
@@ -24,7 +25,9 @@ from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Op
 from . import _arrays
 from . import _constants
 from ._arrays import ArrayInfo, describe
+from . import _naming
 from . import _plans
+from . import _ragged
 from . import _rewrite
 from . import _structs
 from ._attention import AttentionOps
@@ -33,10 +36,12 @@ from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heu
 from ._errors import (InvalidArgumentError, NotOfferedError, WrongStateError, raise_global_error,
                       raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
+from ._frontend_ops import FrontendOps
 from ._layout import LayoutOps
 from ._lib import ffi, lib
 from ._norms import NormOps
 from ._plans import BuildInfo, PlanInfo
+from ._quantize import QuantizeOps
 from ._sampling import SamplingOps
 from ._tensor import Tensor
 from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
@@ -54,6 +59,7 @@ class _Spec(NamedTuple):
     dims: Tuple[int, ...]
     strides: Tuple[int, ...]
     dtype: data_type
+    by_value: bool = False  # a pass-by-value input: host memory, read at execute
 
 
 class _ExecInfo(NamedTuple):
@@ -63,6 +69,9 @@ class _ExecInfo(NamedTuple):
     by_name: Dict[str, int]  # tensor name -> C UID (bound tensors)
     target: target
     workspace_size: int
+
+
+_MISSING: Any = object()  # an argument not given (None is a value for some)
 
 
 class _Deserializer:
@@ -77,12 +86,15 @@ class _Deserializer:
                 g = cls()
                 getattr(g, self._method)(*args, **kwargs)
                 return g
-            from_class.__doc__ = getattr(cls, self._method).__doc__
+            method = getattr(cls, self._method)
+            from_class.__doc__ = method.__doc__
+            params = list(inspect.signature(method).parameters.values())[1:]  # without self
+            from_class.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
             return from_class
         return getattr(obj, self._method)
 
 
-class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
+class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, FrontendOps):
     """A cuDNN operation graph, built through the cudnnfe C ABI.
 
     Args:
@@ -103,7 +115,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
 
     def __init__(self, io_data_type: DType = None, intermediate_data_type: DType = None,
                  compute_data_type: DType = None, handle: Optional[Handle] = None,
-                 name: Optional[str] = None, target: Optional[target] = None) -> None:
+                 name: Optional[str] = None, target: Optional[target] = None, *,
+                 sm_count: Optional[int] = None, sm_version: Optional[int] = None,
+                 kernel_cache: Any = None, device_property: Any = None,
+                 is_dynamic_shape_enabled: bool = False,
+                 is_override_shape_enabled: bool = False) -> None:
+        _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
+        # Dynamic shapes: cudnn-frontend shares kernels between shapes; cudnnfe builds each
+        # shape's graph on its own (its plan cache reuses plans), so the flag changes nothing.
+        self._dynamic_shapes = bool(is_dynamic_shape_enabled)
+        self._override_shapes = bool(is_override_shape_enabled)
         out = ffi.new("cudnnfe_graph_t **")
         status = lib.cudnnfe_graph_create(out)
         if status:
@@ -115,6 +136,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         self._implicit: Dict[int, Tuple[Any, Tensor]] = {}
         self._devices: Set[int] = set()
         self._heur_modes: Optional[List[int]] = None
+        self._plans_requested = False  # create_execution_plans was called
         # Engine filters recorded by deselect_* / select_behavior_notes, used by every build.
         self._plan_options: Dict[str, Any] = {}
         # The plan-deciding build options of the last build (None: loaded from a plan
@@ -134,6 +156,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         self._folded: Dict[int, Any] = {}
         # Reshapes made without dims: they take their output's dims (_rewrite.finalize).
         self._pending_reshapes: Set[str] = set()
+        # C UIDs whose names _naming.name_outputs has looked at.
+        self._named_uids: Set[int] = set()
+        # Ragged offsets (_ragged.py): inputs whose offsets an op read, outputs an op writes
+        # ragged (-> the offsets), and those outputs given the offsets by the user.
+        self._ragged_taken: Set[Tensor] = set()
+        self._ragged_expected: Dict[Tensor, Tensor] = {}
+        self._ragged_confirmed: Set[Tensor] = set()
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle must be a cudnnfe.Handle, not {type(handle).__name__}")
         self._handle = handle
@@ -171,6 +200,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                 table[new] = table.pop(t._uid)
         if self._tensors.get(t._uid) is t:
             del self._tensors[t._uid]
+        self._named_uids.add(new)
         t._uid = new
         self._tensors[new] = t
         self._exec = None if self._exec is None else self._refresh_exec()
@@ -257,9 +287,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         raise TypeError(f"{node}: {port} must be a cudnnfe.Tensor or an array, not "
                         f"{type(value).__name__}")
 
-    def _added(self, name: str, uid: int) -> Tensor:
+    def _added(self, name: str, uid: int, ports: Optional[Mapping[str, str]] = None) -> Tensor:
+        """Record node ``name`` just added (first output ``uid``) and give its outputs
+        cudnn-frontend's names (``_naming.py``; ``ports``: this op's own spellings)."""
         self._node_names.add(name)
         self._validated = False
+        _naming.name_outputs(self, name, ports)
         return self._wrap(uid, "virtual")
 
     # ------------------------------------------------------------------
@@ -279,21 +312,19 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             data_type: element type (None/NOT_SET: the graph's io_data_type).
             name: tensor name (None: an automatic one).
             uid: the tensor's UID (None or -1: an automatic one); as :meth:`Tensor.set_uid`.
-            is_pass_by_value: accepted for cudnn-frontend code; the tensor is
-                a graph input read at execute like any other. Where an op
-                takes the value as a number (``epsilon``, ``momentum``) such a
-                tensor raises :class:`NotOfferedError`: pass a float or
-                ``tensor_like`` of a host array instead.
-            ragged_offset, reordering_type: cudnn-frontend features the C ABI
-                does not offer (:class:`NotOfferedError` unless None / NONE).
+            is_pass_by_value: a one-element input whose array is in host
+                memory, read when execute is called
+                (``cudnnfe_tensor_set_pass_by_value``): a scale or bound given
+                as a CPU tensor. Where an op takes the value as a number in
+                the C ABI (``epsilon``, ``momentum``) such a tensor raises
+                :class:`NotOfferedError`: pass a float or ``tensor_like`` of a
+                host array instead.
+            ragged_offset: as :meth:`Tensor.set_ragged_offset` (attention operands).
+            reordering_type: only NONE (:class:`NotOfferedError` otherwise).
         """
         if is_virtual:
             raise ValueError("graph inputs cannot be virtual in cudnnfe: "
                              "only operation outputs are")
-        if ragged_offset is not None:
-            raise NotOfferedError("tensor: ragged_offset (ragged, packed variable-length "
-                                  "tensors) is not offered by the cudnnfe C ABI; use "
-                                  "sdpa's use_padding_mask with seq_len_q / seq_len_kv")
         if reordering_type is not None and str(getattr(reordering_type, "name",
                                                        reordering_type)).upper() != "NONE":
             raise NotOfferedError(f"tensor: reordering_type {reordering_type!r} (tensor "
@@ -311,19 +342,28 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             ffi.new("int64_t[]", d), s, out))
         self._validated = False
         t = self._wrap(int(out[0]), "input")
+        if ragged_offset is not None:
+            t.set_ragged_offset(ragged_offset)
+        if is_pass_by_value:
+            t.set_is_pass_by_value(True)
         if uid is not None and uid != -1:
             t.set_uid(uid)
         return t
 
-    def tensor_like(self, array: Any, name: Optional[str] = None) -> Tensor:
-        """Add a graph input with the shape, strides and data type of ``array``.
+    def tensor_like(self, input: Any = None, name: Optional[str] = None, *,
+                    array: Any = None) -> Tensor:
+        """Add a graph input with the shape, strides and data type of ``input``.
 
-        ``array`` is a torch tensor, a NumPy array, or any object with
-        ``__dlpack__`` or ``__cuda_array_interface__``.
+        ``input`` (or ``array=``) is a torch tensor, a NumPy array, any object
+        with ``__dlpack__`` or ``__cuda_array_interface__``, or a
+        :class:`Tensor` (of any graph: its dims, strides and data type are
+        copied, as cudnn-frontend's ``tensor_like(tensor, name)``). A one-element
+        host array makes a pass-by-value input, as in cudnn-frontend.
         """
+        array = _one_of("tensor_like", "input", input, "array", array)
         if isinstance(array, Tensor):
-            raise TypeError("tensor_like takes an array (torch, NumPy, DLPack), not a "
-                            "cudnnfe.Tensor")
+            return self.tensor(dim=array.get_dim(), stride=array.get_stride(),
+                               data_type=array.get_data_type(), name=name or None)
         info = describe(array)
         if info.dtype is None:
             raise TypeError(f"tensor_like: arrays of {info.type_name} have no cudnnfe data type")
@@ -333,6 +373,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         t = self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
         if info.device == _arrays.CPU and math.prod(info.shape) == 1:
             self._host_scalars[t._uid] = array  # its value may be folded (_constants.py)
+            t.set_is_pass_by_value(True)  # as cudnn-frontend marks host arrays
         return t
 
     def get_tensor(self, name: str) -> Tensor:
@@ -419,19 +460,22 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                           weight, "weight", padding, stride, dilation, pre_padding, post_padding,
                           compute_data_type, name, convolution_mode)
 
-    def conv_dgrad(self, weight: Operand, loss: Operand,
+    def conv_dgrad(self, loss: Operand = None, filter: Operand = None,
                    padding: Optional[Sequence[int]] = None,
                    stride: Optional[Sequence[int]] = None,
                    dilation: Optional[Sequence[int]] = None,
                    pre_padding: Optional[Sequence[int]] = None,
                    post_padding: Optional[Sequence[int]] = None,
                    compute_data_type: DType = None, name: Optional[str] = None,
-                   convolution_mode: Any = None) -> Tensor:
-        """Data gradient of a convolution: ``dx = dgrad(loss dy[N,K,*], weight[K,C,*])``.
+                   convolution_mode: Any = None, *, weight: Operand = None) -> Tensor:
+        """Data gradient of a convolution: ``dx = dgrad(loss dy[N,K,*], filter w[K,C,*])``.
 
-        dx's spatial size is inferred as the smallest consistent one; set it with
+        Positional order and keywords are cudnn-frontend's (``loss``,
+        ``filter``); ``weight=`` is the same as ``filter=``. dx's spatial size
+        is inferred as the smallest consistent one; set it with
         ``dx.set_dim(...)`` when a stride is > 1.
         """
+        weight = _one_of("conv_dgrad", "filter", filter, "weight", weight)
         # The C function takes (loss, weight).
         return self._conv("conv_dgrad", lib.cudnnfe_graph_add_conv_dgrad, loss, "loss", weight,
                           "weight", padding, stride, dilation, pre_padding, post_padding,
@@ -559,25 +603,33 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         return self._binary(pointwise_mode.ADD_SQUARE, "add_square", a, b, compute_data_type,
                             name)
 
-    def max(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """Elementwise maximum (MAX)."""
-        return self._binary(pointwise_mode.MAX, "max", a, b, compute_data_type, name)
+    def max(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """Elementwise maximum (MAX); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MAX, "max", _one_of("max", "input0", input0, "a", a),
+                            _one_of("max", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def min(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """Elementwise minimum (MIN)."""
-        return self._binary(pointwise_mode.MIN, "min", a, b, compute_data_type, name)
+    def min(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """Elementwise minimum (MIN); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MIN, "min", _one_of("min", "input0", input0, "a", a),
+                            _one_of("min", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def mod(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """``fmod(a, b)`` (MOD)."""
-        return self._binary(pointwise_mode.MOD, "mod", a, b, compute_data_type, name)
+    def mod(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """``fmod(input0, input1)`` (MOD); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.MOD, "mod", _one_of("mod", "input0", input0, "a", a),
+                            _one_of("mod", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
-    def pow(self, a: Operand, b: Operand, compute_data_type: DType = None,
-            name: Optional[str] = None) -> Tensor:
-        """``a ** b`` (POW)."""
-        return self._binary(pointwise_mode.POW, "pow", a, b, compute_data_type, name)
+    def pow(self, input0: Operand = None, input1: Operand = None, compute_data_type: DType = None,
+            name: Optional[str] = None, *, a: Operand = None, b: Operand = None) -> Tensor:
+        """``input0 ** input1`` (POW); ``a``/``b`` are the same as cudnn-frontend's ``input0``/``input1``."""
+        return self._binary(pointwise_mode.POW, "pow", _one_of("pow", "input0", input0, "a", a),
+                            _one_of("pow", "input1", input1, "b", b), compute_data_type, name,
+                            ports=("input0", "input1"))
 
     def atan2(self, a: Operand, b: Operand, compute_data_type: DType = None,
               name: Optional[str] = None) -> Tensor:
@@ -779,10 +831,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                            name, softplus_beta=beta)
 
     def swish(self, input: Operand, beta: Optional[float] = None,
-              compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
-        """``x * sigmoid(beta * x)`` (SWISH_FWD)."""
+              compute_data_type: DType = None, name: Optional[str] = None, *,
+              swish_beta: Optional[float] = None) -> Tensor:
+        """``x * sigmoid(beta * x)`` (SWISH_FWD); ``swish_beta`` is cudnn-frontend's keyword."""
         return self._unary(pointwise_mode.SWISH_FWD, "swish", input, compute_data_type, name,
-                           swish_beta=beta)
+                           swish_beta=_optional_alias("swish", "beta", beta, "swish_beta",
+                                                      swish_beta))
 
     def silu(self, input: Operand, compute_data_type: DType = None,
              name: Optional[str] = None) -> Tensor:
@@ -842,10 +896,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                          compute_data_type, name, softplus_beta=beta)
 
     def swish_backward(self, loss: Operand, input: Operand, beta: Optional[float] = None,
-                       compute_data_type: DType = None, name: Optional[str] = None) -> Tensor:
-        """dx of swish (SWISH_BWD)."""
+                       compute_data_type: DType = None, name: Optional[str] = None, *,
+                       swish_beta: Optional[float] = None) -> Tensor:
+        """dx of swish (SWISH_BWD); ``swish_beta`` is cudnn-frontend's keyword."""
         return self._bwd(pointwise_mode.SWISH_BWD, "swish_backward", loss, input,
-                         compute_data_type, name, swish_beta=beta)
+                         compute_data_type, name,
+                         swish_beta=_optional_alias("swish_backward", "beta", beta, "swish_beta",
+                                                    swish_beta))
 
     # ------------------------------------------------------------------
     # reduction
@@ -862,6 +919,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         output's dims are set with ``set_dim`` (as in cudnn-frontend).
         """
         mode_value = int(_enum_value(reduction_mode, mode, "reduction mode"))
+        if mode_value == reduction_mode.NOT_SET:
+            raise ValueError(f"reduction {name or ''}: mode is NOT_SET; give a reduction_mode")
         node = self._node_name("reduction", name)
         o = _structs.new("cudnnfe_reduction_options_t")
         cname = _cstr(node, "name")
@@ -919,6 +978,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         Raises :class:`InvalidGraphError` (a ValueError) naming the node,
         tensor and rule.
         """
+        _ragged.check(self)
         _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_validate(self._ptr))
         self._validated = True
@@ -933,8 +993,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             self.validate()
 
     def create_execution_plans(self, heur_modes: Any = None) -> None:
-        """Third step: record the heuristic modes that :meth:`check_support` tries."""
+        """Third step: record the heuristic modes that :meth:`check_support` tries.
+
+        cudnn-frontend can describe plan 0 from here on (its notes, name,
+        workspace); in cudnnfe the first such query builds the graph as
+        :meth:`check_support` does, and answers from the plan built.
+        """
         self._heur_modes = _heur_modes(heur_modes)
+        self._plans_requested = True
 
     def check_support(self, handle: Optional[Handle] = None,
                       target: Optional[target] = None) -> None:
@@ -1102,6 +1168,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
         if not self.is_built():
+            _ragged.check(self)
             _rewrite.finalize(self)
         self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
         del keep
@@ -1157,7 +1224,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             t = self._wrap(uid)
             dims, strides = t._shape()
             specs.append(_Spec(uid, t.get_name(), tuple(dims), tuple(strides),
-                               t.get_data_type()))
+                               t.get_data_type(), t._c_pass_by_value()))
         tgt = ffi.new("cudnnfe_target_t *")
         self._check(lib.cudnnfe_graph_get_target(self._ptr, tgt))
         ws = ffi.new("int64_t *")
@@ -1196,6 +1263,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         :class:`WrongStateError` before build.
         """
         i = _plan_index(index)
+        if self._plans_requested and not self.is_built():
+            self.check_support()  # a query between create_execution_plans and check_support
         out = _structs.new("cudnnfe_plan_info_t")
         self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
         return _plans.plan_info_from_c(i, out)
@@ -1331,6 +1400,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is "
                              f"{spec.dtype.name} but its array is {info.type_name} ({got})")
         if info.shape != spec.dims:
+            if _same_elements(info, spec):
+                return self._check_device(spec, info, tgt)
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
                              f"{list(spec.dims)} but its array has shape {list(info.shape)}")
         if info.strides != spec.strides:
@@ -1341,7 +1412,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                         f"{list(spec.strides)} but its array has strides {list(info.strides)} "
                         "(in elements); make the array's layout match (e.g. .contiguous(), "
                         "numpy.ascontiguousarray) or set the tensor's strides")
-        if tgt == target.GPU:
+        self._check_device(spec, info, tgt)
+
+    @staticmethod
+    def _check_device(spec: _Spec, info: ArrayInfo, tgt: int) -> None:
+        if spec.by_value:  # cuDNN reads the value through a host pointer
+            if info.device not in (_arrays.CPU, _arrays.CUDA_HOST):
+                raise ValueError(f"tensor {spec.name!r} is pass-by-value: its array must be in "
+                                 f"host memory, not {info.type_name} on a device")
+        elif tgt == target.GPU:
             if info.device == _arrays.CPU:
                 raise ValueError(f"tensor {spec.name!r}: the graph runs on the GPU but its "
                                  f"array is in host memory ({info.type_name}); pass a CUDA array")
@@ -1373,14 +1452,18 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         return h
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-                handle: Optional[Handle] = None, stream: Any = None) -> None:
+                handle: Optional[Handle] = None, stream: Any = None, *,
+                override_uids: Any = None, override_shapes: Any = None,
+                override_strides: Any = None) -> None:
         """Run the built graph.
 
         Args:
             variant_pack: dict from tensors (:class:`Tensor`, UID or name) to
                 arrays: one for every graph input and output. Each array's
                 dtype, shape, strides and device are checked against its
-                tensor before anything runs.
+                tensor before anything runs. A ``None`` key (an optional
+                output an op did not make, as rmsnorm's inv_variance in
+                inference) is ignored, as cudnn-frontend ignores it.
             workspace: a buffer of at least :meth:`get_workspace_size` bytes
                 (device memory for the GPU; None when the size is 0).
             handle: execution context (default: the graph's, else one per thread).
@@ -1393,6 +1476,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         unknown or duplicate binding raises :class:`InvalidArgumentError`. The
         GIL is released while the C library runs.
         """
+        if override_uids is not None or override_shapes is not None or override_strides is not None:
+            _refuse_override()
         info = self._exec
         if info is None:
             info = self._exec_info()
@@ -1416,11 +1501,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         fast = self._fast
         if fast is None and torch_cls is not None:
             fast = self._fast = tuple(
-                (_arrays.torch_dtype_or_none(sp.dtype), sp.dims, sp.strides) for sp in info.specs)
-        want_cuda = tgt == target.GPU
+                (_arrays.torch_dtype_or_none(sp.dtype), sp.dims, sp.strides,
+                 tgt == target.GPU and not sp.by_value) for sp in info.specs)
         for key, array in variant_pack.items():
             if type(key) is Tensor and key._graph is self:
                 pos = position.get(key._uid)
+            elif key is None:
+                continue  # an optional output not made (cudnn-frontend drops None keys)
             elif self._folded and _constants.is_folded_binding(self, key, array):
                 continue
             else:
@@ -1431,7 +1518,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                 self._unbindable(self._key_uid(key))
             # Fast path for torch tensors: compare without building an ArrayInfo.
             if type(array) is torch_cls and fast is not None:
-                tdtype, dims, strides = fast[pos]
+                tdtype, dims, strides, want_cuda = fast[pos]
                 if (array.dtype is tdtype and array.is_cuda is want_cuda
                         and array.shape == dims and array.stride() == strides):
                     ptr = array.data_ptr()
@@ -1451,7 +1538,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
                 "CUDNNFE_STATUS_INVALID_ARGUMENT")
         if workspace is None:
             ws, ws_size = ffi.NULL, 0
-        elif type(workspace) is torch_cls and workspace.is_cuda is want_cuda:
+        elif type(workspace) is torch_cls and workspace.is_cuda is (tgt == target.GPU):
             ws = ffi.cast("void *", workspace.data_ptr())
             ws_size = workspace.numel() * workspace.element_size()
         else:
@@ -1526,7 +1613,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         ptrs: List[Optional[int]] = [None] * len(info.order)
         keep: List[Any] = []
         for key, array in variant_pack.items():
-            if self._folded and _constants.is_folded_binding(self, key, array):
+            if key is None or (self._folded and _constants.is_folded_binding(self, key, array)):
                 continue
             uid = self._key_uid(key)
             pos = info.position.get(uid)
@@ -1551,9 +1638,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         """(cudnnfe_binding_t[], count, arrays to keep alive), every array checked."""
         if not isinstance(variant_pack, Mapping):
             raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
-        if self._folded:
-            variant_pack = {k: a for k, a in variant_pack.items()
-                            if not _constants.is_folded_binding(self, k, a)}
+        variant_pack = {k: a for k, a in variant_pack.items() if k is not None and not (
+            self._folded and _constants.is_folded_binding(self, k, a))}
         table = ffi.new("cudnnfe_binding_t[]", max(len(variant_pack), 1))
         keep: List[Any] = []
         for i, (key, array) in enumerate(variant_pack.items()):
@@ -1570,7 +1656,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Optional[Handle] = None,
-                              stream: Any = None) -> None:
+                              stream: Any = None, *, override_uids: Any = None,
+                              override_shapes: Any = None, override_strides: Any = None) -> None:
         """Run plan ``index`` once, as :meth:`execute` runs the selected plan.
 
         The C ABI executes the selected plan, so this selects ``index``, runs,
@@ -1578,6 +1665,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         execute this graph; ``workspace`` must fit plan ``index``
         (:meth:`get_workspace_size_plan_at_index`).
         """
+        if override_uids is not None or override_shapes is not None or override_strides is not None:
+            _refuse_override()
         i = _plan_index(index)
         with self._select_lock:
             current = self.get_selected_plan()
@@ -1724,9 +1813,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
         self._check(lib.cudnnfe_graph_serialize_plan(self._ptr, buf, n[0], n))
         return bytes(ffi.buffer(buf, n[0]))
 
-    def _deserialize(self, *args: Any, build: bool = True, heur_modes: Any = None,
-                     target: Optional[target] = None, handle: Optional[Handle] = None,
-                     rebuild_on_mismatch: bool = False) -> None:
+    def _deserialize(self, handle_: Any = _MISSING, pyobj: Any = _MISSING, *, build: bool = True,
+                     heur_modes: Any = None, target: Optional[target] = None,
+                     handle: Optional[Handle] = None, rebuild_on_mismatch: bool = False) -> None:
         """Load a serialized graph, or a plan blob, into this (empty) graph.
 
         ``deserialize(data)`` or cudnn-frontend's ``deserialize(handle, data)``.
@@ -1741,12 +1830,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps):
 
         Works on the class too: ``Graph.deserialize(data)`` returns a new graph.
         """
-        if len(args) == 2 and (args[0] is None or isinstance(args[0], Handle)):
-            if handle is not None:
+        # cudnn-frontend's keywords: deserialize(handle_, pyobj) and deserialize(pyobj).
+        if pyobj is not _MISSING and handle_ is not _MISSING:
+            if handle_ is not None and not isinstance(handle_, Handle):
+                raise TypeError("deserialize(handle_, pyobj): handle_ must be a cudnnfe.Handle")
+            if handle is not None and handle_ is not None:
                 raise TypeError("deserialize: handle given twice")
-            handle, data = args
-        elif len(args) == 1:
-            data = args[0]
+            handle, data = handle or handle_, pyobj
+        elif pyobj is not _MISSING or handle_ is not _MISSING:
+            data = pyobj if pyobj is not _MISSING else handle_
         else:
             raise TypeError("deserialize takes (data) or (handle, data)")
         raw = _serialized_bytes(data)
@@ -1898,6 +1990,54 @@ class BoundExecution:
 
 
 
+def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
+                            device_property: Any) -> None:
+    """Check cudnn-frontend's pygraph options: a kernel cache is accepted (cudnnfe's plan
+    cache does its job); SM limits and deviceless builds are refused by name."""
+    from ._frontend_objects import KernelCache
+
+    if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):
+        raise TypeError("kernel_cache must come from cudnnfe.create_kernel_cache()")
+    for value, what in ((sm_count, "sm_count (limiting the SMs a plan uses)"),
+                        (sm_version, "sm_version (building for another GPU)"),
+                        (device_property, "device_property (deviceless builds)")):
+        if value is not None:
+            raise NotOfferedError(f"pygraph: {what} is not offered by the cudnnfe C ABI")
+
+
+def _refuse_override() -> NoReturn:
+    raise NotOfferedError("execute: override_uids / override_shapes / override_strides "
+                          "(execute-time shape override) are not offered by the cudnnfe C ABI; "
+                          "build a graph per shape (the plan cache reuses plans)")
+
+
+def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
+    """True when an array of another shape holds the tensor's elements where the tensor's
+    strides put them: the same dims and strides once unit dims are dropped from both
+    (``[4, 64, 64]`` for ``[4, 1, 64, 64]``), as cudnn-frontend reads only the pointer."""
+    def squeezed(dims: Sequence[int], strides: Sequence[int]) -> List[Tuple[int, int]]:
+        return [(d, st) for d, st in zip(dims, strides) if d != 1]
+
+    return (math.prod(info.shape) == math.prod(spec.dims)
+            and squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides))
+
+
+def _optional_alias(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """An optional option given as ``name`` or as cudnn-frontend's ``alias`` (not both)."""
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{node}: {name} and {alias} are the same option; give one")
+    return value if value is not None else alias_value
+
+
+def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """The operand given as ``name`` (cudnn-frontend's keyword) or as its alias ``alias``."""
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{node}: {name} and {alias} are the same operand; give one")
+    if value is None and alias_value is None:
+        raise TypeError(f"{node}: {name} is required")
+    return value if value is not None else alias_value
+
+
 def _heur_modes(modes: Any) -> Optional[List[int]]:
     if modes is None:
         return None
@@ -1907,6 +2047,13 @@ def _heur_modes(modes: Any) -> Optional[List[int]]:
         values = [int(heur_mode(m)) for m in modes]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"heur_modes: {exc}") from None
+    # cudnn-frontend's OPENSOURCE engines do not exist here: a list that names other modes
+    # tries those (as if OPENSOURCE had found no engine); OPENSOURCE alone is refused.
+    offered = [v for v in values if v != int(heur_mode.OPENSOURCE)]
+    if not offered and values:
+        raise NotOfferedError("heur_modes: OPENSOURCE (cudnn-frontend's open-source engines) "
+                              "is not offered by cudnnfe; use heur_mode.A, B or FALLBACK")
+    values = offered
     if not 1 <= len(values) <= 4:
         raise ValueError(f"heur_modes has {len(values)} entries; expected 1 to 4")
     return values

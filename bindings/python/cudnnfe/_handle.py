@@ -8,7 +8,7 @@ from ._errors import raise_global_error
 from ._lib import ffi, lib
 
 __all__ = ["Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
-           "backend_version", "version", "device_count", "default_handle", "stream_pointer"]
+           "backend_version", "backend_version_string", "version", "device_count", "default_handle", "stream_pointer"]
 
 
 class Handle:
@@ -131,6 +131,14 @@ def backend_version() -> int:
     if status:
         raise_global_error(status)
     return int(out[0])
+
+
+def backend_version_string() -> str:
+    """The loaded cuDNN's version as text, e.g. ``"9.19.0"`` (cudnn-frontend's format)."""
+    v = backend_version()
+    if v >= 90000:  # cuDNN 9 numbers versions MAJOR * 10000 + MINOR * 100 + PATCH
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return f"{v // 1000}.{v // 100 % 10}.{v % 100}"  # cuDNN 8: MAJOR * 1000 + MINOR * 100
 
 
 def version() -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-from . import _constants, _structs
+from . import _constants, _naming, _structs
 from ._enums import norm_forward_phase
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
@@ -45,7 +45,9 @@ class NormOps:
             raise TypeError(f"{node}: zero_centered_gamma must be a bool")
         opts.zero_centered_gamma = 1 if zero_centered_gamma else 0
         if phase is not None:
-            opts.phase = int(_enum_value(norm_forward_phase, phase, "norm_forward_phase"))
+            member = _enum_value(norm_forward_phase, phase, "norm_forward_phase")
+            if member is not norm_forward_phase.NOT_SET:  # NOT_SET: the C default
+                opts.phase = int(member)
         opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
         return opts, cname
 
@@ -121,20 +123,28 @@ class NormOps:
                               grad, input, scale, mean, inv_variance, zero_centered_gamma,
                               compute_data_type, name)
 
-    def rmsnorm_backward(self, grad: Operand, input: Operand, scale: Operand, inv_rms: Operand,
-                         has_dbias: bool = False, zero_centered_gamma: bool = False,
-                         compute_data_type: DType = None,
-                         name: Optional[str] = None) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-        """RMS norm backward; returns ``(dx, dscale, dbias)`` (dbias None unless ``has_dbias``)."""
+    def rmsnorm_backward(self, grad: Operand, input: Operand, scale: Operand,
+                         inv_variance: Operand = None, has_dbias: bool = False,
+                         zero_centered_gamma: bool = False, compute_data_type: DType = None,
+                         name: Optional[str] = None, *,
+                         inv_rms: Operand = None) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """RMS norm backward; returns ``(dx, dscale, dbias)`` (dbias None unless ``has_dbias``).
+
+        ``inv_variance`` (cudnn-frontend's keyword) is the forward's inv_rms
+        output; ``inv_rms=`` is the same.
+        """
+        from ._graph import _one_of
+
+        inv_rms = _one_of("rmsnorm_backward", "inv_variance", inv_variance, "inv_rms", inv_rms)
         node = self._node_name("rmsnorm_backward", name)
         opts, cname = self._norm_options(node, None, zero_centered_gamma, None,
                                          compute_data_type)
         args = [self._operand(t, node, port) for t, port in
-                ((grad, "grad"), (input, "input"), (scale, "scale"), (inv_rms, "inv_rms"))]
+                ((grad, "grad"), (input, "input"), (scale, "scale"), (inv_rms, "inv_variance"))]
         dx, ds = ffi.new("int64_t *"), ffi.new("int64_t *")
         db = ffi.new("int64_t *") if has_dbias else ffi.NULL
         self._check(lib.cudnnfe_graph_add_rmsnorm_backward(self._ptr, *args, opts, dx, ds, db))
-        return (self._added(node, int(dx[0])), self._wrap(int(ds[0]), "virtual"),
+        return (self._added(node, int(dx[0]), _naming.RMSNORM_BACKWARD_PORTS), self._wrap(int(ds[0]), "virtual"),
                 self._wrap(int(db[0]), "virtual") if has_dbias and db[0] else None)
 
     # ---- batch norm -----------------------------------------------------------------

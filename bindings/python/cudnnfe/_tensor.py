@@ -2,9 +2,10 @@
 setters (which chain) and getters."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
-from ._enums import data_type, tensor_kind
+from ._enums import data_type, tensor_kind, tensor_reordering
+from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _dtype, _ints, _py_uid, _string
 
@@ -23,13 +24,16 @@ class Tensor:
     :meth:`pygraph.execute`.
     """
 
-    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "__weakref__")
+    __slots__ = ("_graph", "_uid", "_role", "_user_uid", "_alignment", "_ragged_offset",
+                 "__weakref__")
 
     def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
         self._graph = graph
         self._uid = c_uid
         self._role = role  # "input", "output", "virtual", "scalar" or "unknown"
         self._user_uid = False
+        self._alignment = 16  # cuDNN's default byte alignment of a tensor's address
+        self._ragged_offset: Optional["Tensor"] = None
 
     # ---- setters (chainable) ----
 
@@ -96,6 +100,86 @@ class Tensor:
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         g = self._graph
         g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(name, "name")))
+        return self
+
+    # ---- cudnn-frontend attributes without a C counterpart ----
+
+    def set_is_pass_by_value(self, is_pass_by_value: bool) -> "Tensor":
+        """Mark a one-element graph input as pass-by-value: its array is in host memory and
+        read when execute is called (``cudnnfe_tensor_set_pass_by_value``)."""
+        g = self._graph
+        g._check(lib.cudnnfe_tensor_set_pass_by_value(g._ptr, self._uid,
+                                                      1 if is_pass_by_value else 0))
+        return self
+
+    def _c_pass_by_value(self) -> bool:
+        g = self._graph
+        out = ffi.new("int32_t *")
+        g._check(lib.cudnnfe_tensor_get_pass_by_value(g._ptr, self._uid, out))
+        return bool(out[0])
+
+    def get_is_pass_by_value(self) -> bool:
+        """True for a scalar of the graph and for an input marked pass-by-value."""
+        return self._graph._role(self) == "scalar" or self._c_pass_by_value()
+
+    def get_has_compile_time_constant(self) -> bool:
+        """True for a scalar whose value is part of the graph (``tensor_scalar``, numbers)."""
+        return self._graph._role(self) == "scalar"
+
+    def set_alignment(self, alignment: int) -> "Tensor":
+        """Record the buffer's byte alignment (cuDNN assumes 16; cudnnfe checks pointers at
+        execute, so the value is informative only)."""
+        if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1:
+            raise ValueError(f"alignment must be a positive int, not {alignment!r}")
+        self._alignment = alignment
+        return self
+
+    def get_alignment(self) -> int:
+        """The byte alignment recorded with :meth:`set_alignment` (default 16)."""
+        return self._alignment
+
+    def set_reordering_type(self, reordering_type: Any) -> "Tensor":
+        """Only ``tensor_reordering.NONE``: reordered layouts are not offered by the C ABI."""
+        name = str(getattr(reordering_type, "name", reordering_type))
+        if name.upper() not in ("NONE", "0"):
+            raise NotOfferedError(f"tensor {self.get_name()!r}: reordering_type {name} (tensor "
+                                  "reordering) is not offered by the cudnnfe C ABI")
+        return self
+
+    def get_reordering_type(self) -> tensor_reordering:
+        """Always ``tensor_reordering.NONE``."""
+        return tensor_reordering.NONE
+
+    def set_vector_count_and_dimension(self, count: int, dimension: int) -> "Tensor":
+        """Only a count of 1: vectorized layouts (INT8x4, INT8x32) are not offered."""
+        if count != 1:
+            raise NotOfferedError(f"tensor {self.get_name()!r}: vector count {count} "
+                                  "(vectorized layouts) is not offered by the cudnnfe C ABI")
+        return self
+
+    def get_vector_count(self) -> int:
+        """Always 1 (no vectorized layouts)."""
+        return 1
+
+    def get_vector_dimension(self) -> int:
+        """Always -1 (no vectorized layouts)."""
+        return -1
+
+    def set_ragged_offset(self, ragged_offset: "Tensor") -> "Tensor":
+        """Give an attention tensor its ragged (packed) sequence offsets.
+
+        The offsets (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) of q, k, v
+        (and o, dO) are read by the ``sdpa`` / ``sdpa_backward`` that takes the
+        tensor (the C ABI's ``ragged_offset_*`` options, ``docs/attention.md``);
+        on an output (O, dQ, dK, dV) they must be its input's
+        (:mod:`cudnnfe._ragged`).
+        """
+        if not isinstance(ragged_offset, Tensor) or ragged_offset._graph is not self._graph:
+            raise TypeError("set_ragged_offset takes a tensor of the same graph")
+        from . import _ragged
+
+        _ragged.on_set(self, ragged_offset)
+        self._ragged_offset = ragged_offset
         return self
 
     # ---- getters ----

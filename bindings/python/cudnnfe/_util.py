@@ -11,7 +11,7 @@ import operator
 from typing import Any, List, Optional, Union
 
 from . import _arrays
-from ._enums import data_type
+from ._enums import FE_ONLY, data_type
 from ._lib import ffi, lib
 
 __all__ = ["UID_ZERO_ALIAS"]
@@ -47,10 +47,14 @@ def _py_uid(c_uid: int) -> int:
 def _dtype(value: DType, what: str) -> int:
     if value is None:
         return int(data_type.NOT_SET)
-    if isinstance(value, data_type):
-        return int(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return int(data_type(value))
+        value = data_type(value)
+        if value.name in FE_ONLY[data_type]:
+            from ._errors import NotOfferedError
+
+            raise NotOfferedError(f"{what}: data type {value.name} is not offered by the cudnnfe "
+                                  "C ABI")
+        return int(value)
     found = _arrays.dtype_of(value)
     if found is None:
         raise TypeError(f"{what}: {value!r} is not a cudnnfe.data_type")

@@ -106,5 +106,9 @@ def test_enums_cover_every_constant():
     for enum, prefix in _enums.PREFIXES.items():
         constants = {k[len(prefix):]: v for k, v in _cdef.CONSTANTS.items()
                      if k.startswith(prefix)}
-        members = {m.name: int(m) for m in enum}
+        fe_only = _enums.FE_ONLY.get(enum, frozenset())
+        members = {m.name: int(m) for m in enum if m.name not in fe_only}
         assert members == constants, f"{enum.__name__} differs from {prefix}* in the header"
+        # Members kept for cudnn-frontend code only lie outside every C value.
+        assert all(int(enum[n]) >= _enums.FE_ONLY_BASE for n in fe_only)
+        assert not set(constants.values()) & {int(enum[n]) for n in fe_only}

@@ -246,4 +246,4 @@ def test_high_level_graph_with_a_folded_epsilon(bn_arrays):
     want = ref.batchnorm(x.astype(np.float64), scale, bias, 1e-3)[0]
     close(g(x, scale, bias), want, rtol=1e-4, atol=1e-5)
     result = g({"bn::input": x, "bn::scale": scale, "bn::bias": bias, eps: eps_cpu})
-    close(result["bn::y"], want, rtol=1e-4, atol=1e-5)
+    close(result["bn::Y"], want, rtol=1e-4, atol=1e-5)

@@ -139,7 +139,7 @@ def test_pointwise_shorthands(method, keywords, mode, rng):
     g = graph()
     ts = [g.tensor_like(v) for v in values]
     y = getattr(g, method)(**dict(zip(keywords, ts)), name="op").set_output(True)
-    assert y.get_name() == "op::out"
+    assert y.get_name() == "op::OUT_0"
     (out,) = run(g, dict(zip(ts, values)), [y])
     expected = ref.POINTWISE[mode][1](*[v.astype(np.float64) for v in values])
     close(out, expected, rtol=2e-5, atol=2e-6)
@@ -429,7 +429,7 @@ def _small_graph(rng):
 
 def test_variant_pack_keys_tensor_uid_and_name(rng):
     g, ta, tb, y, a, b = _small_graph(rng)
-    for keys in ([ta, tb, y], [ta.get_uid(), tb.get_uid(), y.get_uid()], ["a", "b", "sum::out"]):
+    for keys in ([ta, tb, y], [ta.get_uid(), tb.get_uid(), y.get_uid()], ["a", "b", "sum::OUT_0"]):
         out = np.zeros((2, 3), np.float32)
         g.execute(dict(zip(keys, [a, b, out])), None, handle=cudnnfe.create_handle())
         close(out, a.astype(np.float64) + b)
@@ -520,7 +520,7 @@ def test_array_checks_name_the_tensor(rng):
         g.execute({ta: a.astype(np.float64), tb: b, y: out})
     with pytest.raises(ValueError, match=r"'b'.*dims \[2, 3\].*shape \[3, 2\]"):
         g.execute({ta: a, tb: b.T.copy(), y: out})
-    with pytest.raises(ValueError, match=r"'sum::out'.*strides \[3, 1\].*\[1, 2\]"):
+    with pytest.raises(ValueError, match=r"'sum::OUT_0'.*strides \[3, 1\].*\[1, 2\]"):
         g.execute({ta: a, tb: b, y: np.zeros((3, 2), np.float32).T})
     with pytest.raises(TypeError, match="not an array"):
         g.execute({ta: a, tb: [[1, 2, 3]], y: out})
@@ -549,7 +549,7 @@ def test_binding_errors(rng):
     except cudnnfe.InvalidArgumentError as exc:
         assert exc.status == cudnnfe.lib.CUDNNFE_STATUS_INVALID_ARGUMENT
         assert exc.status_name == "CUDNNFE_STATUS_INVALID_ARGUMENT"
-        assert "sum::out" in exc.message
+        assert "sum::OUT_0" in exc.message
     else:
         pytest.fail("a missing output binding was accepted")
 
@@ -574,8 +574,10 @@ def test_graph_context_manager_positional_and_dict(rng):
     with cudnnfe.Graph(**F32) as g2:
         out2, _ = g2.sdpa(q=q, k=k, v=v, attn_scale=0.25, name="attn")
         out2.set_output(True)
-    res = g2({"attn::q": q, "attn::k": k, "attn::v": v})
-    assert set(res) == {"attn::O"}
+    given = {"attn::q": q, "attn::k": k, "attn::v": v}
+    res = g2(given)
+    # as cudnn-frontend: the outputs are added to the caller's dict, which is returned
+    assert res is given and set(res) == {"attn::q", "attn::k", "attn::v", "attn::O"}
     close(res["attn::O"], ref.sdpa(q, k, v, 0.25)[0], rtol=1e-4, atol=1e-5)
     # outputs given in the dict are written in place
     mine = np.zeros((1, 2, 6, 8), np.float32)
@@ -612,7 +614,7 @@ def test_graph_deserialize_classmethod_and_call(rng):
     with cudnnfe.Graph(**F32) as g:
         g.tanh(x, name="t").set_output(True)
     g2 = cudnnfe.Graph.deserialize(g.serialize(), target=CPU)
-    assert g2.input_names() == ["t::input"] and g2.output_names() == ["t::out"]
+    assert g2.input_names() == ["t::input"] and g2.output_names() == ["t::OUT_0"]
     close(g2(x), np.tanh(x.astype(np.float64)), rtol=1e-5)
 
 

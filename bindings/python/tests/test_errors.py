@@ -172,8 +172,11 @@ def test_tensor_like_arguments(g):
         g.tensor_like(np.zeros((), np.float32))
     with pytest.raises(TypeError, match="no cudnnfe data type"):
         g.tensor_like(np.zeros(3, np.complex64))
-    with pytest.raises(TypeError):
-        g.tensor_like(g.tensor(dim=[1]))
+    # A Tensor is copied (dims, strides, type), as cudnn-frontend's tensor_like(tensor, name).
+    copy = g.tensor_like(g.tensor(dim=[2, 3], stride=[1, 2]), "copy")
+    assert (copy.get_dim(), copy.get_stride(), copy.get_name()) == ([2, 3], [1, 2], "copy")
+    with pytest.raises(TypeError, match="input and array"):
+        g.tensor_like(np.zeros(3, np.float32), array=np.zeros(3, np.float32))
     with pytest.raises(ValueError, match="multiple of the element size"):
         g.tensor_like(np.zeros(8, np.uint8).view(np.float32)[:1].base[1:5].view(np.uint8)
                       if False else _misaligned_view())
@@ -400,7 +403,7 @@ def test_high_level_arguments():
     with pytest.raises(TypeError):
         cudnnfe.Graph(inputs="x")
     with pytest.raises(TypeError):
-        cudnnfe.Graph(outputs=[1])
+        cudnnfe.Graph(outputs=[1.5])  # names, tensors, UIDs and arrays select tensors
     with pytest.raises(ValueError):
         cudnnfe.Graph(heuristics=[42])
     with pytest.raises(ValueError):

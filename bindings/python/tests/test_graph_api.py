@@ -28,7 +28,7 @@ def test_tensor_getters_and_chainable_setters():
     assert w.get_stride() == [20, 5, 1]  # packed row-major by default
     assert w.get_data_type() == data_type.NOT_SET  # resolved from io_data_type at validation
     y = g.matmul(A=x, B=w, name="mm")
-    assert y.get_name() == "mm::c"
+    assert y.get_name() == "mm::C"
     assert y.get_dim() == [2, 3, 5]
     assert not y.is_bound() and y.get_is_virtual()
     same = y.set_output(True).set_data_type(data_type.FLOAT).set_name("out").set_uid(42)
@@ -99,19 +99,19 @@ def test_operation_output_names_and_shapes():
     x = g.tensor(name="x", dim=[2, 3, 9, 9])
     w = g.tensor(name="w", dim=[4, 3, 3, 3])
     y = g.conv_fprop(image=x, weight=w, padding=[1, 1], stride=[2, 2], dilation=[1, 1])
-    assert y.get_name() == "conv_fprop_0::y" and y.get_dim() == [2, 4, 5, 5]
+    assert y.get_name() == "conv_fprop_0::Y" and y.get_dim() == [2, 4, 5, 5]
     y2 = g.conv_fprop(image=x, weight=w, pre_padding=[0, 1], post_padding=[2, 1])
-    assert y2.get_name() == "conv_fprop_1::y" and y2.get_dim() == [2, 4, 9, 9]
+    assert y2.get_name() == "conv_fprop_1::Y" and y2.get_dim() == [2, 4, 9, 9]
     dx = g.conv_dgrad(weight=w, loss=y2, padding=[0, 0])
     assert dx.get_dim() == [2, 3, 11, 11]
     dw = g.conv_wgrad(image=x, loss=g.tensor(dim=[2, 4, 7, 7]), padding=[0, 0])
     assert dw.get_dim() == [4, 3, 3, 3]
     r = g.reduction(input=x, mode=cudnnfe.reduction_mode.ADD, axes=[1])
-    assert r.get_dim() == [2, 1, 9, 9] and r.get_name() == "reduction_0::y"
+    assert r.get_dim() == [2, 1, 9, 9] and r.get_name() == "reduction_0::Y"
     r2 = g.reduction(input=x, mode="max", axes_mask=0b1100)
     assert r2.get_dim() == [2, 3, 1, 1]
     a = g.add(a=x, b=g.tensor(dim=[1, 3, 1, 1]))
-    assert a.get_name() == "add_0::out" and a.get_dim() == [2, 3, 9, 9]
+    assert a.get_name() == "add_0::OUT_0" and a.get_dim() == [2, 3, 9, 9]
     c = g.cmp_gt(input=x, comparison=g.tensor(dim=[1, 3, 1, 1]))
     v = g.tensor(dim=[5], name="vec")
     scaled = g.scale(input=v, scale=0.5)  # a Python number becomes a pass-by-value scalar
@@ -134,7 +134,7 @@ def test_sdpa_outputs():
     assert stats is None
     assert o.get_name() == "attn::O" and o.get_dim() == [2, 8, 64, 16]
     o2, stats2 = g.sdpa(q=q, k=k, v=v, is_inference=False)
-    assert stats2.get_dim() == [2, 8, 64, 1] and stats2.get_name() == "sdpa_0::stats"
+    assert stats2.get_dim() == [2, 8, 64, 1] and stats2.get_name() == "sdpa_0::Stats"
     o3, stats3 = g.sdpa(q=q, k=k, v=v, generate_stats=True, use_causal_mask_bottom_right=True,
                         attn_bias=g.tensor(dim=[1, 8, 64, 48], name="bias"))
     assert stats3 is not None
@@ -174,7 +174,7 @@ def test_serialize_deserialize_round_trip_without_build():
     assert g2.get_name() == "round"
     assert g2.get_tensor_count() == 2 and g2.get_node_count() == 1
     assert g2.get_tensor("x").get_uid() == 0
-    out = g2.get_tensor("act::out")
+    out = g2.get_tensor("act::OUT_0")
     assert out.get_uid() == 7 and out.get_is_output()
     assert g2.get_tensor("x").get_is_output() is False
     assert g2.serialize() == data
@@ -182,7 +182,7 @@ def test_serialize_deserialize_round_trip_without_build():
     g3 = cudnnfe.Graph.deserialize(list(data), build=False)
     assert isinstance(g3, cudnnfe.Graph) and g3.get_node_count() == 1
     g4 = cudnnfe.pygraph.deserialize(data.decode(), build=False)
-    assert g4.get_tensor("act::out").get_dim() == [2, 3]
+    assert g4.get_tensor("act::OUT_0").get_dim() == [2, 3]
 
 
 def test_high_level_graph_names_implicit_inputs():
@@ -194,8 +194,9 @@ def test_high_level_graph_names_implicit_inputs():
     z2 = g.add(z, x @ w)  # a new array becomes another input
     z2.set_output(True)
     assert [t.get_name() for t in g.get_tensors()][:2] == ["mm::A", "mm::B"]
-    assert g.input_names() == ["mm::A", "mm::B", "add_0::b"]
-    assert g.output_names() == ["add_0::out"]
+    # in a Graph, unnamed nodes are "<method>.<i>", as cudnn-frontend's wrapper names them
+    assert g.input_names() == ["mm::A", "mm::B", "add.0::b"]
+    assert g.output_names() == ["add.0::OUT_0"]
     # the same array object passed twice is one input
     g2 = cudnnfe.Graph(io_data_type=data_type.FLOAT)
     s = g2.add(a=x, b=x)

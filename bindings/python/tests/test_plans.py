@@ -53,7 +53,7 @@ def arrays(rng):
     return a, b, a @ b
 
 
-def _run(g, arrays, a="a", b="b", c="matmul::c"):
+def _run(g, arrays, a="a", b="b", c="matmul::C"):
     x, y, _ = arrays
     out = np.full((1, 2, 4), np.nan, np.float32)
     g.execute({a: x, b: y, c: out})

@@ -842,6 +842,40 @@ int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
+int _wrap_cudnnfe_tensor_set_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_pass_by_value(arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_tensor_get_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t *arg3 = (int32_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(int32_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_pass_by_value((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t arg2 ;

@@ -461,6 +461,29 @@ extern "C" {
         is_bound: *mut i32,
     ) -> cudnnfe_status_t;
 }
+extern "C" {
+    #[doc = " Marks a one-element graph input as pass-by-value (1) or not (0): its"]
+    #[doc = " binding at execute is then a pointer to host memory, whose value cuDNN"]
+    #[doc = " reads when the execute call is made (cudnn-frontend's is_pass_by_value"]
+    #[doc = " tensors: a scale or bound given as a CPU tensor). It stays a bound input"]
+    #[doc = " (kind INPUT); the CPU reference reads it like any input. Setting 1 on an"]
+    #[doc = " op output, a scalar, or a tensor of more than one element is"]
+    #[doc = " INVALID_ARGUMENT; setting 0 is accepted on any tensor."]
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_tensor_set_pass_by_value(
+        graph: *mut cudnnfe_graph_t,
+        uid: i64,
+        pass_by_value: i32,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Writes 1 if the tensor is a pass-by-value graph input, else 0. since 0.3"]
+    pub fn cudnnfe_tensor_get_pass_by_value(
+        graph: *const cudnnfe_graph_t,
+        uid: i64,
+        pass_by_value: *mut i32,
+    ) -> cudnnfe_status_t;
+}
 #[doc = " ------------------------------------------------------------------------ */"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

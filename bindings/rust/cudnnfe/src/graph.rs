@@ -183,6 +183,18 @@ macro_rules! graph_queries {
             Ok(bound != 0)
         }
 
+        /// Whether the tensor is a pass-by-value graph input: bound at
+        /// execute to a host pointer whose one element cuDNN reads by value
+        /// (`cudnnfe_tensor_get_pass_by_value`, since 0.3).
+        pub fn is_pass_by_value(&self, tensor: $crate::Tensor) -> $crate::Result<bool> {
+            let mut flag = 0i32;
+            // SAFETY: a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_get_pass_by_value(self.raw(), tensor.uid(), &mut flag)
+            })?;
+            Ok(flag != 0)
+        }
+
         /// The graph's structural fingerprint, 32 lowercase hex digits
         /// (`cudnnfe_graph_get_fingerprint`): a hash of the description
         /// without graph, node and tensor names. Graphs with equal
@@ -748,6 +760,17 @@ impl Graph {
         // SAFETY: plain values.
         self.check(unsafe {
             sys::cudnnfe_tensor_set_output(self.raw(), tensor.uid(), is_output as i32)
+        })?;
+        Ok(self)
+    }
+
+    /// Marks a one-element graph input as pass-by-value: its binding at
+    /// execute is a pointer to host memory, read by value when execute is
+    /// called (cudnn-frontend's `is_pass_by_value`; since 0.3).
+    pub fn set_pass_by_value(&mut self, tensor: Tensor, pass_by_value: bool) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_tensor_set_pass_by_value(self.raw(), tensor.uid(), pass_by_value as i32)
         })?;
         Ok(self)
     }

@@ -570,6 +570,35 @@ fn scalars_are_passed_by_value() -> TestResult {
 }
 
 #[test]
+fn pass_by_value_inputs_are_read_at_every_execute() -> TestResult {
+    let mut g = Graph::new()?;
+    let x = g.input("x", DataType::Float, &[4])?;
+    let s = g.input("s", DataType::Float, &[1])?;
+    let y = g.binary(PointwiseMode::Mul, x, s)?;
+    g.set_output(y, true)?;
+    assert!(!g.is_pass_by_value(s)?);
+    g.set_pass_by_value(s, true)?;
+    assert!(g.is_pass_by_value(s)? && g.is_bound(s)?);
+    assert!(g.set_pass_by_value(x, true).is_err()); // four elements
+    let built = g.build(&cpu())?;
+    let x_d = data(4, 7);
+    for scale in [2.0f32, -0.5] {
+        let mut y_d = [0f32; 4];
+        built.execute_host(
+            &mut Handle::new()?,
+            &[
+                (x, HostBuffer::input(&x_d)),
+                (s, HostBuffer::input(&[scale])),
+                (y, HostBuffer::output(&mut y_d)),
+            ],
+        )?;
+        let expected: Vec<f32> = x_d.iter().map(|v| v * scale).collect();
+        assert_close(&y_d, &expected, 0.0, 0.0);
+    }
+    Ok(())
+}
+
+#[test]
 fn a_scalar_takes_the_rank_of_its_pointwise_op() -> TestResult {
     let mut g = Graph::new()?;
     let x = g.input("x", DataType::Float, &[2, 3, 4])?;

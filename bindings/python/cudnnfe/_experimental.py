@@ -1,0 +1,95 @@
+"""cudnn-frontend's ``cudnn.experimental`` namespace: ``experimental.ops.sdpa`` (attention
+as a PyTorch operator, :mod:`cudnnfe._torch_sdpa`) and ``experimental.ops.moe_grouped_matmul``
+(not offered).
+
+The package ships as the flat ``cudnnfe`` directory, so these modules are made here and
+served by a meta-path finder: ``import cudnnfe.experimental.ops.sdpa`` works, and so does the
+same import through any name the ``cudnnfe`` package is registered under (the ``cudnn`` shim of
+``scripts/fe_compat.sh``), always giving the same module objects. Nothing imports torch until
+``sdpa`` is loaded.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+from typing import Any, Optional
+
+from ._errors import NotOfferedError
+
+__all__ = ["install"]
+
+
+def moe_grouped_matmul(*args: Any, **kwargs: Any) -> Any:
+    """MoE grouped matmul is not offered by the cudnnfe C ABI."""
+    raise NotOfferedError("moe_grouped_matmul (MoE grouped matmul) is not offered by the "
+                          "cudnnfe C ABI")
+
+
+def _module(name: str, doc: str, **attrs: Any) -> types.ModuleType:
+    m = types.ModuleType(name, doc)
+    m.__dict__.update(attrs)
+    return m
+
+
+def _ops_getattr(name: str) -> Any:
+    if name == "sdpa":
+        return importlib.import_module("cudnnfe._torch_sdpa")
+    if name == "scaled_dot_product_attention":
+        return importlib.import_module("cudnnfe._torch_sdpa").scaled_dot_product_attention
+    raise AttributeError(f"module 'cudnnfe.experimental.ops' has no attribute {name!r}")
+
+
+_moe = _module("cudnnfe.experimental.ops.moe_grouped_matmul", __doc__,
+               moe_grouped_matmul=moe_grouped_matmul)
+# As in cudnn-frontend, ops.moe_grouped_matmul is the function (its module also imports by name).
+_ops = _module("cudnnfe.experimental.ops", "cudnn-frontend's experimental PyTorch operators.",
+               moe_grouped_matmul=moe_grouped_matmul, __getattr__=_ops_getattr, __path__=[])
+
+
+def _experimental_getattr(name: str) -> Any:
+    if name == "scaled_dot_product_attention":
+        return _ops_getattr(name)
+    raise AttributeError(f"module 'cudnnfe.experimental' has no attribute {name!r}")
+
+
+_experimental = _module("cudnnfe.experimental", __doc__, ops=_ops, __path__=[],
+                        moe_grouped_matmul=moe_grouped_matmul,
+                        __getattr__=_experimental_getattr)
+
+
+def _target(suffix: str) -> Optional[types.ModuleType]:
+    """The module for ``<package>.<suffix>``; None for names this finder does not serve."""
+    if suffix == "experimental":
+        return _experimental
+    if suffix == "experimental.ops":
+        return _ops
+    if suffix == "experimental.ops.moe_grouped_matmul":
+        return _moe
+    if suffix == "experimental.ops.sdpa":
+        return importlib.import_module("cudnnfe._torch_sdpa")
+    return None
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``<name>.experimental...`` for every name the cudnnfe package is loaded as."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        top, _, suffix = fullname.partition(".")
+        if sys.modules.get(top) is not sys.modules.get("cudnnfe") or suffix not in (
+                "experimental", "experimental.ops", "experimental.ops.sdpa",
+                "experimental.ops.moe_grouped_matmul"):
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: Any) -> Any:
+        return _target(spec.name.partition(".")[2])
+
+    def exec_module(self, module: Any) -> None:
+        pass  # the module is complete: it is the canonical object
+
+
+def install() -> None:
+    """Add the finder once (called when cudnnfe is imported)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())
