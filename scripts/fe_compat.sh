@@ -27,7 +27,9 @@ report="$repo/scripts/fe_compat_report.py"
 
 prepare_corpus() {
   rm -rf "$corpus" && mkdir -p "$corpus"
-  if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+  # A bare mirror or the top of a clone: read HEAD; any other folder (a plain copy, or a
+  # folder inside another repository) is copied as it is.
+  if [ "$(git -C "$src" rev-parse --is-bare-repository 2>/dev/null)" = true ] || [ -e "$src/.git" ]; then
     git -C "$src" archive HEAD test/python samples/python | tar -x -C "$corpus"
   else
     mkdir -p "$corpus/test" "$corpus/samples"
