@@ -45,8 +45,11 @@ enum class OpKind {
   kSdpaFp8Backward,
   // Block-scale (microscaling) quantize and dequantize (ops/block_scale.cpp).
   kBlockScaleQuantize,
-  kBlockScaleDequantize,
+  kBlockScaleDequantize,  // keep last: kOpKindCount
 };
+
+// Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
+constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kBlockScaleDequantize) + 1;
 
 // Most inputs of one concatenate node (ports x0 .. x15).
 constexpr int kMaxConcatInputs = 16;
