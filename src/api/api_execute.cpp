@@ -2,7 +2,7 @@
 // lives on the stack, UIDs are found by binary search over a sorted vector
 // fixed at build, and errors (the only allocating path) go on the handle.
 #include "api/guard.h"
-#include "exec/plan.h"
+#include "plan/plan.h"
 
 using namespace cudnnfe;
 

@@ -5,7 +5,8 @@
 #include "api/guard.h"
 #include "backend/autotune.h"
 #include "backend/gpu_plan.h"
-#include "backend/plan_cache.h"
+#include "backend/gpu_plan_cache.h"
+#include "exec/build_graph.h"
 #include "plan/fingerprint.h"
 #include "plan/recorded_plan.h"
 
@@ -252,7 +253,7 @@ cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *g, char *bu
                                               size_t capacity, size_t *size) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(size, "size");
-    const std::string blob = backend::serialize_plan(graph);
+    const std::string blob = serialize_plan(graph);
     if (buffer) {
       if (capacity < blob.size())
         fail_argument("capacity ", capacity, " is too small; the plan has ", blob.size(), " bytes");
@@ -281,7 +282,7 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *g, cudnnfe_hand
       fail_argument("graph \"", graph.name,
                     "\" is not empty; load a plan into a freshly created graph");
     Handle *handle = h ? &handle_of(h) : nullptr;
-    backend::load_plan(graph, handle, data, size, o.rebuild_on_mismatch == 1);
+    load_plan(graph, handle, data, size, o.rebuild_on_mismatch == 1);
   });
 }
 

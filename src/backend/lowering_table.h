@@ -1,7 +1,7 @@
 // The backend's row of each op kind: how it lowers to cuDNN descriptors and
 // what its description in NOT_SUPPORTED messages adds beyond the attribute
 // fields marked `describe` (graph/op_schema.h). One row per OpKind
-// (lowering_table.cpp); build.cpp never names an op kind.
+// (lowering_table.cpp); gpu_plan_build.cpp never names an op kind.
 #pragma once
 
 #include <string>

@@ -5,6 +5,8 @@
 // nothing builds, the NOT_SUPPORTED message says what was asked (the ops),
 // of what (cuDNN version, GPU and architecture), cuDNN's own reason and
 // which filter removed which engine configuration.
+#include "backend/gpu_plan_build.h"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -13,12 +15,11 @@
 #include "backend/backend.h"
 #include "backend/descriptor.h"
 #include "backend/device.h"
+#include "backend/frontend_workspace.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/lowering_table.h"
-#include "backend/plan_build.h"
-#include "backend/workspace_plan.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "plan/notes.h"
@@ -59,7 +60,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   const Clock::time_point start = Clock::now();
   auto set = std::make_shared<PlanSet>();
   Lowering lowering(graph, static_cast<size_t>(target.cudnn_version));
-  // PlanSet binds the frontend's workspace tensors (backend/workspace_plan.h).
+  // PlanSet binds the frontend's workspace tensors (backend/frontend_workspace.h).
   lowering.allow_workspace_tensors();
   // And uploads its constant tensors (backend/device_constants.h).
   lowering.allow_constant_tensors();
