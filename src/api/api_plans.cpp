@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "api/guard.h"
+#include "api/resolve_bindings.h"
 #include "backend/autotune.h"
 #include "backend/gpu_plan.h"
 #include "backend/gpu_plan_cache.h"
@@ -33,38 +34,6 @@ size_t plan_index(const Graph &graph, const RecordedPlan &plan, int64_t index) {
                   count, " plan", count == 1 ? "" : "s",
                   count == 1 ? " (build with CUDNNFE_BUILD_POLICY_ALL for more)" : "");
   return static_cast<size_t>(index);
-}
-
-// (uid, pointer) pairs to pointers in bound-UID order, checked as execute
-// checks them.
-void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, size_t num_bindings,
-                      void **data) {
-  if (num_bindings && !bindings)
-    fail_argument("bindings is NULL but num_bindings is ", num_bindings);
-  const size_t bound = graph.bound_uids().size();
-  for (size_t i = 0; i < bound; ++i) data[i] = nullptr;
-  for (size_t i = 0; i < num_bindings; ++i) {
-    const int64_t uid = bindings[i].uid;
-    const int index = graph.bound_index(uid);
-    if (index < 0) {
-      const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
-      fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",
-                    t.is_scalar ? "a pass-by-value scalar" : "virtual (not an output)",
-                    " and takes no buffer");
-    }
-    if (data[index])
-      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                    ") is bound twice");
-    if (!bindings[i].data)
-      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                    ") has a NULL buffer");
-    data[index] = bindings[i].data;
-  }
-  for (size_t i = 0; i < bound; ++i)
-    if (!data[i])
-      fail_argument("graph \"", graph.name, "\": tensor \"",
-                    graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
-                    ") has no binding");
 }
 
 const backend::GpuPlan &gpu_plan_of(const Graph &graph, const char *what) {
