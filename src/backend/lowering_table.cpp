@@ -2,6 +2,8 @@
 // lowering (backend/lower_<op>.cpp) and what its description adds.
 #include "backend/lowering_table.h"
 
+#include <iterator>
+
 #include "backend/lower_sdpa_fp8.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -51,8 +53,8 @@ void describe_sdpa_fp8_backward(const Node &node, std::string &detail) {
 
 using K = OpKind;
 
-// One row per OpKind, in enum order (checked by lowering_op()).
-const LoweringOp kRows[] = {
+// One row per OpKind, in enum order (checked at compile time).
+constexpr LoweringOp kRows[] = {
     {K::kConvFprop, lower_conv, nullptr},
     {K::kConvDgrad, lower_conv, nullptr},
     {K::kConvWgrad, lower_conv, nullptr},
@@ -85,17 +87,11 @@ const LoweringOp kRows[] = {
     {K::kBlockScaleDequantize, lower_block_scale, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a lowering row");
+static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");
 
 }  // namespace
 
 const LoweringOp &lowering_op(OpKind kind) {
-  static const bool ordered = [] {
-    for (size_t i = 0; i < kOpKindCount; ++i)
-      if (static_cast<size_t>(kRows[i].kind) != i)
-        fail(CUDNNFE_STATUS_INTERNAL, "lowering table: row ", i, " is out of order");
-    return true;
-  }();
-  (void)ordered;
   return kRows[static_cast<size_t>(kind)];
 }
 

@@ -2,6 +2,8 @@
 // tensors by port to its op's loop (cpu/reference_ops.h).
 #include "cpu/reference_table.h"
 
+#include <iterator>
+
 #include "core/error.h"
 #include "cpu/reference_ops.h"
 #include "cpu/sdpa_fp8_ref.h"
@@ -133,8 +135,8 @@ void dequantize(const StepTensors &t) {
 
 using K = OpKind;
 
-// One row per OpKind, in enum order (checked by reference_op()).
-const ReferenceOp kRows[] = {
+// One row per OpKind, in enum order (checked at compile time).
+constexpr ReferenceOp kRows[] = {
     {K::kConvFprop, nullptr, conv},
     {K::kConvDgrad, nullptr, conv},
     {K::kConvWgrad, nullptr, conv},
@@ -167,17 +169,11 @@ const ReferenceOp kRows[] = {
     {K::kBlockScaleDequantize, nullptr, dequantize},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
+static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");
 
 }  // namespace
 
 const ReferenceOp &reference_op(OpKind kind) {
-  static const bool ordered = [] {
-    for (size_t i = 0; i < kOpKindCount; ++i)
-      if (static_cast<size_t>(kRows[i].kind) != i)
-        fail(CUDNNFE_STATUS_INTERNAL, "CPU reference: row ", i, " is out of order");
-    return true;
-  }();
-  (void)ordered;
   return kRows[static_cast<size_t>(kind)];
 }
 

@@ -2,7 +2,8 @@
 // each op's file (ops/<op>.cpp); this table only names them.
 #include "ops/op_rules.h"
 
-#include "core/error.h"
+#include <iterator>
+
 #include "ops/attention.h"
 #include "ops/ops.h"
 #include "ops/sdpa_fp8.h"
@@ -61,8 +62,8 @@ bool sdpa_fp8_outputs(const Node &node, size_t port) {
 
 using K = OpKind;
 
-// One row per OpKind, in enum order (checked by op_rules()).
-const OpRules kRows[] = {
+// One row per OpKind, in enum order (checked at compile time).
+constexpr OpRules kRows[] = {
     {K::kConvFprop, infer_conv, types_numeric, nullptr, nullptr},
     {K::kConvDgrad, infer_conv, types_numeric, nullptr, nullptr},
     {K::kConvWgrad, infer_conv, types_numeric, nullptr, nullptr},
@@ -97,17 +98,11 @@ const OpRules kRows[] = {
     {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
+static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");
 
 }  // namespace
 
 const OpRules &op_rules(OpKind kind) {
-  static const bool ordered = [] {
-    for (size_t i = 0; i < kOpKindCount; ++i)
-      if (static_cast<size_t>(kRows[i].kind) != i)
-        fail(CUDNNFE_STATUS_INTERNAL, "op rules: row ", i, " is out of order");
-    return true;
-  }();
-  (void)ordered;
   return kRows[static_cast<size_t>(kind)];
 }
 
