@@ -3,6 +3,8 @@
 // one row each in their own layer's table.
 #include "graph/op_schema.h"
 
+#include <cstring>
+
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -42,21 +44,24 @@ std::vector<AttrField> conv_fields() {
 std::vector<AttrField> pointwise_fields() {
   return {
       CUDNNFE_ATTR(PointwiseAttrs, mode, "mode").with_codec(kPointwiseModeCodec).described(),
-      CUDNNFE_ATTR(PointwiseAttrs, relu_lower_clip, "relu_lower_clip"),
-      CUDNNFE_ATTR(PointwiseAttrs, relu_upper_clip, "relu_upper_clip"),
-      CUDNNFE_ATTR(PointwiseAttrs, relu_lower_clip_slope, "relu_lower_clip_slope"),
-      CUDNNFE_ATTR(PointwiseAttrs, elu_alpha, "elu_alpha"),
-      CUDNNFE_ATTR(PointwiseAttrs, softplus_beta, "softplus_beta"),
-      CUDNNFE_ATTR(PointwiseAttrs, swish_beta, "swish_beta"),
-      CUDNNFE_ATTR(PointwiseAttrs, axis, "axis"),
+      CUDNNFE_ATTR_C(PointwiseAttrs, relu_lower_clip, "relu_lower_clip",
+                     cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, relu_upper_clip, "relu_upper_clip",
+                     cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, relu_lower_clip_slope, "relu_lower_clip_slope",
+                     cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, elu_alpha, "elu_alpha", cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, softplus_beta, "softplus_beta", cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, swish_beta, "swish_beta", cudnnfe_pointwise_options_t),
+      CUDNNFE_ATTR_C(PointwiseAttrs, axis, "axis", cudnnfe_pointwise_options_t),
   };
 }
 
 std::vector<AttrField> reduction_fields() {
   return {
       CUDNNFE_ATTR(ReductionAttrs, mode, "mode").with_codec(kReductionModeCodec).described(),
-      CUDNNFE_ATTR(ReductionAttrs, axes_mask, "axes_mask"),
-      CUDNNFE_ATTR(ReductionAttrs, deterministic, "deterministic"),
+      CUDNNFE_ATTR_C(ReductionAttrs, axes_mask, "axes_mask", cudnnfe_reduction_options_t),
+      CUDNNFE_ATTR_C(ReductionAttrs, deterministic, "deterministic", cudnnfe_reduction_options_t),
   };
 }
 
@@ -115,7 +120,8 @@ std::vector<AttrField> batchnorm_fields() {
 }
 
 std::vector<AttrField> softmax_fields() {
-  return {CUDNNFE_ATTR(SoftmaxAttrs, generate_stats, "generate_stats")};
+  return {
+      CUDNNFE_ATTR_C(SoftmaxAttrs, generate_stats, "generate_stats", cudnnfe_softmax_options_t)};
 }
 
 std::vector<AttrField> reshape_fields() {
@@ -140,61 +146,75 @@ std::vector<AttrField> concat_fields() {
 
 std::vector<AttrField> resample_fields() {
   return {
-      CUDNNFE_ATTR(ResampleAttrs, mode, "mode").with_codec(kResampleModeCodec).described(),
-      CUDNNFE_ATTR(ResampleAttrs, padding_mode, "padding_mode").with_codec(kPaddingModeCodec),
-      CUDNNFE_ATTR(ResampleAttrs, spatial_dims, "spatial_dims")
+      CUDNNFE_ATTR_C(ResampleAttrs, mode, "mode", cudnnfe_resample_options_t)
+          .with_codec(kResampleModeCodec)
+          .described(),
+      CUDNNFE_ATTR_C(ResampleAttrs, padding_mode, "padding_mode", cudnnfe_resample_options_t)
+          .with_codec(kPaddingModeCodec),
+      CUDNNFE_ATTR_C(ResampleAttrs, spatial_dims, "spatial_dims", cudnnfe_resample_options_t)
           .in_range(0, CUDNNFE_MAX_SPATIAL_DIMS),
-      CUDNNFE_ATTR(ResampleAttrs, window, "window").with_count(resample_spatial_count),
-      CUDNNFE_ATTR(ResampleAttrs, stride, "stride").with_count(resample_spatial_count),
-      CUDNNFE_ATTR(ResampleAttrs, pre_padding, "pre_padding").with_count(resample_spatial_count),
-      CUDNNFE_ATTR(ResampleAttrs, post_padding, "post_padding").with_count(resample_spatial_count),
-      CUDNNFE_ATTR(ResampleAttrs, scale, "scale").with_count(resample_spatial_count),
-      CUDNNFE_ATTR(ResampleAttrs, generate_index, "generate_index"),
+      CUDNNFE_ATTR_C(ResampleAttrs, window, "window", cudnnfe_resample_options_t)
+          .with_count(resample_spatial_count),
+      CUDNNFE_ATTR_C(ResampleAttrs, stride, "stride", cudnnfe_resample_options_t)
+          .with_count(resample_spatial_count),
+      CUDNNFE_ATTR_C(ResampleAttrs, pre_padding, "pre_padding", cudnnfe_resample_options_t)
+          .with_count(resample_spatial_count),
+      CUDNNFE_ATTR_C(ResampleAttrs, post_padding, "post_padding", cudnnfe_resample_options_t)
+          .with_count(resample_spatial_count),
+      CUDNNFE_ATTR_C(ResampleAttrs, scale, "scale", cudnnfe_resample_options_t)
+          .with_count(resample_spatial_count),
+      CUDNNFE_ATTR_C(ResampleAttrs, generate_index, "generate_index", cudnnfe_resample_options_t),
   };
 }
 
 std::vector<AttrField> rng_fields() {
   return {
-      CUDNNFE_ATTR(RngAttrs, distribution, "distribution")
+      CUDNNFE_ATTR_C(RngAttrs, distribution, "distribution", cudnnfe_rng_options_t)
           .with_codec(kRngDistributionCodec)
           .described(),
-      CUDNNFE_ATTR(RngAttrs, bernoulli_probability, "bernoulli_probability"),
-      CUDNNFE_ATTR(RngAttrs, uniform_min, "uniform_min"),
-      CUDNNFE_ATTR(RngAttrs, uniform_max, "uniform_max"),
-      CUDNNFE_ATTR(RngAttrs, normal_mean, "normal_mean"),
-      CUDNNFE_ATTR(RngAttrs, normal_stddev, "normal_stddev"),
-      CUDNNFE_ATTR(RngAttrs, seed, "seed"),
+      CUDNNFE_ATTR_C(RngAttrs, bernoulli_probability, "bernoulli_probability",
+                     cudnnfe_rng_options_t),
+      CUDNNFE_ATTR_C(RngAttrs, uniform_min, "uniform_min", cudnnfe_rng_options_t),
+      CUDNNFE_ATTR_C(RngAttrs, uniform_max, "uniform_max", cudnnfe_rng_options_t),
+      CUDNNFE_ATTR_C(RngAttrs, normal_mean, "normal_mean", cudnnfe_rng_options_t),
+      CUDNNFE_ATTR_C(RngAttrs, normal_stddev, "normal_stddev", cudnnfe_rng_options_t),
+      CUDNNFE_ATTR_C(RngAttrs, seed, "seed", cudnnfe_rng_options_t),
       CUDNNFE_ATTR(RngAttrs, dims, "dims"),
   };
 }
 
 std::vector<AttrField> sdpa_fp8_fields() {
   return {
-      CUDNNFE_ATTR(SdpaFp8Attrs, attn_scale, "attn_scale"),
-      CUDNNFE_ATTR(SdpaFp8Attrs, generate_stats, "generate_stats"),
-      CUDNNFE_ATTR(SdpaFp8Attrs, causal_mask, "causal_mask"),
+      CUDNNFE_ATTR_C(SdpaFp8Attrs, attn_scale, "attn_scale", cudnnfe_sdpa_fp8_options_t),
+      CUDNNFE_ATTR_C(SdpaFp8Attrs, generate_stats, "generate_stats", cudnnfe_sdpa_fp8_options_t),
+      CUDNNFE_ATTR_C(SdpaFp8Attrs, causal_mask, "causal_mask", cudnnfe_sdpa_fp8_options_t),
   };
 }
 
 std::vector<AttrField> sdpa_fp8_backward_fields() {
   return {
-      CUDNNFE_ATTR(SdpaFp8BackwardAttrs, attn_scale, "attn_scale"),
-      CUDNNFE_ATTR(SdpaFp8BackwardAttrs, causal_mask, "causal_mask"),
+      CUDNNFE_ATTR_C(SdpaFp8BackwardAttrs, attn_scale, "attn_scale",
+                     cudnnfe_sdpa_fp8_backward_options_t),
+      CUDNNFE_ATTR_C(SdpaFp8BackwardAttrs, causal_mask, "causal_mask",
+                     cudnnfe_sdpa_fp8_backward_options_t),
   };
 }
 
 std::vector<AttrField> block_scale_dequantize_fields() {
   return {
-      CUDNNFE_ATTR(BlockScaleAttrs, block_size, "block_size").in_range(1, INT32_MAX),
-      CUDNNFE_ATTR(BlockScaleAttrs, axis, "axis").in_range(-CUDNNFE_MAX_DIMS, CUDNNFE_MAX_DIMS - 1),
+      CUDNNFE_ATTR_C(BlockScaleAttrs, block_size, "block_size", cudnnfe_block_scale_options_t)
+          .in_range(1, INT32_MAX),
+      CUDNNFE_ATTR_C(BlockScaleAttrs, axis, "axis", cudnnfe_block_scale_options_t)
+          .in_range(-CUDNNFE_MAX_DIMS, CUDNNFE_MAX_DIMS - 1),
   };
 }
 
 // Quantize alone has the transpose and y's type.
 std::vector<AttrField> block_scale_quantize_fields() {
   std::vector<AttrField> f = block_scale_dequantize_fields();
-  f.push_back(CUDNNFE_ATTR(BlockScaleAttrs, transpose, "transpose"));
-  f.push_back(CUDNNFE_ATTR(BlockScaleAttrs, y_dtype, "y_data_type")
+  f.push_back(
+      CUDNNFE_ATTR_C(BlockScaleAttrs, transpose, "transpose", cudnnfe_block_scale_options_t));
+  f.push_back(CUDNNFE_ATTR_C(BlockScaleAttrs, y_dtype, "y_data_type", cudnnfe_block_scale_options_t)
                   .with_codec(kDtypeCodec)
                   .satisfying(is_fp8_dtype, "is not FP8_E4M3 or FP8_E5M2"));
   return f;
@@ -342,16 +362,42 @@ std::vector<OpSchema> rows() {
   };
 }
 
+// A C member holds a double exactly for a double field and three int64_t
+// exactly for a spatial one; any other field takes an integer.
+bool c_type_fits(const AttrField &f) {
+  if (f.c_type == CType::kNone) return true;
+  if ((f.c_type == CType::kDouble) != (f.type == FieldType::kDouble)) return false;
+  if ((f.c_type == CType::kInt64x3) != (f.type == FieldType::kSpatial)) return false;
+  return f.type != FieldType::kIntList;
+}
+
 const std::vector<OpSchema> &table() {
   static const std::vector<OpSchema> t = [] {
     std::vector<OpSchema> r = rows();
     if (r.size() != kOpKindCount) fail(CUDNNFE_STATUS_INTERNAL, "op schema: rows are missing");
-    for (size_t i = 0; i < r.size(); ++i)
+    for (size_t i = 0; i < r.size(); ++i) {
       if (static_cast<size_t>(r[i].kind) != i)
         fail(CUDNNFE_STATUS_INTERNAL, "op schema: row ", i, " is out of order");
+      for (const AttrField &f : r[i].fields)
+        if (!c_type_fits(f))
+          fail(CUDNNFE_STATUS_INTERNAL, "op schema: ", r[i].name, ".", f.name,
+               " does not fit its C member");
+    }
     return r;
   }();
   return t;
+}
+
+template <class T>
+T load(const void *p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+template <class T>
+void store(void *p, T value) {
+  std::memcpy(p, &value, sizeof(T));
 }
 
 }  // namespace
@@ -387,6 +433,36 @@ void AttrField::set_int(void *attrs, int64_t value) const {
     case FieldType::kInt64: *static_cast<int64_t *>(p) = value; return;
     case FieldType::kUint32: *static_cast<uint32_t *>(p) = static_cast<uint32_t>(value); return;
     default: fail(CUDNNFE_STATUS_INTERNAL, "attribute ", name, " is not an integer");
+  }
+}
+
+void read_c_options(OpKind kind, const void *c_options, void *attrs) {
+  for (const AttrField &f : op_schema(kind).fields) {
+    const char *c = static_cast<const char *>(c_options) + f.c_offset;
+    switch (f.c_type) {
+      case CType::kNone: break;
+      case CType::kInt32: f.set_int(attrs, load<int32_t>(c)); break;
+      case CType::kUint32: f.set_int(attrs, load<uint32_t>(c)); break;
+      case CType::kInt64: f.set_int(attrs, load<int64_t>(c)); break;
+      case CType::kDouble: *static_cast<double *>(f.get(attrs)) = load<double>(c); break;
+      case CType::kInt64x3: std::memcpy(f.get(attrs), c, 3 * sizeof(int64_t)); break;
+    }
+  }
+}
+
+void write_c_defaults(OpKind kind, void *c_options) {
+  OpAttrs defaults = op_schema(kind).make_attrs();
+  void *attrs = attrs_address(defaults);
+  for (const AttrField &f : op_schema(kind).fields) {
+    char *c = static_cast<char *>(c_options) + f.c_offset;
+    switch (f.c_type) {
+      case CType::kNone: break;
+      case CType::kInt32: store(c, static_cast<int32_t>(f.get_int(attrs))); break;
+      case CType::kUint32: store(c, static_cast<uint32_t>(f.get_int(attrs))); break;
+      case CType::kInt64: store(c, f.get_int(attrs)); break;
+      case CType::kDouble: store(c, *static_cast<const double *>(f.get(attrs))); break;
+      case CType::kInt64x3: std::memcpy(c, f.get(attrs), 3 * sizeof(int64_t)); break;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 // same OpKind.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -21,6 +22,10 @@ namespace cudnnfe {
 
 // The C++ type of an attribute field (enumerations are kInt32 with a codec).
 enum class FieldType { kBool, kInt32, kInt64, kUint32, kDouble, kIntList, kSpatial };
+
+// The type of the C options member a field is read from (flags and
+// enumerations are int32_t there; kNone: the field is no C option).
+enum class CType { kNone, kInt32, kUint32, kInt64, kDouble, kInt64x3 };
 
 // Names of one enumeration's values, for JSON and error messages.
 struct EnumCodec {
@@ -49,6 +54,9 @@ struct AttrField {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool (*valid)(int64_t value) = nullptr;
   const char *rule = "";
+  // The same-named member of the kind's C options struct (CUDNNFE_ATTR_C).
+  size_t c_offset = 0;
+  CType c_type = CType::kNone;
 
   AttrField with_codec(const EnumCodec &c) const {
     return edit([&](AttrField &f) { f.codec = &c; });
@@ -67,6 +75,9 @@ struct AttrField {
   }
   AttrField satisfying(bool (*v)(int64_t), const char *r) const {
     return edit([&](AttrField &f) { f.valid = v, f.rule = r; });
+  }
+  AttrField from_c(size_t offset, CType type) const {
+    return edit([&](AttrField &f) { f.c_offset = offset, f.c_type = type; });
   }
 
   // The value of an integer or enumeration field as int64_t (and back).
@@ -105,6 +116,22 @@ constexpr FieldType field_type() {
     static_assert(kUnlistedFieldType<T>, "an attribute member of a type FieldType lacks");
 }
 
+template <class T>
+constexpr CType c_type() {
+  if constexpr (std::is_same_v<T, int32_t>)
+    return CType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return CType::kUint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return CType::kInt64;
+  else if constexpr (std::is_same_v<T, double>)
+    return CType::kDouble;
+  else if constexpr (std::is_same_v<T, int64_t[3]>)
+    return CType::kInt64x3;
+  else
+    static_assert(kUnlistedFieldType<T>, "a C options member of a type CType lacks");
+}
+
 // A field of struct S: CUDNNFE_ATTR(ConvAttrs, stride, "stride"); the type
 // comes from the member, so a row cannot misstate it.
 #define CUDNNFE_ATTR(S, member, key)                                                             \
@@ -112,6 +139,13 @@ constexpr FieldType field_type() {
     key, ::cudnnfe::field_type<std::remove_reference_t<decltype(std::declval<S &>().member)>>(), \
         [](void *a) -> void * { return &static_cast<S *>(a)->member; }                           \
   }
+
+// A field that is also the same-named member of the C options struct C:
+// CUDNNFE_ATTR_C(RngAttrs, seed, "seed", cudnnfe_rng_options_t).
+#define CUDNNFE_ATTR_C(S, member, key, C) \
+  CUDNNFE_ATTR(S, member, key)            \
+      .from_c(offsetof(C, member),        \
+              ::cudnnfe::c_type<std::remove_reference_t<decltype(std::declval<C &>().member)>>())
 
 struct OpSchema {
   OpKind kind;
@@ -124,6 +158,15 @@ struct OpSchema {
 
 // The row of `kind`; every OpKind has one.
 const OpSchema &op_schema(OpKind kind);
+
+// Copies the fields that name a C options member from `c_options` (the
+// kind's C options struct, as read_options returns it) into `attrs` (the
+// kind's attribute struct); flags become bools. The API's per-op code sets
+// only what the options struct does not hold.
+void read_c_options(OpKind kind, const void *c_options, void *attrs);
+// Writes the kind's default attribute values into those C members: the
+// body of an options struct's init function (one copy of each default).
+void write_c_defaults(OpKind kind, void *c_options);
 
 // The address of a node's attribute struct (whichever OpAttrs holds).
 void *attrs_address(OpAttrs &attrs);
