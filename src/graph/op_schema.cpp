@@ -362,9 +362,11 @@ std::vector<OpSchema> rows() {
   };
 }
 
-// A C member holds a double exactly for a double field and three int64_t
-// exactly for a spatial one; any other field takes an integer.
-bool c_type_fits(const AttrField &f) {
+// A spatial field knows its JSON count; a C member holds a double exactly
+// for a double field and three int64_t exactly for a spatial one; any other
+// field takes an integer.
+bool field_is_whole(const AttrField &f) {
+  if (f.type == FieldType::kSpatial && !f.count) return false;
   if (f.c_type == CType::kNone) return true;
   if ((f.c_type == CType::kDouble) != (f.type == FieldType::kDouble)) return false;
   if ((f.c_type == CType::kInt64x3) != (f.type == FieldType::kSpatial)) return false;
@@ -379,9 +381,9 @@ const std::vector<OpSchema> &table() {
       if (static_cast<size_t>(r[i].kind) != i)
         fail(CUDNNFE_STATUS_INTERNAL, "op schema: row ", i, " is out of order");
       for (const AttrField &f : r[i].fields)
-        if (!c_type_fits(f))
+        if (!field_is_whole(f))
           fail(CUDNNFE_STATUS_INTERNAL, "op schema: ", r[i].name, ".", f.name,
-               " does not fit its C member");
+               " lacks its spatial count or does not fit its C member");
     }
     return r;
   }();

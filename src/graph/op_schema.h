@@ -2,7 +2,9 @@
 // name, its ports and the fields of its attribute struct (one row per
 // OpKind, in op_schema.cpp). Graph JSON, the plan fingerprint (which is the
 // JSON without names) and the op descriptions in error messages iterate the
-// field list; no per-op code reads or writes attributes by hand. The rules
+// field list; no per-op code reads or writes attributes by hand. Fields
+// that name their C options member also drive the C API's options copy and
+// init defaults (read_c_options, write_c_defaults). The rules
 // (ops/op_rules.h), the CPU reference (cpu/reference_table.cpp) and the
 // lowering (backend/lowering_table.cpp) have their own rows, keyed by the
 // same OpKind.
