@@ -10,6 +10,7 @@
 #include "backend/plan_build.h"
 #include "backend/refusal_probe.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "plan/disk_cache.h"
 #include "plan/fingerprint.h"
 #include "plan/notes.h"
@@ -171,6 +172,7 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
   const bool found = plan::read_file(plan::cache_file_path(options.plan_cache_dir, key),
                                      plan::kMaxBlobPayload + 256, &data);
   record.cache_ms += ms_since(start);
+  log_info("plan cache: disk ", found ? "hit" : "miss", " for graph \"", graph.name, "\"");
   if (!found) return nullptr;
   try {
     const plan::PlanRecord r = plan::decode_plan_blob(data.data(), data.size());
@@ -208,6 +210,7 @@ std::unique_ptr<GpuPlan> build_gpu(const Graph &graph, Handle *handle, const Bui
     Entry hit;
     const bool found = memory_cache().lookup(memory_key, &hit);
     record.cache_ms += ms_since(start);
+    log_info("plan cache: memory ", found ? "hit" : "miss", " for graph \"", graph.name, "\"");
     if (found) {
       auto plan = std::make_unique<GpuPlan>(hit.set, hit.selected);
       plan->times = hit.times;
@@ -258,6 +261,9 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   else
     plan = make_cpu_reference_plan(graph);
   record.total_ms = ms_since(start);
+  log_info("build \"", graph.name,
+           "\": ", options.target == CUDNNFE_TARGET_GPU ? "GPU" : "CPU reference",
+           " plan; validate ", record.validate_ms, " ms, total ", record.total_ms, " ms");
   plan->record = record;
   plan->options = std::move(options);
   graph.set_plan(std::move(plan));

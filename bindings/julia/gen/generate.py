@@ -371,6 +371,14 @@ def parse_header(text):
                 model.aliases[ext.name] = ct
                 decls.append((line, "alias", {"name": ext.name, "c_type": ct.c_str(),
                                               "julia_type": model.julia_type(ct, "field")}))
+            elif isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.FuncDecl):
+                # A callback type: Julia passes a @cfunction pointer.
+                fd = t.type
+                args = [convert_type(p.type).c_str() for p in (fd.args.params if fd.args else [])]
+                c_type = "%s (*)(%s)" % (convert_type(fd.type).c_str(), ", ".join(args) or "void")
+                decls.append((line, "alias", {"name": ext.name, "c_type": c_type,
+                                              "julia_type": "Ptr{Cvoid}"}))
+                model.aliases[ext.name] = CType("ptr", inner=CType("void", name="void"))
             else:
                 raise HeaderError("line %d: unsupported typedef %s" % (line, ext.name))
         elif isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):

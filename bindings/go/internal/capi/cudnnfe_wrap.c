@@ -199,7 +199,7 @@ static void* Swig_malloc(int c) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
+void _wrap_Swig_free_capi_82bfd983f3a39aff(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -209,7 +209,7 @@ void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_82bfd983f3a39aff(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -222,7 +222,7 @@ void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
+int _wrap_cudnnfe_version_capi_82bfd983f3a39aff() {
   uint32_t result;
   int _swig_go_result;
   
@@ -233,7 +233,7 @@ int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int _swig_go_0, int _swig_go_1) {
   uint32_t arg1 ;
   uint32_t arg2 ;
   cudnnfe_status_t result;
@@ -248,7 +248,7 @@ int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_
 }
 
 
-int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
+int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(long long *_swig_go_0) {
   int64_t *arg1 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -261,7 +261,7 @@ int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
+int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(int *_swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -274,7 +274,7 @@ int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_status_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -287,7 +287,7 @@ _gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -300,7 +300,7 @@ _gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
+long long _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   size_t result;
   long long _swig_go_result;
@@ -313,7 +313,7 @@ long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
+_gostring_ _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -324,7 +324,263 @@ _gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnnfe_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudnn_version = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudnn_version);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudnn_origin = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudnn_origin);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudart_version = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudart_version);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudart_origin = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudart_origin);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_library_info *_wrap_new_cudnnfe_library_info_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_library_info *result = 0 ;
+  struct cudnnfe_library_info *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_library_info *)calloc(1, sizeof(struct cudnnfe_library_info));
+  *(struct cudnnfe_library_info **)&_swig_go_result = (struct cudnnfe_library_info *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_library_info_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_library_info_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_library_info(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(int _swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_library_t arg1 ;
+  char *arg2 = (char *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = (cudnnfe_library_t)_swig_go_0; 
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_library_add_search_dir(arg1,(char const *)arg2);
+  _swig_go_result = result; 
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
   cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **) 0 ;
   int32_t arg2 ;
   cudnnfe_status_t result;
@@ -339,7 +595,7 @@ int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_g
 }
 
 
-int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
+int _wrap_cudnnfe_handle_destroy_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -352,7 +608,7 @@ int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_s
 }
 
 
-_gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -365,7 +621,7 @@ _gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_0) {
+int _wrap_cudnnfe_graph_create_capi_82bfd983f3a39aff(cudnnfe_graph_t **_swig_go_0) {
   cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -378,7 +634,7 @@ int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_
 }
 
 
-int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_destroy_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -391,7 +647,7 @@ int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-_gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_graph_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -404,7 +660,7 @@ _gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -423,7 +679,7 @@ int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
@@ -443,7 +699,7 @@ int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -463,7 +719,7 @@ int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -478,7 +734,7 @@ int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -493,7 +749,7 @@ int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -508,7 +764,7 @@ int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -523,7 +779,7 @@ int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -538,7 +794,7 @@ int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -557,7 +813,7 @@ int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -579,7 +835,7 @@ int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -609,7 +865,7 @@ int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -635,7 +891,7 @@ int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -652,7 +908,7 @@ int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t arg3 ;
@@ -669,7 +925,7 @@ int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -688,7 +944,7 @@ int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -707,7 +963,7 @@ int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char *arg3 = (char *) 0 ;
@@ -729,7 +985,7 @@ int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -746,7 +1002,7 @@ int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
+int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -769,7 +1025,7 @@ int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *) 0 ;
@@ -786,7 +1042,7 @@ int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
+int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char **arg3 = (char **) 0 ;
@@ -808,7 +1064,7 @@ int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *) 0 ;
@@ -825,7 +1081,7 @@ int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -842,7 +1098,7 @@ int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t arg2 ;
   
@@ -854,7 +1110,7 @@ void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -867,7 +1123,7 @@ long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t arg2 ;
   
@@ -879,7 +1135,7 @@ void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -892,7 +1148,7 @@ int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t arg2 ;
   
@@ -904,7 +1160,7 @@ void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t result;
   int _swig_go_result;
@@ -917,7 +1173,7 @@ int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -929,7 +1185,7 @@ void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -942,7 +1198,7 @@ int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_conv_options *result = 0 ;
   struct cudnnfe_conv_options *_swig_go_result;
   
@@ -953,7 +1209,7 @@ struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   
   arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
@@ -963,7 +1219,7 @@ void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_co
 }
 
 
-void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
   size_t arg2 ;
   
@@ -975,7 +1231,7 @@ void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -996,7 +1252,7 @@ int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1017,7 +1273,7 @@ int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1038,7 +1294,7 @@ int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t arg2 ;
   
@@ -1050,7 +1306,7 @@ void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1063,7 +1319,7 @@ long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1075,7 +1331,7 @@ void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1088,7 +1344,7 @@ int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_matmul_options *result = 0 ;
   struct cudnnfe_matmul_options *_swig_go_result;
   
@@ -1099,7 +1355,7 @@ struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f
 }
 
 
-void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   
   arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
@@ -1109,7 +1365,7 @@ void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1121,7 +1377,7 @@ void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1142,7 +1398,7 @@ int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t arg2 ;
   
@@ -1154,7 +1410,7 @@ void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1167,7 +1423,7 @@ long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1179,7 +1435,7 @@ void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1192,7 +1448,7 @@ int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1204,7 +1460,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1217,7 +1473,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1229,7 +1485,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1242,7 +1498,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1254,7 +1510,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f5
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1267,7 +1523,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1279,7 +1535,7 @@ void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struc
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1292,7 +1548,7 @@ double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1304,7 +1560,7 @@ void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(s
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1317,7 +1573,7 @@ double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1329,7 +1585,7 @@ void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(stru
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1342,7 +1598,7 @@ double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t arg2 ;
   
@@ -1354,7 +1610,7 @@ void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1367,7 +1623,7 @@ int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_pointwise_options *result = 0 ;
   struct cudnnfe_pointwise_options *_swig_go_result;
   
@@ -1378,7 +1634,7 @@ struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   
   arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
@@ -1388,7 +1644,7 @@ void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1400,7 +1656,7 @@ void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_pointwise_mode_t arg2 ;
   int64_t arg3 ;
@@ -1425,7 +1681,7 @@ int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t arg2 ;
   
@@ -1437,7 +1693,7 @@ void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1450,7 +1706,7 @@ long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1462,7 +1718,7 @@ void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1475,7 +1731,7 @@ int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t arg2 ;
   
@@ -1487,7 +1743,7 @@ void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -1500,7 +1756,7 @@ int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t arg2 ;
   
@@ -1512,7 +1768,7 @@ void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1525,7 +1781,7 @@ int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(st
 }
 
 
-struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_reduction_options *result = 0 ;
   struct cudnnfe_reduction_options *_swig_go_result;
   
@@ -1536,7 +1792,7 @@ struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   
   arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
@@ -1546,7 +1802,7 @@ void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1558,7 +1814,7 @@ void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_reduction_mode_t arg2 ;
   int64_t arg3 ;
@@ -1579,7 +1835,7 @@ int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t arg2 ;
   
@@ -1591,7 +1847,7 @@ void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1604,7 +1860,7 @@ long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1616,7 +1872,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1629,7 +1885,7 @@ double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1641,7 +1897,7 @@ void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1654,7 +1910,7 @@ int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1666,7 +1922,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1679,7 +1935,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1691,7 +1947,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1704,7 +1960,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1716,7 +1972,7 @@ void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1729,7 +1985,7 @@ long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1741,7 +1997,7 @@ void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1754,7 +2010,7 @@ int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1766,7 +2022,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(st
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1779,7 +2035,7 @@ long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1791,7 +2047,7 @@ void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1804,7 +2060,7 @@ int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1816,7 +2072,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1829,7 +2085,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1841,7 +2097,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1854,7 +2110,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1866,7 +2122,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1879,7 +2135,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1891,7 +2147,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1904,7 +2160,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -1916,7 +2172,7 @@ void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -1929,7 +2185,7 @@ int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1941,7 +2197,7 @@ void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1954,7 +2210,7 @@ int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1966,7 +2222,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1979,7 +2235,7 @@ double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1991,7 +2247,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2004,7 +2260,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2016,7 +2272,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2029,7 +2285,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2041,7 +2297,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2054,7 +2310,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2066,7 +2322,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2079,7 +2335,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2091,7 +2347,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2104,7 +2360,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2116,7 +2372,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2129,7 +2385,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2141,7 +2397,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2154,7 +2410,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2166,7 +2422,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2179,7 +2435,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2191,7 +2447,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2204,7 +2460,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2216,7 +2472,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2229,7 +2485,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2241,7 +2497,7 @@ void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2254,7 +2510,7 @@ long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(
 }
 
 
-struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
   
@@ -2265,7 +2521,7 @@ struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
@@ -2275,7 +2531,7 @@ void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sd
 }
 
 
-void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2287,7 +2543,7 @@ void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2312,7 +2568,7 @@ int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -2324,7 +2580,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2337,7 +2593,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2349,7 +2605,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2362,7 +2618,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2374,7 +2630,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2387,7 +2643,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2399,7 +2655,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_daf
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2412,7 +2668,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2424,7 +2680,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2437,7 +2693,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2449,7 +2705,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a67
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2462,7 +2718,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -2474,7 +2730,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a67
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -2487,7 +2743,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2499,7 +2755,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f5
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2512,7 +2768,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2524,7 +2780,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a676
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2537,7 +2793,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2549,7 +2805,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(s
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2562,7 +2818,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2574,7 +2830,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2587,7 +2843,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2599,7 +2855,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2612,7 +2868,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2624,7 +2880,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2637,7 +2893,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -2649,7 +2905,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -2662,7 +2918,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2674,7 +2930,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2687,7 +2943,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2699,7 +2955,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2712,7 +2968,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2724,7 +2980,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2737,7 +2993,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2749,7 +3005,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2762,7 +3018,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2774,7 +3030,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2787,7 +3043,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2799,7 +3055,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a67
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2812,7 +3068,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2824,7 +3080,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f5
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2837,7 +3093,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2849,7 +3105,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2862,7 +3118,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2874,7 +3130,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2887,7 +3143,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2899,7 +3155,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2912,7 +3168,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2924,7 +3180,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2937,7 +3193,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e1
 }
 
 
-struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
   
@@ -2948,7 +3204,7 @@ struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
@@ -2958,7 +3214,7 @@ void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2970,7 +3226,7 @@ void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3003,7 +3259,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3038,7 +3294,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t arg2 ;
   
@@ -3050,7 +3306,7 @@ void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3063,7 +3319,7 @@ long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t arg2 ;
   
@@ -3075,7 +3331,7 @@ void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t result;
   int _swig_go_result;
@@ -3088,7 +3344,7 @@ int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3100,7 +3356,7 @@ void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3113,7 +3369,7 @@ double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t arg2 ;
   
@@ -3125,7 +3381,7 @@ void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3138,7 +3394,7 @@ int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3150,7 +3406,7 @@ void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3163,7 +3419,7 @@ int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3175,7 +3431,7 @@ void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3188,7 +3444,7 @@ double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
   
@@ -3199,7 +3455,7 @@ struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   
   arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
@@ -3209,7 +3465,7 @@ void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_no
 }
 
 
-void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3221,7 +3477,7 @@ void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3248,7 +3504,7 @@ int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3273,7 +3529,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3304,7 +3560,7 @@ int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
+int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3333,7 +3589,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3368,7 +3624,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3395,7 +3651,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3426,7 +3682,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3453,7 +3709,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3484,7 +3740,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3511,7 +3767,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3542,7 +3798,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t arg2 ;
   
@@ -3554,7 +3810,7 @@ void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3567,7 +3823,7 @@ long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t arg2 ;
   
@@ -3579,7 +3835,7 @@ void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3592,7 +3848,7 @@ int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3604,7 +3860,7 @@ void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3617,7 +3873,7 @@ int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(stru
 }
 
 
-struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_softmax_options *result = 0 ;
   struct cudnnfe_softmax_options *_swig_go_result;
   
@@ -3628,7 +3884,7 @@ struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e1
 }
 
 
-void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   
   arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
@@ -3638,7 +3894,7 @@ void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3650,7 +3906,7 @@ void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *) 0 ;
@@ -3671,7 +3927,7 @@ int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;
   
@@ -3683,7 +3939,7 @@ void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3696,7 +3952,7 @@ long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(s
 }
 
 
-struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_layout_options *result = 0 ;
   struct cudnnfe_layout_options *_swig_go_result;
   
@@ -3707,7 +3963,7 @@ struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f
 }
 
 
-void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   
   arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
@@ -3717,7 +3973,7 @@ void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3729,7 +3985,7 @@ void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3752,7 +4008,7 @@ int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3775,7 +4031,7 @@ int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3802,7 +4058,7 @@ int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -3825,7 +4081,7 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   size_t arg2 ;
   
@@ -3837,7 +4093,7 @@ void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(s
 }
 
 
-long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3850,7 +4106,7 @@ long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3862,7 +4118,7 @@ void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3875,7 +4131,7 @@ int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3887,7 +4143,7 @@ void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3900,7 +4156,7 @@ int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3912,7 +4168,7 @@ void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3925,7 +4181,7 @@ int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3937,7 +4193,7 @@ void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3950,7 +4206,7 @@ int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(struct
 }
 
 
-struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_block_scale_options *result = 0 ;
   struct cudnnfe_block_scale_options *_swig_go_result;
   
@@ -3961,7 +4217,7 @@ struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi
 }
 
 
-void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   
   arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
@@ -3971,7 +4227,7 @@ void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3983,7 +4239,7 @@ void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
@@ -4004,7 +4260,7 @@ int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4025,7 +4281,7 @@ int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;
   
@@ -4037,7 +4293,7 @@ void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4050,7 +4306,7 @@ long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t arg2 ;
   
@@ -4062,7 +4318,7 @@ void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t result;
   int _swig_go_result;
@@ -4075,7 +4331,7 @@ int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -4087,7 +4343,7 @@ void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4100,7 +4356,7 @@ int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t arg2 ;
   
@@ -4112,7 +4368,7 @@ void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t result;
   int _swig_go_result;
@@ -4125,7 +4381,7 @@ int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -4137,7 +4393,7 @@ void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4150,7 +4406,7 @@ int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4162,7 +4418,7 @@ void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4175,7 +4431,7 @@ int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(str
 }
 
 
-struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_resample_options *result = 0 ;
   struct cudnnfe_resample_options *_swig_go_result;
   
@@ -4186,7 +4442,7 @@ struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   
   arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
@@ -4196,7 +4452,7 @@ void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4208,7 +4464,7 @@ void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
@@ -4229,7 +4485,7 @@ int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t arg2 ;
   
@@ -4241,7 +4497,7 @@ void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4254,7 +4510,7 @@ long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t arg2 ;
   
@@ -4266,7 +4522,7 @@ void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t result;
   int _swig_go_result;
@@ -4279,7 +4535,7 @@ int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4291,7 +4547,7 @@ void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4304,7 +4560,7 @@ double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4316,7 +4572,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4329,7 +4585,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4341,7 +4597,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4354,7 +4610,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4366,7 +4622,7 @@ void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4379,7 +4635,7 @@ double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4391,7 +4647,7 @@ void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4404,7 +4660,7 @@ double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t arg2 ;
   
@@ -4416,7 +4672,7 @@ void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_r
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4429,7 +4685,7 @@ long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4441,7 +4697,7 @@ void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4454,7 +4710,7 @@ int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_rng_options *result = 0 ;
   struct cudnnfe_rng_options *_swig_go_result;
   
@@ -4465,7 +4721,7 @@ struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a676
 }
 
 
-void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   
   arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
@@ -4475,7 +4731,7 @@ void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng
 }
 
 
-void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4487,7 +4743,7 @@ void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_r
 }
 
 
-int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -4512,7 +4768,7 @@ int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t arg2 ;
   
@@ -4524,7 +4780,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4537,7 +4793,7 @@ long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double arg2 ;
   
@@ -4549,7 +4805,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struc
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4562,7 +4818,7 @@ double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4574,7 +4830,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4587,7 +4843,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4599,7 +4855,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4612,7 +4868,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
   
@@ -4623,7 +4879,7 @@ struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
@@ -4633,7 +4889,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4645,7 +4901,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4686,7 +4942,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -4698,7 +4954,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4711,7 +4967,7 @@ long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double arg2 ;
   
@@ -4723,7 +4979,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4736,7 +4992,7 @@ double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -4748,7 +5004,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4761,7 +5017,7 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6
 }
 
 
-struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
   
@@ -4772,7 +5028,7 @@ struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_op
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
@@ -4782,7 +5038,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4794,7 +5050,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4859,7 +5115,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t arg2 ;
   
@@ -4871,7 +5127,7 @@ void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4884,7 +5140,7 @@ long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t arg2 ;
   
@@ -4896,7 +5152,7 @@ void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t result;
   int _swig_go_result;
@@ -4909,7 +5165,7 @@ int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -4921,7 +5177,7 @@ void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4934,7 +5190,7 @@ int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t arg2 ;
   
@@ -4946,7 +5202,7 @@ void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t result;
   int _swig_go_result;
@@ -4959,7 +5215,7 @@ int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t arg2 ;
   
@@ -4971,7 +5227,7 @@ void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(
 }
 
 
-long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4984,7 +5240,7 @@ long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -4996,7 +5252,7 @@ void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5009,7 +5265,7 @@ int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -5021,7 +5277,7 @@ void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5034,7 +5290,7 @@ int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -5046,7 +5302,7 @@ void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6
 }
 
 
-int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5059,7 +5315,7 @@ int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5071,7 +5327,7 @@ void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5084,7 +5340,7 @@ int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5096,7 +5352,7 @@ void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5109,7 +5365,7 @@ int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5121,7 +5377,7 @@ void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5134,7 +5390,7 @@ int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(s
 }
 
 
-struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
   
@@ -5145,7 +5401,7 @@ struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51
 }
 
 
-void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   
   arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
@@ -5155,7 +5411,7 @@ void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5167,7 +5423,7 @@ void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -5180,7 +5436,7 @@ int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
+int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
@@ -5197,7 +5453,7 @@ int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_
 }
 
 
-int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t *arg2 = (int32_t *) 0 ;
   cudnnfe_status_t result;
@@ -5212,7 +5468,7 @@ int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_target_t *arg2 = (cudnnfe_target_t *) 0 ;
   cudnnfe_status_t result;
@@ -5227,7 +5483,7 @@ int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5242,7 +5498,7 @@ int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -5262,7 +5518,7 @@ int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t arg2 ;
   
@@ -5274,7 +5530,7 @@ void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_bindin
 }
 
 
-long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+long long _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5287,7 +5543,7 @@ long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
+void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *arg2 = (void *) 0 ;
   
@@ -5299,7 +5555,7 @@ void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_bindi
 }
 
 
-void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+void *_wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -5312,7 +5568,7 @@ void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_bind
 }
 
 
-struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_binding *result = 0 ;
   struct cudnnfe_binding *_swig_go_result;
   
@@ -5323,7 +5579,7 @@ struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
 }
 
 
-void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   
   arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
@@ -5333,7 +5589,7 @@ void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding
 }
 
 
-int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5358,7 +5614,7 @@ int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -5377,7 +5633,7 @@ int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   void **arg3 = (void **) 0 ;
@@ -5402,7 +5658,7 @@ int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5421,7 +5677,7 @@ int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5440,7 +5696,7 @@ int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t arg2 ;
   
@@ -5452,7 +5708,7 @@ void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5465,7 +5721,7 @@ long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5477,7 +5733,7 @@ void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5490,7 +5746,7 @@ long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5502,7 +5758,7 @@ void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5515,7 +5771,7 @@ long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5527,7 +5783,7 @@ void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5540,7 +5796,7 @@ int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5552,7 +5808,7 @@ void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5565,7 +5821,7 @@ int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double arg2 ;
   
@@ -5577,7 +5833,7 @@ void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct
 }
 
 
-double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5590,7 +5846,7 @@ double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5602,7 +5858,7 @@ void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5615,7 +5871,7 @@ int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5627,7 +5883,7 @@ void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5640,7 +5896,7 @@ int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_info *result = 0 ;
   struct cudnnfe_plan_info *_swig_go_result;
   
@@ -5651,7 +5907,7 @@ struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() 
 }
 
 
-void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
@@ -5661,7 +5917,7 @@ void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_
 }
 
 
-void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
   size_t arg2 ;
   
@@ -5673,7 +5929,7 @@ void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pla
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5688,7 +5944,7 @@ int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
@@ -5705,7 +5961,7 @@ int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_status_t result;
@@ -5720,7 +5976,7 @@ int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5735,7 +5991,7 @@ int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t arg2 ;
   
@@ -5747,7 +6003,7 @@ void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5760,7 +6016,7 @@ long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5772,7 +6028,7 @@ void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a676
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5785,7 +6041,7 @@ int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5797,7 +6053,7 @@ void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5810,7 +6066,7 @@ int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5822,7 +6078,7 @@ void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5835,7 +6091,7 @@ int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5847,7 +6103,7 @@ void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5860,7 +6116,7 @@ double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5872,7 +6128,7 @@ void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5885,7 +6141,7 @@ double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a676
 }
 
 
-struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_autotune_options *result = 0 ;
   struct cudnnfe_autotune_options *_swig_go_result;
   
@@ -5896,7 +6152,7 @@ struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   
   arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
@@ -5906,7 +6162,7 @@ void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5918,7 +6174,7 @@ void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5945,7 +6201,7 @@ int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t arg2 ;
   
@@ -5957,7 +6213,7 @@ void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5970,7 +6226,7 @@ long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t arg2 ;
   
@@ -5982,7 +6238,7 @@ void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t result;
   int _swig_go_result;
@@ -5995,7 +6251,7 @@ int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6007,7 +6263,7 @@ void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6020,7 +6276,7 @@ double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6032,7 +6288,7 @@ void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6045,7 +6301,7 @@ double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6057,7 +6313,7 @@ void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6070,7 +6326,7 @@ double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6082,7 +6338,7 @@ void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6095,7 +6351,7 @@ double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6107,7 +6363,7 @@ void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6120,7 +6376,7 @@ double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6132,7 +6388,7 @@ void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6145,7 +6401,7 @@ double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct
 }
 
 
-struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_info *result = 0 ;
   struct cudnnfe_build_info *_swig_go_result;
   
@@ -6156,7 +6412,7 @@ struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   
   arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
@@ -6166,7 +6422,7 @@ void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_buil
 }
 
 
-void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
   size_t arg2 ;
   
@@ -6178,7 +6434,7 @@ void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_bu
 }
 
 
-int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
   cudnnfe_status_t result;
@@ -6193,7 +6449,7 @@ int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6210,7 +6466,7 @@ int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t arg2 ;
   
@@ -6222,7 +6478,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6235,7 +6491,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6247,7 +6503,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6260,7 +6516,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6272,7 +6528,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6285,7 +6541,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6297,7 +6553,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6310,7 +6566,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6322,7 +6578,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6335,7 +6591,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6347,7 +6603,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6360,7 +6616,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6372,7 +6628,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6385,7 +6641,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763
 }
 
 
-struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_cache_stats *result = 0 ;
   struct cudnnfe_plan_cache_stats *_swig_go_result;
   
@@ -6396,7 +6652,7 @@ struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
@@ -6406,7 +6662,7 @@ void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   size_t arg2 ;
   
@@ -6418,7 +6674,7 @@ void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -6431,7 +6687,7 @@ int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan
 }
 
 
-int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
+int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff() {
   cudnnfe_status_t result;
   int _swig_go_result;
   
@@ -6442,7 +6698,7 @@ int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6461,7 +6717,7 @@ int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t arg2 ;
   
@@ -6473,7 +6729,7 @@ void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6486,7 +6742,7 @@ long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t arg2 ;
   
@@ -6498,7 +6754,7 @@ void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -6511,7 +6767,7 @@ int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6
 }
 
 
-struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_load_options *result = 0 ;
   struct cudnnfe_plan_load_options *_swig_go_result;
   
@@ -6522,7 +6778,7 @@ struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
@@ -6532,7 +6788,7 @@ void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
   size_t arg2 ;
   
@@ -6544,7 +6800,7 @@ void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -6567,7 +6823,7 @@ int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -6592,7 +6848,7 @@ int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
