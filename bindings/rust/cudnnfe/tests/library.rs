@@ -7,8 +7,13 @@ use cudnnfe::*;
 #[test]
 fn library_info_reports_this_library_and_refuses_late_search_dirs() -> Result<(), Error> {
     let info = library_info()?;
+    // The shared library, or this test binary when cudnnfe-sys linked
+    // libcudnnfe.a (its cached source build).
+    let exe = std::env::current_exe().expect("the test binary's path");
     assert!(
-        info.cudnnfe_path.contains("libcudnnfe.so"),
+        info.cudnnfe_path.contains("libcudnnfe.so")
+            || std::path::Path::new(&info.cudnnfe_path).canonicalize().ok()
+                == exe.canonicalize().ok(),
         "{}",
         info.cudnnfe_path
     );
