@@ -181,11 +181,8 @@ pub fn set_log_callback(
 ) -> Result<()> {
     let has_callback = callback.is_some();
     *LOG_FN.lock().unwrap_or_else(|e| e.into_inner()) = callback;
-    let c_callback: sys::cudnnfe_log_callback_t = if has_callback {
-        Some(trampoline)
-    } else {
-        None
-    };
+    let c_callback: sys::cudnnfe_log_callback_t =
+        if has_callback { Some(trampoline) } else { None };
     // SAFETY: the trampoline lives for the program; user_data is unused.
     error::check_thread(unsafe {
         sys::cudnnfe_set_log_callback(c_callback, std::ptr::null_mut(), level.raw())
