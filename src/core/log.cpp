@@ -69,11 +69,4 @@ void log_set_sink(cudnnfe_log_callback_t callback, void *user_data, cudnnfe_log_
   current_level.store(level);
 }
 
-LogStage::~LogStage() {
-  if (!log_enabled(CUDNNFE_LOG_LEVEL_INFO)) return;
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  log_write(CUDNNFE_LOG_LEVEL_INFO, cat(what_, ": ", ms, " ms"));
-}
-
 }  // namespace cudnnfe

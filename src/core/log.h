@@ -4,7 +4,6 @@
 // thrown (core/error.h) and returned as statuses.
 #pragma once
 
-#include <chrono>
 #include <string>
 
 #include "core/c_api.h"
@@ -31,20 +30,5 @@ template <class... Parts>
 void log_debug(const Parts &...parts) {
   if (log_enabled(CUDNNFE_LOG_LEVEL_DEBUG)) log_write(CUDNNFE_LOG_LEVEL_DEBUG, cat(parts...));
 }
-
-// Logs "<what>: <ms> ms" at INFO when it goes out of scope: one line per
-// build stage, placed at the stage's top.
-class LogStage {
- public:
-  explicit LogStage(std::string what)
-      : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
-  ~LogStage();
-  LogStage(const LogStage &) = delete;
-  LogStage &operator=(const LogStage &) = delete;
-
- private:
-  std::string what_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 }  // namespace cudnnfe

@@ -149,10 +149,12 @@ function library_info()
     Lib.cudnnfe_library_info_init_sized(info, sizeof(Lib.cudnnfe_library_info_t))
     check(Lib.cudnnfe_library_info(info))
     i = info[]
+    # The struct's strings are Ptr{Cchar} fields, owned by the library.
+    text(p::Ptr{Cchar}) = p == C_NULL ? "" : unsafe_string(p)
     entry(path, version, origin, reason) =
-        (path = _string(path), version = Int(version),
-         origin = get(_ORIGINS, origin, Symbol(origin)), reason = _string(reason))
-    return (cudnnfe_path = _string(i.cudnnfe_path),
+        (path = text(path), version = Int(version),
+         origin = get(_ORIGINS, origin, Symbol(origin)), reason = text(reason))
+    return (cudnnfe_path = text(i.cudnnfe_path),
             cudnn = entry(i.cudnn_path, i.cudnn_version, i.cudnn_origin, i.cudnn_reason),
             cudart = entry(i.cudart_path, i.cudart_version, i.cudart_origin, i.cudart_reason))
 end
