@@ -329,6 +329,59 @@ TEST(destroyed_and_foreign_pointers) {
   CHECK_FAILS(cudnnfe_handle_destroy(h), ARG, "not a live cudnnfe handle");
 }
 
+// Issue 13, defect 4: a destroyed pointer stays refused after its memory
+// could have been reused, and never reaches the object created after it.
+TEST(destroyed_pointers_stay_refused_after_reuse) {
+  cudnnfe_graph_t *g1, *g2;
+  REQUIRE_OK(cudnnfe_graph_create(&g1));
+  REQUIRE_OK(cudnnfe_graph_destroy(g1));
+  REQUIRE_OK(cudnnfe_graph_create(&g2));
+  CHECK(g1 != g2);
+  int64_t uid;
+  const int64_t d[] = {2};
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g2, "live", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &uid));
+  size_t count = 99;
+  CHECK_FAILS(cudnnfe_graph_get_tensor_count(g1, &count), ARG, "not a live cudnnfe graph");
+  CHECK(count == 99);
+  CHECK_FAILS(cudnnfe_graph_destroy(g1), ARG, "not a live cudnnfe graph");
+  REQUIRE_OK(cudnnfe_graph_get_tensor_count(g2, &count));  // g2 survived
+  CHECK(count == 1);
+  REQUIRE_OK(cudnnfe_graph_destroy(g2));
+
+  cudnnfe_handle_t *h1, *h2;
+  REQUIRE_OK(cudnnfe_handle_create(&h1, -1));
+  REQUIRE_OK(cudnnfe_handle_destroy(h1));
+  REQUIRE_OK(cudnnfe_handle_create(&h2, -1));
+  CHECK(h1 != h2);
+  CHECK_FAILS(cudnnfe_handle_destroy(h1), ARG, "not a live cudnnfe handle");
+  CHECK(std::strstr(cudnnfe_handle_last_error(h2), "destroyed") == nullptr);
+  REQUIRE_OK(cudnnfe_handle_destroy(h2));
+  // A graph pointer is not a handle, nor the other way round.
+  REQUIRE_OK(cudnnfe_graph_create(&g1));
+  REQUIRE_OK(cudnnfe_handle_create(&h1, -1));
+  CHECK_FAILS(cudnnfe_handle_destroy(reinterpret_cast<cudnnfe_handle_t *>(g1)), ARG);
+  CHECK_FAILS(cudnnfe_graph_destroy(reinterpret_cast<cudnnfe_graph_t *>(h1)), ARG);
+  REQUIRE_OK(cudnnfe_handle_destroy(h1));
+  REQUIRE_OK(cudnnfe_graph_destroy(g1));
+}
+
+TEST(many_create_destroy_cycles_never_revive_a_pointer) {
+  std::vector<cudnnfe_graph_t *> dead;
+  for (int i = 0; i < 1000; ++i) {
+    cudnnfe_graph_t *g;
+    REQUIRE_OK(cudnnfe_graph_create(&g));
+    REQUIRE_OK(cudnnfe_graph_destroy(g));
+    dead.push_back(g);
+  }
+  cudnnfe_graph_t *live;
+  REQUIRE_OK(cudnnfe_graph_create(&live));
+  size_t refused = 0, count = 0;
+  for (cudnnfe_graph_t *g : dead)
+    refused += cudnnfe_graph_get_tensor_count(g, &count) == CUDNNFE_STATUS_INVALID_ARGUMENT;
+  CHECK(refused == dead.size());
+  REQUIRE_OK(cudnnfe_graph_destroy(live));
+}
+
 TEST(messages_live_on_the_object) {
   Fixture f;
   int64_t uid;
