@@ -8,25 +8,27 @@
 #include "ops/ops.h"
 
 namespace cudnnfe {
-namespace {
 
-void check_shape(const std::string &what, const std::vector<int64_t> &dims,
-                 const std::vector<int64_t> &strides) {
+void check_dims(const std::string &what, const std::vector<int64_t> &dims) {
   if (dims.empty() || dims.size() > CUDNNFE_MAX_DIMS)
     fail_argument(what, ": ", dims.size(), " dims; expected 1 to ", CUDNNFE_MAX_DIMS);
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] <= 0)
       fail_argument(what, ": dim ", i, " is ", dims[i], " in ", dims_string(dims),
                     "; dims must be positive");
+  require_shape_fits(CUDNNFE_STATUS_INVALID_ARGUMENT, what, dims, nullptr);
+}
+
+void check_strides(const std::string &what, const std::vector<int64_t> &dims,
+                   const std::vector<int64_t> &strides) {
   if (strides.size() != dims.size())
     fail_argument(what, ": ", strides.size(), " strides for ", dims.size(), " dims");
   for (size_t i = 0; i < strides.size(); ++i)
     if (strides[i] < 0)
       fail_argument(what, ": stride ", i, " is ", strides[i], " in ", dims_string(strides),
                     "; strides must be >= 0");
+  require_shape_fits(CUDNNFE_STATUS_INVALID_ARGUMENT, what, dims, &strides);
 }
-
-}  // namespace
 
 Graph::Graph() = default;
 Graph::~Graph() = default;
@@ -34,9 +36,8 @@ Graph::Graph(Graph &&) noexcept = default;
 Graph &Graph::operator=(Graph &&) noexcept = default;
 
 Tensor &Graph::new_tensor(const std::string &name) {
-  while (index_by_uid_.count(next_uid_)) ++next_uid_;
   Tensor t;
-  t.uid = next_uid_++;
+  t.uid = next_free_uid();
   t.name = name.empty() ? cat("tensor", t.uid) : name;
   if (uid_by_name_.count(t.name))
     fail_argument("graph \"", this->name, "\": a tensor named \"", t.name, "\" already exists");
@@ -46,13 +47,24 @@ Tensor &Graph::new_tensor(const std::string &name) {
   return tensors_.back();
 }
 
+int64_t Graph::next_free_uid() {
+  // Wraps to 1 past kMaxUid (a UID set at the top of the range); 2^62 UIDs
+  // are never all taken.
+  for (;; ++next_uid_) {
+    if (next_uid_ > kMaxUid) next_uid_ = 1;
+    if (!index_by_uid_.count(next_uid_) && !reserved_uids_.count(next_uid_)) return next_uid_++;
+  }
+}
+
 int64_t Graph::add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
                           const std::vector<int64_t> &dims, const std::vector<int64_t> &strides) {
   require_mutable();
   if (dtype != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(dtype))
     fail_argument("tensor \"", name, "\": unknown data type ", dtype);
+  const std::string what = cat("tensor \"", name, "\"");
+  check_dims(what, dims);
   std::vector<int64_t> actual_strides = strides.empty() ? packed_strides(dims) : strides;
-  check_shape(cat("tensor \"", name, "\""), dims, actual_strides);
+  check_strides(what, dims, actual_strides);
   Tensor &t = new_tensor(name);
   t.dtype = dtype;
   t.dims = dims;
@@ -138,8 +150,10 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
 void Graph::set_uid(int64_t uid, int64_t new_uid) {
   require_mutable();
   Tensor &t = tensor(uid);
-  if (new_uid <= 0)
-    fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is not allowed; UIDs are > 0");
+  if (new_uid <= 0 || new_uid > kMaxUid)
+    fail_argument("tensor \"", t.name, "\": UID ", new_uid,
+                  " is not allowed; UIDs are > 0 and <= 2^62 (1..2^62, the range that graph ",
+                  "JSON and plan blobs carry)");
   if (new_uid == uid) return;
   if (has_tensor(new_uid))
     fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is already used by tensor \"",
@@ -235,7 +249,12 @@ void Graph::validate() {
   for (Node &node : nodes_) check_types(*this, node);
   size_t outputs = 0;
   for (const Tensor &t : tensors_) {
-    if (t.producer >= 0 && !t.is_virtual) ++outputs;
+    require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, cat("tensor \"", t.name, "\""), t.dims,
+                       &t.strides);
+    if (t.producer >= 0 && !t.is_virtual) {
+      ++outputs;
+      require_no_self_alias(t);
+    }
     // A graph input that no node reads is almost always a mistake.
     if (t.producer < 0 && !t.is_scalar) {
       bool read = std::any_of(nodes_.begin(), nodes_.end(), [&](const Node &n) {
@@ -267,6 +286,14 @@ void Graph::validate() {
   if (bound_uids_.size() > kMaxBoundTensors)
     fail_graph("graph \"", name, "\" has ", bound_uids_.size(), " bound tensors; at most ",
                kMaxBoundTensors, " are supported");
+}
+
+void Graph::require_no_self_alias(const Tensor &t) const {
+  // A slice output is a view of its parent and writes nothing of its own.
+  if (t.view_of != 0 || !strides_alias(t.dims, t.strides)) return;
+  fail_graph("output \"", t.name, "\" (UID ", t.uid, ") of ", label(nodes_[t.producer]),
+             ": strides ", dims_string(t.strides), " for dims ", dims_string(t.dims),
+             " make distinct elements share memory; an output needs one place per element");
 }
 
 void Graph::require_mutable() const {

@@ -6,10 +6,12 @@
 namespace cudnnfe {
 namespace {
 
-int64_t conv_out_size(int64_t in, int64_t k, int64_t pre, int64_t post, int64_t stride,
-                      int64_t dilation) {
-  int64_t span = dilation * (k - 1) + 1;
-  int64_t padded = in + pre + post;
+int64_t conv_out_size(const Node &node, int dim, int64_t in, int64_t k, int64_t pre, int64_t post,
+                      int64_t stride, int64_t dilation) {
+  const std::string what = cat("spatial dim ", dim, " (in ", in, " + padding ", pre, " + ", post,
+                               ", filter ", k, " dilated by ", dilation, ")");
+  int64_t span = checked_size(node, CheckedInt(dilation) * (CheckedInt(k) - 1) + 1, what);
+  int64_t padded = checked_size(node, CheckedInt(in) + pre + post, what);
   if (padded < span) return 0;
   return (padded - span) / stride + 1;
 }
@@ -64,7 +66,7 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
               "the image's channel count");
   std::vector<int64_t> y = {x.dims[0], w.dims[0]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t out = conv_out_size(x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+    int64_t out = conv_out_size(node, i, x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
                                 attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]);
     if (out < 1)
       fail_graph(Graph::label(node), ": filter \"", w.name, "\" spatial dim ", i, " (",
@@ -88,8 +90,12 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
               "the loss's channel count");
   std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t in = (dy.dims[2 + i] - 1) * attrs.stride[i] - attrs.pre_padding[i] -
-                 attrs.post_padding[i] + attrs.dilation[i] * (w.dims[2 + i] - 1) + 1;
+    int64_t in = checked_size(
+        node,
+        (CheckedInt(dy.dims[2 + i]) - 1) * attrs.stride[i] - attrs.pre_padding[i] -
+            attrs.post_padding[i] +
+            CheckedInt(attrs.dilation[i]) * (CheckedInt(w.dims[2 + i]) - 1) + 1,
+        cat("dx spatial dim ", i, " = (dy - 1)*stride - pre - post + dilation*(k-1) + 1"));
     if (in < 1)
       fail_graph(Graph::label(node), ": padding of spatial dim ", i,
                  " leaves no input positions for loss \"", dy.name, "\"");
@@ -104,7 +110,7 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
               "the weight's input channels");
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
-                conv_out_size(out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+                conv_out_size(node, i, out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
                               attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
                 "the forward convolution of dx's size");
 }
@@ -118,8 +124,13 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
               "the image's batch");
   std::vector<int64_t> dw = {dy.dims[1], x.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t padded = x.dims[2 + i] + attrs.pre_padding[i] + attrs.post_padding[i];
-    int64_t k = (padded - 1 - (dy.dims[2 + i] - 1) * attrs.stride[i]) / attrs.dilation[i] + 1;
+    int64_t k = checked_size(
+        node,
+        (CheckedInt(x.dims[2 + i]) + attrs.pre_padding[i] + attrs.post_padding[i] - 1 -
+         (CheckedInt(dy.dims[2 + i]) - 1) * attrs.stride[i]) /
+                attrs.dilation[i] +
+            1,
+        cat("dw spatial dim ", i, " = (x + pre + post - 1 - (dy - 1)*stride)/dilation + 1"));
     if (k < 1)
       fail_graph(Graph::label(node), ": loss \"", dy.name, "\" spatial dim ", i, " (",
                  dy.dims[2 + i], ") is larger than the image \"", x.name, "\" allows");
@@ -133,7 +144,7 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
               "the image's channels");
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
-                conv_out_size(x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],
+                conv_out_size(node, i, x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],
                               attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
                 "the forward convolution with dw's filter size");
 }
