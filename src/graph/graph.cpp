@@ -89,9 +89,7 @@ int64_t Graph::add_scalar(const std::string &name, cudnnfe_dtype_t dtype, double
 std::string Graph::unique_node_name(OpKind kind) const {
   for (size_t i = nodes_.size();; ++i) {
     std::string candidate = cat(op_kind_name(kind), "_", i);
-    bool taken = std::any_of(nodes_.begin(), nodes_.end(),
-                             [&](const Node &n) { return n.name == candidate; });
-    if (!taken) return candidate;
+    if (!node_names_.count(candidate)) return candidate;
   }
 }
 
@@ -101,9 +99,8 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   Node node;
   node.kind = kind;
   node.name = name.empty() ? unique_node_name(kind) : name;
-  for (const Node &other : nodes_)
-    if (other.name == node.name)
-      fail_argument(label(node), ": a node with this name already exists");
+  if (node_names_.count(node.name))
+    fail_argument(label(node), ": a node with this name already exists");
   if (compute != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(compute))
     fail_argument(label(node), ": unknown compute data type ", compute);
   const auto &ports = input_port_names(kind);
@@ -143,6 +140,9 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
     next_uid_ = next_uid_before;
     throw;
   }
+  node_names_.insert(node.name);
+  for (int64_t in : node.inputs)
+    if (in != 0) readers_[in].push_back(nodes_.size());
   nodes_.push_back(std::move(node));
   return nodes_.back();
 }
@@ -163,9 +163,18 @@ void Graph::set_uid(int64_t uid, int64_t new_uid) {
   index_by_uid_[new_uid] = index;
   uid_by_name_[t.name] = new_uid;
   t.uid = new_uid;
-  for (Node &node : nodes_) {
-    std::replace(node.inputs.begin(), node.inputs.end(), uid, new_uid);
-    std::replace(node.outputs.begin(), node.outputs.end(), uid, new_uid);
+  // Only the producer and the readers name the UID: no scan of every node.
+  if (t.producer >= 0) {
+    std::vector<int64_t> &outputs = nodes_[t.producer].outputs;
+    std::replace(outputs.begin(), outputs.end(), uid, new_uid);
+  }
+  auto readers = readers_.find(uid);
+  if (readers != readers_.end()) {
+    std::vector<size_t> moved = std::move(readers->second);
+    readers_.erase(readers);
+    for (size_t n : moved)
+      std::replace(nodes_[n].inputs.begin(), nodes_[n].inputs.end(), uid, new_uid);
+    readers_[new_uid] = std::move(moved);
   }
 }
 
@@ -256,25 +265,19 @@ void Graph::validate() {
       require_no_self_alias(t);
     }
     // A graph input that no node reads is almost always a mistake.
-    if (t.producer < 0 && !t.is_scalar) {
-      bool read = std::any_of(nodes_.begin(), nodes_.end(), [&](const Node &n) {
-        return std::find(n.inputs.begin(), n.inputs.end(), t.uid) != n.inputs.end();
-      });
-      if (!read)
-        fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
-    }
+    if (t.producer < 0 && !t.is_scalar && !readers_.count(t.uid))
+      fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
   }
   // A scalar takes its consumers' rank, so all of them must share one.
-  for (const Tensor &t : tensors_) {
-    if (!t.is_scalar) continue;
-    for (const Node &n : nodes_) {
-      for (int64_t in : n.inputs) {
-        if (in != t.uid || n.kind != OpKind::kPointwise) continue;
-        const Tensor &out = tensor(n.outputs[0]);
-        if (out.dims.size() != t.dims.size())
-          fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n),
-                     " has ", out.dims.size(), " dims); add one scalar per rank");
-      }
+  for (const Node &n : nodes_) {
+    if (n.kind != OpKind::kPointwise) continue;
+    for (int64_t in : n.inputs) {
+      if (in == 0 || !tensor(in).is_scalar) continue;
+      const Tensor &t = tensor(in);
+      const Tensor &out = tensor(n.outputs[0]);
+      if (out.dims.size() != t.dims.size())
+        fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
+                   out.dims.size(), " dims); add one scalar per rank");
     }
   }
   if (outputs == 0)

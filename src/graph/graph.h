@@ -92,6 +92,10 @@ class Graph {
   std::unordered_map<int64_t, size_t> index_by_uid_;
   std::unordered_map<std::string, int64_t> uid_by_name_;
   std::vector<Node> nodes_;
+  // Node names, and the nodes reading each UID: O(1) name checks and UID
+  // renames without scanning every node (100,000 nodes were quadratic).
+  std::unordered_set<std::string> node_names_;
+  std::unordered_map<int64_t, std::vector<size_t>> readers_;
   int64_t next_uid_ = 1;
   std::unordered_set<int64_t> reserved_uids_;
   std::vector<int64_t> bound_uids_;
