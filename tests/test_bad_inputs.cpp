@@ -122,7 +122,7 @@ TEST(conv_rules) {
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w3, &o, &y), GRAPH, "conv_fprop \"conv1\"",
               "\"w3\" has 3 dims", "must match");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_bad_c, &o, &y), GRAPH, "\"conv1\"",
-              "\"w_bad_c\" dim 1 (C) is 5; expected 3");
+              "\"w_bad_c\" dim 1 (C) is 5; expected 3", "image \"x\" [1,3,8,8]");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_big, &o, &y), GRAPH, "\"w_big\"",
               "larger than the padded image");
   o.pre_padding[0] = -1;
@@ -223,6 +223,9 @@ TEST(sdpa_rules) {
               "sdpa \"attn\": k \"k3\" has 3 dims [2,1024,64]; expected 4 [b,h_kv,s_kv,d]");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k, k, &so, &o, &stats), GRAPH, "8 heads",
               "multiple of h_kv");
+  // Issue 13, defect 7: the message names the tensors, not just the ports.
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k, k, &so, &o, &stats), GRAPH,
+              "q \"q\" [2,8,1024,64] has 8 heads", "k \"k\" [2,3,1024,64] has 3");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k_d, v, &so, &o, &stats), GRAPH, "\"k_d\"",
               "head dim");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, v, v_s, &so, &o, &stats), GRAPH, "\"v_s\"",
@@ -307,6 +310,25 @@ TEST(wrong_state_before_build) {
   size_t count;
   CHECK_FAILS(cudnnfe_graph_get_bound_uids(f.g, nullptr, 0, &count), CUDNNFE_STATUS_WRONG_STATE);
   cudnnfe_handle_destroy(h);
+}
+
+// Issue 13, defect 7: "not built" says whether a build failed or never ran.
+TEST(not_built_tells_a_failed_build_from_none) {
+  Fixture f;
+  int64_t a = f.tensor("a", {3}), y;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, nullptr, &y));
+  int64_t ws;
+  CHECK_FAILS(cudnnfe_graph_get_workspace_size(f.g, &ws), CUDNNFE_STATUS_WRONG_STATE, "not built",
+              "no build has run");
+  cudnnfe_build_options_t o;
+  cudnnfe_build_options_init(&o);
+  o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  CHECK_FAILS(cudnnfe_graph_build(f.g, nullptr, &o), GRAPH, "no outputs");
+  CHECK_FAILS(cudnnfe_graph_get_workspace_size(f.g, &ws), CUDNNFE_STATUS_WRONG_STATE, "not built",
+              "last build failed", "no outputs");
+  REQUIRE_OK(cudnnfe_tensor_set_output(f.g, y, 1));
+  REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &o));
+  REQUIRE_OK(cudnnfe_graph_get_workspace_size(f.g, &ws));
 }
 
 TEST(destroyed_and_foreign_pointers) {

@@ -105,7 +105,15 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
         to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
     Handle *handle = h ? &handle_of(h) : nullptr;
     // Validation, target, plan caches, heuristics: src/backend/plan_cache.cpp.
-    backend::build_graph(graph, handle, std::move(b));
+    try {
+      backend::build_graph(graph, handle, std::move(b));
+    } catch (const Error &e) {
+      graph.set_build_failure(cat(status_name(e.status()), ": ", e.message()));
+      throw;
+    } catch (const std::bad_alloc &) {
+      graph.set_build_failure("out of host memory");
+      throw;
+    }
   });
 }
 

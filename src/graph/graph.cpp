@@ -306,12 +306,18 @@ void Graph::require_mutable() const {
 }
 
 const Plan &Graph::plan() const {
-  if (!plan_) fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name, "\" is not built yet");
+  if (!plan_ && build_failure_.empty())
+    fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
+         "\" is not built yet: no build has run (call cudnnfe_graph_build)");
+  if (!plan_)
+    fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
+         "\" is not built yet: its last build failed (", build_failure_, ")");
   return *plan_;
 }
 
 void Graph::set_plan(std::unique_ptr<Plan> plan) {
   plan_ = std::move(plan);
+  build_failure_.clear();
 }
 
 int Graph::bound_index(int64_t uid) const {

@@ -76,6 +76,9 @@ class Graph {
   void require_mutable() const;  // WRONG_STATE once built
   const Plan &plan() const;      // WRONG_STATE before build
   void set_plan(std::unique_ptr<Plan> plan);
+  // Records why the last build failed, so that a later "not built" message
+  // tells a failed build from one that never ran.
+  void set_build_failure(std::string message) { build_failure_ = std::move(message); }
   // Bound (non-virtual, non-scalar) UIDs in ascending order; fixed at build.
   const std::vector<int64_t> &bound_uids() const { return bound_uids_; }
   // Position of `uid` in bound_uids(), or -1.
@@ -100,6 +103,7 @@ class Graph {
   std::unordered_set<int64_t> reserved_uids_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
+  std::string build_failure_;
 };
 
 }  // namespace cudnnfe

@@ -51,7 +51,7 @@ void require_same_rank(const Node &node, const Tensor &a, const std::string &a_p
 }
 
 void require_dim(const Node &node, const std::string &what, int64_t got, int64_t expected,
-                 const char *rule) {
+                 const std::string &rule) {
   if (got != expected)
     fail_graph(Graph::label(node), ": ", what, " is ", got, "; expected ", expected, " (", rule,
                ")");
@@ -63,7 +63,7 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, x, "image", w, "weight");
   check_attrs(node, attrs, x.dims.size());
   require_dim(node, cat("weight \"", w.name, "\" dim 1 (C)"), w.dims[1], x.dims[1],
-              "the image's channel count");
+              cat("the channel count of image \"", x.name, "\" ", dims_string(x.dims)));
   std::vector<int64_t> y = {x.dims[0], w.dims[0]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t out = conv_out_size(node, i, x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
@@ -87,7 +87,7 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, dy, "loss", w, "weight");
   check_attrs(node, attrs, dy.dims.size());
   require_dim(node, cat("weight \"", w.name, "\" dim 0 (K)"), w.dims[0], dy.dims[1],
-              "the loss's channel count");
+              cat("the channel count of loss \"", dy.name, "\" ", dims_string(dy.dims)));
   std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t in = checked_size(
@@ -105,9 +105,9 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
   require_same_rank(node, out, "dx", dy, "loss");
   require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
-              "the loss's batch");
+              cat("the batch of loss \"", dy.name, "\""));
   require_dim(node, cat("dx \"", out.name, "\" dim 1 (C)"), out.dims[1], w.dims[1],
-              "the weight's input channels");
+              cat("the input channels of weight \"", w.name, "\""));
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
                 conv_out_size(node, i, out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
@@ -121,7 +121,7 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, x, "image", dy, "loss");
   check_attrs(node, attrs, x.dims.size());
   require_dim(node, cat("loss \"", dy.name, "\" dim 0 (N)"), dy.dims[0], x.dims[0],
-              "the image's batch");
+              cat("the batch of image \"", x.name, "\""));
   std::vector<int64_t> dw = {dy.dims[1], x.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t k = checked_size(
@@ -139,9 +139,9 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   Tensor &out = set_output_shape(graph, node, 0, dw, x.strides);
   require_same_rank(node, out, "dw", x, "image");
   require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
-              "the loss's channels");
+              cat("the channels of loss \"", dy.name, "\""));
   require_dim(node, cat("dw \"", out.name, "\" dim 1 (C)"), out.dims[1], x.dims[1],
-              "the image's channels");
+              cat("the channels of image \"", x.name, "\""));
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
                 conv_out_size(node, i, x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],

@@ -213,7 +213,8 @@ AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
   if (v.dims[1] != a.h_kv) mismatch(v, "v", 1, "h", a.h_kv, "k's head count");
   if (!spec.paged() && v.dims[2] != a.s_kv) mismatch(v, "v", 2, "s", a.s_kv, "k's sequence length");
   if (a.h_q % a.h_kv != 0)
-    fail_graph(Graph::label(node), ": q has ", a.h_q, " heads and k has ", a.h_kv,
+    fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", a.h_q,
+               " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", a.h_kv,
                "; h_q must be a multiple of h_kv (GQA/MQA)");
   if (spec.causal_mask && spec.causal_mask_bottom_right)
     fail_graph(Graph::label(node),
