@@ -189,3 +189,19 @@ TEST(scalar_strides_are_fixed_and_plans_round_trip) {
   Graph loaded;
   REQUIRE_OK(cudnnfe_graph_deserialize_plan(loaded.g, nullptr, blob.data(), blob.size(), nullptr));
 }
+
+// Defect 5: NULL and "" both ask for an automatic name (documented; Go passes
+// "" for "no name"); it is reported, and never collides with a caller's.
+TEST(empty_name_is_an_automatic_name_that_never_collides) {
+  Graph f;
+  int64_t taken = 0, x = 0, y = 0;
+  REQUIRE_OK(f.add("tensor2", {2}, {}, &taken));  // the name UID 2 would get
+  REQUIRE_OK(f.add("", {2}, {}, &x));
+  REQUIRE_OK(f.add(nullptr, {2}, {}, &y));
+  const char *name_x = nullptr, *name_y = nullptr;
+  REQUIRE_OK(cudnnfe_tensor_get_name(f.g, x, &name_x));
+  REQUIRE_OK(cudnnfe_tensor_get_name(f.g, y, &name_y));
+  CHECK(std::string(name_x) == "tensor2_1");
+  CHECK(std::string(name_y) == "tensor3");
+  CHECK_FAILS(cudnnfe_tensor_set_name(f.g, x, ""), ARG, "empty name");
+}

@@ -38,13 +38,21 @@ Graph &Graph::operator=(Graph &&) noexcept = default;
 Tensor &Graph::new_tensor(const std::string &name) {
   Tensor t;
   t.uid = next_free_uid();
-  t.name = name.empty() ? cat("tensor", t.uid) : name;
+  t.name = name.empty() ? automatic_tensor_name(t.uid) : name;
   if (uid_by_name_.count(t.name))
     fail_argument("graph \"", this->name, "\": a tensor named \"", t.name, "\" already exists");
   index_by_uid_[t.uid] = tensors_.size();
   uid_by_name_[t.name] = t.uid;
   tensors_.push_back(std::move(t));
   return tensors_.back();
+}
+
+// "tensor<uid>", or with a suffix when a caller already took that name (an
+// automatic name must never make an add fail).
+std::string Graph::automatic_tensor_name(int64_t uid) const {
+  std::string name = cat("tensor", uid);
+  for (int k = 1; uid_by_name_.count(name); ++k) name = cat("tensor", uid, "_", k);
+  return name;
 }
 
 int64_t Graph::next_free_uid() {

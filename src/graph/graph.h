@@ -87,6 +87,7 @@ class Graph {
  private:
   Tensor &new_tensor(const std::string &name);
   int64_t next_free_uid();
+  std::string automatic_tensor_name(int64_t uid) const;
   std::string unique_node_name(OpKind kind) const;
   void resolve_dtypes();
   void require_no_self_alias(const Tensor &t) const;
