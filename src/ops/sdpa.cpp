@@ -86,7 +86,8 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
       fail_graph(label, ": ", which, " is a paged cache (page_table_", which,
                  ") and ragged (ragged_offset_", which, "); use one");
     const int64_t page_size = cache.dims[2];
-    const int64_t pages = (a.s_kv + page_size - 1) / page_size;
+    const int64_t pages = checked_size(node, (CheckedInt(a.s_kv) + page_size - 1) / page_size,
+                                       cat("pages of ", which, " (s_kv over the page size)"));
     const Tensor &t = graph.tensor(uid);
     if (t.dims != std::vector<int64_t>{a.b, 1, pages, 1})
       fail_graph(label, ": page_table_", which, " \"", t.name, "\" is ", dims_string(t.dims),
