@@ -152,7 +152,7 @@ void add_op(World &w, Input &in) {
   cudnnfe_graph_t *g = w.graph(in);
   int64_t y = 0, extra = 0, extra2 = 0;
   cudnnfe_status_t s = CUDNNFE_STATUS_OK;
-  switch (in.below(9)) {
+  switch (in.below(12)) {
     case 0: {
       cudnnfe_pointwise_options_t o;
       cudnnfe_pointwise_options_init(&o);
@@ -219,6 +219,44 @@ void add_op(World &w, Input &in) {
         if (in.below(3) == 0) o.scale[i] = in.hostile();
       }
       s = CALL(cudnnfe_graph_add_resample(g, w.uid(in), &o, &y, &extra));
+      break;
+    }
+    case 8: {
+      // Attention with the optional tensors and paging drawn from the pool.
+      cudnnfe_sdpa_options_t o;
+      cudnnfe_sdpa_options_init(&o);
+      o.causal_mask = static_cast<int32_t>(in.below(2));
+      o.generate_stats = static_cast<int32_t>(in.below(2));
+      if (in.below(2)) {
+        o.padding_mask = 1;
+        o.seq_len_q = w.uid(in);
+        o.seq_len_kv = w.uid(in);
+      }
+      if (in.below(3) == 0) {
+        o.page_table_k = w.uid(in);
+        o.page_table_v = w.uid(in);
+        o.max_seq_len_kv = in.below(2) ? in.hostile() : 0;
+      }
+      const int64_t q = w.uid(in), k = w.uid(in), v = w.uid(in);
+      s = CALL(cudnnfe_graph_add_sdpa(g, q, k, v, &o, &y, &extra));
+      break;
+    }
+    case 9: {
+      cudnnfe_softmax_options_t o;
+      cudnnfe_softmax_options_init(&o);
+      o.generate_stats = static_cast<int32_t>(in.below(2));
+      s = CALL(cudnnfe_graph_add_softmax(g, w.uid(in), &o, &y, &extra));
+      break;
+    }
+    case 10: {
+      const int32_t n = rank(in);
+      std::vector<int64_t> dims = hostile_dims(in, n);
+      cudnnfe_rng_options_t o;
+      cudnnfe_rng_options_init(&o);
+      o.distribution = in.enum_value(3);
+      const int64_t seed = in.below(2) ? w.uid(in) : 0, offset = in.below(2) ? w.uid(in) : 0;
+      s = CALL(
+          cudnnfe_graph_add_rng(g, n, dims.empty() ? nullptr : dims.data(), seed, offset, &o, &y));
       break;
     }
     default: {
