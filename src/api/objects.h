@@ -5,8 +5,9 @@
 // address in a reserved range that is never mapped, so nothing else in the
 // process has it and it is never dereferenced. Tokens are handed out in
 // increasing order and not reused until the range wraps (2^32 creations;
-// fewer only where the address space is limited), skipping live ones, so a pointer kept after
-// destroy stays refused even after other objects were created and destroyed in between.
+// fewer only where the address space is limited), skipping live ones, so a
+// pointer kept after destroy stays refused even after other objects were
+// created and destroyed in between.
 #pragma once
 
 #include <cstdint>
