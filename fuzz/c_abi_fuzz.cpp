@@ -341,6 +341,10 @@ void query(World &w, Input &in) {
   }
 }
 
+// Largest tensor executed: the Debug + ASan CPU reference stays fast (a conv
+// or matmul over larger tensors costs more than the rest of a case).
+constexpr int64_t kMaxExecuteElements = 1024;
+
 // Bytes a bound tensor spans, or 0 when it is too large to execute cheaply.
 size_t buffer_bytes(const cudnnfe_graph_t *g, int64_t uid) {
   int64_t dims[8], strides[8];
@@ -351,10 +355,10 @@ size_t buffer_bytes(const cudnnfe_graph_t *g, int64_t uid) {
     return 0;
   int64_t span = 1, count = 1;
   for (int32_t i = 0; i < n; ++i) {
-    if (dims[i] > 4096 || strides[i] > 4096) return 0;
+    if (dims[i] > kMaxExecuteElements || strides[i] > kMaxExecuteElements) return 0;
     span += (dims[i] - 1) * strides[i];
     count *= dims[i];
-    if (count > 4096) return 0;
+    if (count > kMaxExecuteElements) return 0;
   }
   return static_cast<size_t>(span) * cudnnfe_dtype_size(dtype) + 16;
 }
