@@ -252,6 +252,8 @@ TEST(cpu_sdpa_new_options_default_and_round_trip_json) {
   cudnnfe_graph_destroy(back);
 }
 
+// Shapes and the implementation are checked when the node is added; types
+// when the graph is validated.
 TEST(cpu_sdpa_new_options_bad_inputs) {
   Run r;
   const int64_t q = r.input("q", CUDNNFE_DTYPE_FLOAT, {1, 2, 3, 4});
@@ -267,19 +269,37 @@ TEST(cpu_sdpa_new_options_bad_inputs) {
   o.sink_token = r.input("sink", CUDNNFE_DTYPE_FLOAT, {1, 3, 1, 1});
   CHECK_FAILS(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr), CUDNNFE_STATUS_INVALID_GRAPH,
               "sink_token \"sink\"", "one sink logit per query head");
-  o.sink_token = r.input("sink_half", CUDNNFE_DTYPE_HALF, {1, 2, 1, 1});
-  CHECK_FAILS(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr), CUDNNFE_STATUS_INVALID_GRAPH,
-              "sink_token", "must be FLOAT");
   cudnnfe_sdpa_options_init(&o);
   o.name = "attn";
   o.block_mask = r.input("bm", CUDNNFE_DTYPE_UINT8, {1, 2, 1, 2});
   CHECK_FAILS(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr), CUDNNFE_STATUS_INVALID_GRAPH,
               "block_mask \"bm\"", "[1,2,1,1]");
-  o.block_mask = r.input("bm_int8", CUDNNFE_DTYPE_INT8, {1, 2, 1, 1});
-  CHECK_FAILS(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr), CUDNNFE_STATUS_INVALID_GRAPH,
-              "block_mask", "must be UINT8");
   o.block_mask = r.input("bm_ok", CUDNNFE_DTYPE_UINT8, {1, 2, 1, 1});
   o.implementation = CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE;
   CHECK_FAILS(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr), CUDNNFE_STATUS_INVALID_GRAPH,
               "block_mask needs the UNIFIED implementation");
+}
+
+TEST(cpu_sdpa_new_options_bad_types) {
+  struct BadType {
+    const char *tensor;
+    cudnnfe_dtype_t dtype;
+    const char *rule;
+  };
+  for (const BadType &bad : {BadType{"sink_token", CUDNNFE_DTYPE_HALF, "must be FLOAT"},
+                             BadType{"block_mask", CUDNNFE_DTYPE_INT8, "must be UINT8"}}) {
+    Run r;
+    const int64_t q = r.input("q", CUDNNFE_DTYPE_FLOAT, {1, 2, 3, 4});
+    cudnnfe_sdpa_options_t o;
+    cudnnfe_sdpa_options_init(&o);
+    o.name = "attn";
+    const bool sink = bad.tensor[0] == 's';
+    const int64_t t = r.input(bad.tensor, bad.dtype, {1, 2, 1, 1});
+    (sink ? o.sink_token : o.block_mask) = t;
+    int64_t out = 0;
+    REQUIRE_OK(cudnnfe_graph_add_sdpa(r.g, q, q, q, &o, &out, nullptr));
+    cudnnfe_tensor_set_output(r.g, out, 1);
+    CHECK_FAILS(cudnnfe_graph_validate(r.g), CUDNNFE_STATUS_INVALID_GRAPH, "sdpa \"attn\"",
+                bad.tensor, bad.rule);
+  }
 }

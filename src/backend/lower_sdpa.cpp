@@ -102,10 +102,10 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_MAX, compute, false, s, max);
   const int64_t sink = attention.spec().sink_token;
-  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t a,
-                        cudnnBackendDescriptor_t b) {
+  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                        cudnnBackendDescriptor_t rhs) {
     cudnnBackendDescriptor_t out = lowering.virtual_tensor(per_row, kFloat);
-    add_pointwise(lowering, mode(m), compute, a, b, nullptr, out);
+    add_pointwise(lowering, mode(m), compute, lhs, rhs, nullptr, out);
     return out;
   };
   if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering.tensor(sink));
