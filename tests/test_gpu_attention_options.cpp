@@ -844,6 +844,37 @@ TEST(gpu_attention_implementation_sink_block_mask) {
   check(Pass::kForward, mask);
 }
 
+// What the unified operation is not given is refused under UNIFIED with
+// the option named (cudnnfe builds no score subgraph), on every cuDNN; a
+// block mask before 9.14 names the version it needs.
+TEST(gpu_attention_unified_refusals) {
+  REQUIRE_GPU();
+  Case c;
+  c.name = "unified causal";
+  c.causal = true;
+  c.impl = CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED;
+  GraphPtr g = new_graph(c.name, CUDNNFE_DTYPE_HALF);
+  ForwardUids u = build_forward(g.get(), c, CUDNNFE_DTYPE_HALF);
+  cudnnfe_tensor_set_output(g.get(), u.o, 1);
+  cudnnfe_build_options_t options = build_options(true);
+  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "sdpa \"attn\"", "implementation UNIFIED is refused",
+              "a causal mask or diagonal band");
+  std::printf("  refused: %s\n", cudnnfe_graph_last_error(g.get()));
+  int64_t version = 0;
+  cudnnfe_cudnn_version(&version);
+  if (version >= 91400) return;
+  Case m;
+  m.name = "block mask before 9.14";
+  m.block_mask = true;
+  GraphPtr mg = new_graph(m.name, CUDNNFE_DTYPE_HALF);
+  ForwardUids mu = build_forward(mg.get(), m, CUDNNFE_DTYPE_HALF);
+  cudnnfe_tensor_set_output(mg.get(), mu.o, 1);
+  CHECK_FAILS(cudnnfe_graph_build(mg.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "AUTO with block_mask", "block_mask needs cuDNN 9.14.0");
+  std::printf("  refused: %s\n", cudnnfe_graph_last_error(mg.get()));
+}
+
 TEST(gpu_attention_dbias) {
   REQUIRE_GPU_OR_DRY_RUN();
   Case c;
