@@ -47,6 +47,9 @@ type BuildOptions struct {
 	// set. NoPlanCacheDir: no directory, whatever the environment says.
 	PlanCacheDir   string
 	NoPlanCacheDir bool
+	// OverrideShapeEnabled builds the graph to take execute-time shapes
+	// (cudnnfe_build_options_t.override_shape_enabled; since 0.3).
+	OverrideShapeEnabled bool
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -61,7 +64,8 @@ func DefaultBuildOptions() BuildOptions {
 		ExcludeNumericalNotes: NumericalNotes(c.ExcludeNumericalNotes),
 		ExcludeBehaviorNotes:  BehaviorNotes(c.ExcludeBehaviorNotes),
 		RequireBehaviorNotes:  BehaviorNotes(c.RequireBehaviorNotes),
-		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0}
+		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0,
+		OverrideShapeEnabled: c.OverrideShapeEnabled != 0}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize
 	}
@@ -109,6 +113,9 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	}
 	if o.DisablePlanCache {
 		c.DisablePlanCache = 1
+	}
+	if o.OverrideShapeEnabled {
+		c.OverrideShapeEnabled = 1
 	}
 	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {

@@ -102,6 +102,12 @@ class GpuPlan final : public RecordedPlan {
   void select(size_t index) override { selected_.store(index, std::memory_order_relaxed); }
   PlanEntry entry(size_t index) const override;
 
+  // Runs the selected candidate with execute-time shapes: a variant pack of
+  // its own with cuDNN's override attributes (cuDNN refuses them where it
+  // lacks them, and that refusal is reported as NOT_SUPPORTED).
+  void execute_overridden(Handle &handle, void *const *data,
+                          const std::vector<ShapeOverride> &overrides, void *workspace,
+                          void *stream) const override;
   // Runs candidate `index` (execute's path; autotune times the others).
   void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream) const;
   // Fills or updates a CUDA graph with the selected candidate

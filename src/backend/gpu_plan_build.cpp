@@ -46,6 +46,25 @@ std::string describe_ops(const Graph &graph) {
        plan::cudnn_version_string(version), " on ", describe_device(device), ": ", why);
 }
 
+// CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED by number, so that
+// headers older than the cuDNN 9.21 ones compile.
+constexpr auto kIsOverrideShapeEnabled = static_cast<cudnnBackendAttributeName_t>(805);
+
+// Execute-time shapes: the loaded cuDNN either takes the operation graph
+// attribute or refuses it (cuDNN 9.14 and 9.19 refuse an attribute they do
+// not know), and the refusal is the answer: no version table here.
+void enable_override_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
+  try {
+    op_graph.set_bool(kIsOverrideShapeEnabled, true);
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("execute-time shapes (override_shape_enabled) need a cuDNN that "
+                           "accepts CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED (its "
+                           "header documents it since cuDNN 9.21.0); this one refused it: ",
+                           e.message()));
+  }
+}
+
 cudnnBackendHeurMode_t to_cudnn_heur(cudnnfe_heur_mode_t mode) {
   switch (mode) {
     case CUDNNFE_HEUR_MODE_B: return CUDNN_HEUR_MODE_B;
@@ -79,6 +98,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   operation_graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, lowering.operations().data(),
                                   static_cast<int64_t>(lowering.operations().size()));
   operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
+  if (graph.override_shape_enabled) enable_override_shapes(graph, target, operation_graph);
   cudnnStatus_t status = operation_graph.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();

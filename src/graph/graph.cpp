@@ -33,6 +33,22 @@ Graph::~Graph() = default;
 Graph::Graph(Graph &&) noexcept = default;
 Graph &Graph::operator=(Graph &&) noexcept = default;
 
+Graph Graph::copy_unbuilt() const {
+  Graph copy;
+  copy.name = name;
+  copy.io_dtype = io_dtype;
+  copy.intermediate_dtype = intermediate_dtype;
+  copy.compute_dtype = compute_dtype;
+  copy.override_shape_enabled = override_shape_enabled;
+  copy.tensors_ = tensors_;
+  copy.index_by_uid_ = index_by_uid_;
+  copy.uid_by_name_ = uid_by_name_;
+  copy.nodes_ = nodes_;
+  copy.next_uid_ = next_uid_;
+  copy.bound_uids_ = bound_uids_;
+  return copy;
+}
+
 Tensor &Graph::new_tensor(const std::string &name) {
   while (index_by_uid_.count(next_uid_)) ++next_uid_;
   Tensor t;

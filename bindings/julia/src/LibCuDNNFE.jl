@@ -492,7 +492,7 @@ end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (88 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (96 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
@@ -509,6 +509,7 @@ struct cudnnfe_build_options
     max_plans::Int32  # int32_t at 72
     disable_plan_cache::Int32  # int32_t at 76
     plan_cache_dir::Ptr{Cchar}  # const char * at 80
+    override_shape_enabled::Int32  # int32_t at 88
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -520,6 +521,17 @@ struct cudnnfe_binding
     data::Ptr{Cvoid}  # void * at 8
 end
 const cudnnfe_binding_t = cudnnfe_binding
+
+"""
+C: `typedef struct cudnnfe_shape_override {...} cudnnfe_shape_override_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_shape_override
+    uid::Int64  # int64_t at 0
+    num_dims::Int32  # int32_t at 8
+    dims::Ptr{Int64}  # const int64_t * at 16
+    strides::Ptr{Int64}  # const int64_t * at 24
+end
+const cudnnfe_shape_override_t = cudnnfe_shape_override
 
 """
 C: `typedef struct cudnnfe_plan_info {...} cudnnfe_plan_info_t;` (56 bytes, alignment 8).
@@ -1942,6 +1954,28 @@ function cudnnfe_graph_execute(graph, handle, bindings, num_bindings, workspace,
 end
 
 """
+    cudnnfe_graph_execute_with_overrides(graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_execute_with_overrides(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, const cudnnfe_shape_override_t *overrides, size_t num_overrides, void *workspace, size_t workspace_size, void *stream)`
+
+Runs a graph built with override_shape_enabled = 1 as cudnnfe_graph_execute
+does, with the tensors of `overrides` (bound tensors, each at most once)
+taking the given shapes and strides for this call; every other bound tensor
+keeps its own. The rank of a tensor cannot change. The CPU reference runs
+the graph with its shapes inferred again from the overridden ones: a bound
+tensor whose shape would change must be overridden too, and an overridden
+output must have the shape its op makes. With no overrides this is
+cudnnfe_graph_execute. Returns what cudnnfe_graph_execute returns, and
+INVALID_ARGUMENT naming the tensor and the rule for a bad override,
+WRONG_STATE for a graph built without override_shape_enabled. since 0.3
+"""
+function cudnnfe_graph_execute_with_overrides(graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream)
+    ccall((:cudnnfe_graph_execute_with_overrides, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{cudnnfe_shape_override_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream)
+end
+
+"""
     cudnnfe_graph_get_bound_uids(graph, uids, capacity, count) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_get_bound_uids(const cudnnfe_graph_t *graph, int64_t *uids, size_t capacity, size_t *count)`
@@ -2382,10 +2416,11 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_build_options_init_sized, cudnnfe_graph_validate, cudnnfe_graph_build,
       cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
-      cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids, cudnnfe_graph_execute_ordered,
-      cudnnfe_graph_serialize, cudnnfe_graph_deserialize, cudnnfe_plan_info,
-      cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
-      cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
+      cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
+      cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,
+      cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
+      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized,
+      cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
       cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
       cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,

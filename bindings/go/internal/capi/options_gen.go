@@ -815,6 +815,7 @@ type BuildOptions struct {
 	NumExcludeEngines     int32
 	MaxPlans              int32
 	DisablePlanCache      int32
+	OverrideShapeEnabled  int32
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
@@ -840,6 +841,7 @@ func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.NumExcludeEngines = int32(c.num_exclude_engines)
 	o.MaxPlans = int32(c.max_plans)
 	o.DisablePlanCache = int32(c.disable_plan_cache)
+	o.OverrideShapeEnabled = int32(c.override_shape_enabled)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -869,6 +871,7 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.num_exclude_engines = C.int32_t(o.NumExcludeEngines)
 	c.max_plans = C.int32_t(o.MaxPlans)
 	c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
+	c.override_shape_enabled = C.int32_t(o.OverrideShapeEnabled)
 }
 
 // AutotuneOptions mirrors cudnnfe_autotune_options_t (struct_size is implied).
@@ -1116,6 +1119,7 @@ var OptionFields = map[string]map[string]string{
 		"max_plans":               "MaxPlans",
 		"disable_plan_cache":      "DisablePlanCache",
 		"plan_cache_dir":          "",
+		"override_shape_enabled":  "OverrideShapeEnabled",
 	},
 	"cudnnfe_autotune_options_t": {
 		"warmup_iterations": "WarmupIterations",

@@ -3945,12 +3945,19 @@ pub struct cudnnfe_build_options {
     #[doc = " CUDNNFE_PLAN_CACHE_DIR when set, else none; \"\": none. Read during the"]
     #[doc = " build call only."]
     pub plan_cache_dir: *const ::std::os::raw::c_char,
+    #[doc = " ---- Appended in 0.3: execute-time shapes. ---- */"]
+    #[doc = " given at execute (cudnnfe_graph_execute_with_overrides); cuDNN's"]
+    #[doc = " operation graph attribute IS_OVERRIDE_SHAPE_ENABLED, cudnn-frontend's"]
+    #[doc = " is_override_shape_enabled. A GPU build is refused (NOT_SUPPORTED) where"]
+    #[doc = " the loaded cuDNN does not accept the attribute. The CPU reference"]
+    #[doc = " accepts it everywhere. Default 0. since 0.3"]
+    pub override_shape_enabled: i32,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        88usize,
+        96usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -4196,6 +4203,23 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_plan_cache_dir();
+    fn test_field_override_shape_enabled() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).override_shape_enabled) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(override_shape_enabled)
+            )
+        );
+    }
+    test_field_override_shape_enabled();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
@@ -4325,6 +4349,125 @@ extern "C" {
         handle: *mut cudnnfe_handle_t,
         bindings: *const cudnnfe_binding_t,
         num_bindings: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        stream: *mut ::std::os::raw::c_void,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " One bound tensor's shape for one execute (cudnnfe_graph_execute_with_overrides):"]
+#[doc = " `num_dims` dims and strides (in elements), as many as the tensor has. The"]
+#[doc = " arrays are read during the call only. since 0.3"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_shape_override {
+    pub uid: i64,
+    pub num_dims: i32,
+    pub dims: *const i64,
+    pub strides: *const i64,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_shape_override() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_shape_override>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_shape_override))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_shape_override>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_shape_override))
+    );
+    fn test_field_uid() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).uid) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(uid)
+            )
+        );
+    }
+    test_field_uid();
+    fn test_field_num_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_dims) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(num_dims)
+            )
+        );
+    }
+    test_field_num_dims();
+    fn test_field_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dims) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(dims)
+            )
+        );
+    }
+    test_field_dims();
+    fn test_field_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).strides) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(strides)
+            )
+        );
+    }
+    test_field_strides();
+}
+#[doc = " One bound tensor's shape for one execute (cudnnfe_graph_execute_with_overrides):"]
+#[doc = " `num_dims` dims and strides (in elements), as many as the tensor has. The"]
+#[doc = " arrays are read during the call only. since 0.3"]
+pub type cudnnfe_shape_override_t = cudnnfe_shape_override;
+extern "C" {
+    #[doc = " Runs a graph built with override_shape_enabled = 1 as cudnnfe_graph_execute"]
+    #[doc = " does, with the tensors of `overrides` (bound tensors, each at most once)"]
+    #[doc = " taking the given shapes and strides for this call; every other bound tensor"]
+    #[doc = " keeps its own. The rank of a tensor cannot change. The CPU reference runs"]
+    #[doc = " the graph with its shapes inferred again from the overridden ones: a bound"]
+    #[doc = " tensor whose shape would change must be overridden too, and an overridden"]
+    #[doc = " output must have the shape its op makes. With no overrides this is"]
+    #[doc = " cudnnfe_graph_execute. Returns what cudnnfe_graph_execute returns, and"]
+    #[doc = " INVALID_ARGUMENT naming the tensor and the rule for a bad override,"]
+    #[doc = " WRONG_STATE for a graph built without override_shape_enabled. since 0.3"]
+    pub fn cudnnfe_graph_execute_with_overrides(
+        graph: *const cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        bindings: *const cudnnfe_binding_t,
+        num_bindings: usize,
+        overrides: *const cudnnfe_shape_override_t,
+        num_overrides: usize,
         workspace: *mut ::std::os::raw::c_void,
         workspace_size: usize,
         stream: *mut ::std::os::raw::c_void,

@@ -1024,6 +1024,9 @@ pub struct BuildOptions {
     /// `None` (default): the environment variable `CUDNNFE_PLAN_CACHE_DIR`
     /// when set, else none; an empty path: none.
     pub plan_cache_dir: Option<PathBuf>,
+    /// True: the plan may run with other shapes given at execute
+    /// (`cudnnfe_graph_execute_with_overrides`; default false; since 0.3).
+    pub override_shape_enabled: bool,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1052,6 +1055,7 @@ impl Default for BuildOptions {
             max_plans: raw.max_plans.max(0) as u32,
             disable_plan_cache: raw.disable_plan_cache != 0,
             plan_cache_dir: None,
+            override_shape_enabled: raw.override_shape_enabled != 0,
         }
     }
 }
@@ -1122,6 +1126,12 @@ impl BuildOptions {
         self
     }
 
+    /// Builds the graph to take execute-time shapes.
+    pub fn override_shape_enabled(mut self, enabled: bool) -> Self {
+        self.override_shape_enabled = enabled;
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1159,6 +1169,7 @@ impl BuildOptions {
         };
         raw.max_plans = i32::try_from(self.max_plans).unwrap_or(i32::MAX);
         raw.disable_plan_cache = self.disable_plan_cache as i32;
+        raw.override_shape_enabled = self.override_shape_enabled as i32;
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {
