@@ -244,3 +244,60 @@ TEST(the_flag_is_in_graph_json_and_plan_blobs) {
                                                   0, nullptr));
   CHECK(max_diff(c, expected(a, b, bias, m, k, n, k)) < 1e-5);
 }
+
+TEST(kernel_cache_object_on_the_cpu) {
+  cudnnfe_kernel_cache_t *cache = nullptr;
+  REQUIRE_OK(cudnnfe_kernel_cache_create(&cache));
+  size_t size = 0;
+  CHECK_FAILS(cudnnfe_kernel_cache_serialize(cache, nullptr, 0, &size), CUDNNFE_STATUS_WRONG_STATE,
+              "empty");
+  const std::string bad = "not json";
+  CHECK_FAILS(cudnnfe_kernel_cache_deserialize(cache, bad.data(), bad.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "kernel cache");
+  const std::string text = "{\"kernels\": []}";
+  CHECK_OK(cudnnfe_kernel_cache_deserialize(cache, text.data(), text.size()));
+  // Loading onto a cache that holds something is refused, as cudnn-frontend does.
+  CHECK_FAILS(cudnnfe_kernel_cache_deserialize(cache, text.data(), text.size()),
+              CUDNNFE_STATUS_WRONG_STATE, "freshly created");
+  REQUIRE_OK(cudnnfe_kernel_cache_serialize(cache, nullptr, 0, &size));
+  std::string back(size, '\0');
+  CHECK_FAILS(cudnnfe_kernel_cache_serialize(cache, &back[0], size - 1, &size),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "too small");
+  REQUIRE_OK(cudnnfe_kernel_cache_serialize(cache, &back[0], back.size(), &size));
+  CHECK(back == text);
+  CHECK_FAILS(cudnnfe_kernel_cache_serialize(nullptr, nullptr, 0, &size),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "kernel cache is NULL");
+  CHECK_OK(cudnnfe_kernel_cache_destroy(cache));
+  CHECK_OK(cudnnfe_kernel_cache_destroy(nullptr));
+}
+
+TEST(kernel_cache_builds_a_dynamic_shape_graph_on_the_cpu) {
+  cudnnfe_kernel_cache_t *cache = nullptr;
+  REQUIRE_OK(cudnnfe_kernel_cache_create(&cache));
+  Graph g;
+  Handle h;
+  Uids u = add_graph(g, 4, 8, 6);
+  cudnnfe_build_options_t o = options(0);
+  o.kernel_cache = cache;
+  REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &o));
+  std::vector<float> a = fill(32, 0.5f), b = fill(48, 0.25f), bias = fill(6, 1.0f), c(24);
+  cudnnfe_binding_t bind[4] = {
+      {u.a, a.data()}, {u.b, b.data()}, {u.bias, bias.data()}, {u.c, c.data()}};
+  REQUIRE_OK(cudnnfe_graph_execute(g, h, bind, 4, nullptr, 0, nullptr));
+  CHECK(max_diff(c, expected(a, b, bias, 4, 8, 6, 8)) < 1e-5);
+  size_t size = 0;
+  REQUIRE_OK(cudnnfe_graph_serialize(g, nullptr, 0, &size));
+  std::string json(size, '\0');
+  REQUIRE_OK(cudnnfe_graph_serialize(g, &json[0], size, &size));
+  CHECK(json.find("\"dynamic_shape_enabled\"") != std::string::npos);
+  // The CPU reference leaves the cache empty.
+  CHECK_FAILS(cudnnfe_kernel_cache_serialize(cache, nullptr, 0, &size), CUDNNFE_STATUS_WRONG_STATE,
+              "empty");
+  CHECK_OK(cudnnfe_kernel_cache_destroy(cache));
+  Graph bad;
+  add_graph(bad, 4, 8, 6);
+  cudnnfe_build_options_t d = options(0);
+  d.dynamic_shape_enabled = 3;
+  CHECK_FAILS(cudnnfe_graph_build(bad, nullptr, &d), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "dynamic_shape_enabled is 3");
+}

@@ -123,3 +123,88 @@ TEST(gpu_overridden_shapes_match_the_cpu_reference_or_are_refused) {
     ++testing::state().failures;
   }
 }
+
+namespace {
+
+// Builds c = a @ b at [1, m, k] x [1, k, n] on the GPU with `cache`, runs it
+// and compares with the CPU reference. Returns false (printed) when cuDNN
+// refuses dynamic shapes or the kernel cache with NOT_SUPPORTED.
+bool run_with_cache(cudnnfe_kernel_cache_t *cache, int64_t m, int64_t k, int64_t n) {
+  auto g = gpu_test::new_graph("kc_gpu", CUDNNFE_DTYPE_HALF);
+  Uids u = add_matmul(g.get(), m, k, n);
+  cudnnfe_build_options_t o;
+  cudnnfe_build_options_init(&o);
+  o.target = CUDNNFE_TARGET_GPU;
+  o.kernel_cache = cache;
+  cudnnfe_status_t st = cudnnfe_graph_build(g.get(), nullptr, &o);
+  if (st == CUDNNFE_STATUS_NOT_SUPPORTED) {
+    const std::string msg = cudnnfe_last_error();
+    std::printf("  refused: %s\n", msg.c_str());
+    CHECK(msg.find("dynamic shapes") != std::string::npos ||
+          msg.find("kernel cache") != std::string::npos);
+    return false;
+  }
+  ok(st, "cudnnfe_graph_build (GPU, kernel cache)");
+  std::vector<uint16_t> a = halves(m * k, 0.25f), b = halves(k * n, 0.125f), c(m * n), want(m * n);
+  gpu::DeviceBuffer da(a.size() * 2), db(b.size() * 2), dc(c.size() * 2);
+  auto cuda = [](int e, const char *what) {
+    ok(e ? CUDNNFE_STATUS_CUDA_ERROR : CUDNNFE_STATUS_OK, what);
+  };
+  cuda(gpu::runtime().Memcpy(da.get(), a.data(), a.size() * 2, gpu::kHostToDevice), "copy a");
+  cuda(gpu::runtime().Memcpy(db.get(), b.data(), b.size() * 2, gpu::kHostToDevice), "copy b");
+  int64_t ws_size = 0;
+  ok(cudnnfe_graph_get_workspace_size(g.get(), &ws_size), "workspace size");
+  gpu::DeviceBuffer ws(static_cast<size_t>(ws_size));
+  cudnnfe_binding_t gb[3] = {{u.a, da.get()}, {u.b, db.get()}, {u.c, dc.get()}};
+  ok(cudnnfe_graph_execute(g.get(), gpu_test::test_handle(), gb, 3, ws.get(), ws.size(), nullptr),
+     "execute");
+  cuda(gpu::runtime().DeviceSynchronize(), "synchronize");
+  cuda(gpu::runtime().Memcpy(c.data(), dc.get(), c.size() * 2, gpu::kDeviceToHost), "copy c");
+  auto cpu = gpu_test::new_graph("kc_cpu", CUDNNFE_DTYPE_HALF);
+  Uids cu = add_matmul(cpu.get(), m, k, n);
+  cudnnfe_build_options_t co;
+  cudnnfe_build_options_init(&co);
+  co.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  ok(cudnnfe_graph_build(cpu.get(), nullptr, &co), "CPU build");
+  cudnnfe_binding_t cb[3] = {{cu.a, a.data()}, {cu.b, b.data()}, {cu.c, want.data()}};
+  ok(cudnnfe_graph_execute(cpu.get(), gpu_test::test_handle(), cb, 3, nullptr, 0, nullptr),
+     "CPU execute");
+  double worst = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    worst = std::fmax(worst, std::fabs(gpu::half_to_float(c[i]) - gpu::half_to_float(want[i])));
+  CHECK_MSG(worst < 5e-2, "max |GPU - CPU| = %g at m=%lld", worst, static_cast<long long>(m));
+  return true;
+}
+
+}  // namespace
+
+TEST(gpu_kernel_cache_shares_kernels_between_shapes) {
+  REQUIRE_GPU();
+  cudnnfe_kernel_cache_t *cache = nullptr;
+  try {
+    ok(cudnnfe_kernel_cache_create(&cache), "cudnnfe_kernel_cache_create");
+    // test_kernel_cache.py's shapes (b = 1 here): one cache, several sizes.
+    const int64_t shapes[][3] = {{32, 128, 32}, {64, 128, 64}, {80, 128, 80}, {128, 256, 128}};
+    for (const auto &s : shapes)
+      if (!run_with_cache(cache, s[0], s[1], s[2])) break;
+    size_t size = 0;
+    cudnnfe_status_t st = cudnnfe_kernel_cache_serialize(cache, nullptr, 0, &size);
+    if (st == CUDNNFE_STATUS_OK) {
+      std::string json(size, '\0');
+      ok(cudnnfe_kernel_cache_serialize(cache, &json[0], size, &size), "serialize");
+      cudnnfe_kernel_cache_t *loaded = nullptr;
+      ok(cudnnfe_kernel_cache_create(&loaded), "create");
+      ok(cudnnfe_kernel_cache_deserialize(loaded, json.data(), json.size()), "deserialize");
+      run_with_cache(loaded, 96, 128, 96);  // a shape not built yet: no plan cache hit
+      cudnnfe_kernel_cache_destroy(loaded);
+    } else {
+      std::printf("  serialize: %s: %s\n", cudnnfe_status_name(st), cudnnfe_last_error());
+      CHECK(st == CUDNNFE_STATUS_WRONG_STATE || st == CUDNNFE_STATUS_CUDNN_ERROR ||
+            st == CUDNNFE_STATUS_NOT_SUPPORTED);
+    }
+  } catch (const gpu_test::Failure &e) {
+    std::printf("  %s\n", e.what());
+    ++testing::state().failures;
+  }
+  cudnnfe_kernel_cache_destroy(cache);
+}

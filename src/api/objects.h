@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "exec/handle.h"
 #include "graph/graph.h"
+#include "plan/plan.h"
 
 struct cudnnfe_graph {
   uint64_t tag = 0;
@@ -20,6 +22,11 @@ struct cudnnfe_graph {
   // on failure and by the reader, never on the execute path.
   mutable std::mutex error_mutex;
   mutable std::string last_error;
+};
+
+struct cudnnfe_kernel_cache {
+  uint64_t tag = 0;
+  std::shared_ptr<cudnnfe::backend::KernelCache> impl;
 };
 
 struct cudnnfe_handle {
@@ -47,6 +54,10 @@ inline bool is_live(const cudnnfe_handle *h) {
 
 // The graph behind `g`; INVALID_ARGUMENT for NULL, destroyed or foreign.
 Graph &graph_of(const cudnnfe_graph *g);
+// The cache behind `c` (shared with the plans that use it); INVALID_ARGUMENT
+// for NULL, destroyed or foreign.
+std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache *c);
+constexpr uint64_t kLiveKernelCacheTag = 0x4548434143454b55ull;  // "UKECACHE"
 Handle &handle_of(const cudnnfe_handle *h);
 
 }  // namespace cudnnfe

@@ -17,6 +17,7 @@
 #include "backend/descriptor.h"
 #include "backend/device_constants.h"
 #include "backend/frontend_workspace.h"
+#include "backend/kernel_cache.h"
 #include "backend/lowering.h"
 #include "plan/plan_blob.h"
 #include "plan/recorded_plan.h"
@@ -47,6 +48,7 @@ struct ViewBinding {
 
 struct PlanSet {
   // Declared first so that they are destroyed last: the plans refer to them.
+  std::shared_ptr<KernelCache> kernel_cache;  // null when the build had none
   std::deque<Descriptor> descriptors;
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one

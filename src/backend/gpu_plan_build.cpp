@@ -17,6 +17,7 @@
 #include "backend/device.h"
 #include "backend/frontend_workspace.h"
 #include "backend/gpu_plan.h"
+#include "backend/kernel_cache.h"
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/lowering_table.h"
@@ -65,6 +66,34 @@ void enable_override_shapes(const Graph &graph, const BuildTarget &target, Descr
   }
 }
 
+// A dynamic-shape graph (kernel cache): refused as above where cuDNN does
+// not take the attribute.
+void enable_dynamic_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
+  try {
+    op_graph.set_bool(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, true);
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("dynamic shapes (dynamic_shape_enabled or a kernel cache) need a cuDNN "
+                           "that accepts CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED (its "
+                           "header documents it since cuDNN 9.4.0); this one refused it: ",
+                           e.message()));
+  }
+}
+
+// Binds the build's kernel cache (if any) to the set; its descriptor for the
+// execution plans, or null.
+cudnnBackendDescriptor_t attach_kernel_cache(const Graph &graph, const BuildTarget &target,
+                                             const BuildOptions &options, PlanSet &set) {
+  if (!options.kernel_cache) return nullptr;
+  try {
+    cudnnBackendDescriptor_t cache = options.kernel_cache->attach(set.operation_graph);
+    set.kernel_cache = options.kernel_cache;
+    return cache;
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device, e.message());
+  }
+}
+
 cudnnBackendHeurMode_t to_cudnn_heur(cudnnfe_heur_mode_t mode) {
   switch (mode) {
     case CUDNNFE_HEUR_MODE_B: return CUDNN_HEUR_MODE_B;
@@ -99,6 +128,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
                                   static_cast<int64_t>(lowering.operations().size()));
   operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
   if (graph.override_shape_enabled) enable_override_shapes(graph, target, operation_graph);
+  if (graph.dynamic_shape_enabled) enable_dynamic_shapes(graph, target, operation_graph);
   cudnnStatus_t status = operation_graph.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();
@@ -337,6 +367,7 @@ BuildTarget build_target(Handle *handle) {
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
                                         const BuildOptions &options, BuildRecord &record) {
   std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
+  const cudnnBackendDescriptor_t kernel_cache = attach_kernel_cache(graph, target, options, *set);
 
   // Why each heuristics mode gave no plan; modes failing alike are merged.
   std::vector<std::pair<std::string, std::string>> attempts;
@@ -398,6 +429,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       start = Clock::now();
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
+      if (kernel_cache)
+        plan.set_descriptors(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, &kernel_cache, 1);
       status = plan.try_finalize();
       if (status != CUDNN_STATUS_SUCCESS) {
         ++failed_builds;

@@ -51,6 +51,8 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   // serialized context does); the build option only turns it on.
   if (options.override_shape_enabled) graph.override_shape_enabled = true;
   options.override_shape_enabled = graph.override_shape_enabled;
+  if (options.dynamic_shape_enabled || options.kernel_cache) graph.dynamic_shape_enabled = true;
+  options.dynamic_shape_enabled = graph.dynamic_shape_enabled;
   graph.validate();
   record.validate_ms = ms_since(start);
   if (options.target == CUDNNFE_TARGET_AUTO)

@@ -40,6 +40,7 @@ Graph Graph::copy_unbuilt() const {
   copy.intermediate_dtype = intermediate_dtype;
   copy.compute_dtype = compute_dtype;
   copy.override_shape_enabled = override_shape_enabled;
+  copy.dynamic_shape_enabled = dynamic_shape_enabled;
   copy.tensors_ = tensors_;
   copy.index_by_uid_ = index_by_uid_;
   copy.uid_by_name_ = uid_by_name_;

@@ -34,6 +34,8 @@ class Graph {
   // Built to take execute-time shapes (BuildOptions::override_shape_enabled);
   // part of the graph JSON, hence of plan cache keys and plan blobs.
   bool override_shape_enabled = false;
+  // Built as a dynamic-shape graph (BuildOptions::dynamic_shape_enabled).
+  bool dynamic_shape_enabled = false;
 
   // ---- construction (throws Error) ----
   int64_t add_tensor(const std::string &name, cudnnfe_dtype_t dtype,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@
 
 namespace cudnnfe {
 
+namespace backend {
+class KernelCache;
+}
 struct Handle;
 
 // One bound tensor's shape and strides for one execute.
@@ -57,6 +61,10 @@ struct BuildOptions {
   // Execute-time shapes (cudnnfe_graph_execute_with_overrides); the build
   // records it on the graph (Graph::override_shape_enabled).
   bool override_shape_enabled = false;
+  // Dynamic shapes and the kernel cache (backend/kernel_cache.h); a cache
+  // implies dynamic shapes. Recorded on the graph as override_shape_enabled.
+  bool dynamic_shape_enabled = false;
+  std::shared_ptr<backend::KernelCache> kernel_cache;
   // The target the caller asked for (target is resolved from AUTO).
   cudnnfe_target_t requested_target = CUDNNFE_TARGET_AUTO;
 };

@@ -70,6 +70,7 @@ std::string serialize_graph(const Graph &graph) {
   // Written only when set, so that documents of graphs without it stay as
   // they were (and older documents, which lack it, read as false).
   if (graph.override_shape_enabled) root.set("override_shape_enabled", Value::boolean(true));
+  if (graph.dynamic_shape_enabled) root.set("dynamic_shape_enabled", Value::boolean(true));
   // Canonical order: inputs and scalars, then op outputs in node order —
   // the order a load recreates them in, so that round trips are exact.
   std::vector<const Tensor *> ordered;
@@ -220,6 +221,8 @@ void load(const Value &root, Graph &graph) {
   graph.compute_dtype = read_dtype(root.at("compute_data_type", top), "compute_data_type");
   if (const Value *v = root.find("override_shape_enabled"))
     graph.override_shape_enabled = v->as_bool("override_shape_enabled");
+  if (const Value *v = root.find("dynamic_shape_enabled"))
+    graph.dynamic_shape_enabled = v->as_bool("dynamic_shape_enabled");
 
   const auto &tensors = root.at("tensors", top).as_array("tensors");
   int64_t max_uid = 0;

@@ -652,6 +652,17 @@ typedef int32_t cudnnfe_build_policy_t;
 
 #define CUDNNFE_BEHAVIOR_NOTE_ALL 31
 
+typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t;
+
+cudnnfe_status_t cudnnfe_kernel_cache_create(cudnnfe_kernel_cache_t **cache);
+cudnnfe_status_t cudnnfe_kernel_cache_destroy(cudnnfe_kernel_cache_t *cache);
+
+cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, char *buffer,
+                                                size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data,
+                                                  size_t size);
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target;
@@ -677,6 +688,10 @@ typedef struct cudnnfe_build_options {
   const char *plan_cache_dir;
 
   int32_t override_shape_enabled;
+
+  int32_t dynamic_shape_enabled;
+
+  cudnnfe_kernel_cache_t *kernel_cache;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 

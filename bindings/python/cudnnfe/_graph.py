@@ -123,9 +123,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                  is_dynamic_shape_enabled: bool = False,
                  is_override_shape_enabled: bool = False) -> None:
         _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
-        # Dynamic shapes: cudnn-frontend shares kernels between shapes; cudnnfe builds each
-        # shape's graph on its own (its plan cache reuses plans), so the flag changes nothing.
-        self._dynamic_shapes = bool(is_dynamic_shape_enabled)
+        # Dynamic shapes and the kernel cache: build options dynamic_shape_enabled and
+        # kernel_cache (a cache implies dynamic shapes, as in cudnn-frontend).
+        self._dynamic_shapes = bool(is_dynamic_shape_enabled) or kernel_cache is not None
+        self._kernel_cache = kernel_cache
         # Execute-time shapes: the build option override_shape_enabled (docs/plans.md).
         self._override_shapes = bool(is_override_shape_enabled)
         out = ffi.new("cudnnfe_graph_t **")
@@ -1156,11 +1157,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             keep.append(buf)
             o.plan_cache_dir = buf
         o.override_shape_enabled = 1 if self._override_shapes else 0
+        o.dynamic_shape_enabled = 1 if self._dynamic_shapes else 0
+        if self._kernel_cache is not None:
+            o.kernel_cache = self._kernel_cache._ptr
         key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
                int(o.max_workspace_size), int(o.exclude_numerical_notes),
                int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
                int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)),
-               int(o.override_shape_enabled))
+               int(o.override_shape_enabled), int(o.dynamic_shape_enabled),
+               id(self._kernel_cache))
         return o, keep, key
 
     def _build_handle(self, handle: Optional[Handle]) -> Any:
@@ -2060,8 +2065,8 @@ class BoundExecution:
 
 def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
                             device_property: Any) -> None:
-    """Check cudnn-frontend's pygraph options: a kernel cache is accepted (cudnnfe's plan
-    cache does its job); SM limits and deviceless builds are refused by name."""
+    """Check cudnn-frontend's pygraph options: a kernel cache from create_kernel_cache();
+    SM limits and deviceless builds are refused by name."""
     from ._frontend_objects import KernelCache
 
     if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):

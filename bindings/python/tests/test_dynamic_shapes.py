@@ -139,3 +139,19 @@ def test_ragged_tensors_take_packed_thd_arrays(rng):
         start = int(oq[n, 0, 0, 0])
         rows = flat[start:start + lq[n] * h * d].reshape(lq[n], h, d).transpose(1, 0, 2)
         np.testing.assert_allclose(rows, want[n, :, :lq[n], :], rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_cache_builds_a_dynamic_shape_graph_on_the_cpu():
+    cache = cudnnfe.create_kernel_cache()
+    for m in (2, 3):
+        g, a, b, c = _matmul_graph(m=m, kernel_cache=cache)
+        g.build(target=CPU)
+        assert b'"dynamic_shape_enabled"' in g.serialize()
+        x, y = np.ones((1, m, 8), np.float32), np.ones((1, 8, 6), np.float32)
+        out = np.zeros((1, m, 6), np.float32)
+        g.execute({a: x, b: y, c: out}, None)
+        np.testing.assert_array_equal(out, np.full((1, m, 6), 8.0, np.float32))
+    with pytest.raises(cudnnfe.WrongStateError, match="empty"):
+        cache.serialize()  # the CPU reference leaves it empty
+    with pytest.raises(TypeError, match="create_kernel_cache"):
+        cudnnfe.pygraph(kernel_cache=object())

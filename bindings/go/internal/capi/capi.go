@@ -279,27 +279,27 @@ typedef long long swig_type_249;
 typedef long long swig_type_250;
 typedef long long swig_type_251;
 typedef long long swig_type_252;
-typedef long long swig_type_253;
-typedef long long swig_type_254;
+typedef _goslice_ swig_type_253;
+typedef _gostring_ swig_type_254;
 typedef long long swig_type_255;
 typedef long long swig_type_256;
 typedef long long swig_type_257;
 typedef long long swig_type_258;
 typedef long long swig_type_259;
-typedef _goslice_ swig_type_260;
+typedef long long swig_type_260;
 typedef long long swig_type_261;
-typedef long long swig_type_262;
+typedef _goslice_ swig_type_262;
 typedef long long swig_type_263;
-typedef _goslice_ swig_type_264;
+typedef long long swig_type_264;
 typedef long long swig_type_265;
-typedef long long swig_type_266;
-typedef _goslice_ swig_type_267;
-typedef _goslice_ swig_type_268;
-typedef long long swig_type_269;
+typedef _goslice_ swig_type_266;
+typedef long long swig_type_267;
+typedef long long swig_type_268;
+typedef _goslice_ swig_type_269;
 typedef _goslice_ swig_type_270;
-typedef _gostring_ swig_type_271;
-typedef long long swig_type_272;
-typedef long long swig_type_273;
+typedef long long swig_type_271;
+typedef _goslice_ swig_type_272;
+typedef _gostring_ swig_type_273;
 typedef long long swig_type_274;
 typedef long long swig_type_275;
 typedef long long swig_type_276;
@@ -310,14 +310,14 @@ typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
 typedef long long swig_type_283;
-typedef _goslice_ swig_type_284;
+typedef long long swig_type_284;
 typedef long long swig_type_285;
-typedef long long swig_type_286;
+typedef _goslice_ swig_type_286;
 typedef long long swig_type_287;
 typedef long long swig_type_288;
-typedef _goslice_ swig_type_289;
+typedef long long swig_type_289;
 typedef long long swig_type_290;
-typedef long long swig_type_291;
+typedef _goslice_ swig_type_291;
 typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
@@ -331,15 +331,17 @@ typedef long long swig_type_301;
 typedef long long swig_type_302;
 typedef long long swig_type_303;
 typedef long long swig_type_304;
-typedef _goslice_ swig_type_305;
+typedef long long swig_type_305;
 typedef long long swig_type_306;
-typedef long long swig_type_307;
+typedef _goslice_ swig_type_307;
 typedef long long swig_type_308;
-typedef _gostring_ swig_type_309;
-typedef _goslice_ swig_type_310;
-typedef long long swig_type_311;
+typedef long long swig_type_309;
+typedef long long swig_type_310;
+typedef _gostring_ swig_type_311;
 typedef _goslice_ swig_type_312;
 typedef long long swig_type_313;
+typedef _goslice_ swig_type_314;
+typedef long long swig_type_315;
 extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
@@ -670,16 +672,20 @@ extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_234 arg2);
 extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_235 arg2, swig_type_236 arg3, swig_type_237 arg4, swig_type_238 arg5, swig_type_239 arg6, swig_type_240 arg7, swig_type_241 arg8, swig_type_242 arg9, swig_type_243 arg10, swig_type_244 arg11, swig_type_245 arg12, swig_type_246 arg13, swig_type_247 arg14, swig_type_248 arg15, swig_type_249 arg16, swig_type_250 arg17, swig_type_251 arg18, swig_type_252 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_253 arg2);
-extern swig_type_254 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_create_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_destroy_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_253 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_254 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_255 arg2);
+extern swig_type_256 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
+extern swig_type_258 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -694,24 +700,28 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f5
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_cudnnfe_build_options_t_kernel_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_259 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_258 arg2);
-extern swig_type_259 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_260 arg2);
+extern swig_type_261 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_260 arg3, uintptr_t arg4, swig_type_261 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_262 arg2);
-extern swig_type_263 _wrap_cudnnfe_shape_override_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_262 arg3, uintptr_t arg4, swig_type_263 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_264 arg2);
+extern swig_type_265 _wrap_cudnnfe_shape_override_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
@@ -720,17 +730,17 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_dafb7e15f51a6763(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_264 arg3, uintptr_t arg4, swig_type_265 arg5, uintptr_t arg6, swig_type_266 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_268 arg3, uintptr_t arg4, swig_type_269 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_270 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_272 arg2);
-extern swig_type_273 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_274 arg2);
-extern swig_type_275 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
-extern swig_type_277 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_266 arg3, uintptr_t arg4, swig_type_267 arg5, uintptr_t arg6, swig_type_268 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_270 arg3, uintptr_t arg4, swig_type_271 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_272 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_274 arg2);
+extern swig_type_275 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
+extern swig_type_277 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2);
+extern swig_type_279 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -743,13 +753,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_280 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_280 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_282 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
+extern swig_type_284 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -762,10 +772,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f5
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_284 arg3, uintptr_t arg4, swig_type_285 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_286 arg2);
-extern swig_type_287 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_286 arg3, uintptr_t arg4, swig_type_287 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_288 arg2);
+extern swig_type_289 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -782,39 +792,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_288 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_290 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_290 arg2);
-extern swig_type_291 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_292 arg2);
-extern swig_type_293 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_294 arg2);
-extern swig_type_295 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_296 arg2);
-extern swig_type_297 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_298 arg2);
-extern swig_type_299 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_300 arg2);
-extern swig_type_301 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_302 arg2);
-extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_292 arg2);
+extern swig_type_293 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_294 arg2);
+extern swig_type_295 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_296 arg2);
+extern swig_type_297 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_298 arg2);
+extern swig_type_299 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_300 arg2);
+extern swig_type_301 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_302 arg2);
+extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_304 arg2);
+extern swig_type_305 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_304 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_306 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_305 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_306 arg2);
-extern swig_type_307 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_307 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_308 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_309 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_310 arg3, uintptr_t arg4, swig_type_311 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_312 arg3, uintptr_t arg4, swig_type_313 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_310 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_311 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_312 arg3, uintptr_t arg4, swig_type_313 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_314 arg3, uintptr_t arg4, swig_type_315 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -3896,6 +3906,43 @@ const CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API int = 8
 const CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY int = 16
 const CUDNNFE_BEHAVIOR_NOTE_ALL int = 31
 
+func Cudnnfe_kernel_cache_create(arg1 Struct_SS_cudnnfe_kernel_cache) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_create_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_destroy(arg1 Struct_SS_cudnnfe_kernel_cache) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_destroy_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_253)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_254)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 type SwigcptrCudnnfe_build_options_t uintptr
 
 func (p SwigcptrCudnnfe_build_options_t) Swigcptr() uintptr {
@@ -3908,7 +3955,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3960,7 +4007,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4061,6 +4108,32 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetOverride_shape_enabled() (_swig_r
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_build_options_t) SetDynamic_shape_enabled(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetDynamic_shape_enabled() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetKernel_cache(arg2 Struct_SS_cudnnfe_kernel_cache) {
+	_swig_i_0 := arg1
+	_swig_i_1 := getSwigcptr(arg2)
+	C._wrap_cudnnfe_build_options_t_kernel_cache_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetKernel_cache() (_swig_ret Struct_SS_cudnnfe_kernel_cache) {
+	var swig_r Struct_SS_cudnnfe_kernel_cache
+	_swig_i_0 := arg1
+	swig_r = (Struct_SS_cudnnfe_kernel_cache)(SwigcptrStruct_SS_cudnnfe_kernel_cache(C._wrap_cudnnfe_build_options_t_kernel_cache_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))))
+	return swig_r
+}
+
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
 	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763()))
@@ -4099,12 +4172,16 @@ type Cudnnfe_build_options_t interface {
 	GetDisable_plan_cache() (_swig_ret int32)
 	SetOverride_shape_enabled(arg2 int32)
 	GetOverride_shape_enabled() (_swig_ret int32)
+	SetDynamic_shape_enabled(arg2 int32)
+	GetDynamic_shape_enabled() (_swig_ret int32)
+	SetKernel_cache(arg2 Struct_SS_cudnnfe_kernel_cache)
+	GetKernel_cache() (_swig_ret Struct_SS_cudnnfe_kernel_cache)
 }
 
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4178,7 +4255,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_260(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4229,7 +4306,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_260)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_261(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_262)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_263(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4248,7 +4325,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -4331,7 +4408,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_264)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_265(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_266(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_267(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_268(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4343,7 +4420,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_267)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4358,7 +4435,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_268)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_269(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_271(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4370,7 +4447,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_272)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4381,7 +4458,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_273)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4400,7 +4477,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4413,7 +4490,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4426,7 +4503,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4536,7 +4613,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4552,7 +4629,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4560,7 +4637,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1)))
 	return swig_r
 }
 
@@ -4584,7 +4661,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4690,7 +4767,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4702,7 +4779,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_284)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_285(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_286)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_287(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4727,7 +4804,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4863,7 +4940,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -4880,7 +4957,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_289)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_291)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4899,7 +4976,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -4912,7 +4989,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -4925,7 +5002,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -4938,7 +5015,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -4951,7 +5028,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -4964,7 +5041,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -4977,7 +5054,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -5020,7 +5097,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -5041,7 +5118,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5060,7 +5137,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5106,7 +5183,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5115,7 +5192,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_309)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5130,7 +5207,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_310)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_311(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_312)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_313(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5145,11 +5222,20 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_312)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_313(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_314)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_315(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
 	return swig_r
+}
+
+type SwigcptrStruct_SS_cudnnfe_kernel_cache uintptr
+type Struct_SS_cudnnfe_kernel_cache interface {
+	Swigcptr() uintptr
+}
+
+func (p SwigcptrStruct_SS_cudnnfe_kernel_cache) Swigcptr() uintptr {
+	return uintptr(p)
 }
 
 type SwigcptrStruct_SS_cudnnfe_graph uintptr

@@ -3906,6 +3906,48 @@ extern "C" {
 pub type cudnnfe_build_policy_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_kernel_cache {
+    _unused: [u8; 0],
+}
+#[doc = " A kernel cache for dynamic shapes: compiled kernels shared by the GPU"]
+#[doc = " builds of graphs of one topology and different shapes (cuDNN's kernel"]
+#[doc = " cache; cudnn-frontend's create_kernel_cache). Give it to builds through"]
+#[doc = " cudnnfe_build_options_t.kernel_cache. Thread-safe. since 0.3"]
+pub type cudnnfe_kernel_cache_t = cudnnfe_kernel_cache;
+extern "C" {
+    #[doc = " Creates an empty kernel cache; free it with cudnnfe_kernel_cache_destroy"]
+    #[doc = " (plans built with it keep what they need). since 0.3"]
+    pub fn cudnnfe_kernel_cache_create(cache: *mut *mut cudnnfe_kernel_cache_t)
+        -> cudnnfe_status_t;
+}
+extern "C" {
+    pub fn cudnnfe_kernel_cache_destroy(cache: *mut cudnnfe_kernel_cache_t) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " cuDNN's JSON of the cache (size-query pattern as cudnnfe_graph_serialize)."]
+    #[doc = " WRONG_STATE while it is empty (no GPU build used it and nothing was"]
+    #[doc = " loaded); NOT_SUPPORTED where the loaded cuDNN cannot serialize it."]
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_kernel_cache_serialize(
+        cache: *mut cudnnfe_kernel_cache_t,
+        buffer: *mut ::std::os::raw::c_char,
+        capacity: usize,
+        size: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Loads what cudnnfe_kernel_cache_serialize wrote into an empty cache"]
+    #[doc = " (WRONG_STATE otherwise; BAD_SERIALIZED_DATA for text that is not JSON)."]
+    #[doc = " cuDNN reads it when a GPU build first uses the cache, and refuses it there"]
+    #[doc = " (NOT_SUPPORTED) if it was written by another cuDNN or GPU. since 0.3"]
+    pub fn cudnnfe_kernel_cache_deserialize(
+        cache: *mut cudnnfe_kernel_cache_t,
+        data: *const ::std::os::raw::c_char,
+        size: usize,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_build_options {
     pub struct_size: usize,
     #[doc = " default AUTO"]
@@ -3952,12 +3994,22 @@ pub struct cudnnfe_build_options {
     #[doc = " the loaded cuDNN does not accept the attribute. The CPU reference"]
     #[doc = " accepts it everywhere. Default 0. since 0.3"]
     pub override_shape_enabled: i32,
+    #[doc = " 1: a dynamic-shape graph (cuDNN's operation graph attribute"]
+    #[doc = " IS_DYNAMIC_SHAPE_ENABLED, cudnn-frontend's is_dynamic_shape_enabled):"]
+    #[doc = " engines built for it can share kernels between shapes through a kernel"]
+    #[doc = " cache. Default 0; a kernel_cache implies 1. since 0.3"]
+    pub dynamic_shape_enabled: i32,
+    #[doc = " A kernel cache (cudnnfe_kernel_cache_create) that GPU builds of graphs of"]
+    #[doc = " one topology and different shapes share compiled kernels through; the"]
+    #[doc = " built plans keep it alive. The CPU reference ignores it. Default NULL."]
+    #[doc = " since 0.3"]
+    pub kernel_cache: *mut cudnnfe_kernel_cache_t,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        96usize,
+        104usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -4220,6 +4272,40 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_override_shape_enabled();
+    fn test_field_dynamic_shape_enabled() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dynamic_shape_enabled) as usize - ptr as usize
+            },
+            92usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(dynamic_shape_enabled)
+            )
+        );
+    }
+    test_field_dynamic_shape_enabled();
+    fn test_field_kernel_cache() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel_cache) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(kernel_cache)
+            )
+        );
+    }
+    test_field_kernel_cache();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {

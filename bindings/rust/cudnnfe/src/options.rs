@@ -1027,6 +1027,9 @@ pub struct BuildOptions {
     /// True: the plan may run with other shapes given at execute
     /// (`cudnnfe_graph_execute_with_overrides`; default false; since 0.3).
     pub override_shape_enabled: bool,
+    /// True: a dynamic-shape graph (`dynamic_shape_enabled`; default
+    /// false; since 0.3).
+    pub dynamic_shape_enabled: bool,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1056,6 +1059,7 @@ impl Default for BuildOptions {
             disable_plan_cache: raw.disable_plan_cache != 0,
             plan_cache_dir: None,
             override_shape_enabled: raw.override_shape_enabled != 0,
+            dynamic_shape_enabled: raw.dynamic_shape_enabled != 0,
         }
     }
 }
@@ -1132,6 +1136,12 @@ impl BuildOptions {
         self
     }
 
+    /// Builds a dynamic-shape graph.
+    pub fn dynamic_shape_enabled(mut self, enabled: bool) -> Self {
+        self.dynamic_shape_enabled = enabled;
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1170,6 +1180,7 @@ impl BuildOptions {
         raw.max_plans = i32::try_from(self.max_plans).unwrap_or(i32::MAX);
         raw.disable_plan_cache = self.disable_plan_cache as i32;
         raw.override_shape_enabled = self.override_shape_enabled as i32;
+        raw.dynamic_shape_enabled = self.dynamic_shape_enabled as i32;
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {
