@@ -54,8 +54,10 @@ constexpr auto kOverrideShapes = static_cast<cudnnBackendAttributeName_t>(1011);
 constexpr auto kOverrideStrides = static_cast<cudnnBackendAttributeName_t>(1012);
 
 // The overrides as cuDNN takes them: UIDs as INT64s, and shapes and strides
-// each as one VOID_PTR to a std::vector<std::vector<int64_t>> (the layout
-// cudnn-frontend hands over in backend/execution_helpers.h).
+// each as one VOID_PTR element whose bytes are the start of a
+// std::vector<std::vector<int64_t>> (cudnn-frontend passes the vector's
+// address as the element array: backend/execution_helpers.h). We hand over
+// exactly the same bytes.
 struct OverrideLists {
   std::vector<int64_t> uids;
   std::vector<std::vector<int64_t>> shapes;
@@ -85,10 +87,8 @@ Descriptor make_override_pack(const PlanSet &set, void *const *data, void *works
   fill_pack(pack, set, data, workspace);
   try {
     pack.set_int64s(kOverrideUids, lists.uids);
-    void *shapes = &lists.shapes;
-    void *strides = &lists.strides;
-    pack.set_pointers(kOverrideShapes, &shapes, 1);
-    pack.set_pointers(kOverrideStrides, &strides, 1);
+    pack.set_pointers(kOverrideShapes, reinterpret_cast<void *const *>(&lists.shapes), 1);
+    pack.set_pointers(kOverrideStrides, reinterpret_cast<void *const *>(&lists.strides), 1);
   } catch (const Error &e) {
     fail(CUDNNFE_STATUS_NOT_SUPPORTED,
          "execute-time shapes need a cuDNN whose variant pack "

@@ -140,7 +140,7 @@ use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
 
-pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer};
+pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{
     BatchNormOutputs, BuildError, Graph, LayerNormOutputs, NormGradients, ResampleOutputs,
