@@ -9,10 +9,12 @@
 use std::ffi::{c_char, CString};
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use cudnnfe_sys as sys;
 
 use crate::error::{Error, Result};
+use crate::kernel_cache::KernelCache;
 use crate::plans::{BehaviorNotes, NumericalNotes};
 use crate::types::{
     BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode, NormPhase, PaddingMode,
@@ -1030,6 +1032,9 @@ pub struct BuildOptions {
     /// True: a dynamic-shape graph (`dynamic_shape_enabled`; default
     /// false; since 0.3).
     pub dynamic_shape_enabled: bool,
+    /// A kernel cache GPU builds share compiled kernels through (implies
+    /// dynamic shapes; default none; since 0.3).
+    pub kernel_cache: Option<Arc<KernelCache>>,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1060,6 +1065,7 @@ impl Default for BuildOptions {
             plan_cache_dir: None,
             override_shape_enabled: raw.override_shape_enabled != 0,
             dynamic_shape_enabled: raw.dynamic_shape_enabled != 0,
+            kernel_cache: None,
         }
     }
 }
@@ -1142,6 +1148,12 @@ impl BuildOptions {
         self
     }
 
+    /// Shares compiled kernels through `cache` (a dynamic-shape build).
+    pub fn kernel_cache(mut self, cache: Arc<KernelCache>) -> Self {
+        self.kernel_cache = Some(cache);
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1181,6 +1193,10 @@ impl BuildOptions {
         raw.disable_plan_cache = self.disable_plan_cache as i32;
         raw.override_shape_enabled = self.override_shape_enabled as i32;
         raw.dynamic_shape_enabled = self.dynamic_shape_enabled as i32;
+        raw.kernel_cache = self
+            .kernel_cache
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |c| c.raw());
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {

@@ -63,3 +63,35 @@ fn matmul_runs_at_overridden_shapes() -> Result<(), Error> {
     assert!(err.to_string().contains("give it an override too"), "{err}");
     Ok(())
 }
+
+#[test]
+fn kernel_cache_on_the_cpu() -> Result<(), Error> {
+    let cache = std::sync::Arc::new(KernelCache::new()?);
+    assert_eq!(cache.serialize().unwrap_err().kind(), ErrorKind::WrongState);
+    assert_eq!(
+        cache.deserialize("not json").unwrap_err().kind(),
+        ErrorKind::BadSerializedData
+    );
+    cache.deserialize("{\"kernels\": []}")?;
+    assert_eq!(cache.serialize()?, "{\"kernels\": []}");
+    assert_eq!(
+        cache.deserialize("{}").unwrap_err().kind(),
+        ErrorKind::WrongState
+    );
+    // A CPU reference build takes the cache (and leaves it as it was).
+    let mut g = Graph::named("kc")?;
+    let x = g.input("x", DataType::Float, &[2])?;
+    let y = g.unary(PointwiseMode::Neg, x)?;
+    g.set_output(y, true)?;
+    let built = g.build(&BuildOptions::cpu_reference().kernel_cache(cache.clone()))?;
+    let mut out = [0f32; 2];
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (x, HostBuffer::input(&[1.0f32, -2.0])),
+            (y, HostBuffer::output(&mut out)),
+        ],
+    )?;
+    assert_eq!(out, [-1.0, 2.0]);
+    Ok(())
+}
