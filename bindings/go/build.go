@@ -47,6 +47,12 @@ type BuildOptions struct {
 	// set. NoPlanCacheDir: no directory, whatever the environment says.
 	PlanCacheDir   string
 	NoPlanCacheDir bool
+	// OverrideShapeEnabled builds the graph to take execute-time shapes
+	// (cudnnfe_build_options_t.override_shape_enabled; since 0.3).
+	OverrideShapeEnabled bool
+	// DynamicShapeEnabled builds a dynamic-shape graph
+	// (cudnn_build_options_t.dynamic_shape_enabled; since 0.3).
+	DynamicShapeEnabled bool
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -61,7 +67,9 @@ func DefaultBuildOptions() BuildOptions {
 		ExcludeNumericalNotes: NumericalNotes(c.ExcludeNumericalNotes),
 		ExcludeBehaviorNotes:  BehaviorNotes(c.ExcludeBehaviorNotes),
 		RequireBehaviorNotes:  BehaviorNotes(c.RequireBehaviorNotes),
-		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0}
+		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0,
+		OverrideShapeEnabled: c.OverrideShapeEnabled != 0,
+		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize
 	}
@@ -109,6 +117,12 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	}
 	if o.DisablePlanCache {
 		c.DisablePlanCache = 1
+	}
+	if o.OverrideShapeEnabled {
+		c.OverrideShapeEnabled = 1
+	}
+	if o.DynamicShapeEnabled {
+		c.DynamicShapeEnabled = 1
 	}
 	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {

@@ -1287,6 +1287,31 @@ typedef int32_t cudnnfe_build_policy_t;
 /* Every behaviour note bit this library knows. */
 #define CUDNNFE_BEHAVIOR_NOTE_ALL 31
 
+/* A kernel cache for dynamic shapes: compiled kernels shared by the GPU
+ * builds of graphs of one topology and different shapes (cuDNN's kernel
+ * cache; cudnn-frontend's create_kernel_cache). Give it to builds through
+ * cudnnfe_build_options_t.kernel_cache. Thread-safe. since 0.3 */
+typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t;
+
+/* Creates an empty kernel cache; free it with cudnnfe_kernel_cache_destroy
+ * (plans built with it keep what they need). since 0.3 */
+cudnnfe_status_t cudnnfe_kernel_cache_create(cudnnfe_kernel_cache_t **cache);
+cudnnfe_status_t cudnnfe_kernel_cache_destroy(cudnnfe_kernel_cache_t *cache);
+
+/* cuDNN's JSON of the cache (size-query pattern as cudnnfe_graph_serialize).
+ * WRONG_STATE while it is empty (no GPU build used it and nothing was
+ * loaded); NOT_SUPPORTED where the loaded cuDNN cannot serialize it.
+ * since 0.3 */
+cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, char *buffer,
+                                                size_t capacity, size_t *size);
+
+/* Loads what cudnnfe_kernel_cache_serialize wrote into an empty cache
+ * (WRONG_STATE otherwise; BAD_SERIALIZED_DATA for text that is not JSON).
+ * cuDNN reads it when a GPU build first uses the cache, and refuses it there
+ * (NOT_SUPPORTED) if it was written by another cuDNN or GPU. since 0.3 */
+cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data,
+                                                  size_t size);
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target; /* default AUTO */
@@ -1325,6 +1350,24 @@ typedef struct cudnnfe_build_options {
    * CUDNNFE_PLAN_CACHE_DIR when set, else none; "": none. Read during the
    * build call only. */
   const char *plan_cache_dir;
+  /* ---- Appended in 0.3: execute-time shapes. ---- */
+  /* 1: the plan may run with other shapes and strides of its bound tensors,
+   * given at execute (cudnnfe_graph_execute_with_overrides); cuDNN's
+   * operation graph attribute IS_OVERRIDE_SHAPE_ENABLED, cudnn-frontend's
+   * is_override_shape_enabled. A GPU build is refused (NOT_SUPPORTED) where
+   * the loaded cuDNN does not accept the attribute. The CPU reference
+   * accepts it everywhere. Default 0. since 0.3 */
+  int32_t override_shape_enabled;
+  /* 1: a dynamic-shape graph (cuDNN's operation graph attribute
+   * IS_DYNAMIC_SHAPE_ENABLED, cudnn-frontend's is_dynamic_shape_enabled):
+   * engines built for it can share kernels between shapes through a kernel
+   * cache. Default 0; a kernel_cache implies 1. since 0.3 */
+  int32_t dynamic_shape_enabled;
+  /* A kernel cache (cudnnfe_kernel_cache_create) that GPU builds of graphs of
+   * one topology and different shapes share compiled kernels through; the
+   * built plans keep it alive. The CPU reference ignores it. Default NULL.
+   * since 0.3 */
+  cudnnfe_kernel_cache_t *kernel_cache;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 #define cudnnfe_build_options_init(options) \
@@ -1380,6 +1423,31 @@ typedef struct cudnnfe_binding {
 cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
                                        void *workspace, size_t workspace_size, void *stream);
+
+/* One bound tensor's shape for one execute (cudnnfe_graph_execute_with_overrides):
+ * `num_dims` dims and strides (in elements), as many as the tensor has. The
+ * arrays are read during the call only. since 0.3 */
+typedef struct cudnnfe_shape_override {
+  int64_t uid;
+  int32_t num_dims;
+  const int64_t *dims;
+  const int64_t *strides;
+} cudnnfe_shape_override_t;
+
+/* Runs a graph built with override_shape_enabled = 1 as cudnnfe_graph_execute
+ * does, with the tensors of `overrides` (bound tensors, each at most once)
+ * taking the given shapes and strides for this call; every other bound tensor
+ * keeps its own. The rank of a tensor cannot change. The CPU reference runs
+ * the graph with its shapes inferred again from the overridden ones: a bound
+ * tensor whose shape would change must be overridden too, and an overridden
+ * output must have the shape its op makes. With no overrides this is
+ * cudnnfe_graph_execute. Returns what cudnnfe_graph_execute returns, and
+ * INVALID_ARGUMENT naming the tensor and the rule for a bad override,
+ * WRONG_STATE for a graph built without override_shape_enabled. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_execute_with_overrides(
+    const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings,
+    size_t num_bindings, const cudnnfe_shape_override_t *overrides, size_t num_overrides,
+    void *workspace, size_t workspace_size, void *stream);
 
 /* The order of pointers for cudnnfe_graph_execute_ordered: the bound
  * tensors' UIDs. Size-query pattern as cudnnfe_graph_get_tensor_uids.

@@ -84,6 +84,15 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
     b.plan_cache_dir = env;
   }
   if (!b.use_plan_cache) b.plan_cache_dir.clear();
+  if (o.override_shape_enabled != 0 && o.override_shape_enabled != 1)
+    fail_argument("build options: override_shape_enabled is ", o.override_shape_enabled,
+                  "; expected 0 or 1");
+  b.override_shape_enabled = o.override_shape_enabled == 1;
+  if (o.dynamic_shape_enabled != 0 && o.dynamic_shape_enabled != 1)
+    fail_argument("build options: dynamic_shape_enabled is ", o.dynamic_shape_enabled,
+                  "; expected 0 or 1");
+  b.dynamic_shape_enabled = o.dynamic_shape_enabled == 1;
+  if (o.kernel_cache) b.kernel_cache = kernel_cache_of(o.kernel_cache);
   b.requested_target = b.target;
   return b;
 }

@@ -3,6 +3,7 @@
 // fixed at build, and errors (the only allocating path) go on the handle.
 #include "api/guard.h"
 #include "api/resolve_bindings.h"
+#include "exec/shape_override.h"
 #include "plan/plan.h"
 
 using namespace cudnnfe;
@@ -32,6 +33,28 @@ cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *g, cudnnfe_handle_
     resolve_bindings(graph, bindings, num_bindings, data);
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_execute_with_overrides(const cudnnfe_graph_t *g, cudnnfe_handle_t *h,
+                                                      const cudnnfe_binding_t *bindings,
+                                                      size_t num_bindings,
+                                                      const cudnnfe_shape_override_t *overrides,
+                                                      size_t num_overrides, void *workspace,
+                                                      size_t workspace_size, void *stream) {
+  return guard_handle(h, [&](Handle &handle) {
+    const Graph &graph = graph_of(g);
+    const Plan &plan = graph.plan();
+    const std::vector<ShapeOverride> shapes = read_shape_overrides(graph, overrides, num_overrides);
+    void *data[kMaxBoundTensors] = {};
+    resolve_bindings(graph, bindings, num_bindings, data);
+    check_workspace(graph, plan, workspace, workspace_size);
+    if (shapes.empty())
+      plan.execute(handle, data, workspace, stream);
+    else if (plan.target() == CUDNNFE_TARGET_CPU_REFERENCE)
+      execute_cpu_overridden(graph, handle, data, shapes);  // exec/shape_override.cpp
+    else
+      plan.execute_overridden(handle, data, shapes, workspace, stream);
   });
 }
 

@@ -104,6 +104,10 @@ Registry<cudnnfe_handle> &handles() {
   static auto *registry = new Registry<cudnnfe_handle>();
   return *registry;
 }
+Registry<cudnnfe_kernel_cache> &kernel_caches() {
+  static auto *registry = new Registry<cudnnfe_kernel_cache>();
+  return *registry;
+}
 
 [[noreturn]] void fail_stale(const char *what, const void *token, const char *creator) {
   fail_argument(what, " pointer ", token, " is not a live cudnnfe ", what,
@@ -160,6 +164,25 @@ Handle &handle_of(const cudnnfe_handle *token) {
   cudnnfe_handle *record = find_handle(token);
   if (!record) fail_stale("handle", token, "cudnnfe_handle_create");
   return *record->impl;
+}
+
+cudnnfe_kernel_cache *register_kernel_cache(std::shared_ptr<backend::KernelCache> impl) {
+  auto record = std::make_unique<cudnnfe_kernel_cache>();
+  record->impl = std::move(impl);
+  return kernel_caches().insert(std::move(record));
+}
+
+std::unique_ptr<cudnnfe_kernel_cache> unregister_kernel_cache(const cudnnfe_kernel_cache *token) {
+  auto record = kernel_caches().erase(token);
+  if (!record) fail_stale("kernel cache", token, "cudnnfe_kernel_cache_create");
+  return record;
+}
+
+std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache *token) {
+  if (!token) fail_argument("kernel cache is NULL");
+  const cudnnfe_kernel_cache *record = kernel_caches().find(token);
+  if (!record) fail_stale("kernel cache", token, "cudnnfe_kernel_cache_create");
+  return record->impl;
 }
 
 }  // namespace cudnnfe

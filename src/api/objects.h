@@ -17,6 +17,7 @@
 
 #include "exec/handle.h"
 #include "graph/graph.h"
+#include "plan/plan.h"
 
 // The records behind the tokens; the C header declares these names only as
 // incomplete types, and a token's value is never the record's address.
@@ -26,6 +27,10 @@ struct cudnnfe_graph {
   // on failure and by the reader, never on the execute path.
   mutable std::mutex error_mutex;
   mutable std::string last_error;
+};
+
+struct cudnnfe_kernel_cache {
+  std::shared_ptr<cudnnfe::backend::KernelCache> impl;
 };
 
 struct cudnnfe_handle {
@@ -51,5 +56,12 @@ cudnnfe_handle *find_handle(const cudnnfe_handle *token);
 const cudnnfe_graph &graph_record(const cudnnfe_graph *token);
 Graph &graph_of(const cudnnfe_graph *token);
 Handle &handle_of(const cudnnfe_handle *token);
+
+// Kernel caches (backend/kernel_cache.h) have tokens too.
+cudnnfe_kernel_cache *register_kernel_cache(std::shared_ptr<backend::KernelCache> impl);
+std::unique_ptr<cudnnfe_kernel_cache> unregister_kernel_cache(const cudnnfe_kernel_cache *token);
+// The cache behind a token (shared with the plans that use it);
+// INVALID_ARGUMENT for NULL, destroyed or foreign.
+std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache *token);
 
 }  // namespace cudnnfe

@@ -247,6 +247,10 @@ void Descriptor::set_pointers(cudnnBackendAttributeName_t name, void *const *val
   set(name, CUDNN_TYPE_VOID_PTR, count, values);
 }
 
+void Descriptor::set_chars(cudnnBackendAttributeName_t name, const std::string &text) {
+  set(name, CUDNN_TYPE_CHAR, static_cast<int64_t>(text.size()), text.data());
+}
+
 cudnnStatus_t Descriptor::try_finalize() {
   return cudnn().BackendFinalize(desc_);
 }

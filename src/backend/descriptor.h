@@ -44,6 +44,7 @@ class Descriptor {
   void set_descriptors(cudnnBackendAttributeName_t name, const cudnnBackendDescriptor_t *values,
                        int64_t count);
   void set_pointers(cudnnBackendAttributeName_t name, void *const *values, int64_t count);
+  void set_chars(cudnnBackendAttributeName_t name, const std::string &text);
 
   // Finalizes; returns cuDNN's status so that callers can tell "not
   // supported" from errors. Use last_error() right after for the reason.

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -25,17 +26,76 @@ struct PackCache {
 };
 thread_local PackCache t_pack;
 
-Descriptor make_pack(const PlanSet &set, void *const *data, void *workspace) {
+// The variant pack's attributes before finalize: UIDs, pointers, workspace.
+void fill_pack(Descriptor &pack, const PlanSet &set, void *const *data, void *workspace) {
   void *pointers[kMaxBoundTensors + kMaxScalars];
   const size_t bound = set.slots.size();
   for (size_t i = 0; i < bound; ++i) pointers[i] = data[set.slots[i]];
   for (size_t i = 0; i < set.scalars.size(); ++i)
     pointers[bound + i] = const_cast<unsigned char *>(set.scalars[i].bytes);
   const int64_t count = static_cast<int64_t>(set.uids.size());
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   pack.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, set.uids.data(), count);
   pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers, count);
   pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &workspace, 1);
+}
+
+Descriptor make_pack(const PlanSet &set, void *const *data, void *workspace) {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  fill_pack(pack, set, data, workspace);
+  pack.finalize();
+  return pack;
+}
+
+// The variant pack's override attributes by number, so that headers older
+// than cuDNN 9.18's compile: CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS,
+// _SHAPES and _STRIDES.
+constexpr auto kOverrideUids = static_cast<cudnnBackendAttributeName_t>(1010);
+constexpr auto kOverrideShapes = static_cast<cudnnBackendAttributeName_t>(1011);
+constexpr auto kOverrideStrides = static_cast<cudnnBackendAttributeName_t>(1012);
+
+// The overrides as cuDNN takes them: UIDs as INT64s, and shapes and strides
+// each as one VOID_PTR element whose bytes are the start of a
+// std::vector<std::vector<int64_t>> (cudnn-frontend passes the vector's
+// address as the element array: backend/execution_helpers.h). We hand over
+// exactly the same bytes.
+struct OverrideLists {
+  std::vector<int64_t> uids;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<int64_t>> strides;
+};
+
+OverrideLists override_lists(const PlanSet &set, const std::vector<ShapeOverride> &overrides) {
+  if (!set.frontend.empty() || !set.views.empty())
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED,
+         "execute-time shapes: this plan has frontend workspace tensors or slice views, whose "
+         "layout is fixed at build");
+  OverrideLists lists;
+  for (const ShapeOverride &o : overrides) {
+    if (std::find(set.uids.begin(), set.uids.end(), o.uid) == set.uids.end())
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "execute-time shapes: UID ", o.uid,
+           " has no tensor in the cuDNN plan (it is read only through a view)");
+    lists.uids.push_back(o.uid);
+    lists.shapes.push_back(o.dims);
+    lists.strides.push_back(o.strides);
+  }
+  return lists;
+}
+
+Descriptor make_override_pack(const PlanSet &set, void *const *data, void *workspace,
+                              OverrideLists &lists) {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  fill_pack(pack, set, data, workspace);
+  try {
+    pack.set_int64s(kOverrideUids, lists.uids);
+    pack.set_pointers(kOverrideShapes, reinterpret_cast<void *const *>(&lists.shapes), 1);
+    pack.set_pointers(kOverrideStrides, reinterpret_cast<void *const *>(&lists.strides), 1);
+  } catch (const Error &e) {
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED,
+         "execute-time shapes need a cuDNN whose variant pack "
+         "accepts CUDNN_ATTR_VARIANT_PACK_OVERRIDE_* (its header documents them since cuDNN "
+         "9.18.0); cuDNN ",
+         cudnn().GetVersion(), " refused them: ", e.message());
+  }
   pack.finalize();
   return pack;
 }
@@ -174,6 +234,26 @@ void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspa
     std::string reason = last_error();
     fail(CUDNNFE_STATUS_CUDNN_ERROR, "cudnnBackendExecute of plan ", c.name,
          " failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason));
+  }
+}
+
+void GpuPlan::execute_overridden(Handle &handle, void *const *data,
+                                 const std::vector<ShapeOverride> &overrides, void *workspace,
+                                 void *stream) const {
+  OverrideLists lists = override_lists(*set_, overrides);
+  cudnnHandle_t cudnn_handle = prepare(handle, stream, true);
+  const Candidate &c = current();
+  void *table[kMaxBoundTensors];
+  void *backend_workspace = set_->bind(data, workspace, table);
+  Descriptor pack = make_override_pack(*set_, table, backend_workspace, lists);
+  cudnnStatus_t status = cudnn().BackendExecute(cudnn_handle, c.plan.get(), pack.get());
+  if (status != CUDNN_STATUS_SUCCESS) {
+    std::string reason = last_error();
+    fail(status == CUDNN_STATUS_NOT_SUPPORTED ? CUDNNFE_STATUS_NOT_SUPPORTED
+                                              : CUDNNFE_STATUS_CUDNN_ERROR,
+         "cudnnBackendExecute of plan ", c.name,
+         " with execute-time shapes failed: ", status_text(status),
+         reason.empty() ? "" : cat(": ", reason));
   }
 }
 

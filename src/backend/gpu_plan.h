@@ -17,6 +17,7 @@
 #include "backend/descriptor.h"
 #include "backend/device_constants.h"
 #include "backend/frontend_workspace.h"
+#include "backend/kernel_cache.h"
 #include "backend/lowering.h"
 #include "plan/plan_blob.h"
 #include "plan/recorded_plan.h"
@@ -47,6 +48,7 @@ struct ViewBinding {
 
 struct PlanSet {
   // Declared first so that they are destroyed last: the plans refer to them.
+  std::shared_ptr<KernelCache> kernel_cache;  // null when the build had none
   std::deque<Descriptor> descriptors;
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
@@ -102,6 +104,12 @@ class GpuPlan final : public RecordedPlan {
   void select(size_t index) override { selected_.store(index, std::memory_order_relaxed); }
   PlanEntry entry(size_t index) const override;
 
+  // Runs the selected candidate with execute-time shapes: a variant pack of
+  // its own with cuDNN's override attributes (cuDNN refuses them where it
+  // lacks them, and that refusal is reported as NOT_SUPPORTED).
+  void execute_overridden(Handle &handle, void *const *data,
+                          const std::vector<ShapeOverride> &overrides, void *workspace,
+                          void *stream) const override;
   // Runs candidate `index` (execute's path; autotune times the others).
   void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream) const;
   // Fills or updates a CUDA graph with the selected candidate

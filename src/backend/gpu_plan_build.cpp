@@ -17,6 +17,7 @@
 #include "backend/device.h"
 #include "backend/frontend_workspace.h"
 #include "backend/gpu_plan.h"
+#include "backend/kernel_cache.h"
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/lowering_table.h"
@@ -45,6 +46,53 @@ std::string describe_ops(const Graph &graph) {
                                      const std::string &why) {
   fail(CUDNNFE_STATUS_NOT_SUPPORTED, describe_graph(graph), " is not supported by cuDNN ",
        plan::cudnn_version_string(version), " on ", describe_device(device), ": ", why);
+}
+
+// CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED by number, so that
+// headers older than the cuDNN 9.21 ones compile.
+constexpr auto kIsOverrideShapeEnabled = static_cast<cudnnBackendAttributeName_t>(805);
+
+// Execute-time shapes: the loaded cuDNN either takes the operation graph
+// attribute or refuses it (cuDNN 9.14 and 9.19 refuse an attribute they do
+// not know), and the refusal is the answer: no version table here.
+void enable_override_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
+  try {
+    op_graph.set_bool(kIsOverrideShapeEnabled, true);
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("execute-time shapes (override_shape_enabled) need a cuDNN that "
+                           "accepts CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED (its "
+                           "header documents it since cuDNN 9.21.0); this one refused it: ",
+                           e.message()));
+  }
+}
+
+// A dynamic-shape graph (kernel cache): refused as above where cuDNN does
+// not take the attribute.
+void enable_dynamic_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
+  try {
+    op_graph.set_bool(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, true);
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device,
+                       cat("dynamic shapes (dynamic_shape_enabled or a kernel cache) need a cuDNN "
+                           "that accepts CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED (its "
+                           "header documents it since cuDNN 9.4.0); this one refused it: ",
+                           e.message()));
+  }
+}
+
+// Binds the build's kernel cache (if any) to the set; its descriptor for the
+// execution plans, or null.
+cudnnBackendDescriptor_t attach_kernel_cache(const Graph &graph, const BuildTarget &target,
+                                             const BuildOptions &options, PlanSet &set) {
+  if (!options.kernel_cache) return nullptr;
+  try {
+    cudnnBackendDescriptor_t cache = options.kernel_cache->attach(set.operation_graph);
+    set.kernel_cache = options.kernel_cache;
+    return cache;
+  } catch (const Error &e) {
+    fail_not_supported(graph, target.cudnn_version, target.device, e.message());
+  }
 }
 
 cudnnBackendHeurMode_t to_cudnn_heur(cudnnfe_heur_mode_t mode) {
@@ -80,6 +128,8 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   operation_graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, lowering.operations().data(),
                                   static_cast<int64_t>(lowering.operations().size()));
   operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
+  if (graph.override_shape_enabled) enable_override_shapes(graph, target, operation_graph);
+  if (graph.dynamic_shape_enabled) enable_dynamic_shapes(graph, target, operation_graph);
   cudnnStatus_t status = operation_graph.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();
@@ -320,6 +370,7 @@ BuildTarget build_target(Handle *handle) {
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
                                         const BuildOptions &options, BuildRecord &record) {
   std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
+  const cudnnBackendDescriptor_t kernel_cache = attach_kernel_cache(graph, target, options, *set);
 
   // Why each heuristics mode gave no plan; modes failing alike are merged.
   std::vector<std::pair<std::string, std::string>> attempts;
@@ -389,6 +440,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       start = Clock::now();
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
+      if (kernel_cache)
+        plan.set_descriptors(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, &kernel_cache, 1);
       status = plan.try_finalize();
       if (status != CUDNN_STATUS_SUCCESS) {
         log_debug("engine ", offered.name, ": refused: ", status_text(status));

@@ -48,6 +48,12 @@ void check_blob_graph(const plan::PlanRecord &r, Graph &graph) {
 void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   const Clock::time_point start = Clock::now();
   BuildRecord record;
+  // A graph loaded from JSON may carry the flag already (as cudnn-frontend's
+  // serialized context does); the build option only turns it on.
+  if (options.override_shape_enabled) graph.override_shape_enabled = true;
+  options.override_shape_enabled = graph.override_shape_enabled;
+  if (options.dynamic_shape_enabled || options.kernel_cache) graph.dynamic_shape_enabled = true;
+  options.dynamic_shape_enabled = graph.dynamic_shape_enabled;
   graph.validate();
   record.validate_ms = ms_since(start);
   if (options.target == CUDNNFE_TARGET_AUTO)

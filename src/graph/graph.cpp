@@ -35,6 +35,26 @@ Graph::~Graph() = default;
 Graph::Graph(Graph &&) noexcept = default;
 Graph &Graph::operator=(Graph &&) noexcept = default;
 
+Graph Graph::copy_unbuilt() const {
+  Graph copy;
+  copy.name = name;
+  copy.io_dtype = io_dtype;
+  copy.intermediate_dtype = intermediate_dtype;
+  copy.compute_dtype = compute_dtype;
+  copy.override_shape_enabled = override_shape_enabled;
+  copy.dynamic_shape_enabled = dynamic_shape_enabled;
+  copy.tensors_ = tensors_;
+  copy.index_by_uid_ = index_by_uid_;
+  copy.uid_by_name_ = uid_by_name_;
+  copy.nodes_ = nodes_;
+  copy.node_names_ = node_names_;
+  copy.readers_ = readers_;
+  copy.next_uid_ = next_uid_;
+  copy.reserved_uids_ = reserved_uids_;
+  copy.bound_uids_ = bound_uids_;
+  return copy;
+}
+
 Tensor &Graph::new_tensor(const std::string &name) {
   Tensor t;
   t.uid = next_free_uid();

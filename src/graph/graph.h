@@ -36,11 +36,19 @@ class Graph {
   ~Graph();
   Graph(Graph &&) noexcept;
   Graph &operator=(Graph &&) noexcept;
+  // A copy of everything but the plan: not built, so it can be changed and
+  // validated again (the CPU reference's execute-time shapes).
+  Graph copy_unbuilt() const;
 
   std::string name = "graph";
   cudnnfe_dtype_t io_dtype = CUDNNFE_DTYPE_NOT_SET;
   cudnnfe_dtype_t intermediate_dtype = CUDNNFE_DTYPE_NOT_SET;
   cudnnfe_dtype_t compute_dtype = CUDNNFE_DTYPE_NOT_SET;
+  // Built to take execute-time shapes (BuildOptions::override_shape_enabled);
+  // part of the graph JSON, hence of plan cache keys and plan blobs.
+  bool override_shape_enabled = false;
+  // Built as a dynamic-shape graph (BuildOptions::dynamic_shape_enabled).
+  bool dynamic_shape_enabled = false;
 
   // ---- construction (throws Error) ----
   int64_t add_tensor(const std::string &name, cudnnfe_dtype_t dtype,

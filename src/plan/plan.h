@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,17 @@
 
 namespace cudnnfe {
 
+namespace backend {
+class KernelCache;
+}
 struct Handle;
+
+// One bound tensor's shape and strides for one execute.
+struct ShapeOverride {
+  int64_t uid = 0;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
 
 // Largest number of bound tensors a graph may have: execute keeps its
 // pointer table on the stack (no heap allocation on the hot path).
@@ -26,6 +37,12 @@ class Plan {
   // data[i] is the buffer of graph.bound_uids()[i]; the caller checked the
   // count and the workspace size. Throws Error on failure.
   virtual void execute(Handle &handle, void *const *data, void *workspace, void *stream) const = 0;
+  // execute with some bound tensors' shapes replaced for this call (the
+  // caller checked them against the graph: exec/shape_override.h). Plans
+  // that cannot take overrides refuse with NOT_SUPPORTED.
+  virtual void execute_overridden(Handle &handle, void *const *data,
+                                  const std::vector<ShapeOverride> &overrides, void *workspace,
+                                  void *stream) const;
 };
 
 struct BuildOptions {
@@ -41,6 +58,13 @@ struct BuildOptions {
   int32_t max_plans = 0;  // 0: no limit
   bool use_plan_cache = true;
   std::string plan_cache_dir;  // "" : no directory cache
+  // Execute-time shapes (cudnnfe_graph_execute_with_overrides); the build
+  // records it on the graph (Graph::override_shape_enabled).
+  bool override_shape_enabled = false;
+  // Dynamic shapes and the kernel cache (backend/kernel_cache.h); a cache
+  // implies dynamic shapes. Recorded on the graph as override_shape_enabled.
+  bool dynamic_shape_enabled = false;
+  std::shared_ptr<backend::KernelCache> kernel_cache;
   // The target the caller asked for (target is resolved from AUTO).
   cudnnfe_target_t requested_target = CUDNNFE_TARGET_AUTO;
 };

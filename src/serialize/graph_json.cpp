@@ -68,6 +68,10 @@ std::string serialize_graph(const Graph &graph) {
   root.set("io_data_type", Value::string(dtype_name(graph.io_dtype)));
   root.set("intermediate_data_type", Value::string(dtype_name(graph.intermediate_dtype)));
   root.set("compute_data_type", Value::string(dtype_name(graph.compute_dtype)));
+  // Written only when set, so that documents of graphs without it stay as
+  // they were (and older documents, which lack it, read as false).
+  if (graph.override_shape_enabled) root.set("override_shape_enabled", Value::boolean(true));
+  if (graph.dynamic_shape_enabled) root.set("dynamic_shape_enabled", Value::boolean(true));
   // Canonical order: inputs and scalars, then op outputs in node order —
   // the order a load recreates them in, so that round trips are exact.
   std::vector<const Tensor *> ordered;
@@ -216,6 +220,10 @@ void load(const Value &root, Graph &graph) {
   graph.intermediate_dtype =
       read_dtype(root.at("intermediate_data_type", top), "intermediate_data_type");
   graph.compute_dtype = read_dtype(root.at("compute_data_type", top), "compute_data_type");
+  if (const Value *v = root.find("override_shape_enabled"))
+    graph.override_shape_enabled = v->as_bool("override_shape_enabled");
+  if (const Value *v = root.find("dynamic_shape_enabled"))
+    graph.dynamic_shape_enabled = v->as_bool("dynamic_shape_enabled");
 
   const auto &tensors = root.at("tensors", top).as_array("tensors");
   std::unordered_set<int64_t> recorded_uids;

@@ -288,6 +288,10 @@ const cudnnfe_graph_t = cudnnfe_graph
 mutable struct cudnnfe_handle end
 const cudnnfe_handle_t = cudnnfe_handle
 
+# C: typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t; (only ever used through pointers)
+mutable struct cudnnfe_kernel_cache end
+const cudnnfe_kernel_cache_t = cudnnfe_kernel_cache
+
 # ---- Structs (same layout as C: 8-byte pointers) -----------------------------
 
 """
@@ -540,7 +544,7 @@ end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (88 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (104 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
@@ -557,6 +561,9 @@ struct cudnnfe_build_options
     max_plans::Int32  # int32_t at 72
     disable_plan_cache::Int32  # int32_t at 76
     plan_cache_dir::Ptr{Cchar}  # const char * at 80
+    override_shape_enabled::Int32  # int32_t at 88
+    dynamic_shape_enabled::Int32  # int32_t at 92
+    kernel_cache::Ptr{cudnnfe_kernel_cache_t}  # cudnnfe_kernel_cache_t * at 96
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -568,6 +575,17 @@ struct cudnnfe_binding
     data::Ptr{Cvoid}  # void * at 8
 end
 const cudnnfe_binding_t = cudnnfe_binding
+
+"""
+C: `typedef struct cudnnfe_shape_override {...} cudnnfe_shape_override_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_shape_override
+    uid::Int64  # int64_t at 0
+    num_dims::Int32  # int32_t at 8
+    dims::Ptr{Int64}  # const int64_t * at 16
+    strides::Ptr{Int64}  # const int64_t * at 24
+end
+const cudnnfe_shape_override_t = cudnnfe_shape_override
 
 """
 C: `typedef struct cudnnfe_plan_info {...} cudnnfe_plan_info_t;` (56 bytes, alignment 8).
@@ -1942,6 +1960,63 @@ function cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, desc
 end
 
 """
+    cudnnfe_kernel_cache_create(cache) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_kernel_cache_create(cudnnfe_kernel_cache_t **cache)`
+
+Creates an empty kernel cache; free it with cudnnfe_kernel_cache_destroy
+(plans built with it keep what they need). since 0.3
+"""
+function cudnnfe_kernel_cache_create(cache)
+    ccall((:cudnnfe_kernel_cache_create, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_kernel_cache_t}},),
+          cache)
+end
+
+"""
+    cudnnfe_kernel_cache_destroy(cache) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_kernel_cache_destroy(cudnnfe_kernel_cache_t *cache)`
+"""
+function cudnnfe_kernel_cache_destroy(cache)
+    ccall((:cudnnfe_kernel_cache_destroy, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_kernel_cache_t},),
+          cache)
+end
+
+"""
+    cudnnfe_kernel_cache_serialize(cache, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, char *buffer, size_t capacity, size_t *size)`
+
+cuDNN's JSON of the cache (size-query pattern as cudnnfe_graph_serialize).
+WRONG_STATE while it is empty (no GPU build used it and nothing was
+loaded); NOT_SUPPORTED where the loaded cuDNN cannot serialize it.
+since 0.3
+"""
+function cudnnfe_kernel_cache_serialize(cache, buffer, capacity, size)
+    ccall((:cudnnfe_kernel_cache_serialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_kernel_cache_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          cache, buffer, capacity, size)
+end
+
+"""
+    cudnnfe_kernel_cache_deserialize(cache, data, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data, size_t size)`
+
+Loads what cudnnfe_kernel_cache_serialize wrote into an empty cache
+(WRONG_STATE otherwise; BAD_SERIALIZED_DATA for text that is not JSON).
+cuDNN reads it when a GPU build first uses the cache, and refuses it there
+(NOT_SUPPORTED) if it was written by another cuDNN or GPU. since 0.3
+"""
+function cudnnfe_kernel_cache_deserialize(cache, data, size)
+    ccall((:cudnnfe_kernel_cache_deserialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_kernel_cache_t}, Ptr{Cchar}, Csize_t),
+          cache, data, size)
+end
+
+"""
     cudnnfe_build_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size)`
@@ -2056,6 +2131,28 @@ function cudnnfe_graph_execute(graph, handle, bindings, num_bindings, workspace,
     ccall((:cudnnfe_graph_execute, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
           graph, handle, bindings, num_bindings, workspace, workspace_size, stream)
+end
+
+"""
+    cudnnfe_graph_execute_with_overrides(graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_execute_with_overrides(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, const cudnnfe_shape_override_t *overrides, size_t num_overrides, void *workspace, size_t workspace_size, void *stream)`
+
+Runs a graph built with override_shape_enabled = 1 as cudnnfe_graph_execute
+does, with the tensors of `overrides` (bound tensors, each at most once)
+taking the given shapes and strides for this call; every other bound tensor
+keeps its own. The rank of a tensor cannot change. The CPU reference runs
+the graph with its shapes inferred again from the overridden ones: a bound
+tensor whose shape would change must be overridden too, and an overridden
+output must have the shape its op makes. With no overrides this is
+cudnnfe_graph_execute. Returns what cudnnfe_graph_execute returns, and
+INVALID_ARGUMENT naming the tensor and the rule for a bad override,
+WRONG_STATE for a graph built without override_shape_enabled. since 0.3
+"""
+function cudnnfe_graph_execute_with_overrides(graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream)
+    ccall((:cudnnfe_graph_execute_with_overrides, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{cudnnfe_shape_override_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, overrides, num_overrides, workspace, workspace_size, stream)
 end
 
 """
@@ -2506,14 +2603,18 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
       cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
       cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,
-      cudnnfe_build_policy_t, cudnnfe_build_options, cudnnfe_build_options_t,
-      cudnnfe_build_options_init_sized, cudnnfe_graph_validate, cudnnfe_graph_build,
-      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
+      cudnnfe_build_policy_t, cudnnfe_kernel_cache, cudnnfe_kernel_cache_t,
+      cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
+      cudnnfe_kernel_cache_serialize, cudnnfe_kernel_cache_deserialize,
+      cudnnfe_build_options, cudnnfe_build_options_t, cudnnfe_build_options_init_sized,
+      cudnnfe_graph_validate, cudnnfe_graph_build, cudnnfe_graph_is_built,
+      cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
-      cudnnfe_graph_execute, cudnnfe_graph_get_bound_uids, cudnnfe_graph_execute_ordered,
-      cudnnfe_graph_serialize, cudnnfe_graph_deserialize, cudnnfe_plan_info,
-      cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
-      cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
+      cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
+      cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,
+      cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
+      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized,
+      cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
       cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
       cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,

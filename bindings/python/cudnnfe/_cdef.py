@@ -708,6 +708,17 @@ typedef int32_t cudnnfe_build_policy_t;
 
 #define CUDNNFE_BEHAVIOR_NOTE_ALL 31
 
+typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t;
+
+cudnnfe_status_t cudnnfe_kernel_cache_create(cudnnfe_kernel_cache_t **cache);
+cudnnfe_status_t cudnnfe_kernel_cache_destroy(cudnnfe_kernel_cache_t *cache);
+
+cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, char *buffer,
+                                                size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data,
+                                                  size_t size);
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target;
@@ -731,6 +742,12 @@ typedef struct cudnnfe_build_options {
   int32_t disable_plan_cache;
 
   const char *plan_cache_dir;
+
+  int32_t override_shape_enabled;
+
+  int32_t dynamic_shape_enabled;
+
+  cudnnfe_kernel_cache_t *kernel_cache;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 
@@ -755,6 +772,18 @@ typedef struct cudnnfe_binding {
 cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
                                        void *workspace, size_t workspace_size, void *stream);
+
+typedef struct cudnnfe_shape_override {
+  int64_t uid;
+  int32_t num_dims;
+  const int64_t *dims;
+  const int64_t *strides;
+} cudnnfe_shape_override_t;
+
+cudnnfe_status_t cudnnfe_graph_execute_with_overrides(
+    const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings,
+    size_t num_bindings, const cudnnfe_shape_override_t *overrides, size_t num_overrides,
+    void *workspace, size_t workspace_size, void *stream);
 
 cudnnfe_status_t cudnnfe_graph_get_bound_uids(const cudnnfe_graph_t *graph, int64_t *uids,
                                               size_t capacity, size_t *count);

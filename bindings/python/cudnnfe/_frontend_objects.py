@@ -1,51 +1,58 @@
 """cudnn-frontend module objects that cudnnfe keeps so its code runs: the kernel cache,
 device properties, engine knobs and the causal_conv1d entry points.
 
-None of them adds a feature: the kernel cache is an empty token (cudnnfe's
-plan cache does that job, ``docs/plans.md``), and what needs a C ABI feature
-cudnnfe lacks (deviceless builds, engine knobs, causal_conv1d) raises
+The kernel cache is the C ABI's (``cudnnfe_kernel_cache_*``); what needs a C ABI
+feature cudnnfe lacks (deviceless builds, engine knobs, causal_conv1d) raises
 :class:`NotOfferedError` naming it when used.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ._enums import knob_type
-from ._errors import NotOfferedError
+from ._errors import NotOfferedError, raise_global_error
+from ._lib import ffi, lib
 
 __all__ = ["KernelCache", "create_kernel_cache", "create_device_properties", "knob",
            "causal_conv1d_forward", "causal_conv1d_backward"]
 
-_CACHE_FORMAT = "cudnnfe-kernel-cache"
-
-
 class KernelCache:
-    """What ``pygraph(kernel_cache=...)`` takes: accepted, and empty.
+    """What ``pygraph(kernel_cache=...)`` takes: compiled kernels shared by the GPU builds of
+    graphs of one topology and different shapes (``cudnnfe_kernel_cache_t``; a graph given
+    one is built as a dynamic-shape graph). The CPU reference leaves it empty.
 
-    cudnn-frontend shares compiled kernels between graphs of different shapes
-    through it. cudnnfe reuses built plans by itself (the in-process plan
-    cache, and ``CUDNNFE_PLAN_CACHE_DIR``), so this object carries nothing;
-    :meth:`serialize` and :meth:`deserialize` round-trip that emptiness.
+    :meth:`serialize` gives cuDNN's JSON of the cache (an empty cache raises
+    :class:`WrongStateError`); :meth:`deserialize` loads it into an empty cache.
     """
 
+    def __init__(self) -> None:
+        out = ffi.new("cudnnfe_kernel_cache_t **")
+        status = lib.cudnnfe_kernel_cache_create(out)
+        if status:
+            raise_global_error(status)
+        self._ptr = ffi.gc(out[0], lib.cudnnfe_kernel_cache_destroy)
+
     def serialize(self) -> str:
-        """A JSON string that :meth:`deserialize` accepts."""
-        return json.dumps({"format": _CACHE_FORMAT, "version": 1})
+        """cuDNN's JSON of the cache (``cudnnfe_kernel_cache_serialize``)."""
+        size = ffi.new("size_t *")
+        status = lib.cudnnfe_kernel_cache_serialize(self._ptr, ffi.NULL, 0, size)
+        if status:
+            raise_global_error(status)
+        buf = ffi.new("char[]", max(size[0], 1))
+        status = lib.cudnnfe_kernel_cache_serialize(self._ptr, buf, size[0], size)
+        if status:
+            raise_global_error(status)
+        return ffi.unpack(buf, size[0]).decode("utf-8")
 
     def deserialize(self, data: Any) -> None:
-        """Accept what :meth:`serialize` wrote (ValueError for anything else)."""
-        try:
-            parsed = json.loads(data)
-        except (TypeError, ValueError):
-            raise ValueError("kernel_cache.deserialize: not a JSON string written by "
-                             "cudnnfe's kernel_cache.serialize()") from None
-        if not isinstance(parsed, dict) or parsed.get("format") != _CACHE_FORMAT:
-            raise ValueError("kernel_cache.deserialize: not a cudnnfe kernel cache (a cuDNN "
-                             "frontend kernel cache cannot be loaded by cudnnfe)")
+        """Load what :meth:`serialize` wrote into this empty cache."""
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        status = lib.cudnnfe_kernel_cache_deserialize(self._ptr, raw, len(raw))
+        if status:
+            raise_global_error(status)
 
     def __repr__(self) -> str:
-        return "<cudnnfe.KernelCache (plans are cached by cudnnfe's plan cache)>"
+        return "<cudnnfe.KernelCache>"
 
 
 def create_kernel_cache() -> KernelCache:

@@ -19,6 +19,7 @@ import inspect
 import math
 import operator
 import threading
+import warnings
 from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional, Sequence,
                     Set, Tuple, Union)
 
@@ -60,6 +61,7 @@ class _Spec(NamedTuple):
     strides: Tuple[int, ...]
     dtype: data_type
     by_value: bool = False  # a pass-by-value input: host memory, read at execute
+    ragged: bool = False  # has ragged offsets: its array is packed (fewer elements than dims)
 
 
 class _ExecInfo(NamedTuple):
@@ -121,9 +123,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                  is_dynamic_shape_enabled: bool = False,
                  is_override_shape_enabled: bool = False) -> None:
         _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
-        # Dynamic shapes: cudnn-frontend shares kernels between shapes; cudnnfe builds each
-        # shape's graph on its own (its plan cache reuses plans), so the flag changes nothing.
-        self._dynamic_shapes = bool(is_dynamic_shape_enabled)
+        # Dynamic shapes and the kernel cache: build options dynamic_shape_enabled and
+        # kernel_cache (a cache implies dynamic shapes, as in cudnn-frontend).
+        self._dynamic_shapes = bool(is_dynamic_shape_enabled) or kernel_cache is not None
+        self._kernel_cache = kernel_cache
+        # Execute-time shapes: the build option override_shape_enabled (docs/plans.md).
         self._override_shapes = bool(is_override_shape_enabled)
         out = ffi.new("cudnnfe_graph_t **")
         status = lib.cudnnfe_graph_create(out)
@@ -1152,10 +1156,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             buf = ffi.new("char[]", cache_dir)
             keep.append(buf)
             o.plan_cache_dir = buf
+        o.override_shape_enabled = 1 if self._override_shapes else 0
+        o.dynamic_shape_enabled = 1 if self._dynamic_shapes else 0
+        if self._kernel_cache is not None:
+            o.kernel_cache = self._kernel_cache._ptr
         key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
                int(o.max_workspace_size), int(o.exclude_numerical_notes),
                int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
-               int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)))
+               int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)),
+               int(o.override_shape_enabled), int(o.dynamic_shape_enabled),
+               id(self._kernel_cache))
         return o, keep, key
 
     def _build_handle(self, handle: Optional[Handle]) -> Any:
@@ -1224,7 +1234,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             t = self._wrap(uid)
             dims, strides = t._shape()
             specs.append(_Spec(uid, t.get_name(), tuple(dims), tuple(strides),
-                               t.get_data_type(), t._c_pass_by_value()))
+                               t.get_data_type(), t._c_pass_by_value(),
+                               t._ragged_offset is not None))
         tgt = ffi.new("cudnnfe_target_t *")
         self._check(lib.cudnnfe_graph_get_target(self._ptr, tgt))
         ws = ffi.new("int64_t *")
@@ -1394,11 +1405,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             return self.get_tensor(key)._uid
         return _c_uid(key)
 
-    def _check_array(self, spec: _Spec, info: ArrayInfo, tgt: int) -> None:
+    def _check_array(self, spec: _Spec, info: ArrayInfo, tgt: int,
+                     shape_given: bool = False) -> None:
         if info.dtype != spec.dtype:
-            got = info.dtype.name if info.dtype is not None else "unsupported"
-            raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is "
-                             f"{spec.dtype.name} but its array is {info.type_name} ({got})")
+            _check_reinterpreted(spec, info)
+        if spec.ragged or shape_given:
+            # A ragged tensor's array is packed by its offsets (THD: [sum of seq, h, d] for
+            # [b, h, s, d]); an overridden tensor's shape is the override's. cuDNN reads
+            # both through the pointer alone, as cudnn-frontend passes them.
+            return self._check_device(spec, info, tgt)
         if info.shape != spec.dims:
             if _same_elements(info, spec):
                 return self._check_device(spec, info, tgt)
@@ -1470,14 +1485,18 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             stream: CUDA stream (int, torch or CuPy stream); default: the
                 handle's (:func:`set_stream`), else the default stream. GPU
                 execution is asynchronous on it.
+            override_uids, override_shapes, override_strides: execute-time
+                shapes of some bound tensors (a graph built with
+                ``pygraph(is_override_shape_enabled=True)``); their arrays are
+                checked for type and device only
+                (``cudnnfe_graph_execute_with_overrides``).
 
         The keys are mapped to the order of :meth:`get_bound_uids` here and the
         graph runs through one ``cudnnfe_graph_execute_ordered`` call; a missing,
         unknown or duplicate binding raises :class:`InvalidArgumentError`. The
         GIL is released while the C library runs.
         """
-        if override_uids is not None or override_shapes is not None or override_strides is not None:
-            _refuse_override()
+        overrides = self._shape_overrides(override_uids, override_shapes, override_strides)
         info = self._exec
         if info is None:
             info = self._exec_info()
@@ -1516,8 +1535,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
                 if self._folded and _constants.is_folded_binding(self, key, array):
                     continue
                 self._unbindable(self._key_uid(key))
+            if overrides:
+                ptr = self._checked_ptr(pos, array, keep, info.order[pos] in overrides)
             # Fast path for torch tensors: compare without building an ArrayInfo.
-            if type(array) is torch_cls and fast is not None:
+            elif type(array) is torch_cls and fast is not None:
                 tdtype, dims, strides, want_cuda = fast[pos]
                 if (array.dtype is tdtype and array.is_cuda is want_cuda
                         and array.shape == dims and array.stride() == strides):
@@ -1545,17 +1566,69 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             ws, ws_size = self._workspace(workspace, tgt)
         if stream is None:
             stream = h.stream
-        status = lib.cudnnfe_graph_execute_ordered(
-            self._ptr, hptr, ffi.cast("void **", ptrs), n, ws, ws_size,
-            ffi.NULL if stream is None else stream_pointer(stream))
+        stream_ptr = ffi.NULL if stream is None else stream_pointer(stream)
+        if overrides:
+            status = self._execute_overridden(hptr, info, ptrs, overrides, ws, ws_size,
+                                              stream_ptr)
+        else:
+            status = lib.cudnnfe_graph_execute_ordered(
+                self._ptr, hptr, ffi.cast("void **", ptrs), n, ws, ws_size, stream_ptr)
         if status:
             raise_handle_error(status, hptr, self._ptr)
         del keep
 
-    def _checked_ptr(self, pos: int, array: Any, keep: List[Any]) -> int:
+    def _shape_overrides(self, uids: Any, shapes: Any,
+                         strides: Any) -> Dict[int, Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+        """cudnn-frontend's override_uids / override_shapes / override_strides as
+        {C UID: (dims, strides)}; empty when none are given."""
+        if uids is None and shapes is None and strides is None:
+            return {}
+        if uids is None or shapes is None or strides is None:
+            raise TypeError("execute: override_uids, override_shapes and override_strides go "
+                            "together (give all three, or none)")
+        uids, shapes, strides = list(uids), list(shapes), list(strides)
+        if not len(uids) == len(shapes) == len(strides):
+            raise ValueError(f"execute: {len(uids)} override_uids, {len(shapes)} "
+                             f"override_shapes and {len(strides)} override_strides; "
+                             "they must have the same length")
+        out: Dict[int, Tuple[Tuple[int, ...], Tuple[int, ...]]] = {}
+        for key, dims, st in zip(uids, shapes, strides):
+            dims, st = tuple(int(d) for d in dims), tuple(int(x) for x in st)
+            if len(dims) != len(st):
+                raise ValueError(f"execute: override for UID {key!r} has {len(dims)} dims and "
+                                 f"{len(st)} strides")
+            out[self._key_uid(key)] = (dims, st)
+        return out
+
+    def _execute_overridden(self, hptr: Any, info: _ExecInfo, ptrs: Any,
+                            overrides: Mapping[int, Tuple[Tuple[int, ...], Tuple[int, ...]]],
+                            ws: Any, ws_size: int, stream: Any) -> int:
+        """cudnnfe_graph_execute_with_overrides on the ordered pointers."""
+        n = len(info.order)
+        bindings = ffi.new("cudnnfe_binding_t[]", max(n, 1))
+        for i, uid in enumerate(info.order):
+            bindings[i].uid = uid
+            bindings[i].data = ffi.cast("void *", ptrs[i])
+        table = ffi.new("cudnnfe_shape_override_t[]", len(overrides))
+        keep = []
+        for i, (uid, (dims, strides)) in enumerate(overrides.items()):
+            d = ffi.new("int64_t[]", list(dims) or [0])
+            s = ffi.new("int64_t[]", list(strides) or [0])
+            keep += [d, s]
+            table[i].uid = uid
+            table[i].num_dims = len(dims)
+            table[i].dims = d
+            table[i].strides = s
+        status = lib.cudnnfe_graph_execute_with_overrides(
+            self._ptr, hptr, bindings, n, table, len(overrides), ws, ws_size, stream)
+        del keep
+        return status
+
+    def _checked_ptr(self, pos: int, array: Any, keep: List[Any],
+                     shape_given: bool = False) -> int:
         info = self._exec_info()
         arr = describe(array)
-        self._check_array(info.specs[pos], arr, info.target)
+        self._check_array(info.specs[pos], arr, info.target, shape_given)
         keep.append(arr)
         return arr.ptr
 
@@ -1665,17 +1738,17 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         execute this graph; ``workspace`` must fit plan ``index``
         (:meth:`get_workspace_size_plan_at_index`).
         """
-        if override_uids is not None or override_shapes is not None or override_strides is not None:
-            _refuse_override()
+        shapes = dict(override_uids=override_uids, override_shapes=override_shapes,
+                      override_strides=override_strides)
         i = _plan_index(index)
         with self._select_lock:
             current = self.get_selected_plan()
             if i == current:
-                self.execute(variant_pack, workspace, handle, stream)
+                self.execute(variant_pack, workspace, handle, stream, **shapes)
                 return
             self._check(lib.cudnnfe_graph_select_plan(self._ptr, i))
             try:
-                self.execute(variant_pack, workspace, handle, stream)
+                self.execute(variant_pack, workspace, handle, stream, **shapes)
             finally:
                 lib.cudnnfe_graph_select_plan(self._ptr, current)
 
@@ -1992,8 +2065,8 @@ class BoundExecution:
 
 def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
                             device_property: Any) -> None:
-    """Check cudnn-frontend's pygraph options: a kernel cache is accepted (cudnnfe's plan
-    cache does its job); SM limits and deviceless builds are refused by name."""
+    """Check cudnn-frontend's pygraph options: a kernel cache from create_kernel_cache();
+    SM limits and deviceless builds are refused by name."""
     from ._frontend_objects import KernelCache
 
     if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):
@@ -2005,10 +2078,17 @@ def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
             raise NotOfferedError(f"pygraph: {what} is not offered by the cudnnfe C ABI")
 
 
-def _refuse_override() -> NoReturn:
-    raise NotOfferedError("execute: override_uids / override_shapes / override_strides "
-                          "(execute-time shape override) are not offered by the cudnnfe C ABI; "
-                          "build a graph per shape (the plan cache reuses plans)")
+def _check_reinterpreted(spec: _Spec, info: ArrayInfo) -> None:
+    """An array of another data type: a ValueError unless its elements have the tensor's size,
+    in which case the bytes are read as the tensor's type (cudnn-frontend binds pointers
+    only, and its tests bind BFLOAT16 arrays to HALF tensors) with a warning saying so."""
+    got = info.dtype.name if info.dtype is not None else "unsupported"
+    what = (f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is {spec.dtype.name} but its "
+            f"array is {info.type_name} ({got})")
+    if info.dtype is None or lib.cudnnfe_dtype_size(int(info.dtype)) != \
+            lib.cudnnfe_dtype_size(int(spec.dtype)):
+        raise ValueError(what)
+    warnings.warn(f"{what}: its bytes are read as {spec.dtype.name}", stacklevel=4)
 
 
 def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:

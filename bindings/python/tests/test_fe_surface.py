@@ -51,9 +51,14 @@ def test_opensource_is_dropped_from_a_list_with_other_modes():
 
 def test_kernel_cache_round_trip_and_device_properties_refused():
     cache = cudnnfe.create_kernel_cache()
-    cache.deserialize(cache.serialize())
-    with pytest.raises(ValueError, match="kernel cache"):
-        cache.deserialize('{"something": "else"}')
+    with pytest.raises(cudnnfe.WrongStateError, match="empty"):
+        cache.serialize()  # no GPU build has filled it (cudnn-frontend refuses this too)
+    with pytest.raises(cudnnfe.BadSerializedDataError, match="kernel cache"):
+        cache.deserialize("not json")
+    cache.deserialize('{"kernels": []}')
+    assert cache.serialize() == '{"kernels": []}'
+    with pytest.raises(cudnnfe.WrongStateError, match="freshly created"):
+        cache.deserialize('{"kernels": []}')  # onto a cache that holds something
     with pytest.raises(cudnnfe.NotOfferedError, match="deviceless"):
         cudnnfe.create_device_properties(0)
     with pytest.raises(cudnnfe.NotOfferedError, match="causal"):

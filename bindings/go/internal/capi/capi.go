@@ -296,45 +296,45 @@ typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
 typedef long long swig_type_269;
-typedef long long swig_type_270;
-typedef long long swig_type_271;
+typedef _goslice_ swig_type_270;
+typedef _gostring_ swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
 typedef long long swig_type_274;
 typedef long long swig_type_275;
 typedef long long swig_type_276;
-typedef _goslice_ swig_type_277;
+typedef long long swig_type_277;
 typedef long long swig_type_278;
 typedef _goslice_ swig_type_279;
-typedef _goslice_ swig_type_280;
+typedef long long swig_type_280;
 typedef long long swig_type_281;
-typedef _goslice_ swig_type_282;
-typedef _gostring_ swig_type_283;
+typedef long long swig_type_282;
+typedef _goslice_ swig_type_283;
 typedef long long swig_type_284;
 typedef long long swig_type_285;
-typedef long long swig_type_286;
-typedef long long swig_type_287;
+typedef _goslice_ swig_type_286;
+typedef _goslice_ swig_type_287;
 typedef long long swig_type_288;
-typedef long long swig_type_289;
-typedef long long swig_type_290;
+typedef _goslice_ swig_type_289;
+typedef _gostring_ swig_type_290;
 typedef long long swig_type_291;
 typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
 typedef long long swig_type_295;
-typedef _goslice_ swig_type_296;
+typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
 typedef long long swig_type_299;
 typedef long long swig_type_300;
-typedef _goslice_ swig_type_301;
+typedef long long swig_type_301;
 typedef long long swig_type_302;
-typedef long long swig_type_303;
+typedef _goslice_ swig_type_303;
 typedef long long swig_type_304;
 typedef long long swig_type_305;
 typedef long long swig_type_306;
 typedef long long swig_type_307;
-typedef long long swig_type_308;
+typedef _goslice_ swig_type_308;
 typedef long long swig_type_309;
 typedef long long swig_type_310;
 typedef long long swig_type_311;
@@ -343,15 +343,22 @@ typedef long long swig_type_313;
 typedef long long swig_type_314;
 typedef long long swig_type_315;
 typedef long long swig_type_316;
-typedef _goslice_ swig_type_317;
+typedef long long swig_type_317;
 typedef long long swig_type_318;
 typedef long long swig_type_319;
 typedef long long swig_type_320;
-typedef _gostring_ swig_type_321;
-typedef _goslice_ swig_type_322;
+typedef long long swig_type_321;
+typedef long long swig_type_322;
 typedef long long swig_type_323;
 typedef _goslice_ swig_type_324;
 typedef long long swig_type_325;
+typedef long long swig_type_326;
+typedef long long swig_type_327;
+typedef _gostring_ swig_type_328;
+typedef _goslice_ swig_type_329;
+typedef long long swig_type_330;
+typedef _goslice_ swig_type_331;
+typedef long long swig_type_332;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
@@ -708,16 +715,20 @@ extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a3
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
 extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, swig_type_253 arg3, swig_type_254 arg4, swig_type_255 arg5, swig_type_256 arg6, swig_type_257 arg7, swig_type_258 arg8, swig_type_259 arg9, swig_type_260 arg10, swig_type_261 arg11, swig_type_262 arg12, swig_type_263 arg13, swig_type_264 arg14, swig_type_265 arg15, swig_type_266 arg16, swig_type_267 arg17, swig_type_268 arg18, swig_type_269 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_270 arg2);
-extern swig_type_271 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_270 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_271 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
+extern swig_type_273 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
-extern swig_type_273 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern swig_type_275 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -730,32 +741,49 @@ extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(ui
 extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_276 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
-extern swig_type_276 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_277 arg2);
+extern swig_type_278 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_277 arg3, uintptr_t arg4, swig_type_278 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_280 arg3, uintptr_t arg4, swig_type_281 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_283 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_284 arg2);
-extern swig_type_285 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2);
-extern swig_type_287 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2);
-extern swig_type_289 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_279 arg3, uintptr_t arg4, swig_type_280 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_281 arg2);
+extern swig_type_282 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_shape_override_t_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_283 arg3, uintptr_t arg4, swig_type_284 arg5, uintptr_t arg6, swig_type_285 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_287 arg3, uintptr_t arg4, swig_type_288 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_289 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
+extern swig_type_294 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
+extern swig_type_296 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -768,13 +796,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_297 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_299 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
+extern swig_type_301 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -787,10 +815,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_296 arg3, uintptr_t arg4, swig_type_297 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2);
-extern swig_type_299 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_303 arg3, uintptr_t arg4, swig_type_304 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
+extern swig_type_306 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -807,39 +835,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
-extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2);
-extern swig_type_305 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
-extern swig_type_307 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
-extern swig_type_309 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
-extern swig_type_311 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
-extern swig_type_313 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
-extern swig_type_315 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_309 arg2);
+extern swig_type_310 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2);
+extern swig_type_312 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_313 arg2);
+extern swig_type_314 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_315 arg2);
+extern swig_type_316 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2);
+extern swig_type_318 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_319 arg2);
+extern swig_type_320 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
+extern swig_type_322 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
-extern swig_type_319 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_325 arg2);
+extern swig_type_326 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_321 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_322 arg3, uintptr_t arg4, swig_type_323 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_324 arg3, uintptr_t arg4, swig_type_325 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_328 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_329 arg3, uintptr_t arg4, swig_type_330 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_331 arg3, uintptr_t arg4, swig_type_332 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -4160,6 +4188,43 @@ const CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API int = 8
 const CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY int = 16
 const CUDNNFE_BEHAVIOR_NOTE_ALL int = 31
 
+func Cudnnfe_kernel_cache_create(arg1 Struct_SS_cudnnfe_kernel_cache) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_destroy(arg1 Struct_SS_cudnnfe_kernel_cache) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 type SwigcptrCudnnfe_build_options_t uintptr
 
 func (p SwigcptrCudnnfe_build_options_t) Swigcptr() uintptr {
@@ -4172,7 +4237,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_270(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4224,7 +4289,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4312,6 +4377,45 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetDisable_plan_cache() (_swig_ret i
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_build_options_t) SetOverride_shape_enabled(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetOverride_shape_enabled() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetDynamic_shape_enabled(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetDynamic_shape_enabled() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetKernel_cache(arg2 Struct_SS_cudnnfe_kernel_cache) {
+	_swig_i_0 := arg1
+	_swig_i_1 := getSwigcptr(arg2)
+	C._wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetKernel_cache() (_swig_ret Struct_SS_cudnnfe_kernel_cache) {
+	var swig_r Struct_SS_cudnnfe_kernel_cache
+	_swig_i_0 := arg1
+	swig_r = (Struct_SS_cudnnfe_kernel_cache)(SwigcptrStruct_SS_cudnnfe_kernel_cache(C._wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))))
+	return swig_r
+}
+
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
 	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff()))
@@ -4348,12 +4452,18 @@ type Cudnnfe_build_options_t interface {
 	GetMax_plans() (_swig_ret int32)
 	SetDisable_plan_cache(arg2 int32)
 	GetDisable_plan_cache() (_swig_ret int32)
+	SetOverride_shape_enabled(arg2 int32)
+	GetOverride_shape_enabled() (_swig_ret int32)
+	SetDynamic_shape_enabled(arg2 int32)
+	GetDynamic_shape_enabled() (_swig_ret int32)
+	SetKernel_cache(arg2 Struct_SS_cudnnfe_kernel_cache)
+	GetKernel_cache() (_swig_ret Struct_SS_cudnnfe_kernel_cache)
 }
 
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4427,7 +4537,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4478,7 +4588,109 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_277)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_278(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_280(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+type SwigcptrCudnnfe_shape_override_t uintptr
+
+func (p SwigcptrCudnnfe_shape_override_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) SetNum_dims(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) GetNum_dims() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) SetDims(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) GetDims() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_shape_override_t_dims_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) SetStrides(arg2 *int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_shape_override_t) GetStrides() (_swig_ret *int64) {
+	var swig_r *int64
+	_swig_i_0 := arg1
+	swig_r = (*int64)(C._wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_shape_override_t() (_swig_ret Cudnnfe_shape_override_t) {
+	var swig_r Cudnnfe_shape_override_t
+	swig_r = (Cudnnfe_shape_override_t)(SwigcptrCudnnfe_shape_override_t(C._wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_shape_override_t(arg1 Cudnnfe_shape_override_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_shape_override_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_shape_override_t()
+	SetUid(arg2 int64)
+	GetUid() (_swig_ret int64)
+	SetNum_dims(arg2 int32)
+	GetNum_dims() (_swig_ret int32)
+	SetDims(arg2 *int64)
+	GetDims() (_swig_ret *int64)
+	SetStrides(arg2 *int64)
+	GetStrides() (_swig_ret *int64)
+}
+
+func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 Cudnnfe_shape_override_t, arg5 int64, arg6 uintptr, arg7 int64, arg8 uintptr) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_284(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_285(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4490,7 +4702,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_286)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4505,7 +4717,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_280)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_281(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_287)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_288(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4517,7 +4729,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_282)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_289)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4528,7 +4740,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_290)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4547,7 +4759,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4560,7 +4772,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4573,7 +4785,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4683,7 +4895,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4699,7 +4911,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4707,7 +4919,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1)))
 	return swig_r
 }
 
@@ -4731,7 +4943,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4837,7 +5049,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4849,7 +5061,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_296)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_297(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_304(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4874,7 +5086,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -5010,7 +5222,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -5027,7 +5239,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_301)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_308)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5046,7 +5258,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_309(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -5059,7 +5271,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -5072,7 +5284,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_313(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -5085,7 +5297,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_315(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -5098,7 +5310,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_317(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -5111,7 +5323,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_319(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -5124,7 +5336,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_321(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -5167,7 +5379,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -5188,7 +5400,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_317)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5207,7 +5419,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_325(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5253,7 +5465,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5262,7 +5474,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_328)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5277,7 +5489,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_322)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_323(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_329)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_330(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5292,11 +5504,20 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_325(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_331)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_332(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
 	return swig_r
+}
+
+type SwigcptrStruct_SS_cudnnfe_kernel_cache uintptr
+type Struct_SS_cudnnfe_kernel_cache interface {
+	Swigcptr() uintptr
+}
+
+func (p SwigcptrStruct_SS_cudnnfe_kernel_cache) Swigcptr() uintptr {
+	return uintptr(p)
 }
 
 type SwigcptrStruct_SS_cudnnfe_graph uintptr

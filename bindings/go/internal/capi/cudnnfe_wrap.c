@@ -5224,6 +5224,70 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnn
 }
 
 
+int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache **_swig_go_0) {
+  cudnnfe_kernel_cache_t **arg1 = (cudnnfe_kernel_cache_t **) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_kernel_cache_t ***)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_create(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_destroy(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_serialize(arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
+  
+  arg2 = (char *)_swig_go_1.p;
+  arg3 = (size_t)_swig_go_1.n;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_deserialize(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t arg2 ;
@@ -5499,6 +5563,81 @@ int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(s
 }
 
 
+void _wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->override_shape_enabled = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->override_shape_enabled);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dynamic_shape_enabled = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->dynamic_shape_enabled);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, struct cudnnfe_kernel_cache *_swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_kernel_cache_t *arg2 = (cudnnfe_kernel_cache_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = *(cudnnfe_kernel_cache_t **)&_swig_go_1; 
+  
+  if (arg1) (arg1)->kernel_cache = arg2;
+  
+}
+
+
+struct cudnnfe_kernel_cache *_wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_kernel_cache_t *result = 0 ;
+  struct cudnnfe_kernel_cache *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_kernel_cache_t *) ((arg1)->kernel_cache);
+  *(cudnnfe_kernel_cache_t **)&_swig_go_result = (cudnnfe_kernel_cache_t *)result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
@@ -5718,6 +5857,156 @@ int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swi
   arg7 = *(void **)&_swig_go_5; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_execute((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->uid = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->uid);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->num_dims = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->num_dims);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  if (arg1) (arg1)->dims = (int64_t const *)arg2;
+  
+}
+
+
+long long *_wrap_cudnnfe_shape_override_t_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t *) ((arg1)->dims);
+  *(int64_t **)&_swig_go_result = (int64_t *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  if (arg1) (arg1)->strides = (int64_t const *)arg2;
+  
+}
+
+
+long long *_wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *result = 0 ;
+  long long *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t *) ((arg1)->strides);
+  *(int64_t **)&_swig_go_result = (int64_t *)result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_shape_override *_wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_shape_override *result = 0 ;
+  struct cudnnfe_shape_override *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_shape_override *)calloc(1, sizeof(struct cudnnfe_shape_override));
+  *(struct cudnnfe_shape_override **)&_swig_go_result = (struct cudnnfe_shape_override *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_shape_override *_swig_go_3, long long _swig_go_4, void *_swig_go_5, long long _swig_go_6, void *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  cudnnfe_shape_override_t *arg5 = (cudnnfe_shape_override_t *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  size_t arg8 ;
+  void *arg9 = (void *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(cudnnfe_shape_override_t **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  arg8 = (size_t)_swig_go_6; 
+  arg9 = *(void **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_execute_with_overrides((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,(struct cudnnfe_shape_override const *)arg5,arg6,arg7,arg8,arg9);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -811,7 +811,7 @@ func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t (struct_size is implied).
-// Its pointer fields (exclude_engines, plan_cache_dir) are call arguments of the wrapper.
+// Its pointer fields (exclude_engines, plan_cache_dir, kernel_cache) are call arguments of the wrapper.
 type BuildOptions struct {
 	Target                int32
 	NumHeurModes          int32
@@ -824,6 +824,8 @@ type BuildOptions struct {
 	NumExcludeEngines     int32
 	MaxPlans              int32
 	DisablePlanCache      int32
+	OverrideShapeEnabled  int32
+	DynamicShapeEnabled   int32
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
@@ -849,6 +851,8 @@ func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.NumExcludeEngines = int32(c.num_exclude_engines)
 	o.MaxPlans = int32(c.max_plans)
 	o.DisablePlanCache = int32(c.disable_plan_cache)
+	o.OverrideShapeEnabled = int32(c.override_shape_enabled)
+	o.DynamicShapeEnabled = int32(c.dynamic_shape_enabled)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -878,6 +882,8 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.num_exclude_engines = C.int32_t(o.NumExcludeEngines)
 	c.max_plans = C.int32_t(o.MaxPlans)
 	c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
+	c.override_shape_enabled = C.int32_t(o.OverrideShapeEnabled)
+	c.dynamic_shape_enabled = C.int32_t(o.DynamicShapeEnabled)
 }
 
 // AutotuneOptions mirrors cudnnfe_autotune_options_t (struct_size is implied).
@@ -1128,6 +1134,9 @@ var OptionFields = map[string]map[string]string{
 		"max_plans":               "MaxPlans",
 		"disable_plan_cache":      "DisablePlanCache",
 		"plan_cache_dir":          "",
+		"override_shape_enabled":  "OverrideShapeEnabled",
+		"dynamic_shape_enabled":   "DynamicShapeEnabled",
+		"kernel_cache":            "",
 	},
 	"cudnnfe_autotune_options_t": {
 		"warmup_iterations": "WarmupIterations",

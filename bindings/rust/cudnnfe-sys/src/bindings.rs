@@ -4257,6 +4257,48 @@ extern "C" {
 pub type cudnnfe_build_policy_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_kernel_cache {
+    _unused: [u8; 0],
+}
+#[doc = " A kernel cache for dynamic shapes: compiled kernels shared by the GPU"]
+#[doc = " builds of graphs of one topology and different shapes (cuDNN's kernel"]
+#[doc = " cache; cudnn-frontend's create_kernel_cache). Give it to builds through"]
+#[doc = " cudnnfe_build_options_t.kernel_cache. Thread-safe. since 0.3"]
+pub type cudnnfe_kernel_cache_t = cudnnfe_kernel_cache;
+extern "C" {
+    #[doc = " Creates an empty kernel cache; free it with cudnnfe_kernel_cache_destroy"]
+    #[doc = " (plans built with it keep what they need). since 0.3"]
+    pub fn cudnnfe_kernel_cache_create(cache: *mut *mut cudnnfe_kernel_cache_t)
+        -> cudnnfe_status_t;
+}
+extern "C" {
+    pub fn cudnnfe_kernel_cache_destroy(cache: *mut cudnnfe_kernel_cache_t) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " cuDNN's JSON of the cache (size-query pattern as cudnnfe_graph_serialize)."]
+    #[doc = " WRONG_STATE while it is empty (no GPU build used it and nothing was"]
+    #[doc = " loaded); NOT_SUPPORTED where the loaded cuDNN cannot serialize it."]
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_kernel_cache_serialize(
+        cache: *mut cudnnfe_kernel_cache_t,
+        buffer: *mut ::std::os::raw::c_char,
+        capacity: usize,
+        size: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Loads what cudnnfe_kernel_cache_serialize wrote into an empty cache"]
+    #[doc = " (WRONG_STATE otherwise; BAD_SERIALIZED_DATA for text that is not JSON)."]
+    #[doc = " cuDNN reads it when a GPU build first uses the cache, and refuses it there"]
+    #[doc = " (NOT_SUPPORTED) if it was written by another cuDNN or GPU. since 0.3"]
+    pub fn cudnnfe_kernel_cache_deserialize(
+        cache: *mut cudnnfe_kernel_cache_t,
+        data: *const ::std::os::raw::c_char,
+        size: usize,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_build_options {
     pub struct_size: usize,
     #[doc = " default AUTO"]
@@ -4296,12 +4338,29 @@ pub struct cudnnfe_build_options {
     #[doc = " CUDNNFE_PLAN_CACHE_DIR when set, else none; \"\": none. Read during the"]
     #[doc = " build call only."]
     pub plan_cache_dir: *const ::std::os::raw::c_char,
+    #[doc = " ---- Appended in 0.3: execute-time shapes. ---- */"]
+    #[doc = " given at execute (cudnnfe_graph_execute_with_overrides); cuDNN's"]
+    #[doc = " operation graph attribute IS_OVERRIDE_SHAPE_ENABLED, cudnn-frontend's"]
+    #[doc = " is_override_shape_enabled. A GPU build is refused (NOT_SUPPORTED) where"]
+    #[doc = " the loaded cuDNN does not accept the attribute. The CPU reference"]
+    #[doc = " accepts it everywhere. Default 0. since 0.3"]
+    pub override_shape_enabled: i32,
+    #[doc = " 1: a dynamic-shape graph (cuDNN's operation graph attribute"]
+    #[doc = " IS_DYNAMIC_SHAPE_ENABLED, cudnn-frontend's is_dynamic_shape_enabled):"]
+    #[doc = " engines built for it can share kernels between shapes through a kernel"]
+    #[doc = " cache. Default 0; a kernel_cache implies 1. since 0.3"]
+    pub dynamic_shape_enabled: i32,
+    #[doc = " A kernel cache (cudnnfe_kernel_cache_create) that GPU builds of graphs of"]
+    #[doc = " one topology and different shapes share compiled kernels through; the"]
+    #[doc = " built plans keep it alive. The CPU reference ignores it. Default NULL."]
+    #[doc = " since 0.3"]
+    pub kernel_cache: *mut cudnnfe_kernel_cache_t,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        88usize,
+        104usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -4547,6 +4606,57 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_plan_cache_dir();
+    fn test_field_override_shape_enabled() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).override_shape_enabled) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(override_shape_enabled)
+            )
+        );
+    }
+    test_field_override_shape_enabled();
+    fn test_field_dynamic_shape_enabled() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dynamic_shape_enabled) as usize - ptr as usize
+            },
+            92usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(dynamic_shape_enabled)
+            )
+        );
+    }
+    test_field_dynamic_shape_enabled();
+    fn test_field_kernel_cache() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel_cache) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(kernel_cache)
+            )
+        );
+    }
+    test_field_kernel_cache();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
@@ -4676,6 +4786,125 @@ extern "C" {
         handle: *mut cudnnfe_handle_t,
         bindings: *const cudnnfe_binding_t,
         num_bindings: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        stream: *mut ::std::os::raw::c_void,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " One bound tensor's shape for one execute (cudnnfe_graph_execute_with_overrides):"]
+#[doc = " `num_dims` dims and strides (in elements), as many as the tensor has. The"]
+#[doc = " arrays are read during the call only. since 0.3"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_shape_override {
+    pub uid: i64,
+    pub num_dims: i32,
+    pub dims: *const i64,
+    pub strides: *const i64,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_shape_override() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_shape_override>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_shape_override))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_shape_override>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_shape_override))
+    );
+    fn test_field_uid() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).uid) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(uid)
+            )
+        );
+    }
+    test_field_uid();
+    fn test_field_num_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_dims) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(num_dims)
+            )
+        );
+    }
+    test_field_num_dims();
+    fn test_field_dims() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dims) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(dims)
+            )
+        );
+    }
+    test_field_dims();
+    fn test_field_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_shape_override>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).strides) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_shape_override),
+                "::",
+                stringify!(strides)
+            )
+        );
+    }
+    test_field_strides();
+}
+#[doc = " One bound tensor's shape for one execute (cudnnfe_graph_execute_with_overrides):"]
+#[doc = " `num_dims` dims and strides (in elements), as many as the tensor has. The"]
+#[doc = " arrays are read during the call only. since 0.3"]
+pub type cudnnfe_shape_override_t = cudnnfe_shape_override;
+extern "C" {
+    #[doc = " Runs a graph built with override_shape_enabled = 1 as cudnnfe_graph_execute"]
+    #[doc = " does, with the tensors of `overrides` (bound tensors, each at most once)"]
+    #[doc = " taking the given shapes and strides for this call; every other bound tensor"]
+    #[doc = " keeps its own. The rank of a tensor cannot change. The CPU reference runs"]
+    #[doc = " the graph with its shapes inferred again from the overridden ones: a bound"]
+    #[doc = " tensor whose shape would change must be overridden too, and an overridden"]
+    #[doc = " output must have the shape its op makes. With no overrides this is"]
+    #[doc = " cudnnfe_graph_execute. Returns what cudnnfe_graph_execute returns, and"]
+    #[doc = " INVALID_ARGUMENT naming the tensor and the rule for a bad override,"]
+    #[doc = " WRONG_STATE for a graph built without override_shape_enabled. since 0.3"]
+    pub fn cudnnfe_graph_execute_with_overrides(
+        graph: *const cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        bindings: *const cudnnfe_binding_t,
+        num_bindings: usize,
+        overrides: *const cudnnfe_shape_override_t,
+        num_overrides: usize,
         workspace: *mut ::std::os::raw::c_void,
         workspace_size: usize,
         stream: *mut ::std::os::raw::c_void,

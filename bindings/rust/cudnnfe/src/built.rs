@@ -382,6 +382,59 @@ impl BuiltGraph {
         handle.check(status)
     }
 
+    /// [`execute`](Self::execute) with the tensors of `overrides` taking
+    /// other dims and strides for this run (a graph built with
+    /// [`BuildOptions::override_shape_enabled`]; since 0.3). The CPU reference
+    /// infers the graph again at those shapes; the GPU passes them to cuDNN
+    /// and reports its refusal as [`ErrorKind::NotSupported`](crate::ErrorKind).
+    ///
+    /// # Safety
+    ///
+    /// As for [`execute`](Self::execute), with each buffer spanning its
+    /// tensor's overridden layout.
+    pub unsafe fn execute_with_overrides(
+        &self,
+        handle: &mut Handle,
+        bindings: &[DeviceBinding],
+        overrides: &[ShapeOverride],
+        workspace: *mut c_void,
+        workspace_size: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        let mut raw = Vec::with_capacity(overrides.len());
+        for (i, o) in overrides.iter().enumerate() {
+            if o.dims.len() != o.strides.len() {
+                return Err(Error::invalid_argument(format!(
+                    "overrides[{i}]: {} dims and {} strides",
+                    o.dims.len(),
+                    o.strides.len()
+                )));
+            }
+            raw.push(sys::cudnnfe_shape_override_t {
+                uid: o.tensor.uid(),
+                num_dims: i32::try_from(o.dims.len()).unwrap_or(i32::MAX),
+                dims: o.dims.as_ptr(),
+                strides: o.strides.as_ptr(),
+            });
+        }
+        // SAFETY: `raw` points into `overrides`, alive for the call; the
+        // caller vouches for the buffers.
+        let status = unsafe {
+            sys::cudnnfe_graph_execute_with_overrides(
+                self.raw(),
+                handle.raw(),
+                bindings.as_ptr().cast::<sys::cudnnfe_binding_t>(),
+                bindings.len(),
+                raw.as_ptr(),
+                raw.len(),
+                workspace,
+                workspace_size,
+                stream,
+            )
+        };
+        handle.check(status)
+    }
+
     /// The faster form of [`execute`](Self::execute): `data[i]` is the buffer
     /// of `bound_tensors()[i]`.
     ///
@@ -424,6 +477,29 @@ pub struct DeviceBinding(sys::cudnnfe_binding_t);
 unsafe impl Send for DeviceBinding {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceBinding {}
+
+/// A bound tensor's dims and strides (in elements) for one
+/// [`BuiltGraph::execute_with_overrides`] run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeOverride {
+    /// The tensor.
+    pub tensor: Tensor,
+    /// Its dims for this run (as many as it has).
+    pub dims: Vec<i64>,
+    /// Its strides for this run.
+    pub strides: Vec<i64>,
+}
+
+impl ShapeOverride {
+    /// `tensor` at `dims` and `strides`.
+    pub fn new(tensor: Tensor, dims: &[i64], strides: &[i64]) -> Self {
+        ShapeOverride {
+            tensor,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+        }
+    }
+}
 
 impl DeviceBinding {
     /// Binds `tensor` to the buffer at `data` (a device pointer for the GPU).

@@ -132,6 +132,7 @@ mod error;
 mod graph;
 mod half;
 mod handle;
+mod kernel_cache;
 mod library;
 mod options;
 mod plans;
@@ -141,7 +142,7 @@ use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
 
-pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer};
+pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{
     BatchNormOutputs, BuildError, Graph, LayerNormOutputs, NormGradients, ResampleOutputs,
@@ -153,6 +154,7 @@ pub use half::{
     f16_vec_from_f32, f16_vec_to_f32,
 };
 pub use handle::Handle;
+pub use kernel_cache::KernelCache;
 pub use library::{
     add_library_search_dir, library_info, set_log_callback, LibraryInfo, LibraryOrigin,
     LoadedLibrary, LogLevel, RuntimeLibrary,

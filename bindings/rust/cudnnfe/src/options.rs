@@ -9,10 +9,12 @@
 use std::ffi::{c_char, CString};
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use cudnnfe_sys as sys;
 
 use crate::error::{Error, Result};
+use crate::kernel_cache::KernelCache;
 use crate::plans::{BehaviorNotes, NumericalNotes};
 use crate::types::{
     AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
@@ -1032,6 +1034,15 @@ pub struct BuildOptions {
     /// `None` (default): the environment variable `CUDNNFE_PLAN_CACHE_DIR`
     /// when set, else none; an empty path: none.
     pub plan_cache_dir: Option<PathBuf>,
+    /// True: the plan may run with other shapes given at execute
+    /// (`cudnnfe_graph_execute_with_overrides`; default false; since 0.3).
+    pub override_shape_enabled: bool,
+    /// True: a dynamic-shape graph (`dynamic_shape_enabled`; default
+    /// false; since 0.3).
+    pub dynamic_shape_enabled: bool,
+    /// A kernel cache GPU builds share compiled kernels through (implies
+    /// dynamic shapes; default none; since 0.3).
+    pub kernel_cache: Option<Arc<KernelCache>>,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1060,6 +1071,9 @@ impl Default for BuildOptions {
             max_plans: raw.max_plans.max(0) as u32,
             disable_plan_cache: raw.disable_plan_cache != 0,
             plan_cache_dir: None,
+            override_shape_enabled: raw.override_shape_enabled != 0,
+            dynamic_shape_enabled: raw.dynamic_shape_enabled != 0,
+            kernel_cache: None,
         }
     }
 }
@@ -1130,6 +1144,24 @@ impl BuildOptions {
         self
     }
 
+    /// Builds the graph to take execute-time shapes.
+    pub fn override_shape_enabled(mut self, enabled: bool) -> Self {
+        self.override_shape_enabled = enabled;
+        self
+    }
+
+    /// Builds a dynamic-shape graph.
+    pub fn dynamic_shape_enabled(mut self, enabled: bool) -> Self {
+        self.dynamic_shape_enabled = enabled;
+        self
+    }
+
+    /// Shares compiled kernels through `cache` (a dynamic-shape build).
+    pub fn kernel_cache(mut self, cache: Arc<KernelCache>) -> Self {
+        self.kernel_cache = Some(cache);
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1167,6 +1199,12 @@ impl BuildOptions {
         };
         raw.max_plans = i32::try_from(self.max_plans).unwrap_or(i32::MAX);
         raw.disable_plan_cache = self.disable_plan_cache as i32;
+        raw.override_shape_enabled = self.override_shape_enabled as i32;
+        raw.dynamic_shape_enabled = self.dynamic_shape_enabled as i32;
+        raw.kernel_cache = self
+            .kernel_cache
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |c| c.raw());
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {
