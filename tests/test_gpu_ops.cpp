@@ -327,6 +327,18 @@ const std::vector<ConvGeometry> &conv_geometries() {
        {1, 1, 1},
        {2, 2, 2},
        true},
+      // Grouped and depthwise (groups = image C / weight C, inferred by cuDNN
+      // from the dims), as in cudnn-frontend's conv fuzzer.
+      {"2d_nhwc_groups4", {2, 16, 10, 10}, {16, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
+      {"2d_nchw_groups2_stride2", {2, 8, 9, 9}, {12, 4, 3, 3}, {1, 1}, {2, 2}, {1, 1}, false},
+      {"2d_nhwc_depthwise", {2, 32, 12, 12}, {32, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
+      {"3d_ndhwc_depthwise",
+       {2, 8, 6, 6, 6},
+       {8, 1, 3, 3, 3},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       true},
   };
   return g;
 }
@@ -399,6 +411,33 @@ TEST(gpu_conv_wgrad) {
             spec.output(g, dw);
           },
           rtol_for(dt));
+}
+
+// genstats after a convolution, the pattern of cudnn-frontend's
+// test_conv_genstats (cuDNN runs genstats fused behind a convolution): y,
+// sum and sq_sum against the CPU reference. cudnn-frontend's test is HALF;
+// FLOAT and BFLOAT16 may be refused.
+TEST(gpu_conv_genstats) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "genstats", "conv_genstats_nhwc", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          const Dims xd = {4, 32, 16, 16}, wd = {64, 32, 3, 3};
+          int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
+          int64_t w = input(g, "w", dt, wd, nhwc_strides(wd));
+          cudnnfe_conv_options_t o;
+          cudnnfe_conv_options_init(&o);
+          o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+          o.compute_dtype = CUDNNFE_DTYPE_FLOAT;
+          int64_t y = 0, sum = 0, sq_sum = 0;
+          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+          spec.output(g, y);
+          ok(cudnnfe_graph_add_genstats(g, y, nullptr, &sum, &sq_sum), "add_genstats");
+          spec.output(g, sum);
+          spec.output(g, sq_sum);
+        },
+        rtol_for(dt), dt == CUDNNFE_DTYPE_HALF ? Expect::kBuilds : Expect::kMayRefuse);
 }
 
 // ---------------------------------------------------------------------------

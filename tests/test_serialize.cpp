@@ -139,6 +139,16 @@ cudnnfe_graph_t *make_rich_graph() {
   cudnnfe_graph_add_rng(g, 3, noise_dims, 0, 0, &rngo, &noise);
   for (int64_t out : {re, tr, sl_id, cat, pool, pool_index, up, mask, noise})
     cudnnfe_tensor_set_output(g, out, 1);
+  // A depthwise convolution (groups = 3, from the dims) and genstats of it.
+  const int64_t dwd[] = {3, 1, 3, 3};
+  int64_t wdw, ydw, gsum, gsq;
+  cudnnfe_graph_add_tensor(g, "w_depthwise", CUDNNFE_DTYPE_FLOAT, 4, dwd, nullptr, &wdw);
+  cudnnfe_graph_add_conv_fprop(g, x, wdw, nullptr, &ydw);
+  cudnnfe_genstats_options_t gso;
+  cudnnfe_genstats_options_init(&gso);
+  gso.name = "stats";
+  cudnnfe_graph_add_genstats(g, ydw, &gso, &gsum, &gsq);
+  for (int64_t out : {gsum, gsq}) cudnnfe_tensor_set_output(g, out, 1);
   return g;
 }
 
@@ -150,7 +160,8 @@ TEST(round_trip_is_exact) {
   REQUIRE(!first.empty());
   CHECK(first.find("\"format\": \"cudnnfe.graph\"") != std::string::npos);
   CHECK(first.find("\"version\": 1") != std::string::npos);
-  for (const char *op : {"reshape", "transpose", "slice", "concatenate", "resample", "rng"})
+  for (const char *op :
+       {"reshape", "transpose", "slice", "concatenate", "resample", "rng", "genstats"})
     CHECK_MSG(first.find(std::string("\"op\": \"") + op + "\"") != std::string::npos,
               "no %s node in the rich graph", op);
   CHECK(first.find("\"BILINEAR\"") != std::string::npos);

@@ -841,6 +841,34 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            int64_t *stats);
 
 /* ------------------------------------------------------------------------ */
+/* Split batch norm: genstats                                               */
+/*                                                                          */
+/* cudnn-frontend's batch-norm training graph in pieces: genstats after a   */
+/* convolution gives the per-channel sums from which the rest of the batch  */
+/* norm is computed. since 0.3                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_genstats_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_genstats_options_t;
+/* since 0.3 */
+void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size);
+#define cudnnfe_genstats_options_init(options) \
+  cudnnfe_genstats_options_init_sized((options), sizeof(*(options)))
+
+/* Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]
+ * over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],
+ * FLOAT unless set otherwise. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math
+ * precision x's type), which cuDNN runs fused after a convolution.
+ * since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_genstats_options_t *options, int64_t *sum,
+                                            int64_t *sq_sum);
+
+/* ------------------------------------------------------------------------ */
 /* Layout: reshape, transpose, slice, concatenate                           */
 /*                                                                          */
 /* docs/layout-ops.md describes each op's semantics and what the GPU        */

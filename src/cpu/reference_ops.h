@@ -89,6 +89,11 @@ void run_block_scale_dequantize(const Node &node, const StridedTensor &x,
                                 const StridedTensor &scale, const StridedTensor &y);
 double block_scale_for_amax(double amax, cudnnfe_dtype_t y_dtype);
 
+// genstats: per-channel sum and sum of squares of x [N, C, ...]
+// (batchnorm_split_ref.cpp).
+void run_genstats(const Node &node, const StridedTensor &x, const StridedTensor &sum,
+                  const StridedTensor &sq_sum);
+
 // Pooling or upsampling; `index` (max pooling's) may be nullptr.
 void run_resample(const Node &node, const StridedTensor &x, const StridedTensor &y,
                   const StridedTensor *index);

@@ -132,6 +132,9 @@ void quantize(const StepTensors &t) {
 void dequantize(const StepTensors &t) {
   run_block_scale_dequantize(t.node, *t.in(0), *t.in(1), *t.out(0));
 }
+void genstats(const StepTensors &t) {
+  run_genstats(t.node, *t.in(0), *t.out(0), *t.out(1));
+}
 
 using K = OpKind;
 
@@ -167,6 +170,7 @@ constexpr ReferenceOp kRows[] = {
     {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
     {K::kBlockScaleQuantize, nullptr, quantize},
     {K::kBlockScaleDequantize, nullptr, dequantize},
+    {K::kGenStats, nullptr, genstats},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -359,6 +359,7 @@ std::vector<OpSchema> rows() {
        {"y"},
        make<BlockScaleAttrs>,
        block_scale_dequantize_fields()},
+      {OpKind::kGenStats, "genstats", {"x"}, {"sum", "sq_sum"}, make<GenStatsAttrs>, {}},
   };
 }
 

@@ -48,6 +48,8 @@ void check_types_rng(Graph &graph, Node &node);
 // block_scale_quantize, block_scale_dequantize (block_scale.cpp).
 void infer_block_scale(Graph &graph, Node &node);
 void check_types_block_scale(Graph &graph, Node &node);
+// genstats (batchnorm_split.cpp).
+void infer_genstats(Graph &graph, Node &node);
 
 // The element groups of batchnorm, instancenorm and adalayernorm (every
 // kind of each): bit i of `reduced` set means the statistics are taken over

@@ -411,6 +411,16 @@ end
 const cudnnfe_softmax_options_t = cudnnfe_softmax_options
 
 """
+C: `typedef struct cudnnfe_genstats_options {...} cudnnfe_genstats_options_t;` (24 bytes, alignment 8).
+"""
+struct cudnnfe_genstats_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 16
+end
+const cudnnfe_genstats_options_t = cudnnfe_genstats_options
+
+"""
 C: `typedef struct cudnnfe_layout_options {...} cudnnfe_layout_options_t;` (16 bytes, alignment 8).
 """
 struct cudnnfe_layout_options
@@ -1561,6 +1571,37 @@ function cudnnfe_graph_add_softmax(graph, x, options, y, stats)
 end
 
 """
+    cudnnfe_genstats_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size)`
+
+since 0.3
+"""
+function cudnnfe_genstats_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_genstats_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_genstats_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_genstats(graph, x, options, sum, sq_sum) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_genstats_options_t *options, int64_t *sum, int64_t *sq_sum)`
+
+Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]
+over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],
+FLOAT unless set otherwise. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math
+precision x's type), which cuDNN runs fused after a convolution.
+since 0.3
+"""
+function cudnnfe_graph_add_genstats(graph, x, options, sum, sq_sum)
+    ccall((:cudnnfe_graph_add_genstats, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_genstats_options_t}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, options, sum, sq_sum)
+end
+
+"""
     cudnnfe_layout_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *options, size_t struct_size)`
@@ -2364,8 +2405,10 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_instancenorm, cudnnfe_graph_add_instancenorm_backward,
       cudnnfe_graph_add_adalayernorm, cudnnfe_graph_add_adalayernorm_backward,
       cudnnfe_softmax_options, cudnnfe_softmax_options_t,
-      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax, cudnnfe_layout_options,
-      cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
+      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax,
+      cudnnfe_genstats_options, cudnnfe_genstats_options_t,
+      cudnnfe_genstats_options_init_sized, cudnnfe_graph_add_genstats,
+      cudnnfe_layout_options, cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
       cudnnfe_graph_add_reshape, cudnnfe_graph_add_transpose, cudnnfe_graph_add_slice,
       cudnnfe_graph_add_concatenate, cudnnfe_block_scale_options,
       cudnnfe_block_scale_options_t, cudnnfe_block_scale_options_init_sized,

@@ -486,6 +486,18 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            const cudnnfe_softmax_options_t *options, int64_t *y,
                                            int64_t *stats);
 
+typedef struct cudnnfe_genstats_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_genstats_options_t;
+
+void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_genstats_options_t *options, int64_t *sum,
+                                            int64_t *sq_sum);
+
 typedef struct cudnnfe_layout_options {
   size_t struct_size;
   const char *name;

@@ -185,6 +185,24 @@ class NormOps:
         self._check(lib.cudnnfe_graph_add_batchnorm(self._ptr, *args, opts, *outs))
         return self._stats_outputs(node, *outs)
 
+    def genstats(self, input: Operand, compute_data_type: DType = None,
+                 name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+        """Per-channel ``(SUM, SQ_SUM)`` of ``input[N, C, *]`` over every dim but C
+        (``cudnnfe_graph_add_genstats``), each ``[1, C, 1, ...]``, FLOAT unless set.
+
+        The first piece of cudnn-frontend's split batch-norm training graph; cuDNN
+        runs it fused behind a convolution.
+        """
+        node = self._node_name("genstats", name)
+        opts = _structs.new("cudnnfe_genstats_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        x = self._operand(input, node, "input")
+        total, sq = ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_genstats(self._ptr, x, opts, total, sq))
+        return self._added(node, int(total[0])), self._wrap(int(sq[0]), "virtual")
+
     def batchnorm_inference(self, input: Operand, mean: Operand, inv_variance: Operand,
                             scale: Operand, bias: Operand, compute_data_type: DType = None,
                             name: Optional[str] = None) -> Tensor:

@@ -141,6 +141,8 @@ def test_genstats_sums_per_channel(rng):
     tx = g.tensor_like(x)
     total, sq = g.genstats(tx, name="gs")
     assert (total.get_name(), sq.get_name()) == ("gs::SUM", "gs::SQ_SUM")
+    assert g.get_node_count() == 1  # the genstats op itself, not composed reductions
+    assert total.get_data_type() == data_type.FLOAT
     assert total.get_dim() == [1, 3, 1, 1]
     got_sum, got_sq = run(g, {tx: x}, [total.set_output(True), sq.set_output(True)])
     np.testing.assert_allclose(got_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)

@@ -3705,6 +3705,110 @@ int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
+void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_genstats_options *_wrap_new_cudnnfe_genstats_options_t_capi_dafb7e15f51a6763() {
+  struct cudnnfe_genstats_options *result = 0 ;
+  struct cudnnfe_genstats_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_genstats_options *)calloc(1, sizeof(struct cudnnfe_genstats_options));
+  *(struct cudnnfe_genstats_options **)&_swig_go_result = (struct cudnnfe_genstats_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_genstats_options_t_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_genstats_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_genstats_options_t *arg1 = (cudnnfe_genstats_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_genstats_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_genstats_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_genstats_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_genstats_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_genstats_options_t *arg3 = (cudnnfe_genstats_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_genstats_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_genstats(arg1,arg2,(struct cudnnfe_genstats_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;

@@ -2798,6 +2798,102 @@ extern "C" {
         stats: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[doc = " ------------------------------------------------------------------------ */"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_genstats_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_genstats_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_genstats_options>(),
+        24usize,
+        concat!("Size of: ", stringify!(cudnnfe_genstats_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_genstats_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_genstats_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+#[doc = " ------------------------------------------------------------------------ */"]
+pub type cudnnfe_genstats_options_t = cudnnfe_genstats_options;
+extern "C" {
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_genstats_options_init_sized(
+        options: *mut cudnnfe_genstats_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]"]
+    #[doc = " over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],"]
+    #[doc = " FLOAT unless set otherwise. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math"]
+    #[doc = " precision x's type), which cuDNN runs fused after a convolution."]
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_graph_add_genstats(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        options: *const cudnnfe_genstats_options_t,
+        sum: *mut i64,
+        sq_sum: *mut i64,
+    ) -> cudnnfe_status_t;
+}
 #[doc = " Options shared by reshape, transpose, slice and concatenate."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
