@@ -419,3 +419,23 @@ def test_ragged_offsets_no_op_reads_are_refused():
     g.abs(x).set_output(True)
     with pytest.raises(cudnnfe.NotOfferedError, match="no attention op read them"):
         g.validate()
+
+
+def test_execute_takes_raw_data_pointers(rng):
+    # cudnn-frontend's test_conv_genstats binds X and Y as tensor.data_ptr() ints.
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    g = graph()
+    tx = g.tensor_like(x)
+    total, sq = g.genstats(tx, name="gs")
+    total.set_output(True)
+    sq.set_output(True)
+    g.build()
+    out_sum = np.zeros((1, 3, 1, 1), np.float32)
+    out_sq = np.zeros((1, 3, 1, 1), np.float32)
+    workspace = np.zeros(max(g.get_workspace_size(), 1), np.uint8)
+    g.execute({tx: x.ctypes.data, total: out_sum.ctypes.data, sq: out_sq},
+              workspace.ctypes.data)
+    np.testing.assert_allclose(out_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out_sq, (x * x).sum((0, 2, 3), keepdims=True), rtol=1e-4)
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="NULL data pointer"):
+        g.execute({tx: 0, total: out_sum, sq: out_sq})
