@@ -166,6 +166,55 @@ TEST(genstats_rules) {
               "[1,4,1,1]", "one value per channel of x \"x\"");
 }
 
+TEST(bn_finalize_rules) {
+  Fixture f;
+  int64_t sum = f.tensor("sum", {1, 4, 1, 1}), sq = f.tensor("sq", {1, 4, 1, 1});
+  int64_t scale = f.tensor("scale", {1, 4, 1, 1}), bias = f.tensor("bias", {1, 4, 1, 1});
+  int64_t bias3 = f.tensor("bias3", {1, 3, 1, 1}), eps2 = f.tensor("eps2", {2});
+  int64_t eps = 0, count = 0, momentum = 0, o[6];
+  cudnnfe_graph_add_scalar(f.g, "eps", CUDNNFE_DTYPE_FLOAT, 1e-5, &eps);
+  cudnnfe_graph_add_scalar(f.g, "count", CUDNNFE_DTYPE_INT64, 8, &count);
+  cudnnfe_graph_add_scalar(f.g, "momentum", CUDNNFE_DTYPE_FLOAT, 0.1, &momentum);
+  cudnnfe_bn_finalize_options_t opt;
+  cudnnfe_bn_finalize_options_init(&opt);
+  opt.name = "fin";
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias3, eps, count, 0, 0, 0, &opt,
+                                            &o[0], &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "bn_finalize \"fin\"", "bias \"bias3\" is [1,3,1,1]; expected [1,4,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps2, count, 0, 0, 0, &opt,
+                                            &o[0], &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "epsilon \"eps2\" is [2]; expected one element");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, count, sum, 0, momentum,
+                                            &opt, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]),
+              GRAPH, "given together or not at all (2 of 3 given)");
+  CHECK_FAILS(
+      cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, count, sum, sq, momentum, &opt,
+                                    &o[0], &o[1], &o[2], &o[3], nullptr, &o[5]),
+      ARG, "next_running_mean");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, 0, 0, 0, 0, &opt, &o[0],
+                                            &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "accum_count is missing");
+}
+
+TEST(dbn_weight_rules) {
+  Fixture f;
+  int64_t dy = f.tensor("dy", {2, 4, 3, 3}), x = f.tensor("x", {2, 4, 3, 2});
+  int64_t x_ok = f.tensor("x_ok", {2, 4, 3, 3}), c = f.tensor("c", {1, 4, 1, 1});
+  int64_t c5 = f.tensor("c5", {1, 5, 1, 1}), o[5];
+  cudnnfe_dbn_weight_options_t opt;
+  cudnnfe_dbn_weight_options_init(&opt);
+  opt.name = "dbnw";
+  CHECK_FAILS(
+      cudnnfe_graph_add_dbn_weight(f.g, dy, x, c, c, c, &opt, &o[0], &o[1], &o[2], &o[3], &o[4]),
+      GRAPH, "dbn_weight \"dbnw\"", "x \"x\" is [2,4,3,2]; expected [2,4,3,3]");
+  CHECK_FAILS(cudnnfe_graph_add_dbn_weight(f.g, dy, x_ok, c, c, c5, &opt, &o[0], &o[1], &o[2],
+                                           &o[3], &o[4]),
+              GRAPH, "scale \"c5\" is [1,5,1,1]; expected [1,4,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_dbn_weight(f.g, dy, x_ok, c, c, c, &opt, &o[0], &o[1], nullptr,
+                                           &o[3], &o[4]),
+              ARG, "eq_scale_dy");
+}
+
 // Grouped convolutions: image C = groups * weight C, and K divisible by groups.
 TEST(conv_group_rules) {
   cudnnfe_conv_options_t o;

@@ -47,11 +47,13 @@ enum class OpKind {
   kBlockScaleQuantize,
   kBlockScaleDequantize,
   // The split batch-norm training graph (ops/batchnorm_split.cpp).
-  kGenStats,  // keep last: kOpKindCount
+  kGenStats,
+  kBnFinalize,
+  kDbnWeight,  // keep last: kOpKindCount
 };
 
 // Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
-constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kGenStats) + 1;
+constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kDbnWeight) + 1;
 
 // Whether row i of a per-layer op table is OpKind i, for every row: the
 // tables static_assert it (and that they have kOpKindCount rows).
@@ -206,7 +208,10 @@ struct BlockScaleAttrs {
   cudnnfe_dtype_t y_dtype = CUDNNFE_DTYPE_FP8_E4M3;  // quantize only: y's unset type
 };
 
-// genstats: per-channel sum and sum of squares; no attributes.
+// genstats (per-channel sum and sum of squares), bn_finalize (their
+// batch-norm statistics) and dbn_weight (batch-norm backward's parameter
+// gradients): no attributes; bn_finalize's epsilon, momentum and count are
+// tensors, as in cuDNN.
 struct GenStatsAttrs {};
 
 using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
