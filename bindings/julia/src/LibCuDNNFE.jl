@@ -1168,7 +1168,12 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight, const cudnnfe_conv_options_t *options, int64_t *y)`
 
 y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
-NC(D)HW in every layout; strides give the memory layout.
+NC(D)HW in every layout; strides give the memory layout. Grouped and
+depthwise convolutions (since 0.3) need no option: as in cuDNN, the
+weight is [K, C / groups, *] and groups = image C / weight C, with K
+divisible by groups (output channel k reads the image channels of group
+k / (K / groups)). dgrad and wgrad take the group count from the dx, resp.
+dw, dims the caller sets (inferred, they are ungrouped).
 """
 function cudnnfe_graph_add_conv_fprop(graph, image, weight, options, y)
     ccall((:cudnnfe_graph_add_conv_fprop, libcudnnfe), cudnnfe_status_t,

@@ -680,7 +680,12 @@ extern "C" {
 }
 extern "C" {
     #[doc = " y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical"]
-    #[doc = " NC(D)HW in every layout; strides give the memory layout."]
+    #[doc = " NC(D)HW in every layout; strides give the memory layout. Grouped and"]
+    #[doc = " depthwise convolutions (since 0.3) need no option: as in cuDNN, the"]
+    #[doc = " weight is [K, C / groups, *] and groups = image C / weight C, with K"]
+    #[doc = " divisible by groups (output channel k reads the image channels of group"]
+    #[doc = " k / (K / groups)). dgrad and wgrad take the group count from the dx, resp."]
+    #[doc = " dw, dims the caller sets (inferred, they are ungrouped)."]
     pub fn cudnnfe_graph_add_conv_fprop(
         graph: *mut cudnnfe_graph_t,
         image: i64,
