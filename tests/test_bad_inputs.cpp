@@ -122,7 +122,8 @@ TEST(conv_rules) {
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w3, &o, &y), GRAPH, "conv_fprop \"conv1\"",
               "\"w3\" has 3 dims", "must match");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_bad_c, &o, &y), GRAPH, "\"conv1\"",
-              "\"w_bad_c\" dim 1 (C) is 5; expected 3", "image \"x\" [1,3,8,8]");
+              "weight \"w_bad_c\" dim 1 (C) is 5 but image \"x\" has 3 channels",
+              "multiple of the weight's");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_big, &o, &y), GRAPH, "\"w_big\"",
               "larger than the padded image");
   o.pre_padding[0] = -1;
@@ -146,6 +147,109 @@ TEST(conv_rules) {
   CHECK(tensors == 5 && nodes == 0);
   CHECK_OK(cudnnfe_graph_add_conv_fprop(f.g, x, w, &o, &y));
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w, &o, &y), ARG, "\"conv1\"", "already exists");
+}
+
+TEST(genstats_rules) {
+  Fixture f;
+  int64_t x = f.tensor("x", {2, 3, 4, 4}), v = f.tensor("v", {5}), s, q;
+  cudnnfe_genstats_options_t o;
+  cudnnfe_genstats_options_init(&o);
+  o.name = "gs";
+  CHECK_FAILS(cudnnfe_graph_add_genstats(f.g, x, &o, nullptr, &q), ARG, "sum");
+  CHECK_FAILS(cudnnfe_graph_add_genstats(f.g, v, &o, &s, &q), GRAPH, "genstats \"gs\"",
+              "x \"v\" has 1 dims", "[N, C, ...]");
+  CHECK_FAILS(cudnnfe_graph_add_genstats(f.g, 0, &o, &s, &q), GRAPH, "x is missing");
+  CHECK_OK(cudnnfe_graph_add_genstats(f.g, x, &o, &s, &q));
+  const int64_t wrong[] = {1, 4, 1, 1};
+  CHECK_OK(cudnnfe_tensor_set_dims(f.g, q, 4, wrong));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "genstats \"gs\"", "sq_sum \"gs::sq_sum\"",
+              "[1,4,1,1]", "one value per channel of x \"x\"");
+}
+
+TEST(bn_finalize_rules) {
+  Fixture f;
+  int64_t sum = f.tensor("sum", {1, 4, 1, 1}), sq = f.tensor("sq", {1, 4, 1, 1});
+  int64_t scale = f.tensor("scale", {1, 4, 1, 1}), bias = f.tensor("bias", {1, 4, 1, 1});
+  int64_t bias3 = f.tensor("bias3", {1, 3, 1, 1}), eps2 = f.tensor("eps2", {2});
+  int64_t eps = 0, count = 0, momentum = 0, o[6];
+  cudnnfe_graph_add_scalar(f.g, "eps", CUDNNFE_DTYPE_FLOAT, 1e-5, &eps);
+  cudnnfe_graph_add_scalar(f.g, "count", CUDNNFE_DTYPE_INT64, 8, &count);
+  cudnnfe_graph_add_scalar(f.g, "momentum", CUDNNFE_DTYPE_FLOAT, 0.1, &momentum);
+  cudnnfe_bn_finalize_options_t opt;
+  cudnnfe_bn_finalize_options_init(&opt);
+  opt.name = "fin";
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias3, eps, count, 0, 0, 0, &opt,
+                                            &o[0], &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "bn_finalize \"fin\"", "bias \"bias3\" is [1,3,1,1]; expected [1,4,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps2, count, 0, 0, 0, &opt,
+                                            &o[0], &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "epsilon \"eps2\" is [2]; expected one element");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, count, sum, 0, momentum,
+                                            &opt, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]),
+              GRAPH, "given together or not at all (2 of 3 given)");
+  CHECK_FAILS(
+      cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, count, sum, sq, momentum, &opt,
+                                    &o[0], &o[1], &o[2], &o[3], nullptr, &o[5]),
+      ARG, "next_running_mean");
+  CHECK_FAILS(cudnnfe_graph_add_bn_finalize(f.g, sum, sq, scale, bias, eps, 0, 0, 0, 0, &opt, &o[0],
+                                            &o[1], &o[2], &o[3], nullptr, nullptr),
+              GRAPH, "accum_count is missing");
+}
+
+TEST(dbn_weight_rules) {
+  Fixture f;
+  int64_t dy = f.tensor("dy", {2, 4, 3, 3}), x = f.tensor("x", {2, 4, 3, 2});
+  int64_t x_ok = f.tensor("x_ok", {2, 4, 3, 3}), c = f.tensor("c", {1, 4, 1, 1});
+  int64_t c5 = f.tensor("c5", {1, 5, 1, 1}), o[5];
+  cudnnfe_dbn_weight_options_t opt;
+  cudnnfe_dbn_weight_options_init(&opt);
+  opt.name = "dbnw";
+  CHECK_FAILS(
+      cudnnfe_graph_add_dbn_weight(f.g, dy, x, c, c, c, &opt, &o[0], &o[1], &o[2], &o[3], &o[4]),
+      GRAPH, "dbn_weight \"dbnw\"", "x \"x\" is [2,4,3,2]; expected [2,4,3,3]");
+  CHECK_FAILS(cudnnfe_graph_add_dbn_weight(f.g, dy, x_ok, c, c, c5, &opt, &o[0], &o[1], &o[2],
+                                           &o[3], &o[4]),
+              GRAPH, "scale \"c5\" is [1,5,1,1]; expected [1,4,1,1]");
+  CHECK_FAILS(cudnnfe_graph_add_dbn_weight(f.g, dy, x_ok, c, c, c, &opt, &o[0], &o[1], nullptr,
+                                           &o[3], &o[4]),
+              ARG, "eq_scale_dy");
+}
+
+// Grouped convolutions: image C = groups * weight C, and K divisible by groups.
+TEST(conv_group_rules) {
+  cudnnfe_conv_options_t o;
+  cudnnfe_conv_options_init(&o);
+  o.name = "gconv";
+  {
+    Fixture f;
+    int64_t x = f.tensor("x", {1, 8, 6, 6}), w_c3 = f.tensor("w_c3", {8, 3, 3, 3});
+    int64_t w_k6 = f.tensor("w_k6", {6, 2, 3, 3}), y;
+    CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_c3, &o, &y), GRAPH, "conv_fprop \"gconv\"",
+                "weight \"w_c3\" dim 1 (C) is 3 but image \"x\" has 8");
+    CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_k6, &o, &y), GRAPH,
+                "weight \"w_k6\" dim 0 (K) is 6, not divisible by the 4 groups");
+  }
+  {  // dgrad: the caller's dx fixes the group count.
+    Fixture f;
+    int64_t dy = f.tensor("dy", {1, 8, 4, 4}), w = f.tensor("w", {8, 2, 3, 3}), dx;
+    CHECK_OK(cudnnfe_graph_add_conv_dgrad(f.g, dy, w, &o, &dx));
+    const int64_t dx_bad[] = {1, 7, 6, 6};
+    CHECK_OK(cudnnfe_tensor_set_dims(f.g, dx, 4, dx_bad));
+    CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "conv_dgrad \"gconv\"",
+                "weight \"w\" dim 1 (C) is 2 but dx \"", "has 7 channels");
+  }
+  {  // wgrad: the caller's dw fixes it.
+    Fixture f;
+    int64_t x = f.tensor("x", {1, 8, 6, 6}), dy = f.tensor("dy", {1, 6, 4, 4}), dw;
+    CHECK_OK(cudnnfe_graph_add_conv_wgrad(f.g, x, dy, &o, &dw));
+    const int64_t dw_bad[] = {6, 3, 3, 3};
+    CHECK_OK(cudnnfe_tensor_set_dims(f.g, dw, 4, dw_bad));
+    CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "conv_wgrad \"gconv\"", "dw \"",
+                "dim 1 (C) is 3 but image \"x\" has 8 channels");
+    const int64_t dw_k[] = {6, 2, 3, 3};  // 4 groups, but K = 6
+    CHECK_OK(cudnnfe_tensor_set_dims(f.g, dw, 4, dw_k));
+    CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "dim 0 (K) is 6, not divisible by the 4");
+  }
 }
 
 TEST(matmul_rules) {

@@ -327,6 +327,18 @@ const std::vector<ConvGeometry> &conv_geometries() {
        {1, 1, 1},
        {2, 2, 2},
        true},
+      // Grouped and depthwise (groups = image C / weight C, inferred by cuDNN
+      // from the dims), as in cudnn-frontend's conv fuzzer.
+      {"2d_nhwc_groups4", {2, 16, 10, 10}, {16, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
+      {"2d_nchw_groups2_stride2", {2, 8, 9, 9}, {12, 4, 3, 3}, {1, 1}, {2, 2}, {1, 1}, false},
+      {"2d_nhwc_depthwise", {2, 32, 12, 12}, {32, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
+      {"3d_ndhwc_depthwise",
+       {2, 8, 6, 6, 6},
+       {8, 1, 3, 3, 3},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       true},
   };
   return g;
 }
@@ -399,6 +411,108 @@ TEST(gpu_conv_wgrad) {
             spec.output(g, dw);
           },
           rtol_for(dt));
+}
+
+// genstats after a convolution, the pattern of cudnn-frontend's
+// test_conv_genstats (cuDNN runs genstats fused behind a convolution): y,
+// sum and sq_sum against the CPU reference. cudnn-frontend's test is HALF;
+// FLOAT and BFLOAT16 may be refused.
+TEST(gpu_conv_genstats) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : kAllTypes)
+    check_case(
+        "genstats", "conv_genstats_nhwc", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          const Dims xd = {4, 32, 16, 16}, wd = {64, 32, 3, 3};
+          int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
+          int64_t w = input(g, "w", dt, wd, nhwc_strides(wd));
+          cudnnfe_conv_options_t o;
+          cudnnfe_conv_options_init(&o);
+          o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+          o.compute_dtype = CUDNNFE_DTYPE_FLOAT;
+          int64_t y = 0, sum = 0, sq_sum = 0;
+          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+          spec.output(g, y);
+          ok(cudnnfe_graph_add_genstats(g, y, nullptr, &sum, &sq_sum), "add_genstats");
+          spec.output(g, sum);
+          spec.output(g, sq_sum);
+        },
+        rtol_for(dt), dt == CUDNNFE_DTYPE_HALF ? Expect::kBuilds : Expect::kMayRefuse);
+}
+
+// bn_finalize on its own (cudnn-frontend's "BN Finalize Graph" sample: FLOAT,
+// C = 32, epsilon and accum_count as scalars, running statistics given).
+// sq_sum is drawn in [1, 2) so that the variance sq_sum/M - mean^2 is
+// positive. The reference's running variance is the unbiased one; a
+// mismatch on next_running_var alone says cuDNN uses another definition.
+TEST(gpu_bn_finalize) {
+  REQUIRE_GPU();
+  check_case(
+      "bn_finalize", "bn_finalize_c32", CUDNNFE_DTYPE_FLOAT,
+      [&](cudnnfe_graph_t *g, Spec &spec) {
+        const Dims cd = {1, 32, 1, 1};
+        const Dims cs = nhwc_strides(cd);
+        int64_t sum = input(g, "sum", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        int64_t sq_sum = input(g, "sq_sum", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        int64_t bias = input(g, "bias", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        int64_t prev_mean = input(g, "prev_running_mean", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        int64_t prev_var = input(g, "prev_running_var", CUDNNFE_DTYPE_FLOAT, cd, cs);
+        spec.fills[sq_sum] = Fill{1.0, 2.0};
+        int64_t eps = 0, count = 0, momentum = 0;
+        ok(cudnnfe_graph_add_scalar(g, "epsilon", CUDNNFE_DTYPE_FLOAT, 1e-3, &eps), "scalar");
+        ok(cudnnfe_graph_add_scalar(g, "accum_count", CUDNNFE_DTYPE_INT64, 64, &count), "scalar");
+        ok(cudnnfe_graph_add_scalar(g, "momentum", CUDNNFE_DTYPE_FLOAT, 0.125, &momentum),
+           "scalar");
+        int64_t out[6] = {};
+        ok(cudnnfe_graph_add_bn_finalize(g, sum, sq_sum, scale, bias, eps, count, prev_mean,
+                                         prev_var, momentum, nullptr, &out[0], &out[1], &out[2],
+                                         &out[3], &out[4], &out[5]),
+           "add_bn_finalize");
+        for (int64_t t : out) spec.output(g, t);
+      },
+      1e-4, Expect::kMayRefuse);
+}
+
+// dbn_weight in cudnn-frontend's DgradDreluBNBwdWeight pattern
+// (samples/cpp/convolution/dgrads.cpp): dgrad -> RELU_BWD against the
+// batch-norm forward recomputed from x, mean, inv_variance, scale and bias
+// -> dbn_weight. HALF I/O, FLOAT statistics; cuDNN 9.8+, Ampere or Hopper.
+TEST(gpu_dgrad_drelu_dbn_weight) {
+  REQUIRE_GPU();
+  check_case(
+      "dbn_weight", "dgrad_drelu_dbn_weight", CUDNNFE_DTYPE_HALF,
+      [&](cudnnfe_graph_t *g, Spec &spec) {
+        const Dims dyd = {4, 64, 16, 16}, wd = {64, 32, 3, 3}, xd = {4, 32, 16, 16};
+        const Dims cd = {1, 32, 1, 1};
+        ok(cudnnfe_graph_set_intermediate_dtype(g, CUDNNFE_DTYPE_FLOAT), "intermediate");
+        ok(cudnnfe_graph_set_compute_dtype(g, CUDNNFE_DTYPE_FLOAT), "compute");
+        int64_t dy = input(g, "dy", CUDNNFE_DTYPE_HALF, dyd, nhwc_strides(dyd));
+        int64_t w = input(g, "w", CUDNNFE_DTYPE_HALF, wd, nhwc_strides(wd));
+        int64_t x = input(g, "x", CUDNNFE_DTYPE_HALF, xd, nhwc_strides(xd));
+        int64_t mean = input(g, "mean", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
+        int64_t inv = input(g, "inv_variance", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
+        int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
+        int64_t bias = input(g, "bias", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
+        cudnnfe_conv_options_t o;
+        cudnnfe_conv_options_init(&o);
+        o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
+        int64_t dx = 0;
+        ok(cudnnfe_graph_add_conv_dgrad(g, dy, w, &o, &dx), "add_conv_dgrad");
+        ok(cudnnfe_tensor_set_dims(g, dx, 4, xd.data()), "set_dims");
+        int64_t y = pointwise(g, CUDNNFE_POINTWISE_SUB, x, mean);
+        y = pointwise(g, CUDNNFE_POINTWISE_MUL, y, inv);
+        y = pointwise(g, CUDNNFE_POINTWISE_MUL, y, scale);
+        y = pointwise(g, CUDNNFE_POINTWISE_ADD, y, bias);
+        int64_t drelu = pointwise(g, CUDNNFE_POINTWISE_RELU_BWD, dx, y);
+        spec.output(g, drelu);
+        int64_t out[5] = {};
+        ok(cudnnfe_graph_add_dbn_weight(g, drelu, x, mean, inv, scale, nullptr, &out[0], &out[1],
+                                        &out[2], &out[3], &out[4]),
+           "add_dbn_weight");
+        for (int64_t t : out) spec.output(g, t);
+      },
+      rtol_for(CUDNNFE_DTYPE_HALF), Expect::kMayRefuse);
 }
 
 // ---------------------------------------------------------------------------

@@ -139,6 +139,34 @@ cudnnfe_graph_t *make_rich_graph() {
   cudnnfe_graph_add_rng(g, 3, noise_dims, 0, 0, &rngo, &noise);
   for (int64_t out : {re, tr, sl_id, cat, pool, pool_index, up, mask, noise})
     cudnnfe_tensor_set_output(g, out, 1);
+  // A depthwise convolution (groups = 3, from the dims) and genstats of it.
+  const int64_t dwd[] = {3, 1, 3, 3};
+  int64_t wdw, ydw, gsum, gsq;
+  cudnnfe_graph_add_tensor(g, "w_depthwise", CUDNNFE_DTYPE_FLOAT, 4, dwd, nullptr, &wdw);
+  cudnnfe_graph_add_conv_fprop(g, x, wdw, nullptr, &ydw);
+  cudnnfe_genstats_options_t gso;
+  cudnnfe_genstats_options_init(&gso);
+  gso.name = "stats";
+  cudnnfe_graph_add_genstats(g, ydw, &gso, &gsum, &gsq);
+  for (int64_t out : {gsum, gsq}) cudnnfe_tensor_set_output(g, out, 1);
+  // bn_finalize of those sums (count = N*H*W of ydw), with running statistics.
+  const int64_t cd[] = {1, 3, 1, 1};
+  int64_t sc, bi, pm, pv, eps, cnt, mom, fin[6];
+  cudnnfe_graph_add_tensor(g, "bn_scale", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &sc);
+  cudnnfe_graph_add_tensor(g, "bn_bias", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &bi);
+  cudnnfe_graph_add_tensor(g, "bn_prev_mean", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &pm);
+  cudnnfe_graph_add_tensor(g, "bn_prev_var", CUDNNFE_DTYPE_FLOAT, 4, cd, nullptr, &pv);
+  cudnnfe_graph_add_scalar(g, "bn_eps", CUDNNFE_DTYPE_FLOAT, 1e-3, &eps);
+  cudnnfe_graph_add_scalar(g, "bn_count", CUDNNFE_DTYPE_INT64, 32, &cnt);
+  cudnnfe_graph_add_scalar(g, "bn_momentum", CUDNNFE_DTYPE_FLOAT, 0.25, &mom);
+  cudnnfe_graph_add_bn_finalize(g, gsum, gsq, sc, bi, eps, cnt, pm, pv, mom, nullptr, &fin[0],
+                                &fin[1], &fin[2], &fin[3], &fin[4], &fin[5]);
+  for (int64_t out : fin) cudnnfe_tensor_set_output(g, out, 1);
+  // dbn_weight of ydw (as dy and x) with bn_finalize's statistics.
+  int64_t dbnw[5];
+  cudnnfe_graph_add_dbn_weight(g, ydw, ydw, fin[2], fin[3], sc, nullptr, &dbnw[0], &dbnw[1],
+                               &dbnw[2], &dbnw[3], &dbnw[4]);
+  for (int64_t out : dbnw) cudnnfe_tensor_set_output(g, out, 1);
   return g;
 }
 
@@ -150,7 +178,8 @@ TEST(round_trip_is_exact) {
   REQUIRE(!first.empty());
   CHECK(first.find("\"format\": \"cudnnfe.graph\"") != std::string::npos);
   CHECK(first.find("\"version\": 1") != std::string::npos);
-  for (const char *op : {"reshape", "transpose", "slice", "concatenate", "resample", "rng"})
+  for (const char *op : {"reshape", "transpose", "slice", "concatenate", "resample", "rng",
+                         "genstats", "bn_finalize", "dbn_weight"})
     CHECK_MSG(first.find(std::string("\"op\": \"") + op + "\"") != std::string::npos,
               "no %s node in the rich graph", op);
   CHECK(first.find("\"BILINEAR\"") != std::string::npos);

@@ -498,7 +498,12 @@ void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t str
   cudnnfe_conv_options_init_sized((options), sizeof(*(options)))
 
 /* y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
- * NC(D)HW in every layout; strides give the memory layout. */
+ * NC(D)HW in every layout; strides give the memory layout. Grouped and
+ * depthwise convolutions (since 0.3) need no option: as in cuDNN, the
+ * weight is [K, C / groups, *] and groups = image C / weight C, with K
+ * divisible by groups (output channel k reads the image channels of group
+ * k / (K / groups)). dgrad and wgrad take the group count from the dx, resp.
+ * dw, dims the caller sets (inferred, they are ungrouped). */
 cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight,
                                               const cudnnfe_conv_options_t *options, int64_t *y);
 /* dx = dgrad(loss dy[N,K,*], weight[K,C,*]). dx's spatial dims are inferred
@@ -957,6 +962,101 @@ void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *options, size
 cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            const cudnnfe_softmax_options_t *options, int64_t *y,
                                            int64_t *stats);
+
+/* ------------------------------------------------------------------------ */
+/* Split batch norm: genstats, bn_finalize, dbn_weight                      */
+/*                                                                          */
+/* cudnn-frontend's batch-norm training graph in pieces: genstats after a   */
+/* convolution gives the per-channel sums from which the rest of the batch  */
+/* norm is computed. since 0.3                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_genstats_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_genstats_options_t;
+/* since 0.3 */
+void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size);
+#define cudnnfe_genstats_options_init(options) \
+  cudnnfe_genstats_options_init_sized((options), sizeof(*(options)))
+
+/* Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]
+ * over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],
+ * FLOAT unless set otherwise. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math
+ * precision x's type), which cuDNN runs fused after a convolution.
+ * since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_genstats_options_t *options, int64_t *sum,
+                                            int64_t *sq_sum);
+
+typedef struct cudnnfe_bn_finalize_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_bn_finalize_options_t;
+/* since 0.3 */
+void cudnnfe_bn_finalize_options_init_sized(cudnnfe_bn_finalize_options_t *options,
+                                            size_t struct_size);
+#define cudnnfe_bn_finalize_options_init(options) \
+  cudnnfe_bn_finalize_options_init_sized((options), sizeof(*(options)))
+
+/* Batch-norm statistics from genstats' sums, as cudnn-frontend's
+ * bn_finalize. sum, sq_sum, scale and bias are [1, C, 1, ...]; epsilon and
+ * accum_count (M, the number of elements summed per channel, an integer
+ * type) are one-element tensors (scalars from cudnnfe_graph_add_scalar
+ * do). Outputs, [1, C, 1, ...] FLOAT unless set:
+ *   mean = sum / M, var = sq_sum / M - mean^2 (biased),
+ *   inv_variance = 1 / sqrt(var + epsilon),
+ *   eq_scale = scale * inv_variance, eq_bias = bias - mean * eq_scale
+ * (so that y = x * eq_scale + eq_bias is the batch norm of x). With
+ * prev_running_mean, prev_running_var ([1, C, 1, ...]) and momentum (one
+ * element) all given -- or all 0 for none, when the next_* pointers may be
+ * NULL and are set to 0 --
+ *   next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean
+ *   next_running_var  = (1 - momentum) * prev_running_var
+ *                       + momentum * var * M / (M - 1)
+ * as cudnnfe_graph_add_batchnorm updates them (M must then be > 1). On the
+ * GPU it lowers to CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR
+ * (TRAINING, FLOAT math). since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_bn_finalize(cudnnfe_graph_t *graph, int64_t sum, int64_t sq_sum,
+                                               int64_t scale, int64_t bias, int64_t epsilon,
+                                               int64_t accum_count, int64_t prev_running_mean,
+                                               int64_t prev_running_var, int64_t momentum,
+                                               const cudnnfe_bn_finalize_options_t *options,
+                                               int64_t *eq_scale, int64_t *eq_bias, int64_t *mean,
+                                               int64_t *inv_variance, int64_t *next_running_mean,
+                                               int64_t *next_running_var);
+
+typedef struct cudnnfe_dbn_weight_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_dbn_weight_options_t;
+/* since 0.3 */
+void cudnnfe_dbn_weight_options_init_sized(cudnnfe_dbn_weight_options_t *options,
+                                           size_t struct_size);
+#define cudnnfe_dbn_weight_options_init(options) \
+  cudnnfe_dbn_weight_options_init_sized((options), sizeof(*(options)))
+
+/* Batch-norm backward, weights part, as cudnn-frontend's dbn_weight: from
+ * dy and x [N, C, ...] (same dims) and the forward's mean, inv_variance
+ * and scale ([1, C, 1, ...]), with M = N * (spatial size) and xhat = (x -
+ * mean) * inv_variance, writes ([1, C, 1, ...], FLOAT unless set)
+ *   dbias = sum of dy, dscale = sum of dy * xhat (per channel)
+ * and the coefficients that make dx = eq_scale_dy * dy + eq_scale_x * x +
+ * eq_bias the batch-norm data gradient:
+ *   eq_scale_dy = scale * inv_variance
+ *   eq_scale_x  = -eq_scale_dy * inv_variance * dscale / M
+ *   eq_bias     = eq_scale_dy * (mean * inv_variance * dscale - dbias) / M
+ * On the GPU it lowers to CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR
+ * (FLOAT math). since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_dbn_weight(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                              int64_t mean, int64_t inv_variance, int64_t scale,
+                                              const cudnnfe_dbn_weight_options_t *options,
+                                              int64_t *dscale, int64_t *dbias, int64_t *eq_scale_dy,
+                                              int64_t *eq_scale_x, int64_t *eq_bias);
 
 /* ------------------------------------------------------------------------ */
 /* Layout: reshape, transpose, slice, concatenate                           */

@@ -202,5 +202,9 @@ void lower_resample(Lowering &lowering, const Node &node);
 void lower_rng(Lowering &lowering, const Node &node);
 // block_scale_quantize, block_scale_dequantize (lower_block_scale.cpp).
 void lower_block_scale(Lowering &lowering, const Node &node);
+// genstats, bn_finalize and dbn_weight (lower_batchnorm_split.cpp).
+void lower_genstats(Lowering &lowering, const Node &node);
+void lower_bn_finalize(Lowering &lowering, const Node &node);
+void lower_dbn_weight(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

@@ -91,6 +91,9 @@ constexpr LoweringOp kRows[] = {
     {K::kSdpaFp8Backward, lower_sdpa_fp8_backward, describe_sdpa_fp8_backward},
     {K::kBlockScaleQuantize, lower_block_scale, nullptr},
     {K::kBlockScaleDequantize, lower_block_scale, nullptr},
+    {K::kGenStats, lower_genstats, nullptr},
+    {K::kBnFinalize, lower_bn_finalize, nullptr},
+    {K::kDbnWeight, lower_dbn_weight, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a lowering row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -1,6 +1,8 @@
 // Convolution forward, data gradient and weight gradient as direct loops.
 // Tensors are first read into packed NC(D)(H)W doubles; missing spatial dims
 // become trailing dims of size 1, so every case runs as a 3-D convolution.
+// Grouped convolutions loop per group: output channel k reads the image
+// channels of its group only (the weight holds C / groups channels).
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -17,21 +19,23 @@ namespace {
 using Dims3 = std::array<int64_t, 3>;
 
 // Sizes of one convolution: image/dx spatial `in`, filter `filt`, loss/y
-// spatial `out`, with N images, C input and K output channels.
+// spatial `out`, with N images, C input and K output channels in `groups`
+// groups of cg = C / groups input and kg = K / groups output channels.
 struct ConvGeometry {
-  int64_t n = 1, c = 1, k = 1;
+  int64_t n = 1, c = 1, k = 1, groups = 1, cg = 1, kg = 1;
   Dims3 in{1, 1, 1}, filt{1, 1, 1}, out{1, 1, 1};
   Dims3 pad{0, 0, 0}, stride{1, 1, 1}, dilation{1, 1, 1};
   bool flip = false;  // CONVOLUTION mode reverses the filter spatially
 
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  // Offset of filter tap `r` of (ki, ci) in packed KC(D)(H)W order.
+  // Offset of filter tap `r` of (ki, ci) in packed KC(D)(H)W order, where ci
+  // counts within ki's group.
   int64_t filter_index(int64_t ki, int64_t ci, const Dims3 &r) const {
     Dims3 q = r;
     if (flip)
       for (int d = 0; d < 3; ++d) q[d] = filt[d] - 1 - r[d];
-    return (((ki * c + ci) * filt[0] + q[0]) * filt[1] + q[1]) * filt[2] + q[2];
+    return (((ki * cg + ci) * filt[0] + q[0]) * filt[1] + q[1]) * filt[2] + q[2];
   }
 };
 
@@ -76,17 +80,18 @@ void for_each_tap(const Dims3 &filt, F &&f) {
       for (r[2] = 0; r[2] < filt[2]; ++r[2]) f(static_cast<const Dims3 &>(r));
 }
 
-// y[n,k,o] = sum_{c,r} x[n,c,p(o,r)] * w[k,c,r]
+// y[n,k,o] = sum_{c in k's group, r} x[n,c,p(o,r)] * w[k,c,r]
 void fprop(const ConvGeometry &g, const std::vector<double> &x, const std::vector<double> &w,
            std::vector<double> &y) {
   const int64_t s = g.stride[2];
   for (int64_t ni = 0; ni < g.n; ++ni)
     for (int64_t ki = 0; ki < g.k; ++ki) {
       double *y_plane = &y[static_cast<size_t>((ni * g.k + ki) * g.out_size())];
-      for (int64_t ci = 0; ci < g.c; ++ci) {
-        const double *x_plane = &x[static_cast<size_t>((ni * g.c + ci) * g.in_size())];
+      const int64_t c0 = ki / g.kg * g.cg;  // first image channel of ki's group
+      for (int64_t cl = 0; cl < g.cg; ++cl) {
+        const double *x_plane = &x[static_cast<size_t>((ni * g.c + c0 + cl) * g.in_size())];
         for_each_tap(g.filt, [&](const Dims3 &r) {
-          const double wv = w[static_cast<size_t>(g.filter_index(ki, ci, r))];
+          const double wv = w[static_cast<size_t>(g.filter_index(ki, cl, r))];
           for_each_tap_row(g, r, [&](int64_t o, int64_t p, int64_t count) {
             for (int64_t i = 0; i < count; ++i) y_plane[o + i] += wv * x_plane[p + i * s];
           });
@@ -95,17 +100,18 @@ void fprop(const ConvGeometry &g, const std::vector<double> &x, const std::vecto
     }
 }
 
-// dx[n,c,p] = sum over (k, r, o) with p(o,r) = p of dy[n,k,o] * w[k,c,r]
+// dx[n,c,p] = sum over (k in c's group, r, o) with p(o,r) = p of dy[n,k,o] * w[k,c,r]
 void dgrad(const ConvGeometry &g, const std::vector<double> &dy, const std::vector<double> &w,
            std::vector<double> &dx) {
   const int64_t s = g.stride[2];
   for (int64_t ni = 0; ni < g.n; ++ni)
     for (int64_t ci = 0; ci < g.c; ++ci) {
       double *dx_plane = &dx[static_cast<size_t>((ni * g.c + ci) * g.in_size())];
-      for (int64_t ki = 0; ki < g.k; ++ki) {
+      const int64_t k0 = ci / g.cg * g.kg;  // first output channel of ci's group
+      for (int64_t ki = k0; ki < k0 + g.kg; ++ki) {
         const double *dy_plane = &dy[static_cast<size_t>((ni * g.k + ki) * g.out_size())];
         for_each_tap(g.filt, [&](const Dims3 &r) {
-          const double wv = w[static_cast<size_t>(g.filter_index(ki, ci, r))];
+          const double wv = w[static_cast<size_t>(g.filter_index(ki, ci % g.cg, r))];
           for_each_tap_row(g, r, [&](int64_t o, int64_t p, int64_t count) {
             for (int64_t i = 0; i < count; ++i) dx_plane[p + i * s] += wv * dy_plane[o + i];
           });
@@ -114,13 +120,14 @@ void dgrad(const ConvGeometry &g, const std::vector<double> &dy, const std::vect
     }
 }
 
-// dw[k,c,r] = sum_{n,o} x[n,c,p(o,r)] * dy[n,k,o]
+// dw[k,c,r] = sum_{n,o} x[n,c,p(o,r)] * dy[n,k,o], c in k's group
 void wgrad(const ConvGeometry &g, const std::vector<double> &x, const std::vector<double> &dy,
            std::vector<double> &dw) {
   const int64_t s = g.stride[2];
   for (int64_t ki = 0; ki < g.k; ++ki)
-    for (int64_t ci = 0; ci < g.c; ++ci)
+    for (int64_t cl = 0; cl < g.cg; ++cl)
       for_each_tap(g.filt, [&](const Dims3 &r) {
+        const int64_t ci = ki / g.kg * g.cg + cl;
         double acc = 0.0;
         for (int64_t ni = 0; ni < g.n; ++ni) {
           const double *x_plane = &x[static_cast<size_t>((ni * g.c + ci) * g.in_size())];
@@ -129,7 +136,7 @@ void wgrad(const ConvGeometry &g, const std::vector<double> &x, const std::vecto
             for (int64_t i = 0; i < count; ++i) acc += x_plane[p + i * s] * dy_plane[o + i];
           });
         }
-        dw[static_cast<size_t>(g.filter_index(ki, ci, r))] = acc;
+        dw[static_cast<size_t>(g.filter_index(ki, cl, r))] = acc;
       });
 }
 
@@ -159,6 +166,10 @@ void run_conv(const Node &node, const StridedTensor &in0, const StridedTensor &i
   g.n = image->dims[0];
   g.c = image->dims[1];
   g.k = loss->dims[1];
+  g.cg = filter->dims[1];
+  // Shape inference checked that C and K divide into whole groups.
+  g.groups = g.c / g.cg;
+  g.kg = g.k / g.groups;
   g.in = spatial(*image);
   g.filt = spatial(*filter);
   g.out = spatial(*loss);

@@ -89,6 +89,19 @@ void run_block_scale_dequantize(const Node &node, const StridedTensor &x,
                                 const StridedTensor &scale, const StridedTensor &y);
 double block_scale_for_amax(double amax, cudnnfe_dtype_t y_dtype);
 
+// genstats: per-channel sum and sum of squares of x [N, C, ...]
+// (batchnorm_split_ref.cpp).
+void run_genstats(const Node &node, const StridedTensor &x, const StridedTensor &sum,
+                  const StridedTensor &sq_sum);
+// bn_finalize: inputs and outputs by port (op schema order); the running
+// statistics (inputs 6-8, outputs 4-5) are nullptr when not given.
+void run_bn_finalize(const Node &node, const StridedTensor *const *inputs,
+                     const StridedTensor *const *outputs);
+// dbn_weight: inputs dy, x, mean, inv_variance, scale; outputs dscale,
+// dbias, eq_scale_dy, eq_scale_x, eq_bias (op schema order).
+void run_dbn_weight(const Node &node, const StridedTensor *const *inputs,
+                    const StridedTensor *const *outputs);
+
 // Pooling or upsampling; `index` (max pooling's) may be nullptr.
 void run_resample(const Node &node, const StridedTensor &x, const StridedTensor &y,
                   const StridedTensor *index);

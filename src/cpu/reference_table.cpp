@@ -134,6 +134,18 @@ void quantize(const StepTensors &t) {
 void dequantize(const StepTensors &t) {
   run_block_scale_dequantize(t.node, *t.in(0), *t.in(1), *t.out(0));
 }
+void genstats(const StepTensors &t) {
+  run_genstats(t.node, *t.in(0), *t.out(0), *t.out(1));
+}
+void bn_finalize(const StepTensors &t) {
+  const StridedTensor *in[9], *out[6];
+  for (size_t i = 0; i < 9; ++i) in[i] = t.in(i);
+  for (size_t i = 0; i < 6; ++i) out[i] = t.out(i);
+  run_bn_finalize(t.node, in, out);
+}
+void dbn_weight(const StepTensors &t) {
+  run_dbn_weight(t.node, t.inputs.data(), t.outputs.data());
+}
 
 using K = OpKind;
 
@@ -169,6 +181,9 @@ constexpr ReferenceOp kRows[] = {
     {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
     {K::kBlockScaleQuantize, nullptr, quantize},
     {K::kBlockScaleDequantize, nullptr, dequantize},
+    {K::kGenStats, nullptr, genstats},
+    {K::kBnFinalize, nullptr, bn_finalize},
+    {K::kDbnWeight, nullptr, dbn_weight},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -45,11 +45,15 @@ enum class OpKind {
   kSdpaFp8Backward,
   // Block-scale (microscaling) quantize and dequantize (ops/block_scale.cpp).
   kBlockScaleQuantize,
-  kBlockScaleDequantize,  // keep last: kOpKindCount
+  kBlockScaleDequantize,
+  // The split batch-norm training graph (ops/batchnorm_split.cpp).
+  kGenStats,
+  kBnFinalize,
+  kDbnWeight,  // keep last: kOpKindCount
 };
 
 // Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
-constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kBlockScaleDequantize) + 1;
+constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kDbnWeight) + 1;
 
 // Whether row i of a per-layer op table is OpKind i, for every row: the
 // tables static_assert it (and that they have kOpKindCount rows).
@@ -206,10 +210,16 @@ struct BlockScaleAttrs {
   cudnnfe_dtype_t y_dtype = CUDNNFE_DTYPE_FP8_E4M3;  // quantize only: y's unset type
 };
 
+// genstats (per-channel sum and sum of squares), bn_finalize (their
+// batch-norm statistics) and dbn_weight (batch-norm backward's parameter
+// gradients): no attributes; bn_finalize's epsilon, momentum and count are
+// tensors, as in cuDNN.
+struct GenStatsAttrs {};
+
 using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
                              SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs,
                              TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs,
-                             SdpaFp8Attrs, SdpaFp8BackwardAttrs, BlockScaleAttrs>;
+                             SdpaFp8Attrs, SdpaFp8BackwardAttrs, BlockScaleAttrs, GenStatsAttrs>;
 
 struct Node {
   OpKind kind;

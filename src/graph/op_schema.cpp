@@ -363,6 +363,20 @@ std::vector<OpSchema> rows() {
        {"y"},
        make<BlockScaleAttrs>,
        block_scale_dequantize_fields()},
+      {OpKind::kGenStats, "genstats", {"x"}, {"sum", "sq_sum"}, make<GenStatsAttrs>, {}},
+      {OpKind::kBnFinalize,
+       "bn_finalize",
+       {"sum", "sq_sum", "scale", "bias", "epsilon", "accum_count", "prev_running_mean",
+        "prev_running_var", "momentum"},
+       {"eq_scale", "eq_bias", "mean", "inv_variance", "next_running_mean", "next_running_var"},
+       make<GenStatsAttrs>,
+       {}},
+      {OpKind::kDbnWeight,
+       "dbn_weight",
+       {"dy", "x", "mean", "inv_variance", "scale"},
+       {"dscale", "dbias", "eq_scale_dy", "eq_scale_x", "eq_bias"},
+       make<GenStatsAttrs>,
+       {}},
   };
 }
 

@@ -1,5 +1,8 @@
 // Convolution forward, data gradient and weight gradient: shape rules.
 // All three share one geometry: out = (in + pre + post - dil*(k-1) - 1)/s + 1.
+// Grouped and depthwise convolutions have no attribute: as in cuDNN, the
+// group count is the image's channels over the weight's (image C = groups *
+// weight C, K divisible by groups).
 #include "core/error.h"
 #include "ops/ops.h"
 
@@ -57,13 +60,29 @@ void require_dim(const Node &node, const std::string &what, int64_t got, int64_t
                ")");
 }
 
+// The group count of image channels `c` against weight channels `wc` and
+// output channels `k`: c must be a multiple of wc, and k of c / wc.
+int64_t require_groups(const Node &node, const std::string &image, int64_t c,
+                       const std::string &weight, int64_t wc, int64_t k) {
+  if (wc < 1 || c % wc != 0)
+    fail_graph(Graph::label(node), ": ", weight, " dim 1 (C) is ", wc, " but ", image, " has ", c,
+               " channels; the image's channels must be a multiple of the weight's (image C = "
+               "groups * weight C)");
+  const int64_t groups = c / wc;
+  if (k % groups != 0)
+    fail_graph(Graph::label(node), ": ", weight, " dim 0 (K) is ", k, ", not divisible by the ",
+               groups, " groups that ", image, " (", c, " channels) and the weight (", wc,
+               " per group) imply; each group needs K / groups output channels");
+  return groups;
+}
+
 void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
   const Tensor &x = required_input(graph, node, 0);
   const Tensor &w = required_input(graph, node, 1);
   require_same_rank(node, x, "image", w, "weight");
   check_attrs(node, attrs, x.dims.size());
-  require_dim(node, cat("weight \"", w.name, "\" dim 1 (C)"), w.dims[1], x.dims[1],
-              cat("the channel count of image \"", x.name, "\" ", dims_string(x.dims)));
+  require_groups(node, cat("image \"", x.name, "\""), x.dims[1], cat("weight \"", w.name, "\""),
+                 w.dims[1], w.dims[0]);
   std::vector<int64_t> y = {x.dims[0], w.dims[0]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t out = conv_out_size(node, i, x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
@@ -106,8 +125,8 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, out, "dx", dy, "loss");
   require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
               cat("the batch of loss \"", dy.name, "\""));
-  require_dim(node, cat("dx \"", out.name, "\" dim 1 (C)"), out.dims[1], w.dims[1],
-              cat("the input channels of weight \"", w.name, "\""));
+  require_groups(node, cat("dx \"", out.name, "\""), out.dims[1], cat("weight \"", w.name, "\""),
+                 w.dims[1], w.dims[0]);
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
                 conv_out_size(node, i, out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
@@ -140,8 +159,8 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, out, "dw", x, "image");
   require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
               cat("the channels of loss \"", dy.name, "\""));
-  require_dim(node, cat("dw \"", out.name, "\" dim 1 (C)"), out.dims[1], x.dims[1],
-              cat("the channels of image \"", x.name, "\""));
+  require_groups(node, cat("image \"", x.name, "\""), x.dims[1], cat("dw \"", out.name, "\""),
+                 out.dims[1], out.dims[0]);
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
                 conv_out_size(node, i, x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],

@@ -60,6 +60,10 @@ bool sdpa_fp8_outputs(const Node &node, size_t port) {
   return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
 }
 
+bool bn_finalize_outputs(const Node &node, size_t port) {
+  return port < 4 || node.inputs[kBnFinalizePrevRunningMean] != 0;
+}
+
 using K = OpKind;
 
 // One row per OpKind, in enum order (checked at compile time).
@@ -96,6 +100,9 @@ constexpr OpRules kRows[] = {
     {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr},
     {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
     {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
+    {K::kGenStats, infer_genstats, types_numeric, nullptr, nullptr},
+    {K::kBnFinalize, infer_bn_finalize, check_types_bn_finalize, bn_finalize_outputs, nullptr},
+    {K::kDbnWeight, infer_dbn_weight, types_numeric, nullptr, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -463,6 +463,36 @@ end
 const cudnnfe_softmax_options_t = cudnnfe_softmax_options
 
 """
+C: `typedef struct cudnnfe_genstats_options {...} cudnnfe_genstats_options_t;` (24 bytes, alignment 8).
+"""
+struct cudnnfe_genstats_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 16
+end
+const cudnnfe_genstats_options_t = cudnnfe_genstats_options
+
+"""
+C: `typedef struct cudnnfe_bn_finalize_options {...} cudnnfe_bn_finalize_options_t;` (24 bytes, alignment 8).
+"""
+struct cudnnfe_bn_finalize_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 16
+end
+const cudnnfe_bn_finalize_options_t = cudnnfe_bn_finalize_options
+
+"""
+C: `typedef struct cudnnfe_dbn_weight_options {...} cudnnfe_dbn_weight_options_t;` (24 bytes, alignment 8).
+"""
+struct cudnnfe_dbn_weight_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 16
+end
+const cudnnfe_dbn_weight_options_t = cudnnfe_dbn_weight_options
+
+"""
 C: `typedef struct cudnnfe_layout_options {...} cudnnfe_layout_options_t;` (16 bytes, alignment 8).
 """
 struct cudnnfe_layout_options
@@ -1273,7 +1303,12 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight, const cudnnfe_conv_options_t *options, int64_t *y)`
 
 y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
-NC(D)HW in every layout; strides give the memory layout.
+NC(D)HW in every layout; strides give the memory layout. Grouped and
+depthwise convolutions (since 0.3) need no option: as in cuDNN, the
+weight is [K, C / groups, *] and groups = image C / weight C, with K
+divisible by groups (output channel k reads the image channels of group
+k / (K / groups)). dgrad and wgrad take the group count from the dx, resp.
+dw, dims the caller sets (inferred, they are ungrouped).
 """
 function cudnnfe_graph_add_conv_fprop(graph, image, weight, options, y)
     ccall((:cudnnfe_graph_add_conv_fprop, libcudnnfe), cudnnfe_status_t,
@@ -1693,6 +1728,117 @@ function cudnnfe_graph_add_softmax(graph, x, options, y, stats)
     ccall((:cudnnfe_graph_add_softmax, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_softmax_options_t}, Ptr{Int64}, Ptr{Int64}),
           graph, x, options, y, stats)
+end
+
+"""
+    cudnnfe_genstats_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size)`
+
+since 0.3
+"""
+function cudnnfe_genstats_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_genstats_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_genstats_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_genstats(graph, x, options, sum, sq_sum) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_genstats_options_t *options, int64_t *sum, int64_t *sq_sum)`
+
+Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]
+over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],
+FLOAT unless set otherwise. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math
+precision x's type), which cuDNN runs fused after a convolution.
+since 0.3
+"""
+function cudnnfe_graph_add_genstats(graph, x, options, sum, sq_sum)
+    ccall((:cudnnfe_graph_add_genstats, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_genstats_options_t}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, options, sum, sq_sum)
+end
+
+"""
+    cudnnfe_bn_finalize_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_bn_finalize_options_init_sized(cudnnfe_bn_finalize_options_t *options, size_t struct_size)`
+
+since 0.3
+"""
+function cudnnfe_bn_finalize_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_bn_finalize_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_bn_finalize_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_bn_finalize(graph, sum, sq_sum, scale, bias, epsilon, accum_count, prev_running_mean, prev_running_var, momentum, options, eq_scale, eq_bias, mean, inv_variance, next_running_mean, next_running_var) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_bn_finalize(cudnnfe_graph_t *graph, int64_t sum, int64_t sq_sum, int64_t scale, int64_t bias, int64_t epsilon, int64_t accum_count, int64_t prev_running_mean, int64_t prev_running_var, int64_t momentum, const cudnnfe_bn_finalize_options_t *options, int64_t *eq_scale, int64_t *eq_bias, int64_t *mean, int64_t *inv_variance, int64_t *next_running_mean, int64_t *next_running_var)`
+
+Batch-norm statistics from genstats' sums, as cudnn-frontend's
+bn_finalize. sum, sq_sum, scale and bias are [1, C, 1, ...]; epsilon and
+accum_count (M, the number of elements summed per channel, an integer
+type) are one-element tensors (scalars from cudnnfe_graph_add_scalar
+do). Outputs, [1, C, 1, ...] FLOAT unless set:
+  mean = sum / M, var = sq_sum / M - mean^2 (biased),
+  inv_variance = 1 / sqrt(var + epsilon),
+  eq_scale = scale * inv_variance, eq_bias = bias - mean * eq_scale
+(so that y = x * eq_scale + eq_bias is the batch norm of x). With
+prev_running_mean, prev_running_var ([1, C, 1, ...]) and momentum (one
+element) all given -- or all 0 for none, when the next_* pointers may be
+NULL and are set to 0 --
+  next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean
+  next_running_var  = (1 - momentum) * prev_running_var
+                      + momentum * var * M / (M - 1)
+as cudnnfe_graph_add_batchnorm updates them (M must then be > 1). On the
+GPU it lowers to CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR
+(TRAINING, FLOAT math). since 0.3
+"""
+function cudnnfe_graph_add_bn_finalize(graph, sum, sq_sum, scale, bias, epsilon, accum_count, prev_running_mean, prev_running_var, momentum, options, eq_scale, eq_bias, mean, inv_variance, next_running_mean, next_running_var)
+    ccall((:cudnnfe_graph_add_bn_finalize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_bn_finalize_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, sum, sq_sum, scale, bias, epsilon, accum_count, prev_running_mean, prev_running_var, momentum, options, eq_scale, eq_bias, mean, inv_variance, next_running_mean, next_running_var)
+end
+
+"""
+    cudnnfe_dbn_weight_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_dbn_weight_options_init_sized(cudnnfe_dbn_weight_options_t *options, size_t struct_size)`
+
+since 0.3
+"""
+function cudnnfe_dbn_weight_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_dbn_weight_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_dbn_weight_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_dbn_weight(graph, dy, x, mean, inv_variance, scale, options, dscale, dbias, eq_scale_dy, eq_scale_x, eq_bias) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_dbn_weight(cudnnfe_graph_t *graph, int64_t dy, int64_t x, int64_t mean, int64_t inv_variance, int64_t scale, const cudnnfe_dbn_weight_options_t *options, int64_t *dscale, int64_t *dbias, int64_t *eq_scale_dy, int64_t *eq_scale_x, int64_t *eq_bias)`
+
+Batch-norm backward, weights part, as cudnn-frontend's dbn_weight: from
+dy and x [N, C, ...] (same dims) and the forward's mean, inv_variance
+and scale ([1, C, 1, ...]), with M = N * (spatial size) and xhat = (x -
+mean) * inv_variance, writes ([1, C, 1, ...], FLOAT unless set)
+  dbias = sum of dy, dscale = sum of dy * xhat (per channel)
+and the coefficients that make dx = eq_scale_dy * dy + eq_scale_x * x +
+eq_bias the batch-norm data gradient:
+  eq_scale_dy = scale * inv_variance
+  eq_scale_x  = -eq_scale_dy * inv_variance * dscale / M
+  eq_bias     = eq_scale_dy * (mean * inv_variance * dscale - dbias) / M
+On the GPU it lowers to CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR
+(FLOAT math). since 0.3
+"""
+function cudnnfe_graph_add_dbn_weight(graph, dy, x, mean, inv_variance, scale, options, dscale, dbias, eq_scale_dy, eq_scale_x, eq_bias)
+    ccall((:cudnnfe_graph_add_dbn_weight, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_dbn_weight_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, dy, x, mean, inv_variance, scale, options, dscale, dbias, eq_scale_dy, eq_scale_x, eq_bias)
 end
 
 """
@@ -2589,8 +2735,14 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_instancenorm, cudnnfe_graph_add_instancenorm_backward,
       cudnnfe_graph_add_adalayernorm, cudnnfe_graph_add_adalayernorm_backward,
       cudnnfe_softmax_options, cudnnfe_softmax_options_t,
-      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax, cudnnfe_layout_options,
-      cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
+      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax,
+      cudnnfe_genstats_options, cudnnfe_genstats_options_t,
+      cudnnfe_genstats_options_init_sized, cudnnfe_graph_add_genstats,
+      cudnnfe_bn_finalize_options, cudnnfe_bn_finalize_options_t,
+      cudnnfe_bn_finalize_options_init_sized, cudnnfe_graph_add_bn_finalize,
+      cudnnfe_dbn_weight_options, cudnnfe_dbn_weight_options_t,
+      cudnnfe_dbn_weight_options_init_sized, cudnnfe_graph_add_dbn_weight,
+      cudnnfe_layout_options, cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
       cudnnfe_graph_add_reshape, cudnnfe_graph_add_transpose, cudnnfe_graph_add_slice,
       cudnnfe_graph_add_concatenate, cudnnfe_block_scale_options,
       cudnnfe_block_scale_options_t, cudnnfe_block_scale_options_init_sized,

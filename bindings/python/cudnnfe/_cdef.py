@@ -542,6 +542,51 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            const cudnnfe_softmax_options_t *options, int64_t *y,
                                            int64_t *stats);
 
+typedef struct cudnnfe_genstats_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_genstats_options_t;
+
+void cudnnfe_genstats_options_init_sized(cudnnfe_genstats_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *graph, int64_t x,
+                                            const cudnnfe_genstats_options_t *options, int64_t *sum,
+                                            int64_t *sq_sum);
+
+typedef struct cudnnfe_bn_finalize_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_bn_finalize_options_t;
+
+void cudnnfe_bn_finalize_options_init_sized(cudnnfe_bn_finalize_options_t *options,
+                                            size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_bn_finalize(cudnnfe_graph_t *graph, int64_t sum, int64_t sq_sum,
+                                               int64_t scale, int64_t bias, int64_t epsilon,
+                                               int64_t accum_count, int64_t prev_running_mean,
+                                               int64_t prev_running_var, int64_t momentum,
+                                               const cudnnfe_bn_finalize_options_t *options,
+                                               int64_t *eq_scale, int64_t *eq_bias, int64_t *mean,
+                                               int64_t *inv_variance, int64_t *next_running_mean,
+                                               int64_t *next_running_var);
+
+typedef struct cudnnfe_dbn_weight_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_dbn_weight_options_t;
+
+void cudnnfe_dbn_weight_options_init_sized(cudnnfe_dbn_weight_options_t *options,
+                                           size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_dbn_weight(cudnnfe_graph_t *graph, int64_t dy, int64_t x,
+                                              int64_t mean, int64_t inv_variance, int64_t scale,
+                                              const cudnnfe_dbn_weight_options_t *options,
+                                              int64_t *dscale, int64_t *dbias, int64_t *eq_scale_dy,
+                                              int64_t *eq_scale_x, int64_t *eq_bias);
+
 typedef struct cudnnfe_layout_options {
   size_t struct_size;
   const char *name;

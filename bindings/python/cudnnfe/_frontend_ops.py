@@ -1,8 +1,8 @@
 """cudnn-frontend ``pygraph`` methods that cudnnfe serves by composing other ops, answers
 from what it has, or refuses by name.
 
-Composed: ``leaky_relu`` (ReLU with a slope), ``genstats`` (two ADD
-reductions), ``tensor_scalar`` (a pass-by-value scalar). Answered:
+Composed: ``leaky_relu`` (ReLU with a slope), ``tensor_scalar`` (a
+pass-by-value scalar). Answered:
 ``query_tensor_attributes_of_uid``, ``key``. Refused with
 :class:`NotOfferedError` (the C ABI has no such feature): engine knobs
 (``get_engine_count``, ``get_knobs_for_engine``, ``create_execution_plan``),
@@ -10,9 +10,9 @@ reductions), ``tensor_scalar`` (a pass-by-value scalar). Answered:
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Optional
 
-from ._enums import data_type, pointwise_mode, reduction_mode
+from ._enums import data_type, pointwise_mode
 from ._enums import scalar_type as _scalar_type
 from ._errors import NotOfferedError
 from ._tensor import Tensor
@@ -42,31 +42,6 @@ class FrontendOps:
         """dx of :meth:`leaky_relu` from ``loss`` (dy) and ``input`` (x) (RELU_BWD)."""
         return self._bwd(pointwise_mode.RELU_BWD, "leaky_relu_backward", loss, input,
                          compute_data_type, name, relu_lower_clip_slope=negative_slope)
-
-    def genstats(self, input: Operand, compute_data_type: DType = None,
-                 name: Optional[str] = None) -> List[Tensor]:
-        """Per-channel ``[sum, sum of squares]`` of ``x[N, C, *]`` over every dim but C.
-
-        Made of two ADD reductions (of x and of x*x) named ``<name>::SUM`` and
-        ``<name>::SQ_SUM``, each ``[1, C, 1, ...]``.
-        """
-        node = self._node_name("genstats", name)
-        self._node_names.add(node)
-        x = self._operand(input, node, "input")
-        rank = len(self._wrap(x).get_dim())
-        if rank < 2:
-            raise ValueError(f"{node}: input has {rank} dims; expected [N, C, ...]")
-        axes = [i for i in range(rank) if i != 1]
-        x_t = self._wrap(x)
-        total = self.reduction(x_t, reduction_mode.ADD, axes=axes,
-                               compute_data_type=compute_data_type, name=f"{node}::sum")
-        square = self.mul(x_t, x_t, compute_data_type=compute_data_type,
-                          name=f"{node}::square")
-        sq_total = self.reduction(square, reduction_mode.ADD, axes=axes,
-                                  compute_data_type=compute_data_type, name=f"{node}::sq_sum")
-        total.set_name(f"{node}::SUM")
-        sq_total.set_name(f"{node}::SQ_SUM")
-        return [total, sq_total]
 
     def tensor_scalar(self, value: Any, scalar_type: Any = _scalar_type.COMPILE_TIME_CONST
                       ) -> Tensor:

@@ -1450,6 +1450,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
     def _workspace(self, workspace: Any, tgt: int) -> Tuple[Any, int]:
         if workspace is None:
             return ffi.NULL, 0
+        if type(workspace) is int:
+            # A raw pointer (cudnn-frontend's ``workspace.data_ptr()``): the caller vouches
+            # for get_workspace_size() bytes there.
+            return ffi.cast("void *", workspace), self._exec_info().workspace_size
         info = describe(workspace)
         itemsize = int(lib.cudnnfe_dtype_size(int(info.dtype))) if info.dtype else 1
         size = _arrays.nbytes(info, itemsize)
@@ -1626,6 +1630,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
 
     def _checked_ptr(self, pos: int, array: Any, keep: List[Any],
                      shape_given: bool = False) -> int:
+        if type(array) is int:
+            # A raw data pointer (``tensor.data_ptr()``), as cudnn-frontend accepts: its
+            # memory, type and shape are the caller's word (test_conv_genstats binds so).
+            return array
         info = self._exec_info()
         arr = describe(array)
         self._check_array(info.specs[pos], arr, info.target, shape_given)

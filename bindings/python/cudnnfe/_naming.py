@@ -29,7 +29,9 @@ FE_PORTS: Mapping[str, str] = {
     "mean": "MEAN", "inv_variance": "INV_VARIANCE", "inv_rms": "INV_VARIANCE",
     "dscale": "DSCALE", "dbias": "DBIAS",
     "next_running_mean": "NEXT_RUNNING_MEAN", "next_running_var": "NEXT_RUNNING_VAR",
-    "index": "Index", "stats": "Stats",
+    "index": "Index", "stats": "Stats", "sum": "SUM", "sq_sum": "SQ_SUM",
+    "eq_scale": "EQ_SCALE", "eq_bias": "EQ_BIAS", "eq_scale_dy": "EQ_SCALE_DY",
+    "eq_scale_x": "EQ_SCALE_X",
     "amax_s": "Amax_S", "amax_o": "Amax_O", "amax_dQ": "Amax_dQ", "amax_dK": "Amax_dK",
     "amax_dV": "Amax_dV", "amax_dP": "Amax_dP",
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Tuple
 
 from . import _constants, _naming, _structs
-from ._enums import norm_forward_phase
+from ._enums import data_type, norm_forward_phase
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._tensor import Tensor
@@ -184,6 +184,81 @@ class NormOps:
         outs = [ffi.new("int64_t *") for _ in range(5)]
         self._check(lib.cudnnfe_graph_add_batchnorm(self._ptr, *args, opts, *outs))
         return self._stats_outputs(node, *outs)
+
+    def genstats(self, input: Operand, compute_data_type: DType = None,
+                 name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+        """Per-channel ``(SUM, SQ_SUM)`` of ``input[N, C, *]`` over every dim but C
+        (``cudnnfe_graph_add_genstats``), each ``[1, C, 1, ...]``, FLOAT unless set.
+
+        The first piece of cudnn-frontend's split batch-norm training graph; cuDNN
+        runs it fused behind a convolution.
+        """
+        node = self._node_name("genstats", name)
+        opts = _structs.new("cudnnfe_genstats_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        x = self._operand(input, node, "input")
+        total, sq = ffi.new("int64_t *"), ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_genstats(self._ptr, x, opts, total, sq))
+        return self._added(node, int(total[0])), self._wrap(int(sq[0]), "virtual")
+
+    def bn_finalize(self, sum: Operand, sq_sum: Operand, scale: Operand, bias: Operand,
+                    epsilon: Any, accum_count: Any, prev_running_mean: Optional[Operand] = None,
+                    prev_running_var: Optional[Operand] = None, momentum: Any = None,
+                    compute_data_type: DType = None, name: Optional[str] = None
+                    ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Optional[Tensor],
+                               Optional[Tensor]]:
+        """Batch-norm statistics from :meth:`genstats`' sums (``cudnnfe_graph_add_bn_finalize``;
+        cudnn-frontend's C++ ``bn_finalize``, whose running statistics are
+        ``set_previous_running_stats(prev_running_mean, prev_running_var, momentum)``).
+
+        ``epsilon``, ``momentum`` (FLOAT) and ``accum_count`` (INT64, the elements summed per
+        channel) are one-element tensors or numbers. Returns ``(EQ_SCALE, EQ_BIAS, MEAN,
+        INV_VARIANCE, NEXT_RUNNING_MEAN, NEXT_RUNNING_VAR)``, the last two None without
+        running statistics.
+        """
+        node = self._node_name("bn_finalize", name)
+        opts = _structs.new("cudnnfe_bn_finalize_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        args = [self._operand(t, node, port) for t, port in
+                ((sum, "sum"), (sq_sum, "sq_sum"), (scale, "scale"), (bias, "bias"))]
+        args.append(self._operand(epsilon, node, "epsilon", scalar=True))
+        args.append(self._operand(accum_count, node, "accum_count", scalar=True,
+                                  scalar_dtype=data_type.INT64))
+        args += [self._operand(prev_running_mean, node, "prev_running_mean", optional=True),
+                 self._operand(prev_running_var, node, "prev_running_var", optional=True),
+                 self._operand(momentum, node, "momentum", optional=True, scalar=True)]
+        outs = [ffi.new("int64_t *") for _ in range(6)]
+        self._check(lib.cudnnfe_graph_add_bn_finalize(self._ptr, *args, opts, *outs))
+        first = self._added(node, int(outs[0][0]))
+        return (first,) + tuple(self._wrap(int(o[0]), "virtual") if o[0] else None
+                                for o in outs[1:])
+
+    def dbn_weight(self, grad: Operand, input: Operand, mean: Operand, inv_variance: Operand,
+                   scale: Operand, compute_data_type: DType = None, name: Optional[str] = None
+                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """Batch-norm backward, weights part (``cudnnfe_graph_add_dbn_weight``; cudnn-frontend's
+        C++ ``dbn_weight(dy, x, mean, inv_variance, scale)``; ``grad`` is dy, ``input`` x, as
+        :meth:`batchnorm_backward` names them).
+
+        Returns ``(DSCALE, DBIAS, EQ_SCALE_DY, EQ_SCALE_X, EQ_BIAS)``, each ``[1, C, 1, ...]``:
+        ``dx = EQ_SCALE_DY * dy + EQ_SCALE_X * x + EQ_BIAS`` is batch norm's data gradient.
+        """
+        node = self._node_name("dbn_weight", name)
+        opts = _structs.new("cudnnfe_dbn_weight_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        args = [self._operand(t, node, port) for t, port in
+                ((grad, "grad"), (input, "input"), (mean, "mean"),
+                 (inv_variance, "inv_variance"), (scale, "scale"))]
+        outs = [ffi.new("int64_t *") for _ in range(5)]
+        self._check(lib.cudnnfe_graph_add_dbn_weight(self._ptr, *args, opts, *outs))
+        first = self._added(node, int(outs[0][0]))
+        return (first,) + tuple(self._wrap(int(o[0]), "virtual") for o in outs[1:])
 
     def batchnorm_inference(self, input: Operand, mean: Operand, inv_variance: Operand,
                             scale: Operand, bias: Operand, compute_data_type: DType = None,

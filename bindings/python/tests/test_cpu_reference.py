@@ -325,6 +325,43 @@ def test_conv_wgrad(rng):
     close(out, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("groups,channels_last", [(2, False), (4, True), (8, True)])
+def test_conv_grouped_as_the_fuzzer_builds_it(groups, channels_last, rng):
+    # cudnn-frontend's conv fuzzer: W is [K, C // groups, R, S]; dgrad takes
+    # filter= and set_dim(X), wgrad set_dim(W). Reference: one ungrouped
+    # convolution per group of channels.
+    n, c, k, pad = 2, 8, 16, [1, 1]
+    x = _layout(rng.standard_normal((n, c, 6, 5)).astype(np.float32), channels_last)
+    w = _layout(rng.standard_normal((k, c // groups, 3, 3)).astype(np.float32), channels_last)
+    dy = _layout(rng.standard_normal((n, k, 6, 5)).astype(np.float32), channels_last)
+    g = graph()
+    tx, tw, tdy = g.tensor_like(x), g.tensor_like(w), g.tensor_like(dy)
+    y = g.conv_fprop(image=tx, weight=tw, padding=pad, stride=[1, 1], dilation=[1, 1])
+    dx = g.conv_dgrad(loss=tdy, filter=tw, padding=pad, stride=[1, 1], dilation=[1, 1])
+    dx.set_output(True).set_dim(list(x.shape)).set_stride([s // 4 for s in x.strides])
+    dw = g.conv_wgrad(image=tx, loss=tdy, padding=pad, stride=[1, 1], dilation=[1, 1])
+    dw.set_output(True).set_dim(list(w.shape)).set_stride([s // 4 for s in w.strides])
+    out_y, out_dx, out_dw = run(g, {tx: x, tw: w, tdy: dy}, [y.set_output(True), dx, dw])
+    cg, kg = c // groups, k // groups
+    xd, wd, dyd = (a.astype(np.float64) for a in (x, w, dy))
+    for i in range(groups):
+        xs, ks = slice(i * cg, (i + 1) * cg), slice(i * kg, (i + 1) * kg)
+        close(out_y[:, ks], ref.conv_fprop(xd[:, xs], wd[ks], pad, pad, [1, 1], [1, 1]),
+              rtol=1e-4, atol=1e-4)
+        close(out_dx[:, xs], ref.conv_dgrad(dyd[:, ks], wd[ks], [6, 5], pad, pad, [1, 1],
+                                            [1, 1]), rtol=1e-4, atol=1e-4)
+        close(out_dw[ks], ref.conv_wgrad(xd[:, xs], dyd[:, ks], [3, 3], pad, pad, [1, 1],
+                                         [1, 1]), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_grouped_channels_not_divisible_is_refused():
+    g = graph()
+    x = g.tensor(dim=[1, 8, 4, 4], data_type=cudnnfe.data_type.FLOAT)
+    w = g.tensor(dim=[4, 3, 3, 3], data_type=cudnnfe.data_type.FLOAT)
+    with pytest.raises(ValueError, match="multiple of the weight"):
+        g.conv_fprop(image=x, weight=w, padding=[1, 1])
+
+
 SDPA_CASES = [
     # (b, h_q, h_kv, s_q, s_kv, d, d_v, causal, bottom_right, bias, bshd)
     (1, 2, 2, 8, 8, 4, 4, False, False, False, False),

@@ -146,6 +146,8 @@ def test_genstats_sums_per_channel(rng):
     tx = g.tensor_like(x)
     total, sq = g.genstats(tx, name="gs")
     assert (total.get_name(), sq.get_name()) == ("gs::SUM", "gs::SQ_SUM")
+    assert g.get_node_count() == 1  # the genstats op itself, not composed reductions
+    assert total.get_data_type() == data_type.FLOAT
     assert total.get_dim() == [1, 3, 1, 1]
     got_sum, got_sq = run(g, {tx: x}, [total.set_output(True), sq.set_output(True)])
     np.testing.assert_allclose(got_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
@@ -422,3 +424,68 @@ def test_ragged_offsets_no_op_reads_are_refused():
     g.abs(x).set_output(True)
     with pytest.raises(cudnnfe.NotOfferedError, match="no attention op read them"):
         g.validate()
+
+
+def test_execute_takes_raw_data_pointers(rng):
+    # cudnn-frontend's test_conv_genstats binds X and Y as tensor.data_ptr() ints.
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    g = graph()
+    tx = g.tensor_like(x)
+    total, sq = g.genstats(tx, name="gs")
+    total.set_output(True)
+    sq.set_output(True)
+    g.build()
+    out_sum = np.zeros((1, 3, 1, 1), np.float32)
+    out_sq = np.zeros((1, 3, 1, 1), np.float32)
+    workspace = np.zeros(max(g.get_workspace_size(), 1), np.uint8)
+    g.execute({tx: x.ctypes.data, total: out_sum.ctypes.data, sq: out_sq},
+              workspace.ctypes.data)
+    np.testing.assert_allclose(out_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out_sq, (x * x).sum((0, 2, 3), keepdims=True), rtol=1e-4)
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="NULL data pointer"):
+        g.execute({tx: 0, total: out_sum, sq: out_sq})
+
+
+def test_genstats_then_bn_finalize_matches_batchnorm_statistics(rng):
+    x = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
+    scale = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    bias = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    g = graph()
+    tx, ts, tb = g.tensor_like(x), g.tensor_like(scale), g.tensor_like(bias)
+    total, sq = g.genstats(tx, name="gs")
+    eq_scale, eq_bias, mean, inv_var, next_mean, next_var = g.bn_finalize(
+        total, sq, ts, tb, epsilon=1e-3, accum_count=4 * 5 * 6, name="fin")
+    assert (next_mean, next_var) == (None, None)
+    assert eq_scale.get_name() == "fin::EQ_SCALE" and inv_var.get_name() == "fin::INV_VARIANCE"
+    outs = run(g, {tx: x, ts: scale, tb: bias},
+               [t.set_output(True) for t in (eq_scale, eq_bias, mean, inv_var)])
+    xd = x.astype(np.float64)
+    m = xd.mean((0, 2, 3), keepdims=True)
+    inv = 1 / np.sqrt(xd.var((0, 2, 3), keepdims=True) + 1e-3)
+    np.testing.assert_allclose(outs[2], m, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(outs[3], inv, rtol=1e-4)
+    np.testing.assert_allclose(outs[0], scale * inv, rtol=1e-4)
+    np.testing.assert_allclose(outs[1], bias - m * scale * inv, rtol=1e-4, atol=1e-5)
+
+
+def test_dbn_weight_rebuilds_batchnorm_backward(rng):
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    mean = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    inv = rng.uniform(0.5, 2, (1, 3, 1, 1)).astype(np.float32)
+    scale = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    g = graph()
+    tdy, tx, tm, ti, ts = (g.tensor_like(a) for a in (dy, x, mean, inv, scale))
+    outs = g.dbn_weight(tdy, tx, tm, ti, ts, name="w")
+    assert [t.get_name() for t in outs] == ["w::DSCALE", "w::DBIAS", "w::EQ_SCALE_DY",
+                                            "w::EQ_SCALE_X", "w::EQ_BIAS"]
+    dscale, dbias, eq_dy, eq_x, eq_b = run(g, {tdy: dy, tx: x, tm: mean, ti: inv, ts: scale},
+                                           [t.set_output(True) for t in outs])
+    xd, dyd = x.astype(np.float64), dy.astype(np.float64)
+    xhat = (xd - mean) * inv
+    np.testing.assert_allclose(dbias, dyd.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dscale, (dyd * xhat).sum((0, 2, 3), keepdims=True), rtol=1e-4,
+                               atol=1e-5)
+    m = 2 * 4 * 4
+    dx = scale * inv / m * (m * dyd - dbias - xhat * dscale)
+    np.testing.assert_allclose(eq_dy * dyd + eq_x * xd + eq_b, dx, rtol=1e-4, atol=1e-5)

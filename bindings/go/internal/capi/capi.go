@@ -240,11 +240,11 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef _goslice_ swig_type_214;
+typedef long long swig_type_214;
 typedef long long swig_type_215;
-typedef _goslice_ swig_type_216;
+typedef long long swig_type_216;
 typedef long long swig_type_217;
-typedef _goslice_ swig_type_218;
+typedef long long swig_type_218;
 typedef long long swig_type_219;
 typedef long long swig_type_220;
 typedef long long swig_type_221;
@@ -260,15 +260,15 @@ typedef long long swig_type_230;
 typedef long long swig_type_231;
 typedef long long swig_type_232;
 typedef long long swig_type_233;
-typedef _goslice_ swig_type_234;
+typedef long long swig_type_234;
 typedef long long swig_type_235;
 typedef long long swig_type_236;
 typedef long long swig_type_237;
-typedef long long swig_type_238;
+typedef _goslice_ swig_type_238;
 typedef long long swig_type_239;
-typedef long long swig_type_240;
+typedef _goslice_ swig_type_240;
 typedef long long swig_type_241;
-typedef long long swig_type_242;
+typedef _goslice_ swig_type_242;
 typedef long long swig_type_243;
 typedef long long swig_type_244;
 typedef long long swig_type_245;
@@ -284,7 +284,7 @@ typedef long long swig_type_254;
 typedef long long swig_type_255;
 typedef long long swig_type_256;
 typedef long long swig_type_257;
-typedef long long swig_type_258;
+typedef _goslice_ swig_type_258;
 typedef long long swig_type_259;
 typedef long long swig_type_260;
 typedef long long swig_type_261;
@@ -296,8 +296,8 @@ typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
 typedef long long swig_type_269;
-typedef _goslice_ swig_type_270;
-typedef _gostring_ swig_type_271;
+typedef long long swig_type_270;
+typedef long long swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
 typedef long long swig_type_274;
@@ -305,23 +305,23 @@ typedef long long swig_type_275;
 typedef long long swig_type_276;
 typedef long long swig_type_277;
 typedef long long swig_type_278;
-typedef _goslice_ swig_type_279;
+typedef long long swig_type_279;
 typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
-typedef _goslice_ swig_type_283;
+typedef long long swig_type_283;
 typedef long long swig_type_284;
 typedef long long swig_type_285;
-typedef _goslice_ swig_type_286;
-typedef _goslice_ swig_type_287;
+typedef long long swig_type_286;
+typedef long long swig_type_287;
 typedef long long swig_type_288;
-typedef _goslice_ swig_type_289;
-typedef _gostring_ swig_type_290;
+typedef long long swig_type_289;
+typedef long long swig_type_290;
 typedef long long swig_type_291;
 typedef long long swig_type_292;
 typedef long long swig_type_293;
-typedef long long swig_type_294;
-typedef long long swig_type_295;
+typedef _goslice_ swig_type_294;
+typedef _gostring_ swig_type_295;
 typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
@@ -333,14 +333,14 @@ typedef _goslice_ swig_type_303;
 typedef long long swig_type_304;
 typedef long long swig_type_305;
 typedef long long swig_type_306;
-typedef long long swig_type_307;
-typedef _goslice_ swig_type_308;
+typedef _goslice_ swig_type_307;
+typedef long long swig_type_308;
 typedef long long swig_type_309;
-typedef long long swig_type_310;
-typedef long long swig_type_311;
+typedef _goslice_ swig_type_310;
+typedef _goslice_ swig_type_311;
 typedef long long swig_type_312;
-typedef long long swig_type_313;
-typedef long long swig_type_314;
+typedef _goslice_ swig_type_313;
+typedef _gostring_ swig_type_314;
 typedef long long swig_type_315;
 typedef long long swig_type_316;
 typedef long long swig_type_317;
@@ -350,15 +350,39 @@ typedef long long swig_type_320;
 typedef long long swig_type_321;
 typedef long long swig_type_322;
 typedef long long swig_type_323;
-typedef _goslice_ swig_type_324;
+typedef long long swig_type_324;
 typedef long long swig_type_325;
 typedef long long swig_type_326;
-typedef long long swig_type_327;
-typedef _gostring_ swig_type_328;
-typedef _goslice_ swig_type_329;
+typedef _goslice_ swig_type_327;
+typedef long long swig_type_328;
+typedef long long swig_type_329;
 typedef long long swig_type_330;
-typedef _goslice_ swig_type_331;
-typedef long long swig_type_332;
+typedef long long swig_type_331;
+typedef _goslice_ swig_type_332;
+typedef long long swig_type_333;
+typedef long long swig_type_334;
+typedef long long swig_type_335;
+typedef long long swig_type_336;
+typedef long long swig_type_337;
+typedef long long swig_type_338;
+typedef long long swig_type_339;
+typedef long long swig_type_340;
+typedef long long swig_type_341;
+typedef long long swig_type_342;
+typedef long long swig_type_343;
+typedef long long swig_type_344;
+typedef long long swig_type_345;
+typedef long long swig_type_346;
+typedef long long swig_type_347;
+typedef _goslice_ swig_type_348;
+typedef long long swig_type_349;
+typedef long long swig_type_350;
+typedef long long swig_type_351;
+typedef _gostring_ swig_type_352;
+typedef _goslice_ swig_type_353;
+typedef long long swig_type_354;
+typedef _goslice_ swig_type_355;
+typedef long long swig_type_356;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
@@ -631,17 +655,41 @@ extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(void)
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_208 arg2);
 extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_210 arg2);
-extern swig_type_211 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_210 arg2);
+extern swig_type_211 _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2);
+extern int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_214 arg2);
+extern swig_type_215 _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_216 arg2);
+extern int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, swig_type_218 arg3, swig_type_219 arg4, swig_type_220 arg5, swig_type_221 arg6, swig_type_222 arg7, swig_type_223 arg8, swig_type_224 arg9, swig_type_225 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15, swig_voidp arg16, swig_voidp arg17);
+extern void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_226 arg2);
+extern swig_type_227 _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2);
+extern int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_229 arg2, swig_type_230 arg3, swig_type_231 arg4, swig_type_232 arg5, swig_type_233 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_234 arg2);
+extern swig_type_235 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2, swig_type_214 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_218 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_219 arg2);
-extern swig_type_220 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_236 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_237 arg2, swig_type_238 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_239 arg2, swig_type_240 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_241 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_242 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_243 arg2);
+extern swig_type_244 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -652,11 +700,11 @@ extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39af
 extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_221 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_223 arg2, swig_type_224 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2);
-extern swig_type_226 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_245 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_246 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_247 arg2, swig_type_248 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
+extern swig_type_250 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -669,10 +717,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_227 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_229 arg2);
-extern swig_type_230 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_253 arg2);
+extern swig_type_254 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -685,16 +733,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2);
-extern swig_type_232 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2);
+extern swig_type_256 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_233 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_234 arg2, swig_type_235 arg3, swig_type_236 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_237 arg2);
-extern swig_type_238 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_257 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2, swig_type_259 arg3, swig_type_260 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_261 arg2);
+extern swig_type_262 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -703,32 +751,32 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_239 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_type_244 arg6, swig_type_245 arg7, swig_type_246 arg8, swig_type_247 arg9, swig_type_248 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
-extern swig_type_250 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_264 arg2, swig_type_265 arg3, swig_type_266 arg4, swig_type_267 arg5, swig_type_268 arg6, swig_type_269 arg7, swig_type_270 arg8, swig_type_271 arg9, swig_type_272 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_273 arg2);
+extern swig_type_274 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, swig_type_253 arg3, swig_type_254 arg4, swig_type_255 arg5, swig_type_256 arg6, swig_type_257 arg7, swig_type_258 arg8, swig_type_259 arg9, swig_type_260 arg10, swig_type_261 arg11, swig_type_262 arg12, swig_type_263 arg13, swig_type_264 arg14, swig_type_265 arg15, swig_type_266 arg16, swig_type_267 arg17, swig_type_268 arg18, swig_type_269 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_276 arg2, swig_type_277 arg3, swig_type_278 arg4, swig_type_279 arg5, swig_type_280 arg6, swig_type_281 arg7, swig_type_282 arg8, swig_type_283 arg9, swig_type_284 arg10, swig_type_285 arg11, swig_type_286 arg12, swig_type_287 arg13, swig_type_288 arg14, swig_type_289 arg15, swig_type_290 arg16, swig_type_291 arg17, swig_type_292 arg18, swig_type_293 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
 extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_270 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_271 arg2);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
-extern swig_type_273 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_296 arg2);
+extern swig_type_297 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
-extern swig_type_275 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2);
+extern swig_type_299 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -749,22 +797,22 @@ extern void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff
 extern uintptr_t _wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_276 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_277 arg2);
-extern swig_type_278 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
+extern swig_type_302 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_279 arg3, uintptr_t arg4, swig_type_280 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_303 arg3, uintptr_t arg4, swig_type_304 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
+extern swig_type_306 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
@@ -773,17 +821,17 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_283 arg3, uintptr_t arg4, swig_type_284 arg5, uintptr_t arg6, swig_type_285 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_287 arg3, uintptr_t arg4, swig_type_288 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_289 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2);
-extern swig_type_292 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
-extern swig_type_296 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_307 arg3, uintptr_t arg4, swig_type_308 arg5, uintptr_t arg6, swig_type_309 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_311 arg3, uintptr_t arg4, swig_type_312 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_313 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_315 arg2);
+extern swig_type_316 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2);
+extern swig_type_318 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_319 arg2);
+extern swig_type_320 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -796,13 +844,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_297 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_299 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
-extern swig_type_301 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
+extern swig_type_325 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -815,10 +863,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_303 arg3, uintptr_t arg4, swig_type_304 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
-extern swig_type_306 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_327 arg3, uintptr_t arg4, swig_type_328 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_329 arg2);
+extern swig_type_330 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -835,39 +883,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_331 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_309 arg2);
-extern swig_type_310 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2);
-extern swig_type_312 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_313 arg2);
-extern swig_type_314 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_315 arg2);
-extern swig_type_316 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2);
-extern swig_type_318 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_319 arg2);
-extern swig_type_320 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
-extern swig_type_322 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_332 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_333 arg2);
+extern swig_type_334 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_335 arg2);
+extern swig_type_336 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_337 arg2);
+extern swig_type_338 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_339 arg2);
+extern swig_type_340 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
+extern swig_type_342 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_343 arg2);
+extern swig_type_344 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_345 arg2);
+extern swig_type_346 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_347 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_325 arg2);
-extern swig_type_326 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_349 arg2);
+extern swig_type_350 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_328 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_329 arg3, uintptr_t arg4, swig_type_330 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_331 arg3, uintptr_t arg4, swig_type_332 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_351 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_352 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_353 arg3, uintptr_t arg4, swig_type_354 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_355 arg3, uintptr_t arg4, swig_type_356 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -3393,6 +3441,241 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	return swig_r
 }
 
+type SwigcptrCudnnfe_genstats_options_t uintptr
+
+func (p SwigcptrCudnnfe_genstats_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_genstats_options_t) SwigIsCudnnfe_genstats_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_genstats_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_genstats_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_genstats_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_genstats_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_genstats_options_t() (_swig_ret Cudnnfe_genstats_options_t) {
+	var swig_r Cudnnfe_genstats_options_t
+	swig_r = (Cudnnfe_genstats_options_t)(SwigcptrCudnnfe_genstats_options_t(C._wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_genstats_options_t(arg1 Cudnnfe_genstats_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_genstats_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_genstats_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_genstats_options_init_sized(arg1 Cudnnfe_genstats_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_genstats(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_genstats_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_bn_finalize_options_t uintptr
+
+func (p SwigcptrCudnnfe_bn_finalize_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_bn_finalize_options_t) SwigIsCudnnfe_bn_finalize_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_bn_finalize_options_t() (_swig_ret Cudnnfe_bn_finalize_options_t) {
+	var swig_r Cudnnfe_bn_finalize_options_t
+	swig_r = (Cudnnfe_bn_finalize_options_t)(SwigcptrCudnnfe_bn_finalize_options_t(C._wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_bn_finalize_options_t(arg1 Cudnnfe_bn_finalize_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_bn_finalize_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_bn_finalize_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_bn_finalize_options_init_sized(arg1 Cudnnfe_bn_finalize_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_bn_finalize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_bn_finalize_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64, arg16 *int64, arg17 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := getSwigcptr(arg11)
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	_swig_i_15 := arg16
+	_swig_i_16 := arg17
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), C.swig_type_218(_swig_i_2), C.swig_type_219(_swig_i_3), C.swig_type_220(_swig_i_4), C.swig_type_221(_swig_i_5), C.swig_type_222(_swig_i_6), C.swig_type_223(_swig_i_7), C.swig_type_224(_swig_i_8), C.swig_type_225(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14), C.swig_voidp(_swig_i_15), C.swig_voidp(_swig_i_16)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_dbn_weight_options_t uintptr
+
+func (p SwigcptrCudnnfe_dbn_weight_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_dbn_weight_options_t) SwigIsCudnnfe_dbn_weight_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_dbn_weight_options_t() (_swig_ret Cudnnfe_dbn_weight_options_t) {
+	var swig_r Cudnnfe_dbn_weight_options_t
+	swig_r = (Cudnnfe_dbn_weight_options_t)(SwigcptrCudnnfe_dbn_weight_options_t(C._wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_dbn_weight_options_t(arg1 Cudnnfe_dbn_weight_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_dbn_weight_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_dbn_weight_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_dbn_weight_options_init_sized(arg1 Cudnnfe_dbn_weight_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_dbn_weight(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_dbn_weight_options_t, arg8 *int64, arg9 *int64, arg10 *int64, arg11 *int64, arg12 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_229(_swig_i_1), C.swig_type_230(_swig_i_2), C.swig_type_231(_swig_i_3), C.swig_type_232(_swig_i_4), C.swig_type_233(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	return swig_r
+}
+
 type SwigcptrCudnnfe_layout_options_t uintptr
 
 func (p SwigcptrCudnnfe_layout_options_t) Swigcptr() uintptr {
@@ -3405,7 +3688,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_234(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3436,7 +3719,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -3446,7 +3729,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1), *(*C.swig_type_238)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3460,7 +3743,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), *(*C.swig_type_216)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1), *(*C.swig_type_240)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3477,7 +3760,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_241(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3488,7 +3771,7 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_218)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_242)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3507,7 +3790,7 @@ func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_219(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3598,7 +3881,7 @@ type Cudnnfe_block_scale_options_t interface {
 func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3608,7 +3891,7 @@ func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 i
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_246(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3619,7 +3902,7 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1), C.swig_type_224(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1), C.swig_type_248(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3645,7 +3928,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3751,7 +4034,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3761,7 +4044,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3781,7 +4064,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_229(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3872,7 +4155,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3932,7 +4215,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3943,7 +4226,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_234)(unsafe.Pointer(&_swig_i_1)), C.swig_type_235(_swig_i_2), C.swig_type_236(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_258)(unsafe.Pointer(&_swig_i_1)), C.swig_type_259(_swig_i_2), C.swig_type_260(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3962,7 +4245,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4038,7 +4321,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -4058,7 +4341,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_240(_swig_i_1), C.swig_type_241(_swig_i_2), C.swig_type_242(_swig_i_3), C.swig_type_243(_swig_i_4), C.swig_type_244(_swig_i_5), C.swig_type_245(_swig_i_6), C.swig_type_246(_swig_i_7), C.swig_type_247(_swig_i_8), C.swig_type_248(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1), C.swig_type_265(_swig_i_2), C.swig_type_266(_swig_i_3), C.swig_type_267(_swig_i_4), C.swig_type_268(_swig_i_5), C.swig_type_269(_swig_i_6), C.swig_type_270(_swig_i_7), C.swig_type_271(_swig_i_8), C.swig_type_272(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -4074,7 +4357,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4135,7 +4418,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -4167,7 +4450,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.swig_type_253(_swig_i_2), C.swig_type_254(_swig_i_3), C.swig_type_255(_swig_i_4), C.swig_type_256(_swig_i_5), C.swig_type_257(_swig_i_6), C.swig_type_258(_swig_i_7), C.swig_type_259(_swig_i_8), C.swig_type_260(_swig_i_9), C.swig_type_261(_swig_i_10), C.swig_type_262(_swig_i_11), C.swig_type_263(_swig_i_12), C.swig_type_264(_swig_i_13), C.swig_type_265(_swig_i_14), C.swig_type_266(_swig_i_15), C.swig_type_267(_swig_i_16), C.swig_type_268(_swig_i_17), C.swig_type_269(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1), C.swig_type_277(_swig_i_2), C.swig_type_278(_swig_i_3), C.swig_type_279(_swig_i_4), C.swig_type_280(_swig_i_5), C.swig_type_281(_swig_i_6), C.swig_type_282(_swig_i_7), C.swig_type_283(_swig_i_8), C.swig_type_284(_swig_i_9), C.swig_type_285(_swig_i_10), C.swig_type_286(_swig_i_11), C.swig_type_287(_swig_i_12), C.swig_type_288(_swig_i_13), C.swig_type_289(_swig_i_14), C.swig_type_290(_swig_i_15), C.swig_type_291(_swig_i_16), C.swig_type_292(_swig_i_17), C.swig_type_293(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -4207,7 +4490,7 @@ func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_294)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4218,7 +4501,7 @@ func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_295)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4237,7 +4520,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4289,7 +4572,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4463,7 +4746,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4537,7 +4820,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4588,7 +4871,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_280(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_304(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4607,7 +4890,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -4690,7 +4973,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_284(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_285(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_308(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_309(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4702,7 +4985,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_286)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_310)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4717,7 +5000,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_287)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_288(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_312(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4729,7 +5012,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_289)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_313)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4740,7 +5023,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_290)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_314)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4759,7 +5042,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_315(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4772,7 +5055,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_317(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4785,7 +5068,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_319(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4895,7 +5178,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_321(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4911,7 +5194,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4919,7 +5202,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1)))
 	return swig_r
 }
 
@@ -4943,7 +5226,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5049,7 +5332,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -5061,7 +5344,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_304(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_327)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_328(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5086,7 +5369,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_329(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -5222,7 +5505,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_331(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -5239,7 +5522,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_308)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_332)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5258,7 +5541,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_309(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_333(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -5271,7 +5554,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_335(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -5284,7 +5567,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_313(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_337(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -5297,7 +5580,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_315(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_339(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -5310,7 +5593,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_317(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_341(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -5323,7 +5606,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_319(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_343(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -5336,7 +5619,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_321(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_345(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -5379,7 +5662,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_347(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -5400,7 +5683,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_348)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5419,7 +5702,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_325(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_349(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5465,7 +5748,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_351(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5474,7 +5757,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_328)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_352)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5489,7 +5772,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_329)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_330(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_353)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_354(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5504,7 +5787,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_331)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_332(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_355)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_356(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

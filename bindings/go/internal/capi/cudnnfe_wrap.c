@@ -4036,6 +4036,356 @@ int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(struct cudnnfe_graph *
 }
 
 
+void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_genstats_options *_wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_genstats_options *result = 0 ;
+  struct cudnnfe_genstats_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_genstats_options *)calloc(1, sizeof(struct cudnnfe_genstats_options));
+  *(struct cudnnfe_genstats_options **)&_swig_go_result = (struct cudnnfe_genstats_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_genstats_options_t *arg1 = (cudnnfe_genstats_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_genstats_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_genstats_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_genstats_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_genstats_options_t *arg3 = (cudnnfe_genstats_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_genstats_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_genstats(arg1,arg2,(struct cudnnfe_genstats_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_bn_finalize_options *_wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_bn_finalize_options *result = 0 ;
+  struct cudnnfe_bn_finalize_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_bn_finalize_options *)calloc(1, sizeof(struct cudnnfe_bn_finalize_options));
+  *(struct cudnnfe_bn_finalize_options **)&_swig_go_result = (struct cudnnfe_bn_finalize_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_bn_finalize_options_t *arg1 = (cudnnfe_bn_finalize_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_bn_finalize_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_bn_finalize_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14, long long *_swig_go_15, long long *_swig_go_16) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  cudnnfe_bn_finalize_options_t *arg11 = (cudnnfe_bn_finalize_options_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  int64_t *arg13 = (int64_t *) 0 ;
+  int64_t *arg14 = (int64_t *) 0 ;
+  int64_t *arg15 = (int64_t *) 0 ;
+  int64_t *arg16 = (int64_t *) 0 ;
+  int64_t *arg17 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  arg13 = *(int64_t **)&_swig_go_12; 
+  arg14 = *(int64_t **)&_swig_go_13; 
+  arg15 = *(int64_t **)&_swig_go_14; 
+  arg16 = *(int64_t **)&_swig_go_15; 
+  arg17 = *(int64_t **)&_swig_go_16; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_bn_finalize(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_bn_finalize_options const *)arg11,arg12,arg13,arg14,arg15,arg16,arg17);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_dbn_weight_options *_wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_dbn_weight_options *result = 0 ;
+  struct cudnnfe_dbn_weight_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_dbn_weight_options *)calloc(1, sizeof(struct cudnnfe_dbn_weight_options));
+  *(struct cudnnfe_dbn_weight_options **)&_swig_go_result = (struct cudnnfe_dbn_weight_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_dbn_weight_options_t *arg1 = (cudnnfe_dbn_weight_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_dbn_weight_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_dbn_weight_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_dbn_weight_options_t *arg7 = (cudnnfe_dbn_weight_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_dbn_weight(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_dbn_weight_options const *)arg7,arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;

@@ -511,6 +511,114 @@ func (o *SoftmaxOptions) toC(c *C.cudnnfe_softmax_options_t) {
 	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 }
 
+// GenstatsOptions mirrors cudnnfe_genstats_options_t (struct_size is implied).
+type GenstatsOptions struct {
+	Name         string
+	ComputeDtype int32
+}
+
+// GenstatsOptionsInit fills o with cudnnfe_genstats_options_init's defaults.
+func GenstatsOptionsInit(o *GenstatsOptions) {
+	var c C.cudnnfe_genstats_options_t
+	C.cudnnfe_genstats_options_init_sized(&c, C.sizeof_cudnnfe_genstats_options_t)
+	*o = GenstatsOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *GenstatsOptions) fromC(c *C.cudnnfe_genstats_options_t) {
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *GenstatsOptions) roundTrip() any {
+	var c C.cudnnfe_genstats_options_t
+	o.toC(&c)
+	r := GenstatsOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *GenstatsOptions) toC(c *C.cudnnfe_genstats_options_t) {
+	C.cudnnfe_genstats_options_init_sized(c, C.sizeof_cudnnfe_genstats_options_t)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
+// BnFinalizeOptions mirrors cudnnfe_bn_finalize_options_t (struct_size is implied).
+type BnFinalizeOptions struct {
+	Name         string
+	ComputeDtype int32
+}
+
+// BnFinalizeOptionsInit fills o with cudnnfe_bn_finalize_options_init's defaults.
+func BnFinalizeOptionsInit(o *BnFinalizeOptions) {
+	var c C.cudnnfe_bn_finalize_options_t
+	C.cudnnfe_bn_finalize_options_init_sized(&c, C.sizeof_cudnnfe_bn_finalize_options_t)
+	*o = BnFinalizeOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *BnFinalizeOptions) fromC(c *C.cudnnfe_bn_finalize_options_t) {
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *BnFinalizeOptions) roundTrip() any {
+	var c C.cudnnfe_bn_finalize_options_t
+	o.toC(&c)
+	r := BnFinalizeOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *BnFinalizeOptions) toC(c *C.cudnnfe_bn_finalize_options_t) {
+	C.cudnnfe_bn_finalize_options_init_sized(c, C.sizeof_cudnnfe_bn_finalize_options_t)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
+// DbnWeightOptions mirrors cudnnfe_dbn_weight_options_t (struct_size is implied).
+type DbnWeightOptions struct {
+	Name         string
+	ComputeDtype int32
+}
+
+// DbnWeightOptionsInit fills o with cudnnfe_dbn_weight_options_init's defaults.
+func DbnWeightOptionsInit(o *DbnWeightOptions) {
+	var c C.cudnnfe_dbn_weight_options_t
+	C.cudnnfe_dbn_weight_options_init_sized(&c, C.sizeof_cudnnfe_dbn_weight_options_t)
+	*o = DbnWeightOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *DbnWeightOptions) fromC(c *C.cudnnfe_dbn_weight_options_t) {
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *DbnWeightOptions) roundTrip() any {
+	var c C.cudnnfe_dbn_weight_options_t
+	o.toC(&c)
+	r := DbnWeightOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *DbnWeightOptions) toC(c *C.cudnnfe_dbn_weight_options_t) {
+	C.cudnnfe_dbn_weight_options_init_sized(c, C.sizeof_cudnnfe_dbn_weight_options_t)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
 // LayoutOptions mirrors cudnnfe_layout_options_t (struct_size is implied).
 type LayoutOptions struct {
 	Name string
@@ -1075,6 +1183,18 @@ var OptionFields = map[string]map[string]string{
 		"generate_stats": "GenerateStats",
 		"compute_dtype":  "ComputeDtype",
 	},
+	"cudnnfe_genstats_options_t": {
+		"name":          "Name",
+		"compute_dtype": "ComputeDtype",
+	},
+	"cudnnfe_bn_finalize_options_t": {
+		"name":          "Name",
+		"compute_dtype": "ComputeDtype",
+	},
+	"cudnnfe_dbn_weight_options_t": {
+		"name":          "Name",
+		"compute_dtype": "ComputeDtype",
+	},
 	"cudnnfe_layout_options_t": {
 		"name": "Name",
 	},
@@ -1160,6 +1280,9 @@ var OptionStructs = map[string]string{
 	"cudnnfe_sdpa_backward_options_t":     "SDPABackwardOptions",
 	"cudnnfe_norm_options_t":              "NormOptions",
 	"cudnnfe_softmax_options_t":           "SoftmaxOptions",
+	"cudnnfe_genstats_options_t":          "GenstatsOptions",
+	"cudnnfe_bn_finalize_options_t":       "BnFinalizeOptions",
+	"cudnnfe_dbn_weight_options_t":        "DbnWeightOptions",
 	"cudnnfe_layout_options_t":            "LayoutOptions",
 	"cudnnfe_block_scale_options_t":       "BlockScaleOptions",
 	"cudnnfe_resample_options_t":          "ResampleOptions",
@@ -1187,6 +1310,9 @@ var optionMirrors = []interface{ roundTrip() any }{
 	&SDPABackwardOptions{},
 	&NormOptions{},
 	&SoftmaxOptions{},
+	&GenstatsOptions{},
+	&BnFinalizeOptions{},
+	&DbnWeightOptions{},
 	&LayoutOptions{},
 	&BlockScaleOptions{},
 	&ResampleOptions{},

@@ -963,7 +963,12 @@ extern "C" {
 }
 extern "C" {
     #[doc = " y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical"]
-    #[doc = " NC(D)HW in every layout; strides give the memory layout."]
+    #[doc = " NC(D)HW in every layout; strides give the memory layout. Grouped and"]
+    #[doc = " depthwise convolutions (since 0.3) need no option: as in cuDNN, the"]
+    #[doc = " weight is [K, C / groups, *] and groups = image C / weight C, with K"]
+    #[doc = " divisible by groups (output channel k reads the image channels of group"]
+    #[doc = " k / (K / groups)). dgrad and wgrad take the group count from the dx, resp."]
+    #[doc = " dw, dims the caller sets (inferred, they are ungrouped)."]
     pub fn cudnnfe_graph_add_conv_fprop(
         graph: *mut cudnnfe_graph_t,
         image: i64,
@@ -3147,6 +3152,327 @@ extern "C" {
         options: *const cudnnfe_softmax_options_t,
         y: *mut i64,
         stats: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " ------------------------------------------------------------------------ */"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_genstats_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_genstats_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_genstats_options>(),
+        24usize,
+        concat!("Size of: ", stringify!(cudnnfe_genstats_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_genstats_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_genstats_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_genstats_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_genstats_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+#[doc = " ------------------------------------------------------------------------ */"]
+pub type cudnnfe_genstats_options_t = cudnnfe_genstats_options;
+extern "C" {
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_genstats_options_init_sized(
+        options: *mut cudnnfe_genstats_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Per-channel statistics of x [N, C, ...]: sum[c] = sum of x[n, c, ...]"]
+    #[doc = " over every dim but C, sq_sum[c] = the same of x * x; both [1, C, 1, ...],"]
+    #[doc = " FLOAT unless set otherwise. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR (mode SUM_SQSUM, math"]
+    #[doc = " precision x's type), which cuDNN runs fused after a convolution."]
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_graph_add_genstats(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        options: *const cudnnfe_genstats_options_t,
+        sum: *mut i64,
+        sq_sum: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_bn_finalize_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_bn_finalize_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_bn_finalize_options>(),
+        24usize,
+        concat!("Size of: ", stringify!(cudnnfe_bn_finalize_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_bn_finalize_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_bn_finalize_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_bn_finalize_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_bn_finalize_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_bn_finalize_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_bn_finalize_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_bn_finalize_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_bn_finalize_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+pub type cudnnfe_bn_finalize_options_t = cudnnfe_bn_finalize_options;
+extern "C" {
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_bn_finalize_options_init_sized(
+        options: *mut cudnnfe_bn_finalize_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Batch-norm statistics from genstats' sums, as cudnn-frontend's"]
+    #[doc = " bn_finalize. sum, sq_sum, scale and bias are [1, C, 1, ...]; epsilon and"]
+    #[doc = " accum_count (M, the number of elements summed per channel, an integer"]
+    #[doc = " type) are one-element tensors (scalars from cudnnfe_graph_add_scalar"]
+    #[doc = " do). Outputs, [1, C, 1, ...] FLOAT unless set:"]
+    #[doc = "   mean = sum / M, var = sq_sum / M - mean^2 (biased),"]
+    #[doc = "   inv_variance = 1 / sqrt(var + epsilon),"]
+    #[doc = "   eq_scale = scale * inv_variance, eq_bias = bias - mean * eq_scale"]
+    #[doc = " (so that y = x * eq_scale + eq_bias is the batch norm of x). With"]
+    #[doc = " prev_running_mean, prev_running_var ([1, C, 1, ...]) and momentum (one"]
+    #[doc = " element) all given -- or all 0 for none, when the next_* pointers may be"]
+    #[doc = " NULL and are set to 0 --"]
+    #[doc = "   next_running_mean = (1 - momentum) * prev_running_mean + momentum * mean"]
+    #[doc = "   next_running_var  = (1 - momentum) * prev_running_var"]
+    #[doc = "                       + momentum * var * M / (M - 1)"]
+    #[doc = " as cudnnfe_graph_add_batchnorm updates them (M must then be > 1). On the"]
+    #[doc = " GPU it lowers to CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR"]
+    #[doc = " (TRAINING, FLOAT math). since 0.3"]
+    pub fn cudnnfe_graph_add_bn_finalize(
+        graph: *mut cudnnfe_graph_t,
+        sum: i64,
+        sq_sum: i64,
+        scale: i64,
+        bias: i64,
+        epsilon: i64,
+        accum_count: i64,
+        prev_running_mean: i64,
+        prev_running_var: i64,
+        momentum: i64,
+        options: *const cudnnfe_bn_finalize_options_t,
+        eq_scale: *mut i64,
+        eq_bias: *mut i64,
+        mean: *mut i64,
+        inv_variance: *mut i64,
+        next_running_mean: *mut i64,
+        next_running_var: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_dbn_weight_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_dbn_weight_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_dbn_weight_options>(),
+        24usize,
+        concat!("Size of: ", stringify!(cudnnfe_dbn_weight_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_dbn_weight_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_dbn_weight_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_dbn_weight_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_dbn_weight_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_dbn_weight_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_dbn_weight_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_dbn_weight_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_dbn_weight_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+pub type cudnnfe_dbn_weight_options_t = cudnnfe_dbn_weight_options;
+extern "C" {
+    #[doc = " since 0.3"]
+    pub fn cudnnfe_dbn_weight_options_init_sized(
+        options: *mut cudnnfe_dbn_weight_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Batch-norm backward, weights part, as cudnn-frontend's dbn_weight: from"]
+    #[doc = " dy and x [N, C, ...] (same dims) and the forward's mean, inv_variance"]
+    #[doc = " and scale ([1, C, 1, ...]), with M = N * (spatial size) and xhat = (x -"]
+    #[doc = " mean) * inv_variance, writes ([1, C, 1, ...], FLOAT unless set)"]
+    #[doc = "   dbias = sum of dy, dscale = sum of dy * xhat (per channel)"]
+    #[doc = " and the coefficients that make dx = eq_scale_dy * dy + eq_scale_x * x +"]
+    #[doc = " eq_bias the batch-norm data gradient:"]
+    #[doc = "   eq_scale_dy = scale * inv_variance"]
+    #[doc = "   eq_scale_x  = -eq_scale_dy * inv_variance * dscale / M"]
+    #[doc = "   eq_bias     = eq_scale_dy * (mean * inv_variance * dscale - dbias) / M"]
+    #[doc = " On the GPU it lowers to CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR"]
+    #[doc = " (FLOAT math). since 0.3"]
+    pub fn cudnnfe_graph_add_dbn_weight(
+        graph: *mut cudnnfe_graph_t,
+        dy: i64,
+        x: i64,
+        mean: i64,
+        inv_variance: i64,
+        scale: i64,
+        options: *const cudnnfe_dbn_weight_options_t,
+        dscale: *mut i64,
+        dbias: *mut i64,
+        eq_scale_dy: *mut i64,
+        eq_scale_x: *mut i64,
+        eq_bias: *mut i64,
     ) -> cudnnfe_status_t;
 }
 #[doc = " Options shared by reshape, transpose, slice and concatenate."]

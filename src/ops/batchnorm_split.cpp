@@ -1,0 +1,115 @@
+// The split batch-norm training graph of cudnn-frontend: shape and type
+// rules of genstats (the per-channel sum and sum of squares of x [N, C,
+// ...]), bn_finalize (batch-norm statistics and the equivalent scale and
+// bias from those sums) and dbn_weight (batch norm backward's dscale,
+// dbias and the per-channel coefficients of dx). It fuses nothing; cuDNN fuses genstats after
+// a convolution.
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+namespace {
+
+// [1, C, 1, ...] for x [N, C, ...].
+std::vector<int64_t> channel_dims(const Tensor &x) {
+  std::vector<int64_t> d(x.dims.size(), 1);
+  d[1] = x.dims[1];
+  return d;
+}
+
+// Sets a per-channel output of `dims`, refusing a disagreeing override;
+// FLOAT unless set.
+void set_channel_output(Graph &graph, const Node &node, size_t port, const Tensor &x,
+                        const std::vector<int64_t> &dims) {
+  Tensor &out = set_output_shape(graph, node, port, dims, x.strides);
+  if (out.dims != dims)
+    fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"", out.name,
+               "\" was set to ", dims_string(out.dims), "; expected ", dims_string(dims),
+               " (one value per channel of x \"", x.name, "\")");
+  if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
+}
+
+}  // namespace
+
+void infer_genstats(Graph &graph, Node &node) {
+  const Tensor &x = required_input(graph, node, 0);
+  if (x.dims.size() < 2)
+    fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dims ",
+               dims_string(x.dims), "; expected [N, C, ...] (at least 2)");
+  set_channel_output(graph, node, 0, x, channel_dims(x));
+  set_channel_output(graph, node, 1, x, channel_dims(x));
+}
+
+namespace {
+
+void require_dims(const Node &node, size_t port, const Tensor &t, const std::vector<int64_t> &dims,
+                  const char *rule) {
+  if (t.dims != dims)
+    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
+               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
+}
+
+void require_one_element(const Node &node, size_t port, const Tensor &t) {
+  if (t.element_count() != 1)
+    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
+               dims_string(t.dims), "; expected one element (a scalar)");
+}
+
+}  // namespace
+
+void infer_bn_finalize(Graph &graph, Node &node) {
+  const Tensor &sum = required_input(graph, node, 0);
+  if (sum.dims.size() < 2)
+    fail_graph(Graph::label(node), ": sum \"", sum.name, "\" has ", sum.dims.size(),
+               " dims; expected [1, C, 1, ...] (genstats' output)");
+  const std::vector<int64_t> dims = channel_dims(sum);
+  require_dims(node, 0, sum, dims, "one value per channel");
+  for (size_t port = 1; port <= 3; ++port)
+    require_dims(node, port, required_input(graph, node, port), dims, "sum's shape");
+  require_one_element(node, 4, required_input(graph, node, 4));
+  require_one_element(node, 5, required_input(graph, node, 5));
+  // The running statistics come as a set: both previous values and momentum, or none.
+  const size_t r = kBnFinalizePrevRunningMean;
+  const int given = (node.inputs[r] != 0) + (node.inputs[r + 1] != 0) + (node.inputs[r + 2] != 0);
+  if (given != 0 && given != 3)
+    fail_graph(Graph::label(node),
+               ": prev_running_mean, prev_running_var and momentum are given together or not "
+               "at all (",
+               given, " of 3 given)");
+  if (given == 3) {
+    require_dims(node, r, required_input(graph, node, r), dims, "sum's shape");
+    require_dims(node, r + 1, required_input(graph, node, r + 1), dims, "sum's shape");
+    require_one_element(node, r + 2, required_input(graph, node, r + 2));
+  }
+  for (size_t port = 0; port < node.outputs.size(); ++port)
+    if (node.outputs[port]) set_channel_output(graph, node, port, sum, dims);
+}
+
+// accum_count is a count (an integer type in cudnn-frontend's samples);
+// everything else floating.
+void check_types_bn_finalize(Graph &graph, Node &node) {
+  for (size_t port = 0; port < node.inputs.size(); ++port) {
+    if (!node.inputs[port] || port == 5) continue;
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    if (!dtype_is_float(t.dtype))
+      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
+                 cudnnfe_dtype_name(t.dtype), "; expected a floating type");
+  }
+}
+
+void infer_dbn_weight(Graph &graph, Node &node) {
+  const Tensor &dy = required_input(graph, node, 0);
+  const Tensor &x = required_input(graph, node, 1);
+  if (dy.dims.size() < 2)
+    fail_graph(Graph::label(node), ": dy \"", dy.name, "\" has ", dy.dims.size(), " dims ",
+               dims_string(dy.dims), "; expected [N, C, ...] (at least 2)");
+  require_dims(node, 1, x, dy.dims, "dy's shape");
+  const std::vector<int64_t> dims = channel_dims(dy);
+  for (size_t port = 2; port <= 4; ++port)
+    require_dims(node, port, required_input(graph, node, port), dims, "one value per channel");
+  for (size_t port = 0; port < node.outputs.size(); ++port)
+    set_channel_output(graph, node, port, dy, dims);
+}
+
+}  // namespace cudnnfe
