@@ -196,5 +196,7 @@ void lower_resample(Lowering &lowering, const Node &node);
 void lower_rng(Lowering &lowering, const Node &node);
 // block_scale_quantize, block_scale_dequantize (lower_block_scale.cpp).
 void lower_block_scale(Lowering &lowering, const Node &node);
+// moe_grouped_matmul, moe_grouped_matmul_backward (lower_moe_grouped_matmul.cpp).
+void lower_moe_grouped_matmul(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

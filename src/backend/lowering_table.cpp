@@ -85,6 +85,8 @@ constexpr LoweringOp kRows[] = {
     {K::kSdpaFp8Backward, lower_sdpa_fp8_backward, describe_sdpa_fp8_backward},
     {K::kBlockScaleQuantize, lower_block_scale, nullptr},
     {K::kBlockScaleDequantize, lower_block_scale, nullptr},
+    {K::kMoeGroupedMatmul, lower_moe_grouped_matmul, nullptr},
+    {K::kMoeGroupedMatmulBackward, lower_moe_grouped_matmul, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a lowering row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

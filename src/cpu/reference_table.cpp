@@ -132,6 +132,12 @@ void quantize(const StepTensors &t) {
 void dequantize(const StepTensors &t) {
   run_block_scale_dequantize(t.node, *t.in(0), *t.in(1), *t.out(0));
 }
+void moe_grouped_matmul(const StepTensors &t) {
+  run_moe_grouped_matmul(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), t.in(4), *t.out(0));
+}
+void moe_grouped_matmul_backward(const StepTensors &t) {
+  run_moe_grouped_matmul_backward(t.node, *t.in(0), *t.in(1), *t.in(2), *t.out(0));
+}
 
 using K = OpKind;
 
@@ -167,6 +173,8 @@ constexpr ReferenceOp kRows[] = {
     {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
     {K::kBlockScaleQuantize, nullptr, quantize},
     {K::kBlockScaleDequantize, nullptr, dequantize},
+    {K::kMoeGroupedMatmul, nullptr, moe_grouped_matmul},
+    {K::kMoeGroupedMatmulBackward, nullptr, moe_grouped_matmul_backward},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -96,6 +96,10 @@ constexpr OpRules kRows[] = {
     {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr},
     {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
     {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
+    {K::kMoeGroupedMatmul, infer_moe_grouped_matmul, check_types_moe_grouped_matmul, nullptr,
+     nullptr},
+    {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,
+     nullptr, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -48,6 +48,9 @@ void check_types_rng(Graph &graph, Node &node);
 // block_scale_quantize, block_scale_dequantize (block_scale.cpp).
 void infer_block_scale(Graph &graph, Node &node);
 void check_types_block_scale(Graph &graph, Node &node);
+// moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).
+void infer_moe_grouped_matmul(Graph &graph, Node &node);
+void check_types_moe_grouped_matmul(Graph &graph, Node &node);
 
 // The element groups of batchnorm, instancenorm and adalayernorm (every
 // kind of each): bit i of `reduced` set means the statistics are taken over

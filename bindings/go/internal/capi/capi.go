@@ -243,7 +243,7 @@ typedef long long swig_type_213;
 typedef long long swig_type_214;
 typedef long long swig_type_215;
 typedef long long swig_type_216;
-typedef _goslice_ swig_type_217;
+typedef long long swig_type_217;
 typedef long long swig_type_218;
 typedef long long swig_type_219;
 typedef long long swig_type_220;
@@ -254,7 +254,7 @@ typedef long long swig_type_224;
 typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
-typedef long long swig_type_228;
+typedef _goslice_ swig_type_228;
 typedef long long swig_type_229;
 typedef long long swig_type_230;
 typedef long long swig_type_231;
@@ -286,55 +286,66 @@ typedef long long swig_type_256;
 typedef long long swig_type_257;
 typedef long long swig_type_258;
 typedef long long swig_type_259;
-typedef _goslice_ swig_type_260;
+typedef long long swig_type_260;
 typedef long long swig_type_261;
-typedef _goslice_ swig_type_262;
-typedef _goslice_ swig_type_263;
+typedef long long swig_type_262;
+typedef long long swig_type_263;
 typedef long long swig_type_264;
-typedef _goslice_ swig_type_265;
-typedef _gostring_ swig_type_266;
+typedef long long swig_type_265;
+typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
 typedef long long swig_type_269;
 typedef long long swig_type_270;
-typedef long long swig_type_271;
+typedef _goslice_ swig_type_271;
 typedef long long swig_type_272;
-typedef long long swig_type_273;
-typedef long long swig_type_274;
+typedef _goslice_ swig_type_273;
+typedef _goslice_ swig_type_274;
 typedef long long swig_type_275;
-typedef long long swig_type_276;
-typedef long long swig_type_277;
+typedef _goslice_ swig_type_276;
+typedef _gostring_ swig_type_277;
 typedef long long swig_type_278;
-typedef _goslice_ swig_type_279;
+typedef long long swig_type_279;
 typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
 typedef long long swig_type_283;
-typedef _goslice_ swig_type_284;
+typedef long long swig_type_284;
 typedef long long swig_type_285;
 typedef long long swig_type_286;
 typedef long long swig_type_287;
 typedef long long swig_type_288;
 typedef long long swig_type_289;
-typedef long long swig_type_290;
+typedef _goslice_ swig_type_290;
 typedef long long swig_type_291;
 typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
-typedef long long swig_type_295;
+typedef _goslice_ swig_type_295;
 typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
 typedef long long swig_type_299;
-typedef _goslice_ swig_type_300;
+typedef long long swig_type_300;
 typedef long long swig_type_301;
 typedef long long swig_type_302;
 typedef long long swig_type_303;
-typedef _gostring_ swig_type_304;
-typedef _goslice_ swig_type_305;
+typedef long long swig_type_304;
+typedef long long swig_type_305;
 typedef long long swig_type_306;
-typedef _goslice_ swig_type_307;
+typedef long long swig_type_307;
 typedef long long swig_type_308;
+typedef long long swig_type_309;
+typedef long long swig_type_310;
+typedef _goslice_ swig_type_311;
+typedef long long swig_type_312;
+typedef long long swig_type_313;
+typedef long long swig_type_314;
+typedef _gostring_ swig_type_315;
+typedef _goslice_ swig_type_316;
+typedef long long swig_type_317;
+typedef _goslice_ swig_type_318;
+typedef long long swig_type_319;
 extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
@@ -605,8 +616,21 @@ extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(uin
 extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2);
 extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_205 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
 extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2, swig_type_207 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
-extern swig_type_209 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
+extern swig_type_209 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_dafb7e15f51a6763(void);
+extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_211 arg2, swig_type_212 arg3, swig_type_213 arg4, swig_type_214 arg5, swig_type_215 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_216 arg2, swig_type_217 arg3, swig_type_218 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_219 arg2);
+extern swig_type_220 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -619,10 +643,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_211 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
-extern swig_type_213 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_221 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_222 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_223 arg2);
+extern swig_type_224 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -635,16 +659,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
-extern swig_type_215 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_225 arg2);
+extern swig_type_226 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_216 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_217 arg2, swig_type_218 arg3, swig_type_219 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_220 arg2);
-extern swig_type_221 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_227 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_228 arg2, swig_type_229 arg3, swig_type_230 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_231 arg2);
+extern swig_type_232 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -653,28 +677,28 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_222 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_223 arg2, swig_type_224 arg3, swig_type_225 arg4, swig_type_226 arg5, swig_type_227 arg6, swig_type_228 arg7, swig_type_229 arg8, swig_type_230 arg9, swig_type_231 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_232 arg2);
-extern swig_type_233 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_233 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_234 arg2, swig_type_235 arg3, swig_type_236 arg4, swig_type_237 arg5, swig_type_238 arg6, swig_type_239 arg7, swig_type_240 arg8, swig_type_241 arg9, swig_type_242 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_243 arg2);
+extern swig_type_244 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_234 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_235 arg2, swig_type_236 arg3, swig_type_237 arg4, swig_type_238 arg5, swig_type_239 arg6, swig_type_240 arg7, swig_type_241 arg8, swig_type_242 arg9, swig_type_243 arg10, swig_type_244 arg11, swig_type_245 arg12, swig_type_246 arg13, swig_type_247 arg14, swig_type_248 arg15, swig_type_249 arg16, swig_type_250 arg17, swig_type_251 arg18, swig_type_252 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_253 arg2);
-extern swig_type_254 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_245 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_246 arg2, swig_type_247 arg3, swig_type_248 arg4, swig_type_249 arg5, swig_type_250 arg6, swig_type_251 arg7, swig_type_252 arg8, swig_type_253 arg9, swig_type_254 arg10, swig_type_255 arg11, swig_type_256 arg12, swig_type_257 arg13, swig_type_258 arg14, swig_type_259 arg15, swig_type_260 arg16, swig_type_261 arg17, swig_type_262 arg18, swig_type_263 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_264 arg2);
+extern swig_type_265 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2);
+extern swig_type_267 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -689,30 +713,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f5
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_268 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_258 arg2);
-extern swig_type_259 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2);
+extern swig_type_270 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_260 arg3, uintptr_t arg4, swig_type_261 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_262 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_263 arg3, uintptr_t arg4, swig_type_264 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_265 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2);
-extern swig_type_268 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2);
-extern swig_type_270 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
-extern swig_type_272 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_271 arg3, uintptr_t arg4, swig_type_272 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_274 arg3, uintptr_t arg4, swig_type_275 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_277 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2);
+extern swig_type_279 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_280 arg2);
+extern swig_type_281 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_282 arg2);
+extern swig_type_283 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -725,13 +749,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_284 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_274 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_286 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
-extern swig_type_277 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
+extern swig_type_288 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -744,10 +768,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f5
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_279 arg3, uintptr_t arg4, swig_type_280 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_290 arg3, uintptr_t arg4, swig_type_291 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_292 arg2);
+extern swig_type_293 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -764,39 +788,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_294 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_284 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
-extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
-extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
-extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
-extern swig_type_292 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
-extern swig_type_296 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_297 arg2);
-extern swig_type_298 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_296 arg2);
+extern swig_type_297 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_298 arg2);
+extern swig_type_299 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_300 arg2);
+extern swig_type_301 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_302 arg2);
+extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_304 arg2);
+extern swig_type_305 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_306 arg2);
+extern swig_type_307 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_299 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_310 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_300 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_301 arg2);
-extern swig_type_302 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_311 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_303 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_304 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_305 arg3, uintptr_t arg4, swig_type_306 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_307 arg3, uintptr_t arg4, swig_type_308 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_314 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_315 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_316 arg3, uintptr_t arg4, swig_type_317 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_318 arg3, uintptr_t arg4, swig_type_319 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -3313,6 +3337,127 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	return swig_r
 }
 
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
+
+type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
+	var swig_r Cudnnfe_moe_grouped_matmul_options_t
+	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_dafb7e15f51a6763()))
+	return swig_r
+}
+
+func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_moe_grouped_matmul_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_moe_grouped_matmul_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetMode(arg2 int32)
+	GetMode() (_swig_ret int32)
+	SetTop_k(arg2 int32)
+	GetTop_k() (_swig_ret int32)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1), C.swig_type_212(_swig_i_2), C.swig_type_213(_swig_i_3), C.swig_type_214(_swig_i_4), C.swig_type_215(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1), C.swig_type_217(_swig_i_2), C.swig_type_218(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
 const CUDNNFE_RESAMPLE_MAXPOOL int = 1
 const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING int = 2
 const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING int = 3
@@ -3335,7 +3480,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_219(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3441,7 +3586,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3451,7 +3596,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3471,7 +3616,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3562,7 +3707,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3622,7 +3767,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3633,7 +3778,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_217)(unsafe.Pointer(&_swig_i_1)), C.swig_type_218(_swig_i_2), C.swig_type_219(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_228)(unsafe.Pointer(&_swig_i_1)), C.swig_type_229(_swig_i_2), C.swig_type_230(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3652,7 +3797,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3728,7 +3873,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3748,7 +3893,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1), C.swig_type_224(_swig_i_2), C.swig_type_225(_swig_i_3), C.swig_type_226(_swig_i_4), C.swig_type_227(_swig_i_5), C.swig_type_228(_swig_i_6), C.swig_type_229(_swig_i_7), C.swig_type_230(_swig_i_8), C.swig_type_231(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_234(_swig_i_1), C.swig_type_235(_swig_i_2), C.swig_type_236(_swig_i_3), C.swig_type_237(_swig_i_4), C.swig_type_238(_swig_i_5), C.swig_type_239(_swig_i_6), C.swig_type_240(_swig_i_7), C.swig_type_241(_swig_i_8), C.swig_type_242(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3764,7 +3909,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_232(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3825,7 +3970,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_234(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3857,7 +4002,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1), C.swig_type_236(_swig_i_2), C.swig_type_237(_swig_i_3), C.swig_type_238(_swig_i_4), C.swig_type_239(_swig_i_5), C.swig_type_240(_swig_i_6), C.swig_type_241(_swig_i_7), C.swig_type_242(_swig_i_8), C.swig_type_243(_swig_i_9), C.swig_type_244(_swig_i_10), C.swig_type_245(_swig_i_11), C.swig_type_246(_swig_i_12), C.swig_type_247(_swig_i_13), C.swig_type_248(_swig_i_14), C.swig_type_249(_swig_i_15), C.swig_type_250(_swig_i_16), C.swig_type_251(_swig_i_17), C.swig_type_252(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_246(_swig_i_1), C.swig_type_247(_swig_i_2), C.swig_type_248(_swig_i_3), C.swig_type_249(_swig_i_4), C.swig_type_250(_swig_i_5), C.swig_type_251(_swig_i_6), C.swig_type_252(_swig_i_7), C.swig_type_253(_swig_i_8), C.swig_type_254(_swig_i_9), C.swig_type_255(_swig_i_10), C.swig_type_256(_swig_i_11), C.swig_type_257(_swig_i_12), C.swig_type_258(_swig_i_13), C.swig_type_259(_swig_i_14), C.swig_type_260(_swig_i_15), C.swig_type_261(_swig_i_16), C.swig_type_262(_swig_i_17), C.swig_type_263(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3890,7 +4035,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3942,7 +4087,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4071,7 +4216,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4145,7 +4290,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4196,7 +4341,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_260)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_261(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_271)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_272(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4208,7 +4353,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_262)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_273)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4223,7 +4368,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_263)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_264(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_274)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_275(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4235,7 +4380,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_265)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_276)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4246,7 +4391,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_277)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4265,7 +4410,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4278,7 +4423,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4291,7 +4436,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4401,7 +4546,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4417,7 +4562,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4425,7 +4570,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1)))
 	return swig_r
 }
 
@@ -4449,7 +4594,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4555,7 +4700,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4567,7 +4712,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_280(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_290)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_291(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4592,7 +4737,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4728,7 +4873,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -4745,7 +4890,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_284)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_295)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4764,7 +4909,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -4777,7 +4922,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -4790,7 +4935,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -4803,7 +4948,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -4816,7 +4961,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -4829,7 +4974,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -4842,7 +4987,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -4885,7 +5030,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -4906,7 +5051,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_300)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4925,7 +5070,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4971,7 +5116,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_303(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -4980,7 +5125,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_304)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_315)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4995,7 +5140,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_306(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_316)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_317(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5010,7 +5155,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_308(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_318)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_319(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
