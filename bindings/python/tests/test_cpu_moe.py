@@ -11,8 +11,8 @@ from cpu_helpers import graph, run
 
 def inputs(rng, e, t, k, n):
     token = rng.integers(-3, 4, (1, t, k)).astype(np.float32)
-    weight = np.asfortranarray(rng.integers(-3, 4, (e, k, n)).astype(np.float32)
-                               .transpose(0, 2, 1)).transpose(0, 2, 1)  # strides [K*N, 1, K]
+    # [E, N, K] row-major seen as [E, K, N]: strides [K*N, 1, K], cudnn-frontend's layout.
+    weight = rng.integers(-3, 4, (e, n, k)).astype(np.float32).transpose(0, 2, 1)
     return token, weight
 
 
