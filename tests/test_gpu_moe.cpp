@@ -1,9 +1,9 @@
 // GPU tests of moe_grouped_matmul (NONE, GATHER, SCATTER) and its backward
 // through the C API: each graph is built for the GPU and for the CPU
 // reference, run on the same inputs (random BF16/HALF matrices, fixed
-// offsets and indices) and compared element by element on the rows the
-// groups write (other output rows are unspecified, docs/moe.md). GPU outputs
-// start as NaN, so an unwritten routed row fails.
+// offsets and indices) and compared element by element. Every case's groups
+// cover every output row (rows outside them are unspecified, docs/moe.md);
+// GPU outputs start as NaN, so an unwritten row fails.
 //
 // Shapes follow cudnn-frontend's tests (test_moe_grouped_matmul*.py):
 // token [1, T, K] row-major, weight [E, K, N] column-major in K and N,
@@ -136,7 +136,7 @@ Bytes download(const gpu::DeviceBuffer &d, size_t bytes) {
   return b;
 }
 
-void run_case(const Case &c, const Region &written) {
+void run_case(const Case &c) {
   Built gpu_graph = make_graph(c);
   const cudnnfe_status_t s = build(gpu_graph.graph.get(), CUDNNFE_TARGET_GPU);
   const std::string message = cudnnfe_graph_last_error(gpu_graph.graph.get());
@@ -182,7 +182,7 @@ void run_case(const Case &c, const Region &written) {
       gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
   if (!err.empty()) throw Failure(err);
   const Errors e =
-      compare(out, download(device.back(), out.bytes), want, kRtol, NonFinite::kAlwaysBad, written);
+      compare(out, download(device.back(), out.bytes), want, kRtol, NonFinite::kAlwaysBad);
   std::printf("  %-28s %s max_abs %.2e max_rel %.2e over %lld elements%s\n", c.label.c_str(),
               dims_text(out.dims).c_str(), e.max_abs, e.max_rel, static_cast<long long>(e.compared),
               e.bad ? "  MISMATCH" : "");
@@ -193,11 +193,11 @@ void run_case(const Case &c, const Region &written) {
   }
 }
 
-void check_case(const Case &c, const Region &written = {}) {
+void check_case(const Case &c) {
   std::string skip;
   if (!gpu_ready(&skip)) SKIP(skip);
   try {
-    run_case(c, written);
+    run_case(c);
   } catch (const Failure &f) {
     std::printf("  %s FAILED: %s\n", c.label.c_str(), f.what());
     ++testing::state().failures;
@@ -264,7 +264,9 @@ TEST(backward_bf16) {
   Case c;
   c.label = "moe backward bf16";
   c.backward = true;
-  c.offsets = uneven_starts(c.experts, c.tokens);
+  // No empty expert: whether cuDNN writes zeros to an expert without rows
+  // is not documented, and the prefill would make that a mismatch.
+  c.offsets = {0, 32, 96, 160};
   c.may_refuse = true;
   check_case(c);
 }
