@@ -62,7 +62,8 @@ void lower_forward(Lowering &lowering, const Node &node) {
     set_attribute(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, a.top_k,
                   "top_k");
   }
-  add_operation_named(lowering, std::move(op), "cuDNN's MoE grouped matmul operation");
+  add_operation_named(lowering, std::move(op),
+                      cat(Graph::label(node), ": cuDNN's MoE grouped matmul operation"));
 }
 
 void lower_backward(Lowering &lowering, const Node &node) {
@@ -78,7 +79,8 @@ void lower_backward(Lowering &lowering, const Node &node) {
              node.inputs[2]);
   set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC,
              node.inputs[0]);
-  add_operation_named(lowering, std::move(op), "cuDNN's MoE grouped matmul backward operation");
+  add_operation_named(lowering, std::move(op),
+                      cat(Graph::label(node), ": cuDNN's MoE grouped matmul backward operation"));
 }
 
 }  // namespace
