@@ -1064,3 +1064,31 @@ TEST(sdpa_backward_option_rules) {
   REQUIRE_OK(cudnnfe_tensor_get_shape(f.g, db, dims, strides, 4, &rank));
   CHECK(rank == 4 && dims[0] == 1 && dims[1] == 4 && dims[2] == 16 && dims[3] == 16);
 }
+
+// moe_grouped_matmul: the messages name the node, the port, the tensor and
+// the rule (tests/test_cpu_moe.cpp has the full set).
+TEST(moe_grouped_matmul_rules) {
+  Fixture f;
+  const int64_t token = f.tensor("token", {1, 6, 4}), weight = f.tensor("weight", {3, 4, 2});
+  const int64_t offsets = f.tensor("offsets", {3, 1, 1}, CUDNNFE_DTYPE_INT32);
+  const int64_t bad_offsets = f.tensor("bad_offsets", {2, 1, 1}, CUDNNFE_DTYPE_INT32);
+  const int64_t index = f.tensor("index", {1, 6, 1}, CUDNNFE_DTYPE_INT32);
+  cudnnfe_moe_grouped_matmul_options_t o;
+  cudnnfe_moe_grouped_matmul_options_init(&o);
+  o.name = "moe";
+  int64_t out = 0;
+  CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, 0, 0, &o, nullptr),
+              ARG, "output");
+  CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, bad_offsets, 0, 0, &o, &out),
+              GRAPH, "moe_grouped_matmul \"moe\"", "first_token_offset \"bad_offsets\"",
+              "for 3 experts");
+  CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, index, 0, &o, &out),
+              GRAPH, "moe_grouped_matmul \"moe\"", "token_index \"index\" is given",
+              "mode NONE does not read it");
+  o.mode = CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER;
+  CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, index, 0, &o, &out),
+              GRAPH, "mode SCATTER reads input token_ks, which is missing");
+  o.mode = 9;
+  CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, 0, 0, &o, &out),
+              ARG, "mode is 9");
+}

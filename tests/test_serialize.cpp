@@ -609,3 +609,81 @@ TEST(attention_documents_without_the_option_keys_still_load) {
   cudnnfe_graph_destroy(loaded);
   cudnnfe_graph_destroy(g);
 }
+
+namespace {
+
+// moe_grouped_matmul in SCATTER mode (every port used) and its backward.
+cudnnfe_graph_t *make_moe_graph() {
+  cudnnfe_graph_t *g;
+  cudnnfe_graph_create(&g);
+  auto add = [&](const char *name, cudnnfe_dtype_t t, std::vector<int64_t> d,
+                 std::vector<int64_t> s) {
+    int64_t uid = 0;
+    cudnnfe_graph_add_tensor(g, name, t, 3, d.data(), s.empty() ? nullptr : s.data(), &uid);
+    return uid;
+  };
+  const int64_t token = add("token", CUDNNFE_DTYPE_HALF, {1, 8, 4}, {});
+  const int64_t weight = add("weight", CUDNNFE_DTYPE_HALF, {2, 4, 3}, {12, 1, 4});
+  const int64_t offsets = add("offsets", CUDNNFE_DTYPE_INT32, {3, 1, 1}, {});
+  const int64_t index = add("index", CUDNNFE_DTYPE_INT32, {1, 8, 1}, {});
+  const int64_t ks = add("ks", CUDNNFE_DTYPE_INT32, {1, 8, 1}, {});
+  cudnnfe_moe_grouped_matmul_options_t o;
+  cudnnfe_moe_grouped_matmul_options_init(&o);
+  o.name = "moe";
+  o.mode = CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER;
+  o.top_k = 2;
+  int64_t out = 0, dw = 0;
+  cudnnfe_graph_add_moe_grouped_matmul(g, token, weight, offsets, index, ks, &o, &out);
+  cudnnfe_moe_grouped_matmul_options_init(&o);
+  o.compute_dtype = CUDNNFE_DTYPE_FLOAT;
+  cudnnfe_graph_add_moe_grouped_matmul_backward(g, out, token, offsets, &o, &dw);
+  const int64_t dw_dims[] = {2, 4, 3};
+  cudnnfe_tensor_set_dims(g, dw, 3, dw_dims);
+  cudnnfe_tensor_set_output(g, out, 1);
+  cudnnfe_tensor_set_output(g, dw, 1);
+  return g;
+}
+
+}  // namespace
+
+TEST(moe_round_trip_and_mutations) {
+  cudnnfe_graph_t *g = make_moe_graph();
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  const std::string good = serialize(g);
+  for (const char *part : {"\"moe_grouped_matmul\"", "\"moe_grouped_matmul_backward\"",
+                           "\"mode\": \"SCATTER\"", "\"top_k\": 2", "\"token_ks\""})
+    CHECK_MSG(good.find(part) != std::string::npos, "JSON lacks %s", part);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, good.data(), good.size()));
+  CHECK(serialize(loaded) == good);
+  cudnnfe_graph_destroy(loaded);
+  std::string bad = good;
+  bad.replace(bad.find("\"top_k\": 2"), 10, "\"top_k\": 0");
+  cudnnfe_graph_create(&loaded);
+  CHECK_FAILS(cudnnfe_graph_deserialize(loaded, bad.data(), bad.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "top_k");
+  cudnnfe_graph_destroy(loaded);
+  // Mutated documents load or are refused as bad data, never anything else.
+  std::mt19937 rng(7);
+  int other = 0, rejected = 0;
+  for (int iter = 0; iter < 1000; ++iter) {
+    std::string s = good;
+    const size_t at = rng() % s.size();
+    switch (rng() % 3) {
+      case 0: s[at] = "0123456789-[]{}\",:"[rng() % 18]; break;
+      case 1: s.erase(at, 1 + rng() % 8); break;
+      case 2: s.resize(at); break;
+    }
+    cudnnfe_graph_create(&loaded);
+    const cudnnfe_status_t status = cudnnfe_graph_deserialize(loaded, s.data(), s.size());
+    if (status == CUDNNFE_STATUS_BAD_SERIALIZED_DATA) ++rejected;
+    if (status != CUDNNFE_STATUS_OK && status != CUDNNFE_STATUS_BAD_SERIALIZED_DATA && other++ < 3)
+      std::printf("  unexpected status %s: %s\n", cudnnfe_status_name(status),
+                  cudnnfe_graph_last_error(loaded));
+    cudnnfe_graph_destroy(loaded);
+  }
+  CHECK(other == 0);
+  CHECK(rejected > 500);
+  cudnnfe_graph_destroy(g);
+}

@@ -1176,6 +1176,69 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
     int64_t *y);
 
 /* ------------------------------------------------------------------------ */
+/* Mixture-of-experts grouped matmul (since 0.3)                            */
+/*                                                                          */
+/* Each expert e multiplies its own rows of the token matrix by its own     */
+/* weight: output rows [start(g), end(g)) = token rows @ weight[g % E] for  */
+/* each group g. docs/moe.md has the exact rule, the routing modes and what */
+/* the GPU (cuDNN) accepts.                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* How routed rows relate to token and output rows (r: a routed row). */
+typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+/* output[r] = token[r] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
+/* output[r] = token[token_index[r]] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
+/* output[token_index[r] * top_k + token_ks[r]] = token[r] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
+
+/* Options of moe_grouped_matmul and its backward. since 0.3 */
+typedef struct cudnnfe_moe_grouped_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_moe_grouped_matmul_mode_t mode; /* default NONE; the backward takes NONE only */
+  /* SCATTER: experts per token (output slot token_index * top_k + token_ks);
+   * default 1, at least 1. */
+  int32_t top_k;
+  /* cuDNN's math precision; NOT_SET (default): the graph's compute type. */
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_moe_grouped_matmul_options_t;
+void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
+                                                   size_t struct_size);
+#define cudnnfe_moe_grouped_matmul_options_init(options) \
+  cudnnfe_moe_grouped_matmul_options_init_sized((options), sizeof(*(options)))
+
+/* output[1, R, N] from token[1, T, K], weight[E, K, N] and
+ * first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
+ * multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
+ * (group g is routed rows [offset[g], offset[g + 1])). Group g uses
+ * weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
+ * dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
+ * SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
+ * mode does not read. Output rows no group writes are unspecified (the CPU
+ * reference writes 0). On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
+ * it refuses with NOT_SUPPORTED. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
+    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
+    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
+    int64_t *output);
+
+/* The weight gradient of a NONE-mode moe_grouped_matmul:
+ * dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
+ * doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
+ * [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
+ * first_token_offset's dim 0 unless dweight's dims are set (set them when
+ * first_token_offset holds G + 1 boundaries or several batches). Reads name
+ * and compute_dtype; mode must be NONE. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
+ * without it refuses with NOT_SUPPORTED. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
+    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
+    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
+
+/* ------------------------------------------------------------------------ */
 /* Resampling and random numbers                                            */
 /*                                                                          */
 /* docs/layout-ops.md describes both ops and what the GPU (cuDNN) accepts   */

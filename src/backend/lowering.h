@@ -206,5 +206,7 @@ void lower_block_scale(Lowering &lowering, const Node &node);
 void lower_genstats(Lowering &lowering, const Node &node);
 void lower_bn_finalize(Lowering &lowering, const Node &node);
 void lower_dbn_weight(Lowering &lowering, const Node &node);
+// moe_grouped_matmul, moe_grouped_matmul_backward (lower_moe_grouped_matmul.cpp).
+void lower_moe_grouped_matmul(Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

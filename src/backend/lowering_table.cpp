@@ -94,6 +94,8 @@ constexpr LoweringOp kRows[] = {
     {K::kGenStats, lower_genstats, nullptr},
     {K::kBnFinalize, lower_bn_finalize, nullptr},
     {K::kDbnWeight, lower_dbn_weight, nullptr},
+    {K::kMoeGroupedMatmul, lower_moe_grouped_matmul, nullptr},
+    {K::kMoeGroupedMatmulBackward, lower_moe_grouped_matmul, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a lowering row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

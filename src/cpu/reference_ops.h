@@ -133,5 +133,15 @@ void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const 
                                const StridedTensor &inv, const StridedTensor &dx,
                                const StridedTensor &dscale, const StridedTensor &dbias);
 
+// moe_grouped_matmul (token_index, token_ks nullptr where the mode does not
+// read them) and its backward (moe_grouped_matmul_ref.cpp).
+void run_moe_grouped_matmul(const Node &node, const StridedTensor &token,
+                            const StridedTensor &weight, const StridedTensor &offsets,
+                            const StridedTensor *token_index, const StridedTensor *token_ks,
+                            const StridedTensor &output);
+void run_moe_grouped_matmul_backward(const Node &node, const StridedTensor &doutput,
+                                     const StridedTensor &token, const StridedTensor &offsets,
+                                     const StridedTensor &dweight);
+
 }  // namespace cpu
 }  // namespace cudnnfe

@@ -146,6 +146,12 @@ void bn_finalize(const StepTensors &t) {
 void dbn_weight(const StepTensors &t) {
   run_dbn_weight(t.node, t.inputs.data(), t.outputs.data());
 }
+void moe_grouped_matmul(const StepTensors &t) {
+  run_moe_grouped_matmul(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), t.in(4), *t.out(0));
+}
+void moe_grouped_matmul_backward(const StepTensors &t) {
+  run_moe_grouped_matmul_backward(t.node, *t.in(0), *t.in(1), *t.in(2), *t.out(0));
+}
 
 using K = OpKind;
 
@@ -184,6 +190,8 @@ constexpr ReferenceOp kRows[] = {
     {K::kGenStats, nullptr, genstats},
     {K::kBnFinalize, nullptr, bn_finalize},
     {K::kDbnWeight, nullptr, dbn_weight},
+    {K::kMoeGroupedMatmul, nullptr, moe_grouped_matmul},
+    {K::kMoeGroupedMatmulBackward, nullptr, moe_grouped_matmul_backward},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -1,6 +1,7 @@
 // The names of the enumerations that attributes use (pointwise and reduction
-// modes, resample and padding modes, distributions) and their JSON codecs
-// (graph/op_schema.h). Op kinds' names and ports are in op_schema.cpp.
+// modes, resample and padding modes, distributions, MoE routing modes) and
+// their JSON codecs (graph/op_schema.h). Op kinds' names and ports are in
+// op_schema.cpp.
 #include "graph/node.h"
 
 #include "core/dtype.h"
@@ -110,6 +111,12 @@ constexpr EnumName kRngDistributions[] = {
     {CUDNNFE_RNG_NORMAL, "NORMAL"},
 };
 
+constexpr EnumName kMoeGroupedMatmulModes[] = {
+    {CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE, "NONE"},
+    {CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER, "GATHER"},
+    {CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER, "SCATTER"},
+};
+
 template <size_t N>
 const char *enum_name(const EnumName (&table)[N], int32_t value) {
   for (const EnumName &e : table)
@@ -147,6 +154,18 @@ const char *rng_distribution_name(cudnnfe_rng_distribution_t distribution) {
 }
 bool rng_distribution_from_name(const std::string &name, cudnnfe_rng_distribution_t *distribution) {
   return enum_from_name(kRngDistributions, name, distribution);
+}
+const char *moe_grouped_matmul_mode_name(cudnnfe_moe_grouped_matmul_mode_t mode) {
+  return enum_name(kMoeGroupedMatmulModes, mode);
+}
+bool moe_grouped_matmul_mode_from_name(const std::string &name,
+                                       cudnnfe_moe_grouped_matmul_mode_t *mode) {
+  return enum_from_name(kMoeGroupedMatmulModes, name, mode);
+}
+bool moe_grouped_matmul_mode_is_valid(cudnnfe_moe_grouped_matmul_mode_t mode) {
+  for (const EnumName &e : kMoeGroupedMatmulModes)
+    if (e.value == mode) return true;
+  return false;
 }
 
 bool is_layout_op(OpKind kind) {
@@ -276,6 +295,11 @@ const EnumCodec kPaddingModeCodec = {"padding mode",
 const EnumCodec kRngDistributionCodec = {
     "distribution", name_of<cudnnfe_rng_distribution_t, rng_distribution_name>,
     from_name<cudnnfe_rng_distribution_t, rng_distribution_from_name>, ""};
+const EnumCodec kMoeGroupedMatmulModeCodec = {
+    "moe_grouped_matmul mode",
+    name_of<cudnnfe_moe_grouped_matmul_mode_t, moe_grouped_matmul_mode_name>,
+    from_name<cudnnfe_moe_grouped_matmul_mode_t, moe_grouped_matmul_mode_from_name>,
+    " (NONE, GATHER or SCATTER)"};
 const EnumCodec kDtypeCodec = {"data type", name_of<cudnnfe_dtype_t, dtype_name>,
                                from_name<cudnnfe_dtype_t, dtype_from_string>, ""};
 

@@ -49,11 +49,15 @@ enum class OpKind {
   // The split batch-norm training graph (ops/batchnorm_split.cpp).
   kGenStats,
   kBnFinalize,
-  kDbnWeight,  // keep last: kOpKindCount
+  kDbnWeight,
+  // Mixture-of-experts grouped matmul and its weight gradient
+  // (ops/moe_grouped_matmul.cpp).
+  kMoeGroupedMatmul,
+  kMoeGroupedMatmulBackward,  // keep last: kOpKindCount
 };
 
 // Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
-constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kDbnWeight) + 1;
+constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kMoeGroupedMatmulBackward) + 1;
 
 // Whether row i of a per-layer op table is OpKind i, for every row: the
 // tables static_assert it (and that they have kOpKindCount rows).
@@ -216,10 +220,19 @@ struct BlockScaleAttrs {
 // tensors, as in cuDNN.
 struct GenStatsAttrs {};
 
-using OpAttrs = std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
-                             SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs,
-                             TransposeAttrs, SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs,
-                             SdpaFp8Attrs, SdpaFp8BackwardAttrs, BlockScaleAttrs, GenStatsAttrs>;
+// moe_grouped_matmul: how token rows reach the experts (NONE, GATHER,
+// SCATTER) and, for SCATTER, the experts per token. The backward has no
+// attributes beyond its compute type (MatmulAttrs).
+struct MoeGroupedMatmulAttrs {
+  cudnnfe_moe_grouped_matmul_mode_t mode = CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE;
+  int32_t top_k = 1;
+};
+
+using OpAttrs =
+    std::variant<ConvAttrs, MatmulAttrs, PointwiseAttrs, ReductionAttrs, SdpaAttrs,
+                 SdpaBackwardAttrs, NormAttrs, SoftmaxAttrs, ReshapeAttrs, TransposeAttrs,
+                 SliceAttrs, ConcatAttrs, ResampleAttrs, RngAttrs, SdpaFp8Attrs,
+                 SdpaFp8BackwardAttrs, BlockScaleAttrs, GenStatsAttrs, MoeGroupedMatmulAttrs>;
 
 struct Node {
   OpKind kind;
@@ -263,6 +276,10 @@ const char *padding_mode_name(cudnnfe_padding_mode_t mode);
 bool padding_mode_from_name(const std::string &name, cudnnfe_padding_mode_t *mode);
 const char *rng_distribution_name(cudnnfe_rng_distribution_t distribution);
 bool rng_distribution_from_name(const std::string &name, cudnnfe_rng_distribution_t *distribution);
+const char *moe_grouped_matmul_mode_name(cudnnfe_moe_grouped_matmul_mode_t mode);
+bool moe_grouped_matmul_mode_from_name(const std::string &name,
+                                       cudnnfe_moe_grouped_matmul_mode_t *mode);
+bool moe_grouped_matmul_mode_is_valid(cudnnfe_moe_grouped_matmul_mode_t mode);
 // True for the ops that move or view data without arithmetic (reshape,
 // transpose, slice, concatenate): their outputs take their input's type.
 bool is_layout_op(OpKind kind);

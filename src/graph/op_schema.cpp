@@ -223,6 +223,16 @@ std::vector<AttrField> block_scale_quantize_fields() {
   return f;
 }
 
+std::vector<AttrField> moe_grouped_matmul_fields() {
+  return {
+      CUDNNFE_ATTR_C(MoeGroupedMatmulAttrs, mode, "mode", cudnnfe_moe_grouped_matmul_options_t)
+          .with_codec(kMoeGroupedMatmulModeCodec)
+          .described(),
+      CUDNNFE_ATTR_C(MoeGroupedMatmulAttrs, top_k, "top_k", cudnnfe_moe_grouped_matmul_options_t)
+          .in_range(1, INT32_MAX),
+  };
+}
+
 const std::vector<std::string> kNormBackwardInputs = {"dy", "x", "scale", "mean", "inv_variance"};
 const std::vector<std::string> kNormGradients = {"dx", "dscale", "dbias"};
 const std::vector<std::string> kNormStatistics = {"y", "mean", "inv_variance"};
@@ -376,6 +386,18 @@ std::vector<OpSchema> rows() {
        {"dy", "x", "mean", "inv_variance", "scale"},
        {"dscale", "dbias", "eq_scale_dy", "eq_scale_x", "eq_bias"},
        make<GenStatsAttrs>,
+       {}},
+      {OpKind::kMoeGroupedMatmul,
+       "moe_grouped_matmul",
+       {"token", "weight", "first_token_offset", "token_index", "token_ks"},
+       {"output"},
+       make<MoeGroupedMatmulAttrs>,
+       moe_grouped_matmul_fields()},
+      {OpKind::kMoeGroupedMatmulBackward,
+       "moe_grouped_matmul_backward",
+       {"doutput", "token", "first_token_offset"},
+       {"dweight"},
+       make<MatmulAttrs>,
        {}},
   };
 }

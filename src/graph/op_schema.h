@@ -185,5 +185,6 @@ extern const EnumCodec kResampleModeCodec;
 extern const EnumCodec kPaddingModeCodec;
 extern const EnumCodec kRngDistributionCodec;
 extern const EnumCodec kDtypeCodec;
+extern const EnumCodec kMoeGroupedMatmulModeCodec;
 
 }  // namespace cudnnfe

@@ -103,6 +103,10 @@ constexpr OpRules kRows[] = {
     {K::kGenStats, infer_genstats, types_numeric, nullptr, nullptr},
     {K::kBnFinalize, infer_bn_finalize, check_types_bn_finalize, bn_finalize_outputs, nullptr},
     {K::kDbnWeight, infer_dbn_weight, types_numeric, nullptr, nullptr},
+    {K::kMoeGroupedMatmul, infer_moe_grouped_matmul, check_types_moe_grouped_matmul, nullptr,
+     nullptr},
+    {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,
+     nullptr, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -56,6 +56,9 @@ constexpr size_t kBnFinalizePrevRunningMean = 6;
 void infer_bn_finalize(Graph &graph, Node &node);
 void check_types_bn_finalize(Graph &graph, Node &node);
 void infer_dbn_weight(Graph &graph, Node &node);
+// moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).
+void infer_moe_grouped_matmul(Graph &graph, Node &node);
+void check_types_moe_grouped_matmul(Graph &graph, Node &node);
 
 // The element groups of batchnorm, instancenorm and adalayernorm (every
 // kind of each): bit i of `reduced` set means the statistics are taken over

@@ -247,6 +247,12 @@ const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
 const CUDNNFE_NORM_PHASE_INFERENCE = cudnnfe_norm_phase_t(1)
 
+# C: typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+const cudnnfe_moe_grouped_matmul_mode_t = Int32
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE = cudnnfe_moe_grouped_matmul_mode_t(0)
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER = cudnnfe_moe_grouped_matmul_mode_t(1)
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER = cudnnfe_moe_grouped_matmul_mode_t(2)
+
 # C: typedef int32_t cudnnfe_resample_mode_t;
 const cudnnfe_resample_mode_t = Int32
 const CUDNNFE_RESAMPLE_MAXPOOL = cudnnfe_resample_mode_t(1)
@@ -513,6 +519,18 @@ struct cudnnfe_block_scale_options
     y_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 28
 end
 const cudnnfe_block_scale_options_t = cudnnfe_block_scale_options
+
+"""
+C: `typedef struct cudnnfe_moe_grouped_matmul_options {...} cudnnfe_moe_grouped_matmul_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_moe_grouped_matmul_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    mode::cudnnfe_moe_grouped_matmul_mode_t  # cudnnfe_moe_grouped_matmul_mode_t at 16
+    top_k::Int32  # int32_t at 20
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 24
+end
+const cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options
 
 """
 C: `typedef struct cudnnfe_resample_options {...} cudnnfe_resample_options_t;` (160 bytes, alignment 8).
@@ -1979,6 +1997,61 @@ function cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y)
 end
 
 """
+    cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_moe_grouped_matmul_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_moe_grouped_matmul_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset, int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *output)`
+
+output[1, R, N] from token[1, T, K], weight[E, K, N] and
+first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
+multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
+(group g is routed rows [offset[g], offset[g + 1])). Group g uses
+weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
+dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
+SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
+mode does not read. Output rows no group writes are unspecified (the CPU
+reference writes 0). On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
+it refuses with NOT_SUPPORTED. since 0.3
+"""
+function cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output)
+    ccall((:cudnnfe_graph_add_moe_grouped_matmul, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
+          graph, token, weight, first_token_offset, token_index, token_ks, options, output)
+end
+
+"""
+    cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight)`
+
+The weight gradient of a NONE-mode moe_grouped_matmul:
+dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
+doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
+[E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
+first_token_offset's dim 0 unless dweight's dims are set (set them when
+first_token_offset holds G + 1 boundaries or several batches). Reads name
+and compute_dtype; mode must be NONE. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
+without it refuses with NOT_SUPPORTED. since 0.3
+"""
+function cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight)
+    ccall((:cudnnfe_graph_add_moe_grouped_matmul_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
+          graph, doutput, token, first_token_offset, options, dweight)
+end
+
+"""
     cudnnfe_resample_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size)`
@@ -2676,13 +2749,15 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_LOG_LEVEL_DEBUG, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
       CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO, CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE,
       CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED, CUDNNFE_NORM_PHASE_TRAINING,
-      CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
-      CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
-      CUDNNFE_RESAMPLE_NEAREST, CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO,
-      CUDNNFE_PADDING_ZERO, CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE,
-      CUDNNFE_RNG_BERNOULLI, CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL,
-      CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE, CUDNNFE_BUILD_POLICY_ALL,
-      CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE, CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
+      CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE,
+      CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER, CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER,
+      CUDNNFE_RESAMPLE_MAXPOOL, CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING,
+      CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING, CUDNNFE_RESAMPLE_NEAREST,
+      CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO, CUDNNFE_PADDING_ZERO,
+      CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE, CUDNNFE_RNG_BERNOULLI,
+      CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL, CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE,
+      CUDNNFE_BUILD_POLICY_ALL, CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE,
+      CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
       CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNNFE_NUMERICAL_NOTE_FFT,
       CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC, CUDNNFE_NUMERICAL_NOTE_WINOGRAD,
       CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP, CUDNNFE_NUMERICAL_NOTE_ALL,
@@ -2747,6 +2822,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_concatenate, cudnnfe_block_scale_options,
       cudnnfe_block_scale_options_t, cudnnfe_block_scale_options_init_sized,
       cudnnfe_graph_add_block_scale_quantize, cudnnfe_graph_add_block_scale_dequantize,
+      cudnnfe_moe_grouped_matmul_mode_t, cudnnfe_moe_grouped_matmul_options,
+      cudnnfe_moe_grouped_matmul_options_t, cudnnfe_moe_grouped_matmul_options_init_sized,
+      cudnnfe_graph_add_moe_grouped_matmul, cudnnfe_graph_add_moe_grouped_matmul_backward,
       cudnnfe_resample_mode_t, cudnnfe_padding_mode_t, cudnnfe_resample_options,
       cudnnfe_resample_options_t, cudnnfe_resample_options_init_sized,
       cudnnfe_graph_add_resample, cudnnfe_rng_distribution_t, cudnnfe_rng_options,

@@ -633,6 +633,35 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
     cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
     int64_t *y);
 
+typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
+
+typedef struct cudnnfe_moe_grouped_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_moe_grouped_matmul_mode_t mode;
+
+  int32_t top_k;
+
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_moe_grouped_matmul_options_t;
+void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
+                                                   size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
+    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
+    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
+    int64_t *output);
+
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
+    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
+    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
+
 typedef int32_t cudnnfe_resample_mode_t;
 #define CUDNNFE_RESAMPLE_MAXPOOL 1
 #define CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING 2
@@ -1075,6 +1104,9 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED':              2,
     'CUDNNFE_NORM_PHASE_TRAINING':                           0,
     'CUDNNFE_NORM_PHASE_INFERENCE':                          1,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE':                  0,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER':                1,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER':               2,
     'CUDNNFE_RESAMPLE_MAXPOOL':                              1,
     'CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING':              2,
     'CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING':              3,

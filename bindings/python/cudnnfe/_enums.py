@@ -368,11 +368,11 @@ class knob_type(IntEnum):
 
 
 class moe_grouped_matmul_mode(IntEnum):
-    """cudnn-frontend's MoE grouped-matmul modes (the op is not offered by the C ABI)."""
+    """Routing of :meth:`pygraph.moe_grouped_matmul` (``CUDNNFE_MOE_GROUPED_MATMUL_MODE_*``)."""
 
-    NONE = 0
-    GATHER = 1
-    SCATTER = 2
+    NONE = _C["CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE"]
+    GATHER = _C["CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER"]
+    SCATTER = _C["CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER"]
 
 
 #: Per enumeration, the members that exist for cudnn-frontend code only

@@ -1,6 +1,6 @@
 """cudnn-frontend's ``cudnn.experimental`` namespace: ``experimental.ops.sdpa`` (attention
 as a PyTorch operator, :mod:`cudnnfe._torch_sdpa`) and ``experimental.ops.moe_grouped_matmul``
-(not offered).
+(MoE grouped matmul as a PyTorch operator, :mod:`cudnnfe._torch_moe`).
 
 The package ships as the flat ``cudnnfe`` directory, so these modules are made here and
 served by a meta-path finder: ``import cudnnfe.experimental.ops.sdpa`` works, and so does the
@@ -15,15 +15,14 @@ import sys
 import types
 from typing import Any, Optional
 
-from ._errors import NotOfferedError
-
 __all__ = ["install"]
 
 
 def moe_grouped_matmul(*args: Any, **kwargs: Any) -> Any:
-    """MoE grouped matmul is not offered by the cudnnfe C ABI."""
-    raise NotOfferedError("moe_grouped_matmul (MoE grouped matmul) is not offered by the "
-                          "cudnnfe C ABI")
+    """cudnn-frontend's ``moe_grouped_matmul(token, weight, first_token_offset, token_index=None,
+    token_ks=None, mode="none", top_k=1)`` (:func:`cudnnfe._torch_moe.moe_grouped_matmul`);
+    torch is imported on the first call, not before."""
+    return importlib.import_module("cudnnfe._torch_moe").moe_grouped_matmul(*args, **kwargs)
 
 
 def _module(name: str, doc: str, **attrs: Any) -> types.ModuleType:

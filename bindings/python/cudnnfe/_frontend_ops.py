@@ -6,7 +6,7 @@ pass-by-value scalar). Answered:
 ``query_tensor_attributes_of_uid``, ``key``. Refused with
 :class:`NotOfferedError` (the C ABI has no such feature): engine knobs
 (``get_engine_count``, ``get_knobs_for_engine``, ``create_execution_plan``),
-``select_numeric_notes``, MoE grouped matmul and MXFP8 attention.
+``select_numeric_notes`` and MXFP8 attention.
 """
 from __future__ import annotations
 
@@ -91,20 +91,6 @@ class FrontendOps:
         """Keeping only engines with given numerical notes is not offered (deselect is)."""
         raise _refuse("select_numeric_notes", "keeping only engines that have numerical notes "
                       "(deselect_numeric_notes is offered)")
-
-    def moe_grouped_matmul(self, token: Operand, weight: Operand, first_token_offset: Operand,
-                           token_index: Operand = None, token_ks: Operand = None,
-                           mode: Any = None, compute_data_type: DType = data_type.FLOAT,
-                           top_k: int = 0, name: Optional[str] = None) -> Tensor:
-        """MoE grouped matmul is not offered."""
-        raise _refuse("moe_grouped_matmul", "MoE grouped matmul")
-
-    def moe_grouped_matmul_bwd(self, doutput: Operand, token: Operand,
-                               first_token_offset: Operand,
-                               compute_data_type: DType = data_type.FLOAT,
-                               name: Optional[str] = None) -> Tensor:
-        """MoE grouped matmul backward is not offered."""
-        raise _refuse("moe_grouped_matmul_bwd", "MoE grouped matmul")
 
     def sdpa_mxfp8(self, q: Operand, k: Operand, v: Operand, descale_q: Operand,
                    descale_k: Operand, descale_v: Operand, generate_stats: bool = False,

@@ -42,6 +42,7 @@ from ._layout import LayoutOps
 from ._lib import ffi, lib
 from ._norms import NormOps
 from ._plans import BuildInfo, PlanInfo
+from ._moe import MoeOps
 from ._quantize import QuantizeOps
 from ._sampling import SamplingOps
 from ._tensor import Tensor
@@ -96,7 +97,8 @@ class _Deserializer:
         return getattr(obj, self._method)
 
 
-class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, FrontendOps):
+class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps,
+              FrontendOps):
     """A cuDNN operation graph, built through the cudnnfe C ABI.
 
     Args:

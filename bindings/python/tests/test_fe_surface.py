@@ -186,7 +186,6 @@ def test_deserialize_takes_fe_keywords():
     lambda g: g.get_knobs_for_engine(0),
     lambda g: g.create_execution_plan(0, {}),
     lambda g: g.select_numeric_notes([]),
-    lambda g: g.moe_grouped_matmul(None, None, None),
     lambda g: g.sdpa_mxfp8(*[None] * 6),
 ])
 def test_features_not_offered_are_refused_by_name(call):
@@ -346,8 +345,7 @@ def test_experimental_namespace_needs_no_torch():
     had_torch = "torch" in sys.modules
     from cudnnfe.experimental.ops import moe_grouped_matmul  # the function, as cudnn-frontend
 
-    with pytest.raises(cudnnfe.NotOfferedError, match="MoE grouped matmul"):
-        moe_grouped_matmul(None, None, None, mode="none", top_k=1)
+    assert callable(moe_grouped_matmul)  # torch is imported by its first call only
     import cudnnfe.experimental.ops.moe_grouped_matmul as moe  # importable by name too
     assert moe.moe_grouped_matmul is moe_grouped_matmul
     assert ("torch" in sys.modules) == had_torch

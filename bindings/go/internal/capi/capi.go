@@ -284,7 +284,7 @@ typedef long long swig_type_254;
 typedef long long swig_type_255;
 typedef long long swig_type_256;
 typedef long long swig_type_257;
-typedef _goslice_ swig_type_258;
+typedef long long swig_type_258;
 typedef long long swig_type_259;
 typedef long long swig_type_260;
 typedef long long swig_type_261;
@@ -295,7 +295,7 @@ typedef long long swig_type_265;
 typedef long long swig_type_266;
 typedef long long swig_type_267;
 typedef long long swig_type_268;
-typedef long long swig_type_269;
+typedef _goslice_ swig_type_269;
 typedef long long swig_type_270;
 typedef long long swig_type_271;
 typedef long long swig_type_272;
@@ -320,8 +320,8 @@ typedef long long swig_type_290;
 typedef long long swig_type_291;
 typedef long long swig_type_292;
 typedef long long swig_type_293;
-typedef _goslice_ swig_type_294;
-typedef _gostring_ swig_type_295;
+typedef long long swig_type_294;
+typedef long long swig_type_295;
 typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
@@ -329,60 +329,71 @@ typedef long long swig_type_299;
 typedef long long swig_type_300;
 typedef long long swig_type_301;
 typedef long long swig_type_302;
-typedef _goslice_ swig_type_303;
+typedef long long swig_type_303;
 typedef long long swig_type_304;
-typedef long long swig_type_305;
-typedef long long swig_type_306;
-typedef _goslice_ swig_type_307;
+typedef _goslice_ swig_type_305;
+typedef _gostring_ swig_type_306;
+typedef long long swig_type_307;
 typedef long long swig_type_308;
 typedef long long swig_type_309;
-typedef _goslice_ swig_type_310;
-typedef _goslice_ swig_type_311;
+typedef long long swig_type_310;
+typedef long long swig_type_311;
 typedef long long swig_type_312;
-typedef _goslice_ swig_type_313;
-typedef _gostring_ swig_type_314;
+typedef long long swig_type_313;
+typedef _goslice_ swig_type_314;
 typedef long long swig_type_315;
 typedef long long swig_type_316;
 typedef long long swig_type_317;
-typedef long long swig_type_318;
+typedef _goslice_ swig_type_318;
 typedef long long swig_type_319;
 typedef long long swig_type_320;
-typedef long long swig_type_321;
-typedef long long swig_type_322;
+typedef _goslice_ swig_type_321;
+typedef _goslice_ swig_type_322;
 typedef long long swig_type_323;
-typedef long long swig_type_324;
-typedef long long swig_type_325;
+typedef _goslice_ swig_type_324;
+typedef _gostring_ swig_type_325;
 typedef long long swig_type_326;
-typedef _goslice_ swig_type_327;
+typedef long long swig_type_327;
 typedef long long swig_type_328;
 typedef long long swig_type_329;
 typedef long long swig_type_330;
 typedef long long swig_type_331;
-typedef _goslice_ swig_type_332;
+typedef long long swig_type_332;
 typedef long long swig_type_333;
 typedef long long swig_type_334;
 typedef long long swig_type_335;
 typedef long long swig_type_336;
 typedef long long swig_type_337;
-typedef long long swig_type_338;
+typedef _goslice_ swig_type_338;
 typedef long long swig_type_339;
 typedef long long swig_type_340;
 typedef long long swig_type_341;
 typedef long long swig_type_342;
-typedef long long swig_type_343;
+typedef _goslice_ swig_type_343;
 typedef long long swig_type_344;
 typedef long long swig_type_345;
 typedef long long swig_type_346;
 typedef long long swig_type_347;
-typedef _goslice_ swig_type_348;
+typedef long long swig_type_348;
 typedef long long swig_type_349;
 typedef long long swig_type_350;
 typedef long long swig_type_351;
-typedef _gostring_ swig_type_352;
-typedef _goslice_ swig_type_353;
+typedef long long swig_type_352;
+typedef long long swig_type_353;
 typedef long long swig_type_354;
-typedef _goslice_ swig_type_355;
+typedef long long swig_type_355;
 typedef long long swig_type_356;
+typedef long long swig_type_357;
+typedef long long swig_type_358;
+typedef _goslice_ swig_type_359;
+typedef long long swig_type_360;
+typedef long long swig_type_361;
+typedef long long swig_type_362;
+typedef _gostring_ swig_type_363;
+typedef _goslice_ swig_type_364;
+typedef long long swig_type_365;
+typedef _goslice_ swig_type_366;
+typedef long long swig_type_367;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
@@ -703,8 +714,21 @@ extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uin
 extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_245 arg2);
 extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_246 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
 extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_247 arg2, swig_type_248 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
-extern swig_type_250 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
+extern swig_type_250 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, swig_type_253 arg3, swig_type_254 arg4, swig_type_255 arg5, swig_type_256 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_257 arg2, swig_type_258 arg3, swig_type_259 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_260 arg2);
+extern swig_type_261 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -717,10 +741,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_253 arg2);
-extern swig_type_254 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_262 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_264 arg2);
+extern swig_type_265 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -733,16 +757,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_266 arg2);
+extern swig_type_267 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_257 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2, swig_type_259 arg3, swig_type_260 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_261 arg2);
-extern swig_type_262 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_268 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_269 arg2, swig_type_270 arg3, swig_type_271 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
+extern swig_type_273 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -751,32 +775,32 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_264 arg2, swig_type_265 arg3, swig_type_266 arg4, swig_type_267 arg5, swig_type_268 arg6, swig_type_269 arg7, swig_type_270 arg8, swig_type_271 arg9, swig_type_272 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_273 arg2);
-extern swig_type_274 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2, swig_type_276 arg3, swig_type_277 arg4, swig_type_278 arg5, swig_type_279 arg6, swig_type_280 arg7, swig_type_281 arg8, swig_type_282 arg9, swig_type_283 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_284 arg2);
+extern swig_type_285 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_276 arg2, swig_type_277 arg3, swig_type_278 arg4, swig_type_279 arg5, swig_type_280 arg6, swig_type_281 arg7, swig_type_282 arg8, swig_type_283 arg9, swig_type_284 arg10, swig_type_285 arg11, swig_type_286 arg12, swig_type_287 arg13, swig_type_288 arg14, swig_type_289 arg15, swig_type_290 arg16, swig_type_291 arg17, swig_type_292 arg18, swig_type_293 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_287 arg2, swig_type_288 arg3, swig_type_289 arg4, swig_type_290 arg5, swig_type_291 arg6, swig_type_292 arg7, swig_type_293 arg8, swig_type_294 arg9, swig_type_295 arg10, swig_type_296 arg11, swig_type_297 arg12, swig_type_298 arg13, swig_type_299 arg14, swig_type_300 arg15, swig_type_301 arg16, swig_type_302 arg17, swig_type_303 arg18, swig_type_304 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
 extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_296 arg2);
-extern swig_type_297 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2);
+extern swig_type_308 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2);
-extern swig_type_299 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_309 arg2);
+extern swig_type_310 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -797,22 +821,22 @@ extern void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff
 extern uintptr_t _wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
-extern swig_type_302 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_303 arg3, uintptr_t arg4, swig_type_304 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
-extern swig_type_306 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_314 arg3, uintptr_t arg4, swig_type_315 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern swig_type_317 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
@@ -821,17 +845,17 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_307 arg3, uintptr_t arg4, swig_type_308 arg5, uintptr_t arg6, swig_type_309 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_311 arg3, uintptr_t arg4, swig_type_312 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_313 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_315 arg2);
-extern swig_type_316 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2);
-extern swig_type_318 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_319 arg2);
-extern swig_type_320 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_318 arg3, uintptr_t arg4, swig_type_319 arg5, uintptr_t arg6, swig_type_320 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_322 arg3, uintptr_t arg4, swig_type_323 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_325 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
+extern swig_type_327 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_328 arg2);
+extern swig_type_329 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_330 arg2);
+extern swig_type_331 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -844,13 +868,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_332 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_333 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_334 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
-extern swig_type_325 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_335 arg2);
+extern swig_type_336 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -863,10 +887,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_327 arg3, uintptr_t arg4, swig_type_328 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_329 arg2);
-extern swig_type_330 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_337 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_338 arg3, uintptr_t arg4, swig_type_339 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_340 arg2);
+extern swig_type_341 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -883,39 +907,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_331 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_342 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_332 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_333 arg2);
-extern swig_type_334 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_335 arg2);
-extern swig_type_336 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_337 arg2);
-extern swig_type_338 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_339 arg2);
-extern swig_type_340 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
-extern swig_type_342 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_343 arg2);
-extern swig_type_344 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_345 arg2);
-extern swig_type_346 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_343 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_344 arg2);
+extern swig_type_345 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_346 arg2);
+extern swig_type_347 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2);
+extern swig_type_349 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_350 arg2);
+extern swig_type_351 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_352 arg2);
+extern swig_type_353 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
+extern swig_type_355 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_356 arg2);
+extern swig_type_357 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_347 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_358 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_349 arg2);
-extern swig_type_350 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_359 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_360 arg2);
+extern swig_type_361 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_351 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_352 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_353 arg3, uintptr_t arg4, swig_type_354 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_355 arg3, uintptr_t arg4, swig_type_356 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_362 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_363 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_364 arg3, uintptr_t arg4, swig_type_365 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_366 arg3, uintptr_t arg4, swig_type_367 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -3906,6 +3930,127 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	return swig_r
 }
 
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
+
+type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
+	var swig_r Cudnnfe_moe_grouped_matmul_options_t
+	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_moe_grouped_matmul_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_moe_grouped_matmul_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetMode(arg2 int32)
+	GetMode() (_swig_ret int32)
+	SetTop_k(arg2 int32)
+	GetTop_k() (_swig_ret int32)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.swig_type_253(_swig_i_2), C.swig_type_254(_swig_i_3), C.swig_type_255(_swig_i_4), C.swig_type_256(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1), C.swig_type_258(_swig_i_2), C.swig_type_259(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
 const CUDNNFE_RESAMPLE_MAXPOOL int = 1
 const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING int = 2
 const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING int = 3
@@ -3928,7 +4073,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_260(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4034,7 +4179,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4044,7 +4189,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4064,7 +4209,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4155,7 +4300,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -4215,7 +4360,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_268(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -4226,7 +4371,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_258)(unsafe.Pointer(&_swig_i_1)), C.swig_type_259(_swig_i_2), C.swig_type_260(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_1)), C.swig_type_270(_swig_i_2), C.swig_type_271(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4245,7 +4390,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4321,7 +4466,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -4341,7 +4486,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_264(_swig_i_1), C.swig_type_265(_swig_i_2), C.swig_type_266(_swig_i_3), C.swig_type_267(_swig_i_4), C.swig_type_268(_swig_i_5), C.swig_type_269(_swig_i_6), C.swig_type_270(_swig_i_7), C.swig_type_271(_swig_i_8), C.swig_type_272(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1), C.swig_type_276(_swig_i_2), C.swig_type_277(_swig_i_3), C.swig_type_278(_swig_i_4), C.swig_type_279(_swig_i_5), C.swig_type_280(_swig_i_6), C.swig_type_281(_swig_i_7), C.swig_type_282(_swig_i_8), C.swig_type_283(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -4357,7 +4502,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4418,7 +4563,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -4450,7 +4595,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1), C.swig_type_277(_swig_i_2), C.swig_type_278(_swig_i_3), C.swig_type_279(_swig_i_4), C.swig_type_280(_swig_i_5), C.swig_type_281(_swig_i_6), C.swig_type_282(_swig_i_7), C.swig_type_283(_swig_i_8), C.swig_type_284(_swig_i_9), C.swig_type_285(_swig_i_10), C.swig_type_286(_swig_i_11), C.swig_type_287(_swig_i_12), C.swig_type_288(_swig_i_13), C.swig_type_289(_swig_i_14), C.swig_type_290(_swig_i_15), C.swig_type_291(_swig_i_16), C.swig_type_292(_swig_i_17), C.swig_type_293(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1), C.swig_type_288(_swig_i_2), C.swig_type_289(_swig_i_3), C.swig_type_290(_swig_i_4), C.swig_type_291(_swig_i_5), C.swig_type_292(_swig_i_6), C.swig_type_293(_swig_i_7), C.swig_type_294(_swig_i_8), C.swig_type_295(_swig_i_9), C.swig_type_296(_swig_i_10), C.swig_type_297(_swig_i_11), C.swig_type_298(_swig_i_12), C.swig_type_299(_swig_i_13), C.swig_type_300(_swig_i_14), C.swig_type_301(_swig_i_15), C.swig_type_302(_swig_i_16), C.swig_type_303(_swig_i_17), C.swig_type_304(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -4490,7 +4635,7 @@ func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_294)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4501,7 +4646,7 @@ func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_295)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_306)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4520,7 +4665,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4572,7 +4717,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_309(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4746,7 +4891,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4820,7 +4965,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4871,7 +5016,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_304(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_314)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_315(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4890,7 +5035,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -4973,7 +5118,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_308(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_309(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_318)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_319(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_320(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4985,7 +5130,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_310)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5000,7 +5145,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_312(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_322)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_323(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5012,7 +5157,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_313)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5023,7 +5168,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_314)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_325)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5042,7 +5187,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_315(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -5055,7 +5200,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_317(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_328(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -5068,7 +5213,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_319(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_330(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -5178,7 +5323,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_321(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_332(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -5194,7 +5339,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_333(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -5202,7 +5347,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_334(_swig_i_1)))
 	return swig_r
 }
 
@@ -5226,7 +5371,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_335(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5332,7 +5477,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_337(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -5344,7 +5489,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_327)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_328(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_338)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_339(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5369,7 +5514,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_329(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_340(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -5505,7 +5650,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_331(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_342(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -5522,7 +5667,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_332)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_343)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5541,7 +5686,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_333(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_344(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -5554,7 +5699,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_335(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_346(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -5567,7 +5712,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_337(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_348(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -5580,7 +5725,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_339(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_350(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -5593,7 +5738,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_341(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_352(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -5606,7 +5751,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_343(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -5619,7 +5764,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_345(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_356(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -5662,7 +5807,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_347(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_358(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -5683,7 +5828,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_348)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_359)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5702,7 +5847,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_349(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_360(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5748,7 +5893,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_351(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_362(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5757,7 +5902,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_352)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_363)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5772,7 +5917,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_353)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_354(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_364)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_365(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5787,7 +5932,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_355)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_356(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_366)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_367(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

@@ -4740,6 +4740,189 @@ int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct 
 }
 
 
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_moe_grouped_matmul_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_moe_grouped_matmul_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->mode = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_moe_grouped_matmul_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_moe_grouped_matmul_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->top_k = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->top_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_moe_grouped_matmul_options *_wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_moe_grouped_matmul_options *result = 0 ;
+  struct cudnnfe_moe_grouped_matmul_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_moe_grouped_matmul_options *)calloc(1, sizeof(struct cudnnfe_moe_grouped_matmul_options));
+  *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_result = (struct cudnnfe_moe_grouped_matmul_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_moe_grouped_matmul_options_t *arg1 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_moe_grouped_matmul_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_moe_grouped_matmul_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg7 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_moe_grouped_matmul_options const *)arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_moe_grouped_matmul_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg5 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul_backward(arg1,arg2,arg3,arg4,(struct cudnnfe_moe_grouped_matmul_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;

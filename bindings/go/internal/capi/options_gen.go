@@ -697,6 +697,48 @@ func (o *BlockScaleOptions) toC(c *C.cudnnfe_block_scale_options_t) {
 	c.y_dtype = C.cudnnfe_dtype_t(o.YDtype)
 }
 
+// MoeGroupedMatmulOptions mirrors cudnnfe_moe_grouped_matmul_options_t (struct_size is implied).
+type MoeGroupedMatmulOptions struct {
+	Name         string
+	Mode         int32
+	TopK         int32
+	ComputeDtype int32
+}
+
+// MoeGroupedMatmulOptionsInit fills o with cudnnfe_moe_grouped_matmul_options_init's defaults.
+func MoeGroupedMatmulOptionsInit(o *MoeGroupedMatmulOptions) {
+	var c C.cudnnfe_moe_grouped_matmul_options_t
+	C.cudnnfe_moe_grouped_matmul_options_init_sized(&c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
+	*o = MoeGroupedMatmulOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *MoeGroupedMatmulOptions) fromC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
+	o.Mode = int32(c.mode)
+	o.TopK = int32(c.top_k)
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *MoeGroupedMatmulOptions) roundTrip() any {
+	var c C.cudnnfe_moe_grouped_matmul_options_t
+	o.toC(&c)
+	r := MoeGroupedMatmulOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *MoeGroupedMatmulOptions) toC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
+	C.cudnnfe_moe_grouped_matmul_options_init_sized(c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
+	c.mode = C.cudnnfe_moe_grouped_matmul_mode_t(o.Mode)
+	c.top_k = C.int32_t(o.TopK)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
 // ResampleOptions mirrors cudnnfe_resample_options_t (struct_size is implied).
 type ResampleOptions struct {
 	Name          string
@@ -1205,6 +1247,12 @@ var OptionFields = map[string]map[string]string{
 		"transpose":  "Transpose",
 		"y_dtype":    "YDtype",
 	},
+	"cudnnfe_moe_grouped_matmul_options_t": {
+		"name":          "Name",
+		"mode":          "Mode",
+		"top_k":         "TopK",
+		"compute_dtype": "ComputeDtype",
+	},
 	"cudnnfe_resample_options_t": {
 		"name":           "Name",
 		"mode":           "Mode",
@@ -1272,26 +1320,27 @@ var OptionFields = map[string]map[string]string{
 
 // OptionStructs maps each options struct to its Go mirror's name.
 var OptionStructs = map[string]string{
-	"cudnnfe_conv_options_t":              "ConvOptions",
-	"cudnnfe_matmul_options_t":            "MatmulOptions",
-	"cudnnfe_pointwise_options_t":         "PointwiseOptions",
-	"cudnnfe_reduction_options_t":         "ReductionOptions",
-	"cudnnfe_sdpa_options_t":              "SDPAOptions",
-	"cudnnfe_sdpa_backward_options_t":     "SDPABackwardOptions",
-	"cudnnfe_norm_options_t":              "NormOptions",
-	"cudnnfe_softmax_options_t":           "SoftmaxOptions",
-	"cudnnfe_genstats_options_t":          "GenstatsOptions",
-	"cudnnfe_bn_finalize_options_t":       "BnFinalizeOptions",
-	"cudnnfe_dbn_weight_options_t":        "DbnWeightOptions",
-	"cudnnfe_layout_options_t":            "LayoutOptions",
-	"cudnnfe_block_scale_options_t":       "BlockScaleOptions",
-	"cudnnfe_resample_options_t":          "ResampleOptions",
-	"cudnnfe_rng_options_t":               "RNGOptions",
-	"cudnnfe_sdpa_fp8_options_t":          "SDPAFP8Options",
-	"cudnnfe_sdpa_fp8_backward_options_t": "SDPAFP8BackwardOptions",
-	"cudnnfe_build_options_t":             "BuildOptions",
-	"cudnnfe_autotune_options_t":          "AutotuneOptions",
-	"cudnnfe_plan_load_options_t":         "PlanLoadOptions",
+	"cudnnfe_conv_options_t":               "ConvOptions",
+	"cudnnfe_matmul_options_t":             "MatmulOptions",
+	"cudnnfe_pointwise_options_t":          "PointwiseOptions",
+	"cudnnfe_reduction_options_t":          "ReductionOptions",
+	"cudnnfe_sdpa_options_t":               "SDPAOptions",
+	"cudnnfe_sdpa_backward_options_t":      "SDPABackwardOptions",
+	"cudnnfe_norm_options_t":               "NormOptions",
+	"cudnnfe_softmax_options_t":            "SoftmaxOptions",
+	"cudnnfe_genstats_options_t":           "GenstatsOptions",
+	"cudnnfe_bn_finalize_options_t":        "BnFinalizeOptions",
+	"cudnnfe_dbn_weight_options_t":         "DbnWeightOptions",
+	"cudnnfe_layout_options_t":             "LayoutOptions",
+	"cudnnfe_block_scale_options_t":        "BlockScaleOptions",
+	"cudnnfe_moe_grouped_matmul_options_t": "MoeGroupedMatmulOptions",
+	"cudnnfe_resample_options_t":           "ResampleOptions",
+	"cudnnfe_rng_options_t":                "RNGOptions",
+	"cudnnfe_sdpa_fp8_options_t":           "SDPAFP8Options",
+	"cudnnfe_sdpa_fp8_backward_options_t":  "SDPAFP8BackwardOptions",
+	"cudnnfe_build_options_t":              "BuildOptions",
+	"cudnnfe_autotune_options_t":           "AutotuneOptions",
+	"cudnnfe_plan_load_options_t":          "PlanLoadOptions",
 }
 
 // OptionEmbeds maps each Go mirror to the shared structs it embeds.
@@ -1315,6 +1364,7 @@ var optionMirrors = []interface{ roundTrip() any }{
 	&DbnWeightOptions{},
 	&LayoutOptions{},
 	&BlockScaleOptions{},
+	&MoeGroupedMatmulOptions{},
 	&ResampleOptions{},
 	&RNGOptions{},
 	&SDPAFP8Options{},

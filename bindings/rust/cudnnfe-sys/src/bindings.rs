@@ -122,6 +122,9 @@ pub const CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE: i32 = 1;
 pub const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED: i32 = 2;
 pub const CUDNNFE_NORM_PHASE_TRAINING: cudnnfe_norm_phase_t = 0;
 pub const CUDNNFE_NORM_PHASE_INFERENCE: cudnnfe_norm_phase_t = 1;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE: i32 = 0;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER: i32 = 1;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER: i32 = 2;
 pub const CUDNNFE_RESAMPLE_MAXPOOL: cudnnfe_resample_mode_t = 1;
 pub const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING: cudnnfe_resample_mode_t = 2;
 pub const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING: cudnnfe_resample_mode_t = 3;
@@ -3783,6 +3786,178 @@ extern "C" {
         scale: i64,
         options: *const cudnnfe_block_scale_options_t,
         y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " How routed rows relate to token and output rows (r: a routed row)."]
+pub type cudnnfe_moe_grouped_matmul_mode_t = i32;
+#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_moe_grouped_matmul_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " default NONE; the backward takes NONE only"]
+    pub mode: cudnnfe_moe_grouped_matmul_mode_t,
+    #[doc = " SCATTER: experts per token (output slot token_index * top_k + token_ks);"]
+    #[doc = " default 1, at least 1."]
+    pub top_k: i32,
+    #[doc = " cuDNN's math precision; NOT_SET (default): the graph's compute type."]
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_moe_grouped_matmul_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_moe_grouped_matmul_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_moe_grouped_matmul_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_moe_grouped_matmul_options>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cudnnfe_moe_grouped_matmul_options)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mode) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(mode)
+            )
+        );
+    }
+    test_field_mode();
+    fn test_field_top_k() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).top_k) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(top_k)
+            )
+        );
+    }
+    test_field_top_k();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
+pub type cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options;
+extern "C" {
+    pub fn cudnnfe_moe_grouped_matmul_options_init_sized(
+        options: *mut cudnnfe_moe_grouped_matmul_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " output[1, R, N] from token[1, T, K], weight[E, K, N] and"]
+    #[doc = " first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a"]
+    #[doc = " multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries"]
+    #[doc = " (group g is routed rows [offset[g], offset[g + 1])). Group g uses"]
+    #[doc = " weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's"]
+    #[doc = " dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and"]
+    #[doc = " SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the"]
+    #[doc = " mode does not read. Output rows no group writes are unspecified (the CPU"]
+    #[doc = " reference writes 0). On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without"]
+    #[doc = " it refuses with NOT_SUPPORTED. since 0.3"]
+    pub fn cudnnfe_graph_add_moe_grouped_matmul(
+        graph: *mut cudnnfe_graph_t,
+        token: i64,
+        weight: i64,
+        first_token_offset: i64,
+        token_index: i64,
+        token_ks: i64,
+        options: *const cudnnfe_moe_grouped_matmul_options_t,
+        output: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " The weight gradient of a NONE-mode moe_grouped_matmul:"]
+    #[doc = " dweight[e] = sum over the groups g of expert e of token[rows of g]^T @"]
+    #[doc = " doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is"]
+    #[doc = " [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is"]
+    #[doc = " first_token_offset's dim 0 unless dweight's dims are set (set them when"]
+    #[doc = " first_token_offset holds G + 1 boundaries or several batches). Reads name"]
+    #[doc = " and compute_dtype; mode must be NONE. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN"]
+    #[doc = " without it refuses with NOT_SUPPORTED. since 0.3"]
+    pub fn cudnnfe_graph_add_moe_grouped_matmul_backward(
+        graph: *mut cudnnfe_graph_t,
+        doutput: i64,
+        token: i64,
+        first_token_offset: i64,
+        options: *const cudnnfe_moe_grouped_matmul_options_t,
+        dweight: *mut i64,
     ) -> cudnnfe_status_t;
 }
 #[doc = " Resampling modes. Pooling takes a window over each output position"]
