@@ -5,6 +5,7 @@
 #include "backend/attribute_util.h"
 #include "backend/descriptor.h"
 #include "backend/lowering.h"
+#include "backend/newer_backend_names.h"
 #include "core/error.h"
 #include "graph/graph.h"
 #include "plan/notes.h"
@@ -28,11 +29,11 @@ Descriptor make_operation(Lowering &lowering, const Node &node, cudnnBackendDesc
   }
 }
 
-cudnnMoeGroupedMatmulMode_t mode_of(cudnnfe_moe_grouped_matmul_mode_t mode) {
+newer::MoeGroupedMatmulMode mode_of(cudnnfe_moe_grouped_matmul_mode_t mode) {
   switch (mode) {
-    case CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER: return CUDNN_MOE_GROUPED_MATMUL_MODE_GATHER;
-    case CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER: return CUDNN_MOE_GROUPED_MATMUL_MODE_SCATTER;
-    default: return CUDNN_MOE_GROUPED_MATMUL_MODE_NONE;
+    case CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER: return newer::kMoeGather;
+    case CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER: return newer::kMoeScatter;
+    default: return newer::kMoeNone;
   }
 }
 
@@ -43,42 +44,33 @@ void set_tensor(Lowering &lowering, Descriptor &op, cudnnBackendAttributeName_t 
 
 void lower_forward(Lowering &lowering, const Node &node) {
   const MoeGroupedMatmulAttrs &a = node.as<MoeGroupedMatmulAttrs>();
-  Descriptor op =
-      make_operation(lowering, node, CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR,
-                     "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR");
-  set_attribute(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE,
-                CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE, mode_of(a.mode), "the routing mode");
-  op.set_data_type(CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC, to_cudnn(node.compute_dtype));
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_DESC, node.inputs[0]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_WEIGHT_DESC, node.inputs[1]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC,
-             node.inputs[2]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC, node.outputs[0]);
+  Descriptor op = make_operation(lowering, node, newer::kMoeGroupedMatmulDescriptor,
+                                 "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR");
+  set_attribute(op, newer::kMoeMode, newer::kTypeMoeGroupedMatmulMode, mode_of(a.mode),
+                "the routing mode");
+  op.set_data_type(newer::kMoeMathPrec, to_cudnn(node.compute_dtype));
+  set_tensor(lowering, op, newer::kMoeToken, node.inputs[0]);
+  set_tensor(lowering, op, newer::kMoeWeight, node.inputs[1]);
+  set_tensor(lowering, op, newer::kMoeFirstTokenOffset, node.inputs[2]);
+  set_tensor(lowering, op, newer::kMoeOutput, node.outputs[0]);
   if (a.mode != CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE)
-    set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC,
-               node.inputs[3]);
+    set_tensor(lowering, op, newer::kMoeTokenIndex, node.inputs[3]);
   if (a.mode == CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER) {
-    set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC, node.inputs[4]);
-    set_attribute(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, a.top_k,
-                  "top_k");
+    set_tensor(lowering, op, newer::kMoeTokenKs, node.inputs[4]);
+    set_attribute(op, newer::kMoeTopK, CUDNN_TYPE_INT32, a.top_k, "top_k");
   }
   add_operation_named(lowering, std::move(op),
                       cat(Graph::label(node), ": cuDNN's MoE grouped matmul operation"));
 }
 
 void lower_backward(Lowering &lowering, const Node &node) {
-  Descriptor op =
-      make_operation(lowering, node, CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR,
-                     "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR");
-  op.set_data_type(CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_MATH_PREC,
-                   to_cudnn(node.compute_dtype));
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_TOKEN_DESC, node.inputs[1]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DWEIGHT_DESC,
-             node.outputs[0]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_FIRST_TOKEN_OFFSET_DESC,
-             node.inputs[2]);
-  set_tensor(lowering, op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC,
-             node.inputs[0]);
+  Descriptor op = make_operation(lowering, node, newer::kMoeGroupedMatmulBwdDescriptor,
+                                 "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR");
+  op.set_data_type(newer::kMoeBwdMathPrec, to_cudnn(node.compute_dtype));
+  set_tensor(lowering, op, newer::kMoeBwdToken, node.inputs[1]);
+  set_tensor(lowering, op, newer::kMoeBwdDweight, node.outputs[0]);
+  set_tensor(lowering, op, newer::kMoeBwdFirstTokenOffset, node.inputs[2]);
+  set_tensor(lowering, op, newer::kMoeBwdDoutput, node.inputs[0]);
   add_operation_named(lowering, std::move(op),
                       cat(Graph::label(node), ": cuDNN's MoE grouped matmul backward operation"));
 }

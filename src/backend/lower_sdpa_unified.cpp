@@ -8,6 +8,7 @@
 #include "backend/attention_masks.h"
 #include "backend/attribute_util.h"
 #include "backend/lowering.h"
+#include "backend/newer_backend_names.h"
 #include "plan/notes.h"
 
 namespace cudnnfe::backend {
@@ -85,15 +86,13 @@ void lower_sdpa_unified(Lowering &lowering, const Node &node) {
   set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, attention.attn_scale());
   if (s.block_mask)
     set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_BLOCK_MASK_DESC, lowering.tensor(s.block_mask));
-  if (s.page_table_k)
-    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_KDESC, lowering.tensor(s.page_table_k));
-  if (s.page_table_v)
-    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_VDESC, lowering.tensor(s.page_table_v));
+  if (s.page_table_k) set(op, newer::kSdpaFwdPageTableK, lowering.tensor(s.page_table_k));
+  if (s.page_table_v) set(op, newer::kSdpaFwdPageTableV, lowering.tensor(s.page_table_v));
   // The operation applies the padding mask when both lengths are given;
   // max_seq_len_kv needs no attribute (s_kv is the node's).
   if (attention.padded()) {
-    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC, attention.seq_len_q());
-    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC, attention.seq_len_kv());
+    set(op, newer::kSdpaFwdSeqLenQ, attention.seq_len_q());
+    set(op, newer::kSdpaFwdSeqLenKv, attention.seq_len_kv());
   }
   add_operation_named(lowering, std::move(op), "SDPA_FWD (unified)");
 }
