@@ -25,9 +25,6 @@ __all__ = ["AttentionOps"]
 _FEATURES = {
     "block_mask": "block-sparse attention masks",
     "rng_dump": "dumping the dropout mask",
-    "paged_attention_k_table": "paged attention",
-    "paged_attention_v_table": "paged attention",
-    "paged_attention_max_seq_len_kv": "paged attention",
     "score_mod": "score modification callbacks",
     "score_mod_bprop": "score modification callbacks",
     "fn": "score modification callbacks",
@@ -167,6 +164,15 @@ class AttentionOps:
         _ragged.mark_read(self, dO)
         return offsets
 
+    def _paged_options(self, o: Any, node: str, k_table: Any, v_table: Any,
+                       max_seq_len_kv: Any) -> None:
+        """Paged K/V caches: k or v is a page container read through its page table
+        (``page_table_k``/``page_table_v``, ``max_seq_len_kv``; docs/attention.md)."""
+        o.page_table_k = self._operand(k_table, node, "paged_attention_k_table", optional=True)
+        o.page_table_v = self._operand(v_table, node, "paged_attention_v_table", optional=True)
+        if max_seq_len_kv is not None:
+            o.max_seq_len_kv = _int(max_seq_len_kv, f"{node}: paged_attention_max_seq_len_kv")
+
     @staticmethod
     def _bias_argument(node: str, bias: Any, attn_bias: Any) -> Any:
         if bias is not None and attn_bias is not None:
@@ -214,21 +220,21 @@ class AttentionOps:
                 (sliding window) around each row's diagonal.
             use_alibi_mask: ALiBi with cudnn-frontend's slopes (needs a causal
                 top-left mask).
+            paged_attention_k_table, paged_attention_v_table: page tables
+                (INT32 ``[b, 1, pages, 1]``) making k / v page containers
+                ``[num_pages, h_kv, page_size, d]``; need use_padding_mask.
+                paged_attention_max_seq_len_kv: the logical s_kv.
             dropout: ``(probability, seed, offset)`` with one-element INT64
                 seed and offset tensors (or Python ints: scalars), or
                 ``(mask, scale)``; or a probability with ``dropout_seed=`` and
                 ``dropout_offset=``.
 
-        block_mask, paged attention, score_mod, score_max, score_sum_exp,
+        block_mask, score_mod, score_max, score_sum_exp,
         sink_token, rng_dump, implementation and unfuse_fma are not offered by
         the C ABI: giving them raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa", name)
-        _refuse(node, dict(block_mask=block_mask, rng_dump=rng_dump,
-                           paged_attention_k_table=paged_attention_k_table,
-                           paged_attention_v_table=paged_attention_v_table,
-                           paged_attention_max_seq_len_kv=paged_attention_max_seq_len_kv,
-                           score_mod=score_mod, implementation=implementation,
+        _refuse(node, dict(block_mask=block_mask, rng_dump=rng_dump, score_mod=score_mod, implementation=implementation,
                            score_max=score_max, score_sum_exp=score_sum_exp,
                            sink_token=sink_token, unfuse_fma=unfuse_fma))
         bias = self._bias_argument(node, bias, attn_bias)
@@ -255,6 +261,8 @@ class AttentionOps:
                            alignment=diagonal_alignment, use_alibi_mask=use_alibi_mask,
                            left_name="diagonal_band_left_bound")
         self._dropout_options(o, node, dropout, dropout_seed, dropout_offset, backward=False)
+        self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
+                            paged_attention_max_seq_len_kv)
         out_o = ffi.new("int64_t *")
         out_s = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))

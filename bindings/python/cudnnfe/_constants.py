@@ -58,7 +58,7 @@ class FoldedConstant:
 
     __slots__ = ("tensor", "name", "value", "dropped")
 
-    def __init__(self, tensor: "Tensor", name: str, value: float) -> None:
+    def __init__(self, tensor: "Tensor", name: str, value: Optional[float]) -> None:
         self.tensor = tensor
         self.name = name
         self.value = value
@@ -70,6 +70,19 @@ class FoldedConstant:
             del g._tensors[self.tensor._uid]
         self.tensor._uid = -abs(self.tensor._uid)
         self.dropped = True
+
+
+def _known_value(folded: FoldedConstant, node: str, port: str) -> float:
+    if folded.value is None:
+        raise ValueError(f"{node}: {port} is tensor {folded.name!r}, an input no op read when "
+                         "the graph was validated, so it left the graph; make a new tensor")
+    return folded.value
+
+
+def record_unread(g: "pygraph", tensor: "Tensor") -> None:
+    """``tensor``, a graph input no op reads, leaves the graph (:func:`cudnnfe._rewrite.finalize`);
+    its binding at execute is then accepted and ignored."""
+    g._folded[tensor._uid] = FoldedConstant(tensor, tensor.get_name(), None)
 
 
 def _not_offered(node: str, port: str, why: str) -> NotOfferedError:
@@ -95,11 +108,11 @@ def constant_value(g: "pygraph", value: Any, node: str, port: str) -> Optional[f
             raise ValueError(f"{node}: {port} is a tensor of another graph")
         known = g._folded.get(value._uid) if value._uid > 0 else None
         if known is not None:
-            return known.value
+            return _known_value(known, node, port)
         if value._uid < 0:  # folded and dropped earlier (keyed by its old UID)
             for folded in g._folded.values():
                 if folded.tensor is value:
-                    return folded.value
+                    return _known_value(folded, node, port)
         kind = value.get_kind()
         if kind == tensor_kind.SCALAR:
             from . import _rewrite
@@ -147,6 +160,8 @@ def is_folded_binding(g: "pygraph", key: Any, array: Any) -> bool:
             break
     if found is None:
         return False
+    if found.value is None:  # an input no op read (_rewrite.finalize): nothing to check
+        return True
     number = host_scalar(array)
     if number is not None and number != found.value and not (
             math.isnan(number) and math.isnan(found.value)):

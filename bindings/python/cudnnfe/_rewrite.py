@@ -11,7 +11,12 @@ in place:
   (:mod:`cudnnfe._constants`), and the input tensor, which no op reads,
   must leave the graph before validation refuses it;
 * create a reshape without its new dims and set them on the output later
-  (``y = graph.reshape(x); y.set_dim(dims)``).
+  (``y = graph.reshape(x); y.set_dim(dims)``);
+* create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``
+  next to a backward that takes no epsilon) and bind it at execute: cudnn-frontend's
+  graph holds only the tensors its nodes use, so such an input is not part of it.
+  Here it leaves the C graph before validation (which refuses unread inputs) and
+  its binding is accepted and ignored, as a folded constant's.
 
 Each is done here by editing the graph description (``docs/graph-json.md``:
 :meth:`pygraph.serialize`), loading it into a fresh C graph and adopting
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Dict, List
+
+from . import _constants
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
@@ -97,7 +104,8 @@ def finalize(g: "pygraph") -> None:
     inputs folded into an op as a number (:mod:`cudnnfe._constants`) that no
     op reads leave the graph. A no-op (no C call) when nothing is pending.
     """
-    if not g._pending_reshapes and all(f.dropped for f in g._folded.values()):
+    if not g._pending_reshapes and all(f.dropped for f in g._folded.values()) and \
+            not _may_have_unread_inputs(g):
         return
     doc = _load(g)
     entries = {t["uid"]: t for t in doc["tensors"]}
@@ -117,6 +125,12 @@ def finalize(g: "pygraph") -> None:
             continue
         if entry is not None and entry["kind"] == "input" and uid not in read:
             dropped.append(uid)
+    if doc["nodes"]:  # a graph without ops keeps its inputs (validation names them)
+        for entry in doc["tensors"]:
+            uid = entry["uid"]
+            if entry["kind"] == "input" and uid not in read and uid not in g._folded:
+                _constants.record_unread(g, g._wrap(uid))
+                dropped.append(uid)
     if dropped:
         doc["tensors"] = [t for t in doc["tensors"] if t["uid"] not in dropped]
         changed = True
@@ -124,6 +138,12 @@ def finalize(g: "pygraph") -> None:
         _store(g, doc)
     for uid in dropped:
         g._folded[uid].drop(g)
+
+
+def _may_have_unread_inputs(g: "pygraph") -> bool:
+    """False when every tensor the Python side made as an input is known to be read
+    (the cheap test that spares a graph description round trip)."""
+    return any(t._role == "input" and t._uid > 0 for t in g._tensors.values())
 
 
 def scalar_value(g: "pygraph", uid: int) -> float:
