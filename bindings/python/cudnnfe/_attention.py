@@ -168,6 +168,14 @@ class AttentionOps:
                        max_seq_len_kv: Any) -> None:
         """Paged K/V caches: k or v is a page container read through its page table
         (``page_table_k``/``page_table_v``, ``max_seq_len_kv``; docs/attention.md)."""
+        for keyword, table in (("paged_attention_k_table", k_table),
+                               ("paged_attention_v_table", v_table)):
+            if _ragged.offset_of(table) is not None:
+                raise NotOfferedError(
+                    f"{node}: {keyword} {table.get_name()!r} has ragged offsets; a ragged "
+                    "(packed) page table is not offered by the cudnnfe C ABI: give each "
+                    "batch the same number of table slots (entries past seq_len_kv are "
+                    "not read)")
         o.page_table_k = self._operand(k_table, node, "paged_attention_k_table", optional=True)
         o.page_table_v = self._operand(v_table, node, "paged_attention_v_table", optional=True)
         if max_seq_len_kv is not None:

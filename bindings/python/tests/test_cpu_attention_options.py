@@ -108,6 +108,10 @@ def test_paged_cache_errors_name_the_option(qkv, rng):
         g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)  # needs the padding mask
     with pytest.raises(TypeError, match="paged_attention_max_seq_len_kv"):
         g.sdpa(tq, tck, tv, paged_attention_max_seq_len_kv="16")
+    offsets = g.tensor(dim=[B + 1, 1, 1, 1], data_type=data_type.INT32)
+    ttk.set_ragged_offset(offsets)  # cudnn-frontend's sample 53 packs its page tables
+    with pytest.raises(cudnnfe.NotOfferedError, match="ragged .packed. page table"):
+        g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)
 
 
 @pytest.mark.parametrize("band", [
