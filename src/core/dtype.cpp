@@ -18,6 +18,8 @@ constexpr DtypeInfo kDtypes[] = {
     {CUDNNFE_DTYPE_INT32, "INT32", 4},       {CUDNNFE_DTYPE_INT64, "INT64", 8},
     {CUDNNFE_DTYPE_BOOLEAN, "BOOLEAN", 1},   {CUDNNFE_DTYPE_UINT8, "UINT8", 1},
     {CUDNNFE_DTYPE_DOUBLE, "DOUBLE", 8},     {CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0", 1},
+    // Bit-packed: 1 is the bound a buffer needs per element, not the exact size.
+    {CUDNNFE_DTYPE_BOOLEAN_PACKED, "BOOLEAN_PACKED", 1},
 };
 
 const DtypeInfo *find(cudnnfe_dtype_t dtype) {

@@ -44,6 +44,8 @@ typedef int32_t cudnnfe_dtype_t;
 
 #define CUDNNFE_DTYPE_FP8_E8M0 12
 
+#define CUDNNFE_DTYPE_BOOLEAN_PACKED 13
+
 typedef int32_t cudnnfe_target_t;
 
 #define CUDNNFE_TARGET_AUTO 0
@@ -854,6 +856,7 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_DTYPE_UINT8':                                   10,
     'CUDNNFE_DTYPE_DOUBLE':                                  11,
     'CUDNNFE_DTYPE_FP8_E8M0':                                12,
+    'CUDNNFE_DTYPE_BOOLEAN_PACKED':                          13,
     'CUDNNFE_TARGET_AUTO':                                   0,
     'CUDNNFE_TARGET_GPU':                                    1,
     'CUDNNFE_TARGET_CPU_REFERENCE':                          2,

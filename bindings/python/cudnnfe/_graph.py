@@ -46,7 +46,8 @@ from ._quantize import QuantizeOps
 from ._sampling import SamplingOps
 from ._tensor import Tensor
 from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
-                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string)
+                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string,
+                    _tensor_dtype)
 from ._util import Number  # noqa: F401  (re-exported, as before the split)
 
 __all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
@@ -341,8 +342,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         out = ffi.new("int64_t *")
         shared = name is not None and self._c_name_holder(name) is not None
         self._check(lib.cudnnfe_graph_add_tensor(
-            self._ptr, _cstr(None if shared else name, "name"), _dtype(data_type, "data_type"),
-            len(d), ffi.new("int64_t[]", d), s, out))
+            self._ptr, _cstr(None if shared else name, "name"),
+            _tensor_dtype(data_type, "data_type"), len(d), ffi.new("int64_t[]", d), s, out))
         self._validated = False
         t = self._wrap(int(out[0]), "input")
         if shared:  # a name another tensor holds: as cudnn-frontend, allowed (set_name)
@@ -1435,6 +1436,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         return info
 
     def _check_array(self, spec: _Spec, info: ArrayInfo, tgt: int) -> None:
+        if spec.dtype == data_type.BOOLEAN_PACKED:
+            _check_packed_array(spec, info)
+            return self._check_device(spec, info, tgt)
         if info.dtype != spec.dtype:
             got = info.dtype.name if info.dtype is not None else "unsupported"
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is "
@@ -2083,6 +2087,26 @@ def _is_scratch_buffer(info: ArrayInfo, spec: _Spec) -> bool:
     instead: reading them so would more likely hide a mistake than serve a purpose."""
     return (spec.output and math.prod(info.shape) > math.prod(spec.dims)
             and _span(info.shape, info.strides) >= _span(spec.dims, spec.strides) > 0)
+
+
+_BYTE_TYPES = (data_type.BOOLEAN, data_type.UINT8, data_type.INT8)
+
+
+def _check_packed_array(spec: _Spec, info: ArrayInfo) -> None:
+    """A bit-packed boolean tensor (8 elements a byte, least significant bit first, as cuDNN
+    writes them) takes any array of one-byte elements spanning ceil(span / 8) bytes: a bool
+    array of the tensor's shape, or a uint8 array of the packed size, as cudnn-frontend's
+    samples allocate it."""
+    need = -(-_span(spec.dims, spec.strides) // 8)
+    if info.dtype not in _BYTE_TYPES:
+        raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is bit-packed "
+                         f"BOOLEAN; its array must have one-byte elements (bool, uint8 or "
+                         f"int8), not {info.type_name}")
+    have = _span(info.shape, info.strides)
+    if have < need:
+        raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is bit-packed "
+                         f"BOOLEAN {list(spec.dims)} with strides {list(spec.strides)}: it "
+                         f"needs {need} bytes but its array {list(info.shape)} spans {have}")
 
 
 def _span_note(info: ArrayInfo, spec: _Spec) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 from ._enums import data_type, tensor_kind, tensor_reordering
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
-from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _dtype, _ints, _py_uid, _string
+from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _ints, _py_uid, _string, _tensor_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
@@ -53,7 +53,8 @@ class Tensor:
     def set_data_type(self, dtype: DType) -> "Tensor":
         """Override the tensor's data type (a :class:`data_type`, or a NumPy/torch dtype)."""
         g = self._graph
-        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid, _dtype(dtype, "data type")))
+        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid,
+                                              _tensor_dtype(dtype, "data type")))
         return self
 
     def set_dim(self, dims: Sequence[int]) -> "Tensor":

@@ -31,6 +31,7 @@ pub const CUDNNFE_DTYPE_BOOLEAN: cudnnfe_dtype_t = 9;
 pub const CUDNNFE_DTYPE_UINT8: cudnnfe_dtype_t = 10;
 pub const CUDNNFE_DTYPE_DOUBLE: cudnnfe_dtype_t = 11;
 pub const CUDNNFE_DTYPE_FP8_E8M0: cudnnfe_dtype_t = 12;
+pub const CUDNNFE_DTYPE_BOOLEAN_PACKED: cudnnfe_dtype_t = 13;
 pub const CUDNNFE_TARGET_AUTO: cudnnfe_target_t = 0;
 pub const CUDNNFE_TARGET_GPU: cudnnfe_target_t = 1;
 pub const CUDNNFE_TARGET_CPU_REFERENCE: cudnnfe_target_t = 2;
