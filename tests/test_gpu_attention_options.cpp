@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_tensor_data.h"
 #include "gpu_test_support.h"
 #include "gpu_util.h"
 #include "harness.h"
@@ -59,9 +60,6 @@ bool on_cpu() {
     if (!on_cpu()) REQUIRE_GPU(); \
   } while (0)
 
-using Dims = std::vector<int64_t>;
-using Bytes = std::vector<unsigned char>;
-
 constexpr double kRtol = 2e-2;
 constexpr double kBf16GradRtol = 7e-2;
 constexpr cudnnfe_dtype_t kTypes[] = {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16};
@@ -85,141 +83,6 @@ std::map<std::string, Worst> &worst_by_output() {
 std::vector<std::string> &refusals() {
   static std::vector<std::string> list;
   return list;
-}
-
-// ---------------------------------------------------------------------------
-// Tensors on the host
-
-struct TensorInfo {
-  int64_t uid = 0;
-  std::string name;
-  cudnnfe_dtype_t dtype = CUDNNFE_DTYPE_NOT_SET;
-  Dims dims, strides;
-  size_t bytes = 0;
-  bool is_output = false;
-  // "O", "stats", "dQ", ... for op outputs ("<node>::<port>"); the name
-  // for inputs.
-  std::string port() const { return name.substr(name.rfind(':') + 1); }
-};
-
-TensorInfo describe(cudnnfe_graph_t *g, int64_t uid) {
-  TensorInfo t;
-  t.uid = uid;
-  int64_t dims[CUDNNFE_MAX_DIMS], strides[CUDNNFE_MAX_DIMS];
-  int32_t rank = 0;
-  ok(cudnnfe_tensor_get_shape(g, uid, dims, strides, CUDNNFE_MAX_DIMS, &rank),
-     "cudnnfe_tensor_get_shape");
-  t.dims.assign(dims, dims + rank);
-  t.strides.assign(strides, strides + rank);
-  ok(cudnnfe_tensor_get_dtype(g, uid, &t.dtype), "cudnnfe_tensor_get_dtype");
-  const char *name = nullptr;
-  ok(cudnnfe_tensor_get_name(g, uid, &name), "cudnnfe_tensor_get_name");
-  t.name = name;
-  int64_t span = 1;
-  for (size_t i = 0; i < t.dims.size(); ++i) span += (t.dims[i] - 1) * t.strides[i];
-  t.bytes = static_cast<size_t>(span) * cudnnfe_dtype_size(t.dtype);
-  return t;
-}
-
-// Calls f(offset, index) for every logical element in row-major order.
-template <class F>
-void for_each_element(const TensorInfo &t, F f) {
-  Dims index(t.dims.size(), 0);
-  int64_t count = 1;
-  for (int64_t d : t.dims) count *= d;
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < index.size(); ++i) offset += index[i] * t.strides[i];
-    f(offset, index);
-    for (int i = static_cast<int>(index.size()) - 1; i >= 0; --i) {
-      if (++index[i] < t.dims[i]) break;
-      index[i] = 0;
-    }
-  }
-}
-
-double element(const TensorInfo &t, const Bytes &b, int64_t offset) {
-  return gpu::load(t.dtype, b.data() + offset * cudnnfe_dtype_size(t.dtype));
-}
-
-void set_element(const TensorInfo &t, Bytes &b, int64_t offset, double v) {
-  gpu::store(t.dtype, b.data() + offset * cudnnfe_dtype_size(t.dtype), v);
-}
-
-// Copies the logical elements of `src` into `dst` (same dims; any layouts
-// and types).
-void copy_elements(const TensorInfo &src, const Bytes &from, const TensorInfo &dst, Bytes &to) {
-  std::vector<double> values;
-  for_each_element(src,
-                   [&](int64_t off, const Dims &) { values.push_back(element(src, from, off)); });
-  size_t i = 0;
-  for_each_element(dst, [&](int64_t off, const Dims &) { set_element(dst, to, off, values[i++]); });
-}
-
-uint32_t seed_of(const std::string &label) {
-  uint32_t h = 2166136261u;
-  for (char c : label) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
-  return h;
-}
-
-Bytes random_bytes(const TensorInfo &t, double lo, double hi, std::mt19937 &rng) {
-  Bytes bytes(t.bytes);
-  std::uniform_real_distribution<double> uniform(lo, hi);
-  const size_t size = cudnnfe_dtype_size(t.dtype);
-  for (size_t i = 0; i * size < bytes.size(); ++i)
-    gpu::store(t.dtype, bytes.data() + i * size, uniform(rng));
-  return bytes;
-}
-
-std::string dims_text(const Dims &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-struct Errors {
-  double max_abs = 0, max_rel = 0;
-  int64_t bad = 0, compared = 0;
-  std::string first_bad;
-};
-
-// Compares the elements `region` selects (all when empty).
-Errors compare(const TensorInfo &t, const Bytes &got, const Bytes &want, double rtol,
-               const std::function<bool(const Dims &)> &region) {
-  double scale = 0;
-  for_each_element(t, [&](int64_t off, const Dims &index) {
-    if (region && !region(index)) return;
-    const double r = element(t, want, off);
-    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
-  });
-  Errors e;
-  for_each_element(t, [&](int64_t off, const Dims &index) {
-    if (region && !region(index)) return;
-    ++e.compared;
-    const double g = element(t, got, off), r = element(t, want, off);
-    bool good;
-    double err = 0;
-    if (std::isnan(r) || std::isnan(g)) {
-      good = std::isnan(r) && std::isnan(g);
-      err = good ? 0 : INFINITY;
-    } else if (std::isinf(r) || std::isinf(g)) {
-      good = r == g;
-      err = good ? 0 : INFINITY;
-    } else {
-      err = std::fabs(g - r);
-      good = err <= rtol * (std::fabs(r) + 0.1 * scale);
-      if (std::fabs(r) >= 1e-2 * scale && std::fabs(r) > 0)
-        e.max_rel = std::max(e.max_rel, err / std::fabs(r));
-    }
-    e.max_abs = std::max(e.max_abs, err);
-    if (!good && e.bad++ == 0) {
-      char buf[200];
-      std::snprintf(buf, sizeof(buf), "index %s: gpu %.6g, cpu %.6g", dims_text(index).c_str(), g,
-                    r);
-      e.first_bad = buf;
-    }
-  });
-  return e;
 }
 
 // ---------------------------------------------------------------------------
@@ -607,7 +470,7 @@ void fill_inputs(const Case &c, GpuGraph &gg, const std::string &label) {
   for (const TensorInfo &t : gg.tensors()) {
     if (t.is_output) continue;
     Bytes &b = gg.host(t.uid);
-    b = random_bytes(t, -1.0, 1.0, rng);
+    b = random_bytes(t, Fill{-1.0, 1.0}, rng);
     fill_options(c, t, b);
   }
 }
@@ -716,7 +579,7 @@ void run_case(Pass pass, const Case &c, cudnnfe_dtype_t dt) {
       if (run == 0) first[uid] = got;
       if (pass == Pass::kForward && t.port() == "O" && !c.compare_o) continue;
       const double rtol = rtol_for(t.port(), dt);
-      Errors e = compare(t, got, want[uid].second, rtol, region(c, t));
+      Errors e = compare(t, got, want[uid].second, rtol, NonFinite::kMustMatch, region(c, t));
       (void)differs;
       if (run == 0 || e.bad || guard_hits)
         std::printf(
@@ -1033,7 +896,7 @@ bool identity_setup(IdentityRun &r, cudnnfe_dtype_t dt) {
   for (const TensorInfo &t : r.gg.tensors()) {
     if (t.is_output) continue;
     Bytes &b = r.gg.host(t.uid);
-    b = random_bytes(t, -0.5, 0.5, rng);
+    b = random_bytes(t, Fill{-0.5, 0.5}, rng);
     fill_options(c, t, b);
   }
   const TensorInfo &v = r.gg.info(r.u.v);
@@ -1053,8 +916,8 @@ bool identity_setup(IdentityRun &r, cudnnfe_dtype_t dt) {
   r.o_info = r.gg.info(r.u.o);
   // The stats are those without dropout.
   r.gg.run();
-  Errors e =
-      compare(r.gg.info(r.u.stats), r.gg.host(r.u.stats), results[cu.stats].second, kRtol, {});
+  Errors e = compare(r.gg.info(r.u.stats), r.gg.host(r.u.stats), results[cu.stats].second, kRtol,
+                     NonFinite::kMustMatch);
   std::printf("  %-52s stats   max_abs %.2e max_rel %.2e (dropout leaves them alone)%s\n",
               c.name.c_str(), e.max_abs, e.max_rel, e.bad ? "  MISMATCH" : "");
   if (e.bad) {
@@ -1254,7 +1117,8 @@ TEST(gpu_attention_dropout_drawn_matches_its_mask) {
         for (size_t i = 0; i < outs.size(); ++i) {
           const TensorInfo &t = gg.info(outs[i]);
           const double rtol = rtol_for(t.port(), dt);
-          Errors e = compare(t, gg.host(outs[i]), want[cpu_outs[i]].second, rtol, {});
+          Errors e =
+              compare(t, gg.host(outs[i]), want[cpu_outs[i]].second, rtol, NonFinite::kMustMatch);
           std::printf("  %-52s %-7s max_abs %.2e max_rel %.2e (rtol %.0e) plan %s%s\n",
                       full.c_str(), t.port().c_str(), e.max_abs, e.max_rel, rtol, gg.plan().c_str(),
                       e.bad ? "  MISMATCH" : "");

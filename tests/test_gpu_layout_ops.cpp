@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_tensor_data.h"
 #include "gpu_test_support.h"
 #include "gpu_util.h"
 #include "harness.h"
@@ -39,9 +40,6 @@ using namespace gpu_test;
   setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
   return true;
 }();
-
-using Dims = std::vector<int64_t>;
-using Bytes = std::vector<unsigned char>;
 
 constexpr size_t kGuardBytes = 512;
 constexpr unsigned char kGuardByte = 0x5a;
@@ -59,65 +57,6 @@ std::vector<std::string> &accepted() {
 // ---------------------------------------------------------------------------
 // Host tensors
 
-struct TensorInfo {
-  int64_t uid = 0;
-  std::string name;
-  cudnnfe_dtype_t dtype = CUDNNFE_DTYPE_NOT_SET;
-  Dims dims, strides;
-  size_t bytes = 0;
-  bool is_output = false;
-};
-
-TensorInfo describe(cudnnfe_graph_t *g, int64_t uid) {
-  TensorInfo t;
-  t.uid = uid;
-  int64_t dims[CUDNNFE_MAX_DIMS], strides[CUDNNFE_MAX_DIMS];
-  int32_t rank = 0;
-  ok(cudnnfe_tensor_get_shape(g, uid, dims, strides, CUDNNFE_MAX_DIMS, &rank),
-     "cudnnfe_tensor_get_shape");
-  t.dims.assign(dims, dims + rank);
-  t.strides.assign(strides, strides + rank);
-  ok(cudnnfe_tensor_get_dtype(g, uid, &t.dtype), "cudnnfe_tensor_get_dtype");
-  const char *name = nullptr;
-  ok(cudnnfe_tensor_get_name(g, uid, &name), "cudnnfe_tensor_get_name");
-  t.name = name;
-  int64_t span = 1;
-  for (size_t i = 0; i < t.dims.size(); ++i) span += (t.dims[i] - 1) * t.strides[i];
-  t.bytes = static_cast<size_t>(span) * cudnnfe_dtype_size(t.dtype);
-  return t;
-}
-
-template <class F>
-void for_each_offset(const TensorInfo &t, F f) {
-  Dims index(t.dims.size(), 0);
-  int64_t count = 1;
-  for (int64_t d : t.dims) count *= d;
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < index.size(); ++i) offset += index[i] * t.strides[i];
-    f(offset);
-    for (int i = static_cast<int>(index.size()) - 1; i >= 0; --i) {
-      if (++index[i] < t.dims[i]) break;
-      index[i] = 0;
-    }
-  }
-}
-
-uint32_t seed_of(const std::string &label) {
-  uint32_t h = 2166136261u;
-  for (char c : label) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
-  return h;
-}
-
-Bytes random_bytes(const TensorInfo &t, std::mt19937 &rng) {
-  Bytes bytes(t.bytes);
-  const size_t size = cudnnfe_dtype_size(t.dtype);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (size_t i = 0; i * size < bytes.size(); ++i)
-    gpu::store(t.dtype, bytes.data() + i * size, uniform(rng));
-  return bytes;
-}
-
 // Distinct values (k - n/2) / 256 in shuffled order: exact in HALF for
 // n < 4096, so pooling maxima and their indices are unique.
 void fill_distinct(const TensorInfo &t, Bytes &bytes, std::mt19937 &rng) {
@@ -130,53 +69,6 @@ void fill_distinct(const TensorInfo &t, Bytes &bytes, std::mt19937 &rng) {
   const double half = static_cast<double>(offsets.size()) / 2;
   for (size_t i = 0; i < offsets.size(); ++i)
     gpu::store(t.dtype, &bytes[offsets[i] * size], (static_cast<double>(values[i]) - half) / 256);
-}
-
-struct Errors {
-  double max_abs = 0;
-  int64_t bad = 0;
-  std::string first_bad;
-};
-
-// |gpu - cpu| <= rtol * (|cpu| + 0.1 * max|cpu|); rtol 0 demands equality.
-Errors compare(const TensorInfo &t, const Bytes &got, const Bytes &want, double rtol) {
-  const size_t size = cudnnfe_dtype_size(t.dtype);
-  double scale = 0;
-  for_each_offset(t, [&](int64_t off) {
-    const double r = gpu::load(t.dtype, want.data() + off * size);
-    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
-  });
-  Errors e;
-  for_each_offset(t, [&](int64_t off) {
-    const double g = gpu::load(t.dtype, got.data() + off * size);
-    const double r = gpu::load(t.dtype, want.data() + off * size);
-    bool good;
-    double err;
-    if (std::isnan(r) || std::isnan(g)) {
-      good = std::isnan(r) && std::isnan(g);
-      err = good ? 0 : INFINITY;
-    } else if (std::isinf(r) || std::isinf(g)) {
-      good = r == g;
-      err = good ? 0 : INFINITY;
-    } else {
-      err = std::fabs(g - r);
-      good = err <= rtol * (std::fabs(r) + 0.1 * scale);
-    }
-    e.max_abs = std::max(e.max_abs, err);
-    if (!good && e.bad++ == 0) {
-      char buf[160];
-      std::snprintf(buf, sizeof(buf), "offset %lld: gpu %.6g, cpu %.6g",
-                    static_cast<long long>(off), g, r);
-      e.first_bad = buf;
-    }
-  });
-  return e;
-}
-
-std::string dims_text(const Dims &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
 }
 
 // NHWC strides of logical NCHW dims.
@@ -285,7 +177,7 @@ void run_case(const std::string &label, cudnnfe_dtype_t io, const Builder &build
     if (t.is_output) {
       host[i] = Bytes(t.bytes, 0);
     } else {
-      host[i] = random_bytes(t, rng);
+      host[i] = random_bytes(t, Fill{}, rng);
       if (std::count(spec.distinct.begin(), spec.distinct.end(), uids[i]))
         fill_distinct(t, host[i], rng);
     }
@@ -335,7 +227,7 @@ void run_case(const std::string &label, cudnnfe_dtype_t io, const Builder &build
         guard_hits += (all[j] != kGuardByte) + (all[all.size() - 1 - j] != kGuardByte);
       Bytes got(all.begin() + kGuardBytes, all.end() - kGuardBytes);
       const double rtol = spec.rtol[t.uid];
-      Errors e = compare(t, got, host[i], rtol);
+      Errors e = compare(t, got, host[i], rtol, NonFinite::kMustMatch);
       if (run == 0 || e.bad || guard_hits)
         std::printf("  %-40s %-28s max_abs %.2e (rtol %.0e) plan %s%s%s%s\n", full.c_str(),
                     (t.name + dims_text(t.dims)).c_str(), e.max_abs, rtol, plan,

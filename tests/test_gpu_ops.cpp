@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_tensor_data.h"
 #include "gpu_test_support.h"
 #include "gpu_util.h"
 #include "harness.h"
@@ -34,8 +35,6 @@ using namespace gpu_test;
   setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
   return true;
 }();
-
-using Dims = std::vector<int64_t>;
 
 // The tolerances of the brief: relative to each element, with an absolute
 // floor of the same fraction of the output's largest magnitude (so that
@@ -124,13 +123,6 @@ int64_t matmul(cudnnfe_graph_t *g, int64_t a, int64_t b) {
   return c;
 }
 
-// How a case fills an input.
-struct Fill {
-  double lo = -1.0, hi = 1.0;
-  bool integers = false;     // whole numbers in [lo, hi]
-  double zero_fraction = 0;  // share of exact zeros
-};
-
 struct Spec {
   std::vector<int64_t> outputs;
   std::map<int64_t, Fill> fills;
@@ -146,123 +138,6 @@ enum class Expect { kBuilds, kMayRefuse };
 
 // ---------------------------------------------------------------------------
 // Running one case on both targets
-
-struct TensorInfo {
-  int64_t uid = 0;
-  std::string name;
-  cudnnfe_dtype_t dtype = CUDNNFE_DTYPE_NOT_SET;
-  Dims dims, strides;
-  size_t bytes = 0;
-  bool is_output = false;
-};
-
-TensorInfo describe(cudnnfe_graph_t *g, int64_t uid) {
-  TensorInfo t;
-  t.uid = uid;
-  int64_t dims[CUDNNFE_MAX_DIMS], strides[CUDNNFE_MAX_DIMS];
-  int32_t rank = 0;
-  ok(cudnnfe_tensor_get_shape(g, uid, dims, strides, CUDNNFE_MAX_DIMS, &rank),
-     "cudnnfe_tensor_get_shape");
-  t.dims.assign(dims, dims + rank);
-  t.strides.assign(strides, strides + rank);
-  ok(cudnnfe_tensor_get_dtype(g, uid, &t.dtype), "cudnnfe_tensor_get_dtype");
-  const char *name = nullptr;
-  ok(cudnnfe_tensor_get_name(g, uid, &name), "cudnnfe_tensor_get_name");
-  t.name = name;
-  int64_t span = 1;
-  for (size_t i = 0; i < t.dims.size(); ++i) span += (t.dims[i] - 1) * t.strides[i];
-  t.bytes = static_cast<size_t>(span) * cudnnfe_dtype_size(t.dtype);
-  return t;
-}
-
-// Calls f(offset) for every logical element.
-template <class F>
-void for_each_offset(const TensorInfo &t, F f) {
-  Dims index(t.dims.size(), 0);
-  int64_t count = 1;
-  for (int64_t d : t.dims) count *= d;
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < index.size(); ++i) offset += index[i] * t.strides[i];
-    f(offset);
-    for (int i = static_cast<int>(index.size()) - 1; i >= 0; --i) {
-      if (++index[i] < t.dims[i]) break;
-      index[i] = 0;
-    }
-  }
-}
-
-uint32_t seed_of(const std::string &label) {
-  uint32_t h = 2166136261u;
-  for (char c : label) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
-  return h;
-}
-
-std::vector<unsigned char> random_bytes(const TensorInfo &t, const Fill &fill, std::mt19937 &rng) {
-  std::vector<unsigned char> bytes(t.bytes);
-  const size_t size = cudnnfe_dtype_size(t.dtype);
-  std::uniform_real_distribution<double> uniform(fill.lo, fill.hi);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (size_t i = 0; i * size < bytes.size(); ++i) {
-    double v = uniform(rng);
-    if (fill.integers) v = std::round(v);
-    if (fill.zero_fraction > 0 && unit(rng) < fill.zero_fraction) v = 0;
-    if (t.dtype == CUDNNFE_DTYPE_BOOLEAN) v = unit(rng) < 0.5 ? 0 : 1;
-    gpu::store(t.dtype, bytes.data() + i * size, v);
-  }
-  return bytes;
-}
-
-struct Errors {
-  double max_abs = 0, max_rel = 0;
-  int64_t bad = 0;
-  std::string first_bad;
-};
-
-Errors compare(const TensorInfo &t, const std::vector<unsigned char> &got,
-               const std::vector<unsigned char> &want, double rtol) {
-  const size_t size = cudnnfe_dtype_size(t.dtype);
-  const bool exact = t.dtype != CUDNNFE_DTYPE_FLOAT && t.dtype != CUDNNFE_DTYPE_HALF &&
-                     t.dtype != CUDNNFE_DTYPE_BFLOAT16 && t.dtype != CUDNNFE_DTYPE_DOUBLE;
-  double scale = 0;
-  for_each_offset(t, [&](int64_t off) {
-    double r = gpu::load(t.dtype, want.data() + off * size);
-    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
-  });
-  Errors e;
-  for_each_offset(t, [&](int64_t off) {
-    const double g = gpu::load(t.dtype, got.data() + off * size);
-    const double r = gpu::load(t.dtype, want.data() + off * size);
-    bool good;
-    double err = 0;
-    if (std::isnan(r) || std::isnan(g)) {
-      good = std::isnan(r) && std::isnan(g);
-      err = good ? 0 : INFINITY;
-    } else if (std::isinf(r) || std::isinf(g)) {
-      good = r == g;
-      err = good ? 0 : INFINITY;
-    } else {
-      err = std::fabs(g - r);
-      good = exact ? err == 0 : err <= rtol * (std::fabs(r) + 0.1 * scale);
-      if (std::fabs(r) >= 1e-2 * scale && std::fabs(r) > 0)
-        e.max_rel = std::max(e.max_rel, err / std::fabs(r));
-    }
-    e.max_abs = std::max(e.max_abs, err);
-    if (!good && e.bad++ == 0) {
-      char buf[160];
-      std::snprintf(buf, sizeof(buf), "offset %lld: gpu %.6g, cpu %.6g",
-                    static_cast<long long>(off), g, r);
-      e.first_bad = buf;
-    }
-  });
-  return e;
-}
-
-std::string dims_text(const Dims &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 void execute(cudnnfe_graph_t *g, const std::vector<TensorInfo> &tensors,
              const std::vector<void *> &buffers, void *workspace, size_t workspace_size,
@@ -364,7 +239,7 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
         gpu::runtime().Memcpy(got.data(), device[i].get(), t.bytes, gpu::kDeviceToHost),
         "cudaMemcpy");
     if (!err.empty()) throw Failure(err);
-    Errors e = compare(t, got, cpu_data[i], rtol);
+    Errors e = compare(t, got, cpu_data[i], rtol, NonFinite::kMustMatch, {}, true);
     std::printf("  %-44s %-22s max_abs %.2e max_rel %.2e (rtol %.0e) plan %s ws %lld%s\n",
                 full.c_str(), (t.name + dims_text(t.dims)).c_str(), e.max_abs, e.max_rel, rtol,
                 plan, static_cast<long long>(workspace_size), e.bad ? "  MISMATCH" : "");

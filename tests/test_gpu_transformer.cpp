@@ -81,20 +81,6 @@ std::vector<std::string> &refusals() {
 }
 
 // ---------------------------------------------------------------------------
-// Tensors on the host
-
-// Copies the logical elements of `src` into `dst` (same dims, any layouts
-// and types).
-void copy_elements(const TensorInfo &src, const Bytes &from, const TensorInfo &dst, Bytes &to) {
-  std::vector<double> values;
-  const size_t s = cudnnfe_dtype_size(src.dtype), d = cudnnfe_dtype_size(dst.dtype);
-  for_each_offset(src,
-                  [&](int64_t off) { values.push_back(gpu::load(src.dtype, &from[off * s])); });
-  size_t i = 0;
-  for_each_offset(dst, [&](int64_t off) { gpu::store(dst.dtype, &to[off * d], values[i++]); });
-}
-
-// ---------------------------------------------------------------------------
 // Graph construction helpers
 
 Dims packed(const Dims &dims) {

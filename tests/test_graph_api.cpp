@@ -467,3 +467,53 @@ TEST(pass_by_value_inputs) {
   CHECK_OK(cudnnfe_tensor_get_pass_by_value(loaded.g, s2, &flag));
   CHECK(flag == 1);
 }
+
+// The init functions write the defaults the header documents (they come
+// from the op schema's field lists, src/graph/op_schema.cpp).
+TEST(options_init_writes_documented_defaults) {
+  cudnnfe_pointwise_options_t p;
+  cudnnfe_pointwise_options_init(&p);
+  CHECK(p.struct_size == sizeof(p) && p.name == nullptr);
+  CHECK(p.relu_lower_clip == 0 && p.relu_upper_clip == 3.4e38 && p.relu_lower_clip_slope == 0);
+  CHECK(p.elu_alpha == 1 && p.softplus_beta == 1 && p.swish_beta == 1 && p.axis == 0);
+  cudnnfe_reduction_options_t r;
+  cudnnfe_reduction_options_init(&r);
+  CHECK(r.axes_mask == 0 && r.deterministic == 0);
+  cudnnfe_resample_options_t rs;
+  cudnnfe_resample_options_init(&rs);
+  CHECK(rs.mode == CUDNNFE_RESAMPLE_MAXPOOL && rs.padding_mode == CUDNNFE_PADDING_AUTO);
+  CHECK(rs.spatial_dims == 0 && rs.generate_index == 0);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(rs.window[i] == 2 && rs.stride[i] == 2 && rs.scale[i] == 2);
+    CHECK(rs.pre_padding[i] == 0 && rs.post_padding[i] == 0);
+  }
+  cudnnfe_rng_options_t rng;
+  cudnnfe_rng_options_init(&rng);
+  CHECK(rng.distribution == CUDNNFE_RNG_BERNOULLI && rng.bernoulli_probability == 0.5);
+  CHECK(rng.uniform_min == 0 && rng.uniform_max == 1);
+  CHECK(rng.normal_mean == 0 && rng.normal_stddev == 1 && rng.seed == 0);
+  cudnnfe_softmax_options_t sm;
+  cudnnfe_softmax_options_init(&sm);
+  CHECK(sm.generate_stats == 0);
+  cudnnfe_block_scale_options_t b;
+  cudnnfe_block_scale_options_init(&b);
+  CHECK(b.block_size == 32 && b.axis == -1 && b.transpose == 0);
+  CHECK(b.y_dtype == CUDNNFE_DTYPE_FP8_E4M3);
+  cudnnfe_sdpa_fp8_options_t f;
+  cudnnfe_sdpa_fp8_options_init(&f);
+  CHECK(f.attn_scale == 0 && f.generate_stats == 0 && f.causal_mask == 0);
+  cudnnfe_sdpa_fp8_backward_options_t fb;
+  cudnnfe_sdpa_fp8_backward_options_init(&fb);
+  CHECK(fb.attn_scale == 0 && fb.causal_mask == 0);
+}
+
+// An older caller's smaller struct: init writes only its bytes.
+TEST(options_init_stops_at_the_callers_size) {
+  cudnnfe_resample_options_t rs;
+  std::memset(&rs, 0x5a, sizeof(rs));
+  cudnnfe_resample_options_init_sized(&rs, offsetof(cudnnfe_resample_options_t, window));
+  CHECK(rs.mode == CUDNNFE_RESAMPLE_MAXPOOL && rs.spatial_dims == 0);
+  unsigned char untouched;
+  std::memcpy(&untouched, &rs.window, 1);
+  CHECK(untouched == 0x5a);
+}

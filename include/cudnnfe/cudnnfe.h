@@ -852,7 +852,7 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *graph, int64_t x,
                                            int64_t *stats);
 
 /* ------------------------------------------------------------------------ */
-/* Layout, resampling and random numbers                                    */
+/* Layout: reshape, transpose, slice, concatenate                           */
 /*                                                                          */
 /* docs/layout-ops.md describes each op's semantics and what the GPU        */
 /* (cuDNN) accepts of it.                                                   */
@@ -968,6 +968,13 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
     cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
     int64_t *y);
 
+/* ------------------------------------------------------------------------ */
+/* Resampling and random numbers                                            */
+/*                                                                          */
+/* docs/layout-ops.md describes both ops and what the GPU (cuDNN) accepts   */
+/* of them.                                                                 */
+/* ------------------------------------------------------------------------ */
+
 /* Resampling modes. Pooling takes a window over each output position
  * (floor((in + pre + post - window) / stride) + 1 positions per spatial dim);
  * upsampling multiplies each spatial dim by `scale` with half-pixel centres
@@ -1050,6 +1057,8 @@ void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *options, size_t struc
 cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, const int64_t *dims,
                                        int64_t seed, int64_t offset,
                                        const cudnnfe_rng_options_t *options, int64_t *y);
+
+/* ------------------------------------------------------------------------ */
 /* FP8 attention                                                            */
 /*                                                                          */
 /* Attention on FP8 q, k, v with per-tensor scaling, as cudnn-frontend's    */

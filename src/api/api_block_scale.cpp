@@ -1,16 +1,14 @@
 // Block-scale (microscaling) quantize and dequantize in the C API.
 #include "api/guard.h"
 #include "core/dtype.h"
+#include "graph/op_schema.h"
 
 using namespace cudnnfe;
 
 void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *o, size_t struct_size) {
+  // Quantize's fields are a superset of dequantize's.
   init_sized(o, struct_size, [](cudnnfe_block_scale_options_t *o) {
-    const BlockScaleAttrs defaults;
-    o->block_size = static_cast<int32_t>(defaults.block_size);
-    o->axis = defaults.axis;
-    o->transpose = defaults.transpose ? 1 : 0;
-    o->y_dtype = defaults.y_dtype;
+    write_c_defaults(OpKind::kBlockScaleQuantize, o);
   });
 }
 
@@ -23,10 +21,7 @@ BlockScaleAttrs block_scale_attrs(const cudnnfe_block_scale_options_t &opts, con
     fail_argument(op, ": axis is ", opts.axis, "; expected ", -CUDNNFE_MAX_DIMS, " to ",
                   CUDNNFE_MAX_DIMS - 1);
   BlockScaleAttrs a;
-  a.block_size = opts.block_size;
-  a.axis = opts.axis;
-  a.transpose = opts.transpose != 0;
-  a.y_dtype = opts.y_dtype;
+  read_c_options(OpKind::kBlockScaleQuantize, &opts, &a);
   return a;
 }
 

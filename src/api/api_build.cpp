@@ -4,8 +4,8 @@
 
 #include "api/guard.h"
 #include "backend/backend.h"
-#include "backend/plan_cache.h"
-#include "exec/plan.h"
+#include "exec/build_graph.h"
+#include "plan/plan.h"
 
 using namespace cudnnfe;
 
@@ -104,8 +104,9 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
     BuildOptions b =
         to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
     Handle *handle = h ? &handle_of(h) : nullptr;
-    // Validation, target, plan caches, heuristics: src/backend/plan_cache.cpp.
-    backend::build_graph(graph, handle, std::move(b));
+    // Validation and target: src/exec/build_graph.cpp; GPU plan caches and
+    // heuristics: src/backend/gpu_plan_cache.cpp.
+    build_graph(graph, handle, std::move(b));
   });
 }
 

@@ -2,7 +2,8 @@
 // lives on the stack, UIDs are found by binary search over a sorted vector
 // fixed at build, and errors (the only allocating path) go on the handle.
 #include "api/guard.h"
-#include "exec/plan.h"
+#include "api/resolve_bindings.h"
+#include "plan/plan.h"
 
 using namespace cudnnfe;
 
@@ -27,32 +28,8 @@ cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *g, cudnnfe_handle_
   return guard_handle(h, [&](Handle &handle) {
     const Graph &graph = graph_of(g);
     const Plan &plan = graph.plan();
-    if (num_bindings && !bindings)
-      fail_argument("bindings is NULL but num_bindings is ", num_bindings);
-    const size_t bound = graph.bound_uids().size();
     void *data[kMaxBoundTensors] = {};
-    for (size_t i = 0; i < num_bindings; ++i) {
-      const int64_t uid = bindings[i].uid;
-      const int index = graph.bound_index(uid);
-      if (index < 0) {
-        const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
-        fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",
-                      t.is_scalar ? "a pass-by-value scalar" : "virtual (not an output)",
-                      " and takes no buffer");
-      }
-      if (data[index])
-        fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                      ") is bound twice");
-      if (!bindings[i].data)
-        fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                      ") has a NULL buffer");
-      data[index] = bindings[i].data;
-    }
-    for (size_t i = 0; i < bound; ++i)
-      if (!data[i])
-        fail_argument("graph \"", graph.name, "\": tensor \"",
-                      graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
-                      ") has no binding");
+    resolve_bindings(graph, bindings, num_bindings, data);
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
   });

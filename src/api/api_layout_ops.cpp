@@ -1,6 +1,7 @@
 // The layout, resampling and random-number ops of the C API: reshape,
 // transpose, slice, concatenate, resample and rng.
 #include "api/guard.h"
+#include "graph/op_schema.h"
 
 using namespace cudnnfe;
 
@@ -9,28 +10,12 @@ void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *o, size_t struc
 }
 
 void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_resample_options_t *o) {
-    const ResampleAttrs defaults;
-    o->mode = defaults.mode;
-    o->padding_mode = defaults.padding_mode;
-    for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) {
-      o->window[i] = defaults.window[i];
-      o->stride[i] = defaults.stride[i];
-      o->scale[i] = defaults.scale[i];
-    }
-  });
+  init_sized(o, struct_size,
+             [](cudnnfe_resample_options_t *o) { write_c_defaults(OpKind::kResample, o); });
 }
 
 void cudnnfe_rng_options_init_sized(cudnnfe_rng_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_rng_options_t *o) {
-    const RngAttrs defaults;
-    o->distribution = defaults.distribution;
-    o->bernoulli_probability = defaults.bernoulli_probability;
-    o->uniform_min = defaults.uniform_min;
-    o->uniform_max = defaults.uniform_max;
-    o->normal_mean = defaults.normal_mean;
-    o->normal_stddev = defaults.normal_stddev;
-  });
+  init_sized(o, struct_size, [](cudnnfe_rng_options_t *o) { write_c_defaults(OpKind::kRng, o); });
 }
 
 namespace {
@@ -134,17 +119,7 @@ cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *g, int64_t x,
     if (opts.spatial_dims < 0 || opts.spatial_dims > CUDNNFE_MAX_SPATIAL_DIMS)
       fail_argument("resample options: spatial_dims is ", opts.spatial_dims, "; expected 0 to 3");
     ResampleAttrs a;
-    a.mode = opts.mode;
-    a.padding_mode = opts.padding_mode;
-    a.spatial_dims = opts.spatial_dims;
-    for (int i = 0; i < CUDNNFE_MAX_SPATIAL_DIMS; ++i) {
-      a.window[i] = opts.window[i];
-      a.stride[i] = opts.stride[i];
-      a.pre_padding[i] = opts.pre_padding[i];
-      a.post_padding[i] = opts.post_padding[i];
-      a.scale[i] = opts.scale[i];
-    }
-    a.generate_index = opts.generate_index != 0;
+    read_c_options(OpKind::kResample, &opts, &a);
     const Node &node =
         graph.add_node(OpKind::kResample, string_or_empty(opts.name), {x}, a, opts.compute_dtype);
     *y = node.outputs[0];
@@ -159,13 +134,7 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *g, int32_t ndims, const 
     require_out(y, "y");
     auto opts = read_options(options, cudnnfe_rng_options_init_sized, "rng options");
     RngAttrs a;
-    a.distribution = opts.distribution;
-    a.bernoulli_probability = opts.bernoulli_probability;
-    a.uniform_min = opts.uniform_min;
-    a.uniform_max = opts.uniform_max;
-    a.normal_mean = opts.normal_mean;
-    a.normal_stddev = opts.normal_stddev;
-    a.seed = opts.seed;
+    read_c_options(OpKind::kRng, &opts, &a);
     a.dims = read_array(ndims, dims, "rng dims");
     *y = graph
              .add_node(OpKind::kRng, string_or_empty(opts.name), {seed, offset}, a,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/guard.h"
+#include "graph/op_schema.h"
 
 using namespace cudnnfe;
 
@@ -18,19 +19,13 @@ void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *o, size_t struc
 }
 
 void cudnnfe_pointwise_options_init_sized(cudnnfe_pointwise_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_pointwise_options_t *o) {
-    PointwiseAttrs defaults;
-    o->relu_lower_clip = defaults.relu_lower_clip;
-    o->relu_upper_clip = defaults.relu_upper_clip;
-    o->relu_lower_clip_slope = defaults.relu_lower_clip_slope;
-    o->elu_alpha = defaults.elu_alpha;
-    o->softplus_beta = defaults.softplus_beta;
-    o->swish_beta = defaults.swish_beta;
-  });
+  init_sized(o, struct_size,
+             [](cudnnfe_pointwise_options_t *o) { write_c_defaults(OpKind::kPointwise, o); });
 }
 
 void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_reduction_options_t *) {});
+  init_sized(o, struct_size,
+             [](cudnnfe_reduction_options_t *o) { write_c_defaults(OpKind::kReduction, o); });
 }
 
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *o, size_t struct_size) {
@@ -110,13 +105,7 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *g, cudnnfe_pointwi
     if (pointwise_arity(mode) == 0) fail_argument("unknown pointwise mode ", mode);
     PointwiseAttrs a;
     a.mode = mode;
-    a.relu_lower_clip = o.relu_lower_clip;
-    a.relu_upper_clip = o.relu_upper_clip;
-    a.relu_lower_clip_slope = o.relu_lower_clip_slope;
-    a.elu_alpha = o.elu_alpha;
-    a.softplus_beta = o.softplus_beta;
-    a.swish_beta = o.swish_beta;
-    a.axis = o.axis;
+    read_c_options(OpKind::kPointwise, &o, &a);
     const Node &node = graph.add_node(OpKind::kPointwise, string_or_empty(o.name), {in0, in1, in2},
                                       a, o.compute_dtype);
     *out = node.outputs[0];
@@ -133,8 +122,7 @@ cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *g, cudnnfe_reducti
       fail_argument("unknown reduction mode ", mode);
     ReductionAttrs a;
     a.mode = mode;
-    a.axes_mask = o.axes_mask;
-    a.deterministic = o.deterministic != 0;
+    read_c_options(OpKind::kReduction, &o, &a);
     const Node &node =
         graph.add_node(OpKind::kReduction, string_or_empty(o.name), {x}, a, o.compute_dtype);
     *y = node.outputs[0];

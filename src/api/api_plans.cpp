@@ -3,9 +3,11 @@
 #include <cstring>
 
 #include "api/guard.h"
+#include "api/resolve_bindings.h"
 #include "backend/autotune.h"
 #include "backend/gpu_plan.h"
-#include "backend/plan_cache.h"
+#include "backend/gpu_plan_cache.h"
+#include "exec/build_graph.h"
 #include "plan/fingerprint.h"
 #include "plan/recorded_plan.h"
 
@@ -32,38 +34,6 @@ size_t plan_index(const Graph &graph, const RecordedPlan &plan, int64_t index) {
                   count, " plan", count == 1 ? "" : "s",
                   count == 1 ? " (build with CUDNNFE_BUILD_POLICY_ALL for more)" : "");
   return static_cast<size_t>(index);
-}
-
-// (uid, pointer) pairs to pointers in bound-UID order, checked as execute
-// checks them.
-void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, size_t num_bindings,
-                      void **data) {
-  if (num_bindings && !bindings)
-    fail_argument("bindings is NULL but num_bindings is ", num_bindings);
-  const size_t bound = graph.bound_uids().size();
-  for (size_t i = 0; i < bound; ++i) data[i] = nullptr;
-  for (size_t i = 0; i < num_bindings; ++i) {
-    const int64_t uid = bindings[i].uid;
-    const int index = graph.bound_index(uid);
-    if (index < 0) {
-      const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
-      fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",
-                    t.is_scalar ? "a pass-by-value scalar" : "virtual (not an output)",
-                    " and takes no buffer");
-    }
-    if (data[index])
-      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                    ") is bound twice");
-    if (!bindings[i].data)
-      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
-                    ") has a NULL buffer");
-    data[index] = bindings[i].data;
-  }
-  for (size_t i = 0; i < bound; ++i)
-    if (!data[i])
-      fail_argument("graph \"", graph.name, "\": tensor \"",
-                    graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
-                    ") has no binding");
 }
 
 const backend::GpuPlan &gpu_plan_of(const Graph &graph, const char *what) {
@@ -252,7 +222,7 @@ cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *g, char *bu
                                               size_t capacity, size_t *size) {
   return guard_graph(g, [&](Graph &graph) {
     require_out(size, "size");
-    const std::string blob = backend::serialize_plan(graph);
+    const std::string blob = serialize_plan(graph);
     if (buffer) {
       if (capacity < blob.size())
         fail_argument("capacity ", capacity, " is too small; the plan has ", blob.size(), " bytes");
@@ -281,7 +251,7 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *g, cudnnfe_hand
       fail_argument("graph \"", graph.name,
                     "\" is not empty; load a plan into a freshly created graph");
     Handle *handle = h ? &handle_of(h) : nullptr;
-    backend::load_plan(graph, handle, data, size, o.rebuild_on_mismatch == 1);
+    load_plan(graph, handle, data, size, o.rebuild_on_mismatch == 1);
   });
 }
 

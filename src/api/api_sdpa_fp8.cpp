@@ -1,16 +1,20 @@
 // The FP8 attention ops of the C API (forward and backward).
 #include "api/guard.h"
+#include "graph/op_schema.h"
 #include "ops/sdpa_fp8.h"
 
 using namespace cudnnfe;
 
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_sdpa_fp8_options_t *) {});
+  init_sized(o, struct_size,
+             [](cudnnfe_sdpa_fp8_options_t *o) { write_c_defaults(OpKind::kSdpaFp8, o); });
 }
 
 void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *o,
                                                   size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_sdpa_fp8_backward_options_t *) {});
+  init_sized(o, struct_size, [](cudnnfe_sdpa_fp8_backward_options_t *o) {
+    write_c_defaults(OpKind::kSdpaFp8Backward, o);
+  });
 }
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
@@ -25,9 +29,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64
     auto opts = read_options(options, cudnnfe_sdpa_fp8_options_init_sized, "sdpa_fp8 options");
     if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
     SdpaFp8Attrs a;
-    a.attn_scale = opts.attn_scale;
-    a.generate_stats = opts.generate_stats != 0;
-    a.causal_mask = opts.causal_mask != 0;
+    read_c_options(OpKind::kSdpaFp8, &opts, &a);
     // FP8 attention computes in FLOAT whatever the graph's default.
     const Node &node =
         graph.add_node(OpKind::kSdpaFp8, string_or_empty(opts.name),
@@ -58,8 +60,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
     auto opts = read_options(options, cudnnfe_sdpa_fp8_backward_options_init_sized,
                              "sdpa_fp8_backward options");
     SdpaFp8BackwardAttrs a;
-    a.attn_scale = opts.attn_scale;
-    a.causal_mask = opts.causal_mask != 0;
+    read_c_options(OpKind::kSdpaFp8Backward, &opts, &a);
     const Node &node = graph.add_node(
         OpKind::kSdpaFp8Backward, string_or_empty(opts.name),
         {q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s,

@@ -1,6 +1,7 @@
 // The transformer ops of the C API: layer/RMS norm forward and backward,
 // softmax (attention is in api_attention.cpp).
 #include "api/guard.h"
+#include "graph/op_schema.h"
 
 using namespace cudnnfe;
 
@@ -13,7 +14,8 @@ void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *o, size_t struct_si
 }
 
 void cudnnfe_softmax_options_init_sized(cudnnfe_softmax_options_t *o, size_t struct_size) {
-  init_sized(o, struct_size, [](cudnnfe_softmax_options_t *) {});
+  init_sized(o, struct_size,
+             [](cudnnfe_softmax_options_t *o) { write_c_defaults(OpKind::kSoftmax, o); });
 }
 
 namespace {
@@ -112,7 +114,7 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *g, int64_t x,
     auto opts = read_options(options, cudnnfe_softmax_options_init_sized, "softmax options");
     if (opts.generate_stats) require_out(stats, "stats (generate_stats is set)");
     SoftmaxAttrs a;
-    a.generate_stats = opts.generate_stats != 0;
+    read_c_options(OpKind::kSoftmax, &opts, &a);
     const Node &node =
         graph.add_node(OpKind::kSoftmax, string_or_empty(opts.name), {x}, a, opts.compute_dtype);
     *y = node.outputs[0];

@@ -6,8 +6,8 @@
 
 #include "backend/device.h"
 #include "backend/gpu_plan.h"
+#include "backend/gpu_plan_cache.h"
 #include "backend/loader.h"
-#include "backend/plan_cache.h"
 #include "core/dtype.h"
 #include "core/error.h"
 

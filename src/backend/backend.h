@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "exec/handle.h"
-#include "exec/plan.h"
 #include "graph/graph.h"
+#include "plan/plan.h"
 
 namespace cudnnfe::backend {
 

@@ -16,8 +16,8 @@
 
 #include "backend/descriptor.h"
 #include "backend/device_constants.h"
+#include "backend/frontend_workspace.h"
 #include "backend/lowering.h"
-#include "backend/workspace_plan.h"
 #include "plan/plan_blob.h"
 #include "plan/recorded_plan.h"
 
@@ -51,7 +51,7 @@ struct PlanSet {
   Descriptor operation_graph;
   std::vector<Candidate> candidates;  // at least one
   // The variant pack's UIDs: the graph's bound UIDs that a backend tensor
-  // describes, the frontend's workspace tensors (backend/workspace_plan.h),
+  // describes, the frontend's workspace tensors (backend/frontend_workspace.h),
   // the views, the constant tensors (backend/device_constants.h), then the
   // scalars.
   std::vector<int64_t> uids;

@@ -226,7 +226,7 @@ cudnnBackendDescriptor_t Lowering::workspace_tensor(const std::vector<int64_t> &
   if (!workspace_tensors_allowed_)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "the lowering keeps ", what,
          " in the frontend's part of the workspace, which this plan builder does not bind yet "
-         "(src/backend/workspace_plan.h)");
+         "(src/backend/frontend_workspace.h)");
   // 256-byte aligned slices, like cudaMalloc's.
   constexpr int64_t kAlign = 256;
   WorkspaceTensor w;

@@ -104,7 +104,7 @@ class Lowering {
   // first) or when `uid` already carries other offsets.
   void set_ragged_offset(int64_t uid, int64_t offset_uid);
   // A new non-virtual packed tensor in the frontend's part of the workspace
-  // (backend/workspace_plan.h). NOT_SUPPORTED unless the plan builder said
+  // (backend/frontend_workspace.h). NOT_SUPPORTED unless the plan builder said
   // it binds such tensors (allow_workspace_tensors).
   cudnnBackendDescriptor_t workspace_tensor(const std::vector<int64_t> &dims, cudnnfe_dtype_t dtype,
                                             const char *what);

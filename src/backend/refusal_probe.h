@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "backend/plan_build.h"
+#include "backend/gpu_plan_build.h"
 
 namespace cudnnfe::backend {
 

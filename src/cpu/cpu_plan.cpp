@@ -12,10 +12,8 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "cpu/reference_ops.h"
-#include "cpu/sdpa_fp8_ref.h"
+#include "cpu/reference_table.h"
 #include "cpu/strided_tensor.h"
-#include "ops/attention.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -132,141 +130,20 @@ class CpuPlan final : public Plan {
 
   // Rejects at build what run() would only reject at execute.
   static void check_supported(const Step &step) {
-    const Node &node = step.node;
-    if ((node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward) &&
-        node.compute_dtype == CUDNNFE_DTYPE_INT32)
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-           ": attention needs a floating compute type on the CPU reference, not INT32");
-    if (node.kind == OpKind::kPointwise &&
-        !cpu::pointwise_supported(node.as<PointwiseAttrs>().mode))
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": pointwise mode ",
-           pointwise_mode_name(node.as<PointwiseAttrs>().mode), " (",
-           node.as<PointwiseAttrs>().mode, ") is not supported by the CPU reference");
-    if (node.kind == OpKind::kReduction &&
-        !cpu::reduction_supported(node.as<ReductionAttrs>().mode))
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": reduction mode ",
-           node.as<ReductionAttrs>().mode, " is not supported by the CPU reference");
+    if (auto check = cpu::reference_op(step.node.kind).check) check(step.node);
   }
 
-  // An attention node's optional tensors by port (ops/attention.h).
-  template <class In>
-  static cpu::AttentionInputs attention_inputs(const Node &node, const In &in) {
-    const AttentionPorts &p = attention_ports(node.kind);
-    cpu::AttentionInputs a;
-    a.bias = in(p.bias);
-    a.attn_scale = in(p.attn_scale);
-    a.seq_len_q = in(p.seq_len_q);
-    a.seq_len_kv = in(p.seq_len_kv);
-    a.dropout_seed = in(p.dropout_seed);
-    a.dropout_offset = in(p.dropout_offset);
-    a.dropout_mask = in(p.dropout_mask);
-    a.dropout_scale = in(p.dropout_scale);
-    a.dropout_scale_inv = in(p.dropout_scale_inv);
-    a.ragged_q = in(p.ragged_q);
-    a.ragged_k = in(p.ragged_k);
-    a.ragged_v = in(p.ragged_v);
-    a.ragged_o = in(p.ragged_o);
-    a.page_table_k = in(p.page_table_k);
-    a.page_table_v = in(p.page_table_v);
-    return a;
-  }
-
+  // The node's row of the CPU reference table, on its tensors' views.
   static void run(const Step &step, const std::vector<cpu::StridedTensor> &views) {
-    const Node &node = step.node;
-    auto in = [&](size_t port) -> const cpu::StridedTensor * {
-      return port < step.inputs.size() && step.inputs[port] >= 0 ? &views[step.inputs[port]]
-                                                                 : nullptr;
+    const cpu::ReferenceOp &op = cpu::reference_op(step.node.kind);
+    if (!op.run) return;
+    auto view = [&](int slot) -> const cpu::StridedTensor * {
+      return slot >= 0 ? &views[slot] : nullptr;
     };
-    auto out = [&](size_t port) -> const cpu::StridedTensor * {
-      return port < step.outputs.size() && step.outputs[port] >= 0 ? &views[step.outputs[port]]
-                                                                   : nullptr;
-    };
-    switch (node.kind) {
-      case OpKind::kConvFprop:
-      case OpKind::kConvDgrad:
-      case OpKind::kConvWgrad: return cpu::run_conv(node, *in(0), *in(1), *out(0));
-      case OpKind::kMatmul: return cpu::run_matmul(node, *in(0), *in(1), *out(0));
-      case OpKind::kPointwise: {
-        const cpu::StridedTensor *inputs[3] = {in(0), in(1), in(2)};
-        return cpu::run_pointwise(node, inputs, *out(0));
-      }
-      case OpKind::kReduction: return cpu::run_reduction(node, *in(0), *out(0));
-      case OpKind::kSdpa: {
-        const cpu::SdpaTensors t = {in(0),  in(1), in(2), attention_inputs(node, in),
-                                    out(0), out(1)};
-        return cpu::run_sdpa(node, step.attn_scale, t);
-      }
-      case OpKind::kSdpaBackward: {
-        const cpu::SdpaBackwardTensors t = {in(0),
-                                            in(1),
-                                            in(2),
-                                            in(3),
-                                            in(4),
-                                            in(5),
-                                            attention_inputs(node, in),
-                                            out(0),
-                                            out(1),
-                                            out(2),
-                                            out(kSdpaBackwardDbiasPort)};
-        return cpu::run_sdpa_backward(node, step.attn_scale, t);
-      }
-      case OpKind::kSoftmax: return cpu::run_softmax(node, *in(0), *out(0), out(1));
-      case OpKind::kLayerNorm:
-      case OpKind::kRmsNorm:
-        return cpu::run_norm_forward(node, *in(0), *in(1), in(2), *out(0), out(1), out(2));
-      case OpKind::kLayerNormBackward:
-        return cpu::run_norm_backward(node, *in(0), *in(1), *in(2), in(3), *in(4), *out(0), out(1),
-                                      out(2));
-      case OpKind::kRmsNormBackward:
-        return cpu::run_norm_backward(node, *in(0), *in(1), *in(2), nullptr, *in(3), *out(0),
-                                      out(1), out(2));
-      case OpKind::kReshape: return cpu::run_reshape(node, *in(0), *out(0));
-      case OpKind::kTranspose: return cpu::run_transpose(node, *in(0), *out(0));
-      case OpKind::kSlice: return;  // a view: its slot points into x's buffer
-      case OpKind::kConcatenate: {
-        const cpu::StridedTensor *inputs[kMaxConcatInputs];
-        size_t count = 0;
-        while (count < step.inputs.size() && in(count)) {
-          inputs[count] = in(count);
-          ++count;
-        }
-        return cpu::run_concatenate(node, inputs, count, *out(0));
-      }
-      case OpKind::kResample: return cpu::run_resample(node, *in(0), *out(0), out(1));
-      case OpKind::kRng: return cpu::run_rng(node, in(0), in(1), *out(0));
-      case OpKind::kBlockScaleQuantize:
-        return cpu::run_block_scale_quantize(node, *in(0), *out(0), *out(1));
-      case OpKind::kBlockScaleDequantize:
-        return cpu::run_block_scale_dequantize(node, *in(0), *in(1), *out(0));
-      case OpKind::kBatchNorm:
-      case OpKind::kInstanceNorm:
-      case OpKind::kAdaLayerNorm: {
-        const cpu::GroupedNormTensors t = {in(0),   in(1),   in(2), out(0), out(1), out(2),
-                                           nullptr, nullptr, in(3), in(4),  out(3), out(4)};
-        return cpu::run_grouped_norm_forward(node, t);
-      }
-      case OpKind::kBatchNormInference: {
-        const cpu::GroupedNormTensors t = {in(0), in(1), in(2),   out(0),  nullptr, nullptr,
-                                           in(3), in(4), nullptr, nullptr, nullptr, nullptr};
-        return cpu::run_grouped_norm_forward(node, t);
-      }
-      case OpKind::kBatchNormBackward:
-      case OpKind::kInstanceNormBackward:
-      case OpKind::kAdaLayerNormBackward:
-        return cpu::run_grouped_norm_backward(node, *in(0), *in(1), *in(2), *in(3), *in(4), *out(0),
-                                              *out(1), *out(2));
-      case OpKind::kSdpaFp8:
-      case OpKind::kSdpaFp8Backward: {
-        std::vector<const cpu::StridedTensor *> inputs, outputs;
-        for (size_t port = 0; port < step.inputs.size(); ++port) inputs.push_back(in(port));
-        for (size_t port = 0; port < step.outputs.size(); ++port) outputs.push_back(out(port));
-        if (node.kind == OpKind::kSdpaFp8)
-          return cpu::run_sdpa_fp8(node, inputs.data(), outputs.data());
-        return cpu::run_sdpa_fp8_backward(node, inputs.data(), outputs.data());
-      }
-    }
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-         ": this operation is not supported by the CPU reference");
+    cpu::StepTensors t{step.node, step.attn_scale, {}, {}};
+    for (int slot : step.inputs) t.inputs.push_back(view(slot));
+    for (int slot : step.outputs) t.outputs.push_back(view(slot));
+    op.run(t);
   }
 
   std::vector<Slot> slots_;

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "exec/plan.h"
 #include "graph/graph.h"
+#include "plan/plan.h"
 
 namespace cudnnfe {
 

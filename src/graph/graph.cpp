@@ -4,8 +4,8 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "exec/plan.h"
 #include "ops/ops.h"
+#include "plan/plan.h"
 
 namespace cudnnfe {
 namespace {

@@ -1,106 +1,13 @@
+// The names of the enumerations that attributes use (pointwise and reduction
+// modes, resample and padding modes, distributions) and their JSON codecs
+// (graph/op_schema.h). Op kinds' names and ports are in op_schema.cpp.
 #include "graph/node.h"
+
+#include "core/dtype.h"
+#include "graph/op_schema.h"
 
 namespace cudnnfe {
 namespace {
-
-struct KindInfo {
-  OpKind kind;
-  const char *name;
-  std::vector<std::string> inputs;
-  std::vector<std::string> outputs;
-};
-
-const std::vector<KindInfo> &kinds() {
-  static const std::vector<KindInfo> table = {
-      {OpKind::kConvFprop, "conv_fprop", {"image", "weight"}, {"y"}},
-      {OpKind::kConvDgrad, "conv_dgrad", {"loss", "weight"}, {"dx"}},
-      {OpKind::kConvWgrad, "conv_wgrad", {"image", "loss"}, {"dw"}},
-      {OpKind::kMatmul, "matmul", {"a", "b"}, {"c"}},
-      {OpKind::kPointwise, "pointwise", {"in0", "in1", "in2"}, {"out"}},
-      {OpKind::kReduction, "reduction", {"x"}, {"y"}},
-      // Attention ports after bias: ops/attention.h (AttentionPorts).
-      {OpKind::kSdpa,
-       "sdpa",
-       {"q", "k", "v", "bias", "attn_scale", "seq_len_q", "seq_len_kv", "dropout_seed",
-        "dropout_offset", "dropout_mask", "dropout_scale", "ragged_offset_q", "ragged_offset_k",
-        "ragged_offset_v", "ragged_offset_o", "page_table_k", "page_table_v"},
-       {"O", "stats"}},
-      {OpKind::kSdpaBackward,
-       "sdpa_backward",
-       {"q", "k", "v", "o", "dO", "stats", "bias", "attn_scale", "seq_len_q", "seq_len_kv",
-        "dropout_seed", "dropout_offset", "dropout_mask", "dropout_scale", "dropout_scale_inv",
-        "ragged_offset_q", "ragged_offset_k", "ragged_offset_v", "ragged_offset_o"},
-       {"dQ", "dK", "dV", "dBias"}},
-      {OpKind::kLayerNorm, "layernorm", {"x", "scale", "bias"}, {"y", "mean", "inv_variance"}},
-      {OpKind::kRmsNorm, "rmsnorm", {"x", "scale", "bias"}, {"y", "inv_rms"}},
-      {OpKind::kLayerNormBackward,
-       "layernorm_backward",
-       {"dy", "x", "scale", "mean", "inv_variance"},
-       {"dx", "dscale", "dbias"}},
-      {OpKind::kRmsNormBackward,
-       "rmsnorm_backward",
-       {"dy", "x", "scale", "inv_rms"},
-       {"dx", "dscale", "dbias"}},
-      {OpKind::kSoftmax, "softmax", {"x"}, {"y", "stats"}},
-      {OpKind::kReshape, "reshape", {"x"}, {"y"}},
-      {OpKind::kTranspose, "transpose", {"x"}, {"y"}},
-      {OpKind::kSlice, "slice", {"x"}, {"y"}},
-      {OpKind::kConcatenate,
-       "concatenate",
-       {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
-        "x14", "x15"},
-       {"y"}},
-      {OpKind::kResample, "resample", {"x"}, {"y", "index"}},
-      {OpKind::kRng, "rng", {"seed", "offset"}, {"y"}},
-      {OpKind::kBlockScaleQuantize, "block_scale_quantize", {"x"}, {"y", "scale"}},
-      {OpKind::kBlockScaleDequantize, "block_scale_dequantize", {"x", "scale"}, {"y"}},
-      {OpKind::kBatchNorm,
-       "batchnorm",
-       {"x", "scale", "bias", "prev_running_mean", "prev_running_var"},
-       {"y", "mean", "inv_variance", "next_running_mean", "next_running_var"}},
-      {OpKind::kBatchNormInference,
-       "batchnorm_inference",
-       {"x", "scale", "bias", "mean", "inv_variance"},
-       {"y"}},
-      {OpKind::kBatchNormBackward,
-       "batchnorm_backward",
-       {"dy", "x", "scale", "mean", "inv_variance"},
-       {"dx", "dscale", "dbias"}},
-      {OpKind::kInstanceNorm,
-       "instancenorm",
-       {"x", "scale", "bias"},
-       {"y", "mean", "inv_variance"}},
-      {OpKind::kInstanceNormBackward,
-       "instancenorm_backward",
-       {"dy", "x", "scale", "mean", "inv_variance"},
-       {"dx", "dscale", "dbias"}},
-      {OpKind::kAdaLayerNorm,
-       "adalayernorm",
-       {"x", "scale", "bias"},
-       {"y", "mean", "inv_variance"}},
-      {OpKind::kAdaLayerNormBackward,
-       "adalayernorm_backward",
-       {"dy", "x", "scale", "mean", "inv_variance"},
-       {"dx", "dscale", "dbias"}},
-      {OpKind::kSdpaFp8,
-       "sdpa_fp8",
-       {"q", "k", "v", "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o"},
-       {"O", "stats", "amax_s", "amax_o"}},
-      {OpKind::kSdpaFp8Backward,
-       "sdpa_fp8_backward",
-       {"q", "k", "v", "o", "dO", "stats", "descale_q", "descale_k", "descale_v", "descale_o",
-        "descale_dO", "descale_s", "descale_dP", "scale_s", "scale_dQ", "scale_dK", "scale_dV",
-        "scale_dP"},
-       {"dQ", "dK", "dV", "amax_dQ", "amax_dK", "amax_dV", "amax_dP"}},
-  };
-  return table;
-}
-
-const KindInfo &info(OpKind kind) {
-  for (const KindInfo &k : kinds())
-    if (k.kind == kind) return k;
-  return kinds().front();
-}
 
 struct PointwiseInfo {
   cudnnfe_pointwise_mode_t mode;
@@ -247,27 +154,6 @@ bool is_layout_op(OpKind kind) {
          kind == OpKind::kConcatenate;
 }
 
-const char *op_kind_name(OpKind kind) {
-  return info(kind).name;
-}
-
-bool op_kind_from_name(const std::string &name, OpKind *kind) {
-  for (const KindInfo &k : kinds()) {
-    if (name == k.name) {
-      *kind = k.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
-const std::vector<std::string> &input_port_names(OpKind kind) {
-  return info(kind).inputs;
-}
-const std::vector<std::string> &output_port_names(OpKind kind) {
-  return info(kind).outputs;
-}
-
 const char *pointwise_mode_name(cudnnfe_pointwise_mode_t mode) {
   for (const PointwiseInfo &p : kPointwise)
     if (p.mode == mode) return p.name;
@@ -305,5 +191,74 @@ bool reduction_mode_from_name(const std::string &name, cudnnfe_reduction_mode_t 
   }
   return false;
 }
+
+namespace {
+
+// The two-valued enumerations: any value but the second reads as the first
+// (as JSON has always written them).
+const char *conv_mode_name(int32_t v) {
+  return v == CUDNNFE_CONV_MODE_CONVOLUTION ? "CONVOLUTION" : "CROSS_CORRELATION";
+}
+bool conv_mode_from_name(const std::string &name, int32_t *v) {
+  if (name == "CONVOLUTION") return *v = CUDNNFE_CONV_MODE_CONVOLUTION, true;
+  if (name == "CROSS_CORRELATION") return *v = CUDNNFE_CONV_MODE_CROSS_CORRELATION, true;
+  return false;
+}
+const char *norm_phase_name(int32_t v) {
+  return v == CUDNNFE_NORM_PHASE_INFERENCE ? "INFERENCE" : "TRAINING";
+}
+bool norm_phase_from_name(const std::string &name, int32_t *v) {
+  if (name == "TRAINING") return *v = CUDNNFE_NORM_PHASE_TRAINING, true;
+  if (name == "INFERENCE") return *v = CUDNNFE_NORM_PHASE_INFERENCE, true;
+  return false;
+}
+const char *diagonal_alignment_name(int32_t v) {
+  return v == CUDNNFE_DIAGONAL_BOTTOM_RIGHT ? "BOTTOM_RIGHT" : "TOP_LEFT";
+}
+bool diagonal_alignment_from_name(const std::string &name, int32_t *v) {
+  if (name == "TOP_LEFT") return *v = CUDNNFE_DIAGONAL_TOP_LEFT, true;
+  if (name == "BOTTOM_RIGHT") return *v = CUDNNFE_DIAGONAL_BOTTOM_RIGHT, true;
+  return false;
+}
+
+// The int32_t signatures that EnumCodec holds.
+template <class T, const char *(*Name)(T)>
+const char *name_of(int32_t v) {
+  return Name(static_cast<T>(v));
+}
+template <class T, bool (*FromName)(const std::string &, T *)>
+bool from_name(const std::string &name, int32_t *v) {
+  T value{};
+  if (!FromName(name, &value)) return false;
+  *v = static_cast<int32_t>(value);
+  return true;
+}
+bool dtype_from_string(const std::string &name, cudnnfe_dtype_t *d) {
+  return dtype_from_name(name.c_str(), d);
+}
+
+}  // namespace
+
+const EnumCodec kConvModeCodec = {"", conv_mode_name, conv_mode_from_name, ""};
+const EnumCodec kPointwiseModeCodec = {
+    "pointwise mode", name_of<cudnnfe_pointwise_mode_t, pointwise_mode_name>,
+    from_name<cudnnfe_pointwise_mode_t, pointwise_mode_from_name>, ""};
+const EnumCodec kReductionModeCodec = {
+    "reduction mode", name_of<cudnnfe_reduction_mode_t, reduction_mode_name>,
+    from_name<cudnnfe_reduction_mode_t, reduction_mode_from_name>, ""};
+const EnumCodec kNormPhaseCodec = {"", norm_phase_name, norm_phase_from_name, ""};
+const EnumCodec kDiagonalAlignmentCodec = {
+    "", diagonal_alignment_name, diagonal_alignment_from_name, " (TOP_LEFT or BOTTOM_RIGHT)"};
+const EnumCodec kResampleModeCodec = {
+    "resample mode", name_of<cudnnfe_resample_mode_t, resample_mode_name>,
+    from_name<cudnnfe_resample_mode_t, resample_mode_from_name>, ""};
+const EnumCodec kPaddingModeCodec = {"padding mode",
+                                     name_of<cudnnfe_padding_mode_t, padding_mode_name>,
+                                     from_name<cudnnfe_padding_mode_t, padding_mode_from_name>, ""};
+const EnumCodec kRngDistributionCodec = {
+    "distribution", name_of<cudnnfe_rng_distribution_t, rng_distribution_name>,
+    from_name<cudnnfe_rng_distribution_t, rng_distribution_from_name>, ""};
+const EnumCodec kDtypeCodec = {"data type", name_of<cudnnfe_dtype_t, dtype_name>,
+                               from_name<cudnnfe_dtype_t, dtype_from_string>, ""};
 
 }  // namespace cudnnfe

@@ -45,8 +45,20 @@ enum class OpKind {
   kSdpaFp8Backward,
   // Block-scale (microscaling) quantize and dequantize (ops/block_scale.cpp).
   kBlockScaleQuantize,
-  kBlockScaleDequantize,
+  kBlockScaleDequantize,  // keep last: kOpKindCount
 };
+
+// Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
+constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kBlockScaleDequantize) + 1;
+
+// Whether row i of a per-layer op table is OpKind i, for every row: the
+// tables static_assert it (and that they have kOpKindCount rows).
+template <class Row, size_t N>
+constexpr bool rows_in_enum_order(const Row (&rows)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (static_cast<size_t>(rows[i].kind) != i) return false;
+  return true;
+}
 
 // Most inputs of one concatenate node (ports x0 .. x15).
 constexpr int kMaxConcatInputs = 16;

@@ -1,5 +1,6 @@
 // Per-op shape inference and validation. Each op kind lives in its own file
-// (conv.cpp, matmul.cpp, ...); this header dispatches to them.
+// (conv.cpp, matmul.cpp, ...); this header dispatches to them through the
+// rules table (ops/op_rules.h).
 #pragma once
 
 #include "graph/graph.h"
@@ -14,6 +15,10 @@ void infer_and_check(Graph &graph, Node &node);
 // Checks data types once they are resolved and fixes the node's compute
 // type. Throws INVALID_GRAPH.
 void check_types(Graph &graph, Node &node);
+
+// Fails unless the inputs on ports below `end_port` are floating or INT8
+// (the type rule of most ops).
+void check_numeric_inputs(Graph &graph, const Node &node, size_t end_port);
 
 // Whether output `port` of a node exists (SDPA's stats only when asked).
 bool output_used(const Node &node, size_t port);

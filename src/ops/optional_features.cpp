@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "ops/attention.h"
+#include "ops/op_rules.h"
 
 namespace cudnnfe {
 namespace {
@@ -75,46 +76,47 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
 
 }  // namespace
 
+void offer_sdpa_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer_attention<SdpaAttrs>(out, node);
+  offer(out, node.as<SdpaAttrs>().generate_stats, "stats output",
+        [](Node &n) { n.as<SdpaAttrs>().generate_stats = false; });
+}
+
+void offer_sdpa_backward_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer_attention<SdpaBackwardAttrs>(out, node);
+  offer(out, node.as<SdpaBackwardAttrs>().generate_dbias, "bias gradient",
+        [](Node &n) { n.as<SdpaBackwardAttrs>().generate_dbias = false; });
+  offer(out, node.as<SdpaBackwardAttrs>().deterministic, "deterministic mode",
+        [](Node &n) { n.as<SdpaBackwardAttrs>().deterministic = false; });
+}
+
+void offer_norm_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer(out, node.as<NormAttrs>().zero_centered_gamma, "zero-centred gamma",
+        [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
+  offer(out, node.kind == OpKind::kRmsNorm && node.inputs[2] != 0, "bias",
+        [](Node &n) { drop_input(n, 2); });
+}
+
+void offer_adalayernorm_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer(out, node.as<NormAttrs>().zero_centered_gamma, "zero-centred gamma",
+        [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
+}
+
+void offer_batchnorm_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer(out, node.inputs[3] != 0, "running statistics", [](Node &n) {
+    drop_input(n, 3);
+    drop_input(n, 4);
+  });
+}
+
+void offer_softmax_features(std::vector<OptionalFeature> &out, const Node &node) {
+  offer(out, node.as<SoftmaxAttrs>().generate_stats, "stats output",
+        [](Node &n) { n.as<SoftmaxAttrs>().generate_stats = false; });
+}
+
 std::vector<OptionalFeature> optional_features(const Node &node) {
   std::vector<OptionalFeature> out;
-  switch (node.kind) {
-    case OpKind::kSdpa:
-      offer_attention<SdpaAttrs>(out, node);
-      offer(out, node.as<SdpaAttrs>().generate_stats, "stats output",
-            [](Node &n) { n.as<SdpaAttrs>().generate_stats = false; });
-      break;
-    case OpKind::kSdpaBackward:
-      offer_attention<SdpaBackwardAttrs>(out, node);
-      offer(out, node.as<SdpaBackwardAttrs>().generate_dbias, "bias gradient",
-            [](Node &n) { n.as<SdpaBackwardAttrs>().generate_dbias = false; });
-      offer(out, node.as<SdpaBackwardAttrs>().deterministic, "deterministic mode",
-            [](Node &n) { n.as<SdpaBackwardAttrs>().deterministic = false; });
-      break;
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm: {
-      const NormAttrs &a = node.as<NormAttrs>();
-      offer(out, a.zero_centered_gamma, "zero-centred gamma",
-            [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
-      offer(out, node.kind == OpKind::kRmsNorm && node.inputs[2] != 0, "bias",
-            [](Node &n) { drop_input(n, 2); });
-      break;
-    }
-    case OpKind::kAdaLayerNorm:
-      offer(out, node.as<NormAttrs>().zero_centered_gamma, "zero-centred gamma",
-            [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
-      break;
-    case OpKind::kBatchNorm:
-      offer(out, node.inputs[3] != 0, "running statistics", [](Node &n) {
-        drop_input(n, 3);
-        drop_input(n, 4);
-      });
-      break;
-    case OpKind::kSoftmax:
-      offer(out, node.as<SoftmaxAttrs>().generate_stats, "stats output",
-            [](Node &n) { n.as<SoftmaxAttrs>().generate_stats = false; });
-      break;
-    default: break;
-  }
+  if (auto offer_features = op_rules(node.kind).features) offer_features(out, node);
   return out;
 }
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/plan.h"
+#include "plan/plan.h"
 
 namespace cudnnfe::plan {
 

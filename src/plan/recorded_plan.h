@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "exec/plan.h"
+#include "plan/plan.h"
 
 namespace cudnnfe {
 

@@ -3,8 +3,11 @@
 // rule a hand-built graph obeys also holds for a loaded one.
 #include "serialize/graph_json.h"
 
+#include <algorithm>
+
 #include "core/dtype.h"
 #include "core/error.h"
+#include "graph/op_schema.h"
 #include "ops/ops.h"
 #include "serialize/json.h"
 
@@ -26,162 +29,25 @@ Value int_array(const std::array<int64_t, N> &values, int count) {
   return int_array(std::vector<int64_t>(values.begin(), values.begin() + count));
 }
 
-// Attention's options beyond the causal flags.
-void write_attention_options(const AttentionOptions &o, Value &a) {
-  a.set("padding_mask", Value::boolean(o.padding_mask));
-  a.set("window_left", Value::integer(o.window_left));
-  a.set("window_right", Value::integer(o.window_right));
-  a.set("diagonal_alignment",
-        Value::string(o.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT ? "BOTTOM_RIGHT"
-                                                                            : "TOP_LEFT"));
-  a.set("alibi_mask", Value::boolean(o.alibi_mask));
-  a.set("dropout_probability", Value::number(o.dropout_probability));
+Value write_field(const AttrField &f, const void *attrs) {
+  const void *p = f.get(const_cast<void *>(attrs));
+  if (f.codec) return Value::string(f.codec->name(static_cast<int32_t>(f.get_int(attrs))));
+  switch (f.type) {
+    case FieldType::kBool: return Value::boolean(*static_cast<const bool *>(p));
+    case FieldType::kDouble: return Value::number(*static_cast<const double *>(p));
+    case FieldType::kIntList: return int_array(*static_cast<const std::vector<int64_t> *>(p));
+    case FieldType::kSpatial:
+      return int_array(*static_cast<const std::array<int64_t, 3> *>(p),
+                       std::clamp(f.count(attrs), 0, 3));
+    default: return Value::integer(f.get_int(attrs));
+  }
 }
 
+// The attribute fields of the node's kind (graph/op_schema.h).
 Value node_attributes(const Node &node) {
   Value a = Value::object();
-  switch (node.kind) {
-    case OpKind::kConvFprop:
-    case OpKind::kConvDgrad:
-    case OpKind::kConvWgrad: {
-      const ConvAttrs &c = node.as<ConvAttrs>();
-      a.set("spatial_dims", Value::integer(c.spatial_dims));
-      a.set("pre_padding", int_array(c.pre_padding, c.spatial_dims));
-      a.set("post_padding", int_array(c.post_padding, c.spatial_dims));
-      a.set("stride", int_array(c.stride, c.spatial_dims));
-      a.set("dilation", int_array(c.dilation, c.spatial_dims));
-      a.set("mode", Value::string(c.mode == CUDNNFE_CONV_MODE_CONVOLUTION ? "CONVOLUTION"
-                                                                          : "CROSS_CORRELATION"));
-      break;
-    }
-    case OpKind::kMatmul: break;
-    case OpKind::kPointwise: {
-      const PointwiseAttrs &p = node.as<PointwiseAttrs>();
-      a.set("mode", Value::string(pointwise_mode_name(p.mode)));
-      a.set("relu_lower_clip", Value::number(p.relu_lower_clip));
-      a.set("relu_upper_clip", Value::number(p.relu_upper_clip));
-      a.set("relu_lower_clip_slope", Value::number(p.relu_lower_clip_slope));
-      a.set("elu_alpha", Value::number(p.elu_alpha));
-      a.set("softplus_beta", Value::number(p.softplus_beta));
-      a.set("swish_beta", Value::number(p.swish_beta));
-      a.set("axis", Value::integer(p.axis));
-      break;
-    }
-    case OpKind::kReduction: {
-      const ReductionAttrs &r = node.as<ReductionAttrs>();
-      a.set("mode", Value::string(reduction_mode_name(r.mode)));
-      a.set("axes_mask", Value::integer(r.axes_mask));
-      a.set("deterministic", Value::boolean(r.deterministic));
-      break;
-    }
-    case OpKind::kSdpa: {
-      const SdpaAttrs &s = node.as<SdpaAttrs>();
-      a.set("attn_scale", Value::number(s.attn_scale));
-      a.set("generate_stats", Value::boolean(s.generate_stats));
-      a.set("causal_mask", Value::boolean(s.causal_mask));
-      a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
-      write_attention_options(s.options, a);
-      a.set("max_seq_len_kv", Value::integer(s.options.max_seq_len_kv));
-      break;
-    }
-    case OpKind::kSdpaBackward: {
-      const SdpaBackwardAttrs &s = node.as<SdpaBackwardAttrs>();
-      a.set("attn_scale", Value::number(s.attn_scale));
-      a.set("causal_mask", Value::boolean(s.causal_mask));
-      a.set("causal_mask_bottom_right", Value::boolean(s.causal_mask_bottom_right));
-      a.set("deterministic", Value::boolean(s.deterministic));
-      write_attention_options(s.options, a);
-      a.set("generate_dbias", Value::boolean(s.generate_dbias));
-      break;
-    }
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
-    case OpKind::kLayerNormBackward:
-    case OpKind::kRmsNormBackward:
-    case OpKind::kBatchNorm:
-    case OpKind::kBatchNormInference:
-    case OpKind::kBatchNormBackward:
-    case OpKind::kInstanceNorm:
-    case OpKind::kInstanceNormBackward:
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: {
-      const NormAttrs &n = node.as<NormAttrs>();
-      a.set("phase",
-            Value::string(n.phase == CUDNNFE_NORM_PHASE_INFERENCE ? "INFERENCE" : "TRAINING"));
-      a.set("epsilon", Value::number(n.epsilon));
-      a.set("zero_centered_gamma", Value::boolean(n.zero_centered_gamma));
-      a.set("has_dbias", Value::boolean(n.has_dbias));
-      if (node.kind == OpKind::kBatchNorm) a.set("momentum", Value::number(n.momentum));
-      break;
-    }
-    case OpKind::kSoftmax:
-      a.set("generate_stats", Value::boolean(node.as<SoftmaxAttrs>().generate_stats));
-      break;
-    case OpKind::kReshape: a.set("dims", int_array(node.as<ReshapeAttrs>().dims)); break;
-    case OpKind::kTranspose:
-      a.set("permutation", int_array(node.as<TransposeAttrs>().permutation));
-      break;
-    case OpKind::kSlice: {
-      const SliceAttrs &s = node.as<SliceAttrs>();
-      a.set("start", int_array(s.start));
-      a.set("end", int_array(s.end));
-      a.set("step", int_array(s.step));
-      break;
-    }
-    case OpKind::kConcatenate: a.set("axis", Value::integer(node.as<ConcatAttrs>().axis)); break;
-    case OpKind::kResample: {
-      const ResampleAttrs &r = node.as<ResampleAttrs>();
-      // Before validation spatial_dims may still be 0 (from x's rank): write
-      // all three entries then, so that nothing is lost.
-      const int n = r.spatial_dims > 0 ? r.spatial_dims : 3;
-      a.set("mode", Value::string(resample_mode_name(r.mode)));
-      a.set("padding_mode", Value::string(padding_mode_name(r.padding_mode)));
-      a.set("spatial_dims", Value::integer(r.spatial_dims));
-      a.set("window", int_array(r.window, n));
-      a.set("stride", int_array(r.stride, n));
-      a.set("pre_padding", int_array(r.pre_padding, n));
-      a.set("post_padding", int_array(r.post_padding, n));
-      a.set("scale", int_array(r.scale, n));
-      a.set("generate_index", Value::boolean(r.generate_index));
-      break;
-    }
-    case OpKind::kRng: {
-      const RngAttrs &r = node.as<RngAttrs>();
-      a.set("distribution", Value::string(rng_distribution_name(r.distribution)));
-      a.set("bernoulli_probability", Value::number(r.bernoulli_probability));
-      a.set("uniform_min", Value::number(r.uniform_min));
-      a.set("uniform_max", Value::number(r.uniform_max));
-      a.set("normal_mean", Value::number(r.normal_mean));
-      a.set("normal_stddev", Value::number(r.normal_stddev));
-      a.set("seed", Value::integer(r.seed));
-      a.set("dims", int_array(r.dims));
-      break;
-    }
-    case OpKind::kSdpaFp8: {
-      const SdpaFp8Attrs &s = node.as<SdpaFp8Attrs>();
-      a.set("attn_scale", Value::number(s.attn_scale));
-      a.set("generate_stats", Value::boolean(s.generate_stats));
-      a.set("causal_mask", Value::boolean(s.causal_mask));
-      break;
-    }
-    case OpKind::kSdpaFp8Backward: {
-      const SdpaFp8BackwardAttrs &s = node.as<SdpaFp8BackwardAttrs>();
-      a.set("attn_scale", Value::number(s.attn_scale));
-      a.set("causal_mask", Value::boolean(s.causal_mask));
-      break;
-    }
-    case OpKind::kBlockScaleQuantize:
-    case OpKind::kBlockScaleDequantize: {
-      const BlockScaleAttrs &b = node.as<BlockScaleAttrs>();
-      a.set("block_size", Value::integer(b.block_size));
-      a.set("axis", Value::integer(b.axis));
-      if (node.kind == OpKind::kBlockScaleQuantize) {
-        a.set("transpose", Value::boolean(b.transpose));
-        a.set("y_data_type", Value::string(dtype_name(b.y_dtype)));
-      }
-      break;
-    }
-  }
+  for (const AttrField &f : op_schema(node.kind).fields)
+    a.set(f.name, write_field(f, attrs_address(node.attrs)));
   return a;
 }
 
@@ -271,251 +137,69 @@ std::vector<int64_t> read_ints(const Value &v, const std::string &where, size_t 
   return out;
 }
 
-template <size_t N>
-void read_spatial(const Value &attrs, const char *key, const std::string &where,
-                  std::array<int64_t, N> &out) {
-  std::vector<int64_t> values = read_ints(attrs.at(key, where), cat(where, ".", key), N);
-  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+// A loaded integer or enumeration value must satisfy the field's rule.
+void check_rule(const AttrField &f, int64_t value, const std::string &where) {
+  const bool in_range = value >= f.min && value <= f.max;
+  if (f.valid ? f.valid(value) : in_range) return;
+  const std::string shown = f.codec ? f.codec->name(static_cast<int32_t>(value)) : cat(value);
+  if (f.valid)
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": ", shown, " ", f.rule);
+  fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": ", shown, " is outside ",
+       f.min, "..", f.max);
 }
 
-// Optional keys (absent in documents written before they existed) keep
-// their defaults.
-bool optional_bool(const Value &a, const char *key, const std::string &where, bool fallback) {
-  const Value *v = a.find(key);
-  return v ? v->as_bool(cat(where, ".", key)) : fallback;
+int64_t read_enum(const AttrField &f, const Value &v, const std::string &where) {
+  const std::string &name = v.as_string(where);
+  int32_t value = 0;
+  if (!f.codec->from_name(name, &value))
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": unknown ", f.codec->what,
+         *f.codec->what ? " " : "", "\"", name, "\"", f.codec->hint);
+  return value;
 }
 
-AttentionOptions read_attention_options(const Value &a, const std::string &where) {
-  AttentionOptions o;
-  o.padding_mask = optional_bool(a, "padding_mask", where, o.padding_mask);
-  if (const Value *v = a.find("window_left")) o.window_left = v->as_int(where + ".window_left");
-  if (const Value *v = a.find("window_right")) o.window_right = v->as_int(where + ".window_right");
-  if (const Value *v = a.find("diagonal_alignment")) {
-    const std::string &name = v->as_string(where + ".diagonal_alignment");
-    if (name == "TOP_LEFT")
-      o.diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
-    else if (name == "BOTTOM_RIGHT")
-      o.diagonal_alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
-    else
-      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-           ".diagonal_alignment: unknown \"", name, "\" (TOP_LEFT or BOTTOM_RIGHT)");
+void read_field(const AttrField &f, const Value &v, const std::string &where, void *attrs) {
+  void *p = f.get(attrs);
+  if (f.codec) {
+    const int64_t value = read_enum(f, v, where);
+    check_rule(f, value, where);
+    return f.set_int(attrs, value);
   }
-  o.alibi_mask = optional_bool(a, "alibi_mask", where, o.alibi_mask);
-  if (const Value *v = a.find("dropout_probability"))
-    o.dropout_probability = v->as_double(where + ".dropout_probability");
-  return o;
+  switch (f.type) {
+    case FieldType::kBool: *static_cast<bool *>(p) = v.as_bool(where); return;
+    case FieldType::kDouble: *static_cast<double *>(p) = v.as_double(where); return;
+    case FieldType::kIntList:
+      *static_cast<std::vector<int64_t> *>(p) = read_ints(v, where, CUDNNFE_MAX_DIMS);
+      return;
+    case FieldType::kSpatial: {
+      auto &out = *static_cast<std::array<int64_t, 3> *>(p);
+      const std::vector<int64_t> values = read_ints(v, where, out.size());
+      std::copy(values.begin(), values.end(), out.begin());
+      return;
+    }
+    case FieldType::kUint32: {
+      const int64_t value = v.as_int(where);
+      if (value < 0 || value > UINT32_MAX)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, " out of range");
+      return f.set_int(attrs, value);
+    }
+    default: {
+      const int64_t value = v.as_int(where);
+      check_rule(f, value, where);
+      return f.set_int(attrs, value);
+    }
+  }
 }
 
+// The attribute struct of `kind` from its fields; keys of optional fields
+// may be absent (documents written before they existed).
 OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
-  switch (kind) {
-    case OpKind::kConvFprop:
-    case OpKind::kConvDgrad:
-    case OpKind::kConvWgrad: {
-      ConvAttrs c;
-      c.spatial_dims =
-          static_cast<int>(a.at("spatial_dims", where).as_int(where + ".spatial_dims"));
-      read_spatial(a, "pre_padding", where, c.pre_padding);
-      read_spatial(a, "post_padding", where, c.post_padding);
-      read_spatial(a, "stride", where, c.stride);
-      read_spatial(a, "dilation", where, c.dilation);
-      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
-      if (mode == "CONVOLUTION")
-        c.mode = CUDNNFE_CONV_MODE_CONVOLUTION;
-      else if (mode == "CROSS_CORRELATION")
-        c.mode = CUDNNFE_CONV_MODE_CROSS_CORRELATION;
-      else
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".mode: unknown \"", mode,
-             "\"");
-      return c;
-    }
-    case OpKind::kMatmul: return MatmulAttrs{};
-    case OpKind::kPointwise: {
-      PointwiseAttrs p;
-      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
-      if (!pointwise_mode_from_name(mode, &p.mode))
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".mode: unknown pointwise mode \"", mode, "\"");
-      p.relu_lower_clip = a.at("relu_lower_clip", where).as_double(where + ".relu_lower_clip");
-      p.relu_upper_clip = a.at("relu_upper_clip", where).as_double(where + ".relu_upper_clip");
-      p.relu_lower_clip_slope =
-          a.at("relu_lower_clip_slope", where).as_double(where + ".relu_lower_clip_slope");
-      p.elu_alpha = a.at("elu_alpha", where).as_double(where + ".elu_alpha");
-      p.softplus_beta = a.at("softplus_beta", where).as_double(where + ".softplus_beta");
-      p.swish_beta = a.at("swish_beta", where).as_double(where + ".swish_beta");
-      p.axis = static_cast<int>(a.at("axis", where).as_int(where + ".axis"));
-      return p;
-    }
-    case OpKind::kReduction: {
-      ReductionAttrs r;
-      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
-      if (!reduction_mode_from_name(mode, &r.mode))
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".mode: unknown reduction mode \"", mode, "\"");
-      int64_t mask = a.at("axes_mask", where).as_int(where + ".axes_mask");
-      if (mask < 0 || mask > 0xFFFFFFFFll)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axes_mask out of range");
-      r.axes_mask = static_cast<uint32_t>(mask);
-      r.deterministic = a.at("deterministic", where).as_bool(where + ".deterministic");
-      return r;
-    }
-    case OpKind::kSdpa: {
-      SdpaAttrs s;
-      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
-      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
-      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
-      s.causal_mask_bottom_right =
-          a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
-      s.options = read_attention_options(a, where);
-      if (const Value *v = a.find("max_seq_len_kv"))
-        s.options.max_seq_len_kv = v->as_int(where + ".max_seq_len_kv");
-      return s;
-    }
-    case OpKind::kSdpaBackward: {
-      SdpaBackwardAttrs s;
-      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
-      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
-      s.causal_mask_bottom_right =
-          a.at("causal_mask_bottom_right", where).as_bool(where + ".causal_mask_bottom_right");
-      s.deterministic = a.at("deterministic", where).as_bool(where + ".deterministic");
-      s.options = read_attention_options(a, where);
-      s.generate_dbias = optional_bool(a, "generate_dbias", where, false);
-      return s;
-    }
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
-    case OpKind::kLayerNormBackward:
-    case OpKind::kRmsNormBackward:
-    case OpKind::kBatchNorm:
-    case OpKind::kBatchNormInference:
-    case OpKind::kBatchNormBackward:
-    case OpKind::kInstanceNorm:
-    case OpKind::kInstanceNormBackward:
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: {
-      NormAttrs n;
-      const std::string &phase = a.at("phase", where).as_string(where + ".phase");
-      if (phase == "TRAINING")
-        n.phase = CUDNNFE_NORM_PHASE_TRAINING;
-      else if (phase == "INFERENCE")
-        n.phase = CUDNNFE_NORM_PHASE_INFERENCE;
-      else
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".phase: unknown \"", phase,
-             "\"");
-      n.epsilon = a.at("epsilon", where).as_double(where + ".epsilon");
-      n.zero_centered_gamma =
-          a.at("zero_centered_gamma", where).as_bool(where + ".zero_centered_gamma");
-      n.has_dbias = a.at("has_dbias", where).as_bool(where + ".has_dbias");
-      if (kind == OpKind::kBatchNorm)
-        n.momentum = a.at("momentum", where).as_double(where + ".momentum");
-      return n;
-    }
-    case OpKind::kSoftmax: {
-      SoftmaxAttrs s;
-      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
-      return s;
-    }
-    case OpKind::kReshape: {
-      ReshapeAttrs r;
-      r.dims = read_ints(a.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
-      return r;
-    }
-    case OpKind::kTranspose: {
-      TransposeAttrs t;
-      t.permutation =
-          read_ints(a.at("permutation", where), where + ".permutation", CUDNNFE_MAX_DIMS);
-      return t;
-    }
-    case OpKind::kSlice: {
-      SliceAttrs s;
-      s.start = read_ints(a.at("start", where), where + ".start", CUDNNFE_MAX_DIMS);
-      s.end = read_ints(a.at("end", where), where + ".end", CUDNNFE_MAX_DIMS);
-      s.step = read_ints(a.at("step", where), where + ".step", CUDNNFE_MAX_DIMS);
-      return s;
-    }
-    case OpKind::kConcatenate: {
-      ConcatAttrs c;
-      const int64_t axis = a.at("axis", where).as_int(where + ".axis");
-      if (axis < 0 || axis >= CUDNNFE_MAX_DIMS)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axis: ", axis,
-             " is outside 0..", CUDNNFE_MAX_DIMS - 1);
-      c.axis = static_cast<int>(axis);
-      return c;
-    }
-    case OpKind::kResample: {
-      ResampleAttrs r;
-      const std::string &mode = a.at("mode", where).as_string(where + ".mode");
-      if (!resample_mode_from_name(mode, &r.mode))
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".mode: unknown resample mode \"", mode, "\"");
-      const std::string &pad = a.at("padding_mode", where).as_string(where + ".padding_mode");
-      if (!padding_mode_from_name(pad, &r.padding_mode))
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".padding_mode: unknown padding mode \"", pad, "\"");
-      const int64_t spatial = a.at("spatial_dims", where).as_int(where + ".spatial_dims");
-      if (spatial < 0 || spatial > CUDNNFE_MAX_SPATIAL_DIMS)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".spatial_dims: ", spatial,
-             " is outside 0..3");
-      r.spatial_dims = static_cast<int>(spatial);
-      read_spatial(a, "window", where, r.window);
-      read_spatial(a, "stride", where, r.stride);
-      read_spatial(a, "pre_padding", where, r.pre_padding);
-      read_spatial(a, "post_padding", where, r.post_padding);
-      read_spatial(a, "scale", where, r.scale);
-      r.generate_index = a.at("generate_index", where).as_bool(where + ".generate_index");
-      return r;
-    }
-    case OpKind::kRng: {
-      RngAttrs r;
-      const std::string &d = a.at("distribution", where).as_string(where + ".distribution");
-      if (!rng_distribution_from_name(d, &r.distribution))
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".distribution: unknown distribution \"", d, "\"");
-      r.bernoulli_probability =
-          a.at("bernoulli_probability", where).as_double(where + ".bernoulli_probability");
-      r.uniform_min = a.at("uniform_min", where).as_double(where + ".uniform_min");
-      r.uniform_max = a.at("uniform_max", where).as_double(where + ".uniform_max");
-      r.normal_mean = a.at("normal_mean", where).as_double(where + ".normal_mean");
-      r.normal_stddev = a.at("normal_stddev", where).as_double(where + ".normal_stddev");
-      r.seed = a.at("seed", where).as_int(where + ".seed");
-      r.dims = read_ints(a.at("dims", where), where + ".dims", CUDNNFE_MAX_DIMS);
-      return r;
-    }
-    case OpKind::kSdpaFp8: {
-      SdpaFp8Attrs s;
-      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
-      s.generate_stats = a.at("generate_stats", where).as_bool(where + ".generate_stats");
-      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
-      return s;
-    }
-    case OpKind::kSdpaFp8Backward: {
-      SdpaFp8BackwardAttrs s;
-      s.attn_scale = a.at("attn_scale", where).as_double(where + ".attn_scale");
-      s.causal_mask = a.at("causal_mask", where).as_bool(where + ".causal_mask");
-      return s;
-    }
-    case OpKind::kBlockScaleQuantize:
-    case OpKind::kBlockScaleDequantize: {
-      BlockScaleAttrs b;
-      b.block_size = a.at("block_size", where).as_int(where + ".block_size");
-      if (b.block_size < 1 || b.block_size > INT32_MAX)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-             ".block_size: ", b.block_size, " is outside 1..", INT32_MAX);
-      const int64_t axis = a.at("axis", where).as_int(where + ".axis");
-      if (axis < -CUDNNFE_MAX_DIMS || axis >= CUDNNFE_MAX_DIMS)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".axis: ", axis,
-             " is outside ", -CUDNNFE_MAX_DIMS, "..", CUDNNFE_MAX_DIMS - 1);
-      b.axis = static_cast<int>(axis);
-      if (kind == OpKind::kBlockScaleQuantize) {
-        b.transpose = a.at("transpose", where).as_bool(where + ".transpose");
-        b.y_dtype = read_dtype(a.at("y_data_type", where), where + ".y_data_type");
-        if (b.y_dtype != CUDNNFE_DTYPE_FP8_E4M3 && b.y_dtype != CUDNNFE_DTYPE_FP8_E5M2)
-          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where,
-               ".y_data_type: ", dtype_name(b.y_dtype), " is not FP8_E4M3 or FP8_E5M2");
-      }
-      return b;
-    }
+  const OpSchema &schema = op_schema(kind);
+  OpAttrs attrs = schema.make_attrs();
+  for (const AttrField &f : schema.fields) {
+    const Value *v = f.optional ? a.find(f.name) : &a.at(f.name, where);
+    if (v) read_field(f, *v, cat(where, ".", f.name), attrs_address(attrs));
   }
-  return MatmulAttrs{};
+  return attrs;
 }
 
 void load(const Value &root, Graph &graph) {

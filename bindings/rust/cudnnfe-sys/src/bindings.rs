@@ -3609,7 +3609,7 @@ extern "C" {
         y: *mut i64,
     ) -> cudnnfe_status_t;
 }
-#[doc = " FP8 attention                                                            */"]
+#[doc = " ------------------------------------------------------------------------ */"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_sdpa_fp8_options {
@@ -3722,7 +3722,7 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
     }
     test_field_causal_mask();
 }
-#[doc = " FP8 attention                                                            */"]
+#[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
 extern "C" {
     pub fn cudnnfe_sdpa_fp8_options_init_sized(

@@ -31,7 +31,7 @@ class Plan {
 struct BuildOptions {
   cudnnfe_target_t target = CUDNNFE_TARGET_AUTO;
   std::vector<cudnnfe_heur_mode_t> heur_modes{CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_FALLBACK};
-  // Plan control (src/backend/build.cpp, src/backend/plan_cache.cpp).
+  // Plan control (src/backend/gpu_plan_build.cpp, src/backend/gpu_plan_cache.cpp).
   cudnnfe_build_policy_t policy = CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE;
   int64_t max_workspace_size = -1;  // -1: no limit
   uint32_t exclude_numerical_notes = 0;

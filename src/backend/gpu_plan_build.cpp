@@ -5,6 +5,8 @@
 // nothing builds, the NOT_SUPPORTED message says what was asked (the ops),
 // of what (cuDNN version, GPU and architecture), cuDNN's own reason and
 // which filter removed which engine configuration.
+#include "backend/gpu_plan_build.h"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -13,15 +15,13 @@
 #include "backend/backend.h"
 #include "backend/descriptor.h"
 #include "backend/device.h"
+#include "backend/frontend_workspace.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
-#include "backend/lower_sdpa_fp8.h"
 #include "backend/lowering.h"
-#include "backend/plan_build.h"
-#include "backend/workspace_plan.h"
+#include "backend/lowering_table.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "ops/attention.h"
 #include "plan/notes.h"
 
 namespace cudnnfe::backend {
@@ -31,50 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// `conv_fprop "c1" (HALF)`, `pointwise "act" (RELU_FWD, FLOAT)`.
-std::string describe_node(const Graph &graph, const Node &node) {
-  std::string detail;
-  if (node.kind == OpKind::kPointwise)
-    detail = cat(pointwise_mode_name(node.as<PointwiseAttrs>().mode), ", ");
-  if (node.kind == OpKind::kReduction)
-    detail = cat(reduction_mode_name(node.as<ReductionAttrs>().mode), ", ");
-  if (node.kind == OpKind::kResample)
-    detail = cat(resample_mode_name(node.as<ResampleAttrs>().mode), ", ");
-  if (node.kind == OpKind::kRng)
-    detail = cat(rng_distribution_name(node.as<RngAttrs>().distribution), ", ");
-  if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward) {
-    const AttentionSpec a = attention_spec(node);
-    if (a.causal_mask) detail += "causal, ";
-    if (a.causal_mask_bottom_right) detail += "causal bottom-right, ";
-    if (!a.causal_mask && !a.causal_mask_bottom_right && a.has_band())
-      detail += cat("window ", a.left_bound(), "/", a.right_bound(),
-                    a.bottom_right() ? " bottom-right, " : ", ");
-    else if (a.left_bound() >= 1)
-      detail += cat("window_left ", a.left_bound(), ", ");
-    if (a.bias != 0) detail += "bias, ";
-    if (a.attn_scale_tensor != 0) detail += "scale tensor, ";
-    if (a.options.padding_mask) detail += "padding, ";
-    if (a.options.alibi_mask) detail += "alibi, ";
-    if (a.seeded_dropout()) detail += cat("dropout ", a.options.dropout_probability, ", ");
-    if (a.mask_dropout()) detail += "dropout mask, ";
-    if (node.kind == OpKind::kSdpa && node.as<SdpaAttrs>().generate_stats) detail += "stats, ";
-    if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias)
-      detail += "dbias, ";
-  }
-  if (node.kind == OpKind::kSdpaFp8) {
-    const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
-    if (a.causal_mask) detail += "causal, ";
-    if (a.generate_stats) detail += "stats, ";
-  }
-  if (node.kind == OpKind::kSdpaFp8Backward && node.as<SdpaFp8BackwardAttrs>().causal_mask)
-    detail += "causal, ";
-  const int64_t first = node.inputs[0];
-  // rng: its output's type (its inputs are integer seeds, or none).
-  const int64_t typed = node.kind == OpKind::kRng ? node.outputs[0] : first;
-  const char *dtype = typed ? dtype_name(graph.tensor(typed).dtype) : "?";
-  return cat(Graph::label(node), " (", detail, dtype, ")");
 }
 
 std::string describe_ops(const Graph &graph) {
@@ -88,44 +44,6 @@ std::string describe_ops(const Graph &graph) {
                                      const std::string &why) {
   fail(CUDNNFE_STATUS_NOT_SUPPORTED, describe_graph(graph), " is not supported by cuDNN ",
        plan::cudnn_version_string(version), " on ", describe_device(device), ": ", why);
-}
-
-void lower_node(Lowering &lowering, const Node &node) {
-  switch (node.kind) {
-    case OpKind::kConvFprop:
-    case OpKind::kConvDgrad:
-    case OpKind::kConvWgrad: return lower_conv(lowering, node);
-    case OpKind::kMatmul: return lower_matmul(lowering, node);
-    case OpKind::kPointwise: return lower_pointwise(lowering, node);
-    case OpKind::kReduction: return lower_reduction(lowering, node);
-    case OpKind::kSdpa: return lower_sdpa(lowering, node);
-    case OpKind::kSdpaBackward: return lower_sdpa_backward(lowering, node);
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
-    case OpKind::kLayerNormBackward:
-    case OpKind::kRmsNormBackward: return lower_norm(lowering, node);
-    case OpKind::kBatchNorm:
-    case OpKind::kBatchNormInference:
-    case OpKind::kBatchNormBackward:
-    case OpKind::kInstanceNorm:
-    case OpKind::kInstanceNormBackward:
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: return lower_grouped_norm(lowering, node);
-    case OpKind::kSoftmax: return lower_softmax(lowering, node);
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kSlice:
-    case OpKind::kConcatenate: return lower_layout(lowering, node);
-    case OpKind::kResample: return lower_resample(lowering, node);
-    case OpKind::kRng: return lower_rng(lowering, node);
-    case OpKind::kSdpaFp8: return lower_sdpa_fp8(lowering, node);
-    case OpKind::kSdpaFp8Backward: return lower_sdpa_fp8_backward(lowering, node);
-    case OpKind::kBlockScaleQuantize:
-    case OpKind::kBlockScaleDequantize: return lower_block_scale(lowering, node);
-    default:
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, op_kind_name(node.kind),
-           " has no cuDNN lowering yet (it runs on the CPU reference)");
-  }
 }
 
 cudnnBackendHeurMode_t to_cudnn_heur(cudnnfe_heur_mode_t mode) {
@@ -142,7 +60,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   const Clock::time_point start = Clock::now();
   auto set = std::make_shared<PlanSet>();
   Lowering lowering(graph, static_cast<size_t>(target.cudnn_version));
-  // PlanSet binds the frontend's workspace tensors (backend/workspace_plan.h).
+  // PlanSet binds the frontend's workspace tensors (backend/frontend_workspace.h).
   lowering.allow_workspace_tensors();
   // And uploads its constant tensors (backend/device_constants.h).
   lowering.allow_constant_tensors();

@@ -5,21 +5,19 @@
 // boundary. The plan's workspace size covers both; execute binds each
 // frontend tensor to its slice (no allocation on execute).
 //
-// How a plan builder supports it (lower_graph and GpuPlan):
+// How a plan builder supports it (lower_graph in gpu_plan_build.cpp, and
+// PlanSet):
 //   1. lowering.allow_workspace_tensors() before lowering (without it a
 //      lowering that needs such tensors is refused with NOT_SUPPORTED);
-//   2. the variant pack's bound UIDs are plan_bound_uids(graph, lowering):
-//      the graph's, then the frontend tensors';
-//   3. workspace size = layout.total(backend plan's workspace size);
-//   4. at execute, layout.bind(data, graph_bound, workspace, pointers)
-//      makes the bound pointer table and returns cuDNN's workspace pointer.
+//   2. the variant pack's UIDs list the frontend tensors after the graph's;
+//   3. workspace size = FrontendWorkspace::total(backend plan's workspace size);
+//   4. at execute, bind(data, graph_bound, workspace, pointers) makes the
+//      bound pointer table and returns cuDNN's workspace pointer.
 #pragma once
 
-#include <memory>
 #include <vector>
 
 #include "backend/lowering.h"
-#include "exec/plan.h"
 
 namespace cudnnfe::backend {
 
@@ -37,15 +35,5 @@ struct FrontendWorkspace {
   // slices of `workspace`, and returns cuDNN's part of `workspace`.
   void *bind(void *const *data, size_t graph_bound, void *workspace, void **pointers) const;
 };
-
-// The variant pack's bound UIDs: the graph's, then the frontend tensors'.
-std::vector<int64_t> plan_bound_uids(const Graph &graph, const Lowering &lowering);
-
-// Wraps a plan built with plan_bound_uids() whose execute takes the full
-// pointer table (graph's + frontend's) and cuDNN's workspace: the wrapper
-// takes the graph's pointers and the caller's whole workspace. Returns
-// `plan` itself when the lowering has no frontend tensors.
-std::unique_ptr<Plan> with_frontend_workspace(std::unique_ptr<Plan> plan, const Graph &graph,
-                                              const Lowering &lowering);
 
 }  // namespace cudnnfe::backend

@@ -1,4 +1,8 @@
-#include "backend/plan_cache.h"
+// The GPU plan caches: the in-process cache (key: canonical graph, options,
+// device, cuDNN version) and the cache directory, in front of the heuristics
+// and the plan search; and GPU plans from plan blobs. Choosing the target is
+// exec/build_graph.cpp's.
+#include "backend/gpu_plan_cache.h"
 
 #include <chrono>
 #include <list>
@@ -7,7 +11,7 @@
 
 #include "backend/backend.h"
 #include "backend/gpu_plan.h"
-#include "backend/plan_build.h"
+#include "backend/gpu_plan_build.h"
 #include "backend/refusal_probe.h"
 #include "core/error.h"
 #include "plan/disk_cache.h"
@@ -111,7 +115,9 @@ MemoryCache &memory_cache() {
   return *cache;
 }
 
-plan::PlanRecord make_record(const Graph &graph, const RecordedPlan &recorded) {
+}  // namespace
+
+plan::PlanRecord plan_record(const Graph &graph, const RecordedPlan &recorded) {
   plan::PlanRecord r;
   r.library_version = CUDNNFE_VERSION;
   r.fingerprint = plan::graph_fingerprint(graph);
@@ -147,13 +153,15 @@ plan::PlanRecord make_record(const Graph &graph, const RecordedPlan &recorded) {
   return r;
 }
 
+namespace {
+
 void write_disk(const Graph &graph, const GpuPlan &plan) {
   const std::string &dir = plan.options.plan_cache_dir;
   const std::string &key = plan.set().cache_key;
   if (dir.empty() || key.empty()) return;
   bool ok = false;
   try {
-    const std::string blob = plan::encode_plan_blob(make_record(graph, plan));
+    const std::string blob = plan::encode_plan_blob(plan_record(graph, plan));
     ok = plan::write_file_atomically(dir, plan::cache_file_path(dir, key), blob).empty();
   } catch (const Error &) {
     ok = false;
@@ -196,8 +204,10 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
   }
 }
 
-std::unique_ptr<GpuPlan> build_gpu(const Graph &graph, Handle *handle, const BuildOptions &options,
-                                   BuildRecord &record) {
+}  // namespace
+
+std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle,
+                                              const BuildOptions &options, BuildRecord &record) {
   const BuildTarget target = build_target(handle);
   std::string key, memory_key;
   if (options.use_plan_cache) {
@@ -243,112 +253,41 @@ std::unique_ptr<GpuPlan> build_gpu(const Graph &graph, Handle *handle, const Bui
   return plan;
 }
 
-}  // namespace
-
-void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
-  const Clock::time_point start = Clock::now();
-  BuildRecord record;
-  graph.validate();
-  record.validate_ms = ms_since(start);
-  if (options.target == CUDNNFE_TARGET_AUTO)
-    options.target = gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
-  std::unique_ptr<RecordedPlan> plan;
-  if (options.target == CUDNNFE_TARGET_GPU)
-    plan = build_gpu(graph, handle, options, record);
-  else
-    plan = make_cpu_reference_plan(graph);
-  record.total_ms = ms_since(start);
-  plan->record = record;
-  plan->options = std::move(options);
-  graph.set_plan(std::move(plan));
-}
-
-std::string serialize_plan(const Graph &graph) {
-  return plan::encode_plan_blob(make_record(graph, recorded_plan(graph)));
-}
-
-void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
-               bool rebuild_on_mismatch) {
-  const Clock::time_point start = Clock::now();
-  const plan::PlanRecord r = plan::decode_plan_blob(data, size);
-  Graph loaded;
+std::unique_ptr<GpuPlan> load_gpu_plan(const Graph &graph, Handle *handle,
+                                       const plan::PlanRecord &r, bool rebuild_on_mismatch,
+                                       BuildRecord &record) {
+  BuildTarget target;
+  std::string unavailable;
   try {
-    deserialize_graph(r.graph_json.data(), r.graph_json.size(), loaded);
+    target = build_target(handle);
   } catch (const Error &e) {
-    if (e.status() != CUDNNFE_STATUS_BAD_SERIALIZED_DATA) throw;
-    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: payload.graph: ", e.message());
+    unavailable = e.message();
   }
-  const std::string old_name = graph.name;
-  graph = std::move(loaded);
+  if (!unavailable.empty() || target.cudnn_version != r.cudnn_version || target.sm != r.sm) {
+    if (rebuild_on_mismatch) return nullptr;
+    const std::string made = cat(r.device_name, " (sm_", r.sm, ") with cuDNN ",
+                                 plan::cudnn_version_string(r.cudnn_version));
+    const std::string here = unavailable.empty()
+                                 ? cat(target.device_name, " (sm_", target.sm, ") with cuDNN ",
+                                       plan::cudnn_version_string(target.cudnn_version))
+                                 : cat("no usable GPU and cuDNN (", unavailable, ")");
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: the plan was made for ", made,
+         " but this process has ", here,
+         "; load it with rebuild_on_mismatch = 1 to build the graph again from its "
+         "description");
+  }
+  std::shared_ptr<PlanSet> set;
   try {
-    BuildRecord record;
-    try {
-      graph.validate();
-    } catch (const Error &e) {
-      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
-           "plan blob: its graph does not validate: ", e.message());
-    }
-    record.validate_ms = ms_since(start);
-    if (plan::graph_fingerprint(graph) != r.fingerprint)
-      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
-           "plan blob: the graph does not match the recorded fingerprint ", r.fingerprint);
-    BuildOptions options = r.options;
-    auto rebuild = [&] {
-      build_graph(graph, handle, options);
-      RecordedPlan &rebuilt = recorded_plan(graph);
-      rebuilt.record.source = CUDNNFE_PLAN_SOURCE_REBUILT;
-      rebuilt.record.total_ms = ms_since(start);
-    };
-    std::unique_ptr<RecordedPlan> plan;
-    if (r.target == CUDNNFE_TARGET_CPU_REFERENCE) {
-      options.target = CUDNNFE_TARGET_CPU_REFERENCE;
-      plan = make_cpu_reference_plan(graph);
-    } else {
-      BuildTarget target;
-      std::string unavailable;
-      try {
-        target = build_target(handle);
-      } catch (const Error &e) {
-        unavailable = e.message();
-      }
-      if (!unavailable.empty() || target.cudnn_version != r.cudnn_version || target.sm != r.sm) {
-        if (rebuild_on_mismatch) return rebuild();
-        const std::string made = cat(r.device_name, " (sm_", r.sm, ") with cuDNN ",
-                                     plan::cudnn_version_string(r.cudnn_version));
-        const std::string here = unavailable.empty()
-                                     ? cat(target.device_name, " (sm_", target.sm, ") with cuDNN ",
-                                           plan::cudnn_version_string(target.cudnn_version))
-                                     : cat("no usable GPU and cuDNN (", unavailable, ")");
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: the plan was made for ", made,
-             " but this process has ", here,
-             "; load it with rebuild_on_mismatch = 1 to build the graph again from its "
-             "description");
-      }
-      std::shared_ptr<PlanSet> set;
-      try {
-        set = build_plan_set_from_config(graph, target, r, record);
-      } catch (const Error &e) {
-        if (rebuild_on_mismatch && e.status() == CUDNNFE_STATUS_NOT_SUPPORTED) return rebuild();
-        throw;
-      }
-      options.target = CUDNNFE_TARGET_GPU;
-      auto gpu = std::make_unique<GpuPlan>(set, 0);
-      gpu->times[0] = r.time_ms;
-      gpu->chosen_by_autotune = r.chosen_by_autotune ? 0 : -1;
-      gpu->loaded_timings = r.timings;
-      plan = std::move(gpu);
-    }
-    record.source = CUDNNFE_PLAN_SOURCE_SERIALIZED;
-    record.total_ms = ms_since(start);
-    plan->record = record;
-    plan->options = std::move(options);
-    graph.set_plan(std::move(plan));
-  } catch (...) {
-    Graph empty;
-    empty.name = old_name;
-    graph = std::move(empty);
+    set = build_plan_set_from_config(graph, target, r, record);
+  } catch (const Error &e) {
+    if (rebuild_on_mismatch && e.status() == CUDNNFE_STATUS_NOT_SUPPORTED) return nullptr;
     throw;
   }
+  auto gpu = std::make_unique<GpuPlan>(set, 0);
+  gpu->times[0] = r.time_ms;
+  gpu->chosen_by_autotune = r.chosen_by_autotune ? 0 : -1;
+  gpu->loaded_timings = r.timings;
+  return gpu;
 }
 
 void remember_selection(const Graph &graph, const GpuPlan &plan) {

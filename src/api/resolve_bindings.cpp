@@ -1,0 +1,39 @@
+// The caller's (uid, pointer) bindings as the plan's pointer table
+// (api/resolve_bindings.h). No heap allocation unless it fails.
+#include "api/resolve_bindings.h"
+
+#include "core/error.h"
+
+namespace cudnnfe {
+
+void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, size_t num_bindings,
+                      void **data) {
+  if (num_bindings && !bindings)
+    fail_argument("bindings is NULL but num_bindings is ", num_bindings);
+  const size_t bound = graph.bound_uids().size();
+  for (size_t i = 0; i < bound; ++i) data[i] = nullptr;
+  for (size_t i = 0; i < num_bindings; ++i) {
+    const int64_t uid = bindings[i].uid;
+    const int index = graph.bound_index(uid);
+    if (index < 0) {
+      const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
+      fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",
+                    t.is_scalar ? "a pass-by-value scalar" : "virtual (not an output)",
+                    " and takes no buffer");
+    }
+    if (data[index])
+      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
+                    ") is bound twice");
+    if (!bindings[i].data)
+      fail_argument("binding ", i, ": tensor \"", graph.tensor(uid).name, "\" (UID ", uid,
+                    ") has a NULL buffer");
+    data[index] = bindings[i].data;
+  }
+  for (size_t i = 0; i < bound; ++i)
+    if (!data[i])
+      fail_argument("graph \"", graph.name, "\": tensor \"",
+                    graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
+                    ") has no binding");
+}
+
+}  // namespace cudnnfe

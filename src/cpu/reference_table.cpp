@@ -1,0 +1,180 @@
+// The CPU reference's rows (cpu/reference_table.h): each adapts a node's
+// tensors by port to its op's loop (cpu/reference_ops.h).
+#include "cpu/reference_table.h"
+
+#include <iterator>
+
+#include "core/error.h"
+#include "cpu/reference_ops.h"
+#include "cpu/sdpa_fp8_ref.h"
+#include "graph/graph.h"
+#include "ops/attention.h"
+
+namespace cudnnfe::cpu {
+namespace {
+
+// An attention node's optional tensors by port (ops/attention.h).
+AttentionInputs attention_inputs(const StepTensors &t) {
+  const AttentionPorts &p = attention_ports(t.node.kind);
+  AttentionInputs a;
+  a.bias = t.in(p.bias);
+  a.attn_scale = t.in(p.attn_scale);
+  a.seq_len_q = t.in(p.seq_len_q);
+  a.seq_len_kv = t.in(p.seq_len_kv);
+  a.dropout_seed = t.in(p.dropout_seed);
+  a.dropout_offset = t.in(p.dropout_offset);
+  a.dropout_mask = t.in(p.dropout_mask);
+  a.dropout_scale = t.in(p.dropout_scale);
+  a.dropout_scale_inv = t.in(p.dropout_scale_inv);
+  a.ragged_q = t.in(p.ragged_q);
+  a.ragged_k = t.in(p.ragged_k);
+  a.ragged_v = t.in(p.ragged_v);
+  a.ragged_o = t.in(p.ragged_o);
+  a.page_table_k = t.in(p.page_table_k);
+  a.page_table_v = t.in(p.page_table_v);
+  return a;
+}
+
+void check_attention(const Node &node) {
+  if (node.compute_dtype == CUDNNFE_DTYPE_INT32)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": attention needs a floating compute type on the CPU reference, not INT32");
+}
+
+void check_pointwise(const Node &node) {
+  const cudnnfe_pointwise_mode_t mode = node.as<PointwiseAttrs>().mode;
+  if (!pointwise_supported(mode))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": pointwise mode ",
+         pointwise_mode_name(mode), " (", mode, ") is not supported by the CPU reference");
+}
+
+void check_reduction(const Node &node) {
+  if (!reduction_supported(node.as<ReductionAttrs>().mode))
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": reduction mode ",
+         node.as<ReductionAttrs>().mode, " is not supported by the CPU reference");
+}
+
+void conv(const StepTensors &t) {
+  run_conv(t.node, *t.in(0), *t.in(1), *t.out(0));
+}
+void matmul(const StepTensors &t) {
+  run_matmul(t.node, *t.in(0), *t.in(1), *t.out(0));
+}
+void pointwise(const StepTensors &t) {
+  const StridedTensor *inputs[3] = {t.in(0), t.in(1), t.in(2)};
+  run_pointwise(t.node, inputs, *t.out(0));
+}
+void reduction(const StepTensors &t) {
+  run_reduction(t.node, *t.in(0), *t.out(0));
+}
+void sdpa(const StepTensors &t) {
+  run_sdpa(t.node, t.attn_scale,
+           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1)});
+}
+void sdpa_backward(const StepTensors &t) {
+  run_sdpa_backward(t.node, t.attn_scale,
+                    {t.in(0), t.in(1), t.in(2), t.in(3), t.in(4), t.in(5), attention_inputs(t),
+                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort)});
+}
+void softmax(const StepTensors &t) {
+  run_softmax(t.node, *t.in(0), *t.out(0), t.out(1));
+}
+void norm(const StepTensors &t) {
+  run_norm_forward(t.node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2));
+}
+void layernorm_backward(const StepTensors &t) {
+  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
+                    t.out(2));
+}
+void rmsnorm_backward(const StepTensors &t) {
+  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), nullptr, *t.in(3), *t.out(0), t.out(1),
+                    t.out(2));
+}
+void reshape(const StepTensors &t) {
+  run_reshape(t.node, *t.in(0), *t.out(0));
+}
+void transpose(const StepTensors &t) {
+  run_transpose(t.node, *t.in(0), *t.out(0));
+}
+void concatenate(const StepTensors &t) {
+  size_t count = 0;
+  while (count < t.inputs.size() && t.in(count)) ++count;
+  run_concatenate(t.node, t.inputs.data(), count, *t.out(0));
+}
+void resample(const StepTensors &t) {
+  run_resample(t.node, *t.in(0), *t.out(0), t.out(1));
+}
+void rng(const StepTensors &t) {
+  run_rng(t.node, t.in(0), t.in(1), *t.out(0));
+}
+// batchnorm, instancenorm, adalayernorm (running statistics: batchnorm's).
+void grouped_norm(const StepTensors &t) {
+  run_grouped_norm_forward(t.node, {t.in(0), t.in(1), t.in(2), t.out(0), t.out(1), t.out(2),
+                                    nullptr, nullptr, t.in(3), t.in(4), t.out(3), t.out(4)});
+}
+void batchnorm_inference(const StepTensors &t) {
+  run_grouped_norm_forward(t.node, {t.in(0), t.in(1), t.in(2), t.out(0), nullptr, nullptr, t.in(3),
+                                    t.in(4), nullptr, nullptr, nullptr, nullptr});
+}
+void grouped_norm_backward(const StepTensors &t) {
+  run_grouped_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), *t.in(3), *t.in(4), *t.out(0),
+                            *t.out(1), *t.out(2));
+}
+void sdpa_fp8(const StepTensors &t) {
+  run_sdpa_fp8(t.node, t.inputs.data(), t.outputs.data());
+}
+void sdpa_fp8_backward(const StepTensors &t) {
+  run_sdpa_fp8_backward(t.node, t.inputs.data(), t.outputs.data());
+}
+void quantize(const StepTensors &t) {
+  run_block_scale_quantize(t.node, *t.in(0), *t.out(0), *t.out(1));
+}
+void dequantize(const StepTensors &t) {
+  run_block_scale_dequantize(t.node, *t.in(0), *t.in(1), *t.out(0));
+}
+
+using K = OpKind;
+
+// One row per OpKind, in enum order (checked at compile time).
+constexpr ReferenceOp kRows[] = {
+    {K::kConvFprop, nullptr, conv},
+    {K::kConvDgrad, nullptr, conv},
+    {K::kConvWgrad, nullptr, conv},
+    {K::kMatmul, nullptr, matmul},
+    {K::kPointwise, check_pointwise, pointwise},
+    {K::kReduction, check_reduction, reduction},
+    {K::kSdpa, check_attention, sdpa},
+    {K::kSdpaBackward, check_attention, sdpa_backward},
+    {K::kLayerNorm, nullptr, norm},
+    {K::kRmsNorm, nullptr, norm},
+    {K::kLayerNormBackward, nullptr, layernorm_backward},
+    {K::kRmsNormBackward, nullptr, rmsnorm_backward},
+    {K::kSoftmax, nullptr, softmax},
+    {K::kReshape, nullptr, reshape},
+    {K::kTranspose, nullptr, transpose},
+    {K::kSlice, nullptr, nullptr},  // a view: its slot points into x's buffer
+    {K::kConcatenate, nullptr, concatenate},
+    {K::kResample, nullptr, resample},
+    {K::kRng, nullptr, rng},
+    {K::kBatchNorm, nullptr, grouped_norm},
+    {K::kBatchNormInference, nullptr, batchnorm_inference},
+    {K::kBatchNormBackward, nullptr, grouped_norm_backward},
+    {K::kInstanceNorm, nullptr, grouped_norm},
+    {K::kInstanceNormBackward, nullptr, grouped_norm_backward},
+    {K::kAdaLayerNorm, nullptr, grouped_norm},
+    {K::kAdaLayerNormBackward, nullptr, grouped_norm_backward},
+    {K::kSdpaFp8, nullptr, sdpa_fp8},
+    {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
+    {K::kBlockScaleQuantize, nullptr, quantize},
+    {K::kBlockScaleDequantize, nullptr, dequantize},
+};
+static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
+static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");
+
+}  // namespace
+
+const ReferenceOp &reference_op(OpKind kind) {
+  return kRows[static_cast<size_t>(kind)];
+}
+
+}  // namespace cudnnfe::cpu

@@ -1,0 +1,110 @@
+// Building a graph for its target and plan blobs (exec/build_graph.h).
+#include "exec/build_graph.h"
+
+#include <chrono>
+
+#include "backend/backend.h"
+#include "backend/gpu_plan.h"
+#include "backend/gpu_plan_cache.h"
+#include "core/error.h"
+#include "plan/fingerprint.h"
+#include "plan/plan_blob.h"
+#include "serialize/graph_json.h"
+
+namespace cudnnfe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// The graph a blob describes, validated and matching its fingerprint.
+void load_blob_graph(const plan::PlanRecord &r, Graph &graph) {
+  try {
+    deserialize_graph(r.graph_json.data(), r.graph_json.size(), graph);
+  } catch (const Error &e) {
+    if (e.status() != CUDNNFE_STATUS_BAD_SERIALIZED_DATA) throw;
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob: payload.graph: ", e.message());
+  }
+}
+
+void check_blob_graph(const plan::PlanRecord &r, Graph &graph) {
+  try {
+    graph.validate();
+  } catch (const Error &e) {
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
+         "plan blob: its graph does not validate: ", e.message());
+  }
+  if (plan::graph_fingerprint(graph) != r.fingerprint)
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
+         "plan blob: the graph does not match the recorded fingerprint ", r.fingerprint);
+}
+
+}  // namespace
+
+void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
+  const Clock::time_point start = Clock::now();
+  BuildRecord record;
+  graph.validate();
+  record.validate_ms = ms_since(start);
+  if (options.target == CUDNNFE_TARGET_AUTO)
+    options.target = backend::gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
+  std::unique_ptr<RecordedPlan> plan;
+  if (options.target == CUDNNFE_TARGET_GPU)
+    plan = backend::build_gpu_graph_plan(graph, handle, options, record);
+  else
+    plan = make_cpu_reference_plan(graph);
+  record.total_ms = ms_since(start);
+  plan->record = record;
+  plan->options = std::move(options);
+  graph.set_plan(std::move(plan));
+}
+
+std::string serialize_plan(const Graph &graph) {
+  return plan::encode_plan_blob(backend::plan_record(graph, recorded_plan(graph)));
+}
+
+void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
+               bool rebuild_on_mismatch) {
+  const Clock::time_point start = Clock::now();
+  const plan::PlanRecord r = plan::decode_plan_blob(data, size);
+  Graph loaded;
+  load_blob_graph(r, loaded);
+  const std::string old_name = graph.name;
+  graph = std::move(loaded);
+  try {
+    BuildRecord record;
+    check_blob_graph(r, graph);
+    record.validate_ms = ms_since(start);
+    BuildOptions options = r.options;
+    std::unique_ptr<RecordedPlan> plan;
+    if (r.target == CUDNNFE_TARGET_CPU_REFERENCE) {
+      options.target = CUDNNFE_TARGET_CPU_REFERENCE;
+      plan = make_cpu_reference_plan(graph);
+    } else {
+      options.target = CUDNNFE_TARGET_GPU;
+      plan = backend::load_gpu_plan(graph, handle, r, rebuild_on_mismatch, record);
+    }
+    if (!plan) {  // made for another GPU or cuDNN: build the description again
+      build_graph(graph, handle, r.options);
+      RecordedPlan &rebuilt = recorded_plan(graph);
+      rebuilt.record.source = CUDNNFE_PLAN_SOURCE_REBUILT;
+      rebuilt.record.total_ms = ms_since(start);
+      return;
+    }
+    record.source = CUDNNFE_PLAN_SOURCE_SERIALIZED;
+    record.total_ms = ms_since(start);
+    plan->record = record;
+    plan->options = std::move(options);
+    graph.set_plan(std::move(plan));
+  } catch (...) {
+    Graph empty;
+    empty.name = old_name;
+    graph = std::move(empty);
+    throw;
+  }
+}
+
+}  // namespace cudnnfe

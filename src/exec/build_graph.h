@@ -1,0 +1,27 @@
+// Turning a graph into its plan on a target: validation, the choice between
+// the CPU reference and the GPU (backend/gpu_plan_cache.h), and plan blobs
+// (docs/plans.md) in both directions. The C functions of api_build.cpp and
+// api_plans.cpp call these; how a plan is made is each target's own.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "exec/handle.h"
+#include "graph/graph.h"
+#include "plan/recorded_plan.h"
+
+namespace cudnnfe {
+
+// Validates and builds `graph` (cudnnfe_graph_build).
+void build_graph(Graph &graph, Handle *handle, BuildOptions options);
+
+// The built graph's plan blob (cudnnfe_graph_serialize_plan).
+std::string serialize_plan(const Graph &graph);
+
+// Loads a plan blob into the empty `graph` and builds it
+// (cudnnfe_graph_deserialize_plan). On failure `graph` is left empty.
+void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
+               bool rebuild_on_mismatch);
+
+}  // namespace cudnnfe

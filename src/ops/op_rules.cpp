@@ -1,0 +1,109 @@
+// The op kinds' rules, one row each (ops/op_rules.h). The functions live in
+// each op's file (ops/<op>.cpp); this table only names them.
+#include "ops/op_rules.h"
+
+#include <iterator>
+
+#include "ops/attention.h"
+#include "ops/ops.h"
+#include "ops/sdpa_fp8.h"
+
+namespace cudnnfe {
+namespace {
+
+// Most ops read floating or INT8 inputs.
+void types_numeric(Graph &graph, Node &node) {
+  check_numeric_inputs(graph, node, node.inputs.size());
+}
+
+// Attention's option tensors (lengths, seeds, masks) have their own rules.
+void types_attention(Graph &graph, Node &node) {
+  check_numeric_inputs(graph, node, attention_ports(node.kind).attn_scale);
+  check_types_sdpa(graph, node);
+}
+
+void types_sdpa_fp8(Graph &graph, Node &node) {
+  types_numeric(graph, node);
+  check_types_sdpa_fp8(graph, node);
+}
+
+void types_resample(Graph &graph, Node &node) {
+  check_types_resample(graph, node);
+  types_numeric(graph, node);
+}
+
+// Optional outputs.
+bool sdpa_outputs(const Node &node, size_t port) {
+  return port != 1 || node.as<SdpaAttrs>().generate_stats;
+}
+bool sdpa_backward_outputs(const Node &node, size_t port) {
+  return port != kSdpaBackwardDbiasPort || node.as<SdpaBackwardAttrs>().generate_dbias;
+}
+bool softmax_outputs(const Node &node, size_t port) {
+  return port != 1 || node.as<SoftmaxAttrs>().generate_stats;
+}
+// Statistics only in training.
+bool norm_outputs(const Node &node, size_t port) {
+  return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
+}
+bool rmsnorm_backward_outputs(const Node &node, size_t port) {
+  return port != 2 || node.as<NormAttrs>().has_dbias;
+}
+bool resample_outputs(const Node &node, size_t port) {
+  return port == 0 || node.as<ResampleAttrs>().generate_index;
+}
+// Next running statistics only when the previous are given.
+bool batchnorm_outputs(const Node &node, size_t port) {
+  return port < 3 || node.inputs[3] != 0 || node.inputs[4] != 0;
+}
+bool sdpa_fp8_outputs(const Node &node, size_t port) {
+  return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
+}
+
+using K = OpKind;
+
+// One row per OpKind, in enum order (checked at compile time).
+constexpr OpRules kRows[] = {
+    {K::kConvFprop, infer_conv, types_numeric, nullptr, nullptr},
+    {K::kConvDgrad, infer_conv, types_numeric, nullptr, nullptr},
+    {K::kConvWgrad, infer_conv, types_numeric, nullptr, nullptr},
+    {K::kMatmul, infer_matmul, types_numeric, nullptr, nullptr},
+    {K::kPointwise, infer_pointwise, nullptr, nullptr, nullptr},
+    {K::kReduction, infer_reduction, types_numeric, nullptr, nullptr},
+    {K::kSdpa, infer_sdpa, types_attention, sdpa_outputs, offer_sdpa_features},
+    {K::kSdpaBackward, infer_sdpa_backward, types_attention, sdpa_backward_outputs,
+     offer_sdpa_backward_features},
+    {K::kLayerNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features},
+    {K::kRmsNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features},
+    {K::kLayerNormBackward, infer_norm, types_numeric, nullptr, nullptr},
+    {K::kRmsNormBackward, infer_norm, types_numeric, rmsnorm_backward_outputs, nullptr},
+    {K::kSoftmax, infer_softmax, types_numeric, softmax_outputs, offer_softmax_features},
+    {K::kReshape, infer_layout, check_types_layout, nullptr, nullptr},
+    {K::kTranspose, infer_layout, check_types_layout, nullptr, nullptr},
+    {K::kSlice, infer_layout, check_types_layout, nullptr, nullptr},
+    {K::kConcatenate, infer_layout, check_types_layout, nullptr, nullptr},
+    {K::kResample, infer_resample, types_resample, resample_outputs, nullptr},
+    {K::kRng, infer_rng, check_types_rng, nullptr, nullptr},
+    {K::kBatchNorm, infer_grouped_norm, types_numeric, batchnorm_outputs, offer_batchnorm_features},
+    {K::kBatchNormInference, infer_grouped_norm, types_numeric, nullptr, nullptr},
+    {K::kBatchNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
+    {K::kInstanceNorm, infer_grouped_norm, types_numeric, norm_outputs, nullptr},
+    {K::kInstanceNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
+    {K::kAdaLayerNorm, infer_grouped_norm, types_numeric, norm_outputs,
+     offer_adalayernorm_features},
+    {K::kAdaLayerNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
+    {K::kSdpaFp8, infer_sdpa_fp8, types_sdpa_fp8, sdpa_fp8_outputs, nullptr},
+    {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr},
+    {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
+    {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
+};
+static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
+static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");
+
+}  // namespace
+
+const OpRules &op_rules(OpKind kind) {
+  return kRows[static_cast<size_t>(kind)];
+}
+
+}  // namespace cudnnfe
