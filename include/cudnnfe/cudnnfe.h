@@ -700,6 +700,18 @@ typedef struct cudnnfe_norm_options {
    * [0, 1]; default 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a
    * cumulative average. */
   double momentum;
+  /* ---- Fields appended after the first release. */
+  /* A one-element FLOAT (or other floating-point type on the CPU
+   * reference) graph input holding epsilon, read when the graph is
+   * executed instead of the number above (cudnn-frontend's epsilon tensor);
+   * 0: the number (the default). Forward norms only (layernorm, rmsnorm,
+   * batchnorm, instancenorm, adalayernorm). Make it pass-by-value
+   * (cudnnfe_tensor_set_pass_by_value) for the GPU, as cudnn-frontend's
+   * host epsilon tensors are. since 0.3 */
+  int64_t epsilon_tensor;
+  /* As epsilon_tensor, for batchnorm's momentum (read only with running
+   * statistics). since 0.3 */
+  int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
 #define cudnnfe_norm_options_init(options) \

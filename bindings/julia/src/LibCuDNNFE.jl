@@ -387,7 +387,7 @@ end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
 """
-C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (48 bytes, alignment 8).
+C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (64 bytes, alignment 8).
 """
 struct cudnnfe_norm_options
     struct_size::Csize_t  # size_t at 0
@@ -397,6 +397,8 @@ struct cudnnfe_norm_options
     zero_centered_gamma::Int32  # int32_t at 32
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 36
     momentum::Cdouble  # double at 40
+    epsilon_tensor::Int64  # int64_t at 48
+    momentum_tensor::Int64  # int64_t at 56
 end
 const cudnnfe_norm_options_t = cudnnfe_norm_options
 

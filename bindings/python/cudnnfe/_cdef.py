@@ -412,6 +412,10 @@ typedef struct cudnnfe_norm_options {
   cudnnfe_dtype_t compute_dtype;
 
   double momentum;
+
+  int64_t epsilon_tensor;
+
+  int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
 

@@ -1,24 +1,21 @@
-"""Pass-by-value tensors folded into an op as a number (``epsilon``, ``momentum``).
+"""Values folded into an op as a number (``epsilon``, ``momentum`` given as a Python number,
+a scalar or a host array; graph input tensors go to the C options' ``epsilon_tensor`` /
+``momentum_tensor`` instead, :mod:`cudnnfe._norms`), and inputs no op reads.
 
-cudnn-frontend takes a norm's ``epsilon`` and batch norm's ``momentum`` as
-tensors, usually a one-element host tensor made with
-``graph.tensor_like(torch.full((1, 1, 1, 1), 1e-5))`` and given again in the
-variant pack. The C ABI takes them as numbers in the op's options, fixed
-when the op is added. So the value is read when the op is added:
+Where the number route is taken (:func:`constant_value`):
 
 * a Python number is used as is;
 * a scalar tensor (kind SCALAR) gives its value;
-* a graph input made by :meth:`pygraph.tensor_like` from a one-element host
-  array (NumPy, a CPU torch tensor) gives the array's value at that moment;
-* anything else (an input made by ``graph.tensor(..., is_pass_by_value=True)``
-  whose value is known only at execute, a device array, an op output) raises
-  :class:`NotOfferedError`.
+* a one-element host array (NumPy, a CPU torch tensor) gives its value at
+  that moment;
+* a graph input made by :meth:`pygraph.tensor_like` from such an array gives
+  that array's value (the norms pass graph inputs as tensors instead);
+* anything else (a device array, an op output) raises :class:`NotOfferedError`.
 
-An input folded this way that no op reads leaves the graph before it is
-validated (:func:`cudnnfe._rewrite.finalize`). Its entry in a later variant
-pack is accepted and checked: a host array must still hold the folded value
-(``ValueError`` otherwise, since the graph cannot see a new value), a
-device array is not read.
+An input folded this way, or any input no op reads, leaves the graph before
+it is validated (:func:`cudnnfe._rewrite.finalize`). Its entry in a later
+variant pack is accepted; a folded host array must still hold the folded
+value (``ValueError`` otherwise, since the graph cannot see a new value).
 """
 from __future__ import annotations
 

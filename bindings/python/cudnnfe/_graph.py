@@ -318,10 +318,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
             is_pass_by_value: a one-element input whose array is in host
                 memory, read when execute is called
                 (``cudnnfe_tensor_set_pass_by_value``): a scale or bound given
-                as a CPU tensor. Where an op takes the value as a number in
-                the C ABI (``epsilon``, ``momentum``) such a tensor raises
-                :class:`NotOfferedError`: pass a float or ``tensor_like`` of a
-                host array instead.
+                as a CPU tensor (a norm's ``epsilon`` or ``momentum`` too).
             ragged_offset: as :meth:`Tensor.set_ragged_offset` (attention operands).
             reordering_type: only NONE (:class:`NotOfferedError` otherwise).
         """

@@ -1,15 +1,11 @@
 """Graph edits the C ABI has no call for, made on the graph description.
 
-cudnn-frontend's Python API lets code do three things the C ABI cannot do
+cudnn-frontend's Python API lets code do things the C ABI cannot do
 in place:
 
 * pass a tensor the user created (``graph.tensor(...)``) as an op's
   *output*, e.g. ``sdpa_backward(..., dBias=t)``: the C op creates its own
   output, and a graph input cannot be removed or turned into an output;
-* pass a pass-by-value tensor where the C op takes a number (``epsilon``,
-  ``momentum``): the number is folded in at construction
-  (:mod:`cudnnfe._constants`), and the input tensor, which no op reads,
-  must leave the graph before validation refuses it;
 * create a reshape without its new dims and set them on the output later
   (``y = graph.reshape(x); y.set_dim(dims)``);
 * create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``

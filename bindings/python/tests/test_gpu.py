@@ -200,6 +200,38 @@ def test_bit_packed_boolean_output_and_input_match_the_cpu_reference(handle):
     torch.testing.assert_close(got, torch.where(x > 0, dy, torch.zeros_like(dy)))
 
 
+def test_layernorm_epsilon_tensor_read_at_execute_matches_the_cpu_reference(handle):
+    """cudnn-frontend's test_layernorm form: epsilon is a pass-by-value tensor whose value
+    arrives with execute (epsilon_tensor); two values, each against the CPU reference."""
+    x = torch.randn(16, 64, device=DEV)
+    scale = torch.randn(1, 64, device=DEV)
+    bias = torch.randn(1, 64, device=DEV)
+
+    def build(target):
+        g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
+                            target=target)
+        tx, ts, tb = g.tensor_like(x), g.tensor_like(scale), g.tensor_like(bias)
+        eps = g.tensor(dim=[1, 1], data_type=data_type.FLOAT, is_pass_by_value=True,
+                       name="epsilon")
+        y, _, _ = g.layernorm(tx, ts, tb, epsilon=eps, norm_forward_phase="inference")
+        y.set_output(True)
+        g.build()
+        return g, (tx, ts, tb, eps, y)
+
+    g, (tx, ts, tb, eps, y) = build(cudnnfe.target.GPU)
+    c, (cx, cs, cb, ceps, cy) = build(cudnnfe.target.CPU_REFERENCE)
+    ws = torch.empty(max(g.get_workspace_size(), 1), device=DEV, dtype=torch.uint8)
+    for value in (1e-5, 4.0):
+        host = torch.full((1, 1), value, dtype=torch.float32)
+        out = torch.full_like(x, float("nan"))
+        g.execute({tx: x, ts: scale, tb: bias, eps: host, y: out}, ws, handle=handle)
+        torch.cuda.synchronize()
+        want = np.empty((16, 64), np.float32)
+        c.execute({cx: x.cpu().numpy(), cs: scale.cpu().numpy(), cb: bias.cpu().numpy(),
+                   ceps: host.numpy(), cy: want})
+        np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-3, atol=1e-3)
+
+
 def test_reduction_over_channels_nhwc(handle):
     # cuDNN 9's reduction engines take NHWC tensors reduced over C.
     x = torch.randn(8, 64, 16, 16, device=DEV).to(memory_format=torch.channels_last)

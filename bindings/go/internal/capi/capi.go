@@ -223,15 +223,15 @@ typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef long long swig_type_195;
 typedef long long swig_type_196;
-typedef _goslice_ swig_type_197;
+typedef long long swig_type_197;
 typedef long long swig_type_198;
-typedef _goslice_ swig_type_199;
+typedef long long swig_type_199;
 typedef long long swig_type_200;
 typedef _goslice_ swig_type_201;
 typedef long long swig_type_202;
-typedef long long swig_type_203;
+typedef _goslice_ swig_type_203;
 typedef long long swig_type_204;
-typedef long long swig_type_205;
+typedef _goslice_ swig_type_205;
 typedef long long swig_type_206;
 typedef long long swig_type_207;
 typedef long long swig_type_208;
@@ -243,11 +243,11 @@ typedef long long swig_type_213;
 typedef long long swig_type_214;
 typedef long long swig_type_215;
 typedef long long swig_type_216;
-typedef _goslice_ swig_type_217;
+typedef long long swig_type_217;
 typedef long long swig_type_218;
 typedef long long swig_type_219;
 typedef long long swig_type_220;
-typedef long long swig_type_221;
+typedef _goslice_ swig_type_221;
 typedef long long swig_type_222;
 typedef long long swig_type_223;
 typedef long long swig_type_224;
@@ -286,17 +286,17 @@ typedef long long swig_type_256;
 typedef long long swig_type_257;
 typedef long long swig_type_258;
 typedef long long swig_type_259;
-typedef _goslice_ swig_type_260;
+typedef long long swig_type_260;
 typedef long long swig_type_261;
-typedef _goslice_ swig_type_262;
-typedef _goslice_ swig_type_263;
-typedef long long swig_type_264;
-typedef _goslice_ swig_type_265;
-typedef _gostring_ swig_type_266;
-typedef long long swig_type_267;
+typedef long long swig_type_262;
+typedef long long swig_type_263;
+typedef _goslice_ swig_type_264;
+typedef long long swig_type_265;
+typedef _goslice_ swig_type_266;
+typedef _goslice_ swig_type_267;
 typedef long long swig_type_268;
-typedef long long swig_type_269;
-typedef long long swig_type_270;
+typedef _goslice_ swig_type_269;
+typedef _gostring_ swig_type_270;
 typedef long long swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
@@ -305,16 +305,16 @@ typedef long long swig_type_275;
 typedef long long swig_type_276;
 typedef long long swig_type_277;
 typedef long long swig_type_278;
-typedef _goslice_ swig_type_279;
+typedef long long swig_type_279;
 typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
-typedef long long swig_type_283;
-typedef _goslice_ swig_type_284;
+typedef _goslice_ swig_type_283;
+typedef long long swig_type_284;
 typedef long long swig_type_285;
 typedef long long swig_type_286;
 typedef long long swig_type_287;
-typedef long long swig_type_288;
+typedef _goslice_ swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
 typedef long long swig_type_291;
@@ -326,15 +326,19 @@ typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
 typedef long long swig_type_299;
-typedef _goslice_ swig_type_300;
+typedef long long swig_type_300;
 typedef long long swig_type_301;
 typedef long long swig_type_302;
 typedef long long swig_type_303;
-typedef _gostring_ swig_type_304;
-typedef _goslice_ swig_type_305;
+typedef _goslice_ swig_type_304;
+typedef long long swig_type_305;
 typedef long long swig_type_306;
-typedef _goslice_ swig_type_307;
-typedef long long swig_type_308;
+typedef long long swig_type_307;
+typedef _gostring_ swig_type_308;
+typedef _goslice_ swig_type_309;
+typedef long long swig_type_310;
+typedef _goslice_ swig_type_311;
+typedef long long swig_type_312;
 extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
@@ -557,41 +561,45 @@ extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763
 extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_142 arg2);
+extern swig_type_143 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_144 arg2);
+extern swig_type_145 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_142 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_143 arg2, swig_type_144 arg3, swig_type_145 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_146 arg2, swig_type_147 arg3, swig_type_148 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_149 arg2, swig_type_150 arg3, swig_type_151 arg4, swig_type_152 arg5, swig_type_153 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_154 arg2, swig_type_155 arg3, swig_type_156 arg4, swig_type_157 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, swig_type_162 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_163 arg2, swig_type_164 arg3, swig_type_165 arg4, swig_type_166 arg5, swig_type_167 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_168 arg2, swig_type_169 arg3, swig_type_170 arg4, swig_type_171 arg5, swig_type_172 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_173 arg2, swig_type_174 arg3, swig_type_175 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_176 arg2, swig_type_177 arg3, swig_type_178 arg4, swig_type_179 arg5, swig_type_180 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_181 arg2, swig_type_182 arg3, swig_type_183 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_184 arg2, swig_type_185 arg3, swig_type_186 arg4, swig_type_187 arg5, swig_type_188 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_189 arg2);
-extern swig_type_190 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_146 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_type_152 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_153 arg2, swig_type_154 arg3, swig_type_155 arg4, swig_type_156 arg5, swig_type_157 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_type_164 arg4, swig_type_165 arg5, swig_type_166 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_type_169 arg4, swig_type_170 arg5, swig_type_171 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3, swig_type_174 arg4, swig_type_175 arg5, swig_type_176 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_177 arg2, swig_type_178 arg3, swig_type_179 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_180 arg2, swig_type_181 arg3, swig_type_182 arg4, swig_type_183 arg5, swig_type_184 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_188 arg2, swig_type_189 arg3, swig_type_190 arg4, swig_type_191 arg5, swig_type_192 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_193 arg2);
+extern swig_type_194 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_191 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_192 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_193 arg2);
-extern swig_type_194 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_195 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_196 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_197 arg2);
+extern swig_type_198 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_195 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_196 arg2, swig_type_197 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_201 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2);
-extern swig_type_203 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_199 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2, swig_type_201 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_205 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2);
+extern swig_type_207 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -602,11 +610,11 @@ extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a676
 extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_205 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2, swig_type_207 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
-extern swig_type_209 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2, swig_type_211 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
+extern swig_type_213 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -619,10 +627,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_211 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
-extern swig_type_213 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_215 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_216 arg2);
+extern swig_type_217 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -635,16 +643,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
-extern swig_type_215 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_218 arg2);
+extern swig_type_219 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_216 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_217 arg2, swig_type_218 arg3, swig_type_219 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_220 arg2);
-extern swig_type_221 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_220 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_221 arg2, swig_type_222 arg3, swig_type_223 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_224 arg2);
+extern swig_type_225 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -653,28 +661,28 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_222 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_223 arg2, swig_type_224 arg3, swig_type_225 arg4, swig_type_226 arg5, swig_type_227 arg6, swig_type_228 arg7, swig_type_229 arg8, swig_type_230 arg9, swig_type_231 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_232 arg2);
-extern swig_type_233 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_226 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_227 arg2, swig_type_228 arg3, swig_type_229 arg4, swig_type_230 arg5, swig_type_231 arg6, swig_type_232 arg7, swig_type_233 arg8, swig_type_234 arg9, swig_type_235 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_236 arg2);
+extern swig_type_237 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_234 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_235 arg2, swig_type_236 arg3, swig_type_237 arg4, swig_type_238 arg5, swig_type_239 arg6, swig_type_240 arg7, swig_type_241 arg8, swig_type_242 arg9, swig_type_243 arg10, swig_type_244 arg11, swig_type_245 arg12, swig_type_246 arg13, swig_type_247 arg14, swig_type_248 arg15, swig_type_249 arg16, swig_type_250 arg17, swig_type_251 arg18, swig_type_252 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_253 arg2);
-extern swig_type_254 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_238 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_239 arg2, swig_type_240 arg3, swig_type_241 arg4, swig_type_242 arg5, swig_type_243 arg6, swig_type_244 arg7, swig_type_245 arg8, swig_type_246 arg9, swig_type_247 arg10, swig_type_248 arg11, swig_type_249 arg12, swig_type_250 arg13, swig_type_251 arg14, swig_type_252 arg15, swig_type_253 arg16, swig_type_254 arg17, swig_type_255 arg18, swig_type_256 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
+extern swig_type_258 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_259 arg2);
+extern swig_type_260 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -689,30 +697,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f5
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_261 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_258 arg2);
-extern swig_type_259 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_262 arg2);
+extern swig_type_263 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_260 arg3, uintptr_t arg4, swig_type_261 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_262 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_263 arg3, uintptr_t arg4, swig_type_264 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_265 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_267 arg2);
-extern swig_type_268 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2);
-extern swig_type_270 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
-extern swig_type_272 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_264 arg3, uintptr_t arg4, swig_type_265 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_267 arg3, uintptr_t arg4, swig_type_268 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_270 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
+extern swig_type_272 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
+extern swig_type_274 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
+extern swig_type_276 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -725,13 +733,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a67
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_277 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_274 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_276 arg2);
-extern swig_type_277 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_280 arg2);
+extern swig_type_281 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
@@ -744,10 +752,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f5
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_279 arg3, uintptr_t arg4, swig_type_280 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_281 arg2);
-extern swig_type_282 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_282 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_283 arg3, uintptr_t arg4, swig_type_284 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
+extern swig_type_286 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
@@ -764,39 +772,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_283 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_284 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
-extern swig_type_286 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
-extern swig_type_288 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
-extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
-extern swig_type_292 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
-extern swig_type_296 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_297 arg2);
-extern swig_type_298 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_288 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
+extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
+extern swig_type_294 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
+extern swig_type_296 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_297 arg2);
+extern swig_type_298 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_299 arg2);
+extern swig_type_300 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_301 arg2);
+extern swig_type_302 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_299 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_303 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_300 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_301 arg2);
-extern swig_type_302 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_304 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_305 arg2);
+extern swig_type_306 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_303 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_304 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_305 arg3, uintptr_t arg4, swig_type_306 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_307 arg3, uintptr_t arg4, swig_type_308 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_307 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_308 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_309 arg3, uintptr_t arg4, swig_type_310 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_311 arg3, uintptr_t arg4, swig_type_312 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -2797,6 +2805,32 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon_tensor(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_142(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum_tensor(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum_tensor() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_norm_options_t() (_swig_ret Cudnnfe_norm_options_t) {
 	var swig_r Cudnnfe_norm_options_t
 	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763()))
@@ -2823,12 +2857,16 @@ type Cudnnfe_norm_options_t interface {
 	GetCompute_dtype() (_swig_ret int32)
 	SetMomentum(arg2 float64)
 	GetMomentum() (_swig_ret float64)
+	SetEpsilon_tensor(arg2 int64)
+	GetEpsilon_tensor() (_swig_ret int64)
+	SetMomentum_tensor(arg2 int64)
+	GetMomentum_tensor() (_swig_ret int64)
 }
 
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_142(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_146(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -2841,7 +2879,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_143(_swig_i_1), C.swig_type_144(_swig_i_2), C.swig_type_145(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2854,7 +2892,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_146(_swig_i_1), C.swig_type_147(_swig_i_2), C.swig_type_148(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_150(_swig_i_1), C.swig_type_151(_swig_i_2), C.swig_type_152(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2870,7 +2908,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_149(_swig_i_1), C.swig_type_150(_swig_i_2), C.swig_type_151(_swig_i_3), C.swig_type_152(_swig_i_4), C.swig_type_153(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_153(_swig_i_1), C.swig_type_154(_swig_i_2), C.swig_type_155(_swig_i_3), C.swig_type_156(_swig_i_4), C.swig_type_157(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2885,7 +2923,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_154(_swig_i_1), C.swig_type_155(_swig_i_2), C.swig_type_156(_swig_i_3), C.swig_type_157(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_158(_swig_i_1), C.swig_type_159(_swig_i_2), C.swig_type_160(_swig_i_3), C.swig_type_161(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -2903,7 +2941,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_158(_swig_i_1), C.swig_type_159(_swig_i_2), C.swig_type_160(_swig_i_3), C.swig_type_161(_swig_i_4), C.swig_type_162(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_162(_swig_i_1), C.swig_type_163(_swig_i_2), C.swig_type_164(_swig_i_3), C.swig_type_165(_swig_i_4), C.swig_type_166(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2917,7 +2955,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_163(_swig_i_1), C.swig_type_164(_swig_i_2), C.swig_type_165(_swig_i_3), C.swig_type_166(_swig_i_4), C.swig_type_167(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1), C.swig_type_168(_swig_i_2), C.swig_type_169(_swig_i_3), C.swig_type_170(_swig_i_4), C.swig_type_171(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2933,7 +2971,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1), C.swig_type_169(_swig_i_2), C.swig_type_170(_swig_i_3), C.swig_type_171(_swig_i_4), C.swig_type_172(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), C.swig_type_173(_swig_i_2), C.swig_type_174(_swig_i_3), C.swig_type_175(_swig_i_4), C.swig_type_176(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2947,7 +2985,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_173(_swig_i_1), C.swig_type_174(_swig_i_2), C.swig_type_175(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1), C.swig_type_178(_swig_i_2), C.swig_type_179(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2963,7 +3001,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1), C.swig_type_177(_swig_i_2), C.swig_type_178(_swig_i_3), C.swig_type_179(_swig_i_4), C.swig_type_180(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_type_181(_swig_i_2), C.swig_type_182(_swig_i_3), C.swig_type_183(_swig_i_4), C.swig_type_184(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2977,7 +3015,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_181(_swig_i_1), C.swig_type_182(_swig_i_2), C.swig_type_183(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_185(_swig_i_1), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2993,7 +3031,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_184(_swig_i_1), C.swig_type_185(_swig_i_2), C.swig_type_186(_swig_i_3), C.swig_type_187(_swig_i_4), C.swig_type_188(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_188(_swig_i_1), C.swig_type_189(_swig_i_2), C.swig_type_190(_swig_i_3), C.swig_type_191(_swig_i_4), C.swig_type_192(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3009,7 +3047,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3070,7 +3108,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_195(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3080,7 +3118,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_192(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3096,7 +3134,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3127,7 +3165,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_195(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_199(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -3137,7 +3175,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), *(*C.swig_type_197)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1), *(*C.swig_type_201)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3151,7 +3189,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1), *(*C.swig_type_199)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3168,7 +3206,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3179,7 +3217,7 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_201)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_205)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3198,7 +3236,7 @@ func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3289,7 +3327,7 @@ type Cudnnfe_block_scale_options_t interface {
 func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3299,7 +3337,7 @@ func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 i
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3310,7 +3348,7 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1), C.swig_type_207(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1), C.swig_type_211(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3336,7 +3374,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3442,7 +3480,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3452,7 +3490,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3472,7 +3510,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3563,7 +3601,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_218(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3623,7 +3661,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3634,7 +3672,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_217)(unsafe.Pointer(&_swig_i_1)), C.swig_type_218(_swig_i_2), C.swig_type_219(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_221)(unsafe.Pointer(&_swig_i_1)), C.swig_type_222(_swig_i_2), C.swig_type_223(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3653,7 +3691,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3729,7 +3767,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3749,7 +3787,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1), C.swig_type_224(_swig_i_2), C.swig_type_225(_swig_i_3), C.swig_type_226(_swig_i_4), C.swig_type_227(_swig_i_5), C.swig_type_228(_swig_i_6), C.swig_type_229(_swig_i_7), C.swig_type_230(_swig_i_8), C.swig_type_231(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_type_228(_swig_i_2), C.swig_type_229(_swig_i_3), C.swig_type_230(_swig_i_4), C.swig_type_231(_swig_i_5), C.swig_type_232(_swig_i_6), C.swig_type_233(_swig_i_7), C.swig_type_234(_swig_i_8), C.swig_type_235(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3765,7 +3803,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_232(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3826,7 +3864,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_234(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_238(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3858,7 +3896,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1), C.swig_type_236(_swig_i_2), C.swig_type_237(_swig_i_3), C.swig_type_238(_swig_i_4), C.swig_type_239(_swig_i_5), C.swig_type_240(_swig_i_6), C.swig_type_241(_swig_i_7), C.swig_type_242(_swig_i_8), C.swig_type_243(_swig_i_9), C.swig_type_244(_swig_i_10), C.swig_type_245(_swig_i_11), C.swig_type_246(_swig_i_12), C.swig_type_247(_swig_i_13), C.swig_type_248(_swig_i_14), C.swig_type_249(_swig_i_15), C.swig_type_250(_swig_i_16), C.swig_type_251(_swig_i_17), C.swig_type_252(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1), C.swig_type_240(_swig_i_2), C.swig_type_241(_swig_i_3), C.swig_type_242(_swig_i_4), C.swig_type_243(_swig_i_5), C.swig_type_244(_swig_i_6), C.swig_type_245(_swig_i_7), C.swig_type_246(_swig_i_8), C.swig_type_247(_swig_i_9), C.swig_type_248(_swig_i_10), C.swig_type_249(_swig_i_11), C.swig_type_250(_swig_i_12), C.swig_type_251(_swig_i_13), C.swig_type_252(_swig_i_14), C.swig_type_253(_swig_i_15), C.swig_type_254(_swig_i_16), C.swig_type_255(_swig_i_17), C.swig_type_256(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3891,7 +3929,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3943,7 +3981,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4072,7 +4110,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4146,7 +4184,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4197,7 +4235,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_260)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_261(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_264)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_265(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4209,7 +4247,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_262)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4224,7 +4262,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_263)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_264(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_267)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_268(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4236,7 +4274,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_265)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4247,7 +4285,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4266,7 +4304,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_267(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4279,7 +4317,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_269(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4292,7 +4330,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4402,7 +4440,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4418,7 +4456,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4426,7 +4464,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1)))
 	return swig_r
 }
 
@@ -4450,7 +4488,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4556,7 +4594,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4568,7 +4606,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_280(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_284(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4593,7 +4631,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4729,7 +4767,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -4746,7 +4784,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_284)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_288)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4765,7 +4803,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -4778,7 +4816,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -4791,7 +4829,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -4804,7 +4842,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -4817,7 +4855,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -4830,7 +4868,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -4843,7 +4881,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -4886,7 +4924,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_303(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -4907,7 +4945,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_300)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_304)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4926,7 +4964,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4972,7 +5010,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_303(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -4981,7 +5019,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_304)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_308)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4996,7 +5034,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_306(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_309)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_310(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5011,7 +5049,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_308(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_312(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
