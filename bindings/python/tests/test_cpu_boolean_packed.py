@@ -79,3 +79,19 @@ def test_bit_packed_type_survives_graph_json():
     assert b'"BOOLEAN_PACKED"' in data
     g2 = cudnnfe.pygraph.deserialize(data, build=False)
     assert g2.get_tensor("cmp::OUT_0").get_data_type() == data_type.BOOLEAN_PACKED
+
+
+def test_graph_wrapper_allocates_a_packed_output(rng):
+    """cudnn-frontend's sample 30: a Graph whose outputs include a BOOLEAN mask, called
+    without output arrays; the wrapper allocates one byte per element."""
+    from cpu_helpers import CPU, F32
+
+    x = rng.standard_normal((2, 8)).astype(np.float32)
+    with cudnnfe.Graph(target=CPU, inputs=["cmp::0"], outputs=["mask"], **F32) as g:
+        g.cmp_gt(x, 0.0, name="cmp").set_output(True).set_data_type(data_type.BOOLEAN) \
+            .set_name("mask")
+    out = g(x)
+    mask = out[0] if isinstance(out, (tuple, list)) else out
+    assert mask.dtype == np.bool_ and mask.shape == (2, 8)
+    np.testing.assert_array_equal(mask.view(np.uint8).reshape(-1)[:2],
+                                  np.packbits((x > 0).reshape(-1), bitorder="little"))
