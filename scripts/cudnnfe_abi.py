@@ -218,6 +218,8 @@ class Model:
         """The scalar a name type stands for (`cudnnfe_dtype_t` -> `int32_t`)."""
         name = t["name"]
         while name in self.aliases:
+            if self.aliases[name]["kind"] != "name":
+                return None  # a callback: a pointer, not a scalar
             name = self.aliases[name]["name"]
         return name if name in SCALAR_SIZES else None
 
@@ -232,6 +234,8 @@ class Model:
             scalar = self.scalar_of(t)
             if scalar:
                 return SCALAR_SIZES[scalar], SCALAR_SIZES[scalar]
+            if self.aliases.get(t["name"], {}).get("kind") == "ptr":
+                return POINTER_SIZE, POINTER_SIZE
             tdef = self.structs.get(t["name"]) or self.structs.get(
                 self.struct_tags.get(t["name"][len("struct "):], ""))
             if tdef:
@@ -335,6 +339,16 @@ def _typedef(model, ext, comments, line, decls):
         model.check_known(ct)
         model.aliases[ext.name] = ct
         decls.append((line, "alias", {"name": ext.name, "c_type": c_str(ct), "line": line}))
+    elif isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.FuncDecl):
+        # A callback type (cudnnfe_log_callback_t): bindings pass a function
+        # pointer, laid out as a `void *`.
+        fd = t.type
+        args = [c_str(convert_type(p.type)) for p in (fd.args.params if fd.args else [])]
+        c_type = "%s (*)(%s)" % (c_str(convert_type(fd.type)), ", ".join(args) or "void")
+        model.aliases[ext.name] = {"kind": "ptr", "const": False,
+                                   "to": {"kind": "void", "name": "void", "const": False}}
+        decls.append((line, "alias", {"name": ext.name, "c_type": c_type, "callback": True,
+                                      "line": line}))
     else:
         raise HeaderError("line %d: unsupported typedef %s" % (line, ext.name))
 

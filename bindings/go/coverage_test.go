@@ -21,10 +21,14 @@ func TestEveryCFunctionIsWrapped(t *testing.T) {
 		include = dir
 	}
 	header, err := os.ReadFile(filepath.Join(include, "cudnnfe", "cudnnfe.h"))
+	// Hand-written cgo: manual.go and log_callback.go (capi.go is SWIG's).
 	manual, merr := os.ReadFile(filepath.Join("internal", "capi", "manual.go"))
 	generated, gerr := os.ReadFile(filepath.Join("internal", "capi", "options_gen.go"))
 	if merr == nil {
 		merr = gerr
+	}
+	if callbacks, cerr := os.ReadFile(filepath.Join("internal", "capi", "log_callback.go")); cerr == nil {
+		manual = append(manual, callbacks...)
 	}
 	if err != nil || merr != nil {
 		t.Skipf("sources not found (%v, %v): run from bindings/go in the repository", err, merr)

@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -58,4 +58,13 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", plat
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})
+class BinaryDistribution(Distribution):
+    """A distribution with a native library: its files go to platlib, not purelib
+    (auditwheel refuses a shared library under purelib)."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(distclass=BinaryDistribution,
+      cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})

@@ -253,6 +253,92 @@ size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
 const char *cudnnfe_last_error(void);
 
 /* ------------------------------------------------------------------------ */
+/* Finding cuDNN and the CUDA runtime; diagnostics log                      */
+/*                                                                          */
+/* cuDNN (libcudnn.so.9) and the CUDA runtime (libcudart.so.13, then .12)   */
+/* are loaded once, at first use, from the first of (docs/loading.md):      */
+/*   1. CUDNNFE_CUDNN_LIBRARY / CUDNNFE_CUDART_LIBRARY, a file path: only    */
+/*      that file is tried, so a wrong path fails instead of falling back;  */
+/*   2. the copy already loaded in the process (a framework's own cuDNN),   */
+/*      found by soname, so that one process never holds two cuDNNs;       */
+/*   3. the directories added with cudnnfe_library_add_search_dir (the      */
+/*      Python package adds those of NVIDIA's pip wheels), in that order;   */
+/*   4. the system loader path (LD_LIBRARY_PATH, RUNPATH, ldconfig).        */
+/* ------------------------------------------------------------------------ */
+
+/* Which run-time library a call is about. (since 0.3) */
+typedef int32_t cudnnfe_library_t;
+#define CUDNNFE_LIBRARY_CUDNN 0
+#define CUDNNFE_LIBRARY_CUDART 1
+
+/* Which rule chose a loaded library (the list above). (since 0.3) */
+typedef int32_t cudnnfe_library_origin_t;
+#define CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED 0
+#define CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT 1
+#define CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED 2
+#define CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR 3
+#define CUDNNFE_LIBRARY_ORIGIN_SYSTEM 4
+
+/* What was loaded and why. Strings are owned by the library and valid for
+ * the life of the process; never NULL ("" where there is nothing).
+ * (since 0.3) */
+typedef struct cudnnfe_library_info {
+  size_t struct_size;
+  const char *cudnnfe_path; /* this libcudnnfe */
+  const char *cudnn_path;   /* the file loaded; "" when none */
+  int64_t cudnn_version;    /* e.g. 91900; 0 when none */
+  cudnnfe_library_origin_t cudnn_origin;
+  /* One line: the rule that chose cudnn_path, or why nothing loaded (every
+   * path tried, with the loader's error). */
+  const char *cudnn_reason;
+  const char *cudart_path;
+  int64_t cudart_version; /* cudaRuntimeGetVersion: e.g. 13000; 0 when none */
+  cudnnfe_library_origin_t cudart_origin;
+  const char *cudart_reason;
+} cudnnfe_library_info_t;
+/* Fills the defaults (all empty). (since 0.3) */
+void cudnnfe_library_info_init_sized(cudnnfe_library_info_t *info, size_t struct_size);
+#define cudnnfe_library_info_init(info) cudnnfe_library_info_init_sized((info), sizeof(*(info)))
+
+/* Loads cuDNN and the CUDA runtime if not yet tried, then fills `info`
+ * (initialized with cudnnfe_library_info_init; only its first struct_size
+ * bytes are written). A library that cannot be loaded is not an error here:
+ * its origin is NOT_LOADED and its reason says why. Returns OK or
+ * INVALID_ARGUMENT.
+ * (since 0.3) */
+cudnnfe_status_t cudnnfe_library_info(cudnnfe_library_info_t *info);
+
+/* Adds `directory` to the search directories of `library` (rule 3 above).
+ * The string is copied. Returns WRONG_STATE once that library has been
+ * looked for (the first GPU use or cudnnfe_library_info), INVALID_ARGUMENT
+ * for an unknown library or an empty directory.
+ * (since 0.3) */
+cudnnfe_status_t cudnnfe_library_add_search_dir(cudnnfe_library_t library, const char *directory);
+
+/* Log levels. The environment variable CUDNNFE_LOG (off, info or debug;
+ * read once) sets the level of the default sink, standard error. INFO: the
+ * libraries loaded, each build stage with its time, plan-cache hits and
+ * misses. DEBUG adds the heuristics' engine lists and refusals.
+ * (since 0.3) */
+typedef int32_t cudnnfe_log_level_t;
+#define CUDNNFE_LOG_LEVEL_OFF 0
+#define CUDNNFE_LOG_LEVEL_INFO 1
+#define CUDNNFE_LOG_LEVEL_DEBUG 2
+
+/* Receives one log line (no trailing newline), valid during the call only.
+ * Calls are serialized; a callback must not call cudnnfe_set_log_callback.
+ * (since 0.3) */
+typedef void (*cudnnfe_log_callback_t)(cudnnfe_log_level_t level, const char *message,
+                                       void *user_data);
+
+/* Sends log lines at `level` and below to `callback` (with `user_data`), for
+ * hosts that own their logging; callback NULL sends them to standard error.
+ * Overrides CUDNNFE_LOG. Returns OK or INVALID_ARGUMENT (unknown level).
+ * (since 0.3) */
+cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void *user_data,
+                                          cudnnfe_log_level_t level);
+
+/* ------------------------------------------------------------------------ */
 /* Handles (execution contexts)                                             */
 /* ------------------------------------------------------------------------ */
 

@@ -22,6 +22,7 @@
 #include "backend/lowering_table.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "plan/notes.h"
 
 namespace cudnnfe::backend {
@@ -127,6 +128,8 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   set->cudnn_version = target.cudnn_version;
   set->seal();
   record.lower_ms += ms_since(start);
+  log_info("build \"", graph.name, "\": lowered ", graph.nodes().size(), " node(s) in ",
+           ms_since(start), " ms");
   return set;
 }
 
@@ -345,6 +348,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     cudnnStatus_t status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();
+      log_debug("heuristics ", plan::heur_mode_name(mode), " failed: ", status_text(status), " ",
+                reason);
       note_attempt(mode,
                    cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
       record.heuristics_ms += ms_since(start);
@@ -363,6 +368,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
                                     : 0,
                           available);
     record.heuristics_ms += ms_since(start);
+    log_debug("heuristics ", plan::heur_mode_name(mode), " offered ", count,
+              " engine configuration(s)");
     if (count == 0) {
       std::string reason = last_error();
       note_attempt(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
@@ -374,12 +381,17 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       const bool fresh = seen.insert(offered.name).second;
       const bool keep = fresh && filter_reason(offered, options, filtered).empty();
       record.heuristics_ms += ms_since(start);
+      log_debug("engine ", offered.name,
+                keep    ? ": building"
+                : fresh ? ": removed by the build options' filters"
+                        : ": offered again, skipped");
       if (!keep) continue;
       start = Clock::now();
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
       status = plan.try_finalize();
       if (status != CUDNN_STATUS_SUCCESS) {
+        log_debug("engine ", offered.name, ": refused: ", status_text(status));
         ++failed_builds;
         if (first_failure.empty()) {
           std::string reason = last_error();
@@ -407,6 +419,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       set->candidates.push_back(std::move(c));
     }
   }
+  log_info("build \"", graph.name, "\": ", set->candidates.size(), " plan(s); heuristics ",
+           record.heuristics_ms, " ms, plan build ", record.plan_build_ms, " ms");
   if (!set->candidates.empty()) return set;
 
   std::string why;

@@ -14,6 +14,7 @@
 #include "backend/gpu_plan_build.h"
 #include "backend/refusal_probe.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "plan/disk_cache.h"
 #include "plan/fingerprint.h"
 #include "plan/notes.h"
@@ -179,6 +180,7 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
   const bool found = plan::read_file(plan::cache_file_path(options.plan_cache_dir, key),
                                      plan::kMaxBlobPayload + 256, &data);
   record.cache_ms += ms_since(start);
+  log_info("plan cache: disk ", found ? "hit" : "miss", " for graph \"", graph.name, "\"");
   if (!found) return nullptr;
   try {
     const plan::PlanRecord r = plan::decode_plan_blob(data.data(), data.size());
@@ -218,6 +220,7 @@ std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle
     Entry hit;
     const bool found = memory_cache().lookup(memory_key, &hit);
     record.cache_ms += ms_since(start);
+    log_info("plan cache: memory ", found ? "hit" : "miss", " for graph \"", graph.name, "\"");
     if (found) {
       auto plan = std::make_unique<GpuPlan>(hit.set, hit.selected);
       plan->times = hit.times;

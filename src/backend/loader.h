@@ -1,12 +1,16 @@
-// Run-time loading of cuDNN 9 and the CUDA runtime with dlopen. The
-// installed headers supply only the function types: cudnnfe never links
-// either library, so it loads (and runs the CPU reference) without them.
+// Run-time loading of cuDNN 9 and the CUDA runtime with dlopen, in the
+// order of include/cudnnfe/cudnnfe.h (explicit variable, already loaded,
+// search directories, system). The installed headers supply only the
+// function types: cudnnfe never links either library, so it loads (and runs
+// the CPU reference) without them.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
 
 #include <string>
+
+#include "core/c_api.h"
 
 namespace cudnnfe::backend {
 
@@ -53,6 +57,7 @@ struct CudartApi {
   decltype(&cudaEventRecord) EventRecord;
   decltype(&cudaEventSynchronize) EventSynchronize;
   decltype(&cudaEventElapsedTime) EventElapsedTime;
+  decltype(&cudaRuntimeGetVersion) RuntimeGetVersion;
   std::string path;
 };
 
@@ -65,6 +70,19 @@ const CudartApi &cudart();
 
 // The CUDA runtime, or null when it cannot be loaded (never throws).
 const CudartApi *cudart_if_loaded();
+
+// Which file was loaded for one library, by which rule, and why; on failure
+// origin is NOT_LOADED and reason holds the error (every path tried).
+struct LoadReport {
+  std::string path;
+  cudnnfe_library_origin_t origin = CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED;
+  std::string reason;
+  int64_t version = 0;
+};
+
+// Load the library if not yet tried, then report (never throw).
+LoadReport cudnn_report();
+LoadReport cudart_report();
 
 // "CUDA error cudaErrorNoDevice (no CUDA-capable device is detected)".
 std::string cuda_error_text(cudaError_t error);

@@ -7,6 +7,7 @@
 #include "backend/gpu_plan.h"
 #include "backend/gpu_plan_cache.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "plan/fingerprint.h"
 #include "plan/plan_blob.h"
 #include "serialize/graph_json.h"
@@ -57,6 +58,9 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   else
     plan = make_cpu_reference_plan(graph);
   record.total_ms = ms_since(start);
+  log_info("build \"", graph.name,
+           "\": ", options.target == CUDNNFE_TARGET_GPU ? "GPU" : "CPU reference",
+           " plan; validate ", record.validate_ms, " ms, total ", record.total_ms, " ms");
   plan->record = record;
   plan->options = std::move(options);
   graph.set_plan(std::move(plan));

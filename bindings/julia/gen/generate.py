@@ -135,8 +135,10 @@ def julia_records(abi):
     jt = JuliaTypes(abi)
     decls = []
     for t in abi["typedefs"]:
+        # A callback typedef is a function pointer: Julia passes a @cfunction.
+        julia_type = "Ptr{Cvoid}" if t.get("callback") else SCALARS[t["c_type"]][0]
         decls.append((t["line"], "alias", {"name": t["name"], "c_type": t["c_type"],
-                                "julia_type": SCALARS[t["c_type"]][0]}))
+                                "julia_type": julia_type}))
     for o in abi["opaque"]:
         decls.append((o["line"], "opaque", {"name": o["name"], "typedef": o["typedef"]}))
     for s in abi["structs"]:

@@ -212,6 +212,28 @@ const CUDNNFE_TENSOR_KIND_SCALAR = cudnnfe_tensor_kind_t(2)
 const CUDNNFE_TENSOR_KIND_VIRTUAL = cudnnfe_tensor_kind_t(3)
 const CUDNNFE_TENSOR_KIND_OUTPUT = cudnnfe_tensor_kind_t(4)
 
+# C: typedef int32_t cudnnfe_library_t;
+const cudnnfe_library_t = Int32
+const CUDNNFE_LIBRARY_CUDNN = cudnnfe_library_t(0)
+const CUDNNFE_LIBRARY_CUDART = cudnnfe_library_t(1)
+
+# C: typedef int32_t cudnnfe_library_origin_t;
+const cudnnfe_library_origin_t = Int32
+const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED = cudnnfe_library_origin_t(0)
+const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT = cudnnfe_library_origin_t(1)
+const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED = cudnnfe_library_origin_t(2)
+const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR = cudnnfe_library_origin_t(3)
+const CUDNNFE_LIBRARY_ORIGIN_SYSTEM = cudnnfe_library_origin_t(4)
+
+# C: typedef int32_t cudnnfe_log_level_t;
+const cudnnfe_log_level_t = Int32
+const CUDNNFE_LOG_LEVEL_OFF = cudnnfe_log_level_t(0)
+const CUDNNFE_LOG_LEVEL_INFO = cudnnfe_log_level_t(1)
+const CUDNNFE_LOG_LEVEL_DEBUG = cudnnfe_log_level_t(2)
+
+# C: typedef void (*)(cudnnfe_log_level_t, const char *, void *) cudnnfe_log_callback_t;
+const cudnnfe_log_callback_t = Ptr{Cvoid}
+
 # C: typedef int32_t cudnnfe_diagonal_alignment_t;
 const cudnnfe_diagonal_alignment_t = Int32
 
@@ -262,6 +284,23 @@ mutable struct cudnnfe_handle end
 const cudnnfe_handle_t = cudnnfe_handle
 
 # ---- Structs (same layout as C: 8-byte pointers) -----------------------------
+
+"""
+C: `typedef struct cudnnfe_library_info {...} cudnnfe_library_info_t;` (80 bytes, alignment 8).
+"""
+struct cudnnfe_library_info
+    struct_size::Csize_t  # size_t at 0
+    cudnnfe_path::Ptr{Cchar}  # const char * at 8
+    cudnn_path::Ptr{Cchar}  # const char * at 16
+    cudnn_version::Int64  # int64_t at 24
+    cudnn_origin::cudnnfe_library_origin_t  # cudnnfe_library_origin_t at 32
+    cudnn_reason::Ptr{Cchar}  # const char * at 40
+    cudart_path::Ptr{Cchar}  # const char * at 48
+    cudart_version::Int64  # int64_t at 56
+    cudart_origin::cudnnfe_library_origin_t  # cudnnfe_library_origin_t at 64
+    cudart_reason::Ptr{Cchar}  # const char * at 72
+end
+const cudnnfe_library_info_t = cudnnfe_library_info
 
 """
 C: `typedef struct cudnnfe_conv_options {...} cudnnfe_conv_options_t;` (128 bytes, alignment 8).
@@ -694,6 +733,70 @@ functions below where the call had an object.
 """
 function cudnnfe_last_error()
     ccall((:cudnnfe_last_error, libcudnnfe), Cstring, ())
+end
+
+"""
+    cudnnfe_library_info_init_sized(info, struct_size) -> Cvoid
+
+C: `void cudnnfe_library_info_init_sized(cudnnfe_library_info_t *info, size_t struct_size)`
+
+Fills the defaults (all empty). (since 0.3)
+"""
+function cudnnfe_library_info_init_sized(info, struct_size)
+    ccall((:cudnnfe_library_info_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_library_info_t}, Csize_t),
+          info, struct_size)
+end
+
+"""
+    cudnnfe_library_info(info) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_library_info(cudnnfe_library_info_t *info)`
+
+Loads cuDNN and the CUDA runtime if not yet tried, then fills `info`
+(initialized with cudnnfe_library_info_init; only its first struct_size
+bytes are written). A library that cannot be loaded is not an error here:
+its origin is NOT_LOADED and its reason says why. Returns OK or
+INVALID_ARGUMENT.
+(since 0.3)
+"""
+function cudnnfe_library_info(info)
+    ccall((:cudnnfe_library_info, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_library_info_t},),
+          info)
+end
+
+"""
+    cudnnfe_library_add_search_dir(library, directory) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_library_add_search_dir(cudnnfe_library_t library, const char *directory)`
+
+Adds `directory` to the search directories of `library` (rule 3 above).
+The string is copied. Returns WRONG_STATE once that library has been
+looked for (the first GPU use or cudnnfe_library_info), INVALID_ARGUMENT
+for an unknown library or an empty directory.
+(since 0.3)
+"""
+function cudnnfe_library_add_search_dir(library, directory)
+    ccall((:cudnnfe_library_add_search_dir, libcudnnfe), cudnnfe_status_t,
+          (cudnnfe_library_t, Cstring),
+          library, directory)
+end
+
+"""
+    cudnnfe_set_log_callback(callback, user_data, level) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void *user_data, cudnnfe_log_level_t level)`
+
+Sends log lines at `level` and below to `callback` (with `user_data`), for
+hosts that own their logging; callback NULL sends them to standard error.
+Overrides CUDNNFE_LOG. Returns OK or INVALID_ARGUMENT (unknown level).
+(since 0.3)
+"""
+function cudnnfe_set_log_callback(callback, user_data, level)
+    ccall((:cudnnfe_set_log_callback, libcudnnfe), cudnnfe_status_t,
+          (cudnnfe_log_callback_t, Ptr{Cvoid}, cudnnfe_log_level_t),
+          callback, user_data, level)
 end
 
 """
@@ -2312,7 +2415,11 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_REDUCTION_AVG, CUDNNFE_REDUCTION_NORM1, CUDNNFE_REDUCTION_NORM2,
       CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR,
       CUDNNFE_TENSOR_KIND_VIRTUAL, CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS,
-      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
+      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_LIBRARY_CUDNN, CUDNNFE_LIBRARY_CUDART,
+      CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED, CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT,
+      CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED, CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR,
+      CUDNNFE_LIBRARY_ORIGIN_SYSTEM, CUDNNFE_LOG_LEVEL_OFF, CUDNNFE_LOG_LEVEL_INFO,
+      CUDNNFE_LOG_LEVEL_DEBUG, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
       CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
       CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
       CUDNNFE_RESAMPLE_NEAREST, CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO,
@@ -2336,21 +2443,25 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph, cudnnfe_graph_t, cudnnfe_handle, cudnnfe_handle_t, cudnnfe_version,
       cudnnfe_check_version, cudnnfe_cudnn_version, cudnnfe_device_count,
       cudnnfe_status_name, cudnnfe_dtype_name, cudnnfe_dtype_size, cudnnfe_last_error,
-      cudnnfe_handle_create, cudnnfe_handle_destroy, cudnnfe_handle_last_error,
-      cudnnfe_graph_create, cudnnfe_graph_destroy, cudnnfe_graph_last_error,
-      cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name, cudnnfe_graph_get_name,
-      cudnnfe_graph_set_io_dtype, cudnnfe_graph_set_intermediate_dtype,
-      cudnnfe_graph_set_compute_dtype, cudnnfe_graph_get_tensor_count,
-      cudnnfe_graph_get_node_count, cudnnfe_graph_get_tensor_uids,
-      cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor, cudnnfe_graph_add_scalar,
-      cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
-      cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
-      cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
-      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
-      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
-      cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
-      cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
-      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
+      cudnnfe_library_t, cudnnfe_library_origin_t, cudnnfe_library_info,
+      cudnnfe_library_info_t, cudnnfe_library_info_init_sized, cudnnfe_library_info,
+      cudnnfe_library_add_search_dir, cudnnfe_log_level_t, cudnnfe_log_callback_t,
+      cudnnfe_set_log_callback, cudnnfe_handle_create, cudnnfe_handle_destroy,
+      cudnnfe_handle_last_error, cudnnfe_graph_create, cudnnfe_graph_destroy,
+      cudnnfe_graph_last_error, cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name,
+      cudnnfe_graph_get_name, cudnnfe_graph_set_io_dtype,
+      cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
+      cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
+      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
+      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype,
+      cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name,
+      cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype,
+      cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound,
+      cudnnfe_tensor_set_pass_by_value, cudnnfe_tensor_get_pass_by_value,
+      cudnnfe_conv_options, cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized,
+      cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
+      cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options, cudnnfe_matmul_options_t,
+      cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
       cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
       cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
       cudnnfe_reduction_options, cudnnfe_reduction_options_t,

@@ -163,6 +163,10 @@ def parse_header(header=HEADER):
         if m:
             h.opaque[m.group(2)] = m.group(1)
             continue
+        m = re.fullmatch(r"typedef [\w ]+? ?\(\*(\w+)\)\(.*\)", st)
+        if m:  # a callback type: Julia passes a @cfunction pointer
+            h.aliases[m.group(1)] = _tokens("void *")
+            continue
         m = re.fullmatch(r"typedef ([\w ]+?) (\w+)", st)
         if m:
             h.aliases[m.group(2)] = _tokens(m.group(1))
@@ -198,6 +202,7 @@ C_TO_JULIA = {
     "uint32_t": "UInt32",
     "int64_t": "Int64",
     "uint64_t": "UInt64",
+    "void *": "Ptr{Cvoid}",  # callback typedefs (cudnnfe_log_callback_t)
     "size_t": "Csize_t",
     "double": "Cdouble",
     "float": "Cfloat",

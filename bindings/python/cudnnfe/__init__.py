@@ -13,7 +13,9 @@ for it runs after ``import cudnnfe as cudnn``:
   :class:`PlanInfo`, :class:`BuildInfo`, :func:`plan_cache_stats`,
   :func:`plan_cache_clear`;
 * high level: the :class:`Graph` context manager, :func:`graph`, :func:`jit`,
-  :func:`graph_cache`.
+  :func:`graph_cache`;
+* the loaded cuDNN and CUDA runtime and why (:func:`library_info`), the
+  library's log (:func:`set_log_callback`, ``CUDNNFE_LOG=info|debug``).
 
 Graphs run on the GPU through cuDNN, or on the CPU reference
 (``target.CPU_REFERENCE``) with NumPy arrays. The library is
@@ -37,6 +39,7 @@ from ._handle import (Handle, backend_version, backend_version_string, create_ha
                       destroy_handle, device_count, get_stream, set_stream, version)
 from ._graph import UID_ZERO_ALIAS, BoundExecution, Tensor, pygraph
 from ._highlevel import Graph, graph, graph_cache, jit
+from ._library import LibraryInfo, add_library_search_dir, library_info, set_log_callback
 from ._plans import (BuildInfo, PlanCacheStats, PlanInfo, is_plan_blob, plan_cache_clear,
                      plan_cache_stats)
 
@@ -63,6 +66,7 @@ __version__ = "{}.{}.{}".format(HEADER_VERSION // 10000, HEADER_VERSION // 100 %
                                 HEADER_VERSION % 100)
 
 __all__ = [
+    "LibraryInfo", "add_library_search_dir", "library_info", "set_log_callback",
     "pygraph", "Tensor", "BoundExecution", "Graph", "graph", "jit", "graph_cache",
     "Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
     "backend_version", "backend_version_string", "version", "device_count", "library_path",

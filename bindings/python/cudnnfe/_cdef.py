@@ -155,6 +155,48 @@ size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
 
 const char *cudnnfe_last_error(void);
 
+typedef int32_t cudnnfe_library_t;
+#define CUDNNFE_LIBRARY_CUDNN 0
+#define CUDNNFE_LIBRARY_CUDART 1
+
+typedef int32_t cudnnfe_library_origin_t;
+#define CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED 0
+#define CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT 1
+#define CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED 2
+#define CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR 3
+#define CUDNNFE_LIBRARY_ORIGIN_SYSTEM 4
+
+typedef struct cudnnfe_library_info {
+  size_t struct_size;
+  const char *cudnnfe_path;
+  const char *cudnn_path;
+  int64_t cudnn_version;
+  cudnnfe_library_origin_t cudnn_origin;
+
+  const char *cudnn_reason;
+  const char *cudart_path;
+  int64_t cudart_version;
+  cudnnfe_library_origin_t cudart_origin;
+  const char *cudart_reason;
+} cudnnfe_library_info_t;
+
+void cudnnfe_library_info_init_sized(cudnnfe_library_info_t *info, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_library_info(cudnnfe_library_info_t *info);
+
+cudnnfe_status_t cudnnfe_library_add_search_dir(cudnnfe_library_t library, const char *directory);
+
+typedef int32_t cudnnfe_log_level_t;
+#define CUDNNFE_LOG_LEVEL_OFF 0
+#define CUDNNFE_LOG_LEVEL_INFO 1
+#define CUDNNFE_LOG_LEVEL_DEBUG 2
+
+typedef void (*cudnnfe_log_callback_t)(cudnnfe_log_level_t level, const char *message,
+                                       void *user_data);
+
+cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void *user_data,
+                                          cudnnfe_log_level_t level);
+
 cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device);
 
 cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *handle);
@@ -935,6 +977,16 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_TENSOR_KIND_OUTPUT':                            4,
     'CUDNNFE_MAX_DIMS':                                      8,
     'CUDNNFE_MAX_SPATIAL_DIMS':                              3,
+    'CUDNNFE_LIBRARY_CUDNN':                                 0,
+    'CUDNNFE_LIBRARY_CUDART':                                1,
+    'CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED':                     0,
+    'CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT':                    1,
+    'CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED':                 2,
+    'CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR':                     3,
+    'CUDNNFE_LIBRARY_ORIGIN_SYSTEM':                         4,
+    'CUDNNFE_LOG_LEVEL_OFF':                                 0,
+    'CUDNNFE_LOG_LEVEL_INFO':                                1,
+    'CUDNNFE_LOG_LEVEL_DEBUG':                               2,
     'CUDNNFE_DIAGONAL_TOP_LEFT':                             0,
     'CUDNNFE_DIAGONAL_BOTTOM_RIGHT':                         1,
     'CUDNNFE_NORM_PHASE_TRAINING':                           0,

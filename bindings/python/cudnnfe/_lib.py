@@ -14,12 +14,13 @@ After loading, ``cudnnfe_check_version(CUDNNFE_VERSION, CUDNNFE_ABI_VERSION)``
 (the values of the header the declarations were generated from) must succeed:
 the library must be at least that version, with the same ABI major.
 
-cuDNN and the CUDA runtime are loaded by the C library at first GPU use
-(``CUDNNFE_CUDNN_LIBRARY`` / ``CUDNNFE_CUDART_LIBRARY`` name specific files).
-When those variables are unset and the Python environment has NVIDIA's wheels
-(``nvidia-cudnn-cu12``/``-cu13``, ``nvidia-cuda-runtime``), as PyTorch
-installs, importing cudnnfe points the variables at the wheels' libraries so
-that cudnnfe uses the same cuDNN as the rest of the environment.
+cuDNN and the CUDA runtime are loaded by the C library at first GPU use, in
+the order of :mod:`cudnnfe._library` (explicit variable, the copy already
+loaded in the process, search directories, system). Importing cudnnfe adds the
+library directories of NVIDIA's wheels (``nvidia-cudnn-cu12``/``-cu13``,
+``nvidia-cuda-runtime``) installed in this environment as search directories
+(rule 3): they do not override a cuDNN that PyTorch, say, already loaded, and
+``cudnnfe.library_info()`` names the rule that chose each file.
 
 cffi releases the GIL around every call into the library, so long calls
 (``cudnnfe_graph_build``, execution on the CPU reference) let other Python
@@ -90,33 +91,39 @@ def _load() -> Tuple[Any, str]:
 lib, _path = _load()
 
 
-def _wheel_library(module: str, patterns: Tuple[str, ...]) -> "str | None":
+def _wheel_lib_dirs(module: str, patterns: Tuple[str, ...]) -> List[str]:
+    """The ``lib`` directories of an installed NVIDIA wheel that hold a file
+    matching one of ``patterns``."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        return None
+        return []
     if spec is None or not spec.submodule_search_locations:
-        return None
+        return []
+    dirs = []
     for location in spec.submodule_search_locations:
-        for pattern in patterns:
-            for path in sorted(Path(location, "lib").glob(pattern)):
-                return str(path)
-    return None
+        lib_dir = Path(location, "lib")
+        if any(any(lib_dir.glob(p)) for p in patterns):
+            dirs.append(str(lib_dir))
+    return dirs
 
 
-def _point_at_wheels() -> None:
-    if "CUDNNFE_CUDNN_LIBRARY" not in os.environ:
-        found = _wheel_library("nvidia.cudnn", ("libcudnn.so.9",))
-        if found:
-            os.environ["CUDNNFE_CUDNN_LIBRARY"] = found
-    if "CUDNNFE_CUDART_LIBRARY" not in os.environ:
-        found = (_wheel_library("nvidia.cu13", ("libcudart.so.13",)) or
-                 _wheel_library("nvidia.cuda_runtime", ("libcudart.so.13", "libcudart.so.12")))
-        if found:
-            os.environ["CUDNNFE_CUDART_LIBRARY"] = found
+def _add_wheel_search_dirs() -> None:
+    """Hands the wheels' directories to the C library as search directories.
+    A library already looked for (another binding used it first) keeps what
+    it found: that refusal is not an error here."""
+    wanted = (
+        (lib.CUDNNFE_LIBRARY_CUDNN, _wheel_lib_dirs("nvidia.cudnn", ("libcudnn.so.9",))),
+        (lib.CUDNNFE_LIBRARY_CUDART,
+         _wheel_lib_dirs("nvidia.cu13", ("libcudart.so.13",)) +
+         _wheel_lib_dirs("nvidia.cuda_runtime", ("libcudart.so.13", "libcudart.so.12"))),
+    )
+    for library, dirs in wanted:
+        for directory in dirs:
+            lib.cudnnfe_library_add_search_dir(library, directory.encode())
 
 
-_point_at_wheels()
+_add_wheel_search_dirs()
 
 
 def library_path() -> str:

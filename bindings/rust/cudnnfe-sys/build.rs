@@ -1,18 +1,36 @@
-//! Finds libcudnnfe and links it dynamically.
+//! Finds libcudnnfe, or builds it once per machine, and links it.
 //!
-//! Order: `CUDNNFE_LIB_DIR` (a directory holding libcudnnfe.so), then
-//! `pkg-config cudnnfe` (skipped when `CUDNNFE_FROM_SOURCE=1`, or when the
-//! installed version is older than this crate), else a CMake build of this
-//! repository into `OUT_DIR` (extra configure arguments in
-//! `CUDNNFE_CMAKE_ARGS`, whitespace-separated).
+//! Order, first hit wins:
+//!   1. `CUDNNFE_LIB_DIR`: a directory holding libcudnnfe.so (linked
+//!      dynamically; dependents' binaries need it on their rpath or the
+//!      loader path, see DEP_CUDNNFE_RPATH);
+//!   2. `pkg-config cudnnfe`, an installed library at least as new as this
+//!      crate (skipped with `CUDNNFE_FROM_SOURCE=1`; linked dynamically, the
+//!      .pc file's libdir);
+//!   3. the per-machine cache: `$CUDNNFE_CACHE_DIR`, else
+//!      `$XDG_CACHE_HOME/cudnnfe-sys`, else `~/.cache/cudnnfe-sys`, one
+//!      directory per crate version and hash of the C sources;
+//!   4. a CMake build of the C sources (`csrc/`, which the packaged crate
+//!      carries) into that cache, so that every other project and target
+//!      directory of this machine finds it at step 3.
+//!
+//! Steps 3 and 4 link libcudnnfe.a statically (with the C++ runtime
+//! dynamically): binaries of crates that depend on `cudnnfe` run anywhere,
+//! outside `cargo run` too, with no rpath or LD_LIBRARY_PATH. cuDNN is still
+//! loaded at run time (docs/loading.md). Extra CMake configure arguments go
+//! in `CUDNNFE_CMAKE_ARGS` (whitespace-separated; part of the cache key).
 //!
 //! Emits, for dependents' build scripts (`links = "cudnnfe"`):
 //!   DEP_CUDNNFE_LIB_DIR  the directory
-//!   DEP_CUDNNFE_RPATH    rpath entries separated by ';' (absolute directory,
-//!                        `$ORIGIN`-relative path from target/<profile>/deps,
-//!                        and `$ORIGIN` itself for a copied bundle)
+//!   DEP_CUDNNFE_RPATH    rpath entries separated by ';' (dynamic linking
+//!                        only: absolute directory, `$ORIGIN`-relative path
+//!                        from target/<profile>/deps, and `$ORIGIN` itself
+//!                        for a copied bundle); empty when linked statically
 //! and adds the same rpath to this crate's own test binaries.
+use std::collections::hash_map::DefaultHasher;
 use std::env;
+use std::fs;
+use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -22,6 +40,8 @@ fn main() {
         "CUDNNFE_LIB_DIR",
         "CUDNNFE_FROM_SOURCE",
         "CUDNNFE_CMAKE_ARGS",
+        "CUDNNFE_CACHE_DIR",
+        "XDG_CACHE_HOME",
         "PKG_CONFIG",
         "PKG_CONFIG_PATH",
         "PKG_CONFIG_LIBDIR",
@@ -31,27 +51,36 @@ fn main() {
     }
 
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
-    let (lib_dir, how) = if let Some(dir) = env::var_os("CUDNNFE_LIB_DIR").filter(|d| !d.is_empty())
-    {
-        let dir = PathBuf::from(dir);
-        if !dir.join("libcudnnfe.so").exists() {
-            panic!(
-                "cudnnfe-sys: CUDNNFE_LIB_DIR={} holds no libcudnnfe.so",
-                dir.display()
-            );
-        }
-        (dir, "CUDNNFE_LIB_DIR")
-    } else if let Some(dir) = from_pkg_config() {
-        (dir, "pkg-config")
-    } else {
-        (build_with_cmake(&out_dir), "CMake build of this repository")
-    };
+    let (lib_dir, how, dynamic) =
+        if let Some(dir) = env::var_os("CUDNNFE_LIB_DIR").filter(|d| !d.is_empty()) {
+            let dir = PathBuf::from(dir);
+            if !dir.join("libcudnnfe.so").exists() {
+                panic!(
+                    "cudnnfe-sys: CUDNNFE_LIB_DIR={} holds no libcudnnfe.so",
+                    dir.display()
+                );
+            }
+            (dir, "CUDNNFE_LIB_DIR", true)
+        } else if let Some(dir) = from_pkg_config() {
+            (dir, "pkg-config", true)
+        } else {
+            let (dir, how) = cached_or_built(&out_dir);
+            (dir, how, false)
+        };
     let lib_dir = lib_dir.canonicalize().unwrap_or(lib_dir);
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    println!("cargo:rustc-link-lib=dylib=cudnnfe");
     println!("cargo:lib_dir={}", lib_dir.display());
     println!("cargo:source={how}");
+    if !dynamic {
+        println!("cargo:rustc-link-lib=static=cudnnfe");
+        for lib in ["stdc++", "dl", "pthread", "m"] {
+            println!("cargo:rustc-link-lib=dylib={lib}");
+        }
+        println!("cargo:rpath=");
+        return;
+    }
+    println!("cargo:rustc-link-lib=dylib=cudnnfe");
     let rpath = rpath_entries(&lib_dir, &out_dir);
     println!("cargo:rpath={}", rpath.join(";"));
     for entry in &rpath {
@@ -98,29 +127,114 @@ fn from_pkg_config() -> Option<PathBuf> {
     }
 }
 
-/// Builds the shared library from this repository (bindings/rust/cudnnfe-sys
-/// lives three levels below the root) and returns the directory holding it.
-fn build_with_cmake(out_dir: &Path) -> PathBuf {
+/// The C sources: `csrc/` (links into the repository, and real files in
+/// the packaged crate), else the repository three levels up.
+fn source_root() -> PathBuf {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    let root = manifest.join("../../..");
-    let root = root.canonicalize().unwrap_or(root);
-    if !root.join("CMakeLists.txt").exists() || !root.join("include/cudnnfe/cudnnfe.h").exists() {
-        panic!(
-            "cudnnfe-sys: libcudnnfe not found (CUDNNFE_LIB_DIR is unset and pkg-config knows no \
-             cudnnfe) and there is no cudnnfe source tree at {} to build it from",
-            root.display()
-        );
+    for root in [manifest.join("csrc"), manifest.join("../../..")] {
+        if root.join("CMakeLists.txt").exists() && root.join("include/cudnnfe/cudnnfe.h").exists() {
+            return root.canonicalize().unwrap_or(root);
+        }
     }
+    panic!(
+        "cudnnfe-sys: libcudnnfe not found (CUDNNFE_LIB_DIR is unset and pkg-config knows no \
+         cudnnfe) and there are no C sources at {}/csrc to build it from",
+        manifest.display()
+    );
+}
+
+/// Hash of the C sources (paths and contents) and the CMake arguments: the
+/// cache key, so that an edited source tree never reuses a stale build.
+fn source_hash(root: &Path) -> u64 {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, files);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let mut files = vec![root.join("CMakeLists.txt")];
+    for dir in ["src", "include", "cmake"] {
+        walk(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut hasher = DefaultHasher::new();
+    for file in &files {
+        file.strip_prefix(root).unwrap_or(file).hash(&mut hasher);
+        fs::read(file).unwrap_or_default().hash(&mut hasher);
+    }
+    env::var("CUDNNFE_CMAKE_ARGS")
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The per-machine cache root, or None when no writable place is known.
+fn cache_root() -> Option<PathBuf> {
+    let root = env::var_os("CUDNNFE_CACHE_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            env::var_os("XDG_CACHE_HOME")
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join("cudnnfe-sys"))
+        })
+        .or_else(|| {
+            env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join(".cache/cudnnfe-sys"))
+        })?;
+    fs::create_dir_all(&root).ok()?;
+    Some(root)
+}
+
+/// The cached build of these sources, building it first when missing. The
+/// build runs in a directory of its own and is renamed into place, so that
+/// concurrent builds never see a half-built library.
+fn cached_or_built(out_dir: &Path) -> (PathBuf, &'static str) {
+    let root = source_root();
     for path in ["CMakeLists.txt", "cmake", "src", "include"] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
+    let key = format!(
+        "{}-{:016x}",
+        env::var("CARGO_PKG_VERSION").unwrap(),
+        source_hash(&root)
+    );
+    let Some(cache) = cache_root() else {
+        return (
+            build_with_cmake(&root, &out_dir.join("cmake-build")),
+            "CMake build in OUT_DIR",
+        );
+    };
+    let done = cache.join(&key);
+    if done.join("libcudnnfe.a").exists() {
+        return (done, "cached build");
+    }
+    let scratch = cache.join(format!("{key}.building-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    build_with_cmake(&root, &scratch);
+    if fs::rename(&scratch, &done).is_err() {
+        // Another build finished first: use its result.
+        let _ = fs::remove_dir_all(&scratch);
+    }
+    (done, "CMake build into the cache")
+}
 
-    let build = out_dir.join("cmake-build");
+/// Builds libcudnnfe (static and shared) from `root` in `build`.
+fn build_with_cmake(root: &Path, build: &Path) -> PathBuf {
     if !build.join("CMakeCache.txt").exists() {
         let mut configure = Command::new("cmake");
-        configure.arg("-S").arg(&root).arg("-B").arg(&build).args([
+        configure.arg("-S").arg(root).arg("-B").arg(build).args([
             "-DCUDNNFE_BUILD_TESTS=OFF",
             "-DCUDNNFE_BUILD_EXAMPLES=OFF",
+            "-DCUDNNFE_BUILD_BENCH=OFF",
             "-DCMAKE_BUILD_TYPE=Release",
         ]);
         if env::var_os("CMAKE_GENERATOR").is_none() && has_ninja() {
@@ -133,12 +247,15 @@ fn build_with_cmake(out_dir: &Path) -> PathBuf {
     }
     let jobs = env::var("NUM_JOBS").unwrap_or_else(|_| "2".into());
     let mut compile = Command::new("cmake");
-    compile
-        .arg("--build")
-        .arg(&build)
-        .args(["--target", "cudnnfe", "--parallel", &jobs]);
+    compile.arg("--build").arg(build).args([
+        "--target",
+        "cudnnfe_static",
+        "cudnnfe",
+        "--parallel",
+        &jobs,
+    ]);
     run(compile, "build");
-    build
+    build.to_path_buf()
 }
 
 fn has_ninja() -> bool {

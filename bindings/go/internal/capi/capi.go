@@ -31,36 +31,36 @@ typedef _gostring_ swig_type_1;
 typedef _gostring_ swig_type_2;
 typedef long long swig_type_3;
 typedef _gostring_ swig_type_4;
-typedef _gostring_ swig_type_5;
-typedef _gostring_ swig_type_6;
-typedef _goslice_ swig_type_7;
+typedef long long swig_type_5;
+typedef long long swig_type_6;
+typedef _gostring_ swig_type_7;
 typedef _gostring_ swig_type_8;
-typedef _goslice_ swig_type_9;
-typedef _gostring_ swig_type_10;
+typedef long long swig_type_9;
+typedef long long swig_type_10;
 typedef _gostring_ swig_type_11;
-typedef _goslice_ swig_type_12;
-typedef _gostring_ swig_type_13;
+typedef _gostring_ swig_type_12;
+typedef long long swig_type_13;
 typedef long long swig_type_14;
-typedef long long swig_type_15;
+typedef _gostring_ swig_type_15;
 typedef long long swig_type_16;
-typedef _goslice_ swig_type_17;
-typedef long long swig_type_18;
-typedef _goslice_ swig_type_19;
-typedef long long swig_type_20;
+typedef _gostring_ swig_type_17;
+typedef _gostring_ swig_type_18;
+typedef _gostring_ swig_type_19;
+typedef _goslice_ swig_type_20;
 typedef _gostring_ swig_type_21;
-typedef long long swig_type_22;
-typedef long long swig_type_23;
-typedef long long swig_type_24;
-typedef long long swig_type_25;
-typedef long long swig_type_26;
+typedef _goslice_ swig_type_22;
+typedef _gostring_ swig_type_23;
+typedef _gostring_ swig_type_24;
+typedef _goslice_ swig_type_25;
+typedef _gostring_ swig_type_26;
 typedef long long swig_type_27;
 typedef long long swig_type_28;
 typedef long long swig_type_29;
-typedef long long swig_type_30;
+typedef _goslice_ swig_type_30;
 typedef long long swig_type_31;
-typedef long long swig_type_32;
+typedef _goslice_ swig_type_32;
 typedef long long swig_type_33;
-typedef long long swig_type_34;
+typedef _gostring_ swig_type_34;
 typedef long long swig_type_35;
 typedef long long swig_type_36;
 typedef long long swig_type_37;
@@ -227,11 +227,11 @@ typedef long long swig_type_197;
 typedef long long swig_type_198;
 typedef long long swig_type_199;
 typedef long long swig_type_200;
-typedef _goslice_ swig_type_201;
+typedef long long swig_type_201;
 typedef long long swig_type_202;
-typedef _goslice_ swig_type_203;
+typedef long long swig_type_203;
 typedef long long swig_type_204;
-typedef _goslice_ swig_type_205;
+typedef long long swig_type_205;
 typedef long long swig_type_206;
 typedef long long swig_type_207;
 typedef long long swig_type_208;
@@ -240,14 +240,14 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef long long swig_type_214;
+typedef _goslice_ swig_type_214;
 typedef long long swig_type_215;
-typedef long long swig_type_216;
+typedef _goslice_ swig_type_216;
 typedef long long swig_type_217;
-typedef long long swig_type_218;
+typedef _goslice_ swig_type_218;
 typedef long long swig_type_219;
 typedef long long swig_type_220;
-typedef _goslice_ swig_type_221;
+typedef long long swig_type_221;
 typedef long long swig_type_222;
 typedef long long swig_type_223;
 typedef long long swig_type_224;
@@ -260,7 +260,7 @@ typedef long long swig_type_230;
 typedef long long swig_type_231;
 typedef long long swig_type_232;
 typedef long long swig_type_233;
-typedef long long swig_type_234;
+typedef _goslice_ swig_type_234;
 typedef long long swig_type_235;
 typedef long long swig_type_236;
 typedef long long swig_type_237;
@@ -290,31 +290,31 @@ typedef long long swig_type_260;
 typedef long long swig_type_261;
 typedef long long swig_type_262;
 typedef long long swig_type_263;
-typedef _goslice_ swig_type_264;
+typedef long long swig_type_264;
 typedef long long swig_type_265;
-typedef _goslice_ swig_type_266;
-typedef _goslice_ swig_type_267;
+typedef long long swig_type_266;
+typedef long long swig_type_267;
 typedef long long swig_type_268;
-typedef _goslice_ swig_type_269;
-typedef _gostring_ swig_type_270;
+typedef long long swig_type_269;
+typedef long long swig_type_270;
 typedef long long swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
 typedef long long swig_type_274;
 typedef long long swig_type_275;
 typedef long long swig_type_276;
-typedef long long swig_type_277;
+typedef _goslice_ swig_type_277;
 typedef long long swig_type_278;
-typedef long long swig_type_279;
-typedef long long swig_type_280;
+typedef _goslice_ swig_type_279;
+typedef _goslice_ swig_type_280;
 typedef long long swig_type_281;
-typedef long long swig_type_282;
-typedef _goslice_ swig_type_283;
+typedef _goslice_ swig_type_282;
+typedef _gostring_ swig_type_283;
 typedef long long swig_type_284;
 typedef long long swig_type_285;
 typedef long long swig_type_286;
 typedef long long swig_type_287;
-typedef _goslice_ swig_type_288;
+typedef long long swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
 typedef long long swig_type_291;
@@ -322,489 +322,522 @@ typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
 typedef long long swig_type_295;
-typedef long long swig_type_296;
+typedef _goslice_ swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
 typedef long long swig_type_299;
 typedef long long swig_type_300;
-typedef long long swig_type_301;
+typedef _goslice_ swig_type_301;
 typedef long long swig_type_302;
 typedef long long swig_type_303;
-typedef _goslice_ swig_type_304;
+typedef long long swig_type_304;
 typedef long long swig_type_305;
 typedef long long swig_type_306;
 typedef long long swig_type_307;
-typedef _gostring_ swig_type_308;
-typedef _goslice_ swig_type_309;
+typedef long long swig_type_308;
+typedef long long swig_type_309;
 typedef long long swig_type_310;
-typedef _goslice_ swig_type_311;
+typedef long long swig_type_311;
 typedef long long swig_type_312;
-extern void _wrap_Swig_free_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_dafb7e15f51a6763(swig_intgo arg1);
-extern int _wrap_cudnnfe_version_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int arg1, int arg2);
-extern int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(swig_voidp arg1);
-extern int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(swig_voidp arg1);
-extern swig_type_1 _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int arg1);
-extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int arg1);
-extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int arg1);
-extern swig_type_4 _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(swig_voidp arg1, int arg2);
-extern int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern swig_type_5 _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(swig_voidp arg1);
-extern int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern swig_type_6 _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_7 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_8 arg2);
-extern int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_9 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_10 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_11 arg2, int arg3, swig_type_12 arg4, swig_voidp arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_13 arg2, int arg3, double arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_14 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_15 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3);
-extern int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
-extern int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3);
-extern int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_22 arg2, swig_type_23 arg3);
-extern int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_25 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_26 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_28 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_set_pass_by_value_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_29 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_get_pass_by_value_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_30 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_31 arg2);
-extern swig_type_32 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_33 arg2);
-extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_34 arg2, swig_type_35 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_38 arg2, swig_type_39 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_40 arg2);
-extern swig_type_41 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_42 arg2);
-extern int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_43 arg2, swig_type_44 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_45 arg2);
-extern swig_type_46 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_47 arg2);
-extern int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2, swig_type_48 arg3, swig_type_49 arg4, swig_type_50 arg5, uintptr_t arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_51 arg2);
-extern swig_type_52 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_53 arg2);
-extern int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2, swig_type_54 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_55 arg2);
-extern swig_type_56 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_57 arg2);
-extern swig_type_58 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_59 arg2);
-extern swig_type_60 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_61 arg2);
-extern swig_type_62 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_63 arg2);
-extern swig_type_64 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_65 arg2);
-extern swig_type_66 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_67 arg2);
-extern swig_type_68 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_69 arg2);
-extern swig_type_70 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_71 arg2);
-extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_73 arg2);
-extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_75 arg2);
-extern swig_type_76 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_77 arg2);
-extern swig_type_78 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_79 arg2);
-extern swig_type_80 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_81 arg2);
-extern swig_type_82 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_83 arg2);
-extern swig_type_84 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_85 arg2);
-extern swig_type_86 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_87 arg2);
-extern swig_type_88 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_89 arg2);
-extern swig_type_90 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_91 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_92 arg2, swig_type_93 arg3, swig_type_94 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_95 arg2);
-extern swig_type_96 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_97 arg2);
-extern swig_type_98 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_103 arg2);
-extern swig_type_104 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_105 arg2);
-extern swig_type_106 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_109 arg2);
-extern swig_type_110 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_111 arg2);
-extern swig_type_112 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_113 arg2);
-extern swig_type_114 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_115 arg2);
-extern swig_type_116 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_117 arg2);
-extern swig_type_118 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_119 arg2);
-extern swig_type_120 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_121 arg2);
-extern swig_type_122 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_123 arg2);
-extern swig_type_124 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_125 arg2);
-extern swig_type_126 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_127 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_128 arg2, swig_type_129 arg3, swig_type_130 arg4, swig_type_131 arg5, swig_type_132 arg6, swig_type_133 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3, swig_type_136 arg4, swig_type_137 arg5, swig_type_138 arg6, swig_type_139 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_140 arg2);
-extern swig_type_141 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_142 arg2);
-extern swig_type_143 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_144 arg2);
-extern swig_type_145 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_146 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_type_152 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_153 arg2, swig_type_154 arg3, swig_type_155 arg4, swig_type_156 arg5, swig_type_157 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_type_164 arg4, swig_type_165 arg5, swig_type_166 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_type_169 arg4, swig_type_170 arg5, swig_type_171 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3, swig_type_174 arg4, swig_type_175 arg5, swig_type_176 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_177 arg2, swig_type_178 arg3, swig_type_179 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_180 arg2, swig_type_181 arg3, swig_type_182 arg4, swig_type_183 arg5, swig_type_184 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_188 arg2, swig_type_189 arg3, swig_type_190 arg4, swig_type_191 arg5, swig_type_192 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_193 arg2);
-extern swig_type_194 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_195 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_196 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_197 arg2);
-extern swig_type_198 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_199 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_200 arg2, swig_type_201 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_204 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_205 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_206 arg2);
-extern swig_type_207 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_208 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_210 arg2, swig_type_211 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_212 arg2);
-extern swig_type_213 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_214 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_215 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_216 arg2);
-extern swig_type_217 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_218 arg2);
-extern swig_type_219 _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_220 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_221 arg2, swig_type_222 arg3, swig_type_223 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_224 arg2);
-extern swig_type_225 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_226 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_227 arg2, swig_type_228 arg3, swig_type_229 arg4, swig_type_230 arg5, swig_type_231 arg6, swig_type_232 arg7, swig_type_233 arg8, swig_type_234 arg9, swig_type_235 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_236 arg2);
-extern swig_type_237 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_238 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_239 arg2, swig_type_240 arg3, swig_type_241 arg4, swig_type_242 arg5, swig_type_243 arg6, swig_type_244 arg7, swig_type_245 arg8, swig_type_246 arg9, swig_type_247 arg10, swig_type_248 arg11, swig_type_249 arg12, swig_type_250 arg13, swig_type_251 arg14, swig_type_252 arg15, swig_type_253 arg16, swig_type_254 arg17, swig_type_255 arg18, swig_type_256 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_257 arg2);
-extern swig_type_258 _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_259 arg2);
-extern swig_type_260 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_261 arg2);
-extern int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_262 arg2);
-extern swig_type_263 _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_264 arg3, uintptr_t arg4, swig_type_265 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_266 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_267 arg3, uintptr_t arg4, swig_type_268 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_269 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_270 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_271 arg2);
-extern swig_type_272 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_273 arg2);
-extern swig_type_274 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_275 arg2);
-extern swig_type_276 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_277 arg2);
-extern int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_278 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_279 arg2);
-extern int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_280 arg2);
-extern swig_type_281 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_282 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_283 arg3, uintptr_t arg4, swig_type_284 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_285 arg2);
-extern swig_type_286 _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_287 arg2);
-extern int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_288 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_289 arg2);
-extern swig_type_290 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_291 arg2);
-extern swig_type_292 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_295 arg2);
-extern swig_type_296 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_297 arg2);
-extern swig_type_298 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_299 arg2);
-extern swig_type_300 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_301 arg2);
-extern swig_type_302 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_303 arg2);
-extern int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_304 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_305 arg2);
-extern swig_type_306 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(void);
-extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(uintptr_t arg1, swig_type_307 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_308 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_309 arg3, uintptr_t arg4, swig_type_310 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(uintptr_t arg1, uintptr_t arg2, swig_type_311 arg3, uintptr_t arg4, swig_type_312 arg5, uintptr_t arg6);
+typedef long long swig_type_313;
+typedef long long swig_type_314;
+typedef long long swig_type_315;
+typedef long long swig_type_316;
+typedef _goslice_ swig_type_317;
+typedef long long swig_type_318;
+typedef long long swig_type_319;
+typedef long long swig_type_320;
+typedef _gostring_ swig_type_321;
+typedef _goslice_ swig_type_322;
+typedef long long swig_type_323;
+typedef _goslice_ swig_type_324;
+typedef long long swig_type_325;
+extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
+extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
+extern int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int arg1, int arg2);
+extern int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(swig_voidp arg1);
+extern int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(swig_voidp arg1);
+extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_4 _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff(void);
+extern void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_5 arg2);
+extern swig_type_6 _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_7 _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_8 _wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_9 arg2);
+extern swig_type_10 _wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_11 _wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_12 _wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_13 arg2);
+extern swig_type_14 _wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_15 _wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_library_info_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_16 arg2);
+extern int _wrap_cudnnfe_library_info_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(int arg1, swig_type_17 arg2);
+extern int _wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(swig_voidp arg1, int arg2);
+extern int _wrap_cudnnfe_handle_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_18 _wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_create_capi_82bfd983f3a39aff(swig_voidp arg1);
+extern int _wrap_cudnnfe_graph_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern swig_type_19 _wrap_cudnnfe_graph_last_error_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_20 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_21 arg2);
+extern int _wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_22 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_23 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_24 arg2, int arg3, swig_type_25 arg4, swig_voidp arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_26 arg2, int arg3, double arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_27 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_28 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_29 arg2, swig_type_30 arg3);
+extern int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3);
+extern int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3);
+extern int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_35 arg2, swig_type_36 arg3);
+extern int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_37 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_38 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_39 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_40 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_41 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_42 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_43 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_44 arg2);
+extern swig_type_45 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_46 arg2);
+extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_47 arg2, swig_type_48 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_53 arg2);
+extern swig_type_54 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_55 arg2);
+extern int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_58 arg2);
+extern swig_type_59 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_60 arg2);
+extern int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_61 arg3, swig_type_62 arg4, swig_type_63 arg5, uintptr_t arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_64 arg2);
+extern swig_type_65 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_66 arg2);
+extern int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_67 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_68 arg2);
+extern swig_type_69 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_70 arg2);
+extern swig_type_71 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_72 arg2);
+extern swig_type_73 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_74 arg2);
+extern swig_type_75 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_76 arg2);
+extern swig_type_77 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_78 arg2);
+extern swig_type_79 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_80 arg2);
+extern swig_type_81 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_82 arg2);
+extern swig_type_83 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_84 arg2);
+extern swig_type_85 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_86 arg2);
+extern swig_type_87 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_88 arg2);
+extern swig_type_89 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_90 arg2);
+extern swig_type_91 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_92 arg2);
+extern swig_type_93 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_94 arg2);
+extern swig_type_95 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_96 arg2);
+extern swig_type_97 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_98 arg2);
+extern swig_type_99 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_100 arg2);
+extern swig_type_101 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_102 arg2);
+extern swig_type_103 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_104 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_105 arg2, swig_type_106 arg3, swig_type_107 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_108 arg2);
+extern swig_type_109 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_110 arg2);
+extern swig_type_111 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_112 arg2);
+extern swig_type_113 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_114 arg2);
+extern swig_type_115 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_116 arg2);
+extern swig_type_117 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_120 arg2);
+extern swig_type_121 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_122 arg2);
+extern swig_type_123 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_124 arg2);
+extern swig_type_125 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_126 arg2);
+extern swig_type_127 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_128 arg2);
+extern swig_type_129 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_130 arg2);
+extern swig_type_131 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_132 arg2);
+extern swig_type_133 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_134 arg2);
+extern swig_type_135 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_136 arg2);
+extern swig_type_137 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_138 arg2);
+extern swig_type_139 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_140 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3, swig_type_143 arg4, swig_type_144 arg5, swig_type_145 arg6, swig_type_146 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5, swig_type_151 arg6, swig_type_152 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_153 arg2);
+extern swig_type_154 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_155 arg2);
+extern swig_type_156 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_157 arg2);
+extern swig_type_158 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_159 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_type_162 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_163 arg2, swig_type_164 arg3, swig_type_165 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_166 arg2, swig_type_167 arg3, swig_type_168 arg4, swig_type_169 arg5, swig_type_170 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_type_173 arg4, swig_type_174 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_175 arg2, swig_type_176 arg3, swig_type_177 arg4, swig_type_178 arg5, swig_type_179 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_180 arg2, swig_type_181 arg3, swig_type_182 arg4, swig_type_183 arg5, swig_type_184 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, swig_type_188 arg5, swig_type_189 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_190 arg2, swig_type_191 arg3, swig_type_192 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_193 arg2, swig_type_194 arg3, swig_type_195 arg4, swig_type_196 arg5, swig_type_197 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, swig_type_200 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_type_205 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_206 arg2);
+extern swig_type_207 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_208 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_210 arg2);
+extern swig_type_211 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2, swig_type_214 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_218 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_219 arg2);
+extern swig_type_220 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_221 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_223 arg2, swig_type_224 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2);
+extern swig_type_226 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_227 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_229 arg2);
+extern swig_type_230 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2);
+extern swig_type_232 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_233 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_234 arg2, swig_type_235 arg3, swig_type_236 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_237 arg2);
+extern swig_type_238 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_239 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_type_244 arg6, swig_type_245 arg7, swig_type_246 arg8, swig_type_247 arg9, swig_type_248 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
+extern swig_type_250 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, swig_type_253 arg3, swig_type_254 arg4, swig_type_255 arg5, swig_type_256 arg6, swig_type_257 arg7, swig_type_258 arg8, swig_type_259 arg9, swig_type_260 arg10, swig_type_261 arg11, swig_type_262 arg12, swig_type_263 arg13, swig_type_264 arg14, swig_type_265 arg15, swig_type_266 arg16, swig_type_267 arg17, swig_type_268 arg18, swig_type_269 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_270 arg2);
+extern swig_type_271 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
+extern swig_type_273 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
+extern swig_type_276 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_277 arg3, uintptr_t arg4, swig_type_278 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_280 arg3, uintptr_t arg4, swig_type_281 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_283 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_284 arg2);
+extern swig_type_285 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2);
+extern swig_type_287 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2);
+extern swig_type_289 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2);
+extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
+extern swig_type_294 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_296 arg3, uintptr_t arg4, swig_type_297 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2);
+extern swig_type_299 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
+extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
+extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2);
+extern swig_type_305 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
+extern swig_type_307 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
+extern swig_type_311 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern swig_type_315 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
+extern swig_type_319 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_321 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_322 arg3, uintptr_t arg4, swig_type_323 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_324 arg3, uintptr_t arg4, swig_type_325 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -839,13 +872,13 @@ func cudnnfeCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_dafb7e15f51a6763(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_82bfd983f3a39aff(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -956,7 +989,7 @@ const CUDNNFE_MAX_SPATIAL_DIMS int = 3
 
 func Cudnnfe_version() (_swig_ret uint32) {
 	var swig_r uint32
-	swig_r = (uint32)(C._wrap_cudnnfe_version_capi_dafb7e15f51a6763())
+	swig_r = (uint32)(C._wrap_cudnnfe_version_capi_82bfd983f3a39aff())
 	return swig_r
 }
 
@@ -964,28 +997,28 @@ func Cudnnfe_check_version(arg1 uint32, arg2 uint32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(C.int(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(C.int(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
 func Cudnnfe_cudnn_version(arg1 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_device_count(arg1 *int32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(C.int(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -995,7 +1028,7 @@ func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
 func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(C.int(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -1005,38 +1038,229 @@ func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
 func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(C.int(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(C.int(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_last_error() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_cudnnfe_last_error_capi_dafb7e15f51a6763()
+	swig_r_p := C._wrap_cudnnfe_last_error_capi_82bfd983f3a39aff()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
 	return swig_r_1
 }
 
+const CUDNNFE_LIBRARY_CUDNN int = 0
+const CUDNNFE_LIBRARY_CUDART int = 1
+const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED int = 0
+const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT int = 1
+const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED int = 2
+const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR int = 3
+const CUDNNFE_LIBRARY_ORIGIN_SYSTEM int = 4
+
+type SwigcptrCudnnfe_library_info_t uintptr
+
+func (p SwigcptrCudnnfe_library_info_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_library_info_t) SwigIsCudnnfe_library_info_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_5(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudnnfe_path() (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudnn_path() (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) SetCudnn_version(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_9(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudnn_version() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) SetCudnn_origin(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudnn_origin() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudnn_reason() (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudart_path() (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) SetCudart_version(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_13(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudart_version() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) SetCudart_origin(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudart_origin() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_library_info_t) GetCudart_reason() (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func NewCudnnfe_library_info_t() (_swig_ret Cudnnfe_library_info_t) {
+	var swig_r Cudnnfe_library_info_t
+	swig_r = (Cudnnfe_library_info_t)(SwigcptrCudnnfe_library_info_t(C._wrap_new_cudnnfe_library_info_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_library_info_t(arg1 Cudnnfe_library_info_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_library_info_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_library_info_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	GetCudnnfe_path() (_swig_ret string)
+	GetCudnn_path() (_swig_ret string)
+	SetCudnn_version(arg2 int64)
+	GetCudnn_version() (_swig_ret int64)
+	SetCudnn_origin(arg2 int32)
+	GetCudnn_origin() (_swig_ret int32)
+	GetCudnn_reason() (_swig_ret string)
+	GetCudart_path() (_swig_ret string)
+	SetCudart_version(arg2 int64)
+	GetCudart_version() (_swig_ret int64)
+	SetCudart_origin(arg2 int32)
+	GetCudart_origin() (_swig_ret int32)
+	GetCudart_reason() (_swig_ret string)
+}
+
+func Cudnnfe_library_info_init_sized(arg1 Cudnnfe_library_info_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_16(_swig_i_1))
+}
+
+func Cudnnfe_library_info(arg1 Cudnnfe_library_info_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_library_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Cudnnfe_library_add_search_dir(arg1 int32, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(C.int(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+const CUDNNFE_LOG_LEVEL_OFF int = 0
+const CUDNNFE_LOG_LEVEL_INFO int = 1
+const CUDNNFE_LOG_LEVEL_DEBUG int = 2
+
 func Cudnnfe_handle_create(arg1 *SwigcptrStruct_SS_cudnnfe_handle, arg2 int32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
 func Cudnnfe_handle_destroy(arg1 Struct_SS_cudnnfe_handle) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_handle_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_handle_last_error(arg1 Struct_SS_cudnnfe_handle) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -1046,21 +1270,21 @@ func Cudnnfe_handle_last_error(arg1 Struct_SS_cudnnfe_handle) (_swig_ret string)
 func Cudnnfe_graph_create(arg1 *SwigcptrStruct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(C.swig_voidp(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_create_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_graph_destroy(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_graph_last_error(arg1 Struct_SS_cudnnfe_graph) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cudnnfe_graph_last_error_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = cudnnfeCopyString(swig_r)
@@ -1072,7 +1296,7 @@ func Cudnnfe_graph_copy_last_error(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1083,7 +1307,7 @@ func Cudnnfe_graph_set_name(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_re
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1100,7 +1324,7 @@ func Cudnnfe_graph_get_name(arg1 Struct_SS_cudnnfe_graph, arg2 *string) (_swig_r
 	}
 	_swig_i_1 = arg2
 
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 
 	if _swig_i_1 != nil {
 		*_swig_i_1 = cudnnfeCopyString(*_swig_i_1)
@@ -1113,7 +1337,7 @@ func Cudnnfe_graph_set_io_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int32) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1121,7 +1345,7 @@ func Cudnnfe_graph_set_intermediate_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1129,7 +1353,7 @@ func Cudnnfe_graph_set_compute_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int32) (
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
 	return swig_r
 }
 
@@ -1137,7 +1361,7 @@ func Cudnnfe_graph_get_tensor_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1145,7 +1369,7 @@ func Cudnnfe_graph_get_node_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_s
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1154,7 +1378,7 @@ func Cudnnfe_graph_get_tensor_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1166,7 +1390,7 @@ func Cudnnfe_graph_find_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 *
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1181,7 +1405,7 @@ func Cudnnfe_graph_add_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1198,7 +1422,7 @@ func Cudnnfe_graph_add_scalar(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1210,7 +1434,7 @@ func Cudnnfe_tensor_set_output(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_14(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1219,7 +1443,7 @@ func Cudnnfe_tensor_set_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1228,7 +1452,7 @@ func Cudnnfe_tensor_set_dims(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_16(_swig_i_1), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1240,7 +1464,7 @@ func Cudnnfe_tensor_set_strides(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 [
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1252,7 +1476,7 @@ func Cudnnfe_tensor_set_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 stri
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_20(_swig_i_1), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1264,7 +1488,7 @@ func Cudnnfe_tensor_set_uid(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1), C.swig_type_23(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1), C.swig_type_36(_swig_i_2)))
 	return swig_r
 }
 
@@ -1276,7 +1500,7 @@ func Cudnnfe_tensor_get_shape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_24(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_37(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -1285,7 +1509,7 @@ func Cudnnfe_tensor_get_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_25(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1300,7 +1524,7 @@ func Cudnnfe_tensor_get_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *str
 	}
 	_swig_i_2 = arg3
 
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_26(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1), C.swig_voidp(_swig_i_2)))
 
 	if _swig_i_2 != nil {
 		*_swig_i_2 = cudnnfeCopyString(*_swig_i_2)
@@ -1314,7 +1538,7 @@ func Cudnnfe_tensor_get_kind(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1323,7 +1547,7 @@ func Cudnnfe_tensor_is_bound(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1332,7 +1556,7 @@ func Cudnnfe_tensor_set_pass_by_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_pass_by_value_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_42(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1341,7 +1565,7 @@ func Cudnnfe_tensor_get_pass_by_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_pass_by_value_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_30(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1357,64 +1581,64 @@ func (p SwigcptrCudnnfe_conv_options_t) SwigIsCudnnfe_conv_options_t() {
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_44(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetSpatial_dims(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetSpatial_dims() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetMode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetMode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_conv_options_t() (_swig_ret Cudnnfe_conv_options_t) {
 	var swig_r Cudnnfe_conv_options_t
-	swig_r = (Cudnnfe_conv_options_t)(SwigcptrCudnnfe_conv_options_t(C._wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_conv_options_t)(SwigcptrCudnnfe_conv_options_t(C._wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_conv_options_t(arg1 Cudnnfe_conv_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_conv_options_t interface {
@@ -1433,7 +1657,7 @@ type Cudnnfe_conv_options_t interface {
 func Cudnnfe_conv_options_init_sized(arg1 Cudnnfe_conv_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_46(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_conv_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1443,7 +1667,7 @@ func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), C.swig_type_35(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_47(_swig_i_1), C.swig_type_48(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1454,7 +1678,7 @@ func Cudnnfe_graph_add_conv_dgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1), C.swig_type_37(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1), C.swig_type_50(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1465,7 +1689,7 @@ func Cudnnfe_graph_add_conv_wgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1), C.swig_type_39(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1), C.swig_type_52(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1481,38 +1705,38 @@ func (p SwigcptrCudnnfe_matmul_options_t) SwigIsCudnnfe_matmul_options_t() {
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_matmul_options_t() (_swig_ret Cudnnfe_matmul_options_t) {
 	var swig_r Cudnnfe_matmul_options_t
-	swig_r = (Cudnnfe_matmul_options_t)(SwigcptrCudnnfe_matmul_options_t(C._wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_matmul_options_t)(SwigcptrCudnnfe_matmul_options_t(C._wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_matmul_options_t(arg1 Cudnnfe_matmul_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_matmul_options_t interface {
@@ -1527,7 +1751,7 @@ type Cudnnfe_matmul_options_t interface {
 func Cudnnfe_matmul_options_init_sized(arg1 Cudnnfe_matmul_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_42(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_matmul_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1537,7 +1761,7 @@ func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1), C.swig_type_44(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1), C.swig_type_57(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1553,129 +1777,129 @@ func (p SwigcptrCudnnfe_pointwise_options_t) SwigIsCudnnfe_pointwise_options_t()
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_58(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_lower_clip(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_lower_clip() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_upper_clip(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_upper_clip() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetRelu_lower_clip_slope(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetRelu_lower_clip_slope() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetElu_alpha(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetElu_alpha() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetSoftplus_beta(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetSoftplus_beta() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetSwish_beta(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetSwish_beta() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetAxis(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetAxis() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_pointwise_options_t() (_swig_ret Cudnnfe_pointwise_options_t) {
 	var swig_r Cudnnfe_pointwise_options_t
-	swig_r = (Cudnnfe_pointwise_options_t)(SwigcptrCudnnfe_pointwise_options_t(C._wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_pointwise_options_t)(SwigcptrCudnnfe_pointwise_options_t(C._wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_pointwise_options_t(arg1 Cudnnfe_pointwise_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_pointwise_options_t interface {
@@ -1704,7 +1928,7 @@ type Cudnnfe_pointwise_options_t interface {
 func Cudnnfe_pointwise_options_init_sized(arg1 Cudnnfe_pointwise_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_47(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_60(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 int64, arg5 int64, arg6 Cudnnfe_pointwise_options_t, arg7 *int64) (_swig_ret int32) {
@@ -1716,7 +1940,7 @@ func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := getSwigcptr(arg6)
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_48(_swig_i_2), C.swig_type_49(_swig_i_3), C.swig_type_50(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_61(_swig_i_2), C.swig_type_62(_swig_i_3), C.swig_type_63(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -1732,64 +1956,64 @@ func (p SwigcptrCudnnfe_reduction_options_t) SwigIsCudnnfe_reduction_options_t()
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetAxes_mask(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetAxes_mask() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetDeterministic(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetDeterministic() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_reduction_options_t() (_swig_ret Cudnnfe_reduction_options_t) {
 	var swig_r Cudnnfe_reduction_options_t
-	swig_r = (Cudnnfe_reduction_options_t)(SwigcptrCudnnfe_reduction_options_t(C._wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_reduction_options_t)(SwigcptrCudnnfe_reduction_options_t(C._wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_reduction_options_t(arg1 Cudnnfe_reduction_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_reduction_options_t interface {
@@ -1808,7 +2032,7 @@ type Cudnnfe_reduction_options_t interface {
 func Cudnnfe_reduction_options_init_sized(arg1 Cudnnfe_reduction_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_66(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 Cudnnfe_reduction_options_t, arg5 *int64) (_swig_ret int32) {
@@ -1818,7 +2042,7 @@ func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_54(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_67(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -1837,363 +2061,363 @@ func (p SwigcptrCudnnfe_sdpa_options_t) SwigIsCudnnfe_sdpa_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_68(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCausal_mask_bottom_right(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask_bottom_right() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_70(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBias() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_72(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPadding_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPadding_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_74(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_76(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_65(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_78(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_left() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_80(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_right() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDiagonal_alignment(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDiagonal_alignment() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAlibi_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAlibi_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_82(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_seed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_84(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_offset() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_73(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_86(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_mask() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_88(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_77(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_92(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_94(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_96(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_o() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_98(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_100(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetMax_seq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_102(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_options_t() (_swig_ret Cudnnfe_sdpa_options_t) {
 	var swig_r Cudnnfe_sdpa_options_t
-	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_options_t(arg1 Cudnnfe_sdpa_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_options_t interface {
@@ -2258,7 +2482,7 @@ type Cudnnfe_sdpa_options_t interface {
 func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_91(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -2270,7 +2494,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_92(_swig_i_1), C.swig_type_93(_swig_i_2), C.swig_type_94(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1), C.swig_type_106(_swig_i_2), C.swig_type_107(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2286,337 +2510,337 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_108(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCausal_mask_bottom_right(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_110(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDeterministic(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDeterministic() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_112(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetPadding_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDiagonal_alignment(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAlibi_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAlibi_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_113(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_115(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_128(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_117(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_121(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_136(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_backward_options_t() (_swig_ret Cudnnfe_sdpa_backward_options_t) {
 	var swig_r Cudnnfe_sdpa_backward_options_t
-	swig_r = (Cudnnfe_sdpa_backward_options_t)(SwigcptrCudnnfe_sdpa_backward_options_t(C._wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_sdpa_backward_options_t)(SwigcptrCudnnfe_sdpa_backward_options_t(C._wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_backward_options_t(arg1 Cudnnfe_sdpa_backward_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_backward_options_t interface {
@@ -2677,7 +2901,7 @@ type Cudnnfe_sdpa_backward_options_t interface {
 func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_127(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -2693,7 +2917,7 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_128(_swig_i_1), C.swig_type_129(_swig_i_2), C.swig_type_130(_swig_i_3), C.swig_type_131(_swig_i_4), C.swig_type_132(_swig_i_5), C.swig_type_133(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2), C.swig_type_143(_swig_i_3), C.swig_type_144(_swig_i_4), C.swig_type_145(_swig_i_5), C.swig_type_146(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
 	return swig_r
 }
 
@@ -2711,7 +2935,7 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1), C.swig_type_135(_swig_i_2), C.swig_type_136(_swig_i_3), C.swig_type_137(_swig_i_4), C.swig_type_138(_swig_i_5), C.swig_type_139(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.swig_type_150(_swig_i_4), C.swig_type_151(_swig_i_5), C.swig_type_152(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2730,116 +2954,116 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_153(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetPhase(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetPhase() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetZero_centered_gamma(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetZero_centered_gamma() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_142(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_155(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum_tensor() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_norm_options_t() (_swig_ret Cudnnfe_norm_options_t) {
 	var swig_r Cudnnfe_norm_options_t
-	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_norm_options_t)(SwigcptrCudnnfe_norm_options_t(C._wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_norm_options_t(arg1 Cudnnfe_norm_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_norm_options_t interface {
@@ -2866,7 +3090,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_146(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_159(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -2879,7 +3103,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_160(_swig_i_1), C.swig_type_161(_swig_i_2), C.swig_type_162(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2892,7 +3116,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_150(_swig_i_1), C.swig_type_151(_swig_i_2), C.swig_type_152(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_163(_swig_i_1), C.swig_type_164(_swig_i_2), C.swig_type_165(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2908,7 +3132,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_153(_swig_i_1), C.swig_type_154(_swig_i_2), C.swig_type_155(_swig_i_3), C.swig_type_156(_swig_i_4), C.swig_type_157(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.swig_type_167(_swig_i_2), C.swig_type_168(_swig_i_3), C.swig_type_169(_swig_i_4), C.swig_type_170(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2923,7 +3147,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_158(_swig_i_1), C.swig_type_159(_swig_i_2), C.swig_type_160(_swig_i_3), C.swig_type_161(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.swig_type_172(_swig_i_2), C.swig_type_173(_swig_i_3), C.swig_type_174(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -2941,7 +3165,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_162(_swig_i_1), C.swig_type_163(_swig_i_2), C.swig_type_164(_swig_i_3), C.swig_type_165(_swig_i_4), C.swig_type_166(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.swig_type_176(_swig_i_2), C.swig_type_177(_swig_i_3), C.swig_type_178(_swig_i_4), C.swig_type_179(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2955,7 +3179,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1), C.swig_type_168(_swig_i_2), C.swig_type_169(_swig_i_3), C.swig_type_170(_swig_i_4), C.swig_type_171(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_type_181(_swig_i_2), C.swig_type_182(_swig_i_3), C.swig_type_183(_swig_i_4), C.swig_type_184(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -2971,7 +3195,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), C.swig_type_173(_swig_i_2), C.swig_type_174(_swig_i_3), C.swig_type_175(_swig_i_4), C.swig_type_176(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_185(_swig_i_1), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.swig_type_188(_swig_i_4), C.swig_type_189(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -2985,7 +3209,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1), C.swig_type_178(_swig_i_2), C.swig_type_179(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1), C.swig_type_191(_swig_i_2), C.swig_type_192(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3001,7 +3225,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_type_181(_swig_i_2), C.swig_type_182(_swig_i_3), C.swig_type_183(_swig_i_4), C.swig_type_184(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1), C.swig_type_194(_swig_i_2), C.swig_type_195(_swig_i_3), C.swig_type_196(_swig_i_4), C.swig_type_197(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3015,7 +3239,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_185(_swig_i_1), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1), C.swig_type_199(_swig_i_2), C.swig_type_200(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3031,7 +3255,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_188(_swig_i_1), C.swig_type_189(_swig_i_2), C.swig_type_190(_swig_i_3), C.swig_type_191(_swig_i_4), C.swig_type_192(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1), C.swig_type_202(_swig_i_2), C.swig_type_203(_swig_i_3), C.swig_type_204(_swig_i_4), C.swig_type_205(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3047,51 +3271,51 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_softmax_options_t() (_swig_ret Cudnnfe_softmax_options_t) {
 	var swig_r Cudnnfe_softmax_options_t
-	swig_r = (Cudnnfe_softmax_options_t)(SwigcptrCudnnfe_softmax_options_t(C._wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_softmax_options_t)(SwigcptrCudnnfe_softmax_options_t(C._wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_softmax_options_t(arg1 Cudnnfe_softmax_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_softmax_options_t interface {
@@ -3108,7 +3332,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_195(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3118,7 +3342,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3134,25 +3358,25 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_layout_options_t() (_swig_ret Cudnnfe_layout_options_t) {
 	var swig_r Cudnnfe_layout_options_t
-	swig_r = (Cudnnfe_layout_options_t)(SwigcptrCudnnfe_layout_options_t(C._wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_layout_options_t)(SwigcptrCudnnfe_layout_options_t(C._wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_layout_options_t(arg1 Cudnnfe_layout_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_layout_options_t interface {
@@ -3165,7 +3389,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_199(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -3175,7 +3399,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1), *(*C.swig_type_201)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3189,7 +3413,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), *(*C.swig_type_216)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3206,7 +3430,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3217,7 +3441,7 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_205)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_218)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3236,77 +3460,77 @@ func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_219(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
 	var swig_r Cudnnfe_block_scale_options_t
-	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_block_scale_options_t interface {
@@ -3327,7 +3551,7 @@ type Cudnnfe_block_scale_options_t interface {
 func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3337,7 +3561,7 @@ func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 i
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3348,7 +3572,7 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1), C.swig_type_211(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1), C.swig_type_224(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3374,90 +3598,90 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetMode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetMode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetSpatial_dims(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetSpatial_dims() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetPadding_mode(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetPadding_mode() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetGenerate_index(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetGenerate_index() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_resample_options_t() (_swig_ret Cudnnfe_resample_options_t) {
 	var swig_r Cudnnfe_resample_options_t
-	swig_r = (Cudnnfe_resample_options_t)(SwigcptrCudnnfe_resample_options_t(C._wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_resample_options_t)(SwigcptrCudnnfe_resample_options_t(C._wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_resample_options_t(arg1 Cudnnfe_resample_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_resample_options_t interface {
@@ -3480,7 +3704,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3490,7 +3714,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3510,129 +3734,129 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_229(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetDistribution(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetDistribution() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetBernoulli_probability(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetBernoulli_probability() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_min(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_min() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetUniform_max(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetUniform_max() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_mean(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_mean() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetNormal_stddev(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_218(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetCompute_dtype(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetCompute_dtype() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_rng_options_t() (_swig_ret Cudnnfe_rng_options_t) {
 	var swig_r Cudnnfe_rng_options_t
-	swig_r = (Cudnnfe_rng_options_t)(SwigcptrCudnnfe_rng_options_t(C._wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_rng_options_t)(SwigcptrCudnnfe_rng_options_t(C._wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_rng_options_t(arg1 Cudnnfe_rng_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_rng_options_t interface {
@@ -3661,7 +3885,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3672,7 +3896,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_221)(unsafe.Pointer(&_swig_i_1)), C.swig_type_222(_swig_i_2), C.swig_type_223(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_234)(unsafe.Pointer(&_swig_i_1)), C.swig_type_235(_swig_i_2), C.swig_type_236(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3691,64 +3915,64 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
 	var swig_r Cudnnfe_sdpa_fp8_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_fp8_options_t interface {
@@ -3767,7 +3991,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -3787,7 +4011,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_type_228(_swig_i_2), C.swig_type_229(_swig_i_3), C.swig_type_230(_swig_i_4), C.swig_type_231(_swig_i_5), C.swig_type_232(_swig_i_6), C.swig_type_233(_swig_i_7), C.swig_type_234(_swig_i_8), C.swig_type_235(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_240(_swig_i_1), C.swig_type_241(_swig_i_2), C.swig_type_242(_swig_i_3), C.swig_type_243(_swig_i_4), C.swig_type_244(_swig_i_5), C.swig_type_245(_swig_i_6), C.swig_type_246(_swig_i_7), C.swig_type_247(_swig_i_8), C.swig_type_248(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -3803,51 +4027,51 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
 	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_sdpa_fp8_backward_options_t interface {
@@ -3864,7 +4088,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_238(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -3896,7 +4120,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1), C.swig_type_240(_swig_i_2), C.swig_type_241(_swig_i_3), C.swig_type_242(_swig_i_4), C.swig_type_243(_swig_i_5), C.swig_type_244(_swig_i_6), C.swig_type_245(_swig_i_7), C.swig_type_246(_swig_i_8), C.swig_type_247(_swig_i_9), C.swig_type_248(_swig_i_10), C.swig_type_249(_swig_i_11), C.swig_type_250(_swig_i_12), C.swig_type_251(_swig_i_13), C.swig_type_252(_swig_i_14), C.swig_type_253(_swig_i_15), C.swig_type_254(_swig_i_16), C.swig_type_255(_swig_i_17), C.swig_type_256(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.swig_type_253(_swig_i_2), C.swig_type_254(_swig_i_3), C.swig_type_255(_swig_i_4), C.swig_type_256(_swig_i_5), C.swig_type_257(_swig_i_6), C.swig_type_258(_swig_i_7), C.swig_type_259(_swig_i_8), C.swig_type_260(_swig_i_9), C.swig_type_261(_swig_i_10), C.swig_type_262(_swig_i_11), C.swig_type_263(_swig_i_12), C.swig_type_264(_swig_i_13), C.swig_type_265(_swig_i_14), C.swig_type_266(_swig_i_15), C.swig_type_267(_swig_i_16), C.swig_type_268(_swig_i_17), C.swig_type_269(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -3929,155 +4153,155 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_270(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetTarget(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetTarget() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetNum_heur_modes(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_heur_modes() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetPolicy(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_numerical_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_numerical_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetExclude_behavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetExclude_behavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetRequire_behavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetRequire_behavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetNum_exclude_engines(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetNum_exclude_engines() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_plans(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_plans() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) SetDisable_plan_cache(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetDisable_plan_cache() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
-	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_build_options_t(arg1 Cudnnfe_build_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_build_options_t interface {
@@ -4110,13 +4334,13 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -4125,7 +4349,7 @@ func Cudnnfe_graph_build(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_ha
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4133,7 +4357,7 @@ func Cudnnfe_graph_is_built(arg1 Struct_SS_cudnnfe_graph, arg2 *int32) (_swig_re
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4141,7 +4365,7 @@ func Cudnnfe_graph_get_target(arg1 Struct_SS_cudnnfe_graph, arg2 *int32) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4149,7 +4373,7 @@ func Cudnnfe_graph_get_workspace_size(arg1 Struct_SS_cudnnfe_graph, arg2 *int64)
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4163,7 +4387,7 @@ func Cudnnfe_graph_get_plan_name(arg1 Struct_SS_cudnnfe_graph, arg2 *string) (_s
 	}
 	_swig_i_1 = arg2
 
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 
 	if _swig_i_1 != nil {
 		*_swig_i_1 = cudnnfeCopyString(*_swig_i_1)
@@ -4184,38 +4408,38 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) SetData(arg2 uintptr) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetData() (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_binding_t() (_swig_ret Cudnnfe_binding_t) {
 	var swig_r Cudnnfe_binding_t
-	swig_r = (Cudnnfe_binding_t)(SwigcptrCudnnfe_binding_t(C._wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_binding_t)(SwigcptrCudnnfe_binding_t(C._wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_binding_t(arg1 Cudnnfe_binding_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_binding_t interface {
@@ -4235,7 +4459,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_264)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_265(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_277)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_278(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4247,7 +4471,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4262,7 +4486,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_267)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_268(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_280)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_281(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4274,7 +4498,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_269)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_282)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4285,7 +4509,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_270)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4304,116 +4528,116 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetNumerical_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetNumerical_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetBehavior_notes(arg2 uint32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetBehavior_notes() (_swig_ret uint32) {
 	var swig_r uint32
 	_swig_i_0 := arg1
-	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint32)(C._wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetAutotune_time_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetAutotune_time_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetSelected(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetSelected() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetChosen_by_autotune(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetChosen_by_autotune() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_info_t() (_swig_ret Cudnnfe_plan_info_t) {
 	var swig_r Cudnnfe_plan_info_t
-	swig_r = (Cudnnfe_plan_info_t)(SwigcptrCudnnfe_plan_info_t(C._wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_plan_info_t)(SwigcptrCudnnfe_plan_info_t(C._wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_info_t(arg1 Cudnnfe_plan_info_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_info_t interface {
@@ -4440,14 +4664,14 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4456,7 +4680,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4464,7 +4688,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1)))
 	return swig_r
 }
 
@@ -4472,7 +4696,7 @@ func Cudnnfe_graph_get_selected_plan(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -4488,90 +4712,90 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetWarmup_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetWarmup_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMin_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMin_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_iterations(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_iterations() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetTolerance(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetTolerance() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetMax_ms_per_plan(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetMax_ms_per_plan() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_autotune_options_t() (_swig_ret Cudnnfe_autotune_options_t) {
 	var swig_r Cudnnfe_autotune_options_t
-	swig_r = (Cudnnfe_autotune_options_t)(SwigcptrCudnnfe_autotune_options_t(C._wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_autotune_options_t)(SwigcptrCudnnfe_autotune_options_t(C._wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_autotune_options_t(arg1 Cudnnfe_autotune_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_autotune_options_t interface {
@@ -4594,7 +4818,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4606,7 +4830,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_284(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_296)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_297(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4631,116 +4855,116 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetSource(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetSource() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetTotal_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetTotal_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetValidate_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetValidate_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetCache_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetCache_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetLower_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetLower_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetHeuristics_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetHeuristics_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) SetPlan_build_ms(arg2 float64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetPlan_build_ms() (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_build_info_t() (_swig_ret Cudnnfe_build_info_t) {
 	var swig_r Cudnnfe_build_info_t
-	swig_r = (Cudnnfe_build_info_t)(SwigcptrCudnnfe_build_info_t(C._wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_build_info_t)(SwigcptrCudnnfe_build_info_t(C._wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_build_info_t(arg1 Cudnnfe_build_info_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_build_info_t interface {
@@ -4767,14 +4991,14 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -4784,7 +5008,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_288)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_301)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4803,103 +5027,103 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_cache_stats_t() (_swig_ret Cudnnfe_plan_cache_stats_t) {
 	var swig_r Cudnnfe_plan_cache_stats_t
-	swig_r = (Cudnnfe_plan_cache_stats_t)(SwigcptrCudnnfe_plan_cache_stats_t(C._wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_plan_cache_stats_t)(SwigcptrCudnnfe_plan_cache_stats_t(C._wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_cache_stats_t(arg1 Cudnnfe_plan_cache_stats_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_cache_stats_t interface {
@@ -4924,19 +5148,19 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_303(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Cudnnfe_plan_cache_clear() (_swig_ret int32) {
 	var swig_r int32
-	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763())
+	swig_r = (int32)(C._wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff())
 	return swig_r
 }
 
@@ -4945,7 +5169,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), *(*C.swig_type_304)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_317)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4964,38 +5188,38 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetRebuild_on_mismatch(arg2 int32) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetRebuild_on_mismatch() (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0)))
+	swig_r = (int32)(C._wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewCudnnfe_plan_load_options_t() (_swig_ret Cudnnfe_plan_load_options_t) {
 	var swig_r Cudnnfe_plan_load_options_t
-	swig_r = (Cudnnfe_plan_load_options_t)(SwigcptrCudnnfe_plan_load_options_t(C._wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763()))
+	swig_r = (Cudnnfe_plan_load_options_t)(SwigcptrCudnnfe_plan_load_options_t(C._wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff()))
 	return swig_r
 }
 
 func DeleteCudnnfe_plan_load_options_t(arg1 Cudnnfe_plan_load_options_t) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
 }
 
 type Cudnnfe_plan_load_options_t interface {
@@ -5010,7 +5234,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5019,7 +5243,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_308)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5034,7 +5258,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_309)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_310(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_322)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_323(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5049,7 +5273,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_311)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_312(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_325(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

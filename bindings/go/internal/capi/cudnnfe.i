@@ -149,4 +149,16 @@ func cudnnfeCopyString(s string) string {
 %ignore cudnnfe_build_options::exclude_engines;
 %ignore cudnnfe_build_options::plan_cache_dir;
 
+/* Library info (0.3) is an output struct whose strings the library owns for
+ * the life of the process: read-only members (SWIG's setters would leak a
+ * malloc'd copy). The log callback takes a C function pointer, which Go
+ * cannot make from a Go func: log_callback.go passes a cgo-exported
+ * trampoline instead. */
+%immutable cudnnfe_library_info::cudnnfe_path;
+%immutable cudnnfe_library_info::cudnn_path;
+%immutable cudnnfe_library_info::cudnn_reason;
+%immutable cudnnfe_library_info::cudart_path;
+%immutable cudnnfe_library_info::cudart_reason;
+%ignore cudnnfe_set_log_callback;
+
 %include "cudnnfe/cudnnfe.h"

@@ -199,7 +199,7 @@ static void* Swig_malloc(int c) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
+void _wrap_Swig_free_capi_82bfd983f3a39aff(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -209,7 +209,7 @@ void _wrap_Swig_free_capi_dafb7e15f51a6763(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_82bfd983f3a39aff(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -222,7 +222,7 @@ void *_wrap_Swig_malloc_capi_dafb7e15f51a6763(intgo _swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
+int _wrap_cudnnfe_version_capi_82bfd983f3a39aff() {
   uint32_t result;
   int _swig_go_result;
   
@@ -233,7 +233,7 @@ int _wrap_cudnnfe_version_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int _swig_go_0, int _swig_go_1) {
   uint32_t arg1 ;
   uint32_t arg2 ;
   cudnnfe_status_t result;
@@ -248,7 +248,7 @@ int _wrap_cudnnfe_check_version_capi_dafb7e15f51a6763(int _swig_go_0, int _swig_
 }
 
 
-int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
+int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(long long *_swig_go_0) {
   int64_t *arg1 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -261,7 +261,7 @@ int _wrap_cudnnfe_cudnn_version_capi_dafb7e15f51a6763(long long *_swig_go_0) {
 }
 
 
-int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
+int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(int *_swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -274,7 +274,7 @@ int _wrap_cudnnfe_device_count_capi_dafb7e15f51a6763(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_status_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -287,7 +287,7 @@ _gostring_ _wrap_cudnnfe_status_name_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
+_gostring_ _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -300,7 +300,7 @@ _gostring_ _wrap_cudnnfe_dtype_name_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
+long long _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int _swig_go_0) {
   cudnnfe_dtype_t arg1 ;
   size_t result;
   long long _swig_go_result;
@@ -313,7 +313,7 @@ long long _wrap_cudnnfe_dtype_size_capi_dafb7e15f51a6763(int _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
+_gostring_ _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -324,7 +324,263 @@ _gostring_ _wrap_cudnnfe_last_error_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnnfe_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudnn_version = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudnn_version);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudnn_origin = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudnn_origin);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudart_version = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudart_version);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cudart_origin = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudart_origin);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_library_info *_wrap_new_cudnnfe_library_info_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_library_info *result = 0 ;
+  struct cudnnfe_library_info *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_library_info *)calloc(1, sizeof(struct cudnnfe_library_info));
+  *(struct cudnnfe_library_info **)&_swig_go_result = (struct cudnnfe_library_info *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_library_info_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_library_info_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_library_info(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(int _swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_library_t arg1 ;
+  char *arg2 = (char *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = (cudnnfe_library_t)_swig_go_0; 
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_library_add_search_dir(arg1,(char const *)arg2);
+  _swig_go_result = result; 
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
   cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **) 0 ;
   int32_t arg2 ;
   cudnnfe_status_t result;
@@ -339,7 +595,7 @@ int _wrap_cudnnfe_handle_create_capi_dafb7e15f51a6763(cudnnfe_handle_t **_swig_g
 }
 
 
-int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
+int _wrap_cudnnfe_handle_destroy_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -352,7 +608,7 @@ int _wrap_cudnnfe_handle_destroy_capi_dafb7e15f51a6763(struct cudnnfe_handle *_s
 }
 
 
-_gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_handle *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
   cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -365,7 +621,7 @@ _gostring_ _wrap_cudnnfe_handle_last_error_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_0) {
+int _wrap_cudnnfe_graph_create_capi_82bfd983f3a39aff(cudnnfe_graph_t **_swig_go_0) {
   cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -378,7 +634,7 @@ int _wrap_cudnnfe_graph_create_capi_dafb7e15f51a6763(cudnnfe_graph_t **_swig_go_
 }
 
 
-int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_destroy_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -391,7 +647,7 @@ int _wrap_cudnnfe_graph_destroy_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-_gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+_gostring_ _wrap_cudnnfe_graph_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -404,7 +660,7 @@ _gostring_ _wrap_cudnnfe_graph_last_error_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -423,7 +679,7 @@ int _wrap_cudnnfe_graph_copy_last_error_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
@@ -443,7 +699,7 @@ int _wrap_cudnnfe_graph_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -463,7 +719,7 @@ int _wrap_cudnnfe_graph_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -478,7 +734,7 @@ int _wrap_cudnnfe_graph_set_io_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -493,7 +749,7 @@ int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+int _wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
@@ -508,7 +764,7 @@ int _wrap_cudnnfe_graph_set_compute_dtype_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -523,7 +779,7 @@ int _wrap_cudnnfe_graph_get_tensor_count_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
@@ -538,7 +794,7 @@ int _wrap_cudnnfe_graph_get_node_count_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -557,7 +813,7 @@ int _wrap_cudnnfe_graph_get_tensor_uids_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -579,7 +835,7 @@ int _wrap_cudnnfe_graph_find_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -609,7 +865,7 @@ int _wrap_cudnnfe_graph_add_tensor_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   cudnnfe_dtype_t arg3 ;
@@ -635,7 +891,7 @@ int _wrap_cudnnfe_graph_add_scalar_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -652,7 +908,7 @@ int _wrap_cudnnfe_tensor_set_output_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t arg3 ;
@@ -669,7 +925,7 @@ int _wrap_cudnnfe_tensor_set_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -688,7 +944,7 @@ int _wrap_cudnnfe_tensor_set_dims_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -707,7 +963,7 @@ int _wrap_cudnnfe_tensor_set_strides_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char *arg3 = (char *) 0 ;
@@ -729,7 +985,7 @@ int _wrap_cudnnfe_tensor_set_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -746,7 +1002,7 @@ int _wrap_cudnnfe_tensor_set_uid_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
+int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -769,7 +1025,7 @@ int _wrap_cudnnfe_tensor_get_shape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *) 0 ;
@@ -786,7 +1042,7 @@ int _wrap_cudnnfe_tensor_get_dtype_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
+int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   char **arg3 = (char **) 0 ;
@@ -808,7 +1064,7 @@ int _wrap_cudnnfe_tensor_get_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *) 0 ;
@@ -825,7 +1081,7 @@ int _wrap_cudnnfe_tensor_get_kind_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -842,7 +1098,7 @@ int _wrap_cudnnfe_tensor_is_bound_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_tensor_set_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -859,7 +1115,7 @@ int _wrap_cudnnfe_tensor_set_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_tensor_get_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -876,7 +1132,7 @@ int _wrap_cudnnfe_tensor_get_pass_by_value_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t arg2 ;
   
@@ -888,7 +1144,7 @@ void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -901,7 +1157,7 @@ long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t arg2 ;
   
@@ -913,7 +1169,7 @@ void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -926,7 +1182,7 @@ int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t arg2 ;
   
@@ -938,7 +1194,7 @@ void _wrap_cudnnfe_conv_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t result;
   int _swig_go_result;
@@ -951,7 +1207,7 @@ int _wrap_cudnnfe_conv_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_c
 }
 
 
-void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -963,7 +1219,7 @@ void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -976,7 +1232,7 @@ int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_conv_options *result = 0 ;
   struct cudnnfe_conv_options *_swig_go_result;
   
@@ -987,7 +1243,7 @@ struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
   struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   
   arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
@@ -997,7 +1253,7 @@ void _wrap_delete_cudnnfe_conv_options_t_capi_dafb7e15f51a6763(struct cudnnfe_co
 }
 
 
-void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1009,7 +1265,7 @@ void _wrap_cudnnfe_conv_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1030,7 +1286,7 @@ int _wrap_cudnnfe_graph_add_conv_fprop_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1051,7 +1307,7 @@ int _wrap_cudnnfe_graph_add_conv_dgrad_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1072,7 +1328,7 @@ int _wrap_cudnnfe_graph_add_conv_wgrad_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t arg2 ;
   
@@ -1084,7 +1340,7 @@ void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1097,7 +1353,7 @@ long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1109,7 +1365,7 @@ void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1122,7 +1378,7 @@ int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_matmul_options *result = 0 ;
   struct cudnnfe_matmul_options *_swig_go_result;
   
@@ -1133,7 +1389,7 @@ struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_dafb7e15f
 }
 
 
-void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
   struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   
   arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
@@ -1143,7 +1399,7 @@ void _wrap_delete_cudnnfe_matmul_options_t_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1155,7 +1411,7 @@ void _wrap_cudnnfe_matmul_options_init_sized_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -1176,7 +1432,7 @@ int _wrap_cudnnfe_graph_add_matmul_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t arg2 ;
   
@@ -1188,7 +1444,7 @@ void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1201,7 +1457,7 @@ long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1213,7 +1469,7 @@ void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1226,7 +1482,7 @@ int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1238,7 +1494,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1251,7 +1507,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1263,7 +1519,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1276,7 +1532,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1288,7 +1544,7 @@ void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_dafb7e15f5
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1301,7 +1557,7 @@ double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_dafb7e15
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1313,7 +1569,7 @@ void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_dafb7e15f51a6763(struc
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1326,7 +1582,7 @@ double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1338,7 +1594,7 @@ void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_dafb7e15f51a6763(s
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1351,7 +1607,7 @@ double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double arg2 ;
   
@@ -1363,7 +1619,7 @@ void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_dafb7e15f51a6763(stru
 }
 
 
-double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1376,7 +1632,7 @@ double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t arg2 ;
   
@@ -1388,7 +1644,7 @@ void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1401,7 +1657,7 @@ int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_pointwise_options *result = 0 ;
   struct cudnnfe_pointwise_options *_swig_go_result;
   
@@ -1412,7 +1668,7 @@ struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
   struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   
   arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
@@ -1422,7 +1678,7 @@ void _wrap_delete_cudnnfe_pointwise_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1434,7 +1690,7 @@ void _wrap_cudnnfe_pointwise_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_pointwise_mode_t arg2 ;
   int64_t arg3 ;
@@ -1459,7 +1715,7 @@ int _wrap_cudnnfe_graph_add_pointwise_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t arg2 ;
   
@@ -1471,7 +1727,7 @@ void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1484,7 +1740,7 @@ long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1496,7 +1752,7 @@ void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1509,7 +1765,7 @@ int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t arg2 ;
   
@@ -1521,7 +1777,7 @@ void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -1534,7 +1790,7 @@ int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t arg2 ;
   
@@ -1546,7 +1802,7 @@ void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1559,7 +1815,7 @@ int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_dafb7e15f51a6763(st
 }
 
 
-struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_reduction_options *result = 0 ;
   struct cudnnfe_reduction_options *_swig_go_result;
   
@@ -1570,7 +1826,7 @@ struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
   struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   
   arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
@@ -1580,7 +1836,7 @@ void _wrap_delete_cudnnfe_reduction_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
   size_t arg2 ;
   
@@ -1592,7 +1848,7 @@ void _wrap_cudnnfe_reduction_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_reduction_mode_t arg2 ;
   int64_t arg3 ;
@@ -1613,7 +1869,7 @@ int _wrap_cudnnfe_graph_add_reduction_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t arg2 ;
   
@@ -1625,7 +1881,7 @@ void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1638,7 +1894,7 @@ long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -1650,7 +1906,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -1663,7 +1919,7 @@ double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1675,7 +1931,7 @@ void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1688,7 +1944,7 @@ int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1700,7 +1956,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1713,7 +1969,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1725,7 +1981,7 @@ void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1738,7 +1994,7 @@ int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1750,7 +2006,7 @@ void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1763,7 +2019,7 @@ long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -1775,7 +2031,7 @@ void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -1788,7 +2044,7 @@ int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1800,7 +2056,7 @@ void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(st
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1813,7 +2069,7 @@ long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1825,7 +2081,7 @@ void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1838,7 +2094,7 @@ int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1850,7 +2106,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1863,7 +2119,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1875,7 +2131,7 @@ void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1888,7 +2144,7 @@ long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1900,7 +2156,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1913,7 +2169,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -1925,7 +2181,7 @@ void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1938,7 +2194,7 @@ long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -1950,7 +2206,7 @@ void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -1963,7 +2219,7 @@ int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;
   
@@ -1975,7 +2231,7 @@ void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -1988,7 +2244,7 @@ int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double arg2 ;
   
@@ -2000,7 +2256,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2013,7 +2269,7 @@ double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2025,7 +2281,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2038,7 +2294,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2050,7 +2306,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2063,7 +2319,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2075,7 +2331,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2088,7 +2344,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2100,7 +2356,7 @@ void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2113,7 +2369,7 @@ long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2125,7 +2381,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2138,7 +2394,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2150,7 +2406,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2163,7 +2419,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2175,7 +2431,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2188,7 +2444,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2200,7 +2456,7 @@ void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2213,7 +2469,7 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2225,7 +2481,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2238,7 +2494,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2250,7 +2506,7 @@ void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2263,7 +2519,7 @@ long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t arg2 ;
   
@@ -2275,7 +2531,7 @@ void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2288,7 +2544,7 @@ long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_dafb7e15f51a6763(
 }
 
 
-struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
   
@@ -2299,7 +2555,7 @@ struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
@@ -2309,7 +2565,7 @@ void _wrap_delete_cudnnfe_sdpa_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sd
 }
 
 
-void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
   size_t arg2 ;
   
@@ -2321,7 +2577,7 @@ void _wrap_cudnnfe_sdpa_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -2346,7 +2602,7 @@ int _wrap_cudnnfe_graph_add_sdpa_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -2358,7 +2614,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_dafb7e15f51a6763
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2371,7 +2627,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2383,7 +2639,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2396,7 +2652,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2408,7 +2664,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2421,7 +2677,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2433,7 +2689,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_daf
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2446,7 +2702,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_dafb
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2458,7 +2714,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2471,7 +2727,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2483,7 +2739,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_dafb7e15f51a67
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2496,7 +2752,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -2508,7 +2764,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_dafb7e15f51a67
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -2521,7 +2777,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2533,7 +2789,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_dafb7e15f5
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2546,7 +2802,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_dafb7
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2558,7 +2814,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_dafb7e15f51a676
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2571,7 +2827,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2583,7 +2839,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_dafb7e15f51a6763(s
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2596,7 +2852,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2608,7 +2864,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_dafb7e15f51a6763(
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2621,7 +2877,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_dafb7e15f51a
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2633,7 +2889,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_dafb7e15f51a6763
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2646,7 +2902,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2658,7 +2914,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2671,7 +2927,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t arg2 ;
   
@@ -2683,7 +2939,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_dafb7e15f
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
@@ -2696,7 +2952,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -2708,7 +2964,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -2721,7 +2977,7 @@ int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double arg2 ;
   
@@ -2733,7 +2989,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_dafb7e15
 }
 
 
-double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -2746,7 +3002,7 @@ double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_dafb7e
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2758,7 +3014,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2771,7 +3027,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2783,7 +3039,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_dafb7e15f51a6
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2796,7 +3052,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_dafb7e15
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2808,7 +3064,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_dafb7e15f51a676
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2821,7 +3077,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_dafb7e15f5
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2833,7 +3089,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_dafb7e15f51a67
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2846,7 +3102,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_dafb7e15f
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2858,7 +3114,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_dafb7e15f5
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2871,7 +3127,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_dafb7
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2883,7 +3139,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2896,7 +3152,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2908,7 +3164,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2921,7 +3177,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2933,7 +3189,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2946,7 +3202,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t arg2 ;
   
@@ -2958,7 +3214,7 @@ void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2971,7 +3227,7 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_dafb7e1
 }
 
 
-struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
   
@@ -2982,7 +3238,7 @@ struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
@@ -2992,7 +3248,7 @@ void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3004,7 +3260,7 @@ void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3037,7 +3293,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3072,7 +3328,7 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t arg2 ;
   
@@ -3084,7 +3340,7 @@ void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3097,7 +3353,7 @@ long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t arg2 ;
   
@@ -3109,7 +3365,7 @@ void _wrap_cudnnfe_norm_options_t_phase_set_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t result;
   int _swig_go_result;
@@ -3122,7 +3378,7 @@ int _wrap_cudnnfe_norm_options_t_phase_get_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3134,7 +3390,7 @@ void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3147,7 +3403,7 @@ double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t arg2 ;
   
@@ -3159,7 +3415,7 @@ void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3172,7 +3428,7 @@ int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3184,7 +3440,7 @@ void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct
 }
 
 
-int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3197,7 +3453,7 @@ int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double arg2 ;
   
@@ -3209,7 +3465,7 @@ void _wrap_cudnnfe_norm_options_t_momentum_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -3222,7 +3478,7 @@ double _wrap_cudnnfe_norm_options_t_momentum_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t arg2 ;
   
@@ -3234,7 +3490,7 @@ void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -3247,7 +3503,7 @@ long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t arg2 ;
   
@@ -3259,7 +3515,7 @@ void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -3272,7 +3528,7 @@ long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_dafb7e15f51a6763
 }
 
 
-struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
   
@@ -3283,7 +3539,7 @@ struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_dafb7e15f51a6
 }
 
 
-void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
   struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   
   arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
@@ -3293,7 +3549,7 @@ void _wrap_delete_cudnnfe_norm_options_t_capi_dafb7e15f51a6763(struct cudnnfe_no
 }
 
 
-void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3305,7 +3561,7 @@ void _wrap_cudnnfe_norm_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3332,7 +3588,7 @@ int _wrap_cudnnfe_graph_add_layernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3357,7 +3613,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3388,7 +3644,7 @@ int _wrap_cudnnfe_graph_add_layernorm_backward_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
+int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3417,7 +3673,7 @@ int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3452,7 +3708,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3479,7 +3735,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3510,7 +3766,7 @@ int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3537,7 +3793,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3568,7 +3824,7 @@ int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3595,7 +3851,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -3626,7 +3882,7 @@ int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t arg2 ;
   
@@ -3638,7 +3894,7 @@ void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_dafb7e15f51a6763(struc
 }
 
 
-long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3651,7 +3907,7 @@ long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t arg2 ;
   
@@ -3663,7 +3919,7 @@ void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3676,7 +3932,7 @@ int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -3688,7 +3944,7 @@ void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -3701,7 +3957,7 @@ int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_dafb7e15f51a6763(stru
 }
 
 
-struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_softmax_options *result = 0 ;
   struct cudnnfe_softmax_options *_swig_go_result;
   
@@ -3712,7 +3968,7 @@ struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_dafb7e1
 }
 
 
-void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
   struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   
   arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
@@ -3722,7 +3978,7 @@ void _wrap_delete_cudnnfe_softmax_options_t_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3734,7 +3990,7 @@ void _wrap_cudnnfe_softmax_options_init_sized_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *) 0 ;
@@ -3755,7 +4011,7 @@ int _wrap_cudnnfe_graph_add_softmax_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t arg2 ;
   
@@ -3767,7 +4023,7 @@ void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3780,7 +4036,7 @@ long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_dafb7e15f51a6763(s
 }
 
 
-struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_layout_options *result = 0 ;
   struct cudnnfe_layout_options *_swig_go_result;
   
@@ -3791,7 +4047,7 @@ struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_dafb7e15f
 }
 
 
-void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
   struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   
   arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
@@ -3801,7 +4057,7 @@ void _wrap_delete_cudnnfe_layout_options_t_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
   size_t arg2 ;
   
@@ -3813,7 +4069,7 @@ void _wrap_cudnnfe_layout_options_init_sized_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3836,7 +4092,7 @@ int _wrap_cudnnfe_graph_add_reshape_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3859,7 +4115,7 @@ int _wrap_cudnnfe_graph_add_transpose_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int32_t arg3 ;
@@ -3886,7 +4142,7 @@ int _wrap_cudnnfe_graph_add_slice_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -3909,7 +4165,7 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   size_t arg2 ;
   
@@ -3921,7 +4177,7 @@ void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_dafb7e15f51a6763(s
 }
 
 
-long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -3934,7 +4190,7 @@ long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3946,7 +4202,7 @@ void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3959,7 +4215,7 @@ int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3971,7 +4227,7 @@ void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -3984,7 +4240,7 @@ int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t arg2 ;
   
@@ -3996,7 +4252,7 @@ void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4009,7 +4265,7 @@ int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4021,7 +4277,7 @@ void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_dafb7e15f51a6763(struc
 }
 
 
-int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4034,7 +4290,7 @@ int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_dafb7e15f51a6763(struct
 }
 
 
-struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_block_scale_options *result = 0 ;
   struct cudnnfe_block_scale_options *_swig_go_result;
   
@@ -4045,7 +4301,7 @@ struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi
 }
 
 
-void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
   struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   
   arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
@@ -4055,7 +4311,7 @@ void _wrap_delete_cudnnfe_block_scale_options_t_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4067,7 +4323,7 @@ void _wrap_cudnnfe_block_scale_options_init_sized_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
@@ -4088,7 +4344,7 @@ int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4109,7 +4365,7 @@ int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;
   
@@ -4121,7 +4377,7 @@ void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4134,7 +4390,7 @@ long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t arg2 ;
   
@@ -4146,7 +4402,7 @@ void _wrap_cudnnfe_resample_options_t_mode_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t result;
   int _swig_go_result;
@@ -4159,7 +4415,7 @@ int _wrap_cudnnfe_resample_options_t_mode_get_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -4171,7 +4427,7 @@ void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4184,7 +4440,7 @@ int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t arg2 ;
   
@@ -4196,7 +4452,7 @@ void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_dafb7e15f51a6763(str
 }
 
 
-int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t result;
   int _swig_go_result;
@@ -4209,7 +4465,7 @@ int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t arg2 ;
   
@@ -4221,7 +4477,7 @@ void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4234,7 +4490,7 @@ int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4246,7 +4502,7 @@ void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4259,7 +4515,7 @@ int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_dafb7e15f51a6763(str
 }
 
 
-struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_resample_options *result = 0 ;
   struct cudnnfe_resample_options *_swig_go_result;
   
@@ -4270,7 +4526,7 @@ struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   
   arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
@@ -4280,7 +4536,7 @@ void _wrap_delete_cudnnfe_resample_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4292,7 +4548,7 @@ void _wrap_cudnnfe_resample_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
@@ -4313,7 +4569,7 @@ int _wrap_cudnnfe_graph_add_resample_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t arg2 ;
   
@@ -4325,7 +4581,7 @@ void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4338,7 +4594,7 @@ long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t arg2 ;
   
@@ -4350,7 +4606,7 @@ void _wrap_cudnnfe_rng_options_t_distribution_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t result;
   int _swig_go_result;
@@ -4363,7 +4619,7 @@ int _wrap_cudnnfe_rng_options_t_distribution_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4375,7 +4631,7 @@ void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_dafb7e15f51a6763
 }
 
 
-double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4388,7 +4644,7 @@ double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4400,7 +4656,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4413,7 +4669,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4425,7 +4681,7 @@ void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4438,7 +4694,7 @@ double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4450,7 +4706,7 @@ void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4463,7 +4719,7 @@ double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_dafb7e15f51a6763(struct 
 }
 
 
-void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double arg2 ;
   
@@ -4475,7 +4731,7 @@ void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4488,7 +4744,7 @@ double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t arg2 ;
   
@@ -4500,7 +4756,7 @@ void _wrap_cudnnfe_rng_options_t_seed_set_capi_dafb7e15f51a6763(struct cudnnfe_r
 }
 
 
-long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -4513,7 +4769,7 @@ long long _wrap_cudnnfe_rng_options_t_seed_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t arg2 ;
   
@@ -4525,7 +4781,7 @@ void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
@@ -4538,7 +4794,7 @@ int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_rng_options *result = 0 ;
   struct cudnnfe_rng_options *_swig_go_result;
   
@@ -4549,7 +4805,7 @@ struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_dafb7e15f51a676
 }
 
 
-void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
   struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   
   arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
@@ -4559,7 +4815,7 @@ void _wrap_delete_cudnnfe_rng_options_t_capi_dafb7e15f51a6763(struct cudnnfe_rng
 }
 
 
-void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4571,7 +4827,7 @@ void _wrap_cudnnfe_rng_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_r
 }
 
 
-int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -4596,7 +4852,7 @@ int _wrap_cudnnfe_graph_add_rng_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t arg2 ;
   
@@ -4608,7 +4864,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4621,7 +4877,7 @@ long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double arg2 ;
   
@@ -4633,7 +4889,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_dafb7e15f51a6763(struc
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4646,7 +4902,7 @@ double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4658,7 +4914,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4671,7 +4927,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t arg2 ;
   
@@ -4683,7 +4939,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4696,7 +4952,7 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
   
@@ -4707,7 +4963,7 @@ struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
@@ -4717,7 +4973,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4729,7 +4985,7 @@ void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4770,7 +5026,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_dafb7e15f51a6763(struct cudnnfe_graph 
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t arg2 ;
   
@@ -4782,7 +5038,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_dafb7e15f51a
 }
 
 
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4795,7 +5051,7 @@ long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_dafb7e1
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double arg2 ;
   
@@ -4807,7 +5063,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_dafb7e15f51a6
 }
 
 
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -4820,7 +5076,7 @@ double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_dafb7e15f51
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t arg2 ;
   
@@ -4832,7 +5088,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -4845,7 +5101,7 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_dafb7e15f51a6
 }
 
 
-struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
   
@@ -4856,7 +5112,7 @@ struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_op
 }
 
 
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
   struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
@@ -4866,7 +5122,7 @@ void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
   size_t arg2 ;
   
@@ -4878,7 +5134,7 @@ void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_dafb7e15f51a6763(st
 }
 
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   int64_t arg3 ;
@@ -4943,7 +5199,7 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t arg2 ;
   
@@ -4955,7 +5211,7 @@ void _wrap_cudnnfe_build_options_t_struct_size_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -4968,7 +5224,7 @@ long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t arg2 ;
   
@@ -4980,7 +5236,7 @@ void _wrap_cudnnfe_build_options_t_target_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t result;
   int _swig_go_result;
@@ -4993,7 +5249,7 @@ int _wrap_cudnnfe_build_options_t_target_get_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5005,7 +5261,7 @@ void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5018,7 +5274,7 @@ int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t arg2 ;
   
@@ -5030,7 +5286,7 @@ void _wrap_cudnnfe_build_options_t_policy_set_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t result;
   int _swig_go_result;
@@ -5043,7 +5299,7 @@ int _wrap_cudnnfe_build_options_t_policy_get_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t arg2 ;
   
@@ -5055,7 +5311,7 @@ void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_dafb7e15f51a6763(
 }
 
 
-long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5068,7 +5324,7 @@ long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_dafb7e15f51a
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -5080,7 +5336,7 @@ void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5093,7 +5349,7 @@ int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_dafb7e15f51a6
 }
 
 
-void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -5105,7 +5361,7 @@ void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_dafb7e15f51a6
 }
 
 
-int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5118,7 +5374,7 @@ int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t arg2 ;
   
@@ -5130,7 +5386,7 @@ void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_dafb7e15f51a6
 }
 
 
-int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5143,7 +5399,7 @@ int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_dafb7e15f51a67
 }
 
 
-void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5155,7 +5411,7 @@ void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_dafb7e15f51a6763
 }
 
 
-int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5168,7 +5424,7 @@ int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5180,7 +5436,7 @@ void _wrap_cudnnfe_build_options_t_max_plans_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5193,7 +5449,7 @@ int _wrap_cudnnfe_build_options_t_max_plans_get_capi_dafb7e15f51a6763(struct cud
 }
 
 
-void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t arg2 ;
   
@@ -5205,7 +5461,7 @@ void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_dafb7e15f51a6763(
 }
 
 
-int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5218,7 +5474,7 @@ int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_dafb7e15f51a6763(s
 }
 
 
-struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
   
@@ -5229,7 +5485,7 @@ struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_dafb7e15f51
 }
 
 
-void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
   struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   
   arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
@@ -5239,7 +5495,7 @@ void _wrap_delete_cudnnfe_build_options_t_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
   size_t arg2 ;
   
@@ -5251,7 +5507,7 @@ void _wrap_cudnnfe_build_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0) {
+int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -5264,7 +5520,7 @@ int _wrap_cudnnfe_graph_validate_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
+int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
@@ -5281,7 +5537,7 @@ int _wrap_cudnnfe_graph_build_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_
 }
 
 
-int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int32_t *arg2 = (int32_t *) 0 ;
   cudnnfe_status_t result;
@@ -5296,7 +5552,7 @@ int _wrap_cudnnfe_graph_is_built_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_target_t *arg2 = (cudnnfe_target_t *) 0 ;
   cudnnfe_status_t result;
@@ -5311,7 +5567,7 @@ int _wrap_cudnnfe_graph_get_target_capi_dafb7e15f51a6763(struct cudnnfe_graph *_
 }
 
 
-int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5326,7 +5582,7 @@ int _wrap_cudnnfe_graph_get_workspace_size_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 = NULL ;
@@ -5346,7 +5602,7 @@ int _wrap_cudnnfe_graph_get_plan_name_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t arg2 ;
   
@@ -5358,7 +5614,7 @@ void _wrap_cudnnfe_binding_t_uid_set_capi_dafb7e15f51a6763(struct cudnnfe_bindin
 }
 
 
-long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+long long _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5371,7 +5627,7 @@ long long _wrap_cudnnfe_binding_t_uid_get_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
+void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *arg2 = (void *) 0 ;
   
@@ -5383,7 +5639,7 @@ void _wrap_cudnnfe_binding_t_data_set_capi_dafb7e15f51a6763(struct cudnnfe_bindi
 }
 
 
-void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+void *_wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -5396,7 +5652,7 @@ void *_wrap_cudnnfe_binding_t_data_get_capi_dafb7e15f51a6763(struct cudnnfe_bind
 }
 
 
-struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_binding *result = 0 ;
   struct cudnnfe_binding *_swig_go_result;
   
@@ -5407,7 +5663,7 @@ struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_dafb7e15f51a6763() {
 }
 
 
-void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding *_swig_go_0) {
+void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
   struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   
   arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
@@ -5417,7 +5673,7 @@ void _wrap_delete_cudnnfe_binding_t_capi_dafb7e15f51a6763(struct cudnnfe_binding
 }
 
 
-int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -5442,7 +5698,7 @@ int _wrap_cudnnfe_graph_execute_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swi
 }
 
 
-int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   size_t arg3 ;
@@ -5461,7 +5717,7 @@ int _wrap_cudnnfe_graph_get_bound_uids_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   void **arg3 = (void **) 0 ;
@@ -5486,7 +5742,7 @@ int _wrap_cudnnfe_graph_execute_ordered_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5505,7 +5761,7 @@ int _wrap_cudnnfe_graph_serialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_s
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -5524,7 +5780,7 @@ int _wrap_cudnnfe_graph_deserialize_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t arg2 ;
   
@@ -5536,7 +5792,7 @@ void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5549,7 +5805,7 @@ long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5561,7 +5817,7 @@ void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5574,7 +5830,7 @@ long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t arg2 ;
   
@@ -5586,7 +5842,7 @@ void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -5599,7 +5855,7 @@ long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5611,7 +5867,7 @@ void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_dafb7e15f51a6763(struct 
 }
 
 
-int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5624,7 +5880,7 @@ int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t arg2 ;
   
@@ -5636,7 +5892,7 @@ void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
@@ -5649,7 +5905,7 @@ int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_dafb7e15f51a6763(struct cu
 }
 
 
-void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double arg2 ;
   
@@ -5661,7 +5917,7 @@ void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_dafb7e15f51a6763(struct
 }
 
 
-double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -5674,7 +5930,7 @@ double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5686,7 +5942,7 @@ void _wrap_cudnnfe_plan_info_t_selected_set_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5699,7 +5955,7 @@ int _wrap_cudnnfe_plan_info_t_selected_get_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t arg2 ;
   
@@ -5711,7 +5967,7 @@ void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_dafb7e15f51a6763(stru
 }
 
 
-int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5724,7 +5980,7 @@ int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_dafb7e15f51a6763(struc
 }
 
 
-struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_info *result = 0 ;
   struct cudnnfe_plan_info *_swig_go_result;
   
@@ -5735,7 +5991,7 @@ struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_dafb7e15f51a6763() 
 }
 
 
-void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
   struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
@@ -5745,7 +6001,7 @@ void _wrap_delete_cudnnfe_plan_info_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_
 }
 
 
-void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
   size_t arg2 ;
   
@@ -5757,7 +6013,7 @@ void _wrap_cudnnfe_plan_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_pla
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5772,7 +6028,7 @@ int _wrap_cudnnfe_graph_get_plan_count_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
@@ -5789,7 +6045,7 @@ int _wrap_cudnnfe_graph_get_plan_info_capi_dafb7e15f51a6763(struct cudnnfe_graph
 }
 
 
-int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;
   cudnnfe_status_t result;
@@ -5804,7 +6060,7 @@ int _wrap_cudnnfe_graph_select_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *
 }
 
 
-int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
@@ -5819,7 +6075,7 @@ int _wrap_cudnnfe_graph_get_selected_plan_capi_dafb7e15f51a6763(struct cudnnfe_g
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t arg2 ;
   
@@ -5831,7 +6087,7 @@ void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -5844,7 +6100,7 @@ long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5856,7 +6112,7 @@ void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_dafb7e15f51a676
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5869,7 +6125,7 @@ int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5881,7 +6137,7 @@ void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5894,7 +6150,7 @@ int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t arg2 ;
   
@@ -5906,7 +6162,7 @@ void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_dafb7e15f51a6763(s
 }
 
 
-int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -5919,7 +6175,7 @@ int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_dafb7e15f51a6763(st
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5931,7 +6187,7 @@ void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_dafb7e15f51a6763(struct
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5944,7 +6200,7 @@ double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double arg2 ;
   
@@ -5956,7 +6212,7 @@ void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_dafb7e15f51a6763(
 }
 
 
-double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
@@ -5969,7 +6225,7 @@ double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_dafb7e15f51a676
 }
 
 
-struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_autotune_options *result = 0 ;
   struct cudnnfe_autotune_options *_swig_go_result;
   
@@ -5980,7 +6236,7 @@ struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
   struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   
   arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
@@ -5990,7 +6246,7 @@ void _wrap_delete_cudnnfe_autotune_options_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
   size_t arg2 ;
   
@@ -6002,7 +6258,7 @@ void _wrap_cudnnfe_autotune_options_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -6029,7 +6285,7 @@ int _wrap_cudnnfe_graph_autotune_capi_dafb7e15f51a6763(struct cudnnfe_graph *_sw
 }
 
 
-void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t arg2 ;
   
@@ -6041,7 +6297,7 @@ void _wrap_cudnnfe_build_info_t_struct_size_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6054,7 +6310,7 @@ long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_dafb7e15f51a6763(struc
 }
 
 
-void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t arg2 ;
   
@@ -6066,7 +6322,7 @@ void _wrap_cudnnfe_build_info_t_source_set_capi_dafb7e15f51a6763(struct cudnnfe_
 }
 
 
-int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t result;
   int _swig_go_result;
@@ -6079,7 +6335,7 @@ int _wrap_cudnnfe_build_info_t_source_get_capi_dafb7e15f51a6763(struct cudnnfe_b
 }
 
 
-void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6091,7 +6347,7 @@ void _wrap_cudnnfe_build_info_t_total_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6104,7 +6360,7 @@ double _wrap_cudnnfe_build_info_t_total_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6116,7 +6372,7 @@ void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_dafb7e15f51a6763(struct cud
 }
 
 
-double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6129,7 +6385,7 @@ double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_dafb7e15f51a6763(struct c
 }
 
 
-void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6141,7 +6397,7 @@ void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6154,7 +6410,7 @@ double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6166,7 +6422,7 @@ void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6179,7 +6435,7 @@ double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6191,7 +6447,7 @@ void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6204,7 +6460,7 @@ double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double arg2 ;
   
@@ -6216,7 +6472,7 @@ void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
@@ -6229,7 +6485,7 @@ double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_dafb7e15f51a6763(struct
 }
 
 
-struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_info *result = 0 ;
   struct cudnnfe_build_info *_swig_go_result;
   
@@ -6240,7 +6496,7 @@ struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_dafb7e15f51a6763(
 }
 
 
-void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0) {
+void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
   struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   
   arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
@@ -6250,7 +6506,7 @@ void _wrap_delete_cudnnfe_build_info_t_capi_dafb7e15f51a6763(struct cudnnfe_buil
 }
 
 
-void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
   cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
   size_t arg2 ;
   
@@ -6262,7 +6518,7 @@ void _wrap_cudnnfe_build_info_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_bu
 }
 
 
-int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
   cudnnfe_status_t result;
@@ -6277,7 +6533,7 @@ int _wrap_cudnnfe_graph_get_build_info_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6294,7 +6550,7 @@ int _wrap_cudnnfe_graph_get_fingerprint_capi_dafb7e15f51a6763(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t arg2 ;
   
@@ -6306,7 +6562,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6319,7 +6575,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6331,7 +6587,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_dafb7e15f51a6763(struct c
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6344,7 +6600,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_dafb7e15f51a6763(str
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6356,7 +6612,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6369,7 +6625,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_dafb7e15f51a6763(struct
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6381,7 +6637,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_dafb7e15f51a6763(struct cu
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6394,7 +6650,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_dafb7e15f51a6763(stru
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6406,7 +6662,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_dafb7e15f51a6763(struct
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6419,7 +6675,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_dafb7e15f51a6763(s
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6431,7 +6687,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6444,7 +6700,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_dafb7e15f51a6763
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t arg2 ;
   
@@ -6456,7 +6712,7 @@ void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_dafb7e15f51a6763(stru
 }
 
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -6469,7 +6725,7 @@ long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_dafb7e15f51a6763
 }
 
 
-struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_cache_stats *result = 0 ;
   struct cudnnfe_plan_cache_stats *_swig_go_result;
   
@@ -6480,7 +6736,7 @@ struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_dafb7
 }
 
 
-void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
@@ -6490,7 +6746,7 @@ void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_dafb7e15f51a6763(struct cudnnf
 }
 
 
-void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   size_t arg2 ;
   
@@ -6502,7 +6758,7 @@ void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_dafb7e15f51a6763(struct cudn
 }
 
 
-int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
   cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
@@ -6515,7 +6771,7 @@ int _wrap_cudnnfe_plan_cache_get_stats_capi_dafb7e15f51a6763(struct cudnnfe_plan
 }
 
 
-int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
+int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff() {
   cudnnfe_status_t result;
   int _swig_go_result;
   
@@ -6526,7 +6782,7 @@ int _wrap_cudnnfe_plan_cache_clear_capi_dafb7e15f51a6763() {
 }
 
 
-int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -6545,7 +6801,7 @@ int _wrap_cudnnfe_graph_serialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_grap
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t arg2 ;
   
@@ -6557,7 +6813,7 @@ void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_dafb7e15f51a6763(str
 }
 
 
-long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -6570,7 +6826,7 @@ long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_dafb7e15f51a676
 }
 
 
-void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t arg2 ;
   
@@ -6582,7 +6838,7 @@ void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_dafb7e15f51a
 }
 
 
-int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t result;
   int _swig_go_result;
@@ -6595,7 +6851,7 @@ int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_dafb7e15f51a6
 }
 
 
-struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763() {
+struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_plan_load_options *result = 0 ;
   struct cudnnfe_plan_load_options *_swig_go_result;
   
@@ -6606,7 +6862,7 @@ struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_daf
 }
 
 
-void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0) {
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
   struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   
   arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
@@ -6616,7 +6872,7 @@ void _wrap_delete_cudnnfe_plan_load_options_t_capi_dafb7e15f51a6763(struct cudnn
 }
 
 
-void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
   cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
   size_t arg2 ;
   
@@ -6628,7 +6884,7 @@ void _wrap_cudnnfe_plan_load_options_init_sized_capi_dafb7e15f51a6763(struct cud
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -6651,7 +6907,7 @@ int _wrap_cudnnfe_graph_deserialize_plan_capi_dafb7e15f51a6763(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
@@ -6676,7 +6932,7 @@ int _wrap_cudnnfe_graph_populate_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe
 }
 
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_dafb7e15f51a6763(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;

@@ -895,3 +895,7 @@ func executeHostCopy(gp, hp C.uintptr_t, bufs [][]byte, outputs []bool) (int32, 
 	}
 	return st, ""
 }
+
+// LibraryInfoSize is sizeof(cudnnfe_library_info_t): the struct_size the
+// generated cudnnfe_library_info_init_sized needs.
+const LibraryInfoSize = C.sizeof_cudnnfe_library_info_t

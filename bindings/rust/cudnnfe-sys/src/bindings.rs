@@ -106,6 +106,16 @@ pub const CUDNNFE_TENSOR_KIND_VIRTUAL: cudnnfe_tensor_kind_t = 3;
 pub const CUDNNFE_TENSOR_KIND_OUTPUT: cudnnfe_tensor_kind_t = 4;
 pub const CUDNNFE_MAX_DIMS: i32 = 8;
 pub const CUDNNFE_MAX_SPATIAL_DIMS: i32 = 3;
+pub const CUDNNFE_LIBRARY_CUDNN: i32 = 0;
+pub const CUDNNFE_LIBRARY_CUDART: i32 = 1;
+pub const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED: i32 = 0;
+pub const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT: i32 = 1;
+pub const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED: i32 = 2;
+pub const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR: i32 = 3;
+pub const CUDNNFE_LIBRARY_ORIGIN_SYSTEM: i32 = 4;
+pub const CUDNNFE_LOG_LEVEL_OFF: i32 = 0;
+pub const CUDNNFE_LOG_LEVEL_INFO: i32 = 1;
+pub const CUDNNFE_LOG_LEVEL_DEBUG: i32 = 2;
 pub const CUDNNFE_DIAGONAL_TOP_LEFT: cudnnfe_diagonal_alignment_t = 0;
 pub const CUDNNFE_DIAGONAL_BOTTOM_RIGHT: cudnnfe_diagonal_alignment_t = 1;
 pub const CUDNNFE_NORM_PHASE_TRAINING: cudnnfe_norm_phase_t = 0;
@@ -219,6 +229,271 @@ extern "C" {
     #[doc = " until the next cudnnfe call on this thread. Prefer the per-object"]
     #[doc = " functions below where the call had an object."]
     pub fn cudnnfe_last_error() -> *const ::std::os::raw::c_char;
+}
+#[doc = " Which run-time library a call is about. (since 0.3)"]
+pub type cudnnfe_library_t = i32;
+#[doc = " Which rule chose a loaded library (the list above). (since 0.3)"]
+pub type cudnnfe_library_origin_t = i32;
+#[doc = " What was loaded and why. Strings are owned by the library and valid for"]
+#[doc = " the life of the process; never NULL (\"\" where there is nothing)."]
+#[doc = " (since 0.3)"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_library_info {
+    pub struct_size: usize,
+    #[doc = " this libcudnnfe"]
+    pub cudnnfe_path: *const ::std::os::raw::c_char,
+    #[doc = " the file loaded; \"\" when none"]
+    pub cudnn_path: *const ::std::os::raw::c_char,
+    #[doc = " e.g. 91900; 0 when none"]
+    pub cudnn_version: i64,
+    pub cudnn_origin: cudnnfe_library_origin_t,
+    #[doc = " One line: the rule that chose cudnn_path, or why nothing loaded (every"]
+    #[doc = " path tried, with the loader's error)."]
+    pub cudnn_reason: *const ::std::os::raw::c_char,
+    pub cudart_path: *const ::std::os::raw::c_char,
+    #[doc = " cudaRuntimeGetVersion: e.g. 13000; 0 when none"]
+    pub cudart_version: i64,
+    pub cudart_origin: cudnnfe_library_origin_t,
+    pub cudart_reason: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_library_info() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_library_info>(),
+        80usize,
+        concat!("Size of: ", stringify!(cudnnfe_library_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_library_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_library_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_cudnnfe_path() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudnnfe_path) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudnnfe_path)
+            )
+        );
+    }
+    test_field_cudnnfe_path();
+    fn test_field_cudnn_path() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudnn_path) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudnn_path)
+            )
+        );
+    }
+    test_field_cudnn_path();
+    fn test_field_cudnn_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudnn_version) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudnn_version)
+            )
+        );
+    }
+    test_field_cudnn_version();
+    fn test_field_cudnn_origin() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudnn_origin) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudnn_origin)
+            )
+        );
+    }
+    test_field_cudnn_origin();
+    fn test_field_cudnn_reason() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudnn_reason) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudnn_reason)
+            )
+        );
+    }
+    test_field_cudnn_reason();
+    fn test_field_cudart_path() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudart_path) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudart_path)
+            )
+        );
+    }
+    test_field_cudart_path();
+    fn test_field_cudart_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudart_version) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudart_version)
+            )
+        );
+    }
+    test_field_cudart_version();
+    fn test_field_cudart_origin() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudart_origin) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudart_origin)
+            )
+        );
+    }
+    test_field_cudart_origin();
+    fn test_field_cudart_reason() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_library_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cudart_reason) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_library_info),
+                "::",
+                stringify!(cudart_reason)
+            )
+        );
+    }
+    test_field_cudart_reason();
+}
+#[doc = " What was loaded and why. Strings are owned by the library and valid for"]
+#[doc = " the life of the process; never NULL (\"\" where there is nothing)."]
+#[doc = " (since 0.3)"]
+pub type cudnnfe_library_info_t = cudnnfe_library_info;
+extern "C" {
+    #[doc = " Fills the defaults (all empty). (since 0.3)"]
+    pub fn cudnnfe_library_info_init_sized(info: *mut cudnnfe_library_info_t, struct_size: usize);
+}
+extern "C" {
+    #[doc = " Loads cuDNN and the CUDA runtime if not yet tried, then fills `info`"]
+    #[doc = " (initialized with cudnnfe_library_info_init; only its first struct_size"]
+    #[doc = " bytes are written). A library that cannot be loaded is not an error here:"]
+    #[doc = " its origin is NOT_LOADED and its reason says why. Returns OK or"]
+    #[doc = " INVALID_ARGUMENT."]
+    #[doc = " (since 0.3)"]
+    pub fn cudnnfe_library_info(info: *mut cudnnfe_library_info_t) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Adds `directory` to the search directories of `library` (rule 3 above)."]
+    #[doc = " The string is copied. Returns WRONG_STATE once that library has been"]
+    #[doc = " looked for (the first GPU use or cudnnfe_library_info), INVALID_ARGUMENT"]
+    #[doc = " for an unknown library or an empty directory."]
+    #[doc = " (since 0.3)"]
+    pub fn cudnnfe_library_add_search_dir(
+        library: cudnnfe_library_t,
+        directory: *const ::std::os::raw::c_char,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Log levels. The environment variable CUDNNFE_LOG (off, info or debug;"]
+#[doc = " read once) sets the level of the default sink, standard error. INFO: the"]
+#[doc = " libraries loaded, each build stage with its time, plan-cache hits and"]
+#[doc = " misses. DEBUG adds the heuristics' engine lists and refusals."]
+#[doc = " (since 0.3)"]
+pub type cudnnfe_log_level_t = i32;
+#[doc = " Receives one log line (no trailing newline), valid during the call only."]
+#[doc = " Calls are serialized; a callback must not call cudnnfe_set_log_callback."]
+#[doc = " (since 0.3)"]
+pub type cudnnfe_log_callback_t = ::std::option::Option<
+    unsafe extern "C" fn(
+        level: cudnnfe_log_level_t,
+        message: *const ::std::os::raw::c_char,
+        user_data: *mut ::std::os::raw::c_void,
+    ),
+>;
+extern "C" {
+    #[doc = " Sends log lines at `level` and below to `callback` (with `user_data`), for"]
+    #[doc = " hosts that own their logging; callback NULL sends them to standard error."]
+    #[doc = " Overrides CUDNNFE_LOG. Returns OK or INVALID_ARGUMENT (unknown level)."]
+    #[doc = " (since 0.3)"]
+    pub fn cudnnfe_set_log_callback(
+        callback: cudnnfe_log_callback_t,
+        user_data: *mut ::std::os::raw::c_void,
+        level: cudnnfe_log_level_t,
+    ) -> cudnnfe_status_t;
 }
 extern "C" {
     #[doc = " Creates an execution context for CUDA device `device` (-1: the device that"]

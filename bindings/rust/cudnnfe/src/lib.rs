@@ -132,6 +132,7 @@ mod error;
 mod graph;
 mod half;
 mod handle;
+mod library;
 mod options;
 mod plans;
 mod types;
@@ -152,6 +153,10 @@ pub use half::{
     f16_vec_from_f32, f16_vec_to_f32,
 };
 pub use handle::Handle;
+pub use library::{
+    add_library_search_dir, library_info, set_log_callback, LibraryInfo, LibraryOrigin,
+    LoadedLibrary, LogLevel, RuntimeLibrary,
+};
 pub use options::{
     BuildOptions, ConvOptions, LayoutOptions, MatmulOptions, NormOptions, PointwiseOptions,
     ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions, SdpaFp8BackwardOptions,
