@@ -393,11 +393,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, Fronte
         return self._wrap(int(out[0]))
 
     def _c_name_holder(self, name: str) -> Optional[int]:
-        """The C UID of the tensor whose C name is ``name`` (None if none)."""
-        for uid in self._all_c_uids():
-            if self._wrap(uid)._c_name() == name:
-                return uid
-        return None
+        """The C UID of the tensor whose C name is ``name`` (None if none): one C lookup."""
+        out = ffi.new("int64_t *")
+        status = lib.cudnnfe_graph_find_tensor(self._ptr, _cstr(name, "name"), out)
+        return int(out[0]) if status == lib.CUDNNFE_STATUS_OK else None
 
     def _free_c_name(self, name: str) -> str:
         """A C name for a second tensor called ``name`` (see :meth:`Tensor.set_name`)."""
