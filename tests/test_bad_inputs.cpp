@@ -122,7 +122,7 @@ TEST(conv_rules) {
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w3, &o, &y), GRAPH, "conv_fprop \"conv1\"",
               "\"w3\" has 3 dims", "must match");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_bad_c, &o, &y), GRAPH, "\"conv1\"",
-              "\"w_bad_c\" dim 1 (C) is 5; expected 3");
+              "\"w_bad_c\" dim 1 (C) is 5; expected 3", "image \"x\" [1,3,8,8]");
   CHECK_FAILS(cudnnfe_graph_add_conv_fprop(f.g, x, w_big, &o, &y), GRAPH, "\"w_big\"",
               "larger than the padded image");
   o.pre_padding[0] = -1;
@@ -223,6 +223,9 @@ TEST(sdpa_rules) {
               "sdpa \"attn\": k \"k3\" has 3 dims [2,1024,64]; expected 4 [b,h_kv,s_kv,d]");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k, k, &so, &o, &stats), GRAPH, "8 heads",
               "multiple of h_kv");
+  // Issue 13, defect 7: the message names the tensors, not just the ports.
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k, k, &so, &o, &stats), GRAPH,
+              "q \"q\" [2,8,1024,64] has 8 heads", "k \"k\" [2,3,1024,64] has 3");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, k_d, v, &so, &o, &stats), GRAPH, "\"k_d\"",
               "head dim");
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, q, v, v_s, &so, &o, &stats), GRAPH, "\"v_s\"",
@@ -309,6 +312,25 @@ TEST(wrong_state_before_build) {
   cudnnfe_handle_destroy(h);
 }
 
+// Issue 13, defect 7: "not built" says whether a build failed or never ran.
+TEST(not_built_tells_a_failed_build_from_none) {
+  Fixture f;
+  int64_t a = f.tensor("a", {3}), y;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, nullptr, &y));
+  int64_t ws;
+  CHECK_FAILS(cudnnfe_graph_get_workspace_size(f.g, &ws), CUDNNFE_STATUS_WRONG_STATE, "not built",
+              "no build has run");
+  cudnnfe_build_options_t o;
+  cudnnfe_build_options_init(&o);
+  o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  CHECK_FAILS(cudnnfe_graph_build(f.g, nullptr, &o), GRAPH, "no outputs");
+  CHECK_FAILS(cudnnfe_graph_get_workspace_size(f.g, &ws), CUDNNFE_STATUS_WRONG_STATE, "not built",
+              "last build failed", "no outputs");
+  REQUIRE_OK(cudnnfe_tensor_set_output(f.g, y, 1));
+  REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &o));
+  REQUIRE_OK(cudnnfe_graph_get_workspace_size(f.g, &ws));
+}
+
 TEST(destroyed_and_foreign_pointers) {
   cudnnfe_graph_t *g;
   REQUIRE_OK(cudnnfe_graph_create(&g));
@@ -327,6 +349,59 @@ TEST(destroyed_and_foreign_pointers) {
   REQUIRE_OK(cudnnfe_handle_create(&h, -1));
   REQUIRE_OK(cudnnfe_handle_destroy(h));
   CHECK_FAILS(cudnnfe_handle_destroy(h), ARG, "not a live cudnnfe handle");
+}
+
+// Issue 13, defect 4: a destroyed pointer stays refused after its memory
+// could have been reused, and never reaches the object created after it.
+TEST(destroyed_pointers_stay_refused_after_reuse) {
+  cudnnfe_graph_t *g1, *g2;
+  REQUIRE_OK(cudnnfe_graph_create(&g1));
+  REQUIRE_OK(cudnnfe_graph_destroy(g1));
+  REQUIRE_OK(cudnnfe_graph_create(&g2));
+  CHECK(g1 != g2);
+  int64_t uid;
+  const int64_t d[] = {2};
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g2, "live", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &uid));
+  size_t count = 99;
+  CHECK_FAILS(cudnnfe_graph_get_tensor_count(g1, &count), ARG, "not a live cudnnfe graph");
+  CHECK(count == 99);
+  CHECK_FAILS(cudnnfe_graph_destroy(g1), ARG, "not a live cudnnfe graph");
+  REQUIRE_OK(cudnnfe_graph_get_tensor_count(g2, &count));  // g2 survived
+  CHECK(count == 1);
+  REQUIRE_OK(cudnnfe_graph_destroy(g2));
+
+  cudnnfe_handle_t *h1, *h2;
+  REQUIRE_OK(cudnnfe_handle_create(&h1, -1));
+  REQUIRE_OK(cudnnfe_handle_destroy(h1));
+  REQUIRE_OK(cudnnfe_handle_create(&h2, -1));
+  CHECK(h1 != h2);
+  CHECK_FAILS(cudnnfe_handle_destroy(h1), ARG, "not a live cudnnfe handle");
+  CHECK(std::strstr(cudnnfe_handle_last_error(h2), "destroyed") == nullptr);
+  REQUIRE_OK(cudnnfe_handle_destroy(h2));
+  // A graph pointer is not a handle, nor the other way round.
+  REQUIRE_OK(cudnnfe_graph_create(&g1));
+  REQUIRE_OK(cudnnfe_handle_create(&h1, -1));
+  CHECK_FAILS(cudnnfe_handle_destroy(reinterpret_cast<cudnnfe_handle_t *>(g1)), ARG);
+  CHECK_FAILS(cudnnfe_graph_destroy(reinterpret_cast<cudnnfe_graph_t *>(h1)), ARG);
+  REQUIRE_OK(cudnnfe_handle_destroy(h1));
+  REQUIRE_OK(cudnnfe_graph_destroy(g1));
+}
+
+TEST(many_create_destroy_cycles_never_revive_a_pointer) {
+  std::vector<cudnnfe_graph_t *> dead;
+  for (int i = 0; i < 1000; ++i) {
+    cudnnfe_graph_t *g;
+    REQUIRE_OK(cudnnfe_graph_create(&g));
+    REQUIRE_OK(cudnnfe_graph_destroy(g));
+    dead.push_back(g);
+  }
+  cudnnfe_graph_t *live;
+  REQUIRE_OK(cudnnfe_graph_create(&live));
+  size_t refused = 0, count = 0;
+  for (cudnnfe_graph_t *g : dead)
+    refused += cudnnfe_graph_get_tensor_count(g, &count) == CUDNNFE_STATUS_INVALID_ARGUMENT;
+  CHECK(refused == dead.size());
+  REQUIRE_OK(cudnnfe_graph_destroy(live));
 }
 
 TEST(messages_live_on_the_object) {

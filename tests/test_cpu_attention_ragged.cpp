@@ -6,6 +6,7 @@
 // bad inputs.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -273,6 +274,41 @@ TEST(bad_ragged_options) {
     int64_t dq, dk, dv;
     CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(g.g, q, k, v, o, o, st, &opts, &dq, &dk, &dv),
                 GRAPH, "ragged_offset_o (o and dO)", "\"ro\"");
+  }
+}
+
+// Issue 13: s_kv of a paged cache is pages times the page size, and the page
+// count is ceil(s_kv / page_size); both wrapped for huge dims or options.
+TEST(paged_sizes_that_overflow_are_refused) {
+  Case c;
+  const int64_t page_size = int64_t{1} << 30, pages = int64_t{1} << 40;
+  int64_t out, stats;
+  {
+    Graph g(kF32);
+    cudnnfe_sdpa_options_t o;
+    cudnnfe_sdpa_options_init(&o);
+    common_options(g, c, o);
+    const int64_t q = g.input("q", kF32, q_dims(c), {});
+    const int64_t k = g.input("k_cache", kF32, {1, c.h_kv, page_size, c.d}, {});
+    const int64_t v = g.input("v_cache", kF32, {1, c.h_kv, page_size, c.d_v}, {});
+    o.page_table_k = g.input("table_k", CUDNNFE_DTYPE_INT32, {c.b, 1, pages, 1}, {});
+    o.page_table_v = g.input("table_v", CUDNNFE_DTYPE_INT32, {c.b, 1, pages, 1}, {});
+    CHECK_FAILS(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), GRAPH, "s_kv",
+                "overflows 64 bits");
+  }
+  {
+    Graph g(kF32);
+    cudnnfe_sdpa_options_t o;
+    cudnnfe_sdpa_options_init(&o);
+    common_options(g, c, o);
+    const Paged pk = paged_layout(c.b, c.h_kv, c.s_kv, c.d, 2);
+    const int64_t q = g.input("q", kF32, q_dims(c), {});
+    const int64_t k = g.input("k_cache", kF32, pk.container_dims, {});
+    const int64_t v = g.input("v", kF32, v_dims(c), {});
+    o.page_table_k = g.input("table", CUDNNFE_DTYPE_INT32, pk.table_dims, {});
+    o.max_seq_len_kv = std::numeric_limits<int64_t>::max();
+    CHECK_FAILS(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), GRAPH, "pages of k",
+                "overflows 64 bits");
   }
 }
 

@@ -364,7 +364,8 @@ const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *handle);
 cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out);
 
 /* Frees the graph. NULL is a no-op. A destroyed or foreign pointer returns
- * INVALID_ARGUMENT and is not touched. */
+ * INVALID_ARGUMENT and is not touched, even after later creates: a pointer
+ * is not handed out again until 2^32 more graphs and handles were made. */
 cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph);
 
 /* Message of the last failure of a call on this graph; "" if none. The
@@ -413,9 +414,12 @@ cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const c
 /* Adds a graph input. `dims` and `strides` have `ndims` entries (1 to
  * CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,
  * broadcast with stride 0); `strides` NULL means packed row-major. `name` may
- * be NULL (an automatic name is given). dtype NOT_SET takes the graph's io
+ * be NULL or "" (an automatic name is given, "tensor<UID>" unless taken;
+ * cudnnfe_tensor_get_name reports it). dtype NOT_SET takes the graph's io
  * type. Writes the new tensor's UID (automatic, change with
- * cudnnfe_tensor_set_uid). */
+ * cudnnfe_tensor_set_uid). Refuses (INVALID_ARGUMENT, naming the tensor) a
+ * shape of more than 2^60 - 1 elements or whose strides reach an offset past
+ * that, so that every byte count fits in 64 bits. */
 cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
                                           const int64_t *strides, int64_t *uid);
@@ -423,7 +427,7 @@ cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *na
 /* Adds a pass-by-value scalar holding `value`, fed to the backend
  * automatically at execute: it needs no binding. Its shape is [1]; as a
  * pointwise operand it takes the other operands' rank (all ones), so one
- * scalar serves ops of one rank. */
+ * scalar serves ops of one rank. `name` as for cudnnfe_graph_add_tensor. */
 cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
 
@@ -441,7 +445,8 @@ cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid,
                                             const int64_t *strides);
 /* Renames a tensor; names are unique within a graph. */
 cudnnfe_status_t cudnnfe_tensor_set_name(cudnnfe_graph_t *graph, int64_t uid, const char *name);
-/* Changes a tensor's UID (must be > 0 and unused). */
+/* Changes a tensor's UID (must be 1 to 2^62, the range graph JSON and plan
+ * blobs carry, and unused). */
 cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int64_t new_uid);
 
 /* Reads a tensor's rank, dims and strides. Size-query pattern: with dims ==

@@ -106,7 +106,15 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
     Handle *handle = h ? &handle_of(h) : nullptr;
     // Validation and target: src/exec/build_graph.cpp; GPU plan caches and
     // heuristics: src/backend/gpu_plan_cache.cpp.
-    build_graph(graph, handle, std::move(b));
+    try {
+      build_graph(graph, handle, std::move(b));
+    } catch (const Error &e) {
+      graph.set_build_failure(cat(status_name(e.status()), ": ", e.message()));
+      throw;
+    } catch (const std::bad_alloc &) {
+      graph.set_build_failure("out of host memory");
+      throw;
+    }
   });
 }
 

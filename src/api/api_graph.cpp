@@ -19,38 +19,33 @@ cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out) {
   return guard([&] {
     require_out(out, "out");
     auto graph = std::make_unique<Graph>();
-    cudnnfe_graph *slot = acquire_graph_slot();
-    slot->impl = graph.release();
-    slot->last_error.clear();
-    slot->tag = kLiveGraphTag;
-    *out = slot;
+    *out = register_graph(graph.get());
+    graph.release();  // owned by the registered record now
   });
 }
 
 cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *g) {
   if (!g) return CUDNNFE_STATUS_OK;
   return guard([&] {
-    Graph &graph = graph_of(g);
-    g->tag = kDeadTag;
-    delete &graph;
-    g->impl = nullptr;
-    release_graph_slot(g);
+    std::unique_ptr<cudnnfe_graph> record = unregister_graph(g);
+    delete record->impl;
   });
 }
 
 const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *g) {
-  if (!is_live(g)) return "graph is NULL, destroyed or not from cudnnfe_graph_create";
-  std::lock_guard<std::mutex> lock(g->error_mutex);
-  return g->last_error.c_str();
+  const cudnnfe_graph *record = find_graph(g);
+  if (!record) return "graph is NULL, destroyed or not from cudnnfe_graph_create";
+  std::lock_guard<std::mutex> lock(record->error_mutex);
+  return record->last_error.c_str();
 }
 
 cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *g, char *buffer,
                                                size_t capacity, size_t *size) {
   return guard([&] {
     require_out(size, "size");
-    graph_of(g);
-    std::lock_guard<std::mutex> lock(g->error_mutex);
-    const std::string &message = g->last_error;
+    const cudnnfe_graph &record = graph_record(g);
+    std::lock_guard<std::mutex> lock(record.error_mutex);
+    const std::string &message = record.last_error;
     if (buffer) {
       if (capacity <= message.size())
         fail_argument("capacity ", capacity, " is too small for a message of ", message.size(),

@@ -10,10 +10,8 @@ cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device) {
     if (device < -1) fail_argument("device ", device, " is invalid; use -1 or a device index");
     auto handle = std::make_unique<Handle>();
     handle->device = device;
-    cudnnfe_handle *slot = acquire_handle_slot();
-    slot->impl = handle.release();
-    slot->tag = kLiveHandleTag;
-    *out = slot;
+    *out = register_handle(handle.get());
+    handle.release();  // owned by the registered record now
   });
 }
 
@@ -22,14 +20,13 @@ cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *h) {
   return guard([&] {
     Handle &handle = handle_of(h);
     backend::release_handle(handle);
-    h->tag = kDeadTag;
+    unregister_handle(h);
     delete &handle;
-    h->impl = nullptr;
-    release_handle_slot(h);
   });
 }
 
 const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *h) {
-  if (!is_live(h)) return "handle is NULL, destroyed or not from cudnnfe_handle_create";
-  return h->impl->last_error.c_str();
+  const cudnnfe_handle *record = find_handle(h);
+  if (!record) return "handle is NULL, destroyed or not from cudnnfe_handle_create";
+  return record->impl->last_error.c_str();
 }

@@ -88,18 +88,17 @@ cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *g, int64_t uid, int32_
     graph.require_mutable();
     Tensor &t = graph.tensor(uid);
     std::vector<int64_t> d = copy_dims(ndims, dims, ("dims of tensor \"" + t.name + "\"").c_str());
-    for (size_t i = 0; i < d.size(); ++i)
-      if (d[i] <= 0)
-        fail_argument("tensor \"", t.name, "\": dim ", i, " is ", d[i], " in ", dims_string(d),
-                      "; dims must be positive");
+    const std::string what = cat("tensor \"", t.name, "\"");
+    check_dims(what, d);
     if (t.is_scalar) fail_argument("scalar \"", t.name, "\" has a fixed shape");
-    std::vector<int64_t> like = t.strides;
+    // Keep the caller's strides only if they still fit the new dims.
+    const bool keep_strides = t.strides_set_by_user && t.strides.size() == d.size();
+    std::vector<int64_t> strides = keep_strides ? t.strides : strides_like(d, t.strides);
+    check_strides(what, d, strides);
     t.dims = d;
+    t.strides = strides;
+    t.strides_set_by_user = keep_strides;
     if (t.producer >= 0) t.dims_set_by_user = true;
-    if (!t.strides_set_by_user || t.strides.size() != d.size()) {
-      t.strides = strides_like(d, like);
-      t.strides_set_by_user = false;
-    }
   });
 }
 
@@ -110,13 +109,11 @@ cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *g, int64_t uid, int
     Tensor &t = graph.tensor(uid);
     std::vector<int64_t> s =
         copy_dims(ndims, strides, ("strides of tensor \"" + t.name + "\"").c_str());
+    if (t.is_scalar) fail_argument("scalar \"", t.name, "\" has a fixed shape");
     if (s.size() != t.dims.size())
       fail_argument("tensor \"", t.name, "\": ", s.size(), " strides for a tensor of ",
                     t.dims.size(), " dims ", dims_string(t.dims));
-    for (size_t i = 0; i < s.size(); ++i)
-      if (s[i] < 0)
-        fail_argument("tensor \"", t.name, "\": stride ", i, " is ", s[i],
-                      "; strides must be >= 0");
+    check_strides(cat("tensor \"", t.name, "\""), t.dims, s);
     t.strides = s;
     t.strides_set_by_user = true;
   });

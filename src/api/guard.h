@@ -61,9 +61,9 @@ cudnnfe_status_t guard_graph(const cudnnfe_graph *g, Body &&body) noexcept {
   return run_guarded(
       [g](const std::string &m) {
         thread_error() = m;
-        if (is_live(g)) {
-          std::lock_guard<std::mutex> lock(g->error_mutex);
-          g->last_error = m;
+        if (const cudnnfe_graph *record = find_graph(g)) {
+          std::lock_guard<std::mutex> lock(record->error_mutex);
+          record->last_error = m;
         }
       },
       [&] { body(graph_of(g)); });
@@ -75,7 +75,7 @@ cudnnfe_status_t guard_handle(cudnnfe_handle *h, Body &&body) noexcept {
   return run_guarded(
       [h](const std::string &m) {
         thread_error() = m;
-        if (is_live(h)) h->impl->last_error = m;
+        if (cudnnfe_handle *record = find_handle(h)) record->impl->last_error = m;
       },
       [&] { body(handle_of(h)); });
 }

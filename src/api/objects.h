@@ -1,20 +1,26 @@
 // The C-visible objects behind the opaque pointers, and how a pointer from
 // the caller is checked before use.
 //
-// Graph and handle objects are allocated from slot pools that never return
-// memory to the system: a destroyed object's slot keeps a "dead" tag, so a
-// stale pointer is reported instead of read after free (also under ASan).
+// The pointer a caller holds is a token, not the object's address: an
+// address in a reserved range that is never mapped, so nothing else in the
+// process has it and it is never dereferenced. Tokens are handed out in
+// increasing order and not reused until the range wraps (2^32 creations;
+// fewer only where the address space is limited), skipping live ones, so a
+// pointer kept after destroy stays refused even after other objects were
+// created and destroyed in between.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "exec/handle.h"
 #include "graph/graph.h"
 
+// The records behind the tokens; the C header declares these names only as
+// incomplete types, and a token's value is never the record's address.
 struct cudnnfe_graph {
-  uint64_t tag = 0;
   cudnnfe::Graph *impl = nullptr;
   // Message of the last failing call on this graph; the mutex is taken only
   // on failure and by the reader, never on the execute path.
@@ -23,30 +29,27 @@ struct cudnnfe_graph {
 };
 
 struct cudnnfe_handle {
-  uint64_t tag = 0;
   cudnnfe::Handle *impl = nullptr;
 };
 
 namespace cudnnfe {
 
-constexpr uint64_t kLiveGraphTag = 0x4846454e44554347ull;   // "GCUDNEFH"
-constexpr uint64_t kLiveHandleTag = 0x4c444e4148454655ull;  // "UFEHANDL"
-constexpr uint64_t kDeadTag = 0xdeaddeaddeaddeadull;
+// Registers a new record (taking ownership of it) and returns its token.
+cudnnfe_graph *register_graph(Graph *impl);
+cudnnfe_handle *register_handle(Handle *impl);
+// Unregisters the live object behind `token` and returns its record (the
+// caller deletes record->impl); INVALID_ARGUMENT naming the pointer when it
+// is not live.
+std::unique_ptr<cudnnfe_graph> unregister_graph(const cudnnfe_graph *token);
+std::unique_ptr<cudnnfe_handle> unregister_handle(const cudnnfe_handle *token);
 
-cudnnfe_graph *acquire_graph_slot();
-void release_graph_slot(cudnnfe_graph *slot);
-cudnnfe_handle *acquire_handle_slot();
-void release_handle_slot(cudnnfe_handle *slot);
+// The record behind a token, or nullptr for NULL, destroyed or foreign ones.
+const cudnnfe_graph *find_graph(const cudnnfe_graph *token);
+cudnnfe_handle *find_handle(const cudnnfe_handle *token);
 
-inline bool is_live(const cudnnfe_graph *g) {
-  return g && g->tag == kLiveGraphTag;
-}
-inline bool is_live(const cudnnfe_handle *h) {
-  return h && h->tag == kLiveHandleTag;
-}
-
-// The graph behind `g`; INVALID_ARGUMENT for NULL, destroyed or foreign.
-Graph &graph_of(const cudnnfe_graph *g);
-Handle &handle_of(const cudnnfe_handle *h);
+// The object behind a token; INVALID_ARGUMENT for NULL, destroyed or foreign.
+const cudnnfe_graph &graph_record(const cudnnfe_graph *token);
+Graph &graph_of(const cudnnfe_graph *token);
+Handle &handle_of(const cudnnfe_handle *token);
 
 }  // namespace cudnnfe

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cpu/reference_table.h"
@@ -38,7 +39,7 @@ struct Step {
   double attn_scale = 0.0;  // SDPA only
 };
 
-constexpr size_t kArenaAlignment = 16;
+constexpr int64_t kArenaAlignment = 16;
 
 class CpuPlan final : public Plan {
  public:
@@ -111,7 +112,8 @@ class CpuPlan final : public Plan {
       // A slice: no storage of its own; it reads its parent's (a graph input,
       // an output written by an earlier node, or an arena intermediate).
       slot.view_parent = slot_of(graph, node, t.view_of, slot_by_uid);
-      slot.view_bytes = static_cast<size_t>(t.view_offset) * slot.layout.element_size;
+      slot.view_bytes = static_cast<size_t>(
+          byte_count(node, t, CheckedInt(t.view_offset) * slot.layout.element_size));
     } else if (t.is_bound()) {
       slot.bound_index = graph.bound_index(uid);
       if (slot.bound_index < 0)
@@ -119,13 +121,25 @@ class CpuPlan final : public Plan {
              "\" is bound but not in the graph's bound UIDs");
     } else {
       slot.arena_offset = arena_bytes_;
-      const size_t bytes = static_cast<size_t>(t.element_span()) * slot.layout.element_size;
-      arena_bytes_ += (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+      const CheckedInt bytes = CheckedInt(t.element_span()) * slot.layout.element_size;
+      const CheckedInt aligned =
+          (bytes + (kArenaAlignment - 1)) / kArenaAlignment * kArenaAlignment;
+      arena_bytes_ = byte_count(node, t, aligned + static_cast<int64_t>(arena_bytes_));
     }
     slots_.push_back(slot);
     const int index = static_cast<int>(slots_.size()) - 1;
     slot_by_uid[uid] = index;
     return index;
+  }
+
+  // A byte count or offset of the arena; one that overflows is memory the
+  // executor could never allocate.
+  static size_t byte_count(const Node &node, const Tensor &t, CheckedInt bytes) {
+    auto value = bytes.get();
+    if (!value)
+      fail(CUDNNFE_STATUS_OUT_OF_MEMORY, Graph::label(node), ": tensor \"", t.name, "\" ",
+           dims_string(t.dims), " needs more than 2^63 bytes of CPU reference memory");
+    return static_cast<size_t>(*value);
   }
 
   // Rejects at build what run() would only reject at execute.

@@ -8,25 +8,27 @@
 #include "plan/plan.h"
 
 namespace cudnnfe {
-namespace {
 
-void check_shape(const std::string &what, const std::vector<int64_t> &dims,
-                 const std::vector<int64_t> &strides) {
+void check_dims(const std::string &what, const std::vector<int64_t> &dims) {
   if (dims.empty() || dims.size() > CUDNNFE_MAX_DIMS)
     fail_argument(what, ": ", dims.size(), " dims; expected 1 to ", CUDNNFE_MAX_DIMS);
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] <= 0)
       fail_argument(what, ": dim ", i, " is ", dims[i], " in ", dims_string(dims),
                     "; dims must be positive");
+  require_shape_fits(CUDNNFE_STATUS_INVALID_ARGUMENT, what, dims, nullptr);
+}
+
+void check_strides(const std::string &what, const std::vector<int64_t> &dims,
+                   const std::vector<int64_t> &strides) {
   if (strides.size() != dims.size())
     fail_argument(what, ": ", strides.size(), " strides for ", dims.size(), " dims");
   for (size_t i = 0; i < strides.size(); ++i)
     if (strides[i] < 0)
       fail_argument(what, ": stride ", i, " is ", strides[i], " in ", dims_string(strides),
                     "; strides must be >= 0");
+  require_shape_fits(CUDNNFE_STATUS_INVALID_ARGUMENT, what, dims, &strides);
 }
-
-}  // namespace
 
 Graph::Graph() = default;
 Graph::~Graph() = default;
@@ -34,10 +36,9 @@ Graph::Graph(Graph &&) noexcept = default;
 Graph &Graph::operator=(Graph &&) noexcept = default;
 
 Tensor &Graph::new_tensor(const std::string &name) {
-  while (index_by_uid_.count(next_uid_)) ++next_uid_;
   Tensor t;
-  t.uid = next_uid_++;
-  t.name = name.empty() ? cat("tensor", t.uid) : name;
+  t.uid = next_free_uid();
+  t.name = name.empty() ? automatic_tensor_name(t.uid) : name;
   if (uid_by_name_.count(t.name))
     fail_argument("graph \"", this->name, "\": a tensor named \"", t.name, "\" already exists");
   index_by_uid_[t.uid] = tensors_.size();
@@ -46,13 +47,32 @@ Tensor &Graph::new_tensor(const std::string &name) {
   return tensors_.back();
 }
 
+// "tensor<uid>", or with a suffix when a caller already took that name (an
+// automatic name must never make an add fail).
+std::string Graph::automatic_tensor_name(int64_t uid) const {
+  std::string name = cat("tensor", uid);
+  for (int k = 1; uid_by_name_.count(name); ++k) name = cat("tensor", uid, "_", k);
+  return name;
+}
+
+int64_t Graph::next_free_uid() {
+  // Wraps to 1 past kMaxUid (a UID set at the top of the range); 2^62 UIDs
+  // are never all taken.
+  for (;; ++next_uid_) {
+    if (next_uid_ > kMaxUid) next_uid_ = 1;
+    if (!index_by_uid_.count(next_uid_) && !reserved_uids_.count(next_uid_)) return next_uid_++;
+  }
+}
+
 int64_t Graph::add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
                           const std::vector<int64_t> &dims, const std::vector<int64_t> &strides) {
   require_mutable();
   if (dtype != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(dtype))
     fail_argument("tensor \"", name, "\": unknown data type ", dtype);
+  const std::string what = cat("tensor \"", name, "\"");
+  check_dims(what, dims);
   std::vector<int64_t> actual_strides = strides.empty() ? packed_strides(dims) : strides;
-  check_shape(cat("tensor \"", name, "\""), dims, actual_strides);
+  check_strides(what, dims, actual_strides);
   Tensor &t = new_tensor(name);
   t.dtype = dtype;
   t.dims = dims;
@@ -77,9 +97,7 @@ int64_t Graph::add_scalar(const std::string &name, cudnnfe_dtype_t dtype, double
 std::string Graph::unique_node_name(OpKind kind) const {
   for (size_t i = nodes_.size();; ++i) {
     std::string candidate = cat(op_kind_name(kind), "_", i);
-    bool taken = std::any_of(nodes_.begin(), nodes_.end(),
-                             [&](const Node &n) { return n.name == candidate; });
-    if (!taken) return candidate;
+    if (!node_names_.count(candidate)) return candidate;
   }
 }
 
@@ -89,9 +107,8 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   Node node;
   node.kind = kind;
   node.name = name.empty() ? unique_node_name(kind) : name;
-  for (const Node &other : nodes_)
-    if (other.name == node.name)
-      fail_argument(label(node), ": a node with this name already exists");
+  if (node_names_.count(node.name))
+    fail_argument(label(node), ": a node with this name already exists");
   if (compute != CUDNNFE_DTYPE_NOT_SET && !dtype_is_valid(compute))
     fail_argument(label(node), ": unknown compute data type ", compute);
   const auto &ports = input_port_names(kind);
@@ -131,6 +148,9 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
     next_uid_ = next_uid_before;
     throw;
   }
+  node_names_.insert(node.name);
+  for (int64_t in : node.inputs)
+    if (in != 0) readers_[in].push_back(nodes_.size());
   nodes_.push_back(std::move(node));
   return nodes_.back();
 }
@@ -138,8 +158,10 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
 void Graph::set_uid(int64_t uid, int64_t new_uid) {
   require_mutable();
   Tensor &t = tensor(uid);
-  if (new_uid <= 0)
-    fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is not allowed; UIDs are > 0");
+  if (new_uid <= 0 || new_uid > kMaxUid)
+    fail_argument("tensor \"", t.name, "\": UID ", new_uid,
+                  " is not allowed; UIDs are > 0 and <= 2^62 (1..2^62, the range that graph ",
+                  "JSON and plan blobs carry)");
   if (new_uid == uid) return;
   if (has_tensor(new_uid))
     fail_argument("tensor \"", t.name, "\": UID ", new_uid, " is already used by tensor \"",
@@ -149,9 +171,18 @@ void Graph::set_uid(int64_t uid, int64_t new_uid) {
   index_by_uid_[new_uid] = index;
   uid_by_name_[t.name] = new_uid;
   t.uid = new_uid;
-  for (Node &node : nodes_) {
-    std::replace(node.inputs.begin(), node.inputs.end(), uid, new_uid);
-    std::replace(node.outputs.begin(), node.outputs.end(), uid, new_uid);
+  // Only the producer and the readers name the UID: no scan of every node.
+  if (t.producer >= 0) {
+    std::vector<int64_t> &outputs = nodes_[t.producer].outputs;
+    std::replace(outputs.begin(), outputs.end(), uid, new_uid);
+  }
+  auto readers = readers_.find(uid);
+  if (readers != readers_.end()) {
+    std::vector<size_t> moved = std::move(readers->second);
+    readers_.erase(readers);
+    for (size_t n : moved)
+      std::replace(nodes_[n].inputs.begin(), nodes_[n].inputs.end(), uid, new_uid);
+    readers_[new_uid] = std::move(moved);
   }
 }
 
@@ -235,27 +266,26 @@ void Graph::validate() {
   for (Node &node : nodes_) check_types(*this, node);
   size_t outputs = 0;
   for (const Tensor &t : tensors_) {
-    if (t.producer >= 0 && !t.is_virtual) ++outputs;
-    // A graph input that no node reads is almost always a mistake.
-    if (t.producer < 0 && !t.is_scalar) {
-      bool read = std::any_of(nodes_.begin(), nodes_.end(), [&](const Node &n) {
-        return std::find(n.inputs.begin(), n.inputs.end(), t.uid) != n.inputs.end();
-      });
-      if (!read)
-        fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
+    require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, cat("tensor \"", t.name, "\""), t.dims,
+                       &t.strides);
+    if (t.producer >= 0 && !t.is_virtual) {
+      ++outputs;
+      require_no_self_alias(t);
     }
+    // A graph input that no node reads is almost always a mistake.
+    if (t.producer < 0 && !t.is_scalar && !readers_.count(t.uid))
+      fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
   }
   // A scalar takes its consumers' rank, so all of them must share one.
-  for (const Tensor &t : tensors_) {
-    if (!t.is_scalar) continue;
-    for (const Node &n : nodes_) {
-      for (int64_t in : n.inputs) {
-        if (in != t.uid || n.kind != OpKind::kPointwise) continue;
-        const Tensor &out = tensor(n.outputs[0]);
-        if (out.dims.size() != t.dims.size())
-          fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n),
-                     " has ", out.dims.size(), " dims); add one scalar per rank");
-      }
+  for (const Node &n : nodes_) {
+    if (n.kind != OpKind::kPointwise) continue;
+    for (int64_t in : n.inputs) {
+      if (in == 0 || !tensor(in).is_scalar) continue;
+      const Tensor &t = tensor(in);
+      const Tensor &out = tensor(n.outputs[0]);
+      if (out.dims.size() != t.dims.size())
+        fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
+                   out.dims.size(), " dims); add one scalar per rank");
     }
   }
   if (outputs == 0)
@@ -269,6 +299,18 @@ void Graph::validate() {
                kMaxBoundTensors, " are supported");
 }
 
+void Graph::require_no_self_alias(const Tensor &t) const {
+  // A slice output is a view of its parent and writes nothing of its own.
+  if (t.view_of != 0) return;
+  const size_t first = t.batch_at_offsets ? 1 : 0;
+  const std::vector<int64_t> dims(t.dims.begin() + first, t.dims.end());
+  const std::vector<int64_t> strides(t.strides.begin() + first, t.strides.end());
+  if (!strides_alias(dims, strides)) return;
+  fail_graph("output \"", t.name, "\" (UID ", t.uid, ") of ", label(nodes_[t.producer]),
+             ": strides ", dims_string(t.strides), " for dims ", dims_string(t.dims),
+             " make distinct elements share memory; an output needs one place per element");
+}
+
 void Graph::require_mutable() const {
   if (built())
     fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
@@ -276,12 +318,18 @@ void Graph::require_mutable() const {
 }
 
 const Plan &Graph::plan() const {
-  if (!plan_) fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name, "\" is not built yet");
+  if (!plan_ && build_failure_.empty())
+    fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
+         "\" is not built yet: no build has run (call cudnnfe_graph_build)");
+  if (!plan_)
+    fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", name,
+         "\" is not built yet: its last build failed (", build_failure_, ")");
   return *plan_;
 }
 
 void Graph::set_plan(std::unique_ptr<Plan> plan) {
   plan_ = std::move(plan);
+  build_failure_.clear();
 }
 
 int Graph::bound_index(int64_t uid) const {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/node.h"
@@ -16,6 +17,18 @@
 namespace cudnnfe {
 
 class Plan;
+
+// UIDs are 1..kMaxUid everywhere: set_uid, automatic UIDs, graph JSON and
+// plan blobs (docs/graph-json.md).
+constexpr int64_t kMaxUid = int64_t{1} << 62;
+
+// Refuses (INVALID_ARGUMENT, `what` naming the tensor) strides that do not
+// match `dims`, are negative, or reach beyond kMaxTensorElements.
+void check_strides(const std::string &what, const std::vector<int64_t> &dims,
+                   const std::vector<int64_t> &strides);
+// Refuses (INVALID_ARGUMENT) an empty or too long `dims`, a dim < 1 or an
+// element count beyond kMaxTensorElements.
+void check_dims(const std::string &what, const std::vector<int64_t> &dims);
 
 class Graph {
  public:
@@ -39,9 +52,9 @@ class Graph {
                        OpAttrs attrs, cudnnfe_dtype_t compute_dtype);
   void set_uid(int64_t uid, int64_t new_uid);
   void set_tensor_name(int64_t uid, const std::string &name);
-  // Makes automatic UIDs start above `uid` (deserialization restores
+  // Keeps automatic UIDs off `uids` until cleared (deserialization restores
   // recorded UIDs without colliding with automatic ones).
-  void reserve_uids_through(int64_t uid) { next_uid_ = std::max(next_uid_, uid + 1); }
+  void reserve_uids(std::unordered_set<int64_t> uids) { reserved_uids_ = std::move(uids); }
 
   // ---- lookup ----
   Tensor &tensor(int64_t uid);  // throws INVALID_ARGUMENT naming the UID
@@ -63,6 +76,9 @@ class Graph {
   void require_mutable() const;  // WRONG_STATE once built
   const Plan &plan() const;      // WRONG_STATE before build
   void set_plan(std::unique_ptr<Plan> plan);
+  // Records why the last build failed, so that a later "not built" message
+  // tells a failed build from one that never ran.
+  void set_build_failure(std::string message) { build_failure_ = std::move(message); }
   // Bound (non-virtual, non-scalar) UIDs in ascending order; fixed at build.
   const std::vector<int64_t> &bound_uids() const { return bound_uids_; }
   // Position of `uid` in bound_uids(), or -1.
@@ -70,16 +86,25 @@ class Graph {
 
  private:
   Tensor &new_tensor(const std::string &name);
+  int64_t next_free_uid();
+  std::string automatic_tensor_name(int64_t uid) const;
   std::string unique_node_name(OpKind kind) const;
   void resolve_dtypes();
+  void require_no_self_alias(const Tensor &t) const;
 
   std::deque<Tensor> tensors_;
   std::unordered_map<int64_t, size_t> index_by_uid_;
   std::unordered_map<std::string, int64_t> uid_by_name_;
   std::vector<Node> nodes_;
+  // Node names, and the nodes reading each UID: O(1) name checks and UID
+  // renames without scanning every node (100,000 nodes were quadratic).
+  std::unordered_set<std::string> node_names_;
+  std::unordered_map<int64_t, std::vector<size_t>> readers_;
   int64_t next_uid_ = 1;
+  std::unordered_set<int64_t> reserved_uids_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
+  std::string build_failure_;
 };
 
 }  // namespace cudnnfe

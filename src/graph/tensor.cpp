@@ -3,28 +3,96 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/checked.h"
+#include "core/error.h"
+
 namespace cudnnfe {
+namespace {
+
+// Callers check the element count before asking for packed strides; this
+// catches one that did not, instead of wrapping.
+int64_t checked_stride(CheckedInt stride, const std::vector<int64_t> &dims) {
+  auto value = stride.get();
+  if (!value)
+    fail_argument("dims ", dims_string(dims), " have more than ", kMaxTensorElementsText,
+                  " elements");
+  return *value;
+}
+
+}  // namespace
 
 int64_t Tensor::element_count() const {
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
-  return count;
+  auto count = checked_element_count(dims);
+  if (!count)
+    fail_graph("tensor \"", name, "\" ", dims_string(dims), " has more than ",
+               kMaxTensorElementsText, " elements");
+  return *count;
 }
 
 int64_t Tensor::element_span() const {
   if (dims.empty()) return 1;
-  int64_t last = 0;
+  auto span = checked_element_span(dims, strides);
+  if (!span)
+    fail_graph("tensor \"", name, "\" ", dims_string(dims), " with strides ", dims_string(strides),
+               " spans more than ", kMaxTensorElementsText, " elements");
+  return *span;
+}
+
+std::optional<int64_t> checked_element_count(const std::vector<int64_t> &dims) {
+  CheckedInt count = 1;
+  for (int64_t d : dims) count *= d;
+  auto value = count.get();
+  if (!value || *value > kMaxTensorElements) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> checked_element_span(const std::vector<int64_t> &dims,
+                                            const std::vector<int64_t> &strides) {
+  if (strides.size() != dims.size()) return std::nullopt;
+  CheckedInt last = 0;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == 0) return 0;
-    last += (dims[i] - 1) * strides[i];
+    last += (CheckedInt(dims[i]) - 1) * strides[i];
   }
-  return last + 1;
+  auto value = (last + 1).get();
+  if (!value || *value > kMaxTensorElements) return std::nullopt;
+  return value;
+}
+
+void require_shape_fits(cudnnfe_status_t status, const std::string &what,
+                        const std::vector<int64_t> &dims, const std::vector<int64_t> *strides) {
+  if (!checked_element_count(dims))
+    fail(status, what, ": dims ", dims_string(dims), " have more than ", kMaxTensorElementsText,
+         " elements (the byte count must fit in 64 bits)");
+  if (strides && !checked_element_span(dims, *strides))
+    fail(status, what, ": dims ", dims_string(dims), " with strides ", dims_string(*strides),
+         " reach an offset beyond ", kMaxTensorElementsText,
+         " elements (the byte count must fit in 64 bits)");
+}
+
+bool strides_alias(const std::vector<int64_t> &dims, const std::vector<int64_t> &strides) {
+  // Innermost first: each dim must step past everything the inner dims span.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] > 1) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  CheckedInt reach = 1;  // offsets 0 .. reach-1 are used by the inner dims
+  for (size_t i : order) {
+    auto needed = reach.get();
+    if (!needed || strides[i] < *needed) return true;
+    reach = (CheckedInt(dims[i]) - 1) * strides[i] + reach;
+  }
+  return false;
 }
 
 std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims) {
   std::vector<int64_t> strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  CheckedInt running = 1;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = checked_stride(running, dims);
+    running *= std::max<int64_t>(dims[i], 1);
+  }
   return strides;
 }
 
@@ -38,9 +106,9 @@ std::vector<int64_t> strides_like(const std::vector<int64_t> &dims,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return like[a] > like[b]; });
   std::vector<int64_t> strides(dims.size(), 1);
-  int64_t running = 1;
+  CheckedInt running = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    strides[*it] = running;
+    strides[*it] = checked_stride(running, dims);
     running *= std::max<int64_t>(dims[*it], 1);
   }
   return strides;

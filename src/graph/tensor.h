@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,15 +39,38 @@ struct Tensor {
   int64_t view_of = 0;
   int64_t view_offset = 0;
 
+  // A ragged (packed) tensor's rows: dim 0 (the batch) is placed by a
+  // ragged-offset tensor of its op, not by strides[0] (docs/attention.md),
+  // so only the other dims must give each element its own place.
+  bool batch_at_offsets = false;
+
   // Set when the user overrode what shape inference would give.
   bool dims_set_by_user = false;
   bool strides_set_by_user = false;
 
   bool is_bound() const { return !is_virtual && !is_scalar; }
+  // Both throw (naming the tensor) if the shape is beyond the limits that
+  // require_shape_fits enforces when a shape is declared.
   int64_t element_count() const;
   // Span of memory the tensor touches, in elements (max offset + 1).
   int64_t element_span() const;
 };
+
+// The element count of `dims`, or nullopt when it exceeds kMaxTensorElements
+// (core/checked.h) or overflows.
+std::optional<int64_t> checked_element_count(const std::vector<int64_t> &dims);
+// The largest offset + 1 of `dims` with `strides` (0 for an empty tensor), or
+// nullopt when it exceeds kMaxTensorElements or overflows.
+std::optional<int64_t> checked_element_span(const std::vector<int64_t> &dims,
+                                            const std::vector<int64_t> &strides);
+// Refuses (with `status`) a shape whose element count, or whose span when
+// `strides` is given, is beyond kMaxTensorElements: `what` names the tensor.
+void require_shape_fits(cudnnfe_status_t status, const std::string &what,
+                        const std::vector<int64_t> &dims, const std::vector<int64_t> *strides);
+// True when two distinct elements of `dims` share an offset under `strides`
+// (a broadcast stride 0, or overlapping strides such as {1,1}). Conservative:
+// layouts that interleave dims without overlap are reported too.
+bool strides_alias(const std::vector<int64_t> &dims, const std::vector<int64_t> &strides);
 
 // Packed row-major strides for `dims`.
 std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims);

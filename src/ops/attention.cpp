@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ops/ops.h"
+
 namespace cudnnfe {
 
 const AttentionPorts &attention_ports(OpKind kind) {
@@ -58,7 +60,8 @@ int64_t attention_kv_length(const Graph &graph, const Node &node) {
   if (!s.page_table_k) return k.dims[2];
   const Tensor &v = graph.tensor(node.inputs[2]);
   if (!s.page_table_v) return v.dims[2];
-  return graph.tensor(s.page_table_k).dims[2] * k.dims[2];
+  return checked_size(node, CheckedInt(graph.tensor(s.page_table_k).dims[2]) * k.dims[2],
+                      "s_kv (pages per sequence times the page size)");
 }
 
 std::vector<float> alibi_slopes(int64_t heads) {

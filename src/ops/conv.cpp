@@ -6,10 +6,12 @@
 namespace cudnnfe {
 namespace {
 
-int64_t conv_out_size(int64_t in, int64_t k, int64_t pre, int64_t post, int64_t stride,
-                      int64_t dilation) {
-  int64_t span = dilation * (k - 1) + 1;
-  int64_t padded = in + pre + post;
+int64_t conv_out_size(const Node &node, int dim, int64_t in, int64_t k, int64_t pre, int64_t post,
+                      int64_t stride, int64_t dilation) {
+  const std::string what = cat("spatial dim ", dim, " (in ", in, " + padding ", pre, " + ", post,
+                               ", filter ", k, " dilated by ", dilation, ")");
+  int64_t span = checked_size(node, CheckedInt(dilation) * (CheckedInt(k) - 1) + 1, what);
+  int64_t padded = checked_size(node, CheckedInt(in) + pre + post, what);
   if (padded < span) return 0;
   return (padded - span) / stride + 1;
 }
@@ -49,7 +51,7 @@ void require_same_rank(const Node &node, const Tensor &a, const std::string &a_p
 }
 
 void require_dim(const Node &node, const std::string &what, int64_t got, int64_t expected,
-                 const char *rule) {
+                 const std::string &rule) {
   if (got != expected)
     fail_graph(Graph::label(node), ": ", what, " is ", got, "; expected ", expected, " (", rule,
                ")");
@@ -61,10 +63,10 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, x, "image", w, "weight");
   check_attrs(node, attrs, x.dims.size());
   require_dim(node, cat("weight \"", w.name, "\" dim 1 (C)"), w.dims[1], x.dims[1],
-              "the image's channel count");
+              cat("the channel count of image \"", x.name, "\" ", dims_string(x.dims)));
   std::vector<int64_t> y = {x.dims[0], w.dims[0]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t out = conv_out_size(x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+    int64_t out = conv_out_size(node, i, x.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
                                 attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]);
     if (out < 1)
       fail_graph(Graph::label(node), ": filter \"", w.name, "\" spatial dim ", i, " (",
@@ -85,11 +87,15 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, dy, "loss", w, "weight");
   check_attrs(node, attrs, dy.dims.size());
   require_dim(node, cat("weight \"", w.name, "\" dim 0 (K)"), w.dims[0], dy.dims[1],
-              "the loss's channel count");
+              cat("the channel count of loss \"", dy.name, "\" ", dims_string(dy.dims)));
   std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t in = (dy.dims[2 + i] - 1) * attrs.stride[i] - attrs.pre_padding[i] -
-                 attrs.post_padding[i] + attrs.dilation[i] * (w.dims[2 + i] - 1) + 1;
+    int64_t in = checked_size(
+        node,
+        (CheckedInt(dy.dims[2 + i]) - 1) * attrs.stride[i] - attrs.pre_padding[i] -
+            attrs.post_padding[i] +
+            CheckedInt(attrs.dilation[i]) * (CheckedInt(w.dims[2 + i]) - 1) + 1,
+        cat("dx spatial dim ", i, " = (dy - 1)*stride - pre - post + dilation*(k-1) + 1"));
     if (in < 1)
       fail_graph(Graph::label(node), ": padding of spatial dim ", i,
                  " leaves no input positions for loss \"", dy.name, "\"");
@@ -99,12 +105,12 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
   require_same_rank(node, out, "dx", dy, "loss");
   require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
-              "the loss's batch");
+              cat("the batch of loss \"", dy.name, "\""));
   require_dim(node, cat("dx \"", out.name, "\" dim 1 (C)"), out.dims[1], w.dims[1],
-              "the weight's input channels");
+              cat("the input channels of weight \"", w.name, "\""));
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
-                conv_out_size(out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
+                conv_out_size(node, i, out.dims[2 + i], w.dims[2 + i], attrs.pre_padding[i],
                               attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
                 "the forward convolution of dx's size");
 }
@@ -115,11 +121,16 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_same_rank(node, x, "image", dy, "loss");
   check_attrs(node, attrs, x.dims.size());
   require_dim(node, cat("loss \"", dy.name, "\" dim 0 (N)"), dy.dims[0], x.dims[0],
-              "the image's batch");
+              cat("the batch of image \"", x.name, "\""));
   std::vector<int64_t> dw = {dy.dims[1], x.dims[1]};
   for (int i = 0; i < attrs.spatial_dims; ++i) {
-    int64_t padded = x.dims[2 + i] + attrs.pre_padding[i] + attrs.post_padding[i];
-    int64_t k = (padded - 1 - (dy.dims[2 + i] - 1) * attrs.stride[i]) / attrs.dilation[i] + 1;
+    int64_t k = checked_size(
+        node,
+        (CheckedInt(x.dims[2 + i]) + attrs.pre_padding[i] + attrs.post_padding[i] - 1 -
+         (CheckedInt(dy.dims[2 + i]) - 1) * attrs.stride[i]) /
+                attrs.dilation[i] +
+            1,
+        cat("dw spatial dim ", i, " = (x + pre + post - 1 - (dy - 1)*stride)/dilation + 1"));
     if (k < 1)
       fail_graph(Graph::label(node), ": loss \"", dy.name, "\" spatial dim ", i, " (",
                  dy.dims[2 + i], ") is larger than the image \"", x.name, "\" allows");
@@ -128,12 +139,12 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   Tensor &out = set_output_shape(graph, node, 0, dw, x.strides);
   require_same_rank(node, out, "dw", x, "image");
   require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
-              "the loss's channels");
+              cat("the channels of loss \"", dy.name, "\""));
   require_dim(node, cat("dw \"", out.name, "\" dim 1 (C)"), out.dims[1], x.dims[1],
-              "the image's channels");
+              cat("the channels of image \"", x.name, "\""));
   for (int i = 0; i < attrs.spatial_dims; ++i)
     require_dim(node, cat("loss \"", dy.name, "\" spatial dim ", i), dy.dims[2 + i],
-                conv_out_size(x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],
+                conv_out_size(node, i, x.dims[2 + i], out.dims[2 + i], attrs.pre_padding[i],
                               attrs.post_padding[i], attrs.stride[i], attrs.dilation[i]),
                 "the forward convolution with dw's filter size");
 }

@@ -41,16 +41,16 @@ void infer_reshape(Graph &graph, Node &node) {
   if (attrs.dims.empty() || attrs.dims.size() > CUDNNFE_MAX_DIMS)
     fail_graph(Graph::label(node), ": ", attrs.dims.size(), " dims requested; expected 1 to ",
                CUDNNFE_MAX_DIMS);
-  int64_t count = 1;
   for (size_t i = 0; i < attrs.dims.size(); ++i) {
     if (attrs.dims[i] <= 0)
       fail_graph(Graph::label(node), ": dim ", i, " of the new shape ", dims_string(attrs.dims),
                  " is ", attrs.dims[i], "; dims must be positive");
-    if (count > INT64_MAX / attrs.dims[i])  // no overflow below
-      fail_graph(Graph::label(node), ": the new shape ", dims_string(attrs.dims),
-                 " has more than 2^63 elements; x \"", x.name, "\" has ", x.element_count());
-    count *= attrs.dims[i];
   }
+  auto checked_count = checked_element_count(attrs.dims);
+  if (!checked_count)
+    fail_graph(Graph::label(node), ": the new shape ", dims_string(attrs.dims), " has more than ",
+               kMaxTensorElementsText, " elements; x \"", x.name, "\" has ", x.element_count());
+  const int64_t count = *checked_count;
   if (count != x.element_count())
     fail_graph(Graph::label(node), ": the new shape ", dims_string(attrs.dims), " has ", count,
                " elements but x \"", x.name, "\" ", dims_string(x.dims), " has ", x.element_count(),
@@ -96,9 +96,11 @@ void infer_slice(Graph &graph, Node &node) {
       fail_graph(Graph::label(node), ": dim ", i, " range [", start, ", ", end,
                  ") is empty or outside x \"", x.name, "\"'s dim of ", x.dims[i],
                  "; need 0 <= start < end <= dim (no negative indices)");
-    dims[i] = (end - start + step - 1) / step;
-    strides[i] = x.strides[i] * step;
-    offset += start * x.strides[i];
+    dims[i] = (end - start - 1) / step + 1;
+    strides[i] = checked_size(node, CheckedInt(x.strides[i]) * step,
+                              cat("stride of dim ", i, " (x stride times step)"));
+    offset = checked_size(node, CheckedInt(start) * x.strides[i] + offset,
+                          cat("offset of dim ", i, " (start times x stride)"));
   }
   Tensor &y = graph.tensor(node.outputs[0]);
   if (y.dims_set_by_user && y.dims != dims)
@@ -149,7 +151,8 @@ void infer_concatenate(Graph &graph, Node &node) {
                    dims_string(t.dims), " differs from x0 \"", first.name, "\" ",
                    dims_string(first.dims), " at dim ", i, "; only the axis (", attrs.axis,
                    ") may differ");
-    dims[attrs.axis] += t.dims[attrs.axis];
+    dims[attrs.axis] = checked_size(node, CheckedInt(dims[attrs.axis]) + t.dims[attrs.axis],
+                                    cat("the concatenated axis ", attrs.axis));
   }
   exact_output(graph, node, dims, first.strides, "the concatenation");
 }

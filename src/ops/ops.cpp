@@ -54,13 +54,22 @@ const Tensor &required_input(Graph &graph, const Node &node, size_t port) {
   return graph.tensor(node.inputs[port]);
 }
 
+int64_t checked_size(const Node &node, CheckedInt size, const std::string &what) {
+  auto value = size.get();
+  if (!value) fail_graph(Graph::label(node), ": ", what, " overflows 64 bits");
+  return *value;
+}
+
 Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
                          const std::vector<int64_t> &dims,
                          const std::vector<int64_t> &layout_like) {
   Tensor &out = graph.tensor(node.outputs[port]);
+  const std::string what = cat(Graph::label(node), ": output \"", out.name, "\"");
+  require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, what, dims, nullptr);
   if (!out.dims_set_by_user) out.dims = dims;
   if (!out.strides_set_by_user || out.strides.size() != out.dims.size())
     out.strides = strides_like(out.dims, layout_like);
+  require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, what, out.dims, &out.strides);
   return out;
 }
 

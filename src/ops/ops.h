@@ -3,6 +3,7 @@
 // rules table (ops/op_rules.h).
 #pragma once
 
+#include "core/checked.h"
 #include "graph/graph.h"
 
 namespace cudnnfe {
@@ -66,6 +67,9 @@ std::vector<int64_t> keep_dims(const std::vector<int64_t> &dims, uint32_t mask);
 
 // The tensor on input `port`; INVALID_GRAPH if the port is required and empty.
 const Tensor &required_input(Graph &graph, const Node &node, size_t port);
+// The value of a size computed from caller dims and attributes; INVALID_GRAPH
+// naming the node and `what` (the quantity and its formula) on overflow.
+int64_t checked_size(const Node &node, CheckedInt size, const std::string &what);
 // Sets an output's dims and strides unless the user overrode them; strides
 // follow `layout_like`'s dimension order. Returns the output tensor.
 Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,

@@ -73,14 +73,17 @@ void infer_resample(Graph &graph, Node &node) {
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     const int64_t in = x.dims[2 + i];
     if (is_pooling(attrs.mode)) {
-      const int64_t padded = in + attrs.pre_padding[i] + attrs.post_padding[i];
+      const int64_t padded =
+          checked_size(node, CheckedInt(in) + attrs.pre_padding[i] + attrs.post_padding[i],
+                       cat("padded spatial dim ", i, " of x \"", x.name, "\""));
       if (padded < attrs.window[i])
         fail_graph(Graph::label(node), ": window ", attrs.window[i], " of spatial dim ", i,
                    " is larger than the padded image \"", x.name, "\" (", in, " + ",
                    attrs.pre_padding[i], " + ", attrs.post_padding[i], ")");
       dims.push_back((padded - attrs.window[i]) / attrs.stride[i] + 1);
     } else {
-      dims.push_back(in * attrs.scale[i]);
+      dims.push_back(checked_size(node, CheckedInt(in) * attrs.scale[i],
+                                  cat("spatial dim ", i, " of x \"", x.name, "\" times scale")));
     }
   }
   Tensor &y = set_output_shape(graph, node, 0, dims, x.strides);

@@ -86,7 +86,8 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
       fail_graph(label, ": ", which, " is a paged cache (page_table_", which,
                  ") and ragged (ragged_offset_", which, "); use one");
     const int64_t page_size = cache.dims[2];
-    const int64_t pages = (a.s_kv + page_size - 1) / page_size;
+    const int64_t pages = checked_size(node, (CheckedInt(a.s_kv) + page_size - 1) / page_size,
+                                       cat("pages of ", which, " (s_kv over the page size)"));
     const Tensor &t = graph.tensor(uid);
     if (t.dims != std::vector<int64_t>{a.b, 1, pages, 1})
       fail_graph(label, ": page_table_", which, " \"", t.name, "\" is ", dims_string(t.dims),
@@ -213,7 +214,8 @@ AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
   if (v.dims[1] != a.h_kv) mismatch(v, "v", 1, "h", a.h_kv, "k's head count");
   if (!spec.paged() && v.dims[2] != a.s_kv) mismatch(v, "v", 2, "s", a.s_kv, "k's sequence length");
   if (a.h_q % a.h_kv != 0)
-    fail_graph(Graph::label(node), ": q has ", a.h_q, " heads and k has ", a.h_kv,
+    fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", a.h_q,
+               " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", a.h_kv,
                "; h_q must be a multiple of h_kv (GQA/MQA)");
   if (spec.causal_mask && spec.causal_mask_bottom_right)
     fail_graph(Graph::label(node),
@@ -234,12 +236,15 @@ void require_dims(const Node &node, const char *port, const Tensor &t,
 
 // Sets an output that mirrors an input's shape and layout (O like q, dQ like
 // q, ...), refusing a user override that disagrees.
+// `ragged_port`: the input port of the ragged offsets that place the
+// output's batch rows (THD layouts), or kNone.
 void output_like(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                 const std::vector<int64_t> &layout) {
+                 const std::vector<int64_t> &layout, size_t ragged_port = AttentionPorts::kNone) {
   Tensor &out = set_output_shape(graph, node, port, dims, layout);
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
+  out.batch_at_offsets = ragged_port < node.inputs.size() && node.inputs[ragged_port] != 0;
 }
 
 void require_dtype(Graph &graph, const Node &node, int64_t uid, const char *option,
@@ -258,7 +263,8 @@ void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
   const Tensor &q = graph.tensor(node.inputs[0]);
-  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides);
+  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides,
+              attention_ports(node.kind).ragged_o);
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {a.b, a.h_q, a.s_q, 1};
     output_like(graph, node, 1, stats, packed_strides(stats));
@@ -278,9 +284,10 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
   require_dims(node, "dO", required_input(graph, node, 4), o_dims, "o's shape");
   require_dims(node, "stats", required_input(graph, node, 5), {a.b, a.h_q, a.s_q, 1},
                "the forward's stats");
-  output_like(graph, node, 0, q.dims, q.strides);
-  output_like(graph, node, 1, k.dims, k.strides);
-  output_like(graph, node, 2, v.dims, v.strides);
+  const AttentionPorts &ports = attention_ports(node.kind);
+  output_like(graph, node, 0, q.dims, q.strides, ports.ragged_q);
+  output_like(graph, node, 1, k.dims, k.strides, ports.ragged_k);
+  output_like(graph, node, 2, v.dims, v.strides, ports.ragged_v);
   if (attrs.generate_dbias) {
     const int64_t bias = node.inputs[attention_ports(node.kind).bias];
     if (bias == 0) fail_graph(Graph::label(node), ": dbias is asked for but the node has no bias");

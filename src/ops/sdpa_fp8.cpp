@@ -80,7 +80,8 @@ Shape check_qkv(Graph &graph, const Node &node) {
   if (v.dims[1] != s.h_kv) mismatch(2, v, 1, "h", s.h_kv, "k's head count");
   if (v.dims[2] != s.s_kv) mismatch(2, v, 2, "s", s.s_kv, "k's sequence length");
   if (s.h_q % s.h_kv != 0)
-    fail_graph(Graph::label(node), ": q has ", s.h_q, " heads and k has ", s.h_kv,
+    fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", s.h_q,
+               " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", s.h_kv,
                "; h_q must be a multiple of h_kv (GQA/MQA)");
   return s;
 }

@@ -4,6 +4,7 @@
 #include "serialize/graph_json.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -217,16 +218,16 @@ void load(const Value &root, Graph &graph) {
   graph.compute_dtype = read_dtype(root.at("compute_data_type", top), "compute_data_type");
 
   const auto &tensors = root.at("tensors", top).as_array("tensors");
-  int64_t max_uid = 0;
+  std::unordered_set<int64_t> recorded_uids;
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::string where = cat("tensors[", i, "]");
     int64_t uid = tensors[i].at("uid", where).as_int(where + ".uid");
-    if (uid <= 0 || uid > (int64_t{1} << 62))
+    if (uid <= 0 || uid > kMaxUid)
       fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid,
            " is outside 1..2^62");
-    max_uid = std::max(max_uid, uid);
+    recorded_uids.insert(uid);
   }
-  graph.reserve_uids_through(max_uid);
+  graph.reserve_uids(std::move(recorded_uids));
 
   // Inputs and scalars first; op outputs are recreated by their nodes.
   std::map<int64_t, const Value *> outputs_by_uid;
@@ -321,6 +322,8 @@ void load(const Value &root, Graph &graph) {
       for (size_t i = 0; i < out.dims.size(); ++i)
         if (out.dims[i] <= 0 || out.strides[i] < 0)
           fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": bad dims or strides");
+      require_shape_fits(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, cat("graph JSON: ", tw), out.dims,
+                         &out.strides);
     }
   }
   if (!outputs_by_uid.empty())
@@ -329,6 +332,7 @@ void load(const Value &root, Graph &graph) {
   // Overridden shapes may change inference downstream: re-run it now so the
   // loaded graph's shapes are consistent (and hostile overrides are caught).
   for (Node &node : graph.nodes()) infer_and_check(graph, node);
+  graph.reserve_uids({});
 }
 
 }  // namespace

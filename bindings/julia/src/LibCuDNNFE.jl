@@ -860,7 +860,8 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph)`
 
 Frees the graph. NULL is a no-op. A destroyed or foreign pointer returns
-INVALID_ARGUMENT and is not touched.
+INVALID_ARGUMENT and is not touched, even after later creates: a pointer
+is not handed out again until 2^32 more graphs and handles were made.
 """
 function cudnnfe_graph_destroy(graph)
     ccall((:cudnnfe_graph_destroy, libcudnnfe), cudnnfe_status_t, (Ptr{cudnnfe_graph_t},),
@@ -1020,9 +1021,12 @@ C: `cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char
 Adds a graph input. `dims` and `strides` have `ndims` entries (1 to
 CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,
 broadcast with stride 0); `strides` NULL means packed row-major. `name` may
-be NULL (an automatic name is given). dtype NOT_SET takes the graph's io
+be NULL or "" (an automatic name is given, "tensor<UID>" unless taken;
+cudnnfe_tensor_get_name reports it). dtype NOT_SET takes the graph's io
 type. Writes the new tensor's UID (automatic, change with
-cudnnfe_tensor_set_uid).
+cudnnfe_tensor_set_uid). Refuses (INVALID_ARGUMENT, naming the tensor) a
+shape of more than 2^60 - 1 elements or whose strides reach an offset past
+that, so that every byte count fits in 64 bits.
 """
 function cudnnfe_graph_add_tensor(graph, name, dtype, ndims, dims, strides, uid)
     ccall((:cudnnfe_graph_add_tensor, libcudnnfe), cudnnfe_status_t,
@@ -1038,7 +1042,7 @@ C: `cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char
 Adds a pass-by-value scalar holding `value`, fed to the backend
 automatically at execute: it needs no binding. Its shape is [1]; as a
 pointwise operand it takes the other operands' rank (all ones), so one
-scalar serves ops of one rank.
+scalar serves ops of one rank. `name` as for cudnnfe_graph_add_tensor.
 """
 function cudnnfe_graph_add_scalar(graph, name, dtype, value, uid)
     ccall((:cudnnfe_graph_add_scalar, libcudnnfe), cudnnfe_status_t,
@@ -1117,7 +1121,8 @@ end
 
 C: `cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int64_t new_uid)`
 
-Changes a tensor's UID (must be > 0 and unused).
+Changes a tensor's UID (must be 1 to 2^62, the range graph JSON and plan
+blobs carry, and unused).
 """
 function cudnnfe_tensor_set_uid(graph, uid, new_uid)
     ccall((:cudnnfe_tensor_set_uid, libcudnnfe), cudnnfe_status_t,

@@ -520,7 +520,8 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Frees the graph. NULL is a no-op. A destroyed or foreign pointer returns"]
-    #[doc = " INVALID_ARGUMENT and is not touched."]
+    #[doc = " INVALID_ARGUMENT and is not touched, even after later creates: a pointer"]
+    #[doc = " is not handed out again until 2^32 more graphs and handles were made."]
     pub fn cudnnfe_graph_destroy(graph: *mut cudnnfe_graph_t) -> cudnnfe_status_t;
 }
 extern "C" {
@@ -613,9 +614,12 @@ extern "C" {
     #[doc = " Adds a graph input. `dims` and `strides` have `ndims` entries (1 to"]
     #[doc = " CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,"]
     #[doc = " broadcast with stride 0); `strides` NULL means packed row-major. `name` may"]
-    #[doc = " be NULL (an automatic name is given). dtype NOT_SET takes the graph's io"]
+    #[doc = " be NULL or \"\" (an automatic name is given, \"tensor<UID>\" unless taken;"]
+    #[doc = " cudnnfe_tensor_get_name reports it). dtype NOT_SET takes the graph's io"]
     #[doc = " type. Writes the new tensor's UID (automatic, change with"]
-    #[doc = " cudnnfe_tensor_set_uid)."]
+    #[doc = " cudnnfe_tensor_set_uid). Refuses (INVALID_ARGUMENT, naming the tensor) a"]
+    #[doc = " shape of more than 2^60 - 1 elements or whose strides reach an offset past"]
+    #[doc = " that, so that every byte count fits in 64 bits."]
     pub fn cudnnfe_graph_add_tensor(
         graph: *mut cudnnfe_graph_t,
         name: *const ::std::os::raw::c_char,
@@ -630,7 +634,7 @@ extern "C" {
     #[doc = " Adds a pass-by-value scalar holding `value`, fed to the backend"]
     #[doc = " automatically at execute: it needs no binding. Its shape is [1]; as a"]
     #[doc = " pointwise operand it takes the other operands' rank (all ones), so one"]
-    #[doc = " scalar serves ops of one rank."]
+    #[doc = " scalar serves ops of one rank. `name` as for cudnnfe_graph_add_tensor."]
     pub fn cudnnfe_graph_add_scalar(
         graph: *mut cudnnfe_graph_t,
         name: *const ::std::os::raw::c_char,
@@ -683,7 +687,8 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
-    #[doc = " Changes a tensor's UID (must be > 0 and unused)."]
+    #[doc = " Changes a tensor's UID (must be 1 to 2^62, the range graph JSON and plan"]
+    #[doc = " blobs carry, and unused)."]
     pub fn cudnnfe_tensor_set_uid(
         graph: *mut cudnnfe_graph_t,
         uid: i64,
