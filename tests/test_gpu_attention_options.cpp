@@ -326,6 +326,10 @@ struct Case {
   bool compare_o = true;  // forward compares O
   bool dbias = false;     // backward writes dBias
   Expect expect = Expect::kBuilds;
+  // Forward only: the implementation choice, a sink logit per head
+  // ([1, h_q, 1, 1] FLOAT) and a block mask (UINT8, bit-packed tiles).
+  cudnnfe_attention_implementation_t impl = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
+  bool sink = false, block_mask = false;
 };
 
 template <class Options>
@@ -390,6 +394,12 @@ ForwardUids build_forward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t dt)
   o.name = "attn";
   o.generate_stats = c.stats;
   add_options(g, c, dt, o);
+  o.implementation = c.impl;
+  if (c.sink) o.sink_token = input(g, "sink", CUDNNFE_DTYPE_FLOAT, {1, c.h_q, 1, 1});
+  if (c.block_mask) {
+    const int64_t rows = (c.s_q + 127) / 128, cols = ((c.s_kv + 127) / 128 + 7) / 8;
+    o.block_mask = input(g, "block_mask", CUDNNFE_DTYPE_UINT8, {c.b, c.h_q, rows, cols});
+  }
   ok(cudnnfe_graph_add_sdpa(g, u.q, u.k, u.v, &o, &u.o, &u.stats), "add_sdpa");
   return u;
 }
@@ -440,6 +450,19 @@ void fill_options(const Case &c, const TensorInfo &t, Bytes &bytes) {
     const double one = c.prescaled ? 1.0 / c.keep : 1.0;
     for_each_element(
         t, [&](int64_t off, const Dims &) { set_element(t, bytes, off, keep(rng) ? one : 0.0); });
+  } else if (n == "sink") {
+    // Logits about as large as the scores' maxima, so that the sink matters.
+    for_each_element(t, [&](int64_t off, const Dims &i) {
+      set_element(t, bytes, off, 0.5 + 0.75 * static_cast<double>(i[1]));
+    });
+  } else if (n == "block_mask") {
+    // Every nonzero pattern of the three low bits (s_kv <= 384 in the
+    // cases), so that each row keeps a tile: a row with none is O = 0 and
+    // stats = -inf on the CPU reference and unspecified on the GPU.
+    int64_t k = 0;
+    for_each_element(t, [&](int64_t off, const Dims &) {
+      set_element(t, bytes, off, static_cast<double>(k++ % 7 + 1));
+    });
   } else if (n == "dropout_scale") {
     set_element(t, bytes, 0, c.prescaled ? 1.0 : 1.0 / c.keep);
   } else if (n == "dropout_scale_inv") {
@@ -782,6 +805,74 @@ TEST(gpu_attention_dropout_drawn_p0_and_stats) {
   scalar.seed_scalar = true;
   scalar.expect = Expect::kMayRefuse;
   check(Pass::kForward, scalar);
+}
+
+// The implementation choice, sink and block mask (issue 16). UNIFIED needs
+// cuDNN 9.13.1 (9.15 with padding), the block mask 9.14 and the sink 9.13:
+// older versions must refuse (NOT_SUPPORTED), newer ones must run.
+TEST(gpu_attention_implementation_sink_block_mask) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  int64_t version = 0;
+  if (!on_cpu()) cudnnfe_cudnn_version(&version);
+  auto expect_from = [&](int64_t needed) {
+    return on_cpu() || version >= needed ? Expect::kBuilds : Expect::kMayRefuse;
+  };
+  Case c;
+  c.name = "composite";
+  c.impl = CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE;
+  check(Pass::kForward, c);
+  c.name = "unified";
+  c.impl = CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED;
+  c.expect = expect_from(91301);
+  check(Pass::kForward, c);
+  Case p = padded(c);
+  p.name = "unified padded";
+  p.expect = expect_from(91500);
+  check(Pass::kForward, p);
+  Case sink;
+  sink.name = "sink causal";
+  sink.causal = true;
+  sink.sink = true;
+  sink.expect = expect_from(91300);
+  check(Pass::kForward, sink);
+  Case mask;
+  mask.name = "block mask";
+  mask.s_q = 256;
+  mask.s_kv = 384;
+  mask.block_mask = true;
+  mask.expect = expect_from(91400);
+  check(Pass::kForward, mask);
+}
+
+// What the unified operation is not given is refused under UNIFIED with
+// the option named (cudnnfe builds no score subgraph), on every cuDNN; a
+// block mask before 9.14 names the version it needs.
+TEST(gpu_attention_unified_refusals) {
+  REQUIRE_GPU();
+  Case c;
+  c.name = "unified causal";
+  c.causal = true;
+  c.impl = CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED;
+  GraphPtr g = new_graph(c.name, CUDNNFE_DTYPE_HALF);
+  ForwardUids u = build_forward(g.get(), c, CUDNNFE_DTYPE_HALF);
+  cudnnfe_tensor_set_output(g.get(), u.o, 1);
+  cudnnfe_build_options_t options = build_options(true);
+  CHECK_FAILS(cudnnfe_graph_build(g.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "sdpa \"attn\"", "implementation UNIFIED is refused",
+              "a causal mask or diagonal band");
+  std::printf("  refused: %s\n", cudnnfe_graph_last_error(g.get()));
+  int64_t version = 0;
+  cudnnfe_cudnn_version(&version);
+  if (version >= 91400) return;
+  Case m;
+  m.name = "block mask before 9.14";
+  m.block_mask = true;
+  GraphPtr mg = new_graph(m.name, CUDNNFE_DTYPE_HALF);
+  ForwardUids mu = build_forward(mg.get(), m, CUDNNFE_DTYPE_HALF);
+  cudnnfe_tensor_set_output(mg.get(), mu.o, 1);
+  CHECK_FAILS(cudnnfe_graph_build(mg.get(), test_handle(), &options), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "AUTO with block_mask", "block_mask needs cuDNN 9.14.0");
+  std::printf("  refused: %s\n", cudnnfe_graph_last_error(mg.get()));
 }
 
 TEST(gpu_attention_dbias) {

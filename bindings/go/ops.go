@@ -420,6 +420,15 @@ type SDPAOptions struct {
 	// sets s_kv (0: the other tensor's s_kv, else the pages' capacity).
 	PageTableK, PageTableV Tensor
 	MaxSeqLenKV            int64
+	// Implementation: composite graph or unified operation (0: AttentionAuto).
+	// Since 0.3.
+	Implementation AttentionImplementation
+	// SinkToken: a FLOAT [1, h_q, 1, 1] sink logit per query head, added to
+	// each row's softmax denominator. Since 0.3.
+	SinkToken Tensor
+	// BlockMask: a UINT8 bit-packed mask of 128x128 score tiles, [b, h_q,
+	// ceil(s_q/128), ceil(ceil(s_kv/128)/8)] (unified only). Since 0.3.
+	BlockMask Tensor
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -437,6 +446,9 @@ func DefaultSDPAOptions() SDPAOptions {
 		PageTableK:            Tensor(c.PageTableK),
 		PageTableV:            Tensor(c.PageTableV),
 		MaxSeqLenKV:           c.MaxSeqLenKV,
+		Implementation:        AttentionImplementation(c.Implementation),
+		SinkToken:             Tensor(c.SinkToken),
+		BlockMask:             Tensor(c.BlockMask),
 	}
 }
 
@@ -486,6 +498,15 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		}
 		if opts.MaxSeqLenKV != 0 {
 			c.MaxSeqLenKV = opts.MaxSeqLenKV
+		}
+		if opts.Implementation != 0 {
+			c.Implementation = int32(opts.Implementation)
+		}
+		if opts.SinkToken != 0 {
+			c.SinkToken = int64(opts.SinkToken)
+		}
+		if opts.BlockMask != 0 {
+			c.BlockMask = int64(opts.BlockMask)
 		}
 		wantStats = c.GenerateStats != 0
 	}

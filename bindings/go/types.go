@@ -250,6 +250,18 @@ const MaxDims = capi.CUDNNFE_MAX_DIMS
 // (CUDNNFE_MAX_SPATIAL_DIMS).
 const MaxSpatialDims = capi.CUDNNFE_MAX_SPATIAL_DIMS
 
+// AttentionImplementation says how cuDNN runs an attention forward
+// (cudnnfe_attention_implementation_t, cudnn-frontend's
+// attention_implementation). Since 0.3.
+type AttentionImplementation int32
+
+// Attention implementations (CUDNNFE_ATTENTION_IMPLEMENTATION_*).
+const (
+	AttentionAuto      AttentionImplementation = AttentionImplementation(capi.CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO)      // unified where it runs, else composite
+	AttentionComposite AttentionImplementation = AttentionImplementation(capi.CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE) // the composite graph
+	AttentionUnified   AttentionImplementation = AttentionImplementation(capi.CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED)   // the SDPA_FWD operation
+)
+
 // DiagonalAlignment says where the diagonal of attention's diagonal band
 // (sliding window) starts (cudnnfe_diagonal_alignment_t).
 type DiagonalAlignment int32

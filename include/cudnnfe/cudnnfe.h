@@ -582,6 +582,19 @@ typedef int32_t cudnnfe_diagonal_alignment_t;
 #define CUDNNFE_DIAGONAL_TOP_LEFT 0     /* row i's diagonal is column i */
 #define CUDNNFE_DIAGONAL_BOTTOM_RIGHT 1 /* row i's diagonal is column i + s_kv - s_q */
 
+/* How cuDNN runs an attention forward (cudnn-frontend's
+ * attention_implementation). since 0.3 */
+typedef int32_t cudnnfe_attention_implementation_t;
+/* The unified descriptor where the loaded cuDNN runs every option the node
+ * uses through it, else the composite graph (cudnn-frontend's rule). */
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO 0
+/* The composite graph of matmuls, pointwise ops and reductions that cuDNN
+ * fuses (every option; no block_mask). */
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE 1
+/* The single SDPA_FWD operation (cuDNN 9.13.1 and newer; its options by
+ * version in docs/attention.md). Refused where the loaded cuDNN lacks one. */
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED 2
+
 typedef struct cudnnfe_sdpa_options {
   size_t struct_size;
   const char *name;
@@ -671,6 +684,20 @@ typedef struct cudnnfe_sdpa_options {
   int64_t page_table_k;
   int64_t page_table_v;
   int64_t max_seq_len_kv; /* default 0 */
+  /* since 0.3: how cuDNN runs the node; default AUTO. The CPU reference
+   * computes the same result for each. */
+  cudnnfe_attention_implementation_t implementation;
+  /* since 0.3: a learned sink logit per query head, a FLOAT [1, h_q, 1, 1]
+   * tensor: it joins each row's softmax denominator but has no value, so
+   * m = max(max_j s_j, sink[h]), P_j = exp(s_j - m) / (sum_j exp(s_j - m) +
+   * exp(sink[h] - m)) and stats = m + log(that denominator). 0: none. */
+  int64_t sink_token;
+  /* since 0.3: a bit-packed block mask, a UINT8 tensor [b, h_q,
+   * ceil(s_q / 128), ceil(ceil(s_kv / 128) / 8)]: bit t % 8 (least
+   * significant first) of byte t / 8 in row r says whether the 128 x 128
+   * tile (r, t) of the scores is kept; scores of a cleared tile are -inf.
+   * UNIFIED only (cuDNN 9.14 and newer). 0: none. */
+  int64_t block_mask;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \

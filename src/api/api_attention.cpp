@@ -6,6 +6,7 @@ using namespace cudnnfe;
 
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *o, size_t struct_size) {
   init_sized(o, struct_size, [](cudnnfe_sdpa_options_t *o) {
+    o->implementation = SdpaAttrs{}.implementation;
     o->window_left = AttentionOptions{}.window_left;
     o->window_right = AttentionOptions{}.window_right;
     o->diagonal_alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
@@ -52,12 +53,14 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
     a.options = attention_options(o);
     a.options.max_seq_len_kv = o.max_seq_len_kv;
-    const Node &node = graph.add_node(
-        OpKind::kSdpa, string_or_empty(o.name),
-        {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv, o.dropout_seed,
-         o.dropout_offset, o.dropout_mask, o.dropout_scale, o.ragged_offset_q, o.ragged_offset_k,
-         o.ragged_offset_v, o.ragged_offset_o, o.page_table_k, o.page_table_v},
-        a, o.compute_dtype);
+    a.implementation = o.implementation;
+    const Node &node =
+        graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
+                       {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv,
+                        o.dropout_seed, o.dropout_offset, o.dropout_mask, o.dropout_scale,
+                        o.ragged_offset_q, o.ragged_offset_k, o.ragged_offset_v, o.ragged_offset_o,
+                        o.page_table_k, o.page_table_v, o.sink_token, o.block_mask},
+                       a, o.compute_dtype);
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
   });

@@ -1,10 +1,13 @@
 // Scaled dot-product attention through the composite graph that cuDNN
-// recognizes and fuses into its flash-attention engines:
+// recognizes and fuses into its flash-attention engines (or, when the node's
+// implementation choice says so, the unified operation of
+// lower_sdpa_unified.cpp):
 //
 //   S = Q·Kᵀ -> S·scale -> [+ bias] [+ ALiBi] -> [padding mask] ->
 //   [diagonal band: causal / sliding window] -> softmax (with stats = max +
-//   log(sum exp)) -> P [* dropout mask * scale] (cast to the I/O type) ->
-//   O = P·V.
+//   log(sum exp); a sink logit raises the max to max(max, sink) and adds
+//   exp(sink - max) to the sum, as cudnn-frontend's softmax does) -> P [*
+//   dropout mask * scale] (cast to the I/O type) -> O = P·V.
 //
 // The score modifiers and dropout are shared with the backward
 // (attention_masks.h). With sequence lengths the two matmuls get them as
@@ -17,6 +20,7 @@
 #include "backend/attribute_util.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
+#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
@@ -50,10 +54,21 @@ cudnnBackendDescriptor_t paged_load(Lowering &lowering, AttentionLowering &atten
   return y;
 }
 
+// Refuses a sink before cuDNN 9.13 (cudnn-frontend's rule: the engines
+// before it do not fuse the sink's pointwise ops).
+void check_sink_support(const Lowering &lowering, const Node &node) {
+  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
+         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
+}
+
 }  // namespace
 
 void lower_sdpa(Lowering &lowering, const Node &node) {
+  if (sdpa_runs_unified(lowering, node)) return lower_sdpa_unified(lowering, node);
   check_attention_support(lowering, node);
+  check_sink_support(lowering, node);
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
@@ -86,12 +101,26 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   // Softmax, keeping max + log(sum) as the stats backward needs.
   cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_MAX, compute, false, s, max);
+  const int64_t sink = attention.spec().sink_token;
+  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                        cudnnBackendDescriptor_t rhs) {
+    cudnnBackendDescriptor_t out = lowering.virtual_tensor(per_row, kFloat);
+    add_pointwise(lowering, mode(m), compute, lhs, rhs, nullptr, out);
+    return out;
+  };
+  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering.tensor(sink));
   cudnnBackendDescriptor_t centered = lowering.virtual_tensor(scores, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute, s, max, nullptr, centered);
   cudnnBackendDescriptor_t exp = lowering.virtual_tensor(scores, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, centered, nullptr, nullptr, exp);
   cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, exp, sum);
+  if (sink) {
+    cudnnBackendDescriptor_t shifted =
+        per_row_op(CUDNNFE_POINTWISE_SUB, lowering.tensor(sink), max);
+    sum =
+        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
+  }
   cudnnBackendDescriptor_t log_sum = lowering.virtual_tensor(per_row, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_LOG), compute, sum, nullptr, nullptr, log_sum);
   cudnnBackendDescriptor_t stats = node.outputs[1] != 0 ? lowering.tensor(node.outputs[1])

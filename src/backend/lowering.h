@@ -186,6 +186,12 @@ void lower_matmul(Lowering &lowering, const Node &node);
 void lower_pointwise(Lowering &lowering, const Node &node);
 void lower_reduction(Lowering &lowering, const Node &node);
 void lower_sdpa(Lowering &lowering, const Node &node);
+// Whether an sdpa node runs as the unified SDPA_FWD operation: its
+// implementation choice against what the loaded cuDNN's operation takes
+// (AUTO: cudnn-frontend's rule). NOT_SUPPORTED, naming what is needed, when
+// UNIFIED (or a block mask) is asked for and cannot run.
+bool sdpa_runs_unified(const Lowering &lowering, const Node &node);
+void lower_sdpa_unified(Lowering &lowering, const Node &node);
 void lower_sdpa_backward(Lowering &lowering, const Node &node);
 void lower_norm(Lowering &lowering, const Node &node);
 void lower_grouped_norm(Lowering &lowering, const Node &node);

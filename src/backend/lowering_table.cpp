@@ -34,6 +34,12 @@ void describe_attention(const Node &node, std::string &detail) {
 void describe_sdpa(const Node &node, std::string &detail) {
   describe_attention(node, detail);
   if (node.as<SdpaAttrs>().generate_stats) detail += "stats, ";
+  const AttentionSpec a = attention_spec(node);
+  if (a.sink_token != 0) detail += "sink token, ";
+  if (a.block_mask != 0) detail += "block mask, ";
+  const cudnnfe_attention_implementation_t impl = node.as<SdpaAttrs>().implementation;
+  if (impl == CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE) detail += "composite, ";
+  if (impl == CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED) detail += "unified, ";
 }
 
 void describe_sdpa_backward(const Node &node, std::string &detail) {

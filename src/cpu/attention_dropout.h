@@ -28,6 +28,8 @@ struct AttentionInputs {
   // Ragged offsets and page tables (cpu/attention_layout.h).
   const StridedTensor *ragged_q = nullptr, *ragged_k = nullptr, *ragged_v = nullptr,
                       *ragged_o = nullptr, *page_table_k = nullptr, *page_table_v = nullptr;
+  // The forward's sink logits and block mask (cpu/sdpa_ref.cpp).
+  const StridedTensor *sink_token = nullptr, *block_mask = nullptr;
 };
 
 class AttentionDropout {

@@ -23,6 +23,17 @@ struct ColumnRange {
   bool empty() const { return first > last; }
 };
 
+// Whether a block mask (ops/attention.h, block_mask_dims) keeps score (n,
+// h, i, j): bit t % 8 of byte t / 8 in tile row i / 128, t = j / 128.
+inline bool block_mask_keeps(const StridedTensor &mask, int64_t n, int64_t h, int64_t i,
+                             int64_t j) {
+  const int64_t tile = j / kBlockMaskTile;
+  const double byte =
+      mask.load(n * mask.strides[0] + h * mask.strides[1] + (i / kBlockMaskTile) * mask.strides[2] +
+                (tile / 8) * mask.strides[3]);
+  return ((static_cast<unsigned>(byte) >> (tile % 8)) & 1u) != 0;
+}
+
 class AttentionMask {
  public:
   // `seq_len_q` / `seq_len_kv`: the INT32 [b,1,1,1] tensors with

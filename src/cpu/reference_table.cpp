@@ -34,6 +34,8 @@ AttentionInputs attention_inputs(const StepTensors &t) {
   a.ragged_o = t.in(p.ragged_o);
   a.page_table_k = t.in(p.page_table_k);
   a.page_table_v = t.in(p.page_table_v);
+  a.sink_token = t.in(p.sink_token);
+  a.block_mask = t.in(p.block_mask);
   return a;
 }
 

@@ -1,12 +1,15 @@
 // Scaled dot-product attention forward, one query row at a time:
 //   s_j = scale * q . k_j + bias_j + alibi_h * (j - i)   for the columns j
 //         the masks leave (cpu/attention_mask.h)
-//   P   = softmax(s),  stats = max + log(sum_j exp(s_j - max))
+//         and a block mask keeps (-inf where it does not)
+//   m   = max(max_j s_j, sink_h),  Z = sum_j exp(s_j - m) + exp(sink_h - m)
+//   P   = exp(s - m) / Z,  stats = m + log(Z)   (no sink: sink_h = -inf)
 //   O   = sum_j P_j * dropout_j * v_j   (cpu/attention_dropout.h)
 // Dot products, softmax and the weighted sum run in double. A row that sees
 // no column (a padding row, a band or causal mask leaving nothing) writes
 // O = 0 and stats = -inf, the log-sum-exp of an empty set; so does a row
-// whose bias is -inf on every visible column.
+// whose bias is -inf on every visible column. With a sink such a row has
+// Z = 1: O = 0 and stats = sink_h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,19 +79,23 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < h_q; ++h) {
       const double *v_head = &vd[static_cast<size_t>((b * h_kv + h / group) * s_kv * d_v)];
+      const double sink = in.sink_token ? in.sink_token->load(h * in.sink_token->strides[1])
+                                        : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
         const ColumnRange cols = mask.columns(b, i);
-        double max = -std::numeric_limits<double>::infinity();
+        double max = sink;
         for (int64_t j = cols.first; j <= cols.last; ++j) {
-          const double s = score(b, h, i, j);
+          const bool kept = !in.block_mask || block_mask_keeps(*in.block_mask, b, h, i, j);
+          const double s = kept ? score(b, h, i, j) : -std::numeric_limits<double>::infinity();
           scores[static_cast<size_t>(j)] = s;
           max = std::fmax(max, s);
         }
         std::fill(out.begin(), out.end(), 0.0);
-        // No visible column, or a bias of -inf on all of them.
-        const bool empty = cols.empty() || max == -std::numeric_limits<double>::infinity();
+        // No visible column nor sink, or a bias of -inf on all of them.
+        const bool empty = max == -std::numeric_limits<double>::infinity();
         double sum = 0.0;
         if (!empty) {
+          if (in.sink_token) sum += std::exp(sink - max);
           for (int64_t j = cols.first; j <= cols.last; ++j)
             sum += std::exp(scores[static_cast<size_t>(j)] - max);
           for (int64_t j = cols.first; j <= cols.last; ++j) {

@@ -220,6 +220,21 @@ bool diagonal_alignment_from_name(const std::string &name, int32_t *v) {
   if (name == "BOTTOM_RIGHT") return *v = CUDNNFE_DIAGONAL_BOTTOM_RIGHT, true;
   return false;
 }
+// cudnn-frontend's JSON names of AttentionImplementation_t.
+const char *attention_implementation_name(int32_t v) {
+  switch (v) {
+    case CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO: return "AUTO";
+    case CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE: return "COMPOSITE";
+    case CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED: return "UNIFIED";
+    default: return "UNKNOWN";
+  }
+}
+bool attention_implementation_from_name(const std::string &name, int32_t *v) {
+  for (int32_t i = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
+       i <= CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED; ++i)
+    if (name == attention_implementation_name(i)) return *v = i, true;
+  return false;
+}
 
 // The int32_t signatures that EnumCodec holds.
 template <class T, const char *(*Name)(T)>
@@ -249,6 +264,9 @@ const EnumCodec kReductionModeCodec = {
 const EnumCodec kNormPhaseCodec = {"", norm_phase_name, norm_phase_from_name, ""};
 const EnumCodec kDiagonalAlignmentCodec = {
     "", diagonal_alignment_name, diagonal_alignment_from_name, " (TOP_LEFT or BOTTOM_RIGHT)"};
+const EnumCodec kAttentionImplementationCodec = {"", attention_implementation_name,
+                                                 attention_implementation_from_name,
+                                                 " (AUTO, COMPOSITE or UNIFIED)"};
 const EnumCodec kResampleModeCodec = {
     "resample mode", name_of<cudnnfe_resample_mode_t, resample_mode_name>,
     from_name<cudnnfe_resample_mode_t, resample_mode_from_name>, ""};

@@ -111,6 +111,8 @@ struct SdpaAttrs {
   bool causal_mask = false;
   bool causal_mask_bottom_right = false;
   AttentionOptions options;
+  // COMPOSITE or UNIFIED lowering; AUTO picks at build (backend/lower_sdpa.cpp).
+  cudnnfe_attention_implementation_t implementation = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
 };
 
 struct SdpaBackwardAttrs {

@@ -88,6 +88,9 @@ std::vector<AttrField> sdpa_fields() {
   };
   add_attention_options<SdpaAttrs>(f);
   f.push_back(CUDNNFE_ATTR(SdpaAttrs, options.max_seq_len_kv, "max_seq_len_kv").as_optional());
+  f.push_back(CUDNNFE_ATTR(SdpaAttrs, implementation, "implementation")
+                  .with_codec(kAttentionImplementationCodec)
+                  .as_optional());
   return f;
 }
 
@@ -253,7 +256,8 @@ std::vector<OpSchema> rows() {
        "sdpa",
        {"q", "k", "v", "bias", "attn_scale", "seq_len_q", "seq_len_kv", "dropout_seed",
         "dropout_offset", "dropout_mask", "dropout_scale", "ragged_offset_q", "ragged_offset_k",
-        "ragged_offset_v", "ragged_offset_o", "page_table_k", "page_table_v"},
+        "ragged_offset_v", "ragged_offset_o", "page_table_k", "page_table_v", "sink_token",
+        "block_mask"},
        {"O", "stats"},
        make<SdpaAttrs>,
        sdpa_fields()},

@@ -180,6 +180,7 @@ extern const EnumCodec kPointwiseModeCodec;
 extern const EnumCodec kReductionModeCodec;
 extern const EnumCodec kNormPhaseCodec;
 extern const EnumCodec kDiagonalAlignmentCodec;
+extern const EnumCodec kAttentionImplementationCodec;
 extern const EnumCodec kResampleModeCodec;
 extern const EnumCodec kPaddingModeCodec;
 extern const EnumCodec kRngDistributionCodec;

@@ -8,10 +8,11 @@ namespace cudnnfe {
 
 const AttentionPorts &attention_ports(OpKind kind) {
   // Port order of node.cpp's table.
-  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8, 9, 10, AttentionPorts::kNone,
-                                         11, 12, 13, 14, 15, 16};
-  static const AttentionPorts backward = {
-      6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, AttentionPorts::kNone, AttentionPorts::kNone};
+  constexpr size_t kNone = AttentionPorts::kNone;
+  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone,
+                                         11, 12, 13, 14, 15, 16, 17, 18};
+  static const AttentionPorts backward = {6,  7,  8,  9,  10,    11,    12,    13,   14,
+                                          15, 16, 17, 18, kNone, kNone, kNone, kNone};
   return kind == OpKind::kSdpa ? forward : backward;
 }
 
@@ -49,7 +50,14 @@ AttentionSpec attention_spec(const Node &node) {
   s.ragged_o = at(p.ragged_o);
   s.page_table_k = at(p.page_table_k);
   s.page_table_v = at(p.page_table_v);
+  s.sink_token = at(p.sink_token);
+  s.block_mask = at(p.block_mask);
   return s;
+}
+
+std::vector<int64_t> block_mask_dims(int64_t b, int64_t h_q, int64_t s_q, int64_t s_kv) {
+  const int64_t kv_tiles = (s_kv + kBlockMaskTile - 1) / kBlockMaskTile;
+  return {b, h_q, (s_q + kBlockMaskTile - 1) / kBlockMaskTile, (kv_tiles + 7) / 8};
 }
 
 int64_t attention_kv_length(const Graph &graph, const Node &node) {

@@ -23,6 +23,8 @@ struct AttentionPorts {
   // Ragged offsets of q, k, v and o (the backward's also describe dQ, dK,
   // dV and dO); the forward's page tables of k and v (kNone backward).
   size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
+  // The forward's sink logits and block mask (kNone backward).
+  size_t sink_token, block_mask;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
@@ -41,6 +43,7 @@ struct AttentionSpec {
           dropout_scale_inv = 0;
   int64_t ragged_q = 0, ragged_k = 0, ragged_v = 0, ragged_o = 0;
   int64_t page_table_k = 0, page_table_v = 0;
+  int64_t sink_token = 0, block_mask = 0;
 
   // Whether the diagonal is aligned at the bottom-right corner.
   bool bottom_right() const {
@@ -68,6 +71,12 @@ AttentionSpec attention_spec(const Node &node);
 // a paged cache max_seq_len_kv when set, else the unpaged one of k and v,
 // else k's pages * page_size (docs/attention.md).
 int64_t attention_kv_length(const Graph &graph, const Node &node);
+
+// The side of a block mask's tiles (cuDNN's 128 x 128), and its dims for
+// the scores [b, h_q, s_q, s_kv]: [b, h_q, ceil(s_q / 128), ceil(ceil(s_kv
+// / 128) / 8)], eight key tiles to a byte.
+constexpr int64_t kBlockMaskTile = 128;
+std::vector<int64_t> block_mask_dims(int64_t b, int64_t h_q, int64_t s_q, int64_t s_kv);
 
 // ALiBi slopes of `heads` query heads, cudnn-frontend's formula: n = the
 // largest power of two <= heads; 2^(-8 (h + 1) / n) for h < n, then

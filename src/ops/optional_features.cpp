@@ -80,6 +80,11 @@ void offer_sdpa_features(std::vector<OptionalFeature> &out, const Node &node) {
   offer_attention<SdpaAttrs>(out, node);
   offer(out, node.as<SdpaAttrs>().generate_stats, "stats output",
         [](Node &n) { n.as<SdpaAttrs>().generate_stats = false; });
+  const AttentionPorts &ports = attention_ports(node.kind);
+  offer(out, node.inputs[ports.sink_token] != 0, "sink token",
+        [ports](Node &n) { drop_input(n, ports.sink_token); });
+  offer(out, node.inputs[ports.block_mask] != 0, "block mask",
+        [ports](Node &n) { drop_input(n, ports.block_mask); });
 }
 
 void offer_sdpa_backward_features(std::vector<OptionalFeature> &out, const Node &node) {

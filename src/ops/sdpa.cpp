@@ -257,11 +257,37 @@ void require_dtype(Graph &graph, const Node &node, int64_t uid, const char *opti
              option, " must be ", expected);
 }
 
+// The forward's implementation choice, sink logits and block mask
+// (docs/attention.md).
+void check_forward_options(Graph &graph, const Node &node, const AttentionShape &a) {
+  const std::string label = Graph::label(node);
+  const cudnnfe_attention_implementation_t impl = node.as<SdpaAttrs>().implementation;
+  if (impl < CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO ||
+      impl > CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED)
+    fail_graph(label, ": implementation ", impl,
+               " is unknown; use CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO (0), COMPOSITE (1) or "
+               "UNIFIED (2)");
+  const AttentionSpec s = attention_spec(node);
+  if (s.sink_token != 0)
+    require_dims(node, "sink_token", graph.tensor(s.sink_token), {1, a.h_q, 1, 1},
+                 "one sink logit per query head");
+  if (s.block_mask == 0) return;
+  require_dims(node, "block_mask", graph.tensor(s.block_mask),
+               block_mask_dims(a.b, a.h_q, a.s_q, a.s_kv),
+               "[b,h_q,ceil(s_q/128),ceil(ceil(s_kv/128)/8)]: one bit per 128x128 tile of the "
+               "scores, eight key tiles to a byte");
+  if (impl == CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE)
+    fail_graph(label,
+               ": block_mask needs the UNIFIED implementation (the composite graph has no block "
+               "mask); use AUTO or UNIFIED");
+}
+
 }  // namespace
 
 void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
+  check_forward_options(graph, node, a);
   const Tensor &q = graph.tensor(node.inputs[0]);
   output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides,
               attention_ports(node.kind).ragged_o);
@@ -338,6 +364,8 @@ void check_types_sdpa(Graph &graph, Node &node) {
   }
   require_dtype(graph, node, s.page_table_k, "page_table_k", {CUDNNFE_DTYPE_INT32}, "INT32");
   require_dtype(graph, node, s.page_table_v, "page_table_v", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.sink_token, "sink_token", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
+  require_dtype(graph, node, s.block_mask, "block_mask", {CUDNNFE_DTYPE_UINT8}, "UINT8");
   require_dtype(graph, node, s.dropout_mask, "dropout_mask",
                 {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
                  CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},

@@ -237,6 +237,12 @@ const cudnnfe_log_callback_t = Ptr{Cvoid}
 # C: typedef int32_t cudnnfe_diagonal_alignment_t;
 const cudnnfe_diagonal_alignment_t = Int32
 
+# C: typedef int32_t cudnnfe_attention_implementation_t;
+const cudnnfe_attention_implementation_t = Int32
+const CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO = cudnnfe_attention_implementation_t(0)
+const CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE = cudnnfe_attention_implementation_t(1)
+const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED = cudnnfe_attention_implementation_t(2)
+
 # C: typedef int32_t cudnnfe_norm_phase_t;
 const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
@@ -358,7 +364,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (208 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (232 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -389,6 +395,9 @@ struct cudnnfe_sdpa_options
     page_table_k::Int64  # int64_t at 184
     page_table_v::Int64  # int64_t at 192
     max_seq_len_kv::Int64  # int64_t at 200
+    implementation::cudnnfe_attention_implementation_t  # cudnnfe_attention_implementation_t at 208
+    sink_token::Int64  # int64_t at 216
+    block_mask::Int64  # int64_t at 224
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
@@ -2425,7 +2434,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED, CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR,
       CUDNNFE_LIBRARY_ORIGIN_SYSTEM, CUDNNFE_LOG_LEVEL_OFF, CUDNNFE_LOG_LEVEL_INFO,
       CUDNNFE_LOG_LEVEL_DEBUG, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
-      CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
+      CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO, CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE,
+      CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED, CUDNNFE_NORM_PHASE_TRAINING,
+      CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
       CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
       CUDNNFE_RESAMPLE_NEAREST, CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO,
       CUDNNFE_PADDING_ZERO, CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE,
@@ -2471,12 +2482,13 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
       cudnnfe_reduction_options, cudnnfe_reduction_options_t,
       cudnnfe_reduction_options_init_sized, cudnnfe_graph_add_reduction,
-      cudnnfe_diagonal_alignment_t, cudnnfe_sdpa_options, cudnnfe_sdpa_options_t,
-      cudnnfe_sdpa_options_init_sized, cudnnfe_graph_add_sdpa,
-      cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
-      cudnnfe_sdpa_backward_options_init_sized, cudnnfe_graph_add_sdpa_backward,
-      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_norm_phase_t, cudnnfe_norm_options,
-      cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
+      cudnnfe_diagonal_alignment_t, cudnnfe_attention_implementation_t,
+      cudnnfe_sdpa_options, cudnnfe_sdpa_options_t, cudnnfe_sdpa_options_init_sized,
+      cudnnfe_graph_add_sdpa, cudnnfe_sdpa_backward_options,
+      cudnnfe_sdpa_backward_options_t, cudnnfe_sdpa_backward_options_init_sized,
+      cudnnfe_graph_add_sdpa_backward, cudnnfe_graph_add_sdpa_backward_ex,
+      cudnnfe_norm_phase_t, cudnnfe_norm_options, cudnnfe_norm_options_t,
+      cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
       cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
       cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,
       cudnnfe_graph_add_batchnorm_inference, cudnnfe_graph_add_batchnorm_backward,

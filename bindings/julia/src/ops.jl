@@ -263,6 +263,8 @@ end
 _optional(g::Graph, u::Integer) = u == 0 ? nothing : Tensor(g, u)
 
 const DIAGONAL_CODES = _prefixed_constants("CUDNNFE_DIAGONAL_")  # :top_left, :bottom_right
+# :auto, :composite, :unified (since 0.3)
+const IMPLEMENTATION_CODES = _prefixed_constants("CUDNNFE_ATTENTION_IMPLEMENTATION_")
 
 _float_or_nothing(x) = x === nothing ? nothing : Float64(x)
 # A band bound: `nothing` is open (the C -1).
@@ -335,6 +337,7 @@ _ragged_fields(g::Graph, q, k, v, o) =
           dropout_mask = nothing, dropout_scale = nothing, ragged_offset_q = nothing,
           ragged_offset_k = nothing, ragged_offset_v = nothing, ragged_offset_o = nothing,
           page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+          implementation = :auto, sink_token = nothing, block_mask = nothing,
           compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
@@ -345,7 +348,11 @@ log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
 A paged K/V cache: `k`/`v` are page containers `(d, page_size, h_kv,
 num_pages)` read through `page_table_k`/`page_table_v` (INT32 graph inputs of
 size `(1, pages_per_sequence, 1, b)`, needing `seq_len_kv`); `max_seq_len_kv`
-sets s_kv (default: the pages' capacity).
+sets s_kv (default: the pages' capacity). `implementation` is `:auto`,
+`:composite` or `:unified` (cudnn-frontend's attention_implementation);
+`sink_token` a FLOAT `(1, 1, h_q, 1)` sink logit per head added to each row's
+softmax denominator; `block_mask` a UINT8 bit-packed mask of 128x128 score
+tiles `(ceil(ceil(s_kv/128)/8), ceil(s_q/128), h_q, b)` (unified only).
 
 $_ATTENTION_KWARGS_DOC
 """
@@ -356,7 +363,8 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
                ragged_offset_q = nothing, ragged_offset_k = nothing, ragged_offset_v = nothing,
                ragged_offset_o = nothing, page_table_k = nothing, page_table_v = nothing,
-               max_seq_len_kv = nothing, compute_dtype = nothing, name = nothing)
+               max_seq_len_kv = nothing, implementation = :auto, sink_token = nothing,
+               block_mask = nothing, compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -374,7 +382,10 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                                      ragged_offset_o)...,
                       page_table_k = _uid(g, page_table_k), page_table_v = _uid(g, page_table_v),
                       max_seq_len_kv = max_seq_len_kv === nothing ? Int64(0) :
-                                       Int64(max_seq_len_kv)))
+                                       Int64(max_seq_len_kv),
+                      implementation = _code(IMPLEMENTATION_CODES, "attention implementation",
+                                             implementation),
+                      sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)

@@ -13,7 +13,7 @@ import math
 from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _arrays, _ragged, _rewrite, _structs
-from ._enums import data_type, diagonal_alignment
+from ._enums import attention_implementation, data_type, diagonal_alignment
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._tensor import Tensor
@@ -237,14 +237,20 @@ class AttentionOps:
                 ``(mask, scale)``; or a probability with ``dropout_seed=`` and
                 ``dropout_offset=``.
 
-        block_mask, score_mod, score_max, score_sum_exp,
-        sink_token, rng_dump, implementation and unfuse_fma are not offered by
-        the C ABI: giving them raises :class:`NotOfferedError`.
+            implementation: :class:`attention_implementation` (or its name);
+                None is ``AUTO``.
+            sink_token: a FLOAT ``[1, h_q, 1, 1]`` sink logit per head, added
+                to each row's softmax denominator.
+            block_mask: a UINT8 bit-packed ``[b, h_q, ceil(s_q/128),
+                ceil(ceil(s_kv/128)/8)]`` mask of 128x128 score tiles
+                (``UNIFIED`` only, cuDNN 9.14 and newer).
+
+        score_mod, score_max, score_sum_exp, rng_dump and unfuse_fma are not
+        offered by the C ABI: giving them raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa", name)
-        _refuse(node, dict(block_mask=block_mask, rng_dump=rng_dump, score_mod=score_mod, implementation=implementation,
-                           score_max=score_max, score_sum_exp=score_sum_exp,
-                           sink_token=sink_token, unfuse_fma=unfuse_fma))
+        _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod, score_max=score_max,
+                           score_sum_exp=score_sum_exp, unfuse_fma=unfuse_fma))
         bias = self._bias_argument(node, bias, attn_bias)
         o = _structs.new("cudnnfe_sdpa_options_t")
         cname = _cstr(node, "name")
@@ -271,6 +277,11 @@ class AttentionOps:
         self._dropout_options(o, node, dropout, dropout_seed, dropout_offset, backward=False)
         self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
                             paged_attention_max_seq_len_kv)
+        if implementation is not None:
+            o.implementation = int(_enum_value(attention_implementation, implementation,
+                                               "implementation"))
+        o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
+        o.block_mask = self._operand(block_mask, node, "block_mask", optional=True)
         out_o = ffi.new("int64_t *")
         out_s = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))

@@ -344,6 +344,14 @@ typedef int32_t cudnnfe_diagonal_alignment_t;
 #define CUDNNFE_DIAGONAL_TOP_LEFT 0
 #define CUDNNFE_DIAGONAL_BOTTOM_RIGHT 1
 
+typedef int32_t cudnnfe_attention_implementation_t;
+
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO 0
+
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE 1
+
+#define CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED 2
+
 typedef struct cudnnfe_sdpa_options {
   size_t struct_size;
   const char *name;
@@ -385,6 +393,12 @@ typedef struct cudnnfe_sdpa_options {
   int64_t page_table_k;
   int64_t page_table_v;
   int64_t max_seq_len_kv;
+
+  cudnnfe_attention_implementation_t implementation;
+
+  int64_t sink_token;
+
+  int64_t block_mask;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -989,6 +1003,9 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_LOG_LEVEL_DEBUG':                               2,
     'CUDNNFE_DIAGONAL_TOP_LEFT':                             0,
     'CUDNNFE_DIAGONAL_BOTTOM_RIGHT':                         1,
+    'CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO':                 0,
+    'CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE':            1,
+    'CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED':              2,
     'CUDNNFE_NORM_PHASE_TRAINING':                           0,
     'CUDNNFE_NORM_PHASE_INFERENCE':                          1,
     'CUDNNFE_RESAMPLE_MAXPOOL':                              1,

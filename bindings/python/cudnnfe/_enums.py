@@ -255,6 +255,19 @@ class diagonal_alignment(IntEnum):
     BOTTOM_RIGHT = _C["CUDNNFE_DIAGONAL_BOTTOM_RIGHT"]
 
 
+class attention_implementation(IntEnum):
+    """How :meth:`pygraph.sdpa` runs on cuDNN (``CUDNNFE_ATTENTION_IMPLEMENTATION_*``).
+
+    ``AUTO``: the unified SDPA_FWD operation where the loaded cuDNN runs the
+    node's options through it, else the composite graph; ``COMPOSITE``,
+    ``UNIFIED``: that one (docs/attention.md).
+    """
+
+    AUTO = _C["CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO"]
+    COMPOSITE = _C["CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE"]
+    UNIFIED = _C["CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED"]
+
+
 class resample_mode(IntEnum):
     """Pooling or upsampling mode of :meth:`pygraph.resample` (``CUDNNFE_RESAMPLE_*``)."""
 
@@ -355,14 +368,6 @@ class knob_type(IntEnum):
     REDUCTION_MODE = 27
     IDX_MODE = 28
     TILEK = 29
-
-
-class attention_implementation(IntEnum):
-    """cudnn-frontend's choice of attention implementation; cudnnfe takes only ``AUTO``."""
-
-    AUTO = 0
-    COMPOSITE = 1
-    UNIFIED = 2
 
 
 class moe_grouped_matmul_mode(IntEnum):

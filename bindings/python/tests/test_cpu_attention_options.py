@@ -405,10 +405,8 @@ def g4():
 
 
 @pytest.mark.parametrize("keyword,value,feature", [
-    ("block_mask", "q", "block-sparse"),
     ("score_mod", lambda *a: a, "score modification"), ("score_max", "q", "score-max"),
-    ("sink_token", "q", "attention sinks"), ("rng_dump", "q", "dropout mask"),
-    ("implementation", "COMPOSITE", "implementation"), ("unfuse_fma", True, "unfused FMA"),
+    ("rng_dump", "q", "dropout mask"), ("unfuse_fma", True, "unfused FMA"),
 ])
 def test_sdpa_refuses_what_the_abi_lacks(g4, keyword, value, feature):
     g, q = g4
@@ -481,3 +479,61 @@ def test_numpy_scalars_are_numbers(qkv):
                     diagonal_band_left_bound=np.int64(3), use_causal_mask=True)
     want = ref.attention(q, k, v, 0.5, ref.visible(B, SQ, SKV, left=3, right=0))[0]
     close(o, want, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# sink token, block mask, implementation (issue 16; docs/attention.md)
+# ---------------------------------------------------------------------------
+
+def _sink_block_reference(q, k, v, scale, sink=None, keep=None):
+    """NumPy: s = scale q.k (-inf where `keep` is False); m = max(max s, sink);
+    P = exp(s - m) / (sum exp(s - m) + exp(sink - m)); stats = m + log(that sum)."""
+    group = q.shape[1] // k.shape[1]
+    k = np.repeat(k, group, axis=1).astype(np.float64)
+    v = np.repeat(v, group, axis=1).astype(np.float64)
+    s = scale * np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k)
+    if keep is not None:
+        s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    if sink is not None:
+        m = np.maximum(m, sink.astype(np.float64))
+    e = np.exp(s - m)
+    z = e.sum(axis=-1, keepdims=True)
+    if sink is not None:
+        z = z + np.exp(sink.astype(np.float64) - m)
+    return np.einsum("bhij,bhjd->bhid", e / z, v), m + np.log(z)
+
+
+def test_sink_token(qkv):
+    q, k, v = qkv
+    sink = np.linspace(-1.0, 2.0, HQ).astype(np.float32).reshape(1, HQ, 1, 1)
+    o, stats = _forward(q, k, v, {"sink_token": sink}, attn_scale=SCALE)
+    want_o, want_stats = _sink_block_reference(q, k, v, SCALE, sink=sink)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("implementation", [None, "AUTO", cudnnfe.attention_implementation.UNIFIED])
+def test_block_mask(rng, implementation):
+    sq, skv = 130, 260  # two query tile rows, three key tiles
+    q = rng.standard_normal((1, 2, sq, 4)).astype(np.float32)
+    k = rng.standard_normal((1, 2, skv, 4)).astype(np.float32)
+    v = rng.standard_normal((1, 2, skv, 4)).astype(np.float32)
+    bits = np.array([0b101, 0b011, 0b110, 0b100], np.uint8).reshape(1, 2, 2, 1)
+    o, stats = _forward(q, k, v, {"block_mask": bits}, attn_scale=0.5,
+                        implementation=implementation)
+    tile = (bits[..., None] >> np.arange(8)) & 1  # [1, 2, 2, 1, 8]
+    tile = tile.reshape(1, 2, 2, 8)
+    keep = np.repeat(np.repeat(tile, 128, axis=2), 128, axis=3)[:, :, :sq, :skv].astype(bool)
+    want_o, want_stats = _sink_block_reference(q, k, v, 0.5, keep=keep)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+
+
+def test_block_mask_refused_with_composite(g4):
+    g, q = g4
+    bm = g.tensor(dim=[1, 2, 1, 1], data_type=data_type.UINT8, name="bm")
+    with pytest.raises(cudnnfe.InvalidGraphError, match="block_mask needs the UNIFIED"):
+        g.sdpa(q, q, q, block_mask=bm, implementation="COMPOSITE")
+    with pytest.raises((ValueError, TypeError), match="implementation"):
+        g.sdpa(q, q, q, implementation="FASTEST")

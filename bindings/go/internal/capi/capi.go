@@ -240,15 +240,15 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef _goslice_ swig_type_214;
+typedef long long swig_type_214;
 typedef long long swig_type_215;
-typedef _goslice_ swig_type_216;
+typedef long long swig_type_216;
 typedef long long swig_type_217;
 typedef _goslice_ swig_type_218;
 typedef long long swig_type_219;
-typedef long long swig_type_220;
+typedef _goslice_ swig_type_220;
 typedef long long swig_type_221;
-typedef long long swig_type_222;
+typedef _goslice_ swig_type_222;
 typedef long long swig_type_223;
 typedef long long swig_type_224;
 typedef long long swig_type_225;
@@ -260,11 +260,11 @@ typedef long long swig_type_230;
 typedef long long swig_type_231;
 typedef long long swig_type_232;
 typedef long long swig_type_233;
-typedef _goslice_ swig_type_234;
+typedef long long swig_type_234;
 typedef long long swig_type_235;
 typedef long long swig_type_236;
 typedef long long swig_type_237;
-typedef long long swig_type_238;
+typedef _goslice_ swig_type_238;
 typedef long long swig_type_239;
 typedef long long swig_type_240;
 typedef long long swig_type_241;
@@ -303,17 +303,17 @@ typedef long long swig_type_273;
 typedef long long swig_type_274;
 typedef long long swig_type_275;
 typedef long long swig_type_276;
-typedef _goslice_ swig_type_277;
+typedef long long swig_type_277;
 typedef long long swig_type_278;
-typedef _goslice_ swig_type_279;
-typedef _goslice_ swig_type_280;
-typedef long long swig_type_281;
-typedef _goslice_ swig_type_282;
-typedef _gostring_ swig_type_283;
-typedef long long swig_type_284;
+typedef long long swig_type_279;
+typedef long long swig_type_280;
+typedef _goslice_ swig_type_281;
+typedef long long swig_type_282;
+typedef _goslice_ swig_type_283;
+typedef _goslice_ swig_type_284;
 typedef long long swig_type_285;
-typedef long long swig_type_286;
-typedef long long swig_type_287;
+typedef _goslice_ swig_type_286;
+typedef _gostring_ swig_type_287;
 typedef long long swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
@@ -322,16 +322,16 @@ typedef long long swig_type_292;
 typedef long long swig_type_293;
 typedef long long swig_type_294;
 typedef long long swig_type_295;
-typedef _goslice_ swig_type_296;
+typedef long long swig_type_296;
 typedef long long swig_type_297;
 typedef long long swig_type_298;
 typedef long long swig_type_299;
-typedef long long swig_type_300;
-typedef _goslice_ swig_type_301;
+typedef _goslice_ swig_type_300;
+typedef long long swig_type_301;
 typedef long long swig_type_302;
 typedef long long swig_type_303;
 typedef long long swig_type_304;
-typedef long long swig_type_305;
+typedef _goslice_ swig_type_305;
 typedef long long swig_type_306;
 typedef long long swig_type_307;
 typedef long long swig_type_308;
@@ -343,15 +343,19 @@ typedef long long swig_type_313;
 typedef long long swig_type_314;
 typedef long long swig_type_315;
 typedef long long swig_type_316;
-typedef _goslice_ swig_type_317;
+typedef long long swig_type_317;
 typedef long long swig_type_318;
 typedef long long swig_type_319;
 typedef long long swig_type_320;
-typedef _gostring_ swig_type_321;
-typedef _goslice_ swig_type_322;
+typedef _goslice_ swig_type_321;
+typedef long long swig_type_322;
 typedef long long swig_type_323;
-typedef _goslice_ swig_type_324;
-typedef long long swig_type_325;
+typedef long long swig_type_324;
+typedef _gostring_ swig_type_325;
+typedef _goslice_ swig_type_326;
+typedef long long swig_type_327;
+typedef _goslice_ swig_type_328;
+typedef long long swig_type_329;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
@@ -523,67 +527,73 @@ extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(
 extern swig_type_101 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_102 arg2);
 extern swig_type_103 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_104 arg2);
+extern swig_type_105 _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_106 arg2);
+extern swig_type_107 _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_104 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_105 arg2, swig_type_106 arg3, swig_type_107 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_108 arg2);
-extern swig_type_109 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_108 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3, swig_type_111 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_112 arg2);
+extern swig_type_113 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_110 arg2);
-extern swig_type_111 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_114 arg2);
+extern swig_type_115 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_112 arg2);
-extern swig_type_113 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_116 arg2);
+extern swig_type_117 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_114 arg2);
-extern swig_type_115 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_116 arg2);
-extern swig_type_117 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_118 arg2);
-extern swig_type_119 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_120 arg2);
-extern swig_type_121 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_120 arg2);
+extern swig_type_121 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_122 arg2);
+extern swig_type_123 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_124 arg2);
+extern swig_type_125 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_122 arg2);
-extern swig_type_123 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_124 arg2);
-extern swig_type_125 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_126 arg2);
-extern swig_type_127 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_128 arg2);
-extern swig_type_129 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_130 arg2);
-extern swig_type_131 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_132 arg2);
-extern swig_type_133 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_134 arg2);
-extern swig_type_135 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_136 arg2);
-extern swig_type_137 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_138 arg2);
-extern swig_type_139 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_126 arg2);
+extern swig_type_127 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_128 arg2);
+extern swig_type_129 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_130 arg2);
+extern swig_type_131 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_132 arg2);
+extern swig_type_133 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_134 arg2);
+extern swig_type_135 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_136 arg2);
+extern swig_type_137 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_138 arg2);
+extern swig_type_139 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_140 arg2);
+extern swig_type_141 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_142 arg2);
+extern swig_type_143 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_140 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3, swig_type_143 arg4, swig_type_144 arg5, swig_type_145 arg6, swig_type_146 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5, swig_type_151 arg6, swig_type_152 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_153 arg2);
-extern swig_type_154 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_144 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_145 arg2, swig_type_146 arg3, swig_type_147 arg4, swig_type_148 arg5, swig_type_149 arg6, swig_type_150 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_151 arg2, swig_type_152 arg3, swig_type_153 arg4, swig_type_154 arg5, swig_type_155 arg6, swig_type_156 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_157 arg2);
+extern swig_type_158 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -594,45 +604,45 @@ extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff
 extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_155 arg2);
-extern swig_type_156 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_157 arg2);
-extern swig_type_158 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_159 arg2);
+extern swig_type_160 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_161 arg2);
+extern swig_type_162 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_159 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_type_162 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_163 arg2, swig_type_164 arg3, swig_type_165 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_166 arg2, swig_type_167 arg3, swig_type_168 arg4, swig_type_169 arg5, swig_type_170 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_type_173 arg4, swig_type_174 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_175 arg2, swig_type_176 arg3, swig_type_177 arg4, swig_type_178 arg5, swig_type_179 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_180 arg2, swig_type_181 arg3, swig_type_182 arg4, swig_type_183 arg5, swig_type_184 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_185 arg2, swig_type_186 arg3, swig_type_187 arg4, swig_type_188 arg5, swig_type_189 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_190 arg2, swig_type_191 arg3, swig_type_192 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_193 arg2, swig_type_194 arg3, swig_type_195 arg4, swig_type_196 arg5, swig_type_197 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, swig_type_200 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_type_205 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_206 arg2);
-extern swig_type_207 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_163 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_164 arg2, swig_type_165 arg3, swig_type_166 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_type_169 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_170 arg2, swig_type_171 arg3, swig_type_172 arg4, swig_type_173 arg5, swig_type_174 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_175 arg2, swig_type_176 arg3, swig_type_177 arg4, swig_type_178 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_179 arg2, swig_type_180 arg3, swig_type_181 arg4, swig_type_182 arg5, swig_type_183 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_184 arg2, swig_type_185 arg3, swig_type_186 arg4, swig_type_187 arg5, swig_type_188 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3, swig_type_191 arg4, swig_type_192 arg5, swig_type_193 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_194 arg2, swig_type_195 arg3, swig_type_196 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_197 arg2, swig_type_198 arg3, swig_type_199 arg4, swig_type_200 arg5, swig_type_201 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3, swig_type_204 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_205 arg2, swig_type_206 arg3, swig_type_207 arg4, swig_type_208 arg5, swig_type_209 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_210 arg2);
+extern swig_type_211 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_208 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_210 arg2);
-extern swig_type_211 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_214 arg2);
+extern swig_type_215 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2, swig_type_214 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_215 arg2, swig_type_216 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_218 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_219 arg2);
-extern swig_type_220 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_216 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, swig_type_218 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_219 arg2, swig_type_220 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_221 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_223 arg2);
+extern swig_type_224 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -643,11 +653,11 @@ extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39af
 extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_221 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_223 arg2, swig_type_224 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2);
-extern swig_type_226 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_226 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_227 arg2, swig_type_228 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_229 arg2);
+extern swig_type_230 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -660,10 +670,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_227 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_229 arg2);
-extern swig_type_230 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_232 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_233 arg2);
+extern swig_type_234 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -676,16 +686,16 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2);
-extern swig_type_232 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_235 arg2);
+extern swig_type_236 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_233 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_234 arg2, swig_type_235 arg3, swig_type_236 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_237 arg2);
-extern swig_type_238 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_237 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_238 arg2, swig_type_239 arg3, swig_type_240 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_241 arg2);
+extern swig_type_242 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -694,28 +704,28 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_239 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_type_244 arg6, swig_type_245 arg7, swig_type_246 arg8, swig_type_247 arg9, swig_type_248 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_249 arg2);
-extern swig_type_250 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_243 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_244 arg2, swig_type_245 arg3, swig_type_246 arg4, swig_type_247 arg5, swig_type_248 arg6, swig_type_249 arg7, swig_type_250 arg8, swig_type_251 arg9, swig_type_252 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_253 arg2);
+extern swig_type_254 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2, swig_type_253 arg3, swig_type_254 arg4, swig_type_255 arg5, swig_type_256 arg6, swig_type_257 arg7, swig_type_258 arg8, swig_type_259 arg9, swig_type_260 arg10, swig_type_261 arg11, swig_type_262 arg12, swig_type_263 arg13, swig_type_264 arg14, swig_type_265 arg15, swig_type_266 arg16, swig_type_267 arg17, swig_type_268 arg18, swig_type_269 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_270 arg2);
-extern swig_type_271 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_256 arg2, swig_type_257 arg3, swig_type_258 arg4, swig_type_259 arg5, swig_type_260 arg6, swig_type_261 arg7, swig_type_262 arg8, swig_type_263 arg9, swig_type_264 arg10, swig_type_265 arg11, swig_type_266 arg12, swig_type_267 arg13, swig_type_268 arg14, swig_type_269 arg15, swig_type_270 arg16, swig_type_271 arg17, swig_type_272 arg18, swig_type_273 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern swig_type_275 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
-extern swig_type_273 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_276 arg2);
+extern swig_type_277 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -730,30 +740,30 @@ extern void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3
 extern int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_278 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
-extern swig_type_276 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_277 arg3, uintptr_t arg4, swig_type_278 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_280 arg3, uintptr_t arg4, swig_type_281 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_283 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_284 arg2);
-extern swig_type_285 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2);
-extern swig_type_287 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2);
-extern swig_type_289 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_281 arg3, uintptr_t arg4, swig_type_282 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_283 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_284 arg3, uintptr_t arg4, swig_type_285 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_287 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2);
+extern swig_type_289 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
+extern swig_type_291 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2);
+extern swig_type_293 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -766,13 +776,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_296 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
-extern swig_type_294 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_297 arg2);
+extern swig_type_298 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -785,10 +795,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_296 arg3, uintptr_t arg4, swig_type_297 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2);
-extern swig_type_299 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_299 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_300 arg3, uintptr_t arg4, swig_type_301 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
+extern swig_type_303 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -805,39 +815,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_300 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2);
-extern swig_type_303 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2);
-extern swig_type_305 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
-extern swig_type_307 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
-extern swig_type_309 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
-extern swig_type_311 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
-extern swig_type_313 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
-extern swig_type_315 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
+extern swig_type_307 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
+extern swig_type_311 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern swig_type_315 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern swig_type_317 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
+extern swig_type_319 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
-extern swig_type_319 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
+extern swig_type_323 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_321 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_322 arg3, uintptr_t arg4, swig_type_323 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_324 arg3, uintptr_t arg4, swig_type_325 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_325 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_326 arg3, uintptr_t arg4, swig_type_327 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_328 arg3, uintptr_t arg4, swig_type_329 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -2048,6 +2058,9 @@ func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 
 const CUDNNFE_DIAGONAL_TOP_LEFT int = 0
 const CUDNNFE_DIAGONAL_BOTTOM_RIGHT int = 1
+const CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO int = 0
+const CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE int = 1
+const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED int = 2
 
 type SwigcptrCudnnfe_sdpa_options_t uintptr
 
@@ -2409,6 +2422,45 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetMax_seq_len_kv() (_swig_ret int64)
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetImplementation(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetImplementation() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSink_token(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSink_token() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBlock_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_106(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBlock_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_sdpa_options_t() (_swig_ret Cudnnfe_sdpa_options_t) {
 	var swig_r Cudnnfe_sdpa_options_t
 	swig_r = (Cudnnfe_sdpa_options_t)(SwigcptrCudnnfe_sdpa_options_t(C._wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff()))
@@ -2477,12 +2529,18 @@ type Cudnnfe_sdpa_options_t interface {
 	GetPage_table_v() (_swig_ret int64)
 	SetMax_seq_len_kv(arg2 int64)
 	GetMax_seq_len_kv() (_swig_ret int64)
+	SetImplementation(arg2 int32)
+	GetImplementation() (_swig_ret int32)
+	SetSink_token(arg2 int64)
+	GetSink_token() (_swig_ret int64)
+	SetBlock_mask(arg2 int64)
+	GetBlock_mask() (_swig_ret int64)
 }
 
 func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_108(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -2494,7 +2552,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1), C.swig_type_106(_swig_i_2), C.swig_type_107(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1), C.swig_type_110(_swig_i_2), C.swig_type_111(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -2510,7 +2568,7 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_108(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_112(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2562,7 +2620,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right(
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_110(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
@@ -2601,7 +2659,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_112(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
@@ -2627,7 +2685,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
@@ -2640,7 +2698,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret in
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
@@ -2653,7 +2711,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret i
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
@@ -2666,7 +2724,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
@@ -2718,7 +2776,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_s
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
@@ -2731,7 +2789,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_128(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
@@ -2744,7 +2802,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_r
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
@@ -2757,7 +2815,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_128(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
@@ -2770,7 +2828,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
@@ -2783,7 +2841,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swi
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_132(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_136(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_ret int64) {
@@ -2796,7 +2854,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_ret int64) {
@@ -2809,7 +2867,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_136(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_ret int64) {
@@ -2822,7 +2880,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_142(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_ret int64) {
@@ -2901,7 +2959,7 @@ type Cudnnfe_sdpa_backward_options_t interface {
 func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -2917,7 +2975,7 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2), C.swig_type_143(_swig_i_3), C.swig_type_144(_swig_i_4), C.swig_type_145(_swig_i_5), C.swig_type_146(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_145(_swig_i_1), C.swig_type_146(_swig_i_2), C.swig_type_147(_swig_i_3), C.swig_type_148(_swig_i_4), C.swig_type_149(_swig_i_5), C.swig_type_150(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
 	return swig_r
 }
 
@@ -2935,7 +2993,7 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1), C.swig_type_148(_swig_i_2), C.swig_type_149(_swig_i_3), C.swig_type_150(_swig_i_4), C.swig_type_151(_swig_i_5), C.swig_type_152(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_151(_swig_i_1), C.swig_type_152(_swig_i_2), C.swig_type_153(_swig_i_3), C.swig_type_154(_swig_i_4), C.swig_type_155(_swig_i_5), C.swig_type_156(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -2954,7 +3012,7 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_153(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3032,7 +3090,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_155(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_159(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64) {
@@ -3045,7 +3103,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64)
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_161(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum_tensor() (_swig_ret int64) {
@@ -3090,7 +3148,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_159(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_163(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -3103,7 +3161,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_160(_swig_i_1), C.swig_type_161(_swig_i_2), C.swig_type_162(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_164(_swig_i_1), C.swig_type_165(_swig_i_2), C.swig_type_166(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3116,7 +3174,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_163(_swig_i_1), C.swig_type_164(_swig_i_2), C.swig_type_165(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1), C.swig_type_168(_swig_i_2), C.swig_type_169(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -3132,7 +3190,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.swig_type_167(_swig_i_2), C.swig_type_168(_swig_i_3), C.swig_type_169(_swig_i_4), C.swig_type_170(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_170(_swig_i_1), C.swig_type_171(_swig_i_2), C.swig_type_172(_swig_i_3), C.swig_type_173(_swig_i_4), C.swig_type_174(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3147,7 +3205,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.swig_type_172(_swig_i_2), C.swig_type_173(_swig_i_3), C.swig_type_174(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.swig_type_176(_swig_i_2), C.swig_type_177(_swig_i_3), C.swig_type_178(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -3165,7 +3223,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.swig_type_176(_swig_i_2), C.swig_type_177(_swig_i_3), C.swig_type_178(_swig_i_4), C.swig_type_179(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1), C.swig_type_180(_swig_i_2), C.swig_type_181(_swig_i_3), C.swig_type_182(_swig_i_4), C.swig_type_183(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -3179,7 +3237,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_type_181(_swig_i_2), C.swig_type_182(_swig_i_3), C.swig_type_183(_swig_i_4), C.swig_type_184(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_184(_swig_i_1), C.swig_type_185(_swig_i_2), C.swig_type_186(_swig_i_3), C.swig_type_187(_swig_i_4), C.swig_type_188(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3195,7 +3253,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_185(_swig_i_1), C.swig_type_186(_swig_i_2), C.swig_type_187(_swig_i_3), C.swig_type_188(_swig_i_4), C.swig_type_189(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1), C.swig_type_190(_swig_i_2), C.swig_type_191(_swig_i_3), C.swig_type_192(_swig_i_4), C.swig_type_193(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3209,7 +3267,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_190(_swig_i_1), C.swig_type_191(_swig_i_2), C.swig_type_192(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_194(_swig_i_1), C.swig_type_195(_swig_i_2), C.swig_type_196(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3225,7 +3283,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_193(_swig_i_1), C.swig_type_194(_swig_i_2), C.swig_type_195(_swig_i_3), C.swig_type_196(_swig_i_4), C.swig_type_197(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1), C.swig_type_198(_swig_i_2), C.swig_type_199(_swig_i_3), C.swig_type_200(_swig_i_4), C.swig_type_201(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3239,7 +3297,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1), C.swig_type_199(_swig_i_2), C.swig_type_200(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1), C.swig_type_203(_swig_i_2), C.swig_type_204(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3255,7 +3313,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1), C.swig_type_202(_swig_i_2), C.swig_type_203(_swig_i_3), C.swig_type_204(_swig_i_4), C.swig_type_205(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1), C.swig_type_206(_swig_i_2), C.swig_type_207(_swig_i_3), C.swig_type_208(_swig_i_4), C.swig_type_209(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3271,7 +3329,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3332,7 +3390,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3342,7 +3400,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3358,7 +3416,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_210(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_214(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3389,7 +3447,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -3399,7 +3457,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), *(*C.swig_type_218)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3413,7 +3471,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_215(_swig_i_1), *(*C.swig_type_216)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_219(_swig_i_1), *(*C.swig_type_220)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -3430,7 +3488,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3441,7 +3499,7 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_218)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_222)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3460,7 +3518,7 @@ func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_219(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3551,7 +3609,7 @@ type Cudnnfe_block_scale_options_t interface {
 func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1))
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3561,7 +3619,7 @@ func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 i
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3572,7 +3630,7 @@ func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_223(_swig_i_1), C.swig_type_224(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_type_228(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3598,7 +3656,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_229(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3704,7 +3762,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_227(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -3714,7 +3772,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_232(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -3734,7 +3792,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_229(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3825,7 +3883,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -3885,7 +3943,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_233(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -3896,7 +3954,7 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_234)(unsafe.Pointer(&_swig_i_1)), C.swig_type_235(_swig_i_2), C.swig_type_236(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_238)(unsafe.Pointer(&_swig_i_1)), C.swig_type_239(_swig_i_2), C.swig_type_240(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3915,7 +3973,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_237(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_241(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3991,7 +4049,7 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -4011,7 +4069,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_240(_swig_i_1), C.swig_type_241(_swig_i_2), C.swig_type_242(_swig_i_3), C.swig_type_243(_swig_i_4), C.swig_type_244(_swig_i_5), C.swig_type_245(_swig_i_6), C.swig_type_246(_swig_i_7), C.swig_type_247(_swig_i_8), C.swig_type_248(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_244(_swig_i_1), C.swig_type_245(_swig_i_2), C.swig_type_246(_swig_i_3), C.swig_type_247(_swig_i_4), C.swig_type_248(_swig_i_5), C.swig_type_249(_swig_i_6), C.swig_type_250(_swig_i_7), C.swig_type_251(_swig_i_8), C.swig_type_252(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -4027,7 +4085,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_249(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4088,7 +4146,7 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -4120,7 +4178,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1), C.swig_type_253(_swig_i_2), C.swig_type_254(_swig_i_3), C.swig_type_255(_swig_i_4), C.swig_type_256(_swig_i_5), C.swig_type_257(_swig_i_6), C.swig_type_258(_swig_i_7), C.swig_type_259(_swig_i_8), C.swig_type_260(_swig_i_9), C.swig_type_261(_swig_i_10), C.swig_type_262(_swig_i_11), C.swig_type_263(_swig_i_12), C.swig_type_264(_swig_i_13), C.swig_type_265(_swig_i_14), C.swig_type_266(_swig_i_15), C.swig_type_267(_swig_i_16), C.swig_type_268(_swig_i_17), C.swig_type_269(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_256(_swig_i_1), C.swig_type_257(_swig_i_2), C.swig_type_258(_swig_i_3), C.swig_type_259(_swig_i_4), C.swig_type_260(_swig_i_5), C.swig_type_261(_swig_i_6), C.swig_type_262(_swig_i_7), C.swig_type_263(_swig_i_8), C.swig_type_264(_swig_i_9), C.swig_type_265(_swig_i_10), C.swig_type_266(_swig_i_11), C.swig_type_267(_swig_i_12), C.swig_type_268(_swig_i_13), C.swig_type_269(_swig_i_14), C.swig_type_270(_swig_i_15), C.swig_type_271(_swig_i_16), C.swig_type_272(_swig_i_17), C.swig_type_273(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -4153,7 +4211,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_270(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4205,7 +4263,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_276(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -4334,7 +4392,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -4408,7 +4466,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -4459,7 +4517,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_277)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_278(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_281)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_282(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4471,7 +4529,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_279)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4486,7 +4544,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_280)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_281(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_284)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_285(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4498,7 +4556,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_282)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_286)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4509,7 +4567,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_287)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -4528,7 +4586,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4541,7 +4599,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -4554,7 +4612,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -4664,7 +4722,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -4680,7 +4738,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -4688,7 +4746,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1)))
 	return swig_r
 }
 
@@ -4712,7 +4770,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4818,7 +4876,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -4830,7 +4888,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_296)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_297(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_300)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_301(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4855,7 +4913,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -4991,7 +5049,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_300(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -5008,7 +5066,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_301)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5027,7 +5085,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -5040,7 +5098,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -5053,7 +5111,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -5066,7 +5124,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -5079,7 +5137,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -5092,7 +5150,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -5105,7 +5163,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -5148,7 +5206,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -5169,7 +5227,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_317)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5188,7 +5246,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5234,7 +5292,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -5243,7 +5301,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_325)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5258,7 +5316,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_322)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_323(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_326)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_327(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5273,7 +5331,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_324)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_325(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_328)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_329(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

@@ -2544,6 +2544,81 @@ long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_attention_implementation_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_attention_implementation_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->implementation = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_attention_implementation_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_attention_implementation_t) ((arg1)->implementation);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->sink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->block_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->block_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;

@@ -243,11 +243,14 @@ func (o *ReductionOptions) toC(c *C.cudnnfe_reduction_options_t) {
 
 // SDPAOptions mirrors cudnnfe_sdpa_options_t (struct_size is implied).
 type SDPAOptions struct {
-	Name          string
-	GenerateStats int32
-	PageTableK    int64
-	PageTableV    int64
-	MaxSeqLenKV   int64
+	Name           string
+	GenerateStats  int32
+	PageTableK     int64
+	PageTableV     int64
+	MaxSeqLenKV    int64
+	Implementation int32
+	SinkToken      int64
+	BlockMask      int64
 	AttentionOptions
 }
 
@@ -287,6 +290,9 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.PageTableK = int64(c.page_table_k)
 	o.PageTableV = int64(c.page_table_v)
 	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
+	o.Implementation = int32(c.implementation)
+	o.SinkToken = int64(c.sink_token)
+	o.BlockMask = int64(c.block_mask)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -329,6 +335,9 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.page_table_k = C.int64_t(o.PageTableK)
 	c.page_table_v = C.int64_t(o.PageTableV)
 	c.max_seq_len_kv = C.int64_t(o.MaxSeqLenKV)
+	c.implementation = C.cudnnfe_attention_implementation_t(o.Implementation)
+	c.sink_token = C.int64_t(o.SinkToken)
+	c.block_mask = C.int64_t(o.BlockMask)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
@@ -1022,6 +1031,9 @@ var OptionFields = map[string]map[string]string{
 		"page_table_k":             "PageTableK",
 		"page_table_v":             "PageTableV",
 		"max_seq_len_kv":           "MaxSeqLenKV",
+		"implementation":           "Implementation",
+		"sink_token":               "SinkToken",
+		"block_mask":               "BlockMask",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",

@@ -118,6 +118,9 @@ pub const CUDNNFE_LOG_LEVEL_INFO: i32 = 1;
 pub const CUDNNFE_LOG_LEVEL_DEBUG: i32 = 2;
 pub const CUDNNFE_DIAGONAL_TOP_LEFT: cudnnfe_diagonal_alignment_t = 0;
 pub const CUDNNFE_DIAGONAL_BOTTOM_RIGHT: cudnnfe_diagonal_alignment_t = 1;
+pub const CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO: i32 = 0;
+pub const CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE: i32 = 1;
+pub const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED: i32 = 2;
 pub const CUDNNFE_NORM_PHASE_TRAINING: cudnnfe_norm_phase_t = 0;
 pub const CUDNNFE_NORM_PHASE_INFERENCE: cudnnfe_norm_phase_t = 1;
 pub const CUDNNFE_RESAMPLE_MAXPOOL: cudnnfe_resample_mode_t = 1;
@@ -1434,6 +1437,9 @@ extern "C" {
 }
 #[doc = " Where the diagonal of attention's diagonal band (sliding window) starts."]
 pub type cudnnfe_diagonal_alignment_t = i32;
+#[doc = " How cuDNN runs an attention forward (cudnn-frontend's"]
+#[doc = " attention_implementation). since 0.3"]
+pub type cudnnfe_attention_implementation_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_sdpa_options {
@@ -1518,12 +1524,26 @@ pub struct cudnnfe_sdpa_options {
     pub page_table_v: i64,
     #[doc = " default 0"]
     pub max_seq_len_kv: i64,
+    #[doc = " since 0.3: how cuDNN runs the node; default AUTO. The CPU reference"]
+    #[doc = " computes the same result for each."]
+    pub implementation: cudnnfe_attention_implementation_t,
+    #[doc = " since 0.3: a learned sink logit per query head, a FLOAT [1, h_q, 1, 1]"]
+    #[doc = " tensor: it joins each row's softmax denominator but has no value, so"]
+    #[doc = " m = max(max_j s_j, sink[h]), P_j = exp(s_j - m) / (sum_j exp(s_j - m) +"]
+    #[doc = " exp(sink[h] - m)) and stats = m + log(that denominator). 0: none."]
+    pub sink_token: i64,
+    #[doc = " since 0.3: a bit-packed block mask, a UINT8 tensor [b, h_q,"]
+    #[doc = " ceil(s_q / 128), ceil(ceil(s_kv / 128) / 8)]: bit t % 8 (least"]
+    #[doc = " significant first) of byte t / 8 in row r says whether the 128 x 128"]
+    #[doc = " tile (r, t) of the scores is kept; scores of a cleared tile are -inf."]
+    #[doc = " UNIFIED only (cuDNN 9.14 and newer). 0: none."]
+    pub block_mask: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        208usize,
+        232usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2007,6 +2027,57 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_max_seq_len_kv();
+    fn test_field_implementation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).implementation) as usize - ptr as usize
+            },
+            208usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(implementation)
+            )
+        );
+    }
+    test_field_implementation();
+    fn test_field_sink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
+            },
+            216usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(sink_token)
+            )
+        );
+    }
+    test_field_sink_token();
+    fn test_field_block_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_mask) as usize - ptr as usize
+            },
+            224usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(block_mask)
+            )
+        );
+    }
+    test_field_block_mask();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {

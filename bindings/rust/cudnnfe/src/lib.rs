@@ -167,8 +167,9 @@ pub use plans::{
     PlanCacheStats, PlanInfo, PlanLoadOptions,
 };
 pub use types::{
-    BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode, NormPhase, PaddingMode,
-    PlanSource, PointwiseMode, ReductionMode, ResampleMode, RngDistribution, Shape, Target, Tensor,
+    AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
+    NormPhase, PaddingMode, PlanSource, PointwiseMode, ReductionMode, ResampleMode,
+    RngDistribution, Shape, Target, Tensor,
 };
 
 /// Version of the C header these bindings were generated from

@@ -15,8 +15,8 @@ use cudnnfe_sys as sys;
 use crate::error::{Error, Result};
 use crate::plans::{BehaviorNotes, NumericalNotes};
 use crate::types::{
-    BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode, NormPhase, PaddingMode,
-    ResampleMode, RngDistribution, Target, Tensor,
+    AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
+    NormPhase, PaddingMode, ResampleMode, RngDistribution, Target, Tensor,
 };
 
 /// A Rust string as a C string; a NUL byte inside is an invalid argument.
@@ -486,6 +486,14 @@ pub struct SdpaOptions {
     pub max_seq_len_kv: Option<i64>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
+    /// Composite graph or unified operation (default `Auto`). Since 0.3.
+    pub implementation: AttentionImplementation,
+    /// A FLOAT `[1, h_q, 1, 1]` sink logit per query head, added to each
+    /// row's softmax denominator (docs/attention.md). Since 0.3.
+    pub sink_token: Option<Tensor>,
+    /// A UINT8 bit-packed mask of 128x128 score tiles, `[b, h_q,
+    /// ceil(s_q/128), ceil(ceil(s_kv/128)/8)]` (unified only). Since 0.3.
+    pub block_mask: Option<Tensor>,
 }
 
 impl SdpaOptions {

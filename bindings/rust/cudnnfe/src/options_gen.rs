@@ -162,6 +162,9 @@ impl Default for SdpaOptions {
             page_table_k: opt_tensor(raw.page_table_k),
             page_table_v: opt_tensor(raw.page_table_v),
             max_seq_len_kv: (raw.max_seq_len_kv != 0).then_some(raw.max_seq_len_kv),
+            implementation: AttentionImplementation::from_raw(raw.implementation),
+            sink_token: opt_tensor(raw.sink_token),
+            block_mask: opt_tensor(raw.block_mask),
         }
     }
 }
@@ -237,6 +240,21 @@ impl SdpaOptions {
         self.max_seq_len_kv = Some(value);
         self
     }
+    /// Sets `implementation` (`cudnnfe_attention_implementation_t` of `cudnnfe_sdpa_options_t`).
+    pub fn implementation(mut self, value: AttentionImplementation) -> Self {
+        self.implementation = value;
+        self
+    }
+    /// Sets `sink_token` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn sink_token(mut self, value: Tensor) -> Self {
+        self.sink_token = Some(value);
+        self
+    }
+    /// Sets `block_mask` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn block_mask(mut self, value: Tensor) -> Self {
+        self.block_mask = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
@@ -267,6 +285,9 @@ impl SdpaOptions {
         raw.page_table_k = opt_uid(self.page_table_k);
         raw.page_table_v = opt_uid(self.page_table_v);
         raw.max_seq_len_kv = self.max_seq_len_kv.unwrap_or(0);
+        raw.implementation = self.implementation.as_raw();
+        raw.sink_token = opt_uid(self.sink_token);
+        raw.block_mask = opt_uid(self.block_mask);
         raw
     }
 }

@@ -427,6 +427,28 @@ impl Default for DiagonalAlignment {
 }
 
 int_enum! {
+    /// How cuDNN runs an attention forward (`cudnnfe_attention_implementation_t`,
+    /// cudnn-frontend's `attention_implementation`), in
+    /// [`SdpaOptions::implementation`](crate::SdpaOptions::implementation).
+    pub enum AttentionImplementation {
+        /// The unified operation where the loaded cuDNN runs the node's
+        /// options through it, else the composite graph (the default).
+        Auto = sys::CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO,
+        /// The composite graph of matmuls, pointwise ops and reductions.
+        Composite = sys::CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE,
+        /// The single SDPA_FWD operation (cuDNN 9.13.1 and newer).
+        Unified = sys::CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED,
+    }
+}
+
+impl Default for AttentionImplementation {
+    /// [`AttentionImplementation::Auto`].
+    fn default() -> Self {
+        AttentionImplementation::Auto
+    }
+}
+
+int_enum! {
     /// Pooling or upsampling mode of [`Graph::resample`](crate::Graph::resample)
     /// (`cudnnfe_resample_mode_t`).
     pub enum ResampleMode {
