@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
@@ -698,4 +699,73 @@ TEST(cpu_grouped_norm_types_and_old_options_struct) {
   CHECK(json.find("\"momentum\": 0.10000000000000001") != std::string::npos);
   CHECK(json.find("0.75") == std::string::npos);
   cudnnfe_graph_destroy(g);
+}
+
+// ---- epsilon and momentum as tensors read at execute ----
+
+TEST(cpu_norm_epsilon_and_momentum_tensors_are_read_at_execute) {
+  const Dims xd = {2, 3, 2, 2};
+  const Values x = pattern(24, 5), scale = {0.5, -1.25, 2.0}, bias = {0.1, 0.0, -0.3};
+  const Values prev_mean = {0.2, -0.4, 1.0}, prev_var = {1.5, 0.25, 3.0};
+  Net g;
+  int64_t tx = g.input("x", xd, channels_last(xd));
+  int64_t ts = g.input("scale", per_channel(xd)), tb = g.input("bias", per_channel(xd));
+  int64_t tpm = g.input("prev_mean", per_channel(xd)), tpv = g.input("prev_var", per_channel(xd));
+  int64_t teps = g.input("epsilon", {1, 1, 1, 1}), tmom = g.input("momentum", {1, 1, 1, 1});
+  cudnnfe_norm_options_t o = options(1e-5);  // the numbers are not used
+  o.epsilon_tensor = teps;
+  o.momentum_tensor = tmom;
+  int64_t y, mean, inv, next_mean, next_var;
+  REQUIRE_OK(cudnnfe_graph_add_batchnorm(g.get(), tx, ts, tb, tpm, tpv, &o, &y, &mean, &inv,
+                                         &next_mean, &next_var));
+  for (int64_t t : {y, mean, inv, next_mean, next_var}) g.output(t);
+  for (const auto &[eps, momentum] : {std::pair{1e-3, 0.2}, std::pair{0.5, 0.9}}) {
+    auto r = g.run({{tx, x},
+                    {ts, scale},
+                    {tb, bias},
+                    {tpm, prev_mean},
+                    {tpv, prev_var},
+                    {teps, {eps}},
+                    {tmom, {momentum}}});
+    const Expected e = batchnorm_4d(xd, x, scale, bias, eps, prev_mean, prev_var, momentum);
+    expect_values("y", r[y], e.y);
+    expect_values("inv_variance", r[inv], e.inv);
+    expect_values("next_running_var", r[next_var], e.next_var);
+  }
+
+  Net n;  // instance norm (the stats-forward C path)
+  int64_t nx = n.input("x", xd), ns = n.input("scale", per_channel(xd));
+  int64_t nb = n.input("bias", per_channel(xd)), neps = n.input("epsilon", {1, 1, 1, 1});
+  cudnnfe_norm_options_t io = options(1e-5, CUDNNFE_NORM_PHASE_INFERENCE);
+  io.epsilon_tensor = neps;
+  int64_t ny = 0;
+  REQUIRE_OK(cudnnfe_graph_add_instancenorm(n.get(), nx, ns, nb, &io, &ny, nullptr, nullptr));
+  n.output(ny);
+  auto r = n.run({{nx, x}, {ns, scale}, {nb, bias}, {neps, {0.25}}});
+  expect_values("instancenorm y", r[ny], instancenorm_3d(2, 3, 4, x, scale, bias, 0.25).y);
+}
+
+TEST(cpu_norm_epsilon_tensor_bad_inputs) {
+  const Dims xd = {2, 3, 2, 2};
+  Net g;
+  int64_t tx = g.input("x", xd);
+  int64_t ts = g.input("scale", per_channel(xd)), tb = g.input("bias", per_channel(xd));
+  int64_t two = g.input("eps2", {2});
+  cudnnfe_norm_options_t o = options(1e-5);
+  o.epsilon_tensor = two;
+  int64_t y, mean, inv;
+  CHECK(cudnnfe_graph_add_instancenorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv) ==
+        CUDNNFE_STATUS_INVALID_GRAPH);
+  CHECK(std::strstr(cudnnfe_graph_last_error(g.get()), "epsilon \"eps2\" has 2 elements"));
+  int64_t one = g.input("eps1", {1});
+  o.epsilon_tensor = one;
+  int64_t dx, ds, db;
+  CHECK(cudnnfe_graph_add_batchnorm_backward(g.get(), tx, tx, ts, ts, ts, &o, &dx, &ds, &db) ==
+        CUDNNFE_STATUS_INVALID_ARGUMENT);
+  CHECK(std::strstr(cudnnfe_graph_last_error(g.get()), "reads no epsilon"));
+  o.epsilon_tensor = 0;
+  o.momentum_tensor = one;
+  CHECK(cudnnfe_graph_add_instancenorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv) ==
+        CUDNNFE_STATUS_INVALID_ARGUMENT);
+  CHECK(std::strstr(cudnnfe_graph_last_error(g.get()), "only batchnorm reads a momentum"));
 }

@@ -774,6 +774,52 @@ TEST(cpu_pointwise_binary_select_broadcasts_operands) {
   expect_values("out", vout, {-2, -0.5, 0, 10, 20, 30});
 }
 
+// BOOLEAN_PACKED is cuDNN's layout: element offset o is bit o % 8 (least
+// significant first) of byte o / 8; bits of a written byte beyond the
+// tensor's span are left as they were.
+TEST(cpu_boolean_packed_output_and_input) {
+  TestGraph g;
+  int64_t x = g.input("x", CUDNNFE_DTYPE_FLOAT, {2, 5});
+  int64_t zero = g.scalar("zero", CUDNNFE_DTYPE_FLOAT, 0.0);
+  int64_t mask = g.pointwise(CUDNNFE_POINTWISE_CMP_GT, x, zero);
+  g.output(mask, CUDNNFE_DTYPE_BOOLEAN_PACKED);
+  REQUIRE(g.build());
+  const std::vector<float> vx = {1, -1, 2, 0, 3, -2, 4, 5, -3, 6};
+  std::vector<uint8_t> bits = {0x00, 0xf0};  // the high bits of byte 1 must survive
+  REQUIRE(g.execute({{x, const_cast<float *>(vx.data())}, {mask, bits.data()}}));
+  // x > 0: 1 0 1 0 1 | 0 1 1 0 1 -> byte 0 = 0b11010101, byte 1 = 0b10 | 0xf0.
+  CHECK_MSG(bits[0] == 0xd5 && bits[1] == 0xf2, "bits %02x %02x", bits[0], bits[1]);
+
+  TestGraph s;  // a packed mask read by BINARY_SELECT
+  int64_t a = s.input("a", CUDNNFE_DTYPE_FLOAT, {2, 5});
+  int64_t b = s.input("b", CUDNNFE_DTYPE_FLOAT, {2, 5});
+  int64_t m = s.input("m", CUDNNFE_DTYPE_BOOLEAN_PACKED, {2, 5});
+  int64_t out = s.pointwise(CUDNNFE_POINTWISE_BINARY_SELECT, a, b, m);
+  s.output(out);
+  REQUIRE(s.build());
+  const std::vector<float> va = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<float> vb = {-0.0f, -1, -2, -3, -4, -5, -6, -7, -8, -9};
+  std::vector<float> vout(10);
+  REQUIRE(s.execute({{a, const_cast<float *>(va.data())},
+                     {b, const_cast<float *>(vb.data())},
+                     {m, bits.data()},
+                     {out, vout.data()}}));
+  expect_values("select", vout, {0, -1, 2, -3, 4, -5, 6, 7, -8, 9});
+}
+
+TEST(cpu_boolean_packed_has_no_layout_ops) {
+  TestGraph g;
+  int64_t x = g.input("x", CUDNNFE_DTYPE_BOOLEAN_PACKED, {2, 8});
+  const int32_t perm[2] = {1, 0};
+  int64_t y = 0;
+  CHECK_OK(cudnnfe_graph_add_transpose(g.get(), x, 2, perm, nullptr, &y));
+  g.output(y);
+  REQUIRE(g.build());
+  std::vector<uint8_t> vx = {0x0f, 0xf0}, vy = {0, 0};
+  // Refused when run (the CPU plan copies whole bytes), with the type named.
+  CHECK(!g.execute({{x, vx.data()}, {y, vy.data()}}));
+}
+
 TEST(cpu_pointwise_broadcast_stride_zero_and_transposed_output) {
   TestGraph g;
   // in0 column-major; in1 a [2,3] view of 3 floats (row stride 0).

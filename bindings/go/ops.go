@@ -654,6 +654,11 @@ type NormOptions struct {
 	// 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a cumulative
 	// average.
 	Momentum float64
+	// EpsilonTensor, when not zero, is a one-element FLOAT graph input
+	// holding epsilon, read at execute instead of Epsilon (forward norms;
+	// pass-by-value for the GPU). MomentumTensor likewise for Momentum.
+	EpsilonTensor  Tensor
+	MomentumTensor Tensor
 }
 
 // DefaultNormOptions returns the defaults of cudnnfe_norm_options_init.
@@ -688,6 +693,8 @@ func (o *NormOptions) toC(op string) (*capi.NormOptions, error) {
 	if o.Momentum != 0 {
 		c.Momentum = o.Momentum
 	}
+	c.EpsilonTensor = int64(o.EpsilonTensor) // zero: none, the C default
+	c.MomentumTensor = int64(o.MomentumTensor)
 	return c, nil
 }
 

@@ -24,6 +24,9 @@ const (
 	DTypeUint8    DType = DType(capi.CUDNNFE_DTYPE_UINT8)
 	DTypeDouble   DType = DType(capi.CUDNNFE_DTYPE_DOUBLE)
 	DTypeFP8E8M0  DType = DType(capi.CUDNNFE_DTYPE_FP8_E8M0) // block scales: 2^(byte-127)
+	// DTypeBooleanPacked: booleans bit-packed as cuDNN stores them (element
+	// offset o is bit o%8, least significant first, of byte o/8).
+	DTypeBooleanPacked DType = DType(capi.CUDNNFE_DTYPE_BOOLEAN_PACKED)
 )
 
 // String returns the library's name of the type ("BFLOAT16"; "UNKNOWN").

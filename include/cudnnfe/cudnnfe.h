@@ -82,7 +82,8 @@ typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_INT64 8
 /* BOOLEAN graph inputs and outputs are one byte per element (0 or 1) and run
  * on the CPU reference only: cuDNN stores booleans bit-packed, so on the GPU
- * they must stay virtual (comparison results feeding a select, say). */
+ * they must stay virtual (comparison results feeding a select, say), or be
+ * BOOLEAN_PACKED. */
 #define CUDNNFE_DTYPE_BOOLEAN 9
 #define CUDNNFE_DTYPE_UINT8 10
 #define CUDNNFE_DTYPE_DOUBLE 11
@@ -92,6 +93,16 @@ typedef int32_t cudnnfe_dtype_t;
  * [2^-127, 2^127]; NaN, negative values and zero store 0xff, 0xff, 0x00.
  * Only the block-scale ops read or write it (their scale tensors). */
 #define CUDNNFE_DTYPE_FP8_E8M0 12
+/* Booleans bit-packed as cuDNN stores them (cuDNN's BOOLEAN): the element at
+ * element offset o (the sum of index * stride) is bit o % 8, least
+ * significant first, of byte o / 8 of the buffer. A buffer needs
+ * ceil(span / 8) bytes, span being the elements the strides reach; one byte
+ * per element (a bool array of the full shape) is always enough, and
+ * cudnnfe_dtype_size returns 1 for it as that bound. Graph inputs and
+ * outputs of this type run on the GPU and on the CPU reference, with the
+ * same bits; reshape, transpose and slice views of it are refused.
+ * since 0.3 */
+#define CUDNNFE_DTYPE_BOOLEAN_PACKED 13
 
 /* Where a built graph runs. */
 typedef int32_t cudnnfe_target_t;
@@ -812,6 +823,18 @@ typedef struct cudnnfe_norm_options {
    * [0, 1]; default 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a
    * cumulative average. */
   double momentum;
+  /* ---- Fields appended after the first release. */
+  /* A one-element FLOAT (or other floating-point type on the CPU
+   * reference) graph input holding epsilon, read when the graph is
+   * executed instead of the number above (cudnn-frontend's epsilon tensor);
+   * 0: the number (the default). Forward norms only (layernorm, rmsnorm,
+   * batchnorm, instancenorm, adalayernorm). Make it pass-by-value
+   * (cudnnfe_tensor_set_pass_by_value) for the GPU, as cudnn-frontend's
+   * host epsilon tensors are. since 0.3 */
+  int64_t epsilon_tensor;
+  /* As epsilon_tensor, for batchnorm's momentum (read only with running
+   * statistics). since 0.3 */
+  int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
 #define cudnnfe_norm_options_init(options) \

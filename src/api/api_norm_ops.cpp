@@ -3,6 +3,7 @@
 // layernorm and rmsnorm take (cudnnfe_norm_options_t, initialized in
 // api_transformer_ops.cpp).
 #include "api/guard.h"
+#include "api/norm_tensors.h"
 
 using namespace cudnnfe;
 
@@ -33,8 +34,9 @@ cudnnfe_status_t add_stats_forward(cudnnfe_graph_t *g, OpKind kind, int64_t x, i
       require_out(mean, "mean (phase is TRAINING)");
       require_out(inv_variance, "inv_variance (phase is TRAINING)");
     }
-    const Node &node =
-        graph.add_node(kind, string_or_empty(opts.name), {x, scale, bias}, a, opts.compute_dtype);
+    refuse_norm_tensors(opts, op_kind_name(kind), true);
+    const Node &node = graph.add_node(kind, string_or_empty(opts.name),
+                                      {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
     *y = node.outputs[0];
     write_optional(mean, node.outputs[1]);
     write_optional(inv_variance, node.outputs[2]);
@@ -50,6 +52,7 @@ cudnnfe_status_t add_backward(cudnnfe_graph_t *g, OpKind kind, int64_t dy, int64
     require_out(dscale, "dscale");
     require_out(dbias, "dbias");
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
+    refuse_norm_tensors(opts, op_kind_name(kind), false);
     const Node &node =
         graph.add_node(kind, string_or_empty(opts.name), {dy, x, scale, mean, inv_variance},
                        attrs_of(opts), opts.compute_dtype);
@@ -75,7 +78,8 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm(
     }
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     const Node &node = graph.add_node(OpKind::kBatchNorm, string_or_empty(opts.name),
-                                      {x, scale, bias, prev_running_mean, prev_running_var},
+                                      {x, scale, bias, prev_running_mean, prev_running_var,
+                                       opts.epsilon_tensor, opts.momentum_tensor},
                                       attrs_of(opts), opts.compute_dtype);
     *y = node.outputs[0];
     *mean = node.outputs[1];
@@ -94,6 +98,7 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *g, int64
     require_out(y, "y");
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     // Only the name and the compute type apply: the statistics are given.
+    refuse_norm_tensors(opts, "batchnorm_inference", false);
     NormAttrs a;
     a.phase = CUDNNFE_NORM_PHASE_INFERENCE;
     const Node &node = graph.add_node(OpKind::kBatchNormInference, string_or_empty(opts.name),

@@ -1,6 +1,7 @@
 // The transformer ops of the C API: layer/RMS norm forward and backward,
 // softmax (attention is in api_attention.cpp).
 #include "api/guard.h"
+#include "api/norm_tensors.h"
 #include "graph/op_schema.h"
 
 using namespace cudnnfe;
@@ -48,8 +49,9 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *g, int64_t x, int6
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     NormAttrs a = norm_attrs(opts);
     require_training_outputs(a, {mean, inv_variance});
+    refuse_norm_tensors(opts, "layernorm", true);
     const Node &node = graph.add_node(OpKind::kLayerNorm, string_or_empty(opts.name),
-                                      {x, scale, bias}, a, opts.compute_dtype);
+                                      {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
     *y = node.outputs[0];
     write_optional(mean, node.outputs[1]);
     write_optional(inv_variance, node.outputs[2]);
@@ -64,8 +66,9 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm(cudnnfe_graph_t *g, int64_t x, int64_
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
     NormAttrs a = norm_attrs(opts);
     require_training_outputs(a, {inv_rms});
+    refuse_norm_tensors(opts, "rmsnorm", true);
     const Node &node = graph.add_node(OpKind::kRmsNorm, string_or_empty(opts.name),
-                                      {x, scale, bias}, a, opts.compute_dtype);
+                                      {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
     *y = node.outputs[0];
     write_optional(inv_rms, node.outputs[1]);
   });
@@ -79,6 +82,7 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm_backward(
     require_out(dscale, "dscale");
     require_out(dbias, "dbias");
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
+    refuse_norm_tensors(opts, "layernorm_backward", false);
     const Node &node =
         graph.add_node(OpKind::kLayerNormBackward, string_or_empty(opts.name),
                        {dy, x, scale, mean, inv_variance}, norm_attrs(opts), opts.compute_dtype);
@@ -96,6 +100,7 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *g, int64_t 
     require_out(dx, "dx");
     require_out(dscale, "dscale");
     auto opts = read_options(options, cudnnfe_norm_options_init_sized, "norm options");
+    refuse_norm_tensors(opts, "rmsnorm_backward", false);
     NormAttrs a = norm_attrs(opts);
     a.has_dbias = dbias != nullptr;
     const Node &node = graph.add_node(OpKind::kRmsNormBackward, string_or_empty(opts.name),

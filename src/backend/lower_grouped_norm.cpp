@@ -44,6 +44,7 @@
 #include "backend/lowering.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/norm_scalars.h"
 #include "ops/ops.h"
 #include "plan/notes.h"
 
@@ -126,7 +127,9 @@ class GroupedNormLowering {
     set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[0]));
     set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, gamma(node_.inputs[1]));
     set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[2]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, scalar(attrs_.epsilon));
+    const NormScalarPorts ports = norm_scalar_ports(node_.kind);
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC,
+        scalar_input(ports.epsilon, attrs_.epsilon));
     set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[0]));
     if (training) {
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(mean));
@@ -134,7 +137,8 @@ class GroupedNormLowering {
     }
     const bool running = batch && node_.inputs[3] != 0;
     if (running) {
-      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, scalar(attrs_.momentum));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC,
+          scalar_input(ports.momentum, attrs_.momentum));
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, view(node_.inputs[3]));
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, view(node_.inputs[4]));
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, view(node_.outputs[3]));
@@ -301,6 +305,14 @@ class GroupedNormLowering {
 
   cudnnBackendDescriptor_t scalar(double value) {
     return lowering_.scalar(value, CUDNNFE_DTYPE_FLOAT, rank_);
+  }
+
+  // epsilon or momentum: the tensor at `port` (read at execute) when given,
+  // else the number from the attributes.
+  cudnnBackendDescriptor_t scalar_input(size_t port, double value) {
+    if (port != NormScalarPorts::kNone && port < node_.inputs.size() && node_.inputs[port])
+      return lowering_.operand(node_.inputs[port], rank_);
+    return scalar(value);
   }
 
   // A statistic is computed when it is a graph output or another node reads it.

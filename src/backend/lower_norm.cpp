@@ -18,6 +18,7 @@
 #include "backend/lowering.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/norm_scalars.h"
 
 namespace cudnnfe::backend {
 namespace {
@@ -66,7 +67,11 @@ class NormLowering {
     cudnnBackendDescriptor_t y_desc = rows(node_.outputs[0]);
     cudnnBackendDescriptor_t scale = gamma(node_.inputs[1]);
     cudnnBackendDescriptor_t bias = node_.inputs[2] ? params(node_.inputs[2]) : nullptr;
-    cudnnBackendDescriptor_t epsilon = lowering_.scalar(attrs_.epsilon, CUDNNFE_DTYPE_FLOAT, 4);
+    // epsilon: the tensor read at execute (pass-by-value), else the number.
+    const size_t eps_port = norm_scalar_ports(node_.kind).epsilon;
+    cudnnBackendDescriptor_t epsilon =
+        node_.inputs[eps_port] ? lowering_.operand(node_.inputs[eps_port], 4)
+                               : lowering_.scalar(attrs_.epsilon, CUDNNFE_DTYPE_FLOAT, 4);
 
     // Statistics ports: layernorm (mean, inv_variance), rmsnorm (inv_rms).
     const int64_t mean = layer_ ? node_.outputs[1] : 0;

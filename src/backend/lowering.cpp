@@ -43,6 +43,7 @@ cudnnDataType_t to_cudnn(cudnnfe_dtype_t dtype) {
     case CUDNNFE_DTYPE_INT32: return CUDNN_DATA_INT32;
     case CUDNNFE_DTYPE_INT64: return CUDNN_DATA_INT64;
     case CUDNNFE_DTYPE_BOOLEAN: return CUDNN_DATA_BOOLEAN;
+    case CUDNNFE_DTYPE_BOOLEAN_PACKED: return CUDNN_DATA_BOOLEAN;  // cuDNN's own layout
     case CUDNNFE_DTYPE_UINT8: return CUDNN_DATA_UINT8;
     case CUDNNFE_DTYPE_DOUBLE: return CUDNN_DATA_DOUBLE;
     default:
@@ -91,8 +92,8 @@ cudnnBackendDescriptor_t Lowering::tensor(int64_t uid) {
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
          "\" is a BOOLEAN graph input or output, but cuDNN stores booleans bit-packed (8 per "
          "byte, least significant bit first) while cudnnfe's BOOLEAN is one byte per element; "
-         "keep booleans inside the graph (e.g. a comparison feeding BINARY_SELECT) or give this "
-         "tensor a numeric type");
+         "give this tensor the type BOOLEAN_PACKED (cuDNN's bit-packed layout), keep booleans "
+         "inside the graph (e.g. a comparison feeding BINARY_SELECT) or give it a numeric type");
   if (t.view_of != 0) return pointer_view(uid, t.view_of, t.view_offset, t.strides);
   // A pass-by-value input's binding is a host pointer that cuDNN reads by value.
   if (t.pass_by_value && t.element_count() != 1)
@@ -117,7 +118,7 @@ cudnnBackendDescriptor_t Lowering::pointer_view(int64_t uid, int64_t root_uid,
          "\", which is not a graph input; cuDNN 9.19 has no slice operation, so cudnnfe ",
          "passes a slice as a pointer into its input's buffer, which needs the input to be in ",
          "memory before the plan runs (slice graph inputs, or use the CPU reference)");
-  if (t.dtype == CUDNNFE_DTYPE_BOOLEAN)
+  if (t.dtype == CUDNNFE_DTYPE_BOOLEAN || t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"", t.name,
          "\" views BOOLEAN data, which cuDNN stores bit-packed");
   // Measured on an H100 with cuDNN 9.14 and 9.19: a pointwise engine read a

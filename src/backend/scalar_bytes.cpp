@@ -72,7 +72,9 @@ void encode_scalar(double value, cudnnfe_dtype_t dtype, unsigned char out[8]) {
     case CUDNNFE_DTYPE_UINT8: return put(out, saturate<uint8_t>(value));
     case CUDNNFE_DTYPE_INT32: return put(out, saturate<int32_t>(value));
     case CUDNNFE_DTYPE_INT64: return put(out, saturate<int64_t>(value));
-    case CUDNNFE_DTYPE_BOOLEAN: return put(out, static_cast<uint8_t>(value != 0.0 ? 1 : 0));
+    case CUDNNFE_DTYPE_BOOLEAN:
+    case CUDNNFE_DTYPE_BOOLEAN_PACKED:  // one element: bit 0 of byte 0 either way
+      return put(out, static_cast<uint8_t>(value != 0.0 ? 1 : 0));
     default:
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, "a pass-by-value scalar of type ", dtype_name(dtype),
            " is not supported on the GPU; use FLOAT, HALF, BFLOAT16 or an integer type");

@@ -105,6 +105,9 @@ class CpuPlan final : public Plan {
     }
     slot.is_scalar = t.is_scalar;
     slot.scalar_value = t.scalar_value;
+    if (t.view_of != 0 && t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": tensor \"", t.name,
+           "\" is a slice of BOOLEAN_PACKED data, whose elements are not whole bytes");
     if (t.view_of != 0) {
       // A slice: no storage of its own; it reads its parent's (a graph input,
       // an output written by an earlier node, or an arena intermediate).

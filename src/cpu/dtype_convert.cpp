@@ -169,8 +169,20 @@ double load_element(const void *p, cudnnfe_dtype_t dtype) {
     case CUDNNFE_DTYPE_INT64: return static_cast<double>(read<int64_t>(p));
     case CUDNNFE_DTYPE_UINT8: return read<uint8_t>(p);
     case CUDNNFE_DTYPE_BOOLEAN: return read<uint8_t>(p) != 0 ? 1.0 : 0.0;
+    case CUDNNFE_DTYPE_BOOLEAN_PACKED: return load_packed_bit(p, 0);
   }
   fail(CUDNNFE_STATUS_INTERNAL, "cpu reference: cannot read data type ", dtype_name(dtype));
+}
+
+double load_packed_bit(const void *base, int64_t offset) {
+  const uint8_t byte = static_cast<const uint8_t *>(base)[offset >> 3];
+  return (byte >> (offset & 7)) & 1u ? 1.0 : 0.0;
+}
+
+void store_packed_bit(void *base, int64_t offset, double value) {
+  uint8_t &byte = static_cast<uint8_t *>(base)[offset >> 3];
+  const uint8_t bit = static_cast<uint8_t>(1u << (offset & 7));
+  byte = static_cast<uint8_t>(value != 0.0 ? (byte | bit) : (byte & ~bit));
 }
 
 void store_element(void *p, cudnnfe_dtype_t dtype, double value) {
@@ -187,13 +199,14 @@ void store_element(void *p, cudnnfe_dtype_t dtype, double value) {
     case CUDNNFE_DTYPE_INT64: return write(p, to_integer<int64_t>(value));
     case CUDNNFE_DTYPE_UINT8: return write(p, to_integer<uint8_t>(value));
     case CUDNNFE_DTYPE_BOOLEAN: return write(p, static_cast<uint8_t>(value != 0.0 ? 1 : 0));
+    case CUDNNFE_DTYPE_BOOLEAN_PACKED: return store_packed_bit(p, 0, value);
   }
   fail(CUDNNFE_STATUS_INTERNAL, "cpu reference: cannot write data type ", dtype_name(dtype));
 }
 
 double round_to_dtype(double value, cudnnfe_dtype_t dtype) {
   if (dtype == CUDNNFE_DTYPE_DOUBLE) return value;
-  unsigned char buffer[8];
+  unsigned char buffer[8] = {};
   store_element(buffer, dtype, value);
   return load_element(buffer, dtype);
 }

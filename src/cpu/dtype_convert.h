@@ -7,7 +7,8 @@
 // as cuDNN's satfinite conversions do, and so does infinity. NaN becomes the
 // canonical NaN of the format (FP8: 0x7f). Integers round to nearest even
 // and saturate to their range; NaN becomes 0. BOOLEAN stores 1 for any
-// non-zero value (NaN included) and reads any non-zero byte as 1.
+// non-zero value (NaN included) and reads any non-zero byte as 1;
+// BOOLEAN_PACKED holds one bit per element (load_packed_bit).
 // FP8_E8M0 (a power of two 2^(bits - 127), 0xff NaN) stores a value rounded
 // UP to a power of two, clamped to [2^-127, 2^127]; zero stores 0x00
 // (2^-127), NaN and negative values 0xff.
@@ -30,6 +31,11 @@ uint8_t encode_fp8_e5m2(double value);
 double decode_fp8_e5m2(uint8_t bits);
 uint8_t encode_fp8_e8m0(double value);
 double decode_fp8_e8m0(uint8_t bits);
+
+// BOOLEAN_PACKED: element `offset` (>= 0) is bit offset % 8, least
+// significant first, of byte offset / 8 from `base` (cuDNN's layout).
+double load_packed_bit(const void *base, int64_t offset);
+void store_packed_bit(void *base, int64_t offset, double value);
 
 // Reads one element of `dtype` at `p` (any alignment).
 double load_element(const void *p, cudnnfe_dtype_t dtype);

@@ -34,6 +34,10 @@ void copy_element(const StridedTensor &to, int64_t to_offset, const StridedTenso
 void require_same_type(const Node &node, const StridedTensor &x, const StridedTensor &y) {
   if (x.dtype != y.dtype || x.element_size != y.element_size)
     fail(CUDNNFE_STATUS_INTERNAL, Graph::label(node), ": input and output types differ");
+  // These copy whole bytes; cudnn-frontend's layout ops have no bit-packed form either.
+  if (x.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": BOOLEAN_PACKED data cannot be reshaped, transposed or sliced");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // tensors by port to its op's loop (cpu/reference_ops.h).
 #include "cpu/reference_table.h"
 
+#include <cmath>
 #include <iterator>
 
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include "cpu/sdpa_fp8_ref.h"
 #include "graph/graph.h"
 #include "ops/attention.h"
+#include "ops/norm_scalars.h"
 
 namespace cudnnfe::cpu {
 namespace {
@@ -81,8 +83,29 @@ void sdpa_backward(const StepTensors &t) {
 void softmax(const StepTensors &t) {
   run_softmax(t.node, *t.in(0), *t.out(0), t.out(1));
 }
+// A forward norm with its epsilon (and momentum) tensors read now, at execute.
+Node with_scalar_tensors(const StepTensors &t) {
+  Node node = t.node;
+  NormAttrs &attrs = node.as<NormAttrs>();
+  const NormScalarPorts ports = norm_scalar_ports(node.kind);
+  if (const StridedTensor *e = t.in(ports.epsilon)) {
+    attrs.epsilon = e->load(0);
+    if (!(attrs.epsilon >= 0) || !std::isfinite(attrs.epsilon))
+      fail(CUDNNFE_STATUS_INVALID_ARGUMENT, Graph::label(node), ": the epsilon tensor holds ",
+           attrs.epsilon, "; it must be finite and >= 0");
+  }
+  if (const StridedTensor *m = t.in(ports.momentum)) {
+    attrs.momentum = m->load(0);
+    if (!(attrs.momentum >= 0 && attrs.momentum <= 1))
+      fail(CUDNNFE_STATUS_INVALID_ARGUMENT, Graph::label(node), ": the momentum tensor holds ",
+           attrs.momentum, "; it must be in [0, 1]");
+  }
+  return node;
+}
+
 void norm(const StepTensors &t) {
-  run_norm_forward(t.node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2));
+  const Node node = with_scalar_tensors(t);
+  run_norm_forward(node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2));
 }
 void layernorm_backward(const StepTensors &t) {
   run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
@@ -111,8 +134,9 @@ void rng(const StepTensors &t) {
 }
 // batchnorm, instancenorm, adalayernorm (running statistics: batchnorm's).
 void grouped_norm(const StepTensors &t) {
-  run_grouped_norm_forward(t.node, {t.in(0), t.in(1), t.in(2), t.out(0), t.out(1), t.out(2),
-                                    nullptr, nullptr, t.in(3), t.in(4), t.out(3), t.out(4)});
+  const Node node = with_scalar_tensors(t);
+  run_grouped_norm_forward(node, {t.in(0), t.in(1), t.in(2), t.out(0), t.out(1), t.out(2), nullptr,
+                                  nullptr, t.in(3), t.in(4), t.out(3), t.out(4)});
 }
 void batchnorm_inference(const StepTensors &t) {
   run_grouped_norm_forward(t.node, {t.in(0), t.in(1), t.in(2), t.out(0), nullptr, nullptr, t.in(3),

@@ -32,9 +32,11 @@ struct StridedTensor {
     return off;
   }
   double load(int64_t offset) const {
+    if (dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED) return load_packed_bit(data, offset);
     return load_element(static_cast<const unsigned char *>(data) + offset * element_size, dtype);
   }
   void store(int64_t offset, double value) const {
+    if (dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED) return store_packed_bit(data, offset, value);
     store_element(static_cast<unsigned char *>(data) + offset * element_size, dtype, value);
   }
 };

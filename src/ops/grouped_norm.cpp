@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/norm_scalars.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -150,6 +151,7 @@ const Tensor &checked_x(Graph &graph, const Node &node, size_t port) {
 }
 
 void infer_forward(Graph &graph, Node &node) {
+  check_norm_scalar_inputs(graph, node);
   const Tensor &x = checked_x(graph, node, 0);
   const NormGroups groups = norm_groups(node.kind, x.dims.size());
   const std::vector<int64_t> params = keep_dims(x.dims, groups.param);

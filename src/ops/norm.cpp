@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/norm_scalars.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -89,9 +90,10 @@ void infer_backward(Graph &graph, Node &node) {
 void infer_norm(Graph &graph, Node &node) {
   const NormAttrs &attrs = node.as<NormAttrs>();
   check_attrs(node, attrs);
-  if (node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm)
+  if (node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm) {
+    check_norm_scalar_inputs(graph, node);
     infer_forward(graph, node, attrs);
-  else
+  } else
     infer_backward(graph, node);
 }
 

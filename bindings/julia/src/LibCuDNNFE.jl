@@ -120,6 +120,7 @@ const CUDNNFE_DTYPE_BOOLEAN = cudnnfe_dtype_t(9)
 const CUDNNFE_DTYPE_UINT8 = cudnnfe_dtype_t(10)
 const CUDNNFE_DTYPE_DOUBLE = cudnnfe_dtype_t(11)
 const CUDNNFE_DTYPE_FP8_E8M0 = cudnnfe_dtype_t(12)
+const CUDNNFE_DTYPE_BOOLEAN_PACKED = cudnnfe_dtype_t(13)
 
 # C: typedef int32_t cudnnfe_target_t;
 const cudnnfe_target_t = Int32
@@ -444,7 +445,7 @@ end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
 """
-C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (48 bytes, alignment 8).
+C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (64 bytes, alignment 8).
 """
 struct cudnnfe_norm_options
     struct_size::Csize_t  # size_t at 0
@@ -454,6 +455,8 @@ struct cudnnfe_norm_options
     zero_centered_gamma::Int32  # int32_t at 32
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 36
     momentum::Cdouble  # double at 40
+    epsilon_tensor::Int64  # int64_t at 48
+    momentum_tensor::Int64  # int64_t at 56
 end
 const cudnnfe_norm_options_t = cudnnfe_norm_options
 
@@ -2716,9 +2719,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16, CUDNNFE_DTYPE_FP8_E4M3,
       CUDNNFE_DTYPE_FP8_E5M2, CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64,
       CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8, CUDNNFE_DTYPE_DOUBLE,
-      CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_TARGET_AUTO, CUDNNFE_TARGET_GPU,
-      CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_B,
-      CUDNNFE_HEUR_MODE_FALLBACK, CUDNNFE_CONV_MODE_CROSS_CORRELATION,
+      CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_DTYPE_BOOLEAN_PACKED, CUDNNFE_TARGET_AUTO,
+      CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A,
+      CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK, CUDNNFE_CONV_MODE_CROSS_CORRELATION,
       CUDNNFE_CONV_MODE_CONVOLUTION, CUDNNFE_POINTWISE_ADD, CUDNNFE_POINTWISE_ADD_SQUARE,
       CUDNNFE_POINTWISE_SUB, CUDNNFE_POINTWISE_MUL, CUDNNFE_POINTWISE_DIV,
       CUDNNFE_POINTWISE_MAX, CUDNNFE_POINTWISE_MIN, CUDNNFE_POINTWISE_MOD,

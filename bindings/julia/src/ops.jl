@@ -517,14 +517,20 @@ end
 
 const NORM_PHASE_CODES = _prefixed_constants("CUDNNFE_NORM_PHASE_")  # :training, :inference
 
+# epsilon and momentum: a number (the option), or a Tensor, a one-element
+# FLOAT graph input read at execute (epsilon_tensor / momentum_tensor;
+# pass-by-value for the GPU).
+_norm_number(v) = v isa Tensor ? nothing : _float_or_nothing(v)
+_norm_tensor(v) = v isa Tensor ? v.uid : Int64(0)
+
 function _norm_options(nameptr, phase, epsilon, zero_centered_gamma, compute_dtype;
                        momentum = nothing)
     o = _default_options(Lib.cudnnfe_norm_options_t, Lib.cudnnfe_norm_options_init_sized)
     return _with(o; name = nameptr, compute_dtype = _compute(compute_dtype),
                  phase = _code(NORM_PHASE_CODES, "normalization phase", phase),
-                 epsilon = epsilon === nothing ? nothing : Float64(epsilon),
+                 epsilon = _norm_number(epsilon), epsilon_tensor = _norm_tensor(epsilon),
                  zero_centered_gamma = Int32(zero_centered_gamma),
-                 momentum = _float_or_nothing(momentum))
+                 momentum = _norm_number(momentum), momentum_tensor = _norm_tensor(momentum))
 end
 
 const _NORM_DOC = """

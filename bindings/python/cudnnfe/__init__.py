@@ -31,8 +31,8 @@ from ._enums import (attention_implementation, behavior_note, build_plan_policy,
                      rng_distribution, scalar_type, target, tensor_kind, tensor_reordering)
 from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavailableError, Error,
                       GraphNotSupportedError, InternalError, InvalidArgumentError,
-                      InvalidGraphError, NotOfferedError, OutOfMemoryError, WrongStateError,
-                      get_last_error_string)
+                      InvalidGraphError, LargerBufferWarning, NotOfferedError,
+                      OutOfMemoryError, WrongStateError, get_last_error_string)
 from ._frontend_objects import (KernelCache, causal_conv1d_backward, causal_conv1d_forward,
                                 create_device_properties, create_kernel_cache, knob)
 from ._handle import (Handle, backend_version, backend_version_string, create_handle,
@@ -82,6 +82,6 @@ __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
     "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
-    "cudnnGraphNotSupportedError", "UID_ZERO_ALIAS",
+    "LargerBufferWarning", "cudnnGraphNotSupportedError", "UID_ZERO_ALIAS",
     "ffi", "lib",
 ]

@@ -25,9 +25,6 @@ __all__ = ["AttentionOps"]
 _FEATURES = {
     "block_mask": "block-sparse attention masks",
     "rng_dump": "dumping the dropout mask",
-    "paged_attention_k_table": "paged attention",
-    "paged_attention_v_table": "paged attention",
-    "paged_attention_max_seq_len_kv": "paged attention",
     "score_mod": "score modification callbacks",
     "score_mod_bprop": "score modification callbacks",
     "fn": "score modification callbacks",
@@ -167,6 +164,23 @@ class AttentionOps:
         _ragged.mark_read(self, dO)
         return offsets
 
+    def _paged_options(self, o: Any, node: str, k_table: Any, v_table: Any,
+                       max_seq_len_kv: Any) -> None:
+        """Paged K/V caches: k or v is a page container read through its page table
+        (``page_table_k``/``page_table_v``, ``max_seq_len_kv``; docs/attention.md)."""
+        for keyword, table in (("paged_attention_k_table", k_table),
+                               ("paged_attention_v_table", v_table)):
+            if _ragged.offset_of(table) is not None:
+                raise NotOfferedError(
+                    f"{node}: {keyword} {table.get_name()!r} has ragged offsets; a ragged "
+                    "(packed) page table is not offered by the cudnnfe C ABI: give each "
+                    "batch the same number of table slots (entries past seq_len_kv are "
+                    "not read)")
+        o.page_table_k = self._operand(k_table, node, "paged_attention_k_table", optional=True)
+        o.page_table_v = self._operand(v_table, node, "paged_attention_v_table", optional=True)
+        if max_seq_len_kv is not None:
+            o.max_seq_len_kv = _int(max_seq_len_kv, f"{node}: paged_attention_max_seq_len_kv")
+
     @staticmethod
     def _bias_argument(node: str, bias: Any, attn_bias: Any) -> Any:
         if bias is not None and attn_bias is not None:
@@ -214,6 +228,10 @@ class AttentionOps:
                 (sliding window) around each row's diagonal.
             use_alibi_mask: ALiBi with cudnn-frontend's slopes (needs a causal
                 top-left mask).
+            paged_attention_k_table, paged_attention_v_table: page tables
+                (INT32 ``[b, 1, pages, 1]``) making k / v page containers
+                ``[num_pages, h_kv, page_size, d]``; need use_padding_mask.
+                paged_attention_max_seq_len_kv: the logical s_kv.
             dropout: ``(probability, seed, offset)`` with one-element INT64
                 seed and offset tensors (or Python ints: scalars), or
                 ``(mask, scale)``; or a probability with ``dropout_seed=`` and
@@ -227,16 +245,11 @@ class AttentionOps:
                 ceil(ceil(s_kv/128)/8)]`` mask of 128x128 score tiles
                 (``UNIFIED`` only, cuDNN 9.14 and newer).
 
-        paged attention, score_mod, score_max, score_sum_exp, rng_dump and
-        unfuse_fma are not offered by the C ABI: giving them raises
-        :class:`NotOfferedError`.
+        score_mod, score_max, score_sum_exp, rng_dump and unfuse_fma are not
+        offered by the C ABI: giving them raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa", name)
-        _refuse(node, dict(rng_dump=rng_dump,
-                           paged_attention_k_table=paged_attention_k_table,
-                           paged_attention_v_table=paged_attention_v_table,
-                           paged_attention_max_seq_len_kv=paged_attention_max_seq_len_kv,
-                           score_mod=score_mod, score_max=score_max,
+        _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod, score_max=score_max,
                            score_sum_exp=score_sum_exp, unfuse_fma=unfuse_fma))
         bias = self._bias_argument(node, bias, attn_bias)
         o = _structs.new("cudnnfe_sdpa_options_t")
@@ -262,6 +275,8 @@ class AttentionOps:
                            alignment=diagonal_alignment, use_alibi_mask=use_alibi_mask,
                            left_name="diagonal_band_left_bound")
         self._dropout_options(o, node, dropout, dropout_seed, dropout_offset, backward=False)
+        self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
+                            paged_attention_max_seq_len_kv)
         if implementation is not None:
             o.implementation = int(_enum_value(attention_implementation, implementation,
                                                "implementation"))

@@ -44,6 +44,8 @@ typedef int32_t cudnnfe_dtype_t;
 
 #define CUDNNFE_DTYPE_FP8_E8M0 12
 
+#define CUDNNFE_DTYPE_BOOLEAN_PACKED 13
+
 typedef int32_t cudnnfe_target_t;
 
 #define CUDNNFE_TARGET_AUTO 0
@@ -466,6 +468,10 @@ typedef struct cudnnfe_norm_options {
   cudnnfe_dtype_t compute_dtype;
 
   double momentum;
+
+  int64_t epsilon_tensor;
+
+  int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
 
@@ -1013,6 +1019,7 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_DTYPE_UINT8':                                   10,
     'CUDNNFE_DTYPE_DOUBLE':                                  11,
     'CUDNNFE_DTYPE_FP8_E8M0':                                12,
+    'CUDNNFE_DTYPE_BOOLEAN_PACKED':                          13,
     'CUDNNFE_TARGET_AUTO':                                   0,
     'CUDNNFE_TARGET_GPU':                                    1,
     'CUDNNFE_TARGET_CPU_REFERENCE':                          2,

@@ -1,24 +1,21 @@
-"""Pass-by-value tensors folded into an op as a number (``epsilon``, ``momentum``).
+"""Values folded into an op as a number (``epsilon``, ``momentum`` given as a Python number,
+a scalar or a host array; graph input tensors go to the C options' ``epsilon_tensor`` /
+``momentum_tensor`` instead, :mod:`cudnnfe._norms`), and inputs no op reads.
 
-cudnn-frontend takes a norm's ``epsilon`` and batch norm's ``momentum`` as
-tensors, usually a one-element host tensor made with
-``graph.tensor_like(torch.full((1, 1, 1, 1), 1e-5))`` and given again in the
-variant pack. The C ABI takes them as numbers in the op's options, fixed
-when the op is added. So the value is read when the op is added:
+Where the number route is taken (:func:`constant_value`):
 
 * a Python number is used as is;
 * a scalar tensor (kind SCALAR) gives its value;
-* a graph input made by :meth:`pygraph.tensor_like` from a one-element host
-  array (NumPy, a CPU torch tensor) gives the array's value at that moment;
-* anything else (an input made by ``graph.tensor(..., is_pass_by_value=True)``
-  whose value is known only at execute, a device array, an op output) raises
-  :class:`NotOfferedError`.
+* a one-element host array (NumPy, a CPU torch tensor) gives its value at
+  that moment;
+* a graph input made by :meth:`pygraph.tensor_like` from such an array gives
+  that array's value (the norms pass graph inputs as tensors instead);
+* anything else (a device array, an op output) raises :class:`NotOfferedError`.
 
-An input folded this way that no op reads leaves the graph before it is
-validated (:func:`cudnnfe._rewrite.finalize`). Its entry in a later variant
-pack is accepted and checked: a host array must still hold the folded value
-(``ValueError`` otherwise, since the graph cannot see a new value), a
-device array is not read.
+An input folded this way, or any input no op reads, leaves the graph before
+it is validated (:func:`cudnnfe._rewrite.finalize`). Its entry in a later
+variant pack is accepted; a folded host array must still hold the folded
+value (``ValueError`` otherwise, since the graph cannot see a new value).
 """
 from __future__ import annotations
 
@@ -58,7 +55,7 @@ class FoldedConstant:
 
     __slots__ = ("tensor", "name", "value", "dropped")
 
-    def __init__(self, tensor: "Tensor", name: str, value: float) -> None:
+    def __init__(self, tensor: "Tensor", name: str, value: Optional[float]) -> None:
         self.tensor = tensor
         self.name = name
         self.value = value
@@ -70,6 +67,19 @@ class FoldedConstant:
             del g._tensors[self.tensor._uid]
         self.tensor._uid = -abs(self.tensor._uid)
         self.dropped = True
+
+
+def _known_value(folded: FoldedConstant, node: str, port: str) -> float:
+    if folded.value is None:
+        raise ValueError(f"{node}: {port} is tensor {folded.name!r}, an input no op read when "
+                         "the graph was validated, so it left the graph; make a new tensor")
+    return folded.value
+
+
+def record_unread(g: "pygraph", tensor: "Tensor") -> None:
+    """``tensor``, a graph input no op reads, leaves the graph (:func:`cudnnfe._rewrite.finalize`);
+    its binding at execute is then accepted and ignored."""
+    g._folded[tensor._uid] = FoldedConstant(tensor, tensor.get_name(), None)
 
 
 def _not_offered(node: str, port: str, why: str) -> NotOfferedError:
@@ -95,11 +105,11 @@ def constant_value(g: "pygraph", value: Any, node: str, port: str) -> Optional[f
             raise ValueError(f"{node}: {port} is a tensor of another graph")
         known = g._folded.get(value._uid) if value._uid > 0 else None
         if known is not None:
-            return known.value
+            return _known_value(known, node, port)
         if value._uid < 0:  # folded and dropped earlier (keyed by its old UID)
             for folded in g._folded.values():
                 if folded.tensor is value:
-                    return folded.value
+                    return _known_value(folded, node, port)
         kind = value.get_kind()
         if kind == tensor_kind.SCALAR:
             from . import _rewrite
@@ -147,6 +157,8 @@ def is_folded_binding(g: "pygraph", key: Any, array: Any) -> bool:
             break
     if found is None:
         return False
+    if found.value is None:  # an input no op read (_rewrite.finalize): nothing to check
+        return True
     number = host_scalar(array)
     if number is not None and number != found.value and not (
             math.isnan(number) and math.isnan(found.value)):

@@ -41,6 +41,9 @@ class data_type(IntEnum):
     UINT8 = _C["CUDNNFE_DTYPE_UINT8"]
     DOUBLE = _C["CUDNNFE_DTYPE_DOUBLE"]
     FP8_E8M0 = _C["CUDNNFE_DTYPE_FP8_E8M0"]
+    # cuDNN's bit-packed booleans (8 per byte, least significant bit first): what
+    # BOOLEAN set on a tensor becomes, as cuDNN and cudnn-frontend store it (_util._tensor_dtype)
+    BOOLEAN_PACKED = _C["CUDNNFE_DTYPE_BOOLEAN_PACKED"]
     # cudnn-frontend's types that the C ABI does not offer (refused when used)
     FAST_FLOAT_FOR_FP8 = FE_ONLY_BASE
     FP4_E2M1 = FE_ONLY_BASE + 1

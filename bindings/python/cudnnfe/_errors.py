@@ -35,7 +35,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
     "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
-    "get_last_error_string",
+    "get_last_error_string", "LargerBufferWarning",
 ]
 
 # The message of the last cudnnfe exception made on this thread (get_last_error_string).
@@ -94,6 +94,12 @@ class NotOfferedError(GraphNotSupportedError, NotImplementedError):
     which catches ``cudnnGraphNotSupportedError`` to skip an unsupported
     graph, skips these too.
     """
+
+
+class LargerBufferWarning(UserWarning):
+    """An output array bound at execute has more elements than its tensor and spans enough
+    memory: as in cudnn-frontend, which binds only the array's pointer, the tensor is
+    written from the array's start by its own dims and strides."""
 
 
 class CudnnUnavailableError(GraphNotSupportedError):

@@ -34,8 +34,8 @@ from . import _structs
 from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
                      numerical_note, pointwise_mode, reduction_mode, target, tensor_kind)
-from ._errors import (InvalidArgumentError, NotOfferedError, WrongStateError, raise_global_error,
-                      raise_graph_error, raise_handle_error)
+from ._errors import (InvalidArgumentError, LargerBufferWarning, NotOfferedError, WrongStateError,
+                      raise_global_error, raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
 from ._frontend_ops import FrontendOps
 from ._layout import LayoutOps
@@ -47,7 +47,8 @@ from ._quantize import QuantizeOps
 from ._sampling import SamplingOps
 from ._tensor import Tensor
 from ._util import (_MAX_DIMS, _MAX_SPATIAL, UID_ZERO_ALIAS, DType, Operand, _c_uid, _cstr,
-                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string)
+                    _dtype, _enum_value, _int_option, _ints, _is_number, _py_uid, _string,
+                    _tensor_dtype)
 from ._util import Number  # noqa: F401  (re-exported, as before the split)
 
 __all__ = ["pygraph", "Tensor", "BoundExecution", "UID_ZERO_ALIAS"]
@@ -63,6 +64,7 @@ class _Spec(NamedTuple):
     dtype: data_type
     by_value: bool = False  # a pass-by-value input: host memory, read at execute
     ragged: bool = False  # has ragged offsets: its array is packed (fewer elements than dims)
+    output: bool = False  # a graph output (written by the plan)
 
 
 class _ExecInfo(NamedTuple):
@@ -321,10 +323,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             is_pass_by_value: a one-element input whose array is in host
                 memory, read when execute is called
                 (``cudnnfe_tensor_set_pass_by_value``): a scale or bound given
-                as a CPU tensor. Where an op takes the value as a number in
-                the C ABI (``epsilon``, ``momentum``) such a tensor raises
-                :class:`NotOfferedError`: pass a float or ``tensor_like`` of a
-                host array instead.
+                as a CPU tensor (a norm's ``epsilon`` or ``momentum`` too).
             ragged_offset: as :meth:`Tensor.set_ragged_offset` (attention operands).
             reordering_type: only NONE (:class:`NotOfferedError` otherwise).
         """
@@ -343,11 +342,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                 raise ValueError(f"stride has {len(sl)} entries but dim has {len(d)}")
             s = ffi.new("int64_t[]", sl)
         out = ffi.new("int64_t *")
+        shared = name is not None and self._c_name_holder(name) is not None
         self._check(lib.cudnnfe_graph_add_tensor(
-            self._ptr, _cstr(name, "name"), _dtype(data_type, "data_type"), len(d),
-            ffi.new("int64_t[]", d), s, out))
+            self._ptr, _cstr(None if shared else name, "name"),
+            _tensor_dtype(data_type, "data_type"), len(d), ffi.new("int64_t[]", d), s, out))
         self._validated = False
         t = self._wrap(int(out[0]), "input")
+        if shared:  # a name another tensor holds: as cudnn-frontend, allowed (set_name)
+            t.set_name(name)
         if ragged_offset is not None:
             t.set_ragged_offset(ragged_offset)
         if is_pass_by_value:
@@ -383,12 +385,30 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         return t
 
     def get_tensor(self, name: str) -> Tensor:
-        """The tensor named ``name`` (ValueError if none)."""
+        """The first tensor named ``name`` (ValueError if none); names may repeat, as in
+        cudnn-frontend (:meth:`Tensor.set_name`)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
+        for uid in self._all_c_uids():
+            t = self._wrap(uid)
+            if t.get_name() == name:
+                return t
         out = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_find_tensor(self._ptr, _cstr(name, "name"), out))
         return self._wrap(int(out[0]))
+
+    def _c_name_holder(self, name: str) -> Optional[int]:
+        """The C UID of the tensor whose C name is ``name`` (None if none): one C lookup."""
+        out = ffi.new("int64_t *")
+        status = lib.cudnnfe_graph_find_tensor(self._ptr, _cstr(name, "name"), out)
+        return int(out[0]) if status == lib.CUDNNFE_STATUS_OK else None
+
+    def _free_c_name(self, name: str) -> str:
+        """A C name for a second tensor called ``name`` (see :meth:`Tensor.set_name`)."""
+        i = 1
+        while self._c_name_holder(f"{name}#{i}") is not None:
+            i += 1
+        return f"{name}#{i}"
 
     def get_tensors(self) -> List[Tensor]:
         """Every tensor of the graph, in creation order."""
@@ -1237,7 +1257,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             dims, strides = t._shape()
             specs.append(_Spec(uid, t.get_name(), tuple(dims), tuple(strides),
                                t.get_data_type(), t._c_pass_by_value(),
-                               t._ragged_offset is not None))
+                               t._ragged_offset is not None,
+                               self._role(t) == "output"))
         tgt = ffi.new("cudnnfe_target_t *")
         self._check(lib.cudnnfe_graph_get_target(self._ptr, tgt))
         ws = ffi.new("int64_t *")
@@ -1407,8 +1428,27 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             return self.get_tensor(key)._uid
         return _c_uid(key)
 
+    def _bound_array(self, spec: _Spec, array: Any, tgt: int,
+                     shape_given: bool = False) -> ArrayInfo:
+        """The checked array for a bound tensor. A Python int is a raw address (a
+        ``data_ptr()``), which cudnn-frontend also takes: it is used as is, in device
+        memory on the GPU and host memory on the CPU reference, with nothing to check."""
+        if isinstance(array, int) and not isinstance(array, bool):
+            if array <= 0:
+                raise ValueError(f"variant_pack: tensor {spec.name!r} is given the address "
+                                 f"{array}; expected a positive data pointer")
+            device = _arrays.CUDA if tgt == target.GPU else _arrays.CPU
+            return ArrayInfo(array, spec.dims, spec.strides, spec.dtype, device, -1,
+                             "int (a raw address)")
+        info = describe(array)
+        self._check_array(spec, info, tgt, shape_given)
+        return info
+
     def _check_array(self, spec: _Spec, info: ArrayInfo, tgt: int,
                      shape_given: bool = False) -> None:
+        if spec.dtype == data_type.BOOLEAN_PACKED:
+            _check_packed_array(spec, info)
+            return self._check_device(spec, info, tgt)
         if info.dtype != spec.dtype:
             _check_reinterpreted(spec, info)
         if spec.ragged or shape_given:
@@ -1419,8 +1459,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if info.shape != spec.dims:
             if _same_elements(info, spec):
                 return self._check_device(spec, info, tgt)
+            if _is_scratch_buffer(info, spec):
+                _warn_larger_buffer(spec, info)
+                return self._check_device(spec, info, tgt)
             raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
-                             f"{list(spec.dims)} but its array has shape {list(info.shape)}")
+                             f"{list(spec.dims)} but its array has shape {list(info.shape)}"
+                             f"{_span_note(info, spec)}")
         if info.strides != spec.strides:
             for d, a, b in zip(spec.dims, info.strides, spec.strides):
                 if d != 1 and a != b:
@@ -1452,10 +1496,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def _workspace(self, workspace: Any, tgt: int) -> Tuple[Any, int]:
         if workspace is None:
             return ffi.NULL, 0
-        if type(workspace) is int:
-            # A raw pointer (cudnn-frontend's ``workspace.data_ptr()``): the caller vouches
-            # for get_workspace_size() bytes there.
-            return ffi.cast("void *", workspace), self._exec_info().workspace_size
+        if isinstance(workspace, int) and not isinstance(workspace, bool):
+            # A raw address (cudnn-frontend takes workspace.data_ptr()): trusted to hold
+            # get_workspace_size() bytes, as there.
+            size = self.get_workspace_size() if workspace else 0
+            return ffi.cast("void *", workspace), size
         info = describe(workspace)
         itemsize = int(lib.cudnnfe_dtype_size(int(info.dtype))) if info.dtype else 1
         size = _arrays.nbytes(info, itemsize)
@@ -1632,13 +1677,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
     def _checked_ptr(self, pos: int, array: Any, keep: List[Any],
                      shape_given: bool = False) -> int:
-        if type(array) is int:
-            # A raw data pointer (``tensor.data_ptr()``), as cudnn-frontend accepts: its
-            # memory, type and shape are the caller's word (test_conv_genstats binds so).
-            return array
         info = self._exec_info()
-        arr = describe(array)
-        self._check_array(info.specs[pos], arr, info.target, shape_given)
+        arr = self._bound_array(info.specs[pos], array, info.target, shape_given)
         keep.append(arr)
         return arr.ptr
 
@@ -1702,8 +1742,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             pos = info.position.get(uid)
             if pos is None:
                 self._unbindable(uid)
-            arr = describe(array)
-            self._check_array(info.specs[pos], arr, info.target)
+            arr = self._bound_array(info.specs[pos], array, info.target)
             if ptrs[pos] is not None:
                 raise ValueError(f"variant_pack: tensor {info.specs[pos].name!r} is bound twice")
             ptrs[pos] = arr.ptr
@@ -1730,8 +1769,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             pos = info.position.get(uid)
             if pos is None:
                 self._unbindable(uid)
-            arr = describe(array)
-            self._check_array(info.specs[pos], arr, info.target)
+            arr = self._bound_array(info.specs[pos], array, info.target)
             keep.append(arr)
             table[i].uid = uid
             table[i].data = ffi.cast("void *", arr.ptr)
@@ -2110,6 +2148,60 @@ def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
 
     return (math.prod(info.shape) == math.prod(spec.dims)
             and squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides))
+
+
+def _span(dims: Sequence[int], strides: Sequence[int]) -> int:
+    """Elements from the first to the last one a layout touches (0: empty or negative
+    strides, whose span this check does not take)."""
+    if any(st < 0 for st in strides) or any(d == 0 for d in dims):
+        return 0
+    return 1 + sum((d - 1) * st for d, st in zip(dims, strides))
+
+
+def _is_scratch_buffer(info: ArrayInfo, spec: _Spec) -> bool:
+    """An output array with more elements than the tensor that spans the memory its
+    strides need: cudnn-frontend, which binds only the pointer, writes it from its start.
+    Inputs, and arrays with as many elements but another shape or layout, are refused
+    instead: reading them so would more likely hide a mistake than serve a purpose."""
+    return (spec.output and math.prod(info.shape) > math.prod(spec.dims)
+            and _span(info.shape, info.strides) >= _span(spec.dims, spec.strides) > 0)
+
+
+_BYTE_TYPES = (data_type.BOOLEAN, data_type.UINT8, data_type.INT8)
+
+
+def _check_packed_array(spec: _Spec, info: ArrayInfo) -> None:
+    """A bit-packed boolean tensor (8 elements a byte, least significant bit first, as cuDNN
+    writes them) takes any array of one-byte elements spanning ceil(span / 8) bytes: a bool
+    array of the tensor's shape, or a uint8 array of the packed size, as cudnn-frontend's
+    samples allocate it."""
+    need = -(-_span(spec.dims, spec.strides) // 8)
+    if info.dtype not in _BYTE_TYPES:
+        raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is bit-packed "
+                         f"BOOLEAN; its array must have one-byte elements (bool, uint8 or "
+                         f"int8), not {info.type_name}")
+    have = _span(info.shape, info.strides)
+    if have < need:
+        raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) is bit-packed "
+                         f"BOOLEAN {list(spec.dims)} with strides {list(spec.strides)}: it "
+                         f"needs {need} bytes but its array {list(info.shape)} spans {have}")
+
+
+def _span_note(info: ArrayInfo, spec: _Spec) -> str:
+    need = _span(spec.dims, spec.strides)
+    return (f", which spans {_span(info.shape, info.strides)} elements where the tensor's "
+            f"strides {list(spec.strides)} need {need}") if need else ""
+
+
+def _warn_larger_buffer(spec: _Spec, info: ArrayInfo) -> None:
+    """cudnn-frontend binds only an array's pointer, so a larger output buffer of the right
+    data type works there: the tensor is written from the buffer's start by its own dims
+    and strides. cudnnfe does the same, and says so, since a mismatch is often a mistake."""
+    warnings.warn(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims {list(spec.dims)} "
+                  f"and strides {list(spec.strides)} but its array has shape "
+                  f"{list(info.shape)}: as in cudnn-frontend, the tensor is written from the "
+                  "array's start by its own dims and strides",
+                  LargerBufferWarning, stacklevel=4)
 
 
 def _optional_alias(node: str, name: str, value: Any, alias: str, alias_value: Any) -> Any:

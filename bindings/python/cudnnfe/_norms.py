@@ -3,15 +3,17 @@
 Method names, argument names and results are cudnn-frontend's (the C
 functions are ``cudnnfe_graph_add_<method>``; all take
 ``cudnnfe_norm_options_t``). ``epsilon`` and batch norm's ``momentum`` are
-numbers in the C options: cudnn-frontend's one-element pass-by-value
-tensors are folded in when the op is added (:mod:`cudnnfe._constants`).
+numbers, or cudnn-frontend's one-element pass-by-value tensors, which the C
+options take as ``epsilon_tensor`` / ``momentum_tensor`` and read when the
+graph runs. A scalar (``tensor_scalar``) or an array given directly is taken
+as a number when the op is added (:mod:`cudnnfe._constants`).
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
 from . import _constants, _naming, _structs
-from ._enums import data_type, norm_forward_phase
+from ._enums import data_type, norm_forward_phase, tensor_kind
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._tensor import Tensor
@@ -35,12 +37,8 @@ class NormOps:
         opts = _structs.new("cudnnfe_norm_options_t")
         cname = _cstr(node, "name")
         opts.name = cname
-        value = _constants.constant_value(self, epsilon, node, "epsilon")
-        if value is not None:
-            opts.epsilon = value
-        value = _constants.constant_value(self, momentum, node, "momentum")
-        if value is not None:
-            opts.momentum = value
+        self._scalar_option(opts, node, "epsilon", epsilon)
+        self._scalar_option(opts, node, "momentum", momentum)
         if not isinstance(zero_centered_gamma, (bool, int)):
             raise TypeError(f"{node}: zero_centered_gamma must be a bool")
         opts.zero_centered_gamma = 1 if zero_centered_gamma else 0
@@ -50,6 +48,19 @@ class NormOps:
                 opts.phase = int(member)
         opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
         return opts, cname
+
+    def _scalar_option(self, opts: Any, node: str, port: str, value: Any) -> None:
+        """``epsilon`` / ``momentum``: a graph input tensor is read when the graph runs
+        (``epsilon_tensor`` / ``momentum_tensor``, as cudnn-frontend reads its
+        pass-by-value tensor); a number, a scalar or a host array is the option's number."""
+        fields = {"epsilon": "epsilon_tensor", "momentum": "momentum_tensor"}
+        if (isinstance(value, Tensor) and value._graph is self and value._uid > 0
+                and value.get_kind() == tensor_kind.INPUT):
+            setattr(opts, fields[port], value._uid)
+            return
+        number = _constants.constant_value(self, value, node, port)
+        if number is not None:
+            setattr(opts, port, number)
 
     def _stats_outputs(self, node: str, y: Any, *stats: Any) -> Tuple[Any, ...]:
         out = self._added(node, int(y[0]))

@@ -39,12 +39,14 @@ def mark_read(g: "pygraph", value: Any) -> None:
 def take_input_offsets(g: "pygraph", node: str, opts: Any,
                        operands: Dict[str, Any]) -> Dict[str, Optional["Tensor"]]:
     """Fill ``opts.ragged_offset_<role>`` from the operands' offsets; returns them by role."""
+    fields = dict(q="ragged_offset_q", k="ragged_offset_k", v="ragged_offset_v",
+                  o="ragged_offset_o")
     found = {}
     for role, value in operands.items():
         offset = offset_of(value)
         found[role] = offset
         if offset is not None:
-            setattr(opts, f"ragged_offset_{role}", offset._uid)
+            setattr(opts, fields[role], offset._uid)
             g._ragged_taken.add(value)
     return found
 

@@ -1,17 +1,18 @@
 """Graph edits the C ABI has no call for, made on the graph description.
 
-cudnn-frontend's Python API lets code do three things the C ABI cannot do
+cudnn-frontend's Python API lets code do things the C ABI cannot do
 in place:
 
 * pass a tensor the user created (``graph.tensor(...)``) as an op's
   *output*, e.g. ``sdpa_backward(..., dBias=t)``: the C op creates its own
   output, and a graph input cannot be removed or turned into an output;
-* pass a pass-by-value tensor where the C op takes a number (``epsilon``,
-  ``momentum``): the number is folded in at construction
-  (:mod:`cudnnfe._constants`), and the input tensor, which no op reads,
-  must leave the graph before validation refuses it;
 * create a reshape without its new dims and set them on the output later
-  (``y = graph.reshape(x); y.set_dim(dims)``).
+  (``y = graph.reshape(x); y.set_dim(dims)``);
+* create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``
+  next to a backward that takes no epsilon) and bind it at execute: cudnn-frontend's
+  graph holds only the tensors its nodes use, so such an input is not part of it.
+  Here it leaves the C graph before validation (which refuses unread inputs) and
+  its binding is accepted and ignored, as a folded constant's.
 
 Each is done here by editing the graph description (``docs/graph-json.md``:
 :meth:`pygraph.serialize`), loading it into a fresh C graph and adopting
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Dict, List
+
+from . import _constants
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
@@ -97,7 +100,8 @@ def finalize(g: "pygraph") -> None:
     inputs folded into an op as a number (:mod:`cudnnfe._constants`) that no
     op reads leave the graph. A no-op (no C call) when nothing is pending.
     """
-    if not g._pending_reshapes and all(f.dropped for f in g._folded.values()):
+    if not g._pending_reshapes and all(f.dropped for f in g._folded.values()) and \
+            not _may_have_unread_inputs(g):
         return
     doc = _load(g)
     entries = {t["uid"]: t for t in doc["tensors"]}
@@ -117,6 +121,12 @@ def finalize(g: "pygraph") -> None:
             continue
         if entry is not None and entry["kind"] == "input" and uid not in read:
             dropped.append(uid)
+    if doc["nodes"]:  # a graph without ops keeps its inputs (validation names them)
+        for entry in doc["tensors"]:
+            uid = entry["uid"]
+            if entry["kind"] == "input" and uid not in read and uid not in g._folded:
+                _constants.record_unread(g, g._wrap(uid))
+                dropped.append(uid)
     if dropped:
         doc["tensors"] = [t for t in doc["tensors"] if t["uid"] not in dropped]
         changed = True
@@ -124,6 +134,12 @@ def finalize(g: "pygraph") -> None:
         _store(g, doc)
     for uid in dropped:
         g._folded[uid].drop(g)
+
+
+def _may_have_unread_inputs(g: "pygraph") -> bool:
+    """False when every tensor the Python side made as an input is known to be read
+    (the cheap test that spares a graph description round trip)."""
+    return any(t._role == "input" and t._uid > 0 for t in g._tensors.values())
 
 
 def scalar_value(g: "pygraph", uid: int) -> float:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 from ._enums import data_type, tensor_kind, tensor_reordering
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
-from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _dtype, _ints, _py_uid, _string
+from ._util import _MAX_DIMS, DType, _c_uid, _cstr, _ints, _py_uid, _string, _tensor_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
@@ -25,7 +25,7 @@ class Tensor:
     """
 
     __slots__ = ("_graph", "_uid", "_role", "_user_uid", "_alignment", "_ragged_offset",
-                 "__weakref__")
+                 "_name", "__weakref__")
 
     def __init__(self, graph: "pygraph", c_uid: int, role: str) -> None:
         self._graph = graph
@@ -34,6 +34,8 @@ class Tensor:
         self._user_uid = False
         self._alignment = 16  # cuDNN's default byte alignment of a tensor's address
         self._ragged_offset: Optional["Tensor"] = None
+        # The user's name when another tensor already holds it in C (see set_name).
+        self._name: Optional[str] = None
 
     # ---- setters (chainable) ----
 
@@ -51,7 +53,8 @@ class Tensor:
     def set_data_type(self, dtype: DType) -> "Tensor":
         """Override the tensor's data type (a :class:`data_type`, or a NumPy/torch dtype)."""
         g = self._graph
-        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid, _dtype(dtype, "data type")))
+        g._check(lib.cudnnfe_tensor_set_dtype(g._ptr, self._uid,
+                                              _tensor_dtype(dtype, "data type")))
         return self
 
     def set_dim(self, dims: Sequence[int]) -> "Tensor":
@@ -95,11 +98,20 @@ class Tensor:
         g._rekey(self, new)
 
     def set_name(self, name: str) -> "Tensor":
-        """Rename the tensor (names are unique in a graph)."""
+        """Rename the tensor.
+
+        As in cudnn-frontend, two tensors may share a name. The C library keeps
+        names unique, so a name another tensor already holds is kept here
+        (:meth:`get_name`, name lookups) while the C library gets
+        ``"<name>#<n>"``, the name its messages and graph JSON show.
+        """
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         g = self._graph
-        g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(name, "name")))
+        holder = g._c_name_holder(name)
+        c_name = name if holder is None or holder == self._uid else g._free_c_name(name)
+        g._check(lib.cudnnfe_tensor_set_name(g._ptr, self._uid, _cstr(c_name, "name")))
+        self._name = None if c_name == name else name
         return self
 
     # ---- cudnn-frontend attributes without a C counterpart ----
@@ -213,6 +225,10 @@ class Tensor:
 
     def get_name(self) -> str:
         """The tensor's name ("<node>::<port>" for operation outputs unless renamed)."""
+        return self._name if self._name is not None else self._c_name()
+
+    def _c_name(self) -> str:
+        """The name the C library holds (unique in the graph)."""
         g = self._graph
         out = ffi.new("const char **")
         g._check(lib.cudnnfe_tensor_get_name(g._ptr, self._uid, out))

@@ -61,6 +61,15 @@ def _dtype(value: DType, what: str) -> int:
     return int(found)
 
 
+def _tensor_dtype(value: DType, what: str) -> int:
+    """A tensor's C data type for ``value``: as :func:`_dtype`, except that BOOLEAN is
+    cuDNN's bit-packed boolean (``CUDNNFE_DTYPE_BOOLEAN_PACKED``), the layout that
+    cudnn-frontend's BOOLEAN tensors have in memory. A comparison's output whose type is
+    not set stays the C library's one-byte BOOLEAN (CPU reference only)."""
+    dtype = _dtype(value, what)
+    return int(data_type.BOOLEAN_PACKED) if dtype == int(data_type.BOOLEAN) else dtype
+
+
 def _ints(values: Any, what: str, min_len: int = 1, max_len: int = _MAX_DIMS) -> List[int]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{what} must be a sequence of ints, not {type(values).__name__}")

@@ -33,6 +33,10 @@ def _span(dims: Sequence[int], strides: Sequence[int]) -> int:
 
 def _allocate(spec: _Spec, like: Any, tgt: target) -> Any:
     """An uninitialised array for a bound tensor, from the library of ``like``."""
+    if spec.dtype == data_type.BOOLEAN_PACKED:
+        # One byte per element, the tensor's shape (as a torch.bool buffer in cudnn-frontend's
+        # samples): more than the ceil(span / 8) bytes the packed bits fill.
+        spec = spec._replace(dtype=data_type.BOOLEAN)
     torch_cls = _arrays._torch_tensor_class()
     if torch_cls is not None and isinstance(like, torch_cls):
         import torch

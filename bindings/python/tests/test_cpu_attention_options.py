@@ -57,6 +57,63 @@ def test_padding_mask(qkv):
     assert np.all(o[1, :, 3:] == 0) and np.all(np.isneginf(stats[1, :, 3:]))
 
 
+def _paged(x, page_size, rng):
+    """x [b, h, s, d] as a page container [b * pages, h, page_size, d] with its shuffled
+    page table [b, 1, pages, 1] (INT32), as cudnn-frontend's sample 52 builds them."""
+    b, h, s, d = x.shape
+    pages = -(-s // page_size)
+    padded = np.zeros((b, h, pages * page_size, d), x.dtype)
+    padded[:, :, :s] = x
+    order = rng.permutation(b * pages)
+    container = np.zeros((b * pages, h, page_size, d), x.dtype)
+    table = np.zeros((b, 1, pages, 1), np.int32)
+    for n in range(b):
+        for p in range(pages):
+            container[order[n * pages + p]] = padded[n, :, p * page_size:(p + 1) * page_size]
+            table[n, 0, p, 0] = order[n * pages + p]
+    return container, table
+
+
+@pytest.mark.parametrize("page_k,page_v", [(True, True), (True, False), (False, True)])
+def test_paged_caches_match_the_gathered_attention(qkv, rng, page_k, page_v):
+    """sdpa(paged_attention_k_table=, paged_attention_v_table=,
+    paged_attention_max_seq_len_kv=) reads k / v through their page tables
+    (docs/attention.md, paged K/V cache)."""
+    q, k, v = qkv
+    seq_q = np.array([6, 3], np.int32).reshape(B, 1, 1, 1)
+    seq_kv = np.array([9, 4], np.int32).reshape(B, 1, 1, 1)
+    ck, tk = _paged(k, 4, rng) if page_k else (k, None)
+    cv, tv = _paged(v, 4, rng) if page_v else (v, None)
+    extra = {"seq_len_q": seq_q, "seq_len_kv": seq_kv}
+    if page_k:
+        extra["paged_attention_k_table"] = tk
+    if page_v:
+        extra["paged_attention_v_table"] = tv
+    o, stats = _forward(q, ck, cv, extra, use_padding_mask=True, attn_scale=SCALE,
+                        use_causal_mask_bottom_right=True,
+                        paged_attention_max_seq_len_kv=SKV)
+    mask = ref.visible(B, SQ, SKV, seq_q, seq_kv, right=0, bottom_right=True)
+    want_o, want_stats, _ = ref.attention(q, k, v, SCALE, mask)
+    for n, h, rows in _valid_rows(seq_q.reshape(B)):
+        close(o[n, h, rows], want_o[n, h, rows], rtol=1e-4, atol=1e-5)
+        close(stats[n, h, rows], want_stats[n, h, rows], rtol=1e-4, atol=1e-5)
+
+
+def test_paged_cache_errors_name_the_option(qkv, rng):
+    q, k, v = qkv
+    ck, tk = _paged(k, 4, rng)
+    g = graph()
+    tq, tck, tv, ttk = (g.tensor_like(a) for a in (q, ck, v, tk))
+    with pytest.raises(cudnnfe.InvalidGraphError, match="padding"):
+        g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)  # needs the padding mask
+    with pytest.raises(TypeError, match="paged_attention_max_seq_len_kv"):
+        g.sdpa(tq, tck, tv, paged_attention_max_seq_len_kv="16")
+    offsets = g.tensor(dim=[B + 1, 1, 1, 1], data_type=data_type.INT32)
+    ttk.set_ragged_offset(offsets)  # cudnn-frontend's sample 53 packs its page tables
+    with pytest.raises(cudnnfe.NotOfferedError, match="ragged .packed. page table"):
+        g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)
+
+
 @pytest.mark.parametrize("band", [
     dict(diagonal_band_left_bound=3),
     dict(sliding_window_length=2, use_causal_mask=True),
@@ -348,8 +405,6 @@ def g4():
 
 
 @pytest.mark.parametrize("keyword,value,feature", [
-    ("paged_attention_k_table", "q", "paged attention"),
-    ("paged_attention_max_seq_len_kv", 16, "paged attention"),
     ("score_mod", lambda *a: a, "score modification"), ("score_max", "q", "score-max"),
     ("rng_dump", "q", "dropout mask"), ("unfuse_fma", True, "unfused FMA"),
 ])

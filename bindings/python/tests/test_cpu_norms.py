@@ -1,6 +1,8 @@
 """Batch norm (training with running statistics, inference, backward), instance norm and
 adaptive layer norm on the CPU reference against NumPy; cudnn-frontend's pass-by-value
 epsilon / momentum tensors; bad inputs."""
+import json
+
 import numpy as np
 import pytest
 
@@ -47,14 +49,18 @@ def test_batchnorm_training_with_running_stats(bn_arrays, constants):
     for got, expected in zip(outs, want):
         close(got, expected, rtol=1e-4, atol=1e-5)
     if constants == "host-tensors":
-        # the folded inputs left the graph: they are not bound, and their bindings are ignored
-        names = [t.get_name() for t in g.get_tensors()]
-        assert len(g.get_bound_uids()) == 5 + 5 and len(names) == 10
-        bad = dict(inputs)
-        bad[eps] = np.full((1, 1, 1, 1), 1e-2, np.float32)
-        with pytest.raises(ValueError, match="folded into the graph as"):
-            bad.update(zip((y, mean, inv, next_mean, next_var), outs))
-            g.execute(bad)
+        # the tensors are graph inputs (epsilon_tensor, momentum_tensor), read at every
+        # execute: new values need no new graph, as in cudnn-frontend
+        assert len(g.get_bound_uids()) == 7 + 5
+        again = dict(inputs)
+        again[eps] = np.full((1, 1, 1, 1), 1e-1, np.float32)
+        again[mom] = np.full((1, 1, 1, 1), 0.7, np.float32)
+        fresh = [np.empty_like(o) for o in outs]
+        again.update(zip((y, mean, inv, next_mean, next_var), fresh))
+        g.execute(again)
+        want = ref.batchnorm(x.astype(np.float64), scale, bias, 1e-1, (rmean, rvar), 0.7)
+        for got, expected in zip(fresh, want):
+            close(got, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_batchnorm_updates_running_stats_in_place(bn_arrays):
@@ -175,18 +181,24 @@ def test_adalayernorm_and_backward(rng, zero_centered):
         close(a, b, rtol=1e-4, atol=1e-4)
 
 
-def test_layernorm_takes_a_folded_epsilon_tensor(rng):
+@pytest.mark.parametrize("make", ["tensor_like", "pass_by_value"])
+def test_layernorm_reads_its_epsilon_tensor_at_execute(rng, make):
     x = rng.standard_normal((4, 16)).astype(np.float32)
     s = rng.standard_normal((1, 16)).astype(np.float32)
     b = rng.standard_normal((1, 16)).astype(np.float32)
     g = graph()
     tx, ts, tb = (g.tensor_like(a) for a in (x, s, b))
-    eps = g.tensor_like(np.full((1, 1), 0.25, np.float32))
+    if make == "tensor_like":
+        eps = g.tensor_like(np.full((1, 1), 0.5, np.float32))
+    else:  # cudnn-frontend's test_layernorm: the value exists only at execute
+        eps = g.tensor(dim=[1, 1], is_pass_by_value=True, name="epsilon")
     y, _, _ = g.layernorm(tx, ts, tb, epsilon=eps, norm_forward_phase="inference")
-    (out,) = run(g, {tx: x, ts: s, tb: b}, [y.set_output(True)])  # eps needs no binding
+    y.set_output(True)
     mean = x.mean(axis=1, keepdims=True)
-    close(out, (x - mean) / np.sqrt(x.var(axis=1, keepdims=True) + 0.25) * s + b, rtol=1e-4,
-          atol=1e-5)
+    for value in (0.25, 2.0):
+        (out,) = run(g, {tx: x, ts: s, tb: b, eps: np.full((1, 1), value, np.float32)}, [y])
+        close(out, (x - mean) / np.sqrt(x.var(axis=1, keepdims=True) + value) * s + b,
+              rtol=1e-4, atol=1e-5)
 
 
 def test_a_folded_input_that_an_op_also_reads_stays_an_input(rng):
@@ -210,9 +222,9 @@ def test_norm_bad_inputs(bn_arrays):
         g.batchnorm(tx, ts, tb, tm, tv, 1e-5, 0.1, peer_stats=[tm])
     with pytest.raises(cudnnfe.NotOfferedError, match="peer_stats"):
         g.batchnorm_backward(tx, tx, ts, tm, tv, peer_stats=[tm])
-    pbv = g.tensor(dim=[1, 1, 1, 1], is_pass_by_value=True, name="eps")
-    with pytest.raises(cudnnfe.NotOfferedError, match="given only at execute"):
-        g.batchnorm(tx, ts, tb, tm, tv, epsilon=pbv, momentum=0.1)
+    with pytest.raises(cudnnfe.InvalidGraphError, match="epsilon") as info:
+        g.batchnorm(tx, ts, tb, epsilon=g.tensor(dim=[1, 2], name="eps2"), name="bn2")
+    assert 'batchnorm "bn2"' in info.value.message and "eps2" in info.value.message
     with pytest.raises(cudnnfe.NotOfferedError, match="computed by the graph"):
         g.batchnorm(tx, ts, tb, epsilon=g.relu(tm))
     with pytest.raises(TypeError, match="momentum"):
@@ -234,7 +246,7 @@ def test_norm_bad_inputs(bn_arrays):
         g.instancenorm("training", g.tensor(dim=[4, 3]), ts, tb)  # rank >= 3
 
 
-def test_high_level_graph_with_a_folded_epsilon(bn_arrays):
+def test_high_level_graph_with_an_epsilon_tensor(bn_arrays):
     x, scale, bias, _, _ = bn_arrays
     eps_cpu = np.full((1, 1, 1, 1), 1e-3, np.float32)
     from cpu_helpers import CPU, F32
@@ -242,8 +254,28 @@ def test_high_level_graph_with_a_folded_epsilon(bn_arrays):
         eps = g.tensor_like(eps_cpu)
         y, _, _, _, _ = g.batchnorm(x, scale, bias, epsilon=eps, name="bn")
         y.set_output(True)
-    assert g.input_names() == ["bn::input", "bn::scale", "bn::bias"]
+    # a graph input of the op (read at execute), in creation order
+    assert g.input_names() == [eps.get_name(), "bn::input", "bn::scale", "bn::bias"]
     want = ref.batchnorm(x.astype(np.float64), scale, bias, 1e-3)[0]
-    close(g(x, scale, bias), want, rtol=1e-4, atol=1e-5)
+    close(g(eps_cpu, x, scale, bias), want, rtol=1e-4, atol=1e-5)
     result = g({"bn::input": x, "bn::scale": scale, "bn::bias": bias, eps: eps_cpu})
     close(result["bn::Y"], want, rtol=1e-4, atol=1e-5)
+
+
+def test_epsilon_tensor_survives_graph_json(rng):
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    s = np.ones((1, 8), np.float32)
+    g = graph()
+    tx, ts, tb = (g.tensor_like(a, name=n) for a, n in ((x, "x"), (s, "s"), (s * 0, "b")))
+    eps = g.tensor(dim=[1, 1], is_pass_by_value=True, name="eps")
+    g.layernorm(tx, ts, tb, epsilon=eps, norm_forward_phase="inference", name="ln")
+    doc = json.loads(g.serialize())
+    (node,) = doc["nodes"]
+    assert node["inputs"]["epsilon"] == eps.get_uid()
+    g2 = cudnnfe.pygraph.deserialize(g.serialize(), build=False)
+    y = g2.get_tensor("ln::Y").set_output(True)
+    inputs = {g2.get_tensor(n): a for n, a in (("x", x), ("s", s), ("b", s * 0))}
+    inputs[g2.get_tensor("eps")] = np.full((1, 1), 3.0, np.float32)
+    (out,) = run(g2, inputs, [y])
+    close(out, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 3.0),
+          rtol=1e-4, atol=1e-5)

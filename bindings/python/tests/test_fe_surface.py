@@ -440,7 +440,7 @@ def test_execute_takes_raw_data_pointers(rng):
               workspace.ctypes.data)
     np.testing.assert_allclose(out_sum, x.sum((0, 2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(out_sq, (x * x).sum((0, 2, 3), keepdims=True), rtol=1e-4)
-    with pytest.raises(cudnnfe.InvalidArgumentError, match="NULL data pointer"):
+    with pytest.raises(ValueError, match="address 0; expected a positive data pointer"):
         g.execute({tx: 0, total: out_sum, sq: out_sq})
 
 
@@ -487,3 +487,49 @@ def test_dbn_weight_rebuilds_batchnorm_backward(rng):
     m = 2 * 4 * 4
     dx = scale * inv / m * (m * dyd - dbias - xhat * dscale)
     np.testing.assert_allclose(eq_dy * dyd + eq_x * xd + eq_b, dx, rtol=1e-4, atol=1e-5)
+
+
+def test_two_tensors_may_share_a_name(rng):
+    """cudnn-frontend lets two tensors share a name (its sample 32 names both the add and
+    the relu output "sum"); the C library keeps names unique, so the second one's C name is
+    "sum#1" while get_name(), get_tensor and the Graph wrapper's lookups see "sum"."""
+    g = graph()
+    x = g.tensor(name="x", dim=[2, 3])
+    a = g.tensor(name="a", dim=[2, 3])
+    s = g.add(x, a, name="add").set_name("sum")
+    r = g.relu(s, name="relu").set_name("sum").set_output(True)
+    assert s.get_name() == "sum" and r.get_name() == "sum"
+    assert r._c_name() == "sum#1"
+    assert g.get_tensor("sum") is s  # the first of that name, as cudnn-frontend's lookups
+    r.set_name("out")  # a free name goes to C as is
+    assert r.get_name() == "out" and r._c_name() == "out"
+    xa, aa = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    out = np.empty((2, 3), np.float32)
+    g.build()
+    g.execute({x: xa, a: aa, r: out})
+    np.testing.assert_allclose(out, np.maximum(xa + aa, 0), rtol=1e-6)
+    g2 = graph()
+    first = g2.tensor(name="x", dim=[2])
+    second = g2.tensor(name="x", dim=[2])  # graph inputs too
+    assert second.get_name() == "x" and second._c_name() == "x#1"
+    assert g2.get_tensor("x") is first
+
+
+def test_an_input_no_op_reads_leaves_the_graph(rng):
+    """cudnn-frontend's graph holds only the tensors its nodes use: its instance-norm test
+    makes ``epsilon_bwd = tensor_like(eps)`` next to a backward that takes no epsilon and
+    binds it at execute. The input leaves the C graph at validation; its binding is
+    ignored."""
+    g = graph()
+    x = g.tensor(name="x", dim=[2, 3])
+    unused = g.tensor_like(np.full((1, 1), 1e-5, np.float32), name="epsilon_bwd")
+    y = g.relu(x, name="relu").set_output(True)
+    g.validate()
+    assert g.get_tensor_count() == 2
+    g.build()
+    xa = rng.standard_normal((2, 3)).astype(np.float32)
+    out = np.empty((2, 3), np.float32)
+    g.execute({x: xa, unused: np.full((1, 1), 7.0, np.float32), y: out})
+    np.testing.assert_allclose(out, np.maximum(xa, 0))
+    with pytest.raises(ValueError, match="'epsilon_bwd'.*left the graph"):
+        g.layernorm(x, x, x, epsilon=unused)

@@ -6,6 +6,7 @@ cannot load cuDNN there fails them rather than skipping.
 """
 import math
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="GPU tests need torch, which is not installed")
@@ -160,6 +161,77 @@ def test_boolean_graph_outputs_are_refused_on_the_gpu(handle):
         g.build()
 
 
+def test_bit_packed_boolean_output_and_input_match_the_cpu_reference(handle):
+    """data_type.BOOLEAN set on a graph output or input is cuDNN's bit-packed layout (C
+    BOOLEAN_PACKED), as in cudnn-frontend's samples 26 and 30; the GPU's bits must be the
+    CPU reference's."""
+    x = torch.randn(8, 64, device=DEV)
+    dy = torch.randn(8, 64, device=DEV)
+
+    def mask_graph(target):
+        g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
+                            target=target)
+        tx = g.tensor_like(x)
+        m = g.cmp_gt(input=tx, comparison=0.0, name="positive")
+        m.set_output(True).set_data_type(data_type.BOOLEAN)
+        g.build()
+        return g, tx, m
+
+    g, tx, m = mask_graph(cudnnfe.target.GPU)
+    bits = torch.zeros(8, 8, dtype=torch.uint8, device=DEV)  # 512 bits
+    g.execute({tx: x, m: bits}, torch.empty(max(g.get_workspace_size(), 1), device=DEV,
+                                              dtype=torch.uint8), handle=handle)
+    torch.cuda.synchronize()
+    c, cx, cm = mask_graph(cudnnfe.target.CPU_REFERENCE)
+    want = np.zeros(64, np.uint8)
+    c.execute({cx: x.cpu().numpy(), cm: want})
+    np.testing.assert_array_equal(bits.cpu().numpy().reshape(-1), want)
+
+    b = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT)
+    tdy = b.tensor_like(dy)
+    tbits = b.tensor(dim=[8, 64], data_type=data_type.BOOLEAN, name="bits")
+    out = b.mul(tdy, tbits, name="drelu").set_output(True)
+    b.build()
+    got = torch.full((8, 64), float("nan"), device=DEV)
+    b.execute({tdy: dy, tbits: bits, out: got},
+              torch.empty(max(b.get_workspace_size(), 1), device=DEV, dtype=torch.uint8),
+              handle=handle)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(got, torch.where(x > 0, dy, torch.zeros_like(dy)))
+
+
+def test_layernorm_epsilon_tensor_read_at_execute_matches_the_cpu_reference(handle):
+    """cudnn-frontend's test_layernorm form: epsilon is a pass-by-value tensor whose value
+    arrives with execute (epsilon_tensor); two values, each against the CPU reference."""
+    x = torch.randn(16, 64, device=DEV)
+    scale = torch.randn(1, 64, device=DEV)
+    bias = torch.randn(1, 64, device=DEV)
+
+    def build(target):
+        g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
+                            target=target)
+        tx, ts, tb = g.tensor_like(x), g.tensor_like(scale), g.tensor_like(bias)
+        eps = g.tensor(dim=[1, 1], data_type=data_type.FLOAT, is_pass_by_value=True,
+                       name="epsilon")
+        y, _, _ = g.layernorm(tx, ts, tb, epsilon=eps, norm_forward_phase="inference")
+        y.set_output(True)
+        g.build()
+        return g, (tx, ts, tb, eps, y)
+
+    g, (tx, ts, tb, eps, y) = build(cudnnfe.target.GPU)
+    c, (cx, cs, cb, ceps, cy) = build(cudnnfe.target.CPU_REFERENCE)
+    ws = torch.empty(max(g.get_workspace_size(), 1), device=DEV, dtype=torch.uint8)
+    for value in (1e-5, 4.0):
+        host = torch.full((1, 1), value, dtype=torch.float32)
+        out = torch.full_like(x, float("nan"))
+        g.execute({tx: x, ts: scale, tb: bias, eps: host, y: out}, ws, handle=handle)
+        torch.cuda.synchronize()
+        want = np.empty((16, 64), np.float32)
+        c.execute({cx: x.cpu().numpy(), cs: scale.cpu().numpy(), cb: bias.cpu().numpy(),
+                   ceps: host.numpy(), cy: want})
+        np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-3, atol=1e-3)
+
+
 def test_reduction_over_channels_nhwc(handle):
     # cuDNN 9's reduction engines take NHWC tensors reduced over C.
     x = torch.randn(8, 64, 16, 16, device=DEV).to(memory_format=torch.channels_last)
@@ -297,7 +369,6 @@ def test_dlpack_only_arrays_and_streams(handle):
 
 
 def test_bound_fast_path_and_host_arrays_refused(handle):
-    import numpy as np
 
     x = torch.randn(8, 8, device=DEV)
     out = torch.empty(8, 8, device=DEV)

@@ -50,7 +50,9 @@ def test_numpy_dtypes_map_to_data_types():
     for np_dtype, expected in [(np.float32, data_type.FLOAT), (np.float16, data_type.HALF),
                                (np.float64, data_type.DOUBLE), (np.int8, data_type.INT8),
                                (np.int32, data_type.INT32), (np.int64, data_type.INT64),
-                               (np.uint8, data_type.UINT8), (np.bool_, data_type.BOOLEAN)]:
+                               (np.uint8, data_type.UINT8),
+                               # a tensor's BOOLEAN is cuDNN's bit-packed one
+                               (np.bool_, data_type.BOOLEAN_PACKED)]:
         t = g.tensor_like(np.zeros((2, 2), np_dtype))
         assert t.get_data_type() == expected, np_dtype
         # a numpy dtype is accepted wherever a data_type is

@@ -3553,6 +3553,56 @@ double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(struct cu
 }
 
 
+void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->epsilon_tensor = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->epsilon_tensor);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->momentum_tensor = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->momentum_tensor);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;

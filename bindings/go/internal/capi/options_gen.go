@@ -432,6 +432,8 @@ type NormOptions struct {
 	ZeroCenteredGamma int32
 	ComputeDtype      int32
 	Momentum          float64
+	EpsilonTensor     int64
+	MomentumTensor    int64
 }
 
 // NormOptionsInit fills o with cudnnfe_norm_options_init's defaults.
@@ -449,6 +451,8 @@ func (o *NormOptions) fromC(c *C.cudnnfe_norm_options_t) {
 	o.ZeroCenteredGamma = int32(c.zero_centered_gamma)
 	o.ComputeDtype = int32(c.compute_dtype)
 	o.Momentum = float64(c.momentum)
+	o.EpsilonTensor = int64(c.epsilon_tensor)
+	o.MomentumTensor = int64(c.momentum_tensor)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -470,6 +474,8 @@ func (o *NormOptions) toC(c *C.cudnnfe_norm_options_t) {
 	c.zero_centered_gamma = C.int32_t(o.ZeroCenteredGamma)
 	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 	c.momentum = C.double(o.Momentum)
+	c.epsilon_tensor = C.int64_t(o.EpsilonTensor)
+	c.momentum_tensor = C.int64_t(o.MomentumTensor)
 }
 
 // SoftmaxOptions mirrors cudnnfe_softmax_options_t (struct_size is implied).
@@ -1219,6 +1225,8 @@ var OptionFields = map[string]map[string]string{
 		"zero_centered_gamma": "ZeroCenteredGamma",
 		"compute_dtype":       "ComputeDtype",
 		"momentum":            "Momentum",
+		"epsilon_tensor":      "EpsilonTensor",
+		"momentum_tensor":     "MomentumTensor",
 	},
 	"cudnnfe_softmax_options_t": {
 		"name":           "Name",

@@ -31,6 +31,7 @@ pub const CUDNNFE_DTYPE_BOOLEAN: cudnnfe_dtype_t = 9;
 pub const CUDNNFE_DTYPE_UINT8: cudnnfe_dtype_t = 10;
 pub const CUDNNFE_DTYPE_DOUBLE: cudnnfe_dtype_t = 11;
 pub const CUDNNFE_DTYPE_FP8_E8M0: cudnnfe_dtype_t = 12;
+pub const CUDNNFE_DTYPE_BOOLEAN_PACKED: cudnnfe_dtype_t = 13;
 pub const CUDNNFE_TARGET_AUTO: cudnnfe_target_t = 0;
 pub const CUDNNFE_TARGET_GPU: cudnnfe_target_t = 1;
 pub const CUDNNFE_TARGET_CPU_REFERENCE: cudnnfe_target_t = 2;
@@ -2696,12 +2697,23 @@ pub struct cudnnfe_norm_options {
     #[doc = " [0, 1]; default 0.1. Use 1/(1 + n) at the n-th call (n from 0) for a"]
     #[doc = " cumulative average."]
     pub momentum: f64,
+    #[doc = " ---- Fields appended after the first release. */"]
+    #[doc = " reference) graph input holding epsilon, read when the graph is"]
+    #[doc = " executed instead of the number above (cudnn-frontend's epsilon tensor);"]
+    #[doc = " 0: the number (the default). Forward norms only (layernorm, rmsnorm,"]
+    #[doc = " batchnorm, instancenorm, adalayernorm). Make it pass-by-value"]
+    #[doc = " (cudnnfe_tensor_set_pass_by_value) for the GPU, as cudnn-frontend's"]
+    #[doc = " host epsilon tensors are. since 0.3"]
+    pub epsilon_tensor: i64,
+    #[doc = " As epsilon_tensor, for batchnorm's momentum (read only with running"]
+    #[doc = " statistics). since 0.3"]
+    pub momentum_tensor: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_norm_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_norm_options>(),
-        48usize,
+        64usize,
         concat!("Size of: ", stringify!(cudnnfe_norm_options))
     );
     assert_eq!(
@@ -2828,6 +2840,40 @@ fn bindgen_test_layout_cudnnfe_norm_options() {
         );
     }
     test_field_momentum();
+    fn test_field_epsilon_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_norm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).epsilon_tensor) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_norm_options),
+                "::",
+                stringify!(epsilon_tensor)
+            )
+        );
+    }
+    test_field_epsilon_tensor();
+    fn test_field_momentum_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_norm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).momentum_tensor) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_norm_options),
+                "::",
+                stringify!(momentum_tensor)
+            )
+        );
+    }
+    test_field_momentum_tensor();
 }
 pub type cudnnfe_norm_options_t = cudnnfe_norm_options;
 extern "C" {

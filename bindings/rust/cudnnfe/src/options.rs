@@ -638,6 +638,11 @@ pub struct NormOptions {
     /// statistics in the update, in `[0, 1]` (default 0.1; `1/(1 + n)` at
     /// the n-th call for a cumulative average).
     pub momentum: f64,
+    /// A one-element FLOAT graph input holding epsilon, read at execute
+    /// instead of `epsilon` (forward norms; pass-by-value for the GPU).
+    pub epsilon_tensor: Option<Tensor>,
+    /// As `epsilon_tensor`, for batch norm's momentum.
+    pub momentum_tensor: Option<Tensor>,
 }
 
 impl NormOptions {

@@ -432,11 +432,24 @@ impl Default for NormOptions {
             zero_centered_gamma: raw.zero_centered_gamma != 0,
             compute_dtype: DataType::from_raw(raw.compute_dtype),
             momentum: raw.momentum,
+            epsilon_tensor: opt_tensor(raw.epsilon_tensor),
+            momentum_tensor: opt_tensor(raw.momentum_tensor),
         }
     }
 }
 
 impl NormOptions {
+    /// Sets `epsilon_tensor` (`int64_t` of `cudnnfe_norm_options_t`).
+    pub fn epsilon_tensor(mut self, value: Tensor) -> Self {
+        self.epsilon_tensor = Some(value);
+        self
+    }
+    /// Sets `momentum_tensor` (`int64_t` of `cudnnfe_norm_options_t`).
+    pub fn momentum_tensor(mut self, value: Tensor) -> Self {
+        self.momentum_tensor = Some(value);
+        self
+    }
+
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_norm_options_t {
         let mut raw = init(sys::cudnnfe_norm_options_init_sized);
         raw.name = name_ptr(name);
@@ -445,6 +458,8 @@ impl NormOptions {
         raw.zero_centered_gamma = self.zero_centered_gamma as i32;
         raw.compute_dtype = self.compute_dtype.as_raw();
         raw.momentum = self.momentum;
+        raw.epsilon_tensor = opt_uid(self.epsilon_tensor);
+        raw.momentum_tensor = opt_uid(self.momentum_tensor);
         raw
     }
 }

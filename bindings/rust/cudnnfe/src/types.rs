@@ -86,6 +86,9 @@ int_enum! {
         Double = sys::CUDNNFE_DTYPE_DOUBLE,
         /// 8-bit power-of-two scale (2^(byte - 127)) of block-scaled data.
         Fp8E8M0 = sys::CUDNNFE_DTYPE_FP8_E8M0,
+        /// Booleans bit-packed as cuDNN stores them: element offset `o` is bit
+        /// `o % 8` (least significant first) of byte `o / 8`.
+        BooleanPacked = sys::CUDNNFE_DTYPE_BOOLEAN_PACKED,
     }
 }
 

@@ -1,0 +1,57 @@
+// A forward norm's epsilon and momentum tensors: their ports (the op schema
+// rows in graph/op_schema.cpp) and their rule. Not their values: the CPU
+// reference reads those at execute (cpu/reference_table.cpp).
+#include "ops/norm_scalars.h"
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cudnnfe {
+
+NormScalarPorts norm_scalar_ports(OpKind kind) {
+  NormScalarPorts p;
+  switch (kind) {
+    case OpKind::kLayerNorm:
+    case OpKind::kRmsNorm:
+    case OpKind::kInstanceNorm:
+    case OpKind::kAdaLayerNorm: p.epsilon = 3; break;
+    case OpKind::kBatchNorm:
+      p.epsilon = 5;
+      p.momentum = 6;
+      break;
+    default: break;
+  }
+  return p;
+}
+
+namespace {
+
+void check_one(Graph &graph, const Node &node, size_t port) {
+  if (port == NormScalarPorts::kNone || port >= node.inputs.size() || node.inputs[port] == 0)
+    return;
+  Tensor &t = graph.tensor(node.inputs[port]);
+  const std::string where =
+      Graph::label(node) + ": " + Graph::input_port(node, port) + " \"" + t.name + "\"";
+  if (t.producer >= 0)
+    fail_graph(where,
+               " is computed by the graph; it must be a graph input (a value read at "
+               "execute, pass-by-value for the GPU)");
+  if (t.element_count() != 1)
+    fail_graph(where, " has ", t.element_count(), " elements ", dims_string(t.dims),
+               "; expected one");
+  if (t.dtype == CUDNNFE_DTYPE_NOT_SET) t.dtype = CUDNNFE_DTYPE_FLOAT;
+  if (!dtype_is_float(t.dtype) || dtype_size(t.dtype) < 2)
+    fail_graph(where, " is ", dtype_name(t.dtype),
+               "; expected a floating-point type (FLOAT, as cuDNN reads it)");
+}
+
+}  // namespace
+
+void check_norm_scalar_inputs(Graph &graph, const Node &node) {
+  const NormScalarPorts p = norm_scalar_ports(node.kind);
+  check_one(graph, node, p.epsilon);
+  check_one(graph, node, p.momentum);
+}
+
+}  // namespace cudnnfe

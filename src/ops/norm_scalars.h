@@ -1,0 +1,27 @@
+// A forward norm's epsilon (and batch norm's momentum) given as a tensor
+// read at execute instead of a number (cudnn-frontend's pass-by-value
+// tensors; cudnnfe_norm_options_t.epsilon_tensor): its input ports and its
+// rule. Shared by validation, the CPU reference and the lowering so the
+// three agree on the ports. The values themselves are checked when read.
+#pragma once
+
+#include <cstddef>
+
+#include "graph/graph.h"
+#include "graph/node.h"
+
+namespace cudnnfe {
+
+// Input ports of the optional tensors; kNone where the kind has none.
+struct NormScalarPorts {
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t epsilon = kNone, momentum = kNone;
+};
+NormScalarPorts norm_scalar_ports(OpKind kind);
+
+// INVALID_GRAPH unless each given tensor is a one-element floating-point
+// graph input (or scalar), NOT_SET becoming FLOAT: a value cuDNN can read
+// by value, not one the graph computes. The GPU needs FLOAT.
+void check_norm_scalar_inputs(Graph &graph, const Node &node);
+
+}  // namespace cudnnfe
