@@ -840,7 +840,9 @@ TEST(gpu_attention_implementation_sink_block_mask) {
   mask.s_q = 256;
   mask.s_kv = 384;
   mask.block_mask = true;
-  mask.expect = expect_from(91400);
+  // cuDNN 9.14 and 9.19 on an H100 refuse it ("Block mask is only supported
+  // on Blackwell"): a refusal is allowed, and it names the block mask.
+  mask.expect = Expect::kMayRefuse;
   check(Pass::kForward, mask);
 }
 

@@ -159,8 +159,10 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, const Node &node, int64_t u
   bool reads_virtual = false;
   for (int64_t in : node.inputs)
     if (in != 0 && lowering.graph().tensor(in).is_virtual) reads_virtual = true;
-  if (!reads_virtual && !t.is_virtual && !t.is_scalar && t.dims.size() == out.dims.size() &&
-      out.dims.size() >= 3) {
+  // Scalars and pass-by-value tensors reach cuDNN by value, not as a
+  // broadcast device tensor.
+  if (!reads_virtual && !t.is_virtual && !t.is_scalar && !t.pass_by_value &&
+      t.dims.size() == out.dims.size() && out.dims.size() >= 3) {
     int broadcast_dims = 0;
     for (size_t i = 0; i < t.dims.size(); ++i)
       if (t.dims[i] == 1 && out.dims[i] > 1) ++broadcast_dims;

@@ -39,8 +39,18 @@ def _ops_getattr(name: str) -> Any:
     raise AttributeError(f"module 'cudnnfe.experimental.ops' has no attribute {name!r}")
 
 
+class _CallableModule(types.ModuleType):
+    """A module that is also its function: importing the submodule
+    ``experimental.ops.moe_grouped_matmul`` rebinds that name on ``ops`` to the module,
+    and cudnn-frontend code calls ``ops.moe_grouped_matmul(...)`` either way."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return moe_grouped_matmul(*args, **kwargs)
+
+
 _moe = _module("cudnnfe.experimental.ops.moe_grouped_matmul", __doc__,
                moe_grouped_matmul=moe_grouped_matmul)
+_moe.__class__ = _CallableModule
 # As in cudnn-frontend, ops.moe_grouped_matmul is the function (its module also imports by name).
 _ops = _module("cudnnfe.experimental.ops", "cudnn-frontend's experimental PyTorch operators.",
                moe_grouped_matmul=moe_grouped_matmul, __getattr__=_ops_getattr, __path__=[])
