@@ -2142,12 +2142,27 @@ def _check_reinterpreted(spec: _Spec, info: ArrayInfo) -> None:
 def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
     """True when an array of another shape holds the tensor's elements where the tensor's
     strides put them: the same dims and strides once unit dims are dropped from both
-    (``[4, 64, 64]`` for ``[4, 1, 64, 64]``), as cudnn-frontend reads only the pointer."""
+    (``[4, 64, 64]`` for ``[4, 1, 64, 64]``), or a flat buffer of a dense tensor, as
+    cudnn-frontend reads only the pointer."""
     def squeezed(dims: Sequence[int], strides: Sequence[int]) -> List[Tuple[int, int]]:
         return [(d, st) for d, st in zip(dims, strides) if d != 1]
 
-    return (math.prod(info.shape) == math.prod(spec.dims)
-            and squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides))
+    def row_major(dims: Sequence[int], strides: Sequence[int]) -> bool:
+        expected = 1
+        for d, st in reversed(list(zip(dims, strides))):
+            if d != 1 and st != expected:
+                return False
+            expected *= d
+        return True
+
+    if math.prod(info.shape) != math.prod(spec.dims):
+        return False
+    # Or a flat, contiguous buffer of exactly the elements of a dense row-major tensor (a
+    # [N] buffer for a packed [1, T, K] token tensor): raw memory in the tensor's order.
+    # A buffer of another multi-dim shape stays refused: more likely a mistake.
+    flat = len(info.shape) == 1 and tuple(info.strides) == (1,)
+    return (squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides)
+            or (flat and row_major(spec.dims, spec.strides)))
 
 
 def _span(dims: Sequence[int], strides: Sequence[int]) -> int:

@@ -302,6 +302,12 @@ def test_buffers_may_drop_the_tensors_unit_dims(rng):
         g.execute({t: x, y: np.empty((4, 64), np.float32)}, None)
     with pytest.raises(ValueError, match="array has shape"):  # same shape, other layout
         g.execute({t: x, y: np.empty((8, 4, 8), np.float32).transpose(1, 0, 2)}, None)
+    # a flat buffer of exactly its elements is the dense tensor's memory (test_moe_grouped_matmul)
+    flat = np.empty(4 * 8 * 8, np.float32)
+    g.execute({t: x.reshape(-1), y: flat}, None)
+    np.testing.assert_array_equal(flat, -x.reshape(-1))
+    with pytest.raises(ValueError, match="array has shape"):  # a strided flat view is not
+        g.execute({t: x, y: np.empty(2 * 4 * 8 * 8, np.float32)[::2]}, None)
 
 
 def test_pass_by_value_inputs_are_read_at_execute(rng):
