@@ -84,7 +84,11 @@ void set_parameters(Descriptor &pw, const PointwiseAttrs &attrs, cudnnDataType_t
   switch (attrs.mode) {
     case CUDNNFE_POINTWISE_RELU_FWD:
     case CUDNNFE_POINTWISE_RELU_BWD: {
-      double upper = attrs.relu_upper_clip;
+      // The default clip (3.4e38, the header's "no upper clip") is passed as
+      // cudnn-frontend passes an unset one: DBL_MAX, or FLT_MAX for FLOAT math.
+      // cuDNN's fused engines refuse a graph whose ReLU has a real upper clip
+      // ("use_upper_clip": batchnorm + ReLU on cuDNN 9.19), and 3.4e38 is one.
+      double upper = attrs.relu_upper_clip >= 3.4e38 ? DBL_MAX : attrs.relu_upper_clip;
       // A FLOAT-math clip above FLT_MAX would overflow inside the kernel.
       if (compute == CUDNN_DATA_FLOAT && upper > FLT_MAX) upper = FLT_MAX;
       pw.set_double(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, attrs.relu_lower_clip);
