@@ -5,22 +5,20 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "graph/op_schema.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
 
 NormScalarPorts norm_scalar_ports(OpKind kind) {
+  // The forward norms whose rows name these ports; bn_finalize's epsilon and
+  // momentum are required operands with rules of their own.
   NormScalarPorts p;
-  switch (kind) {
-    case OpKind::kLayerNorm:
-    case OpKind::kRmsNorm:
-    case OpKind::kInstanceNorm:
-    case OpKind::kAdaLayerNorm: p.epsilon = 3; break;
-    case OpKind::kBatchNorm:
-      p.epsilon = 5;
-      p.momentum = 6;
-      break;
-    default: break;
+  if (kind == OpKind::kBnFinalize) return p;
+  const std::vector<std::string> &inputs = op_schema(kind).inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == "epsilon") p.epsilon = i;
+    if (inputs[i] == "momentum") p.momentum = i;
   }
   return p;
 }
