@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 
 try:
     from pycparser import c_ast, c_parser
@@ -487,3 +488,25 @@ def load(path=DEFAULT_MANIFEST, header=DEFAULT_HEADER):
 def options_structs(manifest):
     """The `cudnnfe_*_options_t` structs, in header order."""
     return [s for s in manifest["structs"] if s["options"]]
+
+
+def write_generated(path, text, check, regen_command, announce=False):
+    """Writes a generator's output, or with `check` writes nothing and says
+    whether the committed file is stale. Returns the exit code: 0 when the file
+    holds `text` (or was written), 1 when `check` finds it missing or stale."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            current = f.read()
+    except FileNotFoundError:
+        current = None
+    if current == text:
+        return 0
+    if check:
+        print("stale: %s (run %s)" % (path, regen_command), file=sys.stderr)
+        return 1
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    if announce:
+        print("wrote %s" % os.path.relpath(path, REPO))
+    return 0

@@ -32,21 +32,8 @@ def main(argv=None):
     except (cudnnfe_abi.HeaderError, cudnnfe_abi.ParseError) as e:
         print("gen_abi_manifest.py: %s: %s" % (args.header, e), file=sys.stderr)
         return 2
-    try:
-        with open(args.out, encoding="utf-8", newline="") as f:
-            current = f.read()
-    except FileNotFoundError:
-        current = None
-    if current == text:
-        return 0
-    if args.check:
-        print("stale: %s (run python3 scripts/gen_abi_manifest.py)" % args.out, file=sys.stderr)
-        return 1
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    print("wrote %s" % os.path.relpath(args.out, cudnnfe_abi.REPO))
-    return 0
+    return cudnnfe_abi.write_generated(args.out, text, args.check,
+                                       "python3 scripts/gen_abi_manifest.py", announce=True)
 
 
 if __name__ == "__main__":

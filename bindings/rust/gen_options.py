@@ -169,19 +169,8 @@ def main(argv=None):
     except (cudnnfe_abi.HeaderError, GenError) as e:
         print("gen_options.py: %s" % e, file=sys.stderr)
         return 2
-    try:
-        with open(args.out, encoding="utf-8") as f:
-            current = f.read()
-    except FileNotFoundError:
-        current = None
-    if current == text:
-        return 0
-    if args.check:
-        print("stale: %s (run python3 bindings/rust/gen_options.py)" % args.out, file=sys.stderr)
-        return 1
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    return 0
+    return cudnnfe_abi.write_generated(args.out, text, args.check,
+                                       "python3 bindings/rust/gen_options.py")
 
 
 if __name__ == "__main__":
