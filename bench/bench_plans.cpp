@@ -5,7 +5,8 @@
 // second distinct shape) split by stage, an in-process plan cache hit, the
 // load of a serialized plan, and a persistent-cache hit in a new process
 // (also after cuDNN has been used once in it: its first use loads engine
-// libraries, a cost no plan cache removes).
+// libraries, a cost no plan cache removes; and with cudnnfe's preload of
+// those libraries, building at once or after 1 s of other start-up work).
 // Autotune table: the heuristics' first choice against the autotuned plan.
 // Execute table: host microseconds per call over back-to-back calls (median
 // and p99) for raw cudnnBackendExecute on the same plan (variant pack made
@@ -268,8 +269,14 @@ cudnnfe_handle_t *warm_process() {
 
 // ---- children: fresh processes ----
 
+// The "1 s start-up" rows: a program that makes its handle, then spends this
+// long on other work (reading weights, allocating) before its first build.
+constexpr int kStartupGapMs = 1000;
+
 int child(const std::string &which, const std::string &mode, const std::string &dir) {
   cudnnfe_handle_t *h = warm_process();
+  if (const char *gap = std::getenv("BENCH_PLANS_GAP_MS"))
+    usleep(static_cast<useconds_t>(std::atoi(gap)) * 1000);
   if (mode == "cold") {
     Built first = make_graph(which, 0), second = make_graph(which, 1);
     const BuildTime a = timed_build(first.g, h, options(false));
@@ -291,14 +298,24 @@ int child(const std::string &which, const std::string &mode, const std::string &
   return 0;
 }
 
+// How a child process starts: with or without cudnnfe's engine preload
+// (started by cudnnfe_handle_create), and how long it works on other things
+// (sleeps) between making its handle and its first build.
+struct ChildStart {
+  bool preload = false;
+  int gap_ms = 0;
+};
+
 std::map<std::string, std::string> run_child(const std::string &which, const std::string &mode,
-                                             const std::string &dir) {
+                                             const std::string &dir, ChildStart how = {}) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe");
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     dup2(fds[1], 1);
+    setenv("CUDNNFE_PRELOAD", how.preload ? "1" : "0", 1);
+    setenv("BENCH_PLANS_GAP_MS", std::to_string(how.gap_ms).c_str(), 1);
     execl("/proc/self/exe", "bench_plans", "--child", which.c_str(), mode.c_str(), dir.c_str(),
           static_cast<char *>(nullptr));
     _exit(127);
@@ -450,6 +467,9 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
         reader.at("source"));
   const double disk_ms = std::atof(reader.at("first").c_str());
   const double warm_disk_ms = std::atof(warm_reader.at("first").c_str());
+  const auto preload_now = run_child(which, "disk", dir, {true, 0});
+  const auto preload_gap = run_child(which, "disk", dir, {true, kStartupGapMs});
+  const auto cold_gap = run_child(which, "cold", "", {true, kStartupGapMs});
   std::system(("rm -rf " + dir).c_str());
 
   // Speed-up against the cold build of the same kind: in a fresh process
@@ -469,6 +489,12 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
   row("serialized plan load (median of 10)", load_ms, stages(load_info));
   row("persistent-cache hit, new process", disk_ms, reader.at("STAGES1"), true);
   row("same, after cuDNN's first use there", warm_disk_ms, warm_reader.at("STAGES1"));
+  row("persistent hit, preload, build at once", std::atof(preload_now.at("first").c_str()),
+      preload_now.at("STAGES1"), true);
+  row("persistent hit, preload, 1 s start-up", std::atof(preload_gap.at("first").c_str()),
+      preload_gap.at("STAGES1"), true);
+  row("cold build, preload, 1 s start-up", std::atof(cold_gap.at("first").c_str()),
+      cold_gap.at("STAGES1"), true);
 
   // Autotune: every plan of POLICY_ALL timed; the heuristics' choice is plan 0.
   {

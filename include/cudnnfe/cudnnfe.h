@@ -343,8 +343,11 @@ cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void 
 /* ------------------------------------------------------------------------ */
 
 /* Creates an execution context for CUDA device `device` (-1: the device that
- * is current when the handle first touches the GPU). Never loads cuDNN:
- * that happens at first GPU use, and failures are reported then.
+ * is current when the handle first touches the GPU). Looks for cuDNN and,
+ * once per process, starts loading its engine libraries on a background
+ * thread so that the first build need not wait for them (CUDNNFE_PRELOAD=0
+ * turns that off; docs/plans.md). A missing cuDNN is not an error here: it
+ * is reported at first GPU use.
  * Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device);
 

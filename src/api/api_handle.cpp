@@ -1,6 +1,7 @@
 // Execution contexts.
 #include "api/guard.h"
 #include "backend/backend.h"
+#include "backend/engine_preload.h"
 
 using namespace cudnnfe;
 
@@ -10,6 +11,8 @@ cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device) {
     if (device < -1) fail_argument("device ", device, " is invalid; use -1 or a device index");
     auto handle = std::make_unique<Handle>();
     handle->device = device;
+    // cuDNN loads its engines on first use; start that now (docs/plans.md).
+    backend::start_engine_preload();
     *out = register_handle(handle.get());
     handle.release();  // owned by the registered record now
   });

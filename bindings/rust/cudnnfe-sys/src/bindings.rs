@@ -503,8 +503,11 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Creates an execution context for CUDA device `device` (-1: the device that"]
-    #[doc = " is current when the handle first touches the GPU). Never loads cuDNN:"]
-    #[doc = " that happens at first GPU use, and failures are reported then."]
+    #[doc = " is current when the handle first touches the GPU). Looks for cuDNN and,"]
+    #[doc = " once per process, starts loading its engine libraries on a background"]
+    #[doc = " thread so that the first build need not wait for them (CUDNNFE_PRELOAD=0"]
+    #[doc = " turns that off; docs/plans.md). A missing cuDNN is not an error here: it"]
+    #[doc = " is reported at first GPU use."]
     #[doc = " Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY."]
     pub fn cudnnfe_handle_create(out: *mut *mut cudnnfe_handle_t, device: i32) -> cudnnfe_status_t;
 }
