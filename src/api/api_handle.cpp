@@ -2,6 +2,7 @@
 #include "api/guard.h"
 #include "backend/backend.h"
 #include "backend/engine_preload.h"
+#include "exec/plan_cache_warmup.h"
 
 using namespace cudnnfe;
 
@@ -12,7 +13,9 @@ cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device) {
     auto handle = std::make_unique<Handle>();
     handle->device = device;
     // cuDNN loads its engines on first use; start that now (docs/plans.md).
-    backend::start_engine_preload();
+    backend::start_engine_preload([device](const std::atomic<bool> &stop) {
+      warm_plan_cache_from_environment(device, stop);
+    });
     *out = register_handle(handle.get());
     handle.release();  // owned by the registered record now
   });

@@ -59,6 +59,7 @@ void load_sub_libraries() {
 struct Preload {
   std::once_flag started;
   std::thread worker;
+  std::atomic<bool> stop{false};
   double wall_ms = -1;
   std::mutex join_mutex;
 
@@ -68,7 +69,10 @@ struct Preload {
   }
   // A program that exits before the preload ends waits for it here rather
   // than unloading libraries under a running dlopen.
-  ~Preload() { join(); }
+  ~Preload() {
+    stop = true;
+    join();
+  }
 };
 
 Preload &preload() {
@@ -78,22 +82,32 @@ Preload &preload() {
 
 }  // namespace
 
-void start_engine_preload() {
+void start_engine_preload(AfterPreload after) {
   if (disabled_by_environment()) return;
   // The loader's and the log's function-local statics are made before the
   // Preload object, so they outlive it and the thread it joins at exit.
   if (cudnn_report().origin == CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED) return;
   log_debug("preload: starting");
   Preload &state = preload();
-  std::call_once(state.started, [&state] {
-    state.worker = std::thread([&state] {
+  std::call_once(state.started, [&state, &after] {
+    state.worker = std::thread([&state, after = std::move(after)] {
       const auto start = std::chrono::steady_clock::now();
-      load_sub_libraries();
+      // Nothing may escape a thread; a failure here only loses the head start.
+      try {
+        load_sub_libraries();
+      } catch (...) {
+        log_debug("preload: loading cuDNN's libraries failed");
+      }
       state.wall_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
       log_info("preloaded cuDNN's engine libraries in ", state.wall_ms,
                " ms (CUDNNFE_PRELOAD=0 turns this off)");
+      try {
+        if (after) after(state.stop);
+      } catch (...) {
+        log_debug("preload: the work after it failed");
+      }
     });
   });
 }

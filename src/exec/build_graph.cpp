@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "backend/gpu_plan.h"
+#include "backend/gpu_plan_build.h"
 #include "backend/gpu_plan_cache.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -115,6 +116,23 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
     graph = std::move(empty);
     throw;
   }
+}
+
+bool load_plan_into_cache(Graph &graph, Handle *handle, const char *data, size_t size,
+                          const std::string &cache_dir) {
+  const plan::PlanRecord r = plan::decode_plan_blob(data, size);
+  if (r.target != CUDNNFE_TARGET_GPU) return false;
+  const backend::BuildTarget target = backend::build_target(handle);
+  // A plan for another GPU or cuDNN would make the build below a cold one.
+  if (r.cudnn_version != target.cudnn_version || r.sm != target.sm) return false;
+  load_blob_graph(r, graph);
+  check_blob_graph(r, graph);
+  BuildOptions options = r.options;
+  options.target = CUDNNFE_TARGET_GPU;
+  options.use_plan_cache = true;
+  options.plan_cache_dir = cache_dir;
+  build_graph(graph, handle, options);
+  return recorded_plan(graph).record.source == CUDNNFE_PLAN_SOURCE_DISK_CACHE;
 }
 
 }  // namespace cudnnfe

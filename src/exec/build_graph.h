@@ -24,4 +24,10 @@ std::string serialize_plan(const Graph &graph);
 void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
                bool rebuild_on_mismatch);
 
+// Builds the GPU plan blob `data` through the plan caches with `cache_dir`
+// (the in-process cache keeps it; plan_cache_warmup.h). Returns false, doing
+// nothing, for a CPU plan or one made for another GPU or cuDNN.
+bool load_plan_into_cache(Graph &graph, Handle *handle, const char *data, size_t size,
+                          const std::string &cache_dir);
+
 }  // namespace cudnnfe
