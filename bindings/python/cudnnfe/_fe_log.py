@@ -18,6 +18,7 @@ logs why instead.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sys
@@ -58,6 +59,15 @@ def frontend_log_stream() -> Optional[TextIO]:
         if dest not in _files:
             _files[dest] = open(dest, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
         return _files[dest]
+
+
+@atexit.register
+def close_files() -> None:
+    """Closes the log files; a later line opens (and truncates) its file again."""
+    with _lock:
+        for f in _files.values():
+            f.close()
+        _files.clear()
 
 
 def _cudnnfe_log_level() -> int:

@@ -27,7 +27,8 @@ def fe_log(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDNN_FRONTEND_LOG_INFO", "1")
     monkeypatch.setenv("CUDNN_FRONTEND_LOG_FILE", str(path))
     monkeypatch.delenv("CUDNNFE_LOG", raising=False)
-    return path
+    yield path
+    _fe_log.close_files()
 
 
 def graph_lines(text):
