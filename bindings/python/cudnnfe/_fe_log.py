@@ -14,7 +14,8 @@ With ``CUDNNFE_LOG=info`` (or ``debug``; ``1``, ``2``) the JSON line also goes t
 own log: the function given to :func:`cudnnfe.set_log_callback`, else standard error in
 the C library's ``cudnnfe [info] ...`` form. The C library's other log lines are its own
 (``docs/loading.md``). Logging never makes a build fail: a graph that cannot be described
-logs why instead.
+logs why instead. Unlike cudnn-frontend, which reads the variables once per process, cudnnfe
+reads them at each validation (a file, once opened, stays open until exit).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import Any, Callable, Dict, Optional, TextIO
 
 from . import _fe_json
 
-__all__ = ["frontend_log_stream", "log_validating", "log_validated"]
+__all__ = ["frontend_log_stream", "log_validating", "log_validated", "close_files"]
 
 _BANNER_WIDTH = 128
 _lock = threading.Lock()

@@ -4,6 +4,7 @@ cudnn-frontend's serialized-graph JSON per validation, with its node tags, where
 send it, and nothing when they are off."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import cudnnfe
-from cudnnfe import _fe_log, data_type
+from cudnnfe import _fe_json, _fe_log, data_type
 
 CPU = cudnnfe.target.CPU_REFERENCE
 F32 = dict(io_data_type=data_type.FLOAT, intermediate_data_type=data_type.FLOAT,
@@ -247,3 +248,40 @@ def test_cudnnfe_log_env_sends_the_line_to_stderr(tmp_path):
     assert len(lines) == 2
     assert json.loads(lines[0].partition("JSON): ")[2])["nodes"][0]["tag"] == "SDPA_FP8_FWD"
     assert '"context"' not in proc.stdout
+
+
+def test_every_cudnnfe_op_has_a_cudnn_frontend_tag():
+    """The ops of src/graph/op_schema.cpp (where the repository is at hand) all map to a tag."""
+    schema = Path(__file__).resolve().parents[3] / "src" / "graph" / "op_schema.cpp"
+    if not schema.exists():
+        pytest.skip("the C++ sources are not beside this test")
+    ops = set(re.findall(r'\{OpKind::k\w+,\s*"(\w+)"', schema.read_text()))
+    assert len(ops) >= 35 and ops <= set(_fe_json.TAGS), sorted(ops - set(_fe_json.TAGS))
+
+
+def test_port_names_ragged_offsets_and_concatenation_inputs():
+    """cudnn-frontend's port spellings for FP8 backward attention, a ragged offset held on the
+    tensor it describes, and a concatenation's numbered inputs (a hand-made description)."""
+    t = [dict(uid=i, name=n, kind="input", data_type="FP8_E4M3", dims=[1], strides=[1])
+         for i, n in enumerate(["q", "descale_dO", "scale_dQ", "amax_dP", "off", "x0", "x1",
+                                "y", "dQ"], start=1)]
+    desc = dict(format="cudnnfe.graph", version=1, name="g", io_data_type="NOT_SET",
+                tensors=t, nodes=[
+                    dict(op="sdpa_fp8_backward", name="b", compute_data_type="FLOAT",
+                         inputs={"q": 1, "descale_dO": 2, "scale_dQ": 3},
+                         outputs={"dQ": 9, "amax_dP": 4}, attributes={"attn_scale": 0.5}),
+                    dict(op="sdpa", name="f", inputs={"q": 1, "ragged_offset_q": 5},
+                         outputs={}, attributes={}),
+                    dict(op="concatenate", name="c", inputs={"x0": 6, "x1": 7},
+                         outputs={"y": 8}, attributes={"axis": 1})])
+    out = _fe_json.frontend_graph_json(json.dumps(desc).encode(), "9.19.0")
+    bwd, fwd, cat = out["nodes"]
+    assert bwd["tag"] == "SDPA_FP8_BWD" and bwd["is_deterministic_algorithm"] is False
+    assert bwd["inputs"] == {"Q": "q", "Descale_dO": "descale_dO", "Scale_dQ": "scale_dQ"}
+    assert bwd["outputs"] == {"dQ": "dQ", "Amax_dP": "amax_dP"}
+    assert bwd["attn_scale_value"] == 0.5 and out["context"]["io_data_type"] is None
+    assert fwd["inputs"] == {"Q": "q"}  # the offset is not a port in cudnn-frontend
+    assert out["tensors"]["q"]["ragged_offset_name"] == "off"
+    assert out["tensors"]["q"]["ragged_offset_uid"] == 5
+    assert cat["inputs"] == {"0": "x0", "1": "x1"} and cat["axis"] == 1
+    assert out["cudnn_backend_version"] == "9.19.0"
