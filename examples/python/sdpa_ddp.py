@@ -51,7 +51,10 @@ def init_distributed(device_kind: str) -> torch.device:
                      f"--nproc_per_node={torch.cuda.device_count()}")
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", device_id=device)
+        try:
+            dist.init_process_group("nccl", device_id=device)
+        except TypeError:  # torch before 2.3 has no device_id
+            dist.init_process_group("nccl")
     else:
         device = torch.device("cpu")
         dist.init_process_group("gloo")

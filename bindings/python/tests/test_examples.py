@@ -75,14 +75,15 @@ def test_without_a_gpu_the_examples_skip(torch, script):
 
 
 def test_the_examples_pass_on_the_gpu(torch):
-    """Where there is a GPU: the training example, and DDP over up to two GPUs."""
+    """Where there is a GPU: the training example (without torch.compile, whose first compile
+    takes a minute: its full run is the README's command) and DDP over up to two GPUs."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU")
-    proc = _run(["sdpa_training.py"])
+    proc = _run(["sdpa_training.py", "--no-compile", "--steps", "3"])
     assert proc.returncode == 0 and "PASS: sdpa_training" in proc.stdout, (
         proc.stdout + proc.stderr)
     ranks = min(2, torch.cuda.device_count())
     proc = _run(["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}",
-                 "sdpa_ddp.py"])
+                 "sdpa_ddp.py", "--steps", "2"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("PASS: sdpa_ddp rank") == ranks, proc.stdout
