@@ -32,7 +32,8 @@ __all__ = ["frontend_log_stream", "log_validating", "log_validated", "close_file
 
 _BANNER_WIDTH = 128
 _lock = threading.Lock()
-_files: Dict[str, TextIO] = {}  # log files opened (truncated) by this process, by path
+# Log files opened (truncated) by this process, by path; None: could not be opened.
+_files: Dict[str, Optional[TextIO]] = {}
 # What cudnnfe.set_log_callback last set (recorded by _library): the Python function (None:
 # standard error) and the level (0 off, 1 info, 2 debug; None: CUDNNFE_LOG decides).
 python_log_callback: Optional[Callable[[str, str], None]] = None
@@ -58,8 +59,19 @@ def frontend_log_stream() -> Optional[TextIO]:
         return sys.stderr
     with _lock:
         if dest not in _files:
-            _files[dest] = open(dest, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
+            _files[dest] = _open(dest)
         return _files[dest]
+
+
+def _open(path: str) -> Optional[TextIO]:
+    """The file, truncated; None, said once on standard error, when it cannot be opened
+    (cudnn-frontend then writes nothing, and the build goes on either way)."""
+    try:
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 (kept open until exit)
+    except OSError as exc:
+        sys.stderr.write(f"cudnnfe: CUDNN_FRONTEND_LOG_FILE={path!r} cannot be opened ({exc}); "
+                         "nothing is logged there\n")
+        return None
 
 
 @atexit.register
@@ -67,7 +79,8 @@ def close_files() -> None:
     """Closes the log files; a later line opens (and truncates) its file again."""
     with _lock:
         for f in _files.values():
-            f.close()
+            if f is not None:
+                f.close()
         _files.clear()
 
 
@@ -94,8 +107,11 @@ def _banner(title: str) -> str:
 
 def _write(stream: TextIO, text: str) -> None:
     with _lock:
-        stream.write(text)
-        stream.flush()
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):  # a full disk, a closed stream: the build goes on
+            pass
 
 
 def _graph_line(graph: Any) -> str:

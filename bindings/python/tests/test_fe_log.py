@@ -171,6 +171,21 @@ def test_off_writes_nothing(monkeypatch, tmp_path, capsys, info, file_set):
     assert '"context"' not in out and '"context"' not in err
 
 
+def test_a_log_file_that_cannot_be_opened_is_said_once_and_the_build_goes_on(
+        monkeypatch, tmp_path, capsys):
+    path = tmp_path / "missing_dir" / "fe.log"
+    monkeypatch.setenv("CUDNN_FRONTEND_LOG_INFO", "1")
+    monkeypatch.setenv("CUDNN_FRONTEND_LOG_FILE", str(path))
+    monkeypatch.delenv("CUDNNFE_LOG", raising=False)
+    try:
+        matmul_relu().build()
+        matmul_relu().build()
+    finally:
+        _fe_log.close_files()
+    err = capsys.readouterr().err
+    assert err.count("cannot be opened") == 1 and not path.exists()
+
+
 @pytest.mark.parametrize("dest", ["stdout", "stderr"])
 def test_stream_destinations(monkeypatch, capsys, dest):
     monkeypatch.setenv("CUDNN_FRONTEND_LOG_INFO", " 2x")  # C atoi: 2
