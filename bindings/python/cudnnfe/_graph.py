@@ -26,6 +26,7 @@ from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Op
 from . import _arrays
 from . import _constants
 from ._arrays import ArrayInfo, describe
+from . import _fe_log
 from . import _naming
 from . import _plans
 from . import _ragged
@@ -1006,8 +1007,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         """
         _ragged.check(self)
         _rewrite.finalize(self)
+        _fe_log.log_validating(self)
         self._check(lib.cudnnfe_graph_validate(self._ptr))
         self._validated = True
+        _fe_log.log_validated()
 
     def build_operation_graph(self) -> None:
         """Second of the five build steps: validates if not done yet.
@@ -1199,11 +1202,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def _build(self, modes: Optional[List[int]], tgt: Optional[target],
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
+        logged = not self._validated and not self.is_built()
         if not self.is_built():
             _ragged.check(self)
             _rewrite.finalize(self)
+        if logged:  # cudnn-frontend's build validates, and logs the graph then
+            _fe_log.log_validating(self)
         self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
         del keep
+        if logged:
+            _fe_log.log_validated()
         self._validated = True
         self._built_key = key
         self._built_by_check_support = False

@@ -22,7 +22,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from ._errors import raise_global_error
-from . import _structs
+from . import _fe_log, _structs
 from ._lib import ffi, lib
 
 __all__ = ["LibraryInfo", "library_info", "add_library_search_dir", "set_log_callback"]
@@ -113,3 +113,6 @@ def set_log_callback(callback: Optional[Callable[[str, str], None]],
             raise_global_error(status)
         # The previous callback is released only after C stops calling it.
         _callback_keepalive = c_callback if callback is not None else None
+        # The graph lines of CUDNNFE_LOG (_fe_log.py) follow the same callback and level.
+        _fe_log.python_log_callback = callback
+        _fe_log.python_log_level = int(_LEVELS[level])

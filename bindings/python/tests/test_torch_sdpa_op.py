@@ -54,3 +54,21 @@ def test_refusals():
         scaled_dot_product_attention(q, k, k)
     with pytest.raises(cudnnfe.NotOfferedError, match="cumulative"):
         scaled_dot_product_attention(q, q, q, cumulative_seq_len_q=torch.zeros(2))
+
+
+def test_opcheck_schema_fake_autograd_and_aot_dispatch():
+    """torch.library.opcheck on both operators (CPU tensors): the fake implementations agree
+    with the real ones, so torch.compile traces them (examples/python/sdpa_training.py)."""
+    from cudnnfe.experimental.ops import sdpa  # noqa: F401  (registers the operators)
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v, dO = (torch.randn(1, 2, 8, 16, generator=gen).bfloat16() for _ in range(4))
+    args = (0.25, True, 0, -1, -1, None, None)
+    fwd = torch.library.opcheck(torch.ops.cudnnfe.sdpa.default,
+                                (q.requires_grad_(), k.requires_grad_(), v.requires_grad_(),
+                                 *args))
+    o, stats = torch.ops.cudnnfe.sdpa(q.detach(), k.detach(), v.detach(), *args)
+    bwd = torch.library.opcheck(torch.ops.cudnnfe.sdpa_bwd.default,
+                                (dO, q.detach(), k.detach(), v.detach(), o, stats, *args, False))
+    for result in (fwd, bwd):
+        assert set(result.values()) == {"SUCCESS"}, result
