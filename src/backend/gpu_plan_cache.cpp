@@ -5,9 +5,12 @@
 #include "backend/gpu_plan_cache.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backend/backend.h"
 #include "backend/gpu_plan.h"
@@ -116,7 +119,78 @@ MemoryCache &memory_cache() {
   return *cache;
 }
 
+// The keys the preload thread's warm-up will read from the cache directory
+// (exec/plan_cache_warmup.cpp). A build of one it has not reached takes the
+// key over; a build of the one it is loading waits for it instead of loading
+// the same plan a second time.
+class WarmupClaims {
+ public:
+  void announce(const std::vector<std::string> &keys) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.insert(keys.begin(), keys.end());
+  }
+
+  bool begin(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_.erase(key) == 0) return false;
+    loading_ = key;
+    loader_ = std::this_thread::get_id();
+    return true;
+  }
+
+  void end() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loading_.clear();
+      loader_ = std::thread::id();
+    }
+    loaded_.notify_all();
+  }
+
+  void cancel() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.clear();
+  }
+
+  // True when the warm-up has just loaded `key` (look in memory again).
+  bool claim_or_wait(const std::string &key) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (pending_.erase(key) > 0) return false;
+    if (loading_ != key || loader_ == std::this_thread::get_id()) return false;
+    loaded_.wait(lock, [&] { return loading_ != key; });
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable loaded_;
+  std::unordered_set<std::string> pending_;
+  std::string loading_;
+  std::thread::id loader_;
+};
+
+WarmupClaims &warmup_claims() {
+  static WarmupClaims *claims = new WarmupClaims();
+  return *claims;
+}
+
 }  // namespace
+
+void warmup_announce(const std::vector<std::string> &keys) {
+  warmup_claims().announce(keys);
+}
+
+bool warmup_begin(const std::string &key) {
+  return warmup_claims().begin(key);
+}
+
+void warmup_end() {
+  warmup_claims().end();
+}
+
+void warmup_cancel() {
+  warmup_claims().cancel();
+}
 
 plan::PlanRecord plan_record(const Graph &graph, const RecordedPlan &recorded) {
   plan::PlanRecord r;
@@ -218,7 +292,11 @@ std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle
                          target.cudnn_version);
     memory_key = cat(key, "@", target.device);
     Entry hit;
-    const bool found = memory_cache().lookup(memory_key, &hit);
+    bool found = memory_cache().lookup(memory_key, &hit);
+    // The preload's warm-up may be loading this very plan: wait for it
+    // rather than load it a second time.
+    if (!found && !options.plan_cache_dir.empty() && warmup_claims().claim_or_wait(key))
+      found = memory_cache().lookup(memory_key, &hit);
     record.cache_ms += ms_since(start);
     log_info("plan cache: memory ", found ? "hit" : "miss", " for graph \"", graph.name, "\"");
     if (found) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "exec/handle.h"
 #include "graph/graph.h"
@@ -38,6 +39,14 @@ plan::PlanRecord plan_record(const Graph &graph, const RecordedPlan &plan);
 // After autotune changed `plan`'s selection: the caches remember it (and the
 // cache directory's file is rewritten when the build used one).
 void remember_selection(const Graph &graph, const GpuPlan &plan);
+
+// The persistent-cache warm-up's claims (exec/plan_cache_warmup.cpp): it
+// announces the directory keys it will load, begins and ends each (false:
+// a build took the key over first), and cancels the rest when stopping.
+void warmup_announce(const std::vector<std::string> &keys);
+bool warmup_begin(const std::string &key);
+void warmup_end();
+void warmup_cancel();
 
 struct CacheStats {
   int64_t entries = 0, hits = 0, misses = 0, disk_hits = 0, disk_writes = 0, disk_errors = 0;

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <vector>
 
+#include "backend/gpu_plan_cache.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "exec/build_graph.h"
@@ -43,6 +44,12 @@ std::vector<fs::path> newest_plan_files(const std::string &dir) {
   return paths;
 }
 
+// "<dir>/<key>.cudnnfe-plan" -> "<key>" (plan/disk_cache.h).
+std::string key_of(const fs::path &path) {
+  const std::string name = path.filename().string();
+  return name.substr(0, name.size() - std::strlen(kPlanFileSuffix));
+}
+
 }  // namespace
 
 void warm_plan_cache_from_environment(int device, const std::atomic<bool> &stop) {
@@ -52,9 +59,17 @@ void warm_plan_cache_from_environment(int device, const std::atomic<bool> &stop)
   // It stays alive, as the plans it finalized may be cached for the process.
   static Handle *warmup_handle = new Handle();
   warmup_handle->device = device < 0 ? 0 : device;
+  const std::vector<fs::path> files = newest_plan_files(dir);
+  std::vector<std::string> keys;
+  for (const fs::path &path : files) keys.push_back(key_of(path));
+  backend::warmup_announce(keys);
   int loaded = 0;
-  for (const fs::path &path : newest_plan_files(dir)) {
+  for (const fs::path &path : files) {
     if (stop.load()) break;
+    if (!backend::warmup_begin(key_of(path))) continue;  // a build took it over
+    struct EndClaim {
+      ~EndClaim() { backend::warmup_end(); }
+    } end_claim;
     std::string blob;
     if (!plan::read_file(path.string(), 64u << 20, &blob)) continue;
     try {
@@ -67,6 +82,7 @@ void warm_plan_cache_from_environment(int device, const std::atomic<bool> &stop)
       log_debug("plan cache warm-up: skipped ", path.string(), ": ", e.message());
     }
   }
+  backend::warmup_cancel();
   log_info("plan cache warm-up: ", loaded, " plan(s) from ", dir, " in memory");
 }
 
