@@ -85,6 +85,11 @@ void DeviceProperties::finish(const char *source) {
 std::shared_ptr<const DeviceProperties> DeviceProperties::of_device(int device) {
   cudnn();
   const int count = device_count();
+  if (count == 0)
+    fail(CUDNNFE_STATUS_CUDNN_UNAVAILABLE,
+         "device properties: this process has no usable CUDA device to describe; make them "
+         "where the GPU is (cudnnfe_device_properties_create, then _serialize) and load that "
+         "JSON here with cudnnfe_device_properties_create_from_json");
   if (device < 0 || device >= count)
     fail_argument("device properties: CUDA device ", device, " does not exist (this process has ",
                   count, count == 1 ? " device)" : " devices)");
