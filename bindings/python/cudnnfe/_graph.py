@@ -1425,12 +1425,26 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def _key_uid(self, key: Any) -> int:
         if isinstance(key, Tensor):
             if key._graph is not self:
-                raise ValueError(f"variant_pack: tensor {key.get_name()!r} belongs to another "
-                                 "graph")
+                return self._copied_tensor_uid(key)
             return key._uid
         if isinstance(key, str):
             return self.get_tensor(key)._uid
         return _c_uid(key)
+
+    def _copied_tensor_uid(self, key: Tensor) -> int:
+        """A tensor of another graph names this graph's bound tensor of the same UID, name,
+        dims and strides: this graph is a copy loaded from that graph's serialize(), and
+        cudnn-frontend's deserialize flow binds the original graph's tensors to it."""
+        spec = None
+        if self._exec is not None and key._uid in self._exec.position:
+            spec = self._exec.specs[self._exec.position[key._uid]]
+        dims, strides = key._shape()
+        if (spec is None or spec.name != key.get_name() or spec.dims != tuple(dims) or
+                spec.strides != tuple(strides)):
+            raise ValueError(f"variant_pack: tensor {key.get_name()!r} belongs to another "
+                             "graph, and this graph has no bound tensor of the same UID, name, "
+                             "dims and strides")
+        return key._uid
 
     def _bound_array(self, spec: _Spec, array: Any, tgt: int,
                      shape_given: bool = False) -> ArrayInfo:

@@ -110,3 +110,24 @@ def test_deviceless_aot_compilation_like_cudnn_frontend():
         torch.testing.assert_close(y_ref, y, atol=5e-2, rtol=1e-2)
     finally:
         cudnnfe.destroy_handle(handle)
+
+
+def test_loaded_copy_binds_the_original_graphs_tensors(cpu, rng):
+    # cudnn-frontend's deserialize flow executes the loaded graph with the tensors of the
+    # graph that was serialized; a tensor of an unrelated graph is still refused.
+    import numpy as np
+    g, x, w, y = conv_graph()
+    g.build(target=cpu)
+    loaded = cudnnfe.pygraph()
+    loaded.deserialize(g.serialize(), target=cpu)
+    xs = rng.standard_normal((2, 10, 10, 8)).astype(np.float32).transpose(0, 3, 1, 2)
+    ws = rng.standard_normal((16, 3, 3, 8)).astype(np.float32).transpose(0, 3, 1, 2)
+    want = np.zeros((2, 10, 10, 16), np.float32).transpose(0, 3, 1, 2)
+    got = np.zeros_like(want)
+    g.execute({x: xs, w: ws, y: want}, None)
+    loaded.execute({x: xs, w: ws, y: got}, None)
+    assert np.abs(want).max() > 0
+    np.testing.assert_array_equal(got, want)
+    other, ox, ow, oy = conv_graph(C=4)
+    with pytest.raises(ValueError, match="belongs to another graph"):
+        loaded.execute({ox: xs, w: ws, y: got}, None)
