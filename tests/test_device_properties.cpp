@@ -206,7 +206,8 @@ TEST(device_properties_build_refusals) {
 }
 
 // Needs cuDNN 9.8 or later, not a GPU (checked on a machine with neither
-// GPU nor driver: cuDNN 9.28's wheel with a stand-in libcuda.so.1).
+// GPU nor driver with the cuDNN 9.14 and 9.28 wheels and libcublasLt; 9.28
+// also needs a stand-in libcuda.so.1: docs/plans.md).
 TEST(deviceless_conv_build_from_stored_properties) {
   Properties props;
   std::string skip;
