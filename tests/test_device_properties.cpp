@@ -129,8 +129,7 @@ TEST(device_properties_of_a_device_need_that_device) {
   int64_t version = 0;
   int32_t devices = 0;
   if (cudnnfe_cudnn_version(&version) != CUDNNFE_STATUS_OK) {
-    CHECK_FAILS(cudnnfe_device_properties_create(&p, 0), CUDNNFE_STATUS_CUDNN_UNAVAILABLE,
-                "cuDNN");
+    CHECK_FAILS(cudnnfe_device_properties_create(&p, 0), CUDNNFE_STATUS_CUDNN_UNAVAILABLE, "cuDNN");
   } else if (cudnnfe_device_count(&devices) != CUDNNFE_STATUS_OK || devices == 0) {
     CHECK_FAILS(cudnnfe_device_properties_create(&p, 0), CUDNNFE_STATUS_CUDNN_UNAVAILABLE,
                 "no usable CUDA device", "cudnnfe_device_properties_create_from_json");

@@ -74,8 +74,18 @@ void DeviceProperties::finish(const char *source) {
          status_text(status), reason.empty() ? "" : cat(": ", reason));
   }
   json_ = read_json(descriptor_);
-  // cuDNN's own field names: deviceVer is major * 100 + minor * 10.
-  const json::Value v = json::parse(json_.data(), json_.size());
+  read_device();
+}
+
+void DeviceProperties::read_device() {
+  // cuDNN's own field names (deviceVer is major * 100 + minor * 10); text
+  // cuDNN wrote that we cannot read only leaves them unknown.
+  json::Value v;
+  try {
+    v = json::parse(json_.data(), json_.size());
+  } catch (const Error &) {
+    return;
+  }
   const json::Value *ver = v.find("deviceVer");
   if (ver && ver->type() == json::Value::Type::kInt) sm_ = static_cast<int>(ver->as_int("") / 10);
   const json::Value *name = v.find("deviceName");

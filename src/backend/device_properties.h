@@ -42,6 +42,8 @@ class DeviceProperties {
   DeviceProperties() = default;
   // Finalizes descriptor_ and reads json_, sm_ and name_ back from cuDNN.
   void finish(const char *source);
+  // Sets sm_ and name_ from json_ where it names them.
+  void read_device();
 
   Descriptor descriptor_;
   std::string json_;
