@@ -1437,6 +1437,48 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
     int64_t *amax_dp);
 
 /* ------------------------------------------------------------------------ */
+/* Device properties: building without a GPU                                */
+/* ------------------------------------------------------------------------ */
+
+/* Experimental (docs/plans.md): needs a cuDNN that offers device properties
+ * (its headers document them since cuDNN 9.8.0); an older one is refused
+ * with NOT_SUPPORTED naming its version. Describe a GPU once where it is
+ * (create, serialize); then, on any machine with cuDNN, GPU or not, load
+ * that JSON (create_from_json), build graphs with
+ * cudnnfe_build_options_t.device_properties and write their plans with
+ * cudnnfe_graph_serialize_plan; run them after cudnnfe_graph_deserialize_plan
+ * on a GPU like the one described, with the same cuDNN version. */
+
+/* The properties of one GPU as cuDNN sees them (cuDNN's device properties;
+ * cudnn-frontend's create_device_properties). Immutable; builds that use it
+ * keep what they need. since 0.3 */
+typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
+
+/* Describes CUDA device `device` (needs cuDNN and that GPU). Free with
+ * cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
+ * device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
+ * properties), CUDA_ERROR. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
+                                                  int32_t device);
+
+/* Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
+ * `data`, read during the call only; needs cuDNN, no GPU). Free with
+ * cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
+ * JSON object, or cuDNN refuses it: the message says why),
+ * CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_create_from_json(
+    cudnnfe_device_properties_t **properties, const char *data, size_t size);
+
+/* cuDNN's JSON of the properties, which create_from_json takes back.
+ * Size-query pattern as cudnnfe_graph_serialize. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
+                                                     char *buffer, size_t capacity, size_t *size);
+
+/* Frees the properties (NULL is accepted). Graphs built with them are not
+ * affected. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
+
+/* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -1557,6 +1599,16 @@ typedef struct cudnnfe_build_options {
    * built plans keep it alive. The CPU reference ignores it. Default NULL.
    * since 0.3 */
   cudnnfe_kernel_cache_t *kernel_cache;
+  /* ---- Appended in 0.3: building without a GPU. ---- */
+  /* Device properties (cudnnfe_device_properties_create_from_json): build
+   * the GPU plan for the device they describe without using a GPU, on any
+   * machine with cuDNN. The handle must be NULL, the target AUTO or GPU
+   * (CPU_REFERENCE is refused with INVALID_ARGUMENT), and the plan caches
+   * are not used. The built graph cannot execute (WRONG_STATE): write it with
+   * cudnnfe_graph_serialize_plan and load it with cudnnfe_graph_deserialize_plan
+   * on such a GPU. Read during the build call only. Default NULL. Experimental
+   * (see "Device properties" above). since 0.3 */
+  const cudnnfe_device_properties_t *device_properties;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 #define cudnnfe_build_options_init(options) \

@@ -94,6 +94,15 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
   b.dynamic_shape_enabled = o.dynamic_shape_enabled == 1;
   if (o.kernel_cache) b.kernel_cache = kernel_cache_of(o.kernel_cache);
   b.requested_target = b.target;
+  if (o.device_properties) {
+    if (b.target == CUDNNFE_TARGET_CPU_REFERENCE)
+      fail_argument(
+          "build options: device_properties describe a GPU to build for without one, but the "
+          "target is CPU_REFERENCE, which does not use them; use target AUTO or GPU, or leave "
+          "device_properties NULL");
+    b.device_properties = device_properties_of(o.device_properties);
+    b.target = CUDNNFE_TARGET_GPU;  // AUTO must not fall back to the CPU without a GPU
+  }
   return b;
 }
 
@@ -113,6 +122,11 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
     BuildOptions b =
         to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
     Handle *handle = h ? &handle_of(h) : nullptr;
+    if (handle && b.device_properties)
+      fail_argument(
+          "build: a handle and build options' device_properties were both given; a build from "
+          "device properties uses no GPU, so pass handle NULL (give the handle to "
+          "cudnnfe_graph_deserialize_plan on the GPU instead)");
     // Validation and target: src/exec/build_graph.cpp; GPU plan caches and
     // heuristics: src/backend/gpu_plan_cache.cpp.
     try {

@@ -109,6 +109,11 @@ Registry<cudnnfe_kernel_cache> &kernel_caches() {
   return *registry;
 }
 
+Registry<cudnnfe_device_properties> &device_properties_records() {
+  static auto *registry = new Registry<cudnnfe_device_properties>();
+  return *registry;
+}
+
 [[noreturn]] void fail_stale(const char *what, const void *token, const char *creator) {
   fail_argument(what, " pointer ", token, " is not a live cudnnfe ", what,
                 " (destroyed, or not from ", creator, ")");
@@ -182,6 +187,28 @@ std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache
   if (!token) fail_argument("kernel cache is NULL");
   const cudnnfe_kernel_cache *record = kernel_caches().find(token);
   if (!record) fail_stale("kernel cache", token, "cudnnfe_kernel_cache_create");
+  return record->impl;
+}
+
+cudnnfe_device_properties *register_device_properties(
+    std::shared_ptr<const backend::DeviceProperties> impl) {
+  auto record = std::make_unique<cudnnfe_device_properties>();
+  record->impl = std::move(impl);
+  return device_properties_records().insert(std::move(record));
+}
+
+std::unique_ptr<cudnnfe_device_properties> unregister_device_properties(
+    const cudnnfe_device_properties *token) {
+  auto record = device_properties_records().erase(token);
+  if (!record) fail_stale("device properties", token, "cudnnfe_device_properties_create");
+  return record;
+}
+
+std::shared_ptr<const backend::DeviceProperties> device_properties_of(
+    const cudnnfe_device_properties *token) {
+  if (!token) fail_argument("device properties is NULL");
+  const cudnnfe_device_properties *record = device_properties_records().find(token);
+  if (!record) fail_stale("device properties", token, "cudnnfe_device_properties_create");
   return record->impl;
 }
 

@@ -33,6 +33,10 @@ struct cudnnfe_kernel_cache {
   std::shared_ptr<cudnnfe::backend::KernelCache> impl;
 };
 
+struct cudnnfe_device_properties {
+  std::shared_ptr<const cudnnfe::backend::DeviceProperties> impl;
+};
+
 struct cudnnfe_handle {
   cudnnfe::Handle *impl = nullptr;
 };
@@ -63,5 +67,15 @@ std::unique_ptr<cudnnfe_kernel_cache> unregister_kernel_cache(const cudnnfe_kern
 // The cache behind a token (shared with the plans that use it);
 // INVALID_ARGUMENT for NULL, destroyed or foreign.
 std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache *token);
+
+// Device properties (backend/device_properties.h) have tokens too.
+cudnnfe_device_properties *register_device_properties(
+    std::shared_ptr<const backend::DeviceProperties> impl);
+std::unique_ptr<cudnnfe_device_properties> unregister_device_properties(
+    const cudnnfe_device_properties *token);
+// The properties behind a token (shared with the builds that use them);
+// INVALID_ARGUMENT for NULL, destroyed or foreign.
+std::shared_ptr<const backend::DeviceProperties> device_properties_of(
+    const cudnnfe_device_properties *token);
 
 }  // namespace cudnnfe

@@ -86,6 +86,7 @@ void autotune(Graph &graph, Handle &handle, void *const *data, void *workspace,
   if (!plan)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "graph \"", graph.name,
          "\" was built for the CPU reference: it has one plan and nothing to autotune");
+  plan->require_runnable();
   const PlanSet &set = plan->set();
   const CudartApi &rt = cudart();
   ensure_device(set.device);

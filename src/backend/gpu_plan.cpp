@@ -197,7 +197,16 @@ PlanEntry GpuPlan::entry(size_t index) const {
   return e;
 }
 
+void GpuPlan::require_runnable() const {
+  if (set_->properties)
+    fail(CUDNNFE_STATUS_WRONG_STATE, "the graph was built from device properties (",
+         set_->device_name.empty() ? std::string("an unnamed GPU") : set_->device_name,
+         ") without a GPU and cannot run here; write it with cudnnfe_graph_serialize_plan and "
+         "load it with cudnnfe_graph_deserialize_plan on such a GPU to run it");
+}
+
 cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) const {
+  require_runnable();
   if (!handle.cudnn) {
     if (handle.device < 0) handle.device = set_->device;
     init_handle(handle);

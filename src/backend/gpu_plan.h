@@ -16,6 +16,7 @@
 
 #include "backend/descriptor.h"
 #include "backend/device_constants.h"
+#include "backend/device_properties.h"
 #include "backend/frontend_workspace.h"
 #include "backend/kernel_cache.h"
 #include "backend/lowering.h"
@@ -71,6 +72,9 @@ struct PlanSet {
   int sm = 0;
   std::string device_name;
   int64_t cudnn_version = 0;
+  // Set for a build without a GPU (device -1): the device properties it was
+  // built for. Such a set is only serialized, never run.
+  std::shared_ptr<const DeviceProperties> properties;
   // Persistent-cache key ("" when built without the cache) and in-process
   // cache key (adds the device index).
   std::string cache_key;
@@ -116,6 +120,9 @@ class GpuPlan final : public RecordedPlan {
   // (cudnnBackendPopulateCudaGraph / cudnnBackendUpdateCudaGraph).
   void cuda_graph(bool update, Handle &handle, void *const *data, void *workspace,
                   void *cuda_graph) const;
+
+  // WRONG_STATE for a set built without a GPU (from device properties).
+  void require_runnable() const;
 
   const PlanSet &set() const { return *set_; }
   const std::shared_ptr<const PlanSet> &shared_set() const { return set_; }

@@ -42,10 +42,11 @@ std::string describe_ops(const Graph &graph) {
   return ops;
 }
 
-[[noreturn]] void fail_not_supported(const Graph &graph, int64_t version, int device,
+[[noreturn]] void fail_not_supported(const Graph &graph, const BuildTarget &target,
                                      const std::string &why) {
   fail(CUDNNFE_STATUS_NOT_SUPPORTED, describe_graph(graph), " is not supported by cuDNN ",
-       plan::cudnn_version_string(version), " on ", describe_device(device), ": ", why);
+       plan::cudnn_version_string(target.cudnn_version), " on ", describe_target(target), ": ",
+       why);
 }
 
 // CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED by number, so that
@@ -59,7 +60,7 @@ void enable_override_shapes(const Graph &graph, const BuildTarget &target, Descr
   try {
     op_graph.set_bool(kIsOverrideShapeEnabled, true);
   } catch (const Error &e) {
-    fail_not_supported(graph, target.cudnn_version, target.device,
+    fail_not_supported(graph, target,
                        cat("execute-time shapes (override_shape_enabled) need a cuDNN that "
                            "accepts CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED (its "
                            "header documents it since cuDNN 9.21.0); this one refused it: ",
@@ -73,7 +74,7 @@ void enable_dynamic_shapes(const Graph &graph, const BuildTarget &target, Descri
   try {
     op_graph.set_bool(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, true);
   } catch (const Error &e) {
-    fail_not_supported(graph, target.cudnn_version, target.device,
+    fail_not_supported(graph, target,
                        cat("dynamic shapes (dynamic_shape_enabled or a kernel cache) need a cuDNN "
                            "that accepts CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED (its "
                            "header documents it since cuDNN 9.4.0); this one refused it: ",
@@ -91,7 +92,7 @@ cudnnBackendDescriptor_t attach_kernel_cache(const Graph &graph, const BuildTarg
     set.kernel_cache = options.kernel_cache;
     return cache;
   } catch (const Error &e) {
-    fail_not_supported(graph, target.cudnn_version, target.device, e.message());
+    fail_not_supported(graph, target, e.message());
   }
 }
 
@@ -118,8 +119,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
       lower_node(lowering, node);
     } catch (const Error &e) {
       if (e.status() == CUDNNFE_STATUS_NOT_SUPPORTED)
-        fail_not_supported(graph, target.cudnn_version, target.device,
-                           cat(Graph::label(node), ": ", e.message()));
+        fail_not_supported(graph, target, cat(Graph::label(node), ": ", e.message()));
       throw Error(e.status(),
                   cat("graph \"", graph.name, "\": ", Graph::label(node), ": ", e.message()));
     }
@@ -127,13 +127,16 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   Descriptor operation_graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   operation_graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, lowering.operations().data(),
                                   static_cast<int64_t>(lowering.operations().size()));
-  operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
+  // A build from device properties has no handle: cuDNN 9.8 and later
+  // finalize an operation graph without one, and the heuristics and engines
+  // take the properties instead.
+  if (target.handle) operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
   if (graph.override_shape_enabled) enable_override_shapes(graph, target, operation_graph);
   if (graph.dynamic_shape_enabled) enable_dynamic_shapes(graph, target, operation_graph);
   cudnnStatus_t status = operation_graph.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();
-    fail_not_supported(graph, target.cudnn_version, target.device,
+    fail_not_supported(graph, target,
                        cat("cuDNN refused the operation graph: ", status_text(status),
                            reason.empty() ? "" : cat(": ", reason)));
   }
@@ -169,13 +172,18 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
       set->uids.push_back(c.uid);
       set->slots.push_back(slot++);
     }
-    set->constants = std::make_shared<DeviceConstants>(lowering.constant_tensors(), target.device);
+    // Uploaded to the GPU that runs the set; a set built without a GPU never
+    // runs (GpuPlan refuses it) and loading its plan blob lowers again.
+    if (!target.properties)
+      set->constants =
+          std::make_shared<DeviceConstants>(lowering.constant_tensors(), target.device);
   }
   set->scalars = lowering.scalars();
   set->device = target.device;
   set->sm = target.sm;
   set->device_name = target.device_name;
   set->cudnn_version = target.cudnn_version;
+  set->properties = target.properties;
   set->seal();
   record.lower_ms += ms_since(start);
   log_info("build \"", graph.name, "\": lowered ", graph.nodes().size(), " node(s) in ",
@@ -348,6 +356,23 @@ std::string describe_graph(const Graph &graph) {
   return cat("graph \"", graph.name, "\" [", describe_ops(graph), "]");
 }
 
+std::string describe_target(const BuildTarget &target) {
+  if (!target.properties) return describe_device(target.device);
+  return cat("the device properties of ",
+             target.device_name.empty() ? std::string("an unnamed GPU") : target.device_name,
+             target.sm ? cat(" (sm_", target.sm, ")") : std::string(), " (built without a GPU)");
+}
+
+BuildTarget build_target(std::shared_ptr<const DeviceProperties> properties) {
+  BuildTarget t;
+  t.cudnn_version = static_cast<int64_t>(cudnn().GetVersion());
+  t.device = -1;
+  t.sm = properties->sm();
+  t.device_name = properties->name();
+  t.properties = std::move(properties);
+  return t;
+}
+
 BuildTarget build_target(Handle *handle) {
   const CudnnApi &dnn = cudnn();
   BuildTarget t;
@@ -396,6 +421,10 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, set->operation_graph);
     heuristics.set_heur_mode(CUDNN_ATTR_ENGINEHEUR_MODE, to_cudnn_heur(mode));
+    if (target.properties) {
+      const cudnnBackendDescriptor_t properties = target.properties->descriptor();
+      heuristics.set_descriptors(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, &properties, 1);
+    }
     cudnnStatus_t status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();
@@ -485,8 +514,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
                " engine configuration(s) failed to build (first: ", first_failure, ")");
   for (const auto &a : attempts)
     why += cat(why.empty() ? "" : "; ", "heuristics ", a.first, " ", a.second);
-  fail_not_supported(graph, target.cudnn_version, target.device,
-                     why.empty() ? "no heuristics mode was given" : why);
+  fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
 }
 
 std::string execution_plan_json(const Candidate &candidate) {
@@ -572,7 +600,7 @@ std::shared_ptr<PlanSet> build_plan_set_from_config(const Graph &graph, const Bu
   const std::string name = plan::engine_config_name(config);
   auto refuse = [&](const char *step, cudnnStatus_t status) {
     std::string reason = last_error();
-    fail_not_supported(graph, target.cudnn_version, target.device,
+    fail_not_supported(graph, target,
                        cat("the stored engine configuration ", name, " does not build (", step,
                            "): ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
   };

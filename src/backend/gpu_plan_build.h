@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/device_properties.h"
 #include "backend/gpu_plan.h"
 #include "exec/handle.h"
 #include "graph/graph.h"
@@ -18,18 +19,29 @@
 namespace cudnnfe::backend {
 
 // Where a GPU build runs: the device (the handle's, else the current one),
-// the cuDNN handle used for building and the loaded cuDNN's version.
+// the cuDNN handle used for building and the loaded cuDNN's version; or,
+// for a build without a GPU, the device properties it builds for (device
+// -1, no handle).
 struct BuildTarget {
   int device = 0;
   int sm = 0;
   std::string device_name;
   cudnnHandle_t handle = nullptr;
   int64_t cudnn_version = 0;
+  std::shared_ptr<const DeviceProperties> properties;
 };
 
 // Loads cuDNN, resolves the device and creates the build's cuDNN handle.
 // Throws CUDNN_UNAVAILABLE, CUDA_ERROR, CUDNN_ERROR.
 BuildTarget build_target(Handle *handle);
+
+// The target of a build without a GPU, for the device `properties`
+// describe. Throws CUDNN_UNAVAILABLE.
+BuildTarget build_target(std::shared_ptr<const DeviceProperties> properties);
+
+// "NVIDIA H100 80GB HBM3 (sm_90)", or "device properties of ..." for a
+// build without a GPU, for messages.
+std::string describe_target(const BuildTarget &target);
 
 // Heuristics, filters and policy. Throws NOT_SUPPORTED naming the ops, the
 // cuDNN version, the GPU, cuDNN's reasons and what each filter removed.

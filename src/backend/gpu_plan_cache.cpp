@@ -282,8 +282,30 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
 
 }  // namespace
 
+namespace {
+
+// A build without a GPU, for the device the options' properties describe:
+// no plan caches (their keys name a device of this process).
+std::unique_ptr<GpuPlan> build_without_gpu(const Graph &graph, const BuildOptions &options,
+                                           BuildRecord &record) {
+  const BuildTarget target = build_target(options.device_properties);
+  std::shared_ptr<PlanSet> set;
+  try {
+    set = build_plan_set(graph, target, options, record);
+  } catch (const Error &e) {
+    if (e.status() != CUDNNFE_STATUS_NOT_SUPPORTED) throw;
+    const std::string why = probe_refusal(graph, target, options);
+    if (why.empty()) throw;
+    throw Error(e.status(), cat(e.message(), ". ", why));
+  }
+  return std::make_unique<GpuPlan>(set, 0);
+}
+
+}  // namespace
+
 std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle,
                                               const BuildOptions &options, BuildRecord &record) {
+  if (options.device_properties) return build_without_gpu(graph, options, record);
   const BuildTarget target = build_target(handle);
   std::string key, memory_key;
   if (options.use_plan_cache) {
@@ -344,7 +366,10 @@ std::unique_ptr<GpuPlan> load_gpu_plan(const Graph &graph, Handle *handle,
   } catch (const Error &e) {
     unavailable = e.message();
   }
-  if (!unavailable.empty() || target.cudnn_version != r.cudnn_version || target.sm != r.sm) {
+  // sm 0: built from device properties whose JSON named no architecture;
+  // cuDNN then checks the plan against the GPU itself.
+  if (!unavailable.empty() || target.cudnn_version != r.cudnn_version ||
+      (r.sm != 0 && target.sm != r.sm)) {
     if (rebuild_on_mismatch) return nullptr;
     const std::string made = cat(r.device_name, " (sm_", r.sm, ") with cuDNN ",
                                  plan::cudnn_version_string(r.cudnn_version));

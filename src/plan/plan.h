@@ -14,7 +14,8 @@ namespace cudnnfe {
 
 namespace backend {
 class KernelCache;
-}
+class DeviceProperties;
+}  // namespace backend
 struct Handle;
 
 // One bound tensor's shape and strides for one execute.
@@ -65,6 +66,9 @@ struct BuildOptions {
   // implies dynamic shapes. Recorded on the graph as override_shape_enabled.
   bool dynamic_shape_enabled = false;
   std::shared_ptr<backend::KernelCache> kernel_cache;
+  // Building without a GPU for the device these describe
+  // (backend/device_properties.h); null for a build on this process's GPU.
+  std::shared_ptr<const backend::DeviceProperties> device_properties;
   // The target the caller asked for (target is resolved from AUTO).
   cudnnfe_target_t requested_target = CUDNNFE_TARGET_AUTO;
 };

@@ -234,7 +234,8 @@ PlanRecord decode_payload(const Value &root) {
     r.cudnn_version = read_int(root, "cudnn_version", top, 1, 9999999);
     const Value &device = root.at("device", top);
     r.device_name = read_string(device, "name", "payload.device", 256);
-    r.sm = static_cast<int>(read_int(device, "sm", "payload.device", 1, 1000));
+    // 0: built from device properties that named no architecture.
+    r.sm = static_cast<int>(read_int(device, "sm", "payload.device", 0, 1000));
     const std::string pw = "payload.plan";
     const Value &p = root.at("plan", top);
     r.plan_name = read_string(p, "name", pw, kMaxNameLength);

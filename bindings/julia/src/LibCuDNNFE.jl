@@ -295,6 +295,10 @@ const cudnnfe_graph_t = cudnnfe_graph
 mutable struct cudnnfe_handle end
 const cudnnfe_handle_t = cudnnfe_handle
 
+# C: typedef struct cudnnfe_device_properties cudnnfe_device_properties_t; (only ever used through pointers)
+mutable struct cudnnfe_device_properties end
+const cudnnfe_device_properties_t = cudnnfe_device_properties
+
 # C: typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t; (only ever used through pointers)
 mutable struct cudnnfe_kernel_cache end
 const cudnnfe_kernel_cache_t = cudnnfe_kernel_cache
@@ -595,7 +599,7 @@ end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (104 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (112 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
@@ -615,6 +619,7 @@ struct cudnnfe_build_options
     override_shape_enabled::Int32  # int32_t at 88
     dynamic_shape_enabled::Int32  # int32_t at 92
     kernel_cache::Ptr{cudnnfe_kernel_cache_t}  # cudnnfe_kernel_cache_t * at 96
+    device_properties::Ptr{cudnnfe_device_properties_t}  # const cudnnfe_device_properties_t * at 104
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -2185,6 +2190,67 @@ function cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, desc
 end
 
 """
+    cudnnfe_device_properties_create(properties, device) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device)`
+
+Describes CUDA device `device` (needs cuDNN and that GPU). Free with
+cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
+device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
+properties), CUDA_ERROR. since 0.3
+"""
+function cudnnfe_device_properties_create(properties, device)
+    ccall((:cudnnfe_device_properties_create, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_device_properties_t}}, Int32),
+          properties, device)
+end
+
+"""
+    cudnnfe_device_properties_create_from_json(properties, data, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_create_from_json(cudnnfe_device_properties_t **properties, const char *data, size_t size)`
+
+Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
+`data`, read during the call only; needs cuDNN, no GPU). Free with
+cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
+JSON object, or cuDNN refuses it: the message says why),
+CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3
+"""
+function cudnnfe_device_properties_create_from_json(properties, data, size)
+    ccall((:cudnnfe_device_properties_create_from_json, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_device_properties_t}}, Ptr{Cchar}, Csize_t),
+          properties, data, size)
+end
+
+"""
+    cudnnfe_device_properties_serialize(properties, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties, char *buffer, size_t capacity, size_t *size)`
+
+cuDNN's JSON of the properties, which create_from_json takes back.
+Size-query pattern as cudnnfe_graph_serialize. since 0.3
+"""
+function cudnnfe_device_properties_serialize(properties, buffer, capacity, size)
+    ccall((:cudnnfe_device_properties_serialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_device_properties_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          properties, buffer, capacity, size)
+end
+
+"""
+    cudnnfe_device_properties_destroy(properties) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties)`
+
+Frees the properties (NULL is accepted). Graphs built with them are not
+affected. since 0.3
+"""
+function cudnnfe_device_properties_destroy(properties)
+    ccall((:cudnnfe_device_properties_destroy, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_device_properties_t},),
+          properties)
+end
+
+"""
     cudnnfe_kernel_cache_create(cache) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_kernel_cache_create(cudnnfe_kernel_cache_t **cache)`
@@ -2839,6 +2905,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
       cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
       cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,
+      cudnnfe_device_properties, cudnnfe_device_properties_t,
+      cudnnfe_device_properties_create, cudnnfe_device_properties_create_from_json,
+      cudnnfe_device_properties_serialize, cudnnfe_device_properties_destroy,
       cudnnfe_build_policy_t, cudnnfe_kernel_cache, cudnnfe_kernel_cache_t,
       cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
       cudnnfe_kernel_cache_serialize, cudnnfe_kernel_cache_deserialize,

@@ -296,7 +296,9 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                   override_shape_enabled = Int32(override_shape_enabled),
                   dynamic_shape_enabled = Int32(dynamic_shape_enabled),
                   # No kernel cache: its object is not wrapped yet (PENDING_IDIOMATIC.txt).
-                  kernel_cache = Ptr{Lib.cudnnfe_kernel_cache_t}(C_NULL))
+                  kernel_cache = Ptr{Lib.cudnnfe_kernel_cache_t}(C_NULL),
+                  # No device properties (building without a GPU) either, for the same reason.
+                  device_properties = Ptr{Lib.cudnnfe_device_properties_t}(C_NULL))
         check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
     end
     return g

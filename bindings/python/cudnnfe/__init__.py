@@ -33,8 +33,9 @@ from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavai
                       GraphNotSupportedError, InternalError, InvalidArgumentError,
                       InvalidGraphError, LargerBufferWarning, NotOfferedError,
                       OutOfMemoryError, WrongStateError, get_last_error_string)
-from ._frontend_objects import (KernelCache, causal_conv1d_backward, causal_conv1d_forward,
-                                create_device_properties, create_kernel_cache, knob)
+from ._frontend_objects import (DeviceProperties, KernelCache, causal_conv1d_backward,
+                                causal_conv1d_forward, create_device_properties,
+                                create_kernel_cache, knob)
 from ._handle import (Handle, backend_version, backend_version_string, create_handle,
                       destroy_handle, device_count, get_stream, set_stream, version)
 from ._graph import UID_ZERO_ALIAS, BoundExecution, Tensor, pygraph
@@ -70,7 +71,8 @@ __all__ = [
     "pygraph", "Tensor", "BoundExecution", "Graph", "graph", "jit", "graph_cache",
     "Handle", "create_handle", "destroy_handle", "set_stream", "get_stream",
     "backend_version", "backend_version_string", "version", "device_count", "library_path",
-    "get_last_error_string", "create_kernel_cache", "create_device_properties", "KernelCache",
+    "get_last_error_string", "create_kernel_cache", "create_device_properties",
+    "DeviceProperties", "KernelCache",
     "knob", "causal_conv1d_forward", "causal_conv1d_backward", "tensor",
     "data_type", "heur_mode", "pointwise_mode", "reduction_mode", "target", "conv_mode",
     "norm_forward_phase", "tensor_kind", "diagonal_alignment", "resample_mode", "padding_mode",

@@ -763,6 +763,19 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
     int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
     int64_t *amax_dp);
 
+typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
+
+cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
+                                                  int32_t device);
+
+cudnnfe_status_t cudnnfe_device_properties_create_from_json(
+    cudnnfe_device_properties_t **properties, const char *data, size_t size);
+
+cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
+                                                     char *buffer, size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
+
 typedef int32_t cudnnfe_build_policy_t;
 
 #define CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE 0
@@ -828,6 +841,8 @@ typedef struct cudnnfe_build_options {
   int32_t dynamic_shape_enabled;
 
   cudnnfe_kernel_cache_t *kernel_cache;
+
+  const cudnnfe_device_properties_t *device_properties;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 

@@ -1,9 +1,9 @@
 """cudnn-frontend module objects that cudnnfe keeps so its code runs: the kernel cache,
 device properties, engine knobs and the causal_conv1d entry points.
 
-The kernel cache is the C ABI's (``cudnnfe_kernel_cache_*``); what needs a C ABI
-feature cudnnfe lacks (deviceless builds, engine knobs, causal_conv1d) raises
-:class:`NotOfferedError` naming it when used.
+The kernel cache and device properties are the C ABI's (``cudnnfe_kernel_cache_*``,
+``cudnnfe_device_properties_*``); what needs a C ABI feature cudnnfe lacks (engine knobs,
+causal_conv1d) raises :class:`NotOfferedError` naming it when used.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from ._enums import knob_type
 from ._errors import NotOfferedError, raise_global_error
 from ._lib import ffi, lib
 
-__all__ = ["KernelCache", "create_kernel_cache", "create_device_properties", "knob",
+__all__ = ["KernelCache", "create_kernel_cache", "DeviceProperties",
+           "create_device_properties", "knob",
            "causal_conv1d_forward", "causal_conv1d_backward"]
 
 class KernelCache:
@@ -60,10 +61,53 @@ def create_kernel_cache() -> KernelCache:
     return KernelCache()
 
 
-def create_device_properties(*args: Any, **kwargs: Any) -> Any:
-    """cudnn-frontend's device properties, for building without a GPU: not offered."""
-    raise NotOfferedError("create_device_properties: deviceless (ahead-of-time) builds are not "
-                          "offered by the cudnnfe C ABI; build on the GPU that runs the graph")
+class DeviceProperties:
+    """What ``pygraph(device_property=...)`` takes: one GPU as cuDNN describes it
+    (``cudnnfe_device_properties_t``; cuDNN 9.8 or later). A graph given them builds for that
+    GPU without using one (no handle); its :meth:`~cudnnfe.pygraph.serialize` then writes the
+    plan blob, which :meth:`~cudnnfe.pygraph.deserialize` loads with a handle on such a GPU
+    (``docs/plans.md``). Make them with :func:`create_device_properties`.
+    """
+
+    def __init__(self, ptr: Any) -> None:
+        self._ptr = ffi.gc(ptr, lib.cudnnfe_device_properties_destroy)
+
+    def serialize(self) -> str:
+        """cuDNN's JSON of the properties (``cudnnfe_device_properties_serialize``), which
+        :func:`create_device_properties` takes back."""
+        size = ffi.new("size_t *")
+        status = lib.cudnnfe_device_properties_serialize(self._ptr, ffi.NULL, 0, size)
+        if status:
+            raise_global_error(status)
+        buf = ffi.new("char[]", max(size[0], 1))
+        status = lib.cudnnfe_device_properties_serialize(self._ptr, buf, size[0], size)
+        if status:
+            raise_global_error(status)
+        return ffi.unpack(buf, size[0]).decode("utf-8")
+
+    def __repr__(self) -> str:
+        return "<cudnnfe.DeviceProperties>"
+
+
+def create_device_properties(source: Any) -> DeviceProperties:
+    """Device properties (cudnn-frontend's ``create_device_properties``): of CUDA device
+    ``source`` (an int; needs that GPU), or loaded from what :meth:`DeviceProperties.serialize`
+    wrote (a str or bytes; needs cuDNN, not a GPU). Bad JSON raises
+    :class:`BadSerializedDataError` saying why; a cuDNN older than 9.8 raises
+    :class:`GraphNotSupportedError` naming its version."""
+    out = ffi.new("cudnnfe_device_properties_t **")
+    if isinstance(source, bool) or not isinstance(source, (int, str, bytes, bytearray)):
+        raise TypeError("create_device_properties takes a CUDA device index (int) or the JSON "
+                        f"that DeviceProperties.serialize() wrote (str), not "
+                        f"{type(source).__name__}")
+    if isinstance(source, int):
+        status = lib.cudnnfe_device_properties_create(out, source)
+    else:
+        raw = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+        status = lib.cudnnfe_device_properties_create_from_json(out, raw, len(raw))
+    if status:
+        raise_global_error(status)
+    return DeviceProperties(out[0])
 
 
 class knob:

@@ -128,6 +128,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                  is_dynamic_shape_enabled: bool = False,
                  is_override_shape_enabled: bool = False) -> None:
         _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
+        # Building without a GPU: the build option device_properties (docs/plans.md).
+        self._device_properties = device_property
         # Dynamic shapes and the kernel cache: build options dynamic_shape_enabled and
         # kernel_cache (a cache implies dynamic shapes, as in cudnn-frontend).
         self._dynamic_shapes = bool(is_dynamic_shape_enabled) or kernel_cache is not None
@@ -1185,12 +1187,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         o.dynamic_shape_enabled = 1 if self._dynamic_shapes else 0
         if self._kernel_cache is not None:
             o.kernel_cache = self._kernel_cache._ptr
+        if self._device_properties is not None:
+            o.device_properties = self._device_properties._ptr
         key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
                int(o.max_workspace_size), int(o.exclude_numerical_notes),
                int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
                int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)),
                int(o.override_shape_enabled), int(o.dynamic_shape_enabled),
-               id(self._kernel_cache))
+               id(self._kernel_cache), id(self._device_properties))
         return o, keep, key
 
     def _build_handle(self, handle: Optional[Handle]) -> Any:
@@ -1429,12 +1433,26 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def _key_uid(self, key: Any) -> int:
         if isinstance(key, Tensor):
             if key._graph is not self:
-                raise ValueError(f"variant_pack: tensor {key.get_name()!r} belongs to another "
-                                 "graph")
+                return self._copied_tensor_uid(key)
             return key._uid
         if isinstance(key, str):
             return self.get_tensor(key)._uid
         return _c_uid(key)
+
+    def _copied_tensor_uid(self, key: Tensor) -> int:
+        """A tensor of another graph names this graph's bound tensor of the same UID, name,
+        dims and strides: this graph is a copy loaded from that graph's serialize(), and
+        cudnn-frontend's deserialize flow binds the original graph's tensors to it."""
+        spec = None
+        if self._exec is not None and key._uid in self._exec.position:
+            spec = self._exec.specs[self._exec.position[key._uid]]
+        dims, strides = key._shape()
+        if (spec is None or spec.name != key.get_name() or spec.dims != tuple(dims) or
+                spec.strides != tuple(strides)):
+            raise ValueError(f"variant_pack: tensor {key.get_name()!r} belongs to another "
+                             "graph, and this graph has no bound tensor of the same UID, name, "
+                             "dims and strides")
+        return key._uid
 
     def _bound_array(self, spec: _Spec, array: Any, tgt: int,
                      shape_given: bool = False) -> ArrayInfo:
@@ -1914,7 +1932,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         the built plan (engine configuration, autotune record) as well, for
         loads that skip heuristics and plan search on the same GPU
         architecture and cuDNN version; :meth:`deserialize` takes either.
+        A graph built from device properties (``pygraph(device_property=...)``)
+        writes its plan blob, as cudnn-frontend writes its plan: that is what
+        the build without a GPU was for.
         """
+        if self._device_properties is not None and self.is_built():
+            return self.serialize_plan()
         if not self.is_built():
             _rewrite.finalize(self)
         return self._serialize_raw()
@@ -2121,15 +2144,16 @@ class BoundExecution:
 
 def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
                             device_property: Any) -> None:
-    """Check cudnn-frontend's pygraph options: a kernel cache from create_kernel_cache();
-    SM limits and deviceless builds are refused by name."""
-    from ._frontend_objects import KernelCache
+    """Check cudnn-frontend's pygraph options: a kernel cache from create_kernel_cache(),
+    device properties from create_device_properties(); SM limits are refused by name."""
+    from ._frontend_objects import DeviceProperties, KernelCache
 
     if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):
         raise TypeError("kernel_cache must come from cudnnfe.create_kernel_cache()")
+    if device_property is not None and not isinstance(device_property, DeviceProperties):
+        raise TypeError("device_property must come from cudnnfe.create_device_properties()")
     for value, what in ((sm_count, "sm_count (limiting the SMs a plan uses)"),
-                        (sm_version, "sm_version (building for another GPU)"),
-                        (device_property, "device_property (deviceless builds)")):
+                        (sm_version, "sm_version (building for another GPU)")):
         if value is not None:
             raise NotOfferedError(f"pygraph: {what} is not offered by the cudnnfe C ABI")
 

@@ -5807,6 +5807,72 @@ int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnn
 }
 
 
+int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, int _swig_go_1) {
+  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
+  int32_t arg2 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_create(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
+  
+  arg2 = (char *)_swig_go_1.p;
+  arg3 = (size_t)_swig_go_1.n;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_create_from_json(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_serialize((struct cudnnfe_device_properties const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0) {
+  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_destroy(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache **_swig_go_0) {
   cudnnfe_kernel_cache_t **arg1 = (cudnnfe_kernel_cache_t **) 0 ;
   cudnnfe_status_t result;
@@ -6217,6 +6283,31 @@ struct cudnnfe_kernel_cache *_wrap_cudnnfe_build_options_t_kernel_cache_get_capi
   
   result = (cudnnfe_kernel_cache_t *) ((arg1)->kernel_cache);
   *(cudnnfe_kernel_cache_t **)&_swig_go_result = (cudnnfe_kernel_cache_t *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_device_properties_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, struct cudnnfe_device_properties *_swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_device_properties_t *arg2 = (cudnnfe_device_properties_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = *(cudnnfe_device_properties_t **)&_swig_go_1; 
+  
+  if (arg1) (arg1)->device_properties = (cudnnfe_device_properties_t const *)arg2;
+  
+}
+
+
+struct cudnnfe_device_properties *_wrap_cudnnfe_build_options_t_device_properties_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_device_properties_t *result = 0 ;
+  struct cudnnfe_device_properties *_swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_device_properties_t *) ((arg1)->device_properties);
+  *(cudnnfe_device_properties_t **)&_swig_go_result = (cudnnfe_device_properties_t *)result; 
   return _swig_go_result;
 }
 

@@ -967,7 +967,7 @@ func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t (struct_size is implied).
-// Its pointer fields (exclude_engines, plan_cache_dir, kernel_cache) are call arguments of the wrapper.
+// Its pointer fields (exclude_engines, plan_cache_dir, kernel_cache, device_properties) are call arguments of the wrapper.
 type BuildOptions struct {
 	Target                int32
 	NumHeurModes          int32
@@ -1313,6 +1313,7 @@ var OptionFields = map[string]map[string]string{
 		"override_shape_enabled":  "OverrideShapeEnabled",
 		"dynamic_shape_enabled":   "DynamicShapeEnabled",
 		"kernel_cache":            "",
+		"device_properties":       "",
 	},
 	"cudnnfe_autotune_options_t": {
 		"warmup_iterations": "WarmupIterations",

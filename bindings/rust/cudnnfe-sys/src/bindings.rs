@@ -4802,6 +4802,54 @@ extern "C" {
         amax_dp: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_device_properties {
+    _unused: [u8; 0],
+}
+#[doc = " The properties of one GPU as cuDNN sees them (cuDNN's device properties;"]
+#[doc = " cudnn-frontend's create_device_properties). Immutable; builds that use it"]
+#[doc = " keep what they need. since 0.3"]
+pub type cudnnfe_device_properties_t = cudnnfe_device_properties;
+extern "C" {
+    #[doc = " Describes CUDA device `device` (needs cuDNN and that GPU). Free with"]
+    #[doc = " cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such"]
+    #[doc = " device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device"]
+    #[doc = " properties), CUDA_ERROR. since 0.3"]
+    pub fn cudnnfe_device_properties_create(
+        properties: *mut *mut cudnnfe_device_properties_t,
+        device: i32,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of"]
+    #[doc = " `data`, read during the call only; needs cuDNN, no GPU). Free with"]
+    #[doc = " cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a"]
+    #[doc = " JSON object, or cuDNN refuses it: the message says why),"]
+    #[doc = " CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3"]
+    pub fn cudnnfe_device_properties_create_from_json(
+        properties: *mut *mut cudnnfe_device_properties_t,
+        data: *const ::std::os::raw::c_char,
+        size: usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " cuDNN's JSON of the properties, which create_from_json takes back."]
+    #[doc = " Size-query pattern as cudnnfe_graph_serialize. since 0.3"]
+    pub fn cudnnfe_device_properties_serialize(
+        properties: *const cudnnfe_device_properties_t,
+        buffer: *mut ::std::os::raw::c_char,
+        capacity: usize,
+        size: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Frees the properties (NULL is accepted). Graphs built with them are not"]
+    #[doc = " affected. since 0.3"]
+    pub fn cudnnfe_device_properties_destroy(
+        properties: *mut cudnnfe_device_properties_t,
+    ) -> cudnnfe_status_t;
+}
 #[doc = " How many of the heuristics' engine configurations a GPU build turns into"]
 #[doc = " plans."]
 pub type cudnnfe_build_policy_t = i32;
@@ -4905,12 +4953,21 @@ pub struct cudnnfe_build_options {
     #[doc = " built plans keep it alive. The CPU reference ignores it. Default NULL."]
     #[doc = " since 0.3"]
     pub kernel_cache: *mut cudnnfe_kernel_cache_t,
+    #[doc = " ---- Appended in 0.3: building without a GPU. ---- */"]
+    #[doc = " the GPU plan for the device they describe without using a GPU, on any"]
+    #[doc = " machine with cuDNN. The handle must be NULL, the target AUTO or GPU"]
+    #[doc = " (CPU_REFERENCE is refused with INVALID_ARGUMENT), and the plan caches"]
+    #[doc = " are not used. The built graph cannot execute (WRONG_STATE): write it with"]
+    #[doc = " cudnnfe_graph_serialize_plan and load it with cudnnfe_graph_deserialize_plan"]
+    #[doc = " on such a GPU. Read during the build call only. Default NULL. Experimental"]
+    #[doc = " (see \"Device properties\" above). since 0.3"]
+    pub device_properties: *const cudnnfe_device_properties_t,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        104usize,
+        112usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -5207,6 +5264,23 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_kernel_cache();
+    fn test_field_device_properties() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_properties) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(device_properties)
+            )
+        );
+    }
+    test_field_device_properties();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {

@@ -128,6 +128,7 @@
 #![warn(rust_2018_idioms, unsafe_op_in_unsafe_fn)]
 
 mod built;
+mod device_properties;
 mod error;
 mod graph;
 mod half;
@@ -143,6 +144,7 @@ use std::sync::OnceLock;
 pub use cudnnfe_sys as sys;
 
 pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
+pub use device_properties::DeviceProperties;
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{
     BatchNormOutputs, BuildError, Graph, LayerNormOutputs, NormGradients, ResampleOutputs,

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use cudnnfe_sys as sys;
 
+use crate::device_properties::DeviceProperties;
 use crate::error::{Error, Result};
 use crate::kernel_cache::KernelCache;
 use crate::plans::{BehaviorNotes, NumericalNotes};
@@ -1048,6 +1049,10 @@ pub struct BuildOptions {
     /// A kernel cache GPU builds share compiled kernels through (implies
     /// dynamic shapes; default none; since 0.3).
     pub kernel_cache: Option<Arc<KernelCache>>,
+    /// Build for the GPU these describe without using one (build with no
+    /// handle; the graph then cannot run here: serialize its plan and load it
+    /// on such a GPU). Default none; since 0.3, experimental.
+    pub device_properties: Option<Arc<DeviceProperties>>,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1079,6 +1084,7 @@ impl Default for BuildOptions {
             override_shape_enabled: raw.override_shape_enabled != 0,
             dynamic_shape_enabled: raw.dynamic_shape_enabled != 0,
             kernel_cache: None,
+            device_properties: None,
         }
     }
 }
@@ -1167,6 +1173,12 @@ impl BuildOptions {
         self
     }
 
+    /// Builds for the GPU `properties` describe, without using a GPU.
+    pub fn device_properties(mut self, properties: Arc<DeviceProperties>) -> Self {
+        self.device_properties = Some(properties);
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1210,6 +1222,10 @@ impl BuildOptions {
             .kernel_cache
             .as_ref()
             .map_or(std::ptr::null_mut(), |c| c.raw());
+        raw.device_properties = self
+            .device_properties
+            .as_ref()
+            .map_or(std::ptr::null(), |p| p.raw());
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {
