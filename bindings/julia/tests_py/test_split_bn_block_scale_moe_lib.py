@@ -64,11 +64,13 @@ def build_and_execute(g, buffers, overrides=(), build=True):
     h = ctypes.c_void_p()
     assert g.L.cudnnfe_handle_create(ctypes.byref(h), -1) == 0
     try:
+        # size_t arguments as c_size_t: a plain int would pass 32 bits only.
+        n, zero = ctypes.c_size_t(len(buffers)), ctypes.c_size_t(0)
         if overrides:
-            st = g.L.cudnnfe_graph_execute_with_overrides(g.p, h, bindings, len(buffers), ov, len(overrides),
-                                                          None, 0, None)
+            st = g.L.cudnnfe_graph_execute_with_overrides(g.p, h, bindings, n, ov, ctypes.c_size_t(len(overrides)),
+                                                          None, zero, None)
         else:
-            st = g.L.cudnnfe_graph_execute(g.p, h, bindings, len(buffers), None, 0, None)
+            st = g.L.cudnnfe_graph_execute(g.p, h, bindings, n, None, zero, None)
         if st != 0:
             raise CudnnfeError(st, g.L.cudnnfe_handle_last_error(h).decode())
     finally:
