@@ -3,11 +3,7 @@
 
 package cudnnfe
 
-import (
-	"strconv"
-
-	"github.com/cudnnfe/cudnnfe/bindings/go/internal/capi"
-)
+import "github.com/cudnnfe/cudnnfe/bindings/go/internal/capi"
 
 // MoeGroupedMatmulOptions configures MoeGroupedMatmul and
 // MoeGroupedMatmulBackward; zero fields keep the C defaults.
@@ -53,14 +49,6 @@ func (o *MoeGroupedMatmulOptions) toC(op string) (*capi.MoeGroupedMatmulOptions,
 		c.ComputeDtype = int32(o.ComputeDType)
 	}
 	return c, nil
-}
-
-// checkInt32 refuses an int option that the C int32_t field cannot hold.
-func checkInt32(op, what string, v int) error {
-	if int(int32(v)) != v {
-		return argError(op, what+" "+strconv.Itoa(v)+" does not fit in 32 bits")
-	}
-	return nil
 }
 
 // MoeGroupedMatmul adds output [1, R, N] from token [1, T, K], weight [E,

@@ -240,6 +240,25 @@ func TestBlockScaleQuantizeDequantizeRoundTrip(t *testing.T) {
 	}
 }
 
+// Axis 0 keeps the C default (the last dim); -rank blocks the first dim.
+func TestBlockScaleAxis(t *testing.T) {
+	g := newGraph(t)
+	x := must1[Tensor](t)(g.AddTensor("x", DTypeFloat, []int64{64, 96}, nil))
+	_, last, err := g.BlockScaleQuantize(x, &BlockScaleOptions{})
+	must(t, err)
+	_, first, err := g.BlockScaleQuantize(x, &BlockScaleOptions{Axis: -2})
+	must(t, err)
+	if d := must1[[]int64](t)(g.Dims(last)); !reflect.DeepEqual(d, []int64{64, 3}) {
+		t.Fatalf("default axis: scale dims %v", d)
+	}
+	if d := must1[[]int64](t)(g.Dims(first)); !reflect.DeepEqual(d, []int64{2, 96}) {
+		t.Fatalf("Axis -2: scale dims %v", d)
+	}
+	if o := DefaultBlockScaleOptions(); o.BlockSize != 32 || o.Axis != -1 || o.YDType != DTypeFP8E4M3 {
+		t.Fatalf("defaults %+v", o)
+	}
+}
+
 func TestBlockScaleBadInput(t *testing.T) {
 	g := newGraph(t)
 	x := must1[Tensor](t)(g.AddTensor("x_odd", DTypeFloat, []int64{2, 48}, nil))
@@ -337,6 +356,39 @@ func TestMoeGroupedMatmulNoneModeAndBackward(t *testing.T) {
 	}
 	if !reflect.DeepEqual(gotW, wantW) {
 		t.Fatalf("dweight %v, want %v", gotW, wantW)
+	}
+}
+
+func TestMoeGroupedMatmulGather(t *testing.T) {
+	const tk, k, e, n, r = 4, 3, 2, 5, 6
+	rng := rand.New(rand.NewSource(21))
+	token, weight := smallInts(rng, tk*k), smallInts(rng, e*k*n)
+	index := []int32{3, 0, 1, 3, 2, 0}
+	offsets := []int32{0, 2}
+	g, h := newGraph(t), newHandle(t)
+	tt, wt, ot := moeInputs(t, g, tk, k, e, n, 2)
+	it := must1[Tensor](t)(g.AddTensor("token_index", DTypeInt32, []int64{1, r, 1}, nil))
+	out, err := g.MoeGroupedMatmul(tt, wt, ot, it, 0, &MoeGroupedMatmulOptions{Mode: MoeModeGather})
+	must(t, err)
+	must(t, g.SetOutput(out, true))
+	must(t, g.SetTensorDType(out, DTypeFloat))
+	must(t, g.Build(h, cpuBuild))
+	got := make([]float32, r*n)
+	must(t, g.ExecuteHost(h, Host(tt, token), Host(wt, weight), Host(ot, offsets), Host(it, index), Host(out, got)))
+	want := make([]float32, r*n)
+	for row := 0; row < r; row++ {
+		ex := 0
+		if row >= 2 {
+			ex = 1
+		}
+		for nn := 0; nn < n; nn++ {
+			for kk := 0; kk < k; kk++ {
+				want[row*n+nn] += token[int(index[row])*k+kk] * weight[ex*k*n+nn*k+kk]
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("gather %v, want %v", got, want)
 	}
 }
 

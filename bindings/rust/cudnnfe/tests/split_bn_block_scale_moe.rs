@@ -414,6 +414,45 @@ fn moe_grouped_matmul_none_mode_and_backward_match_loops() -> TestResult {
 }
 
 #[test]
+fn moe_grouped_matmul_gather_matches_loops() -> TestResult {
+    let (t, k, e, n, r) = (4usize, 3usize, 2usize, 5usize, 6usize);
+    let token_d = ints(t * k, 15);
+    let weight_d = ints(e * k * n, 16);
+    let index = [3i32, 0, 1, 3, 2, 0];
+    let offsets = [0i32, 2];
+    let mut g = Graph::new()?;
+    let [token, weight, offs] = moe_inputs(&mut g, t as i64, k as i64, e as i64, n as i64, 2)?;
+    let ix = g.input("token_index", DataType::Int32, &[1, r as i64, 1])?;
+    let opts = MoeGroupedMatmulOptions::default().mode(MoeGroupedMatmulMode::Gather);
+    let out = g.moe_grouped_matmul(token, weight, offs, Some(ix), None, &opts)?;
+    g.set_output(out, true)?.set_dtype(out, DataType::Float)?;
+    let mut got = vec![f32::NAN; r * n];
+    run_cpu(
+        g,
+        &[
+            (token, HostBuffer::input(&token_d)),
+            (weight, HostBuffer::input(&weight_d)),
+            (offs, HostBuffer::input(&offsets)),
+            (ix, HostBuffer::input(&index)),
+            (out, HostBuffer::output(&mut got)),
+        ],
+    )?;
+    let mut want = vec![0f32; r * n];
+    for row in 0..r {
+        let ex = usize::from(row >= 2);
+        for nn in 0..n {
+            want[row * n + nn] = (0..k)
+                .map(|kk| {
+                    token_d[index[row] as usize * k + kk] * weight_d[ex * k * n + nn * k + kk]
+                })
+                .sum();
+        }
+    }
+    assert_eq!(got, want);
+    Ok(())
+}
+
+#[test]
 fn moe_bad_input_names_node_and_tensor() -> TestResult {
     let mut g = Graph::new()?;
     let [token, weight, offs] = moe_inputs(&mut g, 4, 5, 2, 3, 2)?;
