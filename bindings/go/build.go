@@ -53,6 +53,11 @@ type BuildOptions struct {
 	// DynamicShapeEnabled builds a dynamic-shape graph
 	// (cudnn_build_options_t.dynamic_shape_enabled; since 0.3).
 	DynamicShapeEnabled bool
+	// KernelCache (nil: none) lets GPU builds of graphs of one topology and
+	// different shapes share compiled kernels; it implies
+	// DynamicShapeEnabled. The built plans keep it alive; the CPU reference
+	// ignores it (since 0.3).
+	KernelCache *KernelCache
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -171,8 +176,18 @@ func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var kc capi.Struct_SS_cudnnfe_kernel_cache
+	if opts != nil && opts.KernelCache != nil {
+		// Held for the call, so that Close waits for the build.
+		opts.KernelCache.mu.Lock()
+		defer opts.KernelCache.mu.Unlock()
+		if opts.KernelCache.p == nil {
+			return argError(op, "build options: KernelCache is closed")
+		}
+		kc = opts.KernelCache.p
+	}
 	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphBuild(p, hp, c, engines, dir)
+		return capi.GraphBuild(p, hp, c, engines, dir, kc)
 	}); err != nil {
 		return err
 	}

@@ -78,6 +78,53 @@ func (g *Graph) Execute(h *Handle, bindings []Binding, workspace uintptr, worksp
 	return nil
 }
 
+// ShapeOverride gives one bound tensor's shape for one ExecuteWithOverrides
+// call: as many Dims and Strides (in elements) as the tensor has dims.
+type ShapeOverride struct {
+	Tensor  Tensor
+	Dims    []int64
+	Strides []int64
+}
+
+// ExecuteWithOverrides runs a graph built with
+// BuildOptions.OverrideShapeEnabled as Execute does, with the tensors of
+// overrides (bound tensors, each at most once) taking the given shapes and
+// strides for this call; every other bound tensor keeps its own, and no
+// tensor changes rank. The CPU reference infers the graph's shapes again
+// from the overridden ones: a bound tensor whose shape would change must be
+// overridden too. Errors: those of Execute, ErrInvalidArgument naming the
+// tensor and the rule for a bad override, ErrWrongState for a graph built
+// without OverrideShapeEnabled (since 0.3).
+func (g *Graph) ExecuteWithOverrides(h *Handle, bindings []Binding, overrides []ShapeOverride, workspace uintptr, workspaceSize int64, stream uintptr) error {
+	const op = "Graph.ExecuteWithOverrides"
+	if workspaceSize < 0 {
+		return argError(op, "workspaceSize is negative")
+	}
+	ov := capi.ShapeOverrides{UIDs: make([]int64, len(overrides)), NDims: make([]int32, len(overrides))}
+	for i, o := range overrides {
+		if len(o.Dims) != len(o.Strides) || len(o.Dims) > MaxDims {
+			return argError(op, "overrides["+strconv.Itoa(i)+"] (tensor UID "+strconv.FormatInt(int64(o.Tensor), 10)+
+				"): "+strconv.Itoa(len(o.Dims))+" dims and "+strconv.Itoa(len(o.Strides))+
+				" strides; expected as many of each, at most "+strconv.Itoa(MaxDims))
+		}
+		ov.UIDs[i], ov.NDims[i] = int64(o.Tensor), int32(len(o.Dims))
+		ov.Dims = append(ov.Dims, o.Dims...)
+		ov.Strides = append(ov.Strides, o.Strides...)
+	}
+	if err := lockExec(op, g, h); err != nil {
+		return err
+	}
+	defer unlockExec(g, h)
+	cb := *(*[]capi.Binding)(unsafe.Pointer(&bindings))
+	if st, msg := capi.GraphExecuteWithOverrides(g.p, h.p, cb, &ov, workspace, workspaceSize, stream); st != 0 {
+		if msg == "" {
+			msg = h.lastError()
+		}
+		return newError(op, Status(st), msg)
+	}
+	return nil
+}
+
 // ExecuteOrdered is the faster form of Execute: ptrs[i] is the buffer of the
 // i-th tensor of BoundTensors, and len(ptrs) must equal their number.
 func (g *Graph) ExecuteOrdered(h *Handle, ptrs []uintptr, workspace uintptr, workspaceSize int64, stream uintptr) error {
@@ -101,7 +148,7 @@ func (g *Graph) ExecuteOrdered(h *Handle, ptrs []uintptr, workspace uintptr, wor
 //	float32 FLOAT        float64 DOUBLE
 //	uint16  HALF, BFLOAT16 (raw bits; see Float32ToHalf, Float32ToBFloat16)
 //	int8    INT8         int32 INT32       int64 INT64
-//	uint8   UINT8, BOOLEAN, FP8_E4M3, FP8_E5M2 (raw bytes)
+//	uint8   UINT8, BOOLEAN, FP8_E4M3, FP8_E5M2, FP8_E8M0 (raw bytes)
 //	bool    BOOLEAN
 //
 // HostBytes binds raw bytes to a tensor of any type.
@@ -141,7 +188,7 @@ func Host[T HostElement](t Tensor, data []T) HostBuffer {
 	case int64:
 		hb.elem, hb.dtypes = "int64", []DType{DTypeInt64}
 	case uint8:
-		hb.elem, hb.dtypes = "uint8", []DType{DTypeUint8, DTypeBoolean, DTypeFP8E4M3, DTypeFP8E5M2}
+		hb.elem, hb.dtypes = "uint8", []DType{DTypeUint8, DTypeBoolean, DTypeFP8E4M3, DTypeFP8E5M2, DTypeFP8E8M0}
 	case bool:
 		hb.elem, hb.dtypes = "bool", []DType{DTypeBoolean}
 	}

@@ -20,6 +20,7 @@ var fieldsAsArguments = map[string][2]string{
 	"cudnnfe_build_options_t.exclude_engines":     {"capi.GraphBuild(", "a Go slice passed for the call"},
 	"cudnnfe_build_options_t.num_exclude_engines": {"capi.GraphBuild(", "the slice's length"},
 	"cudnnfe_build_options_t.plan_cache_dir":      {"capi.GraphBuild(", "a Go string passed for the call"},
+	"cudnnfe_build_options_t.kernel_cache":        {"capi.GraphBuild(", "the KernelCache's pointer passed for the call"},
 }
 
 type abiManifest struct {

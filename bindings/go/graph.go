@@ -133,6 +133,14 @@ func (g *Graph) do(op string, fn func(p capi.Struct_SS_cudnnfe_graph) int32) err
 	return g.call(op, fn)
 }
 
+// checkInt32 refuses an int option that the C int32_t field cannot hold.
+func checkInt32(op, what string, v int) error {
+	if int(int32(v)) != v {
+		return argError(op, what+" "+strconv.Itoa(v)+" does not fit in 32 bits")
+	}
+	return nil
+}
+
 func checkName(op, what, name string) error {
 	if hasNUL(name) {
 		return argError(op, what+" "+strconv.Quote(name)+" contains a NUL byte")

@@ -358,3 +358,26 @@ func (d RNGDistribution) String() string {
 	}
 	return "RNGDistribution(" + strconv.Itoa(int(d)) + ")"
 }
+
+// MoeGroupedMatmulMode says how routed rows relate to token and output rows
+// in MoeGroupedMatmul (cudnnfe_moe_grouped_matmul_mode_t; docs/moe.md).
+type MoeGroupedMatmulMode int32
+
+// MoE routing modes (CUDNNFE_MOE_GROUPED_MATMUL_MODE_*); r is a routed row.
+const (
+	MoeModeNone    MoeGroupedMatmulMode = MoeGroupedMatmulMode(capi.CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE)    // output[r] = token[r] @ weight[expert(r)]
+	MoeModeGather  MoeGroupedMatmulMode = MoeGroupedMatmulMode(capi.CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER)  // output[r] = token[token_index[r]] @ ...
+	MoeModeScatter MoeGroupedMatmulMode = MoeGroupedMatmulMode(capi.CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER) // output[token_index[r]*TopK + token_ks[r]] = token[r] @ ...
+)
+
+func (m MoeGroupedMatmulMode) String() string {
+	switch m {
+	case MoeModeNone:
+		return "NONE"
+	case MoeModeGather:
+		return "GATHER"
+	case MoeModeScatter:
+		return "SCATTER"
+	}
+	return "MoeGroupedMatmulMode(" + strconv.Itoa(int(m)) + ")"
+}

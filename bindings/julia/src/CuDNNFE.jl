@@ -13,11 +13,14 @@ Two layers:
     attention with padding, sliding windows, ALiBi, dropout and dBias, FP8
     attention, layer / RMS / batch / instance / adaptive layer norm,
     softmax, `reshape!`, `transpose!`, `slice!`, `concatenate!`, pooling
-    and upsampling with `resample!`, `rng!`), `CuDNNFEError` exceptions
+    and upsampling with `resample!`, `rng!`, the split batch norm
+    `genstats!` / `bn_finalize!` / `dbn_weight!`, block-scale quantization,
+    the MoE grouped matmul), `CuDNNFEError` exceptions
     carrying the status kind and the library's full message, finalizers plus `close`; plan
     control (`build!`'s policy and engine filters, `plans`, `select_plan!`,
     `autotune!`, `build_info`, `fingerprint`, plan blobs with
-    `serialize_plan` / `deserialize_plan`, the plan cache, CUDA graphs).
+    `serialize_plan` / `deserialize_plan`, the plan cache, CUDA graphs),
+    execute-time shapes (`execute_with_overrides!`) and the `KernelCache`.
     Plan indices are 1-based.
 
 # Dimension order: Julia order everywhere
@@ -51,9 +54,13 @@ include("errors.jl")
 include("dtypes.jl")
 include("library.jl")
 include("handle.jl")
+include("kernel_cache.jl")
 include("graph.jl")
 include("tensor.jl")
 include("ops.jl")
+include("batchnorm_split.jl")
+include("block_scale.jl")
+include("moe.jl")
 include("execute.jl")
 include("plans.jl")
 
@@ -68,8 +75,11 @@ export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, s
        rmsnorm_backward!, batchnorm!, batchnorm_inference!, batchnorm_backward!, instancenorm!,
        instancenorm_backward!, adalayernorm!, adalayernorm_backward!, softmax!
 export reshape!, transpose!, slice!, concatenate!, resample!, rng!
+export genstats!, bn_finalize!, dbn_weight!, block_scale_quantize!, block_scale_dequantize!,
+       moe_grouped_matmul!, moe_grouped_matmul_backward!
+export KernelCache, serialize_kernel_cache, deserialize_kernel_cache!
 export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
-export execute!, execute_ordered!
+export execute!, execute_ordered!, execute_with_overrides!
 export serialize_graph, deserialize_graph
 export PlanInfo, BuildInfo, plan_count, plan_info, plans, selected_plan, select_plan!, autotune!,
        build_info, fingerprint, serialize_plan, deserialize_plan, plan_cache_stats,

@@ -28,9 +28,14 @@ _is_host(p::Ptr) = true
 _is_host(p) = false
 
 # (address, object to keep alive) for one tensor's buffer, checked against
-# the tensor and the graph's target.
-function _buffer(t::Tensor, target::Symbol, A::AbstractArray)
-    _check_layout(t, size(A), strides(A), eltype(A))
+# the tensor (or its overridden (size, strides), Julia order) and the graph's
+# target.
+function _buffer(t::Tensor, target::Symbol, A::AbstractArray, shape = nothing)
+    if shape === nothing
+        _check_layout(t, size(A), strides(A), eltype(A))
+    else
+        _check_layout(t, size(A), strides(A), eltype(A), shape...)
+    end
     p = pointer(A)
     if target === :cpu_reference && !_is_host(p)
         throw(ArgumentError("tensor \"$(tensor_name(t))\": the graph runs on the CPU reference " *
@@ -42,7 +47,7 @@ function _buffer(t::Tensor, target::Symbol, A::AbstractArray)
     end
     return _address(p), A
 end
-_buffer(::Tensor, ::Symbol, p) = (_address(p), nothing)  # a raw address: no checks possible
+_buffer(::Tensor, ::Symbol, p, shape = nothing) = (_address(p), nothing)  # a raw address: no checks possible
 
 function _workspace(workspace, size)
     if workspace === nothing
@@ -86,22 +91,30 @@ Errors are reported on `handle`; use one handle per concurrently executing task.
 """
 function execute!(g::Graph, handle::Handle, bindings; workspace = nothing,
                   workspace_size = nothing, stream = nothing)
-    tgt = target(g)
-    entries = _pairs(bindings)
-    table = Vector{Lib.cudnnfe_binding_t}(undef, length(entries))
-    keep = Vector{Any}(undef, length(entries))
-    for (i, (key, buf)) in enumerate(entries)
-        u = _uid(g, key)
-        addr, obj = _buffer(Tensor(g, u), tgt, buf)
-        table[i] = Lib.cudnnfe_binding_t(u, addr)
-        keep[i] = obj
-    end
+    table, keep = _binding_table(g, bindings)
     ws, wsize, wsobj = _workspace(workspace, workspace_size)
     st = _stream(stream)
     GC.@preserve keep wsobj table begin
         check(handle, Lib.cudnnfe_graph_execute(g, handle, table, length(table), ws, wsize, st))
     end
     return g
+end
+
+# The C binding table of `bindings` and the objects to keep alive; `shapes`
+# maps overridden UIDs to their (size, strides) in Julia order.
+function _binding_table(g::Graph, bindings, shapes = nothing)
+    tgt = target(g)
+    entries = _pairs(bindings)
+    table = Vector{Lib.cudnnfe_binding_t}(undef, length(entries))
+    keep = Vector{Any}(undef, length(entries))
+    for (i, (key, buf)) in enumerate(entries)
+        u = _uid(g, key)
+        shape = shapes === nothing ? nothing : get(shapes, u, nothing)
+        addr, obj = _buffer(Tensor(g, u), tgt, buf, shape)
+        table[i] = Lib.cudnnfe_binding_t(u, addr)
+        keep[i] = obj
+    end
+    return table, keep
 end
 
 function execute!(g::Graph, handle::Handle, binding::Pair, more::Pair...; kwargs...)
@@ -138,6 +151,55 @@ function execute_ordered!(g::Graph, handle::Handle, buffers::Union{AbstractVecto
     st = _stream(stream)
     GC.@preserve keep wsobj data begin
         check(handle, Lib.cudnnfe_graph_execute_ordered(g, handle, data, n, ws, wsize, st))
+    end
+    return g
+end
+
+# An override's (size, strides) in Julia order: a size alone is packed
+# column-major.
+function _override_shape(spec)
+    if !isempty(spec) && first(spec) isa Union{Tuple,AbstractVector}
+        length(spec) == 2 || throw(ArgumentError(
+            "override $(repr(spec)): expected a size, or (size, strides)"))
+        sz, st = Tuple(Int64.(spec[1])), Tuple(Int64.(spec[2]))
+        length(sz) == length(st) || throw(ArgumentError(
+            "override $(repr(spec)): $(length(sz)) sizes but $(length(st)) strides"))
+        return sz, st
+    end
+    sz = Tuple(Int64.(spec))
+    return sz, Tuple(Int64[prod(sz[1:(d - 1)]; init = Int64(1)) for d in eachindex(sz)])
+end
+
+"""
+    execute_with_overrides!(g, handle, bindings, overrides; workspace = nothing,
+                            workspace_size = nothing, stream = nothing) -> g
+
+Runs a graph built with `override_shape_enabled = true` as `execute!` does,
+with the tensors of `overrides` taking other shapes for this call (since
+0.3). `overrides` maps bound tensors (or UIDs; each at most once) to a size,
+or `(size, strides)`, in Julia order (a size alone is packed column-major);
+the rank cannot change and every other bound tensor keeps its own shape.
+Arrays bound to overridden tensors are checked against the override. The
+CPU reference infers the graph's shapes again from the overridden ones: a
+bound tensor whose shape would change (an output included) must be
+overridden too. Throws `CuDNNFEError(:invalid_argument, ...)` naming the
+tensor and the rule for a bad override, `:wrong_state` for a graph built
+without `override_shape_enabled`.
+"""
+function execute_with_overrides!(g::Graph, handle::Handle, bindings, overrides;
+                                 workspace = nothing, workspace_size = nothing, stream = nothing)
+    specs = [(_uid(g, key), _override_shape(spec)) for (key, spec) in _pairs(overrides)]
+    table, keep = _binding_table(g, bindings, Dict(specs))
+    # C order: the reversed Julia sizes and strides, kept alive for the call.
+    cshapes = [(Int64[reverse(sz)...], Int64[reverse(st)...]) for (_, (sz, st)) in specs]
+    ws, wsize, wsobj = _workspace(workspace, workspace_size)
+    st = _stream(stream)
+    GC.@preserve keep wsobj table cshapes begin
+        ov = Lib.cudnnfe_shape_override_t[
+            Lib.cudnnfe_shape_override_t(u, Int32(length(d)), pointer(d), pointer(s))
+            for ((u, _), (d, s)) in zip(specs, cshapes)]
+        check(handle, Lib.cudnnfe_graph_execute_with_overrides(g, handle, table, length(table), ov,
+                                                                length(ov), ws, wsize, st))
     end
     return g
 end

@@ -229,7 +229,8 @@ end
            exclude_numerical_notes = (), exclude_behavior_notes = (),
            require_behavior_notes = (), exclude_engines = (), max_plans = 0,
            disable_plan_cache = false, plan_cache_dir = nothing,
-           override_shape_enabled = false, dynamic_shape_enabled = false) -> g
+           override_shape_enabled = false, dynamic_shape_enabled = false,
+           kernel_cache = nothing) -> g
 
 Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
 GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
@@ -257,13 +258,17 @@ Plan control (docs/plans.md; see `plans`, `select_plan!`, `autotune!`):
   * `override_shape_enabled`: the plan may run with other shapes given at
     execute (`cudnnfe_graph_execute_with_overrides`; since 0.3).
   * `dynamic_shape_enabled`: build a dynamic-shape graph (since 0.3).
+  * `kernel_cache`: a `KernelCache` that GPU builds of graphs of one
+    topology and different shapes share compiled kernels through (implies
+    `dynamic_shape_enabled`; the CPU reference ignores it; since 0.3).
 """
 function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :auto,
                 heur_modes = nothing, policy = :heuristics_choice, max_workspace_size = nothing,
                 exclude_numerical_notes = (), exclude_behavior_notes = (),
                 require_behavior_notes = (), exclude_engines = (), max_plans = 0,
                 disable_plan_cache = false, plan_cache_dir = nothing,
-                override_shape_enabled = false, dynamic_shape_enabled = false)
+                override_shape_enabled = false, dynamic_shape_enabled = false,
+                kernel_cache::Union{KernelCache,Nothing} = nothing)
     r = Ref{Lib.cudnnfe_build_options_t}()
     Lib.cudnnfe_build_options_init_sized(r, sizeof(Lib.cudnnfe_build_options_t))
     o = r[]
@@ -281,7 +286,9 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
     max_workspace_size === nothing || max_workspace_size >= 0 || throw(ArgumentError(
         "max_workspace_size is $max_workspace_size; expected a byte count >= 0 (nothing: no limit)"))
     hptr = handle === nothing ? Ptr{Lib.cudnnfe_handle_t}(C_NULL) : handle
-    GC.@preserve engines cache_dir begin
+    kc = kernel_cache === nothing ? Ptr{Lib.cudnnfe_kernel_cache_t}(C_NULL) :
+         Base.unsafe_convert(Ptr{Lib.cudnnfe_kernel_cache_t}, kernel_cache)
+    GC.@preserve engines cache_dir kernel_cache begin
         o = _with(o; target = _code(TARGET_CODES, "target", target), num_heur_modes = nmodes,
                   heur_modes = modes, policy = _code(BUILD_POLICY_CODES, "build policy", policy),
                   max_workspace_size = max_workspace_size === nothing ? Int64(-1) : Int64(max_workspace_size),
@@ -295,9 +302,9 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                                    convert(Ptr{Cchar}, pointer(cache_dir)),
                   override_shape_enabled = Int32(override_shape_enabled),
                   dynamic_shape_enabled = Int32(dynamic_shape_enabled),
-                  # No kernel cache: its object is not wrapped yet (PENDING_IDIOMATIC.txt).
-                  kernel_cache = Ptr{Lib.cudnnfe_kernel_cache_t}(C_NULL),
-                  # No device properties (building without a GPU) either, for the same reason.
+                  kernel_cache = kc,
+                  # No device properties (building without a GPU): the object is not
+                  # wrapped yet (PENDING_IDIOMATIC.txt).
                   device_properties = Ptr{Lib.cudnnfe_device_properties_t}(C_NULL))
         check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
     end

@@ -282,7 +282,10 @@ function allocate(t::Tensor; zero::Bool = true)
 end
 
 # The array layout (size, strides, element type) must be the tensor's.
-function _check_layout(t::Tensor, asize::Tuple, astrides::Tuple, T::Type)
+# `tsize` and `tstr` default to the tensor's own; an execute-time override
+# (`execute_with_overrides!`) gives others.
+function _check_layout(t::Tensor, asize::Tuple, astrides::Tuple, T::Type, tsize = size(t),
+                       tstr = strides(t))
     code = _dtype_code(t)
     expected = julia_type(code)
     esize = Int(Lib.cudnnfe_dtype_size(code))
@@ -290,8 +293,6 @@ function _check_layout(t::Tensor, asize::Tuple, astrides::Tuple, T::Type)
         throw(ArgumentError("tensor \"$(tensor_name(t))\" is $(dtype_name(code)) but the array's " *
                             "element type is $T"))
     end
-    tsize = size(t)
-    tstr = strides(t)
     if length(asize) != length(tsize)
         throw(DimensionMismatch("tensor \"$(tensor_name(t))\" has size $tsize (Julia order) but the " *
                                 "array has size $asize"))

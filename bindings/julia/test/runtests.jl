@@ -1104,6 +1104,8 @@ end
     end
 end
 
+include("split_bn_block_scale_moe.jl")
+
 @testset "execute: bindings are checked, never transposed" begin
     x = rand(Float32, 4, 3)
     Graph() do g

@@ -36,12 +36,14 @@ def _axis_of_block_list(node: str, blocks: List[int], rank: int) -> Tuple[int, i
 class QuantizeOps:
     """The block-scale methods of :class:`pygraph` (a mixin; see :mod:`cudnnfe._quantize`)."""
 
-    def _block_options(self, node: str, block_size: int, axis: int) -> Tuple[Any, Any]:
+    def _block_options(self, node: str, block_size: int, axis: int,
+                       transpose: bool = False) -> Tuple[Any, Any]:
         o = _structs.new("cudnnfe_block_scale_options_t")
         cname = _cstr(node, "name")
         o.name = cname
         o.block_size = _int(block_size, f"{node}: block_size")
         o.axis = _int(axis, f"{node}: axis")
+        o.transpose = 1 if transpose else 0
         return o, cname
 
     def block_scale_quantize(self, input: Operand, block_size: int, axis: Optional[int] = None,
@@ -51,8 +53,7 @@ class QuantizeOps:
         returns ``[y, scale]`` (FP8 values, FP8_E8M0 scales; set y's type with
         ``set_data_type``). ``transpose`` makes the blocked dim innermost in y and scale."""
         node = self._node_name("block_scale_quantize", name)
-        o, cname = self._block_options(node, block_size, -1 if axis is None else axis)
-        o.transpose = 1 if transpose else 0
+        o, cname = self._block_options(node, block_size, -1 if axis is None else axis, transpose)
         x = self._operand(input, node, "input")
         y, scale = ffi.new("int64_t *"), ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_block_scale_quantize(self._ptr, x, o, y, scale))

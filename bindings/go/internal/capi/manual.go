@@ -278,13 +278,15 @@ static cudnnfe_status_t capi_add_sdpa_fp8_backward(uintptr_t g, const int64_t *t
 static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
                                          const cudnnfe_build_options_t *o,
                                          const int64_t *engines, int32_t num_engines,
-                                         const char *cache_dir, int has_cache_dir) {
+                                         const char *cache_dir, int has_cache_dir,
+                                         uintptr_t kernel_cache) {
   cudnnfe_build_options_t copy;
   if (!o) return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, NULL);
   copy = *o;
   copy.num_exclude_engines = num_engines;
   copy.exclude_engines = engines;
   copy.plan_cache_dir = has_cache_dir ? (cache_dir ? cache_dir : "") : NULL;
+  copy.kernel_cache = (cudnnfe_kernel_cache_t *)kernel_cache;
   return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, &copy);
 }
 
@@ -366,6 +368,95 @@ static cudnnfe_status_t capi_execute_arena(uintptr_t g, uintptr_t h, char *arena
   status = cudnnfe_graph_execute_ordered((const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, data,
                                          count, NULL, 0, NULL);
   if (data != stack) free(data);
+  return status;
+}
+// ---- The ops of issue 16 (split batch norm, block scale, MoE) ----
+// in and out are the C function's tensor operands and outputs in its order.
+
+static cudnnfe_status_t capi_add_genstats(uintptr_t g, int64_t x, const cudnnfe_genstats_options_t *o,
+                                          const char *name, int64_t *sum, int64_t *sq_sum) {
+  cudnnfe_genstats_options_t c;
+  if (o) { c = *o; c.name = name; }
+  return cudnnfe_graph_add_genstats((cudnnfe_graph_t *)g, x, o ? &c : NULL, sum, sq_sum);
+}
+
+static cudnnfe_status_t capi_add_bn_finalize(uintptr_t g, const int64_t *in,
+                                             const cudnnfe_bn_finalize_options_t *o,
+                                             const char *name, int64_t *out) {
+  cudnnfe_bn_finalize_options_t c;
+  if (o) { c = *o; c.name = name; }
+  return cudnnfe_graph_add_bn_finalize((cudnnfe_graph_t *)g, in[0], in[1], in[2], in[3], in[4],
+                                       in[5], in[6], in[7], in[8], o ? &c : NULL, &out[0], &out[1],
+                                       &out[2], &out[3], &out[4], &out[5]);
+}
+
+static cudnnfe_status_t capi_add_dbn_weight(uintptr_t g, const int64_t *in,
+                                            const cudnnfe_dbn_weight_options_t *o,
+                                            const char *name, int64_t *out) {
+  cudnnfe_dbn_weight_options_t c;
+  if (o) { c = *o; c.name = name; }
+  return cudnnfe_graph_add_dbn_weight((cudnnfe_graph_t *)g, in[0], in[1], in[2], in[3], in[4],
+                                      o ? &c : NULL, &out[0], &out[1], &out[2], &out[3], &out[4]);
+}
+
+static cudnnfe_status_t capi_add_block_scale(int dequantize, uintptr_t g, int64_t x, int64_t scale,
+                                             const cudnnfe_block_scale_options_t *o,
+                                             const char *name, int64_t *y, int64_t *scale_out) {
+  cudnnfe_block_scale_options_t c;
+  if (o) { c = *o; c.name = name; }
+  if (dequantize)
+    return cudnnfe_graph_add_block_scale_dequantize((cudnnfe_graph_t *)g, x, scale, o ? &c : NULL, y);
+  return cudnnfe_graph_add_block_scale_quantize((cudnnfe_graph_t *)g, x, o ? &c : NULL, y, scale_out);
+}
+
+static cudnnfe_status_t capi_add_moe(int backward, uintptr_t g, const int64_t *in,
+                                     const cudnnfe_moe_grouped_matmul_options_t *o,
+                                     const char *name, int64_t *out) {
+  cudnnfe_moe_grouped_matmul_options_t c;
+  if (o) { c = *o; c.name = name; }
+  if (backward)
+    return cudnnfe_graph_add_moe_grouped_matmul_backward((cudnnfe_graph_t *)g, in[0], in[1], in[2],
+                                                         o ? &c : NULL, out);
+  return cudnnfe_graph_add_moe_grouped_matmul((cudnnfe_graph_t *)g, in[0], in[1], in[2], in[3],
+                                              in[4], o ? &c : NULL, out);
+}
+
+// ---- Execute-time shapes and the kernel cache ----
+
+// Overrides arrive flat (the Go slices hold no pointers, as cgo requires):
+// override i is uids[i] with ndims[i] dims and strides, taken in turn from
+// dims and strides.
+static cudnnfe_status_t capi_execute_overrides(uintptr_t g, uintptr_t h, const void *bindings,
+                                               size_t n, const int64_t *uids, const int32_t *ndims,
+                                               const int64_t *dims, const int64_t *strides,
+                                               size_t num_overrides, uintptr_t workspace,
+                                               size_t workspace_size, uintptr_t stream) {
+  cudnnfe_shape_override_t stack[16];
+  cudnnfe_shape_override_t *ov = stack;
+  size_t i, at = 0;
+  cudnnfe_status_t status;
+  if (num_overrides > 16) {
+    ov = (cudnnfe_shape_override_t *)malloc(num_overrides * sizeof(*ov));
+    if (!ov) return -1;
+  }
+  for (i = 0; i < num_overrides; ++i) {
+    ov[i].uid = uids[i];
+    ov[i].num_dims = ndims[i];
+    ov[i].dims = dims + at;
+    ov[i].strides = strides + at;
+    at += ndims[i] > 0 ? (size_t)ndims[i] : 0;
+  }
+  status = cudnnfe_graph_execute_with_overrides(
+      (const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, (const cudnnfe_binding_t *)bindings, n,
+      num_overrides ? ov : NULL, num_overrides, (void *)workspace, workspace_size, (void *)stream);
+  if (ov != stack) free(ov);
+  return status;
+}
+
+static cudnnfe_status_t capi_kernel_cache_create(uintptr_t *out) {
+  cudnnfe_kernel_cache_t *cache = NULL;
+  cudnnfe_status_t status = cudnnfe_kernel_cache_create(&cache);
+  *out = (uintptr_t)cache;
   return status;
 }
 */
@@ -671,9 +762,9 @@ func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8B
 
 // GraphBuild wraps cudnnfe_graph_build; h may be nil, o nil passes NULL.
 // The options' pointer fields come as arguments: excludeEngines (its
-// length is num_exclude_engines) and planCacheDir (nil passes NULL, the
-// environment's directory; "" : no directory).
-func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string) int32 {
+// length is num_exclude_engines), planCacheDir (nil passes NULL, the
+// environment's directory; "" : no directory) and kernelCache (nil: none).
+func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache) int32 {
 	var c C.cudnnfe_build_options_t
 	var pc *C.cudnnfe_build_options_t
 	var engines *C.int64_t
@@ -696,7 +787,7 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 		pc = &c
 	}
 	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc,
-		engines, numEngines, dir, hasDir))
+		engines, numEngines, dir, hasDir, C.uintptr_t(getSwigcptr(kernelCache))))
 }
 
 // ---- Plans -------------------------------------------------------------
@@ -899,3 +990,142 @@ func executeHostCopy(gp, hp C.uintptr_t, bufs [][]byte, outputs []bool) (int32, 
 // LibraryInfoSize is sizeof(cudnnfe_library_info_t): the struct_size the
 // generated cudnnfe_library_info_init_sized needs.
 const LibraryInfoSize = C.sizeof_cudnnfe_library_info_t
+
+// ---- The ops of issue 16: split batch norm, block scale, MoE ----------------
+
+// GraphAddGenstats wraps cudnnfe_graph_add_genstats.
+func GraphAddGenstats(g Struct_SS_cudnnfe_graph, x int64, o *GenstatsOptions, sum, sqSum *int64) int32 {
+	var c C.cudnnfe_genstats_options_t
+	var pc *C.cudnnfe_genstats_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_genstats(C.uintptr_t(getSwigcptr(g)), C.int64_t(x), pc, name,
+		(*C.int64_t)(unsafe.Pointer(sum)), (*C.int64_t)(unsafe.Pointer(sqSum))))
+}
+
+// GraphAddBnFinalize wraps cudnnfe_graph_add_bn_finalize: in holds sum,
+// sq_sum, scale, bias, epsilon, accum_count, prev_running_mean,
+// prev_running_var, momentum; out receives eq_scale, eq_bias, mean,
+// inv_variance, next_running_mean, next_running_var.
+func GraphAddBnFinalize(g Struct_SS_cudnnfe_graph, in [9]int64, o *BnFinalizeOptions, out *[6]int64) int32 {
+	var c C.cudnnfe_bn_finalize_options_t
+	var pc *C.cudnnfe_bn_finalize_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_bn_finalize(C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
+		pc, name, (*C.int64_t)(unsafe.Pointer(&out[0]))))
+}
+
+// GraphAddDbnWeight wraps cudnnfe_graph_add_dbn_weight: in holds dy, x,
+// mean, inv_variance, scale; out receives dscale, dbias, eq_scale_dy,
+// eq_scale_x, eq_bias.
+func GraphAddDbnWeight(g Struct_SS_cudnnfe_graph, in [5]int64, o *DbnWeightOptions, out *[5]int64) int32 {
+	var c C.cudnnfe_dbn_weight_options_t
+	var pc *C.cudnnfe_dbn_weight_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_dbn_weight(C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
+		pc, name, (*C.int64_t)(unsafe.Pointer(&out[0]))))
+}
+
+// GraphAddBlockScale wraps cudnnfe_graph_add_block_scale_quantize
+// (dequantize false: x -> y, scaleOut) and
+// cudnnfe_graph_add_block_scale_dequantize (true: x, scale -> y).
+func GraphAddBlockScale(dequantize bool, g Struct_SS_cudnnfe_graph, x, scale int64, o *BlockScaleOptions, y, scaleOut *int64) int32 {
+	var c C.cudnnfe_block_scale_options_t
+	var pc *C.cudnnfe_block_scale_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	deq := C.int(0)
+	if dequantize {
+		deq = 1
+	}
+	return int32(C.capi_add_block_scale(deq, C.uintptr_t(getSwigcptr(g)), C.int64_t(x), C.int64_t(scale),
+		pc, name, (*C.int64_t)(unsafe.Pointer(y)), (*C.int64_t)(unsafe.Pointer(scaleOut))))
+}
+
+// GraphAddMoeGroupedMatmul wraps cudnnfe_graph_add_moe_grouped_matmul (in:
+// token, weight, first_token_offset, token_index, token_ks) and, with
+// backward, cudnnfe_graph_add_moe_grouped_matmul_backward (in: doutput,
+// token, first_token_offset).
+func GraphAddMoeGroupedMatmul(backward bool, g Struct_SS_cudnnfe_graph, in [5]int64, o *MoeGroupedMatmulOptions, out *int64) int32 {
+	var c C.cudnnfe_moe_grouped_matmul_options_t
+	var pc *C.cudnnfe_moe_grouped_matmul_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	bwd := C.int(0)
+	if backward {
+		bwd = 1
+	}
+	return int32(C.capi_add_moe(bwd, C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
+		pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// ---- Execute-time shapes and the kernel cache ------------------------------
+
+// ShapeOverrides are the overrides of one execute, flat: override i is
+// UIDs[i] with NDims[i] dims and as many strides, taken in turn from Dims
+// and Strides (which the caller fills in step).
+type ShapeOverrides struct {
+	UIDs    []int64
+	NDims   []int32
+	Dims    []int64
+	Strides []int64
+}
+
+// GraphExecuteWithOverrides wraps cudnnfe_graph_execute_with_overrides:
+// bindings hold device (or C-heap) addresses, never Go memory. A non-empty
+// message means the failure happened here, before the library was called;
+// otherwise the message is on the handle.
+func GraphExecuteWithOverrides(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, bindings []Binding, ov *ShapeOverrides, workspace uintptr, workspaceSize int64, stream uintptr) (int32, string) {
+	var p unsafe.Pointer
+	if len(bindings) > 0 {
+		p = unsafe.Pointer(&bindings[0])
+	}
+	var uids, dims, strides *C.int64_t
+	var ndims *C.int32_t
+	if len(ov.UIDs) > 0 {
+		uids, ndims = (*C.int64_t)(unsafe.Pointer(&ov.UIDs[0])), (*C.int32_t)(unsafe.Pointer(&ov.NDims[0]))
+	}
+	if len(ov.Dims) > 0 {
+		dims, strides = (*C.int64_t)(unsafe.Pointer(&ov.Dims[0])), (*C.int64_t)(unsafe.Pointer(&ov.Strides[0]))
+	}
+	st := int32(C.capi_execute_overrides(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), p,
+		C.size_t(len(bindings)), uids, ndims, dims, strides, C.size_t(len(ov.UIDs)),
+		C.uintptr_t(workspace), C.size_t(workspaceSize), C.uintptr_t(stream)))
+	if st == -1 {
+		return int32(CUDNNFE_STATUS_OUT_OF_MEMORY), "cannot allocate the override table for execute"
+	}
+	return st, ""
+}
+
+// KernelCacheCreate wraps cudnnfe_kernel_cache_create (the SWIG layer
+// would pass the out-pointer as an address).
+func KernelCacheCreate(out *Struct_SS_cudnnfe_kernel_cache) int32 {
+	var p C.uintptr_t
+	st := int32(C.capi_kernel_cache_create(&p))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = SwigcptrStruct_SS_cudnnfe_kernel_cache(p)
+	}
+	return st
+}

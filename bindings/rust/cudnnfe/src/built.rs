@@ -527,7 +527,8 @@ mod sealed {
 /// it holds: `f32` FLOAT, `f64` DOUBLE, `u16` HALF and BFLOAT16 (bit
 /// patterns: see [`f16_from_f32`](crate::f16_from_f32),
 /// [`bf16_from_f32`](crate::bf16_from_f32)), `i8` INT8, `i32` INT32, `i64`
-/// INT64, `u8` UINT8, BOOLEAN (0 or 1) and the FP8 types. Sealed.
+/// INT64, `u8` UINT8, BOOLEAN (0 or 1) and the FP8 types (FP8_E8M0
+/// block scales included). Sealed.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The Rust type's name, for messages.
     const NAME: &'static str;
@@ -552,7 +553,7 @@ element!(u16, Half | BFloat16);
 element!(i8, Int8);
 element!(i32, Int32);
 element!(i64, Int64);
-element!(u8, UInt8 | Boolean | Fp8E4M3 | Fp8E5M2);
+element!(u8, UInt8 | Boolean | Fp8E4M3 | Fp8E5M2 | Fp8E8M0);
 
 /// A host slice given to [`BuiltGraph::execute_host`]: read-only for inputs
 /// ([`input`](Self::input)), writable for outputs ([`output`](Self::output)).

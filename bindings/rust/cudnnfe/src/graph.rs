@@ -830,7 +830,7 @@ impl Graph {
 
     // ---- operations ----
 
-    fn record_output(&mut self, uid: i64) -> Tensor {
+    pub(crate) fn record_output(&mut self, uid: i64) -> Tensor {
         self.op_outputs.insert(uid);
         Tensor::from_uid(uid)
     }
@@ -1019,7 +1019,7 @@ impl Graph {
         Ok(SdpaOutputs { o, stats })
     }
 
-    fn record_optional(&mut self, uid: i64) -> Option<Tensor> {
+    pub(crate) fn record_optional(&mut self, uid: i64) -> Option<Tensor> {
         (uid != 0).then(|| self.record_output(uid))
     }
 

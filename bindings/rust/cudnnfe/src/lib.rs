@@ -127,6 +127,8 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, unsafe_op_in_unsafe_fn)]
 
+mod batchnorm_split;
+mod block_scale;
 mod built;
 mod device_properties;
 mod error;
@@ -135,6 +137,7 @@ mod half;
 mod handle;
 mod kernel_cache;
 mod library;
+mod moe;
 mod options;
 mod plans;
 mod types;
@@ -143,6 +146,8 @@ use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
 
+pub use batchnorm_split::{BnFinalizeOutputs, DbnWeightOutputs, GenstatsOutputs, RunningStats};
+pub use block_scale::BlockScaleOutputs;
 pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
 pub use device_properties::DeviceProperties;
 pub use error::{Error, ErrorKind, Result};
@@ -162,9 +167,10 @@ pub use library::{
     LoadedLibrary, LogLevel, RuntimeLibrary,
 };
 pub use options::{
-    BuildOptions, ConvOptions, LayoutOptions, MatmulOptions, NormOptions, PointwiseOptions,
-    ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions, SdpaFp8BackwardOptions,
-    SdpaFp8Options, SdpaOptions, SoftmaxOptions,
+    BlockScaleOptions, BnFinalizeOptions, BuildOptions, ConvOptions, DbnWeightOptions,
+    GenstatsOptions, LayoutOptions, MatmulOptions, MoeGroupedMatmulOptions, NormOptions,
+    PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions,
+    SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
 };
 pub use plans::{
     plan_cache_clear, plan_cache_stats, AutotuneOptions, BehaviorNotes, BuildInfo, NumericalNotes,
@@ -172,8 +178,8 @@ pub use plans::{
 };
 pub use types::{
     AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
-    NormPhase, PaddingMode, PlanSource, PointwiseMode, ReductionMode, ResampleMode,
-    RngDistribution, Shape, Target, Tensor,
+    MoeGroupedMatmulMode, NormPhase, PaddingMode, PlanSource, PointwiseMode, ReductionMode,
+    ResampleMode, RngDistribution, Shape, Target, Tensor,
 };
 
 /// Version of the C header these bindings were generated from

@@ -19,7 +19,7 @@ use crate::kernel_cache::KernelCache;
 use crate::plans::{BehaviorNotes, NumericalNotes};
 use crate::types::{
     AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
-    NormPhase, PaddingMode, ResampleMode, RngDistribution, Target, Tensor,
+    MoeGroupedMatmulMode, NormPhase, PaddingMode, ResampleMode, RngDistribution, Target, Tensor,
 };
 
 /// A Rust string as a C string; a NUL byte inside is an invalid argument.
@@ -981,6 +981,129 @@ impl SdpaFp8BackwardOptions {
         self.causal_mask = causal;
         self
     }
+}
+
+/// Adds the `name` builder shared by the options of one node.
+macro_rules! name_builder {
+    () => {
+        /// Sets the node name.
+        pub fn name(mut self, name: impl Into<String>) -> Self {
+            self.name = Some(name.into());
+            self
+        }
+    };
+}
+
+/// Options of [`Graph::genstats`](crate::Graph::genstats)
+/// (`cudnnfe_genstats_options_t`; since 0.3).
+///
+/// ```
+/// let o = cudnnfe::GenstatsOptions::default().name("stats");
+/// assert_eq!((o.name.as_deref(), o.compute_dtype), (Some("stats"), cudnnfe::DataType::NotSet));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct GenstatsOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl GenstatsOptions {
+    name_builder!();
+}
+
+/// Options of [`Graph::bn_finalize`](crate::Graph::bn_finalize)
+/// (`cudnnfe_bn_finalize_options_t`; since 0.3).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct BnFinalizeOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl BnFinalizeOptions {
+    name_builder!();
+}
+
+/// Options of [`Graph::dbn_weight`](crate::Graph::dbn_weight)
+/// (`cudnnfe_dbn_weight_options_t`; since 0.3).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct DbnWeightOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl DbnWeightOptions {
+    name_builder!();
+}
+
+/// Options of [`Graph::block_scale_quantize`](crate::Graph::block_scale_quantize)
+/// and [`Graph::block_scale_dequantize`](crate::Graph::block_scale_dequantize)
+/// (`cudnnfe_block_scale_options_t`; docs/layout-ops.md, "Block scaling").
+///
+/// ```
+/// use cudnnfe::{BlockScaleOptions, DataType};
+/// let o = BlockScaleOptions::default();
+/// assert_eq!((o.block_size, o.axis, o.transpose), (32, -1, false));
+/// assert_eq!(o.y_dtype, DataType::Fp8E4M3);
+/// let o = o.block_size(16).axis(1).y_dtype(DataType::Fp8E5M2);
+/// assert_eq!((o.block_size, o.axis), (16, 1));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct BlockScaleOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Elements per block along `axis` (default 32, the MX block); x's dim
+    /// `axis` must be a multiple of it.
+    pub block_size: i32,
+    /// The blocked dim; negative counts from the end (default -1).
+    pub axis: i32,
+    /// Quantize only: make `axis` the innermost (packed) dim of y and the
+    /// scale, whatever x's layout (default false).
+    pub transpose: bool,
+    /// Quantize only: y's type when y's type is not set (default
+    /// `Fp8E4M3`; or `Fp8E5M2`).
+    pub y_dtype: DataType,
+}
+
+impl BlockScaleOptions {
+    name_builder!();
+}
+
+/// Options of [`Graph::moe_grouped_matmul`](crate::Graph::moe_grouped_matmul)
+/// and [`Graph::moe_grouped_matmul_backward`](crate::Graph::moe_grouped_matmul_backward)
+/// (`cudnnfe_moe_grouped_matmul_options_t`; docs/moe.md; since 0.3).
+///
+/// ```
+/// use cudnnfe::{MoeGroupedMatmulMode, MoeGroupedMatmulOptions};
+/// let o = MoeGroupedMatmulOptions::default();
+/// assert_eq!((o.mode, o.top_k), (MoeGroupedMatmulMode::None, 1));
+/// let o = o.mode(MoeGroupedMatmulMode::Scatter).top_k(2);
+/// assert_eq!((o.mode, o.top_k), (MoeGroupedMatmulMode::Scatter, 2));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct MoeGroupedMatmulOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Routing mode (default `None`; the backward takes `None` only).
+    pub mode: MoeGroupedMatmulMode,
+    /// Scatter: experts per token (default 1, at least 1).
+    pub top_k: i32,
+    /// cuDNN's math precision; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl MoeGroupedMatmulOptions {
+    name_builder!();
 }
 
 /// Options of [`Graph::build`](crate::Graph::build) (`cudnnfe_build_options_t`):

@@ -487,12 +487,182 @@ impl SoftmaxOptions {
     }
 }
 
+// ---- GenstatsOptions (`cudnnfe_genstats_options_t`)
+
+impl Default for GenstatsOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_genstats_options_init_sized);
+        GenstatsOptions {
+            name: None,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl GenstatsOptions {
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_genstats_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_genstats_options_t {
+        let mut raw = init(sys::cudnnfe_genstats_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
+// ---- BnFinalizeOptions (`cudnnfe_bn_finalize_options_t`)
+
+impl Default for BnFinalizeOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_bn_finalize_options_init_sized);
+        BnFinalizeOptions {
+            name: None,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl BnFinalizeOptions {
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_bn_finalize_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_bn_finalize_options_t {
+        let mut raw = init(sys::cudnnfe_bn_finalize_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
+// ---- DbnWeightOptions (`cudnnfe_dbn_weight_options_t`)
+
+impl Default for DbnWeightOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_dbn_weight_options_init_sized);
+        DbnWeightOptions {
+            name: None,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl DbnWeightOptions {
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_dbn_weight_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_dbn_weight_options_t {
+        let mut raw = init(sys::cudnnfe_dbn_weight_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}
+
 // ---- LayoutOptions (`cudnnfe_layout_options_t`)
 
 impl LayoutOptions {
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_layout_options_t {
         let mut raw = init(sys::cudnnfe_layout_options_init_sized);
         raw.name = name_ptr(name);
+        raw
+    }
+}
+
+// ---- BlockScaleOptions (`cudnnfe_block_scale_options_t`)
+
+impl Default for BlockScaleOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_block_scale_options_init_sized);
+        BlockScaleOptions {
+            name: None,
+            block_size: raw.block_size,
+            axis: raw.axis,
+            transpose: raw.transpose != 0,
+            y_dtype: DataType::from_raw(raw.y_dtype),
+        }
+    }
+}
+
+impl BlockScaleOptions {
+    /// Sets `block_size` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn block_size(mut self, value: i32) -> Self {
+        self.block_size = value;
+        self
+    }
+    /// Sets `axis` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn axis(mut self, value: i32) -> Self {
+        self.axis = value;
+        self
+    }
+    /// Sets `transpose` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn transpose(mut self, value: bool) -> Self {
+        self.transpose = value;
+        self
+    }
+    /// Sets `y_dtype` (`cudnnfe_dtype_t` of `cudnnfe_block_scale_options_t`).
+    pub fn y_dtype(mut self, value: DataType) -> Self {
+        self.y_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_block_scale_options_t {
+        let mut raw = init(sys::cudnnfe_block_scale_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.block_size = self.block_size;
+        raw.axis = self.axis;
+        raw.transpose = self.transpose as i32;
+        raw.y_dtype = self.y_dtype.as_raw();
+        raw
+    }
+}
+
+// ---- MoeGroupedMatmulOptions (`cudnnfe_moe_grouped_matmul_options_t`)
+
+impl Default for MoeGroupedMatmulOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
+        MoeGroupedMatmulOptions {
+            name: None,
+            mode: MoeGroupedMatmulMode::from_raw(raw.mode),
+            top_k: raw.top_k,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl MoeGroupedMatmulOptions {
+    /// Sets `mode` (`cudnnfe_moe_grouped_matmul_mode_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn mode(mut self, value: MoeGroupedMatmulMode) -> Self {
+        self.mode = value;
+        self
+    }
+    /// Sets `top_k` (`int32_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn top_k(mut self, value: i32) -> Self {
+        self.top_k = value;
+        self
+    }
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_moe_grouped_matmul_options_t {
+        let mut raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.mode = self.mode.as_raw();
+        raw.top_k = self.top_k;
+        raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
 }

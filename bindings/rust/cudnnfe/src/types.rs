@@ -491,3 +491,18 @@ int_enum! {
         Normal = sys::CUDNNFE_RNG_NORMAL,
     }
 }
+
+int_enum! {
+    /// How routed rows relate to token and output rows in
+    /// [`Graph::moe_grouped_matmul`](crate::Graph::moe_grouped_matmul)
+    /// (`cudnnfe_moe_grouped_matmul_mode_t`; docs/moe.md).
+    pub enum MoeGroupedMatmulMode {
+        /// `output[r] = token[r] @ weight[expert(r)]` (the default; the only
+        /// mode of the backward).
+        None = sys::CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE,
+        /// `output[r] = token[token_index[r]] @ weight[expert(r)]`.
+        Gather = sys::CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER,
+        /// `output[token_index[r] * top_k + token_ks[r]] = token[r] @ weight[expert(r)]`.
+        Scatter = sys::CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER,
+    }
+}
