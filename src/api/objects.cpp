@@ -1,4 +1,5 @@
-// Token registries for graphs and handles (see objects.h): a token maps to
+// Token registries for graphs, handles, kernel caches and bound executions
+// (see objects.h): a token maps to
 // its record while the object lives; a destroyed token maps to nothing.
 #include "api/objects.h"
 
@@ -109,6 +110,11 @@ Registry<cudnnfe_kernel_cache> &kernel_caches() {
   return *registry;
 }
 
+Registry<cudnnfe_bound> &bounds() {
+  static auto *registry = new Registry<cudnnfe_bound>();
+  return *registry;
+}
+
 [[noreturn]] void fail_stale(const char *what, const void *token, const char *creator) {
   fail_argument(what, " pointer ", token, " is not a live cudnnfe ", what,
                 " (destroyed, or not from ", creator, ")");
@@ -183,6 +189,20 @@ std::shared_ptr<backend::KernelCache> kernel_cache_of(const cudnnfe_kernel_cache
   const cudnnfe_kernel_cache *record = kernel_caches().find(token);
   if (!record) fail_stale("kernel cache", token, "cudnnfe_kernel_cache_create");
   return record->impl;
+}
+
+cudnnfe_bound *register_bound(std::unique_ptr<cudnnfe_bound> record) {
+  return bounds().insert(std::move(record));
+}
+
+std::unique_ptr<cudnnfe_bound> unregister_bound(const cudnnfe_bound *token) {
+  auto record = bounds().erase(token);
+  if (!record) fail_stale("bound execution", token, "cudnnfe_graph_bind");
+  return record;
+}
+
+cudnnfe_bound *find_bound(const cudnnfe_bound *token) {
+  return token ? bounds().find(token) : nullptr;
 }
 
 }  // namespace cudnnfe
