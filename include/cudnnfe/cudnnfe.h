@@ -1669,9 +1669,11 @@ typedef int32_t cudnnfe_cuda_graph_mode_t;
  * and later, plans with CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API). */
 #define CUDNNFE_CUDA_GRAPH_NATIVE 1
 /* A CUDA graph recorded by stream capture of cudnnBackendExecute on a
- * private stream (any GPU plan). */
+ * private stream (any GPU plan). The work runs once at bind before the
+ * capture (a plan's first run may do setup that capture forbids), so bind
+ * writes the outputs. */
 #define CUDNNFE_CUDA_GRAPH_CAPTURE 2
-/* NATIVE where the plan supports it, else CAPTURE. */
+/* NATIVE where the plan supports it (and cuDNN has the API), else CAPTURE. */
 #define CUDNNFE_CUDA_GRAPH_AUTO 3
 
 /* Options of cudnnfe_graph_bind. since 0.3 */
