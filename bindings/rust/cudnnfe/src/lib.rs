@@ -127,6 +127,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, unsafe_op_in_unsafe_fn)]
 
+mod bound;
 mod built;
 mod error;
 mod graph;
@@ -142,6 +143,7 @@ use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
 
+pub use bound::{BoundExecution, CudaGraphMode};
 pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{
