@@ -35,8 +35,8 @@ from . import _structs
 from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
                      numerical_note, pointwise_mode, reduction_mode, target, tensor_kind)
-from ._errors import (InvalidArgumentError, LargerBufferWarning, NotOfferedError, WrongStateError,
-                      raise_global_error, raise_graph_error, raise_handle_error)
+from ._errors import (Error, InvalidArgumentError, LargerBufferWarning, NotOfferedError,
+                      WrongStateError, raise_global_error, raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
 from ._frontend_ops import FrontendOps
 from ._layout import LayoutOps
@@ -1789,8 +1789,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         GPU plan with no pass-by-value input (whose value cuDNN reads at each execute,
         but a recorded graph keeps). The pointers are fixed by bind either way, so a
         replay adds no new hazard, and it removes cuDNN's host work from each call.
+        Where no CUDA graph can be recorded, the default warns and runs plainly.
         True asks for a CUDA graph and raises where it cannot be made; False never
         makes one; "native" or "capture" choose how it is recorded (docs/plans.md).
+        Recording by stream capture runs the work once at bind (it writes the outputs).
         """
         info = self._exec_info()
         mode = _cuda_graph_mode(cuda_graph, info)
@@ -1813,9 +1815,18 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if missing:
             raise ValueError(f"variant_pack: no array for tensor(s) {missing}")
         ws, ws_size = self._workspace(workspace, info.target)
-        return BoundExecution(self, h, [int(p) for p in ptrs if p is not None], ws, ws_size,
-                              stream_pointer(stream if stream is not None else h.stream),
-                              (keep, workspace, stream), mode)
+        args = (self, h, [int(p) for p in ptrs if p is not None], ws, ws_size,
+                stream_pointer(stream if stream is not None else h.stream),
+                (keep, workspace, stream))
+        if cuda_graph is not None or mode == _CUDA_GRAPH_MODES["off"]:
+            return BoundExecution(*args, mode)
+        try:
+            return BoundExecution(*args, mode)
+        except Error as e:
+            # The default must not make bind fail where a plain bound execution works.
+            warnings.warn(f"bind: no CUDA graph could be recorded, so each call runs "
+                          f"cudnnBackendExecute ({e})", stacklevel=2)
+            return BoundExecution(*args, _CUDA_GRAPH_MODES["off"])
 
     def _binding_table(self, variant_pack: Mapping[Any, Any], info: _ExecInfo
                        ) -> Tuple[Any, int, List[Any]]:
