@@ -10,8 +10,9 @@
 // Autotune table: the heuristics' first choice against the autotuned plan.
 // Execute table: host microseconds per call over back-to-back calls (median
 // and p99) for raw cudnnBackendExecute on the same plan (variant pack made
-// once, and made per call), cudnnfe_graph_execute, _execute_ordered, and a
-// CUDA graph replay; plus GPU time per call and TFLOP/s.
+// once, and made per call), cudnnfe_graph_execute, _execute_ordered,
+// cudnnfe_bound_execute (plain, and replaying a CUDA graph), and a CUDA
+// graph replay; plus GPU time per call and TFLOP/s.
 //
 // usage: bench_plans [--iters N] [--matmul-iters N] [--cases matmul,conv,sdpa]
 // (children: bench_plans --child <case> <cold|disk|disk-warm> <cache dir>)
@@ -597,6 +598,32 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
   abi();  // sets the handle's stream, which the raw calls then share
   sync(stream);
 
+  // Bound executions (cudnnfe_graph_bind): the variant pack made at bind;
+  // and the same with a CUDA graph recorded at bind and replayed per call
+  // (AUTO: cuDNN's native population where the plan supports it, else
+  // stream capture).
+  cudnnfe_bind_options_t bind_options;
+  cudnnfe_bind_options_init(&bind_options);
+  cudnnfe_bound_t *bound_plain = nullptr, *bound_graph = nullptr;
+  ok(cudnnfe_graph_bind(&bound_plain, base.g, h, ordered.data(), ordered.size(), ws,
+                        static_cast<size_t>(ws_size), &bind_options),
+     "cudnnfe_graph_bind");
+  bind_options.cuda_graph = CUDNNFE_CUDA_GRAPH_AUTO;
+  std::string bound_how;
+  if (cudnnfe_graph_bind(&bound_graph, base.g, h, ordered.data(), ordered.size(), ws,
+                         static_cast<size_t>(ws_size), &bind_options) != CUDNNFE_STATUS_OK) {
+    bound_how = std::string("refused: ") + cudnnfe_handle_last_error(h);
+    bound_graph = nullptr;
+  } else {
+    cudnnfe_cuda_graph_mode_t mode = 0;
+    cudnnfe_bound_get_cuda_graph_mode(bound_graph, &mode);
+    bound_how = mode == CUDNNFE_CUDA_GRAPH_NATIVE ? "native populate" : "stream capture";
+  }
+  auto bound_run = [&] { ok(cudnnfe_bound_execute(bound_plain, stream), "cudnnfe_bound_execute"); };
+  auto bound_replay = [&] {
+    ok(cudnnfe_bound_execute(bound_graph, stream), "cudnnfe_bound_execute (CUDA graph)");
+  };
+
   // A CUDA graph: cuDNN's native population when the plan supports it, else
   // stream capture of cudnnfe_graph_execute.
   void *graph = nullptr, *exec = nullptr;
@@ -670,8 +697,15 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
       {"raw cudnnBackendExecute + pack per call", time_calls(iters, stream, raw_with_pack)},
       {"cudnnfe_graph_execute", time_calls(iters, stream, abi)},
       {"cudnnfe_graph_execute_ordered", time_calls(iters, stream, abi_ordered)},
+      {"cudnnfe_bound_execute", time_calls(iters, stream, bound_run)},
       {"CUDA graph replay (" + how + ")", time_calls(iters, stream, replay)},
   };
+  if (bound_graph) {
+    rows.push_back({"cudnnfe_bound_execute, CUDA graph (" + bound_how + ")",
+                    time_calls(iters, stream, bound_replay)});
+  } else {
+    exec_lines.push_back("| " + title + " | cudnnfe_bound_execute with a CUDA graph " + bound_how);
+  }
   if (native_replay) {
     const double native_kernel_ms = gpu_ms(stream, kernel_reps, native_replay);
     rows.push_back({"CUDA graph replay (native populate; plan " + native_note + ")",
@@ -698,6 +732,8 @@ void bench_case(const std::string &which, int iters, cudnnfe_handle_t *h, void *
     std::snprintf(line, sizeof(line), "| %-38s | %s", title.c_str(), native_note.c_str());
     exec_lines.push_back(line);
   }
+  cudnnfe_bound_destroy(bound_plain);
+  cudnnfe_bound_destroy(bound_graph);
   if (native.g) cudnnfe_graph_destroy(native.g);
   for (void *b : buffers) backend::cudart().Free(b);
   backend::cudart().Free(out);

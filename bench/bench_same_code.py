@@ -13,7 +13,9 @@ Rows:
     of CUDA-event-timed iterations after a warm-up.
   * execute host time per call (a 64x64 matmul, no synchronisation): a dict
     variant pack keyed by tensors, one keyed by UIDs, and the bound/preindexed
-    path (cudnnfe ``graph.bind``; cudnn-frontend ``_execute_with_ptrs``).
+    path (cudnnfe ``graph.bind`` with its default, with ``cuda_graph=True`` (a replayed
+    CUDA graph) and ``cuda_graph=False`` (cudnnBackendExecute per call); cudnn-frontend's
+    preindexed ``execute(..., tensor_uids=)`` in all three rows).
   * cold build (CUDA_CACHE_DISABLE=1, fresh process): the first graph, with
     handle creation (cuDNN's first use), and a second graph of the process;
     warm build (the same graph again in the process); plan load from
@@ -185,11 +187,13 @@ def host_us(fn, calls):
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def preindexed(cudnn, g, pack, ws, handle):
+def preindexed(cudnn, g, pack, ws, handle, cuda_graph=None):
     """The bound path each implementation offers for a fixed variant pack: cudnnfe's
-    graph.bind(); cudnn-frontend's execute(buffers, tensor_uids=...) (its preindexed form)."""
+    graph.bind() (cuda_graph: None its default, True a replayed CUDA graph, False plain
+    cudnnBackendExecute); cudnn-frontend's execute(buffers, tensor_uids=...) (its
+    preindexed form, the same for every cuda_graph)."""
     if hasattr(g, "bind"):
-        return g.bind(pack, ws, handle=handle)
+        return g.bind(pack, ws, handle=handle, cuda_graph=cuda_graph)
     uids = [t.get_uid() for t in pack]
     buffers = tuple(pack.values())
     return lambda: g.execute(buffers, ws, handle=handle, tensor_uids=uids)
@@ -208,7 +212,9 @@ def child_host(cudnn, torch, case, calls):
         by_uid = {t.get_uid(): a for t, a in pack.items()}
         fn = lambda: g.execute(by_uid, ws, handle=handle)
     else:
-        fn = preindexed(cudnn, g, pack, ws, handle)
+        # "bound" (the default), "bound_graph" (CUDA graph on), "bound_plain" (off).
+        cuda_graph = {"bound": None, "bound_graph": True, "bound_plain": False}[case]
+        fn = preindexed(cudnn, g, pack, ws, handle, cuda_graph)
     us = host_us(fn, calls)
     torch.cuda.synchronize()
     return {"value": us, "unit": "us/call"}
@@ -378,7 +384,7 @@ def parent_main(args):
             unit = next((x["unit"] for x in r.values() if "unit" in x), "")
             row(f"{case} ({unit})", r, impls, higher_is_better=True)
     if "host" in only:
-        for case in ("dict", "uid_dict", "bound"):
+        for case in ("dict", "uid_dict", "bound", "bound_graph", "bound_plain"):
             r = measure(impls, args.reps, f"host:{case}:{args.calls}")
             row(f"execute host us/call, 64x64 matmul, {case}", r, impls)
     if "build" in only:

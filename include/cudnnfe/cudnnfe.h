@@ -1704,6 +1704,87 @@ cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *graph,
                                                void *stream);
 
 /* ------------------------------------------------------------------------ */
+/* Bound execution (since 0.3)                                              */
+/*                                                                          */
+/* A bound execution fixes a built graph's buffers, workspace and handle    */
+/* once, so that each run is one call with nothing to look up or check:    */
+/* the cuDNN variant pack is made at bind. It can also record the run as a  */
+/* CUDA graph at bind and replay it (cudaGraphLaunch) at every execute,     */
+/* which removes cuDNN's own host work from the call (docs/plans.md).       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cudnnfe_bound cudnnfe_bound_t;
+
+/* How cudnnfe_bound_execute runs the work. since 0.3 */
+typedef int32_t cudnnfe_cuda_graph_mode_t;
+/* cudnnBackendExecute with the variant pack made at bind (CPU reference:
+ * the reference executor on the bound host buffers). */
+#define CUDNNFE_CUDA_GRAPH_OFF 0
+/* A CUDA graph filled by cuDNN (cudnnBackendPopulateCudaGraph, cuDNN 9.5
+ * and later, plans with CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API). */
+#define CUDNNFE_CUDA_GRAPH_NATIVE 1
+/* A CUDA graph recorded by stream capture of cudnnBackendExecute on a
+ * private stream (any GPU plan). The work runs once at bind before the
+ * capture (a plan's first run may do setup that capture forbids), so bind
+ * writes the outputs. */
+#define CUDNNFE_CUDA_GRAPH_CAPTURE 2
+/* NATIVE where the plan supports it (and cuDNN has the API), else CAPTURE. */
+#define CUDNNFE_CUDA_GRAPH_AUTO 3
+
+/* Options of cudnnfe_graph_bind. since 0.3 */
+typedef struct cudnnfe_bind_options {
+  size_t struct_size;
+  /* Default OFF. A CUDA graph (NATIVE, CAPTURE, AUTO) is refused with
+   * NOT_SUPPORTED, naming the reason, on the CPU reference, for a graph with
+   * a pass-by-value input (cudnnfe_tensor_set_pass_by_value: its value is
+   * read at each execute, but a recorded graph holds the value it had at
+   * bind), and where the CUDA runtime lacks the graph API. */
+  cudnnfe_cuda_graph_mode_t cuda_graph;
+} cudnnfe_bind_options_t;
+
+/* Fills the defaults. since 0.3 */
+void cudnnfe_bind_options_init_sized(cudnnfe_bind_options_t *options, size_t struct_size);
+#define cudnnfe_bind_options_init(options) \
+  cudnnfe_bind_options_init_sized((options), sizeof(*(options)))
+
+/* Binds the built graph's selected plan to `data` (as for
+ * cudnnfe_graph_execute_ordered: `count` pointers in the order of
+ * cudnnfe_graph_get_bound_uids, each checked non-NULL), `workspace` (as for
+ * execute) and `handle`, and writes the new bound execution to *bound. The
+ * buffers must stay allocated, and the graph and the handle alive, until
+ * the bound execution is destroyed; their contents may change between runs
+ * (a pass-by-value input's value is read at each execute when cuda_graph is
+ * OFF). Plan selection or autotune after bind does not change which plan a
+ * bound execution runs. Errors are reported on `handle`. Returns OK,
+ * INVALID_ARGUMENT, WRONG_STATE (not built), NOT_SUPPORTED (see
+ * cudnnfe_bind_options_t), CUDNN_ERROR, CUDA_ERROR. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph_t *graph,
+                                    cudnnfe_handle_t *handle, void *const *data, size_t count,
+                                    void *workspace, size_t workspace_size,
+                                    const cudnnfe_bind_options_t *options);
+
+/* Runs the bound work on `stream` (a cudaStream_t; NULL: the default
+ * stream; ignored by the CPU reference): cudnnBackendExecute with the
+ * prepared variant pack, or cudaGraphLaunch of the recorded graph.
+ * Asynchronous on the GPU, as cudnnfe_graph_execute. A bound execution is
+ * used by one thread at a time (it runs on its handle). Errors are reported
+ * on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
+ * execution; its graph or handle destroyed), WRONG_STATE (its graph holds
+ * another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3 */
+cudnnfe_status_t cudnnfe_bound_execute(cudnnfe_bound_t *bound, void *stream);
+
+/* Writes how the bound execution runs (CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or
+ * _CAPTURE; AUTO is resolved at bind). since 0.3 */
+cudnnfe_status_t cudnnfe_bound_get_cuda_graph_mode(const cudnnfe_bound_t *bound,
+                                                   cudnnfe_cuda_graph_mode_t *mode);
+
+/* Frees the bound execution (its variant pack and CUDA graph). Destroy it
+ * before its graph and handle; it may also be destroyed after them (it
+ * holds what it needs to free itself). NULL is a no-op; a destroyed or
+ * foreign pointer returns INVALID_ARGUMENT. since 0.3 */
+cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound);
+
+/* ------------------------------------------------------------------------ */
 /* Serialization                                                            */
 /* ------------------------------------------------------------------------ */
 

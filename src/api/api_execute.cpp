@@ -8,21 +8,6 @@
 
 using namespace cudnnfe;
 
-namespace {
-
-void check_workspace(const Graph &graph, const Plan &plan, void *workspace, size_t workspace_size) {
-  const int64_t needed = plan.workspace_size();
-  if (static_cast<int64_t>(workspace_size) < needed)
-    fail_argument("graph \"", graph.name, "\": workspace of ", workspace_size,
-                  " bytes is too small; the plan needs ", needed,
-                  " (cudnnfe_graph_get_workspace_size)");
-  if (needed > 0 && !workspace)
-    fail_argument("graph \"", graph.name, "\": workspace is NULL but the plan needs ", needed,
-                  " bytes");
-}
-
-}  // namespace
-
 cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *g, cudnnfe_handle_t *h,
                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
                                        void *workspace, size_t workspace_size, void *stream) {
@@ -79,15 +64,7 @@ cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *g, cudnnfe
   return guard_handle(h, [&](Handle &handle) {
     const Graph &graph = graph_of(g);
     const Plan &plan = graph.plan();
-    const auto &bound = graph.bound_uids();
-    if (count != bound.size())
-      fail_argument("graph \"", graph.name, "\": ", count, " pointers given for ", bound.size(),
-                    " bound tensors (cudnnfe_graph_get_bound_uids)");
-    if (count && !data) fail_argument("data is NULL");
-    for (size_t i = 0; i < count; ++i)
-      if (!data[i])
-        fail_argument("data[", i, "] for tensor \"", graph.tensor(bound[i]).name, "\" (UID ",
-                      bound[i], ") is NULL");
+    check_ordered(graph, data, count);
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
   });

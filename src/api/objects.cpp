@@ -1,4 +1,5 @@
-// Token registries for graphs and handles (see objects.h): a token maps to
+// Token registries for graphs, handles, kernel caches and bound executions
+// (see objects.h): a token maps to
 // its record while the object lives; a destroyed token maps to nothing.
 #include "api/objects.h"
 
@@ -114,6 +115,11 @@ Registry<cudnnfe_device_properties> &device_properties_records() {
   return *registry;
 }
 
+Registry<cudnnfe_bound> &bounds() {
+  static auto *registry = new Registry<cudnnfe_bound>();
+  return *registry;
+}
+
 [[noreturn]] void fail_stale(const char *what, const void *token, const char *creator) {
   fail_argument(what, " pointer ", token, " is not a live cudnnfe ", what,
                 " (destroyed, or not from ", creator, ")");
@@ -210,6 +216,20 @@ std::shared_ptr<const backend::DeviceProperties> device_properties_of(
   const cudnnfe_device_properties *record = device_properties_records().find(token);
   if (!record) fail_stale("device properties", token, "cudnnfe_device_properties_create");
   return record->impl;
+}
+
+cudnnfe_bound *register_bound(std::unique_ptr<cudnnfe_bound> record) {
+  return bounds().insert(std::move(record));
+}
+
+std::unique_ptr<cudnnfe_bound> unregister_bound(const cudnnfe_bound *token) {
+  auto record = bounds().erase(token);
+  if (!record) fail_stale("bound execution", token, "cudnnfe_graph_bind");
+  return record;
+}
+
+cudnnfe_bound *find_bound(const cudnnfe_bound *token) {
+  return token ? bounds().find(token) : nullptr;
 }
 
 }  // namespace cudnnfe

@@ -41,6 +41,15 @@ struct cudnnfe_handle {
   cudnnfe::Handle *impl = nullptr;
 };
 
+// A bound execution (cudnnfe_graph_bind): the tokens of its graph and
+// handle, checked at every run, and the plan's bound form.
+struct cudnnfe_bound {
+  const cudnnfe_graph *graph = nullptr;
+  cudnnfe_handle *handle = nullptr;
+  uint64_t plan_serial = 0;  // the graph's plan at bind (Graph::plan_serial)
+  std::unique_ptr<cudnnfe::BoundRun> impl;
+};
+
 namespace cudnnfe {
 
 // Registers a new record (taking ownership of it) and returns its token.
@@ -77,5 +86,11 @@ std::unique_ptr<cudnnfe_device_properties> unregister_device_properties(
 // INVALID_ARGUMENT for NULL, destroyed or foreign.
 std::shared_ptr<const backend::DeviceProperties> device_properties_of(
     const cudnnfe_device_properties *token);
+
+// Bound executions have tokens too. find_bound: nullptr for NULL,
+// destroyed or foreign tokens.
+cudnnfe_bound *register_bound(std::unique_ptr<cudnnfe_bound> record);
+std::unique_ptr<cudnnfe_bound> unregister_bound(const cudnnfe_bound *token);
+cudnnfe_bound *find_bound(const cudnnfe_bound *token);
 
 }  // namespace cudnnfe

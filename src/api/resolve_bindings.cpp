@@ -1,5 +1,6 @@
-// The caller's (uid, pointer) bindings as the plan's pointer table
-// (api/resolve_bindings.h). No heap allocation unless it fails.
+// The caller's (uid, pointer) bindings as the plan's pointer table, and the
+// checks of ordered pointers and workspaces (api/resolve_bindings.h). No
+// heap allocation unless they fail.
 #include "api/resolve_bindings.h"
 
 #include "core/error.h"
@@ -34,6 +35,29 @@ void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, siz
       fail_argument("graph \"", graph.name, "\": tensor \"",
                     graph.tensor(graph.bound_uids()[i]).name, "\" (UID ", graph.bound_uids()[i],
                     ") has no binding");
+}
+
+void check_ordered(const Graph &graph, void *const *data, size_t count) {
+  const auto &bound = graph.bound_uids();
+  if (count != bound.size())
+    fail_argument("graph \"", graph.name, "\": ", count, " pointers given for ", bound.size(),
+                  " bound tensors (cudnnfe_graph_get_bound_uids)");
+  if (count && !data) fail_argument("data is NULL");
+  for (size_t i = 0; i < count; ++i)
+    if (!data[i])
+      fail_argument("data[", i, "] for tensor \"", graph.tensor(bound[i]).name, "\" (UID ",
+                    bound[i], ") is NULL");
+}
+
+void check_workspace(const Graph &graph, const Plan &plan, void *workspace, size_t workspace_size) {
+  const int64_t needed = plan.workspace_size();
+  if (static_cast<int64_t>(workspace_size) < needed)
+    fail_argument("graph \"", graph.name, "\": workspace of ", workspace_size,
+                  " bytes is too small; the plan needs ", needed,
+                  " (cudnnfe_graph_get_workspace_size)");
+  if (needed > 0 && !workspace)
+    fail_argument("graph \"", graph.name, "\": workspace is NULL but the plan needs ", needed,
+                  " bytes");
 }
 
 }  // namespace cudnnfe

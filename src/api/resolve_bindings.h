@@ -1,12 +1,14 @@
 // The caller's (uid, pointer) bindings as the pointer table a plan executes
-// with: execute (api_execute.cpp) and autotune (api_plans.cpp) share it so
-// that both check bindings alike.
+// with, and the checks of ordered pointers and of the workspace: execute
+// (api_execute.cpp), bind (api_bound.cpp) and autotune (api_plans.cpp) share
+// them so that all check buffers alike.
 #pragma once
 
 #include <cstddef>
 
 #include "core/c_api.h"
 #include "graph/graph.h"
+#include "plan/plan.h"
 
 namespace cudnnfe {
 
@@ -16,5 +18,14 @@ namespace cudnnfe {
 // binding and the tensor).
 void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, size_t num_bindings,
                       void **data);
+
+// Checks pointers given in bound-UID order (cudnnfe_graph_execute_ordered,
+// cudnnfe_graph_bind): INVALID_ARGUMENT for a wrong count, a NULL array or a
+// NULL pointer (naming its tensor).
+void check_ordered(const Graph &graph, void *const *data, size_t count);
+
+// INVALID_ARGUMENT when `workspace` is smaller than the plan needs, or NULL
+// while it needs some.
+void check_workspace(const Graph &graph, const Plan &plan, void *workspace, size_t workspace_size);
 
 }  // namespace cudnnfe

@@ -14,15 +14,24 @@
 namespace cudnnfe::backend {
 namespace {
 
-// The last variant pack this thread executed with: reused while the same
+// The last variant packs this thread executed with: reused while the same
 // plan set runs on the same buffers (the common case of a loop over one
-// graph), so that execute builds no descriptor. Per thread, so no lock.
-struct PackCache {
+// graph, or a few graphs in turn), so that execute builds no descriptor.
+// Per thread, so no lock; a handle belongs to one thread at a time, and a
+// pack is not tied to a handle. Keyed by the plan set's serial (unique in
+// the process), the pointer table and the workspace: any change of pointer
+// makes a new pack.
+struct PackCacheEntry {
   uint64_t serial = 0;
   size_t count = 0;
   void *workspace = nullptr;
   void *data[kMaxBoundTensors] = {};
   Descriptor pack;
+};
+constexpr size_t kPackCacheEntries = 4;
+struct PackCache {
+  PackCacheEntry entries[kPackCacheEntries];
+  size_t next = 0;  // the entry to replace next (round robin)
 };
 thread_local PackCache t_pack;
 
@@ -37,13 +46,6 @@ void fill_pack(Descriptor &pack, const PlanSet &set, void *const *data, void *wo
   pack.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, set.uids.data(), count);
   pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers, count);
   pack.set_pointers(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &workspace, 1);
-}
-
-Descriptor make_pack(const PlanSet &set, void *const *data, void *workspace) {
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  fill_pack(pack, set, data, workspace);
-  pack.finalize();
-  return pack;
 }
 
 // The variant pack's override attributes by number, so that headers older
@@ -100,19 +102,25 @@ Descriptor make_override_pack(const PlanSet &set, void *const *data, void *works
   return pack;
 }
 
+bool same_key(const PackCacheEntry &e, const PlanSet &set, void *const *data, void *workspace) {
+  const size_t n = set.bound_count;
+  return e.pack.get() && e.serial == set.serial && e.count == n && e.workspace == workspace &&
+         std::memcmp(e.data, data, n * sizeof(void *)) == 0;
+}
+
 cudnnBackendDescriptor_t cached_pack(const PlanSet &set, void *const *data, void *workspace) {
   PackCache &c = t_pack;
-  const size_t n = set.bound_count;
-  if (c.pack.get() && c.serial == set.serial && c.count == n && c.workspace == workspace &&
-      std::memcmp(c.data, data, n * sizeof(void *)) == 0)
-    return c.pack.get();
-  Descriptor pack = make_pack(set, data, workspace);
-  c.pack = std::move(pack);
-  c.serial = set.serial;
-  c.count = n;
-  c.workspace = workspace;
-  std::memcpy(c.data, data, n * sizeof(void *));
-  return c.pack.get();
+  for (const PackCacheEntry &e : c.entries)
+    if (same_key(e, set, data, workspace)) return e.pack.get();
+  PackCacheEntry &e = c.entries[c.next];
+  Descriptor pack = make_variant_pack(set, data, workspace);
+  c.next = (c.next + 1) % kPackCacheEntries;
+  e.pack = std::move(pack);
+  e.serial = set.serial;
+  e.count = set.bound_count;
+  e.workspace = workspace;
+  std::memcpy(e.data, data, set.bound_count * sizeof(void *));
+  return e.pack.get();
 }
 
 // cuDNN 9.5's signatures, spelled out so that older headers compile.
@@ -139,6 +147,17 @@ const CudaGraphApi &cuda_graph_api() {
 }
 
 }  // namespace
+
+Descriptor make_variant_pack(const PlanSet &set, void *const *table, void *workspace) {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  fill_pack(pack, set, table, workspace);
+  pack.finalize();
+  return pack;
+}
+
+bool native_cuda_graph_available() {
+  return cuda_graph_api().populate != nullptr;
+}
 
 uint64_t next_plan_set_serial() {
   static std::atomic<uint64_t> serial{0};
@@ -205,17 +224,15 @@ void GpuPlan::require_runnable() const {
          "load it with cudnnfe_graph_deserialize_plan on such a GPU to run it");
 }
 
-cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) const {
-  require_runnable();
+cudnnHandle_t prepare_handle(Handle &handle, int device, void *stream, bool set_stream) {
   if (!handle.cudnn) {
-    if (handle.device < 0) handle.device = set_->device;
+    if (handle.device < 0) handle.device = device;
     init_handle(handle);
   }
-  if (handle.device != set_->device)
-    fail(CUDNNFE_STATUS_INVALID_ARGUMENT, "the plan was built for CUDA device ", set_->device,
-         " but the handle runs on device ", handle.device, "; use a handle of device ",
-         set_->device);
-  ensure_device(set_->device);
+  if (handle.device != device)
+    fail(CUDNNFE_STATUS_INVALID_ARGUMENT, "the plan was built for CUDA device ", device,
+         " but the handle runs on device ", handle.device, "; use a handle of device ", device);
+  ensure_device(device);
   cudnnHandle_t cudnn_handle = static_cast<cudnnHandle_t>(handle.cudnn);
   if (set_stream && (!handle.stream_set || handle.stream != stream)) {
     cudnnStatus_t status = cudnn().SetStream(cudnn_handle, static_cast<cudaStream_t>(stream));
@@ -226,6 +243,11 @@ cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) co
     handle.stream_set = true;
   }
   return cudnn_handle;
+}
+
+cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) const {
+  require_runnable();
+  return prepare_handle(handle, set_->device, stream, set_stream);
 }
 
 // The hot path: no allocation of ours (the pointer table is on the stack and
@@ -283,7 +305,7 @@ void GpuPlan::cuda_graph(bool update, Handle &handle, void *const *data, void *w
   cudnnHandle_t cudnn_handle = prepare(handle, nullptr, false);
   void *table[kMaxBoundTensors];
   void *backend_workspace = set_->bind(data, workspace, table);
-  Descriptor pack = make_pack(*set_, table, backend_workspace);
+  Descriptor pack = make_variant_pack(*set_, table, backend_workspace);
   cudaGraph_t cuda_graph = static_cast<cudaGraph_t>(graph);
   cudnnStatus_t status = update ? api.update(cudnn_handle, c.plan.get(), pack.get(), cuda_graph)
                                 : api.populate(cudnn_handle, c.plan.get(), pack.get(), cuda_graph);

@@ -114,6 +114,11 @@ class GpuPlan final : public RecordedPlan {
   void execute_overridden(Handle &handle, void *const *data,
                           const std::vector<ShapeOverride> &overrides, void *workspace,
                           void *stream) const override;
+  // The selected candidate bound to fixed buffers (backend/gpu_bound.cpp):
+  // the variant pack made now, and for a CUDA graph mode the graph
+  // recorded now and instantiated.
+  std::unique_ptr<BoundRun> bind(Handle &handle, void *const *data, size_t count, void *workspace,
+                                 cudnnfe_cuda_graph_mode_t mode) const override;
   // Runs candidate `index` (execute's path; autotune times the others).
   void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream) const;
   // Fills or updates a CUDA graph with the selected candidate
@@ -151,5 +156,17 @@ class GpuPlan final : public RecordedPlan {
 
 // A new serial number for a PlanSet.
 uint64_t next_plan_set_serial();
+
+// A finalized variant pack of `set` for bind()'s pointer `table` and cuDNN's
+// part of the workspace.
+Descriptor make_variant_pack(const PlanSet &set, void *const *table, void *workspace);
+
+// The handle's cuDNN handle, made on its first use, checked to run on
+// `device` (made current on this thread), and on `stream` when
+// `set_stream` (cudnnSetStream only when the stream changed).
+cudnnHandle_t prepare_handle(Handle &handle, int device, void *stream, bool set_stream);
+
+// Whether the loaded cuDNN has cudnnBackendPopulateCudaGraph (9.5 and later).
+bool native_cuda_graph_available();
 
 }  // namespace cudnnfe::backend

@@ -167,6 +167,26 @@ const CudartApi &cudart() {
   return state.api;
 }
 
+const CudaGraphRuntimeApi &cuda_graph_runtime() {
+  static CudaGraphRuntimeApi api;
+  static std::once_flag once;
+  const CudartState &state = load_cudart();
+  if (!state.error.empty()) fail(CUDNNFE_STATUS_CUDNN_UNAVAILABLE, state.error);
+  std::call_once(once, [&] {
+    void *lib = state.found.handle;
+    resolve(lib, "cudaStreamCreateWithFlags", &api.StreamCreateWithFlags, &api.missing);
+    resolve(lib, "cudaStreamDestroy", &api.StreamDestroy, &api.missing);
+    resolve(lib, "cudaStreamBeginCapture", &api.StreamBeginCapture, &api.missing);
+    resolve(lib, "cudaStreamEndCapture", &api.StreamEndCapture, &api.missing);
+    resolve(lib, "cudaGraphCreate", &api.GraphCreate, &api.missing);
+    resolve(lib, "cudaGraphInstantiateWithFlags", &api.GraphInstantiateWithFlags, &api.missing);
+    resolve(lib, "cudaGraphDestroy", &api.GraphDestroy, &api.missing);
+    resolve(lib, "cudaGraphExecDestroy", &api.GraphExecDestroy, &api.missing);
+    resolve(lib, "cudaGraphLaunch", &api.GraphLaunch, &api.missing);
+  });
+  return api;
+}
+
 LoadReport cudnn_report() {
   const CudnnState &state = load_cudnn();
   return report(state.found, state.version, state.error);

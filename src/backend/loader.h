@@ -61,12 +61,35 @@ struct CudartApi {
   std::string path;
 };
 
+// The CUDA runtime's graph and stream-capture entry points, for bound
+// executions that replay a CUDA graph (cudnnfe_graph_bind). They are looked
+// up apart from CudartApi so that a runtime without them still runs
+// everything else: `missing` names those absent ("" when all are there).
+struct CudaGraphRuntimeApi {
+  cudaError_t (*StreamCreateWithFlags)(cudaStream_t *, unsigned int) = nullptr;
+  cudaError_t (*StreamDestroy)(cudaStream_t) = nullptr;
+  cudaError_t (*StreamBeginCapture)(cudaStream_t, cudaStreamCaptureMode) = nullptr;
+  cudaError_t (*StreamEndCapture)(cudaStream_t, cudaGraph_t *) = nullptr;
+  cudaError_t (*GraphCreate)(cudaGraph_t *, unsigned int) = nullptr;
+  cudaError_t (*GraphInstantiateWithFlags)(cudaGraphExec_t *, cudaGraph_t,
+                                           unsigned long long) = nullptr;
+  cudaError_t (*GraphDestroy)(cudaGraph_t) = nullptr;
+  cudaError_t (*GraphExecDestroy)(cudaGraphExec_t) = nullptr;
+  cudaError_t (*GraphLaunch)(cudaGraphExec_t, cudaStream_t) = nullptr;
+  std::string missing;
+};
+
 // Loads cuDNN on first call (thread-safe, once per process). Throws
 // CUDNN_UNAVAILABLE naming every path tried and dlerror() for each.
 const CudnnApi &cudnn();
 
 // Loads the CUDA runtime on first call. Throws CUDNN_UNAVAILABLE as above.
 const CudartApi &cudart();
+
+// The CUDA runtime's graph entry points (loads the runtime: throws
+// CUDNN_UNAVAILABLE as cudart() does; absent entry points are listed in
+// `missing`, never thrown).
+const CudaGraphRuntimeApi &cuda_graph_runtime();
 
 // The CUDA runtime, or null when it cannot be loaded (never throws).
 const CudartApi *cudart_if_loaded();

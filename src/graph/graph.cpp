@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -348,7 +349,9 @@ const Plan &Graph::plan() const {
 }
 
 void Graph::set_plan(std::unique_ptr<Plan> plan) {
+  static std::atomic<uint64_t> serial{0};
   plan_ = std::move(plan);
+  plan_serial_ = plan_ ? ++serial : 0;
   build_failure_.clear();
 }
 

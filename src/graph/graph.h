@@ -84,6 +84,9 @@ class Graph {
   void require_mutable() const;  // WRONG_STATE once built
   const Plan &plan() const;      // WRONG_STATE before build
   void set_plan(std::unique_ptr<Plan> plan);
+  // Unique per set_plan in this process (0: never built), so that a bound
+  // execution (cudnnfe_graph_bind) can tell that its plan is gone.
+  uint64_t plan_serial() const { return plan_serial_; }
   // Records why the last build failed, so that a later "not built" message
   // tells a failed build from one that never ran.
   void set_build_failure(std::string message) { build_failure_ = std::move(message); }
@@ -112,6 +115,7 @@ class Graph {
   std::unordered_set<int64_t> reserved_uids_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
+  uint64_t plan_serial_ = 0;
   std::string build_failure_;
 };
 

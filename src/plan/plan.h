@@ -29,6 +29,17 @@ struct ShapeOverride {
 // pointer table on the stack (no heap allocation on the hot path).
 constexpr size_t kMaxBoundTensors = 128;
 
+// A plan fixed to one set of buffers, a workspace and a handle
+// (cudnnfe_graph_bind): each run does no lookup and no check. Made by
+// Plan::bind; used by one thread at a time.
+class BoundRun {
+ public:
+  virtual ~BoundRun() = default;
+  virtual void run(Handle &handle, void *stream) = 0;
+  // CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or _CAPTURE.
+  virtual cudnnfe_cuda_graph_mode_t mode() const { return CUDNNFE_CUDA_GRAPH_OFF; }
+};
+
 class Plan {
  public:
   virtual ~Plan() = default;
@@ -44,6 +55,12 @@ class Plan {
   virtual void execute_overridden(Handle &handle, void *const *data,
                                   const std::vector<ShapeOverride> &overrides, void *workspace,
                                   void *stream) const;
+  // The plan bound to `data` (every bound tensor's buffer, checked by the
+  // caller) and `workspace`, run as `mode` says (AUTO is resolved by the
+  // plan). The default runs execute() on a copy of the pointers and
+  // refuses any CUDA graph mode with NOT_SUPPORTED (exec/bound.cpp).
+  virtual std::unique_ptr<BoundRun> bind(Handle &handle, void *const *data, size_t count,
+                                         void *workspace, cudnnfe_cuda_graph_mode_t mode) const;
 };
 
 struct BuildOptions {

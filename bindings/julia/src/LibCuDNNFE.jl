@@ -277,6 +277,13 @@ const cudnnfe_build_policy_t = Int32
 const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE = cudnnfe_build_policy_t(0)
 const CUDNNFE_BUILD_POLICY_ALL = cudnnfe_build_policy_t(1)
 
+# C: typedef int32_t cudnnfe_cuda_graph_mode_t;
+const cudnnfe_cuda_graph_mode_t = Int32
+const CUDNNFE_CUDA_GRAPH_OFF = cudnnfe_cuda_graph_mode_t(0)
+const CUDNNFE_CUDA_GRAPH_NATIVE = cudnnfe_cuda_graph_mode_t(1)
+const CUDNNFE_CUDA_GRAPH_CAPTURE = cudnnfe_cuda_graph_mode_t(2)
+const CUDNNFE_CUDA_GRAPH_AUTO = cudnnfe_cuda_graph_mode_t(3)
+
 # C: typedef int32_t cudnnfe_plan_source_t;
 const cudnnfe_plan_source_t = Int32
 const CUDNNFE_PLAN_SOURCE_BUILT = cudnnfe_plan_source_t(1)
@@ -302,6 +309,10 @@ const cudnnfe_device_properties_t = cudnnfe_device_properties
 # C: typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t; (only ever used through pointers)
 mutable struct cudnnfe_kernel_cache end
 const cudnnfe_kernel_cache_t = cudnnfe_kernel_cache
+
+# C: typedef struct cudnnfe_bound cudnnfe_bound_t; (only ever used through pointers)
+mutable struct cudnnfe_bound end
+const cudnnfe_bound_t = cudnnfe_bound
 
 # ---- Structs (same layout as C: 8-byte pointers) -----------------------------
 
@@ -642,6 +653,15 @@ struct cudnnfe_shape_override
     strides::Ptr{Int64}  # const int64_t * at 24
 end
 const cudnnfe_shape_override_t = cudnnfe_shape_override
+
+"""
+C: `typedef struct cudnnfe_bind_options {...} cudnnfe_bind_options_t;` (16 bytes, alignment 8).
+"""
+struct cudnnfe_bind_options
+    struct_size::Csize_t  # size_t at 0
+    cuda_graph::cudnnfe_cuda_graph_mode_t  # cudnnfe_cuda_graph_mode_t at 8
+end
+const cudnnfe_bind_options_t = cudnnfe_bind_options
 
 """
 C: `typedef struct cudnnfe_plan_info {...} cudnnfe_plan_info_t;` (56 bytes, alignment 8).
@@ -2476,6 +2496,91 @@ function cudnnfe_graph_execute_ordered(graph, handle, data, count, workspace, wo
 end
 
 """
+    cudnnfe_bind_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_bind_options_init_sized(cudnnfe_bind_options_t *options, size_t struct_size)`
+
+Fills the defaults. since 0.3
+"""
+function cudnnfe_bind_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_bind_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_bind_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_bind(bound, graph, handle, data, count, workspace, workspace_size, options) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, void *const *data, size_t count, void *workspace, size_t workspace_size, const cudnnfe_bind_options_t *options)`
+
+Binds the built graph's selected plan to `data` (as for
+cudnnfe_graph_execute_ordered: `count` pointers in the order of
+cudnnfe_graph_get_bound_uids, each checked non-NULL), `workspace` (as for
+execute) and `handle`, and writes the new bound execution to *bound. The
+buffers must stay allocated, and the graph and the handle alive, until
+the bound execution is destroyed; their contents may change between runs
+(a pass-by-value input's value is read at each execute when cuda_graph is
+OFF). Plan selection or autotune after bind does not change which plan a
+bound execution runs. Errors are reported on `handle`. Returns OK,
+INVALID_ARGUMENT, WRONG_STATE (not built), NOT_SUPPORTED (see
+cudnnfe_bind_options_t), CUDNN_ERROR, CUDA_ERROR. since 0.3
+"""
+function cudnnfe_graph_bind(bound, graph, handle, data, count, workspace, workspace_size, options)
+    ccall((:cudnnfe_graph_bind, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_bound_t}}, Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{cudnnfe_bind_options_t}),
+          bound, graph, handle, data, count, workspace, workspace_size, options)
+end
+
+"""
+    cudnnfe_bound_execute(bound, stream) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_bound_execute(cudnnfe_bound_t *bound, void *stream)`
+
+Runs the bound work on `stream` (a cudaStream_t; NULL: the default
+stream; ignored by the CPU reference): cudnnBackendExecute with the
+prepared variant pack, or cudaGraphLaunch of the recorded graph.
+Asynchronous on the GPU, as cudnnfe_graph_execute. A bound execution is
+used by one thread at a time (it runs on its handle). Errors are reported
+on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
+execution; its graph or handle destroyed), WRONG_STATE (its graph holds
+another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3
+"""
+function cudnnfe_bound_execute(bound, stream)
+    ccall((:cudnnfe_bound_execute, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_bound_t}, Ptr{Cvoid}),
+          bound, stream)
+end
+
+"""
+    cudnnfe_bound_get_cuda_graph_mode(bound, mode) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_bound_get_cuda_graph_mode(const cudnnfe_bound_t *bound, cudnnfe_cuda_graph_mode_t *mode)`
+
+Writes how the bound execution runs (CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or
+_CAPTURE; AUTO is resolved at bind). since 0.3
+"""
+function cudnnfe_bound_get_cuda_graph_mode(bound, mode)
+    ccall((:cudnnfe_bound_get_cuda_graph_mode, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_bound_t}, Ptr{cudnnfe_cuda_graph_mode_t}),
+          bound, mode)
+end
+
+"""
+    cudnnfe_bound_destroy(bound) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound)`
+
+Frees the bound execution (its variant pack and CUDA graph). Destroy it
+before its graph and handle; it may also be destroyed after them (it
+holds what it needs to free itself). NULL is a no-op; a destroyed or
+foreign pointer returns INVALID_ARGUMENT. since 0.3
+"""
+function cudnnfe_bound_destroy(bound)
+    ccall((:cudnnfe_bound_destroy, libcudnnfe), cudnnfe_status_t, (Ptr{cudnnfe_bound_t},),
+          bound)
+end
+
+"""
     cudnnfe_graph_serialize(graph, buffer, capacity, size) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
@@ -2838,7 +2943,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER,
       CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API,
       CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY, CUDNNFE_BEHAVIOR_NOTE_ALL,
-      CUDNNFE_PLAN_SOURCE_BUILT, CUDNNFE_PLAN_SOURCE_MEMORY_CACHE,
+      CUDNNFE_CUDA_GRAPH_OFF, CUDNNFE_CUDA_GRAPH_NATIVE, CUDNNFE_CUDA_GRAPH_CAPTURE,
+      CUDNNFE_CUDA_GRAPH_AUTO, CUDNNFE_PLAN_SOURCE_BUILT, CUDNNFE_PLAN_SOURCE_MEMORY_CACHE,
       CUDNNFE_PLAN_SOURCE_DISK_CACHE, CUDNNFE_PLAN_SOURCE_SERIALIZED,
       CUDNNFE_PLAN_SOURCE_REBUILT, CUDNNFE_FINGERPRINT_SIZE, cudnnfe_status_t,
       cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t, cudnnfe_conv_mode_t,
@@ -2917,9 +3023,13 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
       cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
       cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,
-      cudnnfe_graph_execute_ordered, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
-      cudnnfe_plan_info, cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized,
-      cudnnfe_graph_get_plan_count, cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
+      cudnnfe_graph_execute_ordered, cudnnfe_bound, cudnnfe_bound_t,
+      cudnnfe_cuda_graph_mode_t, cudnnfe_bind_options, cudnnfe_bind_options_t,
+      cudnnfe_bind_options_init_sized, cudnnfe_graph_bind, cudnnfe_bound_execute,
+      cudnnfe_bound_get_cuda_graph_mode, cudnnfe_bound_destroy, cudnnfe_graph_serialize,
+      cudnnfe_graph_deserialize, cudnnfe_plan_info, cudnnfe_plan_info_t,
+      cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
+      cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
       cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
       cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,

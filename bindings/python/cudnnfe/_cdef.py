@@ -888,6 +888,38 @@ cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *graph,
                                                size_t count, void *workspace, size_t workspace_size,
                                                void *stream);
 
+typedef struct cudnnfe_bound cudnnfe_bound_t;
+
+typedef int32_t cudnnfe_cuda_graph_mode_t;
+
+#define CUDNNFE_CUDA_GRAPH_OFF 0
+
+#define CUDNNFE_CUDA_GRAPH_NATIVE 1
+
+#define CUDNNFE_CUDA_GRAPH_CAPTURE 2
+
+#define CUDNNFE_CUDA_GRAPH_AUTO 3
+
+typedef struct cudnnfe_bind_options {
+  size_t struct_size;
+
+  cudnnfe_cuda_graph_mode_t cuda_graph;
+} cudnnfe_bind_options_t;
+
+void cudnnfe_bind_options_init_sized(cudnnfe_bind_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph_t *graph,
+                                    cudnnfe_handle_t *handle, void *const *data, size_t count,
+                                    void *workspace, size_t workspace_size,
+                                    const cudnnfe_bind_options_t *options);
+
+cudnnfe_status_t cudnnfe_bound_execute(cudnnfe_bound_t *bound, void *stream);
+
+cudnnfe_status_t cudnnfe_bound_get_cuda_graph_mode(const cudnnfe_bound_t *bound,
+                                                   cudnnfe_cuda_graph_mode_t *mode);
+
+cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound);
+
 cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
                                          size_t capacity, size_t *size);
 
@@ -1157,6 +1189,10 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API':  8,
     'CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY':             16,
     'CUDNNFE_BEHAVIOR_NOTE_ALL':                             31,
+    'CUDNNFE_CUDA_GRAPH_OFF':                                0,
+    'CUDNNFE_CUDA_GRAPH_NATIVE':                             1,
+    'CUDNNFE_CUDA_GRAPH_CAPTURE':                            2,
+    'CUDNNFE_CUDA_GRAPH_AUTO':                               3,
     'CUDNNFE_PLAN_SOURCE_BUILT':                             1,
     'CUDNNFE_PLAN_SOURCE_MEMORY_CACHE':                      2,
     'CUDNNFE_PLAN_SOURCE_DISK_CACHE':                        3,

@@ -20,6 +20,7 @@ import math
 import operator
 import threading
 import warnings
+import weakref
 from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional, Sequence,
                     Set, Tuple, Union)
 
@@ -35,8 +36,8 @@ from . import _structs
 from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
                      numerical_note, pointwise_mode, reduction_mode, target, tensor_kind)
-from ._errors import (InvalidArgumentError, LargerBufferWarning, NotOfferedError, WrongStateError,
-                      raise_global_error, raise_graph_error, raise_handle_error)
+from ._errors import (Error, InvalidArgumentError, LargerBufferWarning, NotOfferedError,
+                      WrongStateError, raise_global_error, raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
 from ._frontend_ops import FrontendOps
 from ._layout import LayoutOps
@@ -75,9 +76,25 @@ class _ExecInfo(NamedTuple):
     by_name: Dict[str, int]  # tensor name -> C UID (bound tensors)
     target: target
     workspace_size: int
+    # Per position, the last NumPy array that passed the checks, as (weakref, dtype, shape,
+    # strides, data pointer): an array seen again with the same attributes is not described
+    # and checked again (an ndarray's data pointer is fixed for its life). See _memo_ptr.
+    memo: List[Any]
 
 
 _MISSING: Any = object()  # an argument not given (None is a value for some)
+
+
+def _numpy_ndarray_type() -> Any:
+    """numpy.ndarray when NumPy is installed, else a type no value has."""
+    try:
+        import numpy
+    except ImportError:
+        return type("_NoNumPy", (), {})
+    return numpy.ndarray
+
+
+_ndarray_type = _numpy_ndarray_type()
 
 
 class _Deserializer:
@@ -159,6 +176,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._select_lock = threading.RLock()
         self._exec: Optional[_ExecInfo] = None
         self._fast: Optional[Tuple[Any, ...]] = None
+        # The last stream object execute was given and its void * (stream_pointer).
+        self._last_stream: Optional[Tuple[Any, Any]] = None
+        # The last torch workspace execute was given: (weakref, data_ptr, void *, bytes).
+        self._last_workspace: Optional[Tuple[Any, int, Any, int]] = None
         self._validated = False
         # One-element host arrays given to tensor_like (C UID -> array): their values can be
         # folded into an op that takes a number (_constants.py).
@@ -1277,7 +1298,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._check(lib.cudnnfe_graph_get_workspace_size(self._ptr, ws))
         self._fast = None
         return _ExecInfo(order, {u: i for i, u in enumerate(order)}, tuple(specs),
-                         {s.name: s.uid for s in specs}, target(tgt[0]), int(ws[0]))
+                         {s.name: s.uid for s in specs}, target(tgt[0]), int(ws[0]),
+                         [None] * len(order))
 
     def is_built(self) -> bool:
         """True once the graph is built (it is then immutable)."""
@@ -1589,6 +1611,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             hptr = h.ptr  # raises: destroyed
         tgt = info.target
         position = info.position
+        memo = info.memo
         n = len(info.order)
         ptrs = ffi.new("uintptr_t[]", n or 1)
         keep: List[Any] = []
@@ -1622,6 +1645,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                     ptr = array.data_ptr()
                 else:
                     ptr = self._checked_ptr(pos, array, keep)
+            elif type(array) is _ndarray_type:
+                m = memo[pos]
+                if (m is not None and m[0]() is array and array.dtype is m[1]
+                        and array.shape == m[2] and array.strides == m[3]):
+                    ptr = m[4]
+                else:
+                    ptr = self._memo_ptr(pos, array, keep, memo)
             else:
                 ptr = self._checked_ptr(pos, array, keep)
             if ptrs[pos] or not ptr:
@@ -1637,13 +1667,28 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if workspace is None:
             ws, ws_size = ffi.NULL, 0
         elif type(workspace) is torch_cls and workspace.is_cuda is (tgt == target.GPU):
-            ws = ffi.cast("void *", workspace.data_ptr())
-            ws_size = workspace.numel() * workspace.element_size()
+            # The last workspace tensor's void * and size, while it holds the same memory.
+            ptr = workspace.data_ptr()
+            last = self._last_workspace
+            if last is not None and last[0]() is workspace and last[1] == ptr:
+                ws, ws_size = last[2], last[3]
+            else:
+                ws = ffi.cast("void *", ptr)
+                ws_size = workspace.numel() * workspace.element_size()
+                self._last_workspace = (weakref.ref(workspace), ptr, ws, ws_size)
         else:
             ws, ws_size = self._workspace(workspace, tgt)
         if stream is None:
             stream = h.stream
-        stream_ptr = ffi.NULL if stream is None else stream_pointer(stream)
+        if stream is None:
+            stream_ptr = ffi.NULL
+        else:
+            last = self._last_stream
+            if last is not None and last[0] is stream:
+                stream_ptr = last[1]
+            else:
+                stream_ptr = stream_pointer(stream)
+                self._last_stream = (stream, stream_ptr)
         if overrides:
             status = self._execute_overridden(hptr, info, ptrs, overrides, ws, ws_size,
                                               stream_ptr)
@@ -1701,6 +1746,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         del keep
         return status
 
+    def _memo_ptr(self, pos: int, array: Any, keep: List[Any], memo: List[Any]) -> int:
+        """_checked_ptr for a NumPy array, remembered for the next execute with it."""
+        ptr = self._checked_ptr(pos, array, keep)
+        memo[pos] = (weakref.ref(array), array.dtype, array.shape, array.strides, ptr)
+        return ptr
+
     def _checked_ptr(self, pos: int, array: Any, keep: List[Any],
                      shape_given: bool = False) -> int:
         info = self._exec_info()
@@ -1750,14 +1801,27 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             raise_handle_error(status, h.ptr, self._ptr)
 
     def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-             handle: Optional[Handle] = None, stream: Any = None) -> "BoundExecution":
+             handle: Optional[Handle] = None, stream: Any = None, *,
+             cuda_graph: Any = None) -> "BoundExecution":
         """Check a variant pack once and return a callable that re-runs it fast.
 
-        The result calls ``cudnnfe_graph_execute_ordered`` with pointers fixed
-        now: the arrays must stay where they are (the object keeps them alive).
-        Every bound tensor needs an array.
+        The result is a C bound execution (``cudnnfe_graph_bind``) on pointers fixed
+        now: the arrays must stay where they are (the object keeps them alive), and
+        every bound tensor needs an array. Each call is one ``cudnnfe_bound_execute``
+        on ``stream`` (default: the handle's).
+
+        ``cuda_graph``: None (the default) records the work as a CUDA graph at bind and
+        replays it at each call whenever that runs exactly what an execute would: on a
+        GPU plan with no pass-by-value input (whose value cuDNN reads at each execute,
+        but a recorded graph keeps). The pointers are fixed by bind either way, so a
+        replay adds no new hazard, and it removes cuDNN's host work from each call.
+        Where no CUDA graph can be recorded, the default warns and runs plainly.
+        True asks for a CUDA graph and raises where it cannot be made; False never
+        makes one; "native" or "capture" choose how it is recorded (docs/plans.md).
+        Recording by stream capture runs the work once at bind (it writes the outputs).
         """
         info = self._exec_info()
+        mode = _cuda_graph_mode(cuda_graph, info)
         h = self._resolve_handle(handle)
         ptrs: List[Optional[int]] = [None] * len(info.order)
         keep: List[Any] = []
@@ -1777,9 +1841,18 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if missing:
             raise ValueError(f"variant_pack: no array for tensor(s) {missing}")
         ws, ws_size = self._workspace(workspace, info.target)
-        return BoundExecution(self, h, [int(p) for p in ptrs if p is not None], ws, ws_size,
-                              stream_pointer(stream if stream is not None else h.stream),
-                              (keep, workspace, stream))
+        args = (self, h, [int(p) for p in ptrs if p is not None], ws, ws_size,
+                stream_pointer(stream if stream is not None else h.stream),
+                (keep, workspace, stream))
+        if cuda_graph is not None or mode == _CUDA_GRAPH_MODES["off"]:
+            return BoundExecution(*args, mode)
+        try:
+            return BoundExecution(*args, mode)
+        except Error as e:
+            # The default must not make bind fail where a plain bound execution works.
+            warnings.warn(f"bind: no CUDA graph could be recorded, so each call runs "
+                          f"cudnnBackendExecute ({e})", stacklevel=2)
+            return BoundExecution(*args, _CUDA_GRAPH_MODES["off"])
 
     def _binding_table(self, variant_pack: Mapping[Any, Any], info: _ExecInfo
                        ) -> Tuple[Any, int, List[Any]]:
@@ -2106,40 +2179,82 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             return f"<cudnnfe.{type(self).__name__}>"
 
 
+_CUDA_GRAPH_MODES = {"off": 0, "native": 1, "capture": 2, "auto": 3}
+
+
 class BoundExecution:
     """A graph run with fixed buffers: calling it executes with no per-call checks.
 
-    Made by :meth:`pygraph.bind`; calls ``cudnnfe_graph_execute_ordered``.
+    Made by :meth:`pygraph.bind`: a C bound execution (``cudnnfe_graph_bind``) whose
+    cuDNN variant pack is made once, and, with a CUDA graph, whose work was recorded
+    once and is replayed with ``cudaGraphLaunch``. A call is one ``cudnnfe_bound_execute``.
+    Use it from one thread at a time (it runs on its handle).
     """
 
-    __slots__ = ("_graph", "_handle", "_g", "_h", "_ptrs", "_n", "_ws", "_ws_size", "_stream",
-                 "_keep", "_fn")
+    __slots__ = ("_graph", "_handle", "_bound", "_stream", "_keep", "_fn", "__weakref__")
 
     def __init__(self, graph: pygraph, handle: Handle, pointers: List[int], ws: Any,
-                 ws_size: int, stream: Any, keep: Any) -> None:
+                 ws_size: int, stream: Any, keep: Any, cuda_graph: int = 0) -> None:
+        n = len(pointers)
+        arr = ffi.new("void *[]", max(n, 1))
+        for i, p in enumerate(pointers):
+            arr[i] = ffi.cast("void *", p)
+        options = _structs.new("cudnnfe_bind_options_t")
+        options.cuda_graph = cuda_graph
+        out = ffi.new("cudnnfe_bound_t **")
+        hptr = handle.ptr
+        status = lib.cudnnfe_graph_bind(out, graph._ptr, hptr, arr, n, ws, ws_size, options)
+        if status:
+            raise_handle_error(status, hptr, graph._ptr)
+        # The graph and the handle are kept alive by this object; the C object may also be
+        # freed after them (cudnnfe_bound_destroy), so the collection order does not matter.
+        self._bound = ffi.gc(out[0], lib.cudnnfe_bound_destroy)
         self._graph = graph
         self._handle = handle
-        self._g = graph._ptr
-        self._h = handle.ptr
-        self._n = len(pointers)
-        self._ptrs = ffi.new("void *[]", max(self._n, 1))
-        for i, p in enumerate(pointers):
-            self._ptrs[i] = ffi.cast("void *", p)
-        self._ws = ws
-        self._ws_size = ws_size
         self._stream = stream
         self._keep = keep
-        self._fn = lib.cudnnfe_graph_execute_ordered
+        self._fn = lib.cudnnfe_bound_execute
 
     def __call__(self) -> None:
-        status = self._fn(self._g, self._h, self._ptrs, self._n, self._ws, self._ws_size,
-                          self._stream)
+        status = self._fn(self._bound, self._stream)
         if status:
-            raise_handle_error(status, self._h, self._g)
+            # The calling thread's message: it is there for every failure, the handle's
+            # only for those past the bound execution's own checks.
+            raise_global_error(status)
 
     execute = __call__
 
+    @property
+    def cuda_graph(self) -> str:
+        """How each call runs: "off" (cudnnBackendExecute with the prepared variant pack),
+        "native" (a CUDA graph cuDNN filled) or "capture" (a stream-captured CUDA graph)."""
+        out = ffi.new("cudnnfe_cuda_graph_mode_t *")
+        status = lib.cudnnfe_bound_get_cuda_graph_mode(self._bound, out)
+        if status:
+            raise_global_error(status)
+        return {v: k for k, v in _CUDA_GRAPH_MODES.items()}[int(out[0])]
 
+    def close(self) -> None:
+        """Free the C bound execution now (its variant pack and CUDA graph)."""
+        bound, self._bound = self._bound, ffi.NULL
+        if bound:
+            ffi.release(bound)
+
+
+def _cuda_graph_mode(value: Any, info: _ExecInfo) -> int:
+    """The C mode for bind(cuda_graph=...): None replays a CUDA graph where that is the
+    same as an execute (a GPU plan without pass-by-value inputs), True asks for one (AUTO:
+    cuDNN's native graph where the plan supports it, else stream capture; refusals raise),
+    False runs cudnnBackendExecute; "native", "capture", "auto" and "off" name a mode."""
+    if value is None:
+        safe = info.target == target.GPU and not any(sp.by_value for sp in info.specs)
+        return _CUDA_GRAPH_MODES["auto" if safe else "off"]
+    if isinstance(value, bool):
+        return _CUDA_GRAPH_MODES["auto" if value else "off"]
+    if isinstance(value, str) and value.lower() in _CUDA_GRAPH_MODES:
+        return _CUDA_GRAPH_MODES[value.lower()]
+    raise ValueError(f"bind: cuda_graph is {value!r}; expected None, True, False or one of "
+                     f"{sorted(_CUDA_GRAPH_MODES)}")
 
 
 def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,

@@ -407,3 +407,26 @@ def test_serialize_deserialize_execute_by_uid(handle):
     g2.execute({0: a, 1: b, 2: out}, _workspace(g2), handle=handle)
     torch.cuda.synchronize()
     torch.testing.assert_close(out.float(), a.float() @ b.float(), atol=5e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("cuda_graph", [False, None, True])
+def test_bound_matmul_plain_and_replayed_equal_execute(handle, cuda_graph):
+    """pygraph.bind on the GPU: plain (False), the default (None: a CUDA graph, as the
+    graph has no pass-by-value input) and a required CUDA graph (True) give what execute
+    gives; the replay runs again after the inputs change in place."""
+    a = torch.randn(2, 64, 32, device=DEV, dtype=torch.half)
+    b = torch.randn(2, 32, 48, device=DEV, dtype=torch.half)
+    g = cudnnfe.pygraph(io_data_type=data_type.HALF, compute_data_type=data_type.FLOAT)
+    ta, tb = g.tensor_like(a), g.tensor_like(b)
+    tc = g.matmul(A=ta, B=tb).set_output(True)
+    (want,) = _run(g, handle, {ta: a, tb: b}, [tc])
+    c = torch.full_like(want, float("nan"))
+    run = g.bind({ta: a, tb: b, tc: c}, _workspace(g), handle=handle, cuda_graph=cuda_graph)
+    assert (run.cuda_graph != "off") is (cuda_graph is not False)
+    run()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, want, rtol=0, atol=0)
+    a.mul_(2)
+    run()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, 2 * want, rtol=1e-2, atol=1e-2)

@@ -6730,6 +6730,159 @@ int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(struct cudnnfe_gra
 }
 
 
+void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_bind_options *arg1 = (struct cudnnfe_bind_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bind_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0) {
+  struct cudnnfe_bind_options *arg1 = (struct cudnnfe_bind_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_bind_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_bind_options_t_cuda_graph_set_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_bind_options *arg1 = (struct cudnnfe_bind_options *) 0 ;
+  cudnnfe_cuda_graph_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bind_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_cuda_graph_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->cuda_graph = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_bind_options_t_cuda_graph_get_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0) {
+  struct cudnnfe_bind_options *arg1 = (struct cudnnfe_bind_options *) 0 ;
+  cudnnfe_cuda_graph_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_bind_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_cuda_graph_mode_t) ((arg1)->cuda_graph);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_bind_options *_wrap_new_cudnnfe_bind_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_bind_options *result = 0 ;
+  struct cudnnfe_bind_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_bind_options *)calloc(1, sizeof(struct cudnnfe_bind_options));
+  *(struct cudnnfe_bind_options **)&_swig_go_result = (struct cudnnfe_bind_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0) {
+  struct cudnnfe_bind_options *arg1 = (struct cudnnfe_bind_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_bind_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_bind_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_bind_options_t *arg1 = (cudnnfe_bind_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_bind_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_bind_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(struct cudnnfe_bound **_swig_go_0, struct cudnnfe_graph *_swig_go_1, struct cudnnfe_handle *_swig_go_2, _goslice_ _swig_go_3, void *_swig_go_4, long long _swig_go_5, struct cudnnfe_bind_options *_swig_go_6) {
+  cudnnfe_bound_t **arg1 = (cudnnfe_bound_t **) 0 ;
+  cudnnfe_graph_t *arg2 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg3 = (cudnnfe_handle_t *) 0 ;
+  void **arg4 = (void **) 0 ;
+  size_t arg5 ;
+  void *arg6 = (void *) 0 ;
+  size_t arg7 ;
+  cudnnfe_bind_options_t *arg8 = (cudnnfe_bind_options_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_bound_t ***)&_swig_go_0; 
+  arg2 = *(cudnnfe_graph_t **)&_swig_go_1; 
+  arg3 = *(cudnnfe_handle_t **)&_swig_go_2; 
+  arg4 = _swig_go_3.len ? (void **)_swig_go_3.array : NULL;
+  arg5 = (size_t)_swig_go_3.len; 
+  arg6 = *(void **)&_swig_go_4; 
+  arg7 = (size_t)_swig_go_5; 
+  arg8 = *(cudnnfe_bind_options_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_bind(arg1,(struct cudnnfe_graph const *)arg2,arg3,(void *const *)arg4,arg5,arg6,arg7,(struct cudnnfe_bind_options const *)arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_bound_execute_capi_82bfd983f3a39aff(struct cudnnfe_bound *_swig_go_0, void *_swig_go_1) {
+  cudnnfe_bound_t *arg1 = (cudnnfe_bound_t *) 0 ;
+  void *arg2 = (void *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_bound_t **)&_swig_go_0; 
+  arg2 = *(void **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_bound_execute(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_bound_get_cuda_graph_mode_capi_82bfd983f3a39aff(struct cudnnfe_bound *_swig_go_0, int *_swig_go_1) {
+  cudnnfe_bound_t *arg1 = (cudnnfe_bound_t *) 0 ;
+  cudnnfe_cuda_graph_mode_t *arg2 = (cudnnfe_cuda_graph_mode_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_bound_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_cuda_graph_mode_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_bound_get_cuda_graph_mode((struct cudnnfe_bound const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_bound_destroy_capi_82bfd983f3a39aff(struct cudnnfe_bound *_swig_go_0) {
+  cudnnfe_bound_t *arg1 = (cudnnfe_bound_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_bound_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_bound_destroy(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;

@@ -1042,6 +1042,41 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.dynamic_shape_enabled = C.int32_t(o.DynamicShapeEnabled)
 }
 
+// BindOptions mirrors cudnnfe_bind_options_t (struct_size is implied).
+type BindOptions struct {
+	CudaGraph int32
+}
+
+// BindOptionsInit fills o with cudnnfe_bind_options_init's defaults.
+func BindOptionsInit(o *BindOptions) {
+	var c C.cudnnfe_bind_options_t
+	C.cudnnfe_bind_options_init_sized(&c, C.sizeof_cudnnfe_bind_options_t)
+	*o = BindOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *BindOptions) fromC(c *C.cudnnfe_bind_options_t) {
+	o.CudaGraph = int32(c.cuda_graph)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *BindOptions) roundTrip() any {
+	var c C.cudnnfe_bind_options_t
+	o.toC(&c)
+	r := BindOptions{}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *BindOptions) toC(c *C.cudnnfe_bind_options_t) {
+	C.cudnnfe_bind_options_init_sized(c, C.sizeof_cudnnfe_bind_options_t)
+	c.cuda_graph = C.cudnnfe_cuda_graph_mode_t(o.CudaGraph)
+}
+
 // AutotuneOptions mirrors cudnnfe_autotune_options_t (struct_size is implied).
 type AutotuneOptions struct {
 	WarmupIterations int32
@@ -1315,6 +1350,9 @@ var OptionFields = map[string]map[string]string{
 		"kernel_cache":            "",
 		"device_properties":       "",
 	},
+	"cudnnfe_bind_options_t": {
+		"cuda_graph": "CudaGraph",
+	},
 	"cudnnfe_autotune_options_t": {
 		"warmup_iterations": "WarmupIterations",
 		"min_iterations":    "MinIterations",
@@ -1348,6 +1386,7 @@ var OptionStructs = map[string]string{
 	"cudnnfe_sdpa_fp8_options_t":           "SDPAFP8Options",
 	"cudnnfe_sdpa_fp8_backward_options_t":  "SDPAFP8BackwardOptions",
 	"cudnnfe_build_options_t":              "BuildOptions",
+	"cudnnfe_bind_options_t":               "BindOptions",
 	"cudnnfe_autotune_options_t":           "AutotuneOptions",
 	"cudnnfe_plan_load_options_t":          "PlanLoadOptions",
 }
@@ -1379,6 +1418,7 @@ var optionMirrors = []interface{ roundTrip() any }{
 	&SDPAFP8Options{},
 	&SDPAFP8BackwardOptions{},
 	&BuildOptions{},
+	&BindOptions{},
 	&AutotuneOptions{},
 	&PlanLoadOptions{},
 }

@@ -154,6 +154,10 @@ pub const CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER: i32 = 4;
 pub const CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API: i32 = 8;
 pub const CUDNNFE_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: i32 = 16;
 pub const CUDNNFE_BEHAVIOR_NOTE_ALL: i32 = 31;
+pub const CUDNNFE_CUDA_GRAPH_OFF: i32 = 0;
+pub const CUDNNFE_CUDA_GRAPH_NATIVE: i32 = 1;
+pub const CUDNNFE_CUDA_GRAPH_CAPTURE: i32 = 2;
+pub const CUDNNFE_CUDA_GRAPH_AUTO: i32 = 3;
 pub const CUDNNFE_PLAN_SOURCE_BUILT: i32 = 1;
 pub const CUDNNFE_PLAN_SOURCE_MEMORY_CACHE: i32 = 2;
 pub const CUDNNFE_PLAN_SOURCE_DISK_CACHE: i32 = 3;
@@ -5557,6 +5561,135 @@ extern "C" {
         workspace_size: usize,
         stream: *mut ::std::os::raw::c_void,
     ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_bound {
+    _unused: [u8; 0],
+}
+#[doc = " ------------------------------------------------------------------------ */"]
+pub type cudnnfe_bound_t = cudnnfe_bound;
+#[doc = " How cudnnfe_bound_execute runs the work. since 0.3"]
+pub type cudnnfe_cuda_graph_mode_t = i32;
+#[doc = " Options of cudnnfe_graph_bind. since 0.3"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_bind_options {
+    pub struct_size: usize,
+    #[doc = " Default OFF. A CUDA graph (NATIVE, CAPTURE, AUTO) is refused with"]
+    #[doc = " NOT_SUPPORTED, naming the reason, on the CPU reference, for a graph with"]
+    #[doc = " a pass-by-value input (cudnnfe_tensor_set_pass_by_value: its value is"]
+    #[doc = " read at each execute, but a recorded graph holds the value it had at"]
+    #[doc = " bind), and where the CUDA runtime lacks the graph API."]
+    pub cuda_graph: cudnnfe_cuda_graph_mode_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_bind_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_bind_options>(),
+        16usize,
+        concat!("Size of: ", stringify!(cudnnfe_bind_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_bind_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_bind_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_bind_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_bind_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_cuda_graph() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_bind_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cuda_graph) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_bind_options),
+                "::",
+                stringify!(cuda_graph)
+            )
+        );
+    }
+    test_field_cuda_graph();
+}
+#[doc = " Options of cudnnfe_graph_bind. since 0.3"]
+pub type cudnnfe_bind_options_t = cudnnfe_bind_options;
+extern "C" {
+    #[doc = " Fills the defaults. since 0.3"]
+    pub fn cudnnfe_bind_options_init_sized(
+        options: *mut cudnnfe_bind_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Binds the built graph's selected plan to `data` (as for"]
+    #[doc = " cudnnfe_graph_execute_ordered: `count` pointers in the order of"]
+    #[doc = " cudnnfe_graph_get_bound_uids, each checked non-NULL), `workspace` (as for"]
+    #[doc = " execute) and `handle`, and writes the new bound execution to *bound. The"]
+    #[doc = " buffers must stay allocated, and the graph and the handle alive, until"]
+    #[doc = " the bound execution is destroyed; their contents may change between runs"]
+    #[doc = " (a pass-by-value input's value is read at each execute when cuda_graph is"]
+    #[doc = " OFF). Plan selection or autotune after bind does not change which plan a"]
+    #[doc = " bound execution runs. Errors are reported on `handle`. Returns OK,"]
+    #[doc = " INVALID_ARGUMENT, WRONG_STATE (not built), NOT_SUPPORTED (see"]
+    #[doc = " cudnnfe_bind_options_t), CUDNN_ERROR, CUDA_ERROR. since 0.3"]
+    pub fn cudnnfe_graph_bind(
+        bound: *mut *mut cudnnfe_bound_t,
+        graph: *const cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        data: *const *mut ::std::os::raw::c_void,
+        count: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        options: *const cudnnfe_bind_options_t,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Runs the bound work on `stream` (a cudaStream_t; NULL: the default"]
+    #[doc = " stream; ignored by the CPU reference): cudnnBackendExecute with the"]
+    #[doc = " prepared variant pack, or cudaGraphLaunch of the recorded graph."]
+    #[doc = " Asynchronous on the GPU, as cudnnfe_graph_execute. A bound execution is"]
+    #[doc = " used by one thread at a time (it runs on its handle). Errors are reported"]
+    #[doc = " on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound"]
+    #[doc = " execution; its graph or handle destroyed), WRONG_STATE (its graph holds"]
+    #[doc = " another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3"]
+    pub fn cudnnfe_bound_execute(
+        bound: *mut cudnnfe_bound_t,
+        stream: *mut ::std::os::raw::c_void,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Writes how the bound execution runs (CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or"]
+    #[doc = " _CAPTURE; AUTO is resolved at bind). since 0.3"]
+    pub fn cudnnfe_bound_get_cuda_graph_mode(
+        bound: *const cudnnfe_bound_t,
+        mode: *mut cudnnfe_cuda_graph_mode_t,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Frees the bound execution (its variant pack and CUDA graph). Destroy it"]
+    #[doc = " before its graph and handle; it may also be destroyed after them (it"]
+    #[doc = " holds what it needs to free itself). NULL is a no-op; a destroyed or"]
+    #[doc = " foreign pointer returns INVALID_ARGUMENT. since 0.3"]
+    pub fn cudnnfe_bound_destroy(bound: *mut cudnnfe_bound_t) -> cudnnfe_status_t;
 }
 extern "C" {
     #[doc = " Writes the graph description as versioned JSON (docs/graph-json.md), which"]

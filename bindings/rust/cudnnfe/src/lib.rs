@@ -129,6 +129,7 @@
 
 mod batchnorm_split;
 mod block_scale;
+mod bound;
 mod built;
 mod device_properties;
 mod error;
@@ -148,6 +149,7 @@ pub use cudnnfe_sys as sys;
 
 pub use batchnorm_split::{BnFinalizeOutputs, DbnWeightOutputs, GenstatsOutputs, RunningStats};
 pub use block_scale::BlockScaleOutputs;
+pub use bound::{BoundExecution, CudaGraphMode};
 pub use built::{BuiltGraph, DeviceBinding, Element, HostBuffer, ShapeOverride};
 pub use device_properties::DeviceProperties;
 pub use error::{Error, ErrorKind, Result};

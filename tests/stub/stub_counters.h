@@ -1,0 +1,29 @@
+/* What the stub cuDNN and CUDA runtime (tests/stub) were asked to do. Both
+ * libraries export `stub_counters`; a test reads them with dlsym. */
+#ifndef CUDNNFE_STUB_COUNTERS_H
+#define CUDNNFE_STUB_COUNTERS_H
+
+#include <stdint.h>
+
+#define STUB_MAX_POINTERS 256
+
+struct stub_counters {
+  /* cuDNN */
+  long packs_created;
+  long set_stream;
+  long executes;
+  long populates;
+  void *last_pack;
+  int64_t last_count;
+  void *last_pointers[STUB_MAX_POINTERS];
+};
+
+struct stub_cudart_counters {
+  long captures;
+  long instantiates;
+  long launches;
+  long exec_destroys;
+  void *last_launch_stream;
+};
+
+#endif

@@ -1,0 +1,285 @@
+// The GPU execute path against a stub cuDNN and CUDA runtime (tests/stub):
+// a graph built for the CPU is given a GPU plan whose descriptors come from
+// the stub, and the stub's counters show what each call asked of cuDNN:
+// variant packs reused while the pointers stay and made again when they
+// change, cudnnSetStream only for a new stream, and a bound execution made
+// once and then run with no new pack, or recorded as a CUDA graph (capture
+// or native population) and replayed with cudaGraphLaunch. Runs without a GPU.
+#include <dlfcn.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/objects.h"
+#include "backend/descriptor.h"
+#include "backend/gpu_plan.h"
+#include "backend/loader.h"
+#include "harness.h"
+#include "stub_counters.h"
+
+using namespace cudnnfe;
+
+namespace {
+
+stub_counters &dnn() {
+  static stub_counters *c = [] {
+    void *lib = dlopen(backend::cudnn().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    return lib ? static_cast<stub_counters *>(dlsym(lib, "stub_counters")) : nullptr;
+  }();
+  return *c;
+}
+
+stub_cudart_counters &rt() {
+  static stub_cudart_counters *c = [] {
+    void *lib = dlopen(backend::cudart().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    return lib ? static_cast<stub_cudart_counters *>(dlsym(lib, "stub_cudart_counters")) : nullptr;
+  }();
+  return *c;
+}
+
+// True when the loaded libraries are the stubs (CTest sets the variables).
+bool stubs_loaded() {
+  try {
+    backend::cudnn();
+    void *lib = dlopen(backend::cudnn().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    return lib && dlsym(lib, "stub_counters") && backend::cudart_if_loaded();
+  } catch (...) {
+    return false;
+  }
+}
+
+#define REQUIRE_STUBS()                                                                     \
+  do {                                                                                      \
+    if (!stubs_loaded())                                                                    \
+      SKIP("set CUDNNFE_CUDNN_LIBRARY / CUDNNFE_CUDART_LIBRARY to tests/stub's libraries"); \
+  } while (0)
+
+// c = a * b (pointwise, [8] FLOAT) with an optional pass-by-value scale,
+// built for the CPU, then given a one-candidate GPU plan from the stub.
+struct StubGraph {
+  cudnnfe_graph_t *g = nullptr;
+  int64_t a = 0, b = 0, c = 0, scale = 0;
+  explicit StubGraph(bool native_note, bool by_value = false) {
+    cudnnfe_graph_create(&g);
+    cudnnfe_graph_set_name(g, "stub");
+    const int64_t d[1] = {8}, one[1] = {1};
+    cudnnfe_graph_add_tensor(g, "a", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &a);
+    cudnnfe_graph_add_tensor(g, "b", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &b);
+    int64_t ab = 0;
+    cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_MUL, a, b, 0, nullptr, &ab);
+    c = ab;
+    if (by_value) {
+      cudnnfe_graph_add_tensor(g, "scale", CUDNNFE_DTYPE_FLOAT, 1, one, nullptr, &scale);
+      cudnnfe_tensor_set_pass_by_value(g, scale, 1);
+      cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_MUL, ab, scale, 0, nullptr, &c);
+    }
+    cudnnfe_tensor_set_output(g, c, 1);
+    cudnnfe_build_options_t o;
+    cudnnfe_build_options_init(&o);
+    o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+    cudnnfe_graph_build(g, nullptr, &o);
+    Graph &graph = graph_of(g);
+    auto set = std::make_shared<backend::PlanSet>();
+    backend::Candidate cand;
+    cand.plan = backend::Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    cand.name = "stub_plan";
+    cand.behavior_notes = native_note ? CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API : 0;
+    set->candidates.push_back(std::move(cand));
+    for (size_t i = 0; i < graph.bound_uids().size(); ++i) {
+      set->uids.push_back(graph.bound_uids()[i]);
+      set->slots.push_back(i);
+    }
+    set->graph_bound = graph.bound_uids().size();
+    set->seal();
+    graph.set_plan(std::make_unique<backend::GpuPlan>(set, 0));
+  }
+  ~StubGraph() { cudnnfe_graph_destroy(g); }
+  size_t count() const { return graph_of(g).bound_uids().size(); }
+};
+
+struct TestHandle {
+  cudnnfe_handle_t *h = nullptr;
+  TestHandle() { cudnnfe_handle_create(&h, -1); }
+  ~TestHandle() { cudnnfe_handle_destroy(h); }
+};
+
+float buffers[4][8];
+void *stream_a = &buffers[3][0];
+void *stream_b = &buffers[3][1];
+
+}  // namespace
+
+TEST(execute_reuses_the_variant_pack_while_pointers_stay) {
+  REQUIRE_STUBS();
+  StubGraph sg(false);
+  TestHandle h;
+  cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
+  const long packs = dnn().packs_created, executes = dnn().executes;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  REQUIRE_OK(cudnnfe_graph_execute_ordered(sg.g, h.h, order, 3, nullptr, 0, stream_a));
+  CHECK(dnn().executes == executes + 3);
+  CHECK(dnn().packs_created == packs + 1);
+  // A new output pointer: a new pack, holding it.
+  float other[8];
+  bind[2].data = other;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().packs_created == packs + 2);
+  CHECK(dnn().last_count == 3);
+  CHECK(dnn().last_pointers[2] == other);
+  // Back to the first pointers: still cached (a few packs are kept).
+  bind[2].data = buffers[2];
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().packs_created == packs + 2);
+  CHECK(dnn().last_pointers[2] == buffers[2]);
+  // A new workspace pointer is a new pack too.
+  char ws[16];
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, ws, sizeof(ws), stream_a));
+  CHECK(dnn().packs_created == packs + 3);
+}
+
+TEST(execute_sets_the_stream_only_when_it_changes) {
+  REQUIRE_STUBS();
+  StubGraph sg(false);
+  TestHandle h;
+  cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  const long sets = dnn().set_stream;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().set_stream == sets);
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_b));
+  CHECK(dnn().set_stream == sets + 1);
+}
+
+TEST(bound_execute_makes_its_pack_once) {
+  REQUIRE_STUBS();
+  StubGraph sg(false);
+  TestHandle h;
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  const long packs = dnn().packs_created, executes = dnn().executes;
+  cudnnfe_bound_t *bound = nullptr;
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, nullptr));
+  CHECK(dnn().packs_created == packs + 1);
+  CHECK(dnn().executes == executes);  // nothing runs at bind
+  for (int i = 0; i < 5; ++i) CHECK_OK(cudnnfe_bound_execute(bound, stream_a));
+  CHECK(dnn().executes == executes + 5);
+  CHECK(dnn().packs_created == packs + 1);
+  CHECK(dnn().last_pointers[0] == buffers[0] && dnn().last_pointers[2] == buffers[2]);
+  cudnnfe_cuda_graph_mode_t mode = -1;
+  CHECK_OK(cudnnfe_bound_get_cuda_graph_mode(bound, &mode));
+  CHECK(mode == CUDNNFE_CUDA_GRAPH_OFF);
+  CHECK_OK(cudnnfe_bound_destroy(bound));
+}
+
+TEST(bound_capture_records_once_and_replays) {
+  REQUIRE_STUBS();
+  StubGraph sg(false);
+  TestHandle h;
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  const stub_cudart_counters before = rt();
+  const long executes = dnn().executes;
+  cudnnfe_bind_options_t o;
+  cudnnfe_bind_options_init(&o);
+  o.cuda_graph = CUDNNFE_CUDA_GRAPH_AUTO;  // no native note: capture
+  cudnnfe_bound_t *bound = nullptr;
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, &o));
+  CHECK(rt().captures == before.captures + 1);
+  CHECK(rt().instantiates == before.instantiates + 1);
+  CHECK(dnn().executes == executes + 2);  // a first run, then the captured one
+  cudnnfe_cuda_graph_mode_t mode = -1;
+  CHECK_OK(cudnnfe_bound_get_cuda_graph_mode(bound, &mode));
+  CHECK(mode == CUDNNFE_CUDA_GRAPH_CAPTURE);
+  for (int i = 0; i < 4; ++i) CHECK_OK(cudnnfe_bound_execute(bound, stream_b));
+  CHECK(rt().launches == before.launches + 4);
+  CHECK(rt().last_launch_stream == stream_b);
+  CHECK(dnn().executes == executes + 2);  // replays do not call cuDNN
+  CHECK_OK(cudnnfe_bound_destroy(bound));
+  CHECK(rt().exec_destroys == before.exec_destroys + 1);
+  // The handle's stream was put back after the capture: the next execute on
+  // the same stream as before sets nothing new.
+  cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  const long sets = dnn().set_stream;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().set_stream == sets);
+}
+
+TEST(bound_native_population_where_the_plan_supports_it) {
+  REQUIRE_STUBS();
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  TestHandle h;
+  cudnnfe_bind_options_t o;
+  cudnnfe_bind_options_init(&o);
+  {
+    StubGraph sg(true);
+    o.cuda_graph = CUDNNFE_CUDA_GRAPH_AUTO;
+    const long populates = dnn().populates, captures = rt().captures;
+    cudnnfe_bound_t *bound = nullptr;
+    REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, &o));
+    CHECK(dnn().populates == populates + 1);
+    CHECK(rt().captures == captures);
+    cudnnfe_cuda_graph_mode_t mode = -1;
+    CHECK_OK(cudnnfe_bound_get_cuda_graph_mode(bound, &mode));
+    CHECK(mode == CUDNNFE_CUDA_GRAPH_NATIVE);
+    const long launches = rt().launches;
+    CHECK_OK(cudnnfe_bound_execute(bound, stream_a));
+    CHECK(rt().launches == launches + 1);
+    cudnnfe_bound_destroy(bound);
+  }
+  StubGraph plain(false);
+  o.cuda_graph = CUDNNFE_CUDA_GRAPH_NATIVE;
+  cudnnfe_bound_t *bound = nullptr;
+  CHECK_FAILS(cudnnfe_graph_bind(&bound, plain.g, h.h, order, 3, nullptr, 0, &o),
+              CUDNNFE_STATUS_NOT_SUPPORTED, "stub_plan", "SUPPORTS_CUDA_GRAPH_NATIVE_API");
+  CHECK(bound == nullptr);
+}
+
+TEST(bound_cuda_graph_refused_for_pass_by_value) {
+  REQUIRE_STUBS();
+  StubGraph sg(false, true);
+  TestHandle h;
+  float scale = 2.0f;
+  std::vector<void *> order;
+  for (int64_t uid : graph_of(sg.g).bound_uids())
+    order.push_back(uid == sg.a   ? static_cast<void *>(buffers[0])
+                    : uid == sg.b ? static_cast<void *>(buffers[1])
+                    : uid == sg.c ? static_cast<void *>(buffers[2])
+                                  : static_cast<void *>(&scale));
+  cudnnfe_bind_options_t o;
+  cudnnfe_bind_options_init(&o);
+  cudnnfe_bound_t *bound = nullptr;
+  for (cudnnfe_cuda_graph_mode_t m :
+       {CUDNNFE_CUDA_GRAPH_NATIVE, CUDNNFE_CUDA_GRAPH_CAPTURE, CUDNNFE_CUDA_GRAPH_AUTO}) {
+    o.cuda_graph = m;
+    CHECK_FAILS(cudnnfe_graph_bind(&bound, sg.g, h.h, order.data(), order.size(), nullptr, 0, &o),
+                CUDNNFE_STATUS_NOT_SUPPORTED, "tensor \"scale\"", "pass-by-value",
+                "CUDNNFE_CUDA_GRAPH_OFF");
+  }
+  // Plain bound execution passes the host pointer on: cuDNN reads it per run.
+  o.cuda_graph = CUDNNFE_CUDA_GRAPH_OFF;
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order.data(), order.size(), nullptr, 0, &o));
+  CHECK_OK(cudnnfe_bound_execute(bound, nullptr));
+  bool has_scale = false;
+  for (int64_t i = 0; i < dnn().last_count; ++i) has_scale |= dnn().last_pointers[i] == &scale;
+  CHECK(has_scale);
+  cudnnfe_bound_destroy(bound);
+}
+
+TEST(bound_execution_refuses_a_replaced_plan) {
+  REQUIRE_STUBS();
+  StubGraph sg(false);
+  TestHandle h;
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  cudnnfe_bound_t *bound = nullptr;
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, nullptr));
+  // The C API builds a graph once; a plan replaced inside the library (as
+  // plan loading does on an empty graph) must not be run by old bindings.
+  Graph &graph = graph_of(sg.g);
+  const auto &old = dynamic_cast<const backend::GpuPlan &>(graph.plan());
+  graph.set_plan(std::make_unique<backend::GpuPlan>(old.shared_set(), 0));
+  CHECK_FAILS(cudnnfe_bound_execute(bound, nullptr), CUDNNFE_STATUS_WRONG_STATE,
+              "graph \"stub\" was built again", "bind again");
+  CHECK_OK(cudnnfe_bound_destroy(bound));
+}
