@@ -61,13 +61,17 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q");
   const std::vector<double> kd =
       in.page_table_k
-          ? load_paged_tensor(k, *in.page_table_k, batch, s_kv, cols, compute, label,
-                              "page_table_k")
+          ? load_paged_tensor(k,
+                              {*in.page_table_k, in.ragged_page_table_k, "page_table_k",
+                               "ragged_offset_page_table_k"},
+                              batch, s_kv, cols, compute, label)
           : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k");
   const std::vector<double> vd =
       in.page_table_v
-          ? load_paged_tensor(v, *in.page_table_v, batch, s_kv, cols, compute, label,
-                              "page_table_v")
+          ? load_paged_tensor(v,
+                              {*in.page_table_v, in.ragged_page_table_v, "page_table_v",
+                               "ragged_offset_page_table_v"},
+                              batch, s_kv, cols, compute, label)
           : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);

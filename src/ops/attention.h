@@ -25,6 +25,8 @@ struct AttentionPorts {
   size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
   // The forward's sink logits and block mask (kNone backward).
   size_t sink_token, block_mask;
+  // The ragged offsets of the forward's packed page tables (kNone backward).
+  size_t ragged_page_table_k, ragged_page_table_v;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
@@ -44,6 +46,7 @@ struct AttentionSpec {
   int64_t ragged_q = 0, ragged_k = 0, ragged_v = 0, ragged_o = 0;
   int64_t page_table_k = 0, page_table_v = 0;
   int64_t sink_token = 0, block_mask = 0;
+  int64_t ragged_page_table_k = 0, ragged_page_table_v = 0;
 
   // Whether the diagonal is aligned at the bottom-right corner.
   bool bottom_right() const {
