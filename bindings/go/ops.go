@@ -429,6 +429,11 @@ type SDPAOptions struct {
 	// BlockMask: a UINT8 bit-packed mask of 128x128 score tiles, [b, h_q,
 	// ceil(s_q/128), ceil(ceil(s_kv/128)/8)] (unified only). Since 0.3.
 	BlockMask Tensor
+	// RaggedOffsetPageTableK and RaggedOffsetPageTableV make a page table
+	// packed: INT32 or INT64 [b+1, 1, 1, 1] offsets, batch n's entries
+	// starting at element offset[n] of the table (cuDNN 9.10.2 and newer).
+	// Since 0.3.
+	RaggedOffsetPageTableK, RaggedOffsetPageTableV Tensor
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -436,19 +441,21 @@ func DefaultSDPAOptions() SDPAOptions {
 	var c capi.SDPAOptions
 	capi.SDPAOptionsInit(&c)
 	return SDPAOptions{
-		AttnScale:             c.AttnScale,
-		GenerateStats:         c.GenerateStats != 0,
-		CausalMask:            c.CausalMask != 0,
-		CausalMaskBottomRight: c.CausalMaskBottomRight != 0,
-		Bias:                  Tensor(c.Bias),
-		ComputeDType:          DType(c.ComputeDtype),
-		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
-		PageTableK:            Tensor(c.PageTableK),
-		PageTableV:            Tensor(c.PageTableV),
-		MaxSeqLenKV:           c.MaxSeqLenKV,
-		Implementation:        AttentionImplementation(c.Implementation),
-		SinkToken:             Tensor(c.SinkToken),
-		BlockMask:             Tensor(c.BlockMask),
+		AttnScale:              c.AttnScale,
+		GenerateStats:          c.GenerateStats != 0,
+		CausalMask:             c.CausalMask != 0,
+		CausalMaskBottomRight:  c.CausalMaskBottomRight != 0,
+		Bias:                   Tensor(c.Bias),
+		ComputeDType:           DType(c.ComputeDtype),
+		AttentionOptions:       defaultAttentionOptions(&c.AttentionOptions),
+		PageTableK:             Tensor(c.PageTableK),
+		PageTableV:             Tensor(c.PageTableV),
+		MaxSeqLenKV:            c.MaxSeqLenKV,
+		Implementation:         AttentionImplementation(c.Implementation),
+		SinkToken:              Tensor(c.SinkToken),
+		BlockMask:              Tensor(c.BlockMask),
+		RaggedOffsetPageTableK: Tensor(c.RaggedOffsetPageTableK),
+		RaggedOffsetPageTableV: Tensor(c.RaggedOffsetPageTableV),
 	}
 }
 
@@ -507,6 +514,12 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		}
 		if opts.BlockMask != 0 {
 			c.BlockMask = int64(opts.BlockMask)
+		}
+		if opts.RaggedOffsetPageTableK != 0 {
+			c.RaggedOffsetPageTableK = int64(opts.RaggedOffsetPageTableK)
+		}
+		if opts.RaggedOffsetPageTableV != 0 {
+			c.RaggedOffsetPageTableV = int64(opts.RaggedOffsetPageTableV)
 		}
 		wantStats = c.GenerateStats != 0
 	}

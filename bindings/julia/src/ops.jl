@@ -337,6 +337,7 @@ _ragged_fields(g::Graph, q, k, v, o) =
           dropout_mask = nothing, dropout_scale = nothing, ragged_offset_q = nothing,
           ragged_offset_k = nothing, ragged_offset_v = nothing, ragged_offset_o = nothing,
           page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+          ragged_offset_page_table_k = nothing, ragged_offset_page_table_v = nothing,
           implementation = :auto, sink_token = nothing, block_mask = nothing,
           compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
 
@@ -348,7 +349,11 @@ log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
 A paged K/V cache: `k`/`v` are page containers `(d, page_size, h_kv,
 num_pages)` read through `page_table_k`/`page_table_v` (INT32 graph inputs of
 size `(1, pages_per_sequence, 1, b)`, needing `seq_len_kv`); `max_seq_len_kv`
-sets s_kv (default: the pages' capacity). `implementation` is `:auto`,
+sets s_kv (default: the pages' capacity). `ragged_offset_page_table_k` /
+`_v` make a table packed (INT32/INT64 graph inputs of size `(1, 1, 1, b + 1)`:
+batch n's entries start at its offset; cuDNN 9.10.2 and newer). `o` is
+ragged only with `ragged_offset_o`, else padded, whatever `q`'s layout.
+`implementation` is `:auto`,
 `:composite` or `:unified` (cudnn-frontend's attention_implementation);
 `sink_token` a FLOAT `(1, 1, h_q, 1)` sink logit per head added to each row's
 softmax denominator; `block_mask` a UINT8 bit-packed mask of 128x128 score
@@ -363,8 +368,10 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
                ragged_offset_q = nothing, ragged_offset_k = nothing, ragged_offset_v = nothing,
                ragged_offset_o = nothing, page_table_k = nothing, page_table_v = nothing,
-               max_seq_len_kv = nothing, implementation = :auto, sink_token = nothing,
-               block_mask = nothing, compute_dtype = nothing, name = nothing)
+               max_seq_len_kv = nothing, ragged_offset_page_table_k = nothing,
+               ragged_offset_page_table_v = nothing, implementation = :auto,
+               sink_token = nothing, block_mask = nothing, compute_dtype = nothing,
+               name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -385,7 +392,9 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                                        Int64(max_seq_len_kv),
                       implementation = _code(IMPLEMENTATION_CODES, "attention implementation",
                                              implementation),
-                      sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask)))
+                      sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask),
+                      ragged_offset_page_table_k = _uid(g, ragged_offset_page_table_k),
+                      ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
