@@ -68,6 +68,21 @@ def _refuse(node: str, given: Dict[str, Any]) -> None:
                               "cudnnfe C ABI")
 
 
+def _total_length_bounds(node: str, offsets: Dict[str, Any], **bounds: Any) -> None:
+    """cudnn-frontend's max_total_seq_len_q / _kv: a bound on a ragged layout's total tokens,
+    with which cuDNN sizes the ragged stats' workspace. cudnnfe keeps stats padded, so the
+    bound changes nothing and is only checked (test_mhas passes it with ragged tensors);
+    without ragged offsets cudnn-frontend refuses it, and so does cudnnfe."""
+    for key, value in bounds.items():
+        if _is_unset(key, value):
+            continue
+        if _int(value, f"{node}: {key}") < 0:
+            raise ValueError(f"{node}: {key} is {value}; expected a positive bound")
+        if all(offset is None for offset in offsets.values()):
+            raise NotOfferedError(f"{node}: {key} bounds the total length of a ragged layout, "
+                                  "but no tensor of this backward has ragged offsets")
+
+
 def _flag(value: Any, what: str) -> int:
     if value is None:
         return 0
@@ -340,8 +355,7 @@ class AttentionOps:
         node = self._node_name("sdpa_backward", name)
         _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod,
                            score_mod_bprop=score_mod_bprop, sink_token=sink_token,
-                           dSink_token=dSink_token, max_total_seq_len_q=max_total_seq_len_q,
-                           max_total_seq_len_kv=max_total_seq_len_kv))
+                           dSink_token=dSink_token))
         placeholder: Optional[Tensor] = None
         if isinstance(dBias, Tensor):
             if dBias._graph is not self:
@@ -363,6 +377,8 @@ class AttentionOps:
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
         offsets = self._backward_offsets(node, opts, q, k, v, o, dO)
+        _total_length_bounds(node, offsets, max_total_seq_len_q=max_total_seq_len_q,
+                             max_total_seq_len_kv=max_total_seq_len_kv)
         opts.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(opts, node, attn_scale)
         self._mask_options(opts, node, use_causal_mask=use_causal_mask,

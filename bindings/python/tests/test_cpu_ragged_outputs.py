@@ -323,3 +323,75 @@ def test_graph_json_round_trip_keeps_o_offsets_and_packed_tables(data):
     assert b'"ragged_offset_page_table_k"' in text2
     loaded2 = cudnnfe.pygraph.deserialize(text2, build=False)
     assert loaded2.serialize() == text2
+
+
+def _stats_loops(q, k, seq_q, seq_kv):
+    """Log-sum-exp of each valid row's scaled scores, [b, h, s_q, 1] (0 on padding rows)."""
+    b, h, s_q, _ = q.shape
+    out = np.zeros((b, h, s_q, 1), np.float32)
+    for n in range(b):
+        for hh in range(h):
+            for i in range(seq_q[n]):
+                scores = SCALE * (k[n, hh, :seq_kv[n]] @ q[n, hh, i]).astype(np.float64)
+                m = scores.max()
+                out[n, hh, i, 0] = m + np.log(np.exp(scores - m).sum())
+    return out
+
+
+def test_ragged_backward_as_test_mhas_builds_it(data):
+    # Offsets on q, k, v, o and dO before the op, on dQ, dK, dV after it (their inputs'),
+    # and cudnn-frontend's max_total_seq_len bounds, which cudnnfe checks and needs not.
+    import numpy_ref as ref
+    q, k, v, seq_q, seq_kv = data
+    rng = np.random.default_rng(11)
+    do = rng.standard_normal(q.shape).astype(np.float32)
+    o = _attention_loops(q, k, v, LQ, LKV).astype(np.float32)
+    stats = _stats_loops(q, k, LQ, LKV)
+    packed = {name: _thd(a, lengths) for name, a, lengths in
+              (("q", q, LQ), ("k", k, LKV), ("v", v, LKV), ("o", o, LQ), ("dO", do, LQ))}
+    g = graph()
+    t = {}
+    for name, (_, view, offsets) in packed.items():
+        t[name] = g.tensor(dim=list(view.shape), stride=[0, D, view.shape[1] * D, 1],
+                           data_type=data_type.FLOAT, name=name)
+    r = {name: g.tensor_like(packed[name][2]) for name in ("q", "k", "v", "o")}
+    for name in ("q", "k", "v", "o"):
+        t[name].set_ragged_offset(r[name])
+    t["dO"].set_ragged_offset(r["o"])
+    tst, tsq, tskv = g.tensor_like(stats), g.tensor_like(seq_q), g.tensor_like(seq_kv)
+    dq, dk, dv = g.sdpa_backward(t["q"], t["k"], t["v"], t["o"], t["dO"], tst, attn_scale=SCALE,
+                                 use_padding_mask=True, seq_len_q=tsq, seq_len_kv=tskv,
+                                 max_total_seq_len_q=64, max_total_seq_len_kv=64)
+    grads = {}
+    for grad, name in ((dq, "q"), (dk, "k"), (dv, "v")):
+        flat, view, _ = _thd(np.zeros_like(data[("q", "k", "v").index(name)]),
+                             LQ if name == "q" else LKV)
+        flat[:] = np.nan
+        grad.set_output(True).set_stride([0, D, H * D, 1]).set_ragged_offset(r[name])
+        grads[name] = (grad, flat, view)
+    g.build()
+    pack = {t[name]: packed[name][1] for name in packed}
+    pack.update({r[name]: packed[name][2] for name in r})
+    pack.update({tst: stats, tsq: seq_q, tskv: seq_kv})
+    pack.update({grad: view for grad, _, view in grads.values()})
+    g.execute(pack, None)
+    for n in range(B):
+        want = ref.sdpa_backward(q[n:n + 1, :, :LQ[n]], k[n:n + 1, :, :LKV[n]],
+                                 v[n:n + 1, :, :LKV[n]], do[n:n + 1, :, :LQ[n]], SCALE)
+        for (name, lengths), w in zip((("q", LQ), ("k", LKV), ("v", LKV)), want):
+            _, flat, _ = grads[name]
+            start = int(packed[name][2][n, 0, 0, 0])
+            rows = flat[start:start + lengths[n] * H * D].reshape(lengths[n], H, D)
+            np.testing.assert_allclose(rows.transpose(1, 0, 2), w[0], rtol=1e-4, atol=1e-5)
+
+
+def test_total_length_bounds_need_a_ragged_backward(data):
+    q, k, v, seq_q, seq_kv = data
+    g = graph()
+    tq, tk, tv, tsq, tskv = (g.tensor_like(a) for a in (q, k, v, seq_q, seq_kv))
+    st = g.tensor(dim=[B, H, SQ, 1], data_type=data_type.FLOAT)
+    with pytest.raises(cudnnfe.NotOfferedError, match="max_total_seq_len_q bounds .* no tensor"):
+        g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True, seq_len_q=tsq,
+                        seq_len_kv=tskv, max_total_seq_len_q=64)
+    g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True, seq_len_q=tsq,
+                    seq_len_kv=tskv, max_total_seq_len_q=0, max_total_seq_len_kv=None)
