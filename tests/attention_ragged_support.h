@@ -389,6 +389,7 @@ inline int64_t offsets_input(Graph &g, const Case &c, const char *name, const Pa
 struct ForwardResult {
   std::vector<double> o, stats;
   int o_gaps = 0;
+  int stats_gaps = 0;  // gap elements of ragged stats that were written
 };
 
 inline ForwardResult forward(const Case &c, const Data &d, cudnnfe_dtype_t io, bool ragged,
@@ -444,10 +445,16 @@ struct BackwardResult {
   int gaps = 0;                    // written gap elements of ragged dQ, dK, dV
 };
 
-// The backward from O and stats (dense; packed here when ragged).
+// The stats' packed layout ([b, h_q, s_q, 1], THD strides [s*h, 1, h, 1]).
+inline Packed stats_layout(const Case &c) {
+  return packed_layout({c.b, c.h_q, c.s_q, 1}, c.seq_q, c.gap);
+}
+
+// The backward from O and stats (dense; packed here when ragged, the stats
+// too with `ragged_stats`).
 inline BackwardResult backward(const Case &c, const Data &d, const std::vector<double> &o_dense,
                                const std::vector<double> &stats, cudnnfe_dtype_t io, bool ragged,
-                               cudnnfe_target_t target) {
+                               cudnnfe_target_t target, bool ragged_stats = false) {
   Graph g(io);
   const RaggedLayouts L(c);
   cudnnfe_sdpa_backward_options_t opts;
@@ -477,7 +484,14 @@ inline BackwardResult backward(const Case &c, const Data &d, const std::vector<d
     o = g.input("o", io, o_dims(c), o_clean);
     d_o = g.input("dO", io, o_dims(c), d.d_o);
   }
-  const int64_t st = g.input("stats", CUDNNFE_DTYPE_FLOAT, {c.b, c.h_q, c.s_q, 1}, st_clean);
+  int64_t st = 0;
+  if (ragged && ragged_stats) {
+    const Packed ps = stats_layout(c);
+    st = g.input("stats", CUDNNFE_DTYPE_FLOAT, ps.dims, pack(ps, st_clean, c.seq_q), ps.strides);
+    opts.ragged_offset_stats = offsets_input(g, c, "ragged_stats", ps);
+  } else {
+    st = g.input("stats", CUDNNFE_DTYPE_FLOAT, {c.b, c.h_q, c.s_q, 1}, st_clean);
+  }
   int64_t dq = 0, dk = 0, dv = 0;
   ok(cudnnfe_graph_add_sdpa_backward(g.g, q, k, v, o, d_o, st, &opts, &dq, &dk, &dv),
      "add_sdpa_backward");
@@ -555,8 +569,10 @@ inline ForwardResult paged_forward(const Case &c, const Data &d, cudnnfe_dtype_t
 // cudnnfe_graph_set_ragged_offset as cudnn-frontend's THD tests do.
 enum class OLayout { kPadded, kOwnOffsets };
 
+// With `ragged_stats`, the stats are packed too (stats_layout), their
+// offsets given after the op; `stats_gaps` counts written gap elements.
 inline ForwardResult mixed_forward(const Case &c, const Data &d, cudnnfe_dtype_t io, OLayout layout,
-                                   cudnnfe_target_t target) {
+                                   cudnnfe_target_t target, bool ragged_stats = false) {
   Graph g(io);
   const RaggedLayouts L(c);
   const Packed own_o = packed_layout(o_dims(c), c.seq_q, c.gap + 5);
@@ -582,17 +598,30 @@ inline ForwardResult mixed_forward(const Case &c, const Data &d, cudnnfe_dtype_t
     g.strides(out, {c.h_q * c.s_q * c.d_v, c.s_q * c.d_v, c.d_v, 1});
     g.output(out, io, std::vector<double>(static_cast<size_t>(count(o_dims(c))), kNaN));
   }
-  g.output(stats, CUDNNFE_DTYPE_FLOAT,
-           std::vector<double>(static_cast<size_t>(c.b * c.h_q * c.s_q), kNaN));
+  const Packed ps = stats_layout(c);
+  if (ragged_stats) {
+    ok(cudnnfe_graph_set_ragged_offset(g.g, stats, offsets_input(g, c, "ragged_stats", ps)),
+       "set_ragged_offset (stats)");
+    g.strides(stats, ps.strides);
+    g.output(stats, CUDNNFE_DTYPE_FLOAT,
+             std::vector<double>(static_cast<size_t>(ps.elements), kSentinel));
+  } else {
+    g.output(stats, CUDNNFE_DTYPE_FLOAT,
+             std::vector<double>(static_cast<size_t>(c.b * c.h_q * c.s_q), kNaN));
+  }
   run(g.g, target, g.ios);
   ForwardResult r;
+  if (ragged_stats) {
+    r.stats = unpack(ps, g.values(stats), c.seq_q);
+    r.stats_gaps = touched_gaps(ps, g.values(stats), c.seq_q);
+  }
   if (layout == OLayout::kOwnOffsets) {
     r.o = unpack(own_o, g.values(out), c.seq_q);
     r.o_gaps = touched_gaps(own_o, g.values(out), c.seq_q);
   } else {
     r.o = valid_rows(o_dims(c), g.values(out), c.seq_q);
   }
-  r.stats = valid_rows({c.b, c.h_q, c.s_q, 1}, g.values(stats), c.seq_q);
+  if (!ragged_stats) r.stats = valid_rows({c.b, c.h_q, c.s_q, 1}, g.values(stats), c.seq_q);
   return r;
 }
 

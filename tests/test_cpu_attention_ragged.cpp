@@ -179,6 +179,28 @@ TEST(ragged_inputs_with_padded_or_own_o) {
   }
 }
 
+// Stats with offsets of their own (cudnn-frontend's THD stats), forward and
+// backward: the same numbers as padded stats, nothing written in the gaps.
+TEST(ragged_stats_forward_and_backward) {
+  for (const Case &c : ragged_cases()) {
+    std::printf("  %s\n", c.name);
+    const Data d = make_data(c, kF32);
+    try {
+      const ForwardResult padded = forward(c, d, kF32, false, kCpu);
+      const ForwardResult ragged = mixed_forward(c, d, kF32, OLayout::kOwnOffsets, kCpu, true);
+      expect("ragged stats vs padded", ragged.stats, padded.stats, 1e-6);
+      CHECK_MSG(ragged.stats_gaps == 0, "%d gap elements of stats were written", ragged.stats_gaps);
+      const BackwardResult want = backward(c, d, padded.o, padded.stats, kF32, true, kCpu);
+      const BackwardResult got = backward(c, d, padded.o, padded.stats, kF32, true, kCpu, true);
+      expect("dQ with ragged stats", got.dq, want.dq, 1e-6);
+      expect("dK with ragged stats", got.dk, want.dk, 1e-6);
+      expect("dV with ragged stats", got.dv, want.dv, 1e-6);
+    } catch (const Error &e) {
+      CHECK_MSG(false, "%s", e.what());
+    }
+  }
+}
+
 // The CPU reference writes 0 to a padded O's rows past seq_len_q (the GPU
 // leaves them unspecified; docs/attention.md).
 TEST(padded_o_of_ragged_q_zeroes_rows_past_seq_len_q) {
@@ -503,8 +525,8 @@ TEST(bad_set_ragged_offset) {
   REQUIRE_OK(cudnnfe_graph_add_pointwise(g.g, CUDNNFE_POINTWISE_ABS, out, 0, 0, nullptr, &y));
   CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, y, ro), CUDNNFE_STATUS_INVALID_ARGUMENT,
               "no operand of an attention node");
-  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, stats, ro), CUDNNFE_STATUS_NOT_SUPPORTED,
-              "stats", "cannot be ragged");
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, stats, ro));  // stats take their own
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, stats, 0));
   CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, out, y), CUDNNFE_STATUS_INVALID_ARGUMENT,
               "virtual output", "graph input");
   CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, out, 987654), CUDNNFE_STATUS_INVALID_ARGUMENT,
@@ -560,6 +582,11 @@ TEST(bad_set_ragged_offset_backward_and_tables) {
   int64_t out, stats;
   CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, fq, fk, fv, &so, &out, &stats), GRAPH,
               "ragged_offset_page_table_v", "page_table_v", "is not");
+  // Stats' offsets need the stats.
+  so.ragged_offset_page_table_v = 0;
+  so.ragged_offset_stats = f.input("rs", CUDNNFE_DTYPE_INT32, {c.b + 1, 1, 1, 1}, {});
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, fq, fk, fv, &so, &out, &stats), GRAPH,
+              "ragged_offset_stats", "generate_stats is 0");
 }
 
 // Offsets and page numbers are data: checked when the CPU reference runs.

@@ -190,6 +190,38 @@ TEST(gpu_ragged_inputs_with_padded_or_own_o) {
   }
 }
 
+// Stats with offsets of their own (cudnn-frontend's THD training tests):
+// the forward writes them packed, the backward reads them packed.
+TEST(gpu_ragged_stats) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  std::printf("  %s\n", version_line().c_str());
+  for (const Case &c : ragged_cases()) {
+    for (cudnnfe_dtype_t io : kIo) {
+      std::printf("  %s, %s\n", c.name, gpu_test::short_name(io));
+      const Data d = make_data(c, io);
+      try {
+        const ForwardResult want =
+            mixed_forward(c, d, io, OLayout::kOwnOffsets, CUDNNFE_TARGET_CPU_REFERENCE, true);
+        const ForwardResult got = mixed_forward(c, d, io, OLayout::kOwnOffsets, kGpu, true);
+        report("O", got.o, want.o, 2e-2);
+        report("stats", got.stats, want.stats, 2e-2);
+        CHECK_MSG(got.stats_gaps == 0, "%d gap elements of stats were written", got.stats_gaps);
+        const ForwardResult f = forward(c, d, io, false, CUDNNFE_TARGET_CPU_REFERENCE);
+        const BackwardResult bwant =
+            backward(c, d, f.o, f.stats, io, true, CUDNNFE_TARGET_CPU_REFERENCE, true);
+        const BackwardResult bgot = backward(c, d, f.o, f.stats, io, true, kGpu, true);
+        const double grad_tol = io == CUDNNFE_DTYPE_BFLOAT16 ? 7e-2 : 2e-2;
+        report("dQ", bgot.dq, bwant.dq, 2e-2);
+        report("dK", bgot.dk, bwant.dk, grad_tol);
+        report("dV", bgot.dv, bwant.dv, grad_tol);
+      } catch (const Error &e) {
+        std::printf("    REFUSED or failed: %s\n", e.what());
+        CHECK_MSG(false, "%s", e.what());
+      }
+    }
+  }
+}
+
 // Packed page tables (sample 53; cuDNN 9.10.2 and newer), decode and prefill.
 TEST(gpu_packed_page_tables) {
   REQUIRE_GPU_OR_DRY_RUN();

@@ -348,6 +348,9 @@ type AttentionOptions struct {
 	// valid rows are read or written. 0: that tensor is not ragged.
 	RaggedOffsetQ, RaggedOffsetK Tensor
 	RaggedOffsetV, RaggedOffsetO Tensor
+	// RaggedOffsetStats: the same for the stats (the forward's output with
+	// GenerateStats, the backward's input). 0: padded. Since 0.3.
+	RaggedOffsetStats Tensor
 }
 
 func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
@@ -358,7 +361,8 @@ func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
 		DropoutSeed: Tensor(c.DropoutSeed), DropoutOffset: Tensor(c.DropoutOffset),
 		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale),
 		RaggedOffsetQ: Tensor(c.RaggedOffsetQ), RaggedOffsetK: Tensor(c.RaggedOffsetK),
-		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO)}
+		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO),
+		RaggedOffsetStats: Tensor(c.RaggedOffsetStats)}
 }
 
 // toC overlays the non-zero fields on c (filled with the C defaults).
@@ -393,6 +397,7 @@ func (a *AttentionOptions) toC(c *capi.AttentionOptions) {
 	setTensor(&c.RaggedOffsetK, a.RaggedOffsetK)
 	setTensor(&c.RaggedOffsetV, a.RaggedOffsetV)
 	setTensor(&c.RaggedOffsetO, a.RaggedOffsetO)
+	setTensor(&c.RaggedOffsetStats, a.RaggedOffsetStats)
 }
 
 // SDPAOptions configures SDPA.

@@ -674,9 +674,9 @@ typedef struct cudnnfe_sdpa_options {
    * stride[3] (the batch stride is not used). Only the valid rows (s <
    * seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or
    * written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that
-   * tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]. Each
-   * tensor has its own offsets or none: o is written padded unless
-   * ragged_offset_o is given, whatever q's layout. Offsets may also be
+   * tensor is not ragged (the default). Each tensor has its own offsets or
+   * none: o (and stats, ragged_offset_stats below) is written padded unless
+   * its offsets are given, whatever q's layout. Offsets may also be
    * given after the node is added (cudnnfe_graph_set_ragged_offset). */
   int64_t ragged_offset_q;
   int64_t ragged_offset_k;
@@ -715,6 +715,11 @@ typedef struct cudnnfe_sdpa_options {
    * 9.10.2 and newer. 0: the table is not packed (the default). */
   int64_t ragged_offset_page_table_k;
   int64_t ragged_offset_page_table_v;
+  /* since 0.3: ragged offsets of stats (with generate_stats), as above:
+   * stats (n, h, s, 0) is at offset[n] + h * stride[1] + s * stride[2], and
+   * only rows s < seq_len_q[n] are written (cudnn-frontend's
+   * set_ragged_offset on Stats). 0: stats are padded (the default). */
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \
@@ -739,10 +744,10 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64
  * layout), page_table_k and page_table_v. In every sdpa_backward node it
  * sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:
  * giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is
- * NOT_SUPPORTED. stats are never ragged (NOT_SUPPORTED); a tensor that no
- * attention node reads or writes at such a port is INVALID_ARGUMENT. The
- * offsets' dims and data type are checked when the graph is validated.
- * since 0.3 */
+ * NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their
+ * own offsets too. A tensor that no attention node reads or writes at such
+ * a port is INVALID_ARGUMENT. The offsets' dims and data type are checked
+ * when the graph is validated. since 0.3 */
 cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *graph, int64_t tensor,
                                                  int64_t offset);
 
@@ -786,6 +791,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
   int64_t ragged_offset_o;
+  /* since 0.3: ragged offsets of the stats input, as the forward's
+   * ragged_offset_stats. 0: stats are padded (the default). */
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

@@ -79,7 +79,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                        o.sink_token,
                                        o.block_mask,
                                        o.ragged_offset_page_table_k,
-                                       o.ragged_offset_page_table_v},
+                                       o.ragged_offset_page_table_v,
+                                       o.ragged_offset_stats},
                                       a, o.compute_dtype);
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
@@ -105,13 +106,28 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
-    const Node &node =
-        graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
-                       {q, k, v, o, d_o, stats, opts.bias, opts.attn_scale_tensor, opts.seq_len_q,
-                        opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
-                        opts.dropout_scale, opts.dropout_scale_inv, opts.ragged_offset_q,
-                        opts.ragged_offset_k, opts.ragged_offset_v, opts.ragged_offset_o},
-                       a, opts.compute_dtype);
+    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
+                                      {q,
+                                       k,
+                                       v,
+                                       o,
+                                       d_o,
+                                       stats,
+                                       opts.bias,
+                                       opts.attn_scale_tensor,
+                                       opts.seq_len_q,
+                                       opts.seq_len_kv,
+                                       opts.dropout_seed,
+                                       opts.dropout_offset,
+                                       opts.dropout_mask,
+                                       opts.dropout_scale,
+                                       opts.dropout_scale_inv,
+                                       opts.ragged_offset_q,
+                                       opts.ragged_offset_k,
+                                       opts.ragged_offset_v,
+                                       opts.ragged_offset_o,
+                                       opts.ragged_offset_stats},
+                                      a, opts.compute_dtype);
     *dq = node.outputs[0];
     *dk = node.outputs[1];
     *dv = node.outputs[2];
@@ -142,10 +158,7 @@ std::vector<RaggedSlot> output_slot(const Graph &graph, size_t index, size_t por
                                     int64_t offset) {
   const Node &node = graph.nodes()[index];
   const AttentionPorts &p = attention_ports(node.kind);
-  if (node.kind == OpKind::kSdpa && port == 0) return {{index, p.ragged_o}};
-  if (node.kind == OpKind::kSdpa)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": stats \"", t.name,
-         "\" cannot be ragged; stats stay [b, h_q, s_q, 1] padded (docs/attention.md)");
+  if (node.kind == OpKind::kSdpa) return {{index, port == 0 ? p.ragged_o : p.ragged_stats}};
   if (node.kind != OpKind::kSdpaBackward || port > 2) return {};
   static const char *const kGradients[] = {"dQ", "dK", "dV"};
   static const char *const kInputs[] = {"q", "k", "v"};
@@ -173,6 +186,7 @@ std::vector<RaggedSlot> input_slots(const Graph &graph, const Tensor &t, int64_t
       if (port != AttentionPorts::kNone && node.inputs[port] == t.uid)
         slots.push_back({index, ragged});
     if (node.kind != OpKind::kSdpaBackward) continue;
+    if (node.inputs[5] == t.uid) slots.push_back({index, p.ragged_stats});
     if (node.inputs[3] == t.uid) slots.push_back({index, p.ragged_o});
     if (node.inputs[4] != t.uid || node.inputs[3] == t.uid) continue;
     if (node.inputs[p.ragged_o] != offset)
@@ -205,8 +219,8 @@ cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *g, int64_t ten
     if (slots.empty())
       fail_argument("tensor \"", t.name,
                     "\" is no operand of an attention node that takes ragged offsets (sdpa's q, "
-                    "k, v, O, page_table_k, page_table_v; sdpa_backward's q, k, v, o, dO, dQ, "
-                    "dK, dV); ragged (packed) layouts are offered for these only");
+                    "k, v, O, stats, page_table_k, page_table_v; sdpa_backward's q, k, v, o, dO, "
+                    "stats, dQ, dK, dV); ragged (packed) layouts are offered for these only");
     for (RaggedSlot s : slots) graph.set_node_input(s.node, s.port, offset);
   });
 }

@@ -61,6 +61,7 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   ragged(node.inputs[2], spec_.ragged_v);
   if (node.kind == OpKind::kSdpa) {
     ragged(node.outputs[0], spec_.ragged_o);
+    ragged(node.outputs[1], spec_.ragged_stats);
     // Packed page tables (cuDNN 9.10.2 and newer): the table's descriptor
     // carries its offsets, as cudnn-frontend's does.
     ragged(spec_.page_table_k, spec_.ragged_page_table_k);
@@ -68,6 +69,7 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   } else {
     ragged(node.inputs[3], spec_.ragged_o);
     ragged(node.inputs[4], spec_.ragged_o);
+    ragged(node.inputs[5], spec_.ragged_stats);
     ragged(node.outputs[0], spec_.ragged_q);
     ragged(node.outputs[1], spec_.ragged_k);
     ragged(node.outputs[2], spec_.ragged_v);

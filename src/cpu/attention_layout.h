@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,23 @@ inline void store_attention_tensor(const StridedTensor &t, const StridedTensor *
                   round_to_compute(values[static_cast<size_t>(((n * h + hh) * s + i) * x + c)],
                                    compute));
   }
+}
+
+// Stats [b, h, s, 1] as stored (not rounded), packed row-major. Ragged
+// stats have only the rows s < valid[n]; the others read as -inf (no row).
+inline std::vector<double> load_stats(const StridedTensor &t, const StridedTensor *offsets,
+                                      const std::vector<int64_t> &valid, const std::string &label) {
+  if (!offsets) return load_dense(t);
+  const int64_t b = t.dims[0], h = t.dims[1], s = t.dims[2];
+  std::vector<double> out(static_cast<size_t>(b * h * s), -std::numeric_limits<double>::infinity());
+  for (int64_t n = 0; n < b; ++n) {
+    const int64_t start = attention_batch_start(t, offsets, n, label, "ragged_offset_stats");
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t i = 0; i < valid[static_cast<size_t>(n)]; ++i)
+        out[static_cast<size_t>((n * h + hh) * s + i)] =
+            t.load(start + hh * t.strides[1] + i * t.strides[2]);
+  }
+  return out;
 }
 
 // A paged cache gathered to packed [b, h, s_kv, x] (rows j >= valid[n]

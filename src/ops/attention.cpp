@@ -10,9 +10,9 @@ const AttentionPorts &attention_ports(OpKind kind) {
   // Port order of node.cpp's table.
   constexpr size_t kNone = AttentionPorts::kNone;
   static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11,
-                                         12, 13, 14, 15, 16, 17, 18, 19, 20};
-  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,   15,
-                                          16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone};
+                                         12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
+  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,    15,
+                                          16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone, 19};
   return kind == OpKind::kSdpa ? forward : backward;
 }
 
@@ -54,6 +54,7 @@ AttentionSpec attention_spec(const Node &node) {
   s.block_mask = at(p.block_mask);
   s.ragged_page_table_k = at(p.ragged_page_table_k);
   s.ragged_page_table_v = at(p.ragged_page_table_v);
+  s.ragged_stats = at(p.ragged_stats);
   return s;
 }
 

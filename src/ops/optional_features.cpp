@@ -40,9 +40,10 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
   // dropping the padding mask drops them too.
   offer(out,
         given(ports.ragged_q) || given(ports.ragged_k) || given(ports.ragged_v) ||
-            given(ports.ragged_o),
+            given(ports.ragged_o) || given(ports.ragged_stats),
         "ragged (packed) layout", [ports](Node &n) {
-          for (size_t port : {ports.ragged_q, ports.ragged_k, ports.ragged_v, ports.ragged_o})
+          for (size_t port :
+               {ports.ragged_q, ports.ragged_k, ports.ragged_v, ports.ragged_o, ports.ragged_stats})
             drop_input(n, port);
         });
   // Without its page tables a paged node is valid only when the containers
@@ -58,7 +59,7 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
     n.as<Attrs>().options.padding_mask = false;
     for (size_t port : {ports.seq_len_q, ports.seq_len_kv, ports.ragged_q, ports.ragged_k,
                         ports.ragged_v, ports.ragged_o, ports.page_table_k, ports.page_table_v,
-                        ports.ragged_page_table_k, ports.ragged_page_table_v})
+                        ports.ragged_page_table_k, ports.ragged_page_table_v, ports.ragged_stats})
       drop_input(n, port);
     n.as<Attrs>().options.max_seq_len_kv = 0;
   });

@@ -73,7 +73,8 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
       {s.ragged_q, backward ? "ragged_offset_q (q and dQ)" : "ragged_offset_q"},
       {s.ragged_k, backward ? "ragged_offset_k (k and dK)" : "ragged_offset_k"},
       {s.ragged_v, backward ? "ragged_offset_v (v and dV)" : "ragged_offset_v"},
-      {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"}};
+      {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"},
+      {s.ragged_stats, "ragged_offset_stats"}};
   for (auto [uid, option] : offsets) {
     if (uid == 0) continue;
     if (!s.options.padding_mask)
@@ -318,9 +319,14 @@ void infer_sdpa(Graph &graph, Node &node) {
     order[0] = *std::max_element(q.strides.begin(), q.strides.end()) + 1;
   output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, order,
               attention_ports(node.kind).ragged_o);
+  const AttentionPorts &ports = attention_ports(node.kind);
+  if (!attrs.generate_stats && node.inputs[ports.ragged_stats] != 0)
+    fail_graph(Graph::label(node),
+               ": ragged_offset_stats is given but generate_stats is 0; there are no stats to "
+               "place");
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {a.b, a.h_q, a.s_q, 1};
-    output_like(graph, node, 1, stats, packed_strides(stats));
+    output_like(graph, node, 1, stats, packed_strides(stats), ports.ragged_stats);
     Tensor &st = graph.tensor(node.outputs[1]);
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
@@ -385,6 +391,7 @@ void check_types_sdpa(Graph &graph, Node &node) {
       {s.ragged_k, "ragged_offset_k"},
       {s.ragged_v, "ragged_offset_v"},
       {s.ragged_o, "ragged_offset_o"},
+      {s.ragged_stats, "ragged_offset_stats"},
       {s.ragged_page_table_k, "ragged_offset_page_table_k"},
       {s.ragged_page_table_v, "ragged_offset_page_table_v"}};
   for (auto [uid, which] : offsets)

@@ -374,7 +374,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (248 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (256 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -410,11 +410,12 @@ struct cudnnfe_sdpa_options
     block_mask::Int64  # int64_t at 224
     ragged_offset_page_table_k::Int64  # int64_t at 232
     ragged_offset_page_table_v::Int64  # int64_t at 240
+    ragged_offset_stats::Int64  # int64_t at 248
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (184 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (192 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -443,6 +444,7 @@ struct cudnnfe_sdpa_backward_options
     ragged_offset_k::Int64  # int64_t at 160
     ragged_offset_v::Int64  # int64_t at 168
     ragged_offset_o::Int64  # int64_t at 176
+    ragged_offset_stats::Int64  # int64_t at 184
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
@@ -1483,10 +1485,10 @@ otherwise written padded [b, h_q, s_q, d_v] at its strides, whatever q's
 layout), page_table_k and page_table_v. In every sdpa_backward node it
 sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:
 giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is
-NOT_SUPPORTED. stats are never ragged (NOT_SUPPORTED); a tensor that no
-attention node reads or writes at such a port is INVALID_ARGUMENT. The
-offsets' dims and data type are checked when the graph is validated.
-since 0.3
+NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their
+own offsets too. A tensor that no attention node reads or writes at such
+a port is INVALID_ARGUMENT. The offsets' dims and data type are checked
+when the graph is validated. since 0.3
 """
 function cudnnfe_graph_set_ragged_offset(graph, tensor, offset)
     ccall((:cudnnfe_graph_set_ragged_offset, libcudnnfe), cudnnfe_status_t,

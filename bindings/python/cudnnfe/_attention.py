@@ -70,8 +70,8 @@ def _refuse(node: str, given: Dict[str, Any]) -> None:
 
 def _total_length_bounds(node: str, offsets: Dict[str, Any], **bounds: Any) -> None:
     """cudnn-frontend's max_total_seq_len_q / _kv: a bound on a ragged layout's total tokens,
-    with which cuDNN sizes the ragged stats' workspace. cudnnfe keeps stats padded, so the
-    bound changes nothing and is only checked (test_mhas passes it with ragged tensors);
+    with which cuDNN may size a ragged softmax_sum workspace. cudnnfe keeps that workspace
+    padded, so the bound changes nothing and is only checked (test_mhas passes it);
     without ragged offsets cudnn-frontend refuses it, and so does cudnnfe."""
     for key, value in bounds.items():
         if _is_unset(key, value):
@@ -184,9 +184,10 @@ class AttentionOps:
         # the forward does not use scale_inv (as cudnn-frontend).
 
     def _backward_offsets(self, node: str, opts: Any, q: Any, k: Any, v: Any, o: Any,
-                          dO: Any) -> Dict[str, Any]:
+                          dO: Any, stats: Any) -> Dict[str, Any]:
         """Ragged offsets of the backward's operands; dO must have o's (one C field)."""
-        offsets = _ragged.take_input_offsets(self, node, opts, dict(q=q, k=k, v=v, o=o))
+        offsets = _ragged.take_input_offsets(self, node, opts,
+                                             dict(q=q, k=k, v=v, o=o, stats=stats))
         if _ragged.offset_of(dO) is not offsets["o"]:
             raise NotOfferedError(f"{node}: dO's ragged offsets must be o's (the C ABI gives "
                                   "dO the layout of o)")
@@ -376,7 +377,7 @@ class AttentionOps:
         opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
-        offsets = self._backward_offsets(node, opts, q, k, v, o, dO)
+        offsets = self._backward_offsets(node, opts, q, k, v, o, dO, stats)
         _total_length_bounds(node, offsets, max_total_seq_len_q=max_total_seq_len_q,
                              max_total_seq_len_kv=max_total_seq_len_kv)
         opts.bias = self._operand(bias, node, "bias", optional=True)
@@ -398,7 +399,7 @@ class AttentionOps:
         result = (first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual"))
         for grad, role in zip(result, ("q", "k", "v")):  # a gradient has its tensor's layout
             _ragged.expect_output_offset(self, grad, offsets[role])
-        _ragged.attach(self, (q, k, v, o, dO) + result)
+        _ragged.attach(self, (q, k, v, o, dO, stats) + result)
         if placeholder is not None:
             _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
             return result

@@ -402,6 +402,8 @@ typedef struct cudnnfe_sdpa_options {
 
   int64_t ragged_offset_page_table_k;
   int64_t ragged_offset_page_table_v;
+
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -444,6 +446,8 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
   int64_t ragged_offset_o;
+
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

@@ -6,7 +6,7 @@ cudnn-frontend attaches offsets to tensors, outputs included, at any time before
 validated. Offsets set on an operand before its op is added are passed in the op's options
 (q, k, v, o and the page tables); offsets set on a tensor that an attention op already reads
 or writes go through ``cudnnfe_graph_set_ragged_offset``, which rewrites that op's option. So
-each tensor has its own offsets or none: sdpa's O is padded unless given its own. The one
+each tensor has its own offsets or none: sdpa's O and stats are padded unless given their own. The one
 limit is the backward's: the C ABI gives dQ, dK, dV and dO the offsets of q, k, v and o, so a
 gradient of a ragged tensor must be given those very offsets (as cudnn-frontend code does)
 and any other use raises :class:`NotOfferedError` naming the tensor, never a silent change of
@@ -44,7 +44,8 @@ def take_input_offsets(g: "pygraph", node: str, opts: Any,
                        operands: Dict[str, Any]) -> Dict[str, Optional["Tensor"]]:
     """Fill ``opts.ragged_offset_<role>`` from the operands' offsets; returns them by role."""
     fields = dict(q="ragged_offset_q", k="ragged_offset_k", v="ragged_offset_v",
-                  o="ragged_offset_o", page_table_k="ragged_offset_page_table_k",
+                  o="ragged_offset_o", stats="ragged_offset_stats",
+                  page_table_k="ragged_offset_page_table_k",
                   page_table_v="ragged_offset_page_table_v")
     found = {}
     for role, value in operands.items():

@@ -182,10 +182,10 @@ class Tensor:
 
         The offsets (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) may be set
         before or after the ``sdpa`` / ``sdpa_backward`` that uses the tensor:
-        on q, k, v, O and page tables (a packed table), each tensor its own
-        (the C ABI's ``ragged_offset_*`` options and
-        ``cudnnfe_graph_set_ragged_offset``, ``docs/attention.md``). O without
-        offsets is written padded. The backward's dQ, dK, dV and dO take the
+        on q, k, v, O, stats and page tables (a packed table), each tensor its
+        own (the C ABI's ``ragged_offset_*`` options and
+        ``cudnnfe_graph_set_ragged_offset``, ``docs/attention.md``). O and
+        stats without offsets are written padded. The backward's dQ, dK, dV and dO take the
         offsets of q, k, v and o (:mod:`cudnnfe._ragged`).
         """
         if not isinstance(ragged_offset, Tensor) or ragged_offset._graph is not self._graph:

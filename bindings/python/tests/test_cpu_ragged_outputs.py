@@ -158,14 +158,36 @@ def test_ragged_offsets_on_a_non_attention_output_are_refused():
         g.validate()
 
 
-def test_stats_cannot_be_ragged(data):
+def test_stats_with_their_own_offsets(data):
+    # cudnn-frontend's THD training graphs give stats [b, h, s, 1] strides [s*h, 1, h, 1]
+    # and offsets of their own, after sdpa().
     q, k, v, seq_q, seq_kv = data
+    _, qview, q_off = _thd(q, LQ)
+    g, (tq, rq, tk, tv, tsq, tskv), o = _ragged_q_graph(seq_q, seq_kv, q_off)
+    del o
     g = graph()
-    tq, tk, tv, tsq, tskv = (g.tensor_like(a) for a in (q, k, v, seq_q, seq_kv))
-    _, stats = g.sdpa(tq, tk, tv, use_padding_mask=True, seq_len_q=tsq, seq_len_kv=tskv,
-                      generate_stats=True)
-    with pytest.raises(cudnnfe.GraphNotSupportedError, match="stats .* cannot be ragged"):
-        stats.set_ragged_offset(g.tensor(dim=[B + 1, 1, 1, 1], data_type=data_type.INT32))
+    tq = g.tensor(dim=[B, H, SQ, D], stride=[0, D, H * D, 1], data_type=data_type.FLOAT)
+    rq = g.tensor_like(q_off)
+    tq.set_ragged_offset(rq)
+    tk, tv, tsq, tskv = (g.tensor_like(a) for a in (k, v, seq_q, seq_kv))
+    o, stats = g.sdpa(tq, tk, tv, attn_scale=SCALE, use_padding_mask=True, seq_len_q=tsq,
+                      seq_len_kv=tskv, generate_stats=True)
+    o.set_output(True).set_stride([H * SQ * D, SQ * D, D, 1])
+    starts = np.array([0] + list(np.cumsum([n + 1 for n in LQ]) * H), np.int64)  # 1-row gaps
+    s_off = starts.reshape(B + 1, 1, 1, 1)
+    rs = g.tensor_like(s_off)
+    stats.set_output(True).set_stride([SQ * H, 1, H, 1]).set_ragged_offset(rs)
+    g.build()
+    s_flat = np.full(int(starts[-1]) + SQ * H, np.nan, np.float32)
+    s_view = np.lib.stride_tricks.as_strided(s_flat, (B, H, SQ, 1), [0, 4, H * 4, 4])
+    out = np.zeros((B, H, SQ, D), np.float32)
+    g.execute({tq: qview, rq: q_off, tk: k, tv: v, tsq: seq_q, tskv: seq_kv, o: out,
+               stats: s_view, rs: s_off}, None)
+    want = _stats_loops(q, k, LQ, LKV)
+    for n in range(B):
+        rows = s_flat[starts[n]:starts[n] + LQ[n] * H].reshape(LQ[n], H).T
+        np.testing.assert_allclose(rows, want[n, :, :LQ[n], 0], rtol=1e-5, atol=1e-6)
+        assert np.isnan(s_flat[starts[n] + LQ[n] * H:starts[n + 1]]).all()  # the gap row
 
 
 def test_backward_gradient_needs_its_inputs_offsets(data):
@@ -338,7 +360,8 @@ def _stats_loops(q, k, seq_q, seq_kv):
     return out
 
 
-def test_ragged_backward_as_test_mhas_builds_it(data):
+@pytest.mark.parametrize("ragged_stats", [False, True], ids=["padded-stats", "ragged-stats"])
+def test_ragged_backward_as_test_mhas_builds_it(data, ragged_stats):
     # Offsets on q, k, v, o and dO before the op, on dQ, dK, dV after it (their inputs'),
     # and cudnn-frontend's max_total_seq_len bounds, which cudnnfe checks and needs not.
     import numpy_ref as ref
@@ -358,10 +381,18 @@ def test_ragged_backward_as_test_mhas_builds_it(data):
     for name in ("q", "k", "v", "o"):
         t[name].set_ragged_offset(r[name])
     t["dO"].set_ragged_offset(r["o"])
-    tst, tsq, tskv = g.tensor_like(stats), g.tensor_like(seq_q), g.tensor_like(seq_kv)
+    if ragged_stats:  # sdpa/fp16.py's THD stats: [s*h, 1, h, 1], offsets set after the op
+        s_flat, s_view, s_off = _thd(stats, LQ)
+        tst = g.tensor(dim=[B, H, SQ, 1], stride=[0, 1, H, 1], data_type=data_type.FLOAT)
+    else:
+        tst = g.tensor_like(stats)
+    tsq, tskv = g.tensor_like(seq_q), g.tensor_like(seq_kv)
     dq, dk, dv = g.sdpa_backward(t["q"], t["k"], t["v"], t["o"], t["dO"], tst, attn_scale=SCALE,
                                  use_padding_mask=True, seq_len_q=tsq, seq_len_kv=tskv,
                                  max_total_seq_len_q=64, max_total_seq_len_kv=64)
+    if ragged_stats:
+        rs = g.tensor_like(s_off)
+        tst.set_ragged_offset(rs)
     grads = {}
     for grad, name in ((dq, "q"), (dk, "k"), (dv, "v")):
         flat, view, _ = _thd(np.zeros_like(data[("q", "k", "v").index(name)]),
@@ -372,7 +403,8 @@ def test_ragged_backward_as_test_mhas_builds_it(data):
     g.build()
     pack = {t[name]: packed[name][1] for name in packed}
     pack.update({r[name]: packed[name][2] for name in r})
-    pack.update({tst: stats, tsq: seq_q, tskv: seq_kv})
+    pack.update({tst: s_view, rs: s_off} if ragged_stats else {tst: stats})
+    pack.update({tsq: seq_q, tskv: seq_kv})
     pack.update({grad: view for grad, _, view in grads.values()})
     g.execute(pack, None)
     for n in range(B):

@@ -2669,6 +2669,31 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_get_capi_82bfd
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_stats = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_stats);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
@@ -3364,6 +3389,31 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd98
   arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
   
   result = (int64_t) ((arg1)->ragged_offset_o);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_stats = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_stats);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -34,6 +34,7 @@ type AttentionOptions struct {
 	RaggedOffsetK         int64
 	RaggedOffsetV         int64
 	RaggedOffsetO         int64
+	RaggedOffsetStats     int64
 }
 
 // ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
@@ -297,6 +298,7 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.BlockMask = int64(c.block_mask)
 	o.RaggedOffsetPageTableK = int64(c.ragged_offset_page_table_k)
 	o.RaggedOffsetPageTableV = int64(c.ragged_offset_page_table_v)
+	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -344,6 +346,7 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.block_mask = C.int64_t(o.BlockMask)
 	c.ragged_offset_page_table_k = C.int64_t(o.RaggedOffsetPageTableK)
 	c.ragged_offset_page_table_v = C.int64_t(o.RaggedOffsetPageTableV)
+	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
@@ -388,6 +391,7 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.RaggedOffsetK = int64(c.ragged_offset_k)
 	o.RaggedOffsetV = int64(c.ragged_offset_v)
 	o.RaggedOffsetO = int64(c.ragged_offset_o)
+	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -428,6 +432,7 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.ragged_offset_k = C.int64_t(o.RaggedOffsetK)
 	c.ragged_offset_v = C.int64_t(o.RaggedOffsetV)
 	c.ragged_offset_o = C.int64_t(o.RaggedOffsetO)
+	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1198,6 +1203,7 @@ var OptionFields = map[string]map[string]string{
 		"block_mask":                 "BlockMask",
 		"ragged_offset_page_table_k": "RaggedOffsetPageTableK",
 		"ragged_offset_page_table_v": "RaggedOffsetPageTableV",
+		"ragged_offset_stats":        "RaggedOffsetStats",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",
@@ -1225,6 +1231,7 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_k":          "RaggedOffsetK",
 		"ragged_offset_v":          "RaggedOffsetV",
 		"ragged_offset_o":          "RaggedOffsetO",
+		"ragged_offset_stats":      "RaggedOffsetStats",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",

@@ -1516,9 +1516,9 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " stride[3] (the batch stride is not used). Only the valid rows (s <"]
     #[doc = " seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or"]
     #[doc = " written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that"]
-    #[doc = " tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]. Each"]
-    #[doc = " tensor has its own offsets or none: o is written padded unless"]
-    #[doc = " ragged_offset_o is given, whatever q's layout. Offsets may also be"]
+    #[doc = " tensor is not ragged (the default). Each tensor has its own offsets or"]
+    #[doc = " none: o (and stats, ragged_offset_stats below) is written padded unless"]
+    #[doc = " its offsets are given, whatever q's layout. Offsets may also be"]
     #[doc = " given after the node is added (cudnnfe_graph_set_ragged_offset)."]
     pub ragged_offset_q: i64,
     pub ragged_offset_k: i64,
@@ -1558,12 +1558,17 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " 9.10.2 and newer. 0: the table is not packed (the default)."]
     pub ragged_offset_page_table_k: i64,
     pub ragged_offset_page_table_v: i64,
+    #[doc = " since 0.3: ragged offsets of stats (with generate_stats), as above:"]
+    #[doc = " stats (n, h, s, 0) is at offset[n] + h * stride[1] + s * stride[2], and"]
+    #[doc = " only rows s < seq_len_q[n] are written (cudnn-frontend's"]
+    #[doc = " set_ragged_offset on Stats). 0: stats are padded (the default)."]
+    pub ragged_offset_stats: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        248usize,
+        256usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2132,6 +2137,23 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_ragged_offset_page_table_v();
+    fn test_field_ragged_offset_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_stats) as usize - ptr as usize
+            },
+            248usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_stats)
+            )
+        );
+    }
+    test_field_ragged_offset_stats();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
@@ -2167,10 +2189,10 @@ extern "C" {
     #[doc = " layout), page_table_k and page_table_v. In every sdpa_backward node it"]
     #[doc = " sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:"]
     #[doc = " giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is"]
-    #[doc = " NOT_SUPPORTED. stats are never ragged (NOT_SUPPORTED); a tensor that no"]
-    #[doc = " attention node reads or writes at such a port is INVALID_ARGUMENT. The"]
-    #[doc = " offsets' dims and data type are checked when the graph is validated."]
-    #[doc = " since 0.3"]
+    #[doc = " NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their"]
+    #[doc = " own offsets too. A tensor that no attention node reads or writes at such"]
+    #[doc = " a port is INVALID_ARGUMENT. The offsets' dims and data type are checked"]
+    #[doc = " when the graph is validated. since 0.3"]
     pub fn cudnnfe_graph_set_ragged_offset(
         graph: *mut cudnnfe_graph_t,
         tensor: i64,
@@ -2221,12 +2243,15 @@ pub struct cudnnfe_sdpa_backward_options {
     pub ragged_offset_k: i64,
     pub ragged_offset_v: i64,
     pub ragged_offset_o: i64,
+    #[doc = " since 0.3: ragged offsets of the stats input, as the forward's"]
+    #[doc = " ragged_offset_stats. 0: stats are padded (the default)."]
+    pub ragged_offset_stats: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        184usize,
+        192usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2676,6 +2701,23 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_ragged_offset_o();
+    fn test_field_ragged_offset_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_stats) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_stats)
+            )
+        );
+    }
+    test_field_ragged_offset_stats();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {

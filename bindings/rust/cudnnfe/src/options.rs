@@ -502,6 +502,9 @@ pub struct SdpaOptions {
     pub ragged_offset_page_table_k: Option<Tensor>,
     /// As `ragged_offset_page_table_k`, for `page_table_v`. Since 0.3.
     pub ragged_offset_page_table_v: Option<Tensor>,
+    /// Ragged offsets of the stats output (with `generate_stats`; see
+    /// `ragged_offset_q`). Since 0.3.
+    pub ragged_offset_stats: Option<Tensor>,
 }
 
 impl SdpaOptions {
@@ -593,6 +596,8 @@ pub struct SdpaBackwardOptions {
     pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
+    /// Ragged offsets of the stats input (see `ragged_offset_q`). Since 0.3.
+    pub ragged_offset_stats: Option<Tensor>,
 }
 
 impl SdpaBackwardOptions {
