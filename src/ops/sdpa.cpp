@@ -379,8 +379,12 @@ void check_types_sdpa(Graph &graph, Node &node) {
   const char *kFloatOnly = "FLOAT";
   require_dtype(graph, node, s.attn_scale_tensor, "attn_scale_tensor", {CUDNNFE_DTYPE_FLOAT},
                 kFloatOnly);
-  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32}, "INT32");
-  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32}, "INT32");
+  // INT64 lengths too: cudnn-frontend passes torch's default integers through
+  // (sample 52's torch.randint lengths), and cuDNN's compares take them.
+  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
+  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
   require_dtype(graph, node, s.dropout_seed, "dropout_seed", {CUDNNFE_DTYPE_INT64}, "INT64");
   require_dtype(graph, node, s.dropout_offset, "dropout_offset", {CUDNNFE_DTYPE_INT64}, "INT64");
   require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);

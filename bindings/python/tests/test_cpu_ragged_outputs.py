@@ -427,3 +427,20 @@ def test_total_length_bounds_need_a_ragged_backward(data):
                         seq_len_kv=tskv, max_total_seq_len_q=64)
     g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True, seq_len_q=tsq,
                     seq_len_kv=tskv, max_total_seq_len_q=0, max_total_seq_len_kv=None)
+
+
+def test_int64_sequence_lengths_as_sample_52_passes_them(data):
+    # torch.randint / torch.full give INT64 lengths; cudnn-frontend passes them through.
+    q, k, v, seq_q, seq_kv = data
+    _, qview, q_off = _thd(q, LQ)
+    g, (tq, rq, tk, tv, tsq, tskv), o = _ragged_q_graph(seq_q.astype(np.int64),
+                                                        seq_kv.astype(np.int64), q_off)
+    assert tsq.get_data_type() == data_type.INT64
+    o.set_output(True).set_stride([H * SQ * D, SQ * D, D, 1])
+    g.build()
+    out = np.full((B, H, SQ, D), np.nan, np.float32)
+    g.execute({tq: qview, rq: q_off, tk: k, tv: v, tsq: seq_q.astype(np.int64),
+               tskv: seq_kv.astype(np.int64), o: out}, None)
+    want = _attention_loops(q, k, v, LQ, LKV)
+    for n in range(B):
+        np.testing.assert_allclose(out[n, :, :LQ[n]], want[n, :, :LQ[n]], rtol=1e-5, atol=1e-6)

@@ -1471,7 +1471,8 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " (default): use attn_scale, which must be 0 when this is set."]
     pub attn_scale_tensor: i64,
     #[doc = " 1: variable sequence lengths. seq_len_q and seq_len_kv are INT32 graph"]
-    #[doc = " inputs of dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid"]
+    #[doc = " inputs (INT64 too since 0.3: cudnn-frontend's sample 52 passes them) of"]
+    #[doc = " dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid"]
     #[doc = " query rows and seq_len_kv[n] (0..s_kv) valid key columns; row i sees"]
     #[doc = " column j only if i < seq_len_q[n] and j < seq_len_kv[n]. Padding rows"]
     #[doc = " (i >= seq_len_q[n]) of o and stats are unspecified on the GPU; the CPU"]
