@@ -389,6 +389,7 @@ inline int64_t offsets_input(Graph &g, const Case &c, const char *name, const Pa
 struct ForwardResult {
   std::vector<double> o, stats;
   int o_gaps = 0;
+  int stats_gaps = 0;  // gap elements of ragged stats that were written
 };
 
 inline ForwardResult forward(const Case &c, const Data &d, cudnnfe_dtype_t io, bool ragged,
@@ -444,10 +445,16 @@ struct BackwardResult {
   int gaps = 0;                    // written gap elements of ragged dQ, dK, dV
 };
 
-// The backward from O and stats (dense; packed here when ragged).
+// The stats' packed layout ([b, h_q, s_q, 1], THD strides [s*h, 1, h, 1]).
+inline Packed stats_layout(const Case &c) {
+  return packed_layout({c.b, c.h_q, c.s_q, 1}, c.seq_q, c.gap);
+}
+
+// The backward from O and stats (dense; packed here when ragged, the stats
+// too with `ragged_stats`).
 inline BackwardResult backward(const Case &c, const Data &d, const std::vector<double> &o_dense,
                                const std::vector<double> &stats, cudnnfe_dtype_t io, bool ragged,
-                               cudnnfe_target_t target) {
+                               cudnnfe_target_t target, bool ragged_stats = false) {
   Graph g(io);
   const RaggedLayouts L(c);
   cudnnfe_sdpa_backward_options_t opts;
@@ -477,7 +484,14 @@ inline BackwardResult backward(const Case &c, const Data &d, const std::vector<d
     o = g.input("o", io, o_dims(c), o_clean);
     d_o = g.input("dO", io, o_dims(c), d.d_o);
   }
-  const int64_t st = g.input("stats", CUDNNFE_DTYPE_FLOAT, {c.b, c.h_q, c.s_q, 1}, st_clean);
+  int64_t st = 0;
+  if (ragged && ragged_stats) {
+    const Packed ps = stats_layout(c);
+    st = g.input("stats", CUDNNFE_DTYPE_FLOAT, ps.dims, pack(ps, st_clean, c.seq_q), ps.strides);
+    opts.ragged_offset_stats = offsets_input(g, c, "ragged_stats", ps);
+  } else {
+    st = g.input("stats", CUDNNFE_DTYPE_FLOAT, {c.b, c.h_q, c.s_q, 1}, st_clean);
+  }
   int64_t dq = 0, dk = 0, dv = 0;
   ok(cudnnfe_graph_add_sdpa_backward(g.g, q, k, v, o, d_o, st, &opts, &dq, &dk, &dv),
      "add_sdpa_backward");
@@ -539,6 +553,131 @@ inline ForwardResult paged_forward(const Case &c, const Data &d, cudnnfe_dtype_t
   o.max_seq_len_kv = max_seq_len_kv;
   int64_t out = 0, stats = 0;
   ok(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), "add_sdpa (paged)");
+  g.output(out, io, std::vector<double>(static_cast<size_t>(count(o_dims(c))), kNaN));
+  g.output(stats, CUDNNFE_DTYPE_FLOAT,
+           std::vector<double>(static_cast<size_t>(c.b * c.h_q * c.s_q), kNaN));
+  run(g.g, target, g.ios);
+  ForwardResult r;
+  r.o = valid_rows(o_dims(c), g.values(out), c.seq_q);
+  r.stats = valid_rows({c.b, c.h_q, c.s_q, 1}, g.values(stats), c.seq_q);
+  return r;
+}
+
+// How O is laid out when q, k and v are ragged: padded [b, h_q, s_q, d_v]
+// (no offsets: cudnn-frontend's sample 52), or packed with offsets of its
+// own (wider gaps than q's), given after the op with
+// cudnnfe_graph_set_ragged_offset as cudnn-frontend's THD tests do.
+enum class OLayout { kPadded, kOwnOffsets };
+
+// With `ragged_stats`, the stats are packed too (stats_layout), their
+// offsets given after the op; `stats_gaps` counts written gap elements.
+inline ForwardResult mixed_forward(const Case &c, const Data &d, cudnnfe_dtype_t io, OLayout layout,
+                                   cudnnfe_target_t target, bool ragged_stats = false) {
+  Graph g(io);
+  const RaggedLayouts L(c);
+  const Packed own_o = packed_layout(o_dims(c), c.seq_q, c.gap + 5);
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  o.generate_stats = 1;
+  common_options(g, c, o);
+  const int64_t q = g.input("q", io, q_dims(c), pack(L.q, d.q, c.seq_q), L.q.strides);
+  const int64_t k = g.input("k", io, k_dims(c), pack(L.k, d.k, c.seq_kv), L.k.strides);
+  const int64_t v = g.input("v", io, v_dims(c), pack(L.v, d.v, c.seq_kv), L.v.strides);
+  o.ragged_offset_q = offsets_input(g, c, "ragged_q", L.q);
+  o.ragged_offset_k = offsets_input(g, c, "ragged_k", L.k);
+  o.ragged_offset_v = offsets_input(g, c, "ragged_v", L.v);
+  int64_t out = 0, stats = 0;
+  ok(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), "add_sdpa (mixed)");
+  if (layout == OLayout::kOwnOffsets) {
+    ok(cudnnfe_graph_set_ragged_offset(g.g, out, offsets_input(g, c, "ragged_o", own_o)),
+       "set_ragged_offset (O)");
+    g.strides(out, own_o.strides);
+    g.output(out, io, std::vector<double>(static_cast<size_t>(own_o.elements), kSentinel));
+  } else {
+    // Dense BHSD (O would otherwise take q's BSHD order).
+    g.strides(out, {c.h_q * c.s_q * c.d_v, c.s_q * c.d_v, c.d_v, 1});
+    g.output(out, io, std::vector<double>(static_cast<size_t>(count(o_dims(c))), kNaN));
+  }
+  const Packed ps = stats_layout(c);
+  if (ragged_stats) {
+    ok(cudnnfe_graph_set_ragged_offset(g.g, stats, offsets_input(g, c, "ragged_stats", ps)),
+       "set_ragged_offset (stats)");
+    g.strides(stats, ps.strides);
+    g.output(stats, CUDNNFE_DTYPE_FLOAT,
+             std::vector<double>(static_cast<size_t>(ps.elements), kSentinel));
+  } else {
+    g.output(stats, CUDNNFE_DTYPE_FLOAT,
+             std::vector<double>(static_cast<size_t>(c.b * c.h_q * c.s_q), kNaN));
+  }
+  run(g.g, target, g.ios);
+  ForwardResult r;
+  if (ragged_stats) {
+    r.stats = unpack(ps, g.values(stats), c.seq_q);
+    r.stats_gaps = touched_gaps(ps, g.values(stats), c.seq_q);
+  }
+  if (layout == OLayout::kOwnOffsets) {
+    r.o = unpack(own_o, g.values(out), c.seq_q);
+    r.o_gaps = touched_gaps(own_o, g.values(out), c.seq_q);
+  } else {
+    r.o = valid_rows(o_dims(c), g.values(out), c.seq_q);
+  }
+  if (!ragged_stats) r.stats = valid_rows({c.b, c.h_q, c.s_q, 1}, g.values(stats), c.seq_q);
+  return r;
+}
+
+// A packed page table (cudnn-frontend's sample 53): batch n keeps only its
+// ceil(seq_kv[n] / page_size) entries, one after another; the table keeps
+// its dims [b, 1, pages, 1] and its tail holds the page no table names.
+struct PackedTable {
+  std::vector<double> table, offsets;
+};
+
+inline PackedTable packed_table(const Paged &p, const std::vector<int32_t> &seq_kv,
+                                int64_t page_size) {
+  const int64_t b = p.table_dims[0], pages = p.table_dims[2];
+  PackedTable t;
+  t.table.assign(static_cast<size_t>(b * pages), static_cast<double>(p.container_dims[0] - 1));
+  int64_t at = 0;
+  for (int64_t n = 0; n < b; ++n) {
+    t.offsets.push_back(static_cast<double>(at));
+    const int64_t used = (seq_kv[static_cast<size_t>(n)] + page_size - 1) / page_size;
+    for (int64_t slot = 0; slot < used; ++slot)
+      t.table[static_cast<size_t>(at++)] = p.table[static_cast<size_t>(n * pages + slot)];
+  }
+  t.offsets.push_back(static_cast<double>(at));
+  return t;
+}
+
+// The forward with K and V in paged caches read through packed tables: K's
+// offsets given in the options, V's after the op (set_ragged_offset).
+inline ForwardResult packed_paged_forward(const Case &c, const Data &d, cudnnfe_dtype_t io,
+                                          cudnnfe_target_t target) {
+  Graph g(io);
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  o.generate_stats = 1;
+  common_options(g, c, o);
+  const Paged pk = paged_layout(c.b, c.h_kv, c.s_kv, c.d, c.page_size);
+  const Paged pv = paged_layout(c.b, c.h_kv, c.s_kv, c.d_v, c.page_size);
+  const PackedTable tk = packed_table(pk, c.seq_kv, c.page_size);
+  const PackedTable tv = packed_table(pv, c.seq_kv, c.page_size);
+  const cudnnfe_dtype_t offset_type = c.int64_offsets ? CUDNNFE_DTYPE_INT64 : CUDNNFE_DTYPE_INT32;
+  const int64_t q = g.input("q", io, q_dims(c), d.q);
+  const int64_t k =
+      g.input("k_cache", io, pk.container_dims, round_to(io, to_pages(pk, d.k, c.b, c.s_kv)));
+  const int64_t v =
+      g.input("v_cache", io, pv.container_dims, round_to(io, to_pages(pv, d.v, c.b, c.s_kv)));
+  o.page_table_k = g.input("page_table_k", CUDNNFE_DTYPE_INT32, pk.table_dims, tk.table);
+  o.page_table_v = g.input("page_table_v", CUDNNFE_DTYPE_INT32, pv.table_dims, tv.table);
+  o.ragged_offset_page_table_k =
+      g.input("table_offsets_k", offset_type, {c.b + 1, 1, 1, 1}, tk.offsets);
+  o.max_seq_len_kv = c.s_kv;
+  int64_t out = 0, stats = 0;
+  ok(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), "add_sdpa (packed tables)");
+  ok(cudnnfe_graph_set_ragged_offset(
+         g.g, o.page_table_v,
+         g.input("table_offsets_v", offset_type, {c.b + 1, 1, 1, 1}, tv.offsets)),
+     "set_ragged_offset (page_table_v)");
   g.output(out, io, std::vector<double>(static_cast<size_t>(count(o_dims(c))), kNaN));
   g.output(stats, CUDNNFE_DTYPE_FLOAT,
            std::vector<double>(static_cast<size_t>(c.b * c.h_q * c.s_q), kNaN));

@@ -1,9 +1,10 @@
 // Ragged (packed, THD) and paged K/V layouts of attention on the CPU
 // reference (docs/attention.md): the padded BHSD forward against a naive
 // attention written here, the ragged forward and backward against the
-// padded ones (same numbers, and no write outside the valid rows), the
-// paged forward against the contiguous one, graph JSON round trips, and
-// bad inputs.
+// padded ones (same numbers, and no write outside the valid rows), O padded
+// or with offsets of its own, the paged forward (plain and packed tables)
+// against the contiguous one, graph JSON round trips, and bad inputs
+// (cudnnfe_graph_set_ragged_offset included).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -160,6 +161,100 @@ TEST(paged_forward_matches_contiguous) {
   }
 }
 
+// O is padded unless it has offsets of its own (cudnn-frontend's sample 52
+// and THD tests), whatever q's layout; the offsets are given after the op.
+TEST(ragged_inputs_with_padded_or_own_o) {
+  for (const Case &c : ragged_cases()) {
+    std::printf("  %s\n", c.name);
+    const Data d = make_data(c, kF32);
+    try {
+      const ForwardResult padded_o = mixed_forward(c, d, kF32, OLayout::kPadded, kCpu);
+      const ForwardResult own_o = mixed_forward(c, d, kF32, OLayout::kOwnOffsets, kCpu);
+      expect("padded O vs naive", padded_o.o, naive_o(c, d), 1e-5);
+      expect("own-offsets O vs naive", own_o.o, naive_o(c, d), 1e-5);
+      CHECK_MSG(own_o.o_gaps == 0, "%d gap elements of O were written", own_o.o_gaps);
+    } catch (const Error &e) {
+      CHECK_MSG(false, "%s", e.what());
+    }
+  }
+}
+
+// Stats with offsets of their own (cudnn-frontend's THD stats), forward and
+// backward: the same numbers as padded stats, nothing written in the gaps.
+TEST(ragged_stats_forward_and_backward) {
+  for (const Case &c : ragged_cases()) {
+    std::printf("  %s\n", c.name);
+    const Data d = make_data(c, kF32);
+    try {
+      const ForwardResult padded = forward(c, d, kF32, false, kCpu);
+      const ForwardResult ragged = mixed_forward(c, d, kF32, OLayout::kOwnOffsets, kCpu, true);
+      expect("ragged stats vs padded", ragged.stats, padded.stats, 1e-6);
+      CHECK_MSG(ragged.stats_gaps == 0, "%d gap elements of stats were written", ragged.stats_gaps);
+      const BackwardResult want = backward(c, d, padded.o, padded.stats, kF32, true, kCpu);
+      const BackwardResult got = backward(c, d, padded.o, padded.stats, kF32, true, kCpu, true);
+      expect("dQ with ragged stats", got.dq, want.dq, 1e-6);
+      expect("dK with ragged stats", got.dk, want.dk, 1e-6);
+      expect("dV with ragged stats", got.dv, want.dv, 1e-6);
+    } catch (const Error &e) {
+      CHECK_MSG(false, "%s", e.what());
+    }
+  }
+}
+
+// The CPU reference writes 0 to a padded O's rows past seq_len_q (the GPU
+// leaves them unspecified; docs/attention.md).
+TEST(padded_o_of_ragged_q_zeroes_rows_past_seq_len_q) {
+  Case c;
+  Graph g(kF32);
+  const RaggedLayouts L(c);
+  const Data d = make_data(c, kF32);
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  common_options(g, c, o);
+  const int64_t q = g.input("q", kF32, q_dims(c), pack(L.q, d.q, c.seq_q), L.q.strides);
+  const int64_t k = g.input("k", kF32, k_dims(c), d.k);
+  const int64_t v = g.input("v", kF32, v_dims(c), d.v);
+  o.ragged_offset_q = offsets_input(g, c, "ragged_q", L.q);
+  int64_t out = 0, stats = 0;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats));
+  g.strides(out, {c.h_q * c.s_q * c.d_v, c.s_q * c.d_v, c.d_v, 1});  // dense BHSD
+  g.output(out, kF32, std::vector<double>(static_cast<size_t>(count(o_dims(c))), kNaN));
+  try {
+    run(g.g, kCpu, g.ios);
+  } catch (const Error &e) {
+    CHECK_MSG(false, "%s", e.what());
+    return;
+  }
+  const std::vector<double> &got = g.values(out);
+  int nonzero = 0;
+  for (int64_t n = 0; n < c.b; ++n)
+    for (int64_t h = 0; h < c.h_q; ++h)
+      for (int64_t i = c.seq_q[static_cast<size_t>(n)]; i < c.s_q; ++i)
+        for (int64_t e = 0; e < c.d_v; ++e)
+          if (got[static_cast<size_t>(((n * c.h_q + h) * c.s_q + i) * c.d_v + e)] != 0.0) ++nonzero;
+  CHECK_MSG(nonzero == 0, "%d padding elements of O are not 0", nonzero);
+}
+
+// Sample 53's packed page tables: each batch's entries start at its offset.
+TEST(packed_page_tables_match_naive) {
+  for (bool int64_offsets : {false, true}) {
+    Case c;
+    c.causal = true;
+    c.seq_kv = {5, 6, 3};
+    c.int64_offsets = int64_offsets;
+    std::printf("  %s offsets\n", int64_offsets ? "INT64" : "INT32");
+    const Data d = make_data(c, kF32);
+    try {
+      const ForwardResult packed = packed_paged_forward(c, d, kF32, kCpu);
+      expect("packed-table O vs naive", packed.o, naive_o(c, d), 1e-5);
+      const ForwardResult contiguous = forward(c, d, kF32, false, kCpu);
+      expect("packed-table stats vs contiguous", packed.stats, contiguous.stats, 1e-6);
+    } catch (const Error &e) {
+      CHECK_MSG(false, "%s", e.what());
+    }
+  }
+}
+
 // ---- graph JSON ----
 
 std::string serialize(cudnnfe_graph_t *g) {
@@ -214,6 +309,37 @@ TEST(json_round_trip_keeps_offsets_and_page_tables) {
   REQUIRE_OK(cudnnfe_graph_create(&loaded));
   CHECK_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));
   CHECK(serialize(loaded) == first);
+  cudnnfe_graph_destroy(loaded);
+}
+
+// O's own offsets given after the op, and packed page tables, survive JSON.
+TEST(json_round_trip_keeps_own_o_offsets_and_packed_tables) {
+  Case c;
+  Graph g(kF32);
+  const RaggedLayouts L(c);
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  common_options(g, c, o);
+  const Paged pk = paged_layout(c.b, c.h_kv, c.s_kv, c.d, 2);
+  const int64_t q = g.input("q", kF32, q_dims(c), {}, L.q.strides);
+  const int64_t k = g.input("k_cache", kF32, pk.container_dims, {});
+  const int64_t v = g.input("v", kF32, v_dims(c), {});
+  o.ragged_offset_q = offsets_input(g, c, "ragged_q", L.q);
+  o.page_table_k = g.input("page_table_k", CUDNNFE_DTYPE_INT32, pk.table_dims, {});
+  o.ragged_offset_page_table_k =
+      g.input("table_offsets", CUDNNFE_DTYPE_INT64, {c.b + 1, 1, 1, 1}, {});
+  int64_t out = 0, stats = 0;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats));
+  REQUIRE_OK(cudnnfe_graph_set_ragged_offset(g.g, out, offsets_input(g, c, "own_o", L.o)));
+  CHECK_OK(cudnnfe_tensor_set_output(g.g, out, 1));
+  const std::string first = serialize(g.g);
+  for (const char *part : {"\"ragged_offset_o\": ", "\"ragged_offset_page_table_k\": "})
+    CHECK_MSG(first.find(part) != std::string::npos, "JSON lacks %s", part);
+  cudnnfe_graph_t *loaded = nullptr;
+  REQUIRE_OK(cudnnfe_graph_create(&loaded));
+  CHECK_OK(cudnnfe_graph_deserialize(loaded, first.data(), first.size()));
+  CHECK(serialize(loaded) == first);
+  CHECK_OK(cudnnfe_graph_validate(loaded));
   cudnnfe_graph_destroy(loaded);
 }
 
@@ -381,6 +507,88 @@ TEST(bad_paged_options) {
   }
 }
 
+// cudnnfe_graph_set_ragged_offset: what it takes and what it refuses.
+TEST(bad_set_ragged_offset) {
+  Case c;
+  Graph g(kF32);
+  cudnnfe_sdpa_options_t o;
+  cudnnfe_sdpa_options_init(&o);
+  common_options(g, c, o);
+  o.generate_stats = 1;
+  const int64_t q = g.input("q", kF32, q_dims(c), {});
+  const int64_t k = g.input("k", kF32, k_dims(c), {});
+  const int64_t v = g.input("v", kF32, v_dims(c), {});
+  const int64_t ro = g.input("ro", CUDNNFE_DTYPE_INT32, {c.b + 1, 1, 1, 1}, {});
+  int64_t out = 0, stats = 0;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats));
+  int64_t y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g.g, CUDNNFE_POINTWISE_ABS, out, 0, 0, nullptr, &y));
+  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, y, ro), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "no operand of an attention node");
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, stats, ro));  // stats take their own
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, stats, 0));
+  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, out, y), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "virtual output", "graph input");
+  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, out, 987654), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "987654");
+  // Wrong dims and type are the node's rules, checked at validation.
+  const int64_t short_offsets = g.input("short", CUDNNFE_DTYPE_INT32, {c.b, 1, 1, 1}, {});
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, out, short_offsets));
+  CHECK_OK(cudnnfe_tensor_set_output(g.g, out, 1));
+  CHECK_OK(cudnnfe_tensor_set_output(g.g, y, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "ragged_offset_o", "\"short\"", "[b+1,1,1,1]");
+  const int64_t float_offsets = g.input("f", kF32, {c.b + 1, 1, 1, 1}, {});
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, out, float_offsets));
+  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "ragged_offset_o", "INT32 or INT64");
+  // Offsets 0 make O padded again; the replaced tensors are then read by nobody.
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, out, 0));
+  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "input that no operation reads");
+}
+
+TEST(bad_set_ragged_offset_backward_and_tables) {
+  Case c;
+  Graph g(kF32);
+  cudnnfe_sdpa_backward_options_t opts;
+  cudnnfe_sdpa_backward_options_init(&opts);
+  common_options(g, c, opts);
+  const RaggedLayouts L(c);
+  const int64_t q = g.input("q", kF32, q_dims(c), {}, L.q.strides);
+  const int64_t k = g.input("k", kF32, k_dims(c), {});
+  const int64_t v = g.input("v", kF32, v_dims(c), {});
+  const int64_t o = g.input("o", kF32, o_dims(c), {});
+  const int64_t d_o = g.input("dO", kF32, o_dims(c), {});
+  const int64_t st = g.input("st", kF32, {c.b, c.h_q, c.s_q, 1}, {});
+  opts.ragged_offset_q = offsets_input(g, c, "rq", L.q);
+  int64_t dq, dk, dv;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward(g.g, q, k, v, o, d_o, st, &opts, &dq, &dk, &dv));
+  const int64_t other = offsets_input(g, c, "other", L.q);
+  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, dq, other), CUDNNFE_STATUS_NOT_SUPPORTED, "dQ",
+              "layout of q", "ragged_offset_q");
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, dq, opts.ragged_offset_q));  // q's: accepted
+  CHECK_FAILS(cudnnfe_graph_set_ragged_offset(g.g, d_o, other), CUDNNFE_STATUS_NOT_SUPPORTED, "dO",
+              "layout of o");
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, o, other));  // o and dO together
+  CHECK_OK(cudnnfe_graph_set_ragged_offset(g.g, d_o, other));
+
+  // A page table's offsets need the table.
+  Graph f(kF32);
+  cudnnfe_sdpa_options_t so;
+  cudnnfe_sdpa_options_init(&so);
+  common_options(f, c, so);
+  const int64_t fq = f.input("q", kF32, q_dims(c), {});
+  const int64_t fk = f.input("k", kF32, k_dims(c), {});
+  const int64_t fv = f.input("v", kF32, v_dims(c), {});
+  so.ragged_offset_page_table_v = f.input("tv", CUDNNFE_DTYPE_INT32, {c.b + 1, 1, 1, 1}, {});
+  int64_t out, stats;
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, fq, fk, fv, &so, &out, &stats), GRAPH,
+              "ragged_offset_page_table_v", "page_table_v", "is not");
+  // Stats' offsets need the stats.
+  so.ragged_offset_page_table_v = 0;
+  so.ragged_offset_stats = f.input("rs", CUDNNFE_DTYPE_INT32, {c.b + 1, 1, 1, 1}, {});
+  CHECK_FAILS(cudnnfe_graph_add_sdpa(f.g, fq, fk, fv, &so, &out, &stats), GRAPH,
+              "ragged_offset_stats", "generate_stats is 0");
+}
+
 // Offsets and page numbers are data: checked when the CPU reference runs.
 TEST(bad_offsets_and_pages_at_execute) {
   Case c;
@@ -445,6 +653,7 @@ TEST(older_struct_size_leaves_layouts_off) {
   cudnnfe_sdpa_options_init(&full);
   CHECK(full.ragged_offset_q == 0 && full.ragged_offset_o == 0 && full.page_table_k == 0 &&
         full.page_table_v == 0 && full.max_seq_len_kv == 0);
+  CHECK(full.ragged_offset_page_table_k == 0 && full.ragged_offset_page_table_v == 0);
   cudnnfe_sdpa_backward_options_t b;
   cudnnfe_sdpa_backward_options_init(&b);
   CHECK(b.ragged_offset_q == 0 && b.ragged_offset_k == 0 && b.ragged_offset_v == 0 &&

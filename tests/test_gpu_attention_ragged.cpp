@@ -164,4 +164,101 @@ TEST(gpu_paged_forward) {
   }
 }
 
+// Ragged q, k, v with O padded (sample 52) or packed at offsets of its own
+// given after the op (test_sdpa_thd, test_sdpa_chunked_prefill).
+TEST(gpu_ragged_inputs_with_padded_or_own_o) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  std::printf("  %s\n", version_line().c_str());
+  for (const Case &c : ragged_cases()) {
+    for (cudnnfe_dtype_t io : kIo) {
+      for (OLayout layout : {OLayout::kPadded, OLayout::kOwnOffsets}) {
+        std::printf("  %s, %s, O %s\n", c.name, gpu_test::short_name(io),
+                    layout == OLayout::kPadded ? "padded" : "with its own offsets");
+        const Data d = make_data(c, io);
+        try {
+          const ForwardResult want = mixed_forward(c, d, io, layout, CUDNNFE_TARGET_CPU_REFERENCE);
+          const ForwardResult got = mixed_forward(c, d, io, layout, kGpu);
+          report("O", got.o, want.o, 2e-2);
+          report("stats", got.stats, want.stats, 2e-2);
+          CHECK_MSG(got.o_gaps == 0, "%d gap elements of O were written", got.o_gaps);
+        } catch (const Error &e) {
+          std::printf("    REFUSED or failed: %s\n", e.what());
+          CHECK_MSG(false, "%s", e.what());
+        }
+      }
+    }
+  }
+}
+
+// Stats with offsets of their own (cudnn-frontend's THD training tests):
+// the forward writes them packed, the backward reads them packed.
+TEST(gpu_ragged_stats) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  std::printf("  %s\n", version_line().c_str());
+  for (const Case &c : ragged_cases()) {
+    for (cudnnfe_dtype_t io : kIo) {
+      std::printf("  %s, %s\n", c.name, gpu_test::short_name(io));
+      const Data d = make_data(c, io);
+      try {
+        const ForwardResult want =
+            mixed_forward(c, d, io, OLayout::kOwnOffsets, CUDNNFE_TARGET_CPU_REFERENCE, true);
+        const ForwardResult got = mixed_forward(c, d, io, OLayout::kOwnOffsets, kGpu, true);
+        report("O", got.o, want.o, 2e-2);
+        report("stats", got.stats, want.stats, 2e-2);
+        CHECK_MSG(got.stats_gaps == 0, "%d gap elements of stats were written", got.stats_gaps);
+        const ForwardResult f = forward(c, d, io, false, CUDNNFE_TARGET_CPU_REFERENCE);
+        const BackwardResult bwant =
+            backward(c, d, f.o, f.stats, io, true, CUDNNFE_TARGET_CPU_REFERENCE, true);
+        const BackwardResult bgot = backward(c, d, f.o, f.stats, io, true, kGpu, true);
+        const double grad_tol = io == CUDNNFE_DTYPE_BFLOAT16 ? 7e-2 : 2e-2;
+        report("dQ", bgot.dq, bwant.dq, 2e-2);
+        report("dK", bgot.dk, bwant.dk, grad_tol);
+        report("dV", bgot.dv, bwant.dv, grad_tol);
+      } catch (const Error &e) {
+        std::printf("    REFUSED or failed: %s\n", e.what());
+        CHECK_MSG(false, "%s", e.what());
+      }
+    }
+  }
+}
+
+// Packed page tables (sample 53; cuDNN 9.10.2 and newer), decode and prefill.
+TEST(gpu_packed_page_tables) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  std::printf("  %s\n", version_line().c_str());
+  struct Variant {
+    const char *name;
+    int64_t s_q, page_size;
+    std::vector<int32_t> seq_q, seq_kv;
+  };
+  const Variant variants[] = {
+      {"packed tables, decode s_q=1 page_size=16", 1, 16, {1, 1, 1}, {100, 17, 128}},
+      {"packed tables, s_q=64 page_size=32", 64, 32, {64, 40, 9}, {128, 65, 30}}};
+  for (const Variant &var : variants) {
+    for (cudnnfe_dtype_t io : kIo) {
+      std::printf("  %s, %s\n", var.name, gpu_test::short_name(io));
+      Case c;
+      c.b = 3;
+      c.h_q = c.h_kv = 2;
+      c.s_q = var.s_q;
+      c.s_kv = 128;
+      c.d = c.d_v = 64;
+      c.scale = 0.125;
+      c.page_size = var.page_size;
+      c.seq_q = var.seq_q;
+      c.seq_kv = var.seq_kv;
+      const Data d = make_data(c, io);
+      try {
+        const ForwardResult want = packed_paged_forward(c, d, io, CUDNNFE_TARGET_CPU_REFERENCE);
+        const ForwardResult got = packed_paged_forward(c, d, io, kGpu);
+        report("O", got.o, want.o, 2e-2);
+        report("stats", got.stats, want.stats, 2e-2);
+      } catch (const Error &e) {
+        std::printf("    REFUSED or failed: %s\n", e.what());
+        CHECK_MSG(false, "%s", e.what());
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -348,6 +348,9 @@ type AttentionOptions struct {
 	// valid rows are read or written. 0: that tensor is not ragged.
 	RaggedOffsetQ, RaggedOffsetK Tensor
 	RaggedOffsetV, RaggedOffsetO Tensor
+	// RaggedOffsetStats: the same for the stats (the forward's output with
+	// GenerateStats, the backward's input). 0: padded. Since 0.3.
+	RaggedOffsetStats Tensor
 }
 
 func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
@@ -358,7 +361,8 @@ func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
 		DropoutSeed: Tensor(c.DropoutSeed), DropoutOffset: Tensor(c.DropoutOffset),
 		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale),
 		RaggedOffsetQ: Tensor(c.RaggedOffsetQ), RaggedOffsetK: Tensor(c.RaggedOffsetK),
-		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO)}
+		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO),
+		RaggedOffsetStats: Tensor(c.RaggedOffsetStats)}
 }
 
 // toC overlays the non-zero fields on c (filled with the C defaults).
@@ -393,6 +397,7 @@ func (a *AttentionOptions) toC(c *capi.AttentionOptions) {
 	setTensor(&c.RaggedOffsetK, a.RaggedOffsetK)
 	setTensor(&c.RaggedOffsetV, a.RaggedOffsetV)
 	setTensor(&c.RaggedOffsetO, a.RaggedOffsetO)
+	setTensor(&c.RaggedOffsetStats, a.RaggedOffsetStats)
 }
 
 // SDPAOptions configures SDPA.
@@ -429,6 +434,11 @@ type SDPAOptions struct {
 	// BlockMask: a UINT8 bit-packed mask of 128x128 score tiles, [b, h_q,
 	// ceil(s_q/128), ceil(ceil(s_kv/128)/8)] (unified only). Since 0.3.
 	BlockMask Tensor
+	// RaggedOffsetPageTableK and RaggedOffsetPageTableV make a page table
+	// packed: INT32 or INT64 [b+1, 1, 1, 1] offsets, batch n's entries
+	// starting at element offset[n] of the table (cuDNN 9.10.2 and newer).
+	// Since 0.3.
+	RaggedOffsetPageTableK, RaggedOffsetPageTableV Tensor
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -436,19 +446,21 @@ func DefaultSDPAOptions() SDPAOptions {
 	var c capi.SDPAOptions
 	capi.SDPAOptionsInit(&c)
 	return SDPAOptions{
-		AttnScale:             c.AttnScale,
-		GenerateStats:         c.GenerateStats != 0,
-		CausalMask:            c.CausalMask != 0,
-		CausalMaskBottomRight: c.CausalMaskBottomRight != 0,
-		Bias:                  Tensor(c.Bias),
-		ComputeDType:          DType(c.ComputeDtype),
-		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
-		PageTableK:            Tensor(c.PageTableK),
-		PageTableV:            Tensor(c.PageTableV),
-		MaxSeqLenKV:           c.MaxSeqLenKV,
-		Implementation:        AttentionImplementation(c.Implementation),
-		SinkToken:             Tensor(c.SinkToken),
-		BlockMask:             Tensor(c.BlockMask),
+		AttnScale:              c.AttnScale,
+		GenerateStats:          c.GenerateStats != 0,
+		CausalMask:             c.CausalMask != 0,
+		CausalMaskBottomRight:  c.CausalMaskBottomRight != 0,
+		Bias:                   Tensor(c.Bias),
+		ComputeDType:           DType(c.ComputeDtype),
+		AttentionOptions:       defaultAttentionOptions(&c.AttentionOptions),
+		PageTableK:             Tensor(c.PageTableK),
+		PageTableV:             Tensor(c.PageTableV),
+		MaxSeqLenKV:            c.MaxSeqLenKV,
+		Implementation:         AttentionImplementation(c.Implementation),
+		SinkToken:              Tensor(c.SinkToken),
+		BlockMask:              Tensor(c.BlockMask),
+		RaggedOffsetPageTableK: Tensor(c.RaggedOffsetPageTableK),
+		RaggedOffsetPageTableV: Tensor(c.RaggedOffsetPageTableV),
 	}
 }
 
@@ -507,6 +519,12 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		}
 		if opts.BlockMask != 0 {
 			c.BlockMask = int64(opts.BlockMask)
+		}
+		if opts.RaggedOffsetPageTableK != 0 {
+			c.RaggedOffsetPageTableK = int64(opts.RaggedOffsetPageTableK)
+		}
+		if opts.RaggedOffsetPageTableV != 0 {
+			c.RaggedOffsetPageTableV = int64(opts.RaggedOffsetPageTableV)
 		}
 		wantStats = c.GenerateStats != 0
 	}

@@ -625,7 +625,8 @@ typedef struct cudnnfe_sdpa_options {
    * (default): use attn_scale, which must be 0 when this is set. */
   int64_t attn_scale_tensor;
   /* 1: variable sequence lengths. seq_len_q and seq_len_kv are INT32 graph
-   * inputs of dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid
+   * inputs (INT64 too since 0.3: cudnn-frontend's sample 52 passes them) of
+   * dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid
    * query rows and seq_len_kv[n] (0..s_kv) valid key columns; row i sees
    * column j only if i < seq_len_q[n] and j < seq_len_kv[n]. Padding rows
    * (i >= seq_len_q[n]) of o and stats are unspecified on the GPU; the CPU
@@ -677,7 +678,10 @@ typedef struct cudnnfe_sdpa_options {
    * stride[3] (the batch stride is not used). Only the valid rows (s <
    * seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or
    * written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that
-   * tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]. */
+   * tensor is not ragged (the default). Each tensor has its own offsets or
+   * none: o (and stats, ragged_offset_stats below) is written padded unless
+   * its offsets are given, whatever q's layout. Offsets may also be
+   * given after the node is added (cudnnfe_graph_set_ragged_offset). */
   int64_t ragged_offset_q;
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
@@ -706,6 +710,20 @@ typedef struct cudnnfe_sdpa_options {
    * tile (r, t) of the scores is kept; scores of a cleared tile are -inf.
    * UNIFIED only (cuDNN 9.14 and newer). 0: none. */
   int64_t block_mask;
+  /* since 0.3: a packed ("ragged") page table: ragged offsets, as above
+   * (INT32 or INT64 [b+1, 1, 1, 1]), of page_table_k (page_table_v):
+   * batch n's entries start at element offset[n] of the table, so page p
+   * of batch n is at offset[n] + p * stride[2] (the batch stride is not
+   * used) and a batch may have fewer entries than the table's dims[2]
+   * (only pages below ceil(seq_len_kv[n] / page_size) are read). cuDNN
+   * 9.10.2 and newer. 0: the table is not packed (the default). */
+  int64_t ragged_offset_page_table_k;
+  int64_t ragged_offset_page_table_v;
+  /* since 0.3: ragged offsets of stats (with generate_stats), as above:
+   * stats (n, h, s, 0) is at offset[n] + h * stride[1] + s * stride[2], and
+   * only rows s < seq_len_q[n] are written (cudnn-frontend's
+   * set_ragged_offset on Stats). 0: stats are padded (the default). */
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \
@@ -720,6 +738,22 @@ void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t str
 cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
                                         const cudnnfe_sdpa_options_t *options, int64_t *o,
                                         int64_t *stats);
+
+/* Gives `tensor` the ragged (packed) offsets `offset` (as the ragged_offset_*
+ * options, docs/attention.md) after the attention nodes that read or write it
+ * were added, as cudnn-frontend's set_ragged_offset does on an op's output;
+ * `offset` 0 makes it padded. It replaces, in every sdpa node using
+ * `tensor`, the offsets of that operand: q, k, v, o (the output; it is
+ * otherwise written padded [b, h_q, s_q, d_v] at its strides, whatever q's
+ * layout), page_table_k and page_table_v. In every sdpa_backward node it
+ * sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:
+ * giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is
+ * NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their
+ * own offsets too. A tensor that no attention node reads or writes at such
+ * a port is INVALID_ARGUMENT. The offsets' dims and data type are checked
+ * when the graph is validated. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *graph, int64_t tensor,
+                                                 int64_t offset);
 
 typedef struct cudnnfe_sdpa_backward_options {
   size_t struct_size;
@@ -761,6 +795,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
   int64_t ragged_offset_o;
+  /* since 0.3: ragged offsets of the stats input, as the forward's
+   * ragged_offset_stats. 0: stats are padded (the default). */
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

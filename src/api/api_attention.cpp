@@ -1,6 +1,10 @@
 // The attention ops of the C API: scaled dot-product attention forward and
-// backward (with dBias through the _ex variant). Input port order: node.cpp.
+// backward (with dBias through the _ex variant), and ragged offsets given to
+// their operands after they were added. Input port order: graph/op_schema.cpp.
+#include <algorithm>
+
 #include "api/guard.h"
+#include "ops/attention.h"
 
 using namespace cudnnfe;
 
@@ -54,13 +58,30 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.options = attention_options(o);
     a.options.max_seq_len_kv = o.max_seq_len_kv;
     a.implementation = o.implementation;
-    const Node &node =
-        graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
-                       {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv,
-                        o.dropout_seed, o.dropout_offset, o.dropout_mask, o.dropout_scale,
-                        o.ragged_offset_q, o.ragged_offset_k, o.ragged_offset_v, o.ragged_offset_o,
-                        o.page_table_k, o.page_table_v, o.sink_token, o.block_mask},
-                       a, o.compute_dtype);
+    const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
+                                      {q,
+                                       k,
+                                       v,
+                                       o.bias,
+                                       o.attn_scale_tensor,
+                                       o.seq_len_q,
+                                       o.seq_len_kv,
+                                       o.dropout_seed,
+                                       o.dropout_offset,
+                                       o.dropout_mask,
+                                       o.dropout_scale,
+                                       o.ragged_offset_q,
+                                       o.ragged_offset_k,
+                                       o.ragged_offset_v,
+                                       o.ragged_offset_o,
+                                       o.page_table_k,
+                                       o.page_table_v,
+                                       o.sink_token,
+                                       o.block_mask,
+                                       o.ragged_offset_page_table_k,
+                                       o.ragged_offset_page_table_v,
+                                       o.ragged_offset_stats},
+                                      a, o.compute_dtype);
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
   });
@@ -85,13 +106,28 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
-    const Node &node =
-        graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
-                       {q, k, v, o, d_o, stats, opts.bias, opts.attn_scale_tensor, opts.seq_len_q,
-                        opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
-                        opts.dropout_scale, opts.dropout_scale_inv, opts.ragged_offset_q,
-                        opts.ragged_offset_k, opts.ragged_offset_v, opts.ragged_offset_o},
-                       a, opts.compute_dtype);
+    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
+                                      {q,
+                                       k,
+                                       v,
+                                       o,
+                                       d_o,
+                                       stats,
+                                       opts.bias,
+                                       opts.attn_scale_tensor,
+                                       opts.seq_len_q,
+                                       opts.seq_len_kv,
+                                       opts.dropout_seed,
+                                       opts.dropout_offset,
+                                       opts.dropout_mask,
+                                       opts.dropout_scale,
+                                       opts.dropout_scale_inv,
+                                       opts.ragged_offset_q,
+                                       opts.ragged_offset_k,
+                                       opts.ragged_offset_v,
+                                       opts.ragged_offset_o,
+                                       opts.ragged_offset_stats},
+                                      a, opts.compute_dtype);
     *dq = node.outputs[0];
     *dk = node.outputs[1];
     *dv = node.outputs[2];
@@ -105,4 +141,86 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward(cudnnfe_graph_t *g, int64_t q, 
                                                  int64_t *dq, int64_t *dk, int64_t *dv) {
   return cudnnfe_graph_add_sdpa_backward_ex(g, q, k, v, o, d_o, stats, options, dq, dk, dv,
                                             nullptr);
+}
+
+namespace {
+
+// Where tensor `t`'s ragged offsets live in an attention node: (node index,
+// input port of the offsets). An output that shares its input's offsets
+// (the backward's gradients) must be given those very offsets.
+struct RaggedSlot {
+  size_t node, port;
+};
+
+// The slot of output `port` of node `index`, or none (the node writes `t`
+// with offsets that `offset` already matches).
+std::vector<RaggedSlot> output_slot(const Graph &graph, size_t index, size_t port, const Tensor &t,
+                                    int64_t offset) {
+  const Node &node = graph.nodes()[index];
+  const AttentionPorts &p = attention_ports(node.kind);
+  if (node.kind == OpKind::kSdpa) return {{index, port == 0 ? p.ragged_o : p.ragged_stats}};
+  if (node.kind != OpKind::kSdpaBackward || port > 2) return {};
+  static const char *const kGradients[] = {"dQ", "dK", "dV"};
+  static const char *const kInputs[] = {"q", "k", "v"};
+  const size_t ragged = port == 0 ? p.ragged_q : port == 1 ? p.ragged_k : p.ragged_v;
+  if (node.inputs[ragged] != offset)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", kGradients[port], " \"", t.name,
+         "\" has the layout of ", kInputs[port], " (ragged_offset_", kInputs[port],
+         " describes both); other offsets for ", kGradients[port], " are not offered");
+  return {{index, ragged}};
+}
+
+// The slots of the attention nodes that read `t` at a ragged-capable port.
+std::vector<RaggedSlot> input_slots(const Graph &graph, const Tensor &t, int64_t offset) {
+  std::vector<RaggedSlot> slots;
+  for (size_t index : graph.readers_of(t.uid)) {
+    const Node &node = graph.nodes()[index];
+    if (node.kind != OpKind::kSdpa && node.kind != OpKind::kSdpaBackward) continue;
+    const AttentionPorts &p = attention_ports(node.kind);
+    const std::pair<size_t, size_t> ports[] = {{0, p.ragged_q},
+                                               {1, p.ragged_k},
+                                               {2, p.ragged_v},
+                                               {p.page_table_k, p.ragged_page_table_k},
+                                               {p.page_table_v, p.ragged_page_table_v}};
+    for (auto [port, ragged] : ports)
+      if (port != AttentionPorts::kNone && node.inputs[port] == t.uid)
+        slots.push_back({index, ragged});
+    if (node.kind != OpKind::kSdpaBackward) continue;
+    if (node.inputs[5] == t.uid) slots.push_back({index, p.ragged_stats});
+    if (node.inputs[3] == t.uid) slots.push_back({index, p.ragged_o});
+    if (node.inputs[4] != t.uid || node.inputs[3] == t.uid) continue;
+    if (node.inputs[p.ragged_o] != offset)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": dO \"", t.name,
+           "\" has the layout of o (ragged_offset_o describes both); give o its offsets first, "
+           "then dO the same ones");
+    slots.push_back({index, p.ragged_o});  // dO agrees with o: nothing changes
+  }
+  return slots;
+}
+
+}  // namespace
+
+cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *g, int64_t tensor,
+                                                 int64_t offset) {
+  return guard_graph(g, [&](Graph &graph) {
+    graph.require_mutable();
+    const Tensor &t = graph.tensor(tensor);
+    if (offset != 0 && graph.tensor(offset).is_virtual)
+      fail_argument("tensor \"", t.name, "\": ragged offsets \"", graph.tensor(offset).name,
+                    "\" are an op's virtual output; they must be a graph input");
+    std::vector<RaggedSlot> slots = input_slots(graph, t, offset);
+    if (t.producer >= 0) {
+      const Node &node = graph.nodes()[static_cast<size_t>(t.producer)];
+      const size_t port = static_cast<size_t>(
+          std::find(node.outputs.begin(), node.outputs.end(), t.uid) - node.outputs.begin());
+      for (RaggedSlot s : output_slot(graph, static_cast<size_t>(t.producer), port, t, offset))
+        slots.push_back(s);
+    }
+    if (slots.empty())
+      fail_argument("tensor \"", t.name,
+                    "\" is no operand of an attention node that takes ragged offsets (sdpa's q, "
+                    "k, v, O, stats, page_table_k, page_table_v; sdpa_backward's q, k, v, o, dO, "
+                    "stats, dQ, dK, dV); ragged (packed) layouts are offered for these only");
+    for (RaggedSlot s : slots) graph.set_node_input(s.node, s.port, offset);
+  });
 }

@@ -61,9 +61,15 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   ragged(node.inputs[2], spec_.ragged_v);
   if (node.kind == OpKind::kSdpa) {
     ragged(node.outputs[0], spec_.ragged_o);
+    ragged(node.outputs[1], spec_.ragged_stats);
+    // Packed page tables (cuDNN 9.10.2 and newer): the table's descriptor
+    // carries its offsets, as cudnn-frontend's does.
+    ragged(spec_.page_table_k, spec_.ragged_page_table_k);
+    ragged(spec_.page_table_v, spec_.ragged_page_table_v);
   } else {
     ragged(node.inputs[3], spec_.ragged_o);
     ragged(node.inputs[4], spec_.ragged_o);
+    ragged(node.inputs[5], spec_.ragged_stats);
     ragged(node.outputs[0], spec_.ragged_q);
     ragged(node.outputs[1], spec_.ragged_k);
     ragged(node.outputs[2], spec_.ragged_v);
@@ -293,6 +299,8 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
     refuse(cat("before cuDNN 9.6, a ragged (packed) layout needs h_q = h_kv (h_q = ", h_q,
                ", h_kv = ", h_kv, ")"));
   if (s.paged() && version < 90500) refuse("a paged K/V cache needs cuDNN 9.5 or newer");
+  if ((s.ragged_page_table_k || s.ragged_page_table_v) && version < 91002)
+    refuse("a packed (ragged) page table needs cuDNN 9.10.2 or newer");
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");

@@ -30,6 +30,10 @@ struct AttentionInputs {
                       *ragged_o = nullptr, *page_table_k = nullptr, *page_table_v = nullptr;
   // The forward's sink logits and block mask (cpu/sdpa_ref.cpp).
   const StridedTensor *sink_token = nullptr, *block_mask = nullptr;
+  // The ragged offsets of packed page tables (cpu/attention_layout.h).
+  const StridedTensor *ragged_page_table_k = nullptr, *ragged_page_table_v = nullptr;
+  // The ragged offsets of stats (cpu/sdpa_ref.cpp, cpu/sdpa_backward_ref.cpp).
+  const StridedTensor *ragged_stats = nullptr;
 };
 
 class AttentionDropout {

@@ -7,12 +7,14 @@
 //    next sequence);
 //  - paged: a container [num_pages, h, page_size, x] and a page table
 //    [b, 1, pages, 1]; row j of batch n is row j % page_size of page
-//    table[n][j / page_size]. Only rows j < valid[n] are read.
+//    table[n][j / page_size]. Only rows j < valid[n] are read. A packed
+//    (ragged) table places batch n's entries at its offsets[n], as above.
 // Bad offsets and page numbers are refused with INVALID_ARGUMENT naming
 // the node and the batch.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -72,20 +74,45 @@ inline void store_attention_tensor(const StridedTensor &t, const StridedTensor *
   }
 }
 
+// Stats [b, h, s, 1] as stored (not rounded), packed row-major. Ragged
+// stats have only the rows s < valid[n]; the others read as -inf (no row).
+inline std::vector<double> load_stats(const StridedTensor &t, const StridedTensor *offsets,
+                                      const std::vector<int64_t> &valid, const std::string &label) {
+  if (!offsets) return load_dense(t);
+  const int64_t b = t.dims[0], h = t.dims[1], s = t.dims[2];
+  std::vector<double> out(static_cast<size_t>(b * h * s), -std::numeric_limits<double>::infinity());
+  for (int64_t n = 0; n < b; ++n) {
+    const int64_t start = attention_batch_start(t, offsets, n, label, "ragged_offset_stats");
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t i = 0; i < valid[static_cast<size_t>(n)]; ++i)
+        out[static_cast<size_t>((n * h + hh) * s + i)] =
+            t.load(start + hh * t.strides[1] + i * t.strides[2]);
+  }
+  return out;
+}
+
 // A paged cache gathered to packed [b, h, s_kv, x] (rows j >= valid[n]
-// read as 0).
-inline std::vector<double> load_paged_tensor(const StridedTensor &container,
-                                             const StridedTensor &table, int64_t batch,
-                                             int64_t s_kv, const std::vector<int64_t> &valid,
-                                             cudnnfe_dtype_t compute, const std::string &label,
-                                             const char *what) {
+// read as 0). `table_offsets`: a packed table's ragged offsets, or nullptr.
+struct PageTable {
+  const StridedTensor &table;
+  const StridedTensor *offsets;
+  const char *what;          // "page_table_k"
+  const char *offsets_what;  // "ragged_offset_page_table_k"
+};
+inline std::vector<double> load_paged_tensor(const StridedTensor &container, const PageTable &pt,
+                                             int64_t batch, int64_t s_kv,
+                                             const std::vector<int64_t> &valid,
+                                             cudnnfe_dtype_t compute, const std::string &label) {
+  const StridedTensor &table = pt.table;
+  const char *what = pt.what;
   const int64_t pages = container.dims[0], h = container.dims[1], page_size = container.dims[2],
                 x = container.dims[3];
   std::vector<double> out(static_cast<size_t>(batch * h * s_kv * x), 0.0);
   for (int64_t n = 0; n < batch; ++n) {
+    const int64_t start = attention_batch_start(table, pt.offsets, n, label, pt.offsets_what);
     for (int64_t j = 0; j < valid[static_cast<size_t>(n)]; ++j) {
       const int64_t slot = j / page_size;
-      const double page_value = table.load(n * table.strides[0] + slot * table.strides[2]);
+      const double page_value = table.load(start + slot * table.strides[2]);
       if (!(page_value >= 0 && page_value < static_cast<double>(pages)))
         fail(CUDNNFE_STATUS_INVALID_ARGUMENT, label, ": ", what, "[", n, "][", slot,
              "] = ", page_value, " is not a page of the container (0..", pages - 1, ")");

@@ -36,6 +36,9 @@ AttentionInputs attention_inputs(const StepTensors &t) {
   a.page_table_v = t.in(p.page_table_v);
   a.sink_token = t.in(p.sink_token);
   a.block_mask = t.in(p.block_mask);
+  a.ragged_page_table_k = t.in(p.ragged_page_table_k);
+  a.ragged_page_table_v = t.in(p.ragged_page_table_v);
+  a.ragged_stats = t.in(p.ragged_stats);
   return a;
 }
 

@@ -61,7 +61,7 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
   const std::vector<double> vd = load(v, in.ragged_v, cols, "ragged_offset_v");
   const std::vector<double> od = load(*t.o, in.ragged_o, rows, "ragged_offset_o");
   const std::vector<double> dod = load(*t.d_o, in.ragged_o, rows, "ragged_offset_o");
-  const std::vector<double> lse = load_dense(*t.stats);  // FLOAT, as stored
+  const std::vector<double> lse = load_stats(*t.stats, in.ragged_stats, rows, label);
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
   const AttentionDropout dropout(spec, t.options, score_dims);

@@ -61,19 +61,27 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q");
   const std::vector<double> kd =
       in.page_table_k
-          ? load_paged_tensor(k, *in.page_table_k, batch, s_kv, cols, compute, label,
-                              "page_table_k")
+          ? load_paged_tensor(k,
+                              {*in.page_table_k, in.ragged_page_table_k, "page_table_k",
+                               "ragged_offset_page_table_k"},
+                              batch, s_kv, cols, compute, label)
           : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k");
   const std::vector<double> vd =
       in.page_table_v
-          ? load_paged_tensor(v, *in.page_table_v, batch, s_kv, cols, compute, label,
-                              "page_table_v")
+          ? load_paged_tensor(v,
+                              {*in.page_table_v, in.ragged_page_table_v, "page_table_v",
+                               "ragged_offset_page_table_v"},
+                              batch, s_kv, cols, compute, label)
           : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
   std::vector<double> od(static_cast<size_t>(batch * h_q * s_q * d_v), 0.0);
   const AttentionDropout dropout(spec, t.options, score_dims);
   const StridedTensor *stats = t.stats;
+  std::vector<int64_t> stats_start;  // element offset of each batch's stats
+  for (int64_t n = 0; stats && n < batch; ++n)
+    stats_start.push_back(
+        attention_batch_start(*stats, in.ragged_stats, n, label, "ragged_offset_stats"));
 
   std::vector<double> scores(static_cast<size_t>(s_kv)), out(static_cast<size_t>(d_v));
   for (int64_t b = 0; b < batch; ++b) {
@@ -110,10 +118,12 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
           for (int64_t c = 0; c < d_v; ++c)
             od[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v + c)] =
                 out[static_cast<size_t>(c)];
-        if (stats) {
+        // Ragged stats have no rows past seq_len_q (the next sequence's).
+        if (stats && (!in.ragged_stats || i < rows[static_cast<size_t>(b)])) {
           const double lse = empty ? -std::numeric_limits<double>::infinity() : max + std::log(sum);
-          stats->store(b * stats->strides[0] + h * stats->strides[1] + i * stats->strides[2],
-                       round_to_compute(lse, compute));
+          stats->store(
+              stats_start[static_cast<size_t>(b)] + h * stats->strides[1] + i * stats->strides[2],
+              round_to_compute(lse, compute));
         }
       }
     }

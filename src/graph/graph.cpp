@@ -176,6 +176,32 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   return nodes_.back();
 }
 
+void Graph::set_node_input(size_t index, size_t port, int64_t uid) {
+  require_mutable();
+  Node &node = nodes_.at(index);
+  if (uid != 0 && !has_tensor(uid))
+    fail_argument(label(node), ": input ", input_port(node, port), " has UID ", uid,
+                  ", which is not a tensor of this graph");
+  const int64_t old = node.inputs.at(port);
+  if (old == uid) return;
+  node.inputs[port] = uid;
+  // The old tensor stays a reader's input only if another port names it.
+  if (old != 0 && std::find(node.inputs.begin(), node.inputs.end(), old) == node.inputs.end()) {
+    std::vector<size_t> &readers = readers_[old];
+    readers.erase(std::remove(readers.begin(), readers.end(), index), readers.end());
+    if (readers.empty()) readers_.erase(old);
+  }
+  if (uid != 0) {
+    std::vector<size_t> &readers = readers_[uid];
+    if (std::find(readers.begin(), readers.end(), index) == readers.end()) readers.push_back(index);
+  }
+}
+
+std::vector<size_t> Graph::readers_of(int64_t uid) const {
+  auto it = readers_.find(uid);
+  return it == readers_.end() ? std::vector<size_t>{} : it->second;
+}
+
 void Graph::set_uid(int64_t uid, int64_t new_uid) {
   require_mutable();
   Tensor &t = tensor(uid);

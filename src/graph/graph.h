@@ -58,6 +58,11 @@ class Graph {
   // virtual tensors and infers their shapes. On failure nothing is added.
   const Node &add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
                        OpAttrs attrs, cudnnfe_dtype_t compute_dtype);
+  // Replaces input `port` of node `index` with `uid` (0: none), keeping the
+  // readers index true: an option set after the node was added.
+  void set_node_input(size_t index, size_t port, int64_t uid);
+  // The nodes that read tensor `uid` (indices into nodes()).
+  std::vector<size_t> readers_of(int64_t uid) const;
   void set_uid(int64_t uid, int64_t new_uid);
   void set_tensor_name(int64_t uid, const std::string &name);
   // Keeps automatic UIDs off `uids` until cleared (deserialization restores

@@ -9,10 +9,10 @@ namespace cudnnfe {
 const AttentionPorts &attention_ports(OpKind kind) {
   // Port order of node.cpp's table.
   constexpr size_t kNone = AttentionPorts::kNone;
-  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone,
-                                         11, 12, 13, 14, 15, 16, 17, 18};
-  static const AttentionPorts backward = {6,  7,  8,  9,  10,    11,    12,    13,   14,
-                                          15, 16, 17, 18, kNone, kNone, kNone, kNone};
+  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11,
+                                         12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
+  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,    15,
+                                          16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone, 19};
   return kind == OpKind::kSdpa ? forward : backward;
 }
 
@@ -52,6 +52,9 @@ AttentionSpec attention_spec(const Node &node) {
   s.page_table_v = at(p.page_table_v);
   s.sink_token = at(p.sink_token);
   s.block_mask = at(p.block_mask);
+  s.ragged_page_table_k = at(p.ragged_page_table_k);
+  s.ragged_page_table_v = at(p.ragged_page_table_v);
+  s.ragged_stats = at(p.ragged_stats);
   return s;
 }
 

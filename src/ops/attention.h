@@ -25,6 +25,10 @@ struct AttentionPorts {
   size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
   // The forward's sink logits and block mask (kNone backward).
   size_t sink_token, block_mask;
+  // The ragged offsets of the forward's packed page tables (kNone backward).
+  size_t ragged_page_table_k, ragged_page_table_v;
+  // The ragged offsets of stats (the forward's output, the backward's input).
+  size_t ragged_stats;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
@@ -44,6 +48,7 @@ struct AttentionSpec {
   int64_t ragged_q = 0, ragged_k = 0, ragged_v = 0, ragged_o = 0;
   int64_t page_table_k = 0, page_table_v = 0;
   int64_t sink_token = 0, block_mask = 0;
+  int64_t ragged_page_table_k = 0, ragged_page_table_v = 0, ragged_stats = 0;
 
   // Whether the diagonal is aligned at the bottom-right corner.
   bool bottom_right() const {
@@ -60,7 +65,7 @@ struct AttentionSpec {
   // Dropout drawn from a seed (p may be 0), or from the caller's mask.
   bool seeded_dropout() const { return dropout_seed != 0; }
   bool mask_dropout() const { return dropout_mask != 0; }
-  bool ragged() const { return ragged_q || ragged_k || ragged_v || ragged_o; }
+  bool ragged() const { return ragged_q || ragged_k || ragged_v || ragged_o || ragged_stats; }
   bool paged() const { return page_table_k || page_table_v; }
 };
 

@@ -2,7 +2,9 @@
 // q, k, v and the outputs, then the options (scale tensor, padding, band,
 // ALiBi, dropout, dBias) whose meaning ops/attention.h and
 // docs/attention.md define.
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -43,6 +45,25 @@ void require_broadcast(const Node &node, const char *option, const Tensor &t,
                  " does not broadcast to [b,h_q,s_q,s_kv] = ", dims_string(full), " at dim ", i);
 }
 
+// The ragged offsets of packed page tables: each needs its table.
+void check_packed_page_tables(Graph &graph, const Node &node, const AttentionSpec &s,
+                              const AttentionShape &a) {
+  const std::tuple<int64_t, int64_t, const char *> packed[] = {
+      {s.ragged_page_table_k, s.page_table_k, "k"}, {s.ragged_page_table_v, s.page_table_v, "v"}};
+  for (auto [uid, table, which] : packed) {
+    if (uid == 0) continue;
+    if (table == 0)
+      fail_graph(Graph::label(node), ": ragged_offset_page_table_", which,
+                 " is given but page_table_", which,
+                 " is not; the offsets place the batches of a packed page table");
+    const Tensor &t = graph.tensor(uid);
+    if (t.dims != std::vector<int64_t>{a.b + 1, 1, 1, 1})
+      fail_graph(Graph::label(node), ": ragged_offset_page_table_", which, " \"", t.name, "\" is ",
+                 dims_string(t.dims), "; expected [b+1,1,1,1] = ", dims_string({a.b + 1, 1, 1, 1}),
+                 " (the element offset of each batch's first page-table entry, and the end)");
+  }
+}
+
 // Ragged offsets and page tables (docs/attention.md).
 void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec &s,
                             const AttentionShape &a) {
@@ -52,7 +73,8 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
       {s.ragged_q, backward ? "ragged_offset_q (q and dQ)" : "ragged_offset_q"},
       {s.ragged_k, backward ? "ragged_offset_k (k and dK)" : "ragged_offset_k"},
       {s.ragged_v, backward ? "ragged_offset_v (v and dV)" : "ragged_offset_v"},
-      {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"}};
+      {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"},
+      {s.ragged_stats, "ragged_offset_stats"}};
   for (auto [uid, option] : offsets) {
     if (uid == 0) continue;
     if (!s.options.padding_mask)
@@ -72,6 +94,7 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
     fail_graph(label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
                " but neither page_table_k nor page_table_v is given; it sets the s_kv of a "
                "paged K/V cache only");
+  check_packed_page_tables(graph, node, s, a);
   if (!s.paged()) return;
   if (!s.options.padding_mask)
     fail_graph(label,
@@ -289,11 +312,21 @@ void infer_sdpa(Graph &graph, Node &node) {
   AttentionShape a = check_attention_inputs(graph, node);
   check_forward_options(graph, node, a);
   const Tensor &q = graph.tensor(node.inputs[0]);
-  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides,
+  // A ragged q's batch stride is unused (often 0): O still keeps the batch
+  // outermost, whatever its own layout.
+  std::vector<int64_t> order = q.strides;
+  if (attention_spec(node).ragged_q != 0)
+    order[0] = *std::max_element(q.strides.begin(), q.strides.end()) + 1;
+  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, order,
               attention_ports(node.kind).ragged_o);
+  const AttentionPorts &ports = attention_ports(node.kind);
+  if (!attrs.generate_stats && node.inputs[ports.ragged_stats] != 0)
+    fail_graph(Graph::label(node),
+               ": ragged_offset_stats is given but generate_stats is 0; there are no stats to "
+               "place");
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {a.b, a.h_q, a.s_q, 1};
-    output_like(graph, node, 1, stats, packed_strides(stats));
+    output_like(graph, node, 1, stats, packed_strides(stats), ports.ragged_stats);
     Tensor &st = graph.tensor(node.outputs[1]);
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
@@ -346,22 +379,28 @@ void check_types_sdpa(Graph &graph, Node &node) {
   const char *kFloatOnly = "FLOAT";
   require_dtype(graph, node, s.attn_scale_tensor, "attn_scale_tensor", {CUDNNFE_DTYPE_FLOAT},
                 kFloatOnly);
-  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32}, "INT32");
-  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32}, "INT32");
+  // INT64 lengths too: cudnn-frontend passes torch's default integers through
+  // (sample 52's torch.randint lengths), and cuDNN's compares take them.
+  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
+  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
   require_dtype(graph, node, s.dropout_seed, "dropout_seed", {CUDNNFE_DTYPE_INT64}, "INT64");
   require_dtype(graph, node, s.dropout_offset, "dropout_offset", {CUDNNFE_DTYPE_INT64}, "INT64");
   require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
   require_dtype(graph, node, s.dropout_scale_inv, "dropout_scale_inv", {CUDNNFE_DTYPE_FLOAT},
                 kFloatOnly);
-  for (int64_t uid : {s.ragged_q, s.ragged_k, s.ragged_v, s.ragged_o}) {
-    if (uid == 0) continue;
-    const char *which = uid == s.ragged_q   ? "ragged_offset_q"
-                        : uid == s.ragged_k ? "ragged_offset_k"
-                        : uid == s.ragged_v ? "ragged_offset_v"
-                                            : "ragged_offset_o";
+  const std::pair<int64_t, const char *> offsets[] = {
+      {s.ragged_q, "ragged_offset_q"},
+      {s.ragged_k, "ragged_offset_k"},
+      {s.ragged_v, "ragged_offset_v"},
+      {s.ragged_o, "ragged_offset_o"},
+      {s.ragged_stats, "ragged_offset_stats"},
+      {s.ragged_page_table_k, "ragged_offset_page_table_k"},
+      {s.ragged_page_table_v, "ragged_offset_page_table_v"}};
+  for (auto [uid, which] : offsets)
     require_dtype(graph, node, uid, which, {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
                   "INT32 or INT64");
-  }
   require_dtype(graph, node, s.page_table_k, "page_table_k", {CUDNNFE_DTYPE_INT32}, "INT32");
   require_dtype(graph, node, s.page_table_v, "page_table_v", {CUDNNFE_DTYPE_INT32}, "INT32");
   require_dtype(graph, node, s.sink_token, "sink_token", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);

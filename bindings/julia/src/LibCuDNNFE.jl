@@ -389,7 +389,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (232 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (256 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -423,11 +423,14 @@ struct cudnnfe_sdpa_options
     implementation::cudnnfe_attention_implementation_t  # cudnnfe_attention_implementation_t at 208
     sink_token::Int64  # int64_t at 216
     block_mask::Int64  # int64_t at 224
+    ragged_offset_page_table_k::Int64  # int64_t at 232
+    ragged_offset_page_table_v::Int64  # int64_t at 240
+    ragged_offset_stats::Int64  # int64_t at 248
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (184 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (192 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -456,6 +459,7 @@ struct cudnnfe_sdpa_backward_options
     ragged_offset_k::Int64  # int64_t at 160
     ragged_offset_v::Int64  # int64_t at 168
     ragged_offset_o::Int64  # int64_t at 176
+    ragged_offset_stats::Int64  # int64_t at 184
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
@@ -1493,6 +1497,31 @@ function cudnnfe_graph_add_sdpa(graph, q, k, v, options, o, stats)
     ccall((:cudnnfe_graph_add_sdpa, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_options_t}, Ptr{Int64}, Ptr{Int64}),
           graph, q, k, v, options, o, stats)
+end
+
+"""
+    cudnnfe_graph_set_ragged_offset(graph, tensor, offset) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *graph, int64_t tensor, int64_t offset)`
+
+Gives `tensor` the ragged (packed) offsets `offset` (as the ragged_offset_*
+options, docs/attention.md) after the attention nodes that read or write it
+were added, as cudnn-frontend's set_ragged_offset does on an op's output;
+`offset` 0 makes it padded. It replaces, in every sdpa node using
+`tensor`, the offsets of that operand: q, k, v, o (the output; it is
+otherwise written padded [b, h_q, s_q, d_v] at its strides, whatever q's
+layout), page_table_k and page_table_v. In every sdpa_backward node it
+sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:
+giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is
+NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their
+own offsets too. A tensor that no attention node reads or writes at such
+a port is INVALID_ARGUMENT. The offsets' dims and data type are checked
+when the graph is validated. since 0.3
+"""
+function cudnnfe_graph_set_ragged_offset(graph, tensor, offset)
+    ccall((:cudnnfe_graph_set_ragged_offset, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64),
+          graph, tensor, offset)
 end
 
 """
@@ -2977,11 +3006,11 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_reduction_options_init_sized, cudnnfe_graph_add_reduction,
       cudnnfe_diagonal_alignment_t, cudnnfe_attention_implementation_t,
       cudnnfe_sdpa_options, cudnnfe_sdpa_options_t, cudnnfe_sdpa_options_init_sized,
-      cudnnfe_graph_add_sdpa, cudnnfe_sdpa_backward_options,
-      cudnnfe_sdpa_backward_options_t, cudnnfe_sdpa_backward_options_init_sized,
-      cudnnfe_graph_add_sdpa_backward, cudnnfe_graph_add_sdpa_backward_ex,
-      cudnnfe_norm_phase_t, cudnnfe_norm_options, cudnnfe_norm_options_t,
-      cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
+      cudnnfe_graph_add_sdpa, cudnnfe_graph_set_ragged_offset,
+      cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
+      cudnnfe_sdpa_backward_options_init_sized, cudnnfe_graph_add_sdpa_backward,
+      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_norm_phase_t, cudnnfe_norm_options,
+      cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
       cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
       cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,
       cudnnfe_graph_add_batchnorm_inference, cudnnfe_graph_add_batchnorm_backward,

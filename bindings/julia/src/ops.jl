@@ -316,7 +316,8 @@ forward's):
     `ragged_offset_o`: packed (THD) storage: INT32/INT64 graph inputs of size
     `(1, 1, 1, b + 1)` holding each sequence's element offset (needs the
     sequence lengths); in the backward each also covers its gradient
-    (dq, dk, dv, dO);
+    (dq, dk, dv, dO); `ragged_offset_stats` the same for the stats (the
+    forward's output, the backward's input);
   * dropout of the softmax output, drawn: `dropout_probability` with
     `dropout_seed` and `dropout_offset` (INT64 tensors of one element; the
     CPU reference draws other bits than cuDNN); or given: `dropout_mask`
@@ -325,9 +326,9 @@ forward's):
 """
 
 # The ragged-offset fields of both directions.
-_ragged_fields(g::Graph, q, k, v, o) =
+_ragged_fields(g::Graph, q, k, v, o, stats) =
     (ragged_offset_q = _uid(g, q), ragged_offset_k = _uid(g, k), ragged_offset_v = _uid(g, v),
-     ragged_offset_o = _uid(g, o))
+     ragged_offset_o = _uid(g, o), ragged_offset_stats = _uid(g, stats))
 
 """
     sdpa!(g, q, k, v; scale = nothing, causal = false, bias = nothing, stats = false,
@@ -336,7 +337,8 @@ _ragged_fields(g::Graph, q, k, v, o) =
           dropout_probability = nothing, dropout_seed = nothing, dropout_offset = nothing,
           dropout_mask = nothing, dropout_scale = nothing, ragged_offset_q = nothing,
           ragged_offset_k = nothing, ragged_offset_v = nothing, ragged_offset_o = nothing,
-          page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+          ragged_offset_stats = nothing, page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+          ragged_offset_page_table_k = nothing, ragged_offset_page_table_v = nothing,
           implementation = :auto, sink_token = nothing, block_mask = nothing,
           compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
 
@@ -348,7 +350,11 @@ log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
 A paged K/V cache: `k`/`v` are page containers `(d, page_size, h_kv,
 num_pages)` read through `page_table_k`/`page_table_v` (INT32 graph inputs of
 size `(1, pages_per_sequence, 1, b)`, needing `seq_len_kv`); `max_seq_len_kv`
-sets s_kv (default: the pages' capacity). `implementation` is `:auto`,
+sets s_kv (default: the pages' capacity). `ragged_offset_page_table_k` /
+`_v` make a table packed (INT32/INT64 graph inputs of size `(1, 1, 1, b + 1)`:
+batch n's entries start at its offset; cuDNN 9.10.2 and newer). `o` is
+ragged only with `ragged_offset_o`, else padded, whatever `q`'s layout.
+`implementation` is `:auto`,
 `:composite` or `:unified` (cudnn-frontend's attention_implementation);
 `sink_token` a FLOAT `(1, 1, h_q, 1)` sink logit per head added to each row's
 softmax denominator; `block_mask` a UINT8 bit-packed mask of 128x128 score
@@ -362,9 +368,12 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                alibi::Bool = false, dropout_probability = nothing, dropout_seed = nothing,
                dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
                ragged_offset_q = nothing, ragged_offset_k = nothing, ragged_offset_v = nothing,
-               ragged_offset_o = nothing, page_table_k = nothing, page_table_v = nothing,
-               max_seq_len_kv = nothing, implementation = :auto, sink_token = nothing,
-               block_mask = nothing, compute_dtype = nothing, name = nothing)
+               ragged_offset_o = nothing, ragged_offset_stats = nothing,
+               page_table_k = nothing, page_table_v = nothing,
+               max_seq_len_kv = nothing, ragged_offset_page_table_k = nothing,
+               ragged_offset_page_table_v = nothing, implementation = :auto,
+               sink_token = nothing, block_mask = nothing, compute_dtype = nothing,
+               name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -379,13 +388,15 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
         r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
                       generate_stats = Int32(stats), fields...,
                       _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
-                                     ragged_offset_o)...,
+                                     ragged_offset_o, ragged_offset_stats)...,
                       page_table_k = _uid(g, page_table_k), page_table_v = _uid(g, page_table_v),
                       max_seq_len_kv = max_seq_len_kv === nothing ? Int64(0) :
                                        Int64(max_seq_len_kv),
                       implementation = _code(IMPLEMENTATION_CODES, "attention implementation",
                                              implementation),
-                      sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask)))
+                      sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask),
+                      ragged_offset_page_table_k = _uid(g, ragged_offset_page_table_k),
+                      ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
@@ -419,7 +430,7 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                         dropout_scale = nothing, dropout_scale_inv = nothing,
                         ragged_offset_q = nothing, ragged_offset_k = nothing,
                         ragged_offset_v = nothing, ragged_offset_o = nothing,
-                        compute_dtype = nothing, name = nothing)
+                        ragged_offset_stats = nothing, compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
     fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
@@ -434,7 +445,7 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                       deterministic = Int32(deterministic),
                       dropout_scale_inv = _uid(g, dropout_scale_inv), fields...,
                       _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
-                                     ragged_offset_o)...))
+                                     ragged_offset_o, ragged_offset_stats)...))
         if dbias
             check(g, Lib.cudnnfe_graph_add_sdpa_backward_ex(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
                                                             dv, db))

@@ -36,22 +36,51 @@ _FEATURES = {
     "unfuse_fma": "unfused FMA",
     "max_total_seq_len_q": "a bound on the total ragged sequence length",
     "max_total_seq_len_kv": "a bound on the total ragged sequence length",
+    "paged_attention_k_table": "paged attention in FP8 attention",
+    "paged_attention_v_table": "paged attention in FP8 attention",
 }
+
+# Keywords whose 0 cudnn-frontend treats as unset, like None (a length or bound).
+_ZERO_IS_UNSET = {"max_total_seq_len_q", "max_total_seq_len_kv"}
+
+
+def _is_unset(key: str, value: Any) -> bool:
+    """Whether cudnn-frontend treats ``value`` of keyword ``key`` as not given."""
+    if value is None or value is False:
+        return True
+    if key in _ZERO_IS_UNSET and _is_number(value) and value == 0:
+        return True
+    return key == "implementation" and str(getattr(value, "name", value)).upper() == "AUTO"
 
 
 def _refuse(node: str, given: Dict[str, Any]) -> None:
-    """NotOfferedError for the cudnn-frontend features given a non-default value."""
+    """NotOfferedError for the cudnn-frontend features given a non-default value. Every key
+    has an entry in ``_FEATURES`` (bindings/python/tests/test_attention_refusals.py checks
+    every caller)."""
     active = []
     for key, value in given.items():
-        if value is None or value is False:
+        if _is_unset(key, value):
             continue
-        if key == "implementation" and str(getattr(value, "name", value)).upper() == "AUTO":
-            continue
-        active.append(f"{key} ({_FEATURES[key]})")
+        active.append(f"{key} ({_FEATURES.get(key, 'a cudnn-frontend option')})")
     if active:
         raise NotOfferedError(f"{node}: {', '.join(active)} "
                               f"{'is' if len(active) == 1 else 'are'} not offered by the "
                               "cudnnfe C ABI")
+
+
+def _total_length_bounds(node: str, offsets: Dict[str, Any], **bounds: Any) -> None:
+    """cudnn-frontend's max_total_seq_len_q / _kv: a bound on a ragged layout's total tokens,
+    with which cuDNN may size a ragged softmax_sum workspace. cudnnfe keeps that workspace
+    padded, so the bound changes nothing and is only checked (test_mhas passes it);
+    without ragged offsets cudnn-frontend refuses it, and so does cudnnfe."""
+    for key, value in bounds.items():
+        if _is_unset(key, value):
+            continue
+        if _int(value, f"{node}: {key}") < 0:
+            raise ValueError(f"{node}: {key} is {value}; expected a positive bound")
+        if all(offset is None for offset in offsets.values()):
+            raise NotOfferedError(f"{node}: {key} bounds the total length of a ragged layout, "
+                                  "but no tensor of this backward has ragged offsets")
 
 
 def _flag(value: Any, what: str) -> int:
@@ -155,9 +184,10 @@ class AttentionOps:
         # the forward does not use scale_inv (as cudnn-frontend).
 
     def _backward_offsets(self, node: str, opts: Any, q: Any, k: Any, v: Any, o: Any,
-                          dO: Any) -> Dict[str, Any]:
+                          dO: Any, stats: Any) -> Dict[str, Any]:
         """Ragged offsets of the backward's operands; dO must have o's (one C field)."""
-        offsets = _ragged.take_input_offsets(self, node, opts, dict(q=q, k=k, v=v, o=o))
+        offsets = _ragged.take_input_offsets(self, node, opts,
+                                             dict(q=q, k=k, v=v, o=o, stats=stats))
         if _ragged.offset_of(dO) is not offsets["o"]:
             raise NotOfferedError(f"{node}: dO's ragged offsets must be o's (the C ABI gives "
                                   "dO the layout of o)")
@@ -168,14 +198,10 @@ class AttentionOps:
                        max_seq_len_kv: Any) -> None:
         """Paged K/V caches: k or v is a page container read through its page table
         (``page_table_k``/``page_table_v``, ``max_seq_len_kv``; docs/attention.md)."""
-        for keyword, table in (("paged_attention_k_table", k_table),
-                               ("paged_attention_v_table", v_table)):
-            if _ragged.offset_of(table) is not None:
-                raise NotOfferedError(
-                    f"{node}: {keyword} {table.get_name()!r} has ragged offsets; a ragged "
-                    "(packed) page table is not offered by the cudnnfe C ABI: give each "
-                    "batch the same number of table slots (entries past seq_len_kv are "
-                    "not read)")
+        # A packed page table's offsets (set_ragged_offset on the table) place each
+        # batch's entries: ragged_offset_page_table_k / _v.
+        _ragged.take_input_offsets(self, node, o, dict(page_table_k=k_table,
+                                                       page_table_v=v_table))
         o.page_table_k = self._operand(k_table, node, "paged_attention_k_table", optional=True)
         o.page_table_v = self._operand(v_table, node, "paged_attention_v_table", optional=True)
         if max_seq_len_kv is not None:
@@ -231,6 +257,8 @@ class AttentionOps:
             paged_attention_k_table, paged_attention_v_table: page tables
                 (INT32 ``[b, 1, pages, 1]``) making k / v page containers
                 ``[num_pages, h_kv, page_size, d]``; need use_padding_mask.
+                A table with ``set_ragged_offset`` is packed: batch n's entries
+                start at its offset (cudnn-frontend's sample 53).
                 paged_attention_max_seq_len_kv: the logical s_kv.
             dropout: ``(probability, seed, offset)`` with one-element INT64
                 seed and offset tensors (or Python ints: scalars), or
@@ -261,9 +289,8 @@ class AttentionOps:
         qu = self._operand(q, node, "q")
         ku = self._operand(k, node, "k")
         vu = self._operand(v, node, "v")
-        offsets = _ragged.take_input_offsets(self, node, o, dict(q=q, k=k, v=v))
-        if offsets["q"] is not None:  # O has q's layout (docs/attention.md)
-            o.ragged_offset_o = offsets["q"]._uid
+        # O is padded unless given its own offsets (O.set_ragged_offset after this call).
+        _ragged.take_input_offsets(self, node, o, dict(q=q, k=k, v=v))
         o.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(o, node, attn_scale)
         self._mask_options(o, node, use_causal_mask=use_causal_mask,
@@ -286,8 +313,9 @@ class AttentionOps:
         out_s = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
         result = self._added(node, int(out_o[0]))
-        _ragged.expect_output_offset(self, result, offsets["q"])
         st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
+        _ragged.attach(self, (q, k, v, paged_attention_k_table, paged_attention_v_table,
+                              result, st))
         return result, st
 
     def sdpa_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,
@@ -328,8 +356,7 @@ class AttentionOps:
         node = self._node_name("sdpa_backward", name)
         _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod,
                            score_mod_bprop=score_mod_bprop, sink_token=sink_token,
-                           dSink_token=dSink_token, max_total_seq_len_q=max_total_seq_len_q,
-                           max_total_seq_len_kv=max_total_seq_len_kv))
+                           dSink_token=dSink_token))
         placeholder: Optional[Tensor] = None
         if isinstance(dBias, Tensor):
             if dBias._graph is not self:
@@ -350,7 +377,9 @@ class AttentionOps:
         opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
-        offsets = self._backward_offsets(node, opts, q, k, v, o, dO)
+        offsets = self._backward_offsets(node, opts, q, k, v, o, dO, stats)
+        _total_length_bounds(node, offsets, max_total_seq_len_q=max_total_seq_len_q,
+                             max_total_seq_len_kv=max_total_seq_len_kv)
         opts.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(opts, node, attn_scale)
         self._mask_options(opts, node, use_causal_mask=use_causal_mask,
@@ -370,6 +399,7 @@ class AttentionOps:
         result = (first, self._wrap(int(dk[0]), "virtual"), self._wrap(int(dv[0]), "virtual"))
         for grad, role in zip(result, ("q", "k", "v")):  # a gradient has its tensor's layout
             _ragged.expect_output_offset(self, grad, offsets[role])
+        _ragged.attach(self, (q, k, v, o, dO, stats) + result)
         if placeholder is not None:
             _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
             return result
@@ -441,9 +471,10 @@ class AttentionOps:
         raise :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa_fp8", name)
+        # paged_attention_max_seq_len_kv only sizes a paged cache: without a page table
+        # cudnn-frontend's FP8 tests pass s_kv there, and it means nothing.
         _refuse(node, dict(rng_dump=rng_dump, paged_attention_k_table=paged_attention_k_table,
                            paged_attention_v_table=paged_attention_v_table,
-                           paged_attention_max_seq_len_kv=paged_attention_max_seq_len_kv,
                            fn=fn, score_max=score_max, score_sum_exp=score_sum_exp,
                            sink_token=sink_token))
         for key, value, what in (("bias", bias, "an attention bias"),
@@ -452,7 +483,7 @@ class AttentionOps:
                                  ("seq_len_q", seq_len_q, "padding masks"),
                                  ("seq_len_kv", seq_len_kv, "padding masks"),
                                  ("dropout", dropout, "dropout")):
-            if value is not None and value is not False:
+            if not _is_unset(key, value):
                 raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
                                       "ABI for FP8 attention")
         self._fp8_compute(node, compute_data_type)
@@ -511,7 +542,7 @@ class AttentionOps:
                                  ("dropout", dropout, "dropout"),
                                  ("use_deterministic_algorithm", use_deterministic_algorithm,
                                   "a deterministic algorithm")):
-            if value is not None and value is not False:
+            if not _is_unset(key, value):
                 raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
                                       "ABI for FP8 attention")
         self._fp8_compute(node, compute_data_type)

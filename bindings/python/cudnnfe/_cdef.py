@@ -399,12 +399,20 @@ typedef struct cudnnfe_sdpa_options {
   int64_t sink_token;
 
   int64_t block_mask;
+
+  int64_t ragged_offset_page_table_k;
+  int64_t ragged_offset_page_table_v;
+
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
                                         const cudnnfe_sdpa_options_t *options, int64_t *o,
                                         int64_t *stats);
+
+cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *graph, int64_t tensor,
+                                                 int64_t offset);
 
 typedef struct cudnnfe_sdpa_backward_options {
   size_t struct_size;
@@ -438,6 +446,8 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
   int64_t ragged_offset_o;
+
+  int64_t ragged_offset_stats;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

@@ -97,9 +97,11 @@ class NotOfferedError(GraphNotSupportedError, NotImplementedError):
 
 
 class LargerBufferWarning(UserWarning):
-    """An output array bound at execute has more elements than its tensor and spans enough
-    memory: as in cudnn-frontend, which binds only the array's pointer, the tensor is
-    written from the array's start by its own dims and strides."""
+    """An array bound at execute (input or output) has another shape or layout than its
+    tensor, holds other elements than the tensor's, and spans enough memory: as in
+    cudnn-frontend, which binds only the array's pointer, the tensor is read or written from
+    the array's start by its own dims and strides. An array that spans too little memory,
+    has another element size, or is on the wrong device is refused."""
 
 
 class CudnnUnavailableError(GraphNotSupportedError):

@@ -190,9 +190,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._pending_reshapes: Set[str] = set()
         # C UIDs whose names _naming.name_outputs has looked at.
         self._named_uids: Set[int] = set()
-        # Ragged offsets (_ragged.py): inputs whose offsets an op read, outputs an op writes
-        # ragged (-> the offsets), and those outputs given the offsets by the user.
+        # Ragged offsets (_ragged.py): tensors whose offsets an op took, tensors an attention
+        # op reads or writes (later offsets go to the C graph), gradients the backward writes
+        # ragged (-> the offsets), and those gradients given the offsets by the user.
         self._ragged_taken: Set[Tensor] = set()
+        self._ragged_attached: Set[Tensor] = set()
         self._ragged_expected: Dict[Tensor, Tensor] = {}
         self._ragged_confirmed: Set[Tensor] = set()
         if handle is not None and not isinstance(handle, Handle):
@@ -1499,29 +1501,19 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             return self._check_device(spec, info, tgt)
         if info.dtype != spec.dtype:
             _check_reinterpreted(spec, info)
+        self._check_device(spec, info, tgt)
         if spec.ragged or shape_given:
             # A ragged tensor's array is packed by its offsets (THD: [sum of seq, h, d] for
             # [b, h, s, d]); an overridden tensor's shape is the override's. cuDNN reads
             # both through the pointer alone, as cudnn-frontend passes them.
-            return self._check_device(spec, info, tgt)
-        if info.shape != spec.dims:
-            if _same_elements(info, spec):
-                return self._check_device(spec, info, tgt)
-            if _is_scratch_buffer(info, spec):
-                _warn_larger_buffer(spec, info)
-                return self._check_device(spec, info, tgt)
-            raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
-                             f"{list(spec.dims)} but its array has shape {list(info.shape)}"
-                             f"{_span_note(info, spec)}")
-        if info.strides != spec.strides:
-            for d, a, b in zip(spec.dims, info.strides, spec.strides):
-                if d != 1 and a != b:
-                    raise ValueError(
-                        f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has strides "
-                        f"{list(spec.strides)} but its array has strides {list(info.strides)} "
-                        "(in elements); make the array's layout match (e.g. .contiguous(), "
-                        "numpy.ascontiguousarray) or set the tensor's strides")
-        self._check_device(spec, info, tgt)
+            return
+        if _same_layout(info, spec) or _same_elements(info, spec):
+            return
+        # cudnn-frontend binds only the pointer: any array whose memory, from its start at
+        # its own strides, covers the span the tensor's dims and strides reach is read or
+        # written there. Only a too-small one is refused (it would be overrun).
+        _check_covers(spec, info)
+        _warn_larger_buffer(spec, info)
 
     @staticmethod
     def _check_device(spec: _Spec, info: ArrayInfo, tgt: int) -> None:
@@ -2294,22 +2286,15 @@ def _same_elements(info: ArrayInfo, spec: _Spec) -> bool:
     def squeezed(dims: Sequence[int], strides: Sequence[int]) -> List[Tuple[int, int]]:
         return [(d, st) for d, st in zip(dims, strides) if d != 1]
 
-    def row_major(dims: Sequence[int], strides: Sequence[int]) -> bool:
-        expected = 1
-        for d, st in reversed(list(zip(dims, strides))):
-            if d != 1 and st != expected:
-                return False
-            expected *= d
-        return True
-
-    if math.prod(info.shape) != math.prod(spec.dims):
+    count = math.prod(spec.dims)
+    if math.prod(info.shape) != count:
         return False
-    # Or a flat, contiguous buffer of exactly the elements of a dense row-major tensor (a
-    # [N] buffer for a packed [1, T, K] token tensor): raw memory in the tensor's order.
-    # A buffer of another multi-dim shape stays refused: more likely a mistake.
+    # Or a flat, contiguous buffer of exactly the elements of a dense tensor (a [N] buffer
+    # for a packed [1, T, K] token tensor, or for MoE weights [E, N, K] stored K-major):
+    # raw memory that the tensor's strides fill without gaps.
     flat = len(info.shape) == 1 and tuple(info.strides) == (1,)
     return (squeezed(info.shape, info.strides) == squeezed(spec.dims, spec.strides)
-            or (flat and row_major(spec.dims, spec.strides)))
+            or (flat and _span(spec.dims, spec.strides) == count))
 
 
 def _span(dims: Sequence[int], strides: Sequence[int]) -> int:
@@ -2320,13 +2305,24 @@ def _span(dims: Sequence[int], strides: Sequence[int]) -> int:
     return 1 + sum((d - 1) * st for d, st in zip(dims, strides))
 
 
-def _is_scratch_buffer(info: ArrayInfo, spec: _Spec) -> bool:
-    """An output array with more elements than the tensor that spans the memory its
-    strides need: cudnn-frontend, which binds only the pointer, writes it from its start.
-    Inputs, and arrays with as many elements but another shape or layout, are refused
-    instead: reading them so would more likely hide a mistake than serve a purpose."""
-    return (spec.output and math.prod(info.shape) > math.prod(spec.dims)
-            and _span(info.shape, info.strides) >= _span(spec.dims, spec.strides) > 0)
+def _same_layout(info: ArrayInfo, spec: _Spec) -> bool:
+    """The array has the tensor's dims and, on every dim of more than one element, its
+    strides."""
+    return info.shape == spec.dims and all(
+        d == 1 or a == b for d, a, b in zip(spec.dims, info.strides, spec.strides))
+
+
+def _check_covers(spec: _Spec, info: ArrayInfo) -> None:
+    """ValueError unless the array's memory, from its first element at its own strides,
+    reaches every element the tensor's dims and strides place."""
+    need = _span(spec.dims, spec.strides)
+    have = _span(info.shape, info.strides)
+    if need == 0 or have >= need:
+        return
+    raise ValueError(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims "
+                     f"{list(spec.dims)} and strides {list(spec.strides)}, which span {need} "
+                     f"elements, but its array of shape {list(info.shape)} and strides "
+                     f"{list(info.strides)} spans only {have}: the array is too small")
 
 
 _BYTE_TYPES = (data_type.BOOLEAN, data_type.UINT8, data_type.INT8)
@@ -2349,20 +2345,16 @@ def _check_packed_array(spec: _Spec, info: ArrayInfo) -> None:
                          f"needs {need} bytes but its array {list(info.shape)} spans {have}")
 
 
-def _span_note(info: ArrayInfo, spec: _Spec) -> str:
-    need = _span(spec.dims, spec.strides)
-    return (f", which spans {_span(info.shape, info.strides)} elements where the tensor's "
-            f"strides {list(spec.strides)} need {need}") if need else ""
-
-
 def _warn_larger_buffer(spec: _Spec, info: ArrayInfo) -> None:
-    """cudnn-frontend binds only an array's pointer, so a larger output buffer of the right
-    data type works there: the tensor is written from the buffer's start by its own dims
-    and strides. cudnnfe does the same, and says so, since a mismatch is often a mistake."""
+    """cudnn-frontend binds only an array's pointer, so any array of the right element size
+    that spans enough memory works there, inputs included: the tensor is read or written
+    from the array's start by its own dims and strides. cudnnfe does the same, and says so,
+    since a mismatch is often a mistake."""
     warnings.warn(f"tensor {spec.name!r} (UID {_py_uid(spec.uid)}) has dims {list(spec.dims)} "
                   f"and strides {list(spec.strides)} but its array has shape "
-                  f"{list(info.shape)}: as in cudnn-frontend, the tensor is written from the "
-                  "array's start by its own dims and strides",
+                  f"{list(info.shape)} and strides {list(info.strides)}: as in cudnn-frontend, "
+                  f"the tensor is {'written' if spec.output else 'read'} from the array's "
+                  "start by its own dims and strides",
                   LargerBufferWarning, stacklevel=4)
 
 

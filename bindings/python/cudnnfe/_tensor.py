@@ -180,11 +180,13 @@ class Tensor:
     def set_ragged_offset(self, ragged_offset: "Tensor") -> "Tensor":
         """Give an attention tensor its ragged (packed) sequence offsets.
 
-        The offsets (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) of q, k, v
-        (and o, dO) are read by the ``sdpa`` / ``sdpa_backward`` that takes the
-        tensor (the C ABI's ``ragged_offset_*`` options, ``docs/attention.md``);
-        on an output (O, dQ, dK, dV) they must be its input's
-        (:mod:`cudnnfe._ragged`).
+        The offsets (``[b + 1, 1, 1, 1]`` INT32/INT64, in elements) may be set
+        before or after the ``sdpa`` / ``sdpa_backward`` that uses the tensor:
+        on q, k, v, O, stats and page tables (a packed table), each tensor its
+        own (the C ABI's ``ragged_offset_*`` options and
+        ``cudnnfe_graph_set_ragged_offset``, ``docs/attention.md``). O and
+        stats without offsets are written padded. The backward's dQ, dK, dV and dO take the
+        offsets of q, k, v and o (:mod:`cudnnfe._ragged`).
         """
         if not isinstance(ragged_offset, Tensor) or ragged_offset._graph is not self._graph:
             raise TypeError("set_ragged_offset takes a tensor of the same graph")

@@ -108,10 +108,15 @@ def test_paged_cache_errors_name_the_option(qkv, rng):
         g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)  # needs the padding mask
     with pytest.raises(TypeError, match="paged_attention_max_seq_len_kv"):
         g.sdpa(tq, tck, tv, paged_attention_max_seq_len_kv="16")
-    offsets = g.tensor(dim=[B + 1, 1, 1, 1], data_type=data_type.INT32)
-    ttk.set_ragged_offset(offsets)  # cudnn-frontend's sample 53 packs its page tables
-    with pytest.raises(cudnnfe.NotOfferedError, match="ragged .packed. page table"):
-        g.sdpa(tq, tck, tv, paged_attention_k_table=ttk)
+    # A packed table's offsets are [b+1, 1, 1, 1] (test_cpu_ragged_outputs.py runs them).
+    offsets = g.tensor(dim=[B, 1, 1, 1], data_type=data_type.INT32)
+    ttk.set_ragged_offset(offsets)
+    seq = g.tensor(dim=[B, 1, 1, 1], data_type=data_type.INT32)
+    with pytest.raises(cudnnfe.InvalidGraphError,
+                       match=r"ragged_offset_page_table_k .* is \[2,1,1,1\]; expected "
+                             r"\[b\+1,1,1,1\]"):
+        g.sdpa(tq, tck, tv, paged_attention_k_table=ttk, use_padding_mask=True,
+               seq_len_q=seq, seq_len_kv=seq)
 
 
 @pytest.mark.parametrize("band", [

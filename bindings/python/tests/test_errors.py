@@ -434,8 +434,12 @@ def test_high_level_arguments():
         g.relu(x, name="r").set_output(True)
     with pytest.raises(cudnnfe.InvalidArgumentError):
         g({"nope": x})
-    with pytest.raises(ValueError, match="shape"):
+    # As cudnn-frontend's wrapper binds pointers only: a larger input is read from its
+    # start with a warning, a too-small one is refused.
+    with pytest.warns(cudnnfe.LargerBufferWarning, match=r"'r::input'.*\[3, 3\]"):
         g(np.zeros((3, 3), np.float32))
+    with pytest.raises(ValueError, match=r"'r::input'.*spans only 1: the array is too small"):
+        g(np.zeros((1, 1), np.float32))
     g2 = cudnnfe.Graph(io_data_type=data_type.FLOAT, outputs=["missing"])
     g2.relu(x).set_output(True)
     with pytest.raises(cudnnfe.InvalidArgumentError, match="missing"):

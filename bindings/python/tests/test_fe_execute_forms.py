@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cudnnfe
-from cpu_helpers import graph
+from cpu_helpers import alloc, graph
 
 
 def _bias_relu(shape=(2, 3, 4)):
@@ -50,16 +50,59 @@ def test_smaller_buffer_or_other_dtype_is_refused():
     g, x, b, y = _bias_relu()
     xa = np.zeros((2, 3, 4), np.float32)
     ba = np.zeros((1, 3, 1), np.float32)
-    with pytest.raises(ValueError, match=r"has dims \[2, 3, 4\] but its array has shape "
-                                         r"\[2, 3, 3\], which spans 18 elements"):
+    with pytest.raises(ValueError, match=r"'relu::OUT_0'.*has dims \[2, 3, 4\] and strides "
+                                         r"\[12, 4, 1\], which span 24 elements, but its "
+                                         r"array of shape \[2, 3, 3\] and strides \[9, 3, 1\] "
+                                         r"spans only 18: the array is too small"):
         g.execute({x: xa, b: ba, y: np.zeros((2, 3, 3), np.float32)})
     with pytest.raises(ValueError, match="is FLOAT but its array is numpy.float64"):
         g.execute({x: xa, b: ba, y: np.zeros((4, 3, 4), np.float64)})
 
 
-def test_larger_input_buffer_is_refused():
+def test_larger_input_buffer_is_read_from_its_start_with_a_warning(rng):
+    # cudnn-frontend's test_sdpa_with_caching binds a K cache of more rows than its tensor.
     g, x, b, y = _bias_relu()
-    with pytest.raises(ValueError, match=r"'x'.*has dims \[2, 3, 4\] but its array has shape "
-                                         r"\[4, 3, 4\]"):
-        g.execute({x: np.zeros((4, 3, 4), np.float32), b: np.zeros((1, 3, 1), np.float32),
+    big = rng.standard_normal((4, 3, 4)).astype(np.float32)
+    ba = rng.standard_normal((1, 3, 1)).astype(np.float32)
+    ya = np.full((2, 3, 4), np.nan, np.float32)
+    with pytest.warns(cudnnfe.LargerBufferWarning, match=r"'x'.*\[4, 3, 4\].*is read from"):
+        g.execute({x: big, b: ba, y: ya})
+    np.testing.assert_allclose(ya, np.maximum(big[:2] + ba, 0), rtol=1e-6)
+
+
+def test_input_of_another_layout_spanning_enough_is_read_at_the_tensor_strides(rng):
+    # An array whose own strides differ (here a transposed view) but that spans the
+    # tensor's memory: the tensor's strides decide, as with cudnn-frontend's pointer.
+    g, x, b, y = _bias_relu()
+    base = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    view = base.transpose(2, 1, 0)  # shape (2, 3, 4), strides (1, 2, 6)
+    ba = np.zeros((1, 3, 1), np.float32)
+    ya = np.zeros((2, 3, 4), np.float32)
+    with pytest.warns(cudnnfe.LargerBufferWarning, match=r"'x'"):
+        g.execute({x: view, b: ba, y: ya})
+    np.testing.assert_allclose(ya, np.maximum(base.reshape(2, 3, 4), 0), rtol=1e-6)
+
+
+def test_flat_buffer_of_a_dense_non_row_major_tensor_is_taken_silently(rng):
+    # cudnn-frontend's MoE test binds a flat [E*N*K] buffer to weights [E, N, K] stored
+    # K-major (strides [N*K, 1, N]): the same elements, so no warning.
+    g = graph()
+    x = g.tensor(name="x", dim=[2, 3, 4], stride=[12, 1, 3])
+    y = g.relu(x, name="relu").set_output(True)
+    g.build()
+    flat = rng.standard_normal(24).astype(np.float32)
+    ya = alloc(y)  # y takes x's layout
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g.execute({x: flat, y: ya})
+    expected = np.lib.stride_tricks.as_strided(flat, (2, 3, 4), (48, 4, 12))
+    np.testing.assert_allclose(ya, np.maximum(expected, 0), rtol=1e-6)
+
+
+def test_too_small_input_is_refused_with_both_spans():
+    g, x, b, y = _bias_relu()
+    with pytest.raises(ValueError, match=r"'x'.*span 24 elements.*spans only 12: the array "
+                                         r"is too small"):
+        g.execute({x: np.zeros((1, 3, 4), np.float32), b: np.zeros((1, 3, 1), np.float32),
                    y: np.zeros((2, 3, 4), np.float32)})

@@ -296,15 +296,23 @@ def test_buffers_may_drop_the_tensors_unit_dims(rng):
     out = np.empty((4, 8, 8), np.float32)  # the same elements at the same strides
     g.execute({t: x.reshape(4, 8, 8), y: out}, None)
     np.testing.assert_array_equal(out, -x.reshape(4, 8, 8))
-    with pytest.raises(ValueError, match=r"has dims \[4, 1, 8, 8\] but its array has shape"):
-        g.execute({t: x, y: np.empty((4, 64), np.float32)}, None)
-    with pytest.raises(ValueError, match="array has shape"):  # same shape, other layout
+    # Other shapes spanning the memory are written at the tensor's strides, with a warning
+    # (cudnn-frontend binds the pointer only); a too-small one is refused.
+    other = np.full((4, 64), np.nan, np.float32)
+    with pytest.warns(cudnnfe.LargerBufferWarning, match=r"\[4, 1, 8, 8\].*shape \[4, 64\]"):
+        g.execute({t: x, y: other}, None)
+    np.testing.assert_array_equal(other, -x.reshape(4, 64))
+    with pytest.warns(cudnnfe.LargerBufferWarning):  # same shape, other layout
         g.execute({t: x, y: np.empty((8, 4, 8), np.float32).transpose(1, 0, 2)}, None)
+    with pytest.raises(ValueError, match=r"\[4, 1, 8, 8\].*spans only 128: the array is "
+                                         r"too small"):
+        g.execute({t: x, y: np.empty((2, 64), np.float32)}, None)
     # a flat buffer of exactly its elements is the dense tensor's memory (test_moe_grouped_matmul)
     flat = np.empty(4 * 8 * 8, np.float32)
     g.execute({t: x.reshape(-1), y: flat}, None)
     np.testing.assert_array_equal(flat, -x.reshape(-1))
-    with pytest.raises(ValueError, match="array has shape"):  # a strided flat view is not
+    # a strided flat view is not its elements, but spans enough memory: warned
+    with pytest.warns(cudnnfe.LargerBufferWarning):
         g.execute({t: x, y: np.empty(2 * 4 * 8 * 8, np.float32)[::2]}, None)
 
 
@@ -403,11 +411,9 @@ def test_set_ragged_offset_drives_the_attention_ragged_options(rng):
     tsq, tskv = g2.tensor_like(sq), g2.tensor_like(skv)
     o2, _ = g2.sdpa(tq, tk, tv, attn_scale=0.3, use_padding_mask=True, seq_len_q=tsq,
                     seq_len_kv=tskv)
+    # O is padded unless given offsets (cudnn-frontend's rule); here it takes q's, set after
+    # the op as cudnn-frontend code does (test_cpu_ragged_outputs.py gives it its own).
     o2.set_output(True).set_stride([0, d, h * d, 1])
-    with pytest.raises(cudnnfe.NotOfferedError, match="call set_ragged_offset"):
-        g2.validate()  # O is written ragged: cudnn-frontend code says so with set_ragged_offset
-    with pytest.raises(cudnnfe.NotOfferedError, match="other offsets"):
-        o2.set_ragged_offset(rkv)
     o2.set_ragged_offset(rq)
     g2.build()
     out_flat = np.full_like(fq, np.nan)
@@ -424,7 +430,7 @@ def test_ragged_offsets_no_op_reads_are_refused():
     x = g.tensor(dim=[2, 3])
     x.set_ragged_offset(g.tensor(dim=[3, 1, 1, 1], data_type=data_type.INT32))
     g.abs(x).set_output(True)
-    with pytest.raises(cudnnfe.NotOfferedError, match="no attention op read them"):
+    with pytest.raises(cudnnfe.NotOfferedError, match="no attention op uses it"):
         g.validate()
 
 

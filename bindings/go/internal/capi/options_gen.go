@@ -34,6 +34,7 @@ type AttentionOptions struct {
 	RaggedOffsetK         int64
 	RaggedOffsetV         int64
 	RaggedOffsetO         int64
+	RaggedOffsetStats     int64
 }
 
 // ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
@@ -243,14 +244,16 @@ func (o *ReductionOptions) toC(c *C.cudnnfe_reduction_options_t) {
 
 // SDPAOptions mirrors cudnnfe_sdpa_options_t (struct_size is implied).
 type SDPAOptions struct {
-	Name           string
-	GenerateStats  int32
-	PageTableK     int64
-	PageTableV     int64
-	MaxSeqLenKV    int64
-	Implementation int32
-	SinkToken      int64
-	BlockMask      int64
+	Name                   string
+	GenerateStats          int32
+	PageTableK             int64
+	PageTableV             int64
+	MaxSeqLenKV            int64
+	Implementation         int32
+	SinkToken              int64
+	BlockMask              int64
+	RaggedOffsetPageTableK int64
+	RaggedOffsetPageTableV int64
 	AttentionOptions
 }
 
@@ -293,6 +296,9 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.Implementation = int32(c.implementation)
 	o.SinkToken = int64(c.sink_token)
 	o.BlockMask = int64(c.block_mask)
+	o.RaggedOffsetPageTableK = int64(c.ragged_offset_page_table_k)
+	o.RaggedOffsetPageTableV = int64(c.ragged_offset_page_table_v)
+	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -338,6 +344,9 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.implementation = C.cudnnfe_attention_implementation_t(o.Implementation)
 	c.sink_token = C.int64_t(o.SinkToken)
 	c.block_mask = C.int64_t(o.BlockMask)
+	c.ragged_offset_page_table_k = C.int64_t(o.RaggedOffsetPageTableK)
+	c.ragged_offset_page_table_v = C.int64_t(o.RaggedOffsetPageTableV)
+	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
@@ -382,6 +391,7 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.RaggedOffsetK = int64(c.ragged_offset_k)
 	o.RaggedOffsetV = int64(c.ragged_offset_v)
 	o.RaggedOffsetO = int64(c.ragged_offset_o)
+	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -422,6 +432,7 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.ragged_offset_k = C.int64_t(o.RaggedOffsetK)
 	c.ragged_offset_v = C.int64_t(o.RaggedOffsetV)
 	c.ragged_offset_o = C.int64_t(o.RaggedOffsetO)
+	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1195,36 +1206,39 @@ var OptionFields = map[string]map[string]string{
 		"deterministic": "Deterministic",
 	},
 	"cudnnfe_sdpa_options_t": {
-		"name":                     "Name",
-		"attn_scale":               "AttnScale",
-		"generate_stats":           "GenerateStats",
-		"causal_mask":              "CausalMask",
-		"causal_mask_bottom_right": "CausalMaskBottomRight",
-		"bias":                     "Bias",
-		"compute_dtype":            "ComputeDtype",
-		"attn_scale_tensor":        "AttnScaleTensor",
-		"padding_mask":             "PaddingMask",
-		"seq_len_q":                "SeqLenQ",
-		"seq_len_kv":               "SeqLenKV",
-		"window_left":              "WindowLeft",
-		"window_right":             "WindowRight",
-		"diagonal_alignment":       "DiagonalAlignment",
-		"alibi_mask":               "AlibiMask",
-		"dropout_probability":      "DropoutProbability",
-		"dropout_seed":             "DropoutSeed",
-		"dropout_offset":           "DropoutOffset",
-		"dropout_mask":             "DropoutMask",
-		"dropout_scale":            "DropoutScale",
-		"ragged_offset_q":          "RaggedOffsetQ",
-		"ragged_offset_k":          "RaggedOffsetK",
-		"ragged_offset_v":          "RaggedOffsetV",
-		"ragged_offset_o":          "RaggedOffsetO",
-		"page_table_k":             "PageTableK",
-		"page_table_v":             "PageTableV",
-		"max_seq_len_kv":           "MaxSeqLenKV",
-		"implementation":           "Implementation",
-		"sink_token":               "SinkToken",
-		"block_mask":               "BlockMask",
+		"name":                       "Name",
+		"attn_scale":                 "AttnScale",
+		"generate_stats":             "GenerateStats",
+		"causal_mask":                "CausalMask",
+		"causal_mask_bottom_right":   "CausalMaskBottomRight",
+		"bias":                       "Bias",
+		"compute_dtype":              "ComputeDtype",
+		"attn_scale_tensor":          "AttnScaleTensor",
+		"padding_mask":               "PaddingMask",
+		"seq_len_q":                  "SeqLenQ",
+		"seq_len_kv":                 "SeqLenKV",
+		"window_left":                "WindowLeft",
+		"window_right":               "WindowRight",
+		"diagonal_alignment":         "DiagonalAlignment",
+		"alibi_mask":                 "AlibiMask",
+		"dropout_probability":        "DropoutProbability",
+		"dropout_seed":               "DropoutSeed",
+		"dropout_offset":             "DropoutOffset",
+		"dropout_mask":               "DropoutMask",
+		"dropout_scale":              "DropoutScale",
+		"ragged_offset_q":            "RaggedOffsetQ",
+		"ragged_offset_k":            "RaggedOffsetK",
+		"ragged_offset_v":            "RaggedOffsetV",
+		"ragged_offset_o":            "RaggedOffsetO",
+		"page_table_k":               "PageTableK",
+		"page_table_v":               "PageTableV",
+		"max_seq_len_kv":             "MaxSeqLenKV",
+		"implementation":             "Implementation",
+		"sink_token":                 "SinkToken",
+		"block_mask":                 "BlockMask",
+		"ragged_offset_page_table_k": "RaggedOffsetPageTableK",
+		"ragged_offset_page_table_v": "RaggedOffsetPageTableV",
+		"ragged_offset_stats":        "RaggedOffsetStats",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",
@@ -1252,6 +1266,7 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_k":          "RaggedOffsetK",
 		"ragged_offset_v":          "RaggedOffsetV",
 		"ragged_offset_o":          "RaggedOffsetO",
+		"ragged_offset_stats":      "RaggedOffsetStats",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",

@@ -1478,7 +1478,8 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " (default): use attn_scale, which must be 0 when this is set."]
     pub attn_scale_tensor: i64,
     #[doc = " 1: variable sequence lengths. seq_len_q and seq_len_kv are INT32 graph"]
-    #[doc = " inputs of dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid"]
+    #[doc = " inputs (INT64 too since 0.3: cudnn-frontend's sample 52 passes them) of"]
+    #[doc = " dims [b, 1, 1, 1]: batch n has seq_len_q[n] (0..s_q) valid"]
     #[doc = " query rows and seq_len_kv[n] (0..s_kv) valid key columns; row i sees"]
     #[doc = " column j only if i < seq_len_q[n] and j < seq_len_kv[n]. Padding rows"]
     #[doc = " (i >= seq_len_q[n]) of o and stats are unspecified on the GPU; the CPU"]
@@ -1523,7 +1524,10 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " stride[3] (the batch stride is not used). Only the valid rows (s <"]
     #[doc = " seq_len_q[n] for q and o, s < seq_len_kv[n] for k and v) are read or"]
     #[doc = " written. Needs padding_mask with seq_len_q and seq_len_kv. 0: that"]
-    #[doc = " tensor is not ragged (the default). stats stay [b, h_q, s_q, 1]."]
+    #[doc = " tensor is not ragged (the default). Each tensor has its own offsets or"]
+    #[doc = " none: o (and stats, ragged_offset_stats below) is written padded unless"]
+    #[doc = " its offsets are given, whatever q's layout. Offsets may also be"]
+    #[doc = " given after the node is added (cudnnfe_graph_set_ragged_offset)."]
     pub ragged_offset_q: i64,
     pub ragged_offset_k: i64,
     pub ragged_offset_v: i64,
@@ -1553,12 +1557,26 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " tile (r, t) of the scores is kept; scores of a cleared tile are -inf."]
     #[doc = " UNIFIED only (cuDNN 9.14 and newer). 0: none."]
     pub block_mask: i64,
+    #[doc = " since 0.3: a packed (\"ragged\") page table: ragged offsets, as above"]
+    #[doc = " (INT32 or INT64 [b+1, 1, 1, 1]), of page_table_k (page_table_v):"]
+    #[doc = " batch n's entries start at element offset[n] of the table, so page p"]
+    #[doc = " of batch n is at offset[n] + p * stride[2] (the batch stride is not"]
+    #[doc = " used) and a batch may have fewer entries than the table's dims[2]"]
+    #[doc = " (only pages below ceil(seq_len_kv[n] / page_size) are read). cuDNN"]
+    #[doc = " 9.10.2 and newer. 0: the table is not packed (the default)."]
+    pub ragged_offset_page_table_k: i64,
+    pub ragged_offset_page_table_v: i64,
+    #[doc = " since 0.3: ragged offsets of stats (with generate_stats), as above:"]
+    #[doc = " stats (n, h, s, 0) is at offset[n] + h * stride[1] + s * stride[2], and"]
+    #[doc = " only rows s < seq_len_q[n] are written (cudnn-frontend's"]
+    #[doc = " set_ragged_offset on Stats). 0: stats are padded (the default)."]
+    pub ragged_offset_stats: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        232usize,
+        256usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2093,6 +2111,57 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_block_mask();
+    fn test_field_ragged_offset_page_table_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_page_table_k) as usize - ptr as usize
+            },
+            232usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_page_table_k)
+            )
+        );
+    }
+    test_field_ragged_offset_page_table_k();
+    fn test_field_ragged_offset_page_table_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_page_table_v) as usize - ptr as usize
+            },
+            240usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_page_table_v)
+            )
+        );
+    }
+    test_field_ragged_offset_page_table_v();
+    fn test_field_ragged_offset_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_stats) as usize - ptr as usize
+            },
+            248usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_stats)
+            )
+        );
+    }
+    test_field_ragged_offset_stats();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
@@ -2116,6 +2185,26 @@ extern "C" {
         options: *const cudnnfe_sdpa_options_t,
         o: *mut i64,
         stats: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Gives `tensor` the ragged (packed) offsets `offset` (as the ragged_offset_*"]
+    #[doc = " options, docs/attention.md) after the attention nodes that read or write it"]
+    #[doc = " were added, as cudnn-frontend's set_ragged_offset does on an op's output;"]
+    #[doc = " `offset` 0 makes it padded. It replaces, in every sdpa node using"]
+    #[doc = " `tensor`, the offsets of that operand: q, k, v, o (the output; it is"]
+    #[doc = " otherwise written padded [b, h_q, s_q, d_v] at its strides, whatever q's"]
+    #[doc = " layout), page_table_k and page_table_v. In every sdpa_backward node it"]
+    #[doc = " sets the offsets of q, k, v or o, which also describe dQ, dK, dV and dO:"]
+    #[doc = " giving dQ (dK, dV, dO) offsets other than q's (k's, v's, o's) is"]
+    #[doc = " NOT_SUPPORTED. stats (sdpa's output, sdpa_backward's input) take their"]
+    #[doc = " own offsets too. A tensor that no attention node reads or writes at such"]
+    #[doc = " a port is INVALID_ARGUMENT. The offsets' dims and data type are checked"]
+    #[doc = " when the graph is validated. since 0.3"]
+    pub fn cudnnfe_graph_set_ragged_offset(
+        graph: *mut cudnnfe_graph_t,
+        tensor: i64,
+        offset: i64,
     ) -> cudnnfe_status_t;
 }
 #[repr(C)]
@@ -2162,12 +2251,15 @@ pub struct cudnnfe_sdpa_backward_options {
     pub ragged_offset_k: i64,
     pub ragged_offset_v: i64,
     pub ragged_offset_o: i64,
+    #[doc = " since 0.3: ragged offsets of the stats input, as the forward's"]
+    #[doc = " ragged_offset_stats. 0: stats are padded (the default)."]
+    pub ragged_offset_stats: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        184usize,
+        192usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2617,6 +2709,23 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_ragged_offset_o();
+    fn test_field_ragged_offset_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_stats) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(ragged_offset_stats)
+            )
+        );
+    }
+    test_field_ragged_offset_stats();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {

@@ -775,6 +775,23 @@ impl Graph {
         Ok(self)
     }
 
+    /// Gives an attention operand its ragged (packed) offsets after its op
+    /// was added (cudnn-frontend's `set_ragged_offset`, e.g. on the O that
+    /// [`Graph::sdpa`] returned); `None` makes it padded. See
+    /// `cudnnfe_graph_set_ragged_offset` for the tensors it takes (since 0.3).
+    pub fn set_ragged_offset(
+        &mut self,
+        tensor: Tensor,
+        offset: Option<Tensor>,
+    ) -> Result<&mut Self> {
+        let offset = offset.map_or(0, |t| t.uid());
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_graph_set_ragged_offset(self.raw(), tensor.uid(), offset)
+        })?;
+        Ok(self)
+    }
+
     /// Overrides a tensor's data type (inferred outputs included).
     pub fn set_dtype(&mut self, tensor: Tensor, dtype: DataType) -> Result<&mut Self> {
         // SAFETY: plain values.

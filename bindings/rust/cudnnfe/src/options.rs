@@ -497,6 +497,15 @@ pub struct SdpaOptions {
     /// A UINT8 bit-packed mask of 128x128 score tiles, `[b, h_q,
     /// ceil(s_q/128), ceil(ceil(s_kv/128)/8)]` (unified only). Since 0.3.
     pub block_mask: Option<Tensor>,
+    /// Ragged offsets of a packed `page_table_k` (INT32 or INT64 `[b+1, 1,
+    /// 1, 1]`): batch `n`'s entries start at element `offset[n]` of the
+    /// table. `None`: not packed. Since 0.3.
+    pub ragged_offset_page_table_k: Option<Tensor>,
+    /// As `ragged_offset_page_table_k`, for `page_table_v`. Since 0.3.
+    pub ragged_offset_page_table_v: Option<Tensor>,
+    /// Ragged offsets of the stats output (with `generate_stats`; see
+    /// `ragged_offset_q`). Since 0.3.
+    pub ragged_offset_stats: Option<Tensor>,
 }
 
 impl SdpaOptions {
@@ -588,6 +597,8 @@ pub struct SdpaBackwardOptions {
     pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
+    /// Ragged offsets of the stats input (see `ragged_offset_q`). Since 0.3.
+    pub ragged_offset_stats: Option<Tensor>,
 }
 
 impl SdpaBackwardOptions {

@@ -165,6 +165,9 @@ impl Default for SdpaOptions {
             implementation: AttentionImplementation::from_raw(raw.implementation),
             sink_token: opt_tensor(raw.sink_token),
             block_mask: opt_tensor(raw.block_mask),
+            ragged_offset_page_table_k: opt_tensor(raw.ragged_offset_page_table_k),
+            ragged_offset_page_table_v: opt_tensor(raw.ragged_offset_page_table_v),
+            ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
         }
     }
 }
@@ -255,6 +258,21 @@ impl SdpaOptions {
         self.block_mask = Some(value);
         self
     }
+    /// Sets `ragged_offset_page_table_k` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn ragged_offset_page_table_k(mut self, value: Tensor) -> Self {
+        self.ragged_offset_page_table_k = Some(value);
+        self
+    }
+    /// Sets `ragged_offset_page_table_v` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn ragged_offset_page_table_v(mut self, value: Tensor) -> Self {
+        self.ragged_offset_page_table_v = Some(value);
+        self
+    }
+    /// Sets `ragged_offset_stats` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn ragged_offset_stats(mut self, value: Tensor) -> Self {
+        self.ragged_offset_stats = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
@@ -288,6 +306,9 @@ impl SdpaOptions {
         raw.implementation = self.implementation.as_raw();
         raw.sink_token = opt_uid(self.sink_token);
         raw.block_mask = opt_uid(self.block_mask);
+        raw.ragged_offset_page_table_k = opt_uid(self.ragged_offset_page_table_k);
+        raw.ragged_offset_page_table_v = opt_uid(self.ragged_offset_page_table_v);
+        raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
         raw
     }
 }
@@ -323,6 +344,7 @@ impl Default for SdpaBackwardOptions {
             ragged_offset_k: opt_tensor(raw.ragged_offset_k),
             ragged_offset_v: opt_tensor(raw.ragged_offset_v),
             ragged_offset_o: opt_tensor(raw.ragged_offset_o),
+            ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
         }
     }
 }
@@ -388,6 +410,11 @@ impl SdpaBackwardOptions {
         self.ragged_offset_o = Some(value);
         self
     }
+    /// Sets `ragged_offset_stats` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn ragged_offset_stats(mut self, value: Tensor) -> Self {
+        self.ragged_offset_stats = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
@@ -416,6 +443,7 @@ impl SdpaBackwardOptions {
         raw.ragged_offset_k = opt_uid(self.ragged_offset_k);
         raw.ragged_offset_v = opt_uid(self.ragged_offset_v);
         raw.ragged_offset_o = opt_uid(self.ragged_offset_o);
+        raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
         raw
     }
 }
