@@ -597,14 +597,16 @@ def test_sdpa_fp8_band_errors():
     g = graph(io_data_type=data_type.FP8_E4M3)
     q = g.tensor(dim=[1, 2, 16, 16])
     scales = [1.0] * 6
+    # Each call its own name: float scales become scalars named after the node, and a call
+    # the library refuses leaves them in the graph.
     with pytest.raises(cudnnfe.InvalidGraphError, match="window_left is -3") as info:
         g.sdpa_fp8(q, q, q, *scales, is_inference=True, left_bound=-3, name="f")
     assert 'sdpa_fp8 "f"' in info.value.message and ">= 1" in info.value.message
     with pytest.raises(cudnnfe.InvalidGraphError, match="window_right is -2"):
-        g.sdpa_fp8(q, q, q, *scales, is_inference=True, right_bound=-2)
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, right_bound=-2, name="f2")
     with pytest.raises(cudnnfe.InvalidGraphError, match="BOTTOM_RIGHT"):
         g.sdpa_fp8(q, q, q, *scales, is_inference=True, use_causal_mask=True,
-                   diagonal_alignment=diagonal_alignment.BOTTOM_RIGHT)
+                   diagonal_alignment=diagonal_alignment.BOTTOM_RIGHT, name="f3")
     with pytest.raises(ValueError, match="same bound"):
         g.sdpa_fp8(q, q, q, *scales, is_inference=True, sliding_window=2, left_bound=2)
     with pytest.raises(ValueError, match="right_bound"):
