@@ -140,6 +140,26 @@ struct AttnShape {
   int64_t b = 1, h_q = 1, h_kv = 1, s_q = 1, s_kv = 1, d = 1, d_v = 1;
 };
 
+// Which scores the diagonal band keeps, from the header's definition:
+// d(i) = i (top-left) or i + s_kv - s_q (bottom-right); column j is kept
+// when j > d(i) - left (left >= 1) and j <= d(i) + right (right >= 0); -1
+// leaves that side open. A causal mask is right = 0, top-left.
+struct Band {
+  int64_t left = -1, right = -1;
+  bool bottom_right = false;
+  static Band causal(bool on) {
+    Band b;
+    if (on) b.right = 0;
+    return b;
+  }
+  bool keeps(const AttnShape &a, int64_t i, int64_t j) const {
+    const int64_t diagonal = bottom_right ? i + a.s_kv - a.s_q : i;
+    if (left >= 1 && !(j > diagonal - left)) return false;
+    if (right >= 0 && !(j <= diagonal + right)) return false;
+    return true;
+  }
+};
+
 struct FwdScales {
   double descale_q = 1, descale_k = 1, descale_v = 1, descale_s = 1, scale_s = 1, scale_o = 1;
 };
@@ -151,9 +171,10 @@ struct FwdResult {
 };
 
 // q, k, v: decoded values, dense BHSD. P is cast to `p_type` after scale_s.
+// A row the band leaves empty has O' = 0 and stats = -inf.
 inline FwdResult attention_forward(const AttnShape &a, const std::vector<double> &q,
                                    const std::vector<double> &k, const std::vector<double> &v,
-                                   const FwdScales &sc, double attn_scale, bool causal,
+                                   const FwdScales &sc, double attn_scale, const Band &band,
                                    cudnnfe_dtype_t p_type, bool cast_p = true) {
   FwdResult r;
   r.o_unscaled.assign(static_cast<size_t>(a.b * a.h_q * a.s_q * a.d_v), 0.0);
@@ -166,7 +187,7 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
       std::vector<std::vector<double>> s(a.s_q, std::vector<double>(a.s_kv));
       for (int64_t i = 0; i < a.s_q; ++i)
         for (int64_t j = 0; j < a.s_kv; ++j) {
-          if (causal && j > i) {
+          if (!band.keeps(a, i, j)) {
             s[i][j] = -INFINITY;
             continue;
           }
@@ -178,6 +199,10 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
         }
       for (int64_t i = 0; i < a.s_q; ++i) {
         const double m = *std::max_element(s[i].begin(), s[i].end());
+        if (m == -INFINITY) {  // nothing visible: O' stays 0
+          r.stats[(b * a.h_q + h) * a.s_q + i] = -INFINITY;
+          continue;
+        }
         double sum = 0;
         for (double x : s[i]) sum += std::exp(x - m);
         r.stats[(b * a.h_q + h) * a.s_q + i] = m + std::log(sum);
@@ -198,6 +223,13 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
   return r;
 }
 
+inline FwdResult attention_forward(const AttnShape &a, const std::vector<double> &q,
+                                   const std::vector<double> &k, const std::vector<double> &v,
+                                   const FwdScales &sc, double attn_scale, bool causal,
+                                   cudnnfe_dtype_t p_type, bool cast_p = true) {
+  return attention_forward(a, q, k, v, sc, attn_scale, Band::causal(causal), p_type, cast_p);
+}
+
 struct BwdScales {
   double descale_q = 1, descale_k = 1, descale_v = 1, descale_o = 1, descale_do = 1, descale_s = 1,
          descale_dp = 1, scale_s = 1, scale_dq = 1, scale_dk = 1, scale_dv = 1, scale_dp = 1;
@@ -213,7 +245,7 @@ inline BwdResult attention_backward(const AttnShape &a, const std::vector<double
                                     const std::vector<double> &k, const std::vector<double> &v,
                                     const std::vector<double> &o, const std::vector<double> &d_o,
                                     const std::vector<double> &stats, const BwdScales &sc,
-                                    double attn_scale, bool causal, cudnnfe_dtype_t p_type,
+                                    double attn_scale, const Band &band, cudnnfe_dtype_t p_type,
                                     cudnnfe_dtype_t ds_type) {
   BwdResult r;
   r.dq.assign(static_cast<size_t>(a.b * a.h_q * a.s_q * a.d), 0.0);
@@ -242,7 +274,7 @@ inline BwdResult attention_backward(const AttnShape &a, const std::vector<double
         for (int64_t c = 0; c < a.d_v; ++c) delta += row(d_o, b, h, i, c) * row(o, b, h, i, c);
         delta *= sc.descale_do * sc.descale_o;
         for (int64_t j = 0; j < a.s_kv; ++j) {
-          if (causal && j > i) continue;
+          if (!band.keeps(a, i, j)) continue;
           double s = 0, dp = 0;
           for (int64_t c = 0; c < a.d; ++c) s += Q(b, h, i, c) * K(b, g, j, c);
           for (int64_t c = 0; c < a.d_v; ++c) dp += row(d_o, b, h, i, c) * V(b, g, j, c);
@@ -286,6 +318,16 @@ inline BwdResult attention_backward(const AttnShape &a, const std::vector<double
   r.amax_dk = finish(r.dk, sc.descale_dp * sc.descale_q);
   r.amax_dv = finish(r.dv, sc.descale_s * sc.descale_do);
   return r;
+}
+
+inline BwdResult attention_backward(const AttnShape &a, const std::vector<double> &q,
+                                    const std::vector<double> &k, const std::vector<double> &v,
+                                    const std::vector<double> &o, const std::vector<double> &d_o,
+                                    const std::vector<double> &stats, const BwdScales &sc,
+                                    double attn_scale, bool causal, cudnnfe_dtype_t p_type,
+                                    cudnnfe_dtype_t ds_type) {
+  return attention_backward(a, q, k, v, o, d_o, stats, sc, attn_scale, Band::causal(causal), p_type,
+                            ds_type);
 }
 
 // Largest power of two p with amax * p <= target (a delayed-scaling style

@@ -74,12 +74,25 @@ class G {
   cudnnfe_graph_t *g_ = nullptr;
 };
 
+// The test loops' band for the C options (causal_mask is window_right 0).
+fp8t::Band band_of(bool causal, int64_t left, int64_t right,
+                   cudnnfe_diagonal_alignment_t alignment) {
+  fp8t::Band b;
+  b.left = left;
+  b.right = causal ? 0 : right;
+  b.bottom_right = alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+  return b;
+}
+
 // A forward FP8 attention graph and the UIDs of its tensors.
 struct Fwd {
   fp8t::AttnShape a;
   cudnnfe_dtype_t type = E4M3;
   cudnnfe_dtype_t o_type = CUDNNFE_DTYPE_NOT_SET;  // NOT_SET: q's
   bool causal = false, stats = true, bshd = false;
+  // The diagonal band (sliding window), the C options' defaults.
+  int64_t window_left = -1, window_right = -1;
+  cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   double attn_scale = 0;
   int64_t q = 0, k = 0, v = 0, dq = 0, dk = 0, dv = 0, ds = 0, ss = 0, so = 0;
   int64_t o = 0, st = 0, amax_s = 0, amax_o = 0;
@@ -88,6 +101,7 @@ struct Fwd {
   Dims k_dims() const { return {a.b, a.h_kv, a.s_kv, a.d}; }
   Dims v_dims() const { return {a.b, a.h_kv, a.s_kv, a.d_v}; }
   Dims layout(const Dims &d) const { return bshd ? fp8t::bshd(d) : fp8t::packed(d); }
+  fp8t::Band band() const { return band_of(causal, window_left, window_right, alignment); }
 
   cudnnfe_status_t add(G &g) {
     q = g.input("q", type, q_dims(), layout(q_dims()));
@@ -105,6 +119,9 @@ struct Fwd {
     opt.causal_mask = causal;
     opt.generate_stats = stats;
     opt.attn_scale = attn_scale;
+    opt.window_left = window_left;
+    opt.window_right = window_right;
+    opt.diagonal_alignment = alignment;
     cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, dq, dk, dv, ds, ss, so, &opt,
                                                     &o, &st, &amax_s, &amax_o);
     if (s != CUDNNFE_STATUS_OK) return s;
@@ -183,6 +200,7 @@ std::vector<double> o_values(const Fwd &f, const FwdData &d) {
 }
 
 bool close(double got, double want, double rel) {
+  if (got == want) return true;  // -inf stats of a row the band leaves empty
   return std::fabs(got - want) <= rel * std::fabs(want) + 1e-30;
 }
 
@@ -198,7 +216,7 @@ void check_forward(Fwd f, uint32_t seed, const fp8t::FwdScales &sc) {
   const double attn =
       f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(static_cast<double>(f.a.d));
   fp8t::FwdResult want = fp8t::attention_forward(f.a, d.q.values(), d.k.values(), d.v.values(), sc,
-                                                 attn, f.causal, f.type);
+                                                 attn, f.band(), f.type);
   const std::vector<double> got = o_values(f, d);
   int64_t bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -265,6 +283,59 @@ TEST(cpu_sdpa_fp8_forward_e5m2_inference_half_output) {
   e5.type = E5M2;
   e5.causal = true;
   check_forward(e5, 4, typical_fwd_scales());
+}
+
+// The diagonal band (issue 15): cudnn-frontend's causal-with-left-bound
+// sliding window (right 0, top-left) with MQA and its d_qk = 192, d_v =
+// 128 head dims; a two-sided bottom-right band; a left bound alone with
+// s_q > s_kv, which leaves the last rows empty (O = 0, stats = -inf).
+TEST(cpu_sdpa_fp8_forward_sliding_window) {
+  Fwd f;
+  f.a = {1, 7, 1, 40, 40, 192, 128};
+  f.window_left = 9;
+  f.window_right = 0;
+  check_forward(f, 6, typical_fwd_scales());
+  Fwd causal = f;
+  causal.window_right = -1;
+  causal.causal = true;  // the same band through the causal flag
+  check_forward(causal, 6, typical_fwd_scales());
+
+  Fwd two_sided;
+  two_sided.a = {2, 4, 2, 6, 11, 8, 8};
+  two_sided.window_left = 3;
+  two_sided.window_right = 2;
+  two_sided.alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+  two_sided.bshd = true;
+  check_forward(two_sided, 7, typical_fwd_scales());
+
+  Fwd empty_rows;
+  empty_rows.a = {1, 2, 2, 9, 4, 8, 8};
+  empty_rows.window_left = 2;  // row i >= 5 sees no column j < 4
+  check_forward(empty_rows, 8, typical_fwd_scales());
+}
+
+// The band changes the result: a window of 1 (each row sees its diagonal
+// only) gives O = fp8(scale_s) * v_i, not the full softmax.
+TEST(cpu_sdpa_fp8_forward_window_of_one) {
+  Fwd f;
+  f.a = {1, 1, 1, 5, 5, 8, 8};
+  f.window_left = 1;
+  f.window_right = 0;
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  check_forward(f, 9, sc);
+  G g;
+  REQUIRE_OK(f.add(g));
+  FwdData d = make_fwd_data(f, g, 9, sc);
+  REQUIRE(g.build());
+  REQUIRE(run_fwd(f, g, d));
+  const std::vector<double> got = o_values(f, d), v = d.v.values();
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double want = fp8t::round_fp8(E4M3, v[i] * sc.descale_v * sc.scale_o);
+    if (got[i] != want) ++bad;
+  }
+  CHECK_MSG(bad == 0, "%lld O elements are not v's row", static_cast<long long>(bad));
+  CHECK(d.amax_s == 1.0f);
 }
 
 // The cast of P to FP8 before P·V is simulated: with scale_s = 2^-8 every
@@ -356,6 +427,8 @@ struct Bwd {
   fp8t::AttnShape a;
   cudnnfe_dtype_t type = E4M3, do_type = E4M3, o_type = E4M3;
   bool causal = false;
+  int64_t window_left = -1, window_right = -1;
+  cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   double attn_scale = 0;
   int64_t q = 0, k = 0, v = 0, o = 0, d_o = 0, stats = 0;
   int64_t scales[12] = {};
@@ -379,6 +452,9 @@ struct Bwd {
     opt.name = "attn_bwd";
     opt.causal_mask = causal;
     opt.attn_scale = attn_scale;
+    opt.window_left = window_left;
+    opt.window_right = window_right;
+    opt.diagonal_alignment = alignment;
     cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8_backward(
         g.get(), q, k, v, o, d_o, stats, scales[0], scales[1], scales[2], scales[3], scales[4],
         scales[5], scales[6], scales[7], scales[8], scales[9], scales[10], scales[11], &opt, &dq,
@@ -396,14 +472,21 @@ float as_float(double x) {
 }  // namespace
 
 // Forward (library) -> backward (library) against the loops, with GQA,
-// the causal mask and dO in E5M2 (the "hybrid" FP8 recipe).
+// the causal mask and dO in E5M2 (the "hybrid" FP8 recipe); variant 2 a
+// bottom-right band of both bounds (sliding window).
 TEST(cpu_sdpa_fp8_backward_matches_the_graph_definition) {
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 3; ++variant) {
     Fwd f;
-    f.a =
-        variant == 0 ? fp8t::AttnShape{1, 4, 2, 6, 5, 8, 8} : fp8t::AttnShape{2, 2, 2, 5, 7, 8, 4};
+    const fp8t::AttnShape shapes[3] = {
+        {1, 4, 2, 6, 5, 8, 8}, {2, 2, 2, 5, 7, 8, 4}, {1, 4, 2, 6, 9, 8, 8}};
+    f.a = shapes[variant];
     f.causal = variant == 0;
     f.attn_scale = variant == 0 ? 0.0 : 0.25;
+    if (variant == 2) {
+      f.window_left = 3;
+      f.window_right = 1;
+      f.alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+    }
     const fp8t::FwdScales fs = typical_fwd_scales();
     G fg;
     REQUIRE_OK(f.add(fg));
@@ -414,6 +497,9 @@ TEST(cpu_sdpa_fp8_backward_matches_the_graph_definition) {
     Bwd b;
     b.a = f.a;
     b.causal = f.causal;
+    b.window_left = f.window_left;
+    b.window_right = f.window_right;
+    b.alignment = f.alignment;
     b.attn_scale = f.attn_scale;
     b.do_type = variant == 0 ? E5M2 : E4M3;
     G g;
@@ -462,7 +548,7 @@ TEST(cpu_sdpa_fp8_backward_matches_the_graph_definition) {
     const double attn = f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(8.0);
     fp8t::BwdResult want =
         fp8t::attention_backward(f.a, fd.q.values(), fd.k.values(), fd.v.values(), o_host.values(),
-                                 d_o.values(), stats, sc, attn, b.causal, E4M3, b.do_type);
+                                 d_o.values(), stats, sc, attn, f.band(), E4M3, b.do_type);
     auto compare = [&](const char *what, const std::vector<uint8_t> &got,
                        const std::vector<double> &unscaled, double scale) {
       int64_t bad = 0;
@@ -704,11 +790,13 @@ std::string serialize(cudnnfe_graph_t *g) {
 }  // namespace
 
 TEST(cpu_sdpa_fp8_graph_json_round_trip) {
-  // Forward and backward in one graph: O and stats feed the backward.
+  // Forward and backward in one graph: O and stats feed the backward; the
+  // band is a causal mask with a left bound (sliding window).
   G g;
   Fwd f;
   f.a = {1, 2, 1, 4, 4, 8, 8};
   f.causal = true;
+  f.window_left = 2;
   f.attn_scale = 0.375;
   REQUIRE_OK(f.add(g));
   const Dims od = {1, 2, 4, 8};
@@ -722,6 +810,7 @@ TEST(cpu_sdpa_fp8_graph_json_round_trip) {
   cudnnfe_sdpa_fp8_backward_options_init(&bo);
   bo.name = "attn_bwd";
   bo.causal_mask = 1;
+  bo.window_left = 2;
   bo.attn_scale = 0.375;
   int64_t dq, dk, dv, a0, a1, a2, a3;
   REQUIRE_OK(cudnnfe_graph_add_sdpa_fp8_backward(
@@ -735,6 +824,7 @@ TEST(cpu_sdpa_fp8_graph_json_round_trip) {
   CHECK(json.find("\"sdpa_fp8_backward\"") != std::string::npos);
   CHECK(json.find("\"descale_dP\"") != std::string::npos);
   CHECK(json.find("\"amax_dQ\"") != std::string::npos);
+  CHECK(json.find("\"window_left\": 2") != std::string::npos);
 
   G loaded;
   REQUIRE_OK(cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size()));
@@ -933,6 +1023,86 @@ TEST(bad_sdpa_fp8_shapes_and_options) {
     CHECK_OK(in.add(&old, &o, &st, &as, &ao));
     CHECK(st == 0);
   }
+}
+
+// The diagonal band's rules, forward and backward alike (sdpa's rules).
+TEST(bad_sdpa_fp8_diagonal_band) {
+  int64_t o, st, as, ao;
+  struct Case {
+    int64_t left, right;
+    cudnnfe_diagonal_alignment_t alignment;
+    bool causal;
+    const char *option, *rule;
+  };
+  const Case cases[] = {
+      {0, -1, CUDNNFE_DIAGONAL_TOP_LEFT, false, "window_left is 0", "-1 (no left bound) or >= 1"},
+      {-5, -1, CUDNNFE_DIAGONAL_TOP_LEFT, false, "window_left is -5", ">= 1"},
+      {-1, -2, CUDNNFE_DIAGONAL_TOP_LEFT, false, "window_right is -2", ">= 0"},
+      {-1, -1, 7, false, "diagonal_alignment 7", "CUDNNFE_DIAGONAL_TOP_LEFT (0)"},
+      {4, 1, CUDNNFE_DIAGONAL_TOP_LEFT, true, "causal_mask means window_right = 0",
+       "window_right is 1"},
+      {4, -1, CUDNNFE_DIAGONAL_BOTTOM_RIGHT, true, "causal_mask is aligned top-left",
+       "window_right = 0 with BOTTOM_RIGHT"},
+  };
+  for (const Case &c : cases) {
+    FwdInputs in;
+    auto opt = named("attn");
+    opt.window_left = c.left;
+    opt.window_right = c.right;
+    opt.diagonal_alignment = c.alignment;
+    opt.causal_mask = c.causal;
+    CHECK_FAILS(in.add(&opt, &o, &st, &as, &ao), GRAPH, "sdpa_fp8 \"attn\"", c.option, c.rule);
+    CHECK(in.nodes() == 0);
+
+    G g;
+    const Dims d = {1, 2, 8, 16};
+    const int64_t q = g.input("q", E4M3, d);
+    const int64_t stats = g.input("stats", F32, {1, 2, 8, 1});
+    int64_t sc[12];
+    for (int i = 0; i < 12; ++i) sc[i] = g.one(("s" + std::to_string(i)).c_str());
+    cudnnfe_sdpa_fp8_backward_options_t bo;
+    cudnnfe_sdpa_fp8_backward_options_init(&bo);
+    bo.name = "bwd";
+    bo.window_left = c.left;
+    bo.window_right = c.right;
+    bo.diagonal_alignment = c.alignment;
+    bo.causal_mask = c.causal;
+    int64_t outs[7];
+    CHECK_FAILS(cudnnfe_graph_add_sdpa_fp8_backward(
+                    g.get(), q, q, q, q, q, stats, sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6],
+                    sc[7], sc[8], sc[9], sc[10], sc[11], &bo, &outs[0], &outs[1], &outs[2],
+                    &outs[3], &outs[4], &outs[5], &outs[6]),
+                GRAPH, "sdpa_fp8_backward \"bwd\"", c.option, c.rule);
+  }
+  // The defaults and an older caller's struct (without the band) are open.
+  cudnnfe_sdpa_fp8_options_t defaults = named("attn");
+  CHECK(defaults.window_left == -1 && defaults.window_right == -1);
+  CHECK(defaults.diagonal_alignment == CUDNNFE_DIAGONAL_TOP_LEFT);
+  FwdInputs in;
+  auto old = named("attn");
+  old.struct_size = offsetof(cudnnfe_sdpa_fp8_options_t, window_left);
+  old.window_left = 0;  // past struct_size: ignored
+  CHECK_OK(in.add(&old, &o, &st, &as, &ao));
+}
+
+// A JSON document with a bad band is refused with the node and the rule.
+TEST(bad_sdpa_fp8_graph_json_band) {
+  G g;
+  Fwd f;
+  f.a = {1, 1, 1, 2, 2, 4, 4};
+  f.window_left = 2;
+  REQUIRE_OK(f.add(g));
+  std::string json = serialize(g.get());
+  const std::string key = "\"window_left\": 2";
+  const size_t at = json.find(key);
+  REQUIRE(at != std::string::npos);
+  json.replace(at, key.size(), "\"window_left\": 0");
+  G loaded;
+  const cudnnfe_status_t s = cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size());
+  CHECK(s != CUDNNFE_STATUS_OK);
+  CHECK_MSG(std::string(cudnnfe_graph_last_error(loaded.get())).find("window_left is 0") !=
+                std::string::npos,
+            "message: %s", cudnnfe_graph_last_error(loaded.get()));
 }
 
 TEST(bad_sdpa_fp8_backward) {

@@ -407,6 +407,9 @@ struct AttnCase {
   cudnnfe_dtype_t o_type = NOT_SET;  // forward O (NOT_SET: q's type)
   cudnnfe_dtype_t do_type = E4M3;    // backward dO
   bool causal = false, stats = true, bshd = false, by_value = false;
+  // The diagonal band (sliding window); the C options' defaults.
+  int64_t window_left = -1, window_right = -1;
+  cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   Expect expect = Expect::kBuilds;
 
   Dims q_dims() const { return {a.b, a.h_q, a.s_q, a.d}; }
@@ -439,6 +442,9 @@ FwdGraph add_forward(cudnnfe_graph_t *g, const AttnCase &c) {
   opt.name = "attn";
   opt.generate_stats = c.stats;
   opt.causal_mask = c.causal;
+  opt.window_left = c.window_left;
+  opt.window_right = c.window_right;
+  opt.diagonal_alignment = c.alignment;
   ok(cudnnfe_graph_add_sdpa_fp8(g, f.q, f.k, f.v, f.s[0], f.s[1], f.s[2], f.s[3], f.s[4], f.s[5],
                                 &opt, &f.o, &f.stats, &f.amax_s, &f.amax_o),
      "cudnnfe_graph_add_sdpa_fp8");
@@ -537,6 +543,9 @@ BwdGraph add_backward(cudnnfe_graph_t *g, const AttnCase &c, cudnnfe_dtype_t o_t
   cudnnfe_sdpa_fp8_backward_options_init(&opt);
   opt.name = "attn_bwd";
   opt.causal_mask = c.causal;
+  opt.window_left = c.window_left;
+  opt.window_right = c.window_right;
+  opt.diagonal_alignment = c.alignment;
   ok(cudnnfe_graph_add_sdpa_fp8_backward(g, b.q, b.k, b.v, b.o, b.d_o, b.stats, b.s[0], b.s[1],
                                          b.s[2], b.s[3], b.s[4], b.s[5], b.s[6], b.s[7], b.s[8],
                                          b.s[9], b.s[10], b.s[11], &opt, &b.dq, &b.dk, &b.dv,
@@ -766,6 +775,54 @@ TEST(gpu_sdpa_fp8_backward) {
   cases[3].a = {2, 4, 4, 256, 256, 128, 128};
   cases[3].do_type = E5M2;
   cases[3].expect = Expect::kMayRefuse;
+  for (const AttnCase &c : cases) run_backward_case(c);
+}
+
+// The diagonal band (issue 15). cudnn-frontend 1.32 runs its FP8
+// sliding-window case (test_sdpa_fp8_serialization.py: inference, BSHD,
+// d_qk 192, d_v 128, s 1543, h_q 7, h_kv 1, causal with a left bound of
+// 227) on Hopper with cuDNN 9.19, so from 9.19 on the forward cases must
+// build; before, a refusal is allowed and listed. The bottom-right band may
+// be refused anywhere (cudnn-frontend documents bottom-right FP8 masks for
+// Blackwell), and so may the backward at d_qk 192 (no cudnn-frontend test
+// runs it).
+std::vector<AttnCase> sliding_window_cases() {
+  int64_t version = 0;
+  cudnnfe_cudnn_version(&version);
+  const Expect from_919 = version >= 91900 ? Expect::kBuilds : Expect::kMayRefuse;
+  std::vector<AttnCase> cases(3);
+  cases[0].label = "b1 h7/1 s1543 d192/128 e4m3 causal left 227 bshd";
+  cases[0].a = {1, 7, 1, 1543, 1543, 192, 128};
+  cases[0].causal = true;
+  cases[0].window_left = 227;
+  cases[0].bshd = true;
+  cases[0].expect = from_919;
+  cases[1].label = "b2 h4 s512 d128 e4m3 left 128 right 0 bshd";
+  cases[1].a = {2, 4, 4, 512, 512, 128, 128};
+  cases[1].window_left = 128;
+  cases[1].window_right = 0;
+  cases[1].bshd = true;
+  cases[1].expect = from_919;
+  cases[2].label = "b2 h4 s_q128 s_kv384 d128 e4m3 bottom-right left 64";
+  cases[2].a = {2, 4, 4, 128, 384, 128, 128};
+  cases[2].window_left = 64;
+  cases[2].window_right = 0;
+  cases[2].alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+  cases[2].expect = Expect::kMayRefuse;
+  return cases;
+}
+
+TEST(gpu_sdpa_fp8_sliding_window_forward) {
+  REQUIRE_GPU();
+  std::vector<AttnCase> cases = sliding_window_cases();
+  cases[0].stats = false;  // inference, as cudnn-frontend's case
+  for (const AttnCase &c : cases) run_forward_case(c);
+}
+
+TEST(gpu_sdpa_fp8_sliding_window_backward) {
+  REQUIRE_GPU();
+  std::vector<AttnCase> cases = sliding_window_cases();
+  cases[0].expect = Expect::kMayRefuse;  // d_qk 192
   for (const AttnCase &c : cases) run_backward_case(c);
 }
 

@@ -29,6 +29,37 @@ type SDPAFP8Options struct {
 	GenerateStats bool
 	// CausalMask aligns a causal mask at the top-left corner.
 	CausalMask bool
+	// FP8Band: the diagonal band (sliding window).
+	FP8Band
+}
+
+// FP8Band is FP8 attention's diagonal band, as AttentionOptions' fields of
+// the same names (0 keeps the default, -1: that side open; a right bound of
+// 0 is CausalMask, or CausalMaskBottomRight).
+type FP8Band struct {
+	WindowLeft, WindowRight int64
+	DiagonalAlignment       DiagonalAlignment
+	// CausalMaskBottomRight is WindowRight 0 with DiagonalBottomRight (the
+	// C ABI's FP8 attention has no flag for it).
+	CausalMaskBottomRight bool
+}
+
+// toC overlays the non-zero fields on the C fields (filled with the C
+// defaults).
+func (b *FP8Band) toC(left, right *int64, alignment *int32) {
+	if b.WindowLeft != 0 {
+		*left = b.WindowLeft
+	}
+	if b.WindowRight != 0 {
+		*right = b.WindowRight
+	}
+	if b.DiagonalAlignment != 0 {
+		*alignment = int32(b.DiagonalAlignment)
+	}
+	if b.CausalMaskBottomRight {
+		*right = 0
+		*alignment = int32(DiagonalBottomRight)
+	}
 }
 
 // DefaultSDPAFP8Options returns the defaults of
@@ -37,7 +68,8 @@ func DefaultSDPAFP8Options() SDPAFP8Options {
 	var c capi.SDPAFP8Options
 	capi.SDPAFP8OptionsInit(&c)
 	return SDPAFP8Options{AttnScale: c.AttnScale, GenerateStats: c.GenerateStats != 0,
-		CausalMask: c.CausalMask != 0}
+		CausalMask: c.CausalMask != 0, FP8Band: FP8Band{WindowLeft: c.WindowLeft,
+			WindowRight: c.WindowRight, DiagonalAlignment: DiagonalAlignment(c.DiagonalAlignment)}}
 }
 
 // SDPAFP8Outputs are the outputs of SDPAFP8.
@@ -70,6 +102,7 @@ func (g *Graph) SDPAFP8(q, k, v Tensor, scales SDPAFP8Scales, opts *SDPAFP8Optio
 		}
 		c.GenerateStats |= b2i(opts.GenerateStats)
 		c.CausalMask |= b2i(opts.CausalMask)
+		opts.FP8Band.toC(&c.WindowLeft, &c.WindowRight, &c.DiagonalAlignment)
 	}
 	s := scales
 	t := [9]int64{int64(q), int64(k), int64(v), int64(s.DescaleQ), int64(s.DescaleK),
@@ -105,6 +138,7 @@ type SDPAFP8BackwardOptions struct {
 	Name       string
 	AttnScale  float64 // 0: 1/sqrt(d)
 	CausalMask bool
+	FP8Band
 }
 
 // DefaultSDPAFP8BackwardOptions returns the defaults of
@@ -112,7 +146,9 @@ type SDPAFP8BackwardOptions struct {
 func DefaultSDPAFP8BackwardOptions() SDPAFP8BackwardOptions {
 	var c capi.SDPAFP8BackwardOptions
 	capi.SDPAFP8BackwardOptionsInit(&c)
-	return SDPAFP8BackwardOptions{AttnScale: c.AttnScale, CausalMask: c.CausalMask != 0}
+	return SDPAFP8BackwardOptions{AttnScale: c.AttnScale, CausalMask: c.CausalMask != 0,
+		FP8Band: FP8Band{WindowLeft: c.WindowLeft, WindowRight: c.WindowRight,
+			DiagonalAlignment: DiagonalAlignment(c.DiagonalAlignment)}}
 }
 
 // SDPAFP8Gradients are the outputs of SDPAFP8Backward: gradients with the
@@ -140,6 +176,7 @@ func (g *Graph) SDPAFP8Backward(q, k, v, o, dO, stats Tensor, scales SDPAFP8Back
 			c.AttnScale = opts.AttnScale
 		}
 		c.CausalMask |= b2i(opts.CausalMask)
+		opts.FP8Band.toC(&c.WindowLeft, &c.WindowRight, &c.DiagonalAlignment)
 	}
 	s := scales
 	t := [18]int64{int64(q), int64(k), int64(v), int64(o), int64(dO), int64(stats),

@@ -726,6 +726,60 @@ func TestFP8Attention(t *testing.T) {
 	}
 }
 
+// The diagonal band of FP8 attention: with zero scores and a window of two
+// (WindowLeft 2, right bound 0) row i averages v's rows i-1 and i; v's row
+// j holds j+1, so o's rows are 1, 1.5, 2.5, 3.5. CausalMaskBottomRight with
+// s_q = s_kv is the same band.
+func TestFP8AttentionBand(t *testing.T) {
+	const b, h, s, d = 1, 1, 4, 8
+	shape := []int64{b, h, s, d}
+	zeros, rows := make([]uint8, s*d), make([]uint8, s*d)
+	for i := range rows {
+		rows[i] = []uint8{0x38, 0x40, 0x44, 0x48}[i/d] // 1, 2, 3, 4 in E4M3
+	}
+	for _, band := range []FP8Band{{WindowLeft: 2}, {WindowLeft: 2, CausalMaskBottomRight: true}} {
+		g := newGraph(t)
+		q := must1[Tensor](t)(g.AddTensor("q", DTypeFP8E4M3, shape, nil))
+		k := must1[Tensor](t)(g.AddTensor("k", DTypeFP8E4M3, shape, nil))
+		v := must1[Tensor](t)(g.AddTensor("v", DTypeFP8E4M3, shape, nil))
+		one := must1[Tensor](t)(g.AddScalar("one", DTypeFloat, 1))
+		sc := SDPAFP8Scales{DescaleQ: one, DescaleK: one, DescaleV: one, DescaleS: one, ScaleS: one, ScaleO: one}
+		out, err := g.SDPAFP8(q, k, v, sc, &SDPAFP8Options{CausalMask: !band.CausalMaskBottomRight, FP8Band: band})
+		must(t, err)
+		must(t, g.SetTensorDType(out.O, DTypeHalf))
+		for _, o := range []Tensor{out.O, out.AmaxS, out.AmaxO} {
+			must(t, g.SetOutput(o, true))
+		}
+		hd := newHandle(t)
+		must(t, g.Build(hd, cpuBuild))
+		gotO := make([]uint16, s*d)
+		amaxS, amaxO := nans(1), nans(1)
+		must(t, g.ExecuteHost(hd, Host(q, zeros), Host(k, zeros), Host(v, rows), Host(out.O, gotO),
+			Host(out.AmaxS, amaxS), Host(out.AmaxO, amaxO)))
+		var want []float32
+		for _, r := range []float32{1, 1.5, 2.5, 3.5} {
+			for c := 0; c < d; c++ {
+				want = append(want, r)
+			}
+		}
+		checkClose(t, "o", Float32sFromHalfs(gotO), want, 0)
+		if amaxS[0] != 1 || amaxO[0] != 3.5 {
+			t.Errorf("%+v: amax_s %g, amax_o %g; want 1 and 3.5", band, amaxS[0], amaxO[0])
+		}
+	}
+	g := newGraph(t)
+	q := must1[Tensor](t)(g.AddTensor("q", DTypeFP8E4M3, shape, nil))
+	one := must1[Tensor](t)(g.AddScalar("one", DTypeFloat, 1))
+	sc := SDPAFP8Scales{DescaleQ: one, DescaleK: one, DescaleV: one, DescaleS: one, ScaleS: one, ScaleO: one}
+	_, err := g.SDPAFP8(q, q, q, sc, &SDPAFP8Options{Name: "f", FP8Band: FP8Band{WindowLeft: -3}})
+	wantErr(t, err, ErrInvalidGraph, `sdpa_fp8 "f"`, "window_left is -3")
+	st := must1[Tensor](t)(g.AddTensor("stats", DTypeFloat, []int64{b, h, s, 1}, nil))
+	bs := SDPAFP8BackwardScales{one, one, one, one, one, one, one, one, one, one, one, one}
+	_, err = g.SDPAFP8Backward(q, q, q, q, q, st, bs, &SDPAFP8BackwardOptions{Name: "b",
+		FP8Band: FP8Band{WindowRight: -2}})
+	wantErr(t, err, ErrInvalidGraph, `sdpa_fp8_backward "b"`, "window_right is -2")
+}
+
 func TestNewOpsBadInput(t *testing.T) {
 	g := newGraph(t)
 	must(t, g.SetName("bad"))
@@ -771,10 +825,11 @@ func TestNewOptionDefaults(t *testing.T) {
 	if o := DefaultRNGOptions(); o.Distribution != RNGBernoulli || o.BernoulliProbability != 0.5 || o.UniformMax != 1 {
 		t.Errorf("rng defaults %+v", o)
 	}
-	if f := DefaultSDPAFP8Options(); f.AttnScale != 0 || f.GenerateStats {
+	if f := DefaultSDPAFP8Options(); f.AttnScale != 0 || f.GenerateStats || f.WindowLeft != -1 ||
+		f.WindowRight != -1 || f.DiagonalAlignment != DiagonalTopLeft {
 		t.Errorf("fp8 defaults %+v", f)
 	}
-	if f := DefaultSDPAFP8BackwardOptions(); f.CausalMask {
+	if f := DefaultSDPAFP8BackwardOptions(); f.CausalMask || f.WindowLeft != -1 || f.WindowRight != -1 {
 		t.Errorf("fp8 backward defaults %+v", f)
 	}
 	if DiagonalBottomRight.String() != "BOTTOM_RIGHT" || ResampleAvgPoolExcludePadding.String() != "AVGPOOL_EXCLUDE_PADDING" ||

@@ -1420,6 +1420,16 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int32_t generate_stats;
   /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
   int32_t causal_mask;
+  /* ---- Fields appended after the first release (an older caller's smaller
+   * struct keeps their defaults). */
+  /* since 0.3: the diagonal band (sliding window), exactly as
+   * cudnnfe_sdpa_options_t's window_left, window_right and
+   * diagonal_alignment. causal_mask is window_right = 0 with TOP_LEFT (so
+   * with it window_right must be -1 or 0 and the alignment TOP_LEFT); a
+   * bottom-right causal mask is window_right = 0 with BOTTOM_RIGHT. */
+  int64_t window_left;                             /* default -1; else >= 1 */
+  int64_t window_right;                            /* default -1; else >= 0 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_fp8_options_init(options) \
@@ -1428,7 +1438,9 @@ void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, si
 /* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
  * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
  * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
- * attn_scale * descale_q * descale_k (masked) and P = softmax(S):
+ * attn_scale * descale_q * descale_k (masked by causal_mask and the band; a
+ * row left no column gives o = 0 and stats = -inf on the CPU reference)
+ * and P = softmax(S):
  *   amax_s = max|P|;  P8 = fp8(P * scale_s);
  *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
  * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
@@ -1448,6 +1460,11 @@ typedef struct cudnnfe_sdpa_fp8_backward_options {
   /* As in cudnnfe_sdpa_fp8_options_t: must match the forward pass. */
   double attn_scale;
   int32_t causal_mask;
+  /* ---- Fields appended after the first release. since 0.3: the diagonal
+   * band, as in cudnnfe_sdpa_fp8_options_t (must match the forward). */
+  int64_t window_left;  /* default -1 */
+  int64_t window_right; /* default -1 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
 } cudnnfe_sdpa_fp8_backward_options_t;
 void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
                                                   size_t struct_size);

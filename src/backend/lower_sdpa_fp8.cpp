@@ -3,7 +3,8 @@
 // flash-attention engines (Hopper and newer):
 //
 //   S = Q·Kᵀ (FP8 operands, FLOAT result) * attn_scale * descale_q *
-//       descale_k -> [causal mask] -> softmax (max, sub, exp, sum; stats =
+//       descale_k -> [diagonal band: causal / sliding window, attention's
+//       masks (attention_masks.h)] -> softmax (max, sub, exp, sum; stats =
 //       max + log(sum); P = exp / sum)
 //   amax_s = AMAX(P);  P8 = P * scale_s, cast to q's FP8 type
 //   O' = P8·V * descale_s * descale_v;  amax_o = AMAX(O');  O = O' * scale_o
@@ -12,8 +13,7 @@
 // nothing extra: the engine maps each query head to its key/value head.
 #include "backend/lower_sdpa_fp8.h"
 
-#include <limits>
-
+#include "backend/attention_masks.h"
 #include "core/error.h"
 #include "ops/sdpa_fp8.h"
 
@@ -21,16 +21,10 @@ namespace cudnnfe::backend {
 namespace fp8 {
 namespace {
 
-PointwiseAttrs mode(cudnnfe_pointwise_mode_t m, int axis = 0) {
+PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
   PointwiseAttrs attrs;
   attrs.mode = m;
-  attrs.axis = axis;
   return attrs;
-}
-
-double masked_value(size_t cudnn_version) {
-  return cudnn_version >= 91000 ? -std::numeric_limits<double>::infinity()
-                                : static_cast<double>(std::numeric_limits<float>::lowest());
 }
 
 }  // namespace
@@ -59,24 +53,6 @@ cudnnBackendDescriptor_t mul(Lowering &lowering, cudnnBackendDescriptor_t a,
   return out;
 }
 
-cudnnBackendDescriptor_t causal_mask(Lowering &lowering, cudnnBackendDescriptor_t scores,
-                                     const std::vector<int64_t> &dims) {
-  cudnnBackendDescriptor_t row = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 2), kFloat, scores, nullptr, nullptr,
-                row);
-  cudnnBackendDescriptor_t col = lowering.virtual_tensor(dims, CUDNN_DATA_INT32);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_GEN_INDEX, 3), kFloat, scores, nullptr, nullptr,
-                col);
-  cudnnBackendDescriptor_t keep = lowering.virtual_tensor(dims, CUDNN_DATA_BOOLEAN);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_CMP_GE), CUDNN_DATA_BOOLEAN, row, col, nullptr,
-                keep);
-  cudnnBackendDescriptor_t masked = lowering.virtual_tensor(dims, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_BINARY_SELECT), kFloat, scores,
-                lowering.scalar(masked_value(lowering.cudnn_version()), CUDNNFE_DTYPE_FLOAT, 4),
-                keep, masked);
-  return masked;
-}
-
 void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
                    cudnnBackendDescriptor_t descale_a, cudnnBackendDescriptor_t descale_b,
                    cudnnBackendDescriptor_t scale_c, const std::vector<int64_t> &full,
@@ -102,6 +78,7 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_port;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
+  check_attention_support(lowering, node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
@@ -121,7 +98,7 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
                scores);
   s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
   s = fp8::mul(lowering, s, scales(kDescaleK), scores);
-  if (attrs.causal_mask) s = fp8::causal_mask(lowering, s, scores);
+  s = AttentionLowering(lowering, node).band_mask(s);
 
   // Softmax with stats = max + log(sum exp) (virtual unless asked for).
   PointwiseAttrs pw;

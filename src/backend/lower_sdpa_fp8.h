@@ -39,12 +39,6 @@ cudnnBackendDescriptor_t mul(Lowering &lowering, cudnnBackendDescriptor_t a,
                              cudnnDataType_t type = kFloat,
                              cudnnBackendDescriptor_t into = nullptr);
 
-// Top-left causal mask on scores [b, h, s_q, s_kv]: (row i, col j) with
-// j > i becomes -inf (the lowest float before cuDNN 9.10), as
-// cudnn-frontend's masks do.
-cudnnBackendDescriptor_t causal_mask(Lowering &lowering, cudnnBackendDescriptor_t scores,
-                                     const std::vector<int64_t> &dims);
-
 // cudnn-frontend's FP8 matmul block: c' = a·b in FLOAT (of `full` dims;
 // summed into c's head count by a REDUCTION ADD when c has fewer heads:
 // GQA), c' *= descale_a, c' *= descale_b, amax = AMAX(c'), c = c' * scale_c

@@ -3,7 +3,7 @@
 // FP8 flash-attention backward engines:
 //
 //   D  = REDUCE_ADD(dO * O) * descale_dO * descale_o      (FLOAT, virtual)
-//   S  = Q·Kᵀ * attn_scale * descale_q * descale_k [causal mask] - stats
+//   S  = Q·Kᵀ * attn_scale * descale_q * descale_k [diagonal band] - stats
 //   P  = EXP(S);  P8ᵀ = RESHAPE(P * scale_s as q's FP8 type)
 //   dV = FP8 matmul(P8ᵀ, dO; descale_s, descale_dO, scale_dV, amax_dV)
 //   dS = (dO·Vᵀ * descale_dO * descale_v - D) * P * attn_scale
@@ -15,6 +15,7 @@
 // heads), times both descales, its amax taken, then times the scale into
 // the output (fp8::scaled_matmul). K is Kᵀ reshaped back (a FLOAT virtual
 // view, as cudnn-frontend's intermediate type makes it).
+#include "backend/attention_masks.h"
 #include "backend/attribute_util.h"
 #include "backend/lower_sdpa_fp8.h"
 #include "ops/sdpa_fp8.h"
@@ -51,6 +52,7 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_backward_port;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
+  check_attention_support(lowering, node);
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
@@ -86,7 +88,7 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   s = fp8::mul(lowering, s, attn_scale, scores);
   s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
   s = fp8::mul(lowering, s, scales(kDescaleK), scores);
-  if (attrs.causal_mask) s = fp8::causal_mask(lowering, s, scores);
+  s = AttentionLowering(lowering, node).band_mask(s);
   s = pointwise(lowering, CUDNNFE_POINTWISE_SUB, s, lowering.tensor(node.inputs[kStats]), scores);
   cudnnBackendDescriptor_t p = pointwise(lowering, CUDNNFE_POINTWISE_EXP, s, nullptr, scores);
 

@@ -13,7 +13,8 @@
 namespace cudnnfe::backend {
 namespace {
 
-// Masks, windows and option tensors of sdpa and sdpa_backward.
+// Masks, windows and option tensors of sdpa and sdpa_backward (and the
+// masks and windows of FP8 attention).
 void describe_attention(const Node &node, std::string &detail) {
   const AttentionSpec a = attention_spec(node);
   if (a.causal_mask) detail += "causal, ";
@@ -48,13 +49,8 @@ void describe_sdpa_backward(const Node &node, std::string &detail) {
 }
 
 void describe_sdpa_fp8(const Node &node, std::string &detail) {
-  const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
-  if (a.causal_mask) detail += "causal, ";
-  if (a.generate_stats) detail += "stats, ";
-}
-
-void describe_sdpa_fp8_backward(const Node &node, std::string &detail) {
-  if (node.as<SdpaFp8BackwardAttrs>().causal_mask) detail += "causal, ";
+  describe_attention(node, detail);
+  if (node.as<SdpaFp8Attrs>().generate_stats) detail += "stats, ";
 }
 
 using K = OpKind;
@@ -88,7 +84,7 @@ constexpr LoweringOp kRows[] = {
     {K::kAdaLayerNorm, lower_grouped_norm, nullptr},
     {K::kAdaLayerNormBackward, lower_grouped_norm, nullptr},
     {K::kSdpaFp8, lower_sdpa_fp8, describe_sdpa_fp8},
-    {K::kSdpaFp8Backward, lower_sdpa_fp8_backward, describe_sdpa_fp8_backward},
+    {K::kSdpaFp8Backward, lower_sdpa_fp8_backward, describe_attention},
     {K::kBlockScaleQuantize, lower_block_scale, nullptr},
     {K::kBlockScaleDequantize, lower_block_scale, nullptr},
     {K::kGenStats, lower_genstats, nullptr},

@@ -1,7 +1,9 @@
 // FP8 attention on the CPU: the graph cudnn-frontend builds for per-tensor
 // scaled FP8 attention, evaluated in double with the FP8 casts it makes.
 //
-// Forward, per query row i (columns j <= i only with the causal mask):
+// Forward, per query row i, over the columns j the diagonal band leaves
+// (cpu/attention_mask.h, as sdpa's reference; a row left none writes O = 0
+// and stats = -inf):
 //   S_ij  = (q_i . k_j) * attn_scale * descale_q * descale_k
 //   P_ij  = softmax_j(S_ij),  stats_i = max_j S_ij + log(sum_j exp(S_ij - max))
 //   amax_s = max |P|                          (before scale_s)
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/attention_mask.h"
 #include "cpu/dtype_convert.h"
 #include "graph/graph.h"
 #include "ops/sdpa_fp8.h"
@@ -57,11 +60,6 @@ void require_rank4(const Node &node, std::initializer_list<const StridedTensor *
 
 void store_amax(const StridedTensor *t, double amax) {
   t->store(0, amax);
-}
-
-// Last key column row `i` sees: top-left causal keeps j <= i.
-int64_t last_column(bool causal, int64_t i, int64_t s_kv) {
-  return causal ? std::min(i, s_kv - 1) : s_kv - 1;
 }
 
 double dot(const double *a, const double *b, int64_t n) {
@@ -102,8 +100,10 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
   const double scale_s = one_value(in[kScaleS]), scale_o = one_value(in[kScaleO]);
   const cudnnfe_dtype_t p_type = q.dtype;
 
+  const AttentionMask mask(attention_spec(node), Graph::label(node), batch, s_q, s_kv, nullptr,
+                           nullptr);
   const std::vector<double> qd = load_dense(q), kd = load_dense(k), vd = load_dense(v);
-  std::vector<double> o_values(static_cast<size_t>(batch * h_q * s_q * d_v));
+  std::vector<double> o_values(static_cast<size_t>(batch * h_q * s_q * d_v), 0.0);
   std::vector<double> scores(static_cast<size_t>(s_kv)), p8(static_cast<size_t>(s_kv));
   double amax_s = 0.0;
   for (int64_t b = 0; b < batch; ++b) {
@@ -113,16 +113,17 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
       const double *v_head = &vd[static_cast<size_t>((b * h_kv + hk) * s_kv * d_v)];
       for (int64_t i = 0; i < s_q; ++i) {
         const double *q_row = &qd[static_cast<size_t>(((b * h_q + h) * s_q + i) * d)];
-        const int64_t last = last_column(attrs.causal_mask, i, s_kv);
+        const ColumnRange cols = mask.columns(b, i);
         double max = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j <= last; ++j) {
+        for (int64_t j = cols.first; j <= cols.last; ++j) {
           const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k;
           scores[static_cast<size_t>(j)] = s;
           max = std::fmax(max, s);
         }
         double sum = 0.0;
-        for (int64_t j = 0; j <= last; ++j) sum += std::exp(scores[static_cast<size_t>(j)] - max);
-        for (int64_t j = 0; j <= last; ++j) {
+        for (int64_t j = cols.first; j <= cols.last; ++j)
+          sum += std::exp(scores[static_cast<size_t>(j)] - max);
+        for (int64_t j = cols.first; j <= cols.last; ++j) {
           const double p = std::exp(scores[static_cast<size_t>(j)] - max) / sum;
           amax_s = std::fmax(amax_s, p);
           p8[static_cast<size_t>(j)] = round_to_dtype(p * scale_s, p_type);
@@ -130,14 +131,17 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
         double *o_row = &o_values[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v)];
         for (int64_t c = 0; c < d_v; ++c) {
           double acc = 0.0;
-          for (int64_t j = 0; j <= last; ++j)
+          for (int64_t j = cols.first; j <= cols.last; ++j)
             acc += p8[static_cast<size_t>(j)] * v_head[j * d_v + c];
           o_row[c] = acc;
         }
+        // A row the band leaves empty: O = 0 and stats = -inf (as sdpa's).
+        const double lse =
+            cols.empty() ? -std::numeric_limits<double>::infinity() : max + std::log(sum);
         if (out[kStats])
           out[kStats]->store(b * out[kStats]->strides[0] + h * out[kStats]->strides[1] +
                                  i * out[kStats]->strides[2],
-                             max + std::log(sum));
+                             lse);
       }
     }
   }
@@ -165,6 +169,8 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
   const double scale_dv = one_value(in[kScaleDV]), scale_dp = one_value(in[kScaleDP]);
   const cudnnfe_dtype_t p_type = q.dtype, ds_type = d_o.dtype;
 
+  const AttentionMask mask(attention_spec(node), Graph::label(node), batch, s_q, s_kv, nullptr,
+                           nullptr);
   const std::vector<double> qd = load_dense(q), kd = load_dense(k), vd = load_dense(v);
   const std::vector<double> od = load_dense(o), dod = load_dense(d_o), lse = load_dense(stats);
   // Unscaled products (the matmuls' FLOAT results), GQA heads summed.
@@ -188,8 +194,8 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
         const double *do_row = &dod[(q_head + i) * d_v];
         const double delta = dot(do_row, &od[(q_head + i) * d_v], d_v) * descale_do * descale_o;
         const double row_lse = lse[q_head + i];
-        const int64_t last = last_column(attrs.causal_mask, i, s_kv);
-        for (int64_t j = 0; j <= last; ++j) {
+        const ColumnRange cols = mask.columns(b, i);
+        for (int64_t j = cols.first; j <= cols.last; ++j) {
           const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k;
           const double p = std::exp(s - row_lse);
           const double dp = dot(do_row, v_head + j * d_v, d_v) * descale_do * descale_v;

@@ -193,16 +193,21 @@ struct RngAttrs {
 };
 
 // FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales are
-// tensors (ports), so only these options are attributes.
+// tensors (ports), so only these options are attributes. Of `options` only
+// the diagonal band (window_left, window_right, diagonal_alignment) is
+// offered, with sdpa's meaning; the C ABI and graph JSON reach no other
+// field, so the rest keep their defaults.
 struct SdpaFp8Attrs {
   double attn_scale = 0.0;  // 0: 1/sqrt(d)
   bool generate_stats = false;
   bool causal_mask = false;  // top-left
+  AttentionOptions options;
 };
 
 struct SdpaFp8BackwardAttrs {
   double attn_scale = 0.0;   // 0: 1/sqrt(d)
   bool causal_mask = false;  // top-left
+  AttentionOptions options;
 };
 
 // block_scale_quantize / block_scale_dequantize: blocks of `block_size`

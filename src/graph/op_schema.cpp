@@ -186,21 +186,42 @@ std::vector<AttrField> rng_fields() {
   };
 }
 
+// FP8 attention's diagonal band: sdpa's JSON keys, and the same-named
+// fields of the C options struct C (appended after the first release).
+template <class S, class C>
+void add_fp8_band_options(std::vector<AttrField> &f) {
+  f.push_back(CUDNNFE_ATTR(S, options.window_left, "window_left")
+                  .as_optional()
+                  .from_c(offsetof(C, window_left), c_type<decltype(C::window_left)>()));
+  f.push_back(CUDNNFE_ATTR(S, options.window_right, "window_right")
+                  .as_optional()
+                  .from_c(offsetof(C, window_right), c_type<decltype(C::window_right)>()));
+  f.push_back(
+      CUDNNFE_ATTR(S, options.diagonal_alignment, "diagonal_alignment")
+          .with_codec(kDiagonalAlignmentCodec)
+          .as_optional()
+          .from_c(offsetof(C, diagonal_alignment), c_type<decltype(C::diagonal_alignment)>()));
+}
+
 std::vector<AttrField> sdpa_fp8_fields() {
-  return {
+  std::vector<AttrField> f = {
       CUDNNFE_ATTR_C(SdpaFp8Attrs, attn_scale, "attn_scale", cudnnfe_sdpa_fp8_options_t),
       CUDNNFE_ATTR_C(SdpaFp8Attrs, generate_stats, "generate_stats", cudnnfe_sdpa_fp8_options_t),
       CUDNNFE_ATTR_C(SdpaFp8Attrs, causal_mask, "causal_mask", cudnnfe_sdpa_fp8_options_t),
   };
+  add_fp8_band_options<SdpaFp8Attrs, cudnnfe_sdpa_fp8_options_t>(f);
+  return f;
 }
 
 std::vector<AttrField> sdpa_fp8_backward_fields() {
-  return {
+  std::vector<AttrField> f = {
       CUDNNFE_ATTR_C(SdpaFp8BackwardAttrs, attn_scale, "attn_scale",
                      cudnnfe_sdpa_fp8_backward_options_t),
       CUDNNFE_ATTR_C(SdpaFp8BackwardAttrs, causal_mask, "causal_mask",
                      cudnnfe_sdpa_fp8_backward_options_t),
   };
+  add_fp8_band_options<SdpaFp8BackwardAttrs, cudnnfe_sdpa_fp8_backward_options_t>(f);
+  return f;
 }
 
 std::vector<AttrField> block_scale_dequantize_fields() {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -13,23 +14,46 @@ const AttentionPorts &attention_ports(OpKind kind) {
                                          12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
   static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,    15,
                                           16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone, 19};
+  // FP8 attention has no optional tensor ports (its band is attributes).
+  static const AttentionPorts none = {kNone, kNone, kNone, kNone, kNone, kNone, kNone,
+                                      kNone, kNone, kNone, kNone, kNone, kNone, kNone,
+                                      kNone, kNone, kNone, kNone, kNone, kNone};
+  if (kind == OpKind::kSdpaFp8 || kind == OpKind::kSdpaFp8Backward) return none;
   return kind == OpKind::kSdpa ? forward : backward;
 }
 
 AttentionSpec attention_spec(const Node &node) {
   AttentionSpec s;
-  if (node.kind == OpKind::kSdpa) {
-    const SdpaAttrs &a = node.as<SdpaAttrs>();
-    s.attn_scale = a.attn_scale;
-    s.causal_mask = a.causal_mask;
-    s.causal_mask_bottom_right = a.causal_mask_bottom_right;
-    s.options = a.options;
-  } else {
-    const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
-    s.attn_scale = a.attn_scale;
-    s.causal_mask = a.causal_mask;
-    s.causal_mask_bottom_right = a.causal_mask_bottom_right;
-    s.options = a.options;
+  switch (node.kind) {
+    case OpKind::kSdpa: {
+      const SdpaAttrs &a = node.as<SdpaAttrs>();
+      s.attn_scale = a.attn_scale;
+      s.causal_mask = a.causal_mask;
+      s.causal_mask_bottom_right = a.causal_mask_bottom_right;
+      s.options = a.options;
+      break;
+    }
+    case OpKind::kSdpaFp8: {
+      const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
+      s.attn_scale = a.attn_scale;
+      s.causal_mask = a.causal_mask;
+      s.options = a.options;
+      break;
+    }
+    case OpKind::kSdpaFp8Backward: {
+      const SdpaFp8BackwardAttrs &a = node.as<SdpaFp8BackwardAttrs>();
+      s.attn_scale = a.attn_scale;
+      s.causal_mask = a.causal_mask;
+      s.options = a.options;
+      break;
+    }
+    default: {
+      const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
+      s.attn_scale = a.attn_scale;
+      s.causal_mask = a.causal_mask;
+      s.causal_mask_bottom_right = a.causal_mask_bottom_right;
+      s.options = a.options;
+    }
   }
   const AttentionPorts &p = attention_ports(node.kind);
   auto at = [&](size_t port) -> int64_t {
@@ -56,6 +80,33 @@ AttentionSpec attention_spec(const Node &node) {
   s.ragged_page_table_v = at(p.ragged_page_table_v);
   s.ragged_stats = at(p.ragged_stats);
   return s;
+}
+
+void check_diagonal_band(const Node &node, const AttentionSpec &s) {
+  const std::string label = Graph::label(node);
+  const AttentionOptions &o = s.options;
+  if (o.window_left == 0 || o.window_left < -1)
+    fail_graph(label, ": window_left is ", o.window_left,
+               "; use -1 (no left bound) or >= 1 (row i sees columns j > d(i) - window_left; "
+               "0 would hide every column)");
+  if (o.window_right < -1)
+    fail_graph(label, ": window_right is ", o.window_right,
+               "; use -1 (no right bound) or >= 0 (row i sees columns j <= d(i) + window_right)");
+  if (o.diagonal_alignment != CUDNNFE_DIAGONAL_TOP_LEFT &&
+      o.diagonal_alignment != CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
+    fail_graph(
+        label, ": diagonal_alignment ", o.diagonal_alignment,
+        " is unknown; use CUDNNFE_DIAGONAL_TOP_LEFT (0) or CUDNNFE_DIAGONAL_BOTTOM_RIGHT (1)");
+  if ((s.causal_mask || s.causal_mask_bottom_right) && o.window_right > 0)
+    fail_graph(label, ": ", s.causal_mask ? "causal_mask" : "causal_mask_bottom_right",
+               " means window_right = 0, but window_right is ", o.window_right,
+               "; drop the causal flag to widen the band");
+  if (s.causal_mask && o.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
+    fail_graph(label, ": causal_mask is aligned top-left but diagonal_alignment is BOTTOM_RIGHT; ",
+               node.kind == OpKind::kSdpaFp8 || node.kind == OpKind::kSdpaFp8Backward
+                   ? "use window_right = 0 with BOTTOM_RIGHT instead (FP8 attention has no "
+                     "causal_mask_bottom_right)"
+                   : "use causal_mask_bottom_right");
 }
 
 std::vector<int64_t> block_mask_dims(int64_t b, int64_t h_q, int64_t s_q, int64_t s_kv) {

@@ -1,4 +1,5 @@
-// What an attention node (sdpa, sdpa_backward) asks for beyond q, k and v:
+// What an attention node (sdpa, sdpa_backward; sdpa_fp8 and
+// sdpa_fp8_backward for the diagonal band) asks for beyond q, k and v:
 // which input port holds which optional tensor, the effective diagonal
 // band, and ALiBi's slopes. Shared by validation (ops/sdpa.cpp), the CPU
 // reference (cpu/attention_mask.h) and the lowering (backend/
@@ -35,7 +36,8 @@ const AttentionPorts &attention_ports(OpKind kind);
 // sdpa_backward's dBias output port.
 constexpr size_t kSdpaBackwardDbiasPort = 3;
 
-// An attention node's settings, forward or backward alike. Tensor fields
+// An attention node's settings, forward or backward alike (FP8 attention
+// included: no tensor options, its band in `options`). Tensor fields
 // are UIDs (0: not given).
 struct AttentionSpec {
   double attn_scale = 0.0;  // 0: 1/sqrt(d) unless attn_scale_tensor
@@ -69,8 +71,13 @@ struct AttentionSpec {
   bool paged() const { return page_table_k || page_table_v; }
 };
 
-// The spec of an sdpa or sdpa_backward node.
+// The spec of an sdpa, sdpa_backward, sdpa_fp8 or sdpa_fp8_backward node.
 AttentionSpec attention_spec(const Node &node);
+
+// The diagonal band's rules (window_left, window_right, diagonal_alignment
+// and their agreement with the causal flags), the same for every attention
+// kind: fails naming the node, the option and the rule.
+void check_diagonal_band(const Node &node, const AttentionSpec &spec);
 
 // The logical key length s_kv of an attention node: k's dims[2], or with
 // a paged cache max_seq_len_kv when set, else the unpaged one of k and v,

@@ -148,27 +148,7 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
                "padding_mask = 1");
   }
 
-  // Diagonal band.
-  if (o.window_left == 0 || o.window_left < -1)
-    fail_graph(label, ": window_left is ", o.window_left,
-               "; use -1 (no left bound) or >= 1 (row i sees columns j > d(i) - window_left; "
-               "0 would hide every column)");
-  if (o.window_right < -1)
-    fail_graph(label, ": window_right is ", o.window_right,
-               "; use -1 (no right bound) or >= 0 (row i sees columns j <= d(i) + window_right)");
-  if (o.diagonal_alignment != CUDNNFE_DIAGONAL_TOP_LEFT &&
-      o.diagonal_alignment != CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
-    fail_graph(
-        label, ": diagonal_alignment ", o.diagonal_alignment,
-        " is unknown; use CUDNNFE_DIAGONAL_TOP_LEFT (0) or CUDNNFE_DIAGONAL_BOTTOM_RIGHT (1)");
-  if ((s.causal_mask || s.causal_mask_bottom_right) && o.window_right > 0)
-    fail_graph(label, ": ", s.causal_mask ? "causal_mask" : "causal_mask_bottom_right",
-               " means window_right = 0, but window_right is ", o.window_right,
-               "; drop the causal flag to widen the band");
-  if (s.causal_mask && o.diagonal_alignment == CUDNNFE_DIAGONAL_BOTTOM_RIGHT)
-    fail_graph(label,
-               ": causal_mask is aligned top-left but diagonal_alignment is BOTTOM_RIGHT; "
-               "use causal_mask_bottom_right");
+  check_diagonal_band(node, s);
 
   // ALiBi: cuDNN's is causal (top-left, right bound 0).
   if (o.alibi_mask && (s.right_bound() != 0 || s.bottom_right()))

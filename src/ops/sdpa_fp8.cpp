@@ -1,10 +1,12 @@
-// FP8 attention (forward and backward) shape and type rules.
+// FP8 attention (forward and backward) shape and type rules; the diagonal
+// band's rules are attention's (ops/attention.cpp).
 #include "ops/sdpa_fp8.h"
 
 #include <cmath>
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -145,6 +147,7 @@ void infer_sdpa_fp8(Graph &graph, Node &node) {
   using namespace sdpa_fp8_port;
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   check_attn_scale(node, attrs.attn_scale);
+  check_diagonal_band(node, attention_spec(node));
   const Shape s = check_qkv(graph, node);
   for (size_t port = kDescaleQ; port <= kScaleO; ++port) check_scale_tensor(graph, node, port);
   const Tensor &q = graph.tensor(node.inputs[kQ]);
@@ -158,6 +161,7 @@ void infer_sdpa_fp8_backward(Graph &graph, Node &node) {
   using namespace sdpa_fp8_backward_port;
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   check_attn_scale(node, attrs.attn_scale);
+  check_diagonal_band(node, attention_spec(node));
   const Shape s = check_qkv(graph, node);
   const std::vector<int64_t> o_dims = {s.b, s.h_q, s.s_q, s.d_v};
   require_dims(graph, node, kO, o_dims, "the forward's output [b,h_q,s_q,d_v]");

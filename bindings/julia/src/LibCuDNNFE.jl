@@ -591,7 +591,7 @@ end
 const cudnnfe_rng_options_t = cudnnfe_rng_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (32 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (56 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_options
     struct_size::Csize_t  # size_t at 0
@@ -599,17 +599,23 @@ struct cudnnfe_sdpa_fp8_options
     attn_scale::Cdouble  # double at 16
     generate_stats::Int32  # int32_t at 24
     causal_mask::Int32  # int32_t at 28
+    window_left::Int64  # int64_t at 32
+    window_right::Int64  # int64_t at 40
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
 end
 const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (32 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (56 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_backward_options
     struct_size::Csize_t  # size_t at 0
     name::Ptr{Cchar}  # const char * at 8
     attn_scale::Cdouble  # double at 16
     causal_mask::Int32  # int32_t at 24
+    window_left::Int64  # int64_t at 32
+    window_right::Int64  # int64_t at 40
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
 end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
@@ -2189,7 +2195,9 @@ C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t 
 FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
 h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
 any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
-attn_scale * descale_q * descale_k (masked) and P = softmax(S):
+attn_scale * descale_q * descale_k (masked by causal_mask and the band; a
+row left no column gives o = 0 and stats = -inf on the CPU reference)
+and P = softmax(S):
   amax_s = max|P|;  P8 = fp8(P * scale_s);
   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
 o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type

@@ -458,9 +458,21 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
     return dbias ? (grads..., Tensor(g, db[])) : grads
 end
 
+# FP8 attention's mask fields: `causal` as for `sdpa!` (the C ABI's FP8
+# options have no bottom-right flag: `:bottom_right` is window_right = 0 with
+# the bottom-right alignment) and the diagonal band.
+function _fp8_band_fields(causal, window_left, window_right, diagonal_alignment)
+    top_left, bottom_right = _causal_flags(causal)
+    right = bottom_right == 1 ? Int64(0) : _bound(window_right)
+    alignment = bottom_right == 1 ? :bottom_right : diagonal_alignment
+    return (causal_mask = top_left, window_left = _bound(window_left), window_right = right,
+            diagonal_alignment = _code(DIAGONAL_CODES, "diagonal alignment", alignment))
+end
+
 """
     sdpa_fp8!(g, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s, scale_o,
-              scale = nothing, causal = false, stats = false, name = nothing)
+              scale = nothing, causal = false, stats = false, window_left = nothing,
+              window_right = nothing, diagonal_alignment = :top_left, name = nothing)
         -> (o, stats_tensor, amax_s, amax_o)
 
 FP8 attention forward (cudnn-frontend's `sdpa_fp8`; cuDNN runs it on Hopper
@@ -471,11 +483,14 @@ one element (a graph input or a scalar). With `S = Q·Kᵀ * scale * descale_q
 `O' = P8·V * descale_s * descale_v`, `amax_o = max|O'|`, `o = O' * scale_o`.
 `o` has `q`'s type unless set (`set_dtype!`: FP8, `:half` or `:bfloat16`).
 Mark `amax_s` and `amax_o` with `set_output!` (a virtual amax is refused).
-`causal` is `false` or `true` (top-left).
+`causal` is `false`, `true` or `:top_left`, or `:bottom_right`; `window_left`,
+`window_right` and `diagonal_alignment` are the diagonal band (sliding
+window), as for `sdpa!`.
 """
 function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s,
-                   scale_o, scale = nothing, causal::Bool = false, stats::Bool = false,
-                   name = nothing)
+                   scale_o, scale = nothing, causal = false, stats::Bool = false,
+                   window_left = nothing, window_right = nothing,
+                   diagonal_alignment = :top_left, name = nothing)
     t = map(x -> _uid(g, x), (q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
                               scale_o))
     o = _default_options(Lib.cudnnfe_sdpa_fp8_options_t, Lib.cudnnfe_sdpa_fp8_options_init_sized)
@@ -483,7 +498,9 @@ function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s
     out, st, amax_s, amax_o = Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0), Ref{Int64}(0)
     GC.@preserve nm begin
         r = Ref(_with(o; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
-                      generate_stats = Int32(stats), causal_mask = Int32(causal)))
+                      generate_stats = Int32(stats),
+                      _fp8_band_fields(causal, window_left, window_right,
+                                       diagonal_alignment)...))
         check(g, Lib.cudnnfe_graph_add_sdpa_fp8(g, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                                                 t[9], r, out, st, amax_s, amax_o))
     end
@@ -494,19 +511,21 @@ end
 """
     sdpa_fp8_backward!(g, q, k, v, o, dO, stats; descale_q, descale_k, descale_v, descale_o,
                        descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv,
-                       scale_dp, scale = nothing, causal = false, name = nothing)
+                       scale_dp, scale = nothing, causal = false, window_left = nothing,
+                       window_right = nothing, diagonal_alignment = :top_left, name = nothing)
         -> (dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
 
 FP8 attention backward (the C header gives the formulas), in Julia order: from
 `q`, `k`, `v`, the forward's `o`, the FP8 loss gradient `dO` and the forward's
 `stats`; every descale and scale a FLOAT tensor of one element. The
 gradients have the shapes and dimension orders of `q`, `k`, `v`; mark the
-four amax outputs with `set_output!`.
+four amax outputs with `set_output!`. `causal` and the band as the forward's.
 """
 function sdpa_fp8_backward!(g::Graph, q, k, v, o, dO, stats; descale_q, descale_k, descale_v,
                             descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq,
-                            scale_dk, scale_dv, scale_dp, scale = nothing, causal::Bool = false,
-                            name = nothing)
+                            scale_dk, scale_dv, scale_dp, scale = nothing, causal = false,
+                            window_left = nothing, window_right = nothing,
+                            diagonal_alignment = :top_left, name = nothing)
     t = map(x -> _uid(g, x), (q, k, v, o, dO, stats, descale_q, descale_k, descale_v, descale_o,
                               descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk,
                               scale_dv, scale_dp))
@@ -516,7 +535,8 @@ function sdpa_fp8_backward!(g::Graph, q, k, v, o, dO, stats; descale_q, descale_
     out = ntuple(_ -> Ref{Int64}(0), 7)
     GC.@preserve nm begin
         r = Ref(_with(opts; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
-                      causal_mask = Int32(causal)))
+                      _fp8_band_fields(causal, window_left, window_right,
+                                       diagonal_alignment)...))
         check(g, Lib.cudnnfe_graph_add_sdpa_fp8_backward(g, t[1], t[2], t[3], t[4], t[5], t[6],
                                                          t[7], t[8], t[9], t[10], t[11], t[12],
                                                          t[13], t[14], t[15], t[16], t[17],

@@ -113,6 +113,23 @@ class AttentionOps:
         else:
             o.attn_scale = _attn_scale_value(node, attn_scale)
 
+    @staticmethod
+    def _band_options(o: Any, node: str, *, window: Any, left_bound: Any, right_bound: Any,
+                      alignment: Any, names: Tuple[str, str, str]) -> None:
+        """The diagonal band fields (window_left, window_right, diagonal_alignment) of sdpa's
+        and sdpa_fp8's options; ``names`` are the keywords of the window, left and right bound."""
+        window_name, left_name, right_name = names
+        if window is not None and left_bound is not None:
+            raise ValueError(f"{node}: {window_name} and {left_name} are the same bound; give one")
+        left = window if window is not None else left_bound
+        if left is not None:
+            o.window_left = _int(left, f"{node}: {left_name}")
+        if right_bound is not None:
+            o.window_right = _int(right_bound, f"{node}: {right_name}")
+        if alignment is not None:
+            o.diagonal_alignment = int(_enum_value(diagonal_alignment, alignment,
+                                                   "diagonal_alignment"))
+
     def _mask_options(self, o: Any, node: str, *, use_causal_mask: Any,
                       use_causal_mask_bottom_right: Any, use_padding_mask: Any,
                       seq_len_q: Any, seq_len_kv: Any, sliding_window_length: Any,
@@ -121,17 +138,10 @@ class AttentionOps:
         o.causal_mask = _flag(use_causal_mask, f"{node}: use_causal_mask")
         o.causal_mask_bottom_right = _flag(use_causal_mask_bottom_right,
                                            f"{node}: use_causal_mask_bottom_right")
-        if sliding_window_length is not None and left_bound is not None:
-            raise ValueError(f"{node}: sliding_window_length and {left_name} are the same "
-                             "bound; give one")
-        left = sliding_window_length if sliding_window_length is not None else left_bound
-        if left is not None:
-            o.window_left = _int(left, f"{node}: {left_name}")
-        if right_bound is not None:
-            o.window_right = _int(right_bound, f"{node}: diagonal_band_right_bound")
-        if alignment is not None:
-            o.diagonal_alignment = int(_enum_value(diagonal_alignment, alignment,
-                                                   "diagonal_alignment"))
+        self._band_options(o, node, window=sliding_window_length, left_bound=left_bound,
+                           right_bound=right_bound, alignment=alignment,
+                           names=("sliding_window_length", left_name,
+                                  "diagonal_band_right_bound"))
         o.alibi_mask = _flag(use_alibi_mask, f"{node}: use_alibi_mask")
         o.padding_mask = _flag(use_padding_mask, f"{node}: use_padding_mask")
         o.seq_len_q = self._operand(seq_len_q, node, "seq_len_q", optional=True)
@@ -409,30 +419,31 @@ class AttentionOps:
 
     # ---- FP8 attention --------------------------------------------------------------
 
-    @staticmethod
-    def _fp8_causal(node: str, use_causal_mask: Any, use_causal_mask_bottom_right: Any,
-                    alignment: Any, sliding_window: Any, left_bound: Any,
-                    right_bound: Any) -> int:
-        """The C ABI's one FP8 mask, causal top-left, from cudnn-frontend's mask keywords."""
-        causal = bool(_flag(use_causal_mask, f"{node}: use_causal_mask"))
-        if _flag(use_causal_mask_bottom_right, f"{node}: use_causal_mask_bottom_right"):
-            raise NotOfferedError(f"{node}: use_causal_mask_bottom_right is not offered by the "
-                                  "cudnnfe C ABI for FP8 attention (only a top-left causal mask)")
-        if sliding_window is not None or left_bound is not None:
-            raise NotOfferedError(f"{node}: a left bound (sliding window) is not offered by the "
-                                  "cudnnfe C ABI for FP8 attention")
-        align = (diagonal_alignment.TOP_LEFT if alignment is None
-                 else _enum_value(diagonal_alignment, alignment, "diagonal_alignment"))
-        if right_bound is not None:
-            if causal:
-                raise ValueError(f"{node}: use_causal_mask and right_bound cannot both be set")
-            if _int(right_bound, f"{node}: right_bound") != 0 or \
-                    align != diagonal_alignment.TOP_LEFT:
-                raise NotOfferedError(f"{node}: a diagonal band other than right_bound=0 with "
-                                      "TOP_LEFT alignment (a causal mask) is not offered by the "
-                                      "cudnnfe C ABI for FP8 attention")
-            causal = True
-        return 1 if causal else 0
+    def _fp8_mask_options(self, o: Any, node: str, use_causal_mask: Any,
+                          use_causal_mask_bottom_right: Any, alignment: Any, sliding_window: Any,
+                          left_bound: Any, right_bound: Any) -> None:
+        """The C ABI's FP8 causal flag and diagonal band from cudnn-frontend's mask keywords.
+
+        As cudnn-frontend maps them: ``use_causal_mask`` is the causal flag (a
+        right bound of 0, TOP_LEFT), ``use_causal_mask_bottom_right`` a right
+        bound of 0 with BOTTOM_RIGHT alignment, ``sliding_window`` another
+        name of ``left_bound``.
+        """
+        causal = _flag(use_causal_mask, f"{node}: use_causal_mask")
+        bottom_right = _flag(use_causal_mask_bottom_right, f"{node}: use_causal_mask_bottom_right")
+        if causal and bottom_right:
+            raise ValueError(f"{node}: use_causal_mask and use_causal_mask_bottom_right cannot "
+                             "both be set")
+        if (causal or bottom_right) and right_bound is not None:
+            flag = "use_causal_mask" if causal else "use_causal_mask_bottom_right"
+            raise ValueError(f"{node}: {flag} and right_bound cannot both be set")
+        o.causal_mask = causal
+        self._band_options(o, node, window=sliding_window, left_bound=left_bound,
+                           right_bound=right_bound, alignment=alignment,
+                           names=("sliding_window", "left_bound", "right_bound"))
+        if bottom_right:
+            o.window_right = 0
+            o.diagonal_alignment = int(diagonal_alignment.BOTTOM_RIGHT)
 
     @staticmethod
     def _fp8_compute(node: str, compute_data_type: DType) -> None:
@@ -464,11 +475,13 @@ class AttentionOps:
         ``set_output(True)``. Stats are written when ``generate_stats`` is
         true or ``is_inference`` is False (else None).
 
-        The C ABI's FP8 attention has a float ``attn_scale`` and a top-left
-        causal mask (``use_causal_mask``, or ``right_bound=0`` with TOP_LEFT
-        alignment); bias, ALiBi, padding, other bands, dropout, paged
-        attention, a tensor attn_scale and the other cudnn-frontend options
-        raise :class:`NotOfferedError`.
+        The C ABI's FP8 attention has a float ``attn_scale``, the causal
+        masks (``use_causal_mask``, ``use_causal_mask_bottom_right``) and the
+        diagonal band (``left_bound`` or ``sliding_window``, ``right_bound``,
+        ``diagonal_alignment``: sdpa's window_left, window_right and
+        alignment); bias, ALiBi, padding, dropout, paged attention, a tensor
+        attn_scale and the other cudnn-frontend options raise
+        :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa_fp8", name)
         # paged_attention_max_seq_len_kv only sizes a paged cache: without a page table
@@ -497,9 +510,8 @@ class AttentionOps:
             o.attn_scale = _attn_scale_value(node, attn_scale)
         stats = bool(generate_stats) or (is_inference is not None and not is_inference)
         o.generate_stats = 1 if stats else 0
-        o.causal_mask = self._fp8_causal(node, use_causal_mask, use_causal_mask_bottom_right,
-                                         diagonal_alignment, sliding_window, left_bound,
-                                         right_bound)
+        self._fp8_mask_options(o, node, use_causal_mask, use_causal_mask_bottom_right,
+                               diagonal_alignment, sliding_window, left_bound, right_bound)
         uids = [self._operand(t, node, port) for t, port in ((q, "q"), (k, "k"), (v, "v"))]
         uids += [self._operand(t, node, port, scalar=True) for t, port in
                  ((descale_q, "descale_q"), (descale_k, "descale_k"),
@@ -554,8 +566,8 @@ class AttentionOps:
                 raise NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
                                       "cudnnfe C ABI for FP8 attention; pass a float")
             opts.attn_scale = _attn_scale_value(node, attn_scale)
-        opts.causal_mask = self._fp8_causal(node, use_causal_mask, use_causal_mask_bottom_right,
-                                            diagonal_alignment, None, left_bound, right_bound)
+        self._fp8_mask_options(opts, node, use_causal_mask, use_causal_mask_bottom_right,
+                               diagonal_alignment, None, left_bound, right_bound)
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
         uids += [self._operand(t, node, port, scalar=True) for t, port in

@@ -746,6 +746,10 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int32_t generate_stats;
 
   int32_t causal_mask;
+
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 
@@ -761,6 +765,10 @@ typedef struct cudnnfe_sdpa_fp8_backward_options {
 
   double attn_scale;
   int32_t causal_mask;
+
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
 } cudnnfe_sdpa_fp8_backward_options_t;
 void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
                                                   size_t struct_size);

@@ -140,15 +140,24 @@ def fp8(x, dtype):
     return np.asarray(x, dtype=np.float64).astype(dtype).astype(np.float64)
 
 
-def sdpa_fp8(q8, k8, v8, dq, dk, dv, ds, ss, so, scale, causal):
-    """(o8 as float64, stats, amax_s, amax_o, P): q8/k8/v8 FP8 arrays, scales as floats."""
-    ftype = q8.dtype
-    q, k, v = (a.astype(np.float64) for a in (q8, k8, v8))
-    s = q @ np.swapaxes(k, -1, -2) * scale * dq * dk
+def _masked(s, causal):
+    """Scores with the hidden ones -inf: ``causal`` a bool (top-left causal) or a
+    boolean array of the visible scores (``visible``)."""
+    if isinstance(causal, np.ndarray):
+        return np.where(causal, s, -np.inf)
     if causal:
         i = np.arange(s.shape[2])[:, None]
         j = np.arange(s.shape[3])[None, :]
         s = np.where(j > i, -np.inf, s)
+    return s
+
+
+def sdpa_fp8(q8, k8, v8, dq, dk, dv, ds, ss, so, scale, causal):
+    """(o8 as float64, stats, amax_s, amax_o, P): q8/k8/v8 FP8 arrays, scales as floats;
+    ``causal`` a bool or a ``visible`` mask."""
+    ftype = q8.dtype
+    q, k, v = (a.astype(np.float64) for a in (q8, k8, v8))
+    s = _masked(q @ np.swapaxes(k, -1, -2) * scale * dq * dk, causal)
     m = s.max(axis=-1, keepdims=True)
     e = np.exp(s - m)
     total = e.sum(axis=-1, keepdims=True)
@@ -167,11 +176,7 @@ def sdpa_fp8_backward(q8, k8, v8, o8, do8, stats, d, s, scale, causal):
     (s, dq, dk, dv, dp) as dicts of floats."""
     ftype = q8.dtype
     q, k, v, o, do = (a.astype(np.float64) for a in (q8, k8, v8, o8, do8))
-    sc = q @ np.swapaxes(k, -1, -2) * scale * d["q"] * d["k"]
-    if causal:
-        i = np.arange(sc.shape[2])[:, None]
-        j = np.arange(sc.shape[3])[None, :]
-        sc = np.where(j > i, -np.inf, sc)
+    sc = _masked(q @ np.swapaxes(k, -1, -2) * scale * d["q"] * d["k"], causal)
     p = np.exp(sc - stats)
     dd = (do * o).sum(axis=-1, keepdims=True) * d["do"] * d["o"]
     dv_p = np.swapaxes(fp8(p * s["s"], ftype), -1, -2) @ do * d["s"] * d["do"]

@@ -459,10 +459,9 @@ def test_sdpa_fp8_refuses_masks_the_abi_lacks():
     g = graph(io_data_type=data_type.FP8_E4M3)
     q = g.tensor(dim=[1, 2, 16, 16])
     scales = [1.0] * 6
-    for kw, match in ((dict(use_causal_mask_bottom_right=True), "bottom_right"),
-                      (dict(left_bound=4), "left bound"), (dict(bias=q), "bias"),
+    for kw, match in ((dict(bias=q), "bias"), (dict(use_alibi_mask=True), "ALiBi"),
                       (dict(use_padding_mask=True), "padding"),
-                      (dict(right_bound=1), "diagonal band"),
+                      (dict(seq_len_q=q), "padding"),
                       (dict(dropout=(0.1, 1, 1)), "dropout"),
                       (dict(attn_scale=q), "attn_scale as a tensor"),
                       (dict(compute_data_type=data_type.HALF), "FLOAT")):
@@ -476,6 +475,156 @@ def test_sdpa_fp8_refuses_masks_the_abi_lacks():
         x = h.tensor(dim=[1, 2, 16, 16])  # FLOAT q
         h.sdpa_fp8(x, x, x, *scales, name="f")
         h.validate()
+
+
+def _fp8_forward_loop(q8, k8, v8, sc, scale, visible):
+    """FP8 attention forward, one query row at a time (independent of numpy_ref_ops):
+    dequantize, softmax over the visible columns, P quantized after scale_s, O' = P8 V
+    descaled, O quantized after scale_o. Returns (O as float64, stats, amax_s, amax_o)."""
+    ftype = q8.dtype
+    q, k, v = (a.astype(np.float64) for a in (q8, k8, v8))
+    b, h_q, s_q, _ = q.shape
+    group = h_q // k.shape[1]
+    o = np.zeros((b, h_q, s_q, v.shape[3]))
+    stats = np.full((b, h_q, s_q, 1), -np.inf)
+    amax_s = 0.0
+    for n in range(b):
+        for h in range(h_q):
+            kh, vh = k[n, h // group], v[n, h // group]
+            for i in range(s_q):
+                cols = np.flatnonzero(visible(i))
+                if cols.size == 0:
+                    continue
+                s = kh[cols] @ q[n, h, i] * scale * sc["descale_q"] * sc["descale_k"]
+                m = s.max()
+                e = np.exp(s - m)
+                p = e / e.sum()
+                stats[n, h, i, 0] = m + np.log(e.sum())
+                amax_s = max(amax_s, p.max())
+                p8 = (p * sc["scale_s"]).astype(ftype).astype(np.float64)
+                o[n, h, i] = p8 @ vh[cols] * sc["descale_s"] * sc["descale_v"]
+    o8 = (o * sc["scale_o"]).astype(ftype).astype(np.float64)
+    return o8, stats, amax_s, np.abs(o).max()
+
+
+def _fp8_graph(q8, k8, v8):
+    g = cudnnfe.pygraph(io_data_type=data_type.FP8_E4M3, intermediate_data_type=data_type.FLOAT,
+                        compute_data_type=data_type.FLOAT, target=cudnnfe.target.CPU_REFERENCE)
+    return g, [g.tensor_like(a) for a in (q8, k8, v8)]
+
+
+_FP8_SCALES = dict(descale_q=1 / 4.0, descale_k=1 / 4.0, descale_v=1 / 8.0, descale_s=1 / 256.0,
+                   scale_s=256.0, scale_o=4.0)
+
+
+def _run_fp8(g, ts, arrays, outs):
+    return run(g, dict(zip(ts, arrays)), [t.set_output(True) for t in outs if t is not None])
+
+
+def test_sdpa_fp8_sliding_window_matches_a_numpy_loop(rng):
+    """cudnn-frontend's FP8 sliding-window case (d_qk = 192, d_v = 128, h_q = 7, h_k = h_v = 1,
+    causal with a left bound of 227), shortened to s = 260: the call that used to raise
+    NotOfferedError."""
+    s_len, left = 260, 227
+    q8 = (rng.standard_normal((1, 7, s_len, 192)) * 4).astype(E4M3)
+    k8 = (rng.standard_normal((1, 1, s_len, 192)) * 4).astype(E4M3)
+    v8 = (rng.standard_normal((1, 1, s_len, 128)) * 8).astype(E4M3)
+    g, ts = _fp8_graph(q8, k8, v8)
+    o, stats, amax_s, amax_o = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True,
+                                          attn_scale=0.125, left_bound=left, right_bound=0,
+                                          diagonal_alignment=diagonal_alignment.TOP_LEFT,
+                                          name="swa")
+    got = _run_fp8(g, ts, (q8, k8, v8), (o, stats, amax_s, amax_o))
+    j = np.arange(s_len)
+    want = _fp8_forward_loop(q8, k8, v8, _FP8_SCALES, 0.125,
+                             lambda i: (j > i - left) & (j <= i))
+    assert got[0].dtype == E4M3
+    close(got[0].astype(np.float64), want[0], rtol=0.13, atol=0.02)  # one E4M3 step
+    close(got[1], want[1], rtol=1e-5, atol=1e-5)
+    close(got[2], want[2], rtol=1e-5)
+    close(got[3], want[3], rtol=1e-5)
+    # The window matters: without it the last rows differ.
+    g2, ts2 = _fp8_graph(q8, k8, v8)
+    o2, st2, a2, b2 = g2.sdpa_fp8(*ts2, *_FP8_SCALES.values(), generate_stats=True,
+                                  attn_scale=0.125, use_causal_mask=True)
+    causal = _run_fp8(g2, ts2, (q8, k8, v8), (o2, st2, a2, b2))
+    assert np.abs(causal[1][0, :, left:] - got[1][0, :, left:]).max() > 1e-3
+
+
+def test_sdpa_fp8_bottom_right_band_and_spellings(rng):
+    """use_causal_mask_bottom_right is right_bound=0 with BOTTOM_RIGHT (cudnn-frontend's mapping),
+    and sliding_window is left_bound; a two-sided bottom-right band against the loop."""
+    q8 = rng.standard_normal((2, 4, 6, 16)).astype(E4M3)
+    k8, v8 = (rng.standard_normal((2, 2, 11, 16)).astype(E4M3) for _ in range(2))
+
+    def forward(**kw):
+        g, ts = _fp8_graph(q8, k8, v8)
+        outs = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True, **kw)
+        return _run_fp8(g, ts, (q8, k8, v8), outs)
+
+    a = forward(use_causal_mask_bottom_right=True, sliding_window=3)
+    b = forward(right_bound=0, left_bound=3, diagonal_alignment=diagonal_alignment.BOTTOM_RIGHT)
+    for x, y in zip(a, b):
+        assert np.array_equal(x.astype(np.float64), y.astype(np.float64))
+    got = forward(left_bound=3, right_bound=2, diagonal_alignment="BOTTOM_RIGHT")
+    j = np.arange(11)
+    want = _fp8_forward_loop(q8, k8, v8, _FP8_SCALES, 0.25,
+                             lambda i: (j > i + 5 - 3) & (j <= i + 5 + 2))
+    close(got[0].astype(np.float64), want[0], rtol=0.13, atol=0.02)
+    close(got[1], want[1], rtol=1e-5, atol=1e-5)
+
+
+def test_sdpa_fp8_backward_with_a_band(rng):
+    b, h, s, d = 1, 2, 16, 16
+    q8, k8, v8, do8 = (rng.standard_normal((b, h, s, d)).astype(E4M3) for _ in range(4))
+    mask = ref.visible(b, s, s, left=4, right=1)
+    _, stats, _, _, o_prime = ref.sdpa_fp8(q8, k8, v8, 1, 1, 1, 1 / 64.0, 64.0, 1.0, 0.25, mask)
+    o8 = o_prime.astype(E4M3)
+    dsc = dict(q=1.0, k=1.0, v=1.0, o=1.0, do=1.0, s=1 / 64.0, dp=1 / 16.0)
+    sc = dict(s=64.0, dq=1.0, dk=1.0, dv=1.0, dp=16.0)
+    g = cudnnfe.pygraph(io_data_type=data_type.FP8_E4M3, intermediate_data_type=data_type.FLOAT,
+                        compute_data_type=data_type.FLOAT, target=cudnnfe.target.CPU_REFERENCE)
+    ts = [g.tensor_like(a) for a in (q8, k8, v8, o8, do8)]
+    tstats = g.tensor_like(stats.astype(np.float32))
+    outs = g.sdpa_fp8_backward(*ts, tstats, dsc["q"], dsc["k"], dsc["v"], dsc["o"], dsc["do"],
+                               dsc["s"], dsc["dp"], sc["s"], sc["dq"], sc["dk"], sc["dv"],
+                               sc["dp"], attn_scale=0.25, left_bound=4, right_bound=1)
+    got = run(g, dict(zip(ts + [tstats], [q8, k8, v8, o8, do8, stats.astype(np.float32)])),
+              [t.set_output(True) for t in outs])
+    want = ref.sdpa_fp8_backward(q8, k8, v8, o8, do8, stats, dsc, sc, 0.25, mask)
+    for i in range(3):
+        close(got[i].astype(np.float64), want[i], rtol=0.13, atol=0.05)
+    for i in range(3, 7):
+        close(got[i], want[i], rtol=5e-2, atol=1e-3)
+
+
+def test_sdpa_fp8_band_errors():
+    g = graph(io_data_type=data_type.FP8_E4M3)
+    q = g.tensor(dim=[1, 2, 16, 16])
+    scales = [1.0] * 6
+    # Each call its own name: float scales become scalars named after the node, and a call
+    # the library refuses leaves them in the graph.
+    with pytest.raises(cudnnfe.InvalidGraphError, match="window_left is -3") as info:
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, left_bound=-3, name="f")
+    assert 'sdpa_fp8 "f"' in info.value.message and ">= 1" in info.value.message
+    with pytest.raises(cudnnfe.InvalidGraphError, match="window_right is -2"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, right_bound=-2, name="f2")
+    with pytest.raises(cudnnfe.InvalidGraphError, match="BOTTOM_RIGHT"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, use_causal_mask=True,
+                   diagonal_alignment=diagonal_alignment.BOTTOM_RIGHT, name="f3")
+    with pytest.raises(ValueError, match="same bound"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, sliding_window=2, left_bound=2)
+    with pytest.raises(ValueError, match="right_bound"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, use_causal_mask=True, right_bound=0)
+    with pytest.raises(ValueError, match="both"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, use_causal_mask=True,
+                   use_causal_mask_bottom_right=True)
+    with pytest.raises(TypeError, match="left_bound"):
+        g.sdpa_fp8(q, q, q, *scales, is_inference=True, left_bound=2.5)
+    with pytest.raises(cudnnfe.InvalidGraphError, match="window_left is 0"):
+        g.sdpa_fp8_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 16, 1]), *([1.0] * 12),
+                            left_bound=0, name="b")
+    assert g.get_node_count() == 0
 
 
 def test_numpy_scalars_are_numbers(qkv):

@@ -132,12 +132,13 @@ def test_conv_and_norm_tags_and_ports(fe_log):
     assert all(set(n["inputs"].values()) <= set(payload["tensors"]) for n in payload["nodes"])
 
 
-def fp8_graph():
+def fp8_graph(**options):
     g = cudnnfe.pygraph(name="fp8", target=CPU, **dict(F32, io_data_type=data_type.FP8_E4M3))
     q, k, v = (g.tensor(name=n, dim=[1, 2, 16, 16], stride=[512, 256, 16, 1]) for n in "qkv")
     scales = [g.tensor(name=n, dim=[1, 1, 1, 1], data_type=data_type.FLOAT) for n in (
         "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o")]
-    outs = g.sdpa_fp8(q, k, v, *scales, generate_stats=True, attn_scale=0.25, name="fp8")
+    outs = g.sdpa_fp8(q, k, v, *scales, generate_stats=True, attn_scale=0.25, name="fp8",
+                      **options)
     for t in outs:
         t.set_output(True)
     return g
@@ -150,6 +151,17 @@ def test_fp8_attention_is_sdpa_fp8_fwd_with_descale_ports(fe_log):
     assert node["tag"] == "SDPA_FP8_FWD" and node["mma_core_mode"] == "FP8_E4M3"
     assert {"Q", "K", "V", "Descale_Q", "Descale_S", "Scale_S", "Scale_O"} <= set(node["inputs"])
     assert {"O", "Stats", "Amax_S", "Amax_O"} == set(node["outputs"])
+
+
+def test_fp8_attention_logs_its_sliding_window(fe_log):
+    """cudnn-frontend's FP8 sliding-window case as its serialization test reads it: a causal
+    mask with a left bound is left_bound / right_bound 0 / TOP_LEFT."""
+    fp8_graph(left_bound=5, right_bound=0,
+              diagonal_alignment=cudnnfe.diagonal_alignment.TOP_LEFT).validate()
+    (payload,) = graph_lines(fe_log.read_text())
+    node = payload["nodes"][0]
+    assert (node["left_bound"], node["right_bound"], node["diagonal_alignment"]) == (
+        5, 0, "TOP_LEFT")
 
 
 @pytest.mark.parametrize("info,file_set", [(None, True), ("0", True), ("yes", True),

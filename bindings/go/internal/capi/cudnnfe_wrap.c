@@ -5677,6 +5677,81 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struc
 }
 
 
+void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
@@ -5821,6 +5896,81 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
   
   result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -898,10 +898,13 @@ func (o *RNGOptions) toC(c *C.cudnnfe_rng_options_t) {
 
 // SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t (struct_size is implied).
 type SDPAFP8Options struct {
-	Name          string
-	AttnScale     float64
-	GenerateStats int32
-	CausalMask    int32
+	Name              string
+	AttnScale         float64
+	GenerateStats     int32
+	CausalMask        int32
+	WindowLeft        int64
+	WindowRight       int64
+	DiagonalAlignment int32
 }
 
 // SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
@@ -917,6 +920,9 @@ func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.GenerateStats = int32(c.generate_stats)
 	o.CausalMask = int32(c.causal_mask)
+	o.WindowLeft = int64(c.window_left)
+	o.WindowRight = int64(c.window_right)
+	o.DiagonalAlignment = int32(c.diagonal_alignment)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -936,13 +942,19 @@ func (o *SDPAFP8Options) toC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	c.attn_scale = C.double(o.AttnScale)
 	c.generate_stats = C.int32_t(o.GenerateStats)
 	c.causal_mask = C.int32_t(o.CausalMask)
+	c.window_left = C.int64_t(o.WindowLeft)
+	c.window_right = C.int64_t(o.WindowRight)
+	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
 }
 
 // SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t (struct_size is implied).
 type SDPAFP8BackwardOptions struct {
-	Name       string
-	AttnScale  float64
-	CausalMask int32
+	Name              string
+	AttnScale         float64
+	CausalMask        int32
+	WindowLeft        int64
+	WindowRight       int64
+	DiagonalAlignment int32
 }
 
 // SDPAFP8BackwardOptionsInit fills o with cudnnfe_sdpa_fp8_backward_options_init's defaults.
@@ -957,6 +969,9 @@ func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
 func (o *SDPAFP8BackwardOptions) fromC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 	o.AttnScale = float64(c.attn_scale)
 	o.CausalMask = int32(c.causal_mask)
+	o.WindowLeft = int64(c.window_left)
+	o.WindowRight = int64(c.window_right)
+	o.DiagonalAlignment = int32(c.diagonal_alignment)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -975,6 +990,9 @@ func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 	C.cudnnfe_sdpa_fp8_backward_options_init_sized(c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
 	c.attn_scale = C.double(o.AttnScale)
 	c.causal_mask = C.int32_t(o.CausalMask)
+	c.window_left = C.int64_t(o.WindowLeft)
+	c.window_right = C.int64_t(o.WindowRight)
+	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t (struct_size is implied).
@@ -1336,15 +1354,21 @@ var OptionFields = map[string]map[string]string{
 		"compute_dtype":         "ComputeDtype",
 	},
 	"cudnnfe_sdpa_fp8_options_t": {
-		"name":           "Name",
-		"attn_scale":     "AttnScale",
-		"generate_stats": "GenerateStats",
-		"causal_mask":    "CausalMask",
+		"name":               "Name",
+		"attn_scale":         "AttnScale",
+		"generate_stats":     "GenerateStats",
+		"causal_mask":        "CausalMask",
+		"window_left":        "WindowLeft",
+		"window_right":       "WindowRight",
+		"diagonal_alignment": "DiagonalAlignment",
 	},
 	"cudnnfe_sdpa_fp8_backward_options_t": {
-		"name":        "Name",
-		"attn_scale":  "AttnScale",
-		"causal_mask": "CausalMask",
+		"name":               "Name",
+		"attn_scale":         "AttnScale",
+		"causal_mask":        "CausalMask",
+		"window_left":        "WindowLeft",
+		"window_right":       "WindowRight",
+		"diagonal_alignment": "DiagonalAlignment",
 	},
 	"cudnnfe_build_options_t": {
 		"target":                  "Target",

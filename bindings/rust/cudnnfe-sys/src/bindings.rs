@@ -4636,12 +4636,18 @@ pub struct cudnnfe_sdpa_fp8_options {
     pub generate_stats: i32,
     #[doc = " 1: causal mask aligned at the top-left corner (row i sees cols <= i)."]
     pub causal_mask: i32,
+    #[doc = " default -1; else >= 1"]
+    pub window_left: i64,
+    #[doc = " default -1; else >= 0"]
+    pub window_right: i64,
+    #[doc = " default TOP_LEFT"]
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
-        32usize,
+        56usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
     );
     assert_eq!(
@@ -4734,6 +4740,57 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
         );
     }
     test_field_causal_mask();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
 }
 #[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
@@ -4747,7 +4804,9 @@ extern "C" {
     #[doc = " FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,"]
     #[doc = " h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,"]
     #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
-    #[doc = " attn_scale * descale_q * descale_k (masked) and P = softmax(S):"]
+    #[doc = " attn_scale * descale_q * descale_k (masked by causal_mask and the band; a"]
+    #[doc = " row left no column gives o = 0 and stats = -inf on the CPU reference)"]
+    #[doc = " and P = softmax(S):"]
     #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
     #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
     #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]
@@ -4781,12 +4840,17 @@ pub struct cudnnfe_sdpa_fp8_backward_options {
     #[doc = " As in cudnnfe_sdpa_fp8_options_t: must match the forward pass."]
     pub attn_scale: f64,
     pub causal_mask: i32,
+    #[doc = " default -1"]
+    pub window_left: i64,
+    #[doc = " default -1"]
+    pub window_right: i64,
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_fp8_backward_options>(),
-        32usize,
+        56usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_backward_options))
     );
     assert_eq!(
@@ -4865,6 +4929,57 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
         );
     }
     test_field_causal_mask();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
 }
 pub type cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options;
 extern "C" {

@@ -938,6 +938,15 @@ pub struct SdpaFp8Options {
     pub generate_stats: bool,
     /// Causal mask aligned at the top-left corner.
     pub causal_mask: bool,
+    /// Left bound of the diagonal band (sliding window), as
+    /// [`SdpaOptions::window_left`]; `None` (default): open.
+    pub window_left: Option<i64>,
+    /// Right bound of the diagonal band, as [`SdpaOptions::window_right`];
+    /// `None` (default): open; with `causal_mask` only 0.
+    pub window_right: Option<i64>,
+    /// Where the band's diagonal starts (default top-left; a bottom-right
+    /// causal mask is `window_right` 0 with `BottomRight`).
+    pub diagonal_alignment: DiagonalAlignment,
 }
 
 impl SdpaFp8Options {
@@ -974,6 +983,12 @@ pub struct SdpaFp8BackwardOptions {
     pub attn_scale: f64,
     /// The forward's top-left causal mask.
     pub causal_mask: bool,
+    /// The forward's diagonal band (see [`SdpaFp8Options`]).
+    pub window_left: Option<i64>,
+    /// The forward's right bound of the band.
+    pub window_right: Option<i64>,
+    /// The forward's band alignment.
+    pub diagonal_alignment: DiagonalAlignment,
 }
 
 impl SdpaFp8BackwardOptions {

@@ -805,17 +805,39 @@ impl Default for SdpaFp8Options {
             attn_scale: raw.attn_scale,
             generate_stats: raw.generate_stats != 0,
             causal_mask: raw.causal_mask != 0,
+            window_left: (raw.window_left != -1).then_some(raw.window_left),
+            window_right: (raw.window_right != -1).then_some(raw.window_right),
+            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
         }
     }
 }
 
 impl SdpaFp8Options {
+    /// Sets `window_left` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn window_left(mut self, value: i64) -> Self {
+        self.window_left = Some(value);
+        self
+    }
+    /// Sets `window_right` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn window_right(mut self, value: i64) -> Self {
+        self.window_right = Some(value);
+        self
+    }
+    /// Sets `diagonal_alignment` (`cudnnfe_diagonal_alignment_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn diagonal_alignment(mut self, value: DiagonalAlignment) -> Self {
+        self.diagonal_alignment = value;
+        self
+    }
+
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
         raw.name = name_ptr(name);
         raw.attn_scale = self.attn_scale;
         raw.generate_stats = self.generate_stats as i32;
         raw.causal_mask = self.causal_mask as i32;
+        raw.window_left = self.window_left.unwrap_or(-1);
+        raw.window_right = self.window_right.unwrap_or(-1);
+        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
         raw
     }
 }
@@ -829,16 +851,38 @@ impl Default for SdpaFp8BackwardOptions {
             name: None,
             attn_scale: raw.attn_scale,
             causal_mask: raw.causal_mask != 0,
+            window_left: (raw.window_left != -1).then_some(raw.window_left),
+            window_right: (raw.window_right != -1).then_some(raw.window_right),
+            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
         }
     }
 }
 
 impl SdpaFp8BackwardOptions {
+    /// Sets `window_left` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn window_left(mut self, value: i64) -> Self {
+        self.window_left = Some(value);
+        self
+    }
+    /// Sets `window_right` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn window_right(mut self, value: i64) -> Self {
+        self.window_right = Some(value);
+        self
+    }
+    /// Sets `diagonal_alignment` (`cudnnfe_diagonal_alignment_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn diagonal_alignment(mut self, value: DiagonalAlignment) -> Self {
+        self.diagonal_alignment = value;
+        self
+    }
+
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
         raw.name = name_ptr(name);
         raw.attn_scale = self.attn_scale;
         raw.causal_mask = self.causal_mask as i32;
+        raw.window_left = self.window_left.unwrap_or(-1);
+        raw.window_right = self.window_right.unwrap_or(-1);
+        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
         raw
     }
 }

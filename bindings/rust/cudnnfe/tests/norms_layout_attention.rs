@@ -1147,6 +1147,85 @@ fn fp8_attention_shapes_and_amax() -> TestResult {
     Ok(())
 }
 
+// The diagonal band of FP8 attention: zero scores and a window of two
+// (window_left 2, right bound 0), so row i averages v's rows i - 1 and i;
+// v's row j holds j + 1, so o's rows are 1, 1.5, 2.5, 3.5. A bad bound is
+// refused naming the node and the rule.
+#[test]
+fn fp8_attention_sliding_window() -> TestResult {
+    let (s, d) = (4i64, 8i64);
+    let dims = [1, 1, s, d];
+    let mut g = Graph::new()?;
+    let q = g.input("q", DataType::Fp8E4M3, &dims)?;
+    let k = g.input("k", DataType::Fp8E4M3, &dims)?;
+    let v = g.input("v", DataType::Fp8E4M3, &dims)?;
+    let one = g.scalar("one", DataType::Float, 1.0)?;
+    let scales = SdpaFp8Scales {
+        descale_q: one,
+        descale_k: one,
+        descale_v: one,
+        descale_s: one,
+        scale_s: one,
+        scale_o: one,
+    };
+    let band = SdpaFp8Options::default().window_left(2).window_right(0);
+    assert_eq!(band.diagonal_alignment, DiagonalAlignment::TopLeft);
+    let out = g.sdpa_fp8(q, k, v, &scales, &band)?;
+    for t in [out.o, out.amax_s, out.amax_o] {
+        g.set_output(t, true)?;
+    }
+    g.set_dtype(out.o, DataType::Half)?;
+    let built = g.build(&cpu())?;
+    let zeros = vec![0u8; (s * d) as usize];
+    let rows: Vec<u8> = [0x38u8, 0x40, 0x44, 0x48] // 1, 2, 3, 4 in E4M3
+        .iter()
+        .flat_map(|&c| std::iter::repeat(c).take(d as usize))
+        .collect();
+    let mut o_d = vec![f16_from_f32(f32::NAN); (s * d) as usize];
+    let (mut amax_s, mut amax_o) = ([f32::NAN], [f32::NAN]);
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (q, HostBuffer::input(&zeros)),
+            (k, HostBuffer::input(&zeros)),
+            (v, HostBuffer::input(&rows)),
+            (out.o, HostBuffer::output(&mut o_d)),
+            (out.amax_s, HostBuffer::output(&mut amax_s)),
+            (out.amax_o, HostBuffer::output(&mut amax_o)),
+        ],
+    )?;
+    let o_ref: Vec<f32> = [1.0f32, 1.5, 2.5, 3.5]
+        .iter()
+        .flat_map(|&row| std::iter::repeat(row).take(d as usize))
+        .collect();
+    assert_close(&f16_vec_to_f32(&o_d), &o_ref, 0.0, 0.0);
+    assert_eq!((amax_s[0], amax_o[0]), (1.0, 3.5));
+
+    let mut g = Graph::new()?;
+    let q = g.input("q", DataType::Fp8E4M3, &dims)?;
+    let one = g.scalar("one", DataType::Float, 1.0)?;
+    let scales = SdpaFp8Scales {
+        descale_q: one,
+        descale_k: one,
+        descale_v: one,
+        descale_s: one,
+        scale_s: one,
+        scale_o: one,
+    };
+    expect_err(
+        g.sdpa_fp8(
+            q,
+            q,
+            q,
+            &scales,
+            &SdpaFp8Options::default().name("f").window_left(0),
+        ),
+        ErrorKind::InvalidGraph,
+        &["sdpa_fp8 \"f\"", "window_left is 0"],
+    );
+    Ok(())
+}
+
 // --------------------------------------------------------------- bad input
 
 #[test]
