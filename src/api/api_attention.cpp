@@ -54,6 +54,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.options = attention_options(o);
     a.options.max_seq_len_kv = o.max_seq_len_kv;
     a.implementation = o.implementation;
+    a.score_mod.score = o.score_mod;
     const Node &node =
         graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
                        {q, k, v, o.bias, o.attn_scale_tensor, o.seq_len_q, o.seq_len_kv,
@@ -85,6 +86,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
+    a.score_mod.score = opts.score_mod;
+    a.score_mod_bprop.score = opts.score_mod_bprop;
     const Node &node =
         graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
                        {q, k, v, o, d_o, stats, opts.bias, opts.attn_scale_tensor, opts.seq_len_q,

@@ -24,12 +24,15 @@ AttentionSpec attention_spec(const Node &node) {
     s.causal_mask = a.causal_mask;
     s.causal_mask_bottom_right = a.causal_mask_bottom_right;
     s.options = a.options;
+    s.score_mod = !a.score_mod.empty();
   } else {
     const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
     s.attn_scale = a.attn_scale;
     s.causal_mask = a.causal_mask;
     s.causal_mask_bottom_right = a.causal_mask_bottom_right;
     s.options = a.options;
+    s.score_mod = !a.score_mod.empty();
+    s.score_mod_bprop = !a.score_mod_bprop.empty();
   }
   const AttentionPorts &p = attention_ports(node.kind);
   auto at = [&](size_t port) -> int64_t {

@@ -43,6 +43,9 @@ void require_broadcast(const Node &node, const char *option, const Tensor &t,
                  " does not broadcast to [b,h_q,s_q,s_kv] = ", dims_string(full), " at dim ", i);
 }
 
+void require_dims(const Node &node, const char *port, const Tensor &t,
+                  const std::vector<int64_t> &dims, const char *rule);
+
 // Ragged offsets and page tables (docs/attention.md).
 void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec &s,
                             const AttentionShape &a) {
@@ -73,10 +76,11 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
                " but neither page_table_k nor page_table_v is given; it sets the s_kv of a "
                "paged K/V cache only");
   if (!s.paged()) return;
-  if (!s.options.padding_mask)
+  if (!s.options.padding_mask && !(s.score_mod && s.seq_len_kv))
     fail_graph(label,
                ": a paged K/V cache (page_table_k, page_table_v) needs padding_mask with "
-               "seq_len_kv (the number of valid keys of each batch)");
+               "seq_len_kv (the number of valid keys of each batch), or seq_len_kv and a "
+               "score_mod");
   const std::pair<int64_t, const char *> tables[] = {{s.page_table_k, "k"}, {s.page_table_v, "v"}};
   for (auto [uid, which] : tables) {
     if (uid == 0) continue;
@@ -119,10 +123,16 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
                    "; expected [b,1,1,1] = ", dims_string({a.b, 1, 1, 1}),
                    " (one length per batch)");
     }
-  } else if (s.seq_len_q != 0 || s.seq_len_kv != 0) {
+  } else if ((s.seq_len_q != 0 || s.seq_len_kv != 0) && !s.score_mod) {
     fail_graph(label, ": ", s.seq_len_q ? "seq_len_q" : "seq_len_kv",
                " is given but padding_mask is 0; sequence lengths are read only with "
-               "padding_mask = 1");
+               "padding_mask = 1 (or by a score_mod, as cudnn-frontend allows)");
+  } else {
+    // With a score modifier the lengths only bound the GPU's matmuls and
+    // paged loads; the modifier masks what they leave (docs/attention.md).
+    for (auto [uid, option] : {std::pair{s.seq_len_q, "seq_len_q"}, {s.seq_len_kv, "seq_len_kv"}})
+      if (uid != 0)
+        require_dims(node, option, graph.tensor(uid), {a.b, 1, 1, 1}, "one length per batch");
   }
 
   // Diagonal band.
@@ -288,6 +298,7 @@ void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
   check_forward_options(graph, node, a);
+  infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
   const Tensor &q = graph.tensor(node.inputs[0]);
   output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, q.strides,
               attention_ports(node.kind).ragged_o);
@@ -302,6 +313,7 @@ void infer_sdpa(Graph &graph, Node &node) {
 void infer_sdpa_backward(Graph &graph, Node &node) {
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
+  infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
   const Tensor &v = graph.tensor(node.inputs[2]);
@@ -371,6 +383,7 @@ void check_types_sdpa(Graph &graph, Node &node) {
                  CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},
                 "FLOAT, HALF, BFLOAT16, INT8 or UINT8");
 
+  check_score_mod_types(graph, node);
   if (node.kind == OpKind::kSdpa) {
     if (node.outputs[1] != 0 && graph.tensor(node.outputs[1]).dtype != CUDNNFE_DTYPE_FLOAT)
       fail_graph(Graph::label(node), ": stats \"", graph.tensor(node.outputs[1]).name,

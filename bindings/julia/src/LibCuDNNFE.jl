@@ -374,7 +374,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (232 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (240 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -408,11 +408,12 @@ struct cudnnfe_sdpa_options
     implementation::cudnnfe_attention_implementation_t  # cudnnfe_attention_implementation_t at 208
     sink_token::Int64  # int64_t at 216
     block_mask::Int64  # int64_t at 224
+    score_mod::Int64  # int64_t at 232
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (184 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (200 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -441,6 +442,8 @@ struct cudnnfe_sdpa_backward_options
     ragged_offset_k::Int64  # int64_t at 160
     ragged_offset_v::Int64  # int64_t at 168
     ragged_offset_o::Int64  # int64_t at 176
+    score_mod::Int64  # int64_t at 184
+    score_mod_bprop::Int64  # int64_t at 192
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
@@ -1512,6 +1515,38 @@ function cudnnfe_graph_add_sdpa_backward_ex(graph, q, k, v, o, d_o, stats, optio
     ccall((:cudnnfe_graph_add_sdpa_backward_ex, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
           graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias)
+end
+
+"""
+    cudnnfe_graph_begin_score_mod(graph, name, ndims, dims, score) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name, int32_t ndims, const int64_t *dims, int64_t *score)`
+
+Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]
+(ndims 4; s_kv a paged cache's logical length); `name` names the
+placeholder (NULL: automatic). Writes its UID to *score. WRONG_STATE if one
+is open already. since 0.3
+"""
+function cudnnfe_graph_begin_score_mod(graph, name, ndims, dims, score)
+    ccall((:cudnnfe_graph_begin_score_mod, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Cstring, Int32, Ptr{Int64}, Ptr{Int64}),
+          graph, name, ndims, dims, score)
+end
+
+"""
+    cudnnfe_graph_end_score_mod(graph, score, result) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result)`
+
+Closes the open score modifier of placeholder `score` with `result`.
+INVALID_GRAPH when `result` is not an output of its nodes (or `score`
+itself), does not depend on `score`, or one of its nodes reads an output
+of a node outside it; the modifier then stays open. since 0.3
+"""
+function cudnnfe_graph_end_score_mod(graph, score, result)
+    ccall((:cudnnfe_graph_end_score_mod, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64),
+          graph, score, result)
 end
 
 """
@@ -2805,16 +2840,16 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_sdpa, cudnnfe_sdpa_backward_options,
       cudnnfe_sdpa_backward_options_t, cudnnfe_sdpa_backward_options_init_sized,
       cudnnfe_graph_add_sdpa_backward, cudnnfe_graph_add_sdpa_backward_ex,
-      cudnnfe_norm_phase_t, cudnnfe_norm_options, cudnnfe_norm_options_t,
-      cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
-      cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
-      cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,
-      cudnnfe_graph_add_batchnorm_inference, cudnnfe_graph_add_batchnorm_backward,
-      cudnnfe_graph_add_instancenorm, cudnnfe_graph_add_instancenorm_backward,
-      cudnnfe_graph_add_adalayernorm, cudnnfe_graph_add_adalayernorm_backward,
-      cudnnfe_softmax_options, cudnnfe_softmax_options_t,
-      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax,
-      cudnnfe_genstats_options, cudnnfe_genstats_options_t,
+      cudnnfe_graph_begin_score_mod, cudnnfe_graph_end_score_mod, cudnnfe_norm_phase_t,
+      cudnnfe_norm_options, cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized,
+      cudnnfe_graph_add_layernorm, cudnnfe_graph_add_rmsnorm,
+      cudnnfe_graph_add_layernorm_backward, cudnnfe_graph_add_rmsnorm_backward,
+      cudnnfe_graph_add_batchnorm, cudnnfe_graph_add_batchnorm_inference,
+      cudnnfe_graph_add_batchnorm_backward, cudnnfe_graph_add_instancenorm,
+      cudnnfe_graph_add_instancenorm_backward, cudnnfe_graph_add_adalayernorm,
+      cudnnfe_graph_add_adalayernorm_backward, cudnnfe_softmax_options,
+      cudnnfe_softmax_options_t, cudnnfe_softmax_options_init_sized,
+      cudnnfe_graph_add_softmax, cudnnfe_genstats_options, cudnnfe_genstats_options_t,
       cudnnfe_genstats_options_init_sized, cudnnfe_graph_add_genstats,
       cudnnfe_bn_finalize_options, cudnnfe_bn_finalize_options_t,
       cudnnfe_bn_finalize_options_init_sized, cudnnfe_graph_add_bn_finalize,

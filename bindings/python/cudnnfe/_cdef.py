@@ -399,6 +399,8 @@ typedef struct cudnnfe_sdpa_options {
   int64_t sink_token;
 
   int64_t block_mask;
+
+  int64_t score_mod;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -438,6 +440,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_k;
   int64_t ragged_offset_v;
   int64_t ragged_offset_o;
+
+  int64_t score_mod;
+  int64_t score_mod_bprop;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);
@@ -453,6 +458,13 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     const cudnnfe_sdpa_backward_options_t *options,
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias);
+
+cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name,
+                                               int32_t ndims, const int64_t *dims,
+                                               int64_t *score);
+
+cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score,
+                                             int64_t result);
 
 typedef int32_t cudnnfe_norm_phase_t;
 #define CUDNNFE_NORM_PHASE_TRAINING 0

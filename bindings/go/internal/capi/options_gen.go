@@ -34,6 +34,7 @@ type AttentionOptions struct {
 	RaggedOffsetK         int64
 	RaggedOffsetV         int64
 	RaggedOffsetO         int64
+	ScoreMod              int64
 }
 
 // ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
@@ -293,6 +294,7 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.Implementation = int32(c.implementation)
 	o.SinkToken = int64(c.sink_token)
 	o.BlockMask = int64(c.block_mask)
+	o.ScoreMod = int64(c.score_mod)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -338,6 +340,7 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.implementation = C.cudnnfe_attention_implementation_t(o.Implementation)
 	c.sink_token = C.int64_t(o.SinkToken)
 	c.block_mask = C.int64_t(o.BlockMask)
+	c.score_mod = C.int64_t(o.ScoreMod)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
@@ -345,6 +348,7 @@ type SDPABackwardOptions struct {
 	Name            string
 	Deterministic   int32
 	DropoutScaleInv int64
+	ScoreModBprop   int64
 	AttentionOptions
 }
 
@@ -382,6 +386,8 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.RaggedOffsetK = int64(c.ragged_offset_k)
 	o.RaggedOffsetV = int64(c.ragged_offset_v)
 	o.RaggedOffsetO = int64(c.ragged_offset_o)
+	o.ScoreMod = int64(c.score_mod)
+	o.ScoreModBprop = int64(c.score_mod_bprop)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -422,6 +428,8 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.ragged_offset_k = C.int64_t(o.RaggedOffsetK)
 	c.ragged_offset_v = C.int64_t(o.RaggedOffsetV)
 	c.ragged_offset_o = C.int64_t(o.RaggedOffsetO)
+	c.score_mod = C.int64_t(o.ScoreMod)
+	c.score_mod_bprop = C.int64_t(o.ScoreModBprop)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1190,6 +1198,7 @@ var OptionFields = map[string]map[string]string{
 		"implementation":           "Implementation",
 		"sink_token":               "SinkToken",
 		"block_mask":               "BlockMask",
+		"score_mod":                "ScoreMod",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",
@@ -1217,6 +1226,8 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_k":          "RaggedOffsetK",
 		"ragged_offset_v":          "RaggedOffsetV",
 		"ragged_offset_o":          "RaggedOffsetO",
+		"score_mod":                "ScoreMod",
+		"score_mod_bprop":          "ScoreModBprop",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",

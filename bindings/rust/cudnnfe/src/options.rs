@@ -496,6 +496,9 @@ pub struct SdpaOptions {
     /// A UINT8 bit-packed mask of 128x128 score tiles, `[b, h_q,
     /// ceil(s_q/128), ceil(ceil(s_kv/128)/8)]` (unified only). Since 0.3.
     pub block_mask: Option<Tensor>,
+    /// A score modifier's placeholder (`cudnnfe_graph_begin_score_mod`,
+    /// not wrapped in Rust yet: bindings/PENDING_IDIOMATIC.txt). Since 0.3.
+    pub score_mod: Option<Tensor>,
 }
 
 impl SdpaOptions {
@@ -587,6 +590,10 @@ pub struct SdpaBackwardOptions {
     pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
+    /// The forward's score modifier and the gradient's (placeholders of
+    /// `cudnnfe_graph_begin_score_mod`, not wrapped in Rust yet). Since 0.3.
+    pub score_mod: Option<Tensor>,
+    pub score_mod_bprop: Option<Tensor>,
 }
 
 impl SdpaBackwardOptions {

@@ -165,6 +165,7 @@ impl Default for SdpaOptions {
             implementation: AttentionImplementation::from_raw(raw.implementation),
             sink_token: opt_tensor(raw.sink_token),
             block_mask: opt_tensor(raw.block_mask),
+            score_mod: opt_tensor(raw.score_mod),
         }
     }
 }
@@ -255,6 +256,11 @@ impl SdpaOptions {
         self.block_mask = Some(value);
         self
     }
+    /// Sets `score_mod` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn score_mod(mut self, value: Tensor) -> Self {
+        self.score_mod = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
@@ -288,6 +294,7 @@ impl SdpaOptions {
         raw.implementation = self.implementation.as_raw();
         raw.sink_token = opt_uid(self.sink_token);
         raw.block_mask = opt_uid(self.block_mask);
+        raw.score_mod = opt_uid(self.score_mod);
         raw
     }
 }
@@ -323,6 +330,8 @@ impl Default for SdpaBackwardOptions {
             ragged_offset_k: opt_tensor(raw.ragged_offset_k),
             ragged_offset_v: opt_tensor(raw.ragged_offset_v),
             ragged_offset_o: opt_tensor(raw.ragged_offset_o),
+            score_mod: opt_tensor(raw.score_mod),
+            score_mod_bprop: opt_tensor(raw.score_mod_bprop),
         }
     }
 }
@@ -388,6 +397,16 @@ impl SdpaBackwardOptions {
         self.ragged_offset_o = Some(value);
         self
     }
+    /// Sets `score_mod` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn score_mod(mut self, value: Tensor) -> Self {
+        self.score_mod = Some(value);
+        self
+    }
+    /// Sets `score_mod_bprop` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn score_mod_bprop(mut self, value: Tensor) -> Self {
+        self.score_mod_bprop = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
@@ -416,6 +435,8 @@ impl SdpaBackwardOptions {
         raw.ragged_offset_k = opt_uid(self.ragged_offset_k);
         raw.ragged_offset_v = opt_uid(self.ragged_offset_v);
         raw.ragged_offset_o = opt_uid(self.ragged_offset_o);
+        raw.score_mod = opt_uid(self.score_mod);
+        raw.score_mod_bprop = opt_uid(self.score_mod_bprop);
         raw
     }
 }
