@@ -292,8 +292,8 @@ void Graph::resolve_dtypes() {
 }
 
 void Graph::validate() {
-  if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
   check_score_mods_closed();
+  if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
   for (Node &node : nodes_) infer_and_check(*this, node);
   resolve_dtypes();
   for (Node &node : nodes_) check_types(*this, node);

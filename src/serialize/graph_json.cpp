@@ -143,7 +143,7 @@ std::string serialize_graph(const Graph &graph) {
     v.set("strides", int_array(t.strides));
     if (t.is_scalar) v.set("value", Value::number(t.scalar_value));
     if (t.pass_by_value) v.set("pass_by_value", Value::boolean(true));
-    if (t.producer >= 0) {
+    if (t.producer >= 0 || t.is_virtual) {
       v.set("dims_set_by_user", Value::boolean(t.dims_set_by_user));
       v.set("strides_set_by_user", Value::boolean(t.strides_set_by_user));
     }

@@ -460,11 +460,9 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     int64_t *dbias);
 
 cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name,
-                                               int32_t ndims, const int64_t *dims,
-                                               int64_t *score);
+                                               int32_t ndims, const int64_t *dims, int64_t *score);
 
-cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score,
-                                             int64_t result);
+cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result);
 
 typedef int32_t cudnnfe_norm_phase_t;
 #define CUDNNFE_NORM_PHASE_TRAINING 0

@@ -8,6 +8,8 @@
 
 /* source: cudnnfe.i */
 
+
+
 #define SWIG_VERSION 0x040100
 #define SWIGGO
 #define SWIGMODULE capi
@@ -18,115 +20,112 @@
 
 /* template workaround for compilers that cannot correctly implement the C++ standard */
 #ifndef SWIGTEMPLATEDISAMBIGUATOR
-#if defined(__SUNPRO_CC) && (__SUNPRO_CC <= 0x560)
-#define SWIGTEMPLATEDISAMBIGUATOR template
-#elif defined(__HP_aCC)
+# if defined(__SUNPRO_CC) && (__SUNPRO_CC <= 0x560)
+#  define SWIGTEMPLATEDISAMBIGUATOR template
+# elif defined(__HP_aCC)
 /* Needed even with `aCC -AA' when `aCC -V' reports HP ANSI C++ B3910B A.03.55 */
-/* If we find a maximum version that requires this, the test would be __HP_aCC <= 35500 for A.03.55
- */
-#define SWIGTEMPLATEDISAMBIGUATOR template
-#else
-#define SWIGTEMPLATEDISAMBIGUATOR
-#endif
+/* If we find a maximum version that requires this, the test would be __HP_aCC <= 35500 for A.03.55 */
+#  define SWIGTEMPLATEDISAMBIGUATOR template
+# else
+#  define SWIGTEMPLATEDISAMBIGUATOR
+# endif
 #endif
 
 /* inline attribute */
 #ifndef SWIGINLINE
-#if defined(__cplusplus) || (defined(__GNUC__) && !defined(__STRICT_ANSI__))
-#define SWIGINLINE inline
-#else
-#define SWIGINLINE
-#endif
+# if defined(__cplusplus) || (defined(__GNUC__) && !defined(__STRICT_ANSI__))
+#   define SWIGINLINE inline
+# else
+#   define SWIGINLINE
+# endif
 #endif
 
 /* attribute recognised by some compilers to avoid 'unused' warnings */
 #ifndef SWIGUNUSED
-#if defined(__GNUC__)
-#if !(defined(__cplusplus)) || (__GNUC__ > 3 || (__GNUC__ == 3 && __GNUC_MINOR__ >= 4))
-#define SWIGUNUSED __attribute__((__unused__))
-#else
-#define SWIGUNUSED
-#endif
-#elif defined(__ICC)
-#define SWIGUNUSED __attribute__((__unused__))
-#else
-#define SWIGUNUSED
-#endif
+# if defined(__GNUC__)
+#   if !(defined(__cplusplus)) || (__GNUC__ > 3 || (__GNUC__ == 3 && __GNUC_MINOR__ >= 4))
+#     define SWIGUNUSED __attribute__ ((__unused__))
+#   else
+#     define SWIGUNUSED
+#   endif
+# elif defined(__ICC)
+#   define SWIGUNUSED __attribute__ ((__unused__))
+# else
+#   define SWIGUNUSED
+# endif
 #endif
 
 #ifndef SWIG_MSC_UNSUPPRESS_4505
-#if defined(_MSC_VER)
-#pragma warning(disable : 4505) /* unreferenced local function has been removed */
-#endif
+# if defined(_MSC_VER)
+#   pragma warning(disable : 4505) /* unreferenced local function has been removed */
+# endif
 #endif
 
 #ifndef SWIGUNUSEDPARM
-#ifdef __cplusplus
-#define SWIGUNUSEDPARM(p)
-#else
-#define SWIGUNUSEDPARM(p) p SWIGUNUSED
-#endif
+# ifdef __cplusplus
+#   define SWIGUNUSEDPARM(p)
+# else
+#   define SWIGUNUSEDPARM(p) p SWIGUNUSED
+# endif
 #endif
 
 /* internal SWIG method */
 #ifndef SWIGINTERN
-#define SWIGINTERN static SWIGUNUSED
+# define SWIGINTERN static SWIGUNUSED
 #endif
 
 /* internal inline SWIG method */
 #ifndef SWIGINTERNINLINE
-#define SWIGINTERNINLINE SWIGINTERN SWIGINLINE
+# define SWIGINTERNINLINE SWIGINTERN SWIGINLINE
 #endif
 
 /* exporting methods */
 #if defined(__GNUC__)
-#if (__GNUC__ >= 4) || (__GNUC__ == 3 && __GNUC_MINOR__ >= 4)
-#ifndef GCC_HASCLASSVISIBILITY
-#define GCC_HASCLASSVISIBILITY
-#endif
-#endif
+#  if (__GNUC__ >= 4) || (__GNUC__ == 3 && __GNUC_MINOR__ >= 4)
+#    ifndef GCC_HASCLASSVISIBILITY
+#      define GCC_HASCLASSVISIBILITY
+#    endif
+#  endif
 #endif
 
 #ifndef SWIGEXPORT
-#if defined(_WIN32) || defined(__WIN32__) || defined(__CYGWIN__)
-#if defined(STATIC_LINKED)
-#define SWIGEXPORT
-#else
-#define SWIGEXPORT __declspec(dllexport)
-#endif
-#else
-#if defined(__GNUC__) && defined(GCC_HASCLASSVISIBILITY)
-#define SWIGEXPORT __attribute__((visibility("default")))
-#else
-#define SWIGEXPORT
-#endif
-#endif
+# if defined(_WIN32) || defined(__WIN32__) || defined(__CYGWIN__)
+#   if defined(STATIC_LINKED)
+#     define SWIGEXPORT
+#   else
+#     define SWIGEXPORT __declspec(dllexport)
+#   endif
+# else
+#   if defined(__GNUC__) && defined(GCC_HASCLASSVISIBILITY)
+#     define SWIGEXPORT __attribute__ ((visibility("default")))
+#   else
+#     define SWIGEXPORT
+#   endif
+# endif
 #endif
 
 /* calling conventions for Windows */
 #ifndef SWIGSTDCALL
-#if defined(_WIN32) || defined(__WIN32__) || defined(__CYGWIN__)
-#define SWIGSTDCALL __stdcall
-#else
-#define SWIGSTDCALL
-#endif
+# if defined(_WIN32) || defined(__WIN32__) || defined(__CYGWIN__)
+#   define SWIGSTDCALL __stdcall
+# else
+#   define SWIGSTDCALL
+# endif
 #endif
 
 /* Deal with Microsoft's attempt at deprecating C standard runtime functions */
-#if !defined(SWIG_NO_CRT_SECURE_NO_DEPRECATE) && defined(_MSC_VER) && \
-    !defined(_CRT_SECURE_NO_DEPRECATE)
-#define _CRT_SECURE_NO_DEPRECATE
+#if !defined(SWIG_NO_CRT_SECURE_NO_DEPRECATE) && defined(_MSC_VER) && !defined(_CRT_SECURE_NO_DEPRECATE)
+# define _CRT_SECURE_NO_DEPRECATE
 #endif
 
 /* Deal with Microsoft's attempt at deprecating methods in the standard C++ library */
-#if !defined(SWIG_NO_SCL_SECURE_NO_DEPRECATE) && defined(_MSC_VER) && \
-    !defined(_SCL_SECURE_NO_DEPRECATE)
-#define _SCL_SECURE_NO_DEPRECATE
+#if !defined(SWIG_NO_SCL_SECURE_NO_DEPRECATE) && defined(_MSC_VER) && !defined(_SCL_SECURE_NO_DEPRECATE)
+# define _SCL_SECURE_NO_DEPRECATE
 #endif
 
 /* Deal with Apple's deprecated 'AssertMacros.h' from Carbon-framework */
 #if defined(__APPLE__) && !defined(__ASSERT_MACROS_DEFINE_VERSIONS_WITHOUT_UNDERSCORES)
-#define __ASSERT_MACROS_DEFINE_VERSIONS_WITHOUT_UNDERSCORES 0
+# define __ASSERT_MACROS_DEFINE_VERSIONS_WITHOUT_UNDERSCORES 0
 #endif
 
 /* Intel's compiler complains if a variable which was never initialised is
@@ -135,8 +134,9 @@
  * See: https://github.com/swig/swig/issues/192 for more discussion.
  */
 #ifdef __INTEL_COMPILER
-#pragma warning disable 592
+# pragma warning disable 592
 #endif
+
 
 #include <stddef.h>
 #include <stdio.h>
@@ -144,51 +144,55 @@
 #include <string.h>
 #include <sys/types.h>
 
+
+
 typedef long long intgo;
 typedef unsigned long long uintgo;
 
-#if !defined(__clang__) && (defined(__i386__) || defined(__x86_64__))
-#define SWIGSTRUCTPACKED __attribute__((__packed__, __gcc_struct__))
-#else
-#define SWIGSTRUCTPACKED __attribute__((__packed__))
-#endif
 
-typedef struct {
-  char *p;
-  intgo n;
-} _gostring_;
-typedef struct {
-  void *array;
-  intgo len;
-  intgo cap;
-} _goslice_;
+# if !defined(__clang__) && (defined(__i386__) || defined(__x86_64__))
+#   define SWIGSTRUCTPACKED __attribute__((__packed__, __gcc_struct__))
+# else
+#   define SWIGSTRUCTPACKED __attribute__((__packed__))
+# endif
+
+
+
+typedef struct { char *p; intgo n; } _gostring_;
+typedef struct { void* array; intgo len; intgo cap; } _goslice_;
+
+
 
 static _gostring_ Swig_AllocateString(const char *p, size_t l) {
   _gostring_ ret;
-  ret.p = (char *)malloc(l);
+  ret.p = (char*)malloc(l);
   memcpy(ret.p, p, l);
   ret.n = l;
   return ret;
 }
 
-static void Swig_free(void *p) {
+
+static void Swig_free(void* p) {
   free(p);
 }
 
-static void *Swig_malloc(int c) {
+static void* Swig_malloc(int c) {
   return malloc(c);
 }
 
-#include <stdint.h>  // Use the C99 official header
 
 #include "cudnnfe/cudnnfe.h"
+
+
+#include <stdint.h>		// Use the C99 official header
+
 
 #define SWIGWORDSIZE64
 #ifndef LONG_MAX
 #include <limits.h>
 #endif
 #if (__WORDSIZE == 32) || (LONG_MAX == INT_MAX)
-#error "SWIG wrapped code invalid in 32 bit architecture, regenerate code using -DSWIGWORDSIZE32"
+# error "SWIG wrapped code invalid in 32 bit architecture, regenerate code using -DSWIGWORDSIZE32"
 #endif
 
 #ifdef __cplusplus
@@ -196,7678 +200,7779 @@ extern "C" {
 #endif
 
 void _wrap_Swig_free_capi_82bfd983f3a39aff(void *_swig_go_0) {
-  void *arg1 = (void *)0;
-
-  arg1 = *(void **)&_swig_go_0;
-
+  void *arg1 = (void *) 0 ;
+  
+  arg1 = *(void **)&_swig_go_0; 
+  
   Swig_free(arg1);
+  
 }
+
 
 void *_wrap_Swig_malloc_capi_82bfd983f3a39aff(intgo _swig_go_0) {
-  int arg1;
-  void *result = 0;
+  int arg1 ;
+  void *result = 0 ;
   void *_swig_go_result;
-
-  arg1 = (int)_swig_go_0;
-
+  
+  arg1 = (int)_swig_go_0; 
+  
   result = (void *)Swig_malloc(arg1);
-  *(void **)&_swig_go_result = (void *)result;
+  *(void **)&_swig_go_result = (void *)result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_version_capi_82bfd983f3a39aff() {
   uint32_t result;
   int _swig_go_result;
-
+  
+  
   result = (uint32_t)cudnnfe_version();
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int _swig_go_0, int _swig_go_1) {
-  uint32_t arg1;
-  uint32_t arg2;
+  uint32_t arg1 ;
+  uint32_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = (uint32_t)_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_check_version(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = (uint32_t)_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_check_version(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(long long *_swig_go_0) {
-  int64_t *arg1 = (int64_t *)0;
+  int64_t *arg1 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(int64_t **)&_swig_go_0;
-
+  
+  arg1 = *(int64_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_cudnn_version(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(int *_swig_go_0) {
-  int32_t *arg1 = (int32_t *)0;
+  int32_t *arg1 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(int32_t **)&_swig_go_0;
-
+  
+  arg1 = *(int32_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_device_count(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 _gostring_ _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_status_t arg1;
-  char *result = 0;
+  cudnnfe_status_t arg1 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = (cudnnfe_status_t)_swig_go_0;
-
+  
+  arg1 = (cudnnfe_status_t)_swig_go_0; 
+  
   result = (char *)cudnnfe_status_name(arg1);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
+
 
 _gostring_ _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_dtype_t arg1;
-  char *result = 0;
+  cudnnfe_dtype_t arg1 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = (cudnnfe_dtype_t)_swig_go_0;
-
+  
+  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
+  
   result = (char *)cudnnfe_dtype_name(arg1);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
+
 
 long long _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_dtype_t arg1;
+  cudnnfe_dtype_t arg1 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = (cudnnfe_dtype_t)_swig_go_0;
-
+  
+  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
+  
   result = cudnnfe_dtype_size(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 _gostring_ _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff() {
-  char *result = 0;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
+  
+  
   result = (char *)cudnnfe_last_error();
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
+
+long long _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (char *)((arg1)->cudnnfe_path);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnnfe_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (char *)((arg1)->cudnn_path);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_library_info_t_cudnn_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->cudnn_version = arg2;
+  
 }
 
-long long _wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
+
+long long _wrap_cudnnfe_library_info_t_cudnn_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->cudnn_version);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudnn_version);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  cudnnfe_library_origin_t arg2;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-  arg2 = (cudnnfe_library_origin_t)_swig_go_1;
-
+void _wrap_cudnnfe_library_info_t_cudnn_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
   if (arg1) (arg1)->cudnn_origin = arg2;
+  
 }
 
-int _wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
+
+int _wrap_cudnnfe_library_info_t_cudnn_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
   cudnnfe_library_origin_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (cudnnfe_library_origin_t)((arg1)->cudnn_origin);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudnn_origin);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudnn_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (char *)((arg1)->cudnn_reason);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudnn_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_path_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (char *)((arg1)->cudart_path);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_path);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_library_info_t_cudart_version_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->cudart_version = arg2;
+  
 }
 
-long long _wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
+
+long long _wrap_cudnnfe_library_info_t_cudart_version_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->cudart_version);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->cudart_version);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  cudnnfe_library_origin_t arg2;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-  arg2 = (cudnnfe_library_origin_t)_swig_go_1;
-
+void _wrap_cudnnfe_library_info_t_cudart_origin_set_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  cudnnfe_library_origin_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_library_origin_t)_swig_go_1; 
+  
   if (arg1) (arg1)->cudart_origin = arg2;
+  
 }
 
-int _wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
+
+int _wrap_cudnnfe_library_info_t_cudart_origin_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
   cudnnfe_library_origin_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (cudnnfe_library_origin_t)((arg1)->cudart_origin);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_library_origin_t) ((arg1)->cudart_origin);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_library_info_t_cudart_reason_get_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  result = (char *)((arg1)->cudart_reason);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  result = (char *) ((arg1)->cudart_reason);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_library_info *_wrap_new_cudnnfe_library_info_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_library_info *result = 0;
+  struct cudnnfe_library_info *result = 0 ;
   struct cudnnfe_library_info *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_library_info *)calloc(1, sizeof(struct cudnnfe_library_info));
-  *(struct cudnnfe_library_info **)&_swig_go_result = (struct cudnnfe_library_info *)result;
+  *(struct cudnnfe_library_info **)&_swig_go_result = (struct cudnnfe_library_info *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0) {
-  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *)0;
 
-  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_library_info_t_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
+  struct cudnnfe_library_info *arg1 = (struct cudnnfe_library_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_library_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_library_info_init_sized(arg1, arg2);
+void _wrap_cudnnfe_library_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_library_info_init_sized(arg1,arg2);
+  
 }
+
 
 int _wrap_cudnnfe_library_info_capi_82bfd983f3a39aff(struct cudnnfe_library_info *_swig_go_0) {
-  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *)0;
+  cudnnfe_library_info_t *arg1 = (cudnnfe_library_info_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_library_info_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_library_info(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(int _swig_go_0,
-                                                               _gostring_ _swig_go_1) {
-  cudnnfe_library_t arg1;
-  char *arg2 = (char *)0;
+
+int _wrap_cudnnfe_library_add_search_dir_capi_82bfd983f3a39aff(int _swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_library_t arg1 ;
+  char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = (cudnnfe_library_t)_swig_go_0;
-
+  
+  arg1 = (cudnnfe_library_t)_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
-  result = (cudnnfe_status_t)cudnnfe_library_add_search_dir(arg1, (char const *)arg2);
-  _swig_go_result = result;
-  free(arg2);
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_library_add_search_dir(arg1,(char const *)arg2);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(cudnnfe_handle_t **_swig_go_0,
-                                                      int _swig_go_1) {
-  cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **)0;
-  int32_t arg2;
+
+int _wrap_cudnnfe_handle_create_capi_82bfd983f3a39aff(cudnnfe_handle_t **_swig_go_0, int _swig_go_1) {
+  cudnnfe_handle_t **arg1 = (cudnnfe_handle_t **) 0 ;
+  int32_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = (cudnnfe_handle_t **)_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_handle_create(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = (cudnnfe_handle_t **)_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_handle_create(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_handle_destroy_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
-  cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *)0;
+  cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_handle_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_handle_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_handle_destroy(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-_gostring_ _wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(
-    struct cudnnfe_handle *_swig_go_0) {
-  cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *)0;
-  char *result = 0;
+
+_gostring_ _wrap_cudnnfe_handle_last_error_capi_82bfd983f3a39aff(struct cudnnfe_handle *_swig_go_0) {
+  cudnnfe_handle_t *arg1 = (cudnnfe_handle_t *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(cudnnfe_handle_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_handle_t **)&_swig_go_0; 
+  
   result = (char *)cudnnfe_handle_last_error((struct cudnnfe_handle const *)arg1);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_graph_create_capi_82bfd983f3a39aff(cudnnfe_graph_t **_swig_go_0) {
-  cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **)0;
+  cudnnfe_graph_t **arg1 = (cudnnfe_graph_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = (cudnnfe_graph_t **)_swig_go_0;
-
+  
+  arg1 = (cudnnfe_graph_t **)_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_graph_create(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_graph_destroy_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_graph_destroy(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 _gostring_ _wrap_cudnnfe_graph_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *result = 0;
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *result = 0 ;
   _gostring_ _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   result = (char *)cudnnfe_graph_last_error((struct cudnnfe_graph const *)arg1);
-  _swig_go_result = Swig_AllocateString((char *)result, result ? strlen((char *)result) : 0);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                              _goslice_ _swig_go_1,
-                                                              long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_copy_last_error_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_copy_last_error((struct cudnnfe_graph const *)arg1, arg2,
-                                                           arg3, arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_copy_last_error((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                       _gostring_ _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
+
+int _wrap_cudnnfe_graph_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
-  result = (cudnnfe_status_t)cudnnfe_graph_set_name(arg1, (char const *)arg2);
-  _swig_go_result = result;
-  free(arg2);
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_name(arg1,(char const *)arg2);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                       _gostring_ *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char **arg2 = (char **)0;
-  char const *temp2 = NULL;
+
+int _wrap_cudnnfe_graph_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char **arg2 = (char **) 0 ;
+  char const *temp2 = NULL ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (char **)&temp2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_name((struct cudnnfe_graph const *)arg1,
-                                                    (char const **)arg2);
-  _swig_go_result = result;
-
-  if (_swig_go_1 && temp2) *(_gostring_ *)_swig_go_1 = Swig_AllocateString(temp2, strlen(temp2));
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (char **)&temp2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_name((struct cudnnfe_graph const *)arg1,(char const **)arg2);
+  _swig_go_result = result; 
+  
+  if (_swig_go_1 && temp2)
+  *(_gostring_ *)_swig_go_1 = Swig_AllocateString(temp2, strlen(temp2));
+  
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                           int _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_dtype_t arg2;
+
+int _wrap_cudnnfe_graph_set_io_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_set_io_dtype(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_io_dtype(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_dtype_t arg2;
+
+int _wrap_cudnnfe_graph_set_intermediate_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_set_intermediate_dtype(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_intermediate_dtype(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                                int _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_dtype_t arg2;
+
+int _wrap_cudnnfe_graph_set_compute_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_dtype_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_set_compute_dtype(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_compute_dtype(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                               long long *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  size_t *arg2 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(size_t **)&_swig_go_1;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_graph_get_tensor_count((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(size_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_tensor_count((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                             long long *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  size_t *arg2 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(size_t **)&_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_node_count((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(size_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_node_count((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                              _goslice_ _swig_go_1,
-                                                              long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t *arg2 = (int64_t *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_tensor_uids((struct cudnnfe_graph const *)arg1, arg2,
-                                                           arg3, arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_tensor_uids((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                          _gostring_ _swig_go_1,
-                                                          long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  int64_t *arg3 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int64_t *arg3 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
-  arg3 = *(int64_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_find_tensor((struct cudnnfe_graph const *)arg1,
-                                                       (char const *)arg2, arg3);
-  _swig_go_result = result;
-  free(arg2);
+  
+  arg3 = *(int64_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_find_tensor((struct cudnnfe_graph const *)arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         _gostring_ _swig_go_1, int _swig_go_2,
-                                                         _goslice_ _swig_go_3,
-                                                         long long *_swig_go_4,
-                                                         long long *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  cudnnfe_dtype_t arg3;
-  int32_t arg4;
-  int64_t *arg5 = (int64_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  cudnnfe_dtype_t arg3 ;
+  int32_t arg4 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
-  arg3 = (cudnnfe_dtype_t)_swig_go_2;
+  
+  arg3 = (cudnnfe_dtype_t)_swig_go_2; 
   arg4 = (int32_t)_swig_go_3.len;
-  arg5 = _swig_go_3.len ? (int64_t *)_swig_go_3.array : NULL;
-  arg6 = *(int64_t **)&_swig_go_4;
-  arg7 = *(int64_t **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_tensor(arg1, (char const *)arg2, arg3, arg4,
-                                                      (long const *)arg5, (long const *)arg6, arg7);
-  _swig_go_result = result;
-  free(arg2);
+  arg5 = _swig_go_3.len ? (int64_t *)_swig_go_3.array : NULL; 
+  arg6 = *(int64_t **)&_swig_go_4; 
+  arg7 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_tensor(arg1,(char const *)arg2,arg3,arg4,(long const *)arg5,(long const *)arg6,arg7);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         _gostring_ _swig_go_1, int _swig_go_2,
-                                                         double _swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  cudnnfe_dtype_t arg3;
-  double arg4;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, double _swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  cudnnfe_dtype_t arg3 ;
+  double arg4 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
-  arg3 = (cudnnfe_dtype_t)_swig_go_2;
-  arg4 = (double)_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_scalar(arg1, (char const *)arg2, arg3, arg4, arg5);
-  _swig_go_result = result;
-  free(arg2);
+  
+  arg3 = (cudnnfe_dtype_t)_swig_go_2; 
+  arg4 = (double)_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_scalar(arg1,(char const *)arg2,arg3,arg4,arg5);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                          long long _swig_go_1, int _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
+
+int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int32_t)_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_output(arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_output(arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         long long _swig_go_1, int _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_dtype_t arg3;
+
+int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_dtype_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (cudnnfe_dtype_t)_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_dtype(arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (cudnnfe_dtype_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_dtype(arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        long long _swig_go_1,
-                                                        _goslice_ _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
-  int64_t *arg4 = (int64_t *)0;
+
+int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
   arg3 = (int32_t)_swig_go_2.len;
-  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_dims(arg1, arg2, arg3, (long const *)arg4);
-  _swig_go_result = result;
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_dims(arg1,arg2,arg3,(long const *)arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                           long long _swig_go_1,
-                                                           _goslice_ _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
-  int64_t *arg4 = (int64_t *)0;
+
+int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
   arg3 = (int32_t)_swig_go_2.len;
-  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_strides(arg1, arg2, arg3, (long const *)arg4);
-  _swig_go_result = result;
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_strides(arg1,arg2,arg3,(long const *)arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        long long _swig_go_1,
-                                                        _gostring_ _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  char *arg3 = (char *)0;
+
+int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  char *arg3 = (char *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   arg3 = (char *)malloc(_swig_go_2.n + 1);
   memcpy(arg3, _swig_go_2.p, _swig_go_2.n);
   arg3[_swig_go_2.n] = '\0';
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_name(arg1, arg2, (char const *)arg3);
-  _swig_go_result = result;
-  free(arg3);
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_name(arg1,arg2,(char const *)arg3);
+  _swig_go_result = result; 
+  free(arg3); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                       long long _swig_go_1, long long _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
+
+int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_uid(arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_uid(arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         long long _swig_go_1,
-                                                         long long *_swig_go_2,
-                                                         long long *_swig_go_3, int _swig_go_4,
-                                                         int *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t *arg3 = (int64_t *)0;
-  int64_t *arg4 = (int64_t *)0;
-  int32_t arg5;
-  int32_t *arg6 = (int32_t *)0;
+
+int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, long long *_swig_go_3, int _swig_go_4, int *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int32_t arg5 ;
+  int32_t *arg6 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(int64_t **)&_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = (int32_t)_swig_go_4;
-  arg6 = *(int32_t **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_get_shape((struct cudnnfe_graph const *)arg1, arg2,
-                                                      arg3, arg4, arg5, arg6);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = (int32_t)_swig_go_4; 
+  arg6 = *(int32_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_shape((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4,arg5,arg6);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         long long _swig_go_1, int *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *)0;
+
+int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_dtype_t *arg3 = (cudnnfe_dtype_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_dtype_t **)&_swig_go_2;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_tensor_get_dtype((struct cudnnfe_graph const *)arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_dtype_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_dtype((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        long long _swig_go_1,
-                                                        _gostring_ *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  char **arg3 = (char **)0;
-  char const *temp3 = NULL;
+
+int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  char **arg3 = (char **) 0 ;
+  char const *temp3 = NULL ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (char **)&temp3;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_get_name((struct cudnnfe_graph const *)arg1, arg2,
-                                                     (char const **)arg3);
-  _swig_go_result = result;
-
-  if (_swig_go_2 && temp3) *(_gostring_ *)_swig_go_2 = Swig_AllocateString(temp3, strlen(temp3));
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (char **)&temp3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_name((struct cudnnfe_graph const *)arg1,arg2,(char const **)arg3);
+  _swig_go_result = result; 
+  
+  if (_swig_go_2 && temp3)
+  *(_gostring_ *)_swig_go_2 = Swig_AllocateString(temp3, strlen(temp3));
+  
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        long long _swig_go_1, int *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *)0;
+
+int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_tensor_kind_t *arg3 = (cudnnfe_tensor_kind_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_tensor_kind_t **)&_swig_go_2;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_tensor_get_kind((struct cudnnfe_graph const *)arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_tensor_kind_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_kind((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        long long _swig_go_1, int *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t *arg3 = (int32_t *)0;
+
+int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t *arg3 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(int32_t **)&_swig_go_2;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_tensor_is_bound((struct cudnnfe_graph const *)arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(int32_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_is_bound((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                                 long long _swig_go_1,
-                                                                 int _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
+
+int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int32_t)_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_set_pass_by_value(arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_set_pass_by_value(arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                                 long long _swig_go_1,
-                                                                 int *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t *arg3 = (int32_t *)0;
+
+int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t *arg3 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(int32_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_tensor_get_pass_by_value((struct cudnnfe_graph const *)arg1,
-                                                              arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(int32_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_pass_by_value((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
+
+long long _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->spatial_dims = arg2;
+  
 }
 
-int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
+
+int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->spatial_dims);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->spatial_dims);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
-  cudnnfe_conv_mode_t arg2;
 
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-  arg2 = (cudnnfe_conv_mode_t)_swig_go_1;
-
+void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
+  cudnnfe_conv_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_conv_mode_t)_swig_go_1; 
+  
   if (arg1) (arg1)->mode = arg2;
+  
 }
 
-int _wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
+
+int _wrap_cudnnfe_conv_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_conv_mode_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-
-  result = (cudnnfe_conv_mode_t)((arg1)->mode);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_conv_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
+
+int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_conv_options *_wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_conv_options *result = 0;
+  struct cudnnfe_conv_options *result = 0 ;
   struct cudnnfe_conv_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_conv_options *)calloc(1, sizeof(struct cudnnfe_conv_options));
-  *(struct cudnnfe_conv_options **)&_swig_go_result = (struct cudnnfe_conv_options *)result;
+  *(struct cudnnfe_conv_options **)&_swig_go_result = (struct cudnnfe_conv_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0) {
-  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *)0;
 
-  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0) {
+  struct cudnnfe_conv_options *arg1 = (struct cudnnfe_conv_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_conv_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_conv_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_conv_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_conv_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_conv_options_t *arg1 = (cudnnfe_conv_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_conv_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_conv_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_fprop(
-      arg1, arg2, arg3, (struct cudnnfe_conv_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_fprop(arg1,arg2,arg3,(struct cudnnfe_conv_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_dgrad(
-      arg1, arg2, arg3, (struct cudnnfe_conv_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_dgrad(arg1,arg2,arg3,(struct cudnnfe_conv_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_conv_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_conv_options_t *arg4 = (cudnnfe_conv_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_wgrad(
-      arg1, arg2, arg3, (struct cudnnfe_conv_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_conv_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_conv_wgrad(arg1,arg2,arg3,(struct cudnnfe_conv_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0) {
-  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *)0;
+
+long long _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
+  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0) {
-  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *)0;
+
+int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
+  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_matmul_options *_wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_matmul_options *result = 0;
+  struct cudnnfe_matmul_options *result = 0 ;
   struct cudnnfe_matmul_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_matmul_options *)calloc(1, sizeof(struct cudnnfe_matmul_options));
-  *(struct cudnnfe_matmul_options **)&_swig_go_result = (struct cudnnfe_matmul_options *)result;
+  *(struct cudnnfe_matmul_options **)&_swig_go_result = (struct cudnnfe_matmul_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0) {
-  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *)0;
 
-  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0) {
+  struct cudnnfe_matmul_options *arg1 = (struct cudnnfe_matmul_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_matmul_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_matmul_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_matmul_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_matmul_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_matmul_options_t *arg1 = (cudnnfe_matmul_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_matmul_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_matmul_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         long long _swig_go_1, long long _swig_go_2,
-                                                         struct cudnnfe_matmul_options *_swig_go_3,
-                                                         long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  cudnnfe_matmul_options_t *arg4 = (cudnnfe_matmul_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_matmul_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_matmul_options_t *arg4 = (cudnnfe_matmul_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_matmul_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_matmul(
-      arg1, arg2, arg3, (struct cudnnfe_matmul_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_matmul_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_matmul(arg1,arg2,arg3,(struct cudnnfe_matmul_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+long long _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->relu_lower_clip = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->relu_lower_clip);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->relu_lower_clip);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->relu_upper_clip = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_relu_upper_clip_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->relu_upper_clip);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->relu_upper_clip);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->relu_lower_clip_slope = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_slope_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->relu_lower_clip_slope);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->relu_lower_clip_slope);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_elu_alpha_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->elu_alpha = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_elu_alpha_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->elu_alpha);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->elu_alpha);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_softplus_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->softplus_beta = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_softplus_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->softplus_beta);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->softplus_beta);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_swish_beta_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->swish_beta = arg2;
+  
 }
 
-double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+double _wrap_cudnnfe_pointwise_options_t_swish_beta_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (double)((arg1)->swish_beta);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->swish_beta);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->axis = arg2;
+  
 }
 
-int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
+
+int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->axis);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->axis);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_pointwise_options *_wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_pointwise_options *result = 0;
+  struct cudnnfe_pointwise_options *result = 0 ;
   struct cudnnfe_pointwise_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_pointwise_options *)calloc(1, sizeof(struct cudnnfe_pointwise_options));
-  *(struct cudnnfe_pointwise_options **)&_swig_go_result =
-      (struct cudnnfe_pointwise_options *)result;
+  *(struct cudnnfe_pointwise_options **)&_swig_go_result = (struct cudnnfe_pointwise_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0) {
-  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *)0;
 
-  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0) {
+  struct cudnnfe_pointwise_options *arg1 = (struct cudnnfe_pointwise_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_pointwise_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_pointwise_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_pointwise_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_pointwise_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_pointwise_options_t *arg1 = (cudnnfe_pointwise_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_pointwise_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_pointwise_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3,
-    long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_pointwise_mode_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  cudnnfe_pointwise_options_t *arg6 = (cudnnfe_pointwise_options_t *)0;
-  int64_t *arg7 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_pointwise_options *_swig_go_5, long long *_swig_go_6) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_pointwise_mode_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  cudnnfe_pointwise_options_t *arg6 = (cudnnfe_pointwise_options_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (cudnnfe_pointwise_mode_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = *(cudnnfe_pointwise_options_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_pointwise(
-      arg1, arg2, arg3, arg4, arg5, (struct cudnnfe_pointwise_options const *)arg6, arg7);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (cudnnfe_pointwise_mode_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = *(cudnnfe_pointwise_options_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_pointwise(arg1,arg2,arg3,arg4,arg5,(struct cudnnfe_pointwise_options const *)arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
+
+long long _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
+
+int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->axes_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
+
+int _wrap_cudnnfe_reduction_options_t_axes_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->axes_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->axes_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->deterministic = arg2;
+  
 }
 
-int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
+
+int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->deterministic);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->deterministic);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_reduction_options *_wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_reduction_options *result = 0;
+  struct cudnnfe_reduction_options *result = 0 ;
   struct cudnnfe_reduction_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_reduction_options *)calloc(1, sizeof(struct cudnnfe_reduction_options));
-  *(struct cudnnfe_reduction_options **)&_swig_go_result =
-      (struct cudnnfe_reduction_options *)result;
+  *(struct cudnnfe_reduction_options **)&_swig_go_result = (struct cudnnfe_reduction_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0) {
-  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *)0;
 
-  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0) {
+  struct cudnnfe_reduction_options *arg1 = (struct cudnnfe_reduction_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_reduction_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_reduction_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_reduction_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_reduction_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_reduction_options_t *arg1 = (cudnnfe_reduction_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_reduction_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_reduction_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2,
-    struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_reduction_mode_t arg2;
-  int64_t arg3;
-  cudnnfe_reduction_options_t *arg4 = (cudnnfe_reduction_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1, long long _swig_go_2, struct cudnnfe_reduction_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_reduction_mode_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_reduction_options_t *arg4 = (cudnnfe_reduction_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (cudnnfe_reduction_mode_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_reduction_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_reduction(
-      arg1, arg2, arg3, (struct cudnnfe_reduction_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (cudnnfe_reduction_mode_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_reduction_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_reduction(arg1,arg2,arg3,(struct cudnnfe_reduction_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (double)((arg1)->attn_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->generate_stats = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->generate_stats);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_stats);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask_bottom_right = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask_bottom_right);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask_bottom_right);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->bias = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->bias);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->bias);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale_tensor = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->attn_scale_tensor);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->attn_scale_tensor);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->padding_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->padding_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->seq_len_q = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->seq_len_q);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->seq_len_kv = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->seq_len_kv);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->window_left = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->window_left);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->window_right = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->window_right);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  cudnnfe_diagonal_alignment_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
   if (arg1) (arg1)->diagonal_alignment = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (cudnnfe_diagonal_alignment_t)((arg1)->diagonal_alignment);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->alibi_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->alibi_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_probability = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (double)((arg1)->dropout_probability);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_seed = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_seed);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_offset = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_offset);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_mask = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_scale = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_q = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_q);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_q);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_k = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_k);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_k);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_v = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_v);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_v);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_o = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_o);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_o);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->page_table_k = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->page_table_k);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_k);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->page_table_v = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->page_table_v);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_v);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->max_seq_len_kv = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->max_seq_len_kv);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_seq_len_kv);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  cudnnfe_attention_implementation_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (cudnnfe_attention_implementation_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  cudnnfe_attention_implementation_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_attention_implementation_t)_swig_go_1; 
+  
   if (arg1) (arg1)->implementation = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+int _wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   cudnnfe_attention_implementation_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (cudnnfe_attention_implementation_t)((arg1)->implementation);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_attention_implementation_t) ((arg1)->implementation);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->sink_token = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->sink_token);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->block_mask = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->block_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->block_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->score_mod = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_options_t_score_mod_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
+
+long long _wrap_cudnnfe_sdpa_options_t_score_mod_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->score_mod);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_options *result = 0;
+  struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_sdpa_options *)calloc(1, sizeof(struct cudnnfe_sdpa_options));
-  *(struct cudnnfe_sdpa_options **)&_swig_go_result = (struct cudnnfe_sdpa_options *)result;
+  *(struct cudnnfe_sdpa_options **)&_swig_go_result = (struct cudnnfe_sdpa_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0) {
-  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *)0;
 
-  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_sdpa_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_sdpa_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                       long long _swig_go_1, long long _swig_go_2,
-                                                       long long _swig_go_3,
-                                                       struct cudnnfe_sdpa_options *_swig_go_4,
-                                                       long long *_swig_go_5,
-                                                       long long *_swig_go_6) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_sdpa_options_t *arg5 = (cudnnfe_sdpa_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_sdpa_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_sdpa_options_t *arg5 = (cudnnfe_sdpa_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_sdpa_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_sdpa_options const *)arg5, arg6, arg7);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_sdpa_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa(arg1,arg2,arg3,arg4,(struct cudnnfe_sdpa_options const *)arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (double)((arg1)->attn_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask_bottom_right = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask_bottom_right);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask_bottom_right);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->bias = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->bias);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->bias);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->deterministic = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->deterministic);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->deterministic);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale_tensor = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->attn_scale_tensor);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->attn_scale_tensor);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->padding_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->padding_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->seq_len_q = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->seq_len_q);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->seq_len_kv = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->seq_len_kv);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->window_left = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->window_left);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->window_right = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->window_right);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  cudnnfe_diagonal_alignment_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
   if (arg1) (arg1)->diagonal_alignment = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   cudnnfe_diagonal_alignment_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (cudnnfe_diagonal_alignment_t)((arg1)->diagonal_alignment);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->alibi_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->alibi_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_probability = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (double)((arg1)->dropout_probability);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_seed = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_seed);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_offset = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_offset);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_mask = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_scale = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dropout_scale_inv = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->dropout_scale_inv);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale_inv);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_q = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_q);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_q);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_k = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_k);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_k);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_v = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_v);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_v);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->ragged_offset_o = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->ragged_offset_o);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_o);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->score_mod = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->score_mod);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->score_mod_bprop = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->score_mod_bprop);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod_bprop);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-struct cudnnfe_sdpa_backward_options *
-_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_backward_options *result = 0;
+
+struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
-
-  result = (struct cudnnfe_sdpa_backward_options *)calloc(
-      1, sizeof(struct cudnnfe_sdpa_backward_options));
-  *(struct cudnnfe_sdpa_backward_options **)&_swig_go_result =
-      (struct cudnnfe_sdpa_backward_options *)result;
+  
+  
+  result = (struct cudnnfe_sdpa_backward_options *)calloc(1, sizeof(struct cudnnfe_sdpa_backward_options));
+  *(struct cudnnfe_sdpa_backward_options **)&_swig_go_result = (struct cudnnfe_sdpa_backward_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *)0;
 
-  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_sdpa_backward_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_backward_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6,
-    struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9,
-    long long *_swig_go_10) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  int64_t arg7;
-  cudnnfe_sdpa_backward_options_t *arg8 = (cudnnfe_sdpa_backward_options_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
-  int64_t *arg11 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  cudnnfe_sdpa_backward_options_t *arg8 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = (int64_t)_swig_go_6;
-  arg8 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-  arg11 = *(int64_t **)&_swig_go_10;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, (struct cudnnfe_sdpa_backward_options const *)arg8,
-      arg9, arg10, arg11);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_sdpa_backward_options const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6,
-    struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9,
-    long long *_swig_go_10, long long *_swig_go_11) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  int64_t arg7;
-  cudnnfe_sdpa_backward_options_t *arg8 = (cudnnfe_sdpa_backward_options_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
-  int64_t *arg11 = (int64_t *)0;
-  int64_t *arg12 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, struct cudnnfe_sdpa_backward_options *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  cudnnfe_sdpa_backward_options_t *arg8 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = (int64_t)_swig_go_6;
-  arg8 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-  arg11 = *(int64_t **)&_swig_go_10;
-  arg12 = *(int64_t **)&_swig_go_11;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward_ex(
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, (struct cudnnfe_sdpa_backward_options const *)arg8,
-      arg9, arg10, arg11, arg12);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward_ex(arg1,arg2,arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_sdpa_backward_options const *)arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                              _gostring_ _swig_go_1,
-                                                              _goslice_ _swig_go_2,
-                                                              long long *_swig_go_3) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  int32_t arg3;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)malloc(_swig_go_1.n + 1);
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
-
+  
   arg3 = (int32_t)_swig_go_2.len;
-  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL;
-  arg5 = *(int64_t **)&_swig_go_3;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_begin_score_mod(arg1, (char const *)arg2, arg3,
-                                                           (long const *)arg4, arg5);
-  _swig_go_result = result;
-  free(arg2);
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  arg5 = *(int64_t **)&_swig_go_3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_begin_score_mod(arg1,(char const *)arg2,arg3,(long const *)arg4,arg5);
+  _swig_go_result = result; 
+  free(arg2); 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                            long long _swig_go_1,
-                                                            long long _swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
+
+int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_end_score_mod(arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_end_score_mod(arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+long long _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  cudnnfe_norm_phase_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (cudnnfe_norm_phase_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  cudnnfe_norm_phase_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_norm_phase_t)_swig_go_1; 
+  
   if (arg1) (arg1)->phase = arg2;
+  
 }
 
-int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_norm_phase_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (cudnnfe_norm_phase_t)((arg1)->phase);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_norm_phase_t) ((arg1)->phase);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->epsilon = arg2;
+  
 }
 
-double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+double _wrap_cudnnfe_norm_options_t_epsilon_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (double)((arg1)->epsilon);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->epsilon);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_zero_centered_gamma_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->zero_centered_gamma = arg2;
+  
 }
 
-int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+int _wrap_cudnnfe_norm_options_t_zero_centered_gamma_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->zero_centered_gamma);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->zero_centered_gamma);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->momentum = arg2;
+  
 }
 
-double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (double)((arg1)->momentum);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->momentum);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->epsilon_tensor = arg2;
+  
 }
 
-long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+long long _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->epsilon_tensor);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->epsilon_tensor);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->momentum_tensor = arg2;
+  
 }
 
-long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
+
+long long _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->momentum_tensor);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->momentum_tensor);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_norm_options *_wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_norm_options *result = 0;
+  struct cudnnfe_norm_options *result = 0 ;
   struct cudnnfe_norm_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_norm_options *)calloc(1, sizeof(struct cudnnfe_norm_options));
-  *(struct cudnnfe_norm_options **)&_swig_go_result = (struct cudnnfe_norm_options *)result;
+  *(struct cudnnfe_norm_options **)&_swig_go_result = (struct cudnnfe_norm_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0) {
-  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *)0;
 
-  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0) {
+  struct cudnnfe_norm_options *arg1 = (struct cudnnfe_norm_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_norm_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_norm_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_norm_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_norm_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_norm_options_t *arg1 = (cudnnfe_norm_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_norm_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_norm_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5,
-    long long *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_layernorm(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_norm_options const *)arg5, arg6, arg7, arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_layernorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5,
-    long long *_swig_go_6) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_rmsnorm(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_norm_options const *)arg5, arg6, arg7);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_rmsnorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_layernorm_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_norm_options const *)arg7, arg8, arg9,
-      arg10);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_layernorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5,
-    long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  cudnnfe_norm_options_t *arg6 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg7 = (int64_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, struct cudnnfe_norm_options *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  cudnnfe_norm_options_t *arg6 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = *(cudnnfe_norm_options_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_rmsnorm_backward(
-      arg1, arg2, arg3, arg4, arg5, (struct cudnnfe_norm_options const *)arg6, arg7, arg8, arg9);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = *(cudnnfe_norm_options_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_rmsnorm_backward(arg1,arg2,arg3,arg4,arg5,(struct cudnnfe_norm_options const *)arg6,arg7,arg8,arg9);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
-  int64_t *arg11 = (int64_t *)0;
-  int64_t *arg12 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-  arg11 = *(int64_t **)&_swig_go_10;
-  arg12 = *(int64_t **)&_swig_go_11;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm(arg1, arg2, arg3, arg4, arg5, arg6,
-                                                         (struct cudnnfe_norm_options const *)arg7,
-                                                         arg8, arg9, arg10, arg11, arg12);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_inference(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_norm_options const *)arg7, arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_inference(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_norm_options const *)arg7, arg8, arg9,
-      arg10);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_batchnorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5,
-    long long *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_norm_options const *)arg5, arg6, arg7, arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_norm_options const *)arg7, arg8, arg9,
-      arg10);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_instancenorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5,
-    long long *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  int64_t *arg7 = (int64_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_norm_options *_swig_go_4, long long *_swig_go_5, long long *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_norm_options_t *arg5 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(int64_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_norm_options const *)arg5, arg6, arg7, arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_norm_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(int64_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm(arg1,arg2,arg3,arg4,(struct cudnnfe_norm_options const *)arg5,arg6,arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_norm_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_norm_options_t *arg7 = (cudnnfe_norm_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_norm_options const *)arg7, arg8, arg9,
-      arg10);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_norm_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_adalayernorm_backward(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_norm_options const *)arg7,arg8,arg9,arg10);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
+
+long long _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->generate_stats = arg2;
+  
 }
 
-int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
+
+int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->generate_stats);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_stats);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
+
+int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_softmax_options *_wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_softmax_options *result = 0;
+  struct cudnnfe_softmax_options *result = 0 ;
   struct cudnnfe_softmax_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_softmax_options *)calloc(1, sizeof(struct cudnnfe_softmax_options));
-  *(struct cudnnfe_softmax_options **)&_swig_go_result = (struct cudnnfe_softmax_options *)result;
+  *(struct cudnnfe_softmax_options **)&_swig_go_result = (struct cudnnfe_softmax_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0) {
-  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *)0;
 
-  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0) {
+  struct cudnnfe_softmax_options *arg1 = (struct cudnnfe_softmax_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_softmax_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_softmax_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_softmax_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_softmax_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_softmax_options_t *arg1 = (cudnnfe_softmax_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_softmax_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_softmax_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1,
-    struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *)0;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_softmax_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_softmax_options_t *arg3 = (cudnnfe_softmax_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_softmax_options_t **)&_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_softmax(
-      arg1, arg2, (struct cudnnfe_softmax_options const *)arg3, arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_softmax_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_softmax(arg1,arg2,(struct cudnnfe_softmax_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0) {
-  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *)0;
+
+long long _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0) {
-  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *)0;
+
+int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_genstats_options *_wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_genstats_options *result = 0;
+  struct cudnnfe_genstats_options *result = 0 ;
   struct cudnnfe_genstats_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_genstats_options *)calloc(1, sizeof(struct cudnnfe_genstats_options));
-  *(struct cudnnfe_genstats_options **)&_swig_go_result = (struct cudnnfe_genstats_options *)result;
+  *(struct cudnnfe_genstats_options **)&_swig_go_result = (struct cudnnfe_genstats_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0) {
-  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *)0;
 
-  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0) {
+  struct cudnnfe_genstats_options *arg1 = (struct cudnnfe_genstats_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_genstats_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_genstats_options_t *arg1 = (cudnnfe_genstats_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_genstats_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_genstats_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_genstats_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_genstats_options_t *arg1 = (cudnnfe_genstats_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_genstats_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_genstats_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1,
-    struct cudnnfe_genstats_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_genstats_options_t *arg3 = (cudnnfe_genstats_options_t *)0;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_genstats_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_genstats_options_t *arg3 = (cudnnfe_genstats_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_genstats_options_t **)&_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_genstats(
-      arg1, arg2, (struct cudnnfe_genstats_options const *)arg3, arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_genstats_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_genstats(arg1,arg2,(struct cudnnfe_genstats_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0) {
-  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *)0;
+
+long long _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0) {
-  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *)0;
+
+int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-struct cudnnfe_bn_finalize_options *
-_wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_bn_finalize_options *result = 0;
+
+struct cudnnfe_bn_finalize_options *_wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_bn_finalize_options *result = 0 ;
   struct cudnnfe_bn_finalize_options *_swig_go_result;
-
-  result =
-      (struct cudnnfe_bn_finalize_options *)calloc(1, sizeof(struct cudnnfe_bn_finalize_options));
-  *(struct cudnnfe_bn_finalize_options **)&_swig_go_result =
-      (struct cudnnfe_bn_finalize_options *)result;
+  
+  
+  result = (struct cudnnfe_bn_finalize_options *)calloc(1, sizeof(struct cudnnfe_bn_finalize_options));
+  *(struct cudnnfe_bn_finalize_options **)&_swig_go_result = (struct cudnnfe_bn_finalize_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0) {
-  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *)0;
 
-  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0) {
+  struct cudnnfe_bn_finalize_options *arg1 = (struct cudnnfe_bn_finalize_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_bn_finalize_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_bn_finalize_options_t *arg1 = (cudnnfe_bn_finalize_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_bn_finalize_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_bn_finalize_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_bn_finalize_options_t *arg1 = (cudnnfe_bn_finalize_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_bn_finalize_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6,
-    long long _swig_go_7, long long _swig_go_8, long long _swig_go_9,
-    struct cudnnfe_bn_finalize_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12,
-    long long *_swig_go_13, long long *_swig_go_14, long long *_swig_go_15,
-    long long *_swig_go_16) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  int64_t arg7;
-  int64_t arg8;
-  int64_t arg9;
-  int64_t arg10;
-  cudnnfe_bn_finalize_options_t *arg11 = (cudnnfe_bn_finalize_options_t *)0;
-  int64_t *arg12 = (int64_t *)0;
-  int64_t *arg13 = (int64_t *)0;
-  int64_t *arg14 = (int64_t *)0;
-  int64_t *arg15 = (int64_t *)0;
-  int64_t *arg16 = (int64_t *)0;
-  int64_t *arg17 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_bn_finalize_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14, long long *_swig_go_15, long long *_swig_go_16) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  cudnnfe_bn_finalize_options_t *arg11 = (cudnnfe_bn_finalize_options_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  int64_t *arg13 = (int64_t *) 0 ;
+  int64_t *arg14 = (int64_t *) 0 ;
+  int64_t *arg15 = (int64_t *) 0 ;
+  int64_t *arg16 = (int64_t *) 0 ;
+  int64_t *arg17 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = (int64_t)_swig_go_6;
-  arg8 = (int64_t)_swig_go_7;
-  arg9 = (int64_t)_swig_go_8;
-  arg10 = (int64_t)_swig_go_9;
-  arg11 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_10;
-  arg12 = *(int64_t **)&_swig_go_11;
-  arg13 = *(int64_t **)&_swig_go_12;
-  arg14 = *(int64_t **)&_swig_go_13;
-  arg15 = *(int64_t **)&_swig_go_14;
-  arg16 = *(int64_t **)&_swig_go_15;
-  arg17 = *(int64_t **)&_swig_go_16;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_bn_finalize(
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10,
-      (struct cudnnfe_bn_finalize_options const *)arg11, arg12, arg13, arg14, arg15, arg16, arg17);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = *(cudnnfe_bn_finalize_options_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  arg13 = *(int64_t **)&_swig_go_12; 
+  arg14 = *(int64_t **)&_swig_go_13; 
+  arg15 = *(int64_t **)&_swig_go_14; 
+  arg16 = *(int64_t **)&_swig_go_15; 
+  arg17 = *(int64_t **)&_swig_go_16; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_bn_finalize(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_bn_finalize_options const *)arg11,arg12,arg13,arg14,arg15,arg16,arg17);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0) {
-  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *)0;
+
+long long _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0) {
-  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *)0;
+
+int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_dbn_weight_options *_wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_dbn_weight_options *result = 0;
+  struct cudnnfe_dbn_weight_options *result = 0 ;
   struct cudnnfe_dbn_weight_options *_swig_go_result;
-
-  result =
-      (struct cudnnfe_dbn_weight_options *)calloc(1, sizeof(struct cudnnfe_dbn_weight_options));
-  *(struct cudnnfe_dbn_weight_options **)&_swig_go_result =
-      (struct cudnnfe_dbn_weight_options *)result;
+  
+  
+  result = (struct cudnnfe_dbn_weight_options *)calloc(1, sizeof(struct cudnnfe_dbn_weight_options));
+  *(struct cudnnfe_dbn_weight_options **)&_swig_go_result = (struct cudnnfe_dbn_weight_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0) {
-  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *)0;
 
-  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0) {
+  struct cudnnfe_dbn_weight_options *arg1 = (struct cudnnfe_dbn_weight_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_dbn_weight_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_dbn_weight_options_t *arg1 = (cudnnfe_dbn_weight_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_dbn_weight_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_dbn_weight_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_dbn_weight_options_t *arg1 = (cudnnfe_dbn_weight_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_dbn_weight_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_dbn_weight_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8,
-    long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_dbn_weight_options_t *arg7 = (cudnnfe_dbn_weight_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
-  int64_t *arg9 = (int64_t *)0;
-  int64_t *arg10 = (int64_t *)0;
-  int64_t *arg11 = (int64_t *)0;
-  int64_t *arg12 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_dbn_weight_options *_swig_go_6, long long *_swig_go_7, long long *_swig_go_8, long long *_swig_go_9, long long *_swig_go_10, long long *_swig_go_11) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_dbn_weight_options_t *arg7 = (cudnnfe_dbn_weight_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  int64_t *arg9 = (int64_t *) 0 ;
+  int64_t *arg10 = (int64_t *) 0 ;
+  int64_t *arg11 = (int64_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-  arg9 = *(int64_t **)&_swig_go_8;
-  arg10 = *(int64_t **)&_swig_go_9;
-  arg11 = *(int64_t **)&_swig_go_10;
-  arg12 = *(int64_t **)&_swig_go_11;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_dbn_weight(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_dbn_weight_options const *)arg7, arg8,
-      arg9, arg10, arg11, arg12);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_dbn_weight_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  arg9 = *(int64_t **)&_swig_go_8; 
+  arg10 = *(int64_t **)&_swig_go_9; 
+  arg11 = *(int64_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_dbn_weight(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_dbn_weight_options const *)arg7,arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_layout_options *_swig_go_0) {
-  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *)0;
+
+long long _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_layout_options *_wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_layout_options *result = 0;
+  struct cudnnfe_layout_options *result = 0 ;
   struct cudnnfe_layout_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_layout_options *)calloc(1, sizeof(struct cudnnfe_layout_options));
-  *(struct cudnnfe_layout_options **)&_swig_go_result = (struct cudnnfe_layout_options *)result;
+  *(struct cudnnfe_layout_options **)&_swig_go_result = (struct cudnnfe_layout_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_layout_options *_swig_go_0) {
-  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *)0;
 
-  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0) {
+  struct cudnnfe_layout_options *arg1 = (struct cudnnfe_layout_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_layout_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_layout_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_layout_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_layout_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_layout_options_t *arg1 = (cudnnfe_layout_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_layout_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_layout_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                          long long _swig_go_1,
-                                                          _goslice_ _swig_go_2,
-                                                          struct cudnnfe_layout_options *_swig_go_3,
-                                                          long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
-  int64_t *arg4 = (int64_t *)0;
-  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
   arg3 = (int32_t)_swig_go_2.len;
-  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL;
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3;
-  arg6 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_reshape(
-      arg1, arg2, arg3, (long const *)arg4, (struct cudnnfe_layout_options const *)arg5, arg6);
-  _swig_go_result = result;
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_reshape(arg1,arg2,arg3,(long const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2,
-    struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
-  int32_t *arg4 = (int32_t *)0;
-  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int32_t *arg4 = (int32_t *) 0 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
   arg3 = (int32_t)_swig_go_2.len;
-  arg4 = _swig_go_2.len ? (int32_t *)_swig_go_2.array : NULL;
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3;
-  arg6 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_transpose(
-      arg1, arg2, arg3, (int const *)arg4, (struct cudnnfe_layout_options const *)arg5, arg6);
-  _swig_go_result = result;
+  arg4 = _swig_go_2.len ? (int32_t *)_swig_go_2.array : NULL; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_transpose(arg1,arg2,arg3,(int const *)arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3,
-    long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6,
-    long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int32_t arg3;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
-  int64_t *arg6 = (int64_t *)0;
-  cudnnfe_layout_options_t *arg7 = (cudnnfe_layout_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2, long long *_swig_go_3, long long *_swig_go_4, long long *_swig_go_5, struct cudnnfe_layout_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_layout_options_t *arg7 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int32_t)_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-  arg7 = *(cudnnfe_layout_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_slice(
-      arg1, arg2, arg3, (long const *)arg4, (long const *)arg5, (long const *)arg6,
-      (struct cudnnfe_layout_options const *)arg7, arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  arg7 = *(cudnnfe_layout_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_slice(arg1,arg2,arg3,(long const *)arg4,(long const *)arg5,(long const *)arg6,(struct cudnnfe_layout_options const *)arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2,
-    struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int32_t arg2;
-  int64_t *arg3 = (int64_t *)0;
-  int32_t arg4;
-  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, int _swig_go_2, struct cudnnfe_layout_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  int32_t arg4 ;
+  cudnnfe_layout_options_t *arg5 = (cudnnfe_layout_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = (int32_t)_swig_go_1.len;
-  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
-  arg4 = (int32_t)_swig_go_2;
-  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3;
-  arg6 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_concatenate(
-      arg1, arg2, (long const *)arg3, arg4, (struct cudnnfe_layout_options const *)arg5, arg6);
-  _swig_go_result = result;
+  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL; 
+  arg4 = (int32_t)_swig_go_2; 
+  arg5 = *(cudnnfe_layout_options_t **)&_swig_go_3; 
+  arg6 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_concatenate(arg1,arg2,(long const *)arg3,arg4,(struct cudnnfe_layout_options const *)arg5,arg6);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
+
+long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->block_size = arg2;
+  
 }
 
-int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
+
+int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->block_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->block_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->axis = arg2;
+  
 }
 
-int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
+
+int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->axis);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->axis);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->transpose = arg2;
+  
 }
 
-int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
+
+int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->transpose);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->transpose);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->y_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
+
+int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->y_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->y_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-struct cudnnfe_block_scale_options *
-_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_block_scale_options *result = 0;
+
+struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_block_scale_options *result = 0 ;
   struct cudnnfe_block_scale_options *_swig_go_result;
-
-  result =
-      (struct cudnnfe_block_scale_options *)calloc(1, sizeof(struct cudnnfe_block_scale_options));
-  *(struct cudnnfe_block_scale_options **)&_swig_go_result =
-      (struct cudnnfe_block_scale_options *)result;
+  
+  
+  result = (struct cudnnfe_block_scale_options *)calloc(1, sizeof(struct cudnnfe_block_scale_options));
+  *(struct cudnnfe_block_scale_options **)&_swig_go_result = (struct cudnnfe_block_scale_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *)0;
 
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_block_scale_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_block_scale_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_block_scale_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_block_scale_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1,
-    struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *)0;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_block_scale_options_t **)&_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_quantize(
-      arg1, arg2, (struct cudnnfe_block_scale_options const *)arg3, arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_block_scale_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_quantize(arg1,arg2,(struct cudnnfe_block_scale_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  cudnnfe_block_scale_options_t *arg4 = (cudnnfe_block_scale_options_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_block_scale_options_t *arg4 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = *(cudnnfe_block_scale_options_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_dequantize(
-      arg1, arg2, arg3, (struct cudnnfe_block_scale_options const *)arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_block_scale_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_dequantize(arg1,arg2,arg3,(struct cudnnfe_block_scale_options const *)arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
+
+long long _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
-  cudnnfe_moe_grouped_matmul_mode_t arg2;
 
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-  arg2 = (cudnnfe_moe_grouped_matmul_mode_t)_swig_go_1;
-
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_moe_grouped_matmul_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_moe_grouped_matmul_mode_t)_swig_go_1; 
+  
   if (arg1) (arg1)->mode = arg2;
+  
 }
 
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
   cudnnfe_moe_grouped_matmul_mode_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-
-  result = (cudnnfe_moe_grouped_matmul_mode_t)((arg1)->mode);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_moe_grouped_matmul_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->top_k = arg2;
+  
 }
 
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->top_k);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->top_k);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-struct cudnnfe_moe_grouped_matmul_options *
-_wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_moe_grouped_matmul_options *result = 0;
+
+struct cudnnfe_moe_grouped_matmul_options *_wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_moe_grouped_matmul_options *result = 0 ;
   struct cudnnfe_moe_grouped_matmul_options *_swig_go_result;
-
-  result = (struct cudnnfe_moe_grouped_matmul_options *)calloc(
-      1, sizeof(struct cudnnfe_moe_grouped_matmul_options));
-  *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_result =
-      (struct cudnnfe_moe_grouped_matmul_options *)result;
+  
+  
+  result = (struct cudnnfe_moe_grouped_matmul_options *)calloc(1, sizeof(struct cudnnfe_moe_grouped_matmul_options));
+  *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_result = (struct cudnnfe_moe_grouped_matmul_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *)0;
 
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_moe_grouped_matmul_options_t *arg1 = (cudnnfe_moe_grouped_matmul_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_moe_grouped_matmul_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_moe_grouped_matmul_options_t *arg1 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_moe_grouped_matmul_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5,
-    struct cudnnfe_moe_grouped_matmul_options *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  cudnnfe_moe_grouped_matmul_options_t *arg7 = (cudnnfe_moe_grouped_matmul_options_t *)0;
-  int64_t *arg8 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_moe_grouped_matmul_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg7 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_6;
-  arg8 = *(int64_t **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul(
-      arg1, arg2, arg3, arg4, arg5, arg6, (struct cudnnfe_moe_grouped_matmul_options const *)arg7,
-      arg8);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_moe_grouped_matmul_options const *)arg7,arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, struct cudnnfe_moe_grouped_matmul_options *_swig_go_4,
-    long long *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  cudnnfe_moe_grouped_matmul_options_t *arg5 = (cudnnfe_moe_grouped_matmul_options_t *)0;
-  int64_t *arg6 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_moe_grouped_matmul_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg5 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_4;
-  arg6 = *(int64_t **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul_backward(
-      arg1, arg2, arg3, arg4, (struct cudnnfe_moe_grouped_matmul_options const *)arg5, arg6);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul_backward(arg1,arg2,arg3,arg4,(struct cudnnfe_moe_grouped_matmul_options const *)arg5,arg6);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+long long _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  cudnnfe_resample_mode_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (cudnnfe_resample_mode_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_resample_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_resample_mode_t)_swig_go_1; 
+  
   if (arg1) (arg1)->mode = arg2;
+  
 }
 
-int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_resample_mode_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = (cudnnfe_resample_mode_t)((arg1)->mode);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_resample_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->spatial_dims = arg2;
+  
 }
 
-int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+int _wrap_cudnnfe_resample_options_t_spatial_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->spatial_dims);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->spatial_dims);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  cudnnfe_padding_mode_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (cudnnfe_padding_mode_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_padding_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_padding_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_padding_mode_t)_swig_go_1; 
+  
   if (arg1) (arg1)->padding_mode = arg2;
+  
 }
 
-int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+int _wrap_cudnnfe_resample_options_t_padding_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_padding_mode_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = (cudnnfe_padding_mode_t)((arg1)->padding_mode);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_padding_mode_t) ((arg1)->padding_mode);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_generate_index_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->generate_index = arg2;
+  
 }
 
-int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+int _wrap_cudnnfe_resample_options_t_generate_index_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->generate_index);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_index);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
+
+int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_resample_options *_wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_resample_options *result = 0;
+  struct cudnnfe_resample_options *result = 0 ;
   struct cudnnfe_resample_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_resample_options *)calloc(1, sizeof(struct cudnnfe_resample_options));
-  *(struct cudnnfe_resample_options **)&_swig_go_result = (struct cudnnfe_resample_options *)result;
+  *(struct cudnnfe_resample_options **)&_swig_go_result = (struct cudnnfe_resample_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0) {
-  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *)0;
 
-  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0) {
+  struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_resample_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_resample_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_resample_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_resample_options_t *arg1 = (cudnnfe_resample_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_resample_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_resample_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1,
-    struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *)0;
-  int64_t *arg4 = (int64_t *)0;
-  int64_t *arg5 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_resample_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_resample_options_t *arg3 = (cudnnfe_resample_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_resample_options_t **)&_swig_go_2;
-  arg4 = *(int64_t **)&_swig_go_3;
-  arg5 = *(int64_t **)&_swig_go_4;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_resample(
-      arg1, arg2, (struct cudnnfe_resample_options const *)arg3, arg4, arg5);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_resample_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_resample(arg1,arg2,(struct cudnnfe_resample_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+long long _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  cudnnfe_rng_distribution_t arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (cudnnfe_rng_distribution_t)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_rng_distribution_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_rng_distribution_t)_swig_go_1; 
+  
   if (arg1) (arg1)->distribution = arg2;
+  
 }
 
-int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_rng_distribution_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (cudnnfe_rng_distribution_t)((arg1)->distribution);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_rng_distribution_t) ((arg1)->distribution);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->bernoulli_probability = arg2;
+  
 }
 
-double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+double _wrap_cudnnfe_rng_options_t_bernoulli_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (double)((arg1)->bernoulli_probability);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->bernoulli_probability);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_uniform_min_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->uniform_min = arg2;
+  
 }
 
-double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+double _wrap_cudnnfe_rng_options_t_uniform_min_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (double)((arg1)->uniform_min);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->uniform_min);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_uniform_max_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->uniform_max = arg2;
+  
 }
 
-double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+double _wrap_cudnnfe_rng_options_t_uniform_max_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (double)((arg1)->uniform_max);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->uniform_max);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->normal_mean = arg2;
+  
 }
 
-double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (double)((arg1)->normal_mean);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->normal_mean);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->normal_stddev = arg2;
+  
 }
 
-double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (double)((arg1)->normal_stddev);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->normal_stddev);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->seed = arg2;
+  
 }
 
-long long _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+long long _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->seed);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seed);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
-  cudnnfe_dtype_t arg2;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-  arg2 = (cudnnfe_dtype_t)_swig_go_1;
-
+void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
   if (arg1) (arg1)->compute_dtype = arg2;
+  
 }
 
-int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
+
+int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
   cudnnfe_dtype_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  result = (cudnnfe_dtype_t)((arg1)->compute_dtype);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_rng_options *_wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_rng_options *result = 0;
+  struct cudnnfe_rng_options *result = 0 ;
   struct cudnnfe_rng_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_rng_options *)calloc(1, sizeof(struct cudnnfe_rng_options));
-  *(struct cudnnfe_rng_options **)&_swig_go_result = (struct cudnnfe_rng_options *)result;
+  *(struct cudnnfe_rng_options **)&_swig_go_result = (struct cudnnfe_rng_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0) {
-  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *)0;
 
-  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0) {
+  struct cudnnfe_rng_options *arg1 = (struct cudnnfe_rng_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_rng_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_rng_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_rng_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_rng_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_rng_options_t *arg1 = (cudnnfe_rng_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_rng_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_rng_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                      _goslice_ _swig_go_1, long long _swig_go_2,
-                                                      long long _swig_go_3,
-                                                      struct cudnnfe_rng_options *_swig_go_4,
-                                                      long long *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int32_t arg2;
-  int64_t *arg3 = (int64_t *)0;
-  int64_t arg4;
-  int64_t arg5;
-  cudnnfe_rng_options_t *arg6 = (cudnnfe_rng_options_t *)0;
-  int64_t *arg7 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_rng_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  cudnnfe_rng_options_t *arg6 = (cudnnfe_rng_options_t *) 0 ;
+  int64_t *arg7 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = (int32_t)_swig_go_1.len;
-  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
-  arg4 = (int64_t)_swig_go_2;
-  arg5 = (int64_t)_swig_go_3;
-  arg6 = *(cudnnfe_rng_options_t **)&_swig_go_4;
-  arg7 = *(int64_t **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_rng(arg1, arg2, (long const *)arg3, arg4, arg5,
-                                                   (struct cudnnfe_rng_options const *)arg6, arg7);
-  _swig_go_result = result;
+  arg3 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL; 
+  arg4 = (int64_t)_swig_go_2; 
+  arg5 = (int64_t)_swig_go_3; 
+  arg6 = *(cudnnfe_rng_options_t **)&_swig_go_4; 
+  arg7 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_rng(arg1,arg2,(long const *)arg3,arg4,arg5,(struct cudnnfe_rng_options const *)arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
+
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-
-  result = (double)((arg1)->attn_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->generate_stats = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->generate_stats);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_stats);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_fp8_options *result = 0;
+  struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_sdpa_fp8_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_options));
-  *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_options *)result;
+  *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *)0;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_sdpa_fp8_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6,
-    long long _swig_go_7, long long _swig_go_8, long long _swig_go_9,
-    struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12,
-    long long *_swig_go_13, long long *_swig_go_14) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  int64_t arg7;
-  int64_t arg8;
-  int64_t arg9;
-  int64_t arg10;
-  cudnnfe_sdpa_fp8_options_t *arg11 = (cudnnfe_sdpa_fp8_options_t *)0;
-  int64_t *arg12 = (int64_t *)0;
-  int64_t *arg13 = (int64_t *)0;
-  int64_t *arg14 = (int64_t *)0;
-  int64_t *arg15 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  cudnnfe_sdpa_fp8_options_t *arg11 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  int64_t *arg13 = (int64_t *) 0 ;
+  int64_t *arg14 = (int64_t *) 0 ;
+  int64_t *arg15 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = (int64_t)_swig_go_6;
-  arg8 = (int64_t)_swig_go_7;
-  arg9 = (int64_t)_swig_go_8;
-  arg10 = (int64_t)_swig_go_9;
-  arg11 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_10;
-  arg12 = *(int64_t **)&_swig_go_11;
-  arg13 = *(int64_t **)&_swig_go_12;
-  arg14 = *(int64_t **)&_swig_go_13;
-  arg15 = *(int64_t **)&_swig_go_14;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8(
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10,
-      (struct cudnnfe_sdpa_fp8_options const *)arg11, arg12, arg13, arg14, arg15);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  arg13 = *(int64_t **)&_swig_go_12; 
+  arg14 = *(int64_t **)&_swig_go_13; 
+  arg15 = *(int64_t **)&_swig_go_14; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_sdpa_fp8_options const *)arg11,arg12,arg13,arg14,arg15);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->attn_scale = arg2;
+  
 }
 
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
+
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-
-  result = (double)((arg1)->attn_scale);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->causal_mask = arg2;
+  
 }
 
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->causal_mask);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-struct cudnnfe_sdpa_fp8_backward_options *
-_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_fp8_backward_options *result = 0;
+
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
-
-  result = (struct cudnnfe_sdpa_fp8_backward_options *)calloc(
-      1, sizeof(struct cudnnfe_sdpa_fp8_backward_options));
-  *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_result =
-      (struct cudnnfe_sdpa_fp8_backward_options *)result;
+  
+  
+  result = (struct cudnnfe_sdpa_fp8_backward_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_backward_options));
+  *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_backward_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *)0;
 
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_sdpa_fp8_backward_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_backward_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2,
-    long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6,
-    long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10,
-    long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14,
-    long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18,
-    struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20,
-    long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24,
-    long long *_swig_go_25, long long *_swig_go_26) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  int64_t arg3;
-  int64_t arg4;
-  int64_t arg5;
-  int64_t arg6;
-  int64_t arg7;
-  int64_t arg8;
-  int64_t arg9;
-  int64_t arg10;
-  int64_t arg11;
-  int64_t arg12;
-  int64_t arg13;
-  int64_t arg14;
-  int64_t arg15;
-  int64_t arg16;
-  int64_t arg17;
-  int64_t arg18;
-  int64_t arg19;
-  cudnnfe_sdpa_fp8_backward_options_t *arg20 = (cudnnfe_sdpa_fp8_backward_options_t *)0;
-  int64_t *arg21 = (int64_t *)0;
-  int64_t *arg22 = (int64_t *)0;
-  int64_t *arg23 = (int64_t *)0;
-  int64_t *arg24 = (int64_t *)0;
-  int64_t *arg25 = (int64_t *)0;
-  int64_t *arg26 = (int64_t *)0;
-  int64_t *arg27 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  int64_t arg11 ;
+  int64_t arg12 ;
+  int64_t arg13 ;
+  int64_t arg14 ;
+  int64_t arg15 ;
+  int64_t arg16 ;
+  int64_t arg17 ;
+  int64_t arg18 ;
+  int64_t arg19 ;
+  cudnnfe_sdpa_fp8_backward_options_t *arg20 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  int64_t *arg21 = (int64_t *) 0 ;
+  int64_t *arg22 = (int64_t *) 0 ;
+  int64_t *arg23 = (int64_t *) 0 ;
+  int64_t *arg24 = (int64_t *) 0 ;
+  int64_t *arg25 = (int64_t *) 0 ;
+  int64_t *arg26 = (int64_t *) 0 ;
+  int64_t *arg27 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = (int64_t)_swig_go_2;
-  arg4 = (int64_t)_swig_go_3;
-  arg5 = (int64_t)_swig_go_4;
-  arg6 = (int64_t)_swig_go_5;
-  arg7 = (int64_t)_swig_go_6;
-  arg8 = (int64_t)_swig_go_7;
-  arg9 = (int64_t)_swig_go_8;
-  arg10 = (int64_t)_swig_go_9;
-  arg11 = (int64_t)_swig_go_10;
-  arg12 = (int64_t)_swig_go_11;
-  arg13 = (int64_t)_swig_go_12;
-  arg14 = (int64_t)_swig_go_13;
-  arg15 = (int64_t)_swig_go_14;
-  arg16 = (int64_t)_swig_go_15;
-  arg17 = (int64_t)_swig_go_16;
-  arg18 = (int64_t)_swig_go_17;
-  arg19 = (int64_t)_swig_go_18;
-  arg20 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_19;
-  arg21 = *(int64_t **)&_swig_go_20;
-  arg22 = *(int64_t **)&_swig_go_21;
-  arg23 = *(int64_t **)&_swig_go_22;
-  arg24 = *(int64_t **)&_swig_go_23;
-  arg25 = *(int64_t **)&_swig_go_24;
-  arg26 = *(int64_t **)&_swig_go_25;
-  arg27 = *(int64_t **)&_swig_go_26;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8_backward(
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12, arg13, arg14,
-      arg15, arg16, arg17, arg18, arg19, (struct cudnnfe_sdpa_fp8_backward_options const *)arg20,
-      arg21, arg22, arg23, arg24, arg25, arg26, arg27);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = (int64_t)_swig_go_10; 
+  arg12 = (int64_t)_swig_go_11; 
+  arg13 = (int64_t)_swig_go_12; 
+  arg14 = (int64_t)_swig_go_13; 
+  arg15 = (int64_t)_swig_go_14; 
+  arg16 = (int64_t)_swig_go_15; 
+  arg17 = (int64_t)_swig_go_16; 
+  arg18 = (int64_t)_swig_go_17; 
+  arg19 = (int64_t)_swig_go_18; 
+  arg20 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_19; 
+  arg21 = *(int64_t **)&_swig_go_20; 
+  arg22 = *(int64_t **)&_swig_go_21; 
+  arg23 = *(int64_t **)&_swig_go_22; 
+  arg24 = *(int64_t **)&_swig_go_23; 
+  arg25 = *(int64_t **)&_swig_go_24; 
+  arg26 = *(int64_t **)&_swig_go_25; 
+  arg27 = *(int64_t **)&_swig_go_26; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14,arg15,arg16,arg17,arg18,arg19,(struct cudnnfe_sdpa_fp8_backward_options const *)arg20,arg21,arg22,arg23,arg24,arg25,arg26,arg27);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(
-    struct cudnnfe_kernel_cache **_swig_go_0) {
-  cudnnfe_kernel_cache_t **arg1 = (cudnnfe_kernel_cache_t **)0;
+
+int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache **_swig_go_0) {
+  cudnnfe_kernel_cache_t **arg1 = (cudnnfe_kernel_cache_t **) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_kernel_cache_t ***)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_kernel_cache_t ***)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_kernel_cache_create(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(
-    struct cudnnfe_kernel_cache *_swig_go_0) {
-  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *)0;
+
+int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_kernel_cache_destroy(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(
-    struct cudnnfe_kernel_cache *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
-  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_kernel_cache_serialize(arg1, arg2, arg3, arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_serialize(arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(
-    struct cudnnfe_kernel_cache *_swig_go_0, _gostring_ _swig_go_1) {
-  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
+
+int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_kernel_cache *_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_kernel_cache_t *arg1 = (cudnnfe_kernel_cache_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_kernel_cache_t **)&_swig_go_0; 
+  
   arg2 = (char *)_swig_go_1.p;
   arg3 = (size_t)_swig_go_1.n;
-
-  result = (cudnnfe_status_t)cudnnfe_kernel_cache_deserialize(arg1, (char const *)arg2, arg3);
-  _swig_go_result = result;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_kernel_cache_deserialize(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+long long _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  cudnnfe_target_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (cudnnfe_target_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_target_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_target_t)_swig_go_1; 
+  
   if (arg1) (arg1)->target = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_target_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (cudnnfe_target_t)((arg1)->target);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_target_t) ((arg1)->target);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->num_heur_modes = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->num_heur_modes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->num_heur_modes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  cudnnfe_build_policy_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (cudnnfe_build_policy_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_build_policy_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_build_policy_t)_swig_go_1; 
+  
   if (arg1) (arg1)->policy = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   cudnnfe_build_policy_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (cudnnfe_build_policy_t)((arg1)->policy);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_build_policy_t) ((arg1)->policy);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->max_workspace_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+long long _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->max_workspace_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_workspace_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->exclude_numerical_notes = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->exclude_numerical_notes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->exclude_numerical_notes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->exclude_behavior_notes = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_exclude_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->exclude_behavior_notes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->exclude_behavior_notes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_require_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->require_behavior_notes = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_require_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->require_behavior_notes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->require_behavior_notes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_num_exclude_engines_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->num_exclude_engines = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_num_exclude_engines_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->num_exclude_engines);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->num_exclude_engines);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_max_plans_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->max_plans = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_max_plans_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->max_plans);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->max_plans);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_disable_plan_cache_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->disable_plan_cache = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_disable_plan_cache_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->disable_plan_cache);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->disable_plan_cache);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_override_shape_enabled_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->override_shape_enabled = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_override_shape_enabled_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->override_shape_enabled);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->override_shape_enabled);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->dynamic_shape_enabled = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
+
+int _wrap_cudnnfe_build_options_t_dynamic_shape_enabled_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->dynamic_shape_enabled);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->dynamic_shape_enabled);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, struct cudnnfe_kernel_cache *_swig_go_1) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  cudnnfe_kernel_cache_t *arg2 = (cudnnfe_kernel_cache_t *)0;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-  arg2 = *(cudnnfe_kernel_cache_t **)&_swig_go_1;
-
+void _wrap_cudnnfe_build_options_t_kernel_cache_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, struct cudnnfe_kernel_cache *_swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_kernel_cache_t *arg2 = (cudnnfe_kernel_cache_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = *(cudnnfe_kernel_cache_t **)&_swig_go_1; 
+  
   if (arg1) (arg1)->kernel_cache = arg2;
+  
 }
 
-struct cudnnfe_kernel_cache *_wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
-  cudnnfe_kernel_cache_t *result = 0;
+
+struct cudnnfe_kernel_cache *_wrap_cudnnfe_build_options_t_kernel_cache_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_kernel_cache_t *result = 0 ;
   struct cudnnfe_kernel_cache *_swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  result = (cudnnfe_kernel_cache_t *)((arg1)->kernel_cache);
-  *(cudnnfe_kernel_cache_t **)&_swig_go_result = (cudnnfe_kernel_cache_t *)result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_kernel_cache_t *) ((arg1)->kernel_cache);
+  *(cudnnfe_kernel_cache_t **)&_swig_go_result = (cudnnfe_kernel_cache_t *)result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_build_options *result = 0;
+  struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_build_options *)calloc(1, sizeof(struct cudnnfe_build_options));
-  *(struct cudnnfe_build_options **)&_swig_go_result = (struct cudnnfe_build_options *)result;
+  *(struct cudnnfe_build_options **)&_swig_go_result = (struct cudnnfe_build_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0) {
-  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *)0;
 
-  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_build_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_build_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_build_options_t *arg1 = (cudnnfe_build_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_build_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_build_options_init_sized(arg1,arg2);
+  
 }
+
 
 int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_graph_validate(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                    struct cudnnfe_handle *_swig_go_1,
-                                                    struct cudnnfe_build_options *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *)0;
+
+int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
-  arg3 = *(cudnnfe_build_options_t **)&_swig_go_2;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_graph_build(arg1, arg2, (struct cudnnfe_build_options const *)arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = *(cudnnfe_build_options_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_build(arg1,arg2,(struct cudnnfe_build_options const *)arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                       int *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int32_t *arg2 = (int32_t *)0;
+
+int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t *arg2 = (int32_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(int32_t **)&_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_is_built((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int32_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_is_built((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                         int *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_target_t *arg2 = (cudnnfe_target_t *)0;
+
+int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_target_t *arg2 = (cudnnfe_target_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_target_t **)&_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_target((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_target_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_target((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                                 long long *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t *arg2 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(int64_t **)&_swig_go_1;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_graph_get_workspace_size((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_workspace_size((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                            _gostring_ *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char **arg2 = (char **)0;
-  char const *temp2 = NULL;
+
+int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_* _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char **arg2 = (char **) 0 ;
+  char const *temp2 = NULL ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (char **)&temp2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_name((struct cudnnfe_graph const *)arg1,
-                                                         (char const **)arg2);
-  _swig_go_result = result;
-
-  if (_swig_go_1 && temp2) *(_gostring_ *)_swig_go_1 = Swig_AllocateString(temp2, strlen(temp2));
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (char **)&temp2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_name((struct cudnnfe_graph const *)arg1,(char const **)arg2);
+  _swig_go_result = result; 
+  
+  if (_swig_go_1 && temp2)
+  *(_gostring_ *)_swig_go_1 = Swig_AllocateString(temp2, strlen(temp2));
+  
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0,
-                                                           long long _swig_go_1) {
-  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_binding **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->uid = arg2;
+  
 }
 
-long long _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_binding *_swig_go_0) {
-  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *)0;
+
+long long _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
+  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_binding **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->uid);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->uid);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0,
-                                                            void *_swig_go_1) {
-  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *)0;
-  void *arg2 = (void *)0;
 
-  arg1 = *(struct cudnnfe_binding **)&_swig_go_0;
-  arg2 = *(void **)&_swig_go_1;
-
+void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0, void *_swig_go_1) {
+  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
+  void *arg2 = (void *) 0 ;
+  
+  arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
+  arg2 = *(void **)&_swig_go_1; 
+  
   if (arg1) (arg1)->data = arg2;
+  
 }
+
 
 void *_wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
-  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *)0;
-  void *result = 0;
+  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
+  void *result = 0 ;
   void *_swig_go_result;
-
-  arg1 = *(struct cudnnfe_binding **)&_swig_go_0;
-
-  result = (void *)((arg1)->data);
-  *(void **)&_swig_go_result = (void *)result;
+  
+  arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
+  
+  result = (void *) ((arg1)->data);
+  *(void **)&_swig_go_result = (void *)result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_binding *_wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_binding *result = 0;
+  struct cudnnfe_binding *result = 0 ;
   struct cudnnfe_binding *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_binding *)calloc(1, sizeof(struct cudnnfe_binding));
-  *(struct cudnnfe_binding **)&_swig_go_result = (struct cudnnfe_binding *)result;
+  *(struct cudnnfe_binding **)&_swig_go_result = (struct cudnnfe_binding *)result; 
   return _swig_go_result;
 }
+
 
 void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(struct cudnnfe_binding *_swig_go_0) {
-  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *)0;
-
-  arg1 = *(struct cudnnfe_binding **)&_swig_go_0;
-
-  free((char *)arg1);
+  struct cudnnfe_binding *arg1 = (struct cudnnfe_binding *) 0 ;
+  
+  arg1 = *(struct cudnnfe_binding **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                      struct cudnnfe_handle *_swig_go_1,
-                                                      _goslice_ _swig_go_2, void *_swig_go_3,
-                                                      long long _swig_go_4, void *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *)0;
-  size_t arg4;
-  void *arg5 = (void *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
+
+int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(void **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_execute((struct cudnnfe_graph const *)arg1, arg2,
-                                                   (struct cudnnfe_binding const *)arg3, arg4, arg5,
-                                                   arg6, arg7);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_execute((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->uid = arg2;
+  
 }
 
-long long _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
+
+long long _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->uid);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->uid);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->num_dims = arg2;
+  
 }
 
-int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
+
+int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->num_dims);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->num_dims);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int64_t *arg2 = (int64_t *)0;
 
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-  arg2 = *(int64_t **)&_swig_go_1;
-
+void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
   if (arg1) (arg1)->dims = (int64_t const *)arg2;
+  
 }
 
-long long *_wrap_cudnnfe_shape_override_t_dims_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int64_t *result = 0;
+
+long long *_wrap_cudnnfe_shape_override_t_dims_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *result = 0 ;
   long long *_swig_go_result;
-
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-
-  result = (int64_t *)((arg1)->dims);
-  *(int64_t **)&_swig_go_result = (int64_t *)result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t *) ((arg1)->dims);
+  *(int64_t **)&_swig_go_result = (int64_t *)result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int64_t *arg2 = (int64_t *)0;
 
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-  arg2 = *(int64_t **)&_swig_go_1;
-
+void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0, long long *_swig_go_1) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
   if (arg1) (arg1)->strides = (int64_t const *)arg2;
+  
 }
 
-long long *_wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
-  int64_t *result = 0;
+
+long long *_wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  int64_t *result = 0 ;
   long long *_swig_go_result;
-
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-
-  result = (int64_t *)((arg1)->strides);
-  *(int64_t **)&_swig_go_result = (int64_t *)result;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  result = (int64_t *) ((arg1)->strides);
+  *(int64_t **)&_swig_go_result = (int64_t *)result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_shape_override *_wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_shape_override *result = 0;
+  struct cudnnfe_shape_override *result = 0 ;
   struct cudnnfe_shape_override *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_shape_override *)calloc(1, sizeof(struct cudnnfe_shape_override));
-  *(struct cudnnfe_shape_override **)&_swig_go_result = (struct cudnnfe_shape_override *)result;
+  *(struct cudnnfe_shape_override **)&_swig_go_result = (struct cudnnfe_shape_override *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_shape_override *_swig_go_0) {
-  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *)0;
 
-  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(struct cudnnfe_shape_override *_swig_go_0) {
+  struct cudnnfe_shape_override *arg1 = (struct cudnnfe_shape_override *) 0 ;
+  
+  arg1 = *(struct cudnnfe_shape_override **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2,
-    struct cudnnfe_shape_override *_swig_go_3, long long _swig_go_4, void *_swig_go_5,
-    long long _swig_go_6, void *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *)0;
-  size_t arg4;
-  cudnnfe_shape_override_t *arg5 = (cudnnfe_shape_override_t *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
-  size_t arg8;
-  void *arg9 = (void *)0;
+
+int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, struct cudnnfe_shape_override *_swig_go_3, long long _swig_go_4, void *_swig_go_5, long long _swig_go_6, void *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  cudnnfe_shape_override_t *arg5 = (cudnnfe_shape_override_t *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  size_t arg8 ;
+  void *arg9 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(cudnnfe_shape_override_t **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-  arg8 = (size_t)_swig_go_6;
-  arg9 = *(void **)&_swig_go_7;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_execute_with_overrides(
-      (struct cudnnfe_graph const *)arg1, arg2, (struct cudnnfe_binding const *)arg3, arg4,
-      (struct cudnnfe_shape_override const *)arg5, arg6, arg7, arg8, arg9);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(cudnnfe_shape_override_t **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  arg8 = (size_t)_swig_go_6; 
+  arg9 = *(void **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_execute_with_overrides((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,(struct cudnnfe_shape_override const *)arg5,arg6,arg7,arg8,arg9);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                             _goslice_ _swig_go_1,
-                                                             long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t *arg2 = (int64_t *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_bound_uids((struct cudnnfe_graph const *)arg1, arg2,
-                                                          arg3, arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_bound_uids((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2,
-    void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  void **arg3 = (void **)0;
-  size_t arg4;
-  void *arg5 = (void *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
+
+int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  void **arg3 = (void **) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (void **)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(void **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_execute_ordered(
-      (struct cudnnfe_graph const *)arg1, arg2, (void *const *)arg3, arg4, arg5, arg6, arg7);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_execute_ordered((struct cudnnfe_graph const *)arg1,arg2,(void *const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                        _goslice_ _swig_go_1,
-                                                        long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_serialize((struct cudnnfe_graph const *)arg1, arg2, arg3,
-                                                     arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_serialize((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                          _gostring_ _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
+
+int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
   arg2 = (char *)_swig_go_1.p;
   arg3 = (size_t)_swig_go_1.n;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_deserialize(arg1, (char const *)arg2, arg3);
-  _swig_go_result = result;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_deserialize(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+long long _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->engine_id = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+long long _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->engine_id);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->engine_id);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->workspace_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+long long _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->workspace_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->workspace_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->numerical_notes = arg2;
+  
 }
 
-int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->numerical_notes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->numerical_notes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  uint32_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (uint32_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  uint32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->behavior_notes = arg2;
+  
 }
 
-int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+int _wrap_cudnnfe_plan_info_t_behavior_notes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   uint32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (uint32_t)((arg1)->behavior_notes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (uint32_t) ((arg1)->behavior_notes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_autotune_time_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->autotune_time_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+double _wrap_cudnnfe_plan_info_t_autotune_time_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (double)((arg1)->autotune_time_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->autotune_time_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_selected_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->selected = arg2;
+  
 }
 
-int _wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+int _wrap_cudnnfe_plan_info_t_selected_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->selected);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->selected);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->chosen_by_autotune = arg2;
+  
 }
 
-int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
+
+int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->chosen_by_autotune);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->chosen_by_autotune);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_plan_info *_wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_plan_info *result = 0;
+  struct cudnnfe_plan_info *result = 0 ;
   struct cudnnfe_plan_info *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_plan_info *)calloc(1, sizeof(struct cudnnfe_plan_info));
-  *(struct cudnnfe_plan_info **)&_swig_go_result = (struct cudnnfe_plan_info *)result;
+  *(struct cudnnfe_plan_info **)&_swig_go_result = (struct cudnnfe_plan_info *)result; 
   return _swig_go_result;
 }
+
 
 void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0) {
-  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *)0;
-
-  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0;
-
-  free((char *)arg1);
+  struct cudnnfe_plan_info *arg1 = (struct cudnnfe_plan_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0,
-                                                              long long _swig_go_1) {
-  cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_plan_info_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_plan_info_init_sized(arg1, arg2);
+void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_info *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_plan_info_t *arg1 = (cudnnfe_plan_info_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_plan_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_plan_info_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                             long long *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t *arg2 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(int64_t **)&_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_count((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_count((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                            long long _swig_go_1,
-                                                            struct cudnnfe_plan_info *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
-  cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *)0;
+
+int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-  arg3 = *(cudnnfe_plan_info_t **)&_swig_go_2;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_graph_get_plan_info((struct cudnnfe_graph const *)arg1, arg2, arg3);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_plan_info_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_plan_info((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                          long long _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t arg2;
+
+int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_select_plan(arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_select_plan(arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                                long long *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  int64_t *arg2 = (int64_t *)0;
+
+int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(int64_t **)&_swig_go_1;
-
-  result =
-      (cudnnfe_status_t)cudnnfe_graph_get_selected_plan((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_selected_plan((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+long long _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->warmup_iterations = arg2;
+  
 }
 
-int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->warmup_iterations);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->warmup_iterations);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->min_iterations = arg2;
+  
 }
 
-int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+int _wrap_cudnnfe_autotune_options_t_min_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->min_iterations);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->min_iterations);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_max_iterations_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->max_iterations = arg2;
+  
 }
 
-int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+int _wrap_cudnnfe_autotune_options_t_max_iterations_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->max_iterations);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->max_iterations);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_tolerance_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->tolerance = arg2;
+  
 }
 
-double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+double _wrap_cudnnfe_autotune_options_t_tolerance_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = (double)((arg1)->tolerance);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->tolerance);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->max_ms_per_plan = arg2;
+  
 }
 
-double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
+
+double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  result = (double)((arg1)->max_ms_per_plan);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->max_ms_per_plan);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_autotune_options *_wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_autotune_options *result = 0;
+  struct cudnnfe_autotune_options *result = 0 ;
   struct cudnnfe_autotune_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_autotune_options *)calloc(1, sizeof(struct cudnnfe_autotune_options));
-  *(struct cudnnfe_autotune_options **)&_swig_go_result = (struct cudnnfe_autotune_options *)result;
+  *(struct cudnnfe_autotune_options **)&_swig_go_result = (struct cudnnfe_autotune_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0) {
-  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *)0;
 
-  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0) {
+  struct cudnnfe_autotune_options *arg1 = (struct cudnnfe_autotune_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_autotune_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_autotune_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_autotune_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_autotune_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_autotune_options_t *arg1 = (cudnnfe_autotune_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_autotune_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_autotune_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2,
-    void *_swig_go_3, long long _swig_go_4, void *_swig_go_5,
-    struct cudnnfe_autotune_options *_swig_go_6) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *)0;
-  size_t arg4;
-  void *arg5 = (void *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
-  cudnnfe_autotune_options_t *arg8 = (cudnnfe_autotune_options_t *)0;
+
+int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5, struct cudnnfe_autotune_options *_swig_go_6) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
+  cudnnfe_autotune_options_t *arg8 = (cudnnfe_autotune_options_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(void **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-  arg8 = *(cudnnfe_autotune_options_t **)&_swig_go_6;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_autotune(
-      arg1, arg2, (struct cudnnfe_binding const *)arg3, arg4, arg5, arg6, arg7,
-      (struct cudnnfe_autotune_options const *)arg8);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  arg8 = *(cudnnfe_autotune_options_t **)&_swig_go_6; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_autotune(arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_autotune_options const *)arg8);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+long long _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  cudnnfe_plan_source_t arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (cudnnfe_plan_source_t)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  cudnnfe_plan_source_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (cudnnfe_plan_source_t)_swig_go_1; 
+  
   if (arg1) (arg1)->source = arg2;
+  
 }
 
-int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   cudnnfe_plan_source_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (cudnnfe_plan_source_t)((arg1)->source);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (cudnnfe_plan_source_t) ((arg1)->source);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->total_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_total_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->total_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->total_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_validate_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->validate_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_validate_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->validate_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->validate_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_cache_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->cache_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_cache_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->cache_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->cache_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_lower_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->lower_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_lower_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->lower_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->lower_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_heuristics_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->heuristics_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_heuristics_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->heuristics_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->heuristics_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
-  double arg2;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-  arg2 = (double)_swig_go_1;
-
+void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
   if (arg1) (arg1)->plan_build_ms = arg2;
+  
 }
 
-double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
+
+double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
   double result;
   double _swig_go_result;
-
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  result = (double)((arg1)->plan_build_ms);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->plan_build_ms);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_build_info *_wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_build_info *result = 0;
+  struct cudnnfe_build_info *result = 0 ;
   struct cudnnfe_build_info *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_build_info *)calloc(1, sizeof(struct cudnnfe_build_info));
-  *(struct cudnnfe_build_info **)&_swig_go_result = (struct cudnnfe_build_info *)result;
+  *(struct cudnnfe_build_info **)&_swig_go_result = (struct cudnnfe_build_info *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0) {
-  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *)0;
 
-  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0) {
+  struct cudnnfe_build_info *arg1 = (struct cudnnfe_build_info *) 0 ;
+  
+  arg1 = *(struct cudnnfe_build_info **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_build_info_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_build_info_init_sized(arg1, arg2);
+void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_build_info *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_build_info_t *arg1 = (cudnnfe_build_info_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_build_info_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_build_info_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *)0;
+
+int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_build_info *_swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_build_info_t *arg2 = (cudnnfe_build_info_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_build_info_t **)&_swig_go_1;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_build_info((struct cudnnfe_graph const *)arg1, arg2);
-  _swig_go_result = result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_build_info_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_build_info((struct cudnnfe_graph const *)arg1,arg2);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                              _goslice_ _swig_go_1) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
+
+int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_get_fingerprint((struct cudnnfe_graph const *)arg1, arg2,
-                                                           arg3);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_fingerprint((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->entries = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->entries);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->entries);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->hits = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->hits);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->hits);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->misses = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->misses);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->misses);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->disk_hits = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->disk_hits);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_hits);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->disk_writes = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->disk_writes);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_writes);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
-  int64_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-  arg2 = (int64_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
   if (arg1) (arg1)->disk_errors = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
+
+long long _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
   int64_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  result = (int64_t)((arg1)->disk_errors);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->disk_errors);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_plan_cache_stats *_wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_plan_cache_stats *result = 0;
+  struct cudnnfe_plan_cache_stats *result = 0 ;
   struct cudnnfe_plan_cache_stats *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_plan_cache_stats *)calloc(1, sizeof(struct cudnnfe_plan_cache_stats));
-  *(struct cudnnfe_plan_cache_stats **)&_swig_go_result = (struct cudnnfe_plan_cache_stats *)result;
+  *(struct cudnnfe_plan_cache_stats **)&_swig_go_result = (struct cudnnfe_plan_cache_stats *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *)0;
 
-  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  struct cudnnfe_plan_cache_stats *arg1 = (struct cudnnfe_plan_cache_stats *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_cache_stats **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_plan_cache_stats_init_sized(arg1, arg2);
+void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_plan_cache_stats_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_cache_stats *_swig_go_0) {
-  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *)0;
+
+int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(struct cudnnfe_plan_cache_stats *_swig_go_0) {
+  cudnnfe_plan_cache_stats_t *arg1 = (cudnnfe_plan_cache_stats_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0;
-
+  
+  arg1 = *(cudnnfe_plan_cache_stats_t **)&_swig_go_0; 
+  
   result = (cudnnfe_status_t)cudnnfe_plan_cache_get_stats(arg1);
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff() {
   cudnnfe_status_t result;
   int _swig_go_result;
-
+  
+  
   result = (cudnnfe_status_t)cudnnfe_plan_cache_clear();
-  _swig_go_result = result;
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0,
-                                                             _goslice_ _swig_go_1,
-                                                             long long *_swig_go_2) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  char *arg2 = (char *)0;
-  size_t arg3;
-  size_t *arg4 = (size_t *)0;
+
+int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
   arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len;
-  arg4 = *(size_t **)&_swig_go_2;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_serialize_plan((struct cudnnfe_graph const *)arg1, arg2,
-                                                          arg3, arg4);
-  _swig_go_result = result;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_serialize_plan((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *)0;
-  size_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
   if (arg1) (arg1)->struct_size = arg2;
+  
 }
 
-long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0) {
-  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *)0;
+
+long long _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   size_t result;
   long long _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0;
-
-  result = ((arg1)->struct_size);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *)0;
-  int32_t arg2;
 
-  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0;
-  arg2 = (int32_t)_swig_go_1;
-
+void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
   if (arg1) (arg1)->rebuild_on_mismatch = arg2;
+  
 }
 
-int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0) {
-  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *)0;
+
+int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
   int32_t result;
   int _swig_go_result;
-
-  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0;
-
-  result = (int32_t)((arg1)->rebuild_on_mismatch);
-  _swig_go_result = result;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->rebuild_on_mismatch);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 struct cudnnfe_plan_load_options *_wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_plan_load_options *result = 0;
+  struct cudnnfe_plan_load_options *result = 0 ;
   struct cudnnfe_plan_load_options *_swig_go_result;
-
+  
+  
   result = (struct cudnnfe_plan_load_options *)calloc(1, sizeof(struct cudnnfe_plan_load_options));
-  *(struct cudnnfe_plan_load_options **)&_swig_go_result =
-      (struct cudnnfe_plan_load_options *)result;
+  *(struct cudnnfe_plan_load_options **)&_swig_go_result = (struct cudnnfe_plan_load_options *)result; 
   return _swig_go_result;
 }
 
-void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0) {
-  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *)0;
 
-  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0;
-
-  free((char *)arg1);
+void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0) {
+  struct cudnnfe_plan_load_options *arg1 = (struct cudnnfe_plan_load_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_plan_load_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
 }
 
-void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(
-    struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *)0;
-  size_t arg2;
 
-  arg1 = *(cudnnfe_plan_load_options_t **)&_swig_go_0;
-  arg2 = (size_t)_swig_go_1;
-
-  cudnnfe_plan_load_options_init_sized(arg1, arg2);
+void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_plan_load_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_plan_load_options_t *arg1 = (cudnnfe_plan_load_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_plan_load_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_plan_load_options_init_sized(arg1,arg2);
+  
 }
 
-int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2,
-    struct cudnnfe_plan_load_options *_swig_go_3) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  char *arg3 = (char *)0;
-  size_t arg4;
-  cudnnfe_plan_load_options_t *arg5 = (cudnnfe_plan_load_options_t *)0;
+
+int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _gostring_ _swig_go_2, struct cudnnfe_plan_load_options *_swig_go_3) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  char *arg3 = (char *) 0 ;
+  size_t arg4 ;
+  cudnnfe_plan_load_options_t *arg5 = (cudnnfe_plan_load_options_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
-
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  
   arg3 = (char *)_swig_go_2.p;
   arg4 = (size_t)_swig_go_2.n;
-
-  arg5 = *(cudnnfe_plan_load_options_t **)&_swig_go_3;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_deserialize_plan(
-      arg1, arg2, (char const *)arg3, arg4, (struct cudnnfe_plan_load_options const *)arg5);
-  _swig_go_result = result;
+  
+  arg5 = *(cudnnfe_plan_load_options_t **)&_swig_go_3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_deserialize_plan(arg1,arg2,(char const *)arg3,arg4,(struct cudnnfe_plan_load_options const *)arg5);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2,
-    void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *)0;
-  size_t arg4;
-  void *arg5 = (void *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
+
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(void **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_populate_cuda_graph(
-      (struct cudnnfe_graph const *)arg1, arg2, (struct cudnnfe_binding const *)arg3, arg4, arg5,
-      arg6, arg7);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_populate_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(
-    struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2,
-    void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *)0;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *)0;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *)0;
-  size_t arg4;
-  void *arg5 = (void *)0;
-  size_t arg6;
-  void *arg7 = (void *)0;
+
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
-
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0;
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
   arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len;
-  arg5 = *(void **)&_swig_go_3;
-  arg6 = (size_t)_swig_go_4;
-  arg7 = *(void **)&_swig_go_5;
-
-  result = (cudnnfe_status_t)cudnnfe_graph_update_cuda_graph(
-      (struct cudnnfe_graph const *)arg1, arg2, (struct cudnnfe_binding const *)arg3, arg4, arg5,
-      arg6, arg7);
-  _swig_go_result = result;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_update_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
+
 
 #ifdef __cplusplus
 }
 #endif
+
