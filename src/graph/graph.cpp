@@ -310,17 +310,12 @@ void Graph::validate() {
     if (t.producer < 0 && !t.is_scalar && !t.is_virtual && !readers_.count(t.uid))
       fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
   }
-  // A scalar takes its consumers' rank, so all of them must share one.
+  // A scalar takes its consumers' rank, so all of them must share one
+  // (score modifiers' nodes included).
   for (const Node &n : nodes_) {
-    if (n.kind != OpKind::kPointwise) continue;
-    for (int64_t in : n.inputs) {
-      if (in == 0 || !tensor(in).is_scalar) continue;
-      const Tensor &t = tensor(in);
-      const Tensor &out = tensor(n.outputs[0]);
-      if (out.dims.size() != t.dims.size())
-        fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
-                   out.dims.size(), " dims); add one scalar per rank");
-    }
+    check_scalar_ranks(n);
+    for (const ScoreMod *m : score_mods(n))
+      for (const Node &sub : m->nodes) check_scalar_ranks(sub);
   }
   if (outputs == 0)
     fail_graph("graph \"", name, "\" has no outputs: mark at least one op output with set_output");
@@ -331,6 +326,18 @@ void Graph::validate() {
   if (bound_uids_.size() > kMaxBoundTensors)
     fail_graph("graph \"", name, "\" has ", bound_uids_.size(), " bound tensors; at most ",
                kMaxBoundTensors, " are supported");
+}
+
+void Graph::check_scalar_ranks(const Node &n) const {
+  if (n.kind != OpKind::kPointwise) return;
+  for (int64_t in : n.inputs) {
+    if (in == 0 || !tensor(in).is_scalar) continue;
+    const Tensor &t = tensor(in);
+    const Tensor &out = tensor(n.outputs[0]);
+    if (out.dims.size() != t.dims.size())
+      fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
+                 out.dims.size(), " dims); add one scalar per rank");
+  }
 }
 
 void Graph::require_no_self_alias(const Tensor &t) const {

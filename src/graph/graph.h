@@ -110,6 +110,7 @@ class Graph {
   std::string unique_node_name(OpKind kind) const;
   void resolve_dtypes();
   void require_no_self_alias(const Tensor &t) const;
+  void check_scalar_ranks(const Node &node) const;
   // Score modifiers (graph/score_mod.cpp).
   void check_open_score_mod(const Node &node) const;
   void attach_score_mods(Node &node);

@@ -381,3 +381,41 @@ def test_a_callback_must_return_a_tensor(qkv):
     g, tq, tk, tv = _graph_with_qkv(qkv)
     with pytest.raises(TypeError, match=r"score_mod must return a tensor"):
         g.sdpa(tq, tk, tv, attn_scale=SCALE, score_mod=lambda graph, s: None)
+
+
+def test_score_mod_must_be_callable(qkv):
+    g, tq, tk, tv = _graph_with_qkv(qkv)
+    with pytest.raises(TypeError, match=r"score_mod must be a callable f\(graph, score\)"):
+        g.sdpa(tq, tk, tv, attn_scale=SCALE, score_mod=0.8)
+
+
+def test_boolean_math_is_only_for_comparisons_and_logic():
+    g = graph()
+    x = g.tensor(name="x", dim=[2, 3], stride=[3, 1], data_type=data_type.FLOAT)
+    y = g.add(a=x, b=x, compute_data_type=data_type.BOOLEAN)
+    y.set_output(True)
+    with pytest.raises(cudnnfe.InvalidGraphError, match=r"compute data type BOOLEAN"):
+        g.validate()
+
+
+def test_grouped_query_heads_share_the_modifier(rng):
+    """GQA: h_q = 4 query heads over h_kv = 2; the modifier sees [b, h_q, s_q, s_kv]."""
+    q = rng.standard_normal((B, 4, SQ, D)).astype(np.float32)
+    k = rng.standard_normal((B, 2, SKV, D)).astype(np.float32)
+    v = rng.standard_normal((B, 2, SKV, D)).astype(np.float32)
+
+    def build(g):
+        c, c_array = by_value(g, "softcap", 0.5)
+        return softcap_mod(c), {c: c_array}
+
+    o, stats = forward(q, k, v, build)
+    k2, v2 = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)
+    want_o, want_stats, _ = attend(softcap(scores(q, k2), 0.5), v2)
+    close(o, want_o, rtol=1e-4, atol=1e-5)
+    close(stats, want_stats, rtol=1e-4, atol=1e-5)
+
+
+def softcap_mod(c):
+    def mod(graph, score):
+        return graph.mul(a=graph.tanh(input=graph.div(a=score, b=c)), b=c)
+    return mod

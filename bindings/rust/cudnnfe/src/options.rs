@@ -590,9 +590,10 @@ pub struct SdpaBackwardOptions {
     pub ragged_offset_o: Option<Tensor>,
     /// Data type of the math; `NotSet` takes the graph's compute type.
     pub compute_dtype: DataType,
-    /// The forward's score modifier and the gradient's (placeholders of
+    /// The forward's score modifier (a placeholder of
     /// `cudnnfe_graph_begin_score_mod`, not wrapped in Rust yet). Since 0.3.
     pub score_mod: Option<Tensor>,
+    /// The gradient's score modifier, dS' -> dS (as `score_mod`). Since 0.3.
     pub score_mod_bprop: Option<Tensor>,
 }
 
