@@ -543,6 +543,9 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
+  /* FLOAT, HALF, INT32 or DOUBLE (NOT_SET: the graph's); comparisons and
+   * logic also take BOOLEAN, as cudnn-frontend's score modifiers ask (since
+   * 0.3; the CPU reference then compares in float). */
   cudnnfe_dtype_t compute_dtype;
   /* RELU_FWD: y = x >= lower ? min(x, upper) : lower + slope * (x - lower). */
   double relu_lower_clip;       /* default 0 */

@@ -22,11 +22,13 @@ double as_stored(double value, cudnnfe_dtype_t dtype) {
 }  // namespace
 
 ScoreModProgram::ScoreModProgram(const Graph &graph, const Node &node) {
-  const ScoreMod *forward = nullptr, *backward = nullptr;
-  for (const ScoreMod *m : score_mods(node))
-    (std::string(score_mod_option(node, *m)) == "score_mod_bprop" ? backward : forward) = m;
-  if (forward) forward_ = compile(graph, node, *forward);
-  if (backward) backward_ = compile(graph, node, *backward);
+  const bool is_forward = node.kind == OpKind::kSdpa;
+  const ScoreMod &forward =
+      is_forward ? node.as<SdpaAttrs>().score_mod : node.as<SdpaBackwardAttrs>().score_mod;
+  if (!forward.empty()) forward_ = compile(graph, node, forward);
+  if (is_forward) return;
+  const ScoreMod &backward = node.as<SdpaBackwardAttrs>().score_mod_bprop;
+  if (!backward.empty()) backward_ = compile(graph, node, backward);
 }
 
 int ScoreModProgram::slot_of(const Graph &graph, const Node &owner, int64_t uid) {

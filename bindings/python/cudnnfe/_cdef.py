@@ -309,6 +309,7 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
+
   cudnnfe_dtype_t compute_dtype;
 
   double relu_lower_clip;

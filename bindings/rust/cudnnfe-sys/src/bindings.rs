@@ -1097,6 +1097,9 @@ extern "C" {
 pub struct cudnnfe_pointwise_options {
     pub struct_size: usize,
     pub name: *const ::std::os::raw::c_char,
+    #[doc = " FLOAT, HALF, INT32 or DOUBLE (NOT_SET: the graph's); comparisons and"]
+    #[doc = " logic also take BOOLEAN, as cudnn-frontend's score modifiers ask (since"]
+    #[doc = " 0.3; the CPU reference then compares in float)."]
     pub compute_dtype: cudnnfe_dtype_t,
     #[doc = " default 0"]
     pub relu_lower_clip: f64,
