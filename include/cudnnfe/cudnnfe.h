@@ -827,7 +827,10 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
  *   4. the attention options' score_mod (or score_mod_bprop) names `score`.
  * The modifier's nodes belong to that attention node, not to the graph's
  * list; their tensors stay virtual. One modifier is open at a time, and a
- * graph validates only when every modifier is closed and taken. */
+ * graph validates only when every modifier is closed and taken. The GPU
+ * runs a modifier in the composite graph only, and refuses it (NOT_SUPPORTED)
+ * beside alibi_mask, padding_mask or a causal mask or band, as
+ * cudnn-frontend does; the CPU reference runs every combination. */
 
 /* Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]
  * (ndims 4; s_kv a paged cache's logical length); `name` names the
