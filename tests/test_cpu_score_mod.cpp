@@ -267,7 +267,11 @@ TEST(a_modifier_must_be_closed_and_taken_once) {
   const int64_t t = pointwise(g.g, CUDNNFE_POINTWISE_TANH_FWD, score);
   CHECK_FAILS(cudnnfe_graph_validate(g.g), CUDNNFE_STATUS_INVALID_GRAPH, "is still open");
   REQUIRE_OK(cudnnfe_graph_end_score_mod(g.g, score, t));
-  // A later node may not read the modifier's tensors.
+  // Its tensors stay virtual, and a later node may not read them.
+  CHECK_FAILS(cudnnfe_tensor_set_output(g.g, t, 1), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "belongs to a score modifier");
+  CHECK_FAILS(cudnnfe_tensor_set_pass_by_value(g.g, score, 1), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "belongs to a score modifier");
   int64_t y = 0;
   cudnnfe_pointwise_options_t po;
   cudnnfe_pointwise_options_init(&po);
