@@ -237,6 +237,20 @@ void add_op(World &w, Input &in) {
         o.page_table_v = w.uid(in);
         o.max_seq_len_kv = in.below(2) ? in.hostile() : 0;
       }
+      if (in.below(4) == 0) {
+        // A score modifier: hostile dims, one pointwise node on it or on a
+        // pool tensor, an end with a drawn result (the scope may stay open).
+        std::vector<int64_t> dims = hostile_dims(in, 4);
+        int64_t score = 0, mod = 0;
+        if (CALL(cudnnfe_graph_begin_score_mod(g, in.name(), 4, dims.data(), &score)) ==
+            CUDNNFE_STATUS_OK) {
+          CALL(cudnnfe_graph_add_pointwise(g, in.enum_value(64), in.below(2) ? score : w.uid(in),
+                                           w.uid(in), 0, nullptr, &mod));
+          CALL(cudnnfe_graph_end_score_mod(g, in.below(8) ? score : w.uid(in),
+                                           in.below(2) ? mod : w.uid(in)));
+        }
+        o.score_mod = in.below(4) ? score : w.uid(in);
+      }
       const int64_t q = w.uid(in), k = w.uid(in), v = w.uid(in);
       s = CALL(cudnnfe_graph_add_sdpa(g, q, k, v, &o, &y, &extra));
       break;

@@ -546,6 +546,9 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
+  /* FLOAT, HALF, INT32 or DOUBLE (NOT_SET: the graph's); comparisons and
+   * logic also take BOOLEAN, as cudnn-frontend's score modifiers ask (since
+   * 0.3; the CPU reference then compares in float). */
   cudnnfe_dtype_t compute_dtype;
   /* RELU_FWD: y = x >= lower ? min(x, upper) : lower + slope * (x - lower). */
   double relu_lower_clip;       /* default 0 */
@@ -724,6 +727,14 @@ typedef struct cudnnfe_sdpa_options {
    * only rows s < seq_len_q[n] are written (cudnn-frontend's
    * set_ragged_offset on Stats). 0: stats are padded (the default). */
   int64_t ragged_offset_stats;
+  /* since 0.3: a score modifier, applied to the scores after attn_scale and
+   * before bias, ALiBi and the masks: the placeholder UID that
+   * cudnnfe_graph_begin_score_mod returned, closed by
+   * cudnnfe_graph_end_score_mod (see "Score modifiers" below). The node takes
+   * the modifier; no other node may name it. 0 (default): none. With a
+   * modifier, seq_len_q and seq_len_kv may be given without padding_mask
+   * (the modifier reads them; a paged cache needs seq_len_kv). */
+  int64_t score_mod;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \
@@ -798,6 +809,15 @@ typedef struct cudnnfe_sdpa_backward_options {
   /* since 0.3: ragged offsets of the stats input, as the forward's
    * ragged_offset_stats. 0: stats are padded (the default). */
   int64_t ragged_offset_stats;
+  /* since 0.3: the forward's score modifier, built again in this graph (the
+   * backward recomputes the scores through it), and score_mod_bprop, the
+   * modifier of the gradient: its placeholder is dS' (the gradient at
+   * score_mod's output) and its result dS (the gradient at its input), to
+   * which attn_scale then applies. score_mod_bprop's nodes may read
+   * score_mod's tensors (softcap: dS = dS' * (1 - tanh^2)). Without
+   * score_mod_bprop, dS = dS' (right for masks). 0 (default): none. */
+  int64_t score_mod;
+  int64_t score_mod_bprop;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);
@@ -827,6 +847,43 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     const cudnnfe_sdpa_backward_options_t *options,
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias);
+
+/* ------------------------------------------------------------------------ */
+/* Score modifiers (since 0.3)                                              */
+/*                                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A score modifier is a sub-graph of pointwise ops that an attention node
+ * applies to every element of its scores (cudnn-frontend's score_mod;
+ * docs/attention.md defines where). Build one between the two calls below:
+ *   1. cudnnfe_graph_begin_score_mod opens it and returns the UID of its
+ *      placeholder `score`, a virtual FLOAT tensor of the scores' dims;
+ *   2. cudnnfe_graph_add_pointwise (any mode, GEN_INDEX included) adds its
+ *      nodes, reading `score`, earlier nodes' outputs, graph inputs (a
+ *      pass-by-value tensor, a [b,1,1,1] length, a broadcast table) and
+ *      scalars; any other op while it is open is INVALID_GRAPH;
+ *   3. cudnnfe_graph_end_score_mod closes it with its result (a node output
+ *      that depends on `score`, of a floating type);
+ *   4. the attention options' score_mod (or score_mod_bprop) names `score`.
+ * The modifier's nodes belong to that attention node, not to the graph's
+ * list; their tensors stay virtual. One modifier is open at a time, and a
+ * graph validates only when every modifier is closed and taken. The GPU
+ * runs a modifier in the composite graph only, and refuses it (NOT_SUPPORTED)
+ * beside alibi_mask, padding_mask or a causal mask or band, as
+ * cudnn-frontend does; the CPU reference runs every combination. */
+
+/* Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]
+ * (ndims 4; s_kv a paged cache's logical length); `name` names the
+ * placeholder (NULL: automatic). Writes its UID to *score. WRONG_STATE if one
+ * is open already. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name,
+                                               int32_t ndims, const int64_t *dims, int64_t *score);
+
+/* Closes the open score modifier of placeholder `score` with `result`.
+ * INVALID_GRAPH when `result` is not an output of its nodes (or `score`
+ * itself), does not depend on `score`, or one of its nodes reads an output
+ * of a node outside it; the modifier then stays open. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result);
 
 /* Normalizations. Every norm computes, per group of x's elements, mean and
  * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +

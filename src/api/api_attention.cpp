@@ -58,6 +58,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.options = attention_options(o);
     a.options.max_seq_len_kv = o.max_seq_len_kv;
     a.implementation = o.implementation;
+    a.score_mod.score = o.score_mod;
     const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
                                       {q,
                                        k,
@@ -106,6 +107,8 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
+    a.score_mod.score = opts.score_mod;
+    a.score_mod_bprop.score = opts.score_mod_bprop;
     const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
                                       {q,
                                        k,

@@ -1,5 +1,6 @@
 // Graph inputs, scalars, and per-tensor setters and getters.
 #include "api/guard.h"
+#include "graph/score_mod.h"
 
 using namespace cudnnfe;
 
@@ -39,6 +40,9 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *g, int64_t uid, int3
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();
     Tensor &t = graph.tensor(uid);
+    if (is_score_mod_tensor(graph, uid))
+      fail_argument("tensor \"", t.name, "\" (UID ", uid,
+                    ") belongs to a score modifier; a modifier's tensors stay virtual");
     if (t.producer < 0)
       fail_argument("tensor \"", t.name, "\" (UID ", uid,
                     ") is a graph input; only operation outputs can be marked as outputs");
@@ -51,6 +55,9 @@ cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *g, int64_t ui
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();
     Tensor &t = graph.tensor(uid);
+    if (pass_by_value && is_score_mod_tensor(graph, uid))
+      fail_argument("tensor \"", t.name, "\" (UID ", uid,
+                    ") belongs to a score modifier; only graph inputs are passed by value");
     if (pass_by_value && (t.producer >= 0 || t.is_scalar))
       fail_argument("tensor \"", t.name, "\" (UID ", uid, ") is ",
                     t.is_scalar ? "a scalar, already passed by value"

@@ -77,6 +77,12 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   if (spec_.options.padding_mask) {
     seq_len_q_ = lowering.tensor(spec_.seq_len_q);
     seq_len_kv_ = lowering.tensor(spec_.seq_len_kv);
+  } else if (spec_.score_mod && (spec_.seq_len_q || spec_.seq_len_kv)) {
+    // Lengths beside a score modifier (which reads them) only bound the
+    // matmuls and paged loads, as in cudnn-frontend: no padding mask.
+    if (spec_.seq_len_q) seq_len_q_ = lowering.tensor(spec_.seq_len_q);
+    if (spec_.seq_len_kv) seq_len_kv_ = lowering.tensor(spec_.seq_len_kv);
+    lengths_only_ = true;
   } else if (node.kind == OpKind::kSdpaBackward && s_kv % 128 != 0 &&
              lowering.cudnn_version() <= kBackwardPaddingWorkaroundUntil) {
     const std::vector<int64_t> dims = {b, 1, 1, 1};

@@ -44,8 +44,9 @@ class AttentionLowering {
   // The softmax scale, [1,1,1,1] FLOAT (made once).
   cudnnBackendDescriptor_t attn_scale();
 
-  // The sequence-length tensors; null without padding.
-  bool padded() const { return seq_len_q_ != nullptr; }
+  // The sequence-length tensors (null without padding or a score modifier
+  // that reads them); padded(): the padding mask applies.
+  bool padded() const { return seq_len_q_ != nullptr && !lengths_only_; }
   cudnnBackendDescriptor_t seq_len_q() const { return seq_len_q_; }
   cudnnBackendDescriptor_t seq_len_kv() const { return seq_len_kv_; }
 
@@ -75,6 +76,7 @@ class AttentionLowering {
   cudnnDataType_t compute_;
   std::vector<int64_t> scores_;
   cudnnBackendDescriptor_t seq_len_q_ = nullptr, seq_len_kv_ = nullptr;
+  bool lengths_only_ = false;  // lengths given for a score modifier, no padding mask
   cudnnBackendDescriptor_t attn_scale_ = nullptr, dropout_mask_ = nullptr, dropout_scale_ = nullptr,
                            dropout_scale_inv_ = nullptr;
 };

@@ -3,7 +3,7 @@
 // implementation choice says so, the unified operation of
 // lower_sdpa_unified.cpp):
 //
-//   S = Q·Kᵀ -> S·scale -> [+ bias] [+ ALiBi] -> [padding mask] ->
+//   S = Q·Kᵀ -> S·scale -> [score_mod] -> [+ bias] [+ ALiBi] -> [padding mask] ->
 //   [diagonal band: causal / sliding window] -> softmax (with stats = max +
 //   log(sum exp); a sink logit raises the max to max(max, sink) and adds
 //   exp(sink - max) to the sum, as cudnn-frontend's softmax does) -> P [*
@@ -18,6 +18,7 @@
 // key/value head.
 #include "backend/attention_masks.h"
 #include "backend/attribute_util.h"
+#include "backend/lower_score_mod.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
 #include "plan/notes.h"
@@ -69,6 +70,7 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   if (sdpa_runs_unified(lowering, node)) return lower_sdpa_unified(lowering, node);
   check_attention_support(lowering, node);
   check_sink_support(lowering, node);
+  check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
@@ -94,6 +96,7 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   add_matmul(lowering, compute, lowering.tensor(q.uid), kt, s,
              {attention.seq_len_q(), attention.seq_len_kv(), nullptr});
   s = attention.binary(CUDNNFE_POINTWISE_MUL, s, attention.attn_scale(), kFloat);
+  s = lower_score_mod(lowering, node.as<SdpaAttrs>().score_mod, s);
   s = attention.add_bias_and_alibi(s);
   s = attention.padding_mask(s);
   s = attention.band_mask(s);

@@ -3,11 +3,11 @@
 // (cudnn-frontend's arrangement; M is dropout's mask, 1/(1-p) its scale):
 //
 //   softmax_sum = REDUCE_ADD(dO * O) * [1 - p | scale_inv | 1]   (FLOAT, frontend workspace)
-//   S  = Q·Kᵀ * scale [+ bias] [+ ALiBi] [padding mask] - stats [band mask]
+//   S  = Q·Kᵀ * scale [score_mod] [+ bias] [+ ALiBi] [padding mask] - stats [band mask]
 //   P  = EXP(S) [* M * 1/(1-p)]
 //   dV = Pᵀ·dO                                 (Pᵀ: a RESHAPE to the I/O type)
 //   dP = dO·Vᵀ [* M] ; dS' = (dP - softmax_sum) * EXP(S) [* 1/(1-p)]
-//   [dBias = REDUCE_ADD over the batch of dS'] ; dS = dS' * scale
+//   [dBias = REDUCE_ADD over the batch of dS'] ; dS = [score_mod_bprop](dS') * scale
 //   dK = dSᵀ·Q ; dQ = dS·K                     (K: a RESHAPE of Kᵀ)
 //
 // The score modifiers and dropout are shared with the forward
@@ -22,6 +22,7 @@
 
 #include "backend/attention_masks.h"
 #include "backend/attribute_util.h"
+#include "backend/lower_score_mod.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
 
@@ -74,6 +75,7 @@ void matmul_into(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescri
 
 void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   check_attention_support(lowering, node);
+  check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[0]);
@@ -126,6 +128,7 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
   add_matmul(lowering, compute, q_desc, kt, s, q_by_kv);
   s = attention.binary(CUDNNFE_POINTWISE_MUL, s, attention.attn_scale(), kFloat);
+  s = lower_score_mod(lowering, attrs.score_mod, s);
   s = attention.add_bias_and_alibi(s);
   s = attention.padding_mask(s);
   s = attention.binary(CUDNNFE_POINTWISE_SUB, s, lowering.tensor(stats), kFloat);
@@ -159,6 +162,7 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
     ds = attention.binary(CUDNNFE_POINTWISE_MUL, ds, attention.dropout_scale(), kFloat);
   if (dbias != 0)
     add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, ds, lowering.tensor(dbias));
+  ds = lower_score_mod(lowering, attrs.score_mod_bprop, ds);
   ds = attention.binary(CUDNNFE_POINTWISE_MUL, ds, attention.attn_scale(), kFloat);
 
   // dK = dSᵀ·Q.

@@ -45,6 +45,7 @@ std::string unified_refusal(const Lowering &lowering, const Node &node) {
                              : s.dropout_seed || s.dropout_mask ? "dropout"
                              : s.sink_token                     ? "sink_token"
                              : s.ragged()                       ? "a ragged layout"
+                             : s.score_mod                      ? "score_mod"
                                                                 : nullptr;
   if (score_option)
     return cat(score_option,

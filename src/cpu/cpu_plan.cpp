@@ -14,7 +14,9 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cpu/reference_table.h"
+#include "cpu/score_mod_eval.h"
 #include "cpu/strided_tensor.h"
+#include "graph/score_mod.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
@@ -37,6 +39,8 @@ struct Step {
   std::vector<int> inputs;
   std::vector<int> outputs;
   double attn_scale = 0.0;  // SDPA only
+  // An attention node's score modifiers, compiled (cpu/score_mod_eval.h).
+  std::shared_ptr<const cpu::ScoreModProgram> score_mod;
 };
 
 constexpr int64_t kArenaAlignment = 16;
@@ -53,6 +57,8 @@ class CpuPlan final : public Plan {
         step.outputs.push_back(slot_of(graph, node, uid, slot_by_uid));
       if (node.kind == OpKind::kSdpa || node.kind == OpKind::kSdpaBackward)
         step.attn_scale = effective_attn_scale(graph, node);
+      if (!score_mods(node).empty())
+        step.score_mod = std::make_shared<cpu::ScoreModProgram>(graph, node);
       check_supported(step);
       steps_.push_back(std::move(step));
     }
@@ -154,7 +160,7 @@ class CpuPlan final : public Plan {
     auto view = [&](int slot) -> const cpu::StridedTensor * {
       return slot >= 0 ? &views[slot] : nullptr;
     };
-    cpu::StepTensors t{step.node, step.attn_scale, {}, {}};
+    cpu::StepTensors t{step.node, step.attn_scale, step.score_mod.get(), {}, {}};
     for (int slot : step.inputs) t.inputs.push_back(view(slot));
     for (int slot : step.outputs) t.outputs.push_back(view(slot));
     op.run(t);

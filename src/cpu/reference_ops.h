@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cpu/attention_dropout.h"
+#include "cpu/score_mod_eval.h"
 #include "cpu/strided_tensor.h"
 #include "graph/node.h"
 
@@ -40,6 +41,7 @@ struct SdpaTensors {
   const StridedTensor *q, *k, *v;
   AttentionInputs options;
   const StridedTensor *o, *stats;
+  const ScoreModProgram::Run *score_mod;  // nullptr: none
 };
 
 // Attention forward; `scale` is the node's attn_scale unless the node has
@@ -51,6 +53,7 @@ struct SdpaBackwardTensors {
   const StridedTensor *q, *k, *v, *o, *d_o, *stats;
   AttentionInputs options;
   const StridedTensor *dq, *dk, *dv, *dbias;
+  const ScoreModProgram::Run *score_mod;  // nullptr: none
 };
 
 // Attention backward from the forward's O and stats.

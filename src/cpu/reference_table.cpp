@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <iterator>
+#include <memory>
 
 #include "core/error.h"
 #include "cpu/reference_ops.h"
+#include "cpu/score_mod_eval.h"
 #include "cpu/sdpa_fp8_ref.h"
 #include "graph/graph.h"
 #include "ops/attention.h"
@@ -74,14 +76,21 @@ void pointwise(const StepTensors &t) {
 void reduction(const StepTensors &t) {
   run_reduction(t.node, *t.in(0), *t.out(0));
 }
+// The node's score modifiers bound to its input views, when it has some.
+std::unique_ptr<ScoreModProgram::Run> score_mod_run(const StepTensors &t) {
+  if (!t.score_mod) return nullptr;
+  return std::make_unique<ScoreModProgram::Run>(*t.score_mod, t.inputs);
+}
 void sdpa(const StepTensors &t) {
+  const auto mod = score_mod_run(t);
   run_sdpa(t.node, t.attn_scale,
-           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1)});
+           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1), mod.get()});
 }
 void sdpa_backward(const StepTensors &t) {
+  const auto mod = score_mod_run(t);
   run_sdpa_backward(t.node, t.attn_scale,
                     {t.in(0), t.in(1), t.in(2), t.in(3), t.in(4), t.in(5), attention_inputs(t),
-                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort)});
+                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort), mod.get()});
 }
 void softmax(const StepTensors &t) {
   run_softmax(t.node, *t.in(0), *t.out(0), t.out(1));

@@ -10,10 +10,13 @@
 
 namespace cudnnfe::cpu {
 
+class ScoreModProgram;
+
 // One node's tensors at execute, by port (nullptr: port unused).
 struct StepTensors {
   const Node &node;
-  double attn_scale;  // attention: the effective softmax scale
+  double attn_scale;                 // attention: the effective softmax scale
+  const ScoreModProgram *score_mod;  // attention: its score modifiers, or nullptr
   std::vector<const StridedTensor *> inputs, outputs;
 
   const StridedTensor *in(size_t port) const {

@@ -6,7 +6,8 @@
 //   P_ij  = exp(s_ij - stats_i),  s_ij as in the forward (cpu/attention_scores.h)
 //   D_i   = (dO_i . O_i) * scale_inv
 //   dS_ij = (dO_i . v_j * M_ij - D_i) * P_ij * S      (the biased score's gradient)
-//   dV_j += P_ij M_ij S dO_i,  dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i,
+//   dS~_ij = score_mod_bprop(dS_ij)   (dS_ij without one; cpu/score_mod_eval.h)
+//   dV_j += P_ij M_ij S dO_i,  dQ_i += scale dS~_ij k_j,  dK_j += scale dS~_ij q_i,
 //   dBias_hij += dS_ij (summed over the batch: dBias is [1, h_q, s_q, s_kv])
 // This is cuDNN's own arrangement (softmax_sum scaled by 1 - p, dP masked,
 // dS scaled by 1 / (1 - p)); with consistent scales it is the exact gradient.
@@ -63,7 +64,8 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
   const std::vector<double> dod = load(*t.d_o, in.ragged_o, rows, "ragged_offset_o");
   const std::vector<double> lse = load_stats(*t.stats, in.ragged_stats, rows, label);
   const Index score_dims = {batch, h_q, s_q, s_kv};
-  const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
+  const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d,
+                              t.score_mod);
   const AttentionDropout dropout(spec, t.options, score_dims);
 
   std::vector<double> dq(qd.size(), 0.0), dk(kd.size(), 0.0), dv(vd.size(), 0.0);
@@ -100,9 +102,11 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
           }
           const double ds = (dp * m - big_d) * p * dropout.scale();
           if (!dbias.empty()) dbias[static_cast<size_t>((h * s_q + i) * s_kv + j)] += ds;
+          // Through score_mod_bprop (dS' -> dS) on the way to the scale.
+          const double ds_in = score.modifier_gradient(b, h, i, j, ds);
           for (int64_t c = 0; c < d; ++c) {
-            dq_row[c] += scale * ds * k_head[j * d + c];
-            dk_head[j * d + c] += scale * ds * q_row[c];
+            dq_row[c] += scale * ds_in * k_head[j * d + c];
+            dk_head[j * d + c] += scale * ds_in * q_row[c];
           }
         }
       }

@@ -74,7 +74,8 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
                               batch, s_kv, cols, compute, label)
           : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
   const Index score_dims = {batch, h_q, s_q, s_kv};
-  const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d);
+  const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d,
+                              t.score_mod);
   std::vector<double> od(static_cast<size_t>(batch * h_q * s_q * d_v), 0.0);
   const AttentionDropout dropout(spec, t.options, score_dims);
   const StridedTensor *stats = t.stats;

@@ -5,6 +5,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "graph/score_mod.h"
 #include "ops/ops.h"
 #include "plan/plan.h"
 
@@ -53,6 +54,10 @@ Graph Graph::copy_unbuilt() const {
   copy.next_uid_ = next_uid_;
   copy.reserved_uids_ = reserved_uids_;
   copy.bound_uids_ = bound_uids_;
+  copy.open_score_mod_ = open_score_mod_;
+  copy.open_score_mod_first_ = open_score_mod_first_;
+  copy.pending_score_mods_ = pending_score_mods_;
+  copy.score_mod_owners_ = score_mod_owners_;
   return copy;
 }
 
@@ -142,6 +147,10 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
   node.compute_dtype = compute;
+  check_open_score_mod(node);
+  // An attention node takes its closed score modifiers (and reads their
+  // graph inputs after its fixed ports); a failed add gives them back.
+  attach_score_mods(node);
 
   // Create outputs, infer, and roll everything back if inference fails so
   // that a rejected op leaves the graph as it was.
@@ -167,9 +176,11 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
       tensors_.pop_back();
     }
     next_uid_ = next_uid_before;
+    detach_score_mods(node);
     throw;
   }
   node_names_.insert(node.name);
+  if (!score_mods(node).empty()) score_mod_owners_.push_back(nodes_.size());
   for (int64_t in : node.inputs)
     if (in != 0) readers_[in].push_back(nodes_.size());
   nodes_.push_back(std::move(node));
@@ -231,6 +242,7 @@ void Graph::set_uid(int64_t uid, int64_t new_uid) {
       std::replace(nodes_[n].inputs.begin(), nodes_[n].inputs.end(), uid, new_uid);
     readers_[new_uid] = std::move(moved);
   }
+  rename_in_score_mods(uid, new_uid);
 }
 
 void Graph::set_tensor_name(int64_t uid, const std::string &name) {
@@ -307,6 +319,7 @@ void Graph::resolve_dtypes() {
 }
 
 void Graph::validate() {
+  check_score_mods_closed();
   if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
   for (Node &node : nodes_) infer_and_check(*this, node);
   resolve_dtypes();
@@ -320,20 +333,16 @@ void Graph::validate() {
       require_no_self_alias(t);
     }
     // A graph input that no node reads is almost always a mistake.
-    if (t.producer < 0 && !t.is_scalar && !readers_.count(t.uid))
+    // (A virtual tensor without a producer is a score modifier's.)
+    if (t.producer < 0 && !t.is_scalar && !t.is_virtual && !readers_.count(t.uid))
       fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
   }
-  // A scalar takes its consumers' rank, so all of them must share one.
+  // A scalar takes its consumers' rank, so all of them must share one
+  // (score modifiers' nodes included).
   for (const Node &n : nodes_) {
-    if (n.kind != OpKind::kPointwise) continue;
-    for (int64_t in : n.inputs) {
-      if (in == 0 || !tensor(in).is_scalar) continue;
-      const Tensor &t = tensor(in);
-      const Tensor &out = tensor(n.outputs[0]);
-      if (out.dims.size() != t.dims.size())
-        fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
-                   out.dims.size(), " dims); add one scalar per rank");
-    }
+    check_scalar_ranks(n);
+    for (const ScoreMod *m : score_mods(n))
+      for (const Node &sub : m->nodes) check_scalar_ranks(sub);
   }
   if (outputs == 0)
     fail_graph("graph \"", name, "\" has no outputs: mark at least one op output with set_output");
@@ -344,6 +353,18 @@ void Graph::validate() {
   if (bound_uids_.size() > kMaxBoundTensors)
     fail_graph("graph \"", name, "\" has ", bound_uids_.size(), " bound tensors; at most ",
                kMaxBoundTensors, " are supported");
+}
+
+void Graph::check_scalar_ranks(const Node &n) const {
+  if (n.kind != OpKind::kPointwise) return;
+  for (int64_t in : n.inputs) {
+    if (in == 0 || !tensor(in).is_scalar) continue;
+    const Tensor &t = tensor(in);
+    const Tensor &out = tensor(n.outputs[0]);
+    if (out.dims.size() != t.dims.size())
+      fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
+                 out.dims.size(), " dims); add one scalar per rank");
+  }
 }
 
 void Graph::require_no_self_alias(const Tensor &t) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,16 @@ class Graph {
   // recorded UIDs without colliding with automatic ones).
   void reserve_uids(std::unordered_set<int64_t> uids) { reserved_uids_ = std::move(uids); }
 
+  // ---- score modifiers (graph/score_mod.cpp; docs/attention.md) ----
+  // Opens a score modifier: until end_score_mod, added nodes (pointwise
+  // only) belong to it. Returns the UID of its placeholder, a virtual FLOAT
+  // tensor of `dims` ([b, h_q, s_q, s_kv]) named `name` (or automatically).
+  int64_t begin_score_mod(const std::string &name, const std::vector<int64_t> &dims);
+  // Closes the open modifier of placeholder `score`, whose output is
+  // `result`; it waits for an attention node to name `score`.
+  void end_score_mod(int64_t score, int64_t result);
+  int64_t open_score_mod() const { return open_score_mod_; }
+
   // ---- lookup ----
   Tensor &tensor(int64_t uid);  // throws INVALID_ARGUMENT naming the UID
   const Tensor &tensor(int64_t uid) const;
@@ -107,6 +118,14 @@ class Graph {
   std::string unique_node_name(OpKind kind) const;
   void resolve_dtypes();
   void require_no_self_alias(const Tensor &t) const;
+  void check_scalar_ranks(const Node &node) const;
+  // Score modifiers (graph/score_mod.cpp).
+  void check_open_score_mod(const Node &node) const;
+  void attach_score_mods(Node &node);
+  void take_score_mods(Node &node);
+  void detach_score_mods(Node &node);
+  void rename_in_score_mods(int64_t uid, int64_t new_uid);
+  void check_score_mods_closed() const;
 
   std::deque<Tensor> tensors_;
   std::unordered_map<int64_t, size_t> index_by_uid_;
@@ -122,6 +141,12 @@ class Graph {
   std::unique_ptr<Plan> plan_;
   uint64_t plan_serial_ = 0;
   std::string build_failure_;
+  // The open score modifier's placeholder (0: none) and its first node;
+  // closed modifiers by placeholder UID until an attention node takes them.
+  int64_t open_score_mod_ = 0;
+  size_t open_score_mod_first_ = 0;
+  std::map<int64_t, ScoreMod> pending_score_mods_;
+  std::vector<size_t> score_mod_owners_;  // nodes holding a modifier
 };
 
 }  // namespace cudnnfe

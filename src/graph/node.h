@@ -113,6 +113,23 @@ struct AttentionOptions {
   int64_t max_seq_len_kv = 0;
 };
 
+struct Node;
+
+// A score modifier (docs/attention.md, "Score modifiers"): pointwise nodes
+// that an attention node applies to each element of its scores. `score` is
+// the UID of the placeholder tensor the nodes read (the scores after
+// attn_scale, or dS' for a backward modifier); `result` is the UID the
+// attention reads instead (may be `score`). The nodes' tensors live in the
+// graph's tensor table; the nodes themselves only here, in the order they
+// were added. Graph inputs and scalars they read are also inputs of the
+// attention node, after its fixed ports (graph/score_mod.h).
+struct ScoreMod {
+  int64_t score = 0;  // 0: no modifier
+  int64_t result = 0;
+  std::vector<Node> nodes;
+  bool empty() const { return score == 0; }
+};
+
 struct SdpaAttrs {
   double attn_scale = 0.0;  // 0: 1/sqrt(d) (resolved at validation)
   bool generate_stats = false;
@@ -121,6 +138,7 @@ struct SdpaAttrs {
   AttentionOptions options;
   // COMPOSITE or UNIFIED lowering; AUTO picks at build (backend/lower_sdpa.cpp).
   cudnnfe_attention_implementation_t implementation = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
+  ScoreMod score_mod;
 };
 
 struct SdpaBackwardAttrs {
@@ -130,6 +148,10 @@ struct SdpaBackwardAttrs {
   bool deterministic = false;
   AttentionOptions options;
   bool generate_dbias = false;  // output dBias exists
+  // The forward's modifier (recomputing the scores) and the gradient's:
+  // dS' (at the modifier's output) -> dS.
+  ScoreMod score_mod;
+  ScoreMod score_mod_bprop;
 };
 
 // Shared by every normalization (layernorm, rmsnorm, batchnorm,

@@ -31,6 +31,7 @@ AttentionSpec attention_spec(const Node &node) {
       s.causal_mask = a.causal_mask;
       s.causal_mask_bottom_right = a.causal_mask_bottom_right;
       s.options = a.options;
+      s.score_mod = !a.score_mod.empty();
       break;
     }
     case OpKind::kSdpaFp8: {
@@ -53,6 +54,8 @@ AttentionSpec attention_spec(const Node &node) {
       s.causal_mask = a.causal_mask;
       s.causal_mask_bottom_right = a.causal_mask_bottom_right;
       s.options = a.options;
+      s.score_mod = !a.score_mod.empty();
+      s.score_mod_bprop = !a.score_mod_bprop.empty();
     }
   }
   const AttentionPorts &p = attention_ports(node.kind);

@@ -51,6 +51,9 @@ struct AttentionSpec {
   int64_t page_table_k = 0, page_table_v = 0;
   int64_t sink_token = 0, block_mask = 0;
   int64_t ragged_page_table_k = 0, ragged_page_table_v = 0, ragged_stats = 0;
+  // Score modifiers (docs/attention.md): the forward's, and the backward's
+  // gradient modifier.
+  bool score_mod = false, score_mod_bprop = false;
 
   // Whether the diagonal is aligned at the bottom-right corner.
   bool bottom_right() const {

@@ -13,12 +13,22 @@ void infer_and_check(Graph &graph, Node &node) {
   op_rules(node.kind).infer(graph, node);
 }
 
+// Comparisons and logic may compute in BOOLEAN, as cudnn-frontend's score
+// modifiers ask (test_flexible_sdpa*.py; cuDNN takes it as their math type).
+static bool boolean_math_allowed(const Node &node) {
+  if (node.kind != OpKind::kPointwise) return false;
+  const cudnnfe_pointwise_mode_t m = node.as<PointwiseAttrs>().mode;
+  return (m >= CUDNNFE_POINTWISE_CMP_EQ && m <= CUDNNFE_POINTWISE_CMP_LE) ||
+         (m >= CUDNNFE_POINTWISE_LOGICAL_AND && m <= CUDNNFE_POINTWISE_LOGICAL_NOT);
+}
+
 void check_types(Graph &graph, Node &node) {
   if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET)
     node.compute_dtype =
         graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype : CUDNNFE_DTYPE_FLOAT;
   if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_INT32 &&
-      node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE)
+      node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE &&
+      !(node.compute_dtype == CUDNNFE_DTYPE_BOOLEAN && boolean_math_allowed(node)))
     fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
                " is not supported; use FLOAT (or HALF, INT32)");
   if (auto rule = op_rules(node.kind).check_types) rule(graph, node);

@@ -39,6 +39,10 @@ void infer_norm(Graph &graph, Node &node);
 void infer_grouped_norm(Graph &graph, Node &node);
 void infer_softmax(Graph &graph, Node &node);
 void check_types_sdpa(Graph &graph, Node &node);
+// An attention node's score modifiers (score_mod.cpp): their nodes inferred
+// again, and their placeholders and results against the scores `dims`.
+void infer_score_mods(Graph &graph, Node &node, const std::vector<int64_t> &dims);
+void check_score_mod_types(Graph &graph, Node &node);
 // reshape, transpose, slice, concatenate (layout.cpp).
 void infer_layout(Graph &graph, Node &node);
 void check_types_layout(Graph &graph, Node &node);

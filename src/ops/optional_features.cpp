@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "graph/score_mod.h"
 #include "ops/attention.h"
 #include "ops/op_rules.h"
 
@@ -75,6 +76,11 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
   });
   offer(out, given(ports.attn_scale), "scale tensor",
         [ports](Node &n) { drop_input(n, ports.attn_scale); });
+  // The modifiers' graph inputs follow the fixed ports (graph/score_mod.h).
+  offer(out, !score_mods(node).empty(), "score modifier", [](Node &n) {
+    for (ScoreMod *m : score_mods(n)) *m = ScoreMod{};
+    n.inputs.resize(input_port_names(n.kind).size());
+  });
 }
 
 }  // namespace

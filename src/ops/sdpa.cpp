@@ -64,6 +64,9 @@ void check_packed_page_tables(Graph &graph, const Node &node, const AttentionSpe
   }
 }
 
+void require_dims(const Node &node, const char *port, const Tensor &t,
+                  const std::vector<int64_t> &dims, const char *rule);
+
 // Ragged offsets and page tables (docs/attention.md).
 void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec &s,
                             const AttentionShape &a) {
@@ -96,10 +99,11 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
                "paged K/V cache only");
   check_packed_page_tables(graph, node, s, a);
   if (!s.paged()) return;
-  if (!s.options.padding_mask)
+  if (!s.options.padding_mask && !(s.score_mod && s.seq_len_kv))
     fail_graph(label,
                ": a paged K/V cache (page_table_k, page_table_v) needs padding_mask with "
-               "seq_len_kv (the number of valid keys of each batch)");
+               "seq_len_kv (the number of valid keys of each batch), or seq_len_kv and a "
+               "score_mod");
   const std::pair<int64_t, const char *> tables[] = {{s.page_table_k, "k"}, {s.page_table_v, "v"}};
   for (auto [uid, which] : tables) {
     if (uid == 0) continue;
@@ -142,10 +146,16 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
                    "; expected [b,1,1,1] = ", dims_string({a.b, 1, 1, 1}),
                    " (one length per batch)");
     }
-  } else if (s.seq_len_q != 0 || s.seq_len_kv != 0) {
+  } else if ((s.seq_len_q != 0 || s.seq_len_kv != 0) && !s.score_mod) {
     fail_graph(label, ": ", s.seq_len_q ? "seq_len_q" : "seq_len_kv",
                " is given but padding_mask is 0; sequence lengths are read only with "
-               "padding_mask = 1");
+               "padding_mask = 1 (or by a score_mod, as cudnn-frontend allows)");
+  } else {
+    // With a score modifier the lengths only bound the GPU's matmuls and
+    // paged loads; the modifier masks what they leave (docs/attention.md).
+    for (auto [uid, option] : {std::pair{s.seq_len_q, "seq_len_q"}, {s.seq_len_kv, "seq_len_kv"}})
+      if (uid != 0)
+        require_dims(node, option, graph.tensor(uid), {a.b, 1, 1, 1}, "one length per batch");
   }
 
   check_diagonal_band(node, s);
@@ -291,6 +301,7 @@ void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
   check_forward_options(graph, node, a);
+  infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
   const Tensor &q = graph.tensor(node.inputs[0]);
   // A ragged q's batch stride is unused (often 0): O still keeps the batch
   // outermost, whatever its own layout.
@@ -315,6 +326,7 @@ void infer_sdpa(Graph &graph, Node &node) {
 void infer_sdpa_backward(Graph &graph, Node &node) {
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
+  infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
   const Tensor &q = graph.tensor(node.inputs[0]);
   const Tensor &k = graph.tensor(node.inputs[1]);
   const Tensor &v = graph.tensor(node.inputs[2]);
@@ -390,6 +402,7 @@ void check_types_sdpa(Graph &graph, Node &node) {
                  CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},
                 "FLOAT, HALF, BFLOAT16, INT8 or UINT8");
 
+  check_score_mod_types(graph, node);
   if (node.kind == OpKind::kSdpa) {
     if (node.outputs[1] != 0 && graph.tensor(node.outputs[1]).dtype != CUDNNFE_DTYPE_FLOAT)
       fail_graph(Graph::label(node), ": stats \"", graph.tensor(node.outputs[1]).name,

@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "graph/op_schema.h"
+#include "graph/score_mod.h"
 #include "ops/ops.h"
 #include "serialize/json.h"
 
@@ -54,8 +55,56 @@ Value node_attributes(const Node &node) {
 
 const char *tensor_kind(const Tensor &t) {
   if (t.is_scalar) return "scalar";
-  if (t.producer < 0) return "input";
+  // A score modifier's tensors are virtual and written by no listed node.
+  if (t.producer < 0 && !t.is_virtual) return "input";
   return t.is_virtual ? "virtual" : "output";
+}
+
+Value write_node(const Node &node);
+
+// An attention node's score modifiers: {"score", "result", "nodes"} each,
+// under the option's name (docs/graph-json.md).
+void write_score_mods(const Node &node, Value &v) {
+  for (const ScoreMod *m : score_mods(node)) {
+    Value mod = Value::object();
+    mod.set("score", Value::integer(m->score));
+    mod.set("result", Value::integer(m->result));
+    Value nodes = Value::array();
+    for (const Node &sub : m->nodes) nodes.push(write_node(sub));
+    mod.set("nodes", std::move(nodes));
+    v.set(score_mod_option(node, *m), std::move(mod));
+  }
+}
+
+Value write_node(const Node &node) {
+  Value v = Value::object();
+  v.set("op", Value::string(op_kind_name(node.kind)));
+  v.set("name", Value::string(node.name));
+  v.set("compute_data_type", Value::string(dtype_name(node.compute_dtype)));
+  // Inputs past the fixed ports are the score modifiers' (recreated with them).
+  const auto &ports = input_port_names(node.kind);
+  Value inputs = Value::object();
+  for (size_t i = 0; i < node.inputs.size() && i < ports.size(); ++i)
+    if (node.inputs[i]) inputs.set(ports[i], Value::integer(node.inputs[i]));
+  Value outputs = Value::object();
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (node.outputs[i])
+      outputs.set(output_port_names(node.kind)[i], Value::integer(node.outputs[i]));
+  v.set("inputs", std::move(inputs));
+  v.set("outputs", std::move(outputs));
+  v.set("attributes", node_attributes(node));
+  write_score_mods(node, v);
+  return v;
+}
+
+// The tensors of `node`'s score modifiers (placeholders and node outputs).
+void score_mod_tensors(const Graph &graph, const Node &node, std::vector<const Tensor *> &out) {
+  for (const ScoreMod *m : score_mods(node)) {
+    out.push_back(&graph.tensor(m->score));
+    for (const Node &sub : m->nodes)
+      for (int64_t uid : sub.outputs)
+        if (uid) out.push_back(&graph.tensor(uid));
+  }
 }
 
 }  // namespace
@@ -76,10 +125,12 @@ std::string serialize_graph(const Graph &graph) {
   // the order a load recreates them in, so that round trips are exact.
   std::vector<const Tensor *> ordered;
   for (const Tensor &t : graph.tensors())
-    if (t.producer < 0) ordered.push_back(&t);
-  for (const Node &node : graph.nodes())
+    if (t.producer < 0 && !is_score_mod_tensor(graph, t.uid)) ordered.push_back(&t);
+  for (const Node &node : graph.nodes()) {
+    score_mod_tensors(graph, node, ordered);
     for (int64_t uid : node.outputs)
       if (uid) ordered.push_back(&graph.tensor(uid));
+  }
   Value tensors = Value::array();
   for (const Tensor *tensor : ordered) {
     const Tensor &t = *tensor;
@@ -92,7 +143,7 @@ std::string serialize_graph(const Graph &graph) {
     v.set("strides", int_array(t.strides));
     if (t.is_scalar) v.set("value", Value::number(t.scalar_value));
     if (t.pass_by_value) v.set("pass_by_value", Value::boolean(true));
-    if (t.producer >= 0) {
+    if (t.producer >= 0 || t.is_virtual) {
       v.set("dims_set_by_user", Value::boolean(t.dims_set_by_user));
       v.set("strides_set_by_user", Value::boolean(t.strides_set_by_user));
     }
@@ -100,24 +151,7 @@ std::string serialize_graph(const Graph &graph) {
   }
   root.set("tensors", std::move(tensors));
   Value nodes = Value::array();
-  for (const Node &node : graph.nodes()) {
-    Value v = Value::object();
-    v.set("op", Value::string(op_kind_name(node.kind)));
-    v.set("name", Value::string(node.name));
-    v.set("compute_data_type", Value::string(dtype_name(node.compute_dtype)));
-    Value inputs = Value::object();
-    for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i])
-        inputs.set(input_port_names(node.kind)[i], Value::integer(node.inputs[i]));
-    Value outputs = Value::object();
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (node.outputs[i])
-        outputs.set(output_port_names(node.kind)[i], Value::integer(node.outputs[i]));
-    v.set("inputs", std::move(inputs));
-    v.set("outputs", std::move(outputs));
-    v.set("attributes", node_attributes(node));
-    nodes.push(std::move(v));
-  }
+  for (const Node &node : graph.nodes()) nodes.push(write_node(node));
   root.set("nodes", std::move(nodes));
   return root.dump();
 }
@@ -207,6 +241,112 @@ OpAttrs read_attributes(OpKind kind, const Value &a, const std::string &where) {
   return attrs;
 }
 
+// The recorded virtual or output tensor `uid`, taken from `recorded`.
+const Value &take_recorded(std::map<int64_t, const Value *> &recorded, int64_t uid,
+                           const std::string &where) {
+  auto it = recorded.find(uid);
+  if (it == recorded.end())
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ": uid ", uid,
+         " is not a virtual or output tensor of the document");
+  const Value &t = *it->second;
+  recorded.erase(it);
+  return t;
+}
+
+void read_node(Graph &graph, const Value &v, const std::string &where,
+               std::map<int64_t, const Value *> &outputs_by_uid);
+
+// Replays an attention node's score modifiers (begin, their nodes, end) and
+// names them in `attrs`, before the node itself is added.
+void read_score_mods(Graph &graph, OpKind kind, const Value &v, const std::string &where,
+                     OpAttrs &attrs, std::map<int64_t, const Value *> &outputs_by_uid) {
+  if (kind != OpKind::kSdpa && kind != OpKind::kSdpaBackward) return;
+  for (const char *option : {"score_mod", "score_mod_bprop"}) {
+    const Value *mod = v.find(option);
+    if (!mod) continue;
+    const std::string mw = cat(where, ".", option);
+    if (kind == OpKind::kSdpa && std::string(option) != "score_mod")
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", mw, ": sdpa has no ", option);
+    const int64_t score = mod->at("score", mw).as_int(mw + ".score");
+    const Value &t = take_recorded(outputs_by_uid, score, mw + ".score");
+    const std::string tw = cat("tensor uid ", score);
+    const int64_t created =
+        graph.begin_score_mod(t.at("name", tw).as_string(tw + ".name"),
+                              read_ints(t.at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS));
+    graph.set_uid(created, score);
+    const auto &nodes = mod->at("nodes", mw).as_array(mw + ".nodes");
+    for (size_t n = 0; n < nodes.size(); ++n)
+      read_node(graph, nodes[n], cat(mw, ".nodes[", n, "]"), outputs_by_uid);
+    graph.end_score_mod(score, mod->at("result", mw).as_int(mw + ".result"));
+    ScoreMod &target = std::string(option) == "score_mod_bprop"
+                           ? std::get<SdpaBackwardAttrs>(attrs).score_mod_bprop
+                       : kind == OpKind::kSdpa ? std::get<SdpaAttrs>(attrs).score_mod
+                                               : std::get<SdpaBackwardAttrs>(attrs).score_mod;
+    target.score = score;
+  }
+}
+
+void read_node(Graph &graph, const Value &v, const std::string &where,
+               std::map<int64_t, const Value *> &outputs_by_uid) {
+  OpKind kind;
+  const std::string &op = v.at("op", where).as_string(where + ".op");
+  if (!op_kind_from_name(op, &kind))
+    fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".op: unknown op \"", op, "\"");
+  const auto &in_ports = input_port_names(kind);
+  const Value &inputs = v.at("inputs", where);
+  for (const auto &entry : inputs.as_object(where + ".inputs"))
+    if (std::find(in_ports.begin(), in_ports.end(), entry.first) == in_ports.end())
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".inputs: ", op,
+           " has no input \"", entry.first, "\"");
+  std::vector<int64_t> in_uids;
+  for (const std::string &port : in_ports) {
+    const Value *uid = inputs.find(port);
+    in_uids.push_back(uid ? uid->as_int(cat(where, ".inputs.", port)) : 0);
+  }
+  OpAttrs attrs = read_attributes(kind, v.at("attributes", where), where + ".attributes");
+  read_score_mods(graph, kind, v, where, attrs, outputs_by_uid);
+  Node built = graph.add_node(
+      kind, v.at("name", where).as_string(where + ".name"), in_uids, std::move(attrs),
+      read_dtype(v.at("compute_data_type", where), where + ".compute_data_type"));
+  const Value &outputs = v.at("outputs", where);
+  const auto &out_ports = output_port_names(kind);
+  for (size_t port = 0; port < out_ports.size(); ++port) {
+    const Value *recorded = outputs.find(out_ports[port]);
+    if (!built.outputs[port]) {
+      if (recorded)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: \"",
+             out_ports[port], "\" is listed but the node's attributes do not produce it");
+      continue;
+    }
+    if (!recorded)
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: missing \"",
+           out_ports[port], "\"");
+    int64_t uid = recorded->as_int(cat(where, ".outputs.", out_ports[port]));
+    const Value &t = take_recorded(outputs_by_uid, uid, cat(where, ".outputs.", out_ports[port]));
+    const std::string tw = cat("tensor uid ", uid);
+    graph.set_uid(built.outputs[port], uid);
+    graph.set_tensor_name(uid, t.at("name", tw).as_string(tw + ".name"));
+    Tensor &out = graph.tensor(uid);
+    out.dtype = read_dtype(t.at("data_type", tw), tw + ".data_type");
+    out.is_virtual = t.at("kind", tw).as_string(tw + ".kind") == "virtual";
+    if (t.at("dims_set_by_user", tw).as_bool(tw + ".dims_set_by_user")) {
+      out.dims = read_ints(t.at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS);
+      out.dims_set_by_user = true;
+    }
+    if (t.at("strides_set_by_user", tw).as_bool(tw + ".strides_set_by_user")) {
+      out.strides = read_ints(t.at("strides", tw), tw + ".strides", CUDNNFE_MAX_DIMS);
+      out.strides_set_by_user = true;
+    }
+    if (out.dims.empty() || out.strides.size() != out.dims.size())
+      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": dims and strides disagree");
+    for (size_t i = 0; i < out.dims.size(); ++i)
+      if (out.dims[i] <= 0 || out.strides[i] < 0)
+        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": bad dims or strides");
+    require_shape_fits(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, cat("graph JSON: ", tw), out.dims,
+                       &out.strides);
+  }
+}
+
 void load(const Value &root, Graph &graph) {
   const std::string top = "document";
   if (root.at("format", top).as_string("format") != kFormat)
@@ -268,72 +408,8 @@ void load(const Value &root, Graph &graph) {
   }
 
   const auto &nodes = root.at("nodes", top).as_array("nodes");
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    const Value &v = nodes[n];
-    std::string where = cat("nodes[", n, "]");
-    OpKind kind;
-    const std::string &op = v.at("op", where).as_string(where + ".op");
-    if (!op_kind_from_name(op, &kind))
-      fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".op: unknown op \"", op,
-           "\"");
-    const auto &in_ports = input_port_names(kind);
-    const Value &inputs = v.at("inputs", where);
-    for (const auto &entry : inputs.as_object(where + ".inputs"))
-      if (std::find(in_ports.begin(), in_ports.end(), entry.first) == in_ports.end())
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".inputs: ", op,
-             " has no input \"", entry.first, "\"");
-    std::vector<int64_t> in_uids;
-    for (const std::string &port : in_ports) {
-      const Value *uid = inputs.find(port);
-      in_uids.push_back(uid ? uid->as_int(cat(where, ".inputs.", port)) : 0);
-    }
-    Node built =
-        graph.add_node(kind, v.at("name", where).as_string(where + ".name"), in_uids,
-                       read_attributes(kind, v.at("attributes", where), where + ".attributes"),
-                       read_dtype(v.at("compute_data_type", where), where + ".compute_data_type"));
-    const Value &outputs = v.at("outputs", where);
-    const auto &out_ports = output_port_names(kind);
-    for (size_t port = 0; port < out_ports.size(); ++port) {
-      const Value *recorded = outputs.find(out_ports[port]);
-      if (!built.outputs[port]) {
-        if (recorded)
-          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: \"",
-               out_ports[port], "\" is listed but the node's attributes do not produce it");
-        continue;
-      }
-      if (!recorded)
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs: missing \"",
-             out_ports[port], "\"");
-      int64_t uid = recorded->as_int(cat(where, ".outputs.", out_ports[port]));
-      auto it = outputs_by_uid.find(uid);
-      if (it == outputs_by_uid.end())
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", where, ".outputs.",
-             out_ports[port], ": uid ", uid, " is not a virtual or output tensor of the document");
-      const Value &t = *it->second;
-      outputs_by_uid.erase(it);
-      const std::string tw = cat("tensor uid ", uid);
-      graph.set_uid(built.outputs[port], uid);
-      graph.set_tensor_name(uid, t.at("name", tw).as_string(tw + ".name"));
-      Tensor &out = graph.tensor(uid);
-      out.dtype = read_dtype(t.at("data_type", tw), tw + ".data_type");
-      out.is_virtual = t.at("kind", tw).as_string(tw + ".kind") == "virtual";
-      if (t.at("dims_set_by_user", tw).as_bool(tw + ".dims_set_by_user")) {
-        out.dims = read_ints(t.at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS);
-        out.dims_set_by_user = true;
-      }
-      if (t.at("strides_set_by_user", tw).as_bool(tw + ".strides_set_by_user")) {
-        out.strides = read_ints(t.at("strides", tw), tw + ".strides", CUDNNFE_MAX_DIMS);
-        out.strides_set_by_user = true;
-      }
-      if (out.dims.empty() || out.strides.size() != out.dims.size())
-        fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": dims and strides disagree");
-      for (size_t i = 0; i < out.dims.size(); ++i)
-        if (out.dims[i] <= 0 || out.strides[i] < 0)
-          fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": bad dims or strides");
-      require_shape_fits(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, cat("graph JSON: ", tw), out.dims,
-                         &out.strides);
-    }
-  }
+  for (size_t n = 0; n < nodes.size(); ++n)
+    read_node(graph, nodes[n], cat("nodes[", n, "]"), outputs_by_uid);
   if (!outputs_by_uid.empty())
     fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: tensor uid ",
          outputs_by_uid.begin()->first, " is marked as an op output but no node produces it");

@@ -389,7 +389,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (256 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (264 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -426,11 +426,12 @@ struct cudnnfe_sdpa_options
     ragged_offset_page_table_k::Int64  # int64_t at 232
     ragged_offset_page_table_v::Int64  # int64_t at 240
     ragged_offset_stats::Int64  # int64_t at 248
+    score_mod::Int64  # int64_t at 256
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (192 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (208 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -460,6 +461,8 @@ struct cudnnfe_sdpa_backward_options
     ragged_offset_v::Int64  # int64_t at 168
     ragged_offset_o::Int64  # int64_t at 176
     ragged_offset_stats::Int64  # int64_t at 184
+    score_mod::Int64  # int64_t at 192
+    score_mod_bprop::Int64  # int64_t at 200
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
@@ -1575,6 +1578,38 @@ function cudnnfe_graph_add_sdpa_backward_ex(graph, q, k, v, o, d_o, stats, optio
     ccall((:cudnnfe_graph_add_sdpa_backward_ex, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
           graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias)
+end
+
+"""
+    cudnnfe_graph_begin_score_mod(graph, name, ndims, dims, score) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name, int32_t ndims, const int64_t *dims, int64_t *score)`
+
+Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]
+(ndims 4; s_kv a paged cache's logical length); `name` names the
+placeholder (NULL: automatic). Writes its UID to *score. WRONG_STATE if one
+is open already. since 0.3
+"""
+function cudnnfe_graph_begin_score_mod(graph, name, ndims, dims, score)
+    ccall((:cudnnfe_graph_begin_score_mod, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Cstring, Int32, Ptr{Int64}, Ptr{Int64}),
+          graph, name, ndims, dims, score)
+end
+
+"""
+    cudnnfe_graph_end_score_mod(graph, score, result) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result)`
+
+Closes the open score modifier of placeholder `score` with `result`.
+INVALID_GRAPH when `result` is not an output of its nodes (or `score`
+itself), does not depend on `score`, or one of its nodes reads an output
+of a node outside it; the modifier then stays open. since 0.3
+"""
+function cudnnfe_graph_end_score_mod(graph, score, result)
+    ccall((:cudnnfe_graph_end_score_mod, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64),
+          graph, score, result)
 end
 
 """
@@ -3017,7 +3052,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_sdpa, cudnnfe_graph_set_ragged_offset,
       cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
       cudnnfe_sdpa_backward_options_init_sized, cudnnfe_graph_add_sdpa_backward,
-      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_norm_phase_t, cudnnfe_norm_options,
+      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_graph_begin_score_mod,
+      cudnnfe_graph_end_score_mod, cudnnfe_norm_phase_t, cudnnfe_norm_options,
       cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
       cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
       cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,

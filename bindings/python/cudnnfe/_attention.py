@@ -25,8 +25,6 @@ __all__ = ["AttentionOps"]
 _FEATURES = {
     "block_mask": "block-sparse attention masks",
     "rng_dump": "dumping the dropout mask",
-    "score_mod": "score modification callbacks",
-    "score_mod_bprop": "score modification callbacks",
     "fn": "score modification callbacks",
     "score_max": "the score-max output",
     "score_sum_exp": "the score sum-of-exponents output",
@@ -217,6 +215,51 @@ class AttentionOps:
         if max_seq_len_kv is not None:
             o.max_seq_len_kv = _int(max_seq_len_kv, f"{node}: paged_attention_max_seq_len_kv")
 
+    def _uid_dims(self, uid: int) -> list:
+        return self._wrap(uid).get_dim()
+
+    def _score_dims(self, qu: int, ku: int, vu: int, o: Any) -> list:
+        """The scores' ``[b, h_q, s_q, s_kv]``; a paged cache's s_kv as
+        docs/attention.md infers it (max_seq_len_kv, the unpaged tensor's, or pages
+        times the page size)."""
+        q_dims = self._uid_dims(qu)
+        s_kv = self._uid_dims(ku)[2]
+        k_table = getattr(o, "page_table_k", 0)
+        v_table = getattr(o, "page_table_v", 0)
+        if k_table or v_table:
+            if getattr(o, "max_seq_len_kv", 0) > 0:
+                s_kv = o.max_seq_len_kv
+            elif not k_table:
+                s_kv = self._uid_dims(ku)[2]
+            elif not v_table:
+                s_kv = self._uid_dims(vu)[2]
+            else:
+                s_kv = self._uid_dims(k_table)[2] * self._uid_dims(ku)[2]
+        return [q_dims[0], q_dims[1], q_dims[2], s_kv]
+
+    def _score_mod(self, node: str, keyword: str, fn: Any, dims: list) -> int:
+        """Builds a score modifier: opens its scope (``cudnnfe_graph_begin_score_mod``),
+        calls ``fn(self, placeholder)`` so that its pointwise ops land in the scope,
+        and closes it with the tensor ``fn`` returns. Returns the placeholder's UID
+        for the options' ``score_mod`` field (0 without ``fn``)."""
+        if fn is None:
+            return 0
+        if not callable(fn):
+            raise TypeError(f"{node}: {keyword} must be a callable f(graph, score) -> Tensor, "
+                            f"not {type(fn).__name__}")
+        c_dims = ffi.new("int64_t[]", [int(d) for d in dims])
+        out = ffi.new("int64_t *")
+        cname = _cstr(f"{node}::{keyword}", keyword)
+        self._check(lib.cudnnfe_graph_begin_score_mod(self._ptr, cname, 4, c_dims, out))
+        score = int(out[0])
+        placeholder = self._wrap(score, "virtual")
+        result = fn(self, placeholder)
+        if not isinstance(result, Tensor) or result._graph is not self:
+            raise TypeError(f"{node}: {keyword} must return a tensor of this graph (the modified "
+                            f"scores), not {type(result).__name__}")
+        self._check(lib.cudnnfe_graph_end_score_mod(self._ptr, score, result._uid))
+        return score
+
     @staticmethod
     def _bias_argument(node: str, bias: Any, attn_bias: Any) -> Any:
         if bias is not None and attn_bias is not None:
@@ -283,11 +326,19 @@ class AttentionOps:
                 ceil(ceil(s_kv/128)/8)]`` mask of 128x128 score tiles
                 (``UNIFIED`` only, cuDNN 9.14 and newer).
 
-        score_mod, score_max, score_sum_exp, rng_dump and unfuse_fma are not
-        offered by the C ABI: giving them raises :class:`NotOfferedError`.
+            score_mod: cudnn-frontend's score modifier, ``score_mod(graph, score)``:
+                it adds pointwise ops (``gen_index``, ``cmp_*``,
+                ``binary_select``, ``tanh``...) to this graph on ``score`` (the
+                scores after ``attn_scale``, ``[b, h_q, s_q, s_kv]`` FLOAT) and
+                returns the tensor the softmax reads (docs/attention.md, "Score
+                modifiers"). With it, ``seq_len_q``/``seq_len_kv`` may be given
+                without ``use_padding_mask`` (the modifier reads them).
+
+        score_max, score_sum_exp, rng_dump and unfuse_fma are not offered by
+        the C ABI: giving them raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa", name)
-        _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod, score_max=score_max,
+        _refuse(node, dict(rng_dump=rng_dump, score_max=score_max,
                            score_sum_exp=score_sum_exp, unfuse_fma=unfuse_fma))
         bias = self._bias_argument(node, bias, attn_bias)
         o = _structs.new("cudnnfe_sdpa_options_t")
@@ -319,6 +370,8 @@ class AttentionOps:
                                                "implementation"))
         o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
         o.block_mask = self._operand(block_mask, node, "block_mask", optional=True)
+        dims = self._score_dims(qu, ku, vu, o)
+        o.score_mod = self._score_mod(node, "score_mod", score_mod, dims)
         out_o = ffi.new("int64_t *")
         out_s = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
@@ -362,10 +415,15 @@ class AttentionOps:
         s_kv]``, the bias's) that becomes the op's dBias output, a graph
         output, keeping its UID, name, strides and data type. ``dBias=True``
         (a cudnnfe extension) instead returns ``(dQ, dK, dV, dBias)``.
+
+        ``score_mod``: the forward's score modifier again (the scores are
+        recomputed through it); ``score_mod_bprop(graph, dS')``: the modifier of
+        the gradient, mapping dS' (at score_mod's output) to dS (at its input) with
+        pointwise ops; it may read tensors that ``score_mod`` made (softcap's
+        tanh). Without it dS = dS' (right for masks). docs/attention.md.
         """
         node = self._node_name("sdpa_backward", name)
-        _refuse(node, dict(rng_dump=rng_dump, score_mod=score_mod,
-                           score_mod_bprop=score_mod_bprop, sink_token=sink_token,
+        _refuse(node, dict(rng_dump=rng_dump, sink_token=sink_token,
                            dSink_token=dSink_token))
         placeholder: Optional[Tensor] = None
         if isinstance(dBias, Tensor):
@@ -401,6 +459,9 @@ class AttentionOps:
                            alignment=diagonal_alignment, use_alibi_mask=use_alibi_mask,
                            left_name="diagonal_band_left_bound")
         self._dropout_options(opts, node, dropout, dropout_seed, dropout_offset, backward=True)
+        dims = self._score_dims(uids[0], uids[1], uids[2], opts)
+        opts.score_mod = self._score_mod(node, "score_mod", score_mod, dims)
+        opts.score_mod_bprop = self._score_mod(node, "score_mod_bprop", score_mod_bprop, dims)
         dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
         db = ffi.new("int64_t *") if want_dbias else ffi.NULL
         self._check(lib.cudnnfe_graph_add_sdpa_backward_ex(self._ptr, *uids, opts, dq, dk, dv,

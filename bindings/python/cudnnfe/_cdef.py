@@ -309,6 +309,7 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
+
   cudnnfe_dtype_t compute_dtype;
 
   double relu_lower_clip;
@@ -404,6 +405,8 @@ typedef struct cudnnfe_sdpa_options {
   int64_t ragged_offset_page_table_v;
 
   int64_t ragged_offset_stats;
+
+  int64_t score_mod;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -448,6 +451,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t ragged_offset_o;
 
   int64_t ragged_offset_stats;
+
+  int64_t score_mod;
+  int64_t score_mod_bprop;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);
@@ -463,6 +469,11 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     const cudnnfe_sdpa_backward_options_t *options,
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias);
+
+cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name,
+                                               int32_t ndims, const int64_t *dims, int64_t *score);
+
+cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result);
 
 typedef int32_t cudnnfe_norm_phase_t;
 #define CUDNNFE_NORM_PHASE_TRAINING 0

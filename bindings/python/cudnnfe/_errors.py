@@ -89,7 +89,7 @@ class NotOfferedError(GraphNotSupportedError, NotImplementedError):
     """A feature of cudnn-frontend's API that the cudnnfe C ABI does not offer.
 
     Raised in Python, before any C call, naming the feature (e.g. paged
-    attention, ``score_mod``). Also a ``NotImplementedError``, and a
+    attention, ``score_max``). Also a ``NotImplementedError``, and a
     :class:`GraphNotSupportedError`, so that code written for cudnn-frontend,
     which catches ``cudnnGraphNotSupportedError`` to skip an unsupported
     graph, skips these too.

@@ -41,8 +41,20 @@ def _store(g: "pygraph", doc: Dict[str, Any]) -> None:
     g._replace_c_graph(json.dumps(doc).encode("utf-8"))
 
 
+def _all_nodes(nodes: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The nodes with those of their score modifiers (nested under "score_mod" and
+    "score_mod_bprop", docs/graph-json.md)."""
+    out = []
+    for node in nodes:
+        out.append(node)
+        for key in ("score_mod", "score_mod_bprop"):
+            if key in node:
+                out.extend(_all_nodes(node[key]["nodes"]))
+    return out
+
+
 def _read_uids(doc: Dict[str, Any]) -> set:
-    return {uid for node in doc["nodes"] for uid in node["inputs"].values()}
+    return {uid for node in _all_nodes(doc["nodes"]) for uid in node["inputs"].values()}
 
 
 def _placeholder_entry(doc: Dict[str, Any], placeholder: "Tensor", node: str,

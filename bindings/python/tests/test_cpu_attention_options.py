@@ -410,7 +410,7 @@ def g4():
 
 
 @pytest.mark.parametrize("keyword,value,feature", [
-    ("score_mod", lambda *a: a, "score modification"), ("score_max", "q", "score-max"),
+    ("score_max", "q", "score-max"),
     ("rng_dump", "q", "dropout mask"), ("unfuse_fma", True, "unfused FMA"),
 ])
 def test_sdpa_refuses_what_the_abi_lacks(g4, keyword, value, feature):

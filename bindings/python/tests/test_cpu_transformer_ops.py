@@ -168,7 +168,7 @@ def test_transformer_op_arguments():
     q = g.tensor(dim=[1, 2, 4, 8])
     with pytest.raises(cudnnfe.InvalidGraphError, match="dropout_seed and dropout_offset"):
         g.sdpa_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 4, 1]), dropout=0.2)
-    with pytest.raises(cudnnfe.NotOfferedError, match="score_mod"):
-        g.sdpa_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 4, 1]), score_mod=lambda *a: a)
+    with pytest.raises(TypeError, match="score_mod_bprop must be a callable"):
+        g.sdpa_backward(q, q, q, q, q, g.tensor(dim=[1, 2, 4, 1]), score_mod_bprop=1.0)
     with pytest.raises(TypeError, match="unexpected"):
         g.sdpa_backward(x, x, x, x, x, x, atn_scale=1.0)

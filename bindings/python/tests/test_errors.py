@@ -302,8 +302,8 @@ def test_sdpa_arguments(g):
     with pytest.raises(cudnnfe.InvalidGraphError, match="dropout_seed and dropout_offset"):
         g.sdpa(q=q, k=k, v=v, dropout=0.1)
     g.sdpa(q=q, k=k, v=v, dropout=0.0)  # p = 0 needs no seed
-    with pytest.raises(cudnnfe.NotOfferedError, match="score modification"):
-        g.sdpa(q=q, k=k, v=v, score_mod=lambda *a: a)
+    with pytest.raises(TypeError, match="score_mod must be a callable"):
+        g.sdpa(q=q, k=k, v=v, score_mod="tanh")
     with pytest.raises(TypeError, match="unexpected"):
         g.sdpa(q=q, k=k, v=v, attn_scael=0.1)
     with pytest.raises(ValueError, match="attn_scale"):

@@ -2694,6 +2694,31 @@ long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_get_capi_82bfd983f3a3
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->score_mod = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_score_mod_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_options *_wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_options *result = 0 ;
   struct cudnnfe_sdpa_options *_swig_go_result;
@@ -3419,6 +3444,56 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_get_capi_82b
 }
 
 
+void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->score_mod = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->score_mod_bprop = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->score_mod_bprop);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;
@@ -3515,6 +3590,49 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(struct cudnnf
   arg12 = *(int64_t **)&_swig_go_11; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_backward_ex(arg1,arg2,arg3,arg4,arg5,arg6,arg7,(struct cudnnfe_sdpa_backward_options const *)arg8,arg9,arg10,arg11,arg12);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (int32_t)_swig_go_2.len;
+  arg4 = _swig_go_2.len ? (int64_t *)_swig_go_2.array : NULL; 
+  arg5 = *(int64_t **)&_swig_go_3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_begin_score_mod(arg1,(char const *)arg2,arg3,(long const *)arg4,arg5);
+  _swig_go_result = result; 
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_end_score_mod(arg1,arg2,arg3);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -35,6 +35,7 @@ type AttentionOptions struct {
 	RaggedOffsetV         int64
 	RaggedOffsetO         int64
 	RaggedOffsetStats     int64
+	ScoreMod              int64
 }
 
 // ConvOptions mirrors cudnnfe_conv_options_t (struct_size is implied).
@@ -299,6 +300,7 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.RaggedOffsetPageTableK = int64(c.ragged_offset_page_table_k)
 	o.RaggedOffsetPageTableV = int64(c.ragged_offset_page_table_v)
 	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
+	o.ScoreMod = int64(c.score_mod)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -347,6 +349,7 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.ragged_offset_page_table_k = C.int64_t(o.RaggedOffsetPageTableK)
 	c.ragged_offset_page_table_v = C.int64_t(o.RaggedOffsetPageTableV)
 	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
+	c.score_mod = C.int64_t(o.ScoreMod)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
@@ -354,6 +357,7 @@ type SDPABackwardOptions struct {
 	Name            string
 	Deterministic   int32
 	DropoutScaleInv int64
+	ScoreModBprop   int64
 	AttentionOptions
 }
 
@@ -392,6 +396,8 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.RaggedOffsetV = int64(c.ragged_offset_v)
 	o.RaggedOffsetO = int64(c.ragged_offset_o)
 	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
+	o.ScoreMod = int64(c.score_mod)
+	o.ScoreModBprop = int64(c.score_mod_bprop)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -433,6 +439,8 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.ragged_offset_v = C.int64_t(o.RaggedOffsetV)
 	c.ragged_offset_o = C.int64_t(o.RaggedOffsetO)
 	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
+	c.score_mod = C.int64_t(o.ScoreMod)
+	c.score_mod_bprop = C.int64_t(o.ScoreModBprop)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1257,6 +1265,7 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_page_table_k": "RaggedOffsetPageTableK",
 		"ragged_offset_page_table_v": "RaggedOffsetPageTableV",
 		"ragged_offset_stats":        "RaggedOffsetStats",
+		"score_mod":                  "ScoreMod",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",
@@ -1285,6 +1294,8 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_v":          "RaggedOffsetV",
 		"ragged_offset_o":          "RaggedOffsetO",
 		"ragged_offset_stats":      "RaggedOffsetStats",
+		"score_mod":                "ScoreMod",
+		"score_mod_bprop":          "ScoreModBprop",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",

@@ -1104,6 +1104,9 @@ extern "C" {
 pub struct cudnnfe_pointwise_options {
     pub struct_size: usize,
     pub name: *const ::std::os::raw::c_char,
+    #[doc = " FLOAT, HALF, INT32 or DOUBLE (NOT_SET: the graph's); comparisons and"]
+    #[doc = " logic also take BOOLEAN, as cudnn-frontend's score modifiers ask (since"]
+    #[doc = " 0.3; the CPU reference then compares in float)."]
     pub compute_dtype: cudnnfe_dtype_t,
     #[doc = " default 0"]
     pub relu_lower_clip: f64,
@@ -1571,12 +1574,20 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " only rows s < seq_len_q[n] are written (cudnn-frontend's"]
     #[doc = " set_ragged_offset on Stats). 0: stats are padded (the default)."]
     pub ragged_offset_stats: i64,
+    #[doc = " since 0.3: a score modifier, applied to the scores after attn_scale and"]
+    #[doc = " before bias, ALiBi and the masks: the placeholder UID that"]
+    #[doc = " cudnnfe_graph_begin_score_mod returned, closed by"]
+    #[doc = " cudnnfe_graph_end_score_mod (see \"Score modifiers\" below). The node takes"]
+    #[doc = " the modifier; no other node may name it. 0 (default): none. With a"]
+    #[doc = " modifier, seq_len_q and seq_len_kv may be given without padding_mask"]
+    #[doc = " (the modifier reads them; a paged cache needs seq_len_kv)."]
+    pub score_mod: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        256usize,
+        264usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2162,6 +2173,23 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_ragged_offset_stats();
+    fn test_field_score_mod() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).score_mod) as usize - ptr as usize
+            },
+            256usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(score_mod)
+            )
+        );
+    }
+    test_field_score_mod();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
@@ -2254,12 +2282,21 @@ pub struct cudnnfe_sdpa_backward_options {
     #[doc = " since 0.3: ragged offsets of the stats input, as the forward's"]
     #[doc = " ragged_offset_stats. 0: stats are padded (the default)."]
     pub ragged_offset_stats: i64,
+    #[doc = " since 0.3: the forward's score modifier, built again in this graph (the"]
+    #[doc = " backward recomputes the scores through it), and score_mod_bprop, the"]
+    #[doc = " modifier of the gradient: its placeholder is dS' (the gradient at"]
+    #[doc = " score_mod's output) and its result dS (the gradient at its input), to"]
+    #[doc = " which attn_scale then applies. score_mod_bprop's nodes may read"]
+    #[doc = " score_mod's tensors (softcap: dS = dS' * (1 - tanh^2)). Without"]
+    #[doc = " score_mod_bprop, dS = dS' (right for masks). 0 (default): none."]
+    pub score_mod: i64,
+    pub score_mod_bprop: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        192usize,
+        208usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2726,6 +2763,40 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_ragged_offset_stats();
+    fn test_field_score_mod() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).score_mod) as usize - ptr as usize
+            },
+            192usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(score_mod)
+            )
+        );
+    }
+    test_field_score_mod();
+    fn test_field_score_mod_bprop() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).score_mod_bprop) as usize - ptr as usize
+            },
+            200usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(score_mod_bprop)
+            )
+        );
+    }
+    test_field_score_mod_bprop();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {
@@ -2775,6 +2846,30 @@ extern "C" {
         dk: *mut i64,
         dv: *mut i64,
         dbias: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]"]
+    #[doc = " (ndims 4; s_kv a paged cache's logical length); `name` names the"]
+    #[doc = " placeholder (NULL: automatic). Writes its UID to *score. WRONG_STATE if one"]
+    #[doc = " is open already. since 0.3"]
+    pub fn cudnnfe_graph_begin_score_mod(
+        graph: *mut cudnnfe_graph_t,
+        name: *const ::std::os::raw::c_char,
+        ndims: i32,
+        dims: *const i64,
+        score: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Closes the open score modifier of placeholder `score` with `result`."]
+    #[doc = " INVALID_GRAPH when `result` is not an output of its nodes (or `score`"]
+    #[doc = " itself), does not depend on `score`, or one of its nodes reads an output"]
+    #[doc = " of a node outside it; the modifier then stays open. since 0.3"]
+    pub fn cudnnfe_graph_end_score_mod(
+        graph: *mut cudnnfe_graph_t,
+        score: i64,
+        result: i64,
     ) -> cudnnfe_status_t;
 }
 #[doc = " Normalizations. Every norm computes, per group of x's elements, mean and"]

@@ -168,6 +168,7 @@ impl Default for SdpaOptions {
             ragged_offset_page_table_k: opt_tensor(raw.ragged_offset_page_table_k),
             ragged_offset_page_table_v: opt_tensor(raw.ragged_offset_page_table_v),
             ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
+            score_mod: opt_tensor(raw.score_mod),
         }
     }
 }
@@ -273,6 +274,11 @@ impl SdpaOptions {
         self.ragged_offset_stats = Some(value);
         self
     }
+    /// Sets `score_mod` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn score_mod(mut self, value: Tensor) -> Self {
+        self.score_mod = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
@@ -309,6 +315,7 @@ impl SdpaOptions {
         raw.ragged_offset_page_table_k = opt_uid(self.ragged_offset_page_table_k);
         raw.ragged_offset_page_table_v = opt_uid(self.ragged_offset_page_table_v);
         raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
+        raw.score_mod = opt_uid(self.score_mod);
         raw
     }
 }
@@ -345,6 +352,8 @@ impl Default for SdpaBackwardOptions {
             ragged_offset_v: opt_tensor(raw.ragged_offset_v),
             ragged_offset_o: opt_tensor(raw.ragged_offset_o),
             ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
+            score_mod: opt_tensor(raw.score_mod),
+            score_mod_bprop: opt_tensor(raw.score_mod_bprop),
         }
     }
 }
@@ -415,6 +424,16 @@ impl SdpaBackwardOptions {
         self.ragged_offset_stats = Some(value);
         self
     }
+    /// Sets `score_mod` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn score_mod(mut self, value: Tensor) -> Self {
+        self.score_mod = Some(value);
+        self
+    }
+    /// Sets `score_mod_bprop` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn score_mod_bprop(mut self, value: Tensor) -> Self {
+        self.score_mod_bprop = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
@@ -444,6 +463,8 @@ impl SdpaBackwardOptions {
         raw.ragged_offset_v = opt_uid(self.ragged_offset_v);
         raw.ragged_offset_o = opt_uid(self.ragged_offset_o);
         raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
+        raw.score_mod = opt_uid(self.score_mod);
+        raw.score_mod_bprop = opt_uid(self.score_mod_bprop);
         raw
     }
 }

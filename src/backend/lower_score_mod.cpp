@@ -1,0 +1,45 @@
+// Score modifiers on the GPU: a modifier's pointwise nodes lowered in place
+// inside the composite attention graph, its placeholder bound to the virtual
+// score tensor there (as cudnn-frontend inlines its score_mod callback).
+// Not here: where the attention graphs call it (lower_sdpa.cpp,
+// lower_sdpa_backward.cpp).
+#include "backend/lower_score_mod.h"
+
+#include "core/error.h"
+#include "graph/score_mod.h"
+#include "ops/attention.h"
+
+namespace cudnnfe::backend {
+
+void check_score_mod_support(const Node &node) {
+  const AttentionSpec s = attention_spec(node);
+  if (!s.score_mod && !s.score_mod_bprop) return;
+  // cudnn-frontend's rule: with a modifier, the modifier is the mask.
+  const char *other = s.options.alibi_mask     ? "alibi_mask"
+                      : s.options.padding_mask ? "padding_mask"
+                      : s.has_band()           ? "a causal mask or diagonal band"
+                                               : nullptr;
+  if (other)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", other,
+         " with a score modifier is refused on the GPU, as cudnn-frontend refuses it (the "
+         "modifier masks instead; the CPU reference runs both)");
+}
+
+cudnnBackendDescriptor_t lower_score_mod(Lowering &lowering, const ScoreMod &mod,
+                                         cudnnBackendDescriptor_t s) {
+  if (mod.empty()) return s;
+  const Graph &graph = lowering.graph();
+  auto operand = [&](int64_t uid) -> cudnnBackendDescriptor_t {
+    if (uid == 0) return nullptr;
+    return uid == mod.score ? s : lowering.operand(uid, 4);
+  };
+  for (const Node &sub : mod.nodes) {
+    cudnnBackendDescriptor_t in[3] = {};
+    for (size_t port = 0; port < 3; ++port) in[port] = operand(sub.inputs[port]);
+    add_pointwise(lowering, sub.as<PointwiseAttrs>(), to_cudnn(sub.compute_dtype), in[0], in[1],
+                  in[2], lowering.tensor(graph.tensor(sub.outputs[0]).uid));
+  }
+  return mod.result == mod.score ? s : lowering.tensor(mod.result);
+}
+
+}  // namespace cudnnfe::backend
