@@ -26,7 +26,7 @@ def _refuse_keywords():
 
 def test_every_refused_keyword_has_a_description():
     keys = _refuse_keywords()
-    assert {"rng_dump", "score_mod", "paged_attention_k_table", "sink_token"} <= keys
+    assert {"rng_dump", "score_max", "paged_attention_k_table", "sink_token"} <= keys
     missing = keys - set(_attention._FEATURES)
     assert not missing, f"_FEATURES lacks {sorted(missing)}"
 
