@@ -575,7 +575,7 @@ inline ForwardResult mixed_forward(const Case &c, const Data &d, cudnnfe_dtype_t
                                    cudnnfe_target_t target, bool ragged_stats = false) {
   Graph g(io);
   const RaggedLayouts L(c);
-  const Packed own_o = packed_layout(o_dims(c), c.seq_q, c.gap + 5);
+  const Packed own_o = packed_layout(o_dims(c), c.seq_q, c.gap + 8);
   cudnnfe_sdpa_options_t o;
   cudnnfe_sdpa_options_init(&o);
   o.generate_stats = 1;

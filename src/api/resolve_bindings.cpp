@@ -50,6 +50,7 @@ void check_ordered(const Graph &graph, void *const *data, size_t count) {
 }
 
 void check_workspace(const Graph &graph, const Plan &plan, void *workspace, size_t workspace_size) {
+  plan.require_runnable();  // a clearer message than a workspace size it cannot use
   const int64_t needed = plan.workspace_size();
   if (static_cast<int64_t>(workspace_size) < needed)
     fail_argument("graph \"", graph.name, "\": workspace of ", workspace_size,

@@ -127,7 +127,7 @@ class GpuPlan final : public RecordedPlan {
                   void *cuda_graph) const;
 
   // WRONG_STATE for a set built without a GPU (from device properties).
-  void require_runnable() const;
+  void require_runnable() const override;
 
   const PlanSet &set() const { return *set_; }
   const std::shared_ptr<const PlanSet> &shared_set() const { return set_; }

@@ -46,6 +46,9 @@ class Plan {
   virtual cudnnfe_target_t target() const = 0;
   virtual int64_t workspace_size() const = 0;
   virtual const std::string &name() const = 0;
+  // Throws WRONG_STATE when this process cannot run the plan at all (one
+  // built from device properties without a GPU); checked before bindings.
+  virtual void require_runnable() const {}
   // data[i] is the buffer of graph.bound_uids()[i]; the caller checked the
   // count and the workspace size. Throws Error on failure.
   virtual void execute(Handle &handle, void *const *data, void *workspace, void *stream) const = 0;

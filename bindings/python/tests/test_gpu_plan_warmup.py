@@ -47,7 +47,13 @@ CHILD = textwrap.dedent("""
 
 
 def _child(tmp_path, mode, **env_extra):
-    env = dict(os.environ, CUDNNFE_PLAN_CACHE_DIR=str(tmp_path / "plans"), **env_extra)
+    import cudnnfe
+
+    # The child imports the same cudnnfe as this process (which may not be installed).
+    package_root = os.path.dirname(os.path.dirname(cudnnfe.__file__))
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, CUDNNFE_PLAN_CACHE_DIR=str(tmp_path / "plans"), PYTHONPATH=path,
+               **env_extra)
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     r = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
