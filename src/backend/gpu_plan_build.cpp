@@ -53,32 +53,19 @@ std::string describe_ops(const Graph &graph) {
 // headers older than the cuDNN 9.21 ones compile.
 constexpr auto kIsOverrideShapeEnabled = static_cast<cudnnBackendAttributeName_t>(805);
 
-// Execute-time shapes: the loaded cuDNN either takes the operation graph
-// attribute or refuses it (cuDNN 9.14 and 9.19 refuse an attribute they do
-// not know), and the refusal is the answer: no version table here.
-void enable_override_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
+// Sets a boolean operation-graph attribute for `feature`: the loaded cuDNN
+// either takes it or refuses it (cuDNN 9.14 and 9.19 refuse an attribute
+// they do not know), and the refusal is the answer: no version table here.
+void enable_graph_flag(const Graph &graph, const BuildTarget &target, Descriptor &op_graph,
+                       cudnnBackendAttributeName_t attribute, const char *feature,
+                       const char *attribute_name, const char *documented_since) {
   try {
-    op_graph.set_bool(kIsOverrideShapeEnabled, true);
+    op_graph.set_bool(attribute, true);
   } catch (const Error &e) {
     fail_not_supported(graph, target,
-                       cat("execute-time shapes (override_shape_enabled) need a cuDNN that "
-                           "accepts CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED (its "
-                           "header documents it since cuDNN 9.21.0); this one refused it: ",
-                           e.message()));
-  }
-}
-
-// A dynamic-shape graph (kernel cache): refused as above where cuDNN does
-// not take the attribute.
-void enable_dynamic_shapes(const Graph &graph, const BuildTarget &target, Descriptor &op_graph) {
-  try {
-    op_graph.set_bool(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, true);
-  } catch (const Error &e) {
-    fail_not_supported(graph, target,
-                       cat("dynamic shapes (dynamic_shape_enabled or a kernel cache) need a cuDNN "
-                           "that accepts CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED (its "
-                           "header documents it since cuDNN 9.4.0); this one refused it: ",
-                           e.message()));
+                       cat(feature, " need a cuDNN that accepts ", attribute_name,
+                           " (its header documents it since cuDNN ", documented_since,
+                           "); this one refused it: ", e.message()));
   }
 }
 
@@ -131,8 +118,15 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   // finalize an operation graph without one, and the heuristics and engines
   // take the properties instead.
   if (target.handle) operation_graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, target.handle);
-  if (graph.override_shape_enabled) enable_override_shapes(graph, target, operation_graph);
-  if (graph.dynamic_shape_enabled) enable_dynamic_shapes(graph, target, operation_graph);
+  if (graph.override_shape_enabled)
+    enable_graph_flag(graph, target, operation_graph, kIsOverrideShapeEnabled,
+                      "execute-time shapes (override_shape_enabled)",
+                      "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", "9.21.0");
+  if (graph.dynamic_shape_enabled)
+    enable_graph_flag(graph, target, operation_graph,
+                      CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED,
+                      "dynamic shapes (dynamic_shape_enabled or a kernel cache)",
+                      "CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", "9.4.0");
   cudnnStatus_t status = operation_graph.try_finalize();
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();

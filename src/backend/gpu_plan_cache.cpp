@@ -284,20 +284,26 @@ std::unique_ptr<GpuPlan> load_from_disk(const Graph &graph, const BuildTarget &t
 
 namespace {
 
-// A build without a GPU, for the device the options' properties describe:
-// no plan caches (their keys name a device of this process).
-std::unique_ptr<GpuPlan> build_without_gpu(const Graph &graph, const BuildOptions &options,
-                                           BuildRecord &record) {
-  const BuildTarget target = build_target(options.device_properties);
-  std::shared_ptr<PlanSet> set;
+// A new plan set; a NOT_SUPPORTED refusal ends with what the refusal probe
+// found (which option to drop).
+std::shared_ptr<PlanSet> build_or_explain(const Graph &graph, const BuildTarget &target,
+                                          const BuildOptions &options, BuildRecord &record) {
   try {
-    set = build_plan_set(graph, target, options, record);
+    return build_plan_set(graph, target, options, record);
   } catch (const Error &e) {
     if (e.status() != CUDNNFE_STATUS_NOT_SUPPORTED) throw;
     const std::string why = probe_refusal(graph, target, options);
     if (why.empty()) throw;
     throw Error(e.status(), cat(e.message(), ". ", why));
   }
+}
+
+// A build without a GPU, for the device the options' properties describe:
+// no plan caches (their keys name a device of this process).
+std::unique_ptr<GpuPlan> build_without_gpu(const Graph &graph, const BuildOptions &options,
+                                           BuildRecord &record) {
+  const BuildTarget target = build_target(options.device_properties);
+  std::shared_ptr<PlanSet> set = build_or_explain(graph, target, options, record);
   return std::make_unique<GpuPlan>(set, 0);
 }
 
@@ -334,15 +340,7 @@ std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle
       if (plan) return plan;
     }
   }
-  std::shared_ptr<PlanSet> set;
-  try {
-    set = build_plan_set(graph, target, options, record);
-  } catch (const Error &e) {
-    if (e.status() != CUDNNFE_STATUS_NOT_SUPPORTED) throw;
-    const std::string why = probe_refusal(graph, target, options);
-    if (why.empty()) throw;
-    throw Error(e.status(), cat(e.message(), ". ", why));
-  }
+  std::shared_ptr<PlanSet> set = build_or_explain(graph, target, options, record);
   set->cache_key = key;
   set->memory_key = memory_key;
   auto plan = std::make_unique<GpuPlan>(set, 0);

@@ -64,9 +64,10 @@ void warm_plan_cache_from_environment(int device, const std::atomic<bool> &stop)
   for (const fs::path &path : files) keys.push_back(key_of(path));
   backend::warmup_announce(keys);
   int loaded = 0;
-  for (const fs::path &path : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path &path = files[i];
     if (stop.load()) break;
-    if (!backend::warmup_begin(key_of(path))) continue;  // a build took it over
+    if (!backend::warmup_begin(keys[i])) continue;  // a build took it over
     struct EndClaim {
       ~EndClaim() { backend::warmup_end(); }
     } end_claim;
