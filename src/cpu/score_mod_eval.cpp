@@ -123,24 +123,23 @@ void ScoreModProgram::Run::load(const std::array<int64_t, 4> &at, double *slots)
   }
 }
 
-double ScoreModProgram::Run::forward(int64_t n, int64_t h, int64_t i, int64_t j, double s,
-                                     double *slots) const {
+double ScoreModProgram::Run::evaluate(const Part &part, int64_t n, int64_t h, int64_t i, int64_t j,
+                                      double value, double *slots) const {
   const std::array<int64_t, 4> at = {n, h, i, j};
   load(at, slots);
-  const Part &part = program_.forward_;
-  slots[part.score] = as_stored(s, CUDNNFE_DTYPE_FLOAT);
+  slots[part.score] = as_stored(value, CUDNNFE_DTYPE_FLOAT);
   program_.run(part, at, slots);
   return slots[part.result];
 }
 
+double ScoreModProgram::Run::forward(int64_t n, int64_t h, int64_t i, int64_t j, double s,
+                                     double *slots) const {
+  return evaluate(program_.forward_, n, h, i, j, s, slots);
+}
+
 double ScoreModProgram::Run::backward(int64_t n, int64_t h, int64_t i, int64_t j, double ds,
                                       double *slots) const {
-  const std::array<int64_t, 4> at = {n, h, i, j};
-  load(at, slots);
-  const Part &part = program_.backward_;
-  slots[part.score] = as_stored(ds, CUDNNFE_DTYPE_FLOAT);
-  program_.run(part, at, slots);
-  return slots[part.result];
+  return evaluate(program_.backward_, n, h, i, j, ds, slots);
 }
 
 }  // namespace cpu

@@ -19,6 +19,8 @@ namespace cudnnfe {
 namespace cpu {
 
 class ScoreModProgram {
+  struct Part;  // one compiled modifier (below)
+
  public:
   // The modifiers of attention node `node` (sdpa or sdpa_backward) of `graph`.
   ScoreModProgram(const Graph &graph, const Node &node);
@@ -49,6 +51,9 @@ class ScoreModProgram {
     const ScoreModProgram &program_;
     std::vector<Bound> externals_;
     void load(const std::array<int64_t, 4> &at, double *slots) const;
+    // Runs `part` with its placeholder set to `value` at (n, h, i, j).
+    double evaluate(const Part &part, int64_t n, int64_t h, int64_t i, int64_t j, double value,
+                    double *slots) const;
   };
 
  private:

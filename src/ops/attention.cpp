@@ -24,36 +24,26 @@ const AttentionPorts &attention_ports(OpKind kind) {
 
 AttentionSpec attention_spec(const Node &node) {
   AttentionSpec s;
+  // What every attention kind's attributes have.
+  auto common = [&s](const auto &a) {
+    s.attn_scale = a.attn_scale;
+    s.causal_mask = a.causal_mask;
+    s.options = a.options;
+  };
   switch (node.kind) {
     case OpKind::kSdpa: {
       const SdpaAttrs &a = node.as<SdpaAttrs>();
-      s.attn_scale = a.attn_scale;
-      s.causal_mask = a.causal_mask;
+      common(a);
       s.causal_mask_bottom_right = a.causal_mask_bottom_right;
-      s.options = a.options;
       s.score_mod = !a.score_mod.empty();
       break;
     }
-    case OpKind::kSdpaFp8: {
-      const SdpaFp8Attrs &a = node.as<SdpaFp8Attrs>();
-      s.attn_scale = a.attn_scale;
-      s.causal_mask = a.causal_mask;
-      s.options = a.options;
-      break;
-    }
-    case OpKind::kSdpaFp8Backward: {
-      const SdpaFp8BackwardAttrs &a = node.as<SdpaFp8BackwardAttrs>();
-      s.attn_scale = a.attn_scale;
-      s.causal_mask = a.causal_mask;
-      s.options = a.options;
-      break;
-    }
+    case OpKind::kSdpaFp8: common(node.as<SdpaFp8Attrs>()); break;
+    case OpKind::kSdpaFp8Backward: common(node.as<SdpaFp8BackwardAttrs>()); break;
     default: {
       const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
-      s.attn_scale = a.attn_scale;
-      s.causal_mask = a.causal_mask;
+      common(a);
       s.causal_mask_bottom_right = a.causal_mask_bottom_right;
-      s.options = a.options;
       s.score_mod = !a.score_mod.empty();
       s.score_mod_bprop = !a.score_mod_bprop.empty();
     }
