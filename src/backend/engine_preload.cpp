@@ -4,7 +4,8 @@
 // plan itself comes from the persistent cache. Loading them here, on a thread
 // started when a handle is created, overlaps that cost with whatever the
 // program does before its first build (allocating, reading weights). The
-// dynamic loader then hands cuDNN the already-loaded libraries by soname.
+// dynamic loader then hands cuDNN the already-loaded libraries by soname;
+// the same goes for cuBLASLt and NVRTC, which cuDNN itself dlopens late.
 #include "backend/engine_preload.h"
 
 #include <dlfcn.h>
@@ -56,6 +57,42 @@ void load_sub_libraries() {
   }
 }
 
+// cuDNN dlopens cuBLASLt (from its precompiled engines) and NVRTC (from
+// its graph library) on first use, by soname with its own RUNPATH: the
+// PyPI wheels keep them in ../../cu<major>/lib (CUDA 13) or in
+// ../../cublas/lib and ../../cuda_nvrtc/lib (CUDA 12) beside cudnn/lib. Once
+// loaded here, cuDNN's own dlopen finds them by soname. The major is the
+// CUDA cuDNN was built for (cudnnGetCudartVersion), not the one we load.
+int cudnn_cuda_major() {
+  void *lib = dlopen(cudnn().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return 0;
+  using GetCudart = size_t (*)();
+  auto get = reinterpret_cast<GetCudart>(dlsym(lib, "cudnnGetCudartVersion"));
+  const int major = get ? static_cast<int>(get() / 1000) : 0;
+  dlclose(lib);
+  return major;
+}
+
+void load_first_use_libraries() {
+  const int major = cudnn_cuda_major();
+  if (major == 0) return;
+  const std::string dir = directory_of(cudnn().path), m = std::to_string(major);
+  const struct {
+    std::string soname, wheel12_dir;
+  } libraries[] = {{"libcublasLt.so." + m, "cublas"}, {"libnvrtc.so." + m, "cuda_nvrtc"}};
+  for (const auto &l : libraries) {
+    const auto start = std::chrono::steady_clock::now();
+    void *lib = nullptr;
+    for (const std::string &path : {dir + "../../cu" + m + "/lib/" + l.soname,
+                                    dir + "../../" + l.wheel12_dir + "/lib/" + l.soname, l.soname})
+      if ((lib = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))) break;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    log_debug("preload: ", l.soname, lib ? " loaded in " : " not found (", ms,
+              lib ? " ms" : " ms)");
+  }
+}
+
 struct Preload {
   std::once_flag started;
   std::thread worker;
@@ -95,6 +132,7 @@ void start_engine_preload(AfterPreload after) {
       // Nothing may escape a thread; a failure here only loses the head start.
       try {
         load_sub_libraries();
+        load_first_use_libraries();
       } catch (...) {
         log_debug("preload: loading cuDNN's libraries failed");
       }

@@ -118,10 +118,6 @@ void set_parameters(Descriptor &pw, const PointwiseAttrs &attrs, cudnnDataType_t
 void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataType_t compute,
                    cudnnBackendDescriptor_t in0, cudnnBackendDescriptor_t in1,
                    cudnnBackendDescriptor_t in2, cudnnBackendDescriptor_t out) {
-  // Logic runs on booleans whatever the graph's compute type: cuDNN takes
-  // no other math type for it.
-  if (attrs.mode >= CUDNNFE_POINTWISE_LOGICAL_AND && attrs.mode <= CUDNNFE_POINTWISE_LOGICAL_NOT)
-    compute = CUDNN_DATA_BOOLEAN;
   Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   pw.set_pointwise_mode(CUDNN_ATTR_POINTWISE_MODE, to_cudnn_mode(attrs.mode));
   pw.set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, compute);

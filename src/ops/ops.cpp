@@ -13,16 +13,28 @@ void infer_and_check(Graph &graph, Node &node) {
   op_rules(node.kind).infer(graph, node);
 }
 
+static bool is_logic(const Node &node) {
+  if (node.kind != OpKind::kPointwise) return false;
+  const cudnnfe_pointwise_mode_t m = node.as<PointwiseAttrs>().mode;
+  return m >= CUDNNFE_POINTWISE_LOGICAL_AND && m <= CUDNNFE_POINTWISE_LOGICAL_NOT;
+}
+
 // Comparisons and logic may compute in BOOLEAN, as cudnn-frontend's score
 // modifiers ask (test_flexible_sdpa*.py; cuDNN takes it as their math type).
 static bool boolean_math_allowed(const Node &node) {
+  if (is_logic(node)) return true;
   if (node.kind != OpKind::kPointwise) return false;
   const cudnnfe_pointwise_mode_t m = node.as<PointwiseAttrs>().mode;
-  return (m >= CUDNNFE_POINTWISE_CMP_EQ && m <= CUDNNFE_POINTWISE_CMP_LE) ||
-         (m >= CUDNNFE_POINTWISE_LOGICAL_AND && m <= CUDNNFE_POINTWISE_LOGICAL_NOT);
+  return m >= CUDNNFE_POINTWISE_CMP_EQ && m <= CUDNNFE_POINTWISE_CMP_LE;
 }
 
 void check_types(Graph &graph, Node &node) {
+  // Logic left to the default computes in BOOLEAN (the math type every
+  // engine takes for it); a compute type the caller gives is kept, as
+  // cudnn-frontend keeps it (its score modifiers ask for FLOAT logic, and
+  // cuDNN's attention engines match that pattern).
+  if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET && is_logic(node))
+    node.compute_dtype = CUDNNFE_DTYPE_BOOLEAN;
   if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET)
     node.compute_dtype =
         graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype : CUDNNFE_DTYPE_FLOAT;

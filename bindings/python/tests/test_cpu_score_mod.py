@@ -419,3 +419,23 @@ def softcap_mod(c):
     def mod(graph, score):
         return graph.mul(a=graph.tanh(input=graph.div(a=score, b=c)), b=c)
     return mod
+
+
+def test_logic_keeps_the_compute_type_it_is_given():
+    """cudnn-frontend's decode mask (test_flexible_sdpa.py) asks for FLOAT logical_and; cuDNN's
+    attention engines match the graph only with that math type, so it must reach the graph
+    unchanged. Logic left to the default computes in BOOLEAN."""
+    import json
+
+    g = graph()
+    x = g.tensor(name="x", dim=[2, 3], stride=[3, 1], data_type=data_type.FLOAT)
+    a = g.cmp_gt(input=x, comparison=x)
+    b = g.cmp_lt(input=x, comparison=x)
+    given = g.logical_and(a=a, b=b, compute_data_type=data_type.FLOAT, name="given")
+    default = g.logical_or(a=a, b=b, name="default")
+    g.binary_select(input0=x, input1=x, mask=given).set_output(True)
+    g.binary_select(input0=x, input1=x, mask=default).set_output(True)
+    g.validate()
+    nodes = {n["name"]: n for n in json.loads(g.serialize())["nodes"]}
+    assert nodes["given"]["compute_data_type"] == "FLOAT"
+    assert nodes["default"]["compute_data_type"] == "BOOLEAN"
