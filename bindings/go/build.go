@@ -58,6 +58,13 @@ type BuildOptions struct {
 	// DynamicShapeEnabled. The built plans keep it alive; the CPU reference
 	// ignores it (since 0.3).
 	KernelCache *KernelCache
+	// DeviceProperties (nil: none; LoadDeviceProperties) build the GPU plan
+	// for the device they describe without using a GPU, on any machine
+	// with cuDNN. The handle must be nil and Target TargetAuto or
+	// TargetGPU; the plan caches are not used. The built graph cannot
+	// execute (ErrWrongState): write its plan with SerializePlan and load it
+	// with DeserializePlan on such a GPU. Experimental (since 0.3).
+	DeviceProperties *DeviceProperties
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -186,8 +193,18 @@ func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 		}
 		kc = opts.KernelCache.p
 	}
+	var dp capi.Struct_SS_cudnnfe_device_properties
+	if opts != nil && opts.DeviceProperties != nil {
+		// Read-locked for the call, so that Close waits for the build.
+		opts.DeviceProperties.mu.RLock()
+		defer opts.DeviceProperties.mu.RUnlock()
+		if opts.DeviceProperties.p == nil {
+			return argError(op, "build options: DeviceProperties are closed")
+		}
+		dp = opts.DeviceProperties.p
+	}
 	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphBuild(p, hp, c, engines, dir, kc)
+		return capi.GraphBuild(p, hp, c, engines, dir, kc, dp)
 	}); err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ var fieldsAsArguments = map[string][2]string{
 	"cudnnfe_build_options_t.num_exclude_engines": {"capi.GraphBuild(", "the slice's length"},
 	"cudnnfe_build_options_t.plan_cache_dir":      {"capi.GraphBuild(", "a Go string passed for the call"},
 	"cudnnfe_build_options_t.kernel_cache":        {"capi.GraphBuild(", "the KernelCache's pointer passed for the call"},
+	"cudnnfe_build_options_t.device_properties":   {"capi.GraphBuild(", "the DeviceProperties' pointer passed for the call"},
+	"cudnnfe_bind_options_t.cuda_graph":           {"capi.GraphBind(", "the mode passed for the call; manual.go fills the struct"},
 }
 
 type abiManifest struct {

@@ -351,6 +351,11 @@ type AttentionOptions struct {
 	// RaggedOffsetStats: the same for the stats (the forward's output with
 	// GenerateStats, the backward's input). 0: padded. Since 0.3.
 	RaggedOffsetStats Tensor
+	// ScoreMod: a score modifier applied to every element of the scores,
+	// the placeholder BeginScoreMod returned (closed by EndScoreMod; see
+	// ScoreMod in score_mod.go). The backward must build the forward's
+	// modifier again and name it here too. 0: none. Since 0.3.
+	ScoreMod Tensor
 }
 
 func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
@@ -362,7 +367,7 @@ func defaultAttentionOptions(c *capi.AttentionOptions) AttentionOptions {
 		DropoutMask: Tensor(c.DropoutMask), DropoutScale: Tensor(c.DropoutScale),
 		RaggedOffsetQ: Tensor(c.RaggedOffsetQ), RaggedOffsetK: Tensor(c.RaggedOffsetK),
 		RaggedOffsetV: Tensor(c.RaggedOffsetV), RaggedOffsetO: Tensor(c.RaggedOffsetO),
-		RaggedOffsetStats: Tensor(c.RaggedOffsetStats)}
+		RaggedOffsetStats: Tensor(c.RaggedOffsetStats), ScoreMod: Tensor(c.ScoreMod)}
 }
 
 // toC overlays the non-zero fields on c (filled with the C defaults).
@@ -398,6 +403,7 @@ func (a *AttentionOptions) toC(c *capi.AttentionOptions) {
 	setTensor(&c.RaggedOffsetV, a.RaggedOffsetV)
 	setTensor(&c.RaggedOffsetO, a.RaggedOffsetO)
 	setTensor(&c.RaggedOffsetStats, a.RaggedOffsetStats)
+	setTensor(&c.ScoreMod, a.ScoreMod)
 }
 
 // SDPAOptions configures SDPA.
@@ -541,6 +547,22 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 	return Tensor(out), Tensor(st), nil
 }
 
+// SetRaggedOffset gives tensor the ragged (packed) offsets offset (as
+// AttentionOptions.RaggedOffset*) after the attention nodes that read or
+// write it were added, as cudnn-frontend's set_ragged_offset does on an
+// op's output (e.g. the o SDPA returned); offset 0 makes it padded. It
+// sets the offsets of that operand in every attention node using tensor:
+// q, k, v, o, stats and the page tables of SDPA; q, k, v, o (which also
+// describe dq, dk, dv, dO) and stats of SDPABackward. Errors:
+// ErrInvalidArgument (no attention node uses tensor at such a port),
+// ErrNotSupported (a gradient given offsets other than its operand's).
+// The offsets' dims and type are checked at validation. Since 0.3.
+func (g *Graph) SetRaggedOffset(tensor, offset Tensor) error {
+	return g.do("Graph.SetRaggedOffset", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_graph_set_ragged_offset(p, int64(tensor), int64(offset))
+	})
+}
+
 // SDPABackwardOptions configures SDPABackward. The attention parameters
 // must match the forward pass.
 type SDPABackwardOptions struct {
@@ -559,6 +581,12 @@ type SDPABackwardOptions struct {
 	// holding 1 / DropoutScale, required. On the GPU it must be a Scalar of
 	// 1: fold the scale into the mask (docs/attention.md).
 	DropoutScaleInv Tensor
+	// ScoreModBprop: the modifier of the gradient (a BeginScoreMod
+	// placeholder): its placeholder is dS' (the gradient at ScoreMod's
+	// output) and its result dS (the gradient at its input); its nodes may
+	// read ScoreMod's tensors (softcap: dS = dS' * (1 - tanh^2)). 0: dS =
+	// dS' (right for masks). Since 0.3.
+	ScoreModBprop Tensor
 }
 
 // DefaultSDPABackwardOptions returns the defaults of
@@ -575,6 +603,7 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 		ComputeDType:          DType(c.ComputeDtype),
 		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
 		DropoutScaleInv:       Tensor(c.DropoutScaleInv),
+		ScoreModBprop:         Tensor(c.ScoreModBprop),
 	}
 }
 
@@ -618,6 +647,9 @@ func (g *Graph) sdpaBackward(op string, q, k, v, o, dO, stats Tensor, opts *SDPA
 		opts.AttentionOptions.toC(&c.AttentionOptions)
 		if opts.DropoutScaleInv != 0 {
 			c.DropoutScaleInv = int64(opts.DropoutScaleInv)
+		}
+		if opts.ScoreModBprop != 0 {
+			c.ScoreModBprop = int64(opts.ScoreModBprop)
 		}
 	}
 	var a, b, d, e int64

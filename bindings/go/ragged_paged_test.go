@@ -34,7 +34,20 @@ func packTHD(dense []float32, b, h, s, w int, lens []int32) ([]float32, []int32)
 
 func thdStrides(h, s, w int) []int64 { return []int64{int64(s * h * w), int64(w), int64(h * w), 1} }
 
-func TestRaggedAttentionMatchesPadded(t *testing.T) {
+func TestRaggedAttentionMatchesPadded(t *testing.T) { testRaggedAttention(t, false) }
+
+// SetRaggedOffset gives o its offsets after SDPA returned it, as
+// cudnn-frontend's set_ragged_offset does: the same numbers.
+func TestSetRaggedOffsetAfterTheAttentionMatchesPadded(t *testing.T) { testRaggedAttention(t, true) }
+
+func TestSetRaggedOffsetRefusesATensorNoAttentionUses(t *testing.T) {
+	g := newGraph(t)
+	x := must1[Tensor](t)(g.AddTensor("lonely", DTypeFloat, []int64{2, 1, 3, 4}, nil))
+	off := must1[Tensor](t)(g.AddTensor("offsets", DTypeInt32, []int64{3, 1, 1, 1}, nil))
+	wantErr(t, g.SetRaggedOffset(x, off), ErrInvalidArgument)
+}
+
+func testRaggedAttention(t *testing.T, setOLater bool) {
 	const b, hq, hkv, sq, skv, d = 2, 2, 1, 4, 5, 4
 	lensQ, lensKV := []int32{3, 4}, []int32{5, 2}
 	rng := rand.New(rand.NewSource(41))
@@ -58,8 +71,14 @@ func TestRaggedAttentionMatchesPadded(t *testing.T) {
 	opts := DefaultSDPAOptions()
 	opts.PaddingMask, opts.SeqLenQ, opts.SeqLenKV = true, lq, lkv
 	opts.RaggedOffsetQ, opts.RaggedOffsetK, opts.RaggedOffsetV, opts.RaggedOffsetO = rq, rkv, rkv, rq
+	if setOLater {
+		opts.RaggedOffsetO = 0
+	}
 	o, _, err := g.SDPA(q, k, v, &opts)
 	must(t, err)
+	if setOLater {
+		must(t, g.SetRaggedOffset(o, rq))
+	}
 	must(t, g.SetOutput(o, true))
 	h := newHandle(t)
 	must(t, g.Build(h, cpuBuild))

@@ -20,7 +20,10 @@ Two layers:
     control (`build!`'s policy and engine filters, `plans`, `select_plan!`,
     `autotune!`, `build_info`, `fingerprint`, plan blobs with
     `serialize_plan` / `deserialize_plan`, the plan cache, CUDA graphs),
-    execute-time shapes (`execute_with_overrides!`) and the `KernelCache`.
+    execute-time shapes (`execute_with_overrides!`), the `KernelCache`,
+    `DeviceProperties` for building without a GPU, bound executions
+    (`bind_execution`), `set_ragged_offset!` and attention score modifiers
+    (`score_mod!`).
     Plan indices are 1-based.
 
 # Dimension order: Julia order everywhere
@@ -55,13 +58,16 @@ include("dtypes.jl")
 include("library.jl")
 include("handle.jl")
 include("kernel_cache.jl")
+include("device_properties.jl")
 include("graph.jl")
 include("tensor.jl")
 include("ops.jl")
+include("score_mod.jl")
 include("batchnorm_split.jl")
 include("block_scale.jl")
 include("moe.jl")
 include("execute.jl")
+include("bound.jl")
 include("plans.jl")
 
 export CuDNNFEError, status_kind
@@ -78,6 +84,9 @@ export reshape!, transpose!, slice!, concatenate!, resample!, rng!
 export genstats!, bn_finalize!, dbn_weight!, block_scale_quantize!, block_scale_dequantize!,
        moe_grouped_matmul!, moe_grouped_matmul_backward!
 export KernelCache, serialize_kernel_cache, deserialize_kernel_cache!
+export DeviceProperties, serialize_device_properties
+export BoundExecution, bind_execution, cuda_graph_mode
+export set_ragged_offset!, begin_score_mod!, end_score_mod!, score_mod!
 export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
 export execute!, execute_ordered!, execute_with_overrides!
 export serialize_graph, deserialize_graph

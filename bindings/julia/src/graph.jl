@@ -230,7 +230,7 @@ end
            require_behavior_notes = (), exclude_engines = (), max_plans = 0,
            disable_plan_cache = false, plan_cache_dir = nothing,
            override_shape_enabled = false, dynamic_shape_enabled = false,
-           kernel_cache = nothing) -> g
+           kernel_cache = nothing, device_properties = nothing) -> g
 
 Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
 GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
@@ -261,6 +261,12 @@ Plan control (docs/plans.md; see `plans`, `select_plan!`, `autotune!`):
   * `kernel_cache`: a `KernelCache` that GPU builds of graphs of one
     topology and different shapes share compiled kernels through (implies
     `dynamic_shape_enabled`; the CPU reference ignores it; since 0.3).
+  * `device_properties`: `DeviceProperties` to build the GPU plan for the
+    device they describe without using a GPU, on any machine with cuDNN
+    (`handle` must be `nothing`, `target` `:auto` or `:gpu`; the plan caches
+    are not used). The built graph cannot execute: write its plan with
+    `serialize_plan` and load it with `deserialize_plan` on such a GPU.
+    Experimental (since 0.3).
 """
 function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :auto,
                 heur_modes = nothing, policy = :heuristics_choice, max_workspace_size = nothing,
@@ -268,7 +274,8 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                 require_behavior_notes = (), exclude_engines = (), max_plans = 0,
                 disable_plan_cache = false, plan_cache_dir = nothing,
                 override_shape_enabled = false, dynamic_shape_enabled = false,
-                kernel_cache::Union{KernelCache,Nothing} = nothing)
+                kernel_cache::Union{KernelCache,Nothing} = nothing,
+                device_properties::Union{DeviceProperties,Nothing} = nothing)
     r = Ref{Lib.cudnnfe_build_options_t}()
     Lib.cudnnfe_build_options_init_sized(r, sizeof(Lib.cudnnfe_build_options_t))
     o = r[]
@@ -288,7 +295,9 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
     hptr = handle === nothing ? Ptr{Lib.cudnnfe_handle_t}(C_NULL) : handle
     kc = kernel_cache === nothing ? Ptr{Lib.cudnnfe_kernel_cache_t}(C_NULL) :
          Base.unsafe_convert(Ptr{Lib.cudnnfe_kernel_cache_t}, kernel_cache)
-    GC.@preserve engines cache_dir kernel_cache begin
+    dp = device_properties === nothing ? Ptr{Lib.cudnnfe_device_properties_t}(C_NULL) :
+         Base.unsafe_convert(Ptr{Lib.cudnnfe_device_properties_t}, device_properties)
+    GC.@preserve engines cache_dir kernel_cache device_properties begin
         o = _with(o; target = _code(TARGET_CODES, "target", target), num_heur_modes = nmodes,
                   heur_modes = modes, policy = _code(BUILD_POLICY_CODES, "build policy", policy),
                   max_workspace_size = max_workspace_size === nothing ? Int64(-1) : Int64(max_workspace_size),
@@ -302,10 +311,7 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                                    convert(Ptr{Cchar}, pointer(cache_dir)),
                   override_shape_enabled = Int32(override_shape_enabled),
                   dynamic_shape_enabled = Int32(dynamic_shape_enabled),
-                  kernel_cache = kc,
-                  # No device properties (building without a GPU): the object is not
-                  # wrapped yet (PENDING_IDIOMATIC.txt).
-                  device_properties = Ptr{Lib.cudnnfe_device_properties_t}(C_NULL))
+                  kernel_cache = kc, device_properties = dp)
         check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
     end
     return g

@@ -318,6 +318,11 @@ forward's):
     sequence lengths); in the backward each also covers its gradient
     (dq, dk, dv, dO); `ragged_offset_stats` the same for the stats (the
     forward's output, the backward's input);
+  * `score_mod`: a score modifier (the placeholder `score_mod!` or
+    `begin_score_mod!` returned), applied to every score after the scale;
+    the backward builds the forward's modifier again and takes it too, with
+    `score_mod_bprop` (the gradient's modifier, dS' -> dS; default dS =
+    dS'). Since 0.3;
   * dropout of the softmax output, drawn: `dropout_probability` with
     `dropout_seed` and `dropout_offset` (INT64 tensors of one element; the
     CPU reference draws other bits than cuDNN); or given: `dropout_mask`
@@ -340,7 +345,7 @@ _ragged_fields(g::Graph, q, k, v, o, stats) =
           ragged_offset_stats = nothing, page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
           ragged_offset_page_table_k = nothing, ragged_offset_page_table_v = nothing,
           implementation = :auto, sink_token = nothing, block_mask = nothing,
-          compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
+          score_mod = nothing, compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
 `k` `(d, s_kv, h_kv, b)`, `v` `(d_v, s_kv, h_kv, b)` (any strides; `h_q` a
@@ -372,8 +377,8 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                page_table_k = nothing, page_table_v = nothing,
                max_seq_len_kv = nothing, ragged_offset_page_table_k = nothing,
                ragged_offset_page_table_v = nothing, implementation = :auto,
-               sink_token = nothing, block_mask = nothing, compute_dtype = nothing,
-               name = nothing)
+               sink_token = nothing, block_mask = nothing, score_mod = nothing,
+               compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -396,10 +401,28 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                                              implementation),
                       sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask),
                       ragged_offset_page_table_k = _uid(g, ragged_offset_page_table_k),
-                      ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v)))
+                      ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v),
+                      score_mod = _uid(g, score_mod)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
+end
+
+"""
+    set_ragged_offset!(g, tensor, offset) -> g
+
+Gives `tensor` the ragged (packed) offsets `offset` (as the `ragged_offset_*`
+keywords) after the attention nodes that read or write it were added, as
+cudnn-frontend's `set_ragged_offset` does on an op's output (e.g. the `o`
+`sdpa!` returned); `offset = nothing` makes it padded. It sets that
+operand's offsets in every attention node using `tensor`: q, k, v, o, stats
+and the page tables of `sdpa!`; q, k, v, o (which also describe dq, dk, dv,
+dO) and stats of `sdpa_backward!`. Throws `CuDNNFEError(:invalid_argument,
+...)` when no attention node uses `tensor` at such a port. Since 0.3.
+"""
+function set_ragged_offset!(g::Graph, tensor, offset)
+    check(g, Lib.cudnnfe_graph_set_ragged_offset(g, _uid(g, tensor), _uid(g, offset)))
+    return g
 end
 
 """
@@ -430,7 +453,8 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                         dropout_scale = nothing, dropout_scale_inv = nothing,
                         ragged_offset_q = nothing, ragged_offset_k = nothing,
                         ragged_offset_v = nothing, ragged_offset_o = nothing,
-                        ragged_offset_stats = nothing, compute_dtype = nothing, name = nothing)
+                        ragged_offset_stats = nothing, score_mod = nothing,
+                        score_mod_bprop = nothing, compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
     fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
@@ -445,7 +469,8 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                       deterministic = Int32(deterministic),
                       dropout_scale_inv = _uid(g, dropout_scale_inv), fields...,
                       _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
-                                     ragged_offset_o, ragged_offset_stats)...))
+                                     ragged_offset_o, ragged_offset_stats)...,
+                      score_mod = _uid(g, score_mod), score_mod_bprop = _uid(g, score_mod_bprop)))
         if dbias
             check(g, Lib.cudnnfe_graph_add_sdpa_backward_ex(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
                                                             dv, db))

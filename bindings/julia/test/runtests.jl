@@ -1105,6 +1105,7 @@ end
 end
 
 include("split_bn_block_scale_moe.jl")
+include("bound_device_properties_score_mod.jl")
 
 @testset "execute: bindings are checked, never transposed" begin
     x = rand(Float32, 4, 3)

@@ -279,7 +279,7 @@ static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
                                          const cudnnfe_build_options_t *o,
                                          const int64_t *engines, int32_t num_engines,
                                          const char *cache_dir, int has_cache_dir,
-                                         uintptr_t kernel_cache) {
+                                         uintptr_t kernel_cache, uintptr_t device_properties) {
   cudnnfe_build_options_t copy;
   if (!o) return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, NULL);
   copy = *o;
@@ -287,6 +287,7 @@ static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
   copy.exclude_engines = engines;
   copy.plan_cache_dir = has_cache_dir ? (cache_dir ? cache_dir : "") : NULL;
   copy.kernel_cache = (cudnnfe_kernel_cache_t *)kernel_cache;
+  copy.device_properties = (const cudnnfe_device_properties_t *)device_properties;
   return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, &copy);
 }
 
@@ -457,6 +458,40 @@ static cudnnfe_status_t capi_kernel_cache_create(uintptr_t *out) {
   cudnnfe_kernel_cache_t *cache = NULL;
   cudnnfe_status_t status = cudnnfe_kernel_cache_create(&cache);
   *out = (uintptr_t)cache;
+  return status;
+}
+
+// ---- Device properties and bound executions (0.3) ----
+
+// The created object crosses back as a uintptr_t, as the kernel cache does:
+// SWIG gives their `T **` out-parameters the Go type of a single pointer.
+static cudnnfe_status_t capi_device_properties_create(int32_t device, uintptr_t *out) {
+  cudnnfe_device_properties_t *p = NULL;
+  cudnnfe_status_t status = cudnnfe_device_properties_create(&p, device);
+  *out = (uintptr_t)p;
+  return status;
+}
+
+static cudnnfe_status_t capi_device_properties_from_json(const char *data, size_t size,
+                                                         uintptr_t *out) {
+  cudnnfe_device_properties_t *p = NULL;
+  cudnnfe_status_t status = cudnnfe_device_properties_create_from_json(&p, data, size);
+  *out = (uintptr_t)p;
+  return status;
+}
+
+// data holds device (or C-heap) addresses, which the bound execution keeps.
+static cudnnfe_status_t capi_graph_bind(uintptr_t g, uintptr_t h, const uintptr_t *data, size_t n,
+                                        uintptr_t workspace, size_t workspace_size,
+                                        int32_t cuda_graph, uintptr_t *out) {
+  cudnnfe_bind_options_t o;
+  cudnnfe_bound_t *bound = NULL;
+  cudnnfe_status_t status;
+  cudnnfe_bind_options_init_sized(&o, sizeof o);
+  o.cuda_graph = cuda_graph;
+  status = cudnnfe_graph_bind(&bound, (const cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h,
+                              (void *const *)data, n, (void *)workspace, workspace_size, &o);
+  *out = (uintptr_t)bound;
   return status;
 }
 */
@@ -763,8 +798,9 @@ func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8B
 // GraphBuild wraps cudnnfe_graph_build; h may be nil, o nil passes NULL.
 // The options' pointer fields come as arguments: excludeEngines (its
 // length is num_exclude_engines), planCacheDir (nil passes NULL, the
-// environment's directory; "" : no directory) and kernelCache (nil: none).
-func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache) int32 {
+// environment's directory; "" : no directory), kernelCache and
+// deviceProperties (nil: none).
+func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache, deviceProperties Struct_SS_cudnnfe_device_properties) int32 {
 	var c C.cudnnfe_build_options_t
 	var pc *C.cudnnfe_build_options_t
 	var engines *C.int64_t
@@ -787,7 +823,8 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 		pc = &c
 	}
 	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc,
-		engines, numEngines, dir, hasDir, C.uintptr_t(getSwigcptr(kernelCache))))
+		engines, numEngines, dir, hasDir, C.uintptr_t(getSwigcptr(kernelCache)),
+		C.uintptr_t(getSwigcptr(deviceProperties))))
 }
 
 // ---- Plans -------------------------------------------------------------
@@ -1126,6 +1163,49 @@ func KernelCacheCreate(out *Struct_SS_cudnnfe_kernel_cache) int32 {
 	st := int32(C.capi_kernel_cache_create(&p))
 	if st == int32(CUDNNFE_STATUS_OK) {
 		*out = SwigcptrStruct_SS_cudnnfe_kernel_cache(p)
+	}
+	return st
+}
+
+// DevicePropertiesCreate wraps cudnnfe_device_properties_create.
+func DevicePropertiesCreate(device int32, out *Struct_SS_cudnnfe_device_properties) int32 {
+	var p C.uintptr_t
+	st := int32(C.capi_device_properties_create(C.int32_t(device), &p))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = SwigcptrStruct_SS_cudnnfe_device_properties(p)
+	}
+	return st
+}
+
+// DevicePropertiesCreateFromJSON wraps
+// cudnnfe_device_properties_create_from_json; data is read during the call
+// only.
+func DevicePropertiesCreateFromJSON(data []byte, out *Struct_SS_cudnnfe_device_properties) int32 {
+	var d *C.char
+	if len(data) > 0 {
+		d = (*C.char)(unsafe.Pointer(&data[0]))
+	}
+	var p C.uintptr_t
+	st := int32(C.capi_device_properties_from_json(d, C.size_t(len(data)), &p))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = SwigcptrStruct_SS_cudnnfe_device_properties(p)
+	}
+	return st
+}
+
+// GraphBind wraps cudnnfe_bind_options_init and cudnnfe_graph_bind: data
+// holds device (or C-heap) addresses, never Go memory, since the bound
+// execution keeps them after the call.
+func GraphBind(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, data []uintptr, workspace uintptr, workspaceSize int64, cudaGraph int32, out *Struct_SS_cudnnfe_bound) int32 {
+	var d *C.uintptr_t
+	if len(data) > 0 {
+		d = (*C.uintptr_t)(unsafe.Pointer(&data[0]))
+	}
+	var p C.uintptr_t
+	st := int32(C.capi_graph_bind(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), d,
+		C.size_t(len(data)), C.uintptr_t(workspace), C.size_t(workspaceSize), C.int32_t(cudaGraph), &p))
+	if st == int32(CUDNNFE_STATUS_OK) {
+		*out = SwigcptrStruct_SS_cudnnfe_bound(p)
 	}
 	return st
 }

@@ -792,6 +792,42 @@ impl Graph {
         Ok(self)
     }
 
+    /// Opens a score modifier (cudnn-frontend's `score_mod`;
+    /// docs/attention.md) and returns its placeholder, a virtual FLOAT
+    /// tensor of the scores' `dims` `[b, h_q, s_q, s_kv]`. Add its nodes with
+    /// [`Graph::pointwise`], close it with [`Graph::end_score_mod`], then name
+    /// the placeholder in `SdpaOptions::score_mod` (or the backward's
+    /// `score_mod` / `score_mod_bprop`). `WrongState` while another is open
+    /// (`cudnnfe_graph_begin_score_mod`; since 0.3).
+    pub fn begin_score_mod(&mut self, name: Option<&str>, dims: &[i64]) -> Result<Tensor> {
+        let name = c_name(&name.map(str::to_owned), "score modifier name")?;
+        let ndims = i32::try_from(dims.len()).unwrap_or(i32::MAX);
+        let mut uid = 0i64;
+        // SAFETY: `dims` holds `ndims` entries; the name lives for the call.
+        self.check(unsafe {
+            sys::cudnnfe_graph_begin_score_mod(
+                self.raw(),
+                crate::options::name_ptr(&name),
+                ndims,
+                dims.as_ptr(),
+                &mut uid,
+            )
+        })?;
+        Ok(Tensor::from_uid(uid))
+    }
+
+    /// Closes the open score modifier of placeholder `score` with `result`
+    /// (a node output of it that depends on `score`); `InvalidGraph` naming
+    /// the rule otherwise, and the modifier stays open
+    /// (`cudnnfe_graph_end_score_mod`; since 0.3).
+    pub fn end_score_mod(&mut self, score: Tensor, result: Tensor) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_graph_end_score_mod(self.raw(), score.uid(), result.uid())
+        })?;
+        Ok(self)
+    }
+
     /// Overrides a tensor's data type (inferred outputs included).
     pub fn set_dtype(&mut self, tensor: Tensor, dtype: DataType) -> Result<&mut Self> {
         // SAFETY: plain values.

@@ -506,8 +506,8 @@ pub struct SdpaOptions {
     /// Ragged offsets of the stats output (with `generate_stats`; see
     /// `ragged_offset_q`). Since 0.3.
     pub ragged_offset_stats: Option<Tensor>,
-    /// A score modifier's placeholder (`cudnnfe_graph_begin_score_mod`,
-    /// not wrapped in Rust yet: bindings/PENDING_IDIOMATIC.txt). Since 0.3.
+    /// A score modifier's placeholder ([`Graph::begin_score_mod`](crate::Graph::begin_score_mod)).
+    /// Since 0.3.
     pub score_mod: Option<Tensor>,
 }
 
@@ -602,8 +602,8 @@ pub struct SdpaBackwardOptions {
     pub compute_dtype: DataType,
     /// Ragged offsets of the stats input (see `ragged_offset_q`). Since 0.3.
     pub ragged_offset_stats: Option<Tensor>,
-    /// The forward's score modifier (a placeholder of
-    /// `cudnnfe_graph_begin_score_mod`, not wrapped in Rust yet). Since 0.3.
+    /// The forward's score modifier, built again in this graph (a
+    /// placeholder of [`Graph::begin_score_mod`](crate::Graph::begin_score_mod)). Since 0.3.
     pub score_mod: Option<Tensor>,
     /// The gradient's score modifier, dS' -> dS (as `score_mod`). Since 0.3.
     pub score_mod_bprop: Option<Tensor>,
