@@ -775,8 +775,17 @@ int main(int argc, char **argv) {
               backend::cudnn().path.c_str(), cudnnfe_version());
   std::fflush(stdout);
   std::vector<std::string> build, tune, exec;
-  for (const std::string &c : cases)
+  for (const std::string &c : cases) {
+    const size_t shown[3] = {build.size(), tune.size(), exec.size()};
     bench_case(c, c == "conv" ? iters : matmul_iters, h, stream, build, tune, exec);
+    // Each case's rows as soon as they exist, so a run cut short by a time
+    // limit keeps what it measured; the tables below repeat them together.
+    std::printf("\n-- %s done:\n", c.c_str());
+    for (const auto *rows : {&build, &tune, &exec})
+      for (size_t i = shown[rows == &build ? 0 : rows == &tune ? 1 : 2]; i < rows->size(); ++i)
+        std::printf("%s\n", (*rows)[i].c_str());
+    std::fflush(stdout);
+  }
 
   std::printf(
       "\nBuild (wall ms of cudnnfe_graph_build / _deserialize_plan; speed-up vs the cold "
