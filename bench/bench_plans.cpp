@@ -781,9 +781,10 @@ int main(int argc, char **argv) {
     // Each case's rows as soon as they exist, so a run cut short by a time
     // limit keeps what it measured; the tables below repeat them together.
     std::printf("\n-- %s done:\n", c.c_str());
-    for (const auto *rows : {&build, &tune, &exec})
-      for (size_t i = shown[rows == &build ? 0 : rows == &tune ? 1 : 2]; i < rows->size(); ++i)
-        std::printf("%s\n", (*rows)[i].c_str());
+    const std::vector<std::string> *tables[3] = {&build, &tune, &exec};
+    for (int t = 0; t < 3; ++t)
+      for (size_t i = shown[t]; i < tables[t]->size(); ++i)
+        std::printf("%s\n", (*tables[t])[i].c_str());
     std::fflush(stdout);
   }
 
