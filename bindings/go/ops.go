@@ -559,6 +559,13 @@ type SDPABackwardOptions struct {
 	// holding 1 / DropoutScale, required. On the GPU it must be a Scalar of
 	// 1: fold the scale into the mask (docs/attention.md).
 	DropoutScaleInv Tensor
+	// SinkToken: the forward's FLOAT [1, h_q, 1, 1] sink logits, read only
+	// for DSinkToken. Since 0.3.
+	SinkToken Tensor
+	// DSinkToken: the sink's gradient, a FLOAT [1, h_q, 1, 1] tensor made
+	// with AddTensor that no op reads; the node writes it and it becomes a
+	// graph output (docs/attention.md). Needs SinkToken. Since 0.3.
+	DSinkToken Tensor
 }
 
 // DefaultSDPABackwardOptions returns the defaults of
@@ -575,6 +582,8 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 		ComputeDType:          DType(c.ComputeDtype),
 		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
 		DropoutScaleInv:       Tensor(c.DropoutScaleInv),
+		SinkToken:             Tensor(c.SinkToken),
+		DSinkToken:            Tensor(c.DsinkToken),
 	}
 }
 
@@ -618,6 +627,12 @@ func (g *Graph) sdpaBackward(op string, q, k, v, o, dO, stats Tensor, opts *SDPA
 		opts.AttentionOptions.toC(&c.AttentionOptions)
 		if opts.DropoutScaleInv != 0 {
 			c.DropoutScaleInv = int64(opts.DropoutScaleInv)
+		}
+		if opts.SinkToken != 0 {
+			c.SinkToken = int64(opts.SinkToken)
+		}
+		if opts.DSinkToken != 0 {
+			c.DsinkToken = int64(opts.DSinkToken)
 		}
 	}
 	var a, b, d, e int64
