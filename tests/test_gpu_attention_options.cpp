@@ -1,8 +1,9 @@
 // GPU tests of attention's options (scale tensor, padding, diagonal band,
-// ALiBi, dropout drawn and given, dBias), forward and backward, through the
-// public C API. Each configuration is built for the GPU and for the CPU
-// reference, run on the same inputs, and compared element by element:
-// O at 2e-2, dQ/dK/dV/dBias at 2e-2 (fp16) and 7e-2 (bf16 dK, dV, dBias).
+// ALiBi, dropout drawn and given, dBias, the sink and its gradient dSink),
+// forward and backward, through the public C API. Each configuration is
+// built for the GPU and for the CPU reference, run on the same inputs, and
+// compared element by element: O at 2e-2, dQ/dK/dV/dBias at 2e-2 (fp16) and
+// 7e-2 (bf16 dK, dV, dBias), dSink at 4e-2 + 2e-2 |cpu| (cudnn-frontend's).
 // With padding only the valid region is compared (rows below seq_len_q for
 // O, stats and dQ; rows below seq_len_kv for dK and dV): the rest is
 // unspecified on the GPU.
