@@ -1,8 +1,9 @@
 // GPU tests of attention's options (scale tensor, padding, diagonal band,
-// ALiBi, dropout drawn and given, dBias), forward and backward, through the
-// public C API. Each configuration is built for the GPU and for the CPU
-// reference, run on the same inputs, and compared element by element:
-// O at 2e-2, dQ/dK/dV/dBias at 2e-2 (fp16) and 7e-2 (bf16 dK, dV, dBias).
+// ALiBi, dropout drawn and given, dBias, the sink and its gradient dSink),
+// forward and backward, through the public C API. Each configuration is
+// built for the GPU and for the CPU reference, run on the same inputs, and
+// compared element by element: O at 2e-2, dQ/dK/dV/dBias at 2e-2 (fp16) and
+// 7e-2 (bf16 dK, dV, dBias), dSink at 4e-2 + 2e-2 |cpu| (cudnn-frontend's).
 // With padding only the valid region is compared (rows below seq_len_q for
 // O, stats and dQ; rows below seq_len_kv for dK and dV): the rest is
 // unspecified on the GPU.
@@ -326,8 +327,9 @@ struct Case {
   bool compare_o = true;  // forward compares O
   bool dbias = false;     // backward writes dBias
   Expect expect = Expect::kBuilds;
-  // Forward only: the implementation choice, a sink logit per head
-  // ([1, h_q, 1, 1] FLOAT) and a block mask (UINT8, bit-packed tiles).
+  // A sink logit per head ([1, h_q, 1, 1] FLOAT; the backward also writes
+  // dSink_token); forward only: the implementation choice and a block mask
+  // (UINT8, bit-packed tiles).
   cudnnfe_attention_implementation_t impl = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
   bool sink = false, block_mask = false;
 };
@@ -405,7 +407,7 @@ ForwardUids build_forward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t dt)
 }
 
 struct BackwardUids {
-  int64_t q, k, v, o, d_o, stats, dq, dk, dv, dbias;
+  int64_t q, k, v, o, d_o, stats, dq, dk, dv, dbias, dsink;
 };
 
 BackwardUids build_backward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t dt) {
@@ -426,6 +428,14 @@ BackwardUids build_backward(cudnnfe_graph_t *g, const Case &c, cudnnfe_dtype_t d
     ok(cudnnfe_graph_add_scalar(g, "dropout_scale_inv", CUDNNFE_DTYPE_FLOAT,
                                 c.prescaled ? 1.0 : c.keep, &o.dropout_scale_inv),
        "add_scalar");
+  if (c.sink) {
+    // The forward's logits (same name: forward_for_backward and fill_options
+    // give both the same values) and the caller's dSink tensor, named so
+    // that its port() reads dSink_token.
+    o.sink_token = input(g, "sink", CUDNNFE_DTYPE_FLOAT, {1, c.h_q, 1, 1});
+    u.dsink = o.dsink_token =
+        input(g, "attn_bwd::dSink_token", CUDNNFE_DTYPE_FLOAT, {1, c.h_q, 1, 1});
+  }
   ok(cudnnfe_graph_add_sdpa_backward_ex(g, u.q, u.k, u.v, u.o, u.d_o, u.stats, &o, &u.dq, &u.dk,
                                         &u.dv, c.dbias ? &u.dbias : nullptr),
      "add_sdpa_backward_ex");
@@ -549,6 +559,34 @@ void describe_padding(const Case &c, const TensorInfo &t, const Bytes &got) {
 
 enum class Pass { kForward, kBackward };
 
+// dSink (h_q sums over every valid row) at cudnn-frontend's tolerance for
+// it: |gpu - cpu| <= 4e-2 + 2e-2 |cpu|. The CPU reference has the autograd
+// sign (-P_sink * D, docs/attention.md); a GPU result near -cpu says that
+// cuDNN computed the frontend chain's literal sign (lower_sdpa_backward.cpp).
+bool dsink_matches(const std::string &full, const TensorInfo &t, const Bytes &got,
+                   const Bytes &want, int run) {
+  constexpr double kAtol = 4e-2, kDsinkRtol = 2e-2;
+  bool good = true, flipped = true;
+  double max_abs = 0;
+  for_each_element(t, [&](int64_t off, const Dims &index) {
+    const double g = element(t, got, off), r = element(t, want, off);
+    const double err = std::fabs(g - r);
+    max_abs = std::isnan(err) ? INFINITY : std::max(max_abs, err);
+    good = good && err <= kAtol + kDsinkRtol * std::fabs(r);
+    flipped = flipped && std::fabs(g + r) <= kAtol + kDsinkRtol * std::fabs(r);
+    if (run == 0)
+      std::printf("    dSink_token%s: gpu %.5g, cpu %.5g\n", dims_text(index).c_str(), g, r);
+  });
+  if (run == 0 || !good)
+    std::printf("  %-52s %-7s max_abs %.2e (atol %.0e, rtol %.0e)%s%s\n", full.c_str(), "dSink",
+                max_abs, kAtol, kDsinkRtol, run ? " [run 2]" : "", good ? "" : "  MISMATCH");
+  if (!good && flipped)
+    std::printf(
+        "    the GPU's dSink is -1 times the CPU reference's: cuDNN evaluated the chain's "
+        "literal sign; negate it in lower_sdpa_backward.cpp (add_sink_gradient)\n");
+  return good;
+}
+
 // Builds `c` for the GPU and the CPU reference, runs both on the same
 // inputs and compares every compared output (twice for the GPU).
 void run_case(Pass pass, const Case &c, cudnnfe_dtype_t dt) {
@@ -564,6 +602,7 @@ void run_case(Pass pass, const Case &c, cudnnfe_dtype_t dt) {
       BackwardUids u = build_backward(g, c, dt);
       outs = {u.dq, u.dk, u.dv};
       if (c.dbias) outs.push_back(u.dbias);
+      if (c.sink) outs.push_back(u.dsink);
     }
     for (int64_t uid : outs) ok(cudnnfe_tensor_set_output(g, uid, 1), "set_output");
     return outs;
@@ -601,6 +640,11 @@ void run_case(Pass pass, const Case &c, cudnnfe_dtype_t dt) {
       const bool differs = run == 1 && got != first[uid];
       if (run == 0) first[uid] = got;
       if (pass == Pass::kForward && t.port() == "O" && !c.compare_o) continue;
+      if (t.port() == "dSink_token") {
+        if (!dsink_matches(full, t, got, want[uid].second, run) || guard_hits)
+          ++testing::state().failures;
+        continue;
+      }
       const double rtol = rtol_for(t.port(), dt);
       Errors e = compare(t, got, want[uid].second, rtol, NonFinite::kMustMatch, region(c, t));
       (void)differs;
@@ -844,6 +888,31 @@ TEST(gpu_attention_implementation_sink_block_mask) {
   // on Blackwell"): a refusal is allowed, and it names the block mask.
   mask.expect = Expect::kMayRefuse;
   check(Pass::kForward, mask);
+}
+
+// The backward's sink: sink_token in, dSink_token out, with dQ, dK and dV
+// (compared as every backward's) and dSink at cudnn-frontend's tolerance
+// (dsink_matches). cuDNN 9.13 and newer must run it; older ones refuse it.
+// The padded case has O = 0, stats = -inf and random dO in the padded rows
+// (the CPU forward's): they must not reach dSink.
+TEST(gpu_attention_backward_sink) {
+  REQUIRE_GPU_OR_DRY_RUN();
+  int64_t version = 0;
+  if (!on_cpu()) cudnnfe_cudnn_version(&version);
+  const Expect expect = on_cpu() || version >= 91300 ? Expect::kBuilds : Expect::kMayRefuse;
+  Case c;
+  c.name = "sink";
+  c.sink = true;
+  c.expect = expect;
+  check(Pass::kBackward, c);
+  Case causal = c;
+  causal.name = "sink causal, GQA";
+  causal.causal = true;
+  causal.h_q = 4;
+  check(Pass::kBackward, causal);
+  Case p = padded(c);
+  p.name = "sink padded";
+  check(Pass::kBackward, p);
 }
 
 // What the unified operation is not given is refused under UNIFIED with

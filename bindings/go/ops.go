@@ -587,6 +587,13 @@ type SDPABackwardOptions struct {
 	// read ScoreMod's tensors (softcap: dS = dS' * (1 - tanh^2)). 0: dS =
 	// dS' (right for masks). Since 0.3.
 	ScoreModBprop Tensor
+	// SinkToken: the forward's FLOAT [1, h_q, 1, 1] sink logits, read only
+	// for DSinkToken. Since 0.3.
+	SinkToken Tensor
+	// DSinkToken: the sink's gradient, a FLOAT [1, h_q, 1, 1] tensor made
+	// with AddTensor that no op reads; the node writes it and it becomes a
+	// graph output (docs/attention.md). Needs SinkToken. Since 0.3.
+	DSinkToken Tensor
 }
 
 // DefaultSDPABackwardOptions returns the defaults of
@@ -604,6 +611,8 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 		AttentionOptions:      defaultAttentionOptions(&c.AttentionOptions),
 		DropoutScaleInv:       Tensor(c.DropoutScaleInv),
 		ScoreModBprop:         Tensor(c.ScoreModBprop),
+		SinkToken:             Tensor(c.SinkToken),
+		DSinkToken:            Tensor(c.DsinkToken),
 	}
 }
 
@@ -650,6 +659,12 @@ func (g *Graph) sdpaBackward(op string, q, k, v, o, dO, stats Tensor, opts *SDPA
 		}
 		if opts.ScoreModBprop != 0 {
 			c.ScoreModBprop = int64(opts.ScoreModBprop)
+		}
+		if opts.SinkToken != 0 {
+			c.SinkToken = int64(opts.SinkToken)
+		}
+		if opts.DSinkToken != 0 {
+			c.DsinkToken = int64(opts.DSinkToken)
 		}
 	}
 	var a, b, d, e int64

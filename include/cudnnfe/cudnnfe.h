@@ -818,6 +818,18 @@ typedef struct cudnnfe_sdpa_backward_options {
    * score_mod_bprop, dS = dS' (right for masks). 0 (default): none. */
   int64_t score_mod;
   int64_t score_mod_bprop;
+  /* since 0.3: the forward's sink_token (FLOAT [1, h_q, 1, 1]). The stats
+   * already hold the sink, so dq, dk and dv need it for nothing; it is read
+   * only for dsink_token. 0 (default): none. */
+  int64_t sink_token;
+  /* since 0.3: the sink's gradient, written into a tensor the caller made
+   * with cudnnfe_graph_add_tensor (FLOAT [1, h_q, 1, 1], read by no node):
+   * the node takes it as its output, keeping its UID, name and strides (as
+   * cudnn-frontend's dSink_token). With D_i = dO_i . O_i,
+   * dsink[h] = -sum over n and valid rows i < seq_len_q[n] of
+   * exp(sink[h] - stats[n, h, i]) * D[n, h, i] (docs/attention.md). Needs
+   * sink_token; GPU: cuDNN 9.13 and newer. 0 (default): none. */
+  int64_t dsink_token;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

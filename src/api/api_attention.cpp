@@ -1,5 +1,6 @@
 // The attention ops of the C API: scaled dot-product attention forward and
-// backward (with dBias through the _ex variant), and ragged offsets given to
+// backward (with dBias through the _ex variant, and the sink's gradient into
+// the caller's dsink_token tensor), and ragged offsets given to
 // their operands after they were added. Input port order: graph/op_schema.cpp.
 #include <algorithm>
 
@@ -107,30 +108,33 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
+    a.generate_dsink = opts.dsink_token != 0;
     a.score_mod.score = opts.score_mod;
     a.score_mod_bprop.score = opts.score_mod_bprop;
-    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
-                                      {q,
-                                       k,
-                                       v,
-                                       o,
-                                       d_o,
-                                       stats,
-                                       opts.bias,
-                                       opts.attn_scale_tensor,
-                                       opts.seq_len_q,
-                                       opts.seq_len_kv,
-                                       opts.dropout_seed,
-                                       opts.dropout_offset,
-                                       opts.dropout_mask,
-                                       opts.dropout_scale,
-                                       opts.dropout_scale_inv,
-                                       opts.ragged_offset_q,
-                                       opts.ragged_offset_k,
-                                       opts.ragged_offset_v,
-                                       opts.ragged_offset_o,
-                                       opts.ragged_offset_stats},
-                                      a, opts.compute_dtype);
+    const Node &node =
+        graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
+                       {q,
+                        k,
+                        v,
+                        o,
+                        d_o,
+                        stats,
+                        opts.bias,
+                        opts.attn_scale_tensor,
+                        opts.seq_len_q,
+                        opts.seq_len_kv,
+                        opts.dropout_seed,
+                        opts.dropout_offset,
+                        opts.dropout_mask,
+                        opts.dropout_scale,
+                        opts.dropout_scale_inv,
+                        opts.ragged_offset_q,
+                        opts.ragged_offset_k,
+                        opts.ragged_offset_v,
+                        opts.ragged_offset_o,
+                        opts.ragged_offset_stats,
+                        opts.sink_token},
+                       a, opts.compute_dtype, {{kSdpaBackwardDsinkPort, opts.dsink_token}});
     *dq = node.outputs[0];
     *dk = node.outputs[1];
     *dv = node.outputs[2];

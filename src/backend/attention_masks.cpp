@@ -6,6 +6,7 @@
 #include "backend/attribute_util.h"
 #include "core/error.h"
 #include "ops/ops.h"
+#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
@@ -310,6 +311,13 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
+}
+
+void check_sink_support(const Lowering &lowering, const Node &node) {
+  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
+         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
 }
 
 }  // namespace cudnnfe::backend

@@ -86,4 +86,9 @@ class AttentionLowering {
 // CPU reference runs all of it).
 void check_attention_support(const Lowering &lowering, const Node &node);
 
+// Refuses a sink (sdpa's sink_token, sdpa_backward's sink_token and
+// dSink_token) before cuDNN 9.13 (cudnn-frontend's rule: the engines before
+// it do not fuse the sink's pointwise ops).
+void check_sink_support(const Lowering &lowering, const Node &node);
+
 }  // namespace cudnnfe::backend

@@ -21,7 +21,6 @@
 #include "backend/lower_score_mod.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
-#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
@@ -53,15 +52,6 @@ cudnnBackendDescriptor_t paged_load(Lowering &lowering, AttentionLowering &atten
   add_operation_named(lowering, std::move(op),
                       cat("PAGED_CACHE_LOAD (", lowering.graph().tensor(container).name, ")"));
   return y;
-}
-
-// Refuses a sink before cuDNN 9.13 (cudnn-frontend's rule: the engines
-// before it do not fuse the sink's pointwise ops).
-void check_sink_support(const Lowering &lowering, const Node &node) {
-  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
-         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //   dP = dO·Vᵀ [* M] ; dS' = (dP - softmax_sum) * EXP(S) [* 1/(1-p)]
 //   [dBias = REDUCE_ADD over the batch of dS'] ; dS = [score_mod_bprop](dS') * scale
 //   dK = dSᵀ·Q ; dQ = dS·K                     (K: a RESHAPE of Kᵀ)
+//   [dSink = REDUCE_ADD over b and s_q of EXP(sink - stats) * REDUCE_ADD(dO * O)]
 //
 // The score modifiers and dropout are shared with the forward
 // (attention_masks.h); with sequence lengths every matmul gets them as GEMM
@@ -71,10 +72,35 @@ void matmul_into(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescri
                 lowering.tensor(out_uid));
 }
 
+// dSink: cudnn-frontend's chain EXP(sink - stats) * sum(dO * O), reduced
+// into dSink's [1, h_q, 1, 1], which cuDNN 9.13 and newer fuse into the
+// backward engine. Read literally the chain is +P_sink * D, the opposite of
+// the analytic gradient -P_sink * D (docs/attention.md); cudnn-frontend's own
+// test compares cuDNN's dSink with torch's autograd gradient, so the engine
+// takes the chain as a pattern and gives the autograd sign. No NEG is added:
+// an op outside the pattern would keep the engines from fusing the graph.
+// tests/test_gpu_attention_options.cpp checks the sign against the CPU
+// reference (and says so when it comes out flipped).
+void add_sink_gradient(Lowering &lowering, const Node &node, cudnnDataType_t compute,
+                       cudnnBackendDescriptor_t row_sum) {
+  const Tensor &stats = lowering.graph().tensor(node.inputs[5]);
+  cudnnBackendDescriptor_t shifted = lowering.virtual_tensor(stats.dims, kFloat);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute,
+                lowering.tensor(attention_spec(node).sink_token), lowering.tensor(stats.uid),
+                nullptr, shifted);
+  cudnnBackendDescriptor_t p_sink = lowering.virtual_tensor(stats.dims, kFloat);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, shifted, nullptr, nullptr, p_sink);
+  cudnnBackendDescriptor_t per_row = lowering.virtual_tensor(stats.dims, kFloat);
+  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, p_sink, row_sum, nullptr, per_row);
+  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, per_row,
+                lowering.tensor(node.outputs[kSdpaBackwardDsinkPort]));
+}
+
 }  // namespace
 
 void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   check_attention_support(lowering, node);
+  check_sink_support(lowering, node);
   check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
@@ -115,6 +141,8 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
                 nullptr, do_o);
   cudnnBackendDescriptor_t row_sum = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, do_o, row_sum);
+  if (node.outputs[kSdpaBackwardDsinkPort] != 0)
+    add_sink_gradient(lowering, node, compute, row_sum);
   cudnnBackendDescriptor_t softmax_sum =
       lowering.workspace_tensor(per_row, CUDNNFE_DTYPE_FLOAT, "softmax_sum");
   // (Every scalar made must be used: cuDNN refuses a variant pack with a

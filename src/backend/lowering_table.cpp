@@ -46,6 +46,7 @@ void describe_sdpa(const Node &node, std::string &detail) {
 void describe_sdpa_backward(const Node &node, std::string &detail) {
   describe_attention(node, detail);
   if (node.as<SdpaBackwardAttrs>().generate_dbias) detail += "dbias, ";
+  if (node.as<SdpaBackwardAttrs>().generate_dsink) detail += "dsink, ";
 }
 
 void describe_sdpa_fp8(const Node &node, std::string &detail) {

@@ -54,6 +54,7 @@ struct SdpaBackwardTensors {
   AttentionInputs options;
   const StridedTensor *dq, *dk, *dv, *dbias;
   const ScoreModProgram::Run *score_mod;  // nullptr: none
+  const StridedTensor *dsink;             // nullptr: not asked for
 };
 
 // Attention backward from the forward's O and stats.

@@ -90,7 +90,8 @@ void sdpa_backward(const StepTensors &t) {
   const auto mod = score_mod_run(t);
   run_sdpa_backward(t.node, t.attn_scale,
                     {t.in(0), t.in(1), t.in(2), t.in(3), t.in(4), t.in(5), attention_inputs(t),
-                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort), mod.get()});
+                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort), mod.get(),
+                     t.out(kSdpaBackwardDsinkPort)});
 }
 void softmax(const StepTensors &t) {
   run_softmax(t.node, *t.in(0), *t.out(0), t.out(1));

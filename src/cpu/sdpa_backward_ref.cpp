@@ -14,6 +14,11 @@
 // GQA: the q heads sharing a kv head add into its dK and dV. Masked scores,
 // padding rows and rows with stats = -inf (fully masked in the forward)
 // contribute 0.
+// The sink (cpu/sdpa_ref.cpp) is already in the stats, so P and dS above do
+// not change with it. Its own gradient, since O_i moves by -P_sink_i O_i
+// when sink_h grows by one (every P_ij shrinks by the factor 1 - P_sink_i):
+//   dSink_h = -sum_{b, valid i} exp(sink_h - stats_bhi) (dO_bhi . O_bhi)
+// (the dropout scales are inside O, so D is not scaled here).
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -28,6 +33,31 @@
 
 namespace cudnnfe {
 namespace cpu {
+namespace {
+
+// dSink_h (above) over the valid rows of each batch (`rows`); od, dod and
+// lse are the loaded O, dO and stats.
+std::vector<double> sink_gradient(const StridedTensor &sink, const std::vector<int64_t> &rows,
+                                  int64_t h_q, int64_t s_q, int64_t d_v,
+                                  const std::vector<double> &od, const std::vector<double> &dod,
+                                  const std::vector<double> &lse) {
+  std::vector<double> dsink(static_cast<size_t>(h_q), 0.0);
+  for (int64_t b = 0; b < static_cast<int64_t>(rows.size()); ++b) {
+    for (int64_t h = 0; h < h_q; ++h) {
+      const double logit = sink.load(h * sink.strides[1]);
+      for (int64_t i = 0; i < rows[static_cast<size_t>(b)]; ++i) {
+        const size_t row = static_cast<size_t>((b * h_q + h) * s_q + i);
+        if (lse[row] == -std::numeric_limits<double>::infinity()) continue;  // as below
+        double big_d = 0.0;
+        for (int64_t c = 0; c < d_v; ++c) big_d += dod[row * d_v + c] * od[row * d_v + c];
+        dsink[static_cast<size_t>(h)] -= std::exp(logit - lse[row]) * big_d;
+      }
+    }
+  }
+  return dsink;
+}
+
+}  // namespace
 
 void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors &t) {
   const StridedTensor &q = *t.q, &k = *t.k, &v = *t.v;
@@ -116,6 +146,9 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
   store_attention_tensor(*t.dk, in.ragged_k, cols, dk, compute, label, "ragged_offset_k");
   store_attention_tensor(*t.dv, in.ragged_v, cols, dv, compute, label, "ragged_offset_v");
   if (t.dbias) store_dense(*t.dbias, std::move(dbias), compute);
+  if (t.dsink)
+    store_dense(*t.dsink, sink_gradient(*in.sink_token, rows, h_q, s_q, d_v, od, dod, lse),
+                compute);
 }
 
 }  // namespace cpu

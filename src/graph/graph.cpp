@@ -127,8 +127,31 @@ std::string Graph::unique_node_name(OpKind kind) const {
   }
 }
 
+Tensor &Graph::take_as_output(const Node &node, const std::string &port, int64_t uid) {
+  if (!has_tensor(uid))
+    fail_argument(label(node), ": output ", port, " has UID ", uid,
+                  ", which is not a tensor of this graph");
+  Tensor &t = tensor(uid);
+  if (t.producer >= 0)
+    fail_argument(label(node), ": output ", port, " \"", t.name, "\" is already written by ",
+                  label(nodes_[static_cast<size_t>(t.producer)]), "; a tensor has one producer");
+  if (t.is_virtual || t.is_scalar || t.pass_by_value || t.view_of != 0)
+    fail_argument(label(node), ": output ", port, " \"", t.name,
+                  "\" must be a tensor made with cudnnfe_graph_add_tensor (not a scalar, a "
+                  "pass-by-value tensor or a virtual tensor)");
+  const bool read_here =
+      std::find(node.inputs.begin(), node.inputs.end(), uid) != node.inputs.end();
+  if (read_here || readers_.count(uid))
+    fail_argument(label(node), ": output ", port, " \"", t.name, "\" is read by ",
+                  read_here ? label(node) : label(nodes_[readers_.at(uid)[0]]),
+                  "; an op output must be a tensor that no operation reads yet");
+  t.dims_set_by_user = t.strides_set_by_user = true;
+  return t;
+}
+
 const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
-                            OpAttrs attrs, cudnnfe_dtype_t compute) {
+                            OpAttrs attrs, cudnnfe_dtype_t compute,
+                            const std::vector<GivenOutput> &given) {
   require_mutable();
   Node node;
   node.kind = kind;
@@ -156,6 +179,7 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   // that a rejected op leaves the graph as it was.
   const size_t tensors_before = tensors_.size();
   const int64_t next_uid_before = next_uid_;
+  std::vector<Tensor> taken;  // the caller's tensors as they were, for a rollback
   try {
     const auto &out_ports = output_port_names(kind);
     for (size_t port = 0; port < out_ports.size(); ++port) {
@@ -163,8 +187,12 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
         node.outputs.push_back(0);
         continue;
       }
-      Tensor &out = new_tensor(cat(node.name, "::", out_ports[port]));
-      out.is_virtual = true;
+      auto mine = std::find_if(given.begin(), given.end(),
+                               [port](const GivenOutput &g) { return g.port == port; });
+      if (mine != given.end() && has_tensor(mine->uid)) taken.push_back(tensor(mine->uid));
+      Tensor &out = mine != given.end() ? take_as_output(node, out_ports[port], mine->uid)
+                                        : new_tensor(cat(node.name, "::", out_ports[port]));
+      out.is_virtual = mine == given.end();
       out.producer = static_cast<int>(nodes_.size());
       node.outputs.push_back(out.uid);
     }
@@ -176,6 +204,7 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
       tensors_.pop_back();
     }
     next_uid_ = next_uid_before;
+    for (const Tensor &t : taken) tensor(t.uid) = t;
     detach_score_mods(node);
     throw;
   }

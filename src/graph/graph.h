@@ -55,10 +55,19 @@ class Graph {
   int64_t add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
                      const std::vector<int64_t> &dims, const std::vector<int64_t> &strides);
   int64_t add_scalar(const std::string &name, cudnnfe_dtype_t dtype, double value);
+  // An output port that writes a tensor the caller made (cudnn-frontend's
+  // user-made outputs, such as sdpa_backward's dSink_token).
+  struct GivenOutput {
+    size_t port;
+    int64_t uid;
+  };
   // Adds a node reading `inputs` (0 = unused port), creates its outputs as
-  // virtual tensors and infers their shapes. On failure nothing is added.
+  // virtual tensors (those in `given` are the caller's graph tensors, which
+  // become graph outputs keeping their UID, name, dims and strides) and
+  // infers their shapes. On failure nothing is added or changed.
   const Node &add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
-                       OpAttrs attrs, cudnnfe_dtype_t compute_dtype);
+                       OpAttrs attrs, cudnnfe_dtype_t compute_dtype,
+                       const std::vector<GivenOutput> &given = {});
   // Replaces input `port` of node `index` with `uid` (0: none), keeping the
   // readers index true: an option set after the node was added.
   void set_node_input(size_t index, size_t port, int64_t uid);
@@ -113,6 +122,9 @@ class Graph {
 
  private:
   Tensor &new_tensor(const std::string &name);
+  // The caller's tensor `uid` as output `port` of `node` (being added):
+  // refused unless it is a graph input that no node reads.
+  Tensor &take_as_output(const Node &node, const std::string &port, int64_t uid);
   int64_t next_free_uid();
   std::string automatic_tensor_name(int64_t uid) const;
   std::string unique_node_name(OpKind kind) const;

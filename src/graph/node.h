@@ -148,6 +148,7 @@ struct SdpaBackwardAttrs {
   bool deterministic = false;
   AttentionOptions options;
   bool generate_dbias = false;  // output dBias exists
+  bool generate_dsink = false;  // output dSink_token exists (needs sink_token)
   // The forward's modifier (recomputing the scores) and the gradient's:
   // dS' (at the modifier's output) -> dS.
   ScoreMod score_mod;

@@ -103,6 +103,7 @@ std::vector<AttrField> sdpa_backward_fields() {
   };
   add_attention_options<SdpaBackwardAttrs>(f);
   f.push_back(CUDNNFE_ATTR(SdpaBackwardAttrs, generate_dbias, "generate_dbias").as_optional());
+  f.push_back(CUDNNFE_ATTR(SdpaBackwardAttrs, generate_dsink, "generate_dsink").as_optional());
   return f;
 }
 
@@ -331,8 +332,9 @@ std::vector<OpSchema> rows() {
         "ragged_offset_k",
         "ragged_offset_v",
         "ragged_offset_o",
-        "ragged_offset_stats"},
-       {"dQ", "dK", "dV", "dBias"},
+        "ragged_offset_stats",
+        "sink_token"},
+       {"dQ", "dK", "dV", "dBias", "dSink_token"},
        make<SdpaBackwardAttrs>,
        sdpa_backward_fields()},
       // Forward norms: epsilon (and batchnorm's momentum) as optional tensors

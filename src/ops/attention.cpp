@@ -12,8 +12,8 @@ const AttentionPorts &attention_ports(OpKind kind) {
   constexpr size_t kNone = AttentionPorts::kNone;
   static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11,
                                          12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
-  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,    15,
-                                          16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone, 19};
+  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11, 12,    13,    14,    15,
+                                          16, 17, 18, kNone, kNone, 20, kNone, kNone, kNone, 19};
   // FP8 attention has no optional tensor ports (its band is attributes).
   static const AttentionPorts none = {kNone, kNone, kNone, kNone, kNone, kNone, kNone,
                                       kNone, kNone, kNone, kNone, kNone, kNone, kNone,

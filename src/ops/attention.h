@@ -24,7 +24,8 @@ struct AttentionPorts {
   // Ragged offsets of q, k, v and o (the backward's also describe dQ, dK,
   // dV and dO); the forward's page tables of k and v (kNone backward).
   size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
-  // The forward's sink logits and block mask (kNone backward).
+  // The sink logits (the backward's for dSink_token), and the forward's block
+  // mask (kNone backward).
   size_t sink_token, block_mask;
   // The ragged offsets of the forward's packed page tables (kNone backward).
   size_t ragged_page_table_k, ragged_page_table_v;
@@ -33,8 +34,9 @@ struct AttentionPorts {
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
-// sdpa_backward's dBias output port.
+// sdpa_backward's dBias and dSink_token output ports.
 constexpr size_t kSdpaBackwardDbiasPort = 3;
+constexpr size_t kSdpaBackwardDsinkPort = 4;
 
 // An attention node's settings, forward or backward alike (FP8 attention
 // included: no tensor options, its band in `options`). Tensor fields

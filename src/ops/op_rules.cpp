@@ -37,7 +37,9 @@ bool sdpa_outputs(const Node &node, size_t port) {
   return port != 1 || node.as<SdpaAttrs>().generate_stats;
 }
 bool sdpa_backward_outputs(const Node &node, size_t port) {
-  return port != kSdpaBackwardDbiasPort || node.as<SdpaBackwardAttrs>().generate_dbias;
+  const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
+  if (port == kSdpaBackwardDsinkPort) return a.generate_dsink;
+  return port != kSdpaBackwardDbiasPort || a.generate_dbias;
 }
 bool softmax_outputs(const Node &node, size_t port) {
   return port != 1 || node.as<SoftmaxAttrs>().generate_stats;

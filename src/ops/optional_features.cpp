@@ -100,6 +100,11 @@ void offer_sdpa_backward_features(std::vector<OptionalFeature> &out, const Node 
   offer_attention<SdpaBackwardAttrs>(out, node);
   offer(out, node.as<SdpaBackwardAttrs>().generate_dbias, "bias gradient",
         [](Node &n) { n.as<SdpaBackwardAttrs>().generate_dbias = false; });
+  const AttentionPorts &ports = attention_ports(node.kind);
+  offer(out, node.inputs[ports.sink_token] != 0, "sink token", [ports](Node &n) {
+    drop_input(n, ports.sink_token);
+    n.as<SdpaBackwardAttrs>().generate_dsink = false;
+  });
   offer(out, node.as<SdpaBackwardAttrs>().deterministic, "deterministic mode",
         [](Node &n) { n.as<SdpaBackwardAttrs>().deterministic = false; });
 }

@@ -295,6 +295,29 @@ void check_forward_options(Graph &graph, const Node &node, const AttentionShape 
                "mask); use AUTO or UNIFIED");
 }
 
+// The backward's sink logits and their gradient, dSink_token: the caller's
+// tensor of one gradient per sink logit (docs/attention.md).
+void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a) {
+  const int64_t sink = attention_spec(node).sink_token;
+  const std::vector<int64_t> dims = {1, a.h_q, 1, 1};
+  if (sink != 0)
+    require_dims(node, "sink_token", graph.tensor(sink), dims, "one sink logit per query head");
+  const int64_t dsink = node.outputs[kSdpaBackwardDsinkPort];
+  if (dsink == 0) return;
+  const Tensor &t = graph.tensor(dsink);
+  if (sink == 0)
+    fail_graph(Graph::label(node), ": dSink_token \"", t.name,
+               "\" is asked for but sink_token is not given; the sink's gradient needs the "
+               "forward's sink logits");
+  if (t.dims_set_by_user && t.dims != dims)
+    fail_graph(Graph::label(node), ": dSink_token \"", t.name, "\" is ", dims_string(t.dims),
+               "; expected ", dims_string(dims),
+               " (one gradient per sink logit, sink_token's dims)");
+  output_like(graph, node, kSdpaBackwardDsinkPort, dims, packed_strides(dims));
+  Tensor &out = graph.tensor(dsink);
+  if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
+}
+
 }  // namespace
 
 void infer_sdpa(Graph &graph, Node &node) {
@@ -351,6 +374,7 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
                  "\" is ", dims_string(b.dims));
     output_like(graph, node, kSdpaBackwardDbiasPort, dims, b.strides);
   }
+  infer_backward_sink(graph, node, a);
 }
 
 void check_types_sdpa(Graph &graph, Node &node) {
@@ -424,6 +448,11 @@ void check_types_sdpa(Graph &graph, Node &node) {
   if (dbias != 0 && !dtype_is_float(graph.tensor(dbias).dtype))
     fail_graph(Graph::label(node), ": dBias \"", graph.tensor(dbias).name, "\" is ",
                dtype_name(graph.tensor(dbias).dtype), "; dBias must be a floating type");
+  const int64_t dsink = node.outputs[kSdpaBackwardDsinkPort];
+  if (dsink != 0 && graph.tensor(dsink).dtype != CUDNNFE_DTYPE_FLOAT)
+    fail_graph(Graph::label(node), ": dSink_token \"", graph.tensor(dsink).name, "\" is ",
+               dtype_name(graph.tensor(dsink).dtype),
+               "; dSink_token must be FLOAT (as sink_token)");
 }
 
 }  // namespace cudnnfe

@@ -431,7 +431,7 @@ end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (208 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (224 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -463,6 +463,8 @@ struct cudnnfe_sdpa_backward_options
     ragged_offset_stats::Int64  # int64_t at 184
     score_mod::Int64  # int64_t at 192
     score_mod_bprop::Int64  # int64_t at 200
+    sink_token::Int64  # int64_t at 208
+    dsink_token::Int64  # int64_t at 216
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 

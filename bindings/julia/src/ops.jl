@@ -428,6 +428,7 @@ end
 """
     sdpa_backward!(g, q, k, v, o, dO, stats; dbias = false, deterministic = false,
                    dropout_scale_inv = nothing, <the attention options of sdpa!>,
+                   sink_token = nothing, dsink_token = nothing,
                    compute_dtype = nothing, name = nothing) -> (dq, dk, dv)
 
 Scaled dot-product attention backward, in Julia order as `sdpa!`: from the
@@ -440,7 +441,10 @@ one dBias shape cuDNN's engines produce) the result is `(dq, dk, dv, dbias)`,
 `dbias` shaped as `bias`: the sum over the batch of the gradient of the
 biased scores. With a given `dropout_mask`, `dropout_scale_inv` (a FLOAT
 tensor of one element holding `1 / dropout_scale`) is required; on the GPU
-it must be a scalar of 1 (fold the scale into the mask).
+it must be a scalar of 1 (fold the scale into the mask). `sink_token`: the
+forward's FLOAT `(1, 1, h_q, 1)` sink logits; `dsink_token`: their gradient,
+a FLOAT `(1, 1, h_q, 1)` tensor made with `add_tensor!` that no op reads, which
+the node writes (it becomes a graph output; needs `sink_token`; since 0.3).
 
 $_ATTENTION_KWARGS_DOC
 """
@@ -454,7 +458,8 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                         ragged_offset_q = nothing, ragged_offset_k = nothing,
                         ragged_offset_v = nothing, ragged_offset_o = nothing,
                         ragged_offset_stats = nothing, score_mod = nothing,
-                        score_mod_bprop = nothing, compute_dtype = nothing, name = nothing)
+                        score_mod_bprop = nothing, sink_token = nothing,
+                        dsink_token = nothing, compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
     fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
@@ -468,6 +473,7 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
         r = Ref(_with(opts; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype),
                       deterministic = Int32(deterministic),
                       dropout_scale_inv = _uid(g, dropout_scale_inv), fields...,
+                      sink_token = _uid(g, sink_token), dsink_token = _uid(g, dsink_token),
                       _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
                                      ragged_offset_o, ragged_offset_stats)...,
                       score_mod = _uid(g, score_mod), score_mod_bprop = _uid(g, score_mod_bprop)))

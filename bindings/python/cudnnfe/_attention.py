@@ -421,10 +421,15 @@ class AttentionOps:
         the gradient, mapping dS' (at score_mod's output) to dS (at its input) with
         pointwise ops; it may read tensors that ``score_mod`` made (softcap's
         tanh). Without it dS = dS' (right for masks). docs/attention.md.
+
+        ``sink_token``: the forward's sink logits (FLOAT ``[1, h_q, 1, 1]``);
+        ``dSink_token``: their gradient, as cudnn-frontend takes it: a tensor
+        made with ``graph.tensor(...)`` (FLOAT ``[1, h_q, 1, 1]``) that becomes
+        the op's output, keeping its UID and name (docs/attention.md, "Its
+        gradient").
         """
         node = self._node_name("sdpa_backward", name)
-        _refuse(node, dict(rng_dump=rng_dump, sink_token=sink_token,
-                           dSink_token=dSink_token))
+        _refuse(node, dict(rng_dump=rng_dump))
         placeholder: Optional[Tensor] = None
         if isinstance(dBias, Tensor):
             if dBias._graph is not self:
@@ -462,6 +467,8 @@ class AttentionOps:
         dims = self._score_dims(uids[0], uids[1], uids[2], opts)
         opts.score_mod = self._score_mod(node, "score_mod", score_mod, dims)
         opts.score_mod_bprop = self._score_mod(node, "score_mod_bprop", score_mod_bprop, dims)
+        opts.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
+        opts.dsink_token = self._dsink_operand(node, dSink_token)
         dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
         db = ffi.new("int64_t *") if want_dbias else ffi.NULL
         self._check(lib.cudnnfe_graph_add_sdpa_backward_ex(self._ptr, *uids, opts, dq, dk, dv,
@@ -471,12 +478,26 @@ class AttentionOps:
         for grad, role in zip(result, ("q", "k", "v")):  # a gradient has its tensor's layout
             _ragged.expect_output_offset(self, grad, offsets[role])
         _ragged.attach(self, (q, k, v, o, dO, stats) + result)
+        if dSink_token is not None:
+            dSink_token._role = "output"
         if placeholder is not None:
             _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
             return result
         if want_dbias:
             return result + (self._wrap(int(db[0]), "virtual"),)
         return result
+
+    def _dsink_operand(self, node: str, dSink_token: Any) -> int:
+        """The UID of ``dSink_token``, a tensor of this graph that the op will write (0: none)."""
+        if dSink_token is None:
+            return 0
+        if not isinstance(dSink_token, Tensor):
+            raise TypeError(f"{node}: dSink_token must be a cudnnfe.Tensor made with "
+                            f"graph.tensor() (it becomes the output), not "
+                            f"{type(dSink_token).__name__}")
+        if dSink_token._graph is not self:
+            raise ValueError(f"{node}: dSink_token is a tensor of another graph")
+        return dSink_token._uid
 
     # ---- FP8 attention --------------------------------------------------------------
 

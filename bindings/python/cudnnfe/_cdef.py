@@ -454,6 +454,10 @@ typedef struct cudnnfe_sdpa_backward_options {
 
   int64_t score_mod;
   int64_t score_mod_bprop;
+
+  int64_t sink_token;
+
+  int64_t dsink_token;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);

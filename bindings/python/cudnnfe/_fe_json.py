@@ -50,7 +50,7 @@ _ATTENTION_PORTS = {
     "dropout_seed": "Seed", "dropout_offset": "Offset", "dropout_mask": "Dropout_mask",
     "dropout_scale": "Dropout_scale", "dropout_scale_inv": "Dropout_scale_inv",
     "page_table_k": "Page_table_K", "page_table_v": "Page_table_V", "sink_token": "SINK_TOKEN",
-    "block_mask": "Block_mask",
+    "dSink_token": "DSINK_TOKEN", "block_mask": "Block_mask",
 }
 _PORTS = {
     "conv_fprop": {"image": "X", "weight": "W"},

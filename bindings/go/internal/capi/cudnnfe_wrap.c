@@ -3494,6 +3494,56 @@ long long _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd98
 }
 
 
+void _wrap_cudnnfe_sdpa_backward_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->sink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dsink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_backward_options *arg1 = (struct cudnnfe_sdpa_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dsink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_backward_options *_wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_backward_options *result = 0 ;
   struct cudnnfe_sdpa_backward_options *_swig_go_result;

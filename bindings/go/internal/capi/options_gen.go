@@ -34,6 +34,7 @@ type AttentionOptions struct {
 	RaggedOffsetK         int64
 	RaggedOffsetV         int64
 	RaggedOffsetO         int64
+	SinkToken             int64
 	RaggedOffsetStats     int64
 	ScoreMod              int64
 }
@@ -251,7 +252,6 @@ type SDPAOptions struct {
 	PageTableV             int64
 	MaxSeqLenKV            int64
 	Implementation         int32
-	SinkToken              int64
 	BlockMask              int64
 	RaggedOffsetPageTableK int64
 	RaggedOffsetPageTableV int64
@@ -358,6 +358,7 @@ type SDPABackwardOptions struct {
 	Deterministic   int32
 	DropoutScaleInv int64
 	ScoreModBprop   int64
+	DsinkToken      int64
 	AttentionOptions
 }
 
@@ -398,6 +399,8 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 	o.ScoreMod = int64(c.score_mod)
 	o.ScoreModBprop = int64(c.score_mod_bprop)
+	o.SinkToken = int64(c.sink_token)
+	o.DsinkToken = int64(c.dsink_token)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -441,6 +444,8 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 	c.score_mod = C.int64_t(o.ScoreMod)
 	c.score_mod_bprop = C.int64_t(o.ScoreModBprop)
+	c.sink_token = C.int64_t(o.SinkToken)
+	c.dsink_token = C.int64_t(o.DsinkToken)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1296,6 +1301,8 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_stats":      "RaggedOffsetStats",
 		"score_mod":                "ScoreMod",
 		"score_mod_bprop":          "ScoreModBprop",
+		"sink_token":               "SinkToken",
+		"dsink_token":              "DsinkToken",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",

@@ -2291,12 +2291,24 @@ pub struct cudnnfe_sdpa_backward_options {
     #[doc = " score_mod_bprop, dS = dS' (right for masks). 0 (default): none."]
     pub score_mod: i64,
     pub score_mod_bprop: i64,
+    #[doc = " since 0.3: the forward's sink_token (FLOAT [1, h_q, 1, 1]). The stats"]
+    #[doc = " already hold the sink, so dq, dk and dv need it for nothing; it is read"]
+    #[doc = " only for dsink_token. 0 (default): none."]
+    pub sink_token: i64,
+    #[doc = " since 0.3: the sink's gradient, written into a tensor the caller made"]
+    #[doc = " with cudnnfe_graph_add_tensor (FLOAT [1, h_q, 1, 1], read by no node):"]
+    #[doc = " the node takes it as its output, keeping its UID, name and strides (as"]
+    #[doc = " cudnn-frontend's dSink_token). With D_i = dO_i . O_i,"]
+    #[doc = " dsink[h] = -sum over n and valid rows i < seq_len_q[n] of"]
+    #[doc = " exp(sink[h] - stats[n, h, i]) * D[n, h, i] (docs/attention.md). Needs"]
+    #[doc = " sink_token; GPU: cuDNN 9.13 and newer. 0 (default): none."]
+    pub dsink_token: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        208usize,
+        224usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2797,6 +2809,40 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_score_mod_bprop();
+    fn test_field_sink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
+            },
+            208usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(sink_token)
+            )
+        );
+    }
+    test_field_sink_token();
+    fn test_field_dsink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dsink_token) as usize - ptr as usize
+            },
+            216usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(dsink_token)
+            )
+        );
+    }
+    test_field_dsink_token();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {

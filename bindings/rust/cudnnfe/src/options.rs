@@ -607,6 +607,13 @@ pub struct SdpaBackwardOptions {
     pub score_mod: Option<Tensor>,
     /// The gradient's score modifier, dS' -> dS (as `score_mod`). Since 0.3.
     pub score_mod_bprop: Option<Tensor>,
+    /// The forward's sink logits, a FLOAT `[1, h_q, 1, 1]` tensor (read only
+    /// for `dsink_token`). Since 0.3.
+    pub sink_token: Option<Tensor>,
+    /// The sink's gradient: a FLOAT `[1, h_q, 1, 1]` tensor made with
+    /// `Graph::input` that no op reads; the node writes it and it becomes a
+    /// graph output (docs/attention.md). Needs `sink_token`. Since 0.3.
+    pub dsink_token: Option<Tensor>,
 }
 
 impl SdpaBackwardOptions {

@@ -354,6 +354,8 @@ impl Default for SdpaBackwardOptions {
             ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
             score_mod: opt_tensor(raw.score_mod),
             score_mod_bprop: opt_tensor(raw.score_mod_bprop),
+            sink_token: opt_tensor(raw.sink_token),
+            dsink_token: opt_tensor(raw.dsink_token),
         }
     }
 }
@@ -434,6 +436,16 @@ impl SdpaBackwardOptions {
         self.score_mod_bprop = Some(value);
         self
     }
+    /// Sets `sink_token` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn sink_token(mut self, value: Tensor) -> Self {
+        self.sink_token = Some(value);
+        self
+    }
+    /// Sets `dsink_token` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn dsink_token(mut self, value: Tensor) -> Self {
+        self.dsink_token = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
@@ -465,6 +477,8 @@ impl SdpaBackwardOptions {
         raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
         raw.score_mod = opt_uid(self.score_mod);
         raw.score_mod_bprop = opt_uid(self.score_mod_bprop);
+        raw.sink_token = opt_uid(self.sink_token);
+        raw.dsink_token = opt_uid(self.dsink_token);
         raw
     }
 }
