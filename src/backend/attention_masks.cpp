@@ -254,6 +254,32 @@ cudnnBackendDescriptor_t AttentionLowering::dropout_scale_inv() {
   return dropout_scale_inv_ = lowering_.scalar(1.0f - p, CUDNNFE_DTYPE_FLOAT, 4);
 }
 
+cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_t table,
+                                                       const std::vector<int64_t> &dims,
+                                                       const std::vector<int64_t> &strides,
+                                                       cudnnDataType_t io) {
+  cudnnBackendDescriptor_t y = lowering_.virtual_tensor(dims, strides, io);
+  cudnnBackendDescriptor_t x = lowering_.tensor(container);
+  cudnnBackendDescriptor_t t = lowering_.tensor(table);
+  cudnnBackendDescriptor_t lengths = seq_len_kv_;
+  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
+  add_operation_named(lowering_, std::move(op),
+                      cat("PAGED_CACHE_LOAD (", lowering_.graph().tensor(container).name, ")"));
+  return y;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::apply_dropout(cudnnBackendDescriptor_t p,
+                                                          cudnnDataType_t out_type) {
+  if (!dropout()) return p;
+  const bool given = spec_.mask_dropout();
+  p = binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_scale() : dropout_mask(), kFloat);
+  return binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_mask() : dropout_scale(), out_type);
+}
+
 void check_attention_support(const Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
   const AttentionSpec s = attention_spec(node);
@@ -290,7 +316,9 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
   // With a caller's mask, cuDNN's backward leaves dropout_scale_inv out of
   // sum(dO * O) (H100, cuDNN 9.14 and 9.19: the gradients matched exactly
   // those computed without it), so only scale_inv = 1 gives right results.
-  if (node.kind == OpKind::kSdpaBackward && s.mask_dropout()) {
+  // (Assumed of the FP8 backward too, which cudnn-frontend builds alike.)
+  const bool backward = node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward;
+  if (backward && s.mask_dropout()) {
     const Tensor &inv = graph.tensor(s.dropout_scale_inv);
     if (!inv.is_scalar || inv.scalar_value != 1.0)
       refuse(

@@ -34,27 +34,6 @@ PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
   return attrs;
 }
 
-// A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
-// `dims`/`strides`: PAGED_CACHE_LOAD gathers rows j < seq_len_kv[n] from
-// page table[n][j / page_size] of the container (cuDNN 9.5+).
-cudnnBackendDescriptor_t paged_load(Lowering &lowering, AttentionLowering &attention,
-                                    int64_t container, int64_t table,
-                                    const std::vector<int64_t> &dims,
-                                    const std::vector<int64_t> &strides, cudnnDataType_t io) {
-  cudnnBackendDescriptor_t y = lowering.virtual_tensor(dims, strides, io);
-  cudnnBackendDescriptor_t x = lowering.tensor(container);
-  cudnnBackendDescriptor_t t = lowering.tensor(table);
-  cudnnBackendDescriptor_t lengths = attention.seq_len_kv();
-  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
-  add_operation_named(lowering, std::move(op),
-                      cat("PAGED_CACHE_LOAD (", lowering.graph().tensor(container).name, ")"));
-  return y;
-}
-
 // Refuses a sink before cuDNN 9.13 (cudnn-frontend's rule: the engines
 // before it do not fuse the sink's pointwise ops).
 void check_sink_support(const Lowering &lowering, const Node &node) {
@@ -88,8 +67,8 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   // Kᵀ (BHDS, packed along d) by a paged-cache-load operation.
   cudnnBackendDescriptor_t kt =
       attention.spec().page_table_k
-          ? paged_load(lowering, attention, k.uid, attention.spec().page_table_k,
-                       {b, h_kv, d, s_kv}, {h_kv * d * s_kv, d * s_kv, 1, d}, io)
+          ? attention.paged_load(k.uid, attention.spec().page_table_k, {b, h_kv, d, s_kv},
+                                 {h_kv * d * s_kv, d * s_kv, 1, d}, io)
           : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
                                  {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
@@ -135,19 +114,12 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   // P * dropout_scale * dropout_mask (cudnn-frontend's orders).
   cudnnBackendDescriptor_t p = lowering.virtual_tensor(scores, attention.dropout() ? kFloat : io);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_DIV), compute, exp, sum, nullptr, p);
-  if (attention.dropout()) {
-    cudnnBackendDescriptor_t first =
-        attention.spec().mask_dropout() ? attention.dropout_scale() : attention.dropout_mask();
-    cudnnBackendDescriptor_t second =
-        attention.spec().mask_dropout() ? attention.dropout_mask() : attention.dropout_scale();
-    p = attention.binary(CUDNNFE_POINTWISE_MUL, p, first, kFloat);
-    p = attention.binary(CUDNNFE_POINTWISE_MUL, p, second, io);
-  }
+  p = attention.apply_dropout(p, io);
 
   cudnnBackendDescriptor_t v_desc =
       attention.spec().page_table_v
-          ? paged_load(lowering, attention, v.uid, attention.spec().page_table_v,
-                       {b, h_kv, s_kv, d_v}, {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
+          ? attention.paged_load(v.uid, attention.spec().page_table_v, {b, h_kv, s_kv, d_v},
+                                 {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
           : lowering.tensor(v.uid);
   add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[0]),
              {attention.seq_len_q(), nullptr, attention.seq_len_kv()});

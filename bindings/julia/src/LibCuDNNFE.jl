@@ -594,7 +594,7 @@ end
 const cudnnfe_rng_options_t = cudnnfe_rng_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (56 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (144 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_options
     struct_size::Csize_t  # size_t at 0
@@ -605,11 +605,23 @@ struct cudnnfe_sdpa_fp8_options
     window_left::Int64  # int64_t at 32
     window_right::Int64  # int64_t at 40
     diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    alibi_mask::Int32  # int32_t at 72
+    dropout_probability::Cdouble  # double at 80
+    dropout_seed::Int64  # int64_t at 88
+    dropout_offset::Int64  # int64_t at 96
+    dropout_mask::Int64  # int64_t at 104
+    dropout_scale::Int64  # int64_t at 112
+    page_table_k::Int64  # int64_t at 120
+    page_table_v::Int64  # int64_t at 128
+    max_seq_len_kv::Int64  # int64_t at 136
 end
 const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (56 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (120 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -619,6 +631,15 @@ struct cudnnfe_sdpa_fp8_backward_options
     window_left::Int64  # int64_t at 32
     window_right::Int64  # int64_t at 40
     diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    dropout_probability::Cdouble  # double at 72
+    dropout_seed::Int64  # int64_t at 80
+    dropout_offset::Int64  # int64_t at 88
+    dropout_mask::Int64  # int64_t at 96
+    dropout_scale::Int64  # int64_t at 104
+    dropout_scale_inv::Int64  # int64_t at 112
 end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
