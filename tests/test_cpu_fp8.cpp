@@ -1515,3 +1515,35 @@ TEST(bad_sdpa_fp8_backward_dropout_without_scale_inv) {
           c.scales[10], c.scales[11], &opt, &dq, &dk, &dv, &a0, &a1, &a2, &a3),
       GRAPH, "sdpa_fp8_backward \"attn_bwd2\"", "dropout_mask needs dropout_scale_inv");
 }
+
+// The options survive a graph JSON round trip (ports by name, attributes
+// as sdpa's) and the loaded graph computes the same bits.
+TEST(cpu_sdpa_fp8_options_graph_json_round_trip) {
+  Fwd f;
+  f.a = {2, 2, 2, 4, 5, 8, 8};
+  f.causal = true;
+  f.opts.x.seq_q = {4, 2};
+  f.opts.x.seq_kv = {5, 3};
+  f.opts.x.drop_mask = random_mask(f.a, 0.5, 54);
+  f.opts.x.drop_scale = 2;
+  f.opts.x.alibi = true;
+  G g;
+  REQUIRE_OK(f.add(g));
+  CHECK_OK(cudnnfe_graph_validate(g.get()));
+  const std::string json = serialize(g.get());
+  for (const char *key :
+       {"\"seq_len_kv\"", "\"dropout_mask\"", "\"padding_mask\": true", "\"alibi_mask\": true"})
+    CHECK_MSG(json.find(key) != std::string::npos, "graph JSON lacks %s", key);
+  G loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size()));
+  CHECK(serialize(loaded.get()) == json);
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  FwdData a = make_fwd_data(f, g, 55, sc), b = make_fwd_data(f, loaded, 55, sc);
+  REQUIRE(g.build());
+  REQUIRE(loaded.build());
+  REQUIRE(run_fwd(f, g, a));
+  REQUIRE(run_fwd(f, loaded, b));
+  CHECK(a.o == b.o);
+  CHECK(a.stats.size() == b.stats.size() &&
+        std::memcmp(a.stats.data(), b.stats.data(), a.stats.size() * sizeof(float)) == 0);
+}

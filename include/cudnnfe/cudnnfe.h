@@ -1519,9 +1519,9 @@ void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, si
 /* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
  * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
  * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
- * attn_scale * descale_q * descale_k (masked by causal_mask and the band; a
- * row left no column gives o = 0 and stats = -inf on the CPU reference)
- * and P = softmax(S):
+ * attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
+ * causal_mask and the band; a row left no column gives o = 0 and stats =
+ * -inf on the CPU reference), P = softmax(S) [dropped: P * keep * scale]:
  *   amax_s = max|P|;  P8 = fp8(P * scale_s);
  *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
  * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
