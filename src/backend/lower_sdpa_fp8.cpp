@@ -76,6 +76,38 @@ void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendD
 
 }  // namespace fp8
 
+namespace {
+
+// P = softmax(S) over the last dim, in FLOAT; `stats` receives max +
+// log(sum exp) (a virtual tensor unless asked for).
+cudnnBackendDescriptor_t softmax(Lowering &lowering, cudnnBackendDescriptor_t s,
+                                 const std::vector<int64_t> &scores,
+                                 const std::vector<int64_t> &per_row,
+                                 cudnnBackendDescriptor_t stats) {
+  using fp8::kFloat;
+  PointwiseAttrs pw;
+  auto pointwise = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t in0,
+                       cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t out) {
+    pw.mode = m;
+    add_pointwise(lowering, pw, kFloat, in0, in1, nullptr, out);
+    return out;
+  };
+  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, kFloat, false, s, max);
+  cudnnBackendDescriptor_t centered =
+      pointwise(CUDNNFE_POINTWISE_SUB, s, max, lowering.virtual_tensor(scores, kFloat));
+  cudnnBackendDescriptor_t exp =
+      pointwise(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering.virtual_tensor(scores, kFloat));
+  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, exp, sum);
+  cudnnBackendDescriptor_t log_sum =
+      pointwise(CUDNNFE_POINTWISE_LOG, sum, nullptr, lowering.virtual_tensor(per_row, kFloat));
+  pointwise(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
+  return pointwise(CUDNNFE_POINTWISE_DIV, exp, sum, lowering.virtual_tensor(scores, kFloat));
+}
+
+}  // namespace
+
 void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_port;
   using fp8::kFloat;
@@ -113,30 +145,10 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   s = attention.padding_mask(s);
   s = attention.band_mask(s);
 
-  // Softmax with stats = max + log(sum exp) (virtual unless asked for).
-  PointwiseAttrs pw;
-  auto pointwise = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t in0,
-                       cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t out) {
-    pw.mode = m;
-    add_pointwise(lowering, pw, kFloat, in0, in1, nullptr, out);
-    return out;
-  };
-  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, kFloat, false, s, max);
-  cudnnBackendDescriptor_t centered =
-      pointwise(CUDNNFE_POINTWISE_SUB, s, max, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t exp =
-      pointwise(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, exp, sum);
-  cudnnBackendDescriptor_t log_sum =
-      pointwise(CUDNNFE_POINTWISE_LOG, sum, nullptr, lowering.virtual_tensor(per_row, kFloat));
-  cudnnBackendDescriptor_t stats = node.outputs[kStats] != 0
-                                       ? lowering.tensor(node.outputs[kStats])
-                                       : lowering.virtual_tensor(per_row, kFloat);
-  pointwise(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
   cudnnBackendDescriptor_t p =
-      pointwise(CUDNNFE_POINTWISE_DIV, exp, sum, lowering.virtual_tensor(scores, kFloat));
+      softmax(lowering, s, scores, per_row,
+              node.outputs[kStats] != 0 ? lowering.tensor(node.outputs[kStats])
+                                        : lowering.virtual_tensor(per_row, kFloat));
   p = attention.apply_dropout(p, kFloat);
 
   // amax of P (after dropout), then P scaled and cast to q's FP8 type for

@@ -49,6 +49,42 @@ cudnnBackendDescriptor_t pointwise(Lowering &lowering, cudnnfe_pointwise_mode_t 
   return out;
 }
 
+// D = rowsum(dO * O) * descale_dO * descale_o [* dropout's scale_inv]
+// (FLOAT, [b, h_q, s_q, 1]).
+cudnnBackendDescriptor_t softmax_sum(Lowering &lowering, const Node &node,
+                                     AttentionLowering &attention, fp8::Scales &scales,
+                                     cudnnBackendDescriptor_t do_desc,
+                                     const std::vector<int64_t> &o_dims) {
+  using namespace sdpa_fp8_backward_port;
+  const std::vector<int64_t> per_row = {o_dims[0], o_dims[1], o_dims[2], 1};
+  cudnnBackendDescriptor_t do_o =
+      pointwise(lowering, CUDNNFE_POINTWISE_MUL, do_desc, lowering.tensor(node.inputs[kO]), o_dims);
+  cudnnBackendDescriptor_t row_sum = lowering.virtual_tensor(per_row, fp8::kFloat);
+  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, fp8::kFloat, false, do_o, row_sum);
+  cudnnBackendDescriptor_t delta = fp8::mul(lowering, row_sum, scales(kDescaleDO), per_row);
+  delta = fp8::mul(lowering, delta, scales(kDescaleO), per_row);
+  if (attention.dropout())
+    delta = fp8::mul(lowering, delta, attention.dropout_scale_inv(), per_row);
+  return delta;
+}
+
+// P = exp(S * attn_scale * descale_q * descale_k [padding] [band] - stats)
+// from the scores S = Q·Kᵀ.
+cudnnBackendDescriptor_t probabilities(Lowering &lowering, const Node &node,
+                                       AttentionLowering &attention, fp8::Scales &scales,
+                                       cudnnBackendDescriptor_t s,
+                                       cudnnBackendDescriptor_t attn_scale) {
+  using namespace sdpa_fp8_backward_port;
+  const std::vector<int64_t> &scores = attention.scores();
+  s = fp8::mul(lowering, s, attn_scale, scores);
+  s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
+  s = fp8::mul(lowering, s, scales(kDescaleK), scores);
+  s = attention.padding_mask(s);
+  s = attention.band_mask(s);
+  s = pointwise(lowering, CUDNNFE_POINTWISE_SUB, s, lowering.tensor(node.inputs[kStats]), scores);
+  return pointwise(lowering, CUDNNFE_POINTWISE_EXP, s, nullptr, scores);
+}
+
 }  // namespace
 
 void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
@@ -69,7 +105,6 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   const MatmulOverrides kv_by_q = {attention.seq_len_kv(), nullptr, attention.seq_len_q()};
   const MatmulOverrides q_over_kv = {attention.seq_len_q(), nullptr, attention.seq_len_kv()};
   const std::vector<int64_t> scores = {b, h_q, s_q, s_kv};
-  const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
   // Sᵀ-shaped views of the [b, h_q, s_q, s_kv] scores (a transpose: the
   // strides say so).
   const std::vector<int64_t> scores_t = {b, h_q, s_kv, s_q};
@@ -80,29 +115,14 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   cudnnBackendDescriptor_t attn_scale =
       lowering.scalar(sdpa_fp8_attn_scale(attrs.attn_scale, d), CUDNNFE_DTYPE_FLOAT, 4);
 
-  // D = rowsum(dO * O), descaled.
-  cudnnBackendDescriptor_t do_o = pointwise(lowering, CUDNNFE_POINTWISE_MUL, do_desc,
-                                            lowering.tensor(node.inputs[kO]), {b, h_q, s_q, d_v});
-  cudnnBackendDescriptor_t row_sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, do_o, row_sum);
-  cudnnBackendDescriptor_t delta = fp8::mul(lowering, row_sum, scales(kDescaleDO), per_row);
-  delta = fp8::mul(lowering, delta, scales(kDescaleO), per_row);
-  if (attention.dropout())
-    delta = fp8::mul(lowering, delta, attention.dropout_scale_inv(), per_row);
-
+  cudnnBackendDescriptor_t delta =
+      softmax_sum(lowering, node, attention, scales, do_desc, {b, h_q, s_q, d_v});
   // P = exp(S - stats), S scaled, descaled and masked.
   cudnnBackendDescriptor_t kt =
       lowering.tensor_view(k.uid, swap_last(k.dims), swap_last(k.strides));
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
   add_matmul(lowering, kFloat, q_desc, kt, s, q_by_kv);
-  s = fp8::mul(lowering, s, attn_scale, scores);
-  s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
-  s = fp8::mul(lowering, s, scales(kDescaleK), scores);
-  s = attention.padding_mask(s);
-  s = attention.band_mask(s);
-  s = pointwise(lowering, CUDNNFE_POINTWISE_SUB, s, lowering.tensor(node.inputs[kStats]), scores);
-  cudnnBackendDescriptor_t p = pointwise(lowering, CUDNNFE_POINTWISE_EXP, s, nullptr, scores);
-
+  cudnnBackendDescriptor_t p = probabilities(lowering, node, attention, scales, s, attn_scale);
   // dV = (P [* mask * dropout scale] * scale_s in q's FP8 type)ᵀ · dO.
   const cudnnDataType_t p_type = to_cudnn(q.dtype);
   cudnnBackendDescriptor_t p_dropped = p;
