@@ -585,6 +585,11 @@ class AttentionOps:
         # cudnn-frontend's FP8 tests pass s_kv there, and it means nothing.
         if paged_attention_k_table is None and paged_attention_v_table is None:
             paged_attention_max_seq_len_kv = None
+        for key, table in (("paged_attention_k_table", paged_attention_k_table),
+                           ("paged_attention_v_table", paged_attention_v_table)):
+            if _ragged.offset_of(table) is not None:
+                raise NotOfferedError(f"{node}: {key} has ragged offsets (a packed page table), "
+                                      "which the C ABI's FP8 attention does not offer")
         self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
                             paged_attention_max_seq_len_kv)
         uids = [self._operand(t, node, port) for t, port in ((q, "q"), (k, "k"), (v, "v"))]

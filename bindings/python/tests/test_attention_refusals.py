@@ -64,3 +64,15 @@ def test_sdpa_fp8_takes_page_tables():
                             paged_attention_k_table=table, paged_attention_v_table=table,
                             paged_attention_max_seq_len_kv=16)
     assert o.get_dim() == [1, 2, 16, 16]
+
+def test_sdpa_fp8_refuses_a_packed_page_table_by_name():
+    g = graph(io_data_type=data_type.FP8_E4M3)
+    q = g.tensor(dim=[1, 2, 16, 16])
+    container = g.tensor(dim=[2, 2, 8, 16])
+    table = g.tensor(dim=[1, 1, 2, 1], data_type=data_type.INT32)
+    table.set_ragged_offset(g.tensor(dim=[2, 1, 1, 1], data_type=data_type.INT32))
+    lengths = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT32)
+    with pytest.raises(cudnnfe.NotOfferedError, match=r"paged_attention_k_table has ragged"):
+        g.sdpa_fp8(q, container, container, *[1.0] * 6, is_inference=True,
+                   use_padding_mask=True, seq_len_q=lengths, seq_len_kv=lengths,
+                   paged_attention_k_table=table, paged_attention_v_table=table)
