@@ -417,6 +417,7 @@ struct AttnCase {
   // Forward: a given dropout mask (0/1 FLOAT, keep kKeep) with
   // dropout_scale 1/kKeep (a scalar).
   bool dropout_mask = false;
+  bool alibi = false;  // forward: ALiBi (with the causal mask)
   // Forward, > 0: k and v are page containers [b * pages, h_kv, page_size,
   // d] read through page tables that shuffle the pages (needs seq_kv).
   int64_t page_size = 0;
@@ -454,6 +455,7 @@ void add_padding(cudnnfe_graph_t *g, const AttnCase &c, Options &opt) {
 
 void add_forward_options(cudnnfe_graph_t *g, const AttnCase &c, cudnnfe_sdpa_fp8_options_t &opt) {
   add_padding(g, c, opt);
+  opt.alibi_mask = c.alibi;
   if (c.dropout_mask) {
     opt.dropout_mask = input(g, "dropout_mask", F32, {c.a.b, c.a.h_q, c.a.s_q, c.a.s_kv});
     ok(cudnnfe_graph_add_scalar(g, "dropout_scale", F32, 1 / kKeep, &opt.dropout_scale),
@@ -936,12 +938,13 @@ TEST(gpu_sdpa_fp8_sliding_window_backward) {
 // offers each for FP8 attention on Hopper): the forward of each, the
 // backward with padding. Lengths include a full batch and a short one
 // (not a multiple of the 64/128 tiles). The dropout mask may be refused
-// (its FLOAT type is the test's choice; the message is listed); a paged
-// cache before cuDNN 9.5 is refused by cudnnfe, as cudnn-frontend does.
+// (its FLOAT type is the test's choice; the message is listed), and so may
+// ALiBi (no cudnn-frontend FP8 test runs it); a paged cache before cuDNN
+// 9.5 is refused by cudnnfe, as cudnn-frontend does.
 std::vector<AttnCase> option_cases() {
   int64_t version = 0;
   cudnnfe_cudnn_version(&version);
-  std::vector<AttnCase> cases(4);
+  std::vector<AttnCase> cases(5);
   cases[0].label = "b2 h4 s256 d128 e4m3 padding stats";
   cases[0].a = {2, 4, 4, 256, 256, 128, 128};
   cases[0].seq_q = {256, 77};
@@ -962,6 +965,11 @@ std::vector<AttnCase> option_cases() {
   cases[3].seq_kv = {256, 170};
   cases[3].page_size = 64;
   cases[3].expect = version >= 90500 ? Expect::kBuilds : Expect::kMayRefuse;
+  cases[4].label = "b2 h4 s256 d128 e4m3 causal alibi stats";
+  cases[4].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[4].causal = true;
+  cases[4].alibi = true;
+  cases[4].expect = Expect::kMayRefuse;
   return cases;
 }
 
