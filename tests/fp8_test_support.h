@@ -170,6 +170,9 @@ struct Extras {
   double drop_scale = 1, drop_scale_inv = 1;
   // ALiBi: slope(h) * (j - i) added to the scaled scores.
   bool alibi = false;
+  // Forward: a sink logit per query head (empty: none), in each row's
+  // softmax denominator.
+  std::vector<double> sink;
 
   int64_t rows(const AttnShape &a, int64_t b) const {
     return seq_q.empty() ? a.s_q : seq_q[static_cast<size_t>(b)];
@@ -241,14 +244,15 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
           s[i][j] = acc * scale * sc.descale_q * sc.descale_k +
                     x.slope(a, h) * static_cast<double>(j - i);
         }
+      const double sink = x.sink.empty() ? -INFINITY : x.sink[static_cast<size_t>(h)];
       for (int64_t i = 0; i < a.s_q; ++i) {
-        const double m = *std::max_element(s[i].begin(), s[i].end());
+        const double m = std::max(*std::max_element(s[i].begin(), s[i].end()), sink);
         if (m == -INFINITY) {  // nothing visible: O' stays 0
           r.stats[(b * a.h_q + h) * a.s_q + i] = -INFINITY;
           continue;
         }
-        double sum = 0;
-        for (double x : s[i]) sum += std::exp(x - m);
+        double sum = x.sink.empty() ? 0.0 : std::exp(sink - m);
+        for (double e : s[i]) sum += std::exp(e - m);
         r.stats[(b * a.h_q + h) * a.s_q + i] = m + std::log(sum);
         for (int64_t c = 0; c < a.d_v; ++c) {
           double acc = 0;

@@ -90,7 +90,7 @@ fp8t::Band band_of(bool causal, int64_t left, int64_t right,
 // test loops their values.
 struct OptionTensors {
   fp8t::Extras x;
-  int64_t seq_q = 0, seq_kv = 0, drop_mask = 0, drop_scale = 0, drop_scale_inv = 0;
+  int64_t seq_q = 0, seq_kv = 0, drop_mask = 0, drop_scale = 0, drop_scale_inv = 0, sink = 0;
 
   template <class Options>
   void add(G &g, const fp8t::AttnShape &a, Options &opt) {
@@ -104,13 +104,16 @@ struct OptionTensors {
       opt.dropout_scale = drop_scale = g.one("dropout_scale");
     }
   }
+  void add_sink(G &g, const fp8t::AttnShape &a, cudnnfe_sdpa_fp8_options_t &opt) {
+    if (!x.sink.empty()) opt.sink_token = sink = g.input("sink", F32, {1, a.h_q, 1, 1});
+  }
   void add_scale_inv(G &g, cudnnfe_sdpa_fp8_backward_options_t &opt) {
     if (!x.drop_mask.empty()) opt.dropout_scale_inv = drop_scale_inv = g.one("dropout_scale_inv");
   }
   // Their bindings, to buffers in `keep` (alive until the execute).
   void bind(std::vector<cudnnfe_binding_t> &b, std::vector<std::vector<float>> &keep,
             std::vector<std::vector<int32_t>> &lengths) const {
-    keep.reserve(3);
+    keep.reserve(4);
     lengths.reserve(2);
     if (seq_q) {
       lengths.emplace_back(x.seq_q.begin(), x.seq_q.end());
@@ -127,6 +130,10 @@ struct OptionTensors {
     if (drop_scale_inv) {
       keep.emplace_back(1, static_cast<float>(x.drop_scale_inv));
       b.push_back({drop_scale_inv, keep.back().data()});
+    }
+    if (sink) {
+      keep.emplace_back(x.sink.begin(), x.sink.end());
+      b.push_back({sink, keep.back().data()});
     }
   }
 };
@@ -173,6 +180,7 @@ struct Fwd {
     opt.window_right = window_right;
     opt.diagonal_alignment = alignment;
     opts.add(g, a, opt);
+    opts.add_sink(g, a, opt);
     opt.alibi_mask = opts.x.alibi;
     cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, dq, dk, dv, ds, ss, so, &opt,
                                                     &o, &st, &amax_s, &amax_o);
@@ -1338,6 +1346,19 @@ TEST(cpu_sdpa_fp8_forward_dropout_mask_matches_the_loops) {
   f.opts.x.seq_q = {5, 2};
   f.opts.x.seq_kv = {7, 6};
   check_forward(f, 46, typical_fwd_scales());
+}
+
+// Sink logits per head: one below the scores, one above (it takes most of
+// the mass), one for a head whose rows padding empties (stats = sink).
+TEST(cpu_sdpa_fp8_forward_sink_token_matches_the_loops) {
+  Fwd f;
+  f.a = {2, 3, 1, 5, 6, 8, 8};
+  f.causal = true;
+  f.opts.x.sink = {-1.5, 2.0, 0.25};
+  check_forward(f, 56, typical_fwd_scales());
+  f.opts.x.seq_q = {5, 2};
+  f.opts.x.seq_kv = {6, 3};
+  check_forward(f, 57, typical_fwd_scales());
 }
 
 // ALiBi with 6 query heads: both branches of the slope formula.

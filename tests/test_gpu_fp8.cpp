@@ -418,6 +418,7 @@ struct AttnCase {
   // dropout_scale 1/kKeep (a scalar).
   bool dropout_mask = false;
   bool alibi = false;  // forward: ALiBi (with the causal mask)
+  bool sink = false;   // forward: a sink logit per query head
   // Forward, > 0: k and v are page containers [b * pages, h_kv, page_size,
   // d] read through page tables that shuffle the pages (needs seq_kv).
   int64_t page_size = 0;
@@ -456,6 +457,7 @@ void add_padding(cudnnfe_graph_t *g, const AttnCase &c, Options &opt) {
 void add_forward_options(cudnnfe_graph_t *g, const AttnCase &c, cudnnfe_sdpa_fp8_options_t &opt) {
   add_padding(g, c, opt);
   opt.alibi_mask = c.alibi;
+  if (c.sink) opt.sink_token = input(g, "sink_token", F32, {1, c.a.h_q, 1, 1});
   if (c.dropout_mask) {
     opt.dropout_mask = input(g, "dropout_mask", F32, {c.a.b, c.a.h_q, c.a.s_q, c.a.s_kv});
     ok(cudnnfe_graph_add_scalar(g, "dropout_scale", F32, 1 / kKeep, &opt.dropout_scale),
@@ -510,9 +512,9 @@ int64_t named(const Host &h, const std::string &name) {
 }
 
 // Gives the option tensors (found by name) their values: the lengths, a
-// 0/1 dropout mask, page tables mapping page p of batch n to container page
-// ((n * pages + p) * 7) % (b * pages) (a shuffle: 7 is prime to the counts
-// used).
+// 0/1 dropout mask, sink logits, page tables mapping page p of batch n to
+// container page ((n * pages + p) * 7) % (b * pages) (a shuffle: 7 is prime
+// to the counts used).
 void fill_options(Host &h, const AttnCase &c, std::mt19937 &rng) {
   for (const char *name : {"seq_len_q", "seq_len_kv"}) {
     const int64_t uid = named(h, name);
@@ -527,6 +529,12 @@ void fill_options(Host &h, const AttnCase &c, std::mt19937 &rng) {
     const Info &t = h.info.at(uid);
     for (int64_t i = 0; i < fp8t::count(t.dims); ++i)
       store(t, h.data.at(uid), fp8t::offset_of(i, t.dims, t.strides), keep(rng) ? 1.0 : 0.0);
+  }
+  // Sink logits about as large as the scores' maxima, so that they matter.
+  if (const int64_t uid = named(h, "sink_token")) {
+    const Info &t = h.info.at(uid);
+    for (int64_t i = 0; i < c.a.h_q; ++i)
+      store(t, h.data.at(uid), i * t.strides[1], 0.5 + 0.75 * static_cast<double>(i));
   }
   for (const char *name : {"page_table_k", "page_table_v"}) {
     const int64_t uid = named(h, name);
@@ -939,12 +947,13 @@ TEST(gpu_sdpa_fp8_sliding_window_backward) {
 // backward with padding. Lengths include a full batch and a short one
 // (not a multiple of the 64/128 tiles). The dropout mask may be refused
 // (its FLOAT type is the test's choice; the message is listed), and so may
-// ALiBi (no cudnn-frontend FP8 test runs it); a paged cache before cuDNN
-// 9.5 is refused by cudnnfe, as cudnn-frontend does.
+// ALiBi and the sink logits (no cudnn-frontend FP8 test runs them; a sink
+// before cuDNN 9.13 is refused by cudnnfe); a paged cache before cuDNN 9.5
+// is refused by cudnnfe, as cudnn-frontend does.
 std::vector<AttnCase> option_cases() {
   int64_t version = 0;
   cudnnfe_cudnn_version(&version);
-  std::vector<AttnCase> cases(5);
+  std::vector<AttnCase> cases(6);
   cases[0].label = "b2 h4 s256 d128 e4m3 padding stats";
   cases[0].a = {2, 4, 4, 256, 256, 128, 128};
   cases[0].seq_q = {256, 77};
@@ -970,6 +979,11 @@ std::vector<AttnCase> option_cases() {
   cases[4].causal = true;
   cases[4].alibi = true;
   cases[4].expect = Expect::kMayRefuse;
+  cases[5].label = "b2 h4 s256 d128 e4m3 causal sink stats";
+  cases[5].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[5].causal = true;
+  cases[5].sink = true;
+  cases[5].expect = Expect::kMayRefuse;
   return cases;
 }
 

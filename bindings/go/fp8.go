@@ -39,6 +39,8 @@ type SDPAFP8Options struct {
 	AlibiMask              bool
 	PageTableK, PageTableV Tensor
 	MaxSeqLenKV            int64
+	// SinkToken: a sink logit per query head, as SDPAOptions' (since 0.3).
+	SinkToken Tensor
 }
 
 // FP8PaddingDropout is FP8 attention's padding and dropout, as
@@ -160,6 +162,7 @@ func (g *Graph) SDPAFP8(q, k, v Tensor, scales SDPAFP8Scales, opts *SDPAFP8Optio
 		if opts.MaxSeqLenKV != 0 {
 			c.MaxSeqLenKV = opts.MaxSeqLenKV
 		}
+		setTensorField(&c.SinkToken, opts.SinkToken)
 	}
 	s := scales
 	t := [9]int64{int64(q), int64(k), int64(v), int64(s.DescaleQ), int64(s.DescaleK),

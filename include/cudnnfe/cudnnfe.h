@@ -1511,6 +1511,10 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int64_t page_table_k;
   int64_t page_table_v;
   int64_t max_seq_len_kv; /* default 0 */
+  /* since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's
+   * sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax
+   * denominator; cuDNN 9.13+). 0: none. */
+  int64_t sink_token;
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_fp8_options_init(options) \
@@ -1521,7 +1525,8 @@ void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, si
  * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
  * attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
  * causal_mask and the band; a row left no column gives o = 0 and stats =
- * -inf on the CPU reference), P = softmax(S) [dropped: P * keep * scale]:
+ * -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+ * sink logit in its denominator] [dropped: P * keep * scale]:
  *   amax_s = max|P|;  P8 = fp8(P * scale_s);
  *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
  * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type

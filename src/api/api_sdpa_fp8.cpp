@@ -35,7 +35,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64
         OpKind::kSdpaFp8, string_or_empty(opts.name),
         {q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, opts.seq_len_q,
          opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
-         opts.dropout_scale, opts.page_table_k, opts.page_table_v},
+         opts.dropout_scale, opts.page_table_k, opts.page_table_v, opts.sink_token},
         a, CUDNNFE_DTYPE_FLOAT);
     *o = node.outputs[sdpa_fp8_port::kO];
     if (stats) *stats = node.outputs[sdpa_fp8_port::kStats];

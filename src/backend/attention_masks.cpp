@@ -6,6 +6,7 @@
 #include "backend/attribute_util.h"
 #include "core/error.h"
 #include "ops/ops.h"
+#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
@@ -272,12 +273,53 @@ cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_
   return y;
 }
 
+cudnnBackendDescriptor_t AttentionLowering::softmax(cudnnBackendDescriptor_t s,
+                                                    cudnnBackendDescriptor_t stats,
+                                                    cudnnDataType_t p_type) {
+  const std::vector<int64_t> per_row = {scores_[0], scores_[1], scores_[2], 1};
+  auto op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                cudnnBackendDescriptor_t rhs, cudnnBackendDescriptor_t out) {
+    add_pointwise(lowering_, mode(m), compute_, lhs, rhs, nullptr, out);
+    return out;
+  };
+  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                        cudnnBackendDescriptor_t rhs) {
+    return op(m, lhs, rhs, lowering_.virtual_tensor(per_row, kFloat));
+  };
+  cudnnBackendDescriptor_t max = lowering_.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering_, CUDNNFE_REDUCTION_MAX, compute_, false, s, max);
+  const int64_t sink = spec_.sink_token;
+  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering_.tensor(sink));
+  cudnnBackendDescriptor_t centered =
+      op(CUDNNFE_POINTWISE_SUB, s, max, lowering_.virtual_tensor(scores_, kFloat));
+  cudnnBackendDescriptor_t exp =
+      op(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering_.virtual_tensor(scores_, kFloat));
+  cudnnBackendDescriptor_t sum = lowering_.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering_, CUDNNFE_REDUCTION_ADD, compute_, false, exp, sum);
+  if (sink) {
+    cudnnBackendDescriptor_t shifted =
+        per_row_op(CUDNNFE_POINTWISE_SUB, lowering_.tensor(sink), max);
+    sum =
+        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
+  }
+  cudnnBackendDescriptor_t log_sum = per_row_op(CUDNNFE_POINTWISE_LOG, sum, nullptr);
+  op(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
+  return op(CUDNNFE_POINTWISE_DIV, exp, sum, lowering_.virtual_tensor(scores_, p_type));
+}
+
 cudnnBackendDescriptor_t AttentionLowering::apply_dropout(cudnnBackendDescriptor_t p,
                                                           cudnnDataType_t out_type) {
   if (!dropout()) return p;
   const bool given = spec_.mask_dropout();
   p = binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_scale() : dropout_mask(), kFloat);
   return binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_mask() : dropout_scale(), out_type);
+}
+
+void check_sink_support(const Lowering &lowering, const Node &node) {
+  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
+         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
 }
 
 void check_attention_support(const Lowering &lowering, const Node &node) {

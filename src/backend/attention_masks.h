@@ -71,6 +71,13 @@ class AttentionLowering {
                                       const std::vector<int64_t> &dims,
                                       const std::vector<int64_t> &strides, cudnnDataType_t io);
 
+  // P = softmax(S) over the last dim into a new tensor of `p_type`, and
+  // `stats` = max + log(sum exp) (cudnn-frontend's softmax): a sink logit
+  // (the forward's sink_token) raises the max to max(max, sink) and adds
+  // exp(sink - max) to the sum.
+  cudnnBackendDescriptor_t softmax(cudnnBackendDescriptor_t s, cudnnBackendDescriptor_t stats,
+                                   cudnnDataType_t p_type);
+
   // P after dropout in cudnn-frontend's orders (drawn: P * mask * 1/(1-p);
   // given: P * dropout_scale * dropout_mask), the last product of type
   // `out_type`; P itself without dropout.
@@ -95,6 +102,10 @@ class AttentionLowering {
   cudnnBackendDescriptor_t attn_scale_ = nullptr, dropout_mask_ = nullptr, dropout_scale_ = nullptr,
                            dropout_scale_inv_ = nullptr;
 };
+
+// Refuses a sink before cuDNN 9.13 (cudnn-frontend's rule: the engines
+// before it do not fuse the sink's pointwise ops).
+void check_sink_support(const Lowering &lowering, const Node &node);
 
 // Refuses with NOT_SUPPORTED, naming the rule, what cuDNN's fused attention
 // engines cannot run and cudnn-frontend refuses for the same reason (the

@@ -21,27 +21,11 @@
 #include "backend/lower_score_mod.h"
 #include "backend/lowering.h"
 #include "ops/ops.h"
-#include "plan/notes.h"
 
 namespace cudnnfe::backend {
 namespace {
 
 constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
-
-PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
-  PointwiseAttrs attrs;
-  attrs.mode = m;
-  return attrs;
-}
-
-// Refuses a sink before cuDNN 9.13 (cudnn-frontend's rule: the engines
-// before it do not fuse the sink's pointwise ops).
-void check_sink_support(const Lowering &lowering, const Node &node) {
-  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
-         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
-}
 
 }  // namespace
 
@@ -80,40 +64,12 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   s = attention.padding_mask(s);
   s = attention.band_mask(s);
 
-  // Softmax, keeping max + log(sum) as the stats backward needs.
-  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, compute, false, s, max);
-  const int64_t sink = attention.spec().sink_token;
-  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
-                        cudnnBackendDescriptor_t rhs) {
-    cudnnBackendDescriptor_t out = lowering.virtual_tensor(per_row, kFloat);
-    add_pointwise(lowering, mode(m), compute, lhs, rhs, nullptr, out);
-    return out;
-  };
-  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering.tensor(sink));
-  cudnnBackendDescriptor_t centered = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute, s, max, nullptr, centered);
-  cudnnBackendDescriptor_t exp = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, centered, nullptr, nullptr, exp);
-  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, exp, sum);
-  if (sink) {
-    cudnnBackendDescriptor_t shifted =
-        per_row_op(CUDNNFE_POINTWISE_SUB, lowering.tensor(sink), max);
-    sum =
-        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
-  }
-  cudnnBackendDescriptor_t log_sum = lowering.virtual_tensor(per_row, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_LOG), compute, sum, nullptr, nullptr, log_sum);
+  // Softmax, keeping max + log(sum) as the stats backward needs; P in the
+  // I/O type (the second matmul's A operand must match V's type), after
+  // dropout when there is one (attention_masks.h: apply_dropout).
   cudnnBackendDescriptor_t stats = node.outputs[1] != 0 ? lowering.tensor(node.outputs[1])
                                                         : lowering.virtual_tensor(per_row, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_ADD), compute, max, log_sum, nullptr, stats);
-
-  // P in the I/O type (the second matmul's A operand must match V's type),
-  // after dropout when there is one: drawn, P * mask * 1/(1-p); given,
-  // P * dropout_scale * dropout_mask (cudnn-frontend's orders).
-  cudnnBackendDescriptor_t p = lowering.virtual_tensor(scores, attention.dropout() ? kFloat : io);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_DIV), compute, exp, sum, nullptr, p);
+  cudnnBackendDescriptor_t p = attention.softmax(s, stats, attention.dropout() ? kFloat : io);
   p = attention.apply_dropout(p, io);
 
   cudnnBackendDescriptor_t v_desc =

@@ -5,7 +5,8 @@
 //   S = Q·Kᵀ (FP8 operands, FLOAT result) * attn_scale * descale_q *
 //       descale_k -> [+ ALiBi] [padding mask] [diagonal band: causal /
 //       sliding window] (attention's, attention_masks.h) -> softmax (max,
-//       sub, exp, sum; stats = max + log(sum); P = exp / sum) -> [dropout]
+//       sub, exp, sum; stats = max + log(sum); P = exp / sum; a sink logit
+//       joins max and sum, AttentionLowering::softmax) -> [dropout]
 //   amax_s = AMAX(P);  P8 = P * scale_s, cast to q's FP8 type
 //   O' = P8·V * descale_s * descale_v;  amax_o = AMAX(O');  O = O' * scale_o
 //
@@ -76,43 +77,12 @@ void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendD
 
 }  // namespace fp8
 
-namespace {
-
-// P = softmax(S) over the last dim, in FLOAT; `stats` receives max +
-// log(sum exp) (a virtual tensor unless asked for).
-cudnnBackendDescriptor_t softmax(Lowering &lowering, cudnnBackendDescriptor_t s,
-                                 const std::vector<int64_t> &scores,
-                                 const std::vector<int64_t> &per_row,
-                                 cudnnBackendDescriptor_t stats) {
-  using fp8::kFloat;
-  PointwiseAttrs pw;
-  auto pointwise = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t in0,
-                       cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t out) {
-    pw.mode = m;
-    add_pointwise(lowering, pw, kFloat, in0, in1, nullptr, out);
-    return out;
-  };
-  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, kFloat, false, s, max);
-  cudnnBackendDescriptor_t centered =
-      pointwise(CUDNNFE_POINTWISE_SUB, s, max, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t exp =
-      pointwise(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, exp, sum);
-  cudnnBackendDescriptor_t log_sum =
-      pointwise(CUDNNFE_POINTWISE_LOG, sum, nullptr, lowering.virtual_tensor(per_row, kFloat));
-  pointwise(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
-  return pointwise(CUDNNFE_POINTWISE_DIV, exp, sum, lowering.virtual_tensor(scores, kFloat));
-}
-
-}  // namespace
-
 void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_port;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
   check_attention_support(lowering, node);
+  check_sink_support(lowering, node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
@@ -145,10 +115,11 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   s = attention.padding_mask(s);
   s = attention.band_mask(s);
 
-  cudnnBackendDescriptor_t p =
-      softmax(lowering, s, scores, per_row,
-              node.outputs[kStats] != 0 ? lowering.tensor(node.outputs[kStats])
-                                        : lowering.virtual_tensor(per_row, kFloat));
+  // Softmax (with the sink logit when given), stats virtual unless asked for.
+  cudnnBackendDescriptor_t stats = node.outputs[kStats] != 0
+                                       ? lowering.tensor(node.outputs[kStats])
+                                       : lowering.virtual_tensor(per_row, kFloat);
+  cudnnBackendDescriptor_t p = attention.softmax(s, stats, kFloat);
   p = attention.apply_dropout(p, kFloat);
 
   // amax of P (after dropout), then P scaled and cast to q's FP8 type for

@@ -3,20 +3,21 @@
 //
 // Forward, per query row i, over the columns j that padding and the
 // diagonal band leave (cpu/attention_mask.h, as sdpa's reference; a row
-// left none writes O = 0 and stats = -inf), with dropout's mask M and scale
-// D (cpu/attention_dropout.h; 1 without dropout):
+// left none writes O = 0 and stats = -inf, or sink_h with a sink), with
+// dropout's mask M and scale r (cpu/attention_dropout.h; 1 without):
 //   S_ij  = (q_i . k_j) * attn_scale * descale_q * descale_k [+ alibi_h (j - i)]
-//   P_ij  = softmax_j(S_ij),  stats_i = max_j S_ij + log(sum_j exp(S_ij - max))
-//   P'_ij = P_ij * M_ij * D,  amax_s = max |P'|   (before scale_s)
+//   m_i   = max(max_j S_ij, sink_h),  Z_i = sum_j exp(S_ij - m_i) + exp(sink_h - m_i)
+//   P_ij  = exp(S_ij - m_i) / Z_i,  stats_i = m_i + log(Z_i)  (no sink: sink_h = -inf)
+//   P'_ij = P_ij * M_ij * r,  amax_s = max |P'|   (before scale_s)
 //   P8_ij = fp8(P'_ij * scale_s)              (q's FP8 type: cast before P·V)
 //   O_i   = (sum_j P8_ij v_j) * descale_s * descale_v
 //   amax_o = max |O|,  written O = O * scale_o in O's type
 // Backward (P recomputed from stats; scale_inv is dropout's, 1 without):
 //   D_i   = (dO_i . o_i) * descale_dO * descale_o * scale_inv
-//   P_ij  = exp(S_ij - stats_i),  P8_ij = fp8(P_ij * M_ij * D * scale_s)  (q's type)
+//   P_ij  = exp(S_ij - stats_i),  P8_ij = fp8(P_ij * M_ij * r * scale_s)  (q's type)
 //   dV    = (P8ᵀ dO) * descale_s * descale_dO
 //   dP_ij = (dO_i . v_j) * descale_dO * descale_v * M_ij
-//   dS_ij = (dP_ij - D_i) * P_ij * D * attn_scale,  amax_dP = max |dS|
+//   dS_ij = (dP_ij - D_i) * P_ij * r * attn_scale,  amax_dP = max |dS|
 //   dS8   = fp8(dS * scale_dP)                (dO's FP8 type)
 //   dQ    = (dS8 K) * descale_dP * descale_k
 //   dK    = (dS8ᵀ Q) * descale_dP * descale_q
@@ -139,17 +140,19 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const Attent
       const double *k_head = &kd[static_cast<size_t>((b * h_kv + hk) * s_kv * d)];
       const double *v_head = &vd[static_cast<size_t>((b * h_kv + hk) * s_kv * d_v)];
       const double slope = alibi[static_cast<size_t>(h)];
+      const double sink = opt.sink_token ? opt.sink_token->load(h * opt.sink_token->strides[1])
+                                         : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
         const double *q_row = &qd[static_cast<size_t>(((b * h_q + h) * s_q + i) * d)];
         const ColumnRange cols = mask.columns(b, i);
-        double max = -std::numeric_limits<double>::infinity();
+        double max = sink;
         for (int64_t j = cols.first; j <= cols.last; ++j) {
           const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k +
                            slope * static_cast<double>(j - i);
           scores[static_cast<size_t>(j)] = s;
           max = std::fmax(max, s);
         }
-        double sum = 0.0;
+        double sum = opt.sink_token ? std::exp(sink - max) : 0.0;
         for (int64_t j = cols.first; j <= cols.last; ++j)
           sum += std::exp(scores[static_cast<size_t>(j)] - max);
         for (int64_t j = cols.first; j <= cols.last; ++j) {
@@ -165,9 +168,10 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const Attent
             acc += p8[static_cast<size_t>(j)] * v_head[j * d_v + c];
           o_row[c] = acc;
         }
-        // A row the band leaves empty: O = 0 and stats = -inf (as sdpa's).
+        // A row the masks leave empty: O = 0 and stats = -inf, or sink_h
+        // with a sink (as sdpa's).
         const double lse =
-            cols.empty() ? -std::numeric_limits<double>::infinity() : max + std::log(sum);
+            max == -std::numeric_limits<double>::infinity() ? max : max + std::log(sum);
         if (out[kStats])
           out[kStats]->store(b * out[kStats]->strides[0] + h * out[kStats]->strides[1] +
                                  i * out[kStats]->strides[2],

@@ -215,8 +215,8 @@ struct RngAttrs {
 };
 
 // FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales, the
-// sequence lengths, dropout's tensors and the page tables are tensors
-// (ports), so only these options are attributes. Of `options` the forward
+// sequence lengths, dropout's tensors, the page tables and the sink logits
+// are tensors (ports), so only these options are attributes. Of `options` the forward
 // offers the diagonal band, padding_mask, alibi_mask, dropout_probability
 // and max_seq_len_kv, the backward the band, padding_mask and
 // dropout_probability, with sdpa's meaning; the rest keep their defaults.

@@ -431,7 +431,7 @@ std::vector<OpSchema> rows() {
        "sdpa_fp8",
        {"q", "k", "v", "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o",
         "seq_len_q", "seq_len_kv", "dropout_seed", "dropout_offset", "dropout_mask",
-        "dropout_scale", "page_table_k", "page_table_v"},
+        "dropout_scale", "page_table_k", "page_table_v", "sink_token"},
        {"O", "stats", "amax_s", "amax_o"},
        make<SdpaFp8Attrs>,
        sdpa_fp8_fields()},

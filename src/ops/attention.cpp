@@ -14,11 +14,11 @@ const AttentionPorts &attention_ports(OpKind kind) {
                                          12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
   static const AttentionPorts backward = {6,  7,  8,  9,     10,    11,    12,    13,    14,    15,
                                           16, 17, 18, kNone, kNone, kNone, kNone, kNone, kNone, 19};
-  // FP8 attention: sequence lengths, dropout and (forward) page tables
-  // after the descales and scales (its band is attributes).
+  // FP8 attention: sequence lengths, dropout and (forward) page tables and
+  // sink logits after the descales and scales (its band is attributes).
   static const AttentionPorts fp8_forward = {kNone, kNone, 9,     10,    11,    12,    13,
                                              14,    kNone, kNone, kNone, kNone, kNone, 15,
-                                             16,    kNone, kNone, kNone, kNone, kNone};
+                                             16,    17,    kNone, kNone, kNone, kNone};
   static const AttentionPorts fp8_backward = {kNone, kNone, 18,    19,    20,    21,    22,
                                               23,    24,    kNone, kNone, kNone, kNone, kNone,
                                               kNone, kNone, kNone, kNone, kNone, kNone};

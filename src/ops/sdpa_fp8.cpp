@@ -156,6 +156,8 @@ void infer_sdpa_fp8(Graph &graph, Node &node) {
   const Shape s = check_qkv(graph, node);
   for (size_t port = kDescaleQ; port <= kScaleO; ++port) check_scale_tensor(graph, node, port);
   check_attention_tensor_options(graph, node);
+  if (node.inputs[kSinkToken] != 0)
+    require_dims(graph, node, kSinkToken, {1, s.h_q, 1, 1}, "one sink logit per query head");
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   output(graph, node, kO, {s.b, s.h_q, s.s_q, s.d_v}, q.strides);
   if (attrs.generate_stats) float_output(graph, node, kStats, {s.b, s.h_q, s.s_q, 1});

@@ -34,6 +34,7 @@ enum Input : size_t {
   kDropoutScale,
   kPageTableK,
   kPageTableV,
+  kSinkToken,
   kInputCount
 };
 enum Output : size_t { kO, kStats, kAmaxS, kAmaxO, kOutputCount };

@@ -594,7 +594,7 @@ end
 const cudnnfe_rng_options_t = cudnnfe_rng_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (144 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (152 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_options
     struct_size::Csize_t  # size_t at 0
@@ -617,6 +617,7 @@ struct cudnnfe_sdpa_fp8_options
     page_table_k::Int64  # int64_t at 120
     page_table_v::Int64  # int64_t at 128
     max_seq_len_kv::Int64  # int64_t at 136
+    sink_token::Int64  # int64_t at 144
 end
 const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
 
@@ -2253,7 +2254,8 @@ h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
 any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
 attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
 causal_mask and the band; a row left no column gives o = 0 and stats =
--inf on the CPU reference), P = softmax(S) [dropped: P * keep * scale]:
+-inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+sink logit in its denominator] [dropped: P * keep * scale]:
   amax_s = max|P|;  P8 = fp8(P * scale_s);
   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
 o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type

@@ -487,7 +487,7 @@ end
               seq_len_kv = nothing, alibi = false, dropout_probability = nothing,
               dropout_seed = nothing, dropout_offset = nothing, dropout_mask = nothing,
               dropout_scale = nothing, page_table_k = nothing, page_table_v = nothing,
-              max_seq_len_kv = nothing, name = nothing)
+              max_seq_len_kv = nothing, sink_token = nothing, name = nothing)
         -> (o, stats_tensor, amax_s, amax_o)
 
 FP8 attention forward (cudnn-frontend's `sdpa_fp8`; cuDNN runs it on Hopper
@@ -503,8 +503,8 @@ Mark `amax_s` and `amax_o` with `set_output!` (a virtual amax is refused).
 window); `seq_len_q`/`seq_len_kv` (padding), `alibi`, dropout (drawn:
 `dropout_probability` with `dropout_seed` and `dropout_offset`; given:
 `dropout_mask` and `dropout_scale`; P is dropped before `scale_s` and
-`amax_s` is taken after) and a paged K/V cache (`page_table_k`,
-`page_table_v`, `max_seq_len_kv`) are as for `sdpa!`.
+`amax_s` is taken after), a paged K/V cache (`page_table_k`,
+`page_table_v`, `max_seq_len_kv`) and `sink_token` are as for `sdpa!`.
 """
 function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s,
                    scale_o, scale = nothing, causal = false, stats::Bool = false,
@@ -513,7 +513,7 @@ function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s
                    alibi::Bool = false, dropout_probability = nothing, dropout_seed = nothing,
                    dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
                    page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
-                   name = nothing)
+                   sink_token = nothing, name = nothing)
     t = map(x -> _uid(g, x), (q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
                               scale_o))
     o = _default_options(Lib.cudnnfe_sdpa_fp8_options_t, Lib.cudnnfe_sdpa_fp8_options_init_sized)
@@ -530,7 +530,8 @@ function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s
                       alibi_mask = Int32(alibi), page_table_k = _uid(g, page_table_k),
                       page_table_v = _uid(g, page_table_v),
                       max_seq_len_kv = max_seq_len_kv === nothing ? Int64(0) :
-                                       Int64(max_seq_len_kv)))
+                                       Int64(max_seq_len_kv),
+                      sink_token = _uid(g, sink_token)))
         check(g, Lib.cudnnfe_graph_add_sdpa_fp8(g, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                                                 t[9], r, out, st, amax_s, amax_o))
     end

@@ -555,13 +555,14 @@ class AttentionOps:
         ``seq_len_kv``), ``use_alibi_mask``, ``dropout`` (``(probability,
         seed, offset)`` or ``(mask, scale)``) and paged K/V
         (``paged_attention_k_table``, ``paged_attention_v_table``,
-        ``paged_attention_max_seq_len_kv``), as :meth:`sdpa` defines them.
+        ``paged_attention_max_seq_len_kv``) and ``sink_token``, as :meth:`sdpa`
+        defines them.
         ``bias`` raises :class:`NotOfferedError` (cudnn-frontend refuses it
         too), as do a tensor attn_scale and the other cudnn-frontend options.
         """
         node = self._node_name("sdpa_fp8", name)
         _refuse(node, dict(rng_dump=rng_dump, fn=fn, score_max=score_max,
-                           score_sum_exp=score_sum_exp, sink_token=sink_token))
+                           score_sum_exp=score_sum_exp))
         if bias is not None:
             raise NotOfferedError(f"{node}: bias (an attention bias) is not offered for FP8 "
                                   f"attention (sdpa_fp8): {_FE_REFUSES[('sdpa_fp8', 'bias')]}")
@@ -592,6 +593,7 @@ class AttentionOps:
                                       "which the C ABI's FP8 attention does not offer")
         self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
                             paged_attention_max_seq_len_kv)
+        o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
         uids = [self._operand(t, node, port) for t, port in ((q, "q"), (k, "k"), (v, "v"))]
         uids += [self._operand(t, node, port, scalar=True) for t, port in
                  ((descale_q, "descale_q"), (descale_k, "descale_k"),

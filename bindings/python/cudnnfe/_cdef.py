@@ -777,6 +777,8 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int64_t page_table_k;
   int64_t page_table_v;
   int64_t max_seq_len_kv;
+
+  int64_t sink_token;
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 

@@ -787,3 +787,26 @@ def test_sdpa_fp8_backward_padding_and_dropout_keywords(rng):
     plain, dropped = backward(), backward(dropped=True)
     for x, y in zip(plain, dropped):
         assert np.array_equal(np.asarray(x, np.float64), np.asarray(y, np.float64))
+
+
+def test_sdpa_fp8_sink_token_keyword(rng):
+    """sink_token (cudnn-frontend's keyword): a sink of -inf changes nothing, bit for bit; a
+    large one takes the softmax mass (stats rise to about the sink)."""
+    q8, k8, v8 = (rng.standard_normal((1, 2, 8, 16)).astype(E4M3) for _ in range(3))
+
+    def forward(sink):
+        g, ts = _fp8_graph(q8, k8, v8)
+        feeds = dict(zip(ts, (q8, k8, v8)))
+        kw = {}
+        if sink is not None:
+            kw["sink_token"] = g.tensor_like(sink)
+            feeds[kw["sink_token"]] = sink
+        outs = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True, **kw)
+        return run(g, feeds, [t.set_output(True) for t in outs])
+
+    plain = forward(None)
+    none = forward(np.full((1, 2, 1, 1), -np.inf, np.float32))
+    for x, y in zip(plain, none):
+        assert np.array_equal(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    big = forward(np.full((1, 2, 1, 1), 30.0, np.float32))
+    close(big[1], np.full_like(big[1], 30.0), rtol=0, atol=1e-3)

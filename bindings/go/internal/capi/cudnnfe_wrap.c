@@ -6170,6 +6170,31 @@ long long _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39
 }
 
 
+void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->sink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;

@@ -925,6 +925,7 @@ type SDPAFP8Options struct {
 	PageTableK         int64
 	PageTableV         int64
 	MaxSeqLenKV        int64
+	SinkToken          int64
 }
 
 // SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
@@ -955,6 +956,7 @@ func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	o.PageTableK = int64(c.page_table_k)
 	o.PageTableV = int64(c.page_table_v)
 	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
+	o.SinkToken = int64(c.sink_token)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -989,6 +991,7 @@ func (o *SDPAFP8Options) toC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	c.page_table_k = C.int64_t(o.PageTableK)
 	c.page_table_v = C.int64_t(o.PageTableV)
 	c.max_seq_len_kv = C.int64_t(o.MaxSeqLenKV)
+	c.sink_token = C.int64_t(o.SinkToken)
 }
 
 // SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t (struct_size is implied).
@@ -1447,6 +1450,7 @@ var OptionFields = map[string]map[string]string{
 		"page_table_k":        "PageTableK",
 		"page_table_v":        "PageTableV",
 		"max_seq_len_kv":      "MaxSeqLenKV",
+		"sink_token":          "SinkToken",
 	},
 	"cudnnfe_sdpa_fp8_backward_options_t": {
 		"name":                "Name",

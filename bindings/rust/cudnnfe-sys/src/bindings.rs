@@ -4762,12 +4762,16 @@ pub struct cudnnfe_sdpa_fp8_options {
     pub page_table_v: i64,
     #[doc = " default 0"]
     pub max_seq_len_kv: i64,
+    #[doc = " since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's"]
+    #[doc = " sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax"]
+    #[doc = " denominator; cuDNN 9.13+). 0: none."]
+    pub sink_token: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
-        144usize,
+        152usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
     );
     assert_eq!(
@@ -5115,6 +5119,23 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
         );
     }
     test_field_max_seq_len_kv();
+    fn test_field_sink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(sink_token)
+            )
+        );
+    }
+    test_field_sink_token();
 }
 #[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
@@ -5130,7 +5151,8 @@ extern "C" {
     #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
     #[doc = " attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,"]
     #[doc = " causal_mask and the band; a row left no column gives o = 0 and stats ="]
-    #[doc = " -inf on the CPU reference), P = softmax(S) [dropped: P * keep * scale]:"]
+    #[doc = " -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the"]
+    #[doc = " sink logit in its denominator] [dropped: P * keep * scale]:"]
     #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
     #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
     #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]

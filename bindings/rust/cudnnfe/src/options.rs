@@ -980,6 +980,8 @@ pub struct SdpaFp8Options {
     pub page_table_v: Option<Tensor>,
     /// A paged cache's logical s_kv; `None` (default): inferred.
     pub max_seq_len_kv: Option<i64>,
+    /// Sink logits per query head, as [`SdpaOptions::sink_token`] (since 0.3).
+    pub sink_token: Option<Tensor>,
 }
 
 impl SdpaFp8Options {

@@ -841,6 +841,7 @@ impl Default for SdpaFp8Options {
             page_table_k: opt_tensor(raw.page_table_k),
             page_table_v: opt_tensor(raw.page_table_v),
             max_seq_len_kv: (raw.max_seq_len_kv != 0).then_some(raw.max_seq_len_kv),
+            sink_token: opt_tensor(raw.sink_token),
         }
     }
 }
@@ -921,6 +922,11 @@ impl SdpaFp8Options {
         self.max_seq_len_kv = Some(value);
         self
     }
+    /// Sets `sink_token` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn sink_token(mut self, value: Tensor) -> Self {
+        self.sink_token = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
@@ -943,6 +949,7 @@ impl SdpaFp8Options {
         raw.page_table_k = opt_uid(self.page_table_k);
         raw.page_table_v = opt_uid(self.page_table_v);
         raw.max_seq_len_kv = self.max_seq_len_kv.unwrap_or(0);
+        raw.sink_token = opt_uid(self.sink_token);
         raw
     }
 }
