@@ -37,8 +37,8 @@ const AttentionPorts &attention_ports(OpKind kind);
 constexpr size_t kSdpaBackwardDbiasPort = 3;
 
 // An attention node's settings, forward or backward alike (FP8 attention
-// included: padding, dropout and the forward's page tables as tensor
-// options, its band in `options`). Tensor fields are UIDs (0: not given).
+// included: padding, dropout and the forward's page tables and sink logits
+// as tensor options, its band in `options`). Tensor fields are UIDs (0: not given).
 struct AttentionSpec {
   double attn_scale = 0.0;  // 0: 1/sqrt(d) unless attn_scale_tensor
   bool causal_mask = false;
