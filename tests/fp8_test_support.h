@@ -160,6 +160,51 @@ struct Band {
   }
 };
 
+// Options beyond the band for the loops below (the defaults: none).
+struct Extras {
+  // Padding: valid query rows and keys per batch (empty: all).
+  std::vector<int64_t> seq_q, seq_kv;
+  // Given dropout: a dense [b, h_q, s_q, s_kv] mask (empty: none), its
+  // scale and (backward) scale_inv.
+  std::vector<double> drop_mask;
+  double drop_scale = 1, drop_scale_inv = 1;
+  // ALiBi: slope(h) * (j - i) added to the scaled scores.
+  bool alibi = false;
+  // Forward: a sink logit per query head (empty: none), in each row's
+  // softmax denominator.
+  std::vector<double> sink;
+
+  int64_t rows(const AttnShape &a, int64_t b) const {
+    return seq_q.empty() ? a.s_q : seq_q[static_cast<size_t>(b)];
+  }
+  int64_t cols(const AttnShape &a, int64_t b) const {
+    return seq_kv.empty() ? a.s_kv : seq_kv[static_cast<size_t>(b)];
+  }
+  // Whether row i of batch b sees column j: padding and the band (whose
+  // bottom-right diagonal follows the valid lengths).
+  bool keeps(const AttnShape &a, const Band &band, int64_t b, int64_t i, int64_t j) const {
+    if (i >= rows(a, b) || j >= cols(a, b)) return false;
+    AttnShape valid = a;
+    valid.s_q = rows(a, b);
+    valid.s_kv = cols(a, b);
+    return band.keeps(valid, i, j);
+  }
+  double mask(const AttnShape &a, int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (drop_mask.empty()) return 1;
+    return drop_mask[static_cast<size_t>(((b * a.h_q + h) * a.s_q + i) * a.s_kv + j)];
+  }
+  // cudnn-frontend's slopes: n the largest power of two <= h_q;
+  // 2^(-8 (h + 1) / n) below n, then 2^(-4 (2 (h - n) + 1) / n); in float.
+  double slope(const AttnShape &a, int64_t h) const {
+    if (!alibi) return 0;
+    int64_t n = 1;
+    while (n * 2 <= a.h_q) n *= 2;
+    const float e = h < n ? -8.0f * static_cast<float>(h + 1) / static_cast<float>(n)
+                          : -4.0f * static_cast<float>(2 * (h - n) + 1) / static_cast<float>(n);
+    return std::pow(2.0f, e);
+  }
+};
+
 struct FwdScales {
   double descale_q = 1, descale_k = 1, descale_v = 1, descale_s = 1, scale_s = 1, scale_o = 1;
 };
@@ -175,7 +220,8 @@ struct FwdResult {
 inline FwdResult attention_forward(const AttnShape &a, const std::vector<double> &q,
                                    const std::vector<double> &k, const std::vector<double> &v,
                                    const FwdScales &sc, double attn_scale, const Band &band,
-                                   cudnnfe_dtype_t p_type, bool cast_p = true) {
+                                   cudnnfe_dtype_t p_type, bool cast_p = true,
+                                   const Extras &x = {}) {
   FwdResult r;
   r.o_unscaled.assign(static_cast<size_t>(a.b * a.h_q * a.s_q * a.d_v), 0.0);
   r.stats.assign(static_cast<size_t>(a.b * a.h_q * a.s_q), 0.0);
@@ -187,7 +233,7 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
       std::vector<std::vector<double>> s(a.s_q, std::vector<double>(a.s_kv));
       for (int64_t i = 0; i < a.s_q; ++i)
         for (int64_t j = 0; j < a.s_kv; ++j) {
-          if (!band.keeps(a, i, j)) {
+          if (!x.keeps(a, band, b, i, j)) {
             s[i][j] = -INFINITY;
             continue;
           }
@@ -195,21 +241,23 @@ inline FwdResult attention_forward(const AttnShape &a, const std::vector<double>
           for (int64_t c = 0; c < a.d; ++c)
             acc += q[((b * a.h_q + h) * a.s_q + i) * a.d + c] *
                    k[((b * a.h_kv + g) * a.s_kv + j) * a.d + c];
-          s[i][j] = acc * scale * sc.descale_q * sc.descale_k;
+          s[i][j] = acc * scale * sc.descale_q * sc.descale_k +
+                    x.slope(a, h) * static_cast<double>(j - i);
         }
+      const double sink = x.sink.empty() ? -INFINITY : x.sink[static_cast<size_t>(h)];
       for (int64_t i = 0; i < a.s_q; ++i) {
-        const double m = *std::max_element(s[i].begin(), s[i].end());
+        const double m = std::max(*std::max_element(s[i].begin(), s[i].end()), sink);
         if (m == -INFINITY) {  // nothing visible: O' stays 0
           r.stats[(b * a.h_q + h) * a.s_q + i] = -INFINITY;
           continue;
         }
-        double sum = 0;
-        for (double x : s[i]) sum += std::exp(x - m);
+        double sum = x.sink.empty() ? 0.0 : std::exp(sink - m);
+        for (double e : s[i]) sum += std::exp(e - m);
         r.stats[(b * a.h_q + h) * a.s_q + i] = m + std::log(sum);
         for (int64_t c = 0; c < a.d_v; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < a.s_kv; ++j) {
-            const double p = std::exp(s[i][j] - m) / sum;
+            const double p = std::exp(s[i][j] - m) / sum * x.mask(a, b, h, i, j) * x.drop_scale;
             r.amax_s = std::max(r.amax_s, p);
             const double p8 = cast_p ? round_fp8(p_type, p * sc.scale_s) : p * sc.scale_s;
             acc += p8 * v[((b * a.h_kv + g) * a.s_kv + j) * a.d_v + c];
@@ -246,7 +294,7 @@ inline BwdResult attention_backward(const AttnShape &a, const std::vector<double
                                     const std::vector<double> &o, const std::vector<double> &d_o,
                                     const std::vector<double> &stats, const BwdScales &sc,
                                     double attn_scale, const Band &band, cudnnfe_dtype_t p_type,
-                                    cudnnfe_dtype_t ds_type) {
+                                    cudnnfe_dtype_t ds_type, const Extras &x = {}) {
   BwdResult r;
   r.dq.assign(static_cast<size_t>(a.b * a.h_q * a.s_q * a.d), 0.0);
   r.dk.assign(static_cast<size_t>(a.b * a.h_kv * a.s_kv * a.d), 0.0);
@@ -272,18 +320,19 @@ inline BwdResult attention_backward(const AttnShape &a, const std::vector<double
       for (int64_t i = 0; i < a.s_q; ++i) {
         double delta = 0;
         for (int64_t c = 0; c < a.d_v; ++c) delta += row(d_o, b, h, i, c) * row(o, b, h, i, c);
-        delta *= sc.descale_do * sc.descale_o;
+        delta *= sc.descale_do * sc.descale_o * x.drop_scale_inv;
         for (int64_t j = 0; j < a.s_kv; ++j) {
-          if (!band.keeps(a, i, j)) continue;
+          if (!x.keeps(a, band, b, i, j)) continue;
           double s = 0, dp = 0;
           for (int64_t c = 0; c < a.d; ++c) s += Q(b, h, i, c) * K(b, g, j, c);
           for (int64_t c = 0; c < a.d_v; ++c) dp += row(d_o, b, h, i, c) * V(b, g, j, c);
           s = s * scale * sc.descale_q * sc.descale_k;
           const double p = std::exp(s - stats[(b * a.h_q + h) * a.s_q + i]);
-          dp = dp * sc.descale_do * sc.descale_v;
-          const double ds = (dp - delta) * p * scale;
+          const double m = x.mask(a, b, h, i, j);
+          dp = dp * sc.descale_do * sc.descale_v * m;
+          const double ds = (dp - delta) * p * x.drop_scale * scale;
           r.amax_dp = std::max(r.amax_dp, std::fabs(ds));
-          p8[i][j] = round_fp8(p_type, p * sc.scale_s);
+          p8[i][j] = round_fp8(p_type, p * m * x.drop_scale * sc.scale_s);
           ds8[i][j] = round_fp8(ds_type, ds * sc.scale_dp);
         }
       }

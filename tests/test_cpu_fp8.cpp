@@ -84,6 +84,60 @@ fp8t::Band band_of(bool causal, int64_t left, int64_t right,
   return b;
 }
 
+// The option tensors of an FP8 attention node: padding (x.seq_q,
+// x.seq_kv), a given dropout mask (x.drop_mask, x.drop_scale and, backward,
+// x.drop_scale_inv) and the forward's ALiBi (x.alibi); x also gives the
+// test loops their values.
+struct OptionTensors {
+  fp8t::Extras x;
+  int64_t seq_q = 0, seq_kv = 0, drop_mask = 0, drop_scale = 0, drop_scale_inv = 0, sink = 0;
+
+  template <class Options>
+  void add(G &g, const fp8t::AttnShape &a, Options &opt) {
+    if (!x.seq_q.empty()) {
+      opt.padding_mask = 1;
+      opt.seq_len_q = seq_q = g.input("seq_len_q", CUDNNFE_DTYPE_INT32, {a.b, 1, 1, 1});
+      opt.seq_len_kv = seq_kv = g.input("seq_len_kv", CUDNNFE_DTYPE_INT32, {a.b, 1, 1, 1});
+    }
+    if (!x.drop_mask.empty()) {
+      opt.dropout_mask = drop_mask = g.input("dropout_mask", F32, {a.b, a.h_q, a.s_q, a.s_kv});
+      opt.dropout_scale = drop_scale = g.one("dropout_scale");
+    }
+  }
+  void add_sink(G &g, const fp8t::AttnShape &a, cudnnfe_sdpa_fp8_options_t &opt) {
+    if (!x.sink.empty()) opt.sink_token = sink = g.input("sink", F32, {1, a.h_q, 1, 1});
+  }
+  void add_scale_inv(G &g, cudnnfe_sdpa_fp8_backward_options_t &opt) {
+    if (!x.drop_mask.empty()) opt.dropout_scale_inv = drop_scale_inv = g.one("dropout_scale_inv");
+  }
+  // Their bindings, to buffers in `keep` (alive until the execute).
+  void bind(std::vector<cudnnfe_binding_t> &b, std::vector<std::vector<float>> &keep,
+            std::vector<std::vector<int32_t>> &lengths) const {
+    keep.reserve(4);
+    lengths.reserve(2);
+    if (seq_q) {
+      lengths.emplace_back(x.seq_q.begin(), x.seq_q.end());
+      b.push_back({seq_q, lengths.back().data()});
+      lengths.emplace_back(x.seq_kv.begin(), x.seq_kv.end());
+      b.push_back({seq_kv, lengths.back().data()});
+    }
+    if (drop_mask) {
+      keep.emplace_back(x.drop_mask.begin(), x.drop_mask.end());
+      b.push_back({drop_mask, keep.back().data()});
+      keep.emplace_back(1, static_cast<float>(x.drop_scale));
+      b.push_back({drop_scale, keep.back().data()});
+    }
+    if (drop_scale_inv) {
+      keep.emplace_back(1, static_cast<float>(x.drop_scale_inv));
+      b.push_back({drop_scale_inv, keep.back().data()});
+    }
+    if (sink) {
+      keep.emplace_back(x.sink.begin(), x.sink.end());
+      b.push_back({sink, keep.back().data()});
+    }
+  }
+};
+
 // A forward FP8 attention graph and the UIDs of its tensors.
 struct Fwd {
   fp8t::AttnShape a;
@@ -94,6 +148,9 @@ struct Fwd {
   int64_t window_left = -1, window_right = -1;
   cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   double attn_scale = 0;
+  // Padding, a given dropout mask and ALiBi (their values in x).
+  OptionTensors opts;
+  const fp8t::Extras &x() const { return opts.x; }
   int64_t q = 0, k = 0, v = 0, dq = 0, dk = 0, dv = 0, ds = 0, ss = 0, so = 0;
   int64_t o = 0, st = 0, amax_s = 0, amax_o = 0;
 
@@ -122,6 +179,9 @@ struct Fwd {
     opt.window_left = window_left;
     opt.window_right = window_right;
     opt.diagonal_alignment = alignment;
+    opts.add(g, a, opt);
+    opts.add_sink(g, a, opt);
+    opt.alibi_mask = opts.x.alibi;
     cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, dq, dk, dv, ds, ss, so, &opt,
                                                     &o, &st, &amax_s, &amax_o);
     if (s != CUDNNFE_STATUS_OK) return s;
@@ -170,6 +230,9 @@ bool run_fwd(const Fwd &f, G &g, FwdData &d) {
       {f.dk, &d.descale[1]}, {f.dv, &d.descale[2]}, {f.ds, &d.descale[3]}, {f.ss, &d.descale[4]},
       {f.so, &d.descale[5]}, {f.o, d.o.data()},     {f.amax_s, &d.amax_s}, {f.amax_o, &d.amax_o}};
   if (f.stats) b.push_back({f.st, d.stats.data()});
+  std::vector<std::vector<float>> keep;
+  std::vector<std::vector<int32_t>> lengths;
+  f.opts.bind(b, keep, lengths);
   return g.execute(b);
 }
 
@@ -216,7 +279,7 @@ void check_forward(Fwd f, uint32_t seed, const fp8t::FwdScales &sc) {
   const double attn =
       f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(static_cast<double>(f.a.d));
   fp8t::FwdResult want = fp8t::attention_forward(f.a, d.q.values(), d.k.values(), d.v.values(), sc,
-                                                 attn, f.band(), f.type);
+                                                 attn, f.band(), f.type, true, f.x());
   const std::vector<double> got = o_values(f, d);
   int64_t bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -430,6 +493,7 @@ struct Bwd {
   int64_t window_left = -1, window_right = -1;
   cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   double attn_scale = 0;
+  OptionTensors opts;  // padding and dropout, as the forward's
   int64_t q = 0, k = 0, v = 0, o = 0, d_o = 0, stats = 0;
   int64_t scales[12] = {};
   int64_t dq = 0, dk = 0, dv = 0, amax[4] = {};
@@ -455,6 +519,8 @@ struct Bwd {
     opt.window_left = window_left;
     opt.window_right = window_right;
     opt.diagonal_alignment = alignment;
+    opts.add(g, a, opt);
+    opts.add_scale_inv(g, opt);
     cudnnfe_status_t s = cudnnfe_graph_add_sdpa_fp8_backward(
         g.get(), q, k, v, o, d_o, stats, scales[0], scales[1], scales[2], scales[3], scales[4],
         scales[5], scales[6], scales[7], scales[8], scales[9], scales[10], scales[11], &opt, &dq,
@@ -467,6 +533,104 @@ struct Bwd {
 
 float as_float(double x) {
   return static_cast<float>(x);
+}
+
+}  // namespace
+
+namespace {
+
+// Forward (library) -> backward (library) against the loops; the backward
+// takes the forward's options (f.opts). `what` names the case.
+void check_backward(Fwd f, cudnnfe_dtype_t do_type, uint32_t seed, const char *what) {
+  const int variant = static_cast<int>(seed);
+  const fp8t::FwdScales fs = typical_fwd_scales();
+  G fg;
+  REQUIRE_OK(f.add(fg));
+  FwdData fd = make_fwd_data(f, fg, seed, fs);
+  REQUIRE(fg.build());
+  REQUIRE(run_fwd(f, fg, fd));
+
+  Bwd b;
+  b.a = f.a;
+  b.opts.x = f.x();
+  b.causal = f.causal;
+  b.window_left = f.window_left;
+  b.window_right = f.window_right;
+  b.alignment = f.alignment;
+  b.attn_scale = f.attn_scale;
+  b.do_type = do_type;
+  G g;
+  REQUIRE_OK(b.add(g));
+  REQUIRE(g.build());
+  std::mt19937 rng(seed + 10);
+  const Dims od = {f.a.b, f.a.h_q, f.a.s_q, f.a.d_v};
+  Fp8Host d_o = fp8t::random_fp8(b.do_type, od, {}, 1.0, 16, rng);
+  fp8t::BwdScales sc;
+  sc.descale_q = fs.descale_q;
+  sc.descale_k = fs.descale_k;
+  sc.descale_v = fs.descale_v;
+  sc.descale_o = 1 / fs.scale_o;
+  sc.descale_do = 1.0 / 16;
+  sc.scale_s = 256;
+  sc.descale_s = 1.0 / 256;
+  sc.scale_dp = 512;
+  sc.descale_dp = 1.0 / 512;
+  sc.scale_dq = 64;
+  sc.scale_dk = 32;
+  sc.scale_dv = 16;
+  float sv[12] = {as_float(sc.descale_q),  as_float(sc.descale_k),  as_float(sc.descale_v),
+                  as_float(sc.descale_o),  as_float(sc.descale_do), as_float(sc.descale_s),
+                  as_float(sc.descale_dp), as_float(sc.scale_s),    as_float(sc.scale_dq),
+                  as_float(sc.scale_dk),   as_float(sc.scale_dv),   as_float(sc.scale_dp)};
+  const size_t nq = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_q, f.a.s_q, f.a.d}));
+  const size_t nk = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d}));
+  const size_t nv = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d_v}));
+  std::vector<uint8_t> dq(nq, 0xff), dk(nk, 0xff), dv(nv, 0xff);
+  float amax[4] = {NAN, NAN, NAN, NAN};
+  std::vector<cudnnfe_binding_t> bind = {
+      {b.q, fd.q.data()},    {b.k, fd.k.data()},    {b.v, fd.v.data()},
+      {b.o, fd.o.data()},    {b.d_o, d_o.data()},   {b.stats, fd.stats.data()},
+      {b.dq, dq.data()},     {b.dk, dk.data()},     {b.dv, dv.data()},
+      {b.amax[0], &amax[0]}, {b.amax[1], &amax[1]}, {b.amax[2], &amax[2]},
+      {b.amax[3], &amax[3]}};
+  for (int i = 0; i < 12; ++i) bind.push_back({b.scales[i], &sv[i]});
+  std::vector<std::vector<float>> keep;
+  std::vector<std::vector<int32_t>> lengths;
+  b.opts.bind(bind, keep, lengths);
+  REQUIRE(g.execute(bind));
+
+  Fp8Host o_host;
+  o_host.dtype = E4M3;
+  o_host.dims = od;
+  o_host.strides = fp8t::packed(od);
+  o_host.codes.assign(fd.o.begin(), fd.o.end());
+  std::vector<double> stats(fd.stats.begin(), fd.stats.end());
+  const double attn = f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(8.0);
+  fp8t::BwdResult want =
+      fp8t::attention_backward(f.a, fd.q.values(), fd.k.values(), fd.v.values(), o_host.values(),
+                               d_o.values(), stats, sc, attn, f.band(), E4M3, b.do_type, f.x());
+  auto compare = [&](const char *what, const std::vector<uint8_t> &got,
+                     const std::vector<double> &unscaled, double scale) {
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const uint8_t expected = fp8t::encode(E4M3, unscaled[i] * scale);
+      if (got[i] != expected && bad++ < 3)
+        std::printf("  %s[%zu] = %g, expected %g\n", what, i, fp8t::decode(E4M3, got[i]),
+                    fp8t::decode(E4M3, expected));
+    }
+    CHECK_MSG(bad == 0, "%s (%d): %lld %s elements differ", what, variant,
+              static_cast<long long>(bad), what);
+  };
+  compare("dQ", dq, want.dq, sc.scale_dq);
+  compare("dK", dk, want.dk, sc.scale_dk);
+  compare("dV", dv, want.dv, sc.scale_dv);
+  const double want_amax[4] = {want.amax_dq, want.amax_dk, want.amax_dv, want.amax_dp};
+  const char *names[4] = {"amax_dQ", "amax_dK", "amax_dV", "amax_dP"};
+  for (int i = 0; i < 4; ++i) {
+    CHECK_MSG(close(amax[i], want_amax[i], 1e-6), "%s (%d): %s %.9g, expected %.9g", what, variant,
+              names[i], amax[i], want_amax[i]);
+    CHECK(want_amax[i] > 0);
+  }
 }
 
 }  // namespace
@@ -487,90 +651,7 @@ TEST(cpu_sdpa_fp8_backward_matches_the_graph_definition) {
       f.window_right = 1;
       f.alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
     }
-    const fp8t::FwdScales fs = typical_fwd_scales();
-    G fg;
-    REQUIRE_OK(f.add(fg));
-    FwdData fd = make_fwd_data(f, fg, 10 + variant, fs);
-    REQUIRE(fg.build());
-    REQUIRE(run_fwd(f, fg, fd));
-
-    Bwd b;
-    b.a = f.a;
-    b.causal = f.causal;
-    b.window_left = f.window_left;
-    b.window_right = f.window_right;
-    b.alignment = f.alignment;
-    b.attn_scale = f.attn_scale;
-    b.do_type = variant == 0 ? E5M2 : E4M3;
-    G g;
-    REQUIRE_OK(b.add(g));
-    REQUIRE(g.build());
-    std::mt19937 rng(20 + variant);
-    const Dims od = {f.a.b, f.a.h_q, f.a.s_q, f.a.d_v};
-    Fp8Host d_o = fp8t::random_fp8(b.do_type, od, {}, 1.0, 16, rng);
-    fp8t::BwdScales sc;
-    sc.descale_q = fs.descale_q;
-    sc.descale_k = fs.descale_k;
-    sc.descale_v = fs.descale_v;
-    sc.descale_o = 1 / fs.scale_o;
-    sc.descale_do = 1.0 / 16;
-    sc.scale_s = 256;
-    sc.descale_s = 1.0 / 256;
-    sc.scale_dp = 512;
-    sc.descale_dp = 1.0 / 512;
-    sc.scale_dq = 64;
-    sc.scale_dk = 32;
-    sc.scale_dv = 16;
-    float sv[12] = {as_float(sc.descale_q),  as_float(sc.descale_k),  as_float(sc.descale_v),
-                    as_float(sc.descale_o),  as_float(sc.descale_do), as_float(sc.descale_s),
-                    as_float(sc.descale_dp), as_float(sc.scale_s),    as_float(sc.scale_dq),
-                    as_float(sc.scale_dk),   as_float(sc.scale_dv),   as_float(sc.scale_dp)};
-    const size_t nq = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_q, f.a.s_q, f.a.d}));
-    const size_t nk = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d}));
-    const size_t nv = static_cast<size_t>(fp8t::count({f.a.b, f.a.h_kv, f.a.s_kv, f.a.d_v}));
-    std::vector<uint8_t> dq(nq, 0xff), dk(nk, 0xff), dv(nv, 0xff);
-    float amax[4] = {NAN, NAN, NAN, NAN};
-    std::vector<cudnnfe_binding_t> bind = {
-        {b.q, fd.q.data()},    {b.k, fd.k.data()},    {b.v, fd.v.data()},
-        {b.o, fd.o.data()},    {b.d_o, d_o.data()},   {b.stats, fd.stats.data()},
-        {b.dq, dq.data()},     {b.dk, dk.data()},     {b.dv, dv.data()},
-        {b.amax[0], &amax[0]}, {b.amax[1], &amax[1]}, {b.amax[2], &amax[2]},
-        {b.amax[3], &amax[3]}};
-    for (int i = 0; i < 12; ++i) bind.push_back({b.scales[i], &sv[i]});
-    REQUIRE(g.execute(bind));
-
-    Fp8Host o_host;
-    o_host.dtype = E4M3;
-    o_host.dims = od;
-    o_host.strides = fp8t::packed(od);
-    o_host.codes.assign(fd.o.begin(), fd.o.end());
-    std::vector<double> stats(fd.stats.begin(), fd.stats.end());
-    const double attn = f.attn_scale != 0 ? f.attn_scale : 1.0 / std::sqrt(8.0);
-    fp8t::BwdResult want =
-        fp8t::attention_backward(f.a, fd.q.values(), fd.k.values(), fd.v.values(), o_host.values(),
-                                 d_o.values(), stats, sc, attn, f.band(), E4M3, b.do_type);
-    auto compare = [&](const char *what, const std::vector<uint8_t> &got,
-                       const std::vector<double> &unscaled, double scale) {
-      int64_t bad = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        const uint8_t expected = fp8t::encode(E4M3, unscaled[i] * scale);
-        if (got[i] != expected && bad++ < 3)
-          std::printf("  %s[%zu] = %g, expected %g\n", what, i, fp8t::decode(E4M3, got[i]),
-                      fp8t::decode(E4M3, expected));
-      }
-      CHECK_MSG(bad == 0, "variant %d: %lld %s elements differ", variant,
-                static_cast<long long>(bad), what);
-    };
-    compare("dQ", dq, want.dq, sc.scale_dq);
-    compare("dK", dk, want.dk, sc.scale_dk);
-    compare("dV", dv, want.dv, sc.scale_dv);
-    const double want_amax[4] = {want.amax_dq, want.amax_dk, want.amax_dv, want.amax_dp};
-    const char *names[4] = {"amax_dQ", "amax_dK", "amax_dV", "amax_dP"};
-    for (int i = 0; i < 4; ++i) {
-      CHECK_MSG(close(amax[i], want_amax[i], 1e-6), "variant %d: %s %.9g, expected %.9g", variant,
-                names[i], amax[i], want_amax[i]);
-      CHECK(want_amax[i] > 0);
-    }
+    check_backward(f, variant == 0 ? E5M2 : E4M3, static_cast<uint32_t>(10 + variant), "band");
   }
 }
 
@@ -1159,4 +1240,331 @@ TEST(bad_sdpa_fp8_backward) {
                                             q, q, nullptr, &dq, &dk, &dv, &a0, &a1, &a2, nullptr),
         ARG, "amax_dp", "NULL");
   }
+}
+
+// ---------------------------------------------------------------------------
+// Padding, dropout, ALiBi and paged K/V (cudnn-frontend's FP8 options)
+
+namespace {
+
+// 0/1 values with keep probability `keep`, dense [b, h_q, s_q, s_kv].
+std::vector<double> random_mask(const fp8t::AttnShape &a, double keep, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution kept(keep);
+  std::vector<double> m(static_cast<size_t>(a.b * a.h_q * a.s_q * a.s_kv));
+  for (double &x : m) x = kept(rng) ? 1.0 : 0.0;
+  return m;
+}
+
+// Batch n, rows below `rows`, of dense [b, h, s, x] values.
+std::vector<double> slice(const std::vector<double> &t, const Dims &dims, int64_t n, int64_t rows) {
+  std::vector<double> out;
+  for (int64_t h = 0; h < dims[1]; ++h)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t c = 0; c < dims[3]; ++c)
+        out.push_back(t[static_cast<size_t>(((n * dims[1] + h) * dims[2] + i) * dims[3] + c)]);
+  return out;
+}
+
+}  // namespace
+
+TEST(cpu_sdpa_fp8_forward_padding_matches_the_loops) {
+  for (int variant = 0; variant < 3; ++variant) {
+    Fwd f;
+    f.a = {2, 2, 2, 7, 9, 8, 8};
+    f.opts.x.seq_q = {7, 3};
+    f.opts.x.seq_kv = {9, 4};
+    f.causal = variant == 1;
+    if (variant == 2) {  // bottom-right: the diagonal follows the valid lengths
+      f.window_right = 0;
+      f.window_left = 2;
+      f.alignment = CUDNNFE_DIAGONAL_BOTTOM_RIGHT;
+    }
+    check_forward(f, 40 + static_cast<uint32_t>(variant), typical_fwd_scales());
+  }
+}
+
+// Each batch of a padded graph computes what the loops compute on that
+// batch's sequence cut to its lengths (independent of how the loops pad);
+// padding rows are O = 0 and stats = -inf.
+TEST(cpu_sdpa_fp8_padding_equals_the_truncated_sequence) {
+  Fwd f;
+  f.a = {2, 2, 2, 6, 8, 8, 8};
+  f.causal = true;
+  f.opts.x.seq_q = {6, 3};
+  f.opts.x.seq_kv = {8, 5};
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  G g;
+  REQUIRE_OK(f.add(g));
+  FwdData d = make_fwd_data(f, g, 44, sc);
+  REQUIRE(g.build());
+  REQUIRE(run_fwd(f, g, d));
+  const std::vector<double> got = o_values(f, d);
+  const Dims qd = {2, 2, 6, 8}, kd = {2, 2, 8, 8};
+  const double attn = 1.0 / std::sqrt(8.0);
+  double amax_o = 0;
+  int64_t bad = 0;
+  for (int64_t n = 0; n < 2; ++n) {
+    fp8t::AttnShape t = f.a;
+    t.b = 1;
+    t.s_q = f.opts.x.seq_q[static_cast<size_t>(n)];
+    t.s_kv = f.opts.x.seq_kv[static_cast<size_t>(n)];
+    fp8t::FwdResult want = fp8t::attention_forward(
+        t, slice(d.q.values(), qd, n, t.s_q), slice(d.k.values(), kd, n, t.s_kv),
+        slice(d.v.values(), kd, n, t.s_kv), sc, attn, true, E4M3);
+    amax_o = std::max(amax_o, want.amax_o);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 6; ++i) {
+        const size_t row = static_cast<size_t>((n * 2 + h) * 6 + i);
+        const double stats = i < t.s_q ? want.stats[static_cast<size_t>(h * t.s_q + i)] : -INFINITY;
+        if (!close(d.stats[row], stats, 1e-6) && bad++ < 3)
+          std::printf("  stats[%zu] %.9g, expected %.9g\n", row, d.stats[row], stats);
+        for (int64_t c = 0; c < 8; ++c) {
+          const double o =
+              i < t.s_q ? fp8t::round_fp8(
+                              E4M3, want.o_unscaled[static_cast<size_t>((h * t.s_q + i) * 8 + c)] *
+                                        sc.scale_o)
+                        : 0.0;
+          if (got[row * 8 + static_cast<size_t>(c)] != o && bad++ < 3)
+            std::printf("  O[%zu][%lld] %g, expected %g\n", row, static_cast<long long>(c),
+                        got[row * 8 + static_cast<size_t>(c)], o);
+        }
+      }
+  }
+  CHECK_MSG(bad == 0, "%lld O or stats elements differ from the truncated sequences",
+            static_cast<long long>(bad));
+  CHECK_MSG(close(d.amax_o, amax_o, 1e-6), "amax_o %.9g, expected %.9g", d.amax_o, amax_o);
+}
+
+TEST(cpu_sdpa_fp8_forward_dropout_mask_matches_the_loops) {
+  Fwd f;
+  f.a = {2, 2, 1, 5, 7, 8, 8};
+  f.opts.x.drop_mask = random_mask(f.a, 0.7, 45);
+  f.opts.x.drop_scale = 1 / 0.7;
+  check_forward(f, 45, typical_fwd_scales());
+  f.causal = true;  // with padding too
+  f.opts.x.seq_q = {5, 2};
+  f.opts.x.seq_kv = {7, 6};
+  check_forward(f, 46, typical_fwd_scales());
+}
+
+// Sink logits per head: one below the scores, one above (it takes most of
+// the mass), one for a head whose rows padding empties (stats = sink).
+TEST(cpu_sdpa_fp8_forward_sink_token_matches_the_loops) {
+  Fwd f;
+  f.a = {2, 3, 1, 5, 6, 8, 8};
+  f.causal = true;
+  f.opts.x.sink = {-1.5, 2.0, 0.25};
+  check_forward(f, 56, typical_fwd_scales());
+  f.opts.x.seq_q = {5, 2};
+  f.opts.x.seq_kv = {6, 3};
+  check_forward(f, 57, typical_fwd_scales());
+}
+
+// ALiBi with 6 query heads: both branches of the slope formula.
+TEST(cpu_sdpa_fp8_forward_alibi_matches_the_loops) {
+  Fwd f;
+  f.a = {1, 6, 2, 6, 6, 8, 8};
+  f.causal = true;
+  f.opts.x.alibi = true;
+  check_forward(f, 47, typical_fwd_scales());
+}
+
+TEST(cpu_sdpa_fp8_backward_padding_and_dropout_match_the_loops) {
+  Fwd f;
+  f.a = {2, 2, 2, 6, 7, 8, 8};
+  f.opts.x.seq_q = {6, 4};
+  f.opts.x.seq_kv = {7, 3};
+  check_backward(f, E4M3, 48, "padding");
+  f.causal = true;
+  check_backward(f, E5M2, 49, "padding, causal");
+  Fwd drop;
+  drop.a = {1, 2, 1, 5, 6, 8, 8};
+  drop.opts.x.drop_mask = random_mask(drop.a, 0.75, 50);
+  drop.opts.x.drop_scale = 1 / 0.75;
+  drop.opts.x.drop_scale_inv = 0.75;
+  check_backward(drop, E4M3, 50, "dropout mask");
+  drop.opts.x.seq_q = {3};
+  drop.opts.x.seq_kv = {4};
+  check_backward(drop, E4M3, 51, "dropout mask, padding");
+}
+
+// A paged K/V cache (pages shuffled by the tables) gives, bit for bit, the
+// loops' result on the logical k and v.
+TEST(cpu_sdpa_fp8_forward_paged_matches_the_loops) {
+  const fp8t::AttnShape a = {2, 2, 2, 4, 8, 8, 8};
+  const int64_t page = 3, pages = 3;  // ceil(8 / 3)
+  const Dims cd = {a.b * pages, a.h_kv, page, a.d};
+  G g;
+  const int64_t q = g.input("q", E4M3, {a.b, a.h_q, a.s_q, a.d});
+  const int64_t k = g.input("k", E4M3, cd), v = g.input("v", E4M3, cd);
+  int64_t s[6];
+  const char *names[6] = {"descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o"};
+  for (int i = 0; i < 6; ++i) s[i] = g.one(names[i]);
+  cudnnfe_sdpa_fp8_options_t opt;
+  cudnnfe_sdpa_fp8_options_init(&opt);
+  opt.name = "attn";
+  opt.generate_stats = 1;
+  opt.padding_mask = 1;
+  opt.seq_len_q = g.input("seq_len_q", CUDNNFE_DTYPE_INT32, {a.b, 1, 1, 1});
+  opt.seq_len_kv = g.input("seq_len_kv", CUDNNFE_DTYPE_INT32, {a.b, 1, 1, 1});
+  opt.page_table_k = g.input("table_k", CUDNNFE_DTYPE_INT32, {a.b, 1, pages, 1});
+  opt.page_table_v = g.input("table_v", CUDNNFE_DTYPE_INT32, {a.b, 1, pages, 1});
+  opt.max_seq_len_kv = a.s_kv;
+  int64_t o, st, as, ao;
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_fp8(g.get(), q, k, v, s[0], s[1], s[2], s[3], s[4], s[5], &opt,
+                                        &o, &st, &as, &ao));
+  for (int64_t out : {o, st, as, ao}) g.output(out);
+  REQUIRE(g.build());
+
+  std::mt19937 rng(52);
+  Fp8Host qh = fp8t::random_fp8(E4M3, {a.b, a.h_q, a.s_q, a.d}, {}, 2, 64, rng);
+  Fp8Host kh = fp8t::random_fp8(E4M3, cd, {}, 2, 32, rng);
+  Fp8Host vh = fp8t::random_fp8(E4M3, cd, {}, 2, 128, rng);
+  std::vector<int32_t> seq_q = {4, 2}, seq_kv = {8, 5};
+  std::vector<int32_t> table_k = {4, 0, 5, 2, 1, 3}, table_v = {1, 5, 0, 3, 4, 2};
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  float scales[6] = {1.0f / 64, 1.0f / 32, 1.0f / 128, 1.0f / 256, 256, 64};
+  std::vector<uint8_t> out(static_cast<size_t>(a.b * a.h_q * a.s_q * a.d_v), 0xff);
+  std::vector<float> stats(static_cast<size_t>(a.b * a.h_q * a.s_q));
+  float amax_s = NAN, amax_o = NAN;
+  std::vector<cudnnfe_binding_t> b = {{q, qh.data()},
+                                      {k, kh.data()},
+                                      {v, vh.data()},
+                                      {o, out.data()},
+                                      {st, stats.data()},
+                                      {as, &amax_s},
+                                      {ao, &amax_o},
+                                      {opt.seq_len_q, seq_q.data()},
+                                      {opt.seq_len_kv, seq_kv.data()},
+                                      {opt.page_table_k, table_k.data()},
+                                      {opt.page_table_v, table_v.data()}};
+  for (int i = 0; i < 6; ++i) b.push_back({s[i], &scales[i]});
+  REQUIRE(g.execute(b));
+
+  // Logical [b, h_kv, s_kv, d] k and v gathered from the pages (rows past
+  // seq_len_kv stay 0: nothing reads them).
+  auto gather = [&](const Fp8Host &c, const std::vector<int32_t> &table) {
+    const std::vector<double> cv = c.values();
+    std::vector<double> t(static_cast<size_t>(a.b * a.h_kv * a.s_kv * a.d), 0.0);
+    for (int64_t n = 0; n < a.b; ++n)
+      for (int64_t h = 0; h < a.h_kv; ++h)
+        for (int64_t j = 0; j < seq_kv[static_cast<size_t>(n)]; ++j)
+          for (int64_t x = 0; x < a.d; ++x) {
+            const int64_t p = table[static_cast<size_t>(n * pages + j / page)];
+            t[static_cast<size_t>(((n * a.h_kv + h) * a.s_kv + j) * a.d + x)] =
+                cv[static_cast<size_t>(((p * a.h_kv + h) * page + j % page) * a.d + x)];
+          }
+    return t;
+  };
+  fp8t::Extras x;
+  x.seq_q = {4, 2};
+  x.seq_kv = {8, 5};
+  fp8t::FwdResult want =
+      fp8t::attention_forward(a, qh.values(), gather(kh, table_k), gather(vh, table_v), sc,
+                              1.0 / std::sqrt(8.0), fp8t::Band{}, E4M3, true, x);
+  int64_t bad = 0;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (fp8t::decode(E4M3, out[i]) != fp8t::round_fp8(E4M3, want.o_unscaled[i] * sc.scale_o)) ++bad;
+  CHECK_MSG(bad == 0, "%lld paged O elements differ from the loops", static_cast<long long>(bad));
+  for (size_t i = 0; i < stats.size(); ++i)
+    CHECK_MSG(close(stats[i], want.stats[i], 1e-6), "stats[%zu] %.9g, expected %.9g", i, stats[i],
+              want.stats[i]);
+  CHECK_MSG(close(amax_o, want.amax_o, 1e-6), "amax_o %.9g, expected %.9g", amax_o, want.amax_o);
+}
+
+// The options' rules: node, option and rule in each message.
+TEST(bad_sdpa_fp8_padding_dropout_alibi_paged) {
+  int64_t o, st, as, ao;
+  FwdInputs in;
+  const int64_t len = in.g.input("len", CUDNNFE_DTYPE_INT32, {1, 1, 1, 1});
+  const int64_t flen = in.g.input("flen", F32, {1, 1, 1, 1});
+  const int64_t wide = in.g.input("wide", CUDNNFE_DTYPE_INT32, {2, 1, 1, 1});
+  auto padded = named("attn");
+  padded.padding_mask = 1;
+  padded.seq_len_q = len;
+  CHECK_FAILS(in.add(&padded, &o, &st, &as, &ao), GRAPH, "sdpa_fp8 \"attn\"", "padding_mask",
+              "seq_len_kv is missing");
+  padded.seq_len_kv = wide;
+  CHECK_FAILS(in.add(&padded, &o, &st, &as, &ao), GRAPH, "seq_len_kv \"wide\"", "[b,1,1,1]");
+  auto lengths_only = named("attn");
+  lengths_only.seq_len_q = len;
+  CHECK_FAILS(in.add(&lengths_only, &o, &st, &as, &ao), GRAPH, "seq_len_q", "padding_mask is 0");
+  auto alibi = named("attn");
+  alibi.alibi_mask = 1;
+  CHECK_FAILS(in.add(&alibi, &o, &st, &as, &ao), GRAPH, "alibi_mask", "causal top-left");
+  auto drop = named("attn");
+  drop.dropout_mask = in.g.input("mask", F32, {1, 2, 8, 8});
+  CHECK_FAILS(in.add(&drop, &o, &st, &as, &ao), GRAPH, "dropout_mask", "dropout_scale");
+  auto drawn = named("attn");
+  drawn.dropout_probability = 0.5;
+  CHECK_FAILS(in.add(&drawn, &o, &st, &as, &ao), GRAPH, "dropout_probability is 0.5",
+              "dropout_seed");
+  auto paged = named("attn");
+  paged.page_table_k = in.g.input("table", CUDNNFE_DTYPE_INT32, {1, 1, 1, 1});
+  CHECK_FAILS(in.add(&paged, &o, &st, &as, &ao), GRAPH, "paged K/V cache", "padding_mask");
+  CHECK(in.nodes() == 0);
+
+  // Types are checked at validation: a FLOAT length is refused by name.
+  auto float_len = named("attn");
+  float_len.padding_mask = 1;
+  float_len.seq_len_q = flen;
+  float_len.seq_len_kv = len;
+  CHECK_OK(in.add(&float_len, &o, &st, &as, &ao));
+  for (int64_t out : {o, as, ao}) in.g.output(out);
+  CHECK_FAILS(cudnnfe_graph_validate(in.g.get()), GRAPH, "sdpa_fp8 \"attn\"", "seq_len_q \"flen\"",
+              "INT32 or INT64");
+}
+
+TEST(bad_sdpa_fp8_backward_dropout_without_scale_inv) {
+  // A node without options supplies the operands; a second one on them
+  // gives a dropout mask without dropout_scale_inv.
+  Bwd c;
+  c.a = {1, 2, 2, 4, 4, 8, 8};
+  G g;
+  REQUIRE_OK(c.add(g));
+  cudnnfe_sdpa_fp8_backward_options_t opt;
+  cudnnfe_sdpa_fp8_backward_options_init(&opt);
+  opt.name = "attn_bwd2";
+  opt.dropout_mask = g.input("mask", F32, {1, 2, 4, 4});
+  opt.dropout_scale = g.one("scale");
+  int64_t dq, dk, dv, a0, a1, a2, a3;
+  CHECK_FAILS(
+      cudnnfe_graph_add_sdpa_fp8_backward(
+          g.get(), c.q, c.k, c.v, c.o, c.d_o, c.stats, c.scales[0], c.scales[1], c.scales[2],
+          c.scales[3], c.scales[4], c.scales[5], c.scales[6], c.scales[7], c.scales[8], c.scales[9],
+          c.scales[10], c.scales[11], &opt, &dq, &dk, &dv, &a0, &a1, &a2, &a3),
+      GRAPH, "sdpa_fp8_backward \"attn_bwd2\"", "dropout_mask needs dropout_scale_inv");
+}
+
+// The options survive a graph JSON round trip (ports by name, attributes
+// as sdpa's) and the loaded graph computes the same bits.
+TEST(cpu_sdpa_fp8_options_graph_json_round_trip) {
+  Fwd f;
+  f.a = {2, 2, 2, 4, 5, 8, 8};
+  f.causal = true;
+  f.opts.x.seq_q = {4, 2};
+  f.opts.x.seq_kv = {5, 3};
+  f.opts.x.drop_mask = random_mask(f.a, 0.5, 54);
+  f.opts.x.drop_scale = 2;
+  f.opts.x.alibi = true;
+  G g;
+  REQUIRE_OK(f.add(g));
+  CHECK_OK(cudnnfe_graph_validate(g.get()));
+  const std::string json = serialize(g.get());
+  for (const char *key :
+       {"\"seq_len_kv\"", "\"dropout_mask\"", "\"padding_mask\": true", "\"alibi_mask\": true"})
+    CHECK_MSG(json.find(key) != std::string::npos, "graph JSON lacks %s", key);
+  G loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded.get(), json.data(), json.size()));
+  CHECK(serialize(loaded.get()) == json);
+  const fp8t::FwdScales sc = typical_fwd_scales();
+  FwdData a = make_fwd_data(f, g, 55, sc), b = make_fwd_data(f, loaded, 55, sc);
+  REQUIRE(g.build());
+  REQUIRE(loaded.build());
+  REQUIRE(run_fwd(f, g, a));
+  REQUIRE(run_fwd(f, loaded, b));
+  CHECK(a.o == b.o);
+  CHECK(a.stats.size() == b.stats.size() &&
+        std::memcmp(a.stats.data(), b.stats.data(), a.stats.size() * sizeof(float)) == 0);
 }

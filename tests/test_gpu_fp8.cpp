@@ -1,5 +1,6 @@
 // GPU tests of FP8: attention forward and backward
-// (cudnnfe_graph_add_sdpa_fp8[_backward]) and an FP8 matmul made of
+// (cudnnfe_graph_add_sdpa_fp8[_backward]; with padding, a given dropout
+// mask and a paged K/V cache too) and an FP8 matmul made of
 // existing ops, each built for the GPU and for the CPU reference from the
 // same calls and run on the same inputs.
 //
@@ -411,10 +412,27 @@ struct AttnCase {
   int64_t window_left = -1, window_right = -1;
   cudnnfe_diagonal_alignment_t alignment = CUDNNFE_DIAGONAL_TOP_LEFT;
   Expect expect = Expect::kBuilds;
+  // Padding: valid query rows and keys per batch (empty: no padding_mask).
+  std::vector<int32_t> seq_q, seq_kv;
+  // Forward: a given dropout mask (0/1 FLOAT, keep kKeep) with
+  // dropout_scale 1/kKeep (a scalar).
+  bool dropout_mask = false;
+  bool alibi = false;  // forward: ALiBi (with the causal mask)
+  bool sink = false;   // forward: a sink logit per query head
+  // Forward, > 0: k and v are page containers [b * pages, h_kv, page_size,
+  // d] read through page tables that shuffle the pages (needs seq_kv).
+  int64_t page_size = 0;
 
+  bool padded() const { return !seq_q.empty(); }
+  int64_t pages() const { return (a.s_kv + page_size - 1) / page_size; }
   Dims q_dims() const { return {a.b, a.h_q, a.s_q, a.d}; }
-  Dims k_dims() const { return {a.b, a.h_kv, a.s_kv, a.d}; }
-  Dims v_dims() const { return {a.b, a.h_kv, a.s_kv, a.d_v}; }
+  Dims k_dims() const {
+    return page_size ? Dims{a.b * pages(), a.h_kv, page_size, a.d} : Dims{a.b, a.h_kv, a.s_kv, a.d};
+  }
+  Dims v_dims() const {
+    return page_size ? Dims{a.b * pages(), a.h_kv, page_size, a.d_v}
+                     : Dims{a.b, a.h_kv, a.s_kv, a.d_v};
+  }
   Dims o_dims() const { return {a.b, a.h_q, a.s_q, a.d_v}; }
   Dims layout(const Dims &d) const { return bshd ? fp8t::bshd(d) : fp8t::packed(d); }
 };
@@ -423,6 +441,35 @@ struct AttnCase {
 constexpr double kScaleQ = 64, kScaleK = 64, kScaleV = 64, kScaleDO = 64;
 constexpr double kScaleS = 256;      // P <= 1
 constexpr double kFixedScaleO = 64;  // by-value case (cannot be calibrated)
+constexpr double kKeep = 0.75;       // a given dropout mask's keep probability
+
+// The padding, dropout and paged-cache fields of either options struct
+// (padding both; dropout and page tables the forward's, when `Options` has
+// them).
+template <class Options>
+void add_padding(cudnnfe_graph_t *g, const AttnCase &c, Options &opt) {
+  if (!c.padded()) return;
+  opt.padding_mask = 1;
+  opt.seq_len_q = input(g, "seq_len_q", CUDNNFE_DTYPE_INT32, {c.a.b, 1, 1, 1});
+  opt.seq_len_kv = input(g, "seq_len_kv", CUDNNFE_DTYPE_INT32, {c.a.b, 1, 1, 1});
+}
+
+void add_forward_options(cudnnfe_graph_t *g, const AttnCase &c, cudnnfe_sdpa_fp8_options_t &opt) {
+  add_padding(g, c, opt);
+  opt.alibi_mask = c.alibi;
+  if (c.sink) opt.sink_token = input(g, "sink_token", F32, {1, c.a.h_q, 1, 1});
+  if (c.dropout_mask) {
+    opt.dropout_mask = input(g, "dropout_mask", F32, {c.a.b, c.a.h_q, c.a.s_q, c.a.s_kv});
+    ok(cudnnfe_graph_add_scalar(g, "dropout_scale", F32, 1 / kKeep, &opt.dropout_scale),
+       "cudnnfe_graph_add_scalar");
+  }
+  if (c.page_size) {
+    const Dims table = {c.a.b, 1, c.pages(), 1};
+    opt.page_table_k = input(g, "page_table_k", CUDNNFE_DTYPE_INT32, table);
+    opt.page_table_v = input(g, "page_table_v", CUDNNFE_DTYPE_INT32, table);
+    opt.max_seq_len_kv = c.a.s_kv;
+  }
+}
 
 struct FwdGraph {
   int64_t q, k, v, s[6], o, stats = 0, amax_s, amax_o;
@@ -445,6 +492,7 @@ FwdGraph add_forward(cudnnfe_graph_t *g, const AttnCase &c) {
   opt.window_left = c.window_left;
   opt.window_right = c.window_right;
   opt.diagonal_alignment = c.alignment;
+  add_forward_options(g, c, opt);
   ok(cudnnfe_graph_add_sdpa_fp8(g, f.q, f.k, f.v, f.s[0], f.s[1], f.s[2], f.s[3], f.s[4], f.s[5],
                                 &opt, &f.o, &f.stats, &f.amax_s, &f.amax_o),
      "cudnnfe_graph_add_sdpa_fp8");
@@ -456,12 +504,72 @@ FwdGraph add_forward(cudnnfe_graph_t *g, const AttnCase &c) {
   return f;
 }
 
+// The UID of the bound tensor named `name`, or 0.
+int64_t named(const Host &h, const std::string &name) {
+  for (const auto &[uid, t] : h.info)
+    if (t.name == name) return uid;
+  return 0;
+}
+
+// Gives the option tensors (found by name) their values: the lengths, a
+// 0/1 dropout mask, sink logits, page tables mapping page p of batch n to
+// container page ((n * pages + p) * 7) % (b * pages) (a shuffle: 7 is prime
+// to the counts used).
+void fill_options(Host &h, const AttnCase &c, std::mt19937 &rng) {
+  for (const char *name : {"seq_len_q", "seq_len_kv"}) {
+    const int64_t uid = named(h, name);
+    if (!uid) continue;
+    const std::vector<int32_t> &lens = name[8] == 'q' ? c.seq_q : c.seq_kv;
+    const Info &t = h.info.at(uid);
+    for (int64_t n = 0; n < c.a.b; ++n)
+      store(t, h.data.at(uid), n * t.strides[0], lens[static_cast<size_t>(n)]);
+  }
+  if (const int64_t uid = named(h, "dropout_mask")) {
+    std::bernoulli_distribution keep(kKeep);
+    const Info &t = h.info.at(uid);
+    for (int64_t i = 0; i < fp8t::count(t.dims); ++i)
+      store(t, h.data.at(uid), fp8t::offset_of(i, t.dims, t.strides), keep(rng) ? 1.0 : 0.0);
+  }
+  // Sink logits about as large as the scores' maxima, so that they matter.
+  if (const int64_t uid = named(h, "sink_token")) {
+    const Info &t = h.info.at(uid);
+    for (int64_t i = 0; i < c.a.h_q; ++i)
+      store(t, h.data.at(uid), i * t.strides[1], 0.5 + 0.75 * static_cast<double>(i));
+  }
+  for (const char *name : {"page_table_k", "page_table_v"}) {
+    const int64_t uid = named(h, name);
+    if (!uid) continue;
+    const Info &t = h.info.at(uid);
+    const int64_t total = c.a.b * c.pages();
+    for (int64_t i = 0; i < total; ++i)
+      store(t, h.data.at(uid), fp8t::offset_of(i, t.dims, t.strides),
+            static_cast<double>((i * 7) % total));
+  }
+}
+
+// With padding, the GPU leaves rows past the valid length unspecified (O,
+// stats, dQ: seq_len_q; dK, dV: seq_len_kv): they take the reference's
+// values so that only the valid region is compared.
+void keep_valid_rows(const Info &t, Bytes &gpu, const Bytes &ref,
+                     const std::vector<int32_t> &lens) {
+  if (lens.empty()) return;
+  const size_t size = cudnnfe_dtype_size(t.dtype);
+  for (int64_t i = 0; i < fp8t::count(t.dims); ++i) {
+    const int64_t row = (i / t.dims[3]) % t.dims[2];
+    const int64_t n = i / (t.dims[1] * t.dims[2] * t.dims[3]);
+    if (row < lens[static_cast<size_t>(n)]) continue;
+    const size_t off = static_cast<size_t>(fp8t::offset_of(i, t.dims, t.strides)) * size;
+    std::copy(ref.begin() + off, ref.begin() + off + size, gpu.begin() + off);
+  }
+}
+
 // Fills a forward case's inputs and calibrates scale_o on the CPU; leaves
 // the reference outputs in `h`.
 void prepare_forward(Host &h, const FwdGraph &f, const AttnCase &c, std::mt19937 &rng) {
   h.fill(f.q, 2.0, kScaleQ, rng);
   h.fill(f.k, 2.0, kScaleK, rng);
   h.fill(f.v, 2.0, kScaleV, rng);
+  fill_options(h, c, rng);
   if (c.by_value) {
     h.run_cpu();
     return;
@@ -494,6 +602,9 @@ void run_forward_case(const AttnCase &c) {
     auto runs = run_gpu(gg.get(), h);
     for (int run = 0; run < 2; ++run) {
       const std::string l = label + (run ? " [run 2]" : "");
+      keep_valid_rows(h.info.at(f.o), runs[run][f.o], h.data[f.o], c.seq_q);
+      if (c.stats)
+        keep_valid_rows(h.info.at(f.stats), runs[run][f.stats], h.data[f.stats], c.seq_q);
       const Info &oi = h.info.at(f.o);
       if (fp8t::is_fp8(oi.dtype))
         compare_fp8(l, oi, runs[run][f.o], h.data[f.o], scale_o);
@@ -546,6 +657,7 @@ BwdGraph add_backward(cudnnfe_graph_t *g, const AttnCase &c, cudnnfe_dtype_t o_t
   opt.window_left = c.window_left;
   opt.window_right = c.window_right;
   opt.diagonal_alignment = c.alignment;
+  add_padding(g, c, opt);
   ok(cudnnfe_graph_add_sdpa_fp8_backward(g, b.q, b.k, b.v, b.o, b.d_o, b.stats, b.s[0], b.s[1],
                                          b.s[2], b.s[3], b.s[4], b.s[5], b.s[6], b.s[7], b.s[8],
                                          b.s[9], b.s[10], b.s[11], &opt, &b.dq, &b.dk, &b.dv,
@@ -587,6 +699,7 @@ void run_backward_case(const AttnCase &c) {
     copy_logical(fh.info.at(f.o), fh.data.at(f.o), h.info.at(b.o), h.data.at(b.o));
     copy_logical(fh.info.at(f.stats), fh.data.at(f.stats), h.info.at(b.stats), h.data.at(b.stats));
     h.fill(b.d_o, 2.0, kScaleDO, rng);
+    fill_options(h, c, rng);
     const double scale_o = fh.one(f.s[5]);
     double s[12] = {1 / kScaleQ,
                     1 / kScaleK,
@@ -622,6 +735,9 @@ void run_backward_case(const AttnCase &c) {
     auto runs = run_gpu(gg.get(), h);
     for (int run = 0; run < 2; ++run) {
       const std::string l = label + (run ? " [run 2]" : "");
+      for (int i = 0; i < 3; ++i)
+        keep_valid_rows(h.info.at(grads[i]), runs[run][grads[i]], h.data[grads[i]],
+                        i == 0 ? c.seq_q : c.seq_kv);
       for (int i = 0; i < 3; ++i)
         compare_fp8(l, h.info.at(grads[i]), runs[run][grads[i]], h.data[grads[i]], s[kScaleDQ + i]);
       for (int i = 0; i < 4; ++i)
@@ -823,6 +939,63 @@ TEST(gpu_sdpa_fp8_sliding_window_backward) {
   REQUIRE_GPU();
   std::vector<AttnCase> cases = sliding_window_cases();
   cases[0].expect = Expect::kMayRefuse;  // d_qk 192
+  for (const AttnCase &c : cases) run_backward_case(c);
+}
+
+// Padding, a given dropout mask and a paged K/V cache (cudnn-frontend
+// offers each for FP8 attention on Hopper): the forward of each, the
+// backward with padding. Lengths include a full batch and a short one
+// (not a multiple of the 64/128 tiles). The dropout mask may be refused
+// (its FLOAT type is the test's choice; the message is listed), and so may
+// ALiBi and the sink logits (no cudnn-frontend FP8 test runs them; a sink
+// before cuDNN 9.13 is refused by cudnnfe); a paged cache before cuDNN 9.5
+// is refused by cudnnfe, as cudnn-frontend does.
+std::vector<AttnCase> option_cases() {
+  int64_t version = 0;
+  cudnnfe_cudnn_version(&version);
+  std::vector<AttnCase> cases(6);
+  cases[0].label = "b2 h4 s256 d128 e4m3 padding stats";
+  cases[0].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[0].seq_q = {256, 77};
+  cases[0].seq_kv = {256, 131};
+  cases[1].label = "b2 h4/2 (gqa) s128 d128 e4m3 causal padding bshd";
+  cases[1].a = {2, 4, 2, 128, 128, 128, 128};
+  cases[1].causal = true;
+  cases[1].bshd = true;
+  cases[1].seq_q = {100, 128};
+  cases[1].seq_kv = {100, 128};
+  cases[2].label = "b2 h4 s256 d128 e4m3 dropout mask stats";
+  cases[2].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[2].dropout_mask = true;
+  cases[2].expect = Expect::kMayRefuse;
+  cases[3].label = "b2 h4 s256 d128 e4m3 paged (page 64) padding";
+  cases[3].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[3].seq_q = {256, 200};
+  cases[3].seq_kv = {256, 170};
+  cases[3].page_size = 64;
+  cases[3].expect = version >= 90500 ? Expect::kBuilds : Expect::kMayRefuse;
+  cases[4].label = "b2 h4 s256 d128 e4m3 causal alibi stats";
+  cases[4].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[4].causal = true;
+  cases[4].alibi = true;
+  cases[4].expect = Expect::kMayRefuse;
+  cases[5].label = "b2 h4 s256 d128 e4m3 causal sink stats";
+  cases[5].a = {2, 4, 4, 256, 256, 128, 128};
+  cases[5].causal = true;
+  cases[5].sink = true;
+  cases[5].expect = Expect::kMayRefuse;
+  return cases;
+}
+
+TEST(gpu_sdpa_fp8_options_forward) {
+  REQUIRE_GPU();
+  for (const AttnCase &c : option_cases()) run_forward_case(c);
+}
+
+TEST(gpu_sdpa_fp8_padding_backward) {
+  REQUIRE_GPU();
+  std::vector<AttnCase> cases = option_cases();
+  cases.resize(2);  // the padding cases
   for (const AttnCase &c : cases) run_backward_case(c);
 }
 

@@ -31,6 +31,56 @@ type SDPAFP8Options struct {
 	CausalMask bool
 	// FP8Band: the diagonal band (sliding window).
 	FP8Band
+	// FP8PaddingDropout: padding and dropout (since 0.3).
+	FP8PaddingDropout
+	// AlibiMask, PageTableK, PageTableV and MaxSeqLenKV: ALiBi and a paged
+	// K/V cache, as AttentionOptions' and SDPAOptions' fields of the same
+	// names (since 0.3).
+	AlibiMask              bool
+	PageTableK, PageTableV Tensor
+	MaxSeqLenKV            int64
+	// SinkToken: a sink logit per query head, as SDPAOptions' (since 0.3).
+	SinkToken Tensor
+}
+
+// FP8PaddingDropout is FP8 attention's padding and dropout, as
+// AttentionOptions' fields of the same names (the backward must be given
+// the forward's). P is dropped before ScaleS; AmaxS is taken after.
+type FP8PaddingDropout struct {
+	PaddingMask                bool
+	SeqLenQ, SeqLenKV          Tensor
+	DropoutProbability         float64
+	DropoutSeed, DropoutOffset Tensor
+	DropoutMask, DropoutScale  Tensor
+}
+
+// fp8PaddingDropoutC points at the C fields FP8PaddingDropout fills.
+type fp8PaddingDropoutC struct {
+	padding                                   *int32
+	seqQ, seqKV, seed, offset, mask, scaleUID *int64
+	probability                               *float64
+}
+
+// setTensorField overlays a non-zero tensor on a C field.
+func setTensorField(dst *int64, t Tensor) {
+	if t != 0 {
+		*dst = int64(t)
+	}
+}
+
+// toC overlays the non-zero fields on the C fields (filled with the C
+// defaults).
+func (p *FP8PaddingDropout) toC(c fp8PaddingDropoutC) {
+	*c.padding |= b2i(p.PaddingMask)
+	setTensorField(c.seqQ, p.SeqLenQ)
+	setTensorField(c.seqKV, p.SeqLenKV)
+	if p.DropoutProbability != 0 {
+		*c.probability = p.DropoutProbability
+	}
+	setTensorField(c.seed, p.DropoutSeed)
+	setTensorField(c.offset, p.DropoutOffset)
+	setTensorField(c.mask, p.DropoutMask)
+	setTensorField(c.scaleUID, p.DropoutScale)
 }
 
 // FP8Band is FP8 attention's diagonal band, as AttentionOptions' fields of
@@ -103,6 +153,16 @@ func (g *Graph) SDPAFP8(q, k, v Tensor, scales SDPAFP8Scales, opts *SDPAFP8Optio
 		c.GenerateStats |= b2i(opts.GenerateStats)
 		c.CausalMask |= b2i(opts.CausalMask)
 		opts.FP8Band.toC(&c.WindowLeft, &c.WindowRight, &c.DiagonalAlignment)
+		opts.FP8PaddingDropout.toC(fp8PaddingDropoutC{&c.PaddingMask, &c.SeqLenQ, &c.SeqLenKV,
+			&c.DropoutSeed, &c.DropoutOffset, &c.DropoutMask, &c.DropoutScale,
+			&c.DropoutProbability})
+		c.AlibiMask |= b2i(opts.AlibiMask)
+		setTensorField(&c.PageTableK, opts.PageTableK)
+		setTensorField(&c.PageTableV, opts.PageTableV)
+		if opts.MaxSeqLenKV != 0 {
+			c.MaxSeqLenKV = opts.MaxSeqLenKV
+		}
+		setTensorField(&c.SinkToken, opts.SinkToken)
 	}
 	s := scales
 	t := [9]int64{int64(q), int64(k), int64(v), int64(s.DescaleQ), int64(s.DescaleK),
@@ -139,6 +199,10 @@ type SDPAFP8BackwardOptions struct {
 	AttnScale  float64 // 0: 1/sqrt(d)
 	CausalMask bool
 	FP8Band
+	FP8PaddingDropout
+	// DropoutScaleInv: with DropoutMask, 1 / DropoutScale (a FLOAT tensor
+	// of one element), as SDPABackwardOptions' (since 0.3).
+	DropoutScaleInv Tensor
 }
 
 // DefaultSDPAFP8BackwardOptions returns the defaults of
@@ -177,6 +241,10 @@ func (g *Graph) SDPAFP8Backward(q, k, v, o, dO, stats Tensor, scales SDPAFP8Back
 		}
 		c.CausalMask |= b2i(opts.CausalMask)
 		opts.FP8Band.toC(&c.WindowLeft, &c.WindowRight, &c.DiagonalAlignment)
+		opts.FP8PaddingDropout.toC(fp8PaddingDropoutC{&c.PaddingMask, &c.SeqLenQ, &c.SeqLenKV,
+			&c.DropoutSeed, &c.DropoutOffset, &c.DropoutMask, &c.DropoutScale,
+			&c.DropoutProbability})
+		setTensorField(&c.DropoutScaleInv, opts.DropoutScaleInv)
 	}
 	s := scales
 	t := [18]int64{int64(q), int64(k), int64(v), int64(o), int64(dO), int64(stats),

@@ -1499,6 +1499,34 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int64_t window_left;                             /* default -1; else >= 1 */
   int64_t window_right;                            /* default -1; else >= 0 */
   cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
+  /* since 0.3: padding (variable sequence lengths), exactly as
+   * cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32
+   * or INT64 [b, 1, 1, 1]). */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  /* since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs
+   * causal_mask, or window_right = 0 with TOP_LEFT). */
+  int32_t alibi_mask;
+  /* since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn
+   * (dropout_probability with dropout_seed and dropout_offset) or given
+   * (dropout_mask and dropout_scale). P is dropped and scaled before scale_s
+   * and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is
+   * max|P * keep * scale| (cudnn-frontend's order). */
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  /* since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,
+   * page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+). */
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv; /* default 0 */
+  /* since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's
+   * sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax
+   * denominator; cuDNN 9.13+). 0: none. */
+  int64_t sink_token;
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_fp8_options_init(options) \
@@ -1507,9 +1535,10 @@ void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, si
 /* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
  * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
  * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
- * attn_scale * descale_q * descale_k (masked by causal_mask and the band; a
- * row left no column gives o = 0 and stats = -inf on the CPU reference)
- * and P = softmax(S):
+ * attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
+ * causal_mask and the band; a row left no column gives o = 0 and stats =
+ * -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+ * sink logit in its denominator] [dropped: P * keep * scale]:
  *   amax_s = max|P|;  P8 = fp8(P * scale_s);
  *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
  * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
@@ -1534,6 +1563,21 @@ typedef struct cudnnfe_sdpa_fp8_backward_options {
   int64_t window_left;  /* default -1 */
   int64_t window_right; /* default -1 */
   cudnnfe_diagonal_alignment_t diagonal_alignment;
+  /* since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the
+   * forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]
+   * are 0 on the CPU reference and unspecified on the GPU. */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  /* since 0.3: the forward's dropout (the same seed and offset, or the same
+   * mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv
+   * included (required with dropout_mask; on the GPU a scalar of 1). */
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  int64_t dropout_scale_inv;
 } cudnnfe_sdpa_fp8_backward_options_t;
 void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
                                                   size_t struct_size);

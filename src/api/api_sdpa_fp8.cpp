@@ -31,10 +31,12 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64
     SdpaFp8Attrs a;
     read_c_options(OpKind::kSdpaFp8, &opts, &a);
     // FP8 attention computes in FLOAT whatever the graph's default.
-    const Node &node =
-        graph.add_node(OpKind::kSdpaFp8, string_or_empty(opts.name),
-                       {q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o}, a,
-                       CUDNNFE_DTYPE_FLOAT);
+    const Node &node = graph.add_node(
+        OpKind::kSdpaFp8, string_or_empty(opts.name),
+        {q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, opts.seq_len_q,
+         opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
+         opts.dropout_scale, opts.page_table_k, opts.page_table_v, opts.sink_token},
+        a, CUDNNFE_DTYPE_FLOAT);
     *o = node.outputs[sdpa_fp8_port::kO];
     if (stats) *stats = node.outputs[sdpa_fp8_port::kStats];
     *amax_s = node.outputs[sdpa_fp8_port::kAmaxS];
@@ -61,11 +63,33 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
                              "sdpa_fp8_backward options");
     SdpaFp8BackwardAttrs a;
     read_c_options(OpKind::kSdpaFp8Backward, &opts, &a);
-    const Node &node = graph.add_node(
-        OpKind::kSdpaFp8Backward, string_or_empty(opts.name),
-        {q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s,
-         descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp},
-        a, CUDNNFE_DTYPE_FLOAT);
+    const Node &node = graph.add_node(OpKind::kSdpaFp8Backward, string_or_empty(opts.name),
+                                      {q,
+                                       k,
+                                       v,
+                                       o,
+                                       d_o,
+                                       stats,
+                                       descale_q,
+                                       descale_k,
+                                       descale_v,
+                                       descale_o,
+                                       descale_do,
+                                       descale_s,
+                                       descale_dp,
+                                       scale_s,
+                                       scale_dq,
+                                       scale_dk,
+                                       scale_dv,
+                                       scale_dp,
+                                       opts.seq_len_q,
+                                       opts.seq_len_kv,
+                                       opts.dropout_seed,
+                                       opts.dropout_offset,
+                                       opts.dropout_mask,
+                                       opts.dropout_scale,
+                                       opts.dropout_scale_inv},
+                                      a, CUDNNFE_DTYPE_FLOAT);
     using namespace sdpa_fp8_backward_port;
     *dq = node.outputs[kDQ];
     *dk = node.outputs[kDK];

@@ -255,6 +255,73 @@ cudnnBackendDescriptor_t AttentionLowering::dropout_scale_inv() {
   return dropout_scale_inv_ = lowering_.scalar(1.0f - p, CUDNNFE_DTYPE_FLOAT, 4);
 }
 
+cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_t table,
+                                                       const std::vector<int64_t> &dims,
+                                                       const std::vector<int64_t> &strides,
+                                                       cudnnDataType_t io) {
+  cudnnBackendDescriptor_t y = lowering_.virtual_tensor(dims, strides, io);
+  cudnnBackendDescriptor_t x = lowering_.tensor(container);
+  cudnnBackendDescriptor_t t = lowering_.tensor(table);
+  cudnnBackendDescriptor_t lengths = seq_len_kv_;
+  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
+  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
+  add_operation_named(lowering_, std::move(op),
+                      cat("PAGED_CACHE_LOAD (", lowering_.graph().tensor(container).name, ")"));
+  return y;
+}
+
+cudnnBackendDescriptor_t AttentionLowering::softmax(cudnnBackendDescriptor_t s,
+                                                    cudnnBackendDescriptor_t stats,
+                                                    cudnnDataType_t p_type) {
+  const std::vector<int64_t> per_row = {scores_[0], scores_[1], scores_[2], 1};
+  auto op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                cudnnBackendDescriptor_t rhs, cudnnBackendDescriptor_t out) {
+    add_pointwise(lowering_, mode(m), compute_, lhs, rhs, nullptr, out);
+    return out;
+  };
+  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
+                        cudnnBackendDescriptor_t rhs) {
+    return op(m, lhs, rhs, lowering_.virtual_tensor(per_row, kFloat));
+  };
+  cudnnBackendDescriptor_t max = lowering_.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering_, CUDNNFE_REDUCTION_MAX, compute_, false, s, max);
+  const int64_t sink = spec_.sink_token;
+  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering_.tensor(sink));
+  cudnnBackendDescriptor_t centered =
+      op(CUDNNFE_POINTWISE_SUB, s, max, lowering_.virtual_tensor(scores_, kFloat));
+  cudnnBackendDescriptor_t exp =
+      op(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering_.virtual_tensor(scores_, kFloat));
+  cudnnBackendDescriptor_t sum = lowering_.virtual_tensor(per_row, kFloat);
+  add_reduction(lowering_, CUDNNFE_REDUCTION_ADD, compute_, false, exp, sum);
+  if (sink) {
+    cudnnBackendDescriptor_t shifted =
+        per_row_op(CUDNNFE_POINTWISE_SUB, lowering_.tensor(sink), max);
+    sum =
+        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
+  }
+  cudnnBackendDescriptor_t log_sum = per_row_op(CUDNNFE_POINTWISE_LOG, sum, nullptr);
+  op(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
+  return op(CUDNNFE_POINTWISE_DIV, exp, sum, lowering_.virtual_tensor(scores_, p_type));
+}
+
+cudnnBackendDescriptor_t AttentionLowering::apply_dropout(cudnnBackendDescriptor_t p,
+                                                          cudnnDataType_t out_type) {
+  if (!dropout()) return p;
+  const bool given = spec_.mask_dropout();
+  p = binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_scale() : dropout_mask(), kFloat);
+  return binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_mask() : dropout_scale(), out_type);
+}
+
+void check_sink_support(const Lowering &lowering, const Node &node) {
+  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
+         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
+}
+
 void check_attention_support(const Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
   const AttentionSpec s = attention_spec(node);
@@ -291,7 +358,9 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
   // With a caller's mask, cuDNN's backward leaves dropout_scale_inv out of
   // sum(dO * O) (H100, cuDNN 9.14 and 9.19: the gradients matched exactly
   // those computed without it), so only scale_inv = 1 gives right results.
-  if (node.kind == OpKind::kSdpaBackward && s.mask_dropout()) {
+  // (Assumed of the FP8 backward too, which cudnn-frontend builds alike.)
+  const bool backward = node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward;
+  if (backward && s.mask_dropout()) {
     const Tensor &inv = graph.tensor(s.dropout_scale_inv);
     if (!inv.is_scalar || inv.scalar_value != 1.0)
       refuse(
@@ -311,13 +380,6 @@ void check_attention_support(const Lowering &lowering, const Node &node) {
   if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
       version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
     refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
-}
-
-void check_sink_support(const Lowering &lowering, const Node &node) {
-  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
-         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
 }
 
 }  // namespace cudnnfe::backend

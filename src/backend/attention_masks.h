@@ -1,5 +1,6 @@
 // The parts of attention's composite lowering that the forward
-// (lower_sdpa.cpp) and the backward (lower_sdpa_backward.cpp) share, built
+// (lower_sdpa.cpp), the backward (lower_sdpa_backward.cpp) and FP8
+// attention (lower_sdpa_fp8.cpp, lower_sdpa_fp8_backward.cpp) share, built
 // the way cudnn-frontend's composite SDPA node builds them, which is the
 // pattern cuDNN recognizes and fuses into its flash-attention engines:
 //
@@ -18,7 +19,8 @@
 //  - dropout's mask, [b, h_q, s_q, s_kv]: the Bernoulli output of an RNG
 //    operation (Philox, keep probability 1 - p, seed and offset tensors) or
 //    the caller's mask, with its scales (1 / (1 - p) and 1 - p, or the
-//    caller's dropout_scale and dropout_scale_inv).
+//    caller's dropout_scale and dropout_scale_inv);
+//  - a paged K/V cache's PAGED_CACHE_LOAD.
 //
 // Before cuDNN 9.15.1 the backward engines mishandle s_kv % 128 != 0 unless
 // sequence lengths are given; like cudnn-frontend, the backward then uses
@@ -60,6 +62,26 @@ class AttentionLowering {
   cudnnBackendDescriptor_t dropout_mask();
   cudnnBackendDescriptor_t dropout_scale();
   cudnnBackendDescriptor_t dropout_scale_inv();
+
+  // A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
+  // `dims`/`strides` of type `io`: PAGED_CACHE_LOAD gathers rows j <
+  // seq_len_kv[n] from page table[n][j / page_size] of the container
+  // (cuDNN 9.5+).
+  cudnnBackendDescriptor_t paged_load(int64_t container, int64_t table,
+                                      const std::vector<int64_t> &dims,
+                                      const std::vector<int64_t> &strides, cudnnDataType_t io);
+
+  // P = softmax(S) over the last dim into a new tensor of `p_type`, and
+  // `stats` = max + log(sum exp) (cudnn-frontend's softmax): a sink logit
+  // (the forward's sink_token) raises the max to max(max, sink) and adds
+  // exp(sink - max) to the sum.
+  cudnnBackendDescriptor_t softmax(cudnnBackendDescriptor_t s, cudnnBackendDescriptor_t stats,
+                                   cudnnDataType_t p_type);
+
+  // P after dropout in cudnn-frontend's orders (drawn: P * mask * 1/(1-p);
+  // given: P * dropout_scale * dropout_mask), the last product of type
+  // `out_type`; P itself without dropout.
+  cudnnBackendDescriptor_t apply_dropout(cudnnBackendDescriptor_t p, cudnnDataType_t out_type);
 
   // out = a op b as a pointwise op in the node's compute type.
   cudnnBackendDescriptor_t binary(cudnnfe_pointwise_mode_t mode, cudnnBackendDescriptor_t a,

@@ -27,33 +27,6 @@ namespace {
 
 constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
 
-PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
-  PointwiseAttrs attrs;
-  attrs.mode = m;
-  return attrs;
-}
-
-// A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
-// `dims`/`strides`: PAGED_CACHE_LOAD gathers rows j < seq_len_kv[n] from
-// page table[n][j / page_size] of the container (cuDNN 9.5+).
-cudnnBackendDescriptor_t paged_load(Lowering &lowering, AttentionLowering &attention,
-                                    int64_t container, int64_t table,
-                                    const std::vector<int64_t> &dims,
-                                    const std::vector<int64_t> &strides, cudnnDataType_t io) {
-  cudnnBackendDescriptor_t y = lowering.virtual_tensor(dims, strides, io);
-  cudnnBackendDescriptor_t x = lowering.tensor(container);
-  cudnnBackendDescriptor_t t = lowering.tensor(table);
-  cudnnBackendDescriptor_t lengths = attention.seq_len_kv();
-  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
-  add_operation_named(lowering, std::move(op),
-                      cat("PAGED_CACHE_LOAD (", lowering.graph().tensor(container).name, ")"));
-  return y;
-}
-
 }  // namespace
 
 void lower_sdpa(Lowering &lowering, const Node &node) {
@@ -78,8 +51,8 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   // Kᵀ (BHDS, packed along d) by a paged-cache-load operation.
   cudnnBackendDescriptor_t kt =
       attention.spec().page_table_k
-          ? paged_load(lowering, attention, k.uid, attention.spec().page_table_k,
-                       {b, h_kv, d, s_kv}, {h_kv * d * s_kv, d * s_kv, 1, d}, io)
+          ? attention.paged_load(k.uid, attention.spec().page_table_k, {b, h_kv, d, s_kv},
+                                 {h_kv * d * s_kv, d * s_kv, 1, d}, io)
           : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
                                  {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
@@ -91,53 +64,18 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   s = attention.padding_mask(s);
   s = attention.band_mask(s);
 
-  // Softmax, keeping max + log(sum) as the stats backward needs.
-  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, compute, false, s, max);
-  const int64_t sink = attention.spec().sink_token;
-  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
-                        cudnnBackendDescriptor_t rhs) {
-    cudnnBackendDescriptor_t out = lowering.virtual_tensor(per_row, kFloat);
-    add_pointwise(lowering, mode(m), compute, lhs, rhs, nullptr, out);
-    return out;
-  };
-  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering.tensor(sink));
-  cudnnBackendDescriptor_t centered = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute, s, max, nullptr, centered);
-  cudnnBackendDescriptor_t exp = lowering.virtual_tensor(scores, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, centered, nullptr, nullptr, exp);
-  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, exp, sum);
-  if (sink) {
-    cudnnBackendDescriptor_t shifted =
-        per_row_op(CUDNNFE_POINTWISE_SUB, lowering.tensor(sink), max);
-    sum =
-        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
-  }
-  cudnnBackendDescriptor_t log_sum = lowering.virtual_tensor(per_row, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_LOG), compute, sum, nullptr, nullptr, log_sum);
+  // Softmax, keeping max + log(sum) as the stats backward needs; P in the
+  // I/O type (the second matmul's A operand must match V's type), after
+  // dropout when there is one (attention_masks.h: apply_dropout).
   cudnnBackendDescriptor_t stats = node.outputs[1] != 0 ? lowering.tensor(node.outputs[1])
                                                         : lowering.virtual_tensor(per_row, kFloat);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_ADD), compute, max, log_sum, nullptr, stats);
-
-  // P in the I/O type (the second matmul's A operand must match V's type),
-  // after dropout when there is one: drawn, P * mask * 1/(1-p); given,
-  // P * dropout_scale * dropout_mask (cudnn-frontend's orders).
-  cudnnBackendDescriptor_t p = lowering.virtual_tensor(scores, attention.dropout() ? kFloat : io);
-  add_pointwise(lowering, mode(CUDNNFE_POINTWISE_DIV), compute, exp, sum, nullptr, p);
-  if (attention.dropout()) {
-    cudnnBackendDescriptor_t first =
-        attention.spec().mask_dropout() ? attention.dropout_scale() : attention.dropout_mask();
-    cudnnBackendDescriptor_t second =
-        attention.spec().mask_dropout() ? attention.dropout_mask() : attention.dropout_scale();
-    p = attention.binary(CUDNNFE_POINTWISE_MUL, p, first, kFloat);
-    p = attention.binary(CUDNNFE_POINTWISE_MUL, p, second, io);
-  }
+  cudnnBackendDescriptor_t p = attention.softmax(s, stats, attention.dropout() ? kFloat : io);
+  p = attention.apply_dropout(p, io);
 
   cudnnBackendDescriptor_t v_desc =
       attention.spec().page_table_v
-          ? paged_load(lowering, attention, v.uid, attention.spec().page_table_v,
-                       {b, h_kv, s_kv, d_v}, {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
+          ? attention.paged_load(v.uid, attention.spec().page_table_v, {b, h_kv, s_kv, d_v},
+                                 {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
           : lowering.tensor(v.uid);
   add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[0]),
              {attention.seq_len_q(), nullptr, attention.seq_len_kv()});

@@ -3,12 +3,15 @@
 // flash-attention engines (Hopper and newer):
 //
 //   S = Q·Kᵀ (FP8 operands, FLOAT result) * attn_scale * descale_q *
-//       descale_k -> [diagonal band: causal / sliding window, attention's
-//       masks (attention_masks.h)] -> softmax (max, sub, exp, sum; stats =
-//       max + log(sum); P = exp / sum)
+//       descale_k -> [+ ALiBi] [padding mask] [diagonal band: causal /
+//       sliding window] (attention's, attention_masks.h) -> softmax (max,
+//       sub, exp, sum; stats = max + log(sum); P = exp / sum; a sink logit
+//       joins max and sum, AttentionLowering::softmax) -> [dropout]
 //   amax_s = AMAX(P);  P8 = P * scale_s, cast to q's FP8 type
 //   O' = P8·V * descale_s * descale_v;  amax_o = AMAX(O');  O = O' * scale_o
 //
+// With sequence lengths both matmuls get them as GEMM overrides, as in
+// sdpa; a paged K or V is gathered by PAGED_CACHE_LOAD (cuDNN 9.5+).
 // Kᵀ is K's descriptor with its last two dims and strides swapped. GQA needs
 // nothing extra: the engine maps each query head to its key/value head.
 #include "backend/lower_sdpa_fp8.h"
@@ -56,10 +59,10 @@ cudnnBackendDescriptor_t mul(Lowering &lowering, cudnnBackendDescriptor_t a,
 void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
                    cudnnBackendDescriptor_t descale_a, cudnnBackendDescriptor_t descale_b,
                    cudnnBackendDescriptor_t scale_c, const std::vector<int64_t> &full,
-                   int64_t c_uid, int64_t amax_uid) {
+                   int64_t c_uid, int64_t amax_uid, const MatmulOverrides &overrides) {
   const Tensor &c = lowering.graph().tensor(c_uid);
   cudnnBackendDescriptor_t product = lowering.virtual_tensor(full, kFloat);
-  add_matmul(lowering, kFloat, a, b, product);
+  add_matmul(lowering, kFloat, a, b, product, overrides);
   if (c.dims[1] != full[1]) {  // GQA: sum the query heads of each key/value head
     cudnnBackendDescriptor_t summed = lowering.virtual_tensor(c.dims, kFloat);
     add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, product, summed);
@@ -79,60 +82,60 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
   check_attention_support(lowering, node);
+  check_sink_support(lowering, node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
+  const Tensor &v = graph.tensor(node.inputs[kV]);
+  AttentionLowering attention(lowering, node);
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2];
-  const std::vector<int64_t> scores = {b, h_q, s_q, s_kv};
+  const int64_t h_kv = k.dims[1], s_kv = attention.scores()[3], d_v = v.dims[3];
+  const std::vector<int64_t> &scores = attention.scores();
   const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
+  const cudnnDataType_t io = to_cudnn(q.dtype);
   fp8::Scales scales(lowering, node);
 
-  // S = Q·Kᵀ in FLOAT, then the softmax scale and the two descales.
-  cudnnBackendDescriptor_t kt = lowering.tensor_view(
-      k.uid, {b, h_kv, d, s_kv}, {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+  // S = Q·Kᵀ in FLOAT (a paged K loaded from its pages into a virtual Kᵀ,
+  // BHDS packed along d), then the softmax scale and the two descales.
+  const int64_t k_table = attention.spec().page_table_k;
+  cudnnBackendDescriptor_t kt =
+      k_table ? attention.paged_load(k.uid, k_table, {b, h_kv, d, s_kv},
+                                     {h_kv * d * s_kv, d * s_kv, 1, d}, io)
+              : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
+                                     {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
-  add_matmul(lowering, kFloat, lowering.tensor(q.uid), kt, s);
+  add_matmul(lowering, kFloat, lowering.tensor(q.uid), kt, s,
+             {attention.seq_len_q(), attention.seq_len_kv(), nullptr});
   s = fp8::mul(lowering, s,
                lowering.scalar(sdpa_fp8_attn_scale(attrs.attn_scale, d), CUDNNFE_DTYPE_FLOAT, 4),
                scores);
   s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
   s = fp8::mul(lowering, s, scales(kDescaleK), scores);
-  s = AttentionLowering(lowering, node).band_mask(s);
+  s = attention.add_bias_and_alibi(s);
+  s = attention.padding_mask(s);
+  s = attention.band_mask(s);
 
-  // Softmax with stats = max + log(sum exp) (virtual unless asked for).
-  PointwiseAttrs pw;
-  auto pointwise = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t in0,
-                       cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t out) {
-    pw.mode = m;
-    add_pointwise(lowering, pw, kFloat, in0, in1, nullptr, out);
-    return out;
-  };
-  cudnnBackendDescriptor_t max = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_MAX, kFloat, false, s, max);
-  cudnnBackendDescriptor_t centered =
-      pointwise(CUDNNFE_POINTWISE_SUB, s, max, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t exp =
-      pointwise(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering.virtual_tensor(scores, kFloat));
-  cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering, CUDNNFE_REDUCTION_ADD, kFloat, false, exp, sum);
-  cudnnBackendDescriptor_t log_sum =
-      pointwise(CUDNNFE_POINTWISE_LOG, sum, nullptr, lowering.virtual_tensor(per_row, kFloat));
+  // Softmax (with the sink logit when given), stats virtual unless asked for.
   cudnnBackendDescriptor_t stats = node.outputs[kStats] != 0
                                        ? lowering.tensor(node.outputs[kStats])
                                        : lowering.virtual_tensor(per_row, kFloat);
-  pointwise(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
-  cudnnBackendDescriptor_t p =
-      pointwise(CUDNNFE_POINTWISE_DIV, exp, sum, lowering.virtual_tensor(scores, kFloat));
+  cudnnBackendDescriptor_t p = attention.softmax(s, stats, kFloat);
+  p = attention.apply_dropout(p, kFloat);
 
-  // amax of P, then P scaled and cast to q's FP8 type for the second matmul.
+  // amax of P (after dropout), then P scaled and cast to q's FP8 type for
+  // the second matmul.
   add_reduction(lowering, CUDNNFE_REDUCTION_AMAX, kFloat, false, p,
                 lowering.tensor(node.outputs[kAmaxS]));
-  cudnnBackendDescriptor_t p8 = fp8::mul(lowering, p, scales(kScaleS), scores, to_cudnn(q.dtype));
+  cudnnBackendDescriptor_t p8 = fp8::mul(lowering, p, scales(kScaleS), scores, io);
 
-  fp8::scaled_matmul(lowering, p8, lowering.tensor(node.inputs[kV]), scales(kDescaleS),
-                     scales(kDescaleV), scales(kScaleO), graph.tensor(node.outputs[kO]).dims,
-                     node.outputs[kO], node.outputs[kAmaxO]);
+  const int64_t v_table = attention.spec().page_table_v;
+  cudnnBackendDescriptor_t v_desc =
+      v_table ? attention.paged_load(v.uid, v_table, {b, h_kv, s_kv, d_v},
+                                     {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
+              : lowering.tensor(v.uid);
+  fp8::scaled_matmul(lowering, p8, v_desc, scales(kDescaleS), scales(kDescaleV), scales(kScaleO),
+                     graph.tensor(node.outputs[kO]).dims, node.outputs[kO], node.outputs[kAmaxO],
+                     {attention.seq_len_q(), nullptr, attention.seq_len_kv()});
 }
 
 }  // namespace cudnnfe::backend

@@ -43,10 +43,11 @@ cudnnBackendDescriptor_t mul(Lowering &lowering, cudnnBackendDescriptor_t a,
 // summed into c's head count by a REDUCTION ADD when c has fewer heads:
 // GQA), c' *= descale_a, c' *= descale_b, amax = AMAX(c'), c = c' * scale_c
 // in c's type.
+// `overrides`: the GEMM M/N/K overrides (sequence lengths with padding).
 void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
                    cudnnBackendDescriptor_t descale_a, cudnnBackendDescriptor_t descale_b,
                    cudnnBackendDescriptor_t scale_c, const std::vector<int64_t> &full,
-                   int64_t c_uid, int64_t amax_uid);
+                   int64_t c_uid, int64_t amax_uid, const MatmulOverrides &overrides = {});
 
 }  // namespace fp8
 }  // namespace cudnnfe::backend

@@ -24,6 +24,19 @@
 namespace cudnnfe {
 namespace cpu {
 
+// The logical key length s_kv (ops/attention.h, attention_kv_length): k's
+// dims[2] without page tables; with them max_seq_len_kv when > 0, else the
+// unpaged one of k and v, else k's pages per sequence times its page size.
+inline int64_t paged_kv_length(const StridedTensor &k, const StridedTensor &v,
+                               const StridedTensor *page_table_k, const StridedTensor *page_table_v,
+                               int64_t max_seq_len_kv) {
+  if (!page_table_k && !page_table_v) return k.dims[2];
+  if (max_seq_len_kv > 0) return max_seq_len_kv;
+  if (!page_table_k) return k.dims[2];
+  if (!page_table_v) return v.dims[2];
+  return page_table_k->dims[2] * k.dims[2];
+}
+
 // Element offset of batch n's start: offsets[n] when ragged, else n *
 // stride[0].
 inline int64_t attention_batch_start(const StridedTensor &t, const StridedTensor *offsets,

@@ -160,10 +160,10 @@ void grouped_norm_backward(const StepTensors &t) {
                             *t.out(1), *t.out(2));
 }
 void sdpa_fp8(const StepTensors &t) {
-  run_sdpa_fp8(t.node, t.inputs.data(), t.outputs.data());
+  run_sdpa_fp8(t.node, t.inputs.data(), attention_inputs(t), t.outputs.data());
 }
 void sdpa_fp8_backward(const StepTensors &t) {
-  run_sdpa_fp8_backward(t.node, t.inputs.data(), t.outputs.data());
+  run_sdpa_fp8_backward(t.node, t.inputs.data(), attention_inputs(t), t.outputs.data());
 }
 void quantize(const StepTensors &t) {
   run_block_scale_quantize(t.node, *t.in(0), *t.out(0), *t.out(1));

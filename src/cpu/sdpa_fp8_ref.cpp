@@ -1,27 +1,31 @@
 // FP8 attention on the CPU: the graph cudnn-frontend builds for per-tensor
 // scaled FP8 attention, evaluated in double with the FP8 casts it makes.
 //
-// Forward, per query row i, over the columns j the diagonal band leaves
-// (cpu/attention_mask.h, as sdpa's reference; a row left none writes O = 0
-// and stats = -inf):
-//   S_ij  = (q_i . k_j) * attn_scale * descale_q * descale_k
-//   P_ij  = softmax_j(S_ij),  stats_i = max_j S_ij + log(sum_j exp(S_ij - max))
-//   amax_s = max |P|                          (before scale_s)
-//   P8_ij = fp8(P_ij * scale_s)               (q's FP8 type: cast before P·V)
+// Forward, per query row i, over the columns j that padding and the
+// diagonal band leave (cpu/attention_mask.h, as sdpa's reference; a row
+// left none writes O = 0 and stats = -inf, or sink_h with a sink), with
+// dropout's mask M and scale r (cpu/attention_dropout.h; 1 without):
+//   S_ij  = (q_i . k_j) * attn_scale * descale_q * descale_k [+ alibi_h (j - i)]
+//   m_i   = max(max_j S_ij, sink_h),  Z_i = sum_j exp(S_ij - m_i) + exp(sink_h - m_i)
+//   P_ij  = exp(S_ij - m_i) / Z_i,  stats_i = m_i + log(Z_i)  (no sink: sink_h = -inf)
+//   P'_ij = P_ij * M_ij * r,  amax_s = max |P'|   (before scale_s)
+//   P8_ij = fp8(P'_ij * scale_s)              (q's FP8 type: cast before P·V)
 //   O_i   = (sum_j P8_ij v_j) * descale_s * descale_v
 //   amax_o = max |O|,  written O = O * scale_o in O's type
-// Backward (P recomputed from stats):
-//   D_i   = (dO_i . o_i) * descale_dO * descale_o
-//   P_ij  = exp(S_ij - stats_i),  P8_ij = fp8(P_ij * scale_s)  (q's type)
+// Backward (P recomputed from stats; scale_inv is dropout's, 1 without):
+//   D_i   = (dO_i . o_i) * descale_dO * descale_o * scale_inv
+//   P_ij  = exp(S_ij - stats_i),  P8_ij = fp8(P_ij * M_ij * r * scale_s)  (q's type)
 //   dV    = (P8ᵀ dO) * descale_s * descale_dO
-//   dP_ij = (dO_i . v_j) * descale_dO * descale_v
-//   dS_ij = (dP_ij - D_i) * P_ij * attn_scale,  amax_dP = max |dS|
+//   dP_ij = (dO_i . v_j) * descale_dO * descale_v * M_ij
+//   dS_ij = (dP_ij - D_i) * P_ij * r * attn_scale,  amax_dP = max |dS|
 //   dS8   = fp8(dS * scale_dP)                (dO's FP8 type)
 //   dQ    = (dS8 K) * descale_dP * descale_k
 //   dK    = (dS8ᵀ Q) * descale_dP * descale_q
 // each gradient written times its scale in its type, its amax taken before.
 // GQA: dK and dV sum the query heads of each key/value head before the
-// descales, as the backend's reduction does.
+// descales, as the backend's reduction does. Dropout's arrangement is
+// sdpa_backward's (cpu/sdpa_backward_ref.cpp): with consistent scales the
+// exact gradient. Padding rows of dQ and padding keys of dK and dV are 0.
 //
 // The intermediates the backend holds in FLOAT are kept in double here, so
 // results differ from cuDNN's where float rounding moves a value across an
@@ -37,6 +41,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/attention_layout.h"
 #include "cpu/attention_mask.h"
 #include "cpu/dtype_convert.h"
 #include "graph/graph.h"
@@ -82,16 +87,31 @@ double finish(const StridedTensor &t, std::vector<double> &values, double factor
   return amax;
 }
 
+// k or v as packed [b, h_kv, s_kv, x] values: dense, or gathered from its
+// page container (keys j < cols[n] of batch n; cpu/attention_layout.h).
+std::vector<double> load_kv(const StridedTensor &t, const StridedTensor *table, const char *what,
+                            int64_t batch, int64_t s_kv, const AttentionMask &mask,
+                            const std::string &label) {
+  if (!table) return load_dense(t);
+  std::vector<int64_t> cols;
+  for (int64_t n = 0; n < batch; ++n) cols.push_back(mask.cols(n));
+  return load_paged_tensor(t, {*table, nullptr, what, "ragged offsets"}, batch, s_kv, cols,
+                           CUDNNFE_DTYPE_FLOAT, label);
+}
+
 }  // namespace
 
-void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
+void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const AttentionInputs &opt,
                   const StridedTensor *const *out) {
   using namespace sdpa_fp8_port;
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const StridedTensor &q = *in[kQ], &k = *in[kK], &v = *in[kV], &o = *out[kO];
   require_rank4(node, {&q, &k, &v, &o});
+  const std::string label = Graph::label(node);
   const int64_t batch = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
+  const int64_t s_kv =
+      paged_kv_length(k, v, opt.page_table_k, opt.page_table_v, attrs.options.max_seq_len_kv);
+  const int64_t h_kv = k.dims[1], d_v = v.dims[3];
   const int64_t group = h_q / h_kv;
   // The backend multiplies by attn_scale as a FLOAT scalar.
   const double attn_scale = static_cast<float>(sdpa_fp8_attn_scale(attrs.attn_scale, d));
@@ -100,9 +120,17 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
   const double scale_s = one_value(in[kScaleS]), scale_o = one_value(in[kScaleO]);
   const cudnnfe_dtype_t p_type = q.dtype;
 
-  const AttentionMask mask(attention_spec(node), Graph::label(node), batch, s_q, s_kv, nullptr,
-                           nullptr);
-  const std::vector<double> qd = load_dense(q), kd = load_dense(k), vd = load_dense(v);
+  const AttentionSpec spec = attention_spec(node);
+  const AttentionMask mask(spec, label, batch, s_q, s_kv, opt.seq_len_q, opt.seq_len_kv);
+  const AttentionDropout dropout(spec, opt, {batch, h_q, s_q, s_kv});
+  const std::vector<float> alibi = spec.options.alibi_mask
+                                       ? alibi_slopes(h_q)
+                                       : std::vector<float>(static_cast<size_t>(h_q), 0.0f);
+  const std::vector<double> qd = load_dense(q);
+  const std::vector<double> kd =
+      load_kv(k, opt.page_table_k, "page_table_k", batch, s_kv, mask, label);
+  const std::vector<double> vd =
+      load_kv(v, opt.page_table_v, "page_table_v", batch, s_kv, mask, label);
   std::vector<double> o_values(static_cast<size_t>(batch * h_q * s_q * d_v), 0.0);
   std::vector<double> scores(static_cast<size_t>(s_kv)), p8(static_cast<size_t>(s_kv));
   double amax_s = 0.0;
@@ -111,21 +139,26 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
       const int64_t hk = h / group;  // consecutive query heads share a key/value head
       const double *k_head = &kd[static_cast<size_t>((b * h_kv + hk) * s_kv * d)];
       const double *v_head = &vd[static_cast<size_t>((b * h_kv + hk) * s_kv * d_v)];
+      const double slope = alibi[static_cast<size_t>(h)];
+      const double sink = opt.sink_token ? opt.sink_token->load(h * opt.sink_token->strides[1])
+                                         : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
         const double *q_row = &qd[static_cast<size_t>(((b * h_q + h) * s_q + i) * d)];
         const ColumnRange cols = mask.columns(b, i);
-        double max = -std::numeric_limits<double>::infinity();
+        double max = sink;
         for (int64_t j = cols.first; j <= cols.last; ++j) {
-          const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k;
+          const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k +
+                           slope * static_cast<double>(j - i);
           scores[static_cast<size_t>(j)] = s;
           max = std::fmax(max, s);
         }
-        double sum = 0.0;
+        double sum = opt.sink_token ? std::exp(sink - max) : 0.0;
         for (int64_t j = cols.first; j <= cols.last; ++j)
           sum += std::exp(scores[static_cast<size_t>(j)] - max);
         for (int64_t j = cols.first; j <= cols.last; ++j) {
-          const double p = std::exp(scores[static_cast<size_t>(j)] - max) / sum;
-          amax_s = std::fmax(amax_s, p);
+          double p = std::exp(scores[static_cast<size_t>(j)] - max) / sum;
+          if (dropout.active()) p *= dropout.mask(b, h, i, j) * dropout.scale();
+          amax_s = std::fmax(amax_s, std::fabs(p));
           p8[static_cast<size_t>(j)] = round_to_dtype(p * scale_s, p_type);
         }
         double *o_row = &o_values[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v)];
@@ -135,9 +168,10 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
             acc += p8[static_cast<size_t>(j)] * v_head[j * d_v + c];
           o_row[c] = acc;
         }
-        // A row the band leaves empty: O = 0 and stats = -inf (as sdpa's).
+        // A row the masks leave empty: O = 0 and stats = -inf, or sink_h
+        // with a sink (as sdpa's).
         const double lse =
-            cols.empty() ? -std::numeric_limits<double>::infinity() : max + std::log(sum);
+            max == -std::numeric_limits<double>::infinity() ? max : max + std::log(sum);
         if (out[kStats])
           out[kStats]->store(b * out[kStats]->strides[0] + h * out[kStats]->strides[1] +
                                  i * out[kStats]->strides[2],
@@ -151,7 +185,7 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in,
 }
 
 void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
-                           const StridedTensor *const *out) {
+                           const AttentionInputs &opt, const StridedTensor *const *out) {
   using namespace sdpa_fp8_backward_port;
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   const StridedTensor &q = *in[kQ], &k = *in[kK], &v = *in[kV], &o = *in[kO], &d_o = *in[kDO];
@@ -169,8 +203,10 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
   const double scale_dv = one_value(in[kScaleDV]), scale_dp = one_value(in[kScaleDP]);
   const cudnnfe_dtype_t p_type = q.dtype, ds_type = d_o.dtype;
 
-  const AttentionMask mask(attention_spec(node), Graph::label(node), batch, s_q, s_kv, nullptr,
-                           nullptr);
+  const AttentionSpec spec = attention_spec(node);
+  const AttentionMask mask(spec, Graph::label(node), batch, s_q, s_kv, opt.seq_len_q,
+                           opt.seq_len_kv);
+  const AttentionDropout dropout(spec, opt, {batch, h_q, s_q, s_kv});
   const std::vector<double> qd = load_dense(q), kd = load_dense(k), vd = load_dense(v);
   const std::vector<double> od = load_dense(o), dod = load_dense(d_o), lse = load_dense(stats);
   // Unscaled products (the matmuls' FLOAT results), GQA heads summed.
@@ -192,17 +228,19 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
       for (int64_t i = 0; i < s_q; ++i) {
         const double *q_row = &qd[(q_head + i) * d];
         const double *do_row = &dod[(q_head + i) * d_v];
-        const double delta = dot(do_row, &od[(q_head + i) * d_v], d_v) * descale_do * descale_o;
+        const double delta = dot(do_row, &od[(q_head + i) * d_v], d_v) * descale_do * descale_o *
+                             dropout.scale_inv();
         const double row_lse = lse[q_head + i];
         const ColumnRange cols = mask.columns(b, i);
         for (int64_t j = cols.first; j <= cols.last; ++j) {
           const double s = dot(q_row, k_head + j * d, d) * attn_scale * descale_q * descale_k;
           const double p = std::exp(s - row_lse);
-          const double dp = dot(do_row, v_head + j * d_v, d_v) * descale_do * descale_v;
-          const double ds = (dp - delta) * p * attn_scale;
+          const double m = dropout.mask(b, h, i, j);
+          const double dp = dot(do_row, v_head + j * d_v, d_v) * descale_do * descale_v * m;
+          const double ds = (dp - delta) * p * dropout.scale() * attn_scale;
           amax_dp = std::fmax(amax_dp, std::fabs(ds));
           const size_t ij = static_cast<size_t>(i * s_kv + j);
-          p8[ij] = round_to_dtype(p * scale_s, p_type);
+          p8[ij] = round_to_dtype(p * m * dropout.scale() * scale_s, p_type);
           ds8[ij] = round_to_dtype(ds * scale_dp, ds_type);
         }
       }

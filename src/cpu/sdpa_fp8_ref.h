@@ -1,6 +1,7 @@
 // The CPU reference of FP8 attention (cpu/sdpa_fp8_ref.cpp).
 #pragma once
 
+#include "cpu/attention_dropout.h"
 #include "cpu/strided_tensor.h"
 #include "graph/node.h"
 
@@ -9,13 +10,14 @@ namespace cpu {
 
 // Forward: `inputs` and `outputs` in the node's port order
 // (ops/sdpa_fp8.h); unused outputs (stats without generate_stats) are
-// nullptr.
+// nullptr; `options`: the optional tensors (sequence lengths, dropout, page
+// tables) by role.
 void run_sdpa_fp8(const Node &node, const StridedTensor *const *inputs,
-                  const StridedTensor *const *outputs);
+                  const AttentionInputs &options, const StridedTensor *const *outputs);
 
 // Backward, likewise.
 void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *inputs,
-                           const StridedTensor *const *outputs);
+                           const AttentionInputs &options, const StridedTensor *const *outputs);
 
 }  // namespace cpu
 }  // namespace cudnnfe

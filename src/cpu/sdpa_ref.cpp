@@ -36,11 +36,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   // A paged k or v is a page container: s_kv is the cache's logical length
   // (ops/attention.h, attention_kv_length).
   const int64_t max_seq_len_kv = node.as<SdpaAttrs>().options.max_seq_len_kv;
-  const int64_t s_kv = !in.page_table_k && !in.page_table_v ? k.dims[2]
-                       : max_seq_len_kv > 0                 ? max_seq_len_kv
-                       : !in.page_table_k                   ? k.dims[2]
-                       : !in.page_table_v                   ? v.dims[2]
-                                                            : in.page_table_k->dims[2] * k.dims[2];
+  const int64_t s_kv = paged_kv_length(k, v, in.page_table_k, in.page_table_v, max_seq_len_kv);
   const int64_t h_kv = k.dims[1], d_v = v.dims[3];
   const int64_t group = h_q / h_kv;
   const std::string label = Graph::label(node);

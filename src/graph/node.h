@@ -215,11 +215,13 @@ struct RngAttrs {
   std::vector<int64_t> dims;
 };
 
-// FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales are
-// tensors (ports), so only these options are attributes. Of `options` only
-// the diagonal band (window_left, window_right, diagonal_alignment) is
-// offered, with sdpa's meaning; the C ABI and graph JSON reach no other
-// field, so the rest keep their defaults.
+// FP8 attention (ops/sdpa_fp8.cpp): per-tensor descales and scales, the
+// sequence lengths, dropout's tensors, the page tables and the sink logits
+// are tensors (ports), so only these options are attributes. Of `options`
+// the forward offers the diagonal band, padding_mask, alibi_mask,
+// dropout_probability and max_seq_len_kv, the backward the band,
+// padding_mask and dropout_probability, with sdpa's meaning; the rest keep
+// their defaults.
 struct SdpaFp8Attrs {
   double attn_scale = 0.0;  // 0: 1/sqrt(d)
   bool generate_stats = false;

@@ -204,6 +204,19 @@ void add_fp8_band_options(std::vector<AttrField> &f) {
           .from_c(offsetof(C, diagonal_alignment), c_type<decltype(C::diagonal_alignment)>()));
 }
 
+// FP8 attention's padding flag and dropout probability (both kinds), from
+// the same-named fields of C.
+template <class S, class C>
+void add_fp8_padding_dropout_options(std::vector<AttrField> &f) {
+  f.push_back(CUDNNFE_ATTR(S, options.padding_mask, "padding_mask")
+                  .as_optional()
+                  .from_c(offsetof(C, padding_mask), c_type<decltype(C::padding_mask)>()));
+  f.push_back(
+      CUDNNFE_ATTR(S, options.dropout_probability, "dropout_probability")
+          .as_optional()
+          .from_c(offsetof(C, dropout_probability), c_type<decltype(C::dropout_probability)>()));
+}
+
 std::vector<AttrField> sdpa_fp8_fields() {
   std::vector<AttrField> f = {
       CUDNNFE_ATTR_C(SdpaFp8Attrs, attn_scale, "attn_scale", cudnnfe_sdpa_fp8_options_t),
@@ -211,6 +224,14 @@ std::vector<AttrField> sdpa_fp8_fields() {
       CUDNNFE_ATTR_C(SdpaFp8Attrs, causal_mask, "causal_mask", cudnnfe_sdpa_fp8_options_t),
   };
   add_fp8_band_options<SdpaFp8Attrs, cudnnfe_sdpa_fp8_options_t>(f);
+  using C = cudnnfe_sdpa_fp8_options_t;
+  add_fp8_padding_dropout_options<SdpaFp8Attrs, C>(f);
+  f.push_back(CUDNNFE_ATTR(SdpaFp8Attrs, options.alibi_mask, "alibi_mask")
+                  .as_optional()
+                  .from_c(offsetof(C, alibi_mask), c_type<decltype(C::alibi_mask)>()));
+  f.push_back(CUDNNFE_ATTR(SdpaFp8Attrs, options.max_seq_len_kv, "max_seq_len_kv")
+                  .as_optional()
+                  .from_c(offsetof(C, max_seq_len_kv), c_type<decltype(C::max_seq_len_kv)>()));
   return f;
 }
 
@@ -222,6 +243,7 @@ std::vector<AttrField> sdpa_fp8_backward_fields() {
                      cudnnfe_sdpa_fp8_backward_options_t),
   };
   add_fp8_band_options<SdpaFp8BackwardAttrs, cudnnfe_sdpa_fp8_backward_options_t>(f);
+  add_fp8_padding_dropout_options<SdpaFp8BackwardAttrs, cudnnfe_sdpa_fp8_backward_options_t>(f);
   return f;
 }
 
@@ -409,15 +431,39 @@ std::vector<OpSchema> rows() {
        make<NormAttrs>, norm_fields()},
       {OpKind::kSdpaFp8,
        "sdpa_fp8",
-       {"q", "k", "v", "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o"},
+       {"q", "k", "v", "descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o",
+        "seq_len_q", "seq_len_kv", "dropout_seed", "dropout_offset", "dropout_mask",
+        "dropout_scale", "page_table_k", "page_table_v", "sink_token"},
        {"O", "stats", "amax_s", "amax_o"},
        make<SdpaFp8Attrs>,
        sdpa_fp8_fields()},
       {OpKind::kSdpaFp8Backward,
        "sdpa_fp8_backward",
-       {"q", "k", "v", "o", "dO", "stats", "descale_q", "descale_k", "descale_v", "descale_o",
-        "descale_dO", "descale_s", "descale_dP", "scale_s", "scale_dQ", "scale_dK", "scale_dV",
-        "scale_dP"},
+       {"q",
+        "k",
+        "v",
+        "o",
+        "dO",
+        "stats",
+        "descale_q",
+        "descale_k",
+        "descale_v",
+        "descale_o",
+        "descale_dO",
+        "descale_s",
+        "descale_dP",
+        "scale_s",
+        "scale_dQ",
+        "scale_dK",
+        "scale_dV",
+        "scale_dP",
+        "seq_len_q",
+        "seq_len_kv",
+        "dropout_seed",
+        "dropout_offset",
+        "dropout_mask",
+        "dropout_scale",
+        "dropout_scale_inv"},
        {"dQ", "dK", "dV", "amax_dQ", "amax_dK", "amax_dV", "amax_dP"},
        make<SdpaFp8BackwardAttrs>,
        sdpa_fp8_backward_fields()},

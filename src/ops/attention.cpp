@@ -14,11 +14,16 @@ const AttentionPorts &attention_ports(OpKind kind) {
                                          12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
   static const AttentionPorts backward = {6,  7,  8,  9,     10,    11, 12,    13,    14,    15,
                                           16, 17, 18, kNone, kNone, 20, kNone, kNone, kNone, 19};
-  // FP8 attention has no optional tensor ports (its band is attributes).
-  static const AttentionPorts none = {kNone, kNone, kNone, kNone, kNone, kNone, kNone,
-                                      kNone, kNone, kNone, kNone, kNone, kNone, kNone,
-                                      kNone, kNone, kNone, kNone, kNone, kNone};
-  if (kind == OpKind::kSdpaFp8 || kind == OpKind::kSdpaFp8Backward) return none;
+  // FP8 attention: sequence lengths, dropout and (forward) page tables and
+  // sink logits after the descales and scales (its band is attributes).
+  static const AttentionPorts fp8_forward = {kNone, kNone, 9,     10,    11,    12,    13,
+                                             14,    kNone, kNone, kNone, kNone, kNone, 15,
+                                             16,    17,    kNone, kNone, kNone, kNone};
+  static const AttentionPorts fp8_backward = {kNone, kNone, 18,    19,    20,    21,    22,
+                                              23,    24,    kNone, kNone, kNone, kNone, kNone,
+                                              kNone, kNone, kNone, kNone, kNone, kNone};
+  if (kind == OpKind::kSdpaFp8) return fp8_forward;
+  if (kind == OpKind::kSdpaFp8Backward) return fp8_backward;
   return kind == OpKind::kSdpa ? forward : backward;
 }
 

@@ -1,5 +1,5 @@
-// What an attention node (sdpa, sdpa_backward; sdpa_fp8 and
-// sdpa_fp8_backward for the diagonal band) asks for beyond q, k and v:
+// What an attention node (sdpa, sdpa_backward, sdpa_fp8,
+// sdpa_fp8_backward) asks for beyond q, k and v:
 // which input port holds which optional tensor, the effective diagonal
 // band, and ALiBi's slopes. Shared by validation (ops/sdpa.cpp), the CPU
 // reference (cpu/attention_mask.h) and the lowering (backend/
@@ -39,8 +39,8 @@ constexpr size_t kSdpaBackwardDbiasPort = 3;
 constexpr size_t kSdpaBackwardDsinkPort = 4;
 
 // An attention node's settings, forward or backward alike (FP8 attention
-// included: no tensor options, its band in `options`). Tensor fields
-// are UIDs (0: not given).
+// included: padding, dropout and the forward's page tables and sink logits
+// as tensor options, its band in `options`). Tensor fields are UIDs (0: not given).
 struct AttentionSpec {
   double attn_scale = 0.0;  // 0: 1/sqrt(d) unless attn_scale_tensor
   bool causal_mask = false;
@@ -83,6 +83,14 @@ AttentionSpec attention_spec(const Node &node);
 // and their agreement with the causal flags), the same for every attention
 // kind: fails naming the node, the option and the rule.
 void check_diagonal_band(const Node &node, const AttentionSpec &spec);
+
+// The tensor options' rules (attn_scale_tensor, padding, the band, ALiBi,
+// dropout, ragged offsets, page tables: their presence, dims and mutual
+// rules), for every attention kind (ops/sdpa.cpp): fails naming the node,
+// the option and the rule.
+void check_attention_tensor_options(Graph &graph, const Node &node);
+// Their data types, once types are resolved.
+void check_attention_option_types(Graph &graph, const Node &node);
 
 // The logical key length s_kv of an attention node: k's dims[2], or with
 // a paged cache max_seq_len_kv when set, else the unpaged one of k and v,

@@ -22,8 +22,10 @@ void types_attention(Graph &graph, Node &node) {
   check_types_sdpa(graph, node);
 }
 
+// FP8 attention's option tensors (lengths, dropout's, page tables, sink) follow
+// the descales and scales and have attention's rules.
 void types_sdpa_fp8(Graph &graph, Node &node) {
-  types_numeric(graph, node);
+  check_numeric_inputs(graph, node, attention_ports(node.kind).seq_len_q);
   check_types_sdpa_fp8(graph, node);
 }
 

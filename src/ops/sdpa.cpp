@@ -191,7 +191,7 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
     require_broadcast(node, "dropout_mask", graph.tensor(s.dropout_mask),
                       {a.b, a.h_q, a.s_q, a.s_kv});
   check_ragged_and_paged(graph, node, s, a);
-  if (node.kind == OpKind::kSdpaBackward) {
+  if (node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward) {
     if (s.dropout_mask != 0 && s.dropout_scale_inv == 0)
       fail_graph(label, ": dropout_mask needs dropout_scale_inv in the backward pass (a FLOAT ",
                  "tensor of one element holding 1 / dropout_scale)");
@@ -320,6 +320,53 @@ void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a
 
 }  // namespace
 
+void check_attention_tensor_options(Graph &graph, const Node &node) {
+  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &k = graph.tensor(node.inputs[1]);
+  const Tensor &v = graph.tensor(node.inputs[2]);
+  const AttentionShape a{q.dims[0], q.dims[1], q.dims[2],
+                         q.dims[3], k.dims[1], attention_kv_length(graph, node),
+                         v.dims[3]};
+  check_attention_options(graph, node, attention_spec(node), a);
+}
+
+void check_attention_option_types(Graph &graph, const Node &node) {
+  const AttentionSpec s = attention_spec(node);
+  const char *kFloatOnly = "FLOAT";
+  require_dtype(graph, node, s.attn_scale_tensor, "attn_scale_tensor", {CUDNNFE_DTYPE_FLOAT},
+                kFloatOnly);
+  // INT64 lengths too: cudnn-frontend passes torch's default integers through
+  // (sample 52's torch.randint lengths), and cuDNN's compares take them.
+  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
+  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                "INT32 or INT64");
+  require_dtype(graph, node, s.dropout_seed, "dropout_seed", {CUDNNFE_DTYPE_INT64}, "INT64");
+  require_dtype(graph, node, s.dropout_offset, "dropout_offset", {CUDNNFE_DTYPE_INT64}, "INT64");
+  require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
+  require_dtype(graph, node, s.dropout_scale_inv, "dropout_scale_inv", {CUDNNFE_DTYPE_FLOAT},
+                kFloatOnly);
+  const std::pair<int64_t, const char *> offsets[] = {
+      {s.ragged_q, "ragged_offset_q"},
+      {s.ragged_k, "ragged_offset_k"},
+      {s.ragged_v, "ragged_offset_v"},
+      {s.ragged_o, "ragged_offset_o"},
+      {s.ragged_stats, "ragged_offset_stats"},
+      {s.ragged_page_table_k, "ragged_offset_page_table_k"},
+      {s.ragged_page_table_v, "ragged_offset_page_table_v"}};
+  for (auto [uid, which] : offsets)
+    require_dtype(graph, node, uid, which, {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
+                  "INT32 or INT64");
+  require_dtype(graph, node, s.page_table_k, "page_table_k", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.page_table_v, "page_table_v", {CUDNNFE_DTYPE_INT32}, "INT32");
+  require_dtype(graph, node, s.sink_token, "sink_token", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
+  require_dtype(graph, node, s.block_mask, "block_mask", {CUDNNFE_DTYPE_UINT8}, "UINT8");
+  require_dtype(graph, node, s.dropout_mask, "dropout_mask",
+                {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
+                 CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},
+                "FLOAT, HALF, BFLOAT16, INT8 or UINT8");
+}
+
 void infer_sdpa(Graph &graph, Node &node) {
   const SdpaAttrs &attrs = node.as<SdpaAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
@@ -391,41 +438,7 @@ void check_types_sdpa(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": q \"", q.name, "\" is ", dtype_name(q.dtype),
                "; attention takes HALF or BFLOAT16 (FLOAT on the CPU reference)");
 
-  const AttentionSpec s = attention_spec(node);
-  const char *kFloatOnly = "FLOAT";
-  require_dtype(graph, node, s.attn_scale_tensor, "attn_scale_tensor", {CUDNNFE_DTYPE_FLOAT},
-                kFloatOnly);
-  // INT64 lengths too: cudnn-frontend passes torch's default integers through
-  // (sample 52's torch.randint lengths), and cuDNN's compares take them.
-  require_dtype(graph, node, s.seq_len_q, "seq_len_q", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
-                "INT32 or INT64");
-  require_dtype(graph, node, s.seq_len_kv, "seq_len_kv", {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
-                "INT32 or INT64");
-  require_dtype(graph, node, s.dropout_seed, "dropout_seed", {CUDNNFE_DTYPE_INT64}, "INT64");
-  require_dtype(graph, node, s.dropout_offset, "dropout_offset", {CUDNNFE_DTYPE_INT64}, "INT64");
-  require_dtype(graph, node, s.dropout_scale, "dropout_scale", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
-  require_dtype(graph, node, s.dropout_scale_inv, "dropout_scale_inv", {CUDNNFE_DTYPE_FLOAT},
-                kFloatOnly);
-  const std::pair<int64_t, const char *> offsets[] = {
-      {s.ragged_q, "ragged_offset_q"},
-      {s.ragged_k, "ragged_offset_k"},
-      {s.ragged_v, "ragged_offset_v"},
-      {s.ragged_o, "ragged_offset_o"},
-      {s.ragged_stats, "ragged_offset_stats"},
-      {s.ragged_page_table_k, "ragged_offset_page_table_k"},
-      {s.ragged_page_table_v, "ragged_offset_page_table_v"}};
-  for (auto [uid, which] : offsets)
-    require_dtype(graph, node, uid, which, {CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64},
-                  "INT32 or INT64");
-  require_dtype(graph, node, s.page_table_k, "page_table_k", {CUDNNFE_DTYPE_INT32}, "INT32");
-  require_dtype(graph, node, s.page_table_v, "page_table_v", {CUDNNFE_DTYPE_INT32}, "INT32");
-  require_dtype(graph, node, s.sink_token, "sink_token", {CUDNNFE_DTYPE_FLOAT}, kFloatOnly);
-  require_dtype(graph, node, s.block_mask, "block_mask", {CUDNNFE_DTYPE_UINT8}, "UINT8");
-  require_dtype(graph, node, s.dropout_mask, "dropout_mask",
-                {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
-                 CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_UINT8},
-                "FLOAT, HALF, BFLOAT16, INT8 or UINT8");
-
+  check_attention_option_types(graph, node);
   check_score_mod_types(graph, node);
   if (node.kind == OpKind::kSdpa) {
     if (node.outputs[1] != 0 && graph.tensor(node.outputs[1]).dtype != CUDNNFE_DTYPE_FLOAT)

@@ -1,5 +1,6 @@
-// FP8 attention (forward and backward) shape and type rules; the diagonal
-// band's rules are attention's (ops/attention.cpp).
+// FP8 attention (forward and backward) shape and type rules; the rules of
+// the diagonal band and the tensor options (padding, ALiBi, dropout, page
+// tables) are attention's (ops/attention.cpp, ops/sdpa.cpp).
 #include "ops/sdpa_fp8.h"
 
 #include <cmath>
@@ -60,7 +61,9 @@ struct Shape {
   int64_t b, h_q, s_q, d, h_kv, s_kv, d_v;
 };
 
-// q, k, v on ports 0-2: [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v].
+// q, k, v on ports 0-2: [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v];
+// a paged k or v is a page container [num_pages, h_kv, page_size, d] whose
+// batch and sequence dims are the cache's (s_kv: attention_kv_length).
 Shape check_qkv(Graph &graph, const Node &node) {
   const char *why = "attention reads q, k and v";
   const Tensor &q = required(graph, node, 0, why);
@@ -69,18 +72,20 @@ Shape check_qkv(Graph &graph, const Node &node) {
   require_rank4(node, 0, q, "[b,h_q,s_q,d]");
   require_rank4(node, 1, k, "[b,h_kv,s_kv,d]");
   require_rank4(node, 2, v, "[b,h_kv,s_kv,d_v]");
-  Shape s{q.dims[0], q.dims[1], q.dims[2], q.dims[3], k.dims[1], k.dims[2], v.dims[3]};
+  const AttentionSpec spec = attention_spec(node);
+  Shape s{q.dims[0], q.dims[1], q.dims[2], q.dims[3], k.dims[1], attention_kv_length(graph, node),
+          v.dims[3]};
   auto mismatch = [&](size_t port, const Tensor &t, int dim, const char *what, int64_t expected,
                       const char *rule) {
     fail_graph(Graph::label(node), ": ", port_name(node, port), " \"", t.name, "\" ",
                dims_string(t.dims), " has ", what, " = ", t.dims[dim], "; expected ", expected,
                " (", rule, ")");
   };
-  if (k.dims[0] != s.b) mismatch(1, k, 0, "b", s.b, "q's batch");
-  if (v.dims[0] != s.b) mismatch(2, v, 0, "b", s.b, "q's batch");
+  if (!spec.page_table_k && k.dims[0] != s.b) mismatch(1, k, 0, "b", s.b, "q's batch");
+  if (!spec.page_table_v && v.dims[0] != s.b) mismatch(2, v, 0, "b", s.b, "q's batch");
   if (k.dims[3] != s.d) mismatch(1, k, 3, "d", s.d, "q's head dim");
   if (v.dims[1] != s.h_kv) mismatch(2, v, 1, "h", s.h_kv, "k's head count");
-  if (v.dims[2] != s.s_kv) mismatch(2, v, 2, "s", s.s_kv, "k's sequence length");
+  if (!spec.paged() && v.dims[2] != s.s_kv) mismatch(2, v, 2, "s", s.s_kv, "k's sequence length");
   if (s.h_q % s.h_kv != 0)
     fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", s.h_q,
                " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", s.h_kv,
@@ -150,6 +155,9 @@ void infer_sdpa_fp8(Graph &graph, Node &node) {
   check_diagonal_band(node, attention_spec(node));
   const Shape s = check_qkv(graph, node);
   for (size_t port = kDescaleQ; port <= kScaleO; ++port) check_scale_tensor(graph, node, port);
+  check_attention_tensor_options(graph, node);
+  if (node.inputs[kSinkToken] != 0)
+    require_dims(graph, node, kSinkToken, {1, s.h_q, 1, 1}, "one sink logit per query head");
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   output(graph, node, kO, {s.b, s.h_q, s.s_q, s.d_v}, q.strides);
   if (attrs.generate_stats) float_output(graph, node, kStats, {s.b, s.h_q, s.s_q, 1});
@@ -168,6 +176,7 @@ void infer_sdpa_fp8_backward(Graph &graph, Node &node) {
   require_dims(graph, node, kDO, o_dims, "o's shape");
   require_dims(graph, node, kStats, {s.b, s.h_q, s.s_q, 1}, "the forward's stats [b,h_q,s_q,1]");
   for (size_t port = kDescaleQ; port <= kScaleDP; ++port) check_scale_tensor(graph, node, port);
+  check_attention_tensor_options(graph, node);
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
   const Tensor &v = graph.tensor(node.inputs[kV]);
@@ -195,11 +204,14 @@ void check_types_sdpa_fp8(Graph &graph, Node &node) {
   }
   const size_t first_scale =
       forward ? size_t{sdpa_fp8_port::kDescaleQ} : size_t{sdpa_fp8_backward_port::kDescaleQ};
-  for (size_t port = first_scale; port < node.inputs.size(); ++port) {
+  const size_t last_scale =
+      forward ? size_t{sdpa_fp8_port::kScaleO} : size_t{sdpa_fp8_backward_port::kScaleDP};
+  for (size_t port = first_scale; port <= last_scale; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     require_type(node, port, t, t.dtype == CUDNNFE_DTYPE_FLOAT,
                  "descales and scales must be FLOAT");
   }
+  check_attention_option_types(graph, node);
   if (forward) {
     using namespace sdpa_fp8_port;
     const Tensor &o = graph.tensor(node.outputs[kO]);

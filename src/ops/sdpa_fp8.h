@@ -25,6 +25,16 @@ enum Input : size_t {
   kDescaleS,
   kScaleS,
   kScaleO,
+  // Optional (0: not given); ops/attention.cpp's attention_ports.
+  kSeqLenQ,
+  kSeqLenKv,
+  kDropoutSeed,
+  kDropoutOffset,
+  kDropoutMask,
+  kDropoutScale,
+  kPageTableK,
+  kPageTableV,
+  kSinkToken,
   kInputCount
 };
 enum Output : size_t { kO, kStats, kAmaxS, kAmaxO, kOutputCount };
@@ -50,6 +60,14 @@ enum Input : size_t {
   kScaleDK,
   kScaleDV,
   kScaleDP,
+  // Optional (0: not given); ops/attention.cpp's attention_ports.
+  kSeqLenQ,
+  kSeqLenKv,
+  kDropoutSeed,
+  kDropoutOffset,
+  kDropoutMask,
+  kDropoutScale,
+  kDropoutScaleInv,
   kInputCount
 };
 enum Output : size_t { kDQ, kDK, kDV, kAmaxDQ, kAmaxDK, kAmaxDV, kAmaxDP, kOutputCount };

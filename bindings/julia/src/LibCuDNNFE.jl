@@ -596,7 +596,7 @@ end
 const cudnnfe_rng_options_t = cudnnfe_rng_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (56 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (152 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_options
     struct_size::Csize_t  # size_t at 0
@@ -607,11 +607,24 @@ struct cudnnfe_sdpa_fp8_options
     window_left::Int64  # int64_t at 32
     window_right::Int64  # int64_t at 40
     diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    alibi_mask::Int32  # int32_t at 72
+    dropout_probability::Cdouble  # double at 80
+    dropout_seed::Int64  # int64_t at 88
+    dropout_offset::Int64  # int64_t at 96
+    dropout_mask::Int64  # int64_t at 104
+    dropout_scale::Int64  # int64_t at 112
+    page_table_k::Int64  # int64_t at 120
+    page_table_v::Int64  # int64_t at 128
+    max_seq_len_kv::Int64  # int64_t at 136
+    sink_token::Int64  # int64_t at 144
 end
 const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
 
 """
-C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (56 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (120 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_fp8_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -621,6 +634,15 @@ struct cudnnfe_sdpa_fp8_backward_options
     window_left::Int64  # int64_t at 32
     window_right::Int64  # int64_t at 40
     diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    dropout_probability::Cdouble  # double at 72
+    dropout_seed::Int64  # int64_t at 80
+    dropout_offset::Int64  # int64_t at 88
+    dropout_mask::Int64  # int64_t at 96
+    dropout_scale::Int64  # int64_t at 104
+    dropout_scale_inv::Int64  # int64_t at 112
 end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
@@ -2232,9 +2254,10 @@ C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t 
 FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
 h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
 any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
-attn_scale * descale_q * descale_k (masked by causal_mask and the band; a
-row left no column gives o = 0 and stats = -inf on the CPU reference)
-and P = softmax(S):
+attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
+causal_mask and the band; a row left no column gives o = 0 and stats =
+-inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+sink logit in its denominator] [dropped: P * keep * scale]:
   amax_s = max|P|;  P8 = fp8(P * scale_s);
   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
 o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type

@@ -500,10 +500,25 @@ function _fp8_band_fields(causal, window_left, window_right, diagonal_alignment)
             diagonal_alignment = _code(DIAGONAL_CODES, "diagonal alignment", alignment))
 end
 
+# FP8 attention's padding and dropout fields (forward and backward), as for
+# `sdpa!`: giving a sequence length turns the padding mask on.
+function _fp8_padding_dropout_fields(g::Graph, seq_len_q, seq_len_kv, dropout_probability,
+                                     dropout_seed, dropout_offset, dropout_mask, dropout_scale)
+    return (padding_mask = Int32(seq_len_q !== nothing || seq_len_kv !== nothing),
+            seq_len_q = _uid(g, seq_len_q), seq_len_kv = _uid(g, seq_len_kv),
+            dropout_probability = _float_or_nothing(dropout_probability),
+            dropout_seed = _uid(g, dropout_seed), dropout_offset = _uid(g, dropout_offset),
+            dropout_mask = _uid(g, dropout_mask), dropout_scale = _uid(g, dropout_scale))
+end
+
 """
     sdpa_fp8!(g, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s, scale_o,
               scale = nothing, causal = false, stats = false, window_left = nothing,
-              window_right = nothing, diagonal_alignment = :top_left, name = nothing)
+              window_right = nothing, diagonal_alignment = :top_left, seq_len_q = nothing,
+              seq_len_kv = nothing, alibi = false, dropout_probability = nothing,
+              dropout_seed = nothing, dropout_offset = nothing, dropout_mask = nothing,
+              dropout_scale = nothing, page_table_k = nothing, page_table_v = nothing,
+              max_seq_len_kv = nothing, sink_token = nothing, name = nothing)
         -> (o, stats_tensor, amax_s, amax_o)
 
 FP8 attention forward (cudnn-frontend's `sdpa_fp8`; cuDNN runs it on Hopper
@@ -516,12 +531,20 @@ one element (a graph input or a scalar). With `S = Q·Kᵀ * scale * descale_q
 Mark `amax_s` and `amax_o` with `set_output!` (a virtual amax is refused).
 `causal` is `false`, `true` or `:top_left`, or `:bottom_right`; `window_left`,
 `window_right` and `diagonal_alignment` are the diagonal band (sliding
-window), as for `sdpa!`.
+window); `seq_len_q`/`seq_len_kv` (padding), `alibi`, dropout (drawn:
+`dropout_probability` with `dropout_seed` and `dropout_offset`; given:
+`dropout_mask` and `dropout_scale`; P is dropped before `scale_s` and
+`amax_s` is taken after), a paged K/V cache (`page_table_k`,
+`page_table_v`, `max_seq_len_kv`) and `sink_token` are as for `sdpa!`.
 """
 function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s, scale_s,
                    scale_o, scale = nothing, causal = false, stats::Bool = false,
                    window_left = nothing, window_right = nothing,
-                   diagonal_alignment = :top_left, name = nothing)
+                   diagonal_alignment = :top_left, seq_len_q = nothing, seq_len_kv = nothing,
+                   alibi::Bool = false, dropout_probability = nothing, dropout_seed = nothing,
+                   dropout_offset = nothing, dropout_mask = nothing, dropout_scale = nothing,
+                   page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
+                   sink_token = nothing, name = nothing)
     t = map(x -> _uid(g, x), (q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s,
                               scale_o))
     o = _default_options(Lib.cudnnfe_sdpa_fp8_options_t, Lib.cudnnfe_sdpa_fp8_options_init_sized)
@@ -531,7 +554,15 @@ function sdpa_fp8!(g::Graph, q, k, v; descale_q, descale_k, descale_v, descale_s
         r = Ref(_with(o; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
                       generate_stats = Int32(stats),
                       _fp8_band_fields(causal, window_left, window_right,
-                                       diagonal_alignment)...))
+                                       diagonal_alignment)...,
+                      _fp8_padding_dropout_fields(g, seq_len_q, seq_len_kv, dropout_probability,
+                                                  dropout_seed, dropout_offset, dropout_mask,
+                                                  dropout_scale)...,
+                      alibi_mask = Int32(alibi), page_table_k = _uid(g, page_table_k),
+                      page_table_v = _uid(g, page_table_v),
+                      max_seq_len_kv = max_seq_len_kv === nothing ? Int64(0) :
+                                       Int64(max_seq_len_kv),
+                      sink_token = _uid(g, sink_token)))
         check(g, Lib.cudnnfe_graph_add_sdpa_fp8(g, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                                                 t[9], r, out, st, amax_s, amax_o))
     end
@@ -543,20 +574,30 @@ end
     sdpa_fp8_backward!(g, q, k, v, o, dO, stats; descale_q, descale_k, descale_v, descale_o,
                        descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv,
                        scale_dp, scale = nothing, causal = false, window_left = nothing,
-                       window_right = nothing, diagonal_alignment = :top_left, name = nothing)
+                       window_right = nothing, diagonal_alignment = :top_left,
+                       seq_len_q = nothing, seq_len_kv = nothing, dropout_probability = nothing,
+                       dropout_seed = nothing, dropout_offset = nothing, dropout_mask = nothing,
+                       dropout_scale = nothing, dropout_scale_inv = nothing, name = nothing)
         -> (dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
 
 FP8 attention backward (the C header gives the formulas), in Julia order: from
 `q`, `k`, `v`, the forward's `o`, the FP8 loss gradient `dO` and the forward's
 `stats`; every descale and scale a FLOAT tensor of one element. The
 gradients have the shapes and dimension orders of `q`, `k`, `v`; mark the
-four amax outputs with `set_output!`. `causal` and the band as the forward's.
+four amax outputs with `set_output!`. `causal`, the band, padding and dropout
+as the forward's; with a given `dropout_mask`, `dropout_scale_inv` (a FLOAT
+tensor of one element, `1 / dropout_scale`) is required, as for
+`sdpa_backward!`.
 """
 function sdpa_fp8_backward!(g::Graph, q, k, v, o, dO, stats; descale_q, descale_k, descale_v,
                             descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq,
                             scale_dk, scale_dv, scale_dp, scale = nothing, causal = false,
                             window_left = nothing, window_right = nothing,
-                            diagonal_alignment = :top_left, name = nothing)
+                            diagonal_alignment = :top_left, seq_len_q = nothing,
+                            seq_len_kv = nothing, dropout_probability = nothing,
+                            dropout_seed = nothing, dropout_offset = nothing,
+                            dropout_mask = nothing, dropout_scale = nothing,
+                            dropout_scale_inv = nothing, name = nothing)
     t = map(x -> _uid(g, x), (q, k, v, o, dO, stats, descale_q, descale_k, descale_v, descale_o,
                               descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk,
                               scale_dv, scale_dp))
@@ -567,7 +608,11 @@ function sdpa_fp8_backward!(g::Graph, q, k, v, o, dO, stats; descale_q, descale_
     GC.@preserve nm begin
         r = Ref(_with(opts; name = _name_ptr(nm), attn_scale = _float_or_nothing(scale),
                       _fp8_band_fields(causal, window_left, window_right,
-                                       diagonal_alignment)...))
+                                       diagonal_alignment)...,
+                      _fp8_padding_dropout_fields(g, seq_len_q, seq_len_kv, dropout_probability,
+                                                  dropout_seed, dropout_offset, dropout_mask,
+                                                  dropout_scale)...,
+                      dropout_scale_inv = _uid(g, dropout_scale_inv)))
         check(g, Lib.cudnnfe_graph_add_sdpa_fp8_backward(g, t[1], t[2], t[3], t[4], t[5], t[6],
                                                          t[7], t[8], t[9], t[10], t[11], t[12],
                                                          t[13], t[14], t[15], t[16], t[17],

@@ -34,8 +34,12 @@ _FEATURES = {
     "unfuse_fma": "unfused FMA",
     "max_total_seq_len_q": "a bound on the total ragged sequence length",
     "max_total_seq_len_kv": "a bound on the total ragged sequence length",
-    "paged_attention_k_table": "paged attention in FP8 attention",
-    "paged_attention_v_table": "paged attention in FP8 attention",
+}
+
+# What cudnn-frontend itself refuses, with its rule (the C ABI has no field for it).
+_FE_REFUSES = {
+    ("sdpa_fp8", "bias"): "cudnn-frontend refuses it too (\"SDPA FP8 does not support "
+                          "bias\"; cuDNN's FP8 attention engines lack it)",
 }
 
 # Keywords whose 0 cudnn-frontend treats as unset, like None (a length or bound).
@@ -527,6 +531,13 @@ class AttentionOps:
             o.window_right = 0
             o.diagonal_alignment = int(diagonal_alignment.BOTTOM_RIGHT)
 
+    def _fp8_padding_options(self, o: Any, node: str, use_padding_mask: Any, seq_len_q: Any,
+                             seq_len_kv: Any) -> None:
+        """FP8 attention's padding fields (the C structs' padding_mask, seq_len_q, seq_len_kv)."""
+        o.padding_mask = _flag(use_padding_mask, f"{node}: use_padding_mask")
+        o.seq_len_q = self._operand(seq_len_q, node, "seq_len_q", optional=True)
+        o.seq_len_kv = self._operand(seq_len_kv, node, "seq_len_kv", optional=True)
+
     @staticmethod
     def _fp8_compute(node: str, compute_data_type: DType) -> None:
         if _dtype(compute_data_type, "compute_data_type") not in (int(data_type.NOT_SET),
@@ -558,29 +569,24 @@ class AttentionOps:
         true or ``is_inference`` is False (else None).
 
         The C ABI's FP8 attention has a float ``attn_scale``, the causal
-        masks (``use_causal_mask``, ``use_causal_mask_bottom_right``) and the
+        masks (``use_causal_mask``, ``use_causal_mask_bottom_right``), the
         diagonal band (``left_bound`` or ``sliding_window``, ``right_bound``,
         ``diagonal_alignment``: sdpa's window_left, window_right and
-        alignment); bias, ALiBi, padding, dropout, paged attention, a tensor
-        attn_scale and the other cudnn-frontend options raise
-        :class:`NotOfferedError`.
+        alignment), padding (``use_padding_mask``, ``seq_len_q``,
+        ``seq_len_kv``), ``use_alibi_mask``, ``dropout`` (``(probability,
+        seed, offset)`` or ``(mask, scale)``) and paged K/V
+        (``paged_attention_k_table``, ``paged_attention_v_table``,
+        ``paged_attention_max_seq_len_kv``) and ``sink_token``, as :meth:`sdpa`
+        defines them.
+        ``bias`` raises :class:`NotOfferedError` (cudnn-frontend refuses it
+        too), as do a tensor attn_scale and the other cudnn-frontend options.
         """
         node = self._node_name("sdpa_fp8", name)
-        # paged_attention_max_seq_len_kv only sizes a paged cache: without a page table
-        # cudnn-frontend's FP8 tests pass s_kv there, and it means nothing.
-        _refuse(node, dict(rng_dump=rng_dump, paged_attention_k_table=paged_attention_k_table,
-                           paged_attention_v_table=paged_attention_v_table,
-                           fn=fn, score_max=score_max, score_sum_exp=score_sum_exp,
-                           sink_token=sink_token))
-        for key, value, what in (("bias", bias, "an attention bias"),
-                                 ("use_alibi_mask", use_alibi_mask, "ALiBi"),
-                                 ("use_padding_mask", use_padding_mask, "padding masks"),
-                                 ("seq_len_q", seq_len_q, "padding masks"),
-                                 ("seq_len_kv", seq_len_kv, "padding masks"),
-                                 ("dropout", dropout, "dropout")):
-            if not _is_unset(key, value):
-                raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
-                                      "ABI for FP8 attention")
+        _refuse(node, dict(rng_dump=rng_dump, fn=fn, score_max=score_max,
+                           score_sum_exp=score_sum_exp))
+        if bias is not None:
+            raise NotOfferedError(f"{node}: bias (an attention bias) is not offered for FP8 "
+                                  f"attention (sdpa_fp8): {_FE_REFUSES[('sdpa_fp8', 'bias')]}")
         self._fp8_compute(node, compute_data_type)
         o = _structs.new("cudnnfe_sdpa_fp8_options_t")
         cname = _cstr(node, "name")
@@ -594,6 +600,21 @@ class AttentionOps:
         o.generate_stats = 1 if stats else 0
         self._fp8_mask_options(o, node, use_causal_mask, use_causal_mask_bottom_right,
                                diagonal_alignment, sliding_window, left_bound, right_bound)
+        self._fp8_padding_options(o, node, use_padding_mask, seq_len_q, seq_len_kv)
+        o.alibi_mask = _flag(use_alibi_mask, f"{node}: use_alibi_mask")
+        self._dropout_options(o, node, dropout, None, None, backward=False)
+        # paged_attention_max_seq_len_kv only sizes a paged cache: without a page table
+        # cudnn-frontend's FP8 tests pass s_kv there, and it means nothing.
+        if paged_attention_k_table is None and paged_attention_v_table is None:
+            paged_attention_max_seq_len_kv = None
+        for key, table in (("paged_attention_k_table", paged_attention_k_table),
+                           ("paged_attention_v_table", paged_attention_v_table)):
+            if _ragged.offset_of(table) is not None:
+                raise NotOfferedError(f"{node}: {key} has ragged offsets (a packed page table), "
+                                      "which the C ABI's FP8 attention does not offer")
+        self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
+                            paged_attention_max_seq_len_kv)
+        o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
         uids = [self._operand(t, node, port) for t, port in ((q, "q"), (k, "k"), (v, "v"))]
         uids += [self._operand(t, node, port, scalar=True) for t, port in
                  ((descale_q, "descale_q"), (descale_k, "descale_k"),
@@ -625,17 +646,14 @@ class AttentionOps:
 
         Inputs as cudnn-frontend's; the amax outputs must be marked with
         ``set_output(True)``. Options as :meth:`sdpa_fp8` (they must match the
-        forward); ``use_deterministic_algorithm``, padding and dropout raise
-        :class:`NotOfferedError`.
+        forward), padding and dropout included (``dropout``: ``(probability,
+        seed, offset)`` or ``(mask, scale, scale_inv)``);
+        ``use_deterministic_algorithm`` raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa_fp8_backward", name)
         _refuse(node, dict(sink_token=sink_token, dSink_token=dSink_token))
-        for key, value, what in (("use_padding_mask", use_padding_mask, "padding masks"),
-                                 ("seq_len_q", seq_len_q, "padding masks"),
-                                 ("seq_len_kv", seq_len_kv, "padding masks"),
-                                 ("dropout", dropout, "dropout"),
-                                 ("use_deterministic_algorithm", use_deterministic_algorithm,
-                                  "a deterministic algorithm")):
+        for key, value, what in (("use_deterministic_algorithm", use_deterministic_algorithm,
+                                  "a deterministic algorithm"),):
             if not _is_unset(key, value):
                 raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
                                       "ABI for FP8 attention")
@@ -650,6 +668,8 @@ class AttentionOps:
             opts.attn_scale = _attn_scale_value(node, attn_scale)
         self._fp8_mask_options(opts, node, use_causal_mask, use_causal_mask_bottom_right,
                                diagonal_alignment, None, left_bound, right_bound)
+        self._fp8_padding_options(opts, node, use_padding_mask, seq_len_q, seq_len_kv)
+        self._dropout_options(opts, node, dropout, None, None, backward=True)
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
         uids += [self._operand(t, node, port, scalar=True) for t, port in

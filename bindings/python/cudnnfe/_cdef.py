@@ -765,6 +765,24 @@ typedef struct cudnnfe_sdpa_fp8_options {
   int64_t window_left;
   int64_t window_right;
   cudnnfe_diagonal_alignment_t diagonal_alignment;
+
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+
+  int32_t alibi_mask;
+
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv;
+
+  int64_t sink_token;
 } cudnnfe_sdpa_fp8_options_t;
 void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
 
@@ -784,6 +802,17 @@ typedef struct cudnnfe_sdpa_fp8_backward_options {
   int64_t window_left;
   int64_t window_right;
   cudnnfe_diagonal_alignment_t diagonal_alignment;
+
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  int64_t dropout_scale_inv;
 } cudnnfe_sdpa_fp8_backward_options_t;
 void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
                                                   size_t struct_size);

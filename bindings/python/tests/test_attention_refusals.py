@@ -26,7 +26,7 @@ def _refuse_keywords():
 
 def test_every_refused_keyword_has_a_description():
     keys = _refuse_keywords()
-    assert {"rng_dump", "score_max", "paged_attention_k_table", "sink_token"} <= keys
+    assert {"rng_dump", "score_max", "sink_token"} <= keys
     missing = keys - set(_attention._FEATURES)
     assert not missing, f"_FEATURES lacks {sorted(missing)}"
 
@@ -52,11 +52,27 @@ def test_sdpa_fp8_takes_a_max_seq_len_without_page_tables():
     assert o.get_dim() == [1, 2, 16, 16]
 
 
-def test_sdpa_fp8_refuses_page_tables_by_name():
+def test_sdpa_fp8_takes_page_tables():
+    # Paged K/V is offered for FP8 attention (cudnn-frontend's paged_attention_* keywords).
     g = graph(io_data_type=data_type.FP8_E4M3)
     q = g.tensor(dim=[1, 2, 16, 16])
-    table = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT32)
-    with pytest.raises(cudnnfe.NotOfferedError,
-                       match=r"paged_attention_k_table \(paged attention in FP8 attention\)"):
-        g.sdpa_fp8(q, q, q, *[1.0] * 6, is_inference=True, paged_attention_k_table=table,
-                   paged_attention_max_seq_len_kv=16)
+    container = g.tensor(dim=[2, 2, 8, 16])
+    table = g.tensor(dim=[1, 1, 2, 1], data_type=data_type.INT32)
+    lengths = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT32)
+    o, _, _, _ = g.sdpa_fp8(q, container, container, *[1.0] * 6, is_inference=True,
+                            use_padding_mask=True, seq_len_q=lengths, seq_len_kv=lengths,
+                            paged_attention_k_table=table, paged_attention_v_table=table,
+                            paged_attention_max_seq_len_kv=16)
+    assert o.get_dim() == [1, 2, 16, 16]
+
+def test_sdpa_fp8_refuses_a_packed_page_table_by_name():
+    g = graph(io_data_type=data_type.FP8_E4M3)
+    q = g.tensor(dim=[1, 2, 16, 16])
+    container = g.tensor(dim=[2, 2, 8, 16])
+    table = g.tensor(dim=[1, 1, 2, 1], data_type=data_type.INT32)
+    table.set_ragged_offset(g.tensor(dim=[2, 1, 1, 1], data_type=data_type.INT32))
+    lengths = g.tensor(dim=[1, 1, 1, 1], data_type=data_type.INT32)
+    with pytest.raises(cudnnfe.NotOfferedError, match=r"paged_attention_k_table has ragged"):
+        g.sdpa_fp8(q, container, container, *[1.0] * 6, is_inference=True,
+                   use_padding_mask=True, seq_len_q=lengths, seq_len_kv=lengths,
+                   paged_attention_k_table=table, paged_attention_v_table=table)

@@ -455,15 +455,16 @@ def test_sdpa_option_errors_carry_the_library_message(g4):
         g.sdpa(q, q, q, sliding_window=3)  # sdpa_fp8's spelling, not sdpa's
 
 
-def test_sdpa_fp8_refuses_masks_the_abi_lacks():
+def test_sdpa_fp8_refuses_what_the_abi_lacks():
     g = graph(io_data_type=data_type.FP8_E4M3)
     q = g.tensor(dim=[1, 2, 16, 16])
     scales = [1.0] * 6
-    for kw, match in ((dict(bias=q), "bias"), (dict(use_alibi_mask=True), "ALiBi"),
-                      (dict(use_padding_mask=True), "padding"),
-                      (dict(seq_len_q=q), "padding"),
-                      (dict(dropout=(0.1, 1, 1)), "dropout"),
-                      (dict(attn_scale=q), "attn_scale as a tensor"),
+    # cudnn-frontend refuses bias in FP8 attention too ("SDPA FP8 does not support bias").
+    with pytest.raises(cudnnfe.NotOfferedError,
+                       match=r'^f: bias .*FP8 attention \(sdpa_fp8\): cudnn-frontend refuses '
+                             r'it too'):
+        g.sdpa_fp8(q, q, q, *scales, generate_stats=False, bias=q, name="f")
+    for kw, match in ((dict(attn_scale=q), "attn_scale as a tensor"),
                       (dict(compute_data_type=data_type.HALF), "FLOAT")):
         with pytest.raises(cudnnfe.NotOfferedError, match=match):
             g.sdpa_fp8(q, q, q, *scales, generate_stats=False, **kw)
@@ -477,10 +478,11 @@ def test_sdpa_fp8_refuses_masks_the_abi_lacks():
         h.validate()
 
 
-def _fp8_forward_loop(q8, k8, v8, sc, scale, visible):
+def _fp8_forward_loop(q8, k8, v8, sc, scale, visible, drop=None):
     """FP8 attention forward, one query row at a time (independent of numpy_ref_ops):
-    dequantize, softmax over the visible columns, P quantized after scale_s, O' = P8 V
-    descaled, O quantized after scale_o. Returns (O as float64, stats, amax_s, amax_o)."""
+    dequantize, softmax over the visible columns, P [times drop = (mask, scale)] quantized
+    after scale_s, O' = P8 V descaled, O quantized after scale_o. Returns (O as float64,
+    stats, amax_s, amax_o)."""
     ftype = q8.dtype
     q, k, v = (a.astype(np.float64) for a in (q8, k8, v8))
     b, h_q, s_q, _ = q.shape
@@ -499,6 +501,8 @@ def _fp8_forward_loop(q8, k8, v8, sc, scale, visible):
                 m = s.max()
                 e = np.exp(s - m)
                 p = e / e.sum()
+                if drop is not None:
+                    p = p * drop[0][n, h, i, cols] * drop[1]
                 stats[n, h, i, 0] = m + np.log(e.sum())
                 amax_s = max(amax_s, p.max())
                 p8 = (p * sc["scale_s"]).astype(ftype).astype(np.float64)
@@ -691,3 +695,118 @@ def test_block_mask_refused_with_composite(g4):
         g.sdpa(q, q, q, block_mask=bm, implementation="COMPOSITE")
     with pytest.raises((ValueError, TypeError), match="implementation"):
         g.sdpa(q, q, q, implementation="FASTEST")
+
+
+def test_sdpa_fp8_padding_equals_the_truncated_batches(rng):
+    """use_padding_mask with seq_len_q / seq_len_kv (cudnn-frontend's keywords): each batch's
+    valid rows equal, bit for bit, a graph run on that batch cut to its lengths; padding rows
+    are 0."""
+    q8 = rng.standard_normal((2, 2, 8, 16)).astype(E4M3)
+    k8, v8 = (rng.standard_normal((2, 2, 10, 16)).astype(E4M3) for _ in range(2))
+    lq = np.array([8, 5], np.int32).reshape(2, 1, 1, 1)
+    lkv = np.array([10, 6], np.int32).reshape(2, 1, 1, 1)
+    g, ts = _fp8_graph(q8, k8, v8)
+    tq, tkv = g.tensor_like(lq), g.tensor_like(lkv)
+    outs = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True, use_causal_mask=True,
+                      use_padding_mask=True, seq_len_q=tq, seq_len_kv=tkv)
+    got = run(g, dict(zip(ts + [tq, tkv], (q8, k8, v8, lq, lkv))),
+              [t.set_output(True) for t in outs])
+    for n in range(2):
+        sq, skv = int(lq[n, 0, 0, 0]), int(lkv[n, 0, 0, 0])
+        parts = (q8[n:n + 1, :, :sq], k8[n:n + 1, :, :skv], v8[n:n + 1, :, :skv])
+        g1, ts1 = _fp8_graph(*parts)
+        one = _run_fp8(g1, ts1, parts, g1.sdpa_fp8(*ts1, *_FP8_SCALES.values(),
+                                                   generate_stats=True, use_causal_mask=True))
+        assert np.array_equal(got[0][n, :, :sq].astype(np.float64), one[0][0].astype(np.float64))
+        close(got[1][n, :, :sq], one[1][0], rtol=1e-6, atol=1e-6)
+        assert not got[0][n, :, sq:].astype(np.float64).any()
+        assert np.isneginf(got[1][n, :, sq:]).all()
+
+
+def test_sdpa_fp8_dropout_mask_and_alibi_keywords(rng):
+    """dropout=(mask, scale) against the loop; use_alibi_mask changes the result (its values
+    are checked against loops in tests/test_cpu_fp8.cpp)."""
+    q8, k8, v8 = (rng.standard_normal((1, 2, 8, 16)).astype(E4M3) for _ in range(3))
+    mask = (rng.random((1, 2, 8, 8)) < 0.75).astype(np.float32)
+    g, ts = _fp8_graph(q8, k8, v8)
+    tm = g.tensor_like(mask)
+    outs = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True,
+                      dropout=(tm, 1 / 0.75))
+    got = run(g, dict(zip(ts + [tm], (q8, k8, v8, mask))), [t.set_output(True) for t in outs])
+    want = _fp8_forward_loop(q8, k8, v8, _FP8_SCALES, 0.25, lambda i: np.ones(8, bool),
+                             drop=(mask, np.float32(1 / 0.75)))
+    close(got[0].astype(np.float64), want[0], rtol=0.13, atol=0.02)
+    close(got[2], want[2], rtol=1e-5)
+    g2, ts2 = _fp8_graph(q8, k8, v8)
+    alibi = g2.sdpa_fp8(*ts2, *_FP8_SCALES.values(), generate_stats=True, use_causal_mask=True,
+                        use_alibi_mask=True)
+    g3, ts3 = _fp8_graph(q8, k8, v8)
+    plain = g3.sdpa_fp8(*ts3, *_FP8_SCALES.values(), generate_stats=True, use_causal_mask=True)
+    a = _run_fp8(g2, ts2, (q8, k8, v8), alibi)
+    b = _run_fp8(g3, ts3, (q8, k8, v8), plain)
+    assert np.abs(a[1] - b[1]).max() > 1e-3
+
+
+def test_sdpa_fp8_backward_padding_and_dropout_keywords(rng):
+    """sdpa_fp8_backward takes use_padding_mask, seq_len_q, seq_len_kv and
+    dropout=(mask, scale, scale_inv); gradients of padding rows and keys are 0, and a mask
+    of ones with scales 1 gives the gradients without dropout."""
+    b, h, s, d = 2, 2, 8, 16
+    q8, k8, v8, do8 = (rng.standard_normal((b, h, s, d)).astype(E4M3) for _ in range(4))
+    _, stats, _, _, o_prime = ref.sdpa_fp8(q8, k8, v8, 1, 1, 1, 1 / 64.0, 64.0, 1.0, 0.25, False)
+    o8 = o_prime.astype(E4M3)
+    lq = np.array([8, 5], np.int32).reshape(2, 1, 1, 1)
+    lkv = np.array([8, 3], np.int32).reshape(2, 1, 1, 1)
+    ones = np.ones((b, h, s, s), np.float32)
+    scales = [1.0, 1.0, 1.0, 1.0, 1.0, 1 / 64.0, 1 / 16.0, 64.0, 1.0, 1.0, 1.0, 16.0]
+
+    def backward(**kw):
+        g = cudnnfe.pygraph(io_data_type=data_type.FP8_E4M3,
+                            intermediate_data_type=data_type.FLOAT,
+                            compute_data_type=data_type.FLOAT,
+                            target=cudnnfe.target.CPU_REFERENCE)
+        ts = [g.tensor_like(a) for a in (q8, k8, v8, o8, do8, stats.astype(np.float32))]
+        feeds = dict(zip(ts, [q8, k8, v8, o8, do8, stats.astype(np.float32)]))
+        extra = {}
+        if kw.pop("padded", False):
+            extra["seq_len_q"], extra["seq_len_kv"] = g.tensor_like(lq), g.tensor_like(lkv)
+            feeds[extra["seq_len_q"]], feeds[extra["seq_len_kv"]] = lq, lkv
+            extra["use_padding_mask"] = True
+        if kw.pop("dropped", False):
+            tm = g.tensor_like(ones)
+            feeds[tm] = ones
+            extra["dropout"] = (tm, 1.0, 1.0)
+        outs = g.sdpa_fp8_backward(*ts, *scales, attn_scale=0.25, **extra)
+        return run(g, feeds, [t.set_output(True) for t in outs])
+
+    padded = backward(padded=True)
+    assert not padded[0][1, :, 5:].astype(np.float64).any()  # dQ past seq_len_q
+    assert not padded[1][1, :, 3:].astype(np.float64).any()  # dK past seq_len_kv
+    assert not padded[2][1, :, 3:].astype(np.float64).any()  # dV
+    assert padded[0][1, :, :5].astype(np.float64).any()
+    plain, dropped = backward(), backward(dropped=True)
+    for x, y in zip(plain, dropped):
+        assert np.array_equal(np.asarray(x, np.float64), np.asarray(y, np.float64))
+
+
+def test_sdpa_fp8_sink_token_keyword(rng):
+    """sink_token (cudnn-frontend's keyword): a sink of -inf changes nothing, bit for bit; a
+    large one takes the softmax mass (stats rise to about the sink)."""
+    q8, k8, v8 = (rng.standard_normal((1, 2, 8, 16)).astype(E4M3) for _ in range(3))
+
+    def forward(sink):
+        g, ts = _fp8_graph(q8, k8, v8)
+        feeds = dict(zip(ts, (q8, k8, v8)))
+        kw = {}
+        if sink is not None:
+            kw["sink_token"] = g.tensor_like(sink)
+            feeds[kw["sink_token"]] = sink
+        outs = g.sdpa_fp8(*ts, *_FP8_SCALES.values(), generate_stats=True, **kw)
+        return run(g, feeds, [t.set_output(True) for t in outs])
+
+    plain = forward(None)
+    none = forward(np.full((1, 2, 1, 1), -np.inf, np.float32))
+    for x, y in zip(plain, none):
+        assert np.array_equal(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    big = forward(np.full((1, 2, 1, 1), 30.0, np.float32))
+    close(big[1], np.full_like(big[1], 30.0), rtol=0, atol=1e-3)

@@ -367,10 +367,10 @@ typedef long long swig_type_337;
 typedef long long swig_type_338;
 typedef long long swig_type_339;
 typedef long long swig_type_340;
-typedef _gostring_ swig_type_341;
-typedef _goslice_ swig_type_342;
-typedef _goslice_ swig_type_343;
-typedef _gostring_ swig_type_344;
+typedef long long swig_type_341;
+typedef long long swig_type_342;
+typedef long long swig_type_343;
+typedef long long swig_type_344;
 typedef long long swig_type_345;
 typedef long long swig_type_346;
 typedef long long swig_type_347;
@@ -378,36 +378,36 @@ typedef long long swig_type_348;
 typedef long long swig_type_349;
 typedef long long swig_type_350;
 typedef long long swig_type_351;
-typedef _goslice_ swig_type_352;
+typedef long long swig_type_352;
 typedef long long swig_type_353;
 typedef long long swig_type_354;
 typedef long long swig_type_355;
-typedef _goslice_ swig_type_356;
+typedef long long swig_type_356;
 typedef long long swig_type_357;
 typedef long long swig_type_358;
-typedef _goslice_ swig_type_359;
-typedef _goslice_ swig_type_360;
+typedef long long swig_type_359;
+typedef long long swig_type_360;
 typedef long long swig_type_361;
 typedef long long swig_type_362;
 typedef long long swig_type_363;
 typedef long long swig_type_364;
-typedef _goslice_ swig_type_365;
+typedef long long swig_type_365;
 typedef long long swig_type_366;
-typedef _goslice_ swig_type_367;
-typedef _gostring_ swig_type_368;
+typedef long long swig_type_367;
+typedef long long swig_type_368;
 typedef long long swig_type_369;
 typedef long long swig_type_370;
 typedef long long swig_type_371;
 typedef long long swig_type_372;
 typedef long long swig_type_373;
 typedef long long swig_type_374;
-typedef long long swig_type_375;
-typedef long long swig_type_376;
-typedef long long swig_type_377;
-typedef long long swig_type_378;
+typedef _gostring_ swig_type_375;
+typedef _goslice_ swig_type_376;
+typedef _goslice_ swig_type_377;
+typedef _gostring_ swig_type_378;
 typedef long long swig_type_379;
 typedef long long swig_type_380;
-typedef _goslice_ swig_type_381;
+typedef long long swig_type_381;
 typedef long long swig_type_382;
 typedef long long swig_type_383;
 typedef long long swig_type_384;
@@ -416,27 +416,61 @@ typedef _goslice_ swig_type_386;
 typedef long long swig_type_387;
 typedef long long swig_type_388;
 typedef long long swig_type_389;
-typedef long long swig_type_390;
+typedef _goslice_ swig_type_390;
 typedef long long swig_type_391;
 typedef long long swig_type_392;
-typedef long long swig_type_393;
-typedef long long swig_type_394;
+typedef _goslice_ swig_type_393;
+typedef _goslice_ swig_type_394;
 typedef long long swig_type_395;
 typedef long long swig_type_396;
 typedef long long swig_type_397;
 typedef long long swig_type_398;
-typedef long long swig_type_399;
+typedef _goslice_ swig_type_399;
 typedef long long swig_type_400;
-typedef long long swig_type_401;
-typedef _goslice_ swig_type_402;
+typedef _goslice_ swig_type_401;
+typedef _gostring_ swig_type_402;
 typedef long long swig_type_403;
 typedef long long swig_type_404;
 typedef long long swig_type_405;
-typedef _gostring_ swig_type_406;
-typedef _goslice_ swig_type_407;
+typedef long long swig_type_406;
+typedef long long swig_type_407;
 typedef long long swig_type_408;
-typedef _goslice_ swig_type_409;
+typedef long long swig_type_409;
 typedef long long swig_type_410;
+typedef long long swig_type_411;
+typedef long long swig_type_412;
+typedef long long swig_type_413;
+typedef long long swig_type_414;
+typedef _goslice_ swig_type_415;
+typedef long long swig_type_416;
+typedef long long swig_type_417;
+typedef long long swig_type_418;
+typedef long long swig_type_419;
+typedef _goslice_ swig_type_420;
+typedef long long swig_type_421;
+typedef long long swig_type_422;
+typedef long long swig_type_423;
+typedef long long swig_type_424;
+typedef long long swig_type_425;
+typedef long long swig_type_426;
+typedef long long swig_type_427;
+typedef long long swig_type_428;
+typedef long long swig_type_429;
+typedef long long swig_type_430;
+typedef long long swig_type_431;
+typedef long long swig_type_432;
+typedef long long swig_type_433;
+typedef long long swig_type_434;
+typedef long long swig_type_435;
+typedef _goslice_ swig_type_436;
+typedef long long swig_type_437;
+typedef long long swig_type_438;
+typedef long long swig_type_439;
+typedef _gostring_ swig_type_440;
+typedef _goslice_ swig_type_441;
+typedef long long swig_type_442;
+typedef _goslice_ swig_type_443;
+typedef long long swig_type_444;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
@@ -847,44 +881,88 @@ extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39
 extern swig_type_305 _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
+extern swig_type_307 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
+extern swig_type_311 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern swig_type_315 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern swig_type_317 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
+extern swig_type_319 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
+extern swig_type_321 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
+extern swig_type_323 _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
+extern swig_type_325 _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2, swig_type_308 arg3, swig_type_309 arg4, swig_type_310 arg5, swig_type_311 arg6, swig_type_312 arg7, swig_type_313 arg8, swig_type_314 arg9, swig_type_315 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
-extern swig_type_317 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2, swig_type_328 arg3, swig_type_329 arg4, swig_type_330 arg5, swig_type_331 arg6, swig_type_332 arg7, swig_type_333 arg8, swig_type_334 arg9, swig_type_335 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_336 arg2);
+extern swig_type_337 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
-extern swig_type_319 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
-extern swig_type_321 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_338 arg2);
+extern swig_type_339 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_340 arg2);
+extern swig_type_341 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_342 arg2);
+extern swig_type_343 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_344 arg2);
+extern swig_type_345 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_346 arg2);
+extern swig_type_347 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2);
+extern swig_type_349 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_350 arg2);
+extern swig_type_351 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_352 arg2);
+extern swig_type_353 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
+extern swig_type_355 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2, swig_type_324 arg3, swig_type_325 arg4, swig_type_326 arg5, swig_type_327 arg6, swig_type_328 arg7, swig_type_329 arg8, swig_type_330 arg9, swig_type_331 arg10, swig_type_332 arg11, swig_type_333 arg12, swig_type_334 arg13, swig_type_335 arg14, swig_type_336 arg15, swig_type_337 arg16, swig_type_338 arg17, swig_type_339 arg18, swig_type_340 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_356 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_357 arg2, swig_type_358 arg3, swig_type_359 arg4, swig_type_360 arg5, swig_type_361 arg6, swig_type_362 arg7, swig_type_363 arg8, swig_type_364 arg9, swig_type_365 arg10, swig_type_366 arg11, swig_type_367 arg12, swig_type_368 arg13, swig_type_369 arg14, swig_type_370 arg15, swig_type_371 arg16, swig_type_372 arg17, swig_type_373 arg18, swig_type_374 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
 extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
-extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_342 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_375 arg2);
+extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_376 arg2, swig_voidp arg3);
 extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_343 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_344 arg2);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_345 arg2);
-extern swig_type_346 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_377 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_378 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_379 arg2);
+extern swig_type_380 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_347 arg2);
-extern swig_type_348 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_381 arg2);
+extern swig_type_382 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -907,22 +985,22 @@ extern void _wrap_cudnnfe_build_options_t_device_properties_set_capi_82bfd983f3a
 extern uintptr_t _wrap_cudnnfe_build_options_t_device_properties_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_349 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_383 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_350 arg2);
-extern swig_type_351 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_384 arg2);
+extern swig_type_385 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_352 arg3, uintptr_t arg4, swig_type_353 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
-extern swig_type_355 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_386 arg3, uintptr_t arg4, swig_type_387 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_388 arg2);
+extern swig_type_389 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
@@ -931,28 +1009,28 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_356 arg3, uintptr_t arg4, swig_type_357 arg5, uintptr_t arg6, swig_type_358 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_359 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_360 arg3, uintptr_t arg4, swig_type_361 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_362 arg2);
-extern swig_type_363 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_390 arg3, uintptr_t arg4, swig_type_391 arg5, uintptr_t arg6, swig_type_392 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_393 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_394 arg3, uintptr_t arg4, swig_type_395 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_396 arg2);
+extern swig_type_397 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_bind_options_t_cuda_graph_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_bind_options_t_cuda_graph_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_364 arg2);
-extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_365 arg4, uintptr_t arg5, swig_type_366 arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_398 arg2);
+extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_399 arg4, uintptr_t arg5, swig_type_400 arg6, uintptr_t arg7);
 extern int _wrap_cudnnfe_bound_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern int _wrap_cudnnfe_bound_get_cuda_graph_mode_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_bound_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_367 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_368 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_369 arg2);
-extern swig_type_370 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_371 arg2);
-extern swig_type_372 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_373 arg2);
-extern swig_type_374 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_401 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_402 arg2);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_403 arg2);
+extern swig_type_404 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_405 arg2);
+extern swig_type_406 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_407 arg2);
+extern swig_type_408 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -965,13 +1043,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_375 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_409 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_376 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_377 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_410 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_411 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_378 arg2);
-extern swig_type_379 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_412 arg2);
+extern swig_type_413 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -984,10 +1062,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_380 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_381 arg3, uintptr_t arg4, swig_type_382 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_383 arg2);
-extern swig_type_384 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_414 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_415 arg3, uintptr_t arg4, swig_type_416 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_417 arg2);
+extern swig_type_418 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -1004,39 +1082,39 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_385 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_419 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_386 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_387 arg2);
-extern swig_type_388 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_389 arg2);
-extern swig_type_390 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_391 arg2);
-extern swig_type_392 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_393 arg2);
-extern swig_type_394 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_395 arg2);
-extern swig_type_396 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_397 arg2);
-extern swig_type_398 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_399 arg2);
-extern swig_type_400 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_420 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_421 arg2);
+extern swig_type_422 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_423 arg2);
+extern swig_type_424 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_425 arg2);
+extern swig_type_426 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_427 arg2);
+extern swig_type_428 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_429 arg2);
+extern swig_type_430 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_431 arg2);
+extern swig_type_432 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_433 arg2);
+extern swig_type_434 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_401 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_435 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_402 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_403 arg2);
-extern swig_type_404 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_436 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_437 arg2);
+extern swig_type_438 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_405 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_406 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_407 arg3, uintptr_t arg4, swig_type_408 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_409 arg3, uintptr_t arg4, swig_type_410 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_439 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_440 arg3, uintptr_t arg4);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_441 arg3, uintptr_t arg4, swig_type_442 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_443 arg3, uintptr_t arg4, swig_type_444 arg5, uintptr_t arg6);
 #undef intgo
 */
 import "C"
@@ -4775,6 +4853,175 @@ func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDiagonal_alignment() (_swig_re
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetMax_seq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSink_token(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSink_token() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
 	var swig_r Cudnnfe_sdpa_fp8_options_t
 	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
@@ -4803,12 +5050,38 @@ type Cudnnfe_sdpa_fp8_options_t interface {
 	GetWindow_right() (_swig_ret int64)
 	SetDiagonal_alignment(arg2 int32)
 	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetPage_table_k(arg2 int64)
+	GetPage_table_k() (_swig_ret int64)
+	SetPage_table_v(arg2 int64)
+	GetPage_table_v() (_swig_ret int64)
+	SetMax_seq_len_kv(arg2 int64)
+	GetMax_seq_len_kv() (_swig_ret int64)
+	SetSink_token(arg2 int64)
+	GetSink_token() (_swig_ret int64)
 }
 
 func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
@@ -4828,7 +5101,7 @@ func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 i
 	_swig_i_12 := arg13
 	_swig_i_13 := arg14
 	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1), C.swig_type_308(_swig_i_2), C.swig_type_309(_swig_i_3), C.swig_type_310(_swig_i_4), C.swig_type_311(_swig_i_5), C.swig_type_312(_swig_i_6), C.swig_type_313(_swig_i_7), C.swig_type_314(_swig_i_8), C.swig_type_315(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1), C.swig_type_328(_swig_i_2), C.swig_type_329(_swig_i_3), C.swig_type_330(_swig_i_4), C.swig_type_331(_swig_i_5), C.swig_type_332(_swig_i_6), C.swig_type_333(_swig_i_7), C.swig_type_334(_swig_i_8), C.swig_type_335(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
 	return swig_r
 }
 
@@ -4844,7 +5117,7 @@ func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_back
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_336(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4883,7 +5156,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_338(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_ret int64) {
@@ -4896,7 +5169,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_340(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_right() (_swig_ret int64) {
@@ -4916,6 +5189,123 @@ func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDiagonal_alignment() 
 	var swig_r int32
 	_swig_i_0 := arg1
 	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_342(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_344(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_346(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_348(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_350(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_352(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale_inv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -4945,12 +5335,30 @@ type Cudnnfe_sdpa_fp8_backward_options_t interface {
 	GetWindow_right() (_swig_ret int64)
 	SetDiagonal_alignment(arg2 int32)
 	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetDropout_scale_inv(arg2 int64)
+	GetDropout_scale_inv() (_swig_ret int64)
 }
 
 func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_356(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
@@ -4982,7 +5390,7 @@ func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int6
 	_swig_i_24 := arg25
 	_swig_i_25 := arg26
 	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1), C.swig_type_324(_swig_i_2), C.swig_type_325(_swig_i_3), C.swig_type_326(_swig_i_4), C.swig_type_327(_swig_i_5), C.swig_type_328(_swig_i_6), C.swig_type_329(_swig_i_7), C.swig_type_330(_swig_i_8), C.swig_type_331(_swig_i_9), C.swig_type_332(_swig_i_10), C.swig_type_333(_swig_i_11), C.swig_type_334(_swig_i_12), C.swig_type_335(_swig_i_13), C.swig_type_336(_swig_i_14), C.swig_type_337(_swig_i_15), C.swig_type_338(_swig_i_16), C.swig_type_339(_swig_i_17), C.swig_type_340(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_357(_swig_i_1), C.swig_type_358(_swig_i_2), C.swig_type_359(_swig_i_3), C.swig_type_360(_swig_i_4), C.swig_type_361(_swig_i_5), C.swig_type_362(_swig_i_6), C.swig_type_363(_swig_i_7), C.swig_type_364(_swig_i_8), C.swig_type_365(_swig_i_9), C.swig_type_366(_swig_i_10), C.swig_type_367(_swig_i_11), C.swig_type_368(_swig_i_12), C.swig_type_369(_swig_i_13), C.swig_type_370(_swig_i_14), C.swig_type_371(_swig_i_15), C.swig_type_372(_swig_i_16), C.swig_type_373(_swig_i_17), C.swig_type_374(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
 	return swig_r
 }
 
@@ -4998,7 +5406,7 @@ func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_pr
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_341)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_375)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5010,7 +5418,7 @@ func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_propertie
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_342)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_376)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5060,7 +5468,7 @@ func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_343)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_377)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5071,7 +5479,7 @@ func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_344)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_378)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5090,7 +5498,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_345(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_379(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5142,7 +5550,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_347(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_381(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -5331,7 +5739,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_349(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_383(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -5405,7 +5813,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_350(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_384(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -5456,7 +5864,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_352)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_353(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_386)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_387(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5475,7 +5883,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_388(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -5558,7 +5966,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_356)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_357(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_358(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_390)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_391(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_392(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5570,7 +5978,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_359)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_393)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5585,7 +5993,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_360)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_361(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_394)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_395(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -5609,7 +6017,7 @@ func (p SwigcptrCudnnfe_bind_options_t) SwigIsCudnnfe_bind_options_t() {
 func (arg1 SwigcptrCudnnfe_bind_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_362(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_396(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_bind_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5655,7 +6063,7 @@ type Cudnnfe_bind_options_t interface {
 func Cudnnfe_bind_options_init_sized(arg1 Cudnnfe_bind_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_364(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_398(_swig_i_1))
 }
 
 func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_graph, arg3 Struct_SS_cudnnfe_handle, arg4 []uintptr, arg5 uintptr, arg6 int64, arg7 Cudnnfe_bind_options_t) (_swig_ret int32) {
@@ -5667,7 +6075,7 @@ func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_gra
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_365)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_366(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_399)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_400(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -5702,7 +6110,7 @@ func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_367)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_401)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5713,7 +6121,7 @@ func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_368)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_402)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5732,7 +6140,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_369(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_403(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -5745,7 +6153,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_371(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_405(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -5758,7 +6166,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_373(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_407(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -5868,7 +6276,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_375(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_409(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -5884,7 +6292,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_376(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_410(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -5892,7 +6300,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_377(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_411(_swig_i_1)))
 	return swig_r
 }
 
@@ -5916,7 +6324,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_378(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_412(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6022,7 +6430,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_380(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_414(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -6034,7 +6442,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_381)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_382(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_415)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_416(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6059,7 +6467,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_383(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_417(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -6195,7 +6603,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_385(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_419(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -6212,7 +6620,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_386)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_420)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6231,7 +6639,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_387(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_421(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -6244,7 +6652,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_389(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_423(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -6257,7 +6665,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_391(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_425(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -6270,7 +6678,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_393(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_427(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -6283,7 +6691,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_395(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_429(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -6296,7 +6704,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_397(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_431(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -6309,7 +6717,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_399(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_433(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -6352,7 +6760,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_401(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_435(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -6373,7 +6781,7 @@ func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_402)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_436)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6392,7 +6800,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_403(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_437(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6438,7 +6846,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_405(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_439(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -6447,7 +6855,7 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_406)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_440)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6462,7 +6870,7 @@ func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_407)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_408(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_441)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_442(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6477,7 +6885,7 @@ func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_S
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_409)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_410(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_443)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_444(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

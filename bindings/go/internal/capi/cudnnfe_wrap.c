@@ -5920,6 +5920,331 @@ int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39af
 }
 
 
+void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->alibi_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_k = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_v = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_v);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->sink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_sdpa_fp8_options *result = 0 ;
   struct cudnnfe_sdpa_fp8_options *_swig_go_result;
@@ -6139,6 +6464,231 @@ int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd9
   arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
   
   result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale_inv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale_inv);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -911,13 +911,26 @@ func (o *RNGOptions) toC(c *C.cudnnfe_rng_options_t) {
 
 // SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t (struct_size is implied).
 type SDPAFP8Options struct {
-	Name              string
-	AttnScale         float64
-	GenerateStats     int32
-	CausalMask        int32
-	WindowLeft        int64
-	WindowRight       int64
-	DiagonalAlignment int32
+	Name               string
+	AttnScale          float64
+	GenerateStats      int32
+	CausalMask         int32
+	WindowLeft         int64
+	WindowRight        int64
+	DiagonalAlignment  int32
+	PaddingMask        int32
+	SeqLenQ            int64
+	SeqLenKV           int64
+	AlibiMask          int32
+	DropoutProbability float64
+	DropoutSeed        int64
+	DropoutOffset      int64
+	DropoutMask        int64
+	DropoutScale       int64
+	PageTableK         int64
+	PageTableV         int64
+	MaxSeqLenKV        int64
+	SinkToken          int64
 }
 
 // SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
@@ -936,6 +949,19 @@ func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	o.WindowLeft = int64(c.window_left)
 	o.WindowRight = int64(c.window_right)
 	o.DiagonalAlignment = int32(c.diagonal_alignment)
+	o.PaddingMask = int32(c.padding_mask)
+	o.SeqLenQ = int64(c.seq_len_q)
+	o.SeqLenKV = int64(c.seq_len_kv)
+	o.AlibiMask = int32(c.alibi_mask)
+	o.DropoutProbability = float64(c.dropout_probability)
+	o.DropoutSeed = int64(c.dropout_seed)
+	o.DropoutOffset = int64(c.dropout_offset)
+	o.DropoutMask = int64(c.dropout_mask)
+	o.DropoutScale = int64(c.dropout_scale)
+	o.PageTableK = int64(c.page_table_k)
+	o.PageTableV = int64(c.page_table_v)
+	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
+	o.SinkToken = int64(c.sink_token)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -958,16 +984,38 @@ func (o *SDPAFP8Options) toC(c *C.cudnnfe_sdpa_fp8_options_t) {
 	c.window_left = C.int64_t(o.WindowLeft)
 	c.window_right = C.int64_t(o.WindowRight)
 	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
+	c.padding_mask = C.int32_t(o.PaddingMask)
+	c.seq_len_q = C.int64_t(o.SeqLenQ)
+	c.seq_len_kv = C.int64_t(o.SeqLenKV)
+	c.alibi_mask = C.int32_t(o.AlibiMask)
+	c.dropout_probability = C.double(o.DropoutProbability)
+	c.dropout_seed = C.int64_t(o.DropoutSeed)
+	c.dropout_offset = C.int64_t(o.DropoutOffset)
+	c.dropout_mask = C.int64_t(o.DropoutMask)
+	c.dropout_scale = C.int64_t(o.DropoutScale)
+	c.page_table_k = C.int64_t(o.PageTableK)
+	c.page_table_v = C.int64_t(o.PageTableV)
+	c.max_seq_len_kv = C.int64_t(o.MaxSeqLenKV)
+	c.sink_token = C.int64_t(o.SinkToken)
 }
 
 // SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t (struct_size is implied).
 type SDPAFP8BackwardOptions struct {
-	Name              string
-	AttnScale         float64
-	CausalMask        int32
-	WindowLeft        int64
-	WindowRight       int64
-	DiagonalAlignment int32
+	Name               string
+	AttnScale          float64
+	CausalMask         int32
+	WindowLeft         int64
+	WindowRight        int64
+	DiagonalAlignment  int32
+	PaddingMask        int32
+	SeqLenQ            int64
+	SeqLenKV           int64
+	DropoutProbability float64
+	DropoutSeed        int64
+	DropoutOffset      int64
+	DropoutMask        int64
+	DropoutScale       int64
+	DropoutScaleInv    int64
 }
 
 // SDPAFP8BackwardOptionsInit fills o with cudnnfe_sdpa_fp8_backward_options_init's defaults.
@@ -985,6 +1033,15 @@ func (o *SDPAFP8BackwardOptions) fromC(c *C.cudnnfe_sdpa_fp8_backward_options_t)
 	o.WindowLeft = int64(c.window_left)
 	o.WindowRight = int64(c.window_right)
 	o.DiagonalAlignment = int32(c.diagonal_alignment)
+	o.PaddingMask = int32(c.padding_mask)
+	o.SeqLenQ = int64(c.seq_len_q)
+	o.SeqLenKV = int64(c.seq_len_kv)
+	o.DropoutProbability = float64(c.dropout_probability)
+	o.DropoutSeed = int64(c.dropout_seed)
+	o.DropoutOffset = int64(c.dropout_offset)
+	o.DropoutMask = int64(c.dropout_mask)
+	o.DropoutScale = int64(c.dropout_scale)
+	o.DropoutScaleInv = int64(c.dropout_scale_inv)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -1006,6 +1063,15 @@ func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
 	c.window_left = C.int64_t(o.WindowLeft)
 	c.window_right = C.int64_t(o.WindowRight)
 	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
+	c.padding_mask = C.int32_t(o.PaddingMask)
+	c.seq_len_q = C.int64_t(o.SeqLenQ)
+	c.seq_len_kv = C.int64_t(o.SeqLenKV)
+	c.dropout_probability = C.double(o.DropoutProbability)
+	c.dropout_seed = C.int64_t(o.DropoutSeed)
+	c.dropout_offset = C.int64_t(o.DropoutOffset)
+	c.dropout_mask = C.int64_t(o.DropoutMask)
+	c.dropout_scale = C.int64_t(o.DropoutScale)
+	c.dropout_scale_inv = C.int64_t(o.DropoutScaleInv)
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t (struct_size is implied).
@@ -1372,21 +1438,43 @@ var OptionFields = map[string]map[string]string{
 		"compute_dtype":         "ComputeDtype",
 	},
 	"cudnnfe_sdpa_fp8_options_t": {
-		"name":               "Name",
-		"attn_scale":         "AttnScale",
-		"generate_stats":     "GenerateStats",
-		"causal_mask":        "CausalMask",
-		"window_left":        "WindowLeft",
-		"window_right":       "WindowRight",
-		"diagonal_alignment": "DiagonalAlignment",
+		"name":                "Name",
+		"attn_scale":          "AttnScale",
+		"generate_stats":      "GenerateStats",
+		"causal_mask":         "CausalMask",
+		"window_left":         "WindowLeft",
+		"window_right":        "WindowRight",
+		"diagonal_alignment":  "DiagonalAlignment",
+		"padding_mask":        "PaddingMask",
+		"seq_len_q":           "SeqLenQ",
+		"seq_len_kv":          "SeqLenKV",
+		"alibi_mask":          "AlibiMask",
+		"dropout_probability": "DropoutProbability",
+		"dropout_seed":        "DropoutSeed",
+		"dropout_offset":      "DropoutOffset",
+		"dropout_mask":        "DropoutMask",
+		"dropout_scale":       "DropoutScale",
+		"page_table_k":        "PageTableK",
+		"page_table_v":        "PageTableV",
+		"max_seq_len_kv":      "MaxSeqLenKV",
+		"sink_token":          "SinkToken",
 	},
 	"cudnnfe_sdpa_fp8_backward_options_t": {
-		"name":               "Name",
-		"attn_scale":         "AttnScale",
-		"causal_mask":        "CausalMask",
-		"window_left":        "WindowLeft",
-		"window_right":       "WindowRight",
-		"diagonal_alignment": "DiagonalAlignment",
+		"name":                "Name",
+		"attn_scale":          "AttnScale",
+		"causal_mask":         "CausalMask",
+		"window_left":         "WindowLeft",
+		"window_right":        "WindowRight",
+		"diagonal_alignment":  "DiagonalAlignment",
+		"padding_mask":        "PaddingMask",
+		"seq_len_q":           "SeqLenQ",
+		"seq_len_kv":          "SeqLenKV",
+		"dropout_probability": "DropoutProbability",
+		"dropout_seed":        "DropoutSeed",
+		"dropout_offset":      "DropoutOffset",
+		"dropout_mask":        "DropoutMask",
+		"dropout_scale":       "DropoutScale",
+		"dropout_scale_inv":   "DropoutScaleInv",
 	},
 	"cudnnfe_build_options_t": {
 		"target":                  "Target",

@@ -4783,12 +4783,41 @@ pub struct cudnnfe_sdpa_fp8_options {
     pub window_right: i64,
     #[doc = " default TOP_LEFT"]
     pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    #[doc = " since 0.3: padding (variable sequence lengths), exactly as"]
+    #[doc = " cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32"]
+    #[doc = " or INT64 [b, 1, 1, 1])."]
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs"]
+    #[doc = " causal_mask, or window_right = 0 with TOP_LEFT)."]
+    pub alibi_mask: i32,
+    #[doc = " since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn"]
+    #[doc = " (dropout_probability with dropout_seed and dropout_offset) or given"]
+    #[doc = " (dropout_mask and dropout_scale). P is dropped and scaled before scale_s"]
+    #[doc = " and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is"]
+    #[doc = " max|P * keep * scale| (cudnn-frontend's order)."]
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+    #[doc = " since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,"]
+    #[doc = " page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+)."]
+    pub page_table_k: i64,
+    pub page_table_v: i64,
+    #[doc = " default 0"]
+    pub max_seq_len_kv: i64,
+    #[doc = " since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's"]
+    #[doc = " sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax"]
+    #[doc = " denominator; cuDNN 9.13+). 0: none."]
+    pub sink_token: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
-        56usize,
+        152usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
     );
     assert_eq!(
@@ -4932,6 +4961,227 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
         );
     }
     test_field_diagonal_alignment();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_alibi_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(alibi_mask)
+            )
+        );
+    }
+    test_field_alibi_mask();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+    fn test_field_page_table_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_k) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(page_table_k)
+            )
+        );
+    }
+    test_field_page_table_k();
+    fn test_field_page_table_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_v) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(page_table_v)
+            )
+        );
+    }
+    test_field_page_table_v();
+    fn test_field_max_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_seq_len_kv) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(max_seq_len_kv)
+            )
+        );
+    }
+    test_field_max_seq_len_kv();
+    fn test_field_sink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(sink_token)
+            )
+        );
+    }
+    test_field_sink_token();
 }
 #[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
@@ -4945,9 +5195,10 @@ extern "C" {
     #[doc = " FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,"]
     #[doc = " h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,"]
     #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
-    #[doc = " attn_scale * descale_q * descale_k (masked by causal_mask and the band; a"]
-    #[doc = " row left no column gives o = 0 and stats = -inf on the CPU reference)"]
-    #[doc = " and P = softmax(S):"]
+    #[doc = " attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,"]
+    #[doc = " causal_mask and the band; a row left no column gives o = 0 and stats ="]
+    #[doc = " -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the"]
+    #[doc = " sink logit in its denominator] [dropped: P * keep * scale]:"]
     #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
     #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
     #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]
@@ -4986,12 +5237,27 @@ pub struct cudnnfe_sdpa_fp8_backward_options {
     #[doc = " default -1"]
     pub window_right: i64,
     pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    #[doc = " since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the"]
+    #[doc = " forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]"]
+    #[doc = " are 0 on the CPU reference and unspecified on the GPU."]
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " since 0.3: the forward's dropout (the same seed and offset, or the same"]
+    #[doc = " mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv"]
+    #[doc = " included (required with dropout_mask; on the GPU a scalar of 1)."]
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+    pub dropout_scale_inv: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_fp8_backward_options>(),
-        56usize,
+        120usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_backward_options))
     );
     assert_eq!(
@@ -5121,6 +5387,159 @@ fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
         );
     }
     test_field_diagonal_alignment();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+    fn test_field_dropout_scale_inv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale_inv) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_scale_inv)
+            )
+        );
+    }
+    test_field_dropout_scale_inv();
 }
 pub type cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options;
 extern "C" {

@@ -962,6 +962,33 @@ pub struct SdpaFp8Options {
     /// Where the band's diagonal starts (default top-left; a bottom-right
     /// causal mask is `window_right` 0 with `BottomRight`).
     pub diagonal_alignment: DiagonalAlignment,
+    /// Variable sequence lengths, as [`SdpaOptions::padding_mask`] (since 0.3).
+    pub padding_mask: bool,
+    /// Valid query rows per batch (with `padding_mask`).
+    pub seq_len_q: Option<Tensor>,
+    /// Valid key columns per batch (with `padding_mask`).
+    pub seq_len_kv: Option<Tensor>,
+    /// ALiBi, as [`SdpaOptions::alibi_mask`] (since 0.3).
+    pub alibi_mask: bool,
+    /// Drawn dropout's probability, as [`SdpaOptions::dropout_probability`]
+    /// (since 0.3).
+    pub dropout_probability: f64,
+    /// Drawn dropout's seed, an INT64 tensor of one element.
+    pub dropout_seed: Option<Tensor>,
+    /// Drawn dropout's offset, an INT64 tensor of one element.
+    pub dropout_offset: Option<Tensor>,
+    /// Given dropout's mask, as [`SdpaOptions::dropout_mask`].
+    pub dropout_mask: Option<Tensor>,
+    /// Given dropout's scale, a FLOAT tensor of one element.
+    pub dropout_scale: Option<Tensor>,
+    /// Paged K cache, as [`SdpaOptions::page_table_k`] (since 0.3).
+    pub page_table_k: Option<Tensor>,
+    /// Paged V cache, as [`SdpaOptions::page_table_v`].
+    pub page_table_v: Option<Tensor>,
+    /// A paged cache's logical s_kv; `None` (default): inferred.
+    pub max_seq_len_kv: Option<i64>,
+    /// Sink logits per query head, as [`SdpaOptions::sink_token`] (since 0.3).
+    pub sink_token: Option<Tensor>,
 }
 
 impl SdpaFp8Options {
@@ -1004,6 +1031,25 @@ pub struct SdpaFp8BackwardOptions {
     pub window_right: Option<i64>,
     /// The forward's band alignment.
     pub diagonal_alignment: DiagonalAlignment,
+    /// The forward's padding (since 0.3; see [`SdpaFp8Options`]).
+    pub padding_mask: bool,
+    /// The forward's valid query rows per batch.
+    pub seq_len_q: Option<Tensor>,
+    /// The forward's valid key columns per batch.
+    pub seq_len_kv: Option<Tensor>,
+    /// The forward's drawn dropout probability (since 0.3).
+    pub dropout_probability: f64,
+    /// The forward's dropout seed.
+    pub dropout_seed: Option<Tensor>,
+    /// The forward's dropout offset.
+    pub dropout_offset: Option<Tensor>,
+    /// The forward's given dropout mask.
+    pub dropout_mask: Option<Tensor>,
+    /// The forward's given dropout scale.
+    pub dropout_scale: Option<Tensor>,
+    /// With `dropout_mask`: 1 / dropout_scale, as
+    /// [`SdpaBackwardOptions::dropout_scale_inv`].
+    pub dropout_scale_inv: Option<Tensor>,
 }
 
 impl SdpaFp8BackwardOptions {

@@ -843,6 +843,19 @@ impl Default for SdpaFp8Options {
             window_left: (raw.window_left != -1).then_some(raw.window_left),
             window_right: (raw.window_right != -1).then_some(raw.window_right),
             diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
+            padding_mask: raw.padding_mask != 0,
+            seq_len_q: opt_tensor(raw.seq_len_q),
+            seq_len_kv: opt_tensor(raw.seq_len_kv),
+            alibi_mask: raw.alibi_mask != 0,
+            dropout_probability: raw.dropout_probability,
+            dropout_seed: opt_tensor(raw.dropout_seed),
+            dropout_offset: opt_tensor(raw.dropout_offset),
+            dropout_mask: opt_tensor(raw.dropout_mask),
+            dropout_scale: opt_tensor(raw.dropout_scale),
+            page_table_k: opt_tensor(raw.page_table_k),
+            page_table_v: opt_tensor(raw.page_table_v),
+            max_seq_len_kv: (raw.max_seq_len_kv != 0).then_some(raw.max_seq_len_kv),
+            sink_token: opt_tensor(raw.sink_token),
         }
     }
 }
@@ -863,6 +876,71 @@ impl SdpaFp8Options {
         self.diagonal_alignment = value;
         self
     }
+    /// Sets `padding_mask` (`int32_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn padding_mask(mut self, value: bool) -> Self {
+        self.padding_mask = value;
+        self
+    }
+    /// Sets `seq_len_q` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn seq_len_q(mut self, value: Tensor) -> Self {
+        self.seq_len_q = Some(value);
+        self
+    }
+    /// Sets `seq_len_kv` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn seq_len_kv(mut self, value: Tensor) -> Self {
+        self.seq_len_kv = Some(value);
+        self
+    }
+    /// Sets `alibi_mask` (`int32_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn alibi_mask(mut self, value: bool) -> Self {
+        self.alibi_mask = value;
+        self
+    }
+    /// Sets `dropout_probability` (`double` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn dropout_probability(mut self, value: f64) -> Self {
+        self.dropout_probability = value;
+        self
+    }
+    /// Sets `dropout_seed` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn dropout_seed(mut self, value: Tensor) -> Self {
+        self.dropout_seed = Some(value);
+        self
+    }
+    /// Sets `dropout_offset` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn dropout_offset(mut self, value: Tensor) -> Self {
+        self.dropout_offset = Some(value);
+        self
+    }
+    /// Sets `dropout_mask` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn dropout_mask(mut self, value: Tensor) -> Self {
+        self.dropout_mask = Some(value);
+        self
+    }
+    /// Sets `dropout_scale` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn dropout_scale(mut self, value: Tensor) -> Self {
+        self.dropout_scale = Some(value);
+        self
+    }
+    /// Sets `page_table_k` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn page_table_k(mut self, value: Tensor) -> Self {
+        self.page_table_k = Some(value);
+        self
+    }
+    /// Sets `page_table_v` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn page_table_v(mut self, value: Tensor) -> Self {
+        self.page_table_v = Some(value);
+        self
+    }
+    /// Sets `max_seq_len_kv` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn max_seq_len_kv(mut self, value: i64) -> Self {
+        self.max_seq_len_kv = Some(value);
+        self
+    }
+    /// Sets `sink_token` (`int64_t` of `cudnnfe_sdpa_fp8_options_t`).
+    pub fn sink_token(mut self, value: Tensor) -> Self {
+        self.sink_token = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_options_init_sized);
@@ -873,6 +951,19 @@ impl SdpaFp8Options {
         raw.window_left = self.window_left.unwrap_or(-1);
         raw.window_right = self.window_right.unwrap_or(-1);
         raw.diagonal_alignment = self.diagonal_alignment.as_raw();
+        raw.padding_mask = self.padding_mask as i32;
+        raw.seq_len_q = opt_uid(self.seq_len_q);
+        raw.seq_len_kv = opt_uid(self.seq_len_kv);
+        raw.alibi_mask = self.alibi_mask as i32;
+        raw.dropout_probability = self.dropout_probability;
+        raw.dropout_seed = opt_uid(self.dropout_seed);
+        raw.dropout_offset = opt_uid(self.dropout_offset);
+        raw.dropout_mask = opt_uid(self.dropout_mask);
+        raw.dropout_scale = opt_uid(self.dropout_scale);
+        raw.page_table_k = opt_uid(self.page_table_k);
+        raw.page_table_v = opt_uid(self.page_table_v);
+        raw.max_seq_len_kv = self.max_seq_len_kv.unwrap_or(0);
+        raw.sink_token = opt_uid(self.sink_token);
         raw
     }
 }
@@ -889,6 +980,15 @@ impl Default for SdpaFp8BackwardOptions {
             window_left: (raw.window_left != -1).then_some(raw.window_left),
             window_right: (raw.window_right != -1).then_some(raw.window_right),
             diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
+            padding_mask: raw.padding_mask != 0,
+            seq_len_q: opt_tensor(raw.seq_len_q),
+            seq_len_kv: opt_tensor(raw.seq_len_kv),
+            dropout_probability: raw.dropout_probability,
+            dropout_seed: opt_tensor(raw.dropout_seed),
+            dropout_offset: opt_tensor(raw.dropout_offset),
+            dropout_mask: opt_tensor(raw.dropout_mask),
+            dropout_scale: opt_tensor(raw.dropout_scale),
+            dropout_scale_inv: opt_tensor(raw.dropout_scale_inv),
         }
     }
 }
@@ -909,6 +1009,51 @@ impl SdpaFp8BackwardOptions {
         self.diagonal_alignment = value;
         self
     }
+    /// Sets `padding_mask` (`int32_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn padding_mask(mut self, value: bool) -> Self {
+        self.padding_mask = value;
+        self
+    }
+    /// Sets `seq_len_q` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn seq_len_q(mut self, value: Tensor) -> Self {
+        self.seq_len_q = Some(value);
+        self
+    }
+    /// Sets `seq_len_kv` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn seq_len_kv(mut self, value: Tensor) -> Self {
+        self.seq_len_kv = Some(value);
+        self
+    }
+    /// Sets `dropout_probability` (`double` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_probability(mut self, value: f64) -> Self {
+        self.dropout_probability = value;
+        self
+    }
+    /// Sets `dropout_seed` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_seed(mut self, value: Tensor) -> Self {
+        self.dropout_seed = Some(value);
+        self
+    }
+    /// Sets `dropout_offset` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_offset(mut self, value: Tensor) -> Self {
+        self.dropout_offset = Some(value);
+        self
+    }
+    /// Sets `dropout_mask` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_mask(mut self, value: Tensor) -> Self {
+        self.dropout_mask = Some(value);
+        self
+    }
+    /// Sets `dropout_scale` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_scale(mut self, value: Tensor) -> Self {
+        self.dropout_scale = Some(value);
+        self
+    }
+    /// Sets `dropout_scale_inv` (`int64_t` of `cudnnfe_sdpa_fp8_backward_options_t`).
+    pub fn dropout_scale_inv(mut self, value: Tensor) -> Self {
+        self.dropout_scale_inv = Some(value);
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_fp8_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_fp8_backward_options_init_sized);
@@ -918,6 +1063,15 @@ impl SdpaFp8BackwardOptions {
         raw.window_left = self.window_left.unwrap_or(-1);
         raw.window_right = self.window_right.unwrap_or(-1);
         raw.diagonal_alignment = self.diagonal_alignment.as_raw();
+        raw.padding_mask = self.padding_mask as i32;
+        raw.seq_len_q = opt_uid(self.seq_len_q);
+        raw.seq_len_kv = opt_uid(self.seq_len_kv);
+        raw.dropout_probability = self.dropout_probability;
+        raw.dropout_seed = opt_uid(self.dropout_seed);
+        raw.dropout_offset = opt_uid(self.dropout_offset);
+        raw.dropout_mask = opt_uid(self.dropout_mask);
+        raw.dropout_scale = opt_uid(self.dropout_scale);
+        raw.dropout_scale_inv = opt_uid(self.dropout_scale_inv);
         raw
     }
 }
