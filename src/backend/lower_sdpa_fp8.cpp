@@ -75,6 +75,23 @@ void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendD
   mul(lowering, descaled, scale_c, c.dims, kFloat, lowering.tensor(c_uid));
 }
 
+// Measured, not assumed: cuDNN 9.14 and 9.19 on an H100 built these graphs
+// (engine 2) and returned O and stats far from the reference (ALiBi: O off
+// by more than its largest value; a given dropout mask: amax_o 80 against
+// 1.2) in tests/test_gpu_fp8.cpp, so they are refused rather than wrong.
+// The backward's dropout follows the forward's (its graph has no check).
+void refuse_unmatched_options(const Node &node) {
+  const AttentionSpec s = attention_spec(node);
+  const char *what = s.options.alibi_mask                     ? "ALiBi"
+                     : s.seeded_dropout() || s.mask_dropout() ? "dropout"
+                                                              : nullptr;
+  if (what)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", what,
+         " with FP8 attention is refused on the GPU: cuDNN's FP8 attention engines build the "
+         "graph but return values that differ from the reference (cudnnfe's GPU test, cuDNN "
+         "9.14 and 9.19 on an H100); the CPU reference runs it");
+}
+
 }  // namespace fp8
 
 void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
@@ -83,6 +100,7 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
   check_attention_support(lowering, node);
   check_sink_support(lowering, node);
+  fp8::refuse_unmatched_options(node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);

@@ -92,6 +92,7 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
   check_attention_support(lowering, node);
+  fp8::refuse_unmatched_options(node);
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
