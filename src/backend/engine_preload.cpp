@@ -4,8 +4,14 @@
 // plan itself comes from the persistent cache. Loading them here, on a thread
 // started when a handle is created, overlaps that cost with whatever the
 // program does before its first build (allocating, reading weights). The
-// dynamic loader then hands cuDNN the already-loaded libraries by soname;
-// the same goes for cuBLASLt and NVRTC, which cuDNN itself dlopens late.
+// dynamic loader then hands cuDNN the already-loaded libraries by soname.
+//
+// Not loaded here: cuBLASLt and NVRTC, which cuDNN dlopens later, inside its
+// first heuristics query (cuBLASLt alone is about 68 ms on an H100). Loading
+// them on this thread took a persistent matmul hit built at once from 153
+// to 92 ms, but a program that exited while cuBLASLt was loading crashed at
+// exit (tests/test_bound, 2 of 4 runs, cuDNN 9.19's wheel), so they are left
+// to cuDNN.
 #include "backend/engine_preload.h"
 
 #include <dlfcn.h>
@@ -45,51 +51,16 @@ std::string directory_of(const std::string &path) {
 
 // Loads each sub-library beside the cuDNN that the loader chose (never
 // unloaded: cuDNN keeps them for the life of the process anyway).
-void load_sub_libraries() {
+void load_sub_libraries(const std::atomic<bool> &stop) {
   const std::string dir = directory_of(cudnn().path);
   for (const char *name : kSubLibraries) {
+    if (stop) return;  // the process is exiting: load nothing more
     const auto start = std::chrono::steady_clock::now();
     void *lib = dlopen((dir + name).c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!lib) lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     log_debug("preload: ", name, lib ? " loaded in " : " not found (", ms, lib ? " ms" : " ms)");
-  }
-}
-
-// cuDNN dlopens cuBLASLt (from its precompiled engines) and NVRTC (from
-// its graph library) on first use, by soname with its own RUNPATH: the
-// PyPI wheels keep them in ../../cu<major>/lib (CUDA 13) or in
-// ../../cublas/lib and ../../cuda_nvrtc/lib (CUDA 12) beside cudnn/lib. Once
-// loaded here, cuDNN's own dlopen finds them by soname. The major is the
-// CUDA cuDNN was built for (cudnnGetCudartVersion), not the one we load.
-int cudnn_cuda_major() {
-  void *lib = dlopen(cudnn().path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return 0;
-  using GetCudart = size_t (*)();
-  auto get = reinterpret_cast<GetCudart>(dlsym(lib, "cudnnGetCudartVersion"));
-  const int major = get ? static_cast<int>(get() / 1000) : 0;
-  dlclose(lib);
-  return major;
-}
-
-void load_first_use_libraries() {
-  const int major = cudnn_cuda_major();
-  if (major == 0) return;
-  const std::string dir = directory_of(cudnn().path), m = std::to_string(major);
-  const struct {
-    std::string soname, wheel12_dir;
-  } libraries[] = {{"libcublasLt.so." + m, "cublas"}, {"libnvrtc.so." + m, "cuda_nvrtc"}};
-  for (const auto &l : libraries) {
-    const auto start = std::chrono::steady_clock::now();
-    void *lib = nullptr;
-    for (const std::string &path : {dir + "../../cu" + m + "/lib/" + l.soname,
-                                    dir + "../../" + l.wheel12_dir + "/lib/" + l.soname, l.soname})
-      if ((lib = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))) break;
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    log_debug("preload: ", l.soname, lib ? " loaded in " : " not found (", ms,
-              lib ? " ms" : " ms)");
   }
 }
 
@@ -131,8 +102,7 @@ void start_engine_preload(AfterPreload after) {
       const auto start = std::chrono::steady_clock::now();
       // Nothing may escape a thread; a failure here only loses the head start.
       try {
-        load_sub_libraries();
-        load_first_use_libraries();
+        load_sub_libraries(state.stop);
       } catch (...) {
         log_debug("preload: loading cuDNN's libraries failed");
       }
