@@ -983,7 +983,8 @@ std::vector<AttnCase> option_cases() {
   cases[3].seq_q = {256, 200};
   cases[3].seq_kv = {256, 170};
   cases[3].page_size = 64;
-  cases[3].expect = version >= 90500 ? Expect::kBuilds : Expect::kMayRefuse;
+  // cuDNN 9.14 offered no engine for it on an H100; 9.19 builds it.
+  cases[3].expect = version >= 91900 ? Expect::kBuilds : Expect::kMayRefuse;
   cases[4].label = "b2 h4 s256 d128 e4m3 causal alibi stats";
   cases[4].a = {2, 4, 4, 256, 256, 128, 128};
   cases[4].causal = true;
@@ -993,7 +994,7 @@ std::vector<AttnCase> option_cases() {
   cases[5].a = {2, 4, 4, 256, 256, 128, 128};
   cases[5].causal = true;
   cases[5].sink = true;
-  cases[5].expect = Expect::kMayRefuse;
+  cases[5].expect = Expect::kRefuses;  // wrong on cuDNN 9.14, refused by 9.19 (lower_sdpa_fp8.cpp)
   return cases;
 }
 

@@ -78,12 +78,15 @@ void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendD
 // Measured, not assumed: cuDNN 9.14 and 9.19 on an H100 built these graphs
 // (engine 2) and returned O and stats far from the reference (ALiBi: O off
 // by more than its largest value; a given dropout mask: amax_o 80 against
-// 1.2) in tests/test_gpu_fp8.cpp, so they are refused rather than wrong.
+// 1.2; sink logits on 9.14, which 9.19 refuses itself: O off by 1.2x its
+// largest value) in tests/test_gpu_fp8.cpp, so they are refused rather than
+// wrong.
 // The backward's dropout follows the forward's (its graph has no check).
 void refuse_unmatched_options(const Node &node) {
   const AttentionSpec s = attention_spec(node);
   const char *what = s.options.alibi_mask                     ? "ALiBi"
                      : s.seeded_dropout() || s.mask_dropout() ? "dropout"
+                     : s.sink_token                           ? "a sink logit"
                                                               : nullptr;
   if (what)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", what,

@@ -50,8 +50,8 @@ void scaled_matmul(Lowering &lowering, cudnnBackendDescriptor_t a, cudnnBackendD
                    int64_t c_uid, int64_t amax_uid, const MatmulOverrides &overrides = {});
 
 // Refuses, on the GPU, the FP8 attention options that cuDNN's FP8 engines
-// accept but compute differently from the reference: ALiBi (forward) and
-// dropout (forward and backward). The CPU reference runs them.
+// accept but compute differently from the reference: ALiBi and sink logits
+// (forward) and dropout (forward and backward). The CPU reference runs them.
 void refuse_unmatched_options(const Node &node);
 
 }  // namespace fp8
