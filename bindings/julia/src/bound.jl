@@ -24,22 +24,8 @@ small workspace), `:wrong_state` (not built), `:not_supported`.
 """
 function bind_execution(g::Graph, handle::Handle, buffers::Union{AbstractVector,Tuple};
                         workspace = nothing, workspace_size = nothing, cuda_graph = :off)
-    n = length(buffers)
-    data = Vector{Ptr{Cvoid}}(undef, n)
-    keep = Vector{Any}(nothing, n)
-    if any(b -> b isa AbstractArray, buffers)
-        bound = bound_tensors(g)
-        length(bound) == n || throw(ArgumentError(
-            "$n buffers given for $(length(bound)) bound tensors (bound_tensors(g))"))
-        tgt = target(g)
-        for (i, b) in enumerate(buffers)
-            data[i], keep[i] = _buffer(bound[i], tgt, b)
-        end
-    else
-        for (i, b) in enumerate(buffers)
-            data[i] = _address(b)
-        end
-    end
+    data, keep = _ordered_pointers(g, buffers)
+    n = length(data)
     ws, wsize, wsobj = _workspace(workspace, workspace_size)
     r = Ref{Lib.cudnnfe_bind_options_t}()
     Lib.cudnnfe_bind_options_init_sized(r, sizeof(Lib.cudnnfe_bind_options_t))

@@ -121,16 +121,10 @@ function execute!(g::Graph, handle::Handle, binding::Pair, more::Pair...; kwargs
     return execute!(g, handle, Pair[binding, more...]; kwargs...)
 end
 
-"""
-    execute_ordered!(g, handle, buffers; workspace = nothing, workspace_size = nothing,
-                     stream = nothing) -> g
-
-The faster form of `execute!`: `buffers[i]` is the buffer of
-`bound_tensors(g)[i]`. Arrays are checked as by `execute!`; raw addresses
-(`Ptr`, integers, `CuPtr`) skip all checks, for the hot path.
-"""
-function execute_ordered!(g::Graph, handle::Handle, buffers::Union{AbstractVector,Tuple};
-                          workspace = nothing, workspace_size = nothing, stream = nothing)
+# The addresses of `buffers` in `bound_tensors(g)` order, and what keeps them
+# alive: arrays are checked against their tensors; raw addresses are taken as
+# they are (`execute_ordered!`'s and `bind_execution`'s hot path).
+function _ordered_pointers(g::Graph, buffers)
     n = length(buffers)
     data = Vector{Ptr{Cvoid}}(undef, n)
     keep = Vector{Any}(nothing, n)
@@ -147,6 +141,21 @@ function execute_ordered!(g::Graph, handle::Handle, buffers::Union{AbstractVecto
             data[i] = _address(b)
         end
     end
+    return data, keep
+end
+
+"""
+    execute_ordered!(g, handle, buffers; workspace = nothing, workspace_size = nothing,
+                     stream = nothing) -> g
+
+The faster form of `execute!`: `buffers[i]` is the buffer of
+`bound_tensors(g)[i]`. Arrays are checked as by `execute!`; raw addresses
+(`Ptr`, integers, `CuPtr`) skip all checks, for the hot path.
+"""
+function execute_ordered!(g::Graph, handle::Handle, buffers::Union{AbstractVector,Tuple};
+                          workspace = nothing, workspace_size = nothing, stream = nothing)
+    data, keep = _ordered_pointers(g, buffers)
+    n = length(data)
     ws, wsize, wsobj = _workspace(workspace, workspace_size)
     st = _stream(stream)
     GC.@preserve keep wsobj data begin
