@@ -136,8 +136,14 @@ impl BoundExecution<'_> {
     /// Runs the bound work on `stream` (a `cudaStream_t`; null: the default
     /// stream; ignored by the CPU reference), asynchronously on the GPU
     /// (`cudnnfe_bound_execute`).
-    pub fn execute(&mut self, stream: *mut c_void) -> Result<()> {
-        // SAFETY: a live bound execution; its buffers were vouched for at bind.
+    ///
+    /// # Safety
+    /// `stream` must be null or a live stream of the handle's device, and
+    /// the buffers given to bind must still be valid and not used by anyone
+    /// else while this run reads or writes them.
+    pub unsafe fn execute(&mut self, stream: *mut c_void) -> Result<()> {
+        // SAFETY: a live bound execution; the caller vouches for the stream
+        // and the buffers fixed at bind.
         check_thread(unsafe { sys::cudnnfe_bound_execute(self.ptr.as_ptr(), stream) })
     }
 

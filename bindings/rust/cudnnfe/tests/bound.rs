@@ -58,7 +58,8 @@ fn bound_runs_read_buffers_and_pass_by_value_at_each_run() -> TestResult {
     for scale in [2.0f32, -0.5] {
         // SAFETY: the scale's buffer, written between runs through its pointer.
         unsafe { *s_p = scale };
-        run.execute(std::ptr::null_mut())?;
+        // SAFETY: the default stream; the buffers above outlive the run.
+        unsafe { run.execute(std::ptr::null_mut()) }?;
         // SAFETY: the output buffer, read between runs.
         let got = unsafe { std::slice::from_raw_parts(y_p, 4) }.to_vec();
         let expected: Vec<f32> = x_d.iter().map(|v| v * scale).collect();
