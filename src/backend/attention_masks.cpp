@@ -273,6 +273,25 @@ cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_
   return y;
 }
 
+cudnnBackendDescriptor_t AttentionLowering::keys_transposed(cudnnDataType_t io) {
+  const Tensor &k = lowering_.graph().tensor(node_.inputs[1]);
+  const int64_t b = scores_[0], h_kv = k.dims[1], d = k.dims[3], s_kv = scores_[3];
+  if (spec_.page_table_k)
+    return paged_load(k.uid, spec_.page_table_k, {b, h_kv, d, s_kv},
+                      {h_kv * d * s_kv, d * s_kv, 1, d}, io);
+  return lowering_.tensor_view(k.uid, {b, h_kv, d, s_kv},
+                               {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+}
+
+cudnnBackendDescriptor_t AttentionLowering::values(cudnnDataType_t io) {
+  const Tensor &v = lowering_.graph().tensor(node_.inputs[2]);
+  const int64_t b = scores_[0], h_kv = v.dims[1], s_kv = scores_[3], d_v = v.dims[3];
+  if (spec_.page_table_v)
+    return paged_load(v.uid, spec_.page_table_v, {b, h_kv, s_kv, d_v},
+                      {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io);
+  return lowering_.tensor(v.uid);
+}
+
 cudnnBackendDescriptor_t AttentionLowering::softmax(cudnnBackendDescriptor_t s,
                                                     cudnnBackendDescriptor_t stats,
                                                     cudnnDataType_t p_type) {

@@ -63,13 +63,11 @@ class AttentionLowering {
   cudnnBackendDescriptor_t dropout_scale();
   cudnnBackendDescriptor_t dropout_scale_inv();
 
-  // A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
-  // `dims`/`strides` of type `io`: PAGED_CACHE_LOAD gathers rows j <
-  // seq_len_kv[n] from page table[n][j / page_size] of the container
-  // (cuDNN 9.5+).
-  cudnnBackendDescriptor_t paged_load(int64_t container, int64_t table,
-                                      const std::vector<int64_t> &dims,
-                                      const std::vector<int64_t> &strides, cudnnDataType_t io);
+  // The forward's K as Kᵀ [b, h_kv, d, s_kv] (K's descriptor with its last
+  // two dims and strides swapped) and its V, each of type `io` when loaded
+  // from a paged cache (a virtual tensor packed along d) instead.
+  cudnnBackendDescriptor_t keys_transposed(cudnnDataType_t io);
+  cudnnBackendDescriptor_t values(cudnnDataType_t io);
 
   // P = softmax(S) over the last dim into a new tensor of `p_type`, and
   // `stats` = max + log(sum exp) (cudnn-frontend's softmax): a sink logit
@@ -88,6 +86,13 @@ class AttentionLowering {
                                   cudnnBackendDescriptor_t b, cudnnDataType_t out_type);
 
  private:
+  // A paged cache's keys or values as the virtual [b, h_kv, ...] tensor
+  // `dims`/`strides` of type `io`: PAGED_CACHE_LOAD gathers rows j <
+  // seq_len_kv[n] from page table[n][j / page_size] of the container
+  // (cuDNN 9.5+).
+  cudnnBackendDescriptor_t paged_load(int64_t container, int64_t table,
+                                      const std::vector<int64_t> &dims,
+                                      const std::vector<int64_t> &strides, cudnnDataType_t io);
   cudnnBackendDescriptor_t one_element(int64_t uid);
   cudnnBackendDescriptor_t index(int axis, cudnnDataType_t math, cudnnBackendDescriptor_t s);
   cudnnBackendDescriptor_t select(cudnnBackendDescriptor_t s, cudnnBackendDescriptor_t keep);

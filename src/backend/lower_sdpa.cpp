@@ -36,25 +36,15 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
   AttentionLowering attention(lowering, node);
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2];
-  const Tensor &v = graph.tensor(node.inputs[2]);
-  const int64_t h_kv = k.dims[1], s_kv = attention_kv_length(graph, node), d = k.dims[3];
-  const int64_t d_v = v.dims[3];
   const cudnnDataType_t compute = attention.compute();
   const cudnnDataType_t io = to_cudnn(q.dtype);
   const std::vector<int64_t> &scores = attention.scores();
   const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
 
-  // S = Q·Kᵀ in float. A paged K is loaded from its pages into a virtual
-  // Kᵀ (BHDS, packed along d) by a paged-cache-load operation.
-  cudnnBackendDescriptor_t kt =
-      attention.spec().page_table_k
-          ? attention.paged_load(k.uid, attention.spec().page_table_k, {b, h_kv, d, s_kv},
-                                 {h_kv * d * s_kv, d * s_kv, 1, d}, io)
-          : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
-                                 {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+  // S = Q·Kᵀ in float (a paged K loaded from its pages).
+  cudnnBackendDescriptor_t kt = attention.keys_transposed(io);
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
   add_matmul(lowering, compute, lowering.tensor(q.uid), kt, s,
              {attention.seq_len_q(), attention.seq_len_kv(), nullptr});
@@ -72,11 +62,7 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   cudnnBackendDescriptor_t p = attention.softmax(s, stats, attention.dropout() ? kFloat : io);
   p = attention.apply_dropout(p, io);
 
-  cudnnBackendDescriptor_t v_desc =
-      attention.spec().page_table_v
-          ? attention.paged_load(v.uid, attention.spec().page_table_v, {b, h_kv, s_kv, d_v},
-                                 {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
-          : lowering.tensor(v.uid);
+  cudnnBackendDescriptor_t v_desc = attention.values(io);
   add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[0]),
              {attention.seq_len_q(), nullptr, attention.seq_len_kv()});
 }

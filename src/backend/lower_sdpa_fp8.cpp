@@ -106,24 +106,16 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   fp8::refuse_unmatched_options(node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
-  const Tensor &k = graph.tensor(node.inputs[kK]);
-  const Tensor &v = graph.tensor(node.inputs[kV]);
   AttentionLowering attention(lowering, node);
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = attention.scores()[3], d_v = v.dims[3];
   const std::vector<int64_t> &scores = attention.scores();
   const std::vector<int64_t> per_row = {b, h_q, s_q, 1};
   const cudnnDataType_t io = to_cudnn(q.dtype);
   fp8::Scales scales(lowering, node);
 
-  // S = Q·Kᵀ in FLOAT (a paged K loaded from its pages into a virtual Kᵀ,
-  // BHDS packed along d), then the softmax scale and the two descales.
-  const int64_t k_table = attention.spec().page_table_k;
-  cudnnBackendDescriptor_t kt =
-      k_table ? attention.paged_load(k.uid, k_table, {b, h_kv, d, s_kv},
-                                     {h_kv * d * s_kv, d * s_kv, 1, d}, io)
-              : lowering.tensor_view(k.uid, {b, h_kv, d, s_kv},
-                                     {k.strides[0], k.strides[1], k.strides[3], k.strides[2]});
+  // S = Q·Kᵀ in FLOAT (a paged K loaded from its pages), then the softmax
+  // scale and the two descales.
+  cudnnBackendDescriptor_t kt = attention.keys_transposed(io);
   cudnnBackendDescriptor_t s = lowering.virtual_tensor(scores, kFloat);
   add_matmul(lowering, kFloat, lowering.tensor(q.uid), kt, s,
              {attention.seq_len_q(), attention.seq_len_kv(), nullptr});
@@ -149,11 +141,7 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
                 lowering.tensor(node.outputs[kAmaxS]));
   cudnnBackendDescriptor_t p8 = fp8::mul(lowering, p, scales(kScaleS), scores, io);
 
-  const int64_t v_table = attention.spec().page_table_v;
-  cudnnBackendDescriptor_t v_desc =
-      v_table ? attention.paged_load(v.uid, v_table, {b, h_kv, s_kv, d_v},
-                                     {h_kv * s_kv * d_v, s_kv * d_v, d_v, 1}, io)
-              : lowering.tensor(v.uid);
+  cudnnBackendDescriptor_t v_desc = attention.values(io);
   fp8::scaled_matmul(lowering, p8, v_desc, scales(kDescaleS), scales(kDescaleV), scales(kScaleO),
                      graph.tensor(node.outputs[kO]).dims, node.outputs[kO], node.outputs[kAmaxO],
                      {attention.seq_len_q(), nullptr, attention.seq_len_kv()});
