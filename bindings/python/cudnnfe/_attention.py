@@ -36,12 +36,6 @@ _FEATURES = {
     "max_total_seq_len_kv": "a bound on the total ragged sequence length",
 }
 
-# What cudnn-frontend itself refuses, with its rule (the C ABI has no field for it).
-_FE_REFUSES = {
-    ("sdpa_fp8", "bias"): "cudnn-frontend refuses it too (\"SDPA FP8 does not support "
-                          "bias\"; cuDNN's FP8 attention engines lack it)",
-}
-
 # Keywords whose 0 cudnn-frontend treats as unset, like None (a length or bound).
 _ZERO_IS_UNSET = {"max_total_seq_len_q", "max_total_seq_len_kv"}
 
@@ -145,6 +139,12 @@ class AttentionOps:
                            names=("sliding_window_length", left_name,
                                   "diagonal_band_right_bound"))
         o.alibi_mask = _flag(use_alibi_mask, f"{node}: use_alibi_mask")
+        self._padding_options(o, node, use_padding_mask, seq_len_q, seq_len_kv)
+
+    def _padding_options(self, o: Any, node: str, use_padding_mask: Any, seq_len_q: Any,
+                         seq_len_kv: Any) -> None:
+        """The padding fields every attention options struct has (padding_mask, seq_len_q,
+        seq_len_kv)."""
         o.padding_mask = _flag(use_padding_mask, f"{node}: use_padding_mask")
         o.seq_len_q = self._operand(seq_len_q, node, "seq_len_q", optional=True)
         o.seq_len_kv = self._operand(seq_len_kv, node, "seq_len_kv", optional=True)
@@ -531,13 +531,6 @@ class AttentionOps:
             o.window_right = 0
             o.diagonal_alignment = int(diagonal_alignment.BOTTOM_RIGHT)
 
-    def _fp8_padding_options(self, o: Any, node: str, use_padding_mask: Any, seq_len_q: Any,
-                             seq_len_kv: Any) -> None:
-        """FP8 attention's padding fields (the C structs' padding_mask, seq_len_q, seq_len_kv)."""
-        o.padding_mask = _flag(use_padding_mask, f"{node}: use_padding_mask")
-        o.seq_len_q = self._operand(seq_len_q, node, "seq_len_q", optional=True)
-        o.seq_len_kv = self._operand(seq_len_kv, node, "seq_len_kv", optional=True)
-
     @staticmethod
     def _fp8_compute(node: str, compute_data_type: DType) -> None:
         if _dtype(compute_data_type, "compute_data_type") not in (int(data_type.NOT_SET),
@@ -586,7 +579,9 @@ class AttentionOps:
                            score_sum_exp=score_sum_exp))
         if bias is not None:
             raise NotOfferedError(f"{node}: bias (an attention bias) is not offered for FP8 "
-                                  f"attention (sdpa_fp8): {_FE_REFUSES[('sdpa_fp8', 'bias')]}")
+                                  "attention (sdpa_fp8): cudnn-frontend refuses it too (\"SDPA "
+                                  "FP8 does not support bias\"; cuDNN's FP8 attention engines "
+                                  "lack it)")
         self._fp8_compute(node, compute_data_type)
         o = _structs.new("cudnnfe_sdpa_fp8_options_t")
         cname = _cstr(node, "name")
@@ -600,7 +595,7 @@ class AttentionOps:
         o.generate_stats = 1 if stats else 0
         self._fp8_mask_options(o, node, use_causal_mask, use_causal_mask_bottom_right,
                                diagonal_alignment, sliding_window, left_bound, right_bound)
-        self._fp8_padding_options(o, node, use_padding_mask, seq_len_q, seq_len_kv)
+        self._padding_options(o, node, use_padding_mask, seq_len_q, seq_len_kv)
         o.alibi_mask = _flag(use_alibi_mask, f"{node}: use_alibi_mask")
         self._dropout_options(o, node, dropout, None, None, backward=False)
         # paged_attention_max_seq_len_kv only sizes a paged cache: without a page table
@@ -652,11 +647,10 @@ class AttentionOps:
         """
         node = self._node_name("sdpa_fp8_backward", name)
         _refuse(node, dict(sink_token=sink_token, dSink_token=dSink_token))
-        for key, value, what in (("use_deterministic_algorithm", use_deterministic_algorithm,
-                                  "a deterministic algorithm"),):
-            if not _is_unset(key, value):
-                raise NotOfferedError(f"{node}: {key} ({what}) is not offered by the cudnnfe C "
-                                      "ABI for FP8 attention")
+        if not _is_unset("use_deterministic_algorithm", use_deterministic_algorithm):
+            raise NotOfferedError(f"{node}: use_deterministic_algorithm (a deterministic "
+                                  "algorithm) is not offered by the cudnnfe C ABI for FP8 "
+                                  "attention")
         self._fp8_compute(node, compute_data_type)
         opts = _structs.new("cudnnfe_sdpa_fp8_backward_options_t")
         cname = _cstr(node, "name")
@@ -668,7 +662,7 @@ class AttentionOps:
             opts.attn_scale = _attn_scale_value(node, attn_scale)
         self._fp8_mask_options(opts, node, use_causal_mask, use_causal_mask_bottom_right,
                                diagonal_alignment, None, left_bound, right_bound)
-        self._fp8_padding_options(opts, node, use_padding_mask, seq_len_q, seq_len_kv)
+        self._padding_options(opts, node, use_padding_mask, seq_len_q, seq_len_kv)
         self._dropout_options(opts, node, dropout, None, None, backward=True)
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
