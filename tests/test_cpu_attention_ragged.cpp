@@ -369,7 +369,7 @@ TEST(bad_ragged_options) {
   {
     Bad b;
     b.o.ragged_offset_q = offsets_input(b.g, b.c, "ragged_q", b.L.q);
-    CHECK_FAILS(b.add(), GRAPH, "ragged_offset_q", "padding_mask");
+    CHECK_FAILS(b.add(), CUDNNFE_STATUS_NOT_SUPPORTED, "ragged_offset_q", "padding_mask");
   }
   {
     Bad b;
@@ -492,8 +492,8 @@ TEST(bad_paged_options) {
     v = g.input("v", kF32, v_dims(c), {});
     common_options(g, c, o);
     o.max_seq_len_kv = 6;
-    CHECK_FAILS(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats), GRAPH, "max_seq_len_kv",
-                "paged");
+    CHECK_FAILS(cudnnfe_graph_add_sdpa(g.g, q, k, v, &o, &out, &stats),
+                CUDNNFE_STATUS_NOT_SUPPORTED, "max_seq_len_kv", "paged");
   }
   {
     Graph g(kF32);

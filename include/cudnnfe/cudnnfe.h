@@ -434,7 +434,10 @@ cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *na
 cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
 
-/* Marks a tensor as a graph output (non-virtual), or back to virtual. */
+/* Marks an op output as a graph output (non-virtual), or back to virtual.
+ * A tensor made with cudnnfe_graph_add_tensor is never virtual: marking it
+ * an output does nothing (an op may take it as its output later, as
+ * cudnn-frontend allows), and making it virtual is INVALID_ARGUMENT. */
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
 /* Overrides the data type of a tensor (inferred outputs included). */
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
@@ -653,8 +656,9 @@ typedef struct cudnnfe_sdpa_options {
   /* 1: ALiBi, adding slope(h) * (j - i) to the score of row i, column j of
    * query head h, with cudnn-frontend's slopes for h_q heads (n = the
    * largest power of two <= h_q: slope(h) = 2^(-8 (h + 1) / n) for h < n,
-   * else 2^(-4 (2 (h - n) + 1) / n)). Needs window_right = 0 with TOP_LEFT
-   * alignment (causal_mask), as cuDNN does. */
+   * else 2^(-4 (2 (h - n) + 1) / n)). On a GPU it needs a right bound of 0
+   * without bottom-right alignment (cudnn-frontend's rule, NOT_SUPPORTED at
+   * validation); the CPU reference takes it with any mask. */
   int32_t alibi_mask;
   /* Dropout of the softmax output P (O = (P * keep * scale) . V; stats are
    * those of P before dropout), in one of two forms:
@@ -735,14 +739,34 @@ typedef struct cudnnfe_sdpa_options {
    * modifier, seq_len_q and seq_len_kv may be given without padding_mask
    * (the modifier reads them; a paged cache needs seq_len_kv). */
   int64_t score_mod;
+  /* since 0.4: outputs into tensors the caller made with
+   * cudnnfe_graph_add_tensor (read by no node), which the node takes as its
+   * outputs keeping their UID, name and strides (cudnn-frontend's score_max,
+   * score_sum_exp and rng_dump): the softmax's row max m and its sum of
+   * exponentials Z (FLOAT [b, h_q, s_q, 1]; with a sink_token both include
+   * it, so stats = m + log(Z)), and the dropout mask drawn from
+   * dropout_seed and dropout_offset (FLOAT [b, h_q, s_q, s_kv], 0 or 1; the
+   * CPU reference writes its own generator's mask). A row that sees no
+   * column has m = -inf and Z = 0. 0 (default): not written. */
+  int64_t score_max;
+  int64_t score_sum_exp;
+  int64_t rng_dump;
+  /* since 0.4: 1: the unified operation computes its softmax with unfused
+   * multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer, so a
+   * node that runs unified on an older cuDNN is refused with
+   * NOT_SUPPORTED). The composite graph and the CPU reference ignore it, as
+   * cudnn-frontend does. Default 0. */
+  int32_t unfuse_fma;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 #define cudnnfe_sdpa_options_init(options) \
   cudnnfe_sdpa_options_init_sized((options), sizeof(*(options)))
 
-/* Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,
- * s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
- * (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
+/* Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_k,
+ * s_kv, d], v [b, h_v, s_kv, d_v] in logical BHSD order with any strides
+ * (BSHD storage included); h_k and h_v (which may differ, as in
+ * cudnn-frontend) must each divide h_q (GQA, MQA; NOT_SUPPORTED otherwise,
+ * cudnn-frontend's class). Writes
  * o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
  * *stats is set to 0; `stats` may be NULL then). A row whose every column is
  * masked gives o = 0 and stats = -inf. */
@@ -830,6 +854,13 @@ typedef struct cudnnfe_sdpa_backward_options {
    * exp(sink[h] - stats[n, h, i]) * D[n, h, i] (docs/attention.md). Needs
    * sink_token; GPU: cuDNN 9.13 and newer. 0 (default): none. */
   int64_t dsink_token;
+  /* since 0.4: cudnn-frontend's max_total_seq_len_q / _kv, bounds on the
+   * total tokens of a ragged (packed) layout. cudnnfe sizes no workspace by
+   * them; like cudnn-frontend it refuses them (NOT_SUPPORTED at validation
+   * for a GPU) when no tensor of the node has ragged offsets. Must be >= 0;
+   * 0 (default): not given. */
+  int64_t max_total_seq_len_q;
+  int64_t max_total_seq_len_kv;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);
@@ -1776,14 +1807,37 @@ typedef struct cudnnfe_build_options {
    * on such a GPU. Read during the build call only. Default NULL. Experimental
    * (see "Device properties" above). since 0.3 */
   const cudnnfe_device_properties_t *device_properties;
+  /* ---- Appended in 0.4: cudnn-frontend's SM targets. ---- */
+  /* The number of SMs the plan may use (cuDNN's heuristics SM count target,
+   * cudnn-frontend's sm_count); 0 (default): all of the GPU's. since 0.4 */
+  int32_t sm_count;
+  /* The architecture whose support rules validation applies (90 for
+   * compute capability 9.0; cudnn-frontend's sm_version): plans are still
+   * built for the GPU in use (or device_properties). 0 (default): that
+   * GPU's. since 0.4 */
+  int32_t sm_version;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 #define cudnnfe_build_options_init(options) \
   cudnnfe_build_options_init_sized((options), sizeof(*(options)))
 
-/* Resolves data types, checks every node's shapes and types. Returns OK or
- * INVALID_GRAPH with a message naming the node, tensor and rule. */
+/* Resolves data types, checks every node's shapes and types, and, where a
+ * GPU is usable, the support rules of that GPU (as
+ * cudnnfe_graph_validate_for_build with NULL handle and options). Returns
+ * OK, INVALID_GRAPH with a message naming the node, tensor and rule, or
+ * NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU. */
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
+
+/* Validates the graph as cudnnfe_graph_build with these arguments would
+ * before building: shapes and types for every target; for a GPU target (GPU,
+ * AUTO with a usable GPU, or device_properties) also the support rules of
+ * cudnn-frontend and cuDNN for that GPU's architecture (options->sm_version
+ * when set) and the loaded cuDNN, which fail with NOT_SUPPORTED, the status
+ * cudnn-frontend gives them (docs/refusals.md lists every rule and its
+ * evidence). The CPU reference target checks shapes and types only.
+ * `handle` and `options` may be NULL. since 0.4 */
+cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                                  const cudnnfe_build_options_t *options);
 
 /* Validates, lowers and builds the graph for `options->target`: for the GPU,
  * the first engine configuration of the heuristic modes that builds. `handle`

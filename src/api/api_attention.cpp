@@ -1,8 +1,10 @@
-// The attention ops of the C API: scaled dot-product attention forward and
-// backward (with dBias through the _ex variant, and the sink's gradient into
-// the caller's dsink_token tensor), and ragged offsets given to
+// The attention ops of the C API: scaled dot-product attention forward (its
+// softmax dumps into the caller's tensors) and backward (with dBias through
+// the _ex variant, and the sink's gradient into the caller's dsink_token
+// tensor), and ragged offsets given to
 // their operands after they were added. Input port order: graph/op_schema.cpp.
 #include <algorithm>
+#include <utility>
 
 #include "api/guard.h"
 #include "ops/attention.h"
@@ -60,6 +62,12 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     a.options.max_seq_len_kv = o.max_seq_len_kv;
     a.implementation = o.implementation;
     a.score_mod.score = o.score_mod;
+    if (o.unfuse_fma != 0 && o.unfuse_fma != 1)
+      fail_argument("sdpa options: unfuse_fma is ", o.unfuse_fma, "; expected 0 or 1");
+    a.unfuse_fma = o.unfuse_fma == 1;
+    a.generate_score_max = o.score_max != 0;
+    a.generate_score_sum_exp = o.score_sum_exp != 0;
+    a.generate_rng_dump = o.rng_dump != 0;
     const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
                                       {q,
                                        k,
@@ -83,7 +91,10 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                        o.ragged_offset_page_table_k,
                                        o.ragged_offset_page_table_v,
                                        o.ragged_offset_stats},
-                                      a, o.compute_dtype);
+                                      a, o.compute_dtype,
+                                      {{kSdpaScoreMaxPort, o.score_max},
+                                       {kSdpaScoreSumExpPort, o.score_sum_exp},
+                                       {kSdpaRngDumpPort, o.rng_dump}});
     *o_uid = node.outputs[0];
     if (stats) *stats = node.outputs[1];
   });
@@ -109,6 +120,13 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.options = attention_options(opts);
     a.generate_dbias = dbias != nullptr;
     a.generate_dsink = opts.dsink_token != 0;
+    for (auto [bound, what] : {std::pair{opts.max_total_seq_len_q, "max_total_seq_len_q"},
+                               {opts.max_total_seq_len_kv, "max_total_seq_len_kv"}})
+      if (bound < 0)
+        fail_argument("sdpa_backward options: ", what, " is ", bound,
+                      "; expected a token count >= 0 (0: not given)");
+    a.max_total_seq_len_q = opts.max_total_seq_len_q;
+    a.max_total_seq_len_kv = opts.max_total_seq_len_kv;
     a.score_mod.score = opts.score_mod;
     a.score_mod_bprop.score = opts.score_mod_bprop;
     const Node &node =

@@ -1,6 +1,7 @@
 // Validation, build and queries on a built graph.
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "api/guard.h"
 #include "backend/backend.h"
@@ -94,6 +95,11 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
   b.dynamic_shape_enabled = o.dynamic_shape_enabled == 1;
   if (o.kernel_cache) b.kernel_cache = kernel_cache_of(o.kernel_cache);
   b.requested_target = b.target;
+  for (auto [value, what] : {std::pair{o.sm_count, "sm_count"}, {o.sm_version, "sm_version"}})
+    if (value < 0)
+      fail_argument("build options: ", what, " is ", value, "; expected 0 (the GPU's) or more");
+  b.sm_count = o.sm_count;
+  b.sm_version = o.sm_version;
   if (o.device_properties) {
     if (b.target == CUDNNFE_TARGET_CPU_REFERENCE)
       fail_argument(
@@ -109,9 +115,16 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
 }  // namespace
 
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *g) {
+  return cudnnfe_graph_validate_for_build(g, nullptr, nullptr);
+}
+
+cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
+                                                  const cudnnfe_build_options_t *options) {
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();
-    graph.validate();
+    const BuildOptions b =
+        to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
+    graph.validate(support_target(h ? &handle_of(h) : nullptr, b));
   });
 }
 

@@ -43,9 +43,15 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *g, int64_t uid, int3
     if (is_score_mod_tensor(graph, uid))
       fail_argument("tensor \"", t.name, "\" (UID ", uid,
                     ") belongs to a score modifier; a modifier's tensors stay virtual");
-    if (t.producer < 0)
-      fail_argument("tensor \"", t.name, "\" (UID ", uid,
-                    ") is a graph input; only operation outputs can be marked as outputs");
+    if (t.producer < 0) {
+      // A tensor the caller made is never virtual; marking it an output is
+      // kept for an op that takes it as its output later (cudnn-frontend's
+      // score_max.set_output(True) before sdpa).
+      if (is_output == 0)
+        fail_argument("tensor \"", t.name, "\" (UID ", uid,
+                      ") is a graph input, which cannot be made virtual");
+      return;
+    }
     t.is_virtual = is_output == 0;
   });
 }

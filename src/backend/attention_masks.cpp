@@ -229,7 +229,10 @@ cudnnBackendDescriptor_t AttentionLowering::dropout_mask() {
                  1.0 - spec_.options.dropout_probability);
   lowering_.finalize(rng);
   const Descriptor &kept = lowering_.keep(std::move(rng));
-  cudnnBackendDescriptor_t y = lowering_.virtual_tensor(scores_, kFloat);
+  // The mask goes into the forward's rng_dump when the caller asked for it.
+  const int64_t dump = node_.kind == OpKind::kSdpa ? node_.outputs[kSdpaRngDumpPort] : 0;
+  cudnnBackendDescriptor_t y =
+      dump ? lowering_.tensor(dump) : lowering_.virtual_tensor(scores_, kFloat);
   cudnnBackendDescriptor_t seed = one_element(spec_.dropout_seed);
   cudnnBackendDescriptor_t offset = one_element(spec_.dropout_offset);
   Descriptor op(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
@@ -293,36 +296,40 @@ cudnnBackendDescriptor_t AttentionLowering::values(cudnnDataType_t io) {
 }
 
 cudnnBackendDescriptor_t AttentionLowering::softmax(cudnnBackendDescriptor_t s,
-                                                    cudnnBackendDescriptor_t stats,
+                                                    const SoftmaxResults &out,
                                                     cudnnDataType_t p_type) {
   const std::vector<int64_t> per_row = {scores_[0], scores_[1], scores_[2], 1};
   auto op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
-                cudnnBackendDescriptor_t rhs, cudnnBackendDescriptor_t out) {
-    add_pointwise(lowering_, mode(m), compute_, lhs, rhs, nullptr, out);
-    return out;
+                cudnnBackendDescriptor_t rhs, cudnnBackendDescriptor_t result) {
+    add_pointwise(lowering_, mode(m), compute_, lhs, rhs, nullptr, result);
+    return result;
   };
-  auto per_row_op = [&](cudnnfe_pointwise_mode_t m, cudnnBackendDescriptor_t lhs,
-                        cudnnBackendDescriptor_t rhs) {
-    return op(m, lhs, rhs, lowering_.virtual_tensor(per_row, kFloat));
+  // A per-row tensor: the caller's `kept` when given, else a virtual one.
+  auto row = [&](cudnnBackendDescriptor_t kept) {
+    return kept ? kept : lowering_.virtual_tensor(per_row, kFloat);
   };
-  cudnnBackendDescriptor_t max = lowering_.virtual_tensor(per_row, kFloat);
-  add_reduction(lowering_, CUDNNFE_REDUCTION_MAX, compute_, false, s, max);
   const int64_t sink = spec_.sink_token;
-  if (sink) max = per_row_op(CUDNNFE_POINTWISE_MAX, max, lowering_.tensor(sink));
+  cudnnBackendDescriptor_t max = row(sink ? nullptr : out.max);
+  add_reduction(lowering_, CUDNNFE_REDUCTION_MAX, compute_, false, s, max);
+  if (sink) max = op(CUDNNFE_POINTWISE_MAX, max, lowering_.tensor(sink), row(out.max));
   cudnnBackendDescriptor_t centered =
       op(CUDNNFE_POINTWISE_SUB, s, max, lowering_.virtual_tensor(scores_, kFloat));
   cudnnBackendDescriptor_t exp =
       op(CUDNNFE_POINTWISE_EXP, centered, nullptr, lowering_.virtual_tensor(scores_, kFloat));
-  cudnnBackendDescriptor_t sum = lowering_.virtual_tensor(per_row, kFloat);
+  cudnnBackendDescriptor_t sum = row(sink ? nullptr : out.sum_exp);
   add_reduction(lowering_, CUDNNFE_REDUCTION_ADD, compute_, false, exp, sum);
   if (sink) {
     cudnnBackendDescriptor_t shifted =
-        per_row_op(CUDNNFE_POINTWISE_SUB, lowering_.tensor(sink), max);
-    sum =
-        per_row_op(CUDNNFE_POINTWISE_ADD, sum, per_row_op(CUDNNFE_POINTWISE_EXP, shifted, nullptr));
+        op(CUDNNFE_POINTWISE_SUB, lowering_.tensor(sink), max, row(nullptr));
+    sum = op(CUDNNFE_POINTWISE_ADD, sum, op(CUDNNFE_POINTWISE_EXP, shifted, nullptr, row(nullptr)),
+             row(out.sum_exp));
   }
-  cudnnBackendDescriptor_t log_sum = per_row_op(CUDNNFE_POINTWISE_LOG, sum, nullptr);
-  op(CUDNNFE_POINTWISE_ADD, max, log_sum, stats);
+  // As cudnn-frontend's softmax: the stats chain is left out only when the
+  // caller keeps the max or the sum and not the stats.
+  if (out.stats || !(out.max || out.sum_exp)) {
+    cudnnBackendDescriptor_t log_sum = op(CUDNNFE_POINTWISE_LOG, sum, nullptr, row(nullptr));
+    op(CUDNNFE_POINTWISE_ADD, max, log_sum, row(out.stats));
+  }
   return op(CUDNNFE_POINTWISE_DIV, exp, sum, lowering_.virtual_tensor(scores_, p_type));
 }
 
@@ -332,73 +339,6 @@ cudnnBackendDescriptor_t AttentionLowering::apply_dropout(cudnnBackendDescriptor
   const bool given = spec_.mask_dropout();
   p = binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_scale() : dropout_mask(), kFloat);
   return binary(CUDNNFE_POINTWISE_MUL, p, given ? dropout_mask() : dropout_scale(), out_type);
-}
-
-void check_sink_support(const Lowering &lowering, const Node &node) {
-  if (attention_spec(node).sink_token && lowering.cudnn_version() < 91300)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
-         ": sink_token needs cuDNN 9.13.0 or newer (loaded cuDNN ",
-         plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())), ")");
-}
-
-void check_attention_support(const Lowering &lowering, const Node &node) {
-  const Graph &graph = lowering.graph();
-  const AttentionSpec s = attention_spec(node);
-  const int64_t s_q = graph.tensor(node.inputs[0]).dims[2];
-  const int64_t s_kv = attention_kv_length(graph, node);
-  const int64_t h_q = graph.tensor(node.inputs[0]).dims[1];
-  const int64_t h_kv = graph.tensor(node.inputs[1]).dims[1];
-  const size_t version = lowering.cudnn_version();
-  const bool padding = s.options.padding_mask;
-  const bool dropout = s.seeded_dropout() || s.mask_dropout();
-  auto refuse = [&](const std::string &why) {
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, why,
-         " (cuDNN's fused attention engines do not run it; the CPU reference does)");
-  };
-  const bool bottom_right_band = s.bottom_right() && s.right_bound() >= 0;
-  if (bottom_right_band && (s.bias != 0 || s.options.alibi_mask || dropout))
-    refuse(cat("a bottom-right diagonal with a right bound (causal_mask_bottom_right) does not ",
-               "combine with ",
-               s.bias                 ? "bias"
-               : s.options.alibi_mask ? "alibi_mask"
-                                      : "dropout"));
-  if (bottom_right_band && !padding && s_q > s_kv)
-    refuse(cat("a bottom-right causal mask needs s_q <= s_kv without padding_mask (s_q = ", s_q,
-               ", s_kv = ", s_kv, ")"));
-  if (s.left_bound() >= 1 && !padding && s_q > s_kv)
-    refuse(cat("window_left needs s_q <= s_kv without padding_mask (s_q = ", s_q, ", s_kv = ", s_kv,
-               ")"));
-  if (version == 91400 && s_kv > 1024 && s.left_bound() >= 1 && s.right_bound() < 0)
-    refuse(
-        "cuDNN 9.14.0 computes window_left without a right bound wrongly for s_kv > 1024 "
-        "(fixed in 9.14.1)");
-  if (version < 91002 && s.left_bound() >= 1 && (s.right_bound() < 0 || dropout || s.bias != 0))
-    refuse("before cuDNN 9.10.2, window_left needs a right bound and neither dropout nor bias");
-  // With a caller's mask, cuDNN's backward leaves dropout_scale_inv out of
-  // sum(dO * O) (H100, cuDNN 9.14 and 9.19: the gradients matched exactly
-  // those computed without it), so only scale_inv = 1 gives right results.
-  // (Assumed of the FP8 backward too, which cudnn-frontend builds alike.)
-  const bool backward = node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward;
-  if (backward && s.mask_dropout()) {
-    const Tensor &inv = graph.tensor(s.dropout_scale_inv);
-    if (!inv.is_scalar || inv.scalar_value != 1.0)
-      refuse(
-          cat("with dropout_mask, cuDNN's backward ignores dropout_scale_inv (it uses sum(dO * O) "
-              "unscaled), so the gradients are right only when dropout_scale_inv is a scalar ",
-              "(cudnnfe_graph_add_scalar) of 1; dropout_scale_inv \"", inv.name, "\" is ",
-              inv.is_scalar ? cat("the scalar ", inv.scalar_value) : std::string("a device tensor"),
-              ". Fold the scale into the mask (values 0 and 1/(1-p)) and give dropout_scale 1 ",
-              "and dropout_scale_inv 1, as in the forward"));
-  }
-  if (s.ragged() && version < 90600 && h_q != h_kv)
-    refuse(cat("before cuDNN 9.6, a ragged (packed) layout needs h_q = h_kv (h_q = ", h_q,
-               ", h_kv = ", h_kv, ")"));
-  if (s.paged() && version < 90500) refuse("a paged K/V cache needs cuDNN 9.5 or newer");
-  if ((s.ragged_page_table_k || s.ragged_page_table_v) && version < 91002)
-    refuse("a packed (ragged) page table needs cuDNN 9.10.2 or newer");
-  if (node.kind == OpKind::kSdpaBackward && node.as<SdpaBackwardAttrs>().generate_dbias &&
-      version < 90500 && (padding || s_q % 64 != 0 || s_kv % 64 != 0))
-    refuse("before cuDNN 9.5, dBias needs s_q and s_kv multiples of 64 and no padding_mask");
 }
 
 }  // namespace cudnnfe::backend

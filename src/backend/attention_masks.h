@@ -69,11 +69,16 @@ class AttentionLowering {
   cudnnBackendDescriptor_t keys_transposed(cudnnDataType_t io);
   cudnnBackendDescriptor_t values(cudnnDataType_t io);
 
-  // P = softmax(S) over the last dim into a new tensor of `p_type`, and
-  // `stats` = max + log(sum exp) (cudnn-frontend's softmax): a sink logit
+  // The per-row results of the softmax the caller keeps; nullptr: virtual.
+  struct SoftmaxResults {
+    cudnnBackendDescriptor_t stats = nullptr, max = nullptr, sum_exp = nullptr;
+  };
+  // P = softmax(S) over the last dim into a new tensor of `p_type`, with
+  // stats = max + log(sum exp) (cudnn-frontend's softmax): a sink logit
   // (the forward's sink_token) raises the max to max(max, sink) and adds
-  // exp(sink - max) to the sum.
-  cudnnBackendDescriptor_t softmax(cudnnBackendDescriptor_t s, cudnnBackendDescriptor_t stats,
+  // exp(sink - max) to the sum. The stats are left out when `out` keeps the
+  // max or the sum but not them, as cudnn-frontend does.
+  cudnnBackendDescriptor_t softmax(cudnnBackendDescriptor_t s, const SoftmaxResults &out,
                                    cudnnDataType_t p_type);
 
   // P after dropout in cudnn-frontend's orders (drawn: P * mask * 1/(1-p);
@@ -107,15 +112,5 @@ class AttentionLowering {
   cudnnBackendDescriptor_t attn_scale_ = nullptr, dropout_mask_ = nullptr, dropout_scale_ = nullptr,
                            dropout_scale_inv_ = nullptr;
 };
-
-// Refuses with NOT_SUPPORTED, naming the rule, what cuDNN's fused attention
-// engines cannot run and cudnn-frontend refuses for the same reason (the
-// CPU reference runs all of it).
-void check_attention_support(const Lowering &lowering, const Node &node);
-
-// Refuses a sink (sdpa's sink_token, sdpa_backward's sink_token and
-// dSink_token) before cuDNN 9.13 (cudnn-frontend's rule: the engines before
-// it do not fuse the sink's pointwise ops).
-void check_sink_support(const Lowering &lowering, const Node &node);
 
 }  // namespace cudnnfe::backend

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "backend/attribute_util.h"
 #include "backend/backend.h"
 #include "backend/descriptor.h"
 #include "backend/device.h"
@@ -419,6 +420,10 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       const cudnnBackendDescriptor_t properties = target.properties->descriptor();
       heuristics.set_descriptors(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, &properties, 1);
     }
+    // cudnn-frontend's sm_count: the engines are chosen for that many SMs.
+    if (options.sm_count > 0)
+      set_attribute(heuristics, CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32,
+                    options.sm_count, "the heuristics' SM count target (sm_count)");
     cudnnStatus_t status = heuristics.try_finalize();
     if (status != CUDNN_STATUS_SUCCESS) {
       std::string reason = last_error();

@@ -31,8 +31,6 @@ constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
 
 void lower_sdpa(Lowering &lowering, const Node &node) {
   if (sdpa_runs_unified(lowering, node)) return lower_sdpa_unified(lowering, node);
-  check_attention_support(lowering, node);
-  check_sink_support(lowering, node);
   check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
@@ -54,12 +52,16 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
   s = attention.padding_mask(s);
   s = attention.band_mask(s);
 
-  // Softmax, keeping max + log(sum) as the stats backward needs; P in the
-  // I/O type (the second matmul's A operand must match V's type), after
-  // dropout when there is one (attention_masks.h: apply_dropout).
-  cudnnBackendDescriptor_t stats = node.outputs[1] != 0 ? lowering.tensor(node.outputs[1])
-                                                        : lowering.virtual_tensor(per_row, kFloat);
-  cudnnBackendDescriptor_t p = attention.softmax(s, stats, attention.dropout() ? kFloat : io);
+  // Softmax, keeping max + log(sum) as the stats backward needs and the row
+  // max and sum the caller asked for; P in the I/O type (the second matmul's
+  // A operand must match V's type), after dropout when there is one
+  // (attention_masks.h: apply_dropout).
+  auto kept = [&](size_t port) {
+    return node.outputs[port] != 0 ? lowering.tensor(node.outputs[port]) : nullptr;
+  };
+  cudnnBackendDescriptor_t p =
+      attention.softmax(s, {kept(1), kept(kSdpaScoreMaxPort), kept(kSdpaScoreSumExpPort)},
+                        attention.dropout() ? kFloat : io);
   p = attention.apply_dropout(p, io);
 
   cudnnBackendDescriptor_t v_desc = attention.values(io);

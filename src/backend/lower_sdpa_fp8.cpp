@@ -101,8 +101,6 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_port;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
-  check_attention_support(lowering, node);
-  check_sink_support(lowering, node);
   fp8::refuse_unmatched_options(node);
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);
@@ -132,7 +130,7 @@ void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
   cudnnBackendDescriptor_t stats = node.outputs[kStats] != 0
                                        ? lowering.tensor(node.outputs[kStats])
                                        : lowering.virtual_tensor(per_row, kFloat);
-  cudnnBackendDescriptor_t p = attention.softmax(s, stats, kFloat);
+  cudnnBackendDescriptor_t p = attention.softmax(s, {stats}, kFloat);
   p = attention.apply_dropout(p, kFloat);
 
   // amax of P (after dropout), then P scaled and cast to q's FP8 type for

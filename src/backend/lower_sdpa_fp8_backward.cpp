@@ -91,7 +91,6 @@ void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
   using namespace sdpa_fp8_backward_port;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
-  check_attention_support(lowering, node);
   fp8::refuse_unmatched_options(node);
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[kQ]);

@@ -16,7 +16,7 @@ namespace {
 
 // cuDNN versions that gave the unified operation each input (cuDNN's
 // cudnn_graph.h marks each attribute's "@since").
-constexpr size_t kUnified = 91301, kBlockMask = 91400, kPadding = 91500;
+constexpr size_t kUnified = 91301, kBlockMask = 91400, kPadding = 91500, kUnfuseFma = 92100;
 
 std::string version_text(size_t version) {
   return plan::cudnn_version_string(static_cast<int64_t>(version));
@@ -39,6 +39,7 @@ std::string unified_refusal(const Lowering &lowering, const Node &node) {
     return "the unified operation takes HALF or BFLOAT16 q, k and v";
   if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_NOT_SET)
     return "the unified operation computes in FLOAT only";
+  const SdpaAttrs &a = node.as<SdpaAttrs>();
   const char *score_option = s.bias                             ? "bias"
                              : s.options.alibi_mask             ? "alibi_mask"
                              : s.has_band()                     ? "a causal mask or diagonal band"
@@ -46,7 +47,9 @@ std::string unified_refusal(const Lowering &lowering, const Node &node) {
                              : s.sink_token                     ? "sink_token"
                              : s.ragged()                       ? "a ragged layout"
                              : s.score_mod                      ? "score_mod"
-                                                                : nullptr;
+                             : a.generate_score_max || a.generate_score_sum_exp
+                                 ? "score_max or score_sum_exp"
+                                 : nullptr;
   if (score_option)
     return cat(score_option,
                " is lowered through the composite graph only (the unified operation takes it "
@@ -94,6 +97,14 @@ void lower_sdpa_unified(Lowering &lowering, const Node &node) {
   if (attention.padded()) {
     set(op, newer::kSdpaFwdSeqLenQ, attention.seq_len_q());
     set(op, newer::kSdpaFwdSeqLenKv, attention.seq_len_kv());
+  }
+  // cudnn-frontend asks unfuse_fma of the unified operation only, from 9.21.
+  if (node.as<SdpaAttrs>().unfuse_fma) {
+    if (lowering.cudnn_version() < kUnfuseFma)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
+           ": unfuse_fma needs cuDNN 9.21 in the unified operation", " (loaded cuDNN ",
+           version_text(lowering.cudnn_version()), ")");
+    op.set_bool(newer::kSdpaFwdUnfuseFma, true);
   }
   add_operation_named(lowering, std::move(op), "SDPA_FWD (unified)");
 }

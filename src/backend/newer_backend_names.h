@@ -21,6 +21,9 @@ constexpr auto kSdpaFwdPageTableK = attribute(2807);
 constexpr auto kSdpaFwdPageTableV = attribute(2808);
 constexpr auto kSdpaFwdSeqLenQ = attribute(2809);
 constexpr auto kSdpaFwdSeqLenKv = attribute(2810);
+// SDPA_FWD's softmax with unfused multiply-adds (cuDNN 9.22's header; cudnn-frontend
+// asks for 9.21).
+constexpr auto kSdpaFwdUnfuseFma = attribute(2819);
 
 // MoE grouped matmul (cuDNN 9.15) and its backward (cuDNN 9.22).
 constexpr auto kMoeGroupedMatmulDescriptor = descriptor(42);

@@ -42,6 +42,9 @@ struct SdpaTensors {
   AttentionInputs options;
   const StridedTensor *o, *stats;
   const ScoreModProgram::Run *score_mod;  // nullptr: none
+  // The softmax's row max and sum of exponentials, and the drawn dropout
+  // mask (rng_dump); nullptr where not asked for.
+  const StridedTensor *score_max = nullptr, *score_sum_exp = nullptr, *rng_dump = nullptr;
 };
 
 // Attention forward; `scale` is the node's attn_scale unless the node has

@@ -84,7 +84,8 @@ std::unique_ptr<ScoreModProgram::Run> score_mod_run(const StepTensors &t) {
 void sdpa(const StepTensors &t) {
   const auto mod = score_mod_run(t);
   run_sdpa(t.node, t.attn_scale,
-           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1), mod.get()});
+           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1), mod.get(),
+            t.out(kSdpaScoreMaxPort), t.out(kSdpaScoreSumExpPort), t.out(kSdpaRngDumpPort)});
 }
 void sdpa_backward(const StepTensors &t) {
   const auto mod = score_mod_run(t);

@@ -70,8 +70,9 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
          ": attention needs a floating compute type on the CPU reference, not INT32");
   const AttentionSpec spec = attention_spec(node);
   const int64_t batch = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
-  const int64_t group = h_q / h_kv;
+  // k and v may have different head counts, each dividing h_q.
+  const int64_t h_kv = k.dims[1], h_v = v.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
+  const int64_t k_group = h_q / h_kv, v_group = h_q / h_v;
   if (t.options.attn_scale) scale = t.options.attn_scale->load(0);
   scale = round_to_compute(scale, compute);
 
@@ -102,11 +103,12 @@ void run_sdpa_backward(const Node &node, double scale, const SdpaBackwardTensors
   std::vector<double> dbias(t.dbias ? static_cast<size_t>(h_q * s_q * s_kv) : 0, 0.0);
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < h_q; ++h) {
-      const size_t kv_head = static_cast<size_t>(b * h_kv + h / group);
-      const double *k_head = &kd[kv_head * s_kv * d];
-      const double *v_head = &vd[kv_head * s_kv * d_v];
-      double *dk_head = &dk[kv_head * s_kv * d];
-      double *dv_head = &dv[kv_head * s_kv * d_v];
+      const size_t k_head_index = static_cast<size_t>(b * h_kv + h / k_group);
+      const size_t v_head_index = static_cast<size_t>(b * h_v + h / v_group);
+      const double *k_head = &kd[k_head_index * s_kv * d];
+      const double *v_head = &vd[v_head_index * s_kv * d_v];
+      double *dk_head = &dk[k_head_index * s_kv * d];
+      double *dv_head = &dv[v_head_index * s_kv * d_v];
       for (int64_t i = 0; i < s_q; ++i) {
         const size_t row = static_cast<size_t>((b * h_q + h) * s_q + i);
         const double stats = lse[row];

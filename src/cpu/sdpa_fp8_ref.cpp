@@ -111,8 +111,9 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const Attent
   const int64_t batch = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
   const int64_t s_kv =
       paged_kv_length(k, v, opt.page_table_k, opt.page_table_v, attrs.options.max_seq_len_kv);
-  const int64_t h_kv = k.dims[1], d_v = v.dims[3];
-  const int64_t group = h_q / h_kv;
+  // k and v may have different head counts, each dividing h_q.
+  const int64_t h_kv = k.dims[1], h_v = v.dims[1], d_v = v.dims[3];
+  const int64_t k_group = h_q / h_kv, v_group = h_q / h_v;
   // The backend multiplies by attn_scale as a FLOAT scalar.
   const double attn_scale = static_cast<float>(sdpa_fp8_attn_scale(attrs.attn_scale, d));
   const double descale_q = one_value(in[kDescaleQ]), descale_k = one_value(in[kDescaleK]);
@@ -136,9 +137,9 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const Attent
   double amax_s = 0.0;
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < h_q; ++h) {
-      const int64_t hk = h / group;  // consecutive query heads share a key/value head
-      const double *k_head = &kd[static_cast<size_t>((b * h_kv + hk) * s_kv * d)];
-      const double *v_head = &vd[static_cast<size_t>((b * h_kv + hk) * s_kv * d_v)];
+      // Consecutive query heads share a key (value) head.
+      const double *k_head = &kd[static_cast<size_t>((b * h_kv + h / k_group) * s_kv * d)];
+      const double *v_head = &vd[static_cast<size_t>((b * h_v + h / v_group) * s_kv * d_v)];
       const double slope = alibi[static_cast<size_t>(h)];
       const double sink = opt.sink_token ? opt.sink_token->load(h * opt.sink_token->strides[1])
                                          : -std::numeric_limits<double>::infinity();
@@ -192,8 +193,8 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
   const StridedTensor &stats = *in[kStats];
   require_rank4(node, {&q, &k, &v, &o, &d_o, &stats, out[kDQ], out[kDK], out[kDV]});
   const int64_t batch = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
-  const int64_t h_kv = k.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
-  const int64_t group = h_q / h_kv;
+  const int64_t h_kv = k.dims[1], h_v = v.dims[1], s_kv = k.dims[2], d_v = v.dims[3];
+  const int64_t k_group = h_q / h_kv, v_group = h_q / h_v;
   const double attn_scale = static_cast<float>(sdpa_fp8_attn_scale(attrs.attn_scale, d));
   const double descale_q = one_value(in[kDescaleQ]), descale_k = one_value(in[kDescaleK]);
   const double descale_v = one_value(in[kDescaleV]), descale_o = one_value(in[kDescaleO]);
@@ -212,17 +213,17 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
   // Unscaled products (the matmuls' FLOAT results), GQA heads summed.
   std::vector<double> dq(static_cast<size_t>(batch * h_q * s_q * d), 0.0);
   std::vector<double> dk(static_cast<size_t>(batch * h_kv * s_kv * d), 0.0);
-  std::vector<double> dv(static_cast<size_t>(batch * h_kv * s_kv * d_v), 0.0);
+  std::vector<double> dv(static_cast<size_t>(batch * h_v * s_kv * d_v), 0.0);
   const size_t tile = static_cast<size_t>(s_q * s_kv);
   std::vector<double> p8(tile), ds8(tile);
   double amax_dp = 0.0;
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < h_q; ++h) {
-      const int64_t hk = h / group;
       const size_t q_head = static_cast<size_t>((b * h_q + h) * s_q);
-      const size_t kv_head = static_cast<size_t>((b * h_kv + hk) * s_kv);
-      const double *k_head = &kd[kv_head * d];
-      const double *v_head = &vd[kv_head * d_v];
+      const size_t k_head_row = static_cast<size_t>((b * h_kv + h / k_group) * s_kv);
+      const size_t v_head_row = static_cast<size_t>((b * h_v + h / v_group) * s_kv);
+      const double *k_head = &kd[k_head_row * d];
+      const double *v_head = &vd[v_head_row * d_v];
       std::fill(p8.begin(), p8.end(), 0.0);
       std::fill(ds8.begin(), ds8.end(), 0.0);
       for (int64_t i = 0; i < s_q; ++i) {
@@ -253,11 +254,11 @@ void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
           const size_t ij = static_cast<size_t>(i * s_kv + j);
           const double p = p8[ij], g = ds8[ij];
           if (p != 0.0) {
-            double *dv_row = &dv[(kv_head + j) * d_v];
+            double *dv_row = &dv[(v_head_row + j) * d_v];
             for (int64_t c = 0; c < d_v; ++c) dv_row[c] += p * do_row[c];
           }
           if (g != 0.0) {
-            double *dk_row = &dk[(kv_head + j) * d];
+            double *dk_row = &dk[(k_head_row + j) * d];
             const double *k_row = k_head + j * d;
             for (int64_t c = 0; c < d; ++c) {
               dk_row[c] += g * q_row[c];

@@ -4,6 +4,7 @@
 //         and a block mask keeps (-inf where it does not)
 //   m   = max(max_j s_j, sink_h),  Z = sum_j exp(s_j - m) + exp(sink_h - m)
 //   P   = exp(s - m) / Z,  stats = m + log(Z)   (no sink: sink_h = -inf)
+//   score_max = m, score_sum_exp = Z, rng_dump = the drawn dropout mask
 //   O   = sum_j P_j * dropout_j * v_j   (cpu/attention_dropout.h)
 // Dot products, softmax and the weighted sum run in double. A row that sees
 // no column (a padding row, a band or causal mask leaving nothing) writes
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -24,6 +26,20 @@
 
 namespace cudnnfe {
 namespace cpu {
+
+namespace {
+
+// The softmax's row max and sum of exponentials (sink included), in the
+// caller's score_max and score_sum_exp [b, h_q, s_q, 1] where asked for.
+void store_row_softmax(const SdpaTensors &t, int64_t b, int64_t h, int64_t i, double max,
+                       double sum) {
+  for (auto [out, value] : {std::pair{t.score_max, max}, {t.score_sum_exp, sum}})
+    if (out)
+      out->store(b * out->strides[0] + h * out->strides[1] + i * out->strides[2],
+                 static_cast<float>(value));
+}
+
+}  // namespace
 
 void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   const StridedTensor &q = *t.q, &k = *t.k, &v = *t.v, &o = *t.o;
@@ -37,8 +53,10 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   // (ops/attention.h, attention_kv_length).
   const int64_t max_seq_len_kv = node.as<SdpaAttrs>().options.max_seq_len_kv;
   const int64_t s_kv = paged_kv_length(k, v, in.page_table_k, in.page_table_v, max_seq_len_kv);
-  const int64_t h_kv = k.dims[1], d_v = v.dims[3];
-  const int64_t group = h_q / h_kv;
+  // k and v may have different head counts, each dividing h_q
+  // (cudnn-frontend's GQA: consecutive query heads share a head).
+  const int64_t h_kv = k.dims[1], h_v = v.dims[1], d_v = v.dims[3];
+  const int64_t v_group = h_q / h_v;
   const std::string label = Graph::label(node);
   const cudnnfe_dtype_t compute = node.compute_dtype;
   if (compute == CUDNNFE_DTYPE_INT32)
@@ -83,7 +101,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   std::vector<double> scores(static_cast<size_t>(s_kv)), out(static_cast<size_t>(d_v));
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < h_q; ++h) {
-      const double *v_head = &vd[static_cast<size_t>((b * h_kv + h / group) * s_kv * d_v)];
+      const double *v_head = &vd[static_cast<size_t>((b * h_v + h / v_group) * s_kv * d_v)];
       const double sink = in.sink_token ? in.sink_token->load(h * in.sink_token->strides[1])
                                         : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
@@ -115,6 +133,13 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
           for (int64_t c = 0; c < d_v; ++c)
             od[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v + c)] =
                 out[static_cast<size_t>(c)];
+        store_row_softmax(t, b, h, i, empty ? -std::numeric_limits<double>::infinity() : max,
+                          empty ? 0.0 : sum);
+        if (t.rng_dump)
+          for (int64_t j = 0; j < s_kv; ++j)
+            t.rng_dump->store(b * t.rng_dump->strides[0] + h * t.rng_dump->strides[1] +
+                                  i * t.rng_dump->strides[2] + j * t.rng_dump->strides[3],
+                              dropout.mask(b, h, i, j));
         // Ragged stats have no rows past seq_len_q (the next sequence's).
         if (stats && (!in.ragged_stats || i < rows[static_cast<size_t>(b)])) {
           const double lse = empty ? -std::numeric_limits<double>::infinity() : max + std::log(sum);

@@ -4,9 +4,12 @@
 #include <chrono>
 
 #include "backend/backend.h"
+#include "backend/device.h"
+#include "backend/device_properties.h"
 #include "backend/gpu_plan.h"
 #include "backend/gpu_plan_build.h"
 #include "backend/gpu_plan_cache.h"
+#include "backend/loader.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "plan/fingerprint.h"
@@ -46,6 +49,24 @@ void check_blob_graph(const plan::PlanRecord &r, Graph &graph) {
 
 }  // namespace
 
+SupportTarget support_target(Handle *handle, const BuildOptions &options) {
+  cudnnfe_target_t target = options.target;
+  if (target == CUDNNFE_TARGET_AUTO)
+    target = backend::gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
+  if (target != CUDNNFE_TARGET_GPU) return {};
+  SupportTarget t;
+  t.gpu = true;
+  if (options.device_properties) {
+    t.sm = options.device_properties->sm();
+  } else if (backend::gpu_available()) {
+    t.sm = backend::device_info(handle ? handle->device : backend::current_device()).sm_version;
+  }
+  if (backend::gpu_available() || options.device_properties)
+    t.cudnn_version = static_cast<size_t>(backend::cudnn().GetVersion());
+  if (options.sm_version > 0) t.sm = options.sm_version;
+  return t;
+}
+
 void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   const Clock::time_point start = Clock::now();
   BuildRecord record;
@@ -55,7 +76,7 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   options.override_shape_enabled = graph.override_shape_enabled;
   if (options.dynamic_shape_enabled || options.kernel_cache) graph.dynamic_shape_enabled = true;
   options.dynamic_shape_enabled = graph.dynamic_shape_enabled;
-  graph.validate();
+  graph.validate(support_target(handle, options));
   record.validate_ms = ms_since(start);
   if (options.target == CUDNNFE_TARGET_AUTO)
     options.target = backend::gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;

@@ -13,6 +13,12 @@
 
 namespace cudnnfe {
 
+// What validation holds a graph to when `options` build it with `handle`
+// (graph/support_target.h): nothing beyond shapes and types for the CPU
+// reference; for a GPU its architecture (options' sm_version when set) and
+// the loaded cuDNN's version, as far as they can be read.
+SupportTarget support_target(Handle *handle, const BuildOptions &options);
+
 // Validates and builds `graph` (cudnnfe_graph_build).
 void build_graph(Graph &graph, Handle *handle, BuildOptions options);
 

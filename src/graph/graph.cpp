@@ -347,12 +347,14 @@ void Graph::resolve_dtypes() {
   }
 }
 
-void Graph::validate() {
+void Graph::validate(const SupportTarget &target) {
   check_score_mods_closed();
   if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
   for (Node &node : nodes_) infer_and_check(*this, node);
   resolve_dtypes();
   for (Node &node : nodes_) check_types(*this, node);
+  if (target.gpu)
+    for (const Node &node : nodes_) check_support(*this, node, target);
   size_t outputs = 0;
   for (const Tensor &t : tensors_) {
     require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, cat("tensor \"", t.name, "\""), t.dims,

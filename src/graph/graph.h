@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/node.h"
+#include "graph/support_target.h"
 #include "graph/tensor.h"
 
 namespace cudnnfe {
@@ -103,8 +104,9 @@ class Graph {
   static const std::string &input_port(const Node &node, size_t port);
 
   // ---- validation and build state ----
-  // Re-infers shapes in order, resolves data types, checks every rule.
-  void validate();
+  // Re-infers shapes in order, resolves data types, checks every shape and
+  // type rule, and for a GPU target the support rules (graph/support_target.h).
+  void validate(const SupportTarget &target = {});
   bool built() const { return plan_ != nullptr; }
   void require_mutable() const;  // WRONG_STATE once built
   const Plan &plan() const;      // WRONG_STATE before build

@@ -139,6 +139,13 @@ struct SdpaAttrs {
   // COMPOSITE or UNIFIED lowering; AUTO picks at build (backend/lower_sdpa.cpp).
   cudnnfe_attention_implementation_t implementation = CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO;
   ScoreMod score_mod;
+  // The unified operation's softmax with unfused multiply-adds (cuDNN 9.21);
+  // the composite graph ignores it, as cudnn-frontend does.
+  bool unfuse_fma = false;
+  // Outputs the caller gave (ops/attention.h: kSdpaScoreMaxPort, ...).
+  bool generate_score_max = false;
+  bool generate_score_sum_exp = false;
+  bool generate_rng_dump = false;
 };
 
 struct SdpaBackwardAttrs {
@@ -149,6 +156,10 @@ struct SdpaBackwardAttrs {
   AttentionOptions options;
   bool generate_dbias = false;  // output dBias exists
   bool generate_dsink = false;  // output dSink_token exists (needs sink_token)
+  // cudnn-frontend's bounds on a ragged layout's total tokens (0: none);
+  // only checked (ops/attention_support.cpp): cudnnfe sizes no workspace by them.
+  int64_t max_total_seq_len_q = 0;
+  int64_t max_total_seq_len_kv = 0;
   // The forward's modifier (recomputing the scores) and the gradient's:
   // dS' (at the modifier's output) -> dS.
   ScoreMod score_mod;

@@ -91,6 +91,11 @@ std::vector<AttrField> sdpa_fields() {
   f.push_back(CUDNNFE_ATTR(SdpaAttrs, implementation, "implementation")
                   .with_codec(kAttentionImplementationCodec)
                   .as_optional());
+  f.push_back(CUDNNFE_ATTR(SdpaAttrs, unfuse_fma, "unfuse_fma").as_optional());
+  f.push_back(CUDNNFE_ATTR(SdpaAttrs, generate_score_max, "generate_score_max").as_optional());
+  f.push_back(
+      CUDNNFE_ATTR(SdpaAttrs, generate_score_sum_exp, "generate_score_sum_exp").as_optional());
+  f.push_back(CUDNNFE_ATTR(SdpaAttrs, generate_rng_dump, "generate_rng_dump").as_optional());
   return f;
 }
 
@@ -104,6 +109,10 @@ std::vector<AttrField> sdpa_backward_fields() {
   add_attention_options<SdpaBackwardAttrs>(f);
   f.push_back(CUDNNFE_ATTR(SdpaBackwardAttrs, generate_dbias, "generate_dbias").as_optional());
   f.push_back(CUDNNFE_ATTR(SdpaBackwardAttrs, generate_dsink, "generate_dsink").as_optional());
+  f.push_back(
+      CUDNNFE_ATTR(SdpaBackwardAttrs, max_total_seq_len_q, "max_total_seq_len_q").as_optional());
+  f.push_back(
+      CUDNNFE_ATTR(SdpaBackwardAttrs, max_total_seq_len_kv, "max_total_seq_len_kv").as_optional());
   return f;
 }
 
@@ -330,7 +339,7 @@ std::vector<OpSchema> rows() {
         "ragged_offset_page_table_k",
         "ragged_offset_page_table_v",
         "ragged_offset_stats"},
-       {"O", "stats"},
+       {"O", "stats", "score_max", "score_sum_exp", "rng_dump"},
        make<SdpaAttrs>,
        sdpa_fields()},
       {OpKind::kSdpaBackward,

@@ -112,6 +112,17 @@ std::vector<int64_t> block_mask_dims(int64_t b, int64_t h_q, int64_t s_q, int64_
   return {b, h_q, (s_q + kBlockMaskTile - 1) / kBlockMaskTile, (kv_tiles + 7) / 8};
 }
 
+void require_head_groups(const Node &node, const Tensor &q, const Tensor &k, const Tensor &v) {
+  for (const Tensor *t : {&k, &v}) {
+    const int64_t heads = t->dims[1];
+    if (heads < 1 || q.dims[1] % heads != 0)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": q \"", q.name, "\" ",
+           dims_string(q.dims), " has ", q.dims[1], " heads and ", t == &k ? "k" : "v", " \"",
+           t->name, "\" ", dims_string(t->dims), " has ", heads,
+           "; the head counts of k and v must each divide q's (GQA/MQA)");
+  }
+}
+
 int64_t attention_kv_length(const Graph &graph, const Node &node) {
   const AttentionSpec s = attention_spec(node);
   const Tensor &k = graph.tensor(node.inputs[1]);

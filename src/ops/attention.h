@@ -37,6 +37,11 @@ const AttentionPorts &attention_ports(OpKind kind);
 // sdpa_backward's dBias and dSink_token output ports.
 constexpr size_t kSdpaBackwardDbiasPort = 3;
 constexpr size_t kSdpaBackwardDsinkPort = 4;
+// sdpa's outputs after O and stats, each a tensor the caller made
+// (cudnn-frontend's score_max, score_sum_exp and rng_dump).
+constexpr size_t kSdpaScoreMaxPort = 2;
+constexpr size_t kSdpaScoreSumExpPort = 3;
+constexpr size_t kSdpaRngDumpPort = 4;
 
 // An attention node's settings, forward or backward alike (FP8 attention
 // included: padding, dropout and the forward's page tables and sink logits
@@ -91,6 +96,11 @@ void check_diagonal_band(const Node &node, const AttentionSpec &spec);
 void check_attention_tensor_options(Graph &graph, const Node &node);
 // Their data types, once types are resolved.
 void check_attention_option_types(Graph &graph, const Node &node);
+
+// GQA/MQA: k's and v's head counts (which may differ, as cudnn-frontend
+// allows) must each divide q's, so that consecutive query heads share a key
+// and a value head. Fails with NOT_SUPPORTED, cudnn-frontend's class.
+void require_head_groups(const Node &node, const Tensor &q, const Tensor &k, const Tensor &v);
 
 // The logical key length s_kv of an attention node: k's dims[2], or with
 // a paged cache max_seq_len_kv when set, else the unpaged one of k and v,

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "ops/attention.h"
+#include "ops/attention_support.h"
 #include "ops/ops.h"
 #include "ops/sdpa_fp8.h"
 
@@ -36,7 +37,14 @@ void types_resample(Graph &graph, Node &node) {
 
 // Optional outputs.
 bool sdpa_outputs(const Node &node, size_t port) {
-  return port != 1 || node.as<SdpaAttrs>().generate_stats;
+  const SdpaAttrs &a = node.as<SdpaAttrs>();
+  switch (port) {
+    case 1: return a.generate_stats;
+    case kSdpaScoreMaxPort: return a.generate_score_max;
+    case kSdpaScoreSumExpPort: return a.generate_score_sum_exp;
+    case kSdpaRngDumpPort: return a.generate_rng_dump;
+    default: return true;
+  }
 }
 bool sdpa_backward_outputs(const Node &node, size_t port) {
   const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
@@ -72,45 +80,51 @@ using K = OpKind;
 
 // One row per OpKind, in enum order (checked at compile time).
 constexpr OpRules kRows[] = {
-    {K::kConvFprop, infer_conv, types_numeric, nullptr, nullptr},
-    {K::kConvDgrad, infer_conv, types_numeric, nullptr, nullptr},
-    {K::kConvWgrad, infer_conv, types_numeric, nullptr, nullptr},
-    {K::kMatmul, infer_matmul, types_numeric, nullptr, nullptr},
-    {K::kPointwise, infer_pointwise, nullptr, nullptr, nullptr},
-    {K::kReduction, infer_reduction, types_numeric, nullptr, nullptr},
-    {K::kSdpa, infer_sdpa, types_attention, sdpa_outputs, offer_sdpa_features},
+    {K::kConvFprop, infer_conv, types_numeric, nullptr, nullptr, nullptr},
+    {K::kConvDgrad, infer_conv, types_numeric, nullptr, nullptr, nullptr},
+    {K::kConvWgrad, infer_conv, types_numeric, nullptr, nullptr, nullptr},
+    {K::kMatmul, infer_matmul, types_numeric, nullptr, nullptr, nullptr},
+    {K::kPointwise, infer_pointwise, nullptr, nullptr, nullptr, nullptr},
+    {K::kReduction, infer_reduction, types_numeric, nullptr, nullptr, nullptr},
+    {K::kSdpa, infer_sdpa, types_attention, sdpa_outputs, offer_sdpa_features,
+     check_attention_support},
     {K::kSdpaBackward, infer_sdpa_backward, types_attention, sdpa_backward_outputs,
-     offer_sdpa_backward_features},
-    {K::kLayerNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features},
-    {K::kRmsNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features},
-    {K::kLayerNormBackward, infer_norm, types_numeric, nullptr, nullptr},
-    {K::kRmsNormBackward, infer_norm, types_numeric, rmsnorm_backward_outputs, nullptr},
-    {K::kSoftmax, infer_softmax, types_numeric, softmax_outputs, offer_softmax_features},
-    {K::kReshape, infer_layout, check_types_layout, nullptr, nullptr},
-    {K::kTranspose, infer_layout, check_types_layout, nullptr, nullptr},
-    {K::kSlice, infer_layout, check_types_layout, nullptr, nullptr},
-    {K::kConcatenate, infer_layout, check_types_layout, nullptr, nullptr},
-    {K::kResample, infer_resample, types_resample, resample_outputs, nullptr},
-    {K::kRng, infer_rng, check_types_rng, nullptr, nullptr},
-    {K::kBatchNorm, infer_grouped_norm, types_numeric, batchnorm_outputs, offer_batchnorm_features},
-    {K::kBatchNormInference, infer_grouped_norm, types_numeric, nullptr, nullptr},
-    {K::kBatchNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
-    {K::kInstanceNorm, infer_grouped_norm, types_numeric, norm_outputs, nullptr},
-    {K::kInstanceNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
-    {K::kAdaLayerNorm, infer_grouped_norm, types_numeric, norm_outputs,
-     offer_adalayernorm_features},
-    {K::kAdaLayerNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr},
-    {K::kSdpaFp8, infer_sdpa_fp8, types_sdpa_fp8, sdpa_fp8_outputs, nullptr},
-    {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr},
-    {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
-    {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr},
-    {K::kGenStats, infer_genstats, types_numeric, nullptr, nullptr},
-    {K::kBnFinalize, infer_bn_finalize, check_types_bn_finalize, bn_finalize_outputs, nullptr},
-    {K::kDbnWeight, infer_dbn_weight, types_numeric, nullptr, nullptr},
-    {K::kMoeGroupedMatmul, infer_moe_grouped_matmul, check_types_moe_grouped_matmul, nullptr,
+     offer_sdpa_backward_features, check_attention_support},
+    {K::kLayerNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features, nullptr},
+    {K::kRmsNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features, nullptr},
+    {K::kLayerNormBackward, infer_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kRmsNormBackward, infer_norm, types_numeric, rmsnorm_backward_outputs, nullptr, nullptr},
+    {K::kSoftmax, infer_softmax, types_numeric, softmax_outputs, offer_softmax_features, nullptr},
+    {K::kReshape, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
+    {K::kTranspose, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
+    {K::kSlice, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
+    {K::kConcatenate, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
+    {K::kResample, infer_resample, types_resample, resample_outputs, nullptr, nullptr},
+    {K::kRng, infer_rng, check_types_rng, nullptr, nullptr, nullptr},
+    {K::kBatchNorm, infer_grouped_norm, types_numeric, batchnorm_outputs, offer_batchnorm_features,
      nullptr},
-    {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,
+    {K::kBatchNormInference, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kBatchNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kInstanceNorm, infer_grouped_norm, types_numeric, norm_outputs, nullptr, nullptr},
+    {K::kInstanceNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kAdaLayerNorm, infer_grouped_norm, types_numeric, norm_outputs, offer_adalayernorm_features,
+     nullptr},
+    {K::kAdaLayerNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kSdpaFp8, infer_sdpa_fp8, types_sdpa_fp8, sdpa_fp8_outputs, nullptr,
+     check_attention_support},
+    {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr,
+     check_attention_support},
+    {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr, nullptr},
+    {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr,
+     nullptr},
+    {K::kGenStats, infer_genstats, types_numeric, nullptr, nullptr, nullptr},
+    {K::kBnFinalize, infer_bn_finalize, check_types_bn_finalize, bn_finalize_outputs, nullptr,
+     nullptr},
+    {K::kDbnWeight, infer_dbn_weight, types_numeric, nullptr, nullptr, nullptr},
+    {K::kMoeGroupedMatmul, infer_moe_grouped_matmul, check_types_moe_grouped_matmul, nullptr,
      nullptr, nullptr},
+    {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,
+     nullptr, nullptr, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -21,6 +21,9 @@ struct OpRules {
   bool (*output_used)(const Node &node, size_t port);
   // Appends the features `node` uses; nullptr: the kind has none.
   void (*features)(std::vector<OptionalFeature> &out, const Node &node);
+  // The support rules of a GPU target (ops.h, check_support); nullptr: none
+  // beyond what cuDNN's own refusal says at build.
+  void (*check_support)(const Graph &graph, const Node &node, const SupportTarget &target);
 };
 
 // The row of `kind`; every OpKind has one.

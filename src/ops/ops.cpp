@@ -13,6 +13,10 @@ void infer_and_check(Graph &graph, Node &node) {
   op_rules(node.kind).infer(graph, node);
 }
 
+void check_support(const Graph &graph, const Node &node, const SupportTarget &target) {
+  if (auto rules = op_rules(node.kind).check_support) rules(graph, node, target);
+}
+
 static bool is_logic(const Node &node) {
   if (node.kind != OpKind::kPointwise) return false;
   const cudnnfe_pointwise_mode_t m = node.as<PointwiseAttrs>().mode;

@@ -17,6 +17,12 @@ void infer_and_check(Graph &graph, Node &node);
 // type. Throws INVALID_GRAPH.
 void check_types(Graph &graph, Node &node);
 
+// For a GPU target, the support rules of cudnn-frontend and cuDNN that
+// `node` must meet (docs/refusals.md). Throws NOT_SUPPORTED naming the node
+// and the rule (INVALID_GRAPH where cudnn-frontend calls the graph
+// ill-formed).
+void check_support(const Graph &graph, const Node &node, const SupportTarget &target);
+
 // Fails unless the inputs on ports below `end_port` are floating or INT8
 // (the type rule of most ops).
 void check_numeric_inputs(Graph &graph, const Node &node, size_t end_port);

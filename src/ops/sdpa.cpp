@@ -81,9 +81,10 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
   for (auto [uid, option] : offsets) {
     if (uid == 0) continue;
     if (!s.options.padding_mask)
-      fail_graph(label, ": ", option,
-                 " is given but padding_mask is 0; a ragged (packed) layout needs padding_mask "
-                 "with seq_len_q and seq_len_kv (the lengths of the packed sequences)");
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, label, ": ", option,
+           " is given but padding_mask is 0; a ragged (packed) layout needs padding_mask "
+           "with seq_len_q and seq_len_kv (the lengths of the packed sequences), as "
+           "cudnn-frontend requires");
     const Tensor &t = graph.tensor(uid);
     if (t.dims != std::vector<int64_t>{a.b + 1, 1, 1, 1})
       fail_graph(label, ": ", option, " \"", t.name, "\" is ", dims_string(t.dims),
@@ -94,9 +95,9 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
     fail_graph(label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
                "; use 0 (inferred) or the paged cache's logical s_kv");
   if (s.options.max_seq_len_kv > 0 && !s.paged())
-    fail_graph(label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
-               " but neither page_table_k nor page_table_v is given; it sets the s_kv of a "
-               "paged K/V cache only");
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, label, ": max_seq_len_kv is ", s.options.max_seq_len_kv,
+         " but neither page_table_k nor page_table_v is given; it sets the s_kv of a paged K/V "
+         "cache only, as in cudnn-frontend");
   check_packed_page_tables(graph, node, s, a);
   if (!s.paged()) return;
   if (!s.options.padding_mask && !(s.score_mod && s.seq_len_kv))
@@ -160,12 +161,6 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
 
   check_diagonal_band(node, s);
 
-  // ALiBi: cuDNN's is causal (top-left, right bound 0).
-  if (o.alibi_mask && (s.right_bound() != 0 || s.bottom_right()))
-    fail_graph(label,
-               ": alibi_mask needs a causal top-left mask (causal_mask, or window_right = 0 "
-               "with TOP_LEFT alignment), as cuDNN's ALiBi does");
-
   // Dropout.
   const double p = o.dropout_probability;
   if (!(p >= 0.0 && p < 1.0))
@@ -224,12 +219,8 @@ AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
   if (!spec.page_table_k && k.dims[0] != a.b) mismatch(k, "k", 0, "b", a.b, "q's batch");
   if (!spec.page_table_v && v.dims[0] != a.b) mismatch(v, "v", 0, "b", a.b, "q's batch");
   if (k.dims[3] != a.d) mismatch(k, "k", 3, "d", a.d, "q's head dim");
-  if (v.dims[1] != a.h_kv) mismatch(v, "v", 1, "h", a.h_kv, "k's head count");
   if (!spec.paged() && v.dims[2] != a.s_kv) mismatch(v, "v", 2, "s", a.s_kv, "k's sequence length");
-  if (a.h_q % a.h_kv != 0)
-    fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", a.h_q,
-               " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", a.h_kv,
-               "; h_q must be a multiple of h_kv (GQA/MQA)");
+  require_head_groups(node, q, k, v);
   if (spec.causal_mask && spec.causal_mask_bottom_right)
     fail_graph(Graph::label(node),
                ": causal_mask and causal_mask_bottom_right are exclusive; set one");
@@ -293,6 +284,38 @@ void check_forward_options(Graph &graph, const Node &node, const AttentionShape 
     fail_graph(label,
                ": block_mask needs the UNIFIED implementation (the composite graph has no block "
                "mask); use AUTO or UNIFIED");
+}
+
+// A tensor the caller made for output `port`: its dims must be `dims` (a
+// size the caller left unset takes them); FLOAT unless the caller said.
+void caller_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
+                   const char *what) {
+  const int64_t uid = node.outputs[port];
+  if (uid == 0) return;
+  const Tensor &t = graph.tensor(uid);
+  if (t.dims_set_by_user && t.dims != dims)
+    fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"", t.name,
+               "\" is ", dims_string(t.dims), "; expected ", dims_string(dims), " (", what, ")");
+  output_like(graph, node, port, dims, packed_strides(dims));
+  Tensor &out = graph.tensor(uid);
+  if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
+}
+
+// The forward's softmax row max, sum of exponentials and drawn dropout mask,
+// into tensors the caller made (docs/attention.md).
+void infer_softmax_dumps(Graph &graph, const Node &node, const AttentionShape &a) {
+  const std::vector<int64_t> per_row = {a.b, a.h_q, a.s_q, 1};
+  caller_output(graph, node, kSdpaScoreMaxPort, per_row, "the row max of the scores");
+  caller_output(graph, node, kSdpaScoreSumExpPort, per_row,
+                "the row sum of exp(score - score_max)");
+  if (node.outputs[kSdpaRngDumpPort] == 0) return;
+  if (!attention_spec(node).seeded_dropout())
+    fail_graph(
+        Graph::label(node), ": rng_dump \"", graph.tensor(node.outputs[kSdpaRngDumpPort]).name,
+        "\" dumps the dropout mask drawn from dropout_seed and dropout_offset, and this node "
+        "draws none");
+  caller_output(graph, node, kSdpaRngDumpPort, {a.b, a.h_q, a.s_q, a.s_kv},
+                "one mask element per score [b,h_q,s_q,s_kv]");
 }
 
 // The backward's sink logits and their gradient, dSink_token: the caller's
@@ -391,6 +414,7 @@ void infer_sdpa(Graph &graph, Node &node) {
     Tensor &st = graph.tensor(node.outputs[1]);
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
+  infer_softmax_dumps(graph, node, a);
 }
 
 void infer_sdpa_backward(Graph &graph, Node &node) {
@@ -441,9 +465,11 @@ void check_types_sdpa(Graph &graph, Node &node) {
   check_attention_option_types(graph, node);
   check_score_mod_types(graph, node);
   if (node.kind == OpKind::kSdpa) {
-    if (node.outputs[1] != 0 && graph.tensor(node.outputs[1]).dtype != CUDNNFE_DTYPE_FLOAT)
-      fail_graph(Graph::label(node), ": stats \"", graph.tensor(node.outputs[1]).name,
-                 "\" must be FLOAT");
+    for (size_t port : {size_t{1}, kSdpaScoreMaxPort, kSdpaScoreSumExpPort, kSdpaRngDumpPort})
+      if (node.outputs[port] != 0 && graph.tensor(node.outputs[port]).dtype != CUDNNFE_DTYPE_FLOAT)
+        fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"",
+                   graph.tensor(node.outputs[port]).name, "\" is ",
+                   dtype_name(graph.tensor(node.outputs[port]).dtype), "; it must be FLOAT");
     return;
   }
   for (int port = 3; port < 5; ++port) {

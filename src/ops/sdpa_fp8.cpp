@@ -84,12 +84,8 @@ Shape check_qkv(Graph &graph, const Node &node) {
   if (!spec.page_table_k && k.dims[0] != s.b) mismatch(1, k, 0, "b", s.b, "q's batch");
   if (!spec.page_table_v && v.dims[0] != s.b) mismatch(2, v, 0, "b", s.b, "q's batch");
   if (k.dims[3] != s.d) mismatch(1, k, 3, "d", s.d, "q's head dim");
-  if (v.dims[1] != s.h_kv) mismatch(2, v, 1, "h", s.h_kv, "k's head count");
   if (!spec.paged() && v.dims[2] != s.s_kv) mismatch(2, v, 2, "s", s.s_kv, "k's sequence length");
-  if (s.h_q % s.h_kv != 0)
-    fail_graph(Graph::label(node), ": q \"", q.name, "\" ", dims_string(q.dims), " has ", s.h_q,
-               " heads and k \"", k.name, "\" ", dims_string(k.dims), " has ", s.h_kv,
-               "; h_q must be a multiple of h_kv (GQA/MQA)");
+  require_head_groups(node, q, k, v);
   return s;
 }
 

@@ -49,8 +49,9 @@ std::string options_key(const BuildOptions &o) {
   for (int64_t e : o.exclude_engines) excluded += cat(excluded.empty() ? "" : ",", e);
   return cat("heur=", modes, ";policy=", o.policy, ";max_ws=", o.max_workspace_size,
              ";x_num=", o.exclude_numerical_notes, ";x_beh=", o.exclude_behavior_notes,
-             ";req_beh=", o.require_behavior_notes, ";x_eng=", excluded,
-             ";max_plans=", o.max_plans);
+             ";req_beh=", o.require_behavior_notes, ";x_eng=", excluded, ";max_plans=", o.max_plans,
+             // Only when set, so that keys of builds without it stay as they were.
+             o.sm_count > 0 ? cat(";sm_count=", o.sm_count) : std::string());
 }
 
 std::string plan_key(const std::string &canonical, const BuildOptions &options, int sm,

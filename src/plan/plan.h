@@ -91,6 +91,11 @@ struct BuildOptions {
   std::shared_ptr<const backend::DeviceProperties> device_properties;
   // The target the caller asked for (target is resolved from AUTO).
   cudnnfe_target_t requested_target = CUDNNFE_TARGET_AUTO;
+  // cudnn-frontend's sm_count (heuristics' SM count target; 0: the GPU's)
+  // and sm_version (the architecture validation's support rules assume;
+  // 0: the GPU's).
+  int32_t sm_count = 0;
+  int32_t sm_version = 0;
 };
 
 }  // namespace cudnnfe

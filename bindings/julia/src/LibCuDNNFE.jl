@@ -389,7 +389,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (264 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (296 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -427,11 +427,15 @@ struct cudnnfe_sdpa_options
     ragged_offset_page_table_v::Int64  # int64_t at 240
     ragged_offset_stats::Int64  # int64_t at 248
     score_mod::Int64  # int64_t at 256
+    score_max::Int64  # int64_t at 264
+    score_sum_exp::Int64  # int64_t at 272
+    rng_dump::Int64  # int64_t at 280
+    unfuse_fma::Int32  # int32_t at 288
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 
 """
-C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (224 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_backward_options {...} cudnnfe_sdpa_backward_options_t;` (240 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_backward_options
     struct_size::Csize_t  # size_t at 0
@@ -465,6 +469,8 @@ struct cudnnfe_sdpa_backward_options
     score_mod_bprop::Int64  # int64_t at 200
     sink_token::Int64  # int64_t at 208
     dsink_token::Int64  # int64_t at 216
+    max_total_seq_len_q::Int64  # int64_t at 224
+    max_total_seq_len_kv::Int64  # int64_t at 232
 end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
@@ -647,7 +653,7 @@ end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (112 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (120 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
@@ -668,6 +674,8 @@ struct cudnnfe_build_options
     dynamic_shape_enabled::Int32  # int32_t at 92
     kernel_cache::Ptr{cudnnfe_kernel_cache_t}  # cudnnfe_kernel_cache_t * at 96
     device_properties::Ptr{cudnnfe_device_properties_t}  # const cudnnfe_device_properties_t * at 104
+    sm_count::Int32  # int32_t at 112
+    sm_version::Int32  # int32_t at 116
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -1195,7 +1203,10 @@ end
 
 C: `cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output)`
 
-Marks a tensor as a graph output (non-virtual), or back to virtual.
+Marks an op output as a graph output (non-virtual), or back to virtual.
+A tensor made with cudnnfe_graph_add_tensor is never virtual: marking it
+an output does nothing (an op may take it as its output later, as
+cudnn-frontend allows), and making it virtual is INVALID_ARGUMENT.
 """
 function cudnnfe_tensor_set_output(graph, uid, is_output)
     ccall((:cudnnfe_tensor_set_output, libcudnnfe), cudnnfe_status_t,
@@ -1519,9 +1530,11 @@ end
 
 C: `cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, const cudnnfe_sdpa_options_t *options, int64_t *o, int64_t *stats)`
 
-Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,
-s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides
-(BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes
+Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_k,
+s_kv, d], v [b, h_v, s_kv, d_v] in logical BHSD order with any strides
+(BSHD storage included); h_k and h_v (which may differ, as in
+cudnn-frontend) must each divide h_q (GQA, MQA; NOT_SUPPORTED otherwise,
+cudnn-frontend's class). Writes
 o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else
 *stats is set to 0; `stats` may be NULL then). A row whose every column is
 masked gives o = 0 and stats = -inf.
@@ -2440,12 +2453,35 @@ end
 
 C: `cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph)`
 
-Resolves data types, checks every node's shapes and types. Returns OK or
-INVALID_GRAPH with a message naming the node, tensor and rule.
+Resolves data types, checks every node's shapes and types, and, where a
+GPU is usable, the support rules of that GPU (as
+cudnnfe_graph_validate_for_build with NULL handle and options). Returns
+OK, INVALID_GRAPH with a message naming the node, tensor and rule, or
+NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU.
 """
 function cudnnfe_graph_validate(graph)
     ccall((:cudnnfe_graph_validate, libcudnnfe), cudnnfe_status_t, (Ptr{cudnnfe_graph_t},),
           graph)
+end
+
+"""
+    cudnnfe_graph_validate_for_build(graph, handle, options) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_build_options_t *options)`
+
+Validates the graph as cudnnfe_graph_build with these arguments would
+before building: shapes and types for every target; for a GPU target (GPU,
+AUTO with a usable GPU, or device_properties) also the support rules of
+cudnn-frontend and cuDNN for that GPU's architecture (options->sm_version
+when set) and the loaded cuDNN, which fail with NOT_SUPPORTED, the status
+cudnn-frontend gives them (docs/refusals.md lists every rule and its
+evidence). The CPU reference target checks shapes and types only.
+`handle` and `options` may be NULL. since 0.4
+"""
+function cudnnfe_graph_validate_for_build(graph, handle, options)
+    ccall((:cudnnfe_graph_validate_for_build, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_build_options_t}),
+          graph, handle, options)
 end
 
 """
@@ -3116,8 +3152,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
       cudnnfe_kernel_cache_serialize, cudnnfe_kernel_cache_deserialize,
       cudnnfe_build_options, cudnnfe_build_options_t, cudnnfe_build_options_init_sized,
-      cudnnfe_graph_validate, cudnnfe_graph_build, cudnnfe_graph_is_built,
-      cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
+      cudnnfe_graph_validate, cudnnfe_graph_validate_for_build, cudnnfe_graph_build,
+      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
       cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
       cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,

@@ -21,19 +21,15 @@ from ._util import DType, Operand, _cstr, _dtype, _enum_value, _int, _is_number,
 
 __all__ = ["AttentionOps"]
 
-# cudnn-frontend keywords the C ABI has no field for, with what they are.
+# cudnn-frontend keywords that the C ABI lacks for some attention op, with what they are.
 _FEATURES = {
-    "block_mask": "block-sparse attention masks",
     "rng_dump": "dumping the dropout mask",
     "fn": "score modification callbacks",
     "score_max": "the score-max output",
     "score_sum_exp": "the score sum-of-exponents output",
     "sink_token": "attention sinks",
     "dSink_token": "attention sinks",
-    "implementation": "choosing the attention implementation",
-    "unfuse_fma": "unfused FMA",
-    "max_total_seq_len_q": "a bound on the total ragged sequence length",
-    "max_total_seq_len_kv": "a bound on the total ragged sequence length",
+    "use_deterministic_algorithm": "a deterministic algorithm",
 }
 
 # Keywords whose 0 cudnn-frontend treats as unset, like None (a length or bound).
@@ -49,34 +45,27 @@ def _is_unset(key: str, value: Any) -> bool:
     return key == "implementation" and str(getattr(value, "name", value)).upper() == "AUTO"
 
 
-def _refuse(node: str, given: Dict[str, Any]) -> None:
-    """NotOfferedError for the cudnn-frontend features given a non-default value. Every key
-    has an entry in ``_FEATURES`` (bindings/python/tests/test_attention_refusals.py checks
-    every caller)."""
+def _refuse(node: str, given: Dict[str, Any]) -> Optional[NotOfferedError]:
+    """The NotOfferedError for the cudnn-frontend features given a non-default value (None
+    when none is). Every key has an entry in ``_FEATURES``
+    (bindings/python/tests/test_attention_refusals.py checks every caller). The attention
+    methods raise it at validation, where cudnn-frontend refuses a graph, through
+    ``pygraph._defer``."""
     active = []
     for key, value in given.items():
         if _is_unset(key, value):
             continue
         active.append(f"{key} ({_FEATURES.get(key, 'a cudnn-frontend option')})")
-    if active:
-        raise NotOfferedError(f"{node}: {', '.join(active)} "
-                              f"{'is' if len(active) == 1 else 'are'} not offered by the "
-                              "cudnnfe C ABI")
+    if not active:
+        return None
+    return NotOfferedError(f"{node}: {', '.join(active)} "
+                           f"{'is' if len(active) == 1 else 'are'} not offered by the "
+                           "cudnnfe C ABI")
 
 
-def _total_length_bounds(node: str, offsets: Dict[str, Any], **bounds: Any) -> None:
-    """cudnn-frontend's max_total_seq_len_q / _kv: a bound on a ragged layout's total tokens,
-    with which cuDNN may size a ragged softmax_sum workspace. cudnnfe keeps that workspace
-    padded, so the bound changes nothing and is only checked (test_mhas passes it);
-    without ragged offsets cudnn-frontend refuses it, and so does cudnnfe."""
-    for key, value in bounds.items():
-        if _is_unset(key, value):
-            continue
-        if _int(value, f"{node}: {key}") < 0:
-            raise ValueError(f"{node}: {key} is {value}; expected a positive bound")
-        if all(offset is None for offset in offsets.values()):
-            raise NotOfferedError(f"{node}: {key} bounds the total length of a ragged layout, "
-                                  "but no tensor of this backward has ragged offsets")
+def _bound(node: str, key: str, value: Any) -> int:
+    """A max_total_seq_len_* bound: 0 when unset (None, or cudnn-frontend's 0)."""
+    return 0 if _is_unset(key, value) else _int(value, f"{node}: {key}")
 
 
 def _flag(value: Any, what: str) -> int:
@@ -201,8 +190,8 @@ class AttentionOps:
         offsets = _ragged.take_input_offsets(self, node, opts,
                                              dict(q=q, k=k, v=v, o=o, stats=stats))
         if _ragged.offset_of(dO) is not offsets["o"]:
-            raise NotOfferedError(f"{node}: dO's ragged offsets must be o's (the C ABI gives "
-                                  "dO the layout of o)")
+            self._defer(NotOfferedError(f"{node}: dO's ragged offsets must be o's (the C ABI "
+                                        "gives dO the layout of o)"))
         _ragged.mark_read(self, dO)
         return offsets
 
@@ -211,9 +200,11 @@ class AttentionOps:
         """Paged K/V caches: k or v is a page container read through its page table
         (``page_table_k``/``page_table_v``, ``max_seq_len_kv``; docs/attention.md)."""
         # A packed page table's offsets (set_ragged_offset on the table) place each
-        # batch's entries: ragged_offset_page_table_k / _v.
-        _ragged.take_input_offsets(self, node, o, dict(page_table_k=k_table,
-                                                       page_table_v=v_table))
+        # batch's entries: ragged_offset_page_table_k / _v (FP8 attention has none: its
+        # caller defers that refusal to validation).
+        if hasattr(o, "ragged_offset_page_table_k"):
+            _ragged.take_input_offsets(self, node, o, dict(page_table_k=k_table,
+                                                           page_table_v=v_table))
         o.page_table_k = self._operand(k_table, node, "paged_attention_k_table", optional=True)
         o.page_table_v = self._operand(v_table, node, "paged_attention_v_table", optional=True)
         if max_seq_len_kv is not None:
@@ -338,12 +329,17 @@ class AttentionOps:
                 modifiers"). With it, ``seq_len_q``/``seq_len_kv`` may be given
                 without ``use_padding_mask`` (the modifier reads them).
 
-        score_max, score_sum_exp, rng_dump and unfuse_fma are not offered by
-        the C ABI: giving them raises :class:`NotOfferedError`.
+            score_max, score_sum_exp: tensors made with ``graph.tensor(...)``
+                (FLOAT ``[b, h_q, s_q, 1]``) that receive the softmax's row max
+                and its sum of exponentials (with a sink both include it).
+            rng_dump: a tensor made with ``graph.tensor(...)`` (FLOAT ``[b, h_q,
+                s_q, s_kv]``) that receives the drawn dropout mask (0 or 1).
+                Each of the three becomes the op's output, a graph output.
+            unfuse_fma: the unified implementation's softmax with unfused
+                multiply-adds (cuDNN 9.21; ignored by the composite graph, as in
+                cudnn-frontend).
         """
         node = self._node_name("sdpa", name)
-        _refuse(node, dict(rng_dump=rng_dump, score_max=score_max,
-                           score_sum_exp=score_sum_exp, unfuse_fma=unfuse_fma))
         bias = self._bias_argument(node, bias, attn_bias)
         o = _structs.new("cudnnfe_sdpa_options_t")
         cname = _cstr(node, "name")
@@ -374,6 +370,10 @@ class AttentionOps:
                                                "implementation"))
         o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
         o.block_mask = self._operand(block_mask, node, "block_mask", optional=True)
+        o.score_max = self._caller_output(node, "score_max", score_max)
+        o.score_sum_exp = self._caller_output(node, "score_sum_exp", score_sum_exp)
+        o.rng_dump = self._caller_output(node, "rng_dump", rng_dump)
+        o.unfuse_fma = _flag(unfuse_fma, f"{node}: unfuse_fma")
         dims = self._score_dims(qu, ku, vu, o)
         o.score_mod = self._score_mod(node, "score_mod", score_mod, dims)
         out_o = ffi.new("int64_t *")
@@ -381,6 +381,9 @@ class AttentionOps:
         self._check(lib.cudnnfe_graph_add_sdpa(self._ptr, qu, ku, vu, o, out_o, out_s))
         result = self._added(node, int(out_o[0]))
         st = self._wrap(int(out_s[0]), "virtual") if stats and out_s[0] else None
+        for given in (score_max, score_sum_exp, rng_dump):
+            if given is not None:
+                given._role = "output"
         _ragged.attach(self, (q, k, v, paged_attention_k_table, paged_attention_v_table,
                               result, st))
         return result, st
@@ -433,7 +436,7 @@ class AttentionOps:
         gradient").
         """
         node = self._node_name("sdpa_backward", name)
-        _refuse(node, dict(rng_dump=rng_dump))
+        self._defer(_refuse(node, dict(rng_dump=rng_dump)))
         placeholder: Optional[Tensor] = None
         if isinstance(dBias, Tensor):
             if dBias._graph is not self:
@@ -455,8 +458,10 @@ class AttentionOps:
         uids = [self._operand(t, node, port) for t, port in
                 ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (dO, "dO"), (stats, "stats"))]
         offsets = self._backward_offsets(node, opts, q, k, v, o, dO, stats)
-        _total_length_bounds(node, offsets, max_total_seq_len_q=max_total_seq_len_q,
-                             max_total_seq_len_kv=max_total_seq_len_kv)
+        # cudnn-frontend's bounds on a ragged layout's total tokens: the C library checks
+        # them at validation, once every ragged offset is set (docs/attention.md).
+        opts.max_total_seq_len_q = _bound(node, "max_total_seq_len_q", max_total_seq_len_q)
+        opts.max_total_seq_len_kv = _bound(node, "max_total_seq_len_kv", max_total_seq_len_kv)
         opts.bias = self._operand(bias, node, "bias", optional=True)
         self._attn_scale_option(opts, node, attn_scale)
         self._mask_options(opts, node, use_causal_mask=use_causal_mask,
@@ -493,15 +498,20 @@ class AttentionOps:
 
     def _dsink_operand(self, node: str, dSink_token: Any) -> int:
         """The UID of ``dSink_token``, a tensor of this graph that the op will write (0: none)."""
-        if dSink_token is None:
+        return self._caller_output(node, "dSink_token", dSink_token)
+
+    def _caller_output(self, node: str, keyword: str, tensor: Any) -> int:
+        """The UID of a tensor of this graph that the op will write as its output ``keyword``
+        (cudnn-frontend's dSink_token, score_max, rng_dump, ...); 0 for None."""
+        if tensor is None:
             return 0
-        if not isinstance(dSink_token, Tensor):
-            raise TypeError(f"{node}: dSink_token must be a cudnnfe.Tensor made with "
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{node}: {keyword} must be a cudnnfe.Tensor made with "
                             f"graph.tensor() (it becomes the output), not "
-                            f"{type(dSink_token).__name__}")
-        if dSink_token._graph is not self:
-            raise ValueError(f"{node}: dSink_token is a tensor of another graph")
-        return dSink_token._uid
+                            f"{type(tensor).__name__}")
+        if tensor._graph is not self:
+            raise ValueError(f"{node}: {keyword} is a tensor of another graph")
+        return tensor._uid
 
     # ---- FP8 attention --------------------------------------------------------------
 
@@ -531,12 +541,21 @@ class AttentionOps:
             o.window_right = 0
             o.diagonal_alignment = int(diagonal_alignment.BOTTOM_RIGHT)
 
-    @staticmethod
-    def _fp8_compute(node: str, compute_data_type: DType) -> None:
+    def _fp8_compute(self, node: str, compute_data_type: DType) -> None:
         if _dtype(compute_data_type, "compute_data_type") not in (int(data_type.NOT_SET),
                                                                    int(data_type.FLOAT)):
-            raise NotOfferedError(f"{node}: FP8 attention computes in FLOAT; compute_data_type "
-                                  f"{compute_data_type!r} is not offered")
+            self._defer(NotOfferedError(f"{node}: FP8 attention computes in FLOAT; "
+                                        f"compute_data_type {compute_data_type!r} is not "
+                                        "offered"))
+
+    def _fp8_attn_scale(self, o: Any, node: str, attn_scale: Any) -> None:
+        if attn_scale is None:
+            return
+        if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
+            self._defer(NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
+                                        "cudnnfe C ABI for FP8 attention; pass a float"))
+            return
+        o.attn_scale = _attn_scale_value(node, attn_scale)
 
     def sdpa_fp8(self, q: Operand, k: Operand, v: Operand, descale_q: Operand,
                  descale_k: Operand, descale_v: Operand, descale_s: Operand, scale_s: Operand,
@@ -575,22 +594,18 @@ class AttentionOps:
         too), as do a tensor attn_scale and the other cudnn-frontend options.
         """
         node = self._node_name("sdpa_fp8", name)
-        _refuse(node, dict(rng_dump=rng_dump, fn=fn, score_max=score_max,
-                           score_sum_exp=score_sum_exp))
+        self._defer(_refuse(node, dict(rng_dump=rng_dump, fn=fn, score_max=score_max,
+                                       score_sum_exp=score_sum_exp)))
         if bias is not None:
-            raise NotOfferedError(f"{node}: bias (an attention bias) is not offered for FP8 "
-                                  "attention (sdpa_fp8): cudnn-frontend refuses it too (\"SDPA "
-                                  "FP8 does not support bias\"; cuDNN's FP8 attention engines "
-                                  "lack it)")
+            self._defer(NotOfferedError(
+                f"{node}: bias (an attention bias) is not offered for FP8 attention "
+                "(sdpa_fp8): cudnn-frontend refuses it too (\"SDPA FP8 does not support "
+                "bias\"; cuDNN's FP8 attention engines lack it)"))
         self._fp8_compute(node, compute_data_type)
         o = _structs.new("cudnnfe_sdpa_fp8_options_t")
         cname = _cstr(node, "name")
         o.name = cname
-        if attn_scale is not None:
-            if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
-                raise NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
-                                      "cudnnfe C ABI for FP8 attention; pass a float")
-            o.attn_scale = _attn_scale_value(node, attn_scale)
+        self._fp8_attn_scale(o, node, attn_scale)
         stats = bool(generate_stats) or (is_inference is not None and not is_inference)
         o.generate_stats = 1 if stats else 0
         self._fp8_mask_options(o, node, use_causal_mask, use_causal_mask_bottom_right,
@@ -605,8 +620,9 @@ class AttentionOps:
         for key, table in (("paged_attention_k_table", paged_attention_k_table),
                            ("paged_attention_v_table", paged_attention_v_table)):
             if _ragged.offset_of(table) is not None:
-                raise NotOfferedError(f"{node}: {key} has ragged offsets (a packed page table), "
-                                      "which the C ABI's FP8 attention does not offer")
+                self._defer(NotOfferedError(f"{node}: {key} has ragged offsets (a packed page "
+                                            "table), which the C ABI's FP8 attention does not "
+                                            "offer"))
         self._paged_options(o, node, paged_attention_k_table, paged_attention_v_table,
                             paged_attention_max_seq_len_kv)
         o.sink_token = self._operand(sink_token, node, "sink_token", optional=True)
@@ -646,20 +662,13 @@ class AttentionOps:
         ``use_deterministic_algorithm`` raises :class:`NotOfferedError`.
         """
         node = self._node_name("sdpa_fp8_backward", name)
-        _refuse(node, dict(sink_token=sink_token, dSink_token=dSink_token))
-        if not _is_unset("use_deterministic_algorithm", use_deterministic_algorithm):
-            raise NotOfferedError(f"{node}: use_deterministic_algorithm (a deterministic "
-                                  "algorithm) is not offered by the cudnnfe C ABI for FP8 "
-                                  "attention")
+        self._defer(_refuse(node, dict(sink_token=sink_token, dSink_token=dSink_token,
+                                       use_deterministic_algorithm=use_deterministic_algorithm)))
         self._fp8_compute(node, compute_data_type)
         opts = _structs.new("cudnnfe_sdpa_fp8_backward_options_t")
         cname = _cstr(node, "name")
         opts.name = cname
-        if attn_scale is not None:
-            if isinstance(attn_scale, Tensor) or _arrays.is_array(attn_scale):
-                raise NotOfferedError(f"{node}: attn_scale as a tensor is not offered by the "
-                                      "cudnnfe C ABI for FP8 attention; pass a float")
-            opts.attn_scale = _attn_scale_value(node, attn_scale)
+        self._fp8_attn_scale(opts, node, attn_scale)
         self._fp8_mask_options(opts, node, use_causal_mask, use_causal_mask_bottom_right,
                                diagonal_alignment, None, left_bound, right_bound)
         self._padding_options(opts, node, use_padding_mask, seq_len_q, seq_len_kv)

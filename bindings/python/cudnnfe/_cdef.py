@@ -407,6 +407,12 @@ typedef struct cudnnfe_sdpa_options {
   int64_t ragged_offset_stats;
 
   int64_t score_mod;
+
+  int64_t score_max;
+  int64_t score_sum_exp;
+  int64_t rng_dump;
+
+  int32_t unfuse_fma;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);
 
@@ -458,6 +464,9 @@ typedef struct cudnnfe_sdpa_backward_options {
   int64_t sink_token;
 
   int64_t dsink_token;
+
+  int64_t max_total_seq_len_q;
+  int64_t max_total_seq_len_kv;
 } cudnnfe_sdpa_backward_options_t;
 void cudnnfe_sdpa_backward_options_init_sized(cudnnfe_sdpa_backward_options_t *options,
                                               size_t struct_size);
@@ -905,10 +914,17 @@ typedef struct cudnnfe_build_options {
   cudnnfe_kernel_cache_t *kernel_cache;
 
   const cudnnfe_device_properties_t *device_properties;
+
+  int32_t sm_count;
+
+  int32_t sm_version;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
+
+cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                                  const cudnnfe_build_options_t *options);
 
 cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                      const cudnnfe_build_options_t *options);

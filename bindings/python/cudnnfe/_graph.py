@@ -148,7 +148,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                  kernel_cache: Any = None, device_property: Any = None,
                  is_dynamic_shape_enabled: bool = False,
                  is_override_shape_enabled: bool = False) -> None:
-        _frontend_graph_options(sm_count, sm_version, kernel_cache, device_property)
+        _frontend_graph_options(kernel_cache, device_property)
+        # cudnn-frontend's SM targets: build options sm_count and sm_version (0: the GPU's).
+        self._sm_count = _sm_option(sm_count, "sm_count")
+        self._sm_version = _sm_option(sm_version, "sm_version")
+        # Refusals found while the graph is made, raised at validation (or build) as
+        # cudnn-frontend raises them there: code that skips a graph on
+        # cudnnGraphNotSupportedError around validate() skips these too.
+        self._deferred: List[Exception] = []
         # Building without a GPU: the build option device_properties (docs/plans.md).
         self._device_properties = device_property
         # Dynamic shapes and the kernel cache: build options dynamic_shape_enabled and
@@ -1034,12 +1041,27 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         Raises :class:`InvalidGraphError` (a ValueError) naming the node,
         tensor and rule.
         """
+        self._raise_deferred()
         _ragged.check(self)
         _rewrite.finalize(self)
         _fe_log.log_validating(self)
-        self._check(lib.cudnnfe_graph_validate(self._ptr))
+        # The build's own target and options, so that a GPU graph meets the support rules of
+        # its GPU here, where cudnn-frontend checks them (docs/refusals.md).
+        options, keep, _ = self._options(self._heur_modes, None)
+        self._check(lib.cudnnfe_graph_validate_for_build(self._ptr, self._build_handle(None),
+                                                         options))
+        del keep
         self._validated = True
         _fe_log.log_validated()
+
+    def _defer(self, error: Optional[Exception]) -> None:
+        """Keep a refusal found while the graph is made for validate() (or build) to raise."""
+        if error is not None:
+            self._deferred.append(error)
+
+    def _raise_deferred(self) -> None:
+        if self._deferred:
+            raise self._deferred[0]
 
     def build_operation_graph(self) -> None:
         """Second of the five build steps: validates if not done yet.
@@ -1216,12 +1238,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             o.kernel_cache = self._kernel_cache._ptr
         if self._device_properties is not None:
             o.device_properties = self._device_properties._ptr
+        o.sm_count = self._sm_count
+        o.sm_version = self._sm_version
         key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
                int(o.max_workspace_size), int(o.exclude_numerical_notes),
                int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
                int(o.max_plans), tuple(o.heur_modes[i] for i in range(o.num_heur_modes)),
                int(o.override_shape_enabled), int(o.dynamic_shape_enabled),
-               id(self._kernel_cache), id(self._device_properties))
+               id(self._kernel_cache), id(self._device_properties), self._sm_count)
         return o, keep, key
 
     def _build_handle(self, handle: Optional[Handle]) -> Any:
@@ -1235,6 +1259,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         o, keep, key = self._options(modes, tgt, overrides)
         logged = not self._validated and not self.is_built()
         if not self.is_built():
+            self._raise_deferred()
             _ragged.check(self)
             _rewrite.finalize(self)
         if logged:  # cudnn-frontend's build validates, and logs the graph then
@@ -2253,20 +2278,27 @@ def _cuda_graph_mode(value: Any, info: _ExecInfo) -> int:
                      f"{sorted(_CUDA_GRAPH_MODES)}")
 
 
-def _frontend_graph_options(sm_count: Any, sm_version: Any, kernel_cache: Any,
-                            device_property: Any) -> None:
+def _frontend_graph_options(kernel_cache: Any, device_property: Any) -> None:
     """Check cudnn-frontend's pygraph options: a kernel cache from create_kernel_cache(),
-    device properties from create_device_properties(); SM limits are refused by name."""
+    device properties from create_device_properties()."""
     from ._frontend_objects import DeviceProperties, KernelCache
 
     if kernel_cache is not None and not isinstance(kernel_cache, KernelCache):
         raise TypeError("kernel_cache must come from cudnnfe.create_kernel_cache()")
     if device_property is not None and not isinstance(device_property, DeviceProperties):
         raise TypeError("device_property must come from cudnnfe.create_device_properties()")
-    for value, what in ((sm_count, "sm_count (limiting the SMs a plan uses)"),
-                        (sm_version, "sm_version (building for another GPU)")):
-        if value is not None:
-            raise NotOfferedError(f"pygraph: {what} is not offered by the cudnnfe C ABI")
+
+
+def _sm_option(value: Any, what: str) -> int:
+    """cudnn-frontend's sm_count / sm_version: an int >= 0 (None and its -1: not set, 0)."""
+    if value is None:
+        return 0
+    number = _int_option(value, f"pygraph: {what}")
+    if number == -1:
+        return 0
+    if number < 0:
+        raise ValueError(f"pygraph: {what} is {value}; expected a positive number (or None)")
+    return number
 
 
 def _check_reinterpreted(spec: _Spec, info: ArrayInfo) -> None:

@@ -419,14 +419,25 @@ def test_ragged_backward_as_test_mhas_builds_it(data, ragged_stats):
 
 def test_total_length_bounds_need_a_ragged_backward(data):
     q, k, v, seq_q, seq_kv = data
-    g = graph()
-    tq, tk, tv, tsq, tskv = (g.tensor_like(a) for a in (q, k, v, seq_q, seq_kv))
-    st = g.tensor(dim=[B, H, SQ, 1], data_type=data_type.FLOAT)
-    with pytest.raises(cudnnfe.NotOfferedError, match="max_total_seq_len_q bounds .* no tensor"):
+    # As cudnn-frontend: refused at validation for a GPU (GraphNotSupportedError, which its
+    # tests skip on), where every ragged offset is known; the CPU reference ignores it. The
+    # GPU's rules are checked here without one: target GPU, sm_version given.
+    for target, refused in ((cudnnfe.target.CPU_REFERENCE, False), (cudnnfe.target.GPU, True)):
+        g = graph(target=target, sm_version=90)
+        tq, tk, tv, tsq, tskv = (g.tensor_like(a) for a in (q, k, v, seq_q, seq_kv))
+        st = g.tensor(dim=[B, H, SQ, 1], data_type=data_type.FLOAT)
+        dq, _, _ = g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True,
+                                   seq_len_q=tsq, seq_len_kv=tskv, max_total_seq_len_q=64)
+        dq.set_output(True)
+        if refused:
+            with pytest.raises(cudnnfe.GraphNotSupportedError,
+                               match="max_total_seq_len_q .* ragged"):
+                g.validate()
+        else:
+            g.validate()
+    with pytest.raises(ValueError, match="max_total_seq_len_kv"):
         g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True, seq_len_q=tsq,
-                        seq_len_kv=tskv, max_total_seq_len_q=64)
-    g.sdpa_backward(tq, tk, tv, tq, tq, st, use_padding_mask=True, seq_len_q=tsq,
-                    seq_len_kv=tskv, max_total_seq_len_q=0, max_total_seq_len_kv=None)
+                        seq_len_kv=tskv, max_total_seq_len_kv=-1, name="negative")
 
 
 def test_int64_sequence_lengths_as_sample_52_passes_them(data):

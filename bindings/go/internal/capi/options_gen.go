@@ -255,6 +255,10 @@ type SDPAOptions struct {
 	BlockMask              int64
 	RaggedOffsetPageTableK int64
 	RaggedOffsetPageTableV int64
+	ScoreMax               int64
+	ScoreSumExp            int64
+	RNGDump                int64
+	UnfuseFma              int32
 	AttentionOptions
 }
 
@@ -301,6 +305,10 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.RaggedOffsetPageTableV = int64(c.ragged_offset_page_table_v)
 	o.RaggedOffsetStats = int64(c.ragged_offset_stats)
 	o.ScoreMod = int64(c.score_mod)
+	o.ScoreMax = int64(c.score_max)
+	o.ScoreSumExp = int64(c.score_sum_exp)
+	o.RNGDump = int64(c.rng_dump)
+	o.UnfuseFma = int32(c.unfuse_fma)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -350,15 +358,21 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.ragged_offset_page_table_v = C.int64_t(o.RaggedOffsetPageTableV)
 	c.ragged_offset_stats = C.int64_t(o.RaggedOffsetStats)
 	c.score_mod = C.int64_t(o.ScoreMod)
+	c.score_max = C.int64_t(o.ScoreMax)
+	c.score_sum_exp = C.int64_t(o.ScoreSumExp)
+	c.rng_dump = C.int64_t(o.RNGDump)
+	c.unfuse_fma = C.int32_t(o.UnfuseFma)
 }
 
 // SDPABackwardOptions mirrors cudnnfe_sdpa_backward_options_t (struct_size is implied).
 type SDPABackwardOptions struct {
-	Name            string
-	Deterministic   int32
-	DropoutScaleInv int64
-	ScoreModBprop   int64
-	DsinkToken      int64
+	Name             string
+	Deterministic    int32
+	DropoutScaleInv  int64
+	ScoreModBprop    int64
+	DsinkToken       int64
+	MaxTotalSeqLenQ  int64
+	MaxTotalSeqLenKV int64
 	AttentionOptions
 }
 
@@ -401,6 +415,8 @@ func (o *SDPABackwardOptions) fromC(c *C.cudnnfe_sdpa_backward_options_t) {
 	o.ScoreModBprop = int64(c.score_mod_bprop)
 	o.SinkToken = int64(c.sink_token)
 	o.DsinkToken = int64(c.dsink_token)
+	o.MaxTotalSeqLenQ = int64(c.max_total_seq_len_q)
+	o.MaxTotalSeqLenKV = int64(c.max_total_seq_len_kv)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -446,6 +462,8 @@ func (o *SDPABackwardOptions) toC(c *C.cudnnfe_sdpa_backward_options_t) {
 	c.score_mod_bprop = C.int64_t(o.ScoreModBprop)
 	c.sink_token = C.int64_t(o.SinkToken)
 	c.dsink_token = C.int64_t(o.DsinkToken)
+	c.max_total_seq_len_q = C.int64_t(o.MaxTotalSeqLenQ)
+	c.max_total_seq_len_kv = C.int64_t(o.MaxTotalSeqLenKV)
 }
 
 // NormOptions mirrors cudnnfe_norm_options_t (struct_size is implied).
@@ -1090,6 +1108,8 @@ type BuildOptions struct {
 	DisablePlanCache      int32
 	OverrideShapeEnabled  int32
 	DynamicShapeEnabled   int32
+	SmCount               int32
+	SmVersion             int32
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
@@ -1117,6 +1137,8 @@ func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.DisablePlanCache = int32(c.disable_plan_cache)
 	o.OverrideShapeEnabled = int32(c.override_shape_enabled)
 	o.DynamicShapeEnabled = int32(c.dynamic_shape_enabled)
+	o.SmCount = int32(c.sm_count)
+	o.SmVersion = int32(c.sm_version)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -1148,6 +1170,8 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
 	c.override_shape_enabled = C.int32_t(o.OverrideShapeEnabled)
 	c.dynamic_shape_enabled = C.int32_t(o.DynamicShapeEnabled)
+	c.sm_count = C.int32_t(o.SmCount)
+	c.sm_version = C.int32_t(o.SmVersion)
 }
 
 // BindOptions mirrors cudnnfe_bind_options_t (struct_size is implied).
@@ -1337,6 +1361,10 @@ var OptionFields = map[string]map[string]string{
 		"ragged_offset_page_table_v": "RaggedOffsetPageTableV",
 		"ragged_offset_stats":        "RaggedOffsetStats",
 		"score_mod":                  "ScoreMod",
+		"score_max":                  "ScoreMax",
+		"score_sum_exp":              "ScoreSumExp",
+		"rng_dump":                   "RNGDump",
+		"unfuse_fma":                 "UnfuseFma",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",
@@ -1369,6 +1397,8 @@ var OptionFields = map[string]map[string]string{
 		"score_mod_bprop":          "ScoreModBprop",
 		"sink_token":               "SinkToken",
 		"dsink_token":              "DsinkToken",
+		"max_total_seq_len_q":      "MaxTotalSeqLenQ",
+		"max_total_seq_len_kv":     "MaxTotalSeqLenKV",
 	},
 	"cudnnfe_norm_options_t": {
 		"name":                "Name",
@@ -1494,6 +1524,8 @@ var OptionFields = map[string]map[string]string{
 		"dynamic_shape_enabled":   "DynamicShapeEnabled",
 		"kernel_cache":            "",
 		"device_properties":       "",
+		"sm_count":                "SmCount",
+		"sm_version":              "SmVersion",
 	},
 	"cudnnfe_bind_options_t": {
 		"cuda_graph": "CudaGraph",

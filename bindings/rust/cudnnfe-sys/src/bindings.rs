@@ -657,7 +657,10 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
-    #[doc = " Marks a tensor as a graph output (non-virtual), or back to virtual."]
+    #[doc = " Marks an op output as a graph output (non-virtual), or back to virtual."]
+    #[doc = " A tensor made with cudnnfe_graph_add_tensor is never virtual: marking it"]
+    #[doc = " an output does nothing (an op may take it as its output later, as"]
+    #[doc = " cudnn-frontend allows), and making it virtual is INVALID_ARGUMENT."]
     pub fn cudnnfe_tensor_set_output(
         graph: *mut cudnnfe_graph_t,
         uid: i64,
@@ -1499,8 +1502,9 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " 1: ALiBi, adding slope(h) * (j - i) to the score of row i, column j of"]
     #[doc = " query head h, with cudnn-frontend's slopes for h_q heads (n = the"]
     #[doc = " largest power of two <= h_q: slope(h) = 2^(-8 (h + 1) / n) for h < n,"]
-    #[doc = " else 2^(-4 (2 (h - n) + 1) / n)). Needs window_right = 0 with TOP_LEFT"]
-    #[doc = " alignment (causal_mask), as cuDNN does."]
+    #[doc = " else 2^(-4 (2 (h - n) + 1) / n)). On a GPU it needs a right bound of 0"]
+    #[doc = " without bottom-right alignment (cudnn-frontend's rule, NOT_SUPPORTED at"]
+    #[doc = " validation); the CPU reference takes it with any mask."]
     pub alibi_mask: i32,
     #[doc = " Dropout of the softmax output P (O = (P * keep * scale) . V; stats are"]
     #[doc = " those of P before dropout), in one of two forms:"]
@@ -1582,12 +1586,30 @@ pub struct cudnnfe_sdpa_options {
     #[doc = " modifier, seq_len_q and seq_len_kv may be given without padding_mask"]
     #[doc = " (the modifier reads them; a paged cache needs seq_len_kv)."]
     pub score_mod: i64,
+    #[doc = " since 0.4: outputs into tensors the caller made with"]
+    #[doc = " cudnnfe_graph_add_tensor (read by no node), which the node takes as its"]
+    #[doc = " outputs keeping their UID, name and strides (cudnn-frontend's score_max,"]
+    #[doc = " score_sum_exp and rng_dump): the softmax's row max m and its sum of"]
+    #[doc = " exponentials Z (FLOAT [b, h_q, s_q, 1]; with a sink_token both include"]
+    #[doc = " it, so stats = m + log(Z)), and the dropout mask drawn from"]
+    #[doc = " dropout_seed and dropout_offset (FLOAT [b, h_q, s_q, s_kv], 0 or 1; the"]
+    #[doc = " CPU reference writes its own generator's mask). A row that sees no"]
+    #[doc = " column has m = -inf and Z = 0. 0 (default): not written."]
+    pub score_max: i64,
+    pub score_sum_exp: i64,
+    pub rng_dump: i64,
+    #[doc = " since 0.4: 1: the unified operation computes its softmax with unfused"]
+    #[doc = " multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer, so a"]
+    #[doc = " node that runs unified on an older cuDNN is refused with"]
+    #[doc = " NOT_SUPPORTED). The composite graph and the CPU reference ignore it, as"]
+    #[doc = " cudnn-frontend does. Default 0."]
+    pub unfuse_fma: i32,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        264usize,
+        296usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2190,6 +2212,74 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_score_mod();
+    fn test_field_score_max() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).score_max) as usize - ptr as usize
+            },
+            264usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(score_max)
+            )
+        );
+    }
+    test_field_score_max();
+    fn test_field_score_sum_exp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).score_sum_exp) as usize - ptr as usize
+            },
+            272usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(score_sum_exp)
+            )
+        );
+    }
+    test_field_score_sum_exp();
+    fn test_field_rng_dump() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rng_dump) as usize - ptr as usize
+            },
+            280usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(rng_dump)
+            )
+        );
+    }
+    test_field_rng_dump();
+    fn test_field_unfuse_fma() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).unfuse_fma) as usize - ptr as usize
+            },
+            288usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(unfuse_fma)
+            )
+        );
+    }
+    test_field_unfuse_fma();
 }
 pub type cudnnfe_sdpa_options_t = cudnnfe_sdpa_options;
 extern "C" {
@@ -2199,9 +2289,11 @@ extern "C" {
     );
 }
 extern "C" {
-    #[doc = " Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_kv,"]
-    #[doc = " s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any strides"]
-    #[doc = " (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA). Writes"]
+    #[doc = " Scaled dot-product attention forward. q [b, h_q, s_q, d], k [b, h_k,"]
+    #[doc = " s_kv, d], v [b, h_v, s_kv, d_v] in logical BHSD order with any strides"]
+    #[doc = " (BSHD storage included); h_k and h_v (which may differ, as in"]
+    #[doc = " cudnn-frontend) must each divide h_q (GQA, MQA; NOT_SUPPORTED otherwise,"]
+    #[doc = " cudnn-frontend's class). Writes"]
     #[doc = " o [b, h_q, s_q, d_v] with q's dimension order, and stats when asked (else"]
     #[doc = " *stats is set to 0; `stats` may be NULL then). A row whose every column is"]
     #[doc = " masked gives o = 0 and stats = -inf."]
@@ -2303,12 +2395,19 @@ pub struct cudnnfe_sdpa_backward_options {
     #[doc = " exp(sink[h] - stats[n, h, i]) * D[n, h, i] (docs/attention.md). Needs"]
     #[doc = " sink_token; GPU: cuDNN 9.13 and newer. 0 (default): none."]
     pub dsink_token: i64,
+    #[doc = " since 0.4: cudnn-frontend's max_total_seq_len_q / _kv, bounds on the"]
+    #[doc = " total tokens of a ragged (packed) layout. cudnnfe sizes no workspace by"]
+    #[doc = " them; like cudnn-frontend it refuses them (NOT_SUPPORTED at validation"]
+    #[doc = " for a GPU) when no tensor of the node has ragged offsets. Must be >= 0;"]
+    #[doc = " 0 (default): not given."]
+    pub max_total_seq_len_q: i64,
+    pub max_total_seq_len_kv: i64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_backward_options>(),
-        224usize,
+        240usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_backward_options))
     );
     assert_eq!(
@@ -2843,6 +2942,40 @@ fn bindgen_test_layout_cudnnfe_sdpa_backward_options() {
         );
     }
     test_field_dsink_token();
+    fn test_field_max_total_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_total_seq_len_q) as usize - ptr as usize
+            },
+            224usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(max_total_seq_len_q)
+            )
+        );
+    }
+    test_field_max_total_seq_len_q();
+    fn test_field_max_total_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_total_seq_len_kv) as usize - ptr as usize
+            },
+            232usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_backward_options),
+                "::",
+                stringify!(max_total_seq_len_kv)
+            )
+        );
+    }
+    test_field_max_total_seq_len_kv();
 }
 pub type cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options;
 extern "C" {
@@ -5750,12 +5883,20 @@ pub struct cudnnfe_build_options {
     #[doc = " on such a GPU. Read during the build call only. Default NULL. Experimental"]
     #[doc = " (see \"Device properties\" above). since 0.3"]
     pub device_properties: *const cudnnfe_device_properties_t,
+    #[doc = " ---- Appended in 0.4: cudnn-frontend's SM targets. ---- */"]
+    #[doc = " cudnn-frontend's sm_count); 0 (default): all of the GPU's. since 0.4"]
+    pub sm_count: i32,
+    #[doc = " The architecture whose support rules validation applies (90 for"]
+    #[doc = " compute capability 9.0; cudnn-frontend's sm_version): plans are still"]
+    #[doc = " built for the GPU in use (or device_properties). 0 (default): that"]
+    #[doc = " GPU's. since 0.4"]
+    pub sm_version: i32,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        112usize,
+        120usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -6069,6 +6210,40 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_device_properties();
+    fn test_field_sm_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sm_count) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(sm_count)
+            )
+        );
+    }
+    test_field_sm_count();
+    fn test_field_sm_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sm_version) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(sm_version)
+            )
+        );
+    }
+    test_field_sm_version();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
@@ -6078,9 +6253,27 @@ extern "C" {
     );
 }
 extern "C" {
-    #[doc = " Resolves data types, checks every node's shapes and types. Returns OK or"]
-    #[doc = " INVALID_GRAPH with a message naming the node, tensor and rule."]
+    #[doc = " Resolves data types, checks every node's shapes and types, and, where a"]
+    #[doc = " GPU is usable, the support rules of that GPU (as"]
+    #[doc = " cudnnfe_graph_validate_for_build with NULL handle and options). Returns"]
+    #[doc = " OK, INVALID_GRAPH with a message naming the node, tensor and rule, or"]
+    #[doc = " NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU."]
     pub fn cudnnfe_graph_validate(graph: *mut cudnnfe_graph_t) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Validates the graph as cudnnfe_graph_build with these arguments would"]
+    #[doc = " before building: shapes and types for every target; for a GPU target (GPU,"]
+    #[doc = " AUTO with a usable GPU, or device_properties) also the support rules of"]
+    #[doc = " cudnn-frontend and cuDNN for that GPU's architecture (options->sm_version"]
+    #[doc = " when set) and the loaded cuDNN, which fail with NOT_SUPPORTED, the status"]
+    #[doc = " cudnn-frontend gives them (docs/refusals.md lists every rule and its"]
+    #[doc = " evidence). The CPU reference target checks shapes and types only."]
+    #[doc = " `handle` and `options` may be NULL. since 0.4"]
+    pub fn cudnnfe_graph_validate_for_build(
+        graph: *mut cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        options: *const cudnnfe_build_options_t,
+    ) -> cudnnfe_status_t;
 }
 extern "C" {
     #[doc = " Validates, lowers and builds the graph for `options->target`: for the GPU,"]

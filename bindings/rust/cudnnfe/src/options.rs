@@ -450,8 +450,8 @@ pub struct SdpaOptions {
     /// Where the band's diagonal starts (default top-left; a causal flag
     /// fixes it).
     pub diagonal_alignment: DiagonalAlignment,
-    /// ALiBi position bias with cudnn-frontend's slopes (needs a top-left
-    /// causal mask).
+    /// ALiBi position bias with cudnn-frontend's slopes (on a GPU it needs
+    /// a top-left causal mask).
     pub alibi_mask: bool,
     /// Drawn dropout: probability of dropping each element of P (0 to 1,
     /// exclusive); needs `dropout_seed` and `dropout_offset` when above 0.
@@ -509,6 +509,19 @@ pub struct SdpaOptions {
     /// A score modifier's placeholder ([`Graph::begin_score_mod`](crate::Graph::begin_score_mod)).
     /// Since 0.3.
     pub score_mod: Option<Tensor>,
+    /// The softmax's row max, written into this FLOAT `[b, h_q, s_q, 1]`
+    /// tensor made with `Graph::input` that no op reads (cudnn-frontend's
+    /// `score_max`); it becomes a graph output. Since 0.4.
+    pub score_max: Option<Tensor>,
+    /// The softmax's row sum of `exp(score - score_max)` (sink included),
+    /// as `score_max`. Since 0.4.
+    pub score_sum_exp: Option<Tensor>,
+    /// The drawn dropout mask (0 or 1), written into this FLOAT `[b, h_q,
+    /// s_q, s_kv]` tensor (as `score_max`); needs `dropout_seed`. Since 0.4.
+    pub rng_dump: Option<Tensor>,
+    /// The unified operation's softmax with unfused multiply-adds (cuDNN
+    /// 9.21; ignored by the composite graph, as in cudnn-frontend). Since 0.4.
+    pub unfuse_fma: bool,
 }
 
 impl SdpaOptions {
@@ -614,6 +627,11 @@ pub struct SdpaBackwardOptions {
     /// `Graph::input` that no op reads; the node writes it and it becomes a
     /// graph output (docs/attention.md). Needs `sink_token`. Since 0.3.
     pub dsink_token: Option<Tensor>,
+    /// cudnn-frontend's bound on a ragged layout's total query tokens; only
+    /// checked (refused without ragged offsets on a GPU). 0: none. Since 0.4.
+    pub max_total_seq_len_q: i64,
+    /// As `max_total_seq_len_q`, for the keys and values. Since 0.4.
+    pub max_total_seq_len_kv: i64,
 }
 
 impl SdpaBackwardOptions {

@@ -169,6 +169,10 @@ impl Default for SdpaOptions {
             ragged_offset_page_table_v: opt_tensor(raw.ragged_offset_page_table_v),
             ragged_offset_stats: opt_tensor(raw.ragged_offset_stats),
             score_mod: opt_tensor(raw.score_mod),
+            score_max: opt_tensor(raw.score_max),
+            score_sum_exp: opt_tensor(raw.score_sum_exp),
+            rng_dump: opt_tensor(raw.rng_dump),
+            unfuse_fma: raw.unfuse_fma != 0,
         }
     }
 }
@@ -279,6 +283,26 @@ impl SdpaOptions {
         self.score_mod = Some(value);
         self
     }
+    /// Sets `score_max` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn score_max(mut self, value: Tensor) -> Self {
+        self.score_max = Some(value);
+        self
+    }
+    /// Sets `score_sum_exp` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn score_sum_exp(mut self, value: Tensor) -> Self {
+        self.score_sum_exp = Some(value);
+        self
+    }
+    /// Sets `rng_dump` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn rng_dump(mut self, value: Tensor) -> Self {
+        self.rng_dump = Some(value);
+        self
+    }
+    /// Sets `unfuse_fma` (`int32_t` of `cudnnfe_sdpa_options_t`).
+    pub fn unfuse_fma(mut self, value: bool) -> Self {
+        self.unfuse_fma = value;
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_options_init_sized);
@@ -316,6 +340,10 @@ impl SdpaOptions {
         raw.ragged_offset_page_table_v = opt_uid(self.ragged_offset_page_table_v);
         raw.ragged_offset_stats = opt_uid(self.ragged_offset_stats);
         raw.score_mod = opt_uid(self.score_mod);
+        raw.score_max = opt_uid(self.score_max);
+        raw.score_sum_exp = opt_uid(self.score_sum_exp);
+        raw.rng_dump = opt_uid(self.rng_dump);
+        raw.unfuse_fma = self.unfuse_fma as i32;
         raw
     }
 }
@@ -356,6 +384,8 @@ impl Default for SdpaBackwardOptions {
             score_mod_bprop: opt_tensor(raw.score_mod_bprop),
             sink_token: opt_tensor(raw.sink_token),
             dsink_token: opt_tensor(raw.dsink_token),
+            max_total_seq_len_q: raw.max_total_seq_len_q,
+            max_total_seq_len_kv: raw.max_total_seq_len_kv,
         }
     }
 }
@@ -446,6 +476,16 @@ impl SdpaBackwardOptions {
         self.dsink_token = Some(value);
         self
     }
+    /// Sets `max_total_seq_len_q` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn max_total_seq_len_q(mut self, value: i64) -> Self {
+        self.max_total_seq_len_q = value;
+        self
+    }
+    /// Sets `max_total_seq_len_kv` (`int64_t` of `cudnnfe_sdpa_backward_options_t`).
+    pub fn max_total_seq_len_kv(mut self, value: i64) -> Self {
+        self.max_total_seq_len_kv = value;
+        self
+    }
 
     pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_sdpa_backward_options_t {
         let mut raw = init(sys::cudnnfe_sdpa_backward_options_init_sized);
@@ -479,6 +519,8 @@ impl SdpaBackwardOptions {
         raw.score_mod_bprop = opt_uid(self.score_mod_bprop);
         raw.sink_token = opt_uid(self.sink_token);
         raw.dsink_token = opt_uid(self.dsink_token);
+        raw.max_total_seq_len_q = self.max_total_seq_len_q;
+        raw.max_total_seq_len_kv = self.max_total_seq_len_kv;
         raw
     }
 }
