@@ -53,9 +53,9 @@ def conv_wgrad(x, dy, w_spatial, pre, post, stride, dilation):
 def sdpa(q, k, v, scale=None, causal=False, bottom_right=False, bias=None):
     """Attention forward in float64; returns (O, stats) with stats the log-sum-exp."""
     q, k, v = (a.astype(np.float64) for a in (q, k, v))
-    rep = q.shape[1] // k.shape[1]
-    k = np.repeat(k, rep, axis=1)
-    v = np.repeat(v, rep, axis=1)
+    # k and v may have different head counts, each dividing q's.
+    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    v = np.repeat(v, q.shape[1] // v.shape[1], axis=1)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     s = q @ np.swapaxes(k, -1, -2) * scale
@@ -215,9 +215,8 @@ def softmax(x):
 def sdpa_backward(q, k, v, do, scale, causal=False, bottom_right=False, bias=None):
     """(dQ, dK, dV) in float64, GQA gradients summed over each KV head's query heads."""
     q, k, v, do = (a.astype(np.float64) for a in (q, k, v, do))
-    hq, hkv = q.shape[1], k.shape[1]
-    rep = hq // hkv
-    kr, vr = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
+    kr, vr = np.repeat(k, hq // hk, axis=1), np.repeat(v, hq // hv, axis=1)
     s = q @ np.swapaxes(kr, -1, -2) * scale
     if bias is not None:
         s = s + bias
@@ -236,6 +235,6 @@ def sdpa_backward(q, k, v, do, scale, causal=False, bottom_right=False, bias=Non
     dq = ds @ kr * scale
     dk = np.swapaxes(ds, -1, -2) @ q * scale
     b = q.shape[0]
-    dk = dk.reshape(b, hkv, rep, *dk.shape[2:]).sum(axis=2)
-    dv = dv.reshape(b, hkv, rep, *dv.shape[2:]).sum(axis=2)
+    dk = dk.reshape(b, hk, hq // hk, *dk.shape[2:]).sum(axis=2)
+    dv = dv.reshape(b, hv, hq // hv, *dv.shape[2:]).sum(axis=2)
     return dq, dk, dv

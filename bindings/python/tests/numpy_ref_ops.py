@@ -91,8 +91,9 @@ def attention(q, k, v, scale, mask, bias=None, alibi=False, drop=None):
     """(O, stats, P, kept) in float64; ``mask`` from :func:`visible`; ``drop`` the factor
     multiplying P after the softmax (keep / (1 - p), or mask * scale), or None."""
     q, k, v = (a.astype(np.float64) for a in (q, k, v))
-    rep = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    # k and v may have different head counts, each dividing q's.
+    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    v = np.repeat(v, q.shape[1] // v.shape[1], axis=1)
     s = q @ np.swapaxes(k, -1, -2) * scale
     if bias is not None:
         s = s + bias
@@ -117,9 +118,8 @@ def attention_backward(q, k, v, do, scale, mask, bias=None, alibi=False, drop=No
     (dBias summed over the batch; GQA gradients summed over each KV head's query heads)."""
     o, _, p = attention(q, k, v, scale, mask, bias, alibi, drop)
     q64, k64, v64, do = (a.astype(np.float64) for a in (q, k, v, do))
-    hq, hkv = q.shape[1], k.shape[1]
-    rep = hq // hkv
-    kr, vr = np.repeat(k64, rep, axis=1), np.repeat(v64, rep, axis=1)
+    hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
+    kr, vr = np.repeat(k64, hq // hk, axis=1), np.repeat(v64, hq // hv, axis=1)
     factor = np.ones_like(p) if drop is None else np.broadcast_to(drop, p.shape)
     dv = np.swapaxes(p * factor, -1, -2) @ do
     dp = (do @ np.swapaxes(vr, -1, -2)) * factor
@@ -127,8 +127,8 @@ def attention_backward(q, k, v, do, scale, mask, bias=None, alibi=False, drop=No
     dq = ds @ kr * scale
     dk = np.swapaxes(ds, -1, -2) @ q64 * scale
     b = q.shape[0]
-    dk = dk.reshape(b, hkv, rep, *dk.shape[2:]).sum(axis=2)
-    dv = dv.reshape(b, hkv, rep, *dv.shape[2:]).sum(axis=2)
+    dk = dk.reshape(b, hk, hq // hk, *dk.shape[2:]).sum(axis=2)
+    dv = dv.reshape(b, hv, hq // hv, *dv.shape[2:]).sum(axis=2)
     return dq, dk, dv, ds.sum(axis=0, keepdims=True)
 
 
