@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs cudnn-frontend's attention suites on one GPU with cudnnfe and with cudnn-frontend side
-# by side (both at once, JOBS pytest-xdist workers each): test_mhas_v2.py whole and
+# by side (every piece of both at once, JOBS pytest-xdist workers each): test_mhas_v2.py whole and
 # test_mhas.py in 1/SAMPLE_EVERY slices (../shared/fe-compat/sample_every.py), or any other
 # L0 files given as whole pieces; then prints scripts/fe_suite_diff.py's table.
 #
@@ -9,7 +9,8 @@
 #            sample_every.py); never commit it
 #   PIECE    FILE (a test file run whole) or FILE@K (slice K of test_mhas.py-like files);
 #            default: test_mhas_v2.py test_mhas.py@0
-# environment: FE_PYTHONPATH (where `import cudnn` is cudnn-frontend; required),
+# environment: FE_PYTHONPATH (where `import cudnn` is cudnn-frontend; required; PYTHONPATH
+#   follows both implementations' own paths, e.g. for cffi),
 #   CUDNNFE_LIBRARY (default build/libcudnnfe.so), JOBS (6), SAMPLE_EVERY (10),
 #   TIMEOUT per piece in seconds (480). A piece cut off by TIMEOUT is NOT MEASURED.
 set -uo pipefail
@@ -30,7 +31,7 @@ run_piece() {  # impl pythonpath piece
   if [[ $piece == *@* ]]; then offset=${piece#*@} sample=$every; fi
   mkdir -p "$out/$impl"
   (cd "$corpus/test/python" &&
-    SAMPLE_EVERY=$sample SAMPLE_OFFSET=$offset PYTHONPATH="$path:$corpus" \
+    SAMPLE_EVERY=$sample SAMPLE_OFFSET=$offset PYTHONPATH="$path:$corpus:${PYTHONPATH:-}" \
       timeout "$limit" python3 -m pytest -q -m L0 -p sample_every -p no:cacheprovider \
       -n "$jobs" --tb=line -rfE --junitxml="$out/$impl/${name%.py}.xml" "$file" \
       >"$out/$impl/${name%.py}.log" 2>&1
@@ -40,6 +41,6 @@ run_piece() {  # impl pythonpath piece
 for piece in "${pieces[@]}"; do
   run_piece cudnnfe "$corpus/shim:$repo/bindings/python" "$piece" &
   run_piece fe "$FE_PYTHONPATH" "$piece" &
-  wait
 done
+wait
 python3 "$repo/scripts/fe_suite_diff.py" "$out" | tee "$out/table.txt"
