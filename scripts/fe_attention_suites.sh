@@ -12,7 +12,8 @@
 # environment: FE_PYTHONPATH (where `import cudnn` is cudnn-frontend; required; PYTHONPATH
 #   follows both implementations' own paths, e.g. for cffi),
 #   CUDNNFE_LIBRARY (default build/libcudnnfe.so), JOBS (6), SAMPLE_EVERY (10),
-#   TIMEOUT per piece in seconds (480). A piece cut off by TIMEOUT is NOT MEASURED.
+#   TIMEOUT per piece in seconds (480), IMPLS (which to run: "cudnnfe fe"; the table reads
+#   whatever OUTDIR holds). A piece cut off by TIMEOUT is NOT MEASURED.
 set -uo pipefail
 corpus=$(cd "${1:?usage: fe_attention_suites.sh CORPUS OUTDIR [PIECE...]}" && pwd)
 out=$(mkdir -p "${2:?}" && cd "$2" && pwd)
@@ -38,9 +39,10 @@ run_piece() {  # impl pythonpath piece
     echo $? >"$out/$impl/${name%.py}.rc")
 }
 
+impls=" ${IMPLS:-cudnnfe fe} "
 for piece in "${pieces[@]}"; do
-  run_piece cudnnfe "$corpus/shim:$repo/bindings/python" "$piece" &
-  run_piece fe "$FE_PYTHONPATH" "$piece" &
+  [[ $impls == *" cudnnfe "* ]] && run_piece cudnnfe "$corpus/shim:$repo/bindings/python" "$piece" &
+  [[ $impls == *" fe "* ]] && run_piece fe "$FE_PYTHONPATH" "$piece" &
 done
 wait
 python3 "$repo/scripts/fe_suite_diff.py" "$out" | tee "$out/table.txt"

@@ -59,7 +59,9 @@ SupportTarget support_target(Handle *handle, const BuildOptions &options) {
   if (options.device_properties) {
     t.sm = options.device_properties->sm();
   } else if (backend::gpu_available()) {
-    t.sm = backend::device_info(handle ? handle->device : backend::current_device()).sm_version;
+    // A handle's device is fixed at its first GPU use (-1 until then: the current one).
+    const int device = handle && handle->device >= 0 ? handle->device : backend::current_device();
+    t.sm = backend::device_info(device).sm_version;
   }
   if (backend::gpu_available() || options.device_properties)
     t.cudnn_version = static_cast<size_t>(backend::cudnn().GetVersion());

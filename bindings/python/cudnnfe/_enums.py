@@ -25,7 +25,17 @@ __all__ = ["data_type", "heur_mode", "target", "conv_mode", "pointwise_mode", "r
 FE_ONLY_BASE = 1000
 
 
-class data_type(IntEnum):
+class _Enum(IntEnum):
+    """An IntEnum that prints as cudnn-frontend's pybind11 enums do: ``str(x)`` is
+    ``"diagonal_alignment.TOP_LEFT"`` (an IntEnum prints its number since Python 3.11).
+    cudnn-frontend's tests build their test ids from it, so the same tests get the same ids
+    with either implementation."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+class data_type(_Enum):
     """Element type of a tensor, or of an operation's math (``CUDNNFE_DTYPE_*``)."""
 
     NOT_SET = _C["CUDNNFE_DTYPE_NOT_SET"]
@@ -53,7 +63,7 @@ class data_type(IntEnum):
     UINT8x4 = FE_ONLY_BASE + 5
 
 
-class heur_mode(IntEnum):
+class heur_mode(_Enum):
     """Heuristic mode used to pick a cuDNN engine (``CUDNNFE_HEUR_MODE_*``)."""
 
     A = _C["CUDNNFE_HEUR_MODE_A"]
@@ -64,7 +74,7 @@ class heur_mode(IntEnum):
     OPENSOURCE = FE_ONLY_BASE
 
 
-class target(IntEnum):
+class target(_Enum):
     """Where a built graph runs (``CUDNNFE_TARGET_*``).
 
     ``CPU_REFERENCE`` runs plain loops on host memory (NumPy arrays); ``GPU``
@@ -76,14 +86,14 @@ class target(IntEnum):
     CPU_REFERENCE = _C["CUDNNFE_TARGET_CPU_REFERENCE"]
 
 
-class conv_mode(IntEnum):
+class conv_mode(_Enum):
     """Convolution or cross-correlation (``CUDNNFE_CONV_MODE_*``)."""
 
     CROSS_CORRELATION = _C["CUDNNFE_CONV_MODE_CROSS_CORRELATION"]
     CONVOLUTION = _C["CUDNNFE_CONV_MODE_CONVOLUTION"]
 
 
-class pointwise_mode(IntEnum):
+class pointwise_mode(_Enum):
     """Elementwise operation (``CUDNNFE_POINTWISE_*``); see the C header for operand roles."""
 
     ADD = _C["CUDNNFE_POINTWISE_ADD"]
@@ -139,7 +149,7 @@ class pointwise_mode(IntEnum):
     GEN_INDEX = _C["CUDNNFE_POINTWISE_GEN_INDEX"]
 
 
-class reduction_mode(IntEnum):
+class reduction_mode(_Enum):
     """Reduction operation (``CUDNNFE_REDUCTION_*``)."""
 
     ADD = _C["CUDNNFE_REDUCTION_ADD"]
@@ -154,7 +164,7 @@ class reduction_mode(IntEnum):
     NOT_SET = FE_ONLY_BASE  # cudnn-frontend's "no mode": refused
 
 
-class norm_forward_phase(IntEnum):
+class norm_forward_phase(_Enum):
     """Normalization phase (``CUDNNFE_NORM_PHASE_*``): TRAINING also writes the statistics."""
 
     TRAINING = _C["CUDNNFE_NORM_PHASE_TRAINING"]
@@ -162,7 +172,7 @@ class norm_forward_phase(IntEnum):
     NOT_SET = FE_ONLY_BASE  # cudnn-frontend's default: the C default phase (TRAINING)
 
 
-class tensor_kind(IntEnum):
+class tensor_kind(_Enum):
     """What a tensor is to its graph (``CUDNNFE_TENSOR_KIND_*``)."""
 
     INPUT = _C["CUDNNFE_TENSOR_KIND_INPUT"]
@@ -171,7 +181,7 @@ class tensor_kind(IntEnum):
     OUTPUT = _C["CUDNNFE_TENSOR_KIND_OUTPUT"]
 
 
-class build_plan_policy(IntEnum):
+class build_plan_policy(_Enum):
     """How many engine configurations a GPU build turns into plans (``CUDNNFE_BUILD_POLICY_*``).
 
     ``HEURISTICS_CHOICE``: the first that passes the filters and builds (one
@@ -227,7 +237,7 @@ class behavior_note(IntFlag):
     REQUIRES_BIAS_INT8x32_REORDER = _C["CUDNNFE_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8X32_REORDER"]
 
 
-class plan_source(IntEnum):
+class plan_source(_Enum):
     """Where a built graph's plan came from (``CUDNNFE_PLAN_SOURCE_*``).
 
     ``BUILT``: heuristics and plan build (and every CPU reference build);
@@ -244,7 +254,7 @@ class plan_source(IntEnum):
     REBUILT = _C["CUDNNFE_PLAN_SOURCE_REBUILT"]
 
 
-class diagonal_alignment(IntEnum):
+class diagonal_alignment(_Enum):
     """Where the diagonal of attention's diagonal band starts (``CUDNNFE_DIAGONAL_*``).
 
     ``TOP_LEFT``: row i's diagonal is column i; ``BOTTOM_RIGHT``: column
@@ -255,7 +265,7 @@ class diagonal_alignment(IntEnum):
     BOTTOM_RIGHT = _C["CUDNNFE_DIAGONAL_BOTTOM_RIGHT"]
 
 
-class attention_implementation(IntEnum):
+class attention_implementation(_Enum):
     """How :meth:`pygraph.sdpa` runs on cuDNN (``CUDNNFE_ATTENTION_IMPLEMENTATION_*``).
 
     ``AUTO``: the unified SDPA_FWD operation where the loaded cuDNN runs the
@@ -268,7 +278,7 @@ class attention_implementation(IntEnum):
     UNIFIED = _C["CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED"]
 
 
-class resample_mode(IntEnum):
+class resample_mode(_Enum):
     """Pooling or upsampling mode of :meth:`pygraph.resample` (``CUDNNFE_RESAMPLE_*``)."""
 
     MAXPOOL = _C["CUDNNFE_RESAMPLE_MAXPOOL"]
@@ -278,7 +288,7 @@ class resample_mode(IntEnum):
     BILINEAR = _C["CUDNNFE_RESAMPLE_BILINEAR"]
 
 
-class padding_mode(IntEnum):
+class padding_mode(_Enum):
     """What pooling reads outside the image (``CUDNNFE_PADDING_*``).
 
     ``AUTO``: ``NEG_INF`` for max pooling, ``ZERO`` for average pooling.
@@ -296,7 +306,7 @@ class padding_mode(IntEnum):
     EDGE_VAL_PAD = _C["CUDNNFE_PADDING_EDGE"]
 
 
-class rng_distribution(IntEnum):
+class rng_distribution(_Enum):
     """Distribution of :meth:`pygraph.rng` (``CUDNNFE_RNG_*``)."""
 
     BERNOULLI = _C["CUDNNFE_RNG_BERNOULLI"]
@@ -308,7 +318,7 @@ class rng_distribution(IntEnum):
 convolution_mode = conv_mode
 
 
-class tensor_reordering(IntEnum):
+class tensor_reordering(_Enum):
     """cudnn-frontend's tensor reordering; the C ABI offers only ``NONE``."""
 
     NONE = 0
@@ -317,7 +327,7 @@ class tensor_reordering(IntEnum):
     F8_128x4 = FE_ONLY_BASE + 2
 
 
-class scalar_type(IntEnum):
+class scalar_type(_Enum):
     """How :meth:`pygraph.tensor_scalar` passes its value to cuDNN.
 
     Both become a pass-by-value scalar of the graph in cudnnfe (its value is
@@ -328,14 +338,14 @@ class scalar_type(IntEnum):
     COMPILE_TIME_CONST = 1
 
 
-class reshape_mode(IntEnum):
+class reshape_mode(_Enum):
     """cudnn-frontend's reshape kinds; cudnnfe's reshape is ``LOGICAL`` (row-major order)."""
 
     LOGICAL = 0
     VIEW_ONLY = 1
 
 
-class knob_type(IntEnum):
+class knob_type(_Enum):
     """cudnn-frontend's engine knob names (engine knobs are not offered by the C ABI)."""
 
     NOT_SET = 0
@@ -370,7 +380,7 @@ class knob_type(IntEnum):
     TILEK = 29
 
 
-class moe_grouped_matmul_mode(IntEnum):
+class moe_grouped_matmul_mode(_Enum):
     """Routing of :meth:`pygraph.moe_grouped_matmul` (``CUDNNFE_MOE_GROUPED_MATMUL_MODE_*``)."""
 
     NONE = _C["CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE"]
