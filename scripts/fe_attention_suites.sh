@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs cudnn-frontend's attention suites on one GPU with cudnnfe and with cudnn-frontend side
 # by side (every piece of both at once, JOBS pytest-xdist workers each): test_mhas_v2.py whole and
-# test_mhas.py in 1/SAMPLE_EVERY slices (../shared/fe-compat/sample_every.py), or any other
+# test_mhas.py in 1/SAMPLE_EVERY slices (../shared/fe-compat/sample_every.py; Python's random
+# seeded per test by scripts/fe_seed_random.py so that both draw the same shapes), or any other
 # L0 files given as whole pieces; then prints scripts/fe_suite_diff.py's table.
 #
 # usage: scripts/fe_attention_suites.sh CORPUS OUTDIR [PIECE...]
@@ -27,16 +28,17 @@ export CUDNNFE_LIBRARY=${CUDNNFE_LIBRARY:-$repo/build/libcudnnfe.so}
 : "${FE_PYTHONPATH:?set FE_PYTHONPATH to where cudnn-frontend is importable}"
 
 run_piece() {  # impl pythonpath piece
-  local impl=$1 path=$2 piece=$3 file=${3%@*} name=${3/@/_slice}
+  local impl=$1 path=$2 piece=$3 file=${3%@*} name=${3%.py*}
   local offset=0 sample=1
-  if [[ $piece == *@* ]]; then offset=${piece#*@} sample=$every; fi
+  if [[ $piece == *@* ]]; then offset=${piece#*@} sample=$every name=${name}_slice$offset; fi
   mkdir -p "$out/$impl"
   (cd "$corpus/test/python" &&
-    SAMPLE_EVERY=$sample SAMPLE_OFFSET=$offset PYTHONPATH="$path:$corpus:${PYTHONPATH:-}" \
-      timeout "$limit" python3 -m pytest -q -m L0 -p sample_every -p no:cacheprovider \
-      -n "$jobs" --tb=line -rfE --junitxml="$out/$impl/${name%.py}.xml" "$file" \
-      >"$out/$impl/${name%.py}.log" 2>&1
-    echo $? >"$out/$impl/${name%.py}.rc")
+    SAMPLE_EVERY=$sample SAMPLE_OFFSET=$offset \
+      PYTHONPATH="$path:$corpus:$repo/scripts:${PYTHONPATH:-}" timeout "$limit" \
+      python3 -m pytest -q -m L0 -p sample_every -p fe_seed_random -p no:cacheprovider \
+      -n "$jobs" --tb=line -rfE --junitxml="$out/$impl/$name.xml" "$file" \
+      >"$out/$impl/$name.log" 2>&1
+    echo $? >"$out/$impl/$name.rc")
 }
 
 impls=" ${IMPLS:-cudnnfe fe} "

@@ -3,6 +3,8 @@
 // the composite graph (lower_sdpa.cpp) that cudnn-frontend's AUTO makes. It
 // does not build the score subgraph (bias, masks, ALiBi, sink) that cuDNN
 // 9.21 adds to the unified operation: nodes using those run COMPOSITE.
+// Ragged (packed) q, k, v, O and stats are the tensors' own ragged offsets,
+// as in the composite graph (cudnn-frontend 1.32 runs them unified on 9.19).
 #include <string>
 
 #include "backend/attention_masks.h"
@@ -45,7 +47,6 @@ std::string unified_refusal(const Lowering &lowering, const Node &node) {
                              : s.has_band()                     ? "a causal mask or diagonal band"
                              : s.dropout_seed || s.dropout_mask ? "dropout"
                              : s.sink_token                     ? "sink_token"
-                             : s.ragged()                       ? "a ragged layout"
                              : s.score_mod                      ? "score_mod"
                              : a.generate_score_max || a.generate_score_sum_exp
                                  ? "score_max or score_sum_exp"
