@@ -65,6 +65,15 @@ type BuildOptions struct {
 	// execute (ErrWrongState): write its plan with SerializePlan and load it
 	// with DeserializePlan on such a GPU. Experimental (since 0.3).
 	DeviceProperties *DeviceProperties
+	// SmCount is the number of SMs a GPU plan may use (cuDNN's heuristics
+	// SM count target, cudnn-frontend's sm_count); 0: all of the GPU's. A
+	// negative value is ErrInvalidArgument from the library (since 0.4).
+	SmCount int
+	// SmVersion is the architecture whose support rules validation applies
+	// (90 for compute capability 9.0; cudnn-frontend's sm_version); plans
+	// are still built for the GPU in use. 0: that GPU's. Negative:
+	// ErrInvalidArgument (since 0.4).
+	SmVersion int
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -81,7 +90,8 @@ func DefaultBuildOptions() BuildOptions {
 		RequireBehaviorNotes:  BehaviorNotes(c.RequireBehaviorNotes),
 		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0,
 		OverrideShapeEnabled: c.OverrideShapeEnabled != 0,
-		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0}
+		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0,
+		SmCount:              int(c.SmCount), SmVersion: int(c.SmVersion)}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize
 	}
@@ -97,6 +107,12 @@ func (o *BuildOptions) check(op string) error {
 	}
 	if o.MaxPlans < 0 || o.MaxPlans > math.MaxInt32 {
 		return argError(op, "build options: MaxPlans "+strconv.Itoa(o.MaxPlans)+" is out of range (0: no limit)")
+	}
+	if err := checkInt32(op, "build options: SmCount", o.SmCount); err != nil {
+		return err
+	}
+	if err := checkInt32(op, "build options: SmVersion", o.SmVersion); err != nil {
+		return err
 	}
 	if o.NoPlanCacheDir && o.PlanCacheDir != "" {
 		return argError(op, "build options: PlanCacheDir "+strconv.Quote(o.PlanCacheDir)+" given with NoPlanCacheDir")
@@ -136,6 +152,12 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	if o.DynamicShapeEnabled {
 		c.DynamicShapeEnabled = 1
 	}
+	if o.SmCount != 0 {
+		c.SmCount = int32(o.SmCount)
+	}
+	if o.SmVersion != 0 {
+		c.SmVersion = int32(o.SmVersion)
+	}
 	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {
 		dir = &o.PlanCacheDir
@@ -167,44 +189,13 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 // options).
 func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	const op = "Graph.Build"
-	if err := opts.check(op); err != nil {
+	a, unlock, err := g.lockForBuild(op, h, opts)
+	if err != nil {
 		return err
 	}
-	c, engines, dir := opts.toC()
-	// Lock order everywhere: handle, then graph.
-	var hp capi.Struct_SS_cudnnfe_handle
-	if h != nil {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.p == nil {
-			return argError(op, "handle is closed")
-		}
-		hp = h.p
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var kc capi.Struct_SS_cudnnfe_kernel_cache
-	if opts != nil && opts.KernelCache != nil {
-		// Held for the call, so that Close waits for the build.
-		opts.KernelCache.mu.Lock()
-		defer opts.KernelCache.mu.Unlock()
-		if opts.KernelCache.p == nil {
-			return argError(op, "build options: KernelCache is closed")
-		}
-		kc = opts.KernelCache.p
-	}
-	var dp capi.Struct_SS_cudnnfe_device_properties
-	if opts != nil && opts.DeviceProperties != nil {
-		// Read-locked for the call, so that Close waits for the build.
-		opts.DeviceProperties.mu.RLock()
-		defer opts.DeviceProperties.mu.RUnlock()
-		if opts.DeviceProperties.p == nil {
-			return argError(op, "build options: DeviceProperties are closed")
-		}
-		dp = opts.DeviceProperties.p
-	}
+	defer unlock()
 	if err := g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
-		return capi.GraphBuild(p, hp, c, engines, dir, kc, dp)
+		return capi.GraphBuild(p, a.h, a.c, a.engines, a.dir, a.kc, a.dp)
 	}); err != nil {
 		return err
 	}
@@ -214,6 +205,91 @@ func (g *Graph) Build(h *Handle, opts *BuildOptions) error {
 	}
 	g.plan = plan
 	return nil
+}
+
+// ValidateForBuild validates the graph as Build(h, opts) would before
+// building, without building it: shapes and types for every target; for a
+// GPU target (TargetGPU, TargetAuto with a usable GPU, or
+// DeviceProperties) also the support rules of cudnn-frontend and cuDNN for
+// that GPU's architecture, or opts.SmVersion when set, which fail with
+// ErrNotSupported (docs/refusals.md). The CPU reference checks shapes and
+// types only. h and opts may be nil. With TargetGPU and SmVersion the GPU
+// rules apply without a GPU:
+//
+//	err := g.ValidateForBuild(nil, &cudnnfe.BuildOptions{Target: cudnnfe.TargetGPU, SmVersion: 90})
+//	if errors.Is(err, cudnnfe.ErrNotSupported) { /* build for the CPU reference instead */ }
+//
+// Errors: ErrInvalidGraph, ErrNotSupported, ErrInvalidArgument (bad
+// options), ErrWrongState (already built). Since 0.4.
+func (g *Graph) ValidateForBuild(h *Handle, opts *BuildOptions) error {
+	const op = "Graph.ValidateForBuild"
+	a, unlock, err := g.lockForBuild(op, h, opts)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return g.call(op, func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.GraphValidateForBuild(p, a.h, a.c, a.engines, a.dir, a.kc, a.dp)
+	})
+}
+
+// buildArgs are the C arguments of a build: the handle, the options and
+// their pointer fields.
+type buildArgs struct {
+	h       capi.Struct_SS_cudnnfe_handle
+	c       *capi.BuildOptions
+	engines []int64
+	dir     *string
+	kc      capi.Struct_SS_cudnnfe_kernel_cache
+	dp      capi.Struct_SS_cudnnfe_device_properties
+}
+
+// lockForBuild checks opts and takes the locks a build holds, in the order
+// used everywhere: the handle, the graph, then the kernel cache and the
+// device properties (read-locked), so that Close of any of them waits for
+// the call. unlock releases them.
+func (g *Graph) lockForBuild(op string, h *Handle, opts *BuildOptions) (a buildArgs, unlock func(), err error) {
+	if err := opts.check(op); err != nil {
+		return a, nil, err
+	}
+	a.c, a.engines, a.dir = opts.toC()
+	var unlocks []func()
+	unlock = func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	fail := func(msg string) (buildArgs, func(), error) {
+		unlock()
+		return buildArgs{}, nil, argError(op, msg)
+	}
+	if h != nil {
+		h.mu.Lock()
+		unlocks = append(unlocks, h.mu.Unlock)
+		if h.p == nil {
+			return fail("handle is closed")
+		}
+		a.h = h.p
+	}
+	g.mu.Lock()
+	unlocks = append(unlocks, g.mu.Unlock)
+	if opts != nil && opts.KernelCache != nil {
+		opts.KernelCache.mu.Lock()
+		unlocks = append(unlocks, opts.KernelCache.mu.Unlock)
+		if opts.KernelCache.p == nil {
+			return fail("build options: KernelCache is closed")
+		}
+		a.kc = opts.KernelCache.p
+	}
+	if opts != nil && opts.DeviceProperties != nil {
+		opts.DeviceProperties.mu.RLock()
+		unlocks = append(unlocks, opts.DeviceProperties.mu.RUnlock)
+		if opts.DeviceProperties.p == nil {
+			return fail("build options: DeviceProperties are closed")
+		}
+		a.dp = opts.DeviceProperties.p
+	}
+	return a, unlock, nil
 }
 
 // describePlan reads what the built graph's queries return; g.mu is held.

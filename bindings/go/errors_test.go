@@ -55,7 +55,9 @@ func TestErrorKinds(t *testing.T) {
 			t.Errorf("Op %q, Error() %q", e.Op, err.Error())
 		}
 		x, _ := g.AddTensor("x", DTypeFloat, []int64{2, 2}, nil)
-		wantErr(t, g.SetOutput(x, true), ErrInvalidArgument, `"x"`, "graph input")
+		// An input stays one: true is a no-op, false is refused.
+		must(t, g.SetOutput(x, true))
+		wantErr(t, g.SetOutput(x, false), ErrInvalidArgument, `"x"`, "is a graph input, which cannot be made virtual")
 		_, err = g.AddTensor("x", DTypeFloat, []int64{2}, nil)
 		wantErr(t, err, ErrInvalidArgument, `a tensor named "x" already exists`)
 		_, err = g.FindTensor("nope")

@@ -322,7 +322,9 @@ func (g *Graph) AddScalar(name string, dtype DType, value float64) (Tensor, erro
 }
 
 // SetOutput marks an operation's output as a graph output (bound at
-// execute), or back to virtual.
+// execute), or back to virtual. On a graph input, true does nothing (an
+// input is never virtual; an op may take it as its output later, as
+// SDPAOptions.ScoreMax) and false is ErrInvalidArgument.
 func (g *Graph) SetOutput(t Tensor, isOutput bool) error {
 	v := int32(0)
 	if isOutput {
@@ -475,8 +477,11 @@ func (g *Graph) SetPassByValue(t Tensor, passByValue bool) error {
 	})
 }
 
-// Validate resolves data types and checks every node's shapes and types.
-// Errors: ErrInvalidGraph with a message naming the node, tensor and rule.
+// Validate resolves data types and checks every node's shapes and types,
+// and, where a GPU is usable, the support rules of that GPU (as
+// ValidateForBuild(nil, nil)). Errors: ErrInvalidGraph with a message
+// naming the node, tensor and rule; ErrNotSupported for a graph
+// cudnn-frontend or cuDNN refuses on that GPU.
 func (g *Graph) Validate() error {
 	return g.do("Graph.Validate", func(p capi.Struct_SS_cudnnfe_graph) int32 {
 		return capi.Cudnnfe_graph_validate(p)

@@ -329,7 +329,9 @@ type AttentionOptions struct {
 	// SeqLenQ[n]). A causal flag fixes it.
 	DiagonalAlignment DiagonalAlignment
 	// AlibiMask adds ALiBi's slope(h) * (j - i) to the scores, with
-	// cudnn-frontend's slopes; needs CausalMask, as cuDNN does.
+	// cudnn-frontend's slopes. On a GPU it needs a right bound of 0 without
+	// bottom-right alignment (CausalMask), as cudnn-frontend checks
+	// (ErrNotSupported at validation); the CPU reference takes any mask.
 	AlibiMask bool
 	// Dropout of the softmax output P, drawn: each element dropped with
 	// DropoutProbability p (0 <= p < 1), kept ones scaled by 1/(1-p), from
@@ -445,6 +447,20 @@ type SDPAOptions struct {
 	// starting at element offset[n] of the table (cuDNN 9.10.2 and newer).
 	// Since 0.3.
 	RaggedOffsetPageTableK, RaggedOffsetPageTableV Tensor
+	// ScoreMax and ScoreSumExp: FLOAT [b, h_q, s_q, 1] tensors made with
+	// AddTensor that no op reads, which the node takes as its outputs
+	// (cudnn-frontend's score_max, score_sum_exp): the softmax's row max m
+	// and its sum of exponentials Z (a sink included), so stats = m +
+	// log(Z). A row that sees no column has m = -inf, Z = 0. RNGDump: a
+	// FLOAT [b, h_q, s_q, s_kv] tensor made the same way that receives the
+	// dropout mask drawn from DropoutSeed and DropoutOffset (0 or 1). Bind
+	// them at execute as outputs. 0: not written. Since 0.4.
+	ScoreMax, ScoreSumExp, RNGDump Tensor
+	// UnfuseFMA: the unified operation computes its softmax with unfused
+	// multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer,
+	// else ErrNotSupported for a node that runs unified); the composite
+	// graph and the CPU reference ignore it. Since 0.4.
+	UnfuseFMA bool
 }
 
 // DefaultSDPAOptions returns the defaults of cudnnfe_sdpa_options_init.
@@ -467,6 +483,10 @@ func DefaultSDPAOptions() SDPAOptions {
 		BlockMask:              Tensor(c.BlockMask),
 		RaggedOffsetPageTableK: Tensor(c.RaggedOffsetPageTableK),
 		RaggedOffsetPageTableV: Tensor(c.RaggedOffsetPageTableV),
+		ScoreMax:               Tensor(c.ScoreMax),
+		ScoreSumExp:            Tensor(c.ScoreSumExp),
+		RNGDump:                Tensor(c.RNGDump),
+		UnfuseFMA:              c.UnfuseFma != 0,
 	}
 }
 
@@ -478,8 +498,9 @@ func b2i(b bool) int32 {
 }
 
 // SDPA adds scaled dot-product attention (forward). q [b, h_q, s_q, d],
-// k [b, h_kv, s_kv, d], v [b, h_kv, s_kv, d_v] in logical BHSD order with any
-// strides (BSHD storage included); h_q must be a multiple of h_kv (GQA, MQA).
+// k [b, h_k, s_kv, d], v [b, h_v, s_kv, d_v] in logical BHSD order with any
+// strides (BSHD storage included); h_k and h_v (which may differ) must each
+// divide h_q (GQA, MQA; ErrNotSupported otherwise).
 // It returns o [b, h_q, s_q, d_v] (with q's dimension order) and, when
 // opts.GenerateStats is set, stats (else 0).
 func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err error) {
@@ -532,6 +553,16 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		if opts.RaggedOffsetPageTableV != 0 {
 			c.RaggedOffsetPageTableV = int64(opts.RaggedOffsetPageTableV)
 		}
+		if opts.ScoreMax != 0 {
+			c.ScoreMax = int64(opts.ScoreMax)
+		}
+		if opts.ScoreSumExp != 0 {
+			c.ScoreSumExp = int64(opts.ScoreSumExp)
+		}
+		if opts.RNGDump != 0 {
+			c.RNGDump = int64(opts.RNGDump)
+		}
+		c.UnfuseFma |= b2i(opts.UnfuseFMA)
 		wantStats = c.GenerateStats != 0
 	}
 	var out, st int64
@@ -594,6 +625,12 @@ type SDPABackwardOptions struct {
 	// with AddTensor that no op reads; the node writes it and it becomes a
 	// graph output (docs/attention.md). Needs SinkToken. Since 0.3.
 	DSinkToken Tensor
+	// MaxTotalSeqLenQ and MaxTotalSeqLenKV: cudnn-frontend's bounds on the
+	// total tokens of a ragged (packed) layout. Only checked: a GPU
+	// refuses them (ErrNotSupported at validation) when no tensor of the
+	// node has ragged offsets. 0: not given; negative: ErrInvalidArgument.
+	// Since 0.4.
+	MaxTotalSeqLenQ, MaxTotalSeqLenKV int64
 }
 
 // DefaultSDPABackwardOptions returns the defaults of
@@ -613,6 +650,8 @@ func DefaultSDPABackwardOptions() SDPABackwardOptions {
 		ScoreModBprop:         Tensor(c.ScoreModBprop),
 		SinkToken:             Tensor(c.SinkToken),
 		DSinkToken:            Tensor(c.DsinkToken),
+		MaxTotalSeqLenQ:       c.MaxTotalSeqLenQ,
+		MaxTotalSeqLenKV:      c.MaxTotalSeqLenKV,
 	}
 }
 
@@ -665,6 +704,12 @@ func (g *Graph) sdpaBackward(op string, q, k, v, o, dO, stats Tensor, opts *SDPA
 		}
 		if opts.DSinkToken != 0 {
 			c.DsinkToken = int64(opts.DSinkToken)
+		}
+		if opts.MaxTotalSeqLenQ != 0 {
+			c.MaxTotalSeqLenQ = opts.MaxTotalSeqLenQ
+		}
+		if opts.MaxTotalSeqLenKV != 0 {
+			c.MaxTotalSeqLenKV = opts.MaxTotalSeqLenKV
 		}
 	}
 	var a, b, d, e int64

@@ -87,7 +87,7 @@ export KernelCache, serialize_kernel_cache, deserialize_kernel_cache!
 export DeviceProperties, serialize_device_properties
 export BoundExecution, bind_execution, cuda_graph_mode
 export set_ragged_offset!, begin_score_mod!, end_score_mod!, score_mod!
-export validate!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
+export validate!, validate_for_build!, build!, isbuilt, target, workspace_size, plan_name, bound_tensors
 export execute!, execute_ordered!, execute_with_overrides!
 export serialize_graph, deserialize_graph
 export PlanInfo, BuildInfo, plan_count, plan_info, plans, selected_plan, select_plan!, autotune!,

@@ -215,11 +215,36 @@ end
 """
     validate!(g) -> g
 
-Resolves data types and checks every node's shapes and types; throws
-`CuDNNFEError(:invalid_graph, ...)` naming the node, tensor and rule.
+Resolves data types and checks every node's shapes and types, and, where a
+GPU is usable, the support rules of that GPU (as `validate_for_build!(g)`);
+throws `CuDNNFEError(:invalid_graph, ...)` naming the node, tensor and rule,
+or `CuDNNFEError(:not_supported, ...)` for a graph cudnn-frontend or cuDNN
+refuses on that GPU.
 """
 function validate!(g::Graph)
     check(g, Lib.cudnnfe_graph_validate(g))
+    return g
+end
+
+"""
+    validate_for_build!(g, handle = nothing; handle = handle, target = :auto,
+                        sm_version = 0, <the other keywords of build!>) -> g
+
+Validates the graph as `build!(g, handle; ...)` with the same keywords would
+before building, without building it: shapes and types for every target;
+for a GPU target (`:gpu`, `:auto` with a usable GPU, or `device_properties`)
+also the support rules of cudnn-frontend and cuDNN for that GPU's
+architecture, or `sm_version` when given, which throw
+`CuDNNFEError(:not_supported, ...)` (docs/refusals.md). The CPU reference
+checks shapes and types only. `target = :gpu, sm_version = 90` applies the
+rules of compute capability 9.0 without a GPU. The handle may be given as
+the second argument (as to `build!`) or as the `handle` keyword. Since 0.4.
+"""
+function validate_for_build!(g::Graph, h::Union{Handle,Nothing} = nothing;
+                             handle::Union{Handle,Nothing} = h, options...)
+    _with_build_options(handle; options...) do hptr, r
+        check(g, Lib.cudnnfe_graph_validate_for_build(g, hptr, r))
+    end
     return g
 end
 
@@ -230,7 +255,8 @@ end
            require_behavior_notes = (), exclude_engines = (), max_plans = 0,
            disable_plan_cache = false, plan_cache_dir = nothing,
            override_shape_enabled = false, dynamic_shape_enabled = false,
-           kernel_cache = nothing, device_properties = nothing) -> g
+           kernel_cache = nothing, device_properties = nothing,
+           sm_count = 0, sm_version = 0) -> g
 
 Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
 GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
@@ -267,15 +293,35 @@ Plan control (docs/plans.md; see `plans`, `select_plan!`, `autotune!`):
     are not used). The built graph cannot execute: write its plan with
     `serialize_plan` and load it with `deserialize_plan` on such a GPU.
     Experimental (since 0.3).
+  * `sm_count`: the number of SMs a GPU plan may use (cuDNN's heuristics SM
+    count target, cudnn-frontend's `sm_count`); 0: all of the GPU's (since
+    0.4).
+  * `sm_version`: the architecture whose support rules validation applies
+    (90 for compute capability 9.0, cudnn-frontend's `sm_version`); plans
+    are still built for the GPU in use. 0: that GPU's (since 0.4). A
+    negative `sm_count` or `sm_version` throws
+    `CuDNNFEError(:invalid_argument, ...)`.
 """
-function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :auto,
-                heur_modes = nothing, policy = :heuristics_choice, max_workspace_size = nothing,
-                exclude_numerical_notes = (), exclude_behavior_notes = (),
-                require_behavior_notes = (), exclude_engines = (), max_plans = 0,
-                disable_plan_cache = false, plan_cache_dir = nothing,
-                override_shape_enabled = false, dynamic_shape_enabled = false,
-                kernel_cache::Union{KernelCache,Nothing} = nothing,
-                device_properties::Union{DeviceProperties,Nothing} = nothing)
+function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; options...)
+    _with_build_options(handle; options...) do hptr, r
+        check(g, Lib.cudnnfe_graph_build(g, hptr, r))
+    end
+    return g
+end
+
+# Calls f(handle pointer, Ref(cudnnfe_build_options_t)) with the options
+# build! and validate_for_build! take, keeping the memory the struct points
+# into alive for the call.
+function _with_build_options(f, handle::Union{Handle,Nothing}; target = :auto,
+                             heur_modes = nothing, policy = :heuristics_choice,
+                             max_workspace_size = nothing,
+                             exclude_numerical_notes = (), exclude_behavior_notes = (),
+                             require_behavior_notes = (), exclude_engines = (), max_plans = 0,
+                             disable_plan_cache = false, plan_cache_dir = nothing,
+                             override_shape_enabled = false, dynamic_shape_enabled = false,
+                             kernel_cache::Union{KernelCache,Nothing} = nothing,
+                             device_properties::Union{DeviceProperties,Nothing} = nothing,
+                             sm_count::Integer = 0, sm_version::Integer = 0)
     r = Ref{Lib.cudnnfe_build_options_t}()
     Lib.cudnnfe_build_options_init_sized(r, sizeof(Lib.cudnnfe_build_options_t))
     o = r[]
@@ -311,10 +357,10 @@ function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; target = :aut
                                    convert(Ptr{Cchar}, pointer(cache_dir)),
                   override_shape_enabled = Int32(override_shape_enabled),
                   dynamic_shape_enabled = Int32(dynamic_shape_enabled),
-                  kernel_cache = kc, device_properties = dp)
-        check(g, Lib.cudnnfe_graph_build(g, hptr, Ref(o)))
+                  kernel_cache = kc, device_properties = dp,
+                  sm_count = Int32(sm_count), sm_version = Int32(sm_version))
+        f(hptr, Ref(o))
     end
-    return g
 end
 
 """

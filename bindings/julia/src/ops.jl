@@ -311,7 +311,9 @@ forward's):
     (`d(i) = i`) or `:bottom_right` (`i + s_kv - s_q`; with padding, of the
     batch's lengths). A causal mask is `window_right = 0`;
   * `alibi = true`: ALiBi, `slope(h) * (j - i)` added to the scores with
-    cudnn-frontend's slopes (needs a top-left causal mask);
+    cudnn-frontend's slopes (on a GPU it needs a top-left causal mask,
+    refused with `:not_supported` at validation; the CPU reference takes
+    any mask);
   * `ragged_offset_q`, `ragged_offset_k`, `ragged_offset_v`,
     `ragged_offset_o`: packed (THD) storage: INT32/INT64 graph inputs of size
     `(1, 1, 1, b + 1)` holding each sequence's element offset (needs the
@@ -345,11 +347,14 @@ _ragged_fields(g::Graph, q, k, v, o, stats) =
           ragged_offset_stats = nothing, page_table_k = nothing, page_table_v = nothing, max_seq_len_kv = nothing,
           ragged_offset_page_table_k = nothing, ragged_offset_page_table_v = nothing,
           implementation = :auto, sink_token = nothing, block_mask = nothing,
-          score_mod = nothing, compute_dtype = nothing, name = nothing) -> (o, stats_tensor)
+          score_mod = nothing, score_max = nothing, score_sum_exp = nothing,
+          rng_dump = nothing, unfuse_fma = false, compute_dtype = nothing,
+          name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
-`k` `(d, s_kv, h_kv, b)`, `v` `(d_v, s_kv, h_kv, b)` (any strides; `h_q` a
-multiple of `h_kv` for GQA/MQA); `o` is `(d_v, s_q, h_q, b)` with `q`'s
+`k` `(d, s_kv, h_k, b)`, `v` `(d_v, s_kv, h_v, b)` (any strides; `h_k` and
+`h_v`, which may differ, must each divide `h_q`: GQA/MQA; else
+`CuDNNFEError(:not_supported, ...)`); `o` is `(d_v, s_q, h_q, b)` with `q`'s
 dimension order. With `stats = true` the second result is the FLOAT
 log-sum-exp tensor `(1, s_q, h_q, b)` for backward; else it is `nothing`.
 A paged K/V cache: `k`/`v` are page containers `(d, page_size, h_kv,
@@ -364,6 +369,15 @@ ragged only with `ragged_offset_o`, else padded, whatever `q`'s layout.
 `sink_token` a FLOAT `(1, 1, h_q, 1)` sink logit per head added to each row's
 softmax denominator; `block_mask` a UINT8 bit-packed mask of 128x128 score
 tiles `(ceil(ceil(s_kv/128)/8), ceil(s_q/128), h_q, b)` (unified only).
+`score_max` and `score_sum_exp` (Float32 `(1, s_q, h_q, b)`) and `rng_dump`
+(Float32 `(s_kv, s_q, h_q, b)`): tensors made with `add_tensor!` that no op
+reads, which the node takes as its outputs (cudnn-frontend's): the
+softmax's row max `m`, its sum of exponentials `Z` (a sink included; `stats
+= m + log(Z)`; a row that sees nothing has `m = -Inf`, `Z = 0`) and the
+dropout mask drawn from `dropout_seed` and `dropout_offset` (0 or 1); bind
+arrays for them at `execute!` (since 0.4). `unfuse_fma = true`: the unified
+operation's softmax with unfused multiply-adds (cuDNN 9.21 and newer; the
+composite graph and the CPU reference ignore it; since 0.4).
 
 $_ATTENTION_KWARGS_DOC
 """
@@ -378,7 +392,8 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                max_seq_len_kv = nothing, ragged_offset_page_table_k = nothing,
                ragged_offset_page_table_v = nothing, implementation = :auto,
                sink_token = nothing, block_mask = nothing, score_mod = nothing,
-               compute_dtype = nothing, name = nothing)
+               score_max = nothing, score_sum_exp = nothing, rng_dump = nothing,
+               unfuse_fma::Bool = false, compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
     uv = _uid(g, v)
@@ -402,7 +417,9 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                       sink_token = _uid(g, sink_token), block_mask = _uid(g, block_mask),
                       ragged_offset_page_table_k = _uid(g, ragged_offset_page_table_k),
                       ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v),
-                      score_mod = _uid(g, score_mod)))
+                      score_mod = _uid(g, score_mod), score_max = _uid(g, score_max),
+                      score_sum_exp = _uid(g, score_sum_exp), rng_dump = _uid(g, rng_dump),
+                      unfuse_fma = Int32(unfuse_fma)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end
     return (Tensor(g, out[]), stats ? Tensor(g, st[]) : nothing)
@@ -425,10 +442,14 @@ function set_ragged_offset!(g::Graph, tensor, offset)
     return g
 end
 
+# A token count that `nothing` leaves unset (0).
+_tokens(n) = n === nothing ? Int64(0) : Int64(n)
+
 """
     sdpa_backward!(g, q, k, v, o, dO, stats; dbias = false, deterministic = false,
                    dropout_scale_inv = nothing, <the attention options of sdpa!>,
                    sink_token = nothing, dsink_token = nothing,
+                   max_total_seq_len_q = nothing, max_total_seq_len_kv = nothing,
                    compute_dtype = nothing, name = nothing) -> (dq, dk, dv)
 
 Scaled dot-product attention backward, in Julia order as `sdpa!`: from the
@@ -445,6 +466,10 @@ it must be a scalar of 1 (fold the scale into the mask). `sink_token`: the
 forward's FLOAT `(1, 1, h_q, 1)` sink logits; `dsink_token`: their gradient,
 a FLOAT `(1, 1, h_q, 1)` tensor made with `add_tensor!` that no op reads, which
 the node writes (it becomes a graph output; needs `sink_token`; since 0.3).
+`max_total_seq_len_q` / `max_total_seq_len_kv`: cudnn-frontend's bounds on
+the total tokens of a ragged (packed) layout, only checked: a GPU refuses
+them (`CuDNNFEError(:not_supported, ...)` at validation) when no tensor of
+the node has ragged offsets; `nothing`: not given (since 0.4).
 
 $_ATTENTION_KWARGS_DOC
 """
@@ -459,7 +484,8 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                         ragged_offset_v = nothing, ragged_offset_o = nothing,
                         ragged_offset_stats = nothing, score_mod = nothing,
                         score_mod_bprop = nothing, sink_token = nothing,
-                        dsink_token = nothing, compute_dtype = nothing, name = nothing)
+                        dsink_token = nothing, max_total_seq_len_q = nothing,
+                        max_total_seq_len_kv = nothing, compute_dtype = nothing, name = nothing)
     uq, uk, uv, uo, udo, ust = _uid(g, q), _uid(g, k), _uid(g, v), _uid(g, o), _uid(g, dO),
                                _uid(g, stats)
     fields = _attention_fields(g, scale, causal, bias, seq_len_q, seq_len_kv, window_left,
@@ -476,7 +502,9 @@ function sdpa_backward!(g::Graph, q, k, v, o, dO, stats; scale = nothing, causal
                       sink_token = _uid(g, sink_token), dsink_token = _uid(g, dsink_token),
                       _ragged_fields(g, ragged_offset_q, ragged_offset_k, ragged_offset_v,
                                      ragged_offset_o, ragged_offset_stats)...,
-                      score_mod = _uid(g, score_mod), score_mod_bprop = _uid(g, score_mod_bprop)))
+                      score_mod = _uid(g, score_mod), score_mod_bprop = _uid(g, score_mod_bprop),
+                      max_total_seq_len_q = _tokens(max_total_seq_len_q),
+                      max_total_seq_len_kv = _tokens(max_total_seq_len_kv)))
         if dbias
             check(g, Lib.cudnnfe_graph_add_sdpa_backward_ex(g, uq, uk, uv, uo, udo, ust, r, dq, dk,
                                                             dv, db))

@@ -80,7 +80,9 @@ end
     set_output!(t, is_output = true) -> t
 
 Marks an operation output as a graph output (it then needs a buffer at
-execution), or back to virtual.
+execution), or back to virtual. On a graph input, `true` does nothing (an
+input is never virtual; an op may take it as its output later, as `sdpa!`'s
+`score_max`) and `false` throws `CuDNNFEError(:invalid_argument, ...)`.
 """
 function set_output!(t::Tensor, is_output::Bool = true)
     check(t.graph, Lib.cudnnfe_tensor_set_output(t.graph, t.uid, Int32(is_output)))

@@ -274,21 +274,28 @@ static cudnnfe_status_t capi_add_sdpa_fp8_backward(uintptr_t g, const int64_t *t
 }
 
 // The options' pointer members are set here, from call arguments (Go
-// memory alive for the call), never stored in Go memory.
+// memory alive for the call), never stored in Go memory. validate != 0
+// validates as that build would (cudnnfe_graph_validate_for_build).
 static cudnnfe_status_t capi_graph_build(uintptr_t g, uintptr_t h,
                                          const cudnnfe_build_options_t *o,
                                          const int64_t *engines, int32_t num_engines,
                                          const char *cache_dir, int has_cache_dir,
-                                         uintptr_t kernel_cache, uintptr_t device_properties) {
+                                         uintptr_t kernel_cache, uintptr_t device_properties,
+                                         int validate) {
   cudnnfe_build_options_t copy;
-  if (!o) return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, NULL);
-  copy = *o;
-  copy.num_exclude_engines = num_engines;
-  copy.exclude_engines = engines;
-  copy.plan_cache_dir = has_cache_dir ? (cache_dir ? cache_dir : "") : NULL;
-  copy.kernel_cache = (cudnnfe_kernel_cache_t *)kernel_cache;
-  copy.device_properties = (const cudnnfe_device_properties_t *)device_properties;
-  return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, &copy);
+  const cudnnfe_build_options_t *pass = NULL;
+  if (o) {
+    copy = *o;
+    copy.num_exclude_engines = num_engines;
+    copy.exclude_engines = engines;
+    copy.plan_cache_dir = has_cache_dir ? (cache_dir ? cache_dir : "") : NULL;
+    copy.kernel_cache = (cudnnfe_kernel_cache_t *)kernel_cache;
+    copy.device_properties = (const cudnnfe_device_properties_t *)device_properties;
+    pass = &copy;
+  }
+  if (validate)
+    return cudnnfe_graph_validate_for_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, pass);
+  return cudnnfe_graph_build((cudnnfe_graph_t *)g, (cudnnfe_handle_t *)h, pass);
 }
 
 // ---- Plans (the output structs are filled on the C side) ----
@@ -801,12 +808,25 @@ func GraphAddSDPAFP8Backward(g Struct_SS_cudnnfe_graph, t [18]int64, o *SDPAFP8B
 // environment's directory; "" : no directory), kernelCache and
 // deviceProperties (nil: none).
 func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache, deviceProperties Struct_SS_cudnnfe_device_properties) int32 {
+	return graphBuild(g, h, o, excludeEngines, planCacheDir, kernelCache, deviceProperties, false)
+}
+
+// GraphValidateForBuild wraps cudnnfe_graph_validate_for_build, with the
+// arguments of GraphBuild.
+func GraphValidateForBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache, deviceProperties Struct_SS_cudnnfe_device_properties) int32 {
+	return graphBuild(g, h, o, excludeEngines, planCacheDir, kernelCache, deviceProperties, true)
+}
+
+func graphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildOptions, excludeEngines []int64, planCacheDir *string, kernelCache Struct_SS_cudnnfe_kernel_cache, deviceProperties Struct_SS_cudnnfe_device_properties, validate bool) int32 {
 	var c C.cudnnfe_build_options_t
 	var pc *C.cudnnfe_build_options_t
 	var engines *C.int64_t
 	var numEngines C.int32_t
 	var dir *C.char
-	var hasDir C.int
+	var hasDir, validateFlag C.int
+	if validate {
+		validateFlag = 1
+	}
 	if o != nil {
 		o.toC(&c)
 		if len(excludeEngines) > 0 {
@@ -824,7 +844,7 @@ func GraphBuild(g Struct_SS_cudnnfe_graph, h Struct_SS_cudnnfe_handle, o *BuildO
 	}
 	return int32(C.capi_graph_build(C.uintptr_t(getSwigcptr(g)), C.uintptr_t(getSwigcptr(h)), pc,
 		engines, numEngines, dir, hasDir, C.uintptr_t(getSwigcptr(kernelCache)),
-		C.uintptr_t(getSwigcptr(deviceProperties))))
+		C.uintptr_t(getSwigcptr(deviceProperties)), validateFlag))
 }
 
 // ---- Plans -------------------------------------------------------------

@@ -76,8 +76,8 @@ impl Graph {
             sys::cudnnfe_graph_add_genstats(self.raw(), x.uid(), &raw, &mut sum, &mut sq_sum)
         })?;
         Ok(GenstatsOutputs {
-            sum: self.record_output(sum),
-            sq_sum: self.record_output(sq_sum),
+            sum: Tensor::from_uid(sum),
+            sq_sum: Tensor::from_uid(sq_sum),
         })
     }
 
@@ -134,12 +134,12 @@ impl Graph {
             )
         })?;
         Ok(BnFinalizeOutputs {
-            eq_scale: self.record_output(out[0]),
-            eq_bias: self.record_output(out[1]),
-            mean: self.record_output(out[2]),
-            inv_variance: self.record_output(out[3]),
-            next_running_mean: self.record_optional(out[4]),
-            next_running_var: self.record_optional(out[5]),
+            eq_scale: Tensor::from_uid(out[0]),
+            eq_bias: Tensor::from_uid(out[1]),
+            mean: Tensor::from_uid(out[2]),
+            inv_variance: Tensor::from_uid(out[3]),
+            next_running_mean: Tensor::from_optional_uid(out[4]),
+            next_running_var: Tensor::from_optional_uid(out[5]),
         })
     }
 
@@ -178,11 +178,11 @@ impl Graph {
             )
         })?;
         Ok(DbnWeightOutputs {
-            dscale: self.record_output(out[0]),
-            dbias: self.record_output(out[1]),
-            eq_scale_dy: self.record_output(out[2]),
-            eq_scale_x: self.record_output(out[3]),
-            eq_bias: self.record_output(out[4]),
+            dscale: Tensor::from_uid(out[0]),
+            dbias: Tensor::from_uid(out[1]),
+            eq_scale_dy: Tensor::from_uid(out[2]),
+            eq_scale_x: Tensor::from_uid(out[3]),
+            eq_bias: Tensor::from_uid(out[4]),
         })
     }
 }

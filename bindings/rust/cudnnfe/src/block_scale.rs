@@ -42,8 +42,8 @@ impl Graph {
             )
         })?;
         Ok(BlockScaleOutputs {
-            y: self.record_output(y),
-            scale: self.record_output(scale),
+            y: Tensor::from_uid(y),
+            scale: Tensor::from_uid(scale),
         })
     }
 
@@ -69,6 +69,6 @@ impl Graph {
                 &mut y,
             )
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 }

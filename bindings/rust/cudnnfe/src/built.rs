@@ -1,6 +1,5 @@
 //! [`BuiltGraph`]: an immutable, runnable plan, and its execution.
 
-use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
@@ -84,10 +83,7 @@ impl fmt::Debug for BuiltGraph {
 
 impl BuiltGraph {
     /// Takes ownership of a graph the library has just built.
-    pub(crate) fn from_built(
-        ptr: NonNull<sys::cudnnfe_graph_t>,
-        op_outputs: BTreeSet<i64>,
-    ) -> Result<BuiltGraph> {
+    pub(crate) fn from_built(ptr: NonNull<sys::cudnnfe_graph_t>) -> Result<BuiltGraph> {
         let mut built = BuiltGraph {
             ptr,
             target: Target::Auto,
@@ -135,13 +131,19 @@ impl BuiltGraph {
             let tensor = Tensor::from_uid(uid);
             let shape = built.shape(tensor)?;
             let dtype = built.dtype(tensor)?;
+            // Written by the graph: an op output marked as an output, which
+            // includes a tensor made with `Graph::input` that an op took as
+            // its output (sdpa's score_max, sdpa_backward's dsink_token).
+            let mut kind = 0;
+            // SAFETY: a live graph and a valid out-pointer.
+            built.check(unsafe { sys::cudnnfe_tensor_get_kind(built.raw(), uid, &mut kind) })?;
             built.bound.push(BoundTensor {
                 tensor,
                 name: built.tensor_name(tensor)?,
                 dtype,
                 bytes: shape.element_span() * dtype.size(),
                 shape,
-                is_output: op_outputs.contains(&uid),
+                is_output: kind == sys::CUDNNFE_TENSOR_KIND_OUTPUT,
             });
             built.bound_tensors.push(tensor);
         }

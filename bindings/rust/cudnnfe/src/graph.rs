@@ -1,6 +1,5 @@
 //! [`Graph`]: a graph under construction.
 
-use std::collections::BTreeSet;
 use std::ffi::c_char;
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -546,9 +545,6 @@ impl From<BuildError> for Error {
 /// ```
 pub struct Graph {
     ptr: NonNull<sys::cudnnfe_graph_t>,
-    /// UIDs written by an operation (virtual or marked as outputs). A host
-    /// buffer bound to one of them must be writable.
-    op_outputs: BTreeSet<i64>,
 }
 
 // SAFETY: the C ABI lets a graph under construction move between threads
@@ -589,10 +585,7 @@ impl Graph {
                 "cudnnfe_graph_create returned OK and NULL",
             )
         })?;
-        Ok(Graph {
-            ptr,
-            op_outputs: BTreeSet::new(),
-        })
+        Ok(Graph { ptr })
     }
 
     /// Creates an empty graph named `name` (the name appears in messages).
@@ -611,29 +604,12 @@ impl Graph {
     /// Loads a graph description made by [`to_bytes`](Self::to_bytes) or
     /// [`to_json`](Self::to_json). Never crashes on hostile input.
     pub fn from_bytes(data: &[u8]) -> Result<Graph> {
-        let mut graph = Graph::new()?;
+        let graph = Graph::new()?;
         // SAFETY: `data` is valid for `data.len()` bytes.
         graph.check(unsafe {
             sys::cudnnfe_graph_deserialize(graph.raw(), data.as_ptr().cast::<c_char>(), data.len())
         })?;
-        graph.discover_op_outputs()?;
         Ok(graph)
-    }
-
-    /// Finds which tensors an operation writes. The C ABI has no query for
-    /// it, but marking a tensor with its current output state is a no-op for
-    /// op outputs and refused (with no change) for graph inputs and scalars.
-    fn discover_op_outputs(&mut self) -> Result<()> {
-        for tensor in self.tensors()? {
-            let bound = self.is_bound(tensor)?;
-            // SAFETY: a live graph; the call changes nothing (see above).
-            let status =
-                unsafe { sys::cudnnfe_tensor_set_output(self.raw(), tensor.uid(), bound as i32) };
-            if status == sys::CUDNNFE_STATUS_OK {
-                self.op_outputs.insert(tensor.uid());
-            }
-        }
-        Ok(())
     }
 
     pub(crate) fn raw(&self) -> *mut sys::cudnnfe_graph_t {
@@ -755,7 +731,9 @@ impl Graph {
     }
 
     /// Marks an operation's output as a graph output (it then needs a buffer
-    /// at execute), or back to virtual. Graph inputs cannot be marked.
+    /// at execute), or back to virtual. On a graph input, `true` does
+    /// nothing (an input is never virtual; an op may take it as its output
+    /// later, as sdpa's `score_max`) and `false` is an invalid argument.
     pub fn set_output(&mut self, tensor: Tensor, is_output: bool) -> Result<&mut Self> {
         // SAFETY: plain values.
         self.check(unsafe {
@@ -873,20 +851,12 @@ impl Graph {
     pub fn set_uid(&mut self, tensor: Tensor, new_uid: i64) -> Result<Tensor> {
         // SAFETY: plain values.
         self.check(unsafe { sys::cudnnfe_tensor_set_uid(self.raw(), tensor.uid(), new_uid) })?;
-        if self.op_outputs.remove(&tensor.uid()) {
-            self.op_outputs.insert(new_uid);
-        }
         Ok(Tensor::from_uid(new_uid))
     }
 
     graph_queries!();
 
     // ---- operations ----
-
-    pub(crate) fn record_output(&mut self, uid: i64) -> Tensor {
-        self.op_outputs.insert(uid);
-        Tensor::from_uid(uid)
-    }
 
     /// Convolution forward: `y[N,K,*] = conv(image[N,C,*], weight[K,C,*])`.
     /// Dims are logical NC(D)HW in every layout; strides give the memory
@@ -904,7 +874,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_conv_fprop(self.raw(), image.uid(), weight.uid(), &raw, &mut y)
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// Convolution backward data: `dx = dgrad(loss dy[N,K,*], weight[K,C,*])`.
@@ -923,7 +893,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_conv_dgrad(self.raw(), loss.uid(), weight.uid(), &raw, &mut dx)
         })?;
-        Ok(self.record_output(dx))
+        Ok(Tensor::from_uid(dx))
     }
 
     /// Convolution backward filter: `dw = wgrad(image x[N,C,*], loss
@@ -942,7 +912,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_conv_wgrad(self.raw(), image.uid(), loss.uid(), &raw, &mut dw)
         })?;
-        Ok(self.record_output(dw))
+        Ok(Tensor::from_uid(dw))
     }
 
     /// Matrix product `c[..., M, N] = a[..., M, K] @ b[..., K, N]`. Ranks
@@ -955,7 +925,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_matmul(self.raw(), a.uid(), b.uid(), &raw, &mut c)
         })?;
-        Ok(self.record_output(c))
+        Ok(Tensor::from_uid(c))
     }
 
     /// Elementwise operation on one to three operands (see [`PointwiseMode`]
@@ -992,7 +962,7 @@ impl Graph {
                 &mut out,
             )
         })?;
-        Ok(self.record_output(out))
+        Ok(Tensor::from_uid(out))
     }
 
     /// A unary pointwise operation with default options, e.g.
@@ -1036,14 +1006,17 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_reduction(self.raw(), mode.as_raw(), x.uid(), &raw, &mut y)
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// Scaled dot-product attention forward. `q [b, h_q, s_q, d]`,
-    /// `k [b, h_kv, s_kv, d]`, `v [b, h_kv, s_kv, d_v]` in logical BHSD order
-    /// with any strides (BSHD storage included); `h_q` must be a multiple of
-    /// `h_kv` (GQA, MQA). Writes `o [b, h_q, s_q, d_v]`, and the statistics
-    /// when asked.
+    /// `k [b, h_k, s_kv, d]`, `v [b, h_v, s_kv, d_v]` in logical BHSD order
+    /// with any strides (BSHD storage included); `h_k` and `h_v` (which may
+    /// differ) must each divide `h_q` (GQA, MQA). Writes `o [b, h_q, s_q,
+    /// d_v]`, and the statistics when asked. The tensors named by
+    /// `score_max`, `score_sum_exp` and `rng_dump` (made with
+    /// [`input`](Self::input)) become the node's outputs: bind them with
+    /// `HostBuffer::output`.
     pub fn sdpa(
         &mut self,
         q: Tensor,
@@ -1067,13 +1040,9 @@ impl Graph {
                 &mut stats,
             )
         })?;
-        let o = self.record_output(o);
-        let stats = (stats != 0).then(|| self.record_output(stats));
+        let o = Tensor::from_uid(o);
+        let stats = Tensor::from_optional_uid(stats);
         Ok(SdpaOutputs { o, stats })
-    }
-
-    pub(crate) fn record_optional(&mut self, uid: i64) -> Option<Tensor> {
-        (uid != 0).then(|| self.record_output(uid))
     }
 
     /// Scaled dot-product attention backward: from q, k, v, o, `d_o` (shapes
@@ -1110,9 +1079,9 @@ impl Graph {
             )
         })?;
         Ok(SdpaGradients {
-            dq: self.record_output(dq),
-            dk: self.record_output(dk),
-            dv: self.record_output(dv),
+            dq: Tensor::from_uid(dq),
+            dk: Tensor::from_uid(dk),
+            dv: Tensor::from_uid(dv),
             dbias: None,
         })
     }
@@ -1154,10 +1123,10 @@ impl Graph {
             )
         })?;
         Ok(SdpaGradients {
-            dq: self.record_output(dq),
-            dk: self.record_output(dk),
-            dv: self.record_output(dv),
-            dbias: self.record_optional(dbias),
+            dq: Tensor::from_uid(dq),
+            dk: Tensor::from_uid(dk),
+            dv: Tensor::from_uid(dv),
+            dbias: Tensor::from_optional_uid(dbias),
         })
     }
 
@@ -1189,9 +1158,9 @@ impl Graph {
             )
         })?;
         Ok(LayerNormOutputs {
-            y: self.record_output(y),
-            mean: self.record_optional(mean),
-            inv_variance: self.record_optional(inv_variance),
+            y: Tensor::from_uid(y),
+            mean: Tensor::from_optional_uid(mean),
+            inv_variance: Tensor::from_optional_uid(inv_variance),
         })
     }
 
@@ -1221,8 +1190,8 @@ impl Graph {
             )
         })?;
         Ok(RmsNormOutputs {
-            y: self.record_output(y),
-            inv_rms: self.record_optional(inv_rms),
+            y: Tensor::from_uid(y),
+            inv_rms: Tensor::from_optional_uid(inv_rms),
         })
     }
 
@@ -1256,9 +1225,9 @@ impl Graph {
             )
         })?;
         Ok(NormGradients {
-            dx: self.record_output(dx),
-            dscale: self.record_output(dscale),
-            dbias: self.record_optional(dbias),
+            dx: Tensor::from_uid(dx),
+            dscale: Tensor::from_uid(dscale),
+            dbias: Tensor::from_optional_uid(dbias),
         })
     }
 
@@ -1296,9 +1265,9 @@ impl Graph {
             )
         })?;
         Ok(NormGradients {
-            dx: self.record_output(dx),
-            dscale: self.record_output(dscale),
-            dbias: self.record_optional(dbias),
+            dx: Tensor::from_uid(dx),
+            dscale: Tensor::from_uid(dscale),
+            dbias: Tensor::from_optional_uid(dbias),
         })
     }
 
@@ -1313,8 +1282,8 @@ impl Graph {
             sys::cudnnfe_graph_add_softmax(self.raw(), x.uid(), &raw, &mut y, &mut stats)
         })?;
         Ok(SoftmaxOutputs {
-            y: self.record_output(y),
-            stats: self.record_optional(stats),
+            y: Tensor::from_uid(y),
+            stats: Tensor::from_optional_uid(stats),
         })
     }
 
@@ -1359,11 +1328,11 @@ impl Graph {
             )
         })?;
         Ok(BatchNormOutputs {
-            y: self.record_output(y),
-            mean: self.record_output(mean),
-            inv_variance: self.record_output(inv_variance),
-            next_running_mean: self.record_optional(next_mean),
-            next_running_var: self.record_optional(next_var),
+            y: Tensor::from_uid(y),
+            mean: Tensor::from_uid(mean),
+            inv_variance: Tensor::from_uid(inv_variance),
+            next_running_mean: Tensor::from_optional_uid(next_mean),
+            next_running_var: Tensor::from_optional_uid(next_var),
         })
     }
 
@@ -1398,7 +1367,7 @@ impl Graph {
                 &mut y,
             )
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// Batch normalization backward: dx, dscale and dbias (`[1, C, 1, ...]`
@@ -1517,9 +1486,9 @@ impl Graph {
             )
         })?;
         Ok(LayerNormOutputs {
-            y: self.record_output(y),
-            mean: self.record_optional(mean),
-            inv_variance: self.record_optional(inv_variance),
+            y: Tensor::from_uid(y),
+            mean: Tensor::from_optional_uid(mean),
+            inv_variance: Tensor::from_optional_uid(inv_variance),
         })
     }
 
@@ -1548,9 +1517,9 @@ impl Graph {
             )
         })?;
         Ok(NormGradients {
-            dx: self.record_output(dx),
-            dscale: self.record_output(dscale),
-            dbias: self.record_optional(dbias),
+            dx: Tensor::from_uid(dx),
+            dscale: Tensor::from_uid(dscale),
+            dbias: Tensor::from_optional_uid(dbias),
         })
     }
 
@@ -1569,7 +1538,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_reshape(self.raw(), x.uid(), ndims, dims.as_ptr(), &raw, &mut y)
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// `y`'s dim `i` is x's dim `permutation[i]` (a permutation of `0..rank`).
@@ -1602,7 +1571,7 @@ impl Graph {
                 &mut y,
             )
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// `y = x[start..end; step]` per dim: one range per dim of x (`0 <=
@@ -1655,7 +1624,7 @@ impl Graph {
                 &mut y,
             )
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// `y` = `inputs` (2 to 16, equal ranks and dims except `axis`, one data
@@ -1677,7 +1646,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_concatenate(self.raw(), count, uids.as_ptr(), axis, &raw, &mut y)
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     /// Pooling or upsampling of `x [N, C, spatial...]` (1 to 3 spatial dims,
@@ -1693,8 +1662,8 @@ impl Graph {
             sys::cudnnfe_graph_add_resample(self.raw(), x.uid(), &raw, &mut y, &mut index)
         })?;
         Ok(ResampleOutputs {
-            y: self.record_output(y),
-            index: self.record_optional(index),
+            y: Tensor::from_uid(y),
+            index: Tensor::from_optional_uid(index),
         })
     }
 
@@ -1719,7 +1688,7 @@ impl Graph {
         self.check(unsafe {
             sys::cudnnfe_graph_add_rng(self.raw(), ndims, dims.as_ptr(), seed, offset, &raw, &mut y)
         })?;
-        Ok(self.record_output(y))
+        Ok(Tensor::from_uid(y))
     }
 
     // ---- FP8 attention ----
@@ -1763,10 +1732,10 @@ impl Graph {
             )
         })?;
         Ok(SdpaFp8Outputs {
-            o: self.record_output(o),
-            stats: self.record_optional(stats),
-            amax_s: self.record_output(amax_s),
-            amax_o: self.record_output(amax_o),
+            o: Tensor::from_uid(o),
+            stats: Tensor::from_optional_uid(stats),
+            amax_s: Tensor::from_uid(amax_s),
+            amax_o: Tensor::from_uid(amax_o),
         })
     }
 
@@ -1823,7 +1792,7 @@ impl Graph {
                 amax_dp,
             )
         })?;
-        let [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = out.map(|u| self.record_output(u));
+        let [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = out.map(Tensor::from_uid);
         Ok(SdpaFp8Gradients {
             dq,
             dk,
@@ -1837,11 +1806,55 @@ impl Graph {
 
     // ---- validation and build ----
 
-    /// Resolves data types and checks every node's shapes and types.
-    /// [`ErrorKind::InvalidGraph`] names the node, tensor and rule.
+    /// Resolves data types and checks every node's shapes and types, and,
+    /// where a GPU is usable, the support rules of that GPU (as
+    /// [`validate_for_build`](Self::validate_for_build) with no handle and
+    /// default options). [`ErrorKind::InvalidGraph`] names the node, tensor
+    /// and rule; [`ErrorKind::NotSupported`] is a graph cudnn-frontend or
+    /// cuDNN refuses on that GPU.
     pub fn validate(&mut self) -> Result<()> {
         // SAFETY: a live graph.
         self.check(unsafe { sys::cudnnfe_graph_validate(self.raw()) })
+    }
+
+    /// Validates the graph as [`build_with_handle`](Self::build_with_handle)
+    /// (or [`build`](Self::build), with `handle` `None`) would with these
+    /// options, without building it: shapes and types for every target; for
+    /// a GPU target ([`Target::Gpu`](crate::Target::Gpu),
+    /// [`Target::Auto`](crate::Target::Auto) with a usable GPU, or
+    /// `device_properties`) also the support rules of cudnn-frontend and
+    /// cuDNN for that GPU's architecture, or for `options.sm_version` when
+    /// set, which fail with [`ErrorKind::NotSupported`]. The CPU reference
+    /// checks shapes and types only. `sm_version` makes the GPU rules
+    /// testable without a GPU:
+    ///
+    /// ```
+    /// # use cudnnfe::*;
+    /// let mut g = Graph::new()?;
+    /// let q = g.input("q", DataType::Float, &[1, 2, 4, 8])?;
+    /// let o = g.sdpa(q, q, q, &SdpaOptions::default().alibi_mask(true))?.o;
+    /// g.set_output(o, true)?;
+    /// g.validate_for_build(None, &BuildOptions::cpu_reference())?;
+    /// let err = g
+    ///     .validate_for_build(None, &BuildOptions::gpu().sm_version(90))
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind, ErrorKind::NotSupported); // ALiBi needs a causal mask on a GPU
+    /// # Ok::<(), cudnnfe::Error>(())
+    /// ```
+    ///
+    /// Since 0.4.
+    pub fn validate_for_build(
+        &mut self,
+        handle: Option<&mut Handle>,
+        options: &BuildOptions,
+    ) -> Result<()> {
+        let raw_options = options.to_raw()?;
+        let handle = handle.map_or(ptr::null_mut(), |h| h.raw());
+        // SAFETY: a live graph, a live handle or NULL, filled options whose
+        // pointers `raw_options` keeps alive for the call.
+        self.check(unsafe {
+            sys::cudnnfe_graph_validate_for_build(self.raw(), handle, &raw_options.raw)
+        })
     }
 
     /// Validates, lowers and builds the graph for `options.target`. The
@@ -1905,9 +1918,7 @@ impl Graph {
             });
         }
         // The graph is built: ownership of the pointer moves to BuiltGraph.
-        let mut this = ManuallyDrop::new(self);
-        let op_outputs = std::mem::take(&mut this.op_outputs);
-        BuiltGraph::from_built(this.ptr, op_outputs)
-            .map_err(|error| BuildError { error, graph: None })
+        let this = ManuallyDrop::new(self);
+        BuiltGraph::from_built(this.ptr).map_err(|error| BuildError { error, graph: None })
     }
 }

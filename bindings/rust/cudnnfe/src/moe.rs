@@ -40,7 +40,7 @@ impl Graph {
                 &mut output,
             )
         })?;
-        Ok(self.record_output(output))
+        Ok(Tensor::from_uid(output))
     }
 
     /// The weight gradient of a [`MoeGroupedMatmulMode::None`](crate::MoeGroupedMatmulMode)
@@ -68,6 +68,6 @@ impl Graph {
                 &mut dweight,
             )
         })?;
-        Ok(self.record_output(dweight))
+        Ok(Tensor::from_uid(dweight))
     }
 }

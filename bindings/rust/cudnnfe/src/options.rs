@@ -451,7 +451,9 @@ pub struct SdpaOptions {
     /// fixes it).
     pub diagonal_alignment: DiagonalAlignment,
     /// ALiBi position bias with cudnn-frontend's slopes (on a GPU it needs
-    /// a top-left causal mask).
+    /// a right bound of 0 without bottom-right alignment, e.g.
+    /// `causal_mask`; refused as not supported at validation; the CPU
+    /// reference takes it with any mask).
     pub alibi_mask: bool,
     /// Drawn dropout: probability of dropping each element of P (0 to 1,
     /// exclusive); needs `dropout_seed` and `dropout_offset` when above 0.
@@ -1223,6 +1225,7 @@ impl MoeGroupedMatmulOptions {
 /// assert_eq!(o.policy, BuildPolicy::HeuristicsChoice);
 /// assert_eq!(o.max_workspace_size, None);
 /// assert!(o.exclude_engines.is_empty() && o.plan_cache_dir.is_none());
+/// assert_eq!((o.sm_count, o.sm_version), (0, 0)); // the GPU's
 /// assert_eq!(BuildOptions::cpu_reference().target, Target::CpuReference);
 ///
 /// // Every plan that keeps full FP32 math and compiles nothing at build.
@@ -1281,6 +1284,16 @@ pub struct BuildOptions {
     /// handle; the graph then cannot run here: serialize its plan and load it
     /// on such a GPU). Default none; since 0.3, experimental.
     pub device_properties: Option<Arc<DeviceProperties>>,
+    /// The number of SMs a GPU plan may use (cuDNN's heuristics SM count
+    /// target, cudnn-frontend's `sm_count`); 0 (default): all of the GPU's.
+    /// Negative: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// from the library. Since 0.4.
+    pub sm_count: i32,
+    /// The architecture whose support rules validation applies (90 for
+    /// compute capability 9.0; cudnn-frontend's `sm_version`); plans are
+    /// still built for the GPU in use. 0 (default): that GPU's. Negative:
+    /// an invalid argument. Since 0.4.
+    pub sm_version: i32,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1313,6 +1326,8 @@ impl Default for BuildOptions {
             dynamic_shape_enabled: raw.dynamic_shape_enabled != 0,
             kernel_cache: None,
             device_properties: None,
+            sm_count: raw.sm_count,
+            sm_version: raw.sm_version,
         }
     }
 }
@@ -1407,6 +1422,18 @@ impl BuildOptions {
         self
     }
 
+    /// Lets a GPU plan use `sms` SMs (0: all of the GPU's).
+    pub fn sm_count(mut self, sms: i32) -> Self {
+        self.sm_count = sms;
+        self
+    }
+
+    /// Validates for architecture `sm` (e.g. 90; 0: the GPU's).
+    pub fn sm_version(mut self, sm: i32) -> Self {
+        self.sm_version = sm;
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1454,6 +1481,8 @@ impl BuildOptions {
             .device_properties
             .as_ref()
             .map_or(std::ptr::null(), |p| p.raw());
+        raw.sm_count = self.sm_count;
+        raw.sm_version = self.sm_version;
         let cache_dir = match &self.plan_cache_dir {
             None => None,
             Some(dir) => {

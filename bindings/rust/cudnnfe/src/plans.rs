@@ -587,41 +587,7 @@ impl BuiltGraph {
             unsafe { sys::cudnnfe_graph_destroy(graph.as_ptr()) };
             return Err(e);
         }
-        // Bound tensors the graph writes: kind OUTPUT.
-        let mut op_outputs = std::collections::BTreeSet::new();
-        let outputs = (|| -> Result<()> {
-            let mut count = 0usize;
-            // SAFETY: size query, then a buffer of `count` UIDs.
-            check_thread(unsafe {
-                sys::cudnnfe_graph_get_tensor_uids(graph.as_ptr(), ptr::null_mut(), 0, &mut count)
-            })?;
-            let mut uids = vec![0i64; count];
-            check_thread(unsafe {
-                sys::cudnnfe_graph_get_tensor_uids(
-                    graph.as_ptr(),
-                    uids.as_mut_ptr(),
-                    uids.len(),
-                    &mut count,
-                )
-            })?;
-            for &uid in &uids[..count.min(uids.len())] {
-                let mut kind = 0i32;
-                // SAFETY: a valid out-pointer.
-                check_thread(unsafe {
-                    sys::cudnnfe_tensor_get_kind(graph.as_ptr(), uid, &mut kind)
-                })?;
-                if kind == sys::CUDNNFE_TENSOR_KIND_OUTPUT {
-                    op_outputs.insert(uid);
-                }
-            }
-            Ok(())
-        })();
-        if let Err(e) = outputs {
-            // SAFETY: as above.
-            unsafe { sys::cudnnfe_graph_destroy(graph.as_ptr()) };
-            return Err(e);
-        }
-        BuiltGraph::from_built(graph, op_outputs)
+        BuiltGraph::from_built(graph)
     }
 
     /// Adds the selected plan's work on these buffers to `cuda_graph`, a

@@ -314,6 +314,11 @@ impl Tensor {
     pub const fn uid(self) -> i64 {
         self.0
     }
+
+    /// The tensor with UID `uid`; `None` for 0 (an output not made).
+    pub(crate) fn from_optional_uid(uid: i64) -> Option<Tensor> {
+        (uid != 0).then_some(Tensor(uid))
+    }
 }
 
 impl fmt::Display for Tensor {

@@ -97,10 +97,14 @@ fn invalid_argument_from_graph_calls() -> TestResult {
         ErrorKind::InvalidArgument,
         &["no tensor named \"nope\""],
     );
+    // An input stays one: marking it an output does nothing (an op may take
+    // it as its output later); making it virtual is refused.
+    g.set_output(a, true)?;
+    assert!(g.is_bound(a)?);
     expect_err(
-        g.set_output(a, true),
+        g.set_output(a, false),
         ErrorKind::InvalidArgument,
-        &["graph input"],
+        &["\"a\"", "is a graph input, which cannot be made virtual"],
     );
     expect_err(g.set_uid(a, 0), ErrorKind::InvalidArgument, &["UID 0"]);
     expect_err(
