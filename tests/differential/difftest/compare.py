@@ -33,10 +33,11 @@ def check(got, want, dtype, mask=None, factor=1.0):
     bad_special = ~finite & ~((np.isnan(w) & np.isnan(g)) | (w == g))
     rtol, atol = (x * factor for x in TOLERANCE[dtype])
     scale = max(1.0, float(np.abs(w[finite]).max()) if finite.any() else 1.0)
-    err = np.where(finite, np.abs(g - w), 0.0)
-    err = np.where(finite & np.isnan(g), np.inf, err)
-    limit = atol * scale + rtol * np.abs(np.where(finite, w, 0.0))
-    bad = bad_special | (err > limit)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(finite, np.abs(g - w), 0.0)
+        err = np.where(finite & ~np.isfinite(g), np.inf, err)
+        limit = atol * scale + rtol * np.abs(np.where(finite, w, 0.0))
+        bad = bad_special | (err > limit)
     if not bad.any():
         return None
     where = np.argwhere(sel)[int(np.argmax(np.where(bad, err - limit, -np.inf)))]
