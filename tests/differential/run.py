@@ -42,6 +42,9 @@ def parse(argv):
                     help="GPU target: run cudnnfe only")
     ap.add_argument("--timeout", type=float, default=300.0,
                     help="seconds one graph may take before its worker is killed (default 300)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds after which no more graphs start; those finished are "
+                         "reported (keeps a run inside a command's time limit)")
     ap.add_argument("--list", type=int, default=100,
                     help="findings listed per kind (default 100; --out has all)")
     args = ap.parse_args(argv)
@@ -81,15 +84,17 @@ def main(argv=None):
     jobs = max(1, min(jobs, args.count))
     results = []
     t0 = time.perf_counter()
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     work = items(args)
     if jobs == 1:
         from difftest.pool import run_inline
-        versions, skipped = run_inline(work, args.target, not args.no_frontend, results.append)
+        versions, skipped = run_inline(work, args.target, not args.no_frontend, results.append,
+                                       deadline)
     else:
         from difftest.pool import run_pool
         try:
             versions, skipped = run_pool(work, args.target, not args.no_frontend, jobs,
-                                         args.timeout, results.append)
+                                         args.timeout, results.append, deadline)
         except RuntimeError as e:
             print(f"cannot run: {e}", file=sys.stderr)
             return 2
@@ -99,6 +104,9 @@ def main(argv=None):
     for name, why in (skipped or {}).items():
         print(f"{name} column skipped: {why}")
     print()
+    if len(results) < len(work):
+        print(f"--time-limit {args.time_limit:g} s reached: {len(results)} of {len(work)} "
+              "graphs ran (the graphs of the table)")
     print(report.table(results))
     print(report.findings(results, args.list))
     print(report.layout_notes(results))

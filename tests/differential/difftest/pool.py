@@ -40,31 +40,36 @@ def _healthy():
         return False
 
 
-def _lost(item, why):
+def _lost(item, why, target):
     from . import case as case_mod
     index, family, seed = item
     c = case_mod.make(family, seed)
     return {"index": index, "family": family, "seed": seed, "params": c.params,
             "records": {"worker": {"impl": "worker", "status": "error", "stage": "worker",
                                    "message": why}},
-            "findings": [], "verdict": "error", "repro": None, "ms": {"total": 0.0}}
+            "findings": [], "verdict": "error", "repro": case_mod.repro(c, target),
+            "ms": {"total": 0.0}}
 
 
-def run_inline(items, target, want_frontend, on_result):
+def run_inline(items, target, want_frontend, on_result, deadline=None):
     from . import case as case_mod
     from .impls import describe_versions, make
     impls, skipped = make(target, want_frontend)
     for index, family, seed in items:
+        if deadline is not None and time.monotonic() > deadline:
+            break
         res = case_mod.evaluate(case_mod.make(family, seed), impls, skipped, target)
         res["index"] = index
         on_result(res)
     return describe_versions(impls), skipped
 
 
-def run_pool(items, target, want_frontend, jobs, timeout, on_result):
-    """Evaluate items (index, family, seed) in ``jobs`` processes; returns (versions, skipped)."""
+def run_pool(items, target, want_frontend, jobs, timeout, on_result, deadline=None):
+    """Evaluate items (index, family, seed) in ``jobs`` processes; returns (versions, skipped).
+    Past ``deadline`` (time.monotonic()) no graph is started and the workers are stopped."""
     ctx = mp.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
+    tasks.cancel_join_thread()  # graphs left unstarted (a time limit) must not block exit
     for item in items:
         tasks.put(item)
     by_index = {item[0]: item for item in items}
@@ -111,6 +116,12 @@ def run_pool(items, target, want_frontend, jobs, timeout, on_result):
 
     last = time.monotonic()
     while len(done) < len(items):
+        if deadline is not None and time.monotonic() > deadline:
+            for w in workers.values():
+                w["proc"].kill()
+            for w in workers.values():
+                w["proc"].join(5)
+            return tuple(info)
         try:
             handle(results.get(timeout=1.0))
             last = time.monotonic()
@@ -119,7 +130,7 @@ def run_pool(items, target, want_frontend, jobs, timeout, on_result):
                 for item in items:
                     if item[0] not in done:
                         done.add(item[0])
-                        on_result(_lost(item, "no worker reported this graph"))
+                        on_result(_lost(item, "no worker reported this graph", target))
                 break
         for wid, w in list(workers.items()):
             overdue = (w["index"] is not None and w["since"] is not None
@@ -136,7 +147,7 @@ def run_pool(items, target, want_frontend, jobs, timeout, on_result):
                 why = (f"the graph ran past --timeout {timeout} s; its worker was killed"
                        if overdue else f"its worker died (exit code {w['proc'].exitcode})")
                 done.add(running)
-                on_result(_lost(by_index[running], why))
+                on_result(_lost(by_index[running], why, target))
             if len(done) + len(workers) < len(items):
                 spawn()
     for _ in workers:

@@ -121,7 +121,7 @@ def timing(results, wall, jobs):
 
 def write_json(path, results, meta):
     with open(path, "w") as f:
-        json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
+        json.dump({"meta": meta, "results": results}, f, separators=(",", ":"), default=str)
 
 
 def layout_notes(results):
