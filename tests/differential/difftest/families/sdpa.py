@@ -283,8 +283,8 @@ def reference(p, data, target):
         if p["stats"]:
             out["stats"] = Expected(stats, rows, True)  # taken before dropout
         return out
-    dq, dk, dv, dbias = refs.attention_backward(q, k, vv, v["dO"], p["scale"], mask, bias,
-                                                p["alibi"], drop)
+    dq, dk, dv, dbias = refs.attention_backward_given_o(q, k, vv, v["o"], v["dO"], p["scale"],
+                                                       mask, bias, p["alibi"], drop)
     tol = 2.0  # longer accumulations, P and dS rounded to the data type inside cuDNN
     out = {"dQ": Expected(dq, _row_mask(p, "seq_q", p["s_q"]), exact, tol),
            "dK": Expected(dk, _row_mask(p, "seq_kv", p["s_kv"]), exact, tol),
