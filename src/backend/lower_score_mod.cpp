@@ -7,23 +7,8 @@
 
 #include "core/error.h"
 #include "graph/score_mod.h"
-#include "ops/attention.h"
 
 namespace cudnnfe::backend {
-
-void check_score_mod_support(const Node &node) {
-  const AttentionSpec s = attention_spec(node);
-  if (!s.score_mod && !s.score_mod_bprop) return;
-  // cudnn-frontend's rule: with a modifier, the modifier is the mask.
-  const char *other = s.options.alibi_mask     ? "alibi_mask"
-                      : s.options.padding_mask ? "padding_mask"
-                      : s.has_band()           ? "a causal mask or diagonal band"
-                                               : nullptr;
-  if (other)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", other,
-         " with a score modifier is refused on the GPU, as cudnn-frontend refuses it (the "
-         "modifier masks instead; the CPU reference runs both)");
-}
 
 cudnnBackendDescriptor_t lower_score_mod(Lowering &lowering, const ScoreMod &mod,
                                          cudnnBackendDescriptor_t s) {

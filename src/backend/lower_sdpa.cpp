@@ -31,7 +31,6 @@ constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
 
 void lower_sdpa(Lowering &lowering, const Node &node) {
   if (sdpa_runs_unified(lowering, node)) return lower_sdpa_unified(lowering, node);
-  check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const Tensor &q = graph.tensor(node.inputs[0]);
   AttentionLowering attention(lowering, node);

@@ -99,7 +99,6 @@ void add_sink_gradient(Lowering &lowering, const Node &node, cudnnDataType_t com
 }  // namespace
 
 void lower_sdpa_backward(Lowering &lowering, const Node &node) {
-  check_score_mod_support(node);
   const Graph &graph = lowering.graph();
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   const Tensor &q = graph.tensor(node.inputs[0]);
