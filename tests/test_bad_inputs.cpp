@@ -600,18 +600,20 @@ TEST(gpu_target_without_gpu_is_unavailable) {
 
 TEST(norm_rules) {
   Fixture f;
-  int64_t x = f.tensor("x", {4, 16}), s = f.tensor("s", {1, 16}),
-          s_bad = f.tensor("s_bad", {4, 16});
-  int64_t v = f.tensor("v", {16}), st = f.tensor("st", {4, 1}), st_bad = f.tensor("st_bad", {1, 1});
+  int64_t x = f.tensor("x", {4, 16}), s = f.tensor("s", {1, 16}), s_bad = f.tensor("s_bad", {1, 8}),
+          s_rank = f.tensor("s_rank", {16});
+  int64_t st = f.tensor("st", {4, 1}), st_bad = f.tensor("st_bad", {1, 1});
   int64_t y, m, iv, dx, ds, db;
   cudnnfe_norm_options_t o;
   cudnnfe_norm_options_init(&o);
   o.name = "ln";
+  // Scale and bias broadcast (each dim x's or 1); other shapes are malformed.
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s_bad, s, &o, &y, &m, &iv), GRAPH,
-              "layernorm \"ln\"", "scale \"s_bad\" is [4,16]; expected [1,16]");
+              "layernorm \"ln\"", "scale \"s_bad\" is [1,8] for x \"x\" [4,16]",
+              "each of its dims must be x's or 1");
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, s_rank, &o, &y, &m, &iv), GRAPH,
+              "bias \"s_rank\" is [16]", "x's or 1");
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, 0, &o, &y, &m, &iv), GRAPH, "bias is missing");
-  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, v, s, s, &o, &y, &m, &iv), GRAPH, "\"v\" has 1 dim",
-              "at least 2");
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
               "phase is TRAINING");
   o.epsilon = -1;
@@ -686,22 +688,24 @@ TEST(batch_instance_adaptive_norm_rules) {
               "dbias");
   // instancenorm
   CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x2, one, one, &o, &y, &m, &iv), GRAPH,
-              "instancenorm", "x \"x2\" has 2 dims [4,8]", "needs at least 3");
+              "instancenorm", "scale \"one\" is [1,8,1,1]; expected [1,8]");
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, v, one, one, &o, &y, &m, &iv), GRAPH,
+              "instancenorm", "x \"v\" has 1 dim [8]", "needs at least 2");
   CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
               "mean (phase is TRAINING)");
   CHECK_FAILS(cudnnfe_graph_add_instancenorm_backward(f.g, x, x, s, s, st, &o, &dx, &ds, &db),
               GRAPH, "mean \"s\" is [1,8,1,1]; expected [4,8,1,1]", "one per (n, c)");
-  // adalayernorm: x [B=2, S=5, D=16], scale per sample [2, 1, 16]
+  // adalayernorm: x [B=2, S=5, D=16], scale per sample [2, 1, 16] (or
+  // shared, [1, 1, 16]: each dim x's or 1)
   int64_t ax = f.tensor("ax", {2, 5, 16}), as = f.tensor("as", {2, 1, 16});
-  int64_t as_ln = f.tensor("as_ln", {1, 1, 16}), ast = f.tensor("ast", {2, 5, 1});
+  int64_t as_bad = f.tensor("as_bad", {2, 1, 8}), ast = f.tensor("ast", {2, 5, 1});
   o.name = "ada";
-  CHECK_FAILS(cudnnfe_graph_add_adalayernorm(f.g, ax, as_ln, as, &o, &y, &m, &iv), GRAPH,
-              "adalayernorm \"ada\"", "scale \"as_ln\" is [1,1,16]; expected [2,1,16]",
-              "one scale per sample");
+  CHECK_FAILS(cudnnfe_graph_add_adalayernorm(f.g, ax, as_bad, as, &o, &y, &m, &iv), GRAPH,
+              "adalayernorm \"ada\"", "scale \"as_bad\" is [2,1,8]", "x's or 1");
   CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, as, ax, as, ast, ast, &o, &dx, &ds, &db),
               GRAPH, "dy \"as\" is [2,1,16]; expected [2,5,16]");
   CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, ax, ax, as, as, ast, &o, &dx, &ds, &db),
-              GRAPH, "mean \"as\" is [2,1,16]; expected [2,5,1]", "one per (b, s)");
+              GRAPH, "mean \"as\" is [2,1,16]; expected [2,5,1]", "the forward's statistics");
   // None of the rejected ops left anything behind.
   REQUIRE_OK(cudnnfe_graph_add_adalayernorm(f.g, ax, as, as, &o, &y, &m, &iv));
   const char *name = nullptr;

@@ -64,19 +64,6 @@ void infer_dbn_weight(Graph &graph, Node &node);
 void infer_moe_grouped_matmul(Graph &graph, Node &node);
 void check_types_moe_grouped_matmul(Graph &graph, Node &node);
 
-// The element groups of batchnorm, instancenorm and adalayernorm (every
-// kind of each): bit i of `reduced` set means the statistics are taken over
-// x's dim i; bit i of `param` means scale and bias vary along dim i. Both
-// are 0 for other kinds.
-struct NormGroups {
-  uint32_t reduced = 0;
-  uint32_t param = 0;
-};
-NormGroups norm_groups(OpKind kind, size_t rank);
-bool is_grouped_norm(OpKind kind);
-// `dims` with every dim whose bit is clear in `mask` set to 1.
-std::vector<int64_t> keep_dims(const std::vector<int64_t> &dims, uint32_t mask);
-
 // ---- helpers shared by the per-kind files ----
 
 // The tensor on input `port`; INVALID_GRAPH if the port is required and empty.
