@@ -900,17 +900,22 @@ cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t sco
 /* Normalizations. Every norm computes, per group of x's elements, mean and
  * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +
  * bias; the ops differ in the groups and in the shapes of scale and bias:
- *   layernorm, rmsnorm  x [N, ...]: per index of dim 0 over all other dims
- *                       (an LLM's [tokens, hidden] or [tokens, hidden, 1,
- *                       1]); scale, bias [1, ...] with x's other dims;
- *                       statistics [N, 1, ..., 1]
+ *   layernorm, rmsnorm  x [N, ...]: over the dims where the scale is not 1,
+ *                       per index of the others (cudnn-frontend's rule):
+ *                       scale, bias with x's rank, each dim x's or 1 (they
+ *                       broadcast); statistics x's dims with 1 where the
+ *                       scale is not 1. [tokens, hidden] with [1, hidden],
+ *                       or a transformer's [b, s, d] with [1, 1, d]: per
+ *                       token; [N, C, H, W] with [1, C, H, W]: per sample
  *   batchnorm           x [N, C, spatial...]: per channel over N and spatial;
  *                       scale, bias and statistics [1, C, 1, ...]
  *   instancenorm        x [N, C, spatial...]: per (n, c) over spatial;
  *                       scale, bias [1, C, 1, ...]; statistics [N, C, 1, ...]
  *   adalayernorm        x [B, S, features...]: per (b, s) over the features;
- *                       scale, bias [B, 1, features...]; statistics [B, S,
- *                       1, ...]
+ *                       scale, bias [B, 1, features...] or [1, 1,
+ *                       features...] (each dim x's or 1; the dims after the
+ *                       first where the scale is not 1 are normalized);
+ *                       statistics [B, S, 1, ...]
  * Statistics outputs are FLOAT unless set otherwise. Backward ops take the
  * forward's statistics (not recomputed ones) and write the parameter
  * gradients in the scale's type, as cuDNN does. */
