@@ -372,9 +372,28 @@ TEST(graph_level_validation) {
   Fixture f;
   CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "no operations");
   int64_t a = f.tensor("a", {3}), unused = f.tensor("unused", {3}), y;
-  (void)unused;
   REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, nullptr, &y));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "\"unused\"", "no operation reads");
+  // An input that no operation reads is no refusal (cudnn-frontend's graph
+  // holds only the tensors its nodes use): it takes no buffer, and a binding
+  // for it is accepted and ignored.
+  cudnnfe_tensor_set_output(f.g, y, 1);
+  CHECK_OK(cudnnfe_graph_validate(f.g));
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &cpu));
+  int64_t bound[4] = {};
+  size_t count = 0;
+  CHECK_OK(cudnnfe_graph_get_bound_uids(f.g, bound, 4, &count));
+  CHECK(count == 2 && bound[0] == a && bound[1] == y);
+  float av[3] = {1, 2, 3}, yv[3] = {}, uv[3] = {};
+  cudnnfe_binding_t bind[3] = {{a, av}, {y, yv}, {unused, uv}};
+  cudnnfe_handle_t *h = nullptr;
+  cudnnfe_handle_create(&h, -1);
+  CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 3, nullptr, 0, nullptr));
+  CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 2, nullptr, 0, nullptr));
+  cudnnfe_handle_destroy(h);
+  CHECK(yv[0] == -1 && yv[2] == -3);
   Fixture f2;
   int64_t b = f2.tensor("b", {3}), z;
   REQUIRE_OK(cudnnfe_graph_add_pointwise(f2.g, CUDNNFE_POINTWISE_NEG, b, 0, 0, nullptr, &z));
@@ -775,18 +794,21 @@ TEST(layout_op_rules) {
   const int64_t neg[] = {-1, 0, 0};
   CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, neg, e_ok, nullptr, nullptr, &y), GRAPH,
               "no negative indices");
-  // A slice cannot be a graph output: it is a view.
+  // A slice cannot be a graph output: it is a view (cudnnfe has no slice
+  // operation; cudnn-frontend's needs cuDNN 9.22), so NOT_SUPPORTED.
   int64_t s;
   REQUIRE_OK(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_ok, nullptr, nullptr, &s));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 1));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "slice", "graph output", "view", "IDENTITY");
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED, "slice", "graph output",
+              "view", "IDENTITY");
   CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 0));
   const int64_t strides[] = {12, 4, 2};
   CHECK_OK(cudnnfe_tensor_set_strides(f.g, s, 3, strides));
   int64_t id;
   CHECK_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_IDENTITY, s, 0, 0, nullptr, &id));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, id, 1));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "strides were set to [12,4,2]", "view");
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "strides were set to [12,4,2]", "view");
   // Layout ops do not convert types.
   Fixture t;
   const int64_t h = t.tensor("h", {4, 2}, CUDNNFE_DTYPE_HALF);
@@ -907,14 +929,37 @@ TEST(rng_rules) {
   REQUIRE_OK(cudnnfe_graph_add_rng(f.g, 2, dims, fseed, offset, &o, &y));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, y, 1));
   CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "seed \"fseed\"", "FLOAT", "INT64");
-  // Uniform numbers need a floating output.
+  // No rule on the output's type (removed with issue 23: no evidence): the
+  // CPU reference stores uniform numbers in an integer output rounded, and
+  // cuDNN decides on the GPU. A seed computed by the graph is read when the
+  // graph runs.
   Fixture g;
   cudnnfe_rng_options_init(&o);
   o.distribution = CUDNNFE_RNG_UNIFORM;
-  REQUIRE_OK(cudnnfe_graph_add_rng(g.g, 2, dims, 0, 0, &o, &y));
+  o.uniform_min = 10;
+  o.uniform_max = 20;
+  const int64_t s_in = g.tensor("s_in", {1}, CUDNNFE_DTYPE_INT64);
+  const int64_t o_in = g.tensor("o_in", {1}, CUDNNFE_DTYPE_INT64);
+  int64_t s_twice = 0;
+  REQUIRE_OK(
+      cudnnfe_graph_add_pointwise(g.g, CUDNNFE_POINTWISE_ADD, s_in, s_in, 0, nullptr, &s_twice));
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.g, s_twice, CUDNNFE_DTYPE_INT64));
+  REQUIRE_OK(cudnnfe_graph_add_rng(g.g, 2, dims, s_twice, o_in, &o, &y));
   CHECK_OK(cudnnfe_tensor_set_output(g.g, y, 1));
   CHECK_OK(cudnnfe_tensor_set_dtype(g.g, y, CUDNNFE_DTYPE_INT32));
-  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "UNIFORM numbers need a floating type");
+  CHECK_OK(cudnnfe_graph_validate(g.g));
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(g.g, nullptr, &cpu));
+  int64_t seed_value = 21, offset_value = 0;
+  int32_t numbers[16] = {};
+  cudnnfe_binding_t bind[3] = {{s_in, &seed_value}, {o_in, &offset_value}, {y, numbers}};
+  cudnnfe_handle_t *h = nullptr;
+  cudnnfe_handle_create(&h, -1);
+  CHECK_OK(cudnnfe_graph_execute(g.g, h, bind, 3, nullptr, 0, nullptr));
+  cudnnfe_handle_destroy(h);
+  for (int32_t n : numbers) CHECK_MSG(n >= 10 && n <= 20, "uniform number %d outside [10, 20]", n);
 }
 
 // Attention options (docs/attention.md): each rule names the node, the

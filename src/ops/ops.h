@@ -17,8 +17,12 @@ void infer_and_check(Graph &graph, Node &node);
 // type. Throws INVALID_GRAPH.
 void check_types(Graph &graph, Node &node);
 
+// Whether the CPU reference computes in the node's compute type: FLOAT,
+// HALF, INT32 or DOUBLE, and BOOLEAN for comparisons and logic.
+bool compute_type_computable(const Node &node);
+
 // Fails unless the inputs on ports below `end_port` are floating or INT8
-// (the type rule of most ops).
+// (attention's type rule).
 void check_numeric_inputs(Graph &graph, const Node &node, size_t end_port);
 
 // Whether output `port` of a node exists (SDPA's stats only when asked).
@@ -52,13 +56,11 @@ void infer_rng(Graph &graph, Node &node);
 void check_types_rng(Graph &graph, Node &node);
 // block_scale_quantize, block_scale_dequantize (block_scale.cpp).
 void infer_block_scale(Graph &graph, Node &node);
-void check_types_block_scale(Graph &graph, Node &node);
 // genstats, bn_finalize and dbn_weight (batchnorm_split.cpp). bn_finalize's running
 // statistics inputs start at this port (prev mean, prev var, momentum).
 void infer_genstats(Graph &graph, Node &node);
 constexpr size_t kBnFinalizePrevRunningMean = 6;
 void infer_bn_finalize(Graph &graph, Node &node);
-void check_types_bn_finalize(Graph &graph, Node &node);
 void infer_dbn_weight(Graph &graph, Node &node);
 // moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).
 void infer_moe_grouped_matmul(Graph &graph, Node &node);
