@@ -1141,3 +1141,70 @@ TEST(moe_grouped_matmul_rules) {
   CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, 0, 0, &o, &out),
               ARG, "mode is 9");
 }
+
+// The rules issue 23's inventory (docs/refusals.md) changed: cuDNN-side
+// limits are NOT_SUPPORTED, not INVALID_GRAPH, and rules with no evidence
+// are gone (the CPU reference refuses what it cannot compute, at build).
+TEST(refusal_inventory_status_and_removed_rules) {
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  {
+    // Any compute type validates; the CPU reference says what it computes in.
+    Fixture f;
+    int64_t a = f.tensor("a", {4}), y = 0;
+    cudnnfe_pointwise_options_t po;
+    cudnnfe_pointwise_options_init(&po);
+    po.compute_dtype = CUDNNFE_DTYPE_BFLOAT16;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, &po, &y));
+    cudnnfe_tensor_set_output(f.g, y, 1);
+    CHECK_OK(cudnnfe_graph_validate(f.g));
+    CHECK_FAILS(cudnnfe_graph_build(f.g, nullptr, &cpu), CUDNNFE_STATUS_NOT_SUPPORTED,
+                "compute data type BFLOAT16", "CPU reference");
+  }
+  {
+    // A matmul of INT32 inputs (no input-type rule: cuDNN decides; the CPU
+    // reference reads every type).
+    Fixture f;
+    int64_t a = f.tensor("a", {1, 2, 3}, CUDNNFE_DTYPE_INT32);
+    int64_t b = f.tensor("b", {1, 3, 2}, CUDNNFE_DTYPE_INT32), c = 0;
+    REQUIRE_OK(cudnnfe_graph_add_matmul(f.g, a, b, nullptr, &c));
+    cudnnfe_tensor_set_output(f.g, c, 1);
+    cudnnfe_tensor_set_dtype(f.g, c, CUDNNFE_DTYPE_FLOAT);
+    REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &cpu));
+    int32_t av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {1, 0, 0, 1, 1, 1};
+    float cv[4] = {};
+    cudnnfe_binding_t bind[3] = {{a, av}, {b, bv}, {c, cv}};
+    cudnnfe_handle_t *h = nullptr;
+    cudnnfe_handle_create(&h, -1);
+    CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 3, nullptr, 0, nullptr));
+    cudnnfe_handle_destroy(h);
+    CHECK(cv[0] == 4 && cv[1] == 5 && cv[2] == 10 && cv[3] == 11);
+  }
+  {
+    // cuDNN reads a norm's epsilon by value: one computed by the graph is
+    // NOT_SUPPORTED (not a malformed graph).
+    Fixture f;
+    int64_t x = f.tensor("x", {2, 4}), s = f.tensor("s", {1, 4}), e = f.tensor("e", {1});
+    int64_t twice = 0, y = 0, iv = 0;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_ADD, e, e, 0, nullptr, &twice));
+    cudnnfe_norm_options_t o;
+    cudnnfe_norm_options_init(&o);
+    o.epsilon_tensor = twice;
+    CHECK_FAILS(cudnnfe_graph_add_rmsnorm(f.g, x, s, 0, &o, &y, &iv), CUDNNFE_STATUS_NOT_SUPPORTED,
+                "epsilon", "computed by the graph", "by value");
+  }
+  {
+    // More bound tensors than cudnnfe's executors take: a limit of cudnnfe
+    // (NOT_SUPPORTED), not a malformed graph.
+    Fixture f;
+    for (int i = 0; i < 65; ++i) {
+      const std::string name = "in" + std::to_string(i);
+      int64_t in = f.tensor(name.c_str(), {2}), out = 0;
+      REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, in, 0, 0, nullptr, &out));
+      cudnnfe_tensor_set_output(f.g, out, 1);
+    }
+    CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED, "130 bound tensors",
+                "at most 128");
+  }
+}
