@@ -1140,6 +1140,26 @@ TEST(moe_grouped_matmul_rules) {
   o.mode = 9;
   CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, 0, 0, &o, &out),
               ARG, "mode is 9");
+  // Offsets count rows: FLOAT offsets are malformed, INT64 ones are not (the
+  // matrices' types are cuDNN's to decide).
+  Fixture t;
+  const int64_t tk = t.tensor("token", {1, 6, 4}, CUDNNFE_DTYPE_INT8);
+  const int64_t tw = t.tensor("weight", {3, 4, 2}, CUDNNFE_DTYPE_INT8);
+  const int64_t f_offsets = t.tensor("f_offsets", {3, 1, 1});
+  cudnnfe_moe_grouped_matmul_options_init(&o);
+  REQUIRE_OK(cudnnfe_graph_add_moe_grouped_matmul(t.g, tk, tw, f_offsets, 0, 0, &o, &out));
+  cudnnfe_tensor_set_output(t.g, out, 1);
+  cudnnfe_tensor_set_dtype(t.g, out, CUDNNFE_DTYPE_INT32);
+  CHECK_FAILS(cudnnfe_graph_validate(t.g), GRAPH, "first_token_offset \"f_offsets\"", "FLOAT",
+              "an integer type");
+  Fixture u;
+  const int64_t uk = u.tensor("token", {1, 6, 4}, CUDNNFE_DTYPE_INT8);
+  const int64_t uw = u.tensor("weight", {3, 4, 2}, CUDNNFE_DTYPE_INT8);
+  const int64_t u_offsets = u.tensor("offsets", {3, 1, 1}, CUDNNFE_DTYPE_INT64);
+  REQUIRE_OK(cudnnfe_graph_add_moe_grouped_matmul(u.g, uk, uw, u_offsets, 0, 0, &o, &out));
+  cudnnfe_tensor_set_output(u.g, out, 1);
+  cudnnfe_tensor_set_dtype(u.g, out, CUDNNFE_DTYPE_INT32);
+  CHECK_OK(cudnnfe_graph_validate(u.g));
 }
 
 // The rules issue 23's inventory (docs/refusals.md) changed: cuDNN-side
