@@ -468,7 +468,8 @@ cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t u
 cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid,
                                          cudnnfe_tensor_kind_t *kind);
 /* Writes 1 if the tensor is a graph output or input (needs a buffer at
- * execute), 0 if virtual or pass-by-value. */
+ * execute, unless it is an input that no op reads), 0 if virtual or
+ * pass-by-value. */
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
                                          int32_t *is_bound);
 /* Marks a one-element graph input as pass-by-value (1) or not (0): its
@@ -1277,7 +1278,8 @@ typedef struct cudnnfe_block_scale_options {
    * packed. */
   int32_t transpose;
   /* Quantize only: y's type when y's type is not set, FP8_E4M3 (default)
-   * or FP8_E5M2. The scale's type is FP8_E8M0. */
+   * or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or
+   * refuses other types). The scale's type is FP8_E8M0. */
   cudnnfe_dtype_t y_dtype;
 } cudnnfe_block_scale_options_t;
 void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
@@ -1786,8 +1788,10 @@ void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t s
 #define cudnnfe_build_options_init(options) \
   cudnnfe_build_options_init_sized((options), sizeof(*(options)))
 
-/* Resolves data types, checks every node's shapes and types. Returns OK or
- * INVALID_GRAPH with a message naming the node, tensor and rule. */
+/* Resolves data types, checks every node's shapes and types. Returns OK,
+ * INVALID_GRAPH (a malformed graph) or NOT_SUPPORTED (a well-formed graph
+ * cudnnfe cannot run on any target, e.g. a slice as a graph output), with a
+ * message naming the node, tensor and rule (docs/refusals.md). */
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
 
 /* Validates, lowers and builds the graph for `options->target`: for the GPU,
@@ -1827,7 +1831,9 @@ typedef struct cudnnfe_binding {
 } cudnnfe_binding_t;
 
 /* Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs
- * exactly one binding; scalars need none. `workspace` must hold at least
+ * exactly one binding, but for an input that no op reads, whose binding is
+ * accepted and ignored (cudnnfe_graph_get_bound_uids lists exactly the
+ * tensors that need one); scalars need none. `workspace` must hold at least
  * cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
  * reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
  * execution is asynchronous on it. Errors are reported on `handle`.

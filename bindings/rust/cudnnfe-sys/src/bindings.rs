@@ -748,7 +748,8 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Writes 1 if the tensor is a graph output or input (needs a buffer at"]
-    #[doc = " execute), 0 if virtual or pass-by-value."]
+    #[doc = " execute, unless it is an input that no op reads), 0 if virtual or"]
+    #[doc = " pass-by-value."]
     pub fn cudnnfe_tensor_is_bound(
         graph: *const cudnnfe_graph_t,
         uid: i64,
@@ -3933,7 +3934,8 @@ pub struct cudnnfe_block_scale_options {
     #[doc = " packed."]
     pub transpose: i32,
     #[doc = " Quantize only: y's type when y's type is not set, FP8_E4M3 (default)"]
-    #[doc = " or FP8_E5M2. The scale's type is FP8_E8M0."]
+    #[doc = " or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or"]
+    #[doc = " refuses other types). The scale's type is FP8_E8M0."]
     pub y_dtype: cudnnfe_dtype_t,
 }
 #[test]
@@ -6083,8 +6085,10 @@ extern "C" {
     );
 }
 extern "C" {
-    #[doc = " Resolves data types, checks every node's shapes and types. Returns OK or"]
-    #[doc = " INVALID_GRAPH with a message naming the node, tensor and rule."]
+    #[doc = " Resolves data types, checks every node's shapes and types. Returns OK,"]
+    #[doc = " INVALID_GRAPH (a malformed graph) or NOT_SUPPORTED (a well-formed graph"]
+    #[doc = " cudnnfe cannot run on any target, e.g. a slice as a graph output), with a"]
+    #[doc = " message naming the node, tensor and rule (docs/refusals.md)."]
     pub fn cudnnfe_graph_validate(graph: *mut cudnnfe_graph_t) -> cudnnfe_status_t;
 }
 extern "C" {
@@ -6192,7 +6196,9 @@ fn bindgen_test_layout_cudnnfe_binding() {
 pub type cudnnfe_binding_t = cudnnfe_binding;
 extern "C" {
     #[doc = " Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs"]
-    #[doc = " exactly one binding; scalars need none. `workspace` must hold at least"]
+    #[doc = " exactly one binding, but for an input that no op reads, whose binding is"]
+    #[doc = " accepted and ignored (cudnnfe_graph_get_bound_uids lists exactly the"]
+    #[doc = " tensors that need one); scalars need none. `workspace` must hold at least"]
     #[doc = " cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU"]
     #[doc = " reference). `stream` is a cudaStream_t (NULL: the default stream); GPU"]
     #[doc = " execution is asynchronous on it. Errors are reported on `handle`."]
