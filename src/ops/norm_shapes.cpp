@@ -1,6 +1,8 @@
 // The shapes every norm shares (ops/norm_shapes.h).
 #include "ops/norm_shapes.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "ops/ops.h"
 
