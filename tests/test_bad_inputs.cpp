@@ -377,9 +377,28 @@ TEST(graph_level_validation) {
   Fixture f;
   CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "no operations");
   int64_t a = f.tensor("a", {3}), unused = f.tensor("unused", {3}), y;
-  (void)unused;
   REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, nullptr, &y));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "\"unused\"", "no operation reads");
+  // An input that no operation reads is no refusal (cudnn-frontend's graph
+  // holds only the tensors its nodes use): it takes no buffer, and a binding
+  // for it is accepted and ignored.
+  cudnnfe_tensor_set_output(f.g, y, 1);
+  CHECK_OK(cudnnfe_graph_validate(f.g));
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &cpu));
+  int64_t bound[4] = {};
+  size_t count = 0;
+  CHECK_OK(cudnnfe_graph_get_bound_uids(f.g, bound, 4, &count));
+  CHECK(count == 2 && bound[0] == a && bound[1] == y);
+  float av[3] = {1, 2, 3}, yv[3] = {}, uv[3] = {};
+  cudnnfe_binding_t bind[3] = {{a, av}, {y, yv}, {unused, uv}};
+  cudnnfe_handle_t *h = nullptr;
+  cudnnfe_handle_create(&h, -1);
+  CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 3, nullptr, 0, nullptr));
+  CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 2, nullptr, 0, nullptr));
+  cudnnfe_handle_destroy(h);
+  CHECK(yv[0] == -1 && yv[2] == -3);
   Fixture f2;
   int64_t b = f2.tensor("b", {3}), z;
   REQUIRE_OK(cudnnfe_graph_add_pointwise(f2.g, CUDNNFE_POINTWISE_NEG, b, 0, 0, nullptr, &z));
@@ -605,18 +624,20 @@ TEST(gpu_target_without_gpu_is_unavailable) {
 
 TEST(norm_rules) {
   Fixture f;
-  int64_t x = f.tensor("x", {4, 16}), s = f.tensor("s", {1, 16}),
-          s_bad = f.tensor("s_bad", {4, 16});
-  int64_t v = f.tensor("v", {16}), st = f.tensor("st", {4, 1}), st_bad = f.tensor("st_bad", {1, 1});
+  int64_t x = f.tensor("x", {4, 16}), s = f.tensor("s", {1, 16}), s_bad = f.tensor("s_bad", {1, 8}),
+          s_rank = f.tensor("s_rank", {16});
+  int64_t st = f.tensor("st", {4, 1}), st_bad = f.tensor("st_bad", {1, 1});
   int64_t y, m, iv, dx, ds, db;
   cudnnfe_norm_options_t o;
   cudnnfe_norm_options_init(&o);
   o.name = "ln";
+  // Scale and bias broadcast (each dim x's or 1); other shapes are malformed.
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s_bad, s, &o, &y, &m, &iv), GRAPH,
-              "layernorm \"ln\"", "scale \"s_bad\" is [4,16]; expected [1,16]");
+              "layernorm \"ln\"", "scale \"s_bad\" is [1,8] for x \"x\" [4,16]",
+              "each of its dims must be x's or 1");
+  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, s_rank, &o, &y, &m, &iv), GRAPH,
+              "bias \"s_rank\" is [16]", "x's or 1");
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, 0, &o, &y, &m, &iv), GRAPH, "bias is missing");
-  CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, v, s, s, &o, &y, &m, &iv), GRAPH, "\"v\" has 1 dim",
-              "at least 2");
   CHECK_FAILS(cudnnfe_graph_add_layernorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
               "phase is TRAINING");
   o.epsilon = -1;
@@ -691,22 +712,24 @@ TEST(batch_instance_adaptive_norm_rules) {
               "dbias");
   // instancenorm
   CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x2, one, one, &o, &y, &m, &iv), GRAPH,
-              "instancenorm", "x \"x2\" has 2 dims [4,8]", "needs at least 3");
+              "instancenorm", "scale \"one\" is [1,8,1,1]; expected [1,8]");
+  CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, v, one, one, &o, &y, &m, &iv), GRAPH,
+              "instancenorm", "x \"v\" has 1 dim [8]", "needs at least 2");
   CHECK_FAILS(cudnnfe_graph_add_instancenorm(f.g, x, s, s, &o, &y, nullptr, &iv), ARG,
               "mean (phase is TRAINING)");
   CHECK_FAILS(cudnnfe_graph_add_instancenorm_backward(f.g, x, x, s, s, st, &o, &dx, &ds, &db),
               GRAPH, "mean \"s\" is [1,8,1,1]; expected [4,8,1,1]", "one per (n, c)");
-  // adalayernorm: x [B=2, S=5, D=16], scale per sample [2, 1, 16]
+  // adalayernorm: x [B=2, S=5, D=16], scale per sample [2, 1, 16] (or
+  // shared, [1, 1, 16]: each dim x's or 1)
   int64_t ax = f.tensor("ax", {2, 5, 16}), as = f.tensor("as", {2, 1, 16});
-  int64_t as_ln = f.tensor("as_ln", {1, 1, 16}), ast = f.tensor("ast", {2, 5, 1});
+  int64_t as_bad = f.tensor("as_bad", {2, 1, 8}), ast = f.tensor("ast", {2, 5, 1});
   o.name = "ada";
-  CHECK_FAILS(cudnnfe_graph_add_adalayernorm(f.g, ax, as_ln, as, &o, &y, &m, &iv), GRAPH,
-              "adalayernorm \"ada\"", "scale \"as_ln\" is [1,1,16]; expected [2,1,16]",
-              "one scale per sample");
+  CHECK_FAILS(cudnnfe_graph_add_adalayernorm(f.g, ax, as_bad, as, &o, &y, &m, &iv), GRAPH,
+              "adalayernorm \"ada\"", "scale \"as_bad\" is [2,1,8]", "x's or 1");
   CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, as, ax, as, ast, ast, &o, &dx, &ds, &db),
               GRAPH, "dy \"as\" is [2,1,16]; expected [2,5,16]");
   CHECK_FAILS(cudnnfe_graph_add_adalayernorm_backward(f.g, ax, ax, as, as, ast, &o, &dx, &ds, &db),
-              GRAPH, "mean \"as\" is [2,1,16]; expected [2,5,1]", "one per (b, s)");
+              GRAPH, "mean \"as\" is [2,1,16]; expected [2,5,1]", "the forward's statistics");
   // None of the rejected ops left anything behind.
   REQUIRE_OK(cudnnfe_graph_add_adalayernorm(f.g, ax, as, as, &o, &y, &m, &iv));
   const char *name = nullptr;
@@ -776,18 +799,21 @@ TEST(layout_op_rules) {
   const int64_t neg[] = {-1, 0, 0};
   CHECK_FAILS(cudnnfe_graph_add_slice(f.g, x, 3, neg, e_ok, nullptr, nullptr, &y), GRAPH,
               "no negative indices");
-  // A slice cannot be a graph output: it is a view.
+  // A slice cannot be a graph output: it is a view (cudnnfe has no slice
+  // operation; cudnn-frontend's needs cuDNN 9.22), so NOT_SUPPORTED.
   int64_t s;
   REQUIRE_OK(cudnnfe_graph_add_slice(f.g, x, 3, s0, e_ok, nullptr, nullptr, &s));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 1));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "slice", "graph output", "view", "IDENTITY");
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED, "slice", "graph output",
+              "view", "IDENTITY");
   CHECK_OK(cudnnfe_tensor_set_output(f.g, s, 0));
   const int64_t strides[] = {12, 4, 2};
   CHECK_OK(cudnnfe_tensor_set_strides(f.g, s, 3, strides));
   int64_t id;
   CHECK_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_IDENTITY, s, 0, 0, nullptr, &id));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, id, 1));
-  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "strides were set to [12,4,2]", "view");
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED,
+              "strides were set to [12,4,2]", "view");
   // Layout ops do not convert types.
   Fixture t;
   const int64_t h = t.tensor("h", {4, 2}, CUDNNFE_DTYPE_HALF);
@@ -908,14 +934,37 @@ TEST(rng_rules) {
   REQUIRE_OK(cudnnfe_graph_add_rng(f.g, 2, dims, fseed, offset, &o, &y));
   CHECK_OK(cudnnfe_tensor_set_output(f.g, y, 1));
   CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "seed \"fseed\"", "FLOAT", "INT64");
-  // Uniform numbers need a floating output.
+  // No rule on the output's type (removed with issue 23: no evidence): the
+  // CPU reference stores uniform numbers in an integer output rounded, and
+  // cuDNN decides on the GPU. A seed computed by the graph is read when the
+  // graph runs.
   Fixture g;
   cudnnfe_rng_options_init(&o);
   o.distribution = CUDNNFE_RNG_UNIFORM;
-  REQUIRE_OK(cudnnfe_graph_add_rng(g.g, 2, dims, 0, 0, &o, &y));
+  o.uniform_min = 10;
+  o.uniform_max = 20;
+  const int64_t s_in = g.tensor("s_in", {1}, CUDNNFE_DTYPE_INT64);
+  const int64_t o_in = g.tensor("o_in", {1}, CUDNNFE_DTYPE_INT64);
+  int64_t s_twice = 0;
+  REQUIRE_OK(
+      cudnnfe_graph_add_pointwise(g.g, CUDNNFE_POINTWISE_ADD, s_in, s_in, 0, nullptr, &s_twice));
+  CHECK_OK(cudnnfe_tensor_set_dtype(g.g, s_twice, CUDNNFE_DTYPE_INT64));
+  REQUIRE_OK(cudnnfe_graph_add_rng(g.g, 2, dims, s_twice, o_in, &o, &y));
   CHECK_OK(cudnnfe_tensor_set_output(g.g, y, 1));
   CHECK_OK(cudnnfe_tensor_set_dtype(g.g, y, CUDNNFE_DTYPE_INT32));
-  CHECK_FAILS(cudnnfe_graph_validate(g.g), GRAPH, "UNIFORM numbers need a floating type");
+  CHECK_OK(cudnnfe_graph_validate(g.g));
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(g.g, nullptr, &cpu));
+  int64_t seed_value = 21, offset_value = 0;
+  int32_t numbers[16] = {};
+  cudnnfe_binding_t bind[3] = {{s_in, &seed_value}, {o_in, &offset_value}, {y, numbers}};
+  cudnnfe_handle_t *h = nullptr;
+  cudnnfe_handle_create(&h, -1);
+  CHECK_OK(cudnnfe_graph_execute(g.g, h, bind, 3, nullptr, 0, nullptr));
+  cudnnfe_handle_destroy(h);
+  for (int32_t n : numbers) CHECK_MSG(n >= 10 && n <= 20, "uniform number %d outside [10, 20]", n);
 }
 
 // Attention options (docs/attention.md): each rule names the node, the
@@ -1091,4 +1140,91 @@ TEST(moe_grouped_matmul_rules) {
   o.mode = 9;
   CHECK_FAILS(cudnnfe_graph_add_moe_grouped_matmul(f.g, token, weight, offsets, 0, 0, &o, &out),
               ARG, "mode is 9");
+  // Offsets count rows: FLOAT offsets are malformed, INT64 ones are not (the
+  // matrices' types are cuDNN's to decide).
+  Fixture t;
+  const int64_t tk = t.tensor("token", {1, 6, 4}, CUDNNFE_DTYPE_INT8);
+  const int64_t tw = t.tensor("weight", {3, 4, 2}, CUDNNFE_DTYPE_INT8);
+  const int64_t f_offsets = t.tensor("f_offsets", {3, 1, 1});
+  cudnnfe_moe_grouped_matmul_options_init(&o);
+  REQUIRE_OK(cudnnfe_graph_add_moe_grouped_matmul(t.g, tk, tw, f_offsets, 0, 0, &o, &out));
+  cudnnfe_tensor_set_output(t.g, out, 1);
+  cudnnfe_tensor_set_dtype(t.g, out, CUDNNFE_DTYPE_INT32);
+  CHECK_FAILS(cudnnfe_graph_validate(t.g), GRAPH, "first_token_offset \"f_offsets\"", "FLOAT",
+              "an integer type");
+  Fixture u;
+  const int64_t uk = u.tensor("token", {1, 6, 4}, CUDNNFE_DTYPE_INT8);
+  const int64_t uw = u.tensor("weight", {3, 4, 2}, CUDNNFE_DTYPE_INT8);
+  const int64_t u_offsets = u.tensor("offsets", {3, 1, 1}, CUDNNFE_DTYPE_INT64);
+  REQUIRE_OK(cudnnfe_graph_add_moe_grouped_matmul(u.g, uk, uw, u_offsets, 0, 0, &o, &out));
+  cudnnfe_tensor_set_output(u.g, out, 1);
+  cudnnfe_tensor_set_dtype(u.g, out, CUDNNFE_DTYPE_INT32);
+  CHECK_OK(cudnnfe_graph_validate(u.g));
+}
+
+// The rules issue 23's inventory (docs/refusals.md) changed: cuDNN-side
+// limits are NOT_SUPPORTED, not INVALID_GRAPH, and rules with no evidence
+// are gone (the CPU reference refuses what it cannot compute, at build).
+TEST(refusal_inventory_status_and_removed_rules) {
+  cudnnfe_build_options_t cpu;
+  cudnnfe_build_options_init(&cpu);
+  cpu.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  {
+    // Any compute type validates; the CPU reference says what it computes in.
+    Fixture f;
+    int64_t a = f.tensor("a", {4}), y = 0;
+    cudnnfe_pointwise_options_t po;
+    cudnnfe_pointwise_options_init(&po);
+    po.compute_dtype = CUDNNFE_DTYPE_BFLOAT16;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, a, 0, 0, &po, &y));
+    cudnnfe_tensor_set_output(f.g, y, 1);
+    CHECK_OK(cudnnfe_graph_validate(f.g));
+    CHECK_FAILS(cudnnfe_graph_build(f.g, nullptr, &cpu), CUDNNFE_STATUS_NOT_SUPPORTED,
+                "compute data type BFLOAT16", "CPU reference");
+  }
+  {
+    // A matmul of INT32 inputs (no input-type rule: cuDNN decides; the CPU
+    // reference reads every type).
+    Fixture f;
+    int64_t a = f.tensor("a", {1, 2, 3}, CUDNNFE_DTYPE_INT32);
+    int64_t b = f.tensor("b", {1, 3, 2}, CUDNNFE_DTYPE_INT32), c = 0;
+    REQUIRE_OK(cudnnfe_graph_add_matmul(f.g, a, b, nullptr, &c));
+    cudnnfe_tensor_set_output(f.g, c, 1);
+    cudnnfe_tensor_set_dtype(f.g, c, CUDNNFE_DTYPE_FLOAT);
+    REQUIRE_OK(cudnnfe_graph_build(f.g, nullptr, &cpu));
+    int32_t av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {1, 0, 0, 1, 1, 1};
+    float cv[4] = {};
+    cudnnfe_binding_t bind[3] = {{a, av}, {b, bv}, {c, cv}};
+    cudnnfe_handle_t *h = nullptr;
+    cudnnfe_handle_create(&h, -1);
+    CHECK_OK(cudnnfe_graph_execute(f.g, h, bind, 3, nullptr, 0, nullptr));
+    cudnnfe_handle_destroy(h);
+    CHECK(cv[0] == 4 && cv[1] == 5 && cv[2] == 10 && cv[3] == 11);
+  }
+  {
+    // cuDNN reads a norm's epsilon by value: one computed by the graph is
+    // NOT_SUPPORTED (not a malformed graph).
+    Fixture f;
+    int64_t x = f.tensor("x", {2, 4}), s = f.tensor("s", {1, 4}), e = f.tensor("e", {1});
+    int64_t twice = 0, y = 0, iv = 0;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_ADD, e, e, 0, nullptr, &twice));
+    cudnnfe_norm_options_t o;
+    cudnnfe_norm_options_init(&o);
+    o.epsilon_tensor = twice;
+    CHECK_FAILS(cudnnfe_graph_add_rmsnorm(f.g, x, s, 0, &o, &y, &iv), CUDNNFE_STATUS_NOT_SUPPORTED,
+                "epsilon", "computed by the graph", "by value");
+  }
+  {
+    // More bound tensors than cudnnfe's executors take: a limit of cudnnfe
+    // (NOT_SUPPORTED), not a malformed graph.
+    Fixture f;
+    for (int i = 0; i < 65; ++i) {
+      const std::string name = "in" + std::to_string(i);
+      int64_t in = f.tensor(name.c_str(), {2}), out = 0;
+      REQUIRE_OK(cudnnfe_graph_add_pointwise(f.g, CUDNNFE_POINTWISE_NEG, in, 0, 0, nullptr, &out));
+      cudnnfe_tensor_set_output(f.g, out, 1);
+    }
+    CHECK_FAILS(cudnnfe_graph_validate(f.g), CUDNNFE_STATUS_NOT_SUPPORTED, "130 bound tensors",
+                "at most 128");
+  }
 }

@@ -36,11 +36,14 @@ class G {
     return uid;
   }
   void output(int64_t uid) { CHECK_OK(cudnnfe_tensor_set_output(g_, uid, 1)); }
-  bool build() {
+  cudnnfe_status_t build_status() {
     cudnnfe_build_options_t o;
     cudnnfe_build_options_init(&o);
     o.target = CUDNNFE_TARGET_CPU_REFERENCE;
-    cudnnfe_status_t s = cudnnfe_graph_build(g_, nullptr, &o);
+    return cudnnfe_graph_build(g_, nullptr, &o);
+  }
+  bool build() {
+    cudnnfe_status_t s = build_status();
     if (s != CUDNNFE_STATUS_OK)
       std::printf("  build failed: %s: %s\n", cudnnfe_status_name(s), cudnnfe_graph_last_error(g_));
     return s == CUDNNFE_STATUS_OK;
@@ -507,9 +510,6 @@ TEST(bad_inputs) {
     cudnnfe_block_scale_options_t o = options(0, -1);
     CHECK_FAILS(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, &s),
                 CUDNNFE_STATUS_INVALID_ARGUMENT, "block_scale_quantize", "block_size is 0");
-    o = options(32, -1, false, CUDNNFE_DTYPE_HALF);
-    CHECK_FAILS(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, &s),
-                CUDNNFE_STATUS_INVALID_ARGUMENT, "y_dtype is HALF", "FP8_E4M3 or FP8_E5M2");
     o = options(32, -1);
     CHECK_FAILS(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, nullptr),
                 CUDNNFE_STATUS_INVALID_ARGUMENT, "scale");
@@ -534,6 +534,18 @@ TEST(bad_inputs) {
                 CUDNNFE_STATUS_INVALID_GRAPH, "block_scale_quantize", "48 elements along axis 1",
                 "not a multiple of block_size 32");
   }
+  {  // a HALF y_dtype: no API rule any more (cuDNN decides); the CPU reference refuses it
+    G g;
+    const int64_t x = g.input("x", CUDNNFE_DTYPE_FLOAT, {4, 64});
+    int64_t y = 0, s = 0;
+    cudnnfe_block_scale_options_t o = options(32, -1, false, CUDNNFE_DTYPE_HALF);
+    CHECK_OK(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, &s));
+    g.output(y);
+    g.output(s);
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "output y", "HALF",
+                "FP8_E4M3 or FP8_E5M2");
+  }
   {  // integer x
     G g;
     const int64_t x = g.input("x", CUDNNFE_DTYPE_INT32, {4, 64});
@@ -542,7 +554,9 @@ TEST(bad_inputs) {
     CHECK_OK(cudnnfe_graph_add_block_scale_quantize(g.get(), x, &o, &y, &s));
     g.output(y);
     g.output(s);
-    CHECK_FAILS(cudnnfe_graph_validate(g.get()), CUDNNFE_STATUS_INVALID_GRAPH, "input x \"x\"",
+    // The types are cuDNN's to decide on the GPU; the CPU reference computes MXFP8 only.
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "input x \"x\"",
                 "INT32", "FLOAT, HALF or BFLOAT16");
   }
   {  // a scale output forced to another type
@@ -554,8 +568,10 @@ TEST(bad_inputs) {
     CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), s, CUDNNFE_DTYPE_FLOAT));
     g.output(y);
     g.output(s);
-    CHECK_FAILS(cudnnfe_graph_validate(g.get()), CUDNNFE_STATUS_INVALID_GRAPH, "output scale",
-                "FLOAT", "needs FP8_E8M0");
+    // The types are cuDNN's to decide on the GPU; the CPU reference computes MXFP8 only.
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "output scale",
+                "FLOAT", "takes FP8_E8M0");
   }
   {  // dequantize: wrong scale dims, wrong scale type, FP8 y
     G g;
@@ -575,8 +591,10 @@ TEST(bad_inputs) {
     cudnnfe_block_scale_options_t o = options(32, -1);
     CHECK_OK(cudnnfe_graph_add_block_scale_dequantize(g.get(), x, s, &o, &y));
     g.output(y);
-    CHECK_FAILS(cudnnfe_graph_validate(g.get()), CUDNNFE_STATUS_INVALID_GRAPH, "input scale",
-                "needs FP8_E8M0");
+    // The types are cuDNN's to decide on the GPU; the CPU reference computes MXFP8 only.
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "input scale",
+                "takes FP8_E8M0");
   }
   {
     G g;
@@ -586,8 +604,10 @@ TEST(bad_inputs) {
     cudnnfe_block_scale_options_t o = options(32, -1);
     CHECK_OK(cudnnfe_graph_add_block_scale_dequantize(g.get(), x, s, &o, &y));
     g.output(y);
-    CHECK_FAILS(cudnnfe_graph_validate(g.get()), CUDNNFE_STATUS_INVALID_GRAPH, "input x",
-                "needs FP8_E4M3 or FP8_E5M2");
+    // The types are cuDNN's to decide on the GPU; the CPU reference computes MXFP8 only.
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "input x",
+                "takes FP8_E4M3 or FP8_E5M2");
   }
   {
     G g;
@@ -598,8 +618,10 @@ TEST(bad_inputs) {
     CHECK_OK(cudnnfe_graph_add_block_scale_dequantize(g.get(), x, s, &o, &y));
     CHECK_OK(cudnnfe_tensor_set_dtype(g.get(), y, CUDNNFE_DTYPE_FP8_E5M2));
     g.output(y);
-    CHECK_FAILS(cudnnfe_graph_validate(g.get()), CUDNNFE_STATUS_INVALID_GRAPH, "output y",
-                "needs FLOAT, HALF or BFLOAT16");
+    // The types are cuDNN's to decide on the GPU; the CPU reference computes MXFP8 only.
+    CHECK_OK(cudnnfe_graph_validate(g.get()));
+    CHECK_FAILS(g.build_status(), CUDNNFE_STATUS_NOT_SUPPORTED, "CPU reference", "output y",
+                "takes FLOAT, HALF or BFLOAT16");
   }
 }
 

@@ -1,6 +1,7 @@
 // The CPU reference of batch norm (training with running statistics,
-// inference, backward), instance norm and adaptive layer norm, through the
-// public C API: forward results against straightforward loops written here
+// inference, backward), instance norm and adaptive layer norm, and of layer
+// and RMS norm with scale and bias that broadcast ([b, s, d] with [1, 1, d]),
+// through the public C API: forward results against straightforward loops written here
 // (independent of the library's grouped implementation), backward results
 // against central differences of the forward, plus shape, layout and type
 // inference of the outputs and the options' defaults.
@@ -269,6 +270,28 @@ Expected adalayernorm_3d(int64_t b, int64_t s, int64_t d, const Values &x, const
         e.y[(i * s + t) * d + k] =
             (row[k] - mean) * inv * (one + scale[i * d + k]) + bias[i * d + k];
     }
+  return e;
+}
+
+// Layer norm (or RMS norm: `centered` false) of x [rows, d] row by row,
+// scale and bias [d] shared by every row.
+Expected layernorm_rows(int64_t rows, int64_t d, const Values &x, const Values &scale,
+                        const Values &bias, double eps, bool centered = true) {
+  Expected e;
+  e.y.resize(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *row = &x[r * d];
+    double sum = 0, sq = 0;
+    if (centered)
+      for (int64_t k = 0; k < d; ++k) sum += row[k];
+    const double mean = sum / d;
+    for (int64_t k = 0; k < d; ++k) sq += (row[k] - mean) * (row[k] - mean);
+    const double inv = 1.0 / std::sqrt(sq / d + eps);
+    e.mean.push_back(mean);
+    e.inv.push_back(inv);
+    for (int64_t k = 0; k < d; ++k)
+      e.y[r * d + k] = (row[k] - mean) * inv * scale[k] + (bias.empty() ? 0.0 : bias[k]);
+  }
   return e;
 }
 
@@ -555,6 +578,76 @@ TEST(cpu_adalayernorm_forward_and_zero_centered_gamma) {
   expect_values("y inference", r[y], adalayernorm_3d(2, 3, 4, x, scale, bias, 1e-3).y);
 }
 
+// ---- layer and RMS norm with broadcast parameters ----
+
+// A transformer's LayerNorm: x [b, s, d] normalized per token over d, scale
+// and bias [1, 1, d] (cudnn-frontend infers the statistics as x's dims with
+// 1 where the scale is not 1: [b, s, 1]). Also x in an s-major layout, RMS
+// norm, a rank-1 x, and a scale over (s, d): per-sample statistics [b, 1, 1].
+TEST(cpu_layernorm_scale_broadcasts_over_leading_dims) {
+  const int64_t b = 2, sq = 3, d = 5;
+  const Values x = pattern(b * sq * d, 61), scale = pattern(d, 63, 0.5, 1.5),
+               bias = pattern(d, 65, -0.5, 0.5);
+  for (bool rms : {false, true})
+    for (bool s_major : {false, true}) {
+      Net g;
+      const Dims strides = s_major ? Dims{d, b * d, 1} : Dims{};
+      int64_t tx = g.input("x", {b, sq, d}, strides), ts = g.input("scale", {1, 1, d});
+      int64_t tb = g.input("bias", {1, 1, d});
+      cudnnfe_norm_options_t o = options(1e-3);
+      int64_t y = 0, mean = 0, inv = 0;
+      if (rms)
+        REQUIRE_OK(cudnnfe_graph_add_rmsnorm(g.get(), tx, ts, tb, &o, &y, &inv));
+      else
+        REQUIRE_OK(cudnnfe_graph_add_layernorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
+      CHECK(g.dims(inv) == (Dims{b, sq, 1}));
+      if (mean) CHECK(g.dims(mean) == (Dims{b, sq, 1}));
+      CHECK(g.dims(y) == (Dims{b, sq, d}));
+      for (int64_t t : {y, mean, inv})
+        if (t) g.output(t);
+      auto r = g.run({{tx, x}, {ts, scale}, {tb, bias}});
+      const Expected e = layernorm_rows(b * sq, d, x, scale, bias, 1e-3, !rms);
+      const std::string tag = std::string(rms ? "rmsnorm" : "layernorm") +
+                              (s_major ? " s-major" : "") + " [b,s,d] [1,1,d] ";
+      expect_values(tag + "y", r[y], e.y);
+      expect_values(tag + "inv", r[inv], e.inv);
+      if (mean) expect_values(tag + "mean", r[mean], e.mean);
+    }
+  {
+    // A rank-1 x: one group of every element.
+    Net g;
+    int64_t tx = g.input("x", {d}), ts = g.input("scale", {d}), tb = g.input("bias", {d});
+    cudnnfe_norm_options_t o = options(1e-3);
+    int64_t y = 0, mean = 0, inv = 0;
+    REQUIRE_OK(cudnnfe_graph_add_layernorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
+    CHECK(g.dims(mean) == (Dims{1}));
+    for (int64_t t : {y, mean, inv}) g.output(t);
+    const Values x1(x.begin(), x.begin() + d);
+    auto r = g.run({{tx, x1}, {ts, scale}, {tb, bias}});
+    const Expected e = layernorm_rows(1, d, x1, scale, bias, 1e-3);
+    expect_values("layernorm rank 1 y", r[y], e.y);
+    expect_values("layernorm rank 1 mean", r[mean], e.mean);
+  }
+  {
+    // Scale over (s, d), bias shared over s: per-sample statistics.
+    Net g;
+    int64_t tx = g.input("x", {b, sq, d}), ts = g.input("scale", {1, sq, d});
+    int64_t tb = g.input("bias", {1, 1, d});
+    cudnnfe_norm_options_t o = options(1e-3);
+    int64_t y = 0, mean = 0, inv = 0;
+    REQUIRE_OK(cudnnfe_graph_add_layernorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
+    CHECK(g.dims(mean) == (Dims{b, 1, 1}));
+    for (int64_t t : {y, mean, inv}) g.output(t);
+    const Values big_scale = pattern(sq * d, 67, 0.5, 1.5);
+    auto r = g.run({{tx, x}, {ts, big_scale}, {tb, bias}});
+    Values tiled_bias;
+    for (int64_t t = 0; t < sq; ++t) tiled_bias.insert(tiled_bias.end(), bias.begin(), bias.end());
+    const Expected e = layernorm_rows(b, sq * d, x, big_scale, tiled_bias, 1e-3);
+    expect_values("layernorm [1,s,d] scale y", r[y], e.y);
+    expect_values("layernorm [1,s,d] scale inv", r[inv], e.inv);
+  }
+}
+
 // ---- backward against central differences ----
 
 // Central difference of sum(dy * y) along each element of `param`.
@@ -577,7 +670,7 @@ Values numeric_gradient(Values param, const Values &dy, double h,
 
 namespace {
 
-enum class Kind { kBatch, kInstance, kAda };
+enum class Kind { kBatch, kInstance, kAda, kLayer, kRms };
 
 struct BackwardCase {
   const char *name;
@@ -601,14 +694,19 @@ Expected forward(const BackwardCase &c, const Values &x, const Values &scale, co
                                          nullptr));
   else if (c.kind == Kind::kInstance)
     CHECK_OK(cudnnfe_graph_add_instancenorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
-  else
+  else if (c.kind == Kind::kAda)
     CHECK_OK(cudnnfe_graph_add_adalayernorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
+  else if (c.kind == Kind::kLayer)
+    CHECK_OK(cudnnfe_graph_add_layernorm(g.get(), tx, ts, tb, &o, &y, &mean, &inv));
+  else
+    CHECK_OK(cudnnfe_graph_add_rmsnorm(g.get(), tx, ts, tb, &o, &y, &inv));
   Expected e;
   if (!y) return e;
-  for (int64_t t : {y, mean, inv}) g.output(t);
+  for (int64_t t : {y, mean, inv})
+    if (t) g.output(t);
   auto r = g.run({{tx, x}, {ts, scale}, {tb, bias}});
   e.y = r[y];
-  e.mean = r[mean];
+  if (mean) e.mean = r[mean];
   e.inv = r[inv];
   return e;
 }
@@ -622,6 +720,14 @@ TEST(cpu_grouped_norm_backward_matches_numeric_gradients) {
       {"instancenorm", Kind::kInstance, {2, 2, 3, 2}, {1, 2, 1, 1}, {2, 2, 1, 1}, true, 0},
       {"adalayernorm", Kind::kAda, {2, 3, 4}, {2, 1, 4}, {2, 3, 1}, false, 0},
       {"adalayernorm (1 + scale)", Kind::kAda, {2, 3, 4}, {2, 1, 4}, {2, 3, 1}, false, 1},
+      // Parameters shared across the batch, as a transformer's LayerNorm has
+      // them: [b, s, d] x with [1, 1, d] scale and bias.
+      {"adalayernorm [1,1,d]", Kind::kAda, {2, 3, 4}, {1, 1, 4}, {2, 3, 1}, false, 0},
+      {"layernorm [b,s,d] [1,1,d]", Kind::kLayer, {2, 3, 4}, {1, 1, 4}, {2, 3, 1}, false, 0},
+      {"layernorm [b,s,d] [1,s,d]", Kind::kLayer, {2, 3, 4}, {1, 3, 4}, {2, 1, 1}, false, 0},
+      {"layernorm (1 + scale) [1,1,d]", Kind::kLayer, {2, 3, 4}, {1, 1, 4}, {2, 3, 1}, false, 1},
+      {"rmsnorm [b,s,d] [1,1,d]", Kind::kRms, {2, 3, 4}, {1, 1, 4}, {2, 3, 1}, false, 0},
+      {"instancenorm [N,C]", Kind::kInstance, {3, 2}, {1, 2}, {3, 2}, false, 0},
   };
   const double eps = 0.05, h = 1e-5;
   for (const BackwardCase &c : cases) {
@@ -634,7 +740,8 @@ TEST(cpu_grouped_norm_backward_matches_numeric_gradients) {
     int64_t tdy = g.input("dy", c.x, c.nhwc ? channels_last(c.x) : Dims{});
     int64_t tx = g.input("x", c.x, c.nhwc ? channels_last(c.x) : Dims{});
     int64_t ts = g.input("scale", c.params);
-    int64_t tm = g.input("mean", c.stats), ti = g.input("inv_variance", c.stats);
+    int64_t tm = c.kind == Kind::kRms ? 0 : g.input("mean", c.stats);
+    int64_t ti = g.input("inv_variance", c.stats);
     cudnnfe_norm_options_t o = options(eps);
     o.zero_centered_gamma = c.zero_centered;
     int64_t dx = 0, dscale = 0, dbias = 0;
@@ -644,14 +751,22 @@ TEST(cpu_grouped_norm_backward_matches_numeric_gradients) {
     else if (c.kind == Kind::kInstance)
       CHECK_OK(cudnnfe_graph_add_instancenorm_backward(g.get(), tdy, tx, ts, tm, ti, &o, &dx,
                                                        &dscale, &dbias));
-    else
+    else if (c.kind == Kind::kAda)
       CHECK_OK(cudnnfe_graph_add_adalayernorm_backward(g.get(), tdy, tx, ts, tm, ti, &o, &dx,
                                                        &dscale, &dbias));
+    else if (c.kind == Kind::kLayer)
+      CHECK_OK(cudnnfe_graph_add_layernorm_backward(g.get(), tdy, tx, ts, tm, ti, &o, &dx, &dscale,
+                                                    &dbias));
+    else
+      CHECK_OK(
+          cudnnfe_graph_add_rmsnorm_backward(g.get(), tdy, tx, ts, ti, &o, &dx, &dscale, &dbias));
     if (!dx) continue;
     CHECK(g.dims(dx) == c.x && g.dims(dscale) == c.params && g.dims(dbias) == c.params);
     CHECK(g.dtype(dscale) == CUDNNFE_DTYPE_DOUBLE);  // scale's type
     for (int64_t t : {dx, dscale, dbias}) g.output(t);
-    auto r = g.run({{tdy, dy}, {tx, x}, {ts, scale}, {tm, f.mean}, {ti, f.inv}});
+    std::map<int64_t, Values> inputs = {{tdy, dy}, {tx, x}, {ts, scale}, {ti, f.inv}};
+    if (tm) inputs[tm] = f.mean;
+    auto r = g.run(inputs);
     auto by_x = [&](const Values &p) { return forward(c, p, scale, bias, eps).y; };
     auto by_scale = [&](const Values &p) { return forward(c, x, p, bias, eps).y; };
     auto by_bias = [&](const Values &p) { return forward(c, x, scale, p, eps).y; };

@@ -838,9 +838,10 @@ func (g *Graph) norm(op string, kind int, in [5]int64, opts *NormOptions, want3 
 	return out[0], out[1], out[2], err
 }
 
-// Normalizations take x as [N, ...]: statistics are per index of dim 0 over
-// all other dims (an LLM's [tokens, hidden]); scale and bias are [1, ...]
-// with x's other dims; statistics are [N, 1, ..., 1] FLOAT.
+// Layer and RMS norm: scale and bias have x's rank, each dim x's or 1; the
+// statistics are taken over the dims where the scale is not 1, per index of
+// the others (an LLM's [tokens, hidden] with [1, hidden], or [b, s, d] with
+// [1, 1, d]: per token), and are x's dims with 1 there, FLOAT.
 
 // LayerNorm adds y = (x - mean) * inv_variance * scale + bias. In
 // NormPhaseTraining it also returns mean and inv_variance =

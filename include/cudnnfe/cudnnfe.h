@@ -471,7 +471,8 @@ cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t u
 cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid,
                                          cudnnfe_tensor_kind_t *kind);
 /* Writes 1 if the tensor is a graph output or input (needs a buffer at
- * execute), 0 if virtual or pass-by-value. */
+ * execute, unless it is an input that no op reads), 0 if virtual or
+ * pass-by-value. */
 cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
                                          int32_t *is_bound);
 /* Marks a one-element graph input as pass-by-value (1) or not (0): its
@@ -931,17 +932,22 @@ cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t sco
 /* Normalizations. Every norm computes, per group of x's elements, mean and
  * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +
  * bias; the ops differ in the groups and in the shapes of scale and bias:
- *   layernorm, rmsnorm  x [N, ...]: per index of dim 0 over all other dims
- *                       (an LLM's [tokens, hidden] or [tokens, hidden, 1,
- *                       1]); scale, bias [1, ...] with x's other dims;
- *                       statistics [N, 1, ..., 1]
+ *   layernorm, rmsnorm  x [N, ...]: over the dims where the scale is not 1,
+ *                       per index of the others (cudnn-frontend's rule):
+ *                       scale, bias with x's rank, each dim x's or 1 (they
+ *                       broadcast); statistics x's dims with 1 where the
+ *                       scale is not 1. [tokens, hidden] with [1, hidden],
+ *                       or a transformer's [b, s, d] with [1, 1, d]: per
+ *                       token; [N, C, H, W] with [1, C, H, W]: per sample
  *   batchnorm           x [N, C, spatial...]: per channel over N and spatial;
  *                       scale, bias and statistics [1, C, 1, ...]
  *   instancenorm        x [N, C, spatial...]: per (n, c) over spatial;
  *                       scale, bias [1, C, 1, ...]; statistics [N, C, 1, ...]
  *   adalayernorm        x [B, S, features...]: per (b, s) over the features;
- *                       scale, bias [B, 1, features...]; statistics [B, S,
- *                       1, ...]
+ *                       scale, bias [B, 1, features...] or [1, 1,
+ *                       features...] (each dim x's or 1; the dims after the
+ *                       first where the scale is not 1 are normalized);
+ *                       statistics [B, S, 1, ...]
  * Statistics outputs are FLOAT unless set otherwise. Backward ops take the
  * forward's statistics (not recomputed ones) and write the parameter
  * gradients in the scale's type, as cuDNN does. */
@@ -1303,7 +1309,8 @@ typedef struct cudnnfe_block_scale_options {
    * packed. */
   int32_t transpose;
   /* Quantize only: y's type when y's type is not set, FP8_E4M3 (default)
-   * or FP8_E5M2. The scale's type is FP8_E8M0. */
+   * or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or
+   * refuses other types). The scale's type is FP8_E8M0. */
   cudnnfe_dtype_t y_dtype;
 } cudnnfe_block_scale_options_t;
 void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
@@ -1824,8 +1831,10 @@ void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t s
 /* Resolves data types, checks every node's shapes and types, and, where a
  * GPU is usable, the support rules of that GPU (as
  * cudnnfe_graph_validate_for_build with NULL handle and options). Returns
- * OK, INVALID_GRAPH with a message naming the node, tensor and rule, or
- * NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU. */
+ * OK, INVALID_GRAPH (a malformed graph), or NOT_SUPPORTED (a well-formed
+ * graph that cudnn-frontend or cuDNN refuses on that GPU, or that cudnnfe
+ * cannot run on any target, e.g. a slice as a graph output), with a message
+ * naming the node, tensor and rule (docs/refusals.md). */
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
 
 /* Validates the graph as cudnnfe_graph_build with these arguments would
@@ -1876,7 +1885,9 @@ typedef struct cudnnfe_binding {
 } cudnnfe_binding_t;
 
 /* Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs
- * exactly one binding; scalars need none. `workspace` must hold at least
+ * exactly one binding, but for an input that no op reads, whose binding is
+ * accepted and ignored (cudnnfe_graph_get_bound_uids lists exactly the
+ * tensors that need one); scalars need none. `workspace` must hold at least
  * cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
  * reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
  * execution is asynchronous on it. Errors are reported on `handle`.

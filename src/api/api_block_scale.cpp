@@ -36,9 +36,6 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
     auto opts =
         read_options(options, cudnnfe_block_scale_options_init_sized, "block scale options");
     BlockScaleAttrs a = block_scale_attrs(opts, "block_scale_quantize");
-    if (a.y_dtype != CUDNNFE_DTYPE_FP8_E4M3 && a.y_dtype != CUDNNFE_DTYPE_FP8_E5M2)
-      fail_argument("block_scale_quantize: y_dtype is ", dtype_name(a.y_dtype),
-                    "; expected FP8_E4M3 or FP8_E5M2");
     const Node &node = graph.add_node(OpKind::kBlockScaleQuantize, string_or_empty(opts.name), {x},
                                       a, CUDNNFE_DTYPE_FLOAT);
     *y = node.outputs[0];

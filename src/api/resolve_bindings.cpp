@@ -18,6 +18,7 @@ void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, siz
     const int index = graph.bound_index(uid);
     if (index < 0) {
       const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
+      if (graph.is_unread_input(t)) continue;
       fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",
                     t.is_scalar ? "a pass-by-value scalar" : "virtual (not an output)",
                     " and takes no buffer");

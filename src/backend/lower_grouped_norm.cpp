@@ -16,9 +16,13 @@
 //
 // Shapes. Batch and instance norm pass tensors in their own dims, padded
 // to at least 4 with trailing dims of 1 ([N, C] is seen as [N, C, 1, 1]).
-// Adaptive layer norm flattens the features into one dim, the form cuDNN's
-// samples use: x [B, S, M], scale and bias [B, 1, M], statistics [B, S, 1],
-// so the features must form one contiguous block per (b, s) row. Dims of
+// Adaptive layer norm collapses its dims into three (backend/norm_view.h),
+// the form cuDNN's samples use: x [B, S, M], scale and bias [B or 1, 1, M],
+// statistics [B, S, 1], where M is the dims its scale normalizes (those after
+// the first where the scale is not 1, ops/norm_shapes.h) and S the others
+// after the first. When some operand does not collapse (features that are
+// no contiguous block), every operand is described in its own dims, as
+// cudnn-frontend describes them, and cuDNN decides. Dims of
 // extent 1 get strides that continue x's dimension order (channels-last or
 // channels-first; the per-channel [1, C, 1, 1] of an NHWC x is strided [C,
 // 1, C, C]): the memory is the same, and the engines see one layout.
@@ -38,13 +42,16 @@
 // pattern in FLOAT) and the zero-centred adaptive layer norm forward (the
 // operation graph with the fused scale + 1 is refused; its backward builds).
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "backend/attribute_util.h"
 #include "backend/lowering.h"
+#include "backend/norm_view.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/norm_scalars.h"
+#include "ops/norm_shapes.h"
 #include "ops/ops.h"
 #include "plan/notes.h"
 
@@ -81,22 +88,6 @@ const char *mode_name(OpKind kind) {
     case CUDNN_ADA_LAYER_NORM: return "ADA_LAYER_NORM";
     default: return "BATCH_NORM";
   }
-}
-
-// Strides for `dims` where every dim of extent 1 continues the packing of
-// the dims inside it in `order` (outermost first); other strides are kept.
-std::vector<int64_t> canonical_strides(const std::vector<int64_t> &dims,
-                                       std::vector<int64_t> strides,
-                                       const std::vector<size_t> &order) {
-  int64_t running = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (dims[*it] == 1) {
-      strides[*it] = running;
-    } else {
-      running = std::max(running, strides[*it] * dims[*it]);
-    }
-  }
-  return strides;
 }
 
 class GroupedNormLowering {
@@ -212,46 +203,40 @@ class GroupedNormLowering {
     if (channels_last) order_.push_back(1);
   }
 
-  // Adaptive layer norm: the features (x's dims 2..) in memory order, their
-  // innermost stride and their count M; the view's order from x's view.
+  // Adaptive layer norm: x's dims as [dim 0, the others not normalized,
+  // the normalized ones] (ops/norm_shapes.h); the collapsed dims' order is
+  // x's. Falls back to every operand's own dims when one does not collapse.
   void plan_ada() {
+    const Tensor &scale = graph_.tensor(node_.inputs[is_backward(node_.kind) ? 2 : 1]);
+    const uint32_t reduced = norm_groups(node_.kind, x_.dims, scale.dims).reduced;
+    std::vector<std::vector<size_t>> groups(3);
+    for (size_t i = 0; i < x_.dims.size(); ++i)
+      groups[i == 0 ? 0 : (i < 32 && (reduced & (1u << i))) ? 2 : 1].push_back(i);
+    ada_view_ = std::make_unique<NormView>(x_, groups);
+    const NormScalarPorts scalars = norm_scalar_ports(node_.kind);
+    for (const auto *ports : {&node_.inputs, &node_.outputs})
+      for (size_t i = 0; i < ports->size(); ++i) {
+        const int64_t uid = (*ports)[i];
+        const bool scalar_port =
+            ports == &node_.inputs && (i == scalars.epsilon || i == scalars.momentum);
+        NormView::Collapsed c;
+        if (uid && !scalar_port && !ada_view_->collapse(graph_.tensor(uid), &c)) flat_ = false;
+      }
+    if (!flat_) {
+      rank_ = std::max<size_t>(x_.dims.size(), 3);
+      return;
+    }
     rank_ = 3;
-    for (size_t i = 2; i < x_.dims.size(); ++i) {
-      features_ *= x_.dims[i];
-      if (x_.dims[i] != 1) feature_order_.push_back(i);
-    }
-    std::stable_sort(feature_order_.begin(), feature_order_.end(),
-                     [&](size_t a, size_t b) { return x_.strides[a] > x_.strides[b]; });
+    NormView::Collapsed x;
+    ada_view_->collapse(x_, &x);
+    // Order by x's strides; a group of extent 1 sorts by its first dim's.
+    std::vector<int64_t> key(3, 0);
+    for (size_t g = 0; g < 3; ++g)
+      key[g] = x.dims[g] > 1 ? x.strides[g] : groups[g].empty() ? 0 : x_.strides[groups[g][0]];
     order_ = {0, 1, 2};
-    const std::vector<int64_t> x_strides = ada_strides(x_, "x");
     std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      return x_strides[a] > x_strides[b] || (x_strides[a] == x_strides[b] && a < b);
+      return key[a] > key[b] || (key[a] == key[b] && a < b);
     });
-  }
-
-  // [lead0, lead1, M] strides of a tensor with x's features (x, dy, scale
-  // ...) or of a statistic ([B, S, 1...]).
-  std::vector<int64_t> ada_strides(const Tensor &t, const char *role) const {
-    bool has_features = false;
-    for (size_t i = 2; i < t.dims.size(); ++i) has_features |= t.dims[i] != 1;
-    if (!has_features || feature_order_.empty())
-      return {t.strides[0], t.strides[1], feature_order_.empty() ? 1 : t.strides[2]};
-    const int64_t inner = t.strides[feature_order_.back()];
-    int64_t expected = inner;
-    bool contiguous = true;
-    for (auto it = feature_order_.rbegin(); it != feature_order_.rend(); ++it) {
-      if (t.strides[*it] != expected) contiguous = false;
-      expected *= t.dims[*it];
-    }
-    if (!contiguous)
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, role, " \"", t.name, "\" ", dims_string(t.dims),
-           " with strides ", dims_string(t.strides),
-           ": cuDNN's adaptive layer norm takes each row's features (every dim after the first "
-           "two) as one contiguous block",
-           &t == &x_ ? ""
-                     : cat(", ordered as in x \"", x_.name, "\" (strides ", dims_string(x_.strides),
-                           ")"));
-    return {t.strides[0], t.strides[1], inner};
   }
 
   // The backend view of graph tensor `uid`.
@@ -259,10 +244,10 @@ class GroupedNormLowering {
     const Tensor &t = graph_.tensor(uid);
     std::vector<int64_t> dims, strides;
     if (is_ada(node_.kind)) {
-      int64_t m = 1;
-      for (size_t i = 2; i < t.dims.size(); ++i) m *= t.dims[i];
-      dims = {t.dims[0], t.dims[1], m};
-      strides = ada_strides(t, role_of(uid));
+      NormView::Collapsed c;
+      if (!flat_ || !ada_view_->collapse(t, &c)) return lowering_.tensor(uid);
+      dims = c.dims;
+      strides = c.strides;
     } else {
       dims = t.dims;
       strides = t.strides;
@@ -274,26 +259,21 @@ class GroupedNormLowering {
     return lowering_.tensor_view(uid, dims, canonical_strides(dims, strides, order_));
   }
 
-  const char *role_of(int64_t uid) const {
-    const auto &in = input_port_names(node_.kind);
-    for (size_t i = 0; i < node_.inputs.size(); ++i)
-      if (node_.inputs[i] == uid) return in[i].c_str();
-    const auto &out = output_port_names(node_.kind);
-    for (size_t i = 0; i < node_.outputs.size(); ++i)
-      if (node_.outputs[i] == uid) return out[i].c_str();
-    return "tensor";
-  }
-
   // The scale, or scale + 1 with zero-centred gamma (a FLOAT virtual).
   cudnnBackendDescriptor_t gamma(int64_t uid) {
     cudnnBackendDescriptor_t scale = view(uid);
     if (!attrs_.zero_centered_gamma) return scale;
     const Tensor &t = graph_.tensor(uid);
-    std::vector<int64_t> dims = {t.dims[0], 1, features_};
+    NormView::Collapsed c;
+    const bool collapsed = flat_ && ada_view_ && ada_view_->collapse(t, &c);
+    const std::vector<int64_t> dims = collapsed ? c.dims : t.dims;
     PointwiseAttrs add;
     add.mode = CUDNNFE_POINTWISE_ADD;
-    cudnnBackendDescriptor_t shifted = lowering_.virtual_tensor(
-        dims, canonical_strides(dims, packed_strides(dims), order_), CUDNN_DATA_FLOAT);
+    cudnnBackendDescriptor_t shifted =
+        lowering_.virtual_tensor(dims,
+                                 collapsed ? canonical_strides(dims, packed_strides(dims), order_)
+                                           : strides_like(dims, x_.strides),
+                                 CUDNN_DATA_FLOAT);
     try {
       add_pointwise(lowering_, add, to_cudnn(node_.compute_dtype), scale, scalar(1.0), nullptr,
                     shifted);
@@ -362,9 +342,9 @@ class GroupedNormLowering {
   const NormAttrs &attrs_;
   const Tensor &x_;
   size_t rank_ = 4;
-  std::vector<size_t> order_;          // view dims, outermost first
-  std::vector<size_t> feature_order_;  // adaptive layer norm: x's feature dims
-  int64_t features_ = 1;
+  std::vector<size_t> order_;           // view dims, outermost first
+  std::unique_ptr<NormView> ada_view_;  // adaptive layer norm's three groups
+  bool flat_ = true;                    // adaptive layer norm: every operand collapses
 };
 
 }  // namespace

@@ -1,13 +1,17 @@
 // Layer norm and RMS norm, forward and backward, through cuDNN's
 // NORM_FORWARD / NORM_BACKWARD operations.
 //
-// Statistics are per index of dim 0 over all other dims. cuDNN's norm
-// engines want the LLM form [N, M, 1, 1] (M features per row) with scale
-// and bias [1, M, 1, 1] and statistics [N, 1, 1, 1], so every operand is
-// seen through such a view: x's feature dims (all but the first) must form
-// one contiguous block per row, and the other operands must order them as
-// x does. Epsilon is a pass-by-value FLOAT tensor. Zero-centred gamma
-// feeds the norm scale + 1 (a pointwise ADD, cuDNN >= 9.7 fuses it).
+// The scale's dims choose the groups (ops/norm_shapes.h): statistics per
+// index of the dims where the scale is 1 ("rows"), over the dims where it is
+// not ("features"). cuDNN's norm samples use the LLM form [N, M, 1, 1] (M
+// features per row) with scale and bias [1, M, 1, 1] and statistics [N, 1,
+// 1, 1], so every operand is seen through such a view when each collapses
+// into it (backend/norm_view.h: a [b, s, d] x with a [1, 1, d] scale is [b*s,
+// d, 1, 1]); when one does not (features that are no contiguous block, a
+// bias that varies along rows), every operand is described in its own dims
+// and strides, as cudnn-frontend describes them, and cuDNN decides.
+// Epsilon is a pass-by-value FLOAT tensor. Zero-centred gamma feeds the
+// norm scale + 1 (a pointwise ADD that cuDNN fuses, or refuses).
 //
 // A TRAINING forward whose statistics are neither graph outputs nor read by
 // another node is lowered as INFERENCE: the same y, and no virtual
@@ -16,38 +20,14 @@
 
 #include "backend/attribute_util.h"
 #include "backend/lowering.h"
+#include "backend/norm_view.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/norm_scalars.h"
+#include "ops/norm_shapes.h"
 
 namespace cudnnfe::backend {
 namespace {
-
-// Zero-centred gamma needs the pointwise prologue that cuDNN fuses into the
-// norm engines from 9.7 on.
-constexpr size_t kZeroCenteredGammaSince = 90700;
-
-std::string strides_text(const std::vector<int64_t> &strides) {
-  return dims_string(strides);
-}
-
-// x's feature dims in memory order (outermost first), dims of extent 1
-// left out, and M, their product.
-struct FeatureLayout {
-  std::vector<size_t> order;
-  int64_t features = 1;
-};
-
-FeatureLayout feature_layout(const Tensor &x) {
-  FeatureLayout f;
-  for (size_t i = 1; i < x.dims.size(); ++i) {
-    f.features *= x.dims[i];
-    if (x.dims[i] != 1) f.order.push_back(i);
-  }
-  std::stable_sort(f.order.begin(), f.order.end(),
-                   [&](size_t a, size_t b) { return x.strides[a] > x.strides[b]; });
-  return f;
-}
 
 class NormLowering {
  public:
@@ -57,21 +37,30 @@ class NormLowering {
         node_(node),
         attrs_(node.as<NormAttrs>()),
         layer_(node.kind == OpKind::kLayerNorm || node.kind == OpKind::kLayerNormBackward),
-        layout_(feature_layout(graph_.tensor(
-            node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm ? node.inputs[0]
-                                                                             : node.inputs[1]))) {}
+        forward_(node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm),
+        x_(graph_.tensor(forward_ ? node.inputs[0] : node.inputs[1])),
+        scale_(graph_.tensor(forward_ ? node.inputs[1] : node.inputs[2])),
+        view_(x_, row_and_feature_dims()) {
+    for (const auto *ports : {&node.inputs, &node.outputs})
+      for (size_t i = 0; i < ports->size(); ++i) {
+        const int64_t uid = (*ports)[i];
+        if (!uid || (ports == &node.inputs && i == norm_scalar_ports(node.kind).epsilon)) continue;
+        NormView::Collapsed c;
+        if (!view_.collapse(graph_.tensor(uid), &c)) flat_ = false;
+      }
+  }
 
   void forward() {
     const int64_t x = node_.inputs[0];
-    cudnnBackendDescriptor_t x_desc = rows(x);
-    cudnnBackendDescriptor_t y_desc = rows(node_.outputs[0]);
+    cudnnBackendDescriptor_t x_desc = view(x);
+    cudnnBackendDescriptor_t y_desc = view(node_.outputs[0]);
     cudnnBackendDescriptor_t scale = gamma(node_.inputs[1]);
-    cudnnBackendDescriptor_t bias = node_.inputs[2] ? params(node_.inputs[2]) : nullptr;
+    cudnnBackendDescriptor_t bias = node_.inputs[2] ? view(node_.inputs[2]) : nullptr;
     // epsilon: the tensor read at execute (pass-by-value), else the number.
     const size_t eps_port = norm_scalar_ports(node_.kind).epsilon;
     cudnnBackendDescriptor_t epsilon =
-        node_.inputs[eps_port] ? lowering_.operand(node_.inputs[eps_port], 4)
-                               : lowering_.scalar(attrs_.epsilon, CUDNNFE_DTYPE_FLOAT, 4);
+        node_.inputs[eps_port] ? lowering_.operand(node_.inputs[eps_port], view_rank())
+                               : lowering_.scalar(attrs_.epsilon, CUDNNFE_DTYPE_FLOAT, view_rank());
 
     // Statistics ports: layernorm (mean, inv_variance), rmsnorm (inv_rms).
     const int64_t mean = layer_ ? node_.outputs[1] : 0;
@@ -93,11 +82,11 @@ class NormLowering {
     op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, &y_desc, 1);
     if (training) {
       if (mean) {
-        cudnnBackendDescriptor_t m = stats(mean);
+        cudnnBackendDescriptor_t m = view(mean);
         op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, &m, 1);
       }
       if (inv) {
-        cudnnBackendDescriptor_t v = stats(inv);
+        cudnnBackendDescriptor_t v = view(inv);
         op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, &v, 1);
       }
     }
@@ -109,12 +98,12 @@ class NormLowering {
 
   void backward() {
     // Ports: dy, x, scale, [mean,] inv; outputs dx, dscale, dbias.
-    cudnnBackendDescriptor_t dy = rows(node_.inputs[0]);
-    cudnnBackendDescriptor_t x = rows(node_.inputs[1]);
+    cudnnBackendDescriptor_t dy = view(node_.inputs[0]);
+    cudnnBackendDescriptor_t x = view(node_.inputs[1]);
     cudnnBackendDescriptor_t scale = gamma(node_.inputs[2]);
-    cudnnBackendDescriptor_t dx = rows(node_.outputs[0]);
-    cudnnBackendDescriptor_t dscale = params(node_.outputs[1]);
-    cudnnBackendDescriptor_t dbias = node_.outputs[2] ? params(node_.outputs[2]) : nullptr;
+    cudnnBackendDescriptor_t dx = view(node_.outputs[0]);
+    cudnnBackendDescriptor_t dscale = view(node_.outputs[1]);
+    cudnnBackendDescriptor_t dbias = node_.outputs[2] ? view(node_.outputs[2]) : nullptr;
     // cuDNN writes the parameter gradients in the type of the weight it
     // reads: scale's, or FLOAT for zero-centred gamma's scale + 1.
     const Tensor &scale_tensor = graph_.tensor(node_.inputs[2]);
@@ -139,12 +128,12 @@ class NormLowering {
     op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, &dy, 1);
     op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, &scale, 1);
     if (layer_) {
-      cudnnBackendDescriptor_t mean = stats(node_.inputs[3]);
-      cudnnBackendDescriptor_t inv = stats(node_.inputs[4]);
+      cudnnBackendDescriptor_t mean = view(node_.inputs[3]);
+      cudnnBackendDescriptor_t inv = view(node_.inputs[4]);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, &mean, 1);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, &inv, 1);
     } else {
-      cudnnBackendDescriptor_t inv = stats(node_.inputs[3]);
+      cudnnBackendDescriptor_t inv = view(node_.inputs[3]);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, &inv, 1);
     }
     // Epsilon is only read by cuDNN before 8.9.6; cudnnfe needs cuDNN 9.
@@ -167,63 +156,48 @@ class NormLowering {
     return false;
   }
 
-  // Views `uid` ([N or 1, features...]) as [lead, M, 1, 1].
-  cudnnBackendDescriptor_t flat(int64_t uid, const char *role) {
-    const Tensor &t = graph_.tensor(uid);
-    const int64_t m = layout_.features;
-    const int64_t inner = layout_.order.empty() ? 1 : t.strides[layout_.order.back()];
-    int64_t expected = inner;
-    bool contiguous = t.dims.size() == graph_.tensor(x_uid()).dims.size();
-    for (auto it = layout_.order.rbegin(); contiguous && it != layout_.order.rend(); ++it) {
-      if (t.strides[*it] != expected) contiguous = false;
-      expected *= t.dims[*it];
-    }
-    if (!contiguous) {
-      const Tensor &x = graph_.tensor(x_uid());
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, uid == x.uid ? "x" : role, " \"", t.name, "\" ",
-           dims_string(t.dims), " with strides ", strides_text(t.strides),
-           ": cuDNN's norm engines take each row's features (every dim but the first) as one "
-           "contiguous block",
-           uid == x.uid
-               ? ""
-               : cat(", ordered as in x \"", x.name, "\" (strides ", strides_text(x.strides), ")"));
-    }
-    return lowering_.tensor_view(uid, {t.dims[0], m, 1, 1},
-                                 {t.strides[0], inner, m * inner, m * inner});
+  // x's dims by group: rows (where the scale is 1), then features.
+  std::vector<std::vector<size_t>> row_and_feature_dims() const {
+    const uint32_t reduced = norm_groups(node_.kind, x_.dims, scale_.dims).reduced;
+    std::vector<std::vector<size_t>> groups(2);
+    for (size_t i = 0; i < x_.dims.size(); ++i)
+      groups[i < 32 && (reduced & (1u << i))].push_back(i);
+    return groups;
   }
 
-  cudnnBackendDescriptor_t rows(int64_t uid) { return flat(uid, "tensor"); }
-  cudnnBackendDescriptor_t params(int64_t uid) { return flat(uid, "parameter"); }
+  // The rank of the operands' descriptors (scalars take it too).
+  size_t view_rank() const { return flat_ ? 4 : std::max<size_t>(x_.dims.size(), 3); }
 
-  // [N, 1, ...] statistics as [N, 1, 1, 1].
-  cudnnBackendDescriptor_t stats(int64_t uid) {
-    const Tensor &t = graph_.tensor(uid);
-    return lowering_.tensor_view(uid, {t.dims[0], 1, 1, 1}, {t.strides[0], 1, 1, 1});
+  // Operand `uid` as [rows, M, 1, 1] (rows or M 1 where it broadcasts),
+  // or in its own dims when some operand does not collapse.
+  cudnnBackendDescriptor_t view(int64_t uid) {
+    NormView::Collapsed c;
+    if (!flat_ || !view_.collapse(graph_.tensor(uid), &c)) return lowering_.tensor(uid);
+    const int64_t features = c.dims[1], inner = features > 1 ? c.strides[1] : 1;
+    const int64_t rows = c.dims[0], row_stride = rows > 1 ? c.strides[0] : features * inner;
+    return lowering_.tensor_view(uid, {rows, features, 1, 1},
+                                 {row_stride, inner, features * inner, features * inner});
   }
 
   // The scale, or scale + 1 with zero-centred gamma (a FLOAT virtual).
   cudnnBackendDescriptor_t gamma(int64_t uid) {
-    cudnnBackendDescriptor_t scale = params(uid);
+    cudnnBackendDescriptor_t scale = view(uid);
     if (!attrs_.zero_centered_gamma) return scale;
-    if (lowering_.cudnn_version() < kZeroCenteredGammaSince)
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED,
-           "zero-centred gamma (scale + 1 fused before the norm) needs cuDNN 9.7 or newer");
     PointwiseAttrs add;
     add.mode = CUDNNFE_POINTWISE_ADD;
+    NormView::Collapsed c;
     cudnnBackendDescriptor_t shifted =
-        lowering_.virtual_tensor({1, layout_.features, 1, 1}, CUDNN_DATA_FLOAT);
+        flat_ && view_.collapse(scale_, &c)
+            ? lowering_.virtual_tensor({1, c.dims[1], 1, 1}, CUDNN_DATA_FLOAT)
+            : lowering_.virtual_tensor(scale_.dims, strides_like(scale_.dims, x_.strides),
+                                       CUDNN_DATA_FLOAT);
     try {
       add_pointwise(lowering_, add, to_cudnn(node_.compute_dtype), scale,
-                    lowering_.scalar(1.0, CUDNNFE_DTYPE_FLOAT, 4), nullptr, shifted);
+                    lowering_.scalar(1.0, CUDNNFE_DTYPE_FLOAT, view_rank()), nullptr, shifted);
     } catch (const Error &e) {
       throw Error(e.status(), cat("zero-centred gamma (scale + 1): ", e.message()));
     }
     return shifted;
-  }
-
-  int64_t x_uid() const {
-    return node_.kind == OpKind::kLayerNorm || node_.kind == OpKind::kRmsNorm ? node_.inputs[0]
-                                                                              : node_.inputs[1];
   }
 
   Lowering &lowering_;
@@ -231,7 +205,11 @@ class NormLowering {
   const Node &node_;
   const NormAttrs &attrs_;
   const bool layer_;
-  const FeatureLayout layout_;
+  const bool forward_;
+  const Tensor &x_;
+  const Tensor &scale_;
+  const NormView view_;
+  bool flat_ = true;  // every operand collapses into the LLM form
 };
 
 }  // namespace

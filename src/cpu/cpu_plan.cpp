@@ -59,7 +59,7 @@ class CpuPlan final : public Plan {
         step.attn_scale = effective_attn_scale(graph, node);
       if (!score_mods(node).empty())
         step.score_mod = std::make_shared<cpu::ScoreModProgram>(graph, node);
-      check_supported(step);
+      check_supported(graph, step);
       steps_.push_back(std::move(step));
     }
   }
@@ -149,8 +149,13 @@ class CpuPlan final : public Plan {
   }
 
   // Rejects at build what run() would only reject at execute.
-  static void check_supported(const Step &step) {
-    if (auto check = cpu::reference_op(step.node.kind).check) check(step.node);
+  static void check_supported(const Graph &graph, const Step &step) {
+    if (!compute_type_computable(step.node))
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(step.node), ": compute data type ",
+           dtype_name(step.node.compute_dtype),
+           " is not one the CPU reference computes in (FLOAT, HALF, INT32 or DOUBLE; BOOLEAN "
+           "for comparisons and logic); the GPU target lets cuDNN decide");
+    if (auto check = cpu::reference_op(step.node.kind).check) check(graph, step.node);
   }
 
   // The node's row of the CPU reference table, on its tensors' views.

@@ -1,7 +1,7 @@
 // Batch norm, instance norm and adaptive layer norm in double, as one loop
 // over "groups": each element of x belongs to one statistics group (its
 // index with the reduced dims zeroed) and reads one parameter (its index
-// with the non-parameter dims zeroed); see NormGroups in ops/ops.h. With M
+// with the non-parameter dims zeroed); see cpu/norm_index.h. With M
 // elements per group:
 //   mean = sum(x) / M, var = sum((x - mean)^2) / M (biased),
 //   inv = 1 / sqrt(var + eps), xhat = (x - mean) * inv, y = xhat * g + bias
@@ -16,49 +16,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/norm_index.h"
 #include "cpu/reference_ops.h"
-#include "ops/ops.h"
 
 namespace cudnnfe {
 namespace cpu {
 namespace {
-
-// For every element of x in row-major order: its statistics group and its
-// parameter, as row-major indices into the statistics and parameter shapes.
-struct GroupIndex {
-  std::vector<size_t> group, param;
-  size_t groups = 1, params = 1;
-  double per_group = 1;  // M
-};
-
-GroupIndex group_index(const Node &node, const StridedTensor &x) {
-  const NormGroups g = norm_groups(node.kind, static_cast<size_t>(x.rank));
-  GroupIndex out;
-  Index gdims{}, pdims{};
-  for (int i = 0; i < x.rank; ++i) {
-    gdims[i] = (g.reduced & (1u << i)) ? 1 : x.dims[i];
-    pdims[i] = (g.param & (1u << i)) ? x.dims[i] : 1;
-    out.groups *= static_cast<size_t>(gdims[i]);
-    out.params *= static_cast<size_t>(pdims[i]);
-    if (g.reduced & (1u << i)) out.per_group *= static_cast<double>(x.dims[i]);
-  }
-  const size_t count = static_cast<size_t>(x.element_count());
-  out.group.resize(count);
-  out.param.resize(count);
-  Index index{};
-  size_t e = 0;
-  do {
-    size_t gi = 0, pi = 0;
-    for (int i = 0; i < x.rank; ++i) {
-      gi = gi * static_cast<size_t>(gdims[i]) + static_cast<size_t>(gdims[i] == 1 ? 0 : index[i]);
-      pi = pi * static_cast<size_t>(pdims[i]) + static_cast<size_t>(pdims[i] == 1 ? 0 : index[i]);
-    }
-    out.group[e] = gi;
-    out.param[e] = pi;
-    ++e;
-  } while (next_index(index, x.rank, x.dims));
-  return out;
-}
 
 std::vector<double> gamma(const Node &node, const StridedTensor &scale) {
   std::vector<double> g = load_dense(scale, node.compute_dtype);
@@ -72,7 +35,7 @@ std::vector<double> gamma(const Node &node, const StridedTensor &scale) {
 void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &t) {
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const NormAttrs &attrs = node.as<NormAttrs>();
-  const GroupIndex gi = group_index(node, *t.x);
+  const NormIndex gi = norm_index(node, *t.x, *t.scale, t.bias);
   std::vector<double> xs = load_dense(*t.x, compute);
   const std::vector<double> g = gamma(node, *t.scale);
   const std::vector<double> b = load_dense(*t.bias, compute);
@@ -94,8 +57,8 @@ void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &t) {
     }
   }
   for (size_t e = 0; e < xs.size(); ++e) {
-    const size_t s = gi.group[e], p = gi.param[e];
-    xs[e] = (xs[e] - mean[s]) * inv[s] * g[p] + b[p];
+    const size_t s = gi.group[e];
+    xs[e] = (xs[e] - mean[s]) * inv[s] * g[gi.scale[e]] + b[gi.bias[e]];
   }
   store_dense(*t.y, std::move(xs), compute);
   if (t.given_mean) return;
@@ -119,7 +82,7 @@ void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const 
                                const StridedTensor &inv_in, const StridedTensor &dx,
                                const StridedTensor &dscale, const StridedTensor &dbias) {
   const cudnnfe_dtype_t compute = node.compute_dtype;
-  const GroupIndex gi = group_index(node, x);
+  const NormIndex gi = norm_index(node, x, scale, nullptr);
   const std::vector<double> dys = load_dense(dy, compute);
   const std::vector<double> xs = load_dense(x, compute);
   const std::vector<double> g = gamma(node, scale);
@@ -129,7 +92,7 @@ void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const 
   std::vector<double> sum_dyg(gi.groups, 0.0), sum_dyg_xhat(gi.groups, 0.0);
   std::vector<double> dg(gi.params, 0.0), db(gi.params, 0.0);
   for (size_t e = 0; e < xs.size(); ++e) {
-    const size_t s = gi.group[e], p = gi.param[e];
+    const size_t s = gi.group[e], p = gi.scale[e];
     xhat[e] = (xs[e] - mean[s]) * inv[s];
     dyg[e] = dys[e] * g[p];
     sum_dyg[s] += dyg[e];

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <memory>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "cpu/reference_ops.h"
 #include "cpu/score_mod_eval.h"
@@ -44,23 +45,55 @@ AttentionInputs attention_inputs(const StepTensors &t) {
   return a;
 }
 
-void check_attention(const Node &node) {
+void check_attention(const Graph &, const Node &node) {
   if (node.compute_dtype == CUDNNFE_DTYPE_INT32)
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node),
          ": attention needs a floating compute type on the CPU reference, not INT32");
 }
 
-void check_pointwise(const Node &node) {
+void check_pointwise(const Graph &, const Node &node) {
   const cudnnfe_pointwise_mode_t mode = node.as<PointwiseAttrs>().mode;
   if (!pointwise_supported(mode))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": pointwise mode ",
          pointwise_mode_name(mode), " (", mode, ") is not supported by the CPU reference");
 }
 
-void check_reduction(const Node &node) {
+void check_reduction(const Graph &, const Node &node) {
   if (!reduction_supported(node.as<ReductionAttrs>().mode))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": reduction mode ",
          node.as<ReductionAttrs>().mode, " is not supported by the CPU reference");
+}
+
+// The CPU reference quantizes to MXFP8 only (cpu/block_scale_ref.cpp: a
+// power-of-two FP8_E8M0 scale per block, FP8 values, FLOAT math) from and to
+// FLOAT, HALF or BFLOAT16; cuDNN decides the other types on the GPU (NVFP4's
+// FP8_E4M3 scale, for one).
+void check_block_scale(const Graph &graph, const Node &node) {
+  auto require = [&](const Tensor &t, const char *port, bool ok, const char *expected) {
+    if (!ok)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", port, " \"", t.name,
+           "\" has data type ", dtype_name(t.dtype), "; the CPU reference's ",
+           op_kind_name(node.kind), " takes ", expected);
+  };
+  auto wide = [](cudnnfe_dtype_t t) {
+    return t == CUDNNFE_DTYPE_FLOAT || t == CUDNNFE_DTYPE_HALF || t == CUDNNFE_DTYPE_BFLOAT16;
+  };
+  auto fp8 = [](cudnnfe_dtype_t t) {
+    return t == CUDNNFE_DTYPE_FP8_E4M3 || t == CUDNNFE_DTYPE_FP8_E5M2;
+  };
+  if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": compute data type ",
+         dtype_name(node.compute_dtype), "; the CPU reference's block scaling computes in FLOAT");
+  const bool quantize = node.kind == OpKind::kBlockScaleQuantize;
+  const Tensor &x = graph.tensor(node.inputs[0]);
+  const Tensor &y = graph.tensor(node.outputs[0]);
+  const Tensor &scale = graph.tensor(quantize ? node.outputs[1] : node.inputs[1]);
+  require(x, "input x", quantize ? wide(x.dtype) : fp8(x.dtype),
+          quantize ? "FLOAT, HALF or BFLOAT16" : "FP8_E4M3 or FP8_E5M2");
+  require(scale, quantize ? "output scale" : "input scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0,
+          "FP8_E8M0");
+  require(y, "output y", quantize ? fp8(y.dtype) : wide(y.dtype),
+          quantize ? "FP8_E4M3 or FP8_E5M2" : "FLOAT, HALF or BFLOAT16");
 }
 
 void conv(const StepTensors &t) {
@@ -223,8 +256,8 @@ constexpr ReferenceOp kRows[] = {
     {K::kAdaLayerNormBackward, nullptr, grouped_norm_backward},
     {K::kSdpaFp8, nullptr, sdpa_fp8},
     {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
-    {K::kBlockScaleQuantize, nullptr, quantize},
-    {K::kBlockScaleDequantize, nullptr, dequantize},
+    {K::kBlockScaleQuantize, check_block_scale, quantize},
+    {K::kBlockScaleDequantize, check_block_scale, dequantize},
     {K::kGenStats, nullptr, genstats},
     {K::kBnFinalize, nullptr, bn_finalize},
     {K::kDbnWeight, nullptr, dbn_weight},

@@ -8,6 +8,10 @@
 #include "cpu/strided_tensor.h"
 #include "graph/node.h"
 
+namespace cudnnfe {
+class Graph;
+}
+
 namespace cudnnfe::cpu {
 
 class ScoreModProgram;
@@ -29,8 +33,9 @@ struct StepTensors {
 
 struct ReferenceOp {
   OpKind kind;
-  // Throws NOT_SUPPORTED at build for what run would refuse; nullptr: none.
-  void (*check)(const Node &node);
+  // Throws NOT_SUPPORTED at build for what run would refuse (the CPU
+  // reference's own limits, docs/refusals.md); nullptr: none.
+  void (*check)(const Graph &graph, const Node &node);
   // nullptr: the op needs no work (slice: its output is a view of x).
   void (*run)(const StepTensors &t);
 };

@@ -363,10 +363,6 @@ void Graph::validate(const SupportTarget &target) {
       ++outputs;
       require_no_self_alias(t);
     }
-    // A graph input that no node reads is almost always a mistake.
-    // (A virtual tensor without a producer is a score modifier's.)
-    if (t.producer < 0 && !t.is_scalar && !t.is_virtual && !readers_.count(t.uid))
-      fail_graph("tensor \"", t.name, "\" (UID ", t.uid, ") is an input that no operation reads");
   }
   // A scalar takes its consumers' rank, so all of them must share one
   // (score modifiers' nodes included).
@@ -377,13 +373,19 @@ void Graph::validate(const SupportTarget &target) {
   }
   if (outputs == 0)
     fail_graph("graph \"", name, "\" has no outputs: mark at least one op output with set_output");
+  // A graph input that no node reads takes no buffer: cudnn-frontend's graph
+  // holds only the tensors its nodes use, and a binding for it is ignored.
   bound_uids_.clear();
   for (const Tensor &t : tensors_)
-    if (t.is_bound()) bound_uids_.push_back(t.uid);
+    if (t.is_bound() && !is_unread_input(t)) bound_uids_.push_back(t.uid);
   std::sort(bound_uids_.begin(), bound_uids_.end());
   if (bound_uids_.size() > kMaxBoundTensors)
-    fail_graph("graph \"", name, "\" has ", bound_uids_.size(), " bound tensors; at most ",
-               kMaxBoundTensors, " are supported");
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "graph \"", name, "\" has ", bound_uids_.size(),
+         " bound tensors; cudnnfe's executors take at most ", kMaxBoundTensors);
+}
+
+bool Graph::is_unread_input(const Tensor &t) const {
+  return t.producer < 0 && !t.is_scalar && !t.is_virtual && !readers_.count(t.uid);
 }
 
 void Graph::check_scalar_ranks(const Node &n) const {

@@ -117,10 +117,14 @@ class Graph {
   // Records why the last build failed, so that a later "not built" message
   // tells a failed build from one that never ran.
   void set_build_failure(std::string message) { build_failure_ = std::move(message); }
-  // Bound (non-virtual, non-scalar) UIDs in ascending order; fixed at build.
+  // Bound (non-virtual, non-scalar) UIDs in ascending order, graph inputs
+  // that no node reads left out; fixed at build.
   const std::vector<int64_t> &bound_uids() const { return bound_uids_; }
   // Position of `uid` in bound_uids(), or -1.
   int bound_index(int64_t uid) const;
+  // A graph input that no node reads (it takes no buffer; a binding for it
+  // is accepted and ignored, as cudnn-frontend ignores one).
+  bool is_unread_input(const Tensor &t) const;
 
  private:
   Tensor &new_tensor(const std::string &name);

@@ -86,18 +86,6 @@ void infer_bn_finalize(Graph &graph, Node &node) {
     if (node.outputs[port]) set_channel_output(graph, node, port, sum, dims);
 }
 
-// accum_count is a count (an integer type in cudnn-frontend's samples);
-// everything else floating.
-void check_types_bn_finalize(Graph &graph, Node &node) {
-  for (size_t port = 0; port < node.inputs.size(); ++port) {
-    if (!node.inputs[port] || port == 5) continue;
-    const Tensor &t = graph.tensor(node.inputs[port]);
-    if (!dtype_is_float(t.dtype))
-      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
-                 cudnnfe_dtype_name(t.dtype), "; expected a floating type");
-  }
-}
-
 void infer_dbn_weight(Graph &graph, Node &node) {
   const Tensor &dy = required_input(graph, node, 0);
   const Tensor &x = required_input(graph, node, 1);

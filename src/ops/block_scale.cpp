@@ -1,7 +1,8 @@
-// Block-scale quantize and dequantize (microscaling, MXFP8): shape and type
-// rules. x is cut into blocks of block_size consecutive elements along one
-// axis; the scale tensor has one element per block (x's dims with the axis
-// divided by block_size).
+// Block-scale quantize and dequantize (microscaling): shape rules. x is cut
+// into blocks of block_size consecutive elements along one axis; the scale
+// tensor has one element per block (x's dims with the axis divided by
+// block_size). The types are cuDNN's to decide; the CPU reference computes
+// MXFP8 only (cpu/reference_table.cpp, check_block_scale).
 #include <algorithm>
 #include <numeric>
 
@@ -96,47 +97,11 @@ void infer_dequantize(Graph &graph, Node &node) {
     y.dtype = CUDNNFE_DTYPE_FLOAT;
 }
 
-bool is_wide_float(cudnnfe_dtype_t t) {
-  return t == CUDNNFE_DTYPE_FLOAT || t == CUDNNFE_DTYPE_HALF || t == CUDNNFE_DTYPE_BFLOAT16;
-}
-
-bool is_fp8(cudnnfe_dtype_t t) {
-  return t == CUDNNFE_DTYPE_FP8_E4M3 || t == CUDNNFE_DTYPE_FP8_E5M2;
-}
-
-void require_type(const Node &node, const Tensor &t, const char *port, bool ok,
-                  const char *expected) {
-  if (!ok)
-    fail_graph(Graph::label(node), ": ", port, " \"", t.name, "\" has data type ",
-               dtype_name(t.dtype), "; ", op_kind_name(node.kind), " needs ", expected);
-}
-
 }  // namespace
 
 void infer_block_scale(Graph &graph, Node &node) {
   if (node.kind == OpKind::kBlockScaleQuantize) return infer_quantize(graph, node);
   infer_dequantize(graph, node);
-}
-
-void check_types_block_scale(Graph &graph, Node &node) {
-  if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT)
-    fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
-               " is not supported; block scaling computes in FLOAT");
-  if (node.kind == OpKind::kBlockScaleQuantize) {
-    const Tensor &x = graph.tensor(node.inputs[0]);
-    const Tensor &y = graph.tensor(node.outputs[0]);
-    const Tensor &scale = graph.tensor(node.outputs[1]);
-    require_type(node, x, "input x", is_wide_float(x.dtype), "FLOAT, HALF or BFLOAT16");
-    require_type(node, y, "output y", is_fp8(y.dtype), "FP8_E4M3 or FP8_E5M2");
-    require_type(node, scale, "output scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0");
-    return;
-  }
-  const Tensor &x = graph.tensor(node.inputs[0]);
-  const Tensor &scale = graph.tensor(node.inputs[1]);
-  const Tensor &y = graph.tensor(node.outputs[0]);
-  require_type(node, x, "input x", is_fp8(x.dtype), "FP8_E4M3 or FP8_E5M2");
-  require_type(node, scale, "input scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0, "FP8_E8M0");
-  require_type(node, y, "output y", is_wide_float(y.dtype), "FLOAT, HALF or BFLOAT16");
 }
 
 }  // namespace cudnnfe

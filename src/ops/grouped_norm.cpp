@@ -1,54 +1,21 @@
 // Batch norm, instance norm and adaptive layer norm (forward, batch norm
 // inference, backward): shape rules. These norms are described by which of
 // x's dims the statistics reduce over and which the parameters span
-// (NormGroups in ops.h):
+// (ops/norm_shapes.h):
 //   batchnorm     x [N, C, spatial...]  statistics [1, C, 1...]  params [1, C, 1...]
 //   instancenorm  x [N, C, spatial...]  statistics [N, C, 1...]  params [1, C, 1...]
-//   adalayernorm  x [B, S, feat...]     statistics [B, S, 1...]  params [B, 1, feat...]
+//   adalayernorm  x [B, S, feat...]     statistics [B, S, 1...]  params [B or 1, 1, feat...]
+// Adaptive layer norm's groups follow its scale, as layernorm's do: every dim
+// after the first where the scale is not 1 is reduced, and scale and bias
+// broadcast over the dims where they are 1.
 #include <cmath>
 
 #include "core/error.h"
 #include "ops/norm_scalars.h"
+#include "ops/norm_shapes.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
-
-NormGroups norm_groups(OpKind kind, size_t rank) {
-  NormGroups g;
-  const uint32_t all = rank >= 32 ? ~0u : (1u << rank) - 1;
-  const uint32_t from2 = all & ~3u;  // dims 2.. (spatial or features)
-  switch (kind) {
-    case OpKind::kBatchNorm:
-    case OpKind::kBatchNormInference:
-    case OpKind::kBatchNormBackward:
-      g.reduced = all & ~2u;
-      g.param = 2u;
-      break;
-    case OpKind::kInstanceNorm:
-    case OpKind::kInstanceNormBackward:
-      g.reduced = from2;
-      g.param = 2u;
-      break;
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward:
-      g.reduced = from2;
-      g.param = 1u | from2;
-      break;
-    default: break;
-  }
-  return g;
-}
-
-bool is_grouped_norm(OpKind kind) {
-  return norm_groups(kind, 4).param != 0;
-}
-
-std::vector<int64_t> keep_dims(const std::vector<int64_t> &dims, uint32_t mask) {
-  std::vector<int64_t> out(dims.size(), 1);
-  for (size_t i = 0; i < dims.size() && i < 32; ++i)
-    if (mask & (1u << i)) out[i] = dims[i];
-  return out;
-}
 
 namespace {
 
@@ -62,59 +29,20 @@ bool is_backward(OpKind kind) {
          kind == OpKind::kAdaLayerNormBackward;
 }
 
-// What each norm calls its dims, for messages.
-const char *x_rule(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: return "[B, S, features...]";
-    default: return "[N, C, spatial...]";
-  }
-}
-
-const char *param_rule(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: return "[B, 1, features...]: one scale per sample";
-    default: return "[1, C, 1, ...]: one value per channel";
-  }
-}
-
+// What batch and instance norm's tensors are, for messages.
 const char *stats_rule(OpKind kind) {
   switch (kind) {
     case OpKind::kInstanceNorm:
     case OpKind::kInstanceNormBackward: return "[N, C, 1, ...]: one per (n, c)";
     case OpKind::kAdaLayerNorm:
-    case OpKind::kAdaLayerNormBackward: return "[B, S, 1, ...]: one per (b, s)";
+    case OpKind::kAdaLayerNormBackward:
+      return "x's dims, 1 where adalayernorm's scale is not 1 (dim 0 kept)";
     default: return "[1, C, 1, ...]: one per channel";
   }
 }
 
-size_t min_rank(OpKind kind) {
-  switch (kind) {
-    case OpKind::kBatchNorm:
-    case OpKind::kBatchNormInference:
-    case OpKind::kBatchNormBackward: return 2;
-    default: return 3;
-  }
-}
-
-void require_shape(const Node &node, size_t port, const Tensor &t, const std::vector<int64_t> &dims,
-                   const char *rule) {
-  if (t.dims != dims)
-    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
-               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
-}
-
-// Sets an output's shape, refusing disagreeing overrides; statistics
-// default to FLOAT.
-void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &layout, bool is_statistic) {
-  if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
-  if (out.dims != dims)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
-               " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
-  if (is_statistic && out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
+bool is_ada(OpKind kind) {
+  return kind == OpKind::kAdaLayerNorm || kind == OpKind::kAdaLayerNormBackward;
 }
 
 void check_attrs(const Node &node, const NormAttrs &a) {
@@ -140,24 +68,40 @@ void check_attrs(const Node &node, const NormAttrs &a) {
                op_kind_name(node.kind));
 }
 
+// x; batch and instance norm need its channel dim (dim 1).
 const Tensor &checked_x(Graph &graph, const Node &node, size_t port) {
   const Tensor &x = required_input(graph, node, port);
-  const size_t need = min_rank(node.kind);
+  const size_t need = is_ada(node.kind) ? 1 : 2;
   if (x.dims.size() < need || x.dims.size() > 32)
     fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", x.name, "\" has ",
                x.dims.size(), x.dims.size() == 1 ? " dim " : " dims ", dims_string(x.dims), "; ",
-               op_kind_name(node.kind), " needs at least ", need, ": ", x_rule(node.kind));
+               op_kind_name(node.kind), " needs at least ", need, ": [N, C, spatial...]");
   return x;
+}
+
+// Scale (and bias) of batch and instance norm: [1, C, 1, ...]; of adaptive
+// layer norm: x's dims or 1 each. Returns the groups they give.
+NormGroups check_params(Graph &graph, const Node &node, const Tensor &x, size_t scale_port,
+                        size_t bias_port) {
+  const Tensor &scale = required_input(graph, node, scale_port);
+  const NormGroups groups = norm_groups(node.kind, x.dims, scale.dims);
+  for (size_t port : {scale_port, bias_port}) {
+    if (port == 0) continue;
+    const Tensor &t = required_input(graph, node, port);
+    if (is_ada(node.kind))
+      require_norm_param(node, port, t, x);
+    else
+      require_norm_shape(node, port, t, keep_dims(x.dims, groups.param),
+                         "[1, C, 1, ...]: one value per channel");
+  }
+  return groups;
 }
 
 void infer_forward(Graph &graph, Node &node) {
   check_norm_scalar_inputs(graph, node);
   const Tensor &x = checked_x(graph, node, 0);
-  const NormGroups groups = norm_groups(node.kind, x.dims.size());
-  const std::vector<int64_t> params = keep_dims(x.dims, groups.param);
+  const NormGroups groups = check_params(graph, node, x, 1, 2);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  require_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
-  require_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
   const std::vector<int64_t> stats_layout = strides_like(stats, x.strides);
   if (node.kind == OpKind::kBatchNorm) {
     const bool has_mean = node.inputs[3] != 0, has_var = node.inputs[4] != 0;
@@ -167,7 +111,8 @@ void infer_forward(Graph &graph, Node &node) {
                  " is missing: running statistics need both (or neither)");
     if (has_mean) {
       for (size_t port = 3; port < 5; ++port)
-        require_shape(node, port, graph.tensor(node.inputs[port]), stats, stats_rule(node.kind));
+        require_norm_shape(node, port, graph.tensor(node.inputs[port]), stats,
+                           stats_rule(node.kind));
       int64_t m = 1;
       for (size_t i = 0; i < x.dims.size(); ++i)
         if (groups.reduced & (1u << i)) m *= x.dims[i];
@@ -177,38 +122,34 @@ void infer_forward(Graph &graph, Node &node) {
                    "variance, which divides by N * spatial - 1 = 0");
     }
   }
-  set_output(graph, node, 0, x.dims, x.strides, false);
+  set_norm_output(graph, node, 0, x.dims, x.strides, false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_output(graph, node, port, stats, stats_layout, true);
+    set_norm_output(graph, node, port, stats, stats_layout, true);
 }
 
 void infer_inference(Graph &graph, Node &node) {
   const Tensor &x = checked_x(graph, node, 0);
-  const NormGroups groups = norm_groups(node.kind, x.dims.size());
-  const std::vector<int64_t> params = keep_dims(x.dims, groups.param);
+  const NormGroups groups = check_params(graph, node, x, 1, 2);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  require_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
-  require_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
   for (size_t port = 3; port < 5; ++port)
-    require_shape(node, port, required_input(graph, node, port), stats,
-                  "the statistics to apply, [1, C, 1, ...]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats,
+                       "the statistics to apply, [1, C, 1, ...]");
+  set_norm_output(graph, node, 0, x.dims, x.strides, false);
 }
 
 void infer_backward(Graph &graph, Node &node) {
   const Tensor &dy = required_input(graph, node, 0);
   const Tensor &x = checked_x(graph, node, 1);
-  require_shape(node, 0, dy, x.dims, "x's shape");
-  const NormGroups groups = norm_groups(node.kind, x.dims.size());
-  const Tensor &scale = required_input(graph, node, 2);
-  require_shape(node, 2, scale, keep_dims(x.dims, groups.param), param_rule(node.kind));
+  require_norm_shape(node, 0, dy, x.dims, "x's shape");
+  const NormGroups groups = check_params(graph, node, x, 2, 0);
+  const Tensor &scale = graph.tensor(node.inputs[2]);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
   for (size_t port = 3; port < 5; ++port)
-    require_shape(node, port, required_input(graph, node, port), stats,
-                  cat("the forward's statistics ", stats_rule(node.kind)).c_str());
-  set_output(graph, node, 0, x.dims, x.strides, false);
-  set_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_output(graph, node, 2, scale.dims, scale.strides, false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats,
+                       cat("the forward's statistics ", stats_rule(node.kind)).c_str());
+  set_norm_output(graph, node, 0, x.dims, x.strides, false);
+  set_norm_output(graph, node, 1, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, 2, scale.dims, scale.strides, false);
   // Parameter gradients take the parameters' type (cuDNN writes them so).
   for (size_t port = 1; port < 3; ++port) {
     Tensor &grad = graph.tensor(node.outputs[port]);

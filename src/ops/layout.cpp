@@ -106,14 +106,19 @@ void infer_slice(Graph &graph, Node &node) {
   if (y.dims_set_by_user && y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the slice gives ", dims_string(dims));
+  // cudnnfe has no slice operation (cuDNN 9.19 has none; cudnn-frontend's
+  // slice.h refuses its operation before cuDNN 9.22 with GRAPH_NOT_SUPPORTED
+  // and otherwise offsets the pointer): a slice is a view of x, so an output
+  // with a layout or a buffer of its own is a graph cudnnfe cannot run.
   if (y.strides_set_by_user && y.strides != strides)
-    fail_graph(Graph::label(node), ": output \"", y.name, "\" strides were set to ",
-               dims_string(y.strides), " but a slice is a view of x \"", x.name, "\" with strides ",
-               dims_string(strides), " (x's strides times the steps)");
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": output \"", y.name,
+         "\" strides were set to ", dims_string(y.strides), " but a slice is a view of x \"",
+         x.name, "\" with strides ", dims_string(strides), " (x's strides times the steps)");
   if (!y.is_virtual)
-    fail_graph(Graph::label(node), ": output \"", y.name, "\" is marked as a graph output, but a ",
-               "slice is a view of x \"", x.name, "\"'s buffer with no buffer of its own; feed it ",
-               "to an op (e.g. pointwise IDENTITY) and mark that op's output");
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": output \"", y.name,
+         "\" is marked as a graph output, but a slice is a view of x \"", x.name,
+         "\"'s buffer with no buffer of its own; feed it to an op (e.g. pointwise IDENTITY) and "
+         "mark that op's output");
   y.dims = dims;
   y.strides = strides;
   y.view_of = x.view_of != 0 ? x.view_of : x.uid;

@@ -1,44 +1,16 @@
-// Layer norm and RMS norm, forward and backward: shape rules. Statistics are
-// per index of dim 0, over all other dims.
+// Layer norm and RMS norm, forward and backward: shape rules. The scale's
+// dims choose the groups (ops/norm_shapes.h): statistics per index of the
+// dims where the scale is 1, over the dims where it is not; scale and bias
+// broadcast over the dims where they are 1.
 #include <cmath>
 
 #include "core/error.h"
 #include "ops/norm_scalars.h"
+#include "ops/norm_shapes.h"
 #include "ops/ops.h"
 
 namespace cudnnfe {
 namespace {
-
-std::vector<int64_t> stats_dims(const Tensor &x) {
-  std::vector<int64_t> dims(x.dims.size(), 1);
-  dims[0] = x.dims[0];
-  return dims;
-}
-
-std::vector<int64_t> param_dims(const Tensor &x) {
-  std::vector<int64_t> dims = x.dims;
-  dims[0] = 1;
-  return dims;
-}
-
-void require_shape(const Node &node, size_t port, const Tensor &t, const std::vector<int64_t> &dims,
-                   const char *rule) {
-  if (t.dims != dims)
-    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
-               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
-}
-
-// Sets a statistics or parameter-gradient output, refusing disagreeing
-// overrides; statistics default to FLOAT.
-void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &layout, bool is_statistic) {
-  if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
-  if (out.dims != dims)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
-               " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
-  if (is_statistic && out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
-}
 
 void check_attrs(const Node &node, const NormAttrs &attrs) {
   if (!(attrs.epsilon >= 0) || !std::isfinite(attrs.epsilon))
@@ -47,35 +19,36 @@ void check_attrs(const Node &node, const NormAttrs &attrs) {
     fail_graph(Graph::label(node), ": unknown phase ", attrs.phase);
 }
 
-void infer_forward(Graph &graph, Node &node, const NormAttrs &attrs) {
+// x's dims with the reduced ones set to 1.
+std::vector<int64_t> stats_dims(const Node &node, const Tensor &x, const Tensor &scale) {
+  return keep_dims(x.dims, ~norm_groups(node.kind, x.dims, scale.dims).reduced);
+}
+
+void infer_forward(Graph &graph, Node &node) {
   const Tensor &x = required_input(graph, node, 0);
-  if (x.dims.size() < 2)
-    fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dim ",
-               dims_string(x.dims), "; normalization needs at least 2 [N, features...]");
-  require_shape(node, 1, required_input(graph, node, 1), param_dims(x), "[1, x's other dims]");
+  const Tensor &scale = required_input(graph, node, 1);
+  require_norm_param(node, 1, scale, x);
   if (node.kind == OpKind::kLayerNorm || node.inputs[2] != 0)
-    require_shape(node, 2, required_input(graph, node, 2), param_dims(x), "[1, x's other dims]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
+    require_norm_param(node, 2, required_input(graph, node, 2), x);
+  const std::vector<int64_t> stats = stats_dims(node, x, scale);
+  set_norm_output(graph, node, 0, x.dims, x.strides, false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_output(graph, node, port, stats_dims(x), packed_strides(stats_dims(x)), true);
-  (void)attrs;
+    set_norm_output(graph, node, port, stats, strides_like(stats, x.strides), true);
 }
 
 void infer_backward(Graph &graph, Node &node) {
   const Tensor &dy = required_input(graph, node, 0);
   const Tensor &x = required_input(graph, node, 1);
-  if (x.dims.size() < 2)
-    fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dim ",
-               dims_string(x.dims), "; normalization needs at least 2 [N, features...]");
-  require_shape(node, 0, dy, x.dims, "x's shape");
+  require_norm_shape(node, 0, dy, x.dims, "x's shape");
   const Tensor &scale = required_input(graph, node, 2);
-  require_shape(node, 2, scale, param_dims(x), "[1, x's other dims]");
+  require_norm_param(node, 2, scale, x);
+  const std::vector<int64_t> stats = stats_dims(node, x, scale);
   for (size_t port = 3; port < node.inputs.size(); ++port)
-    require_shape(node, port, required_input(graph, node, port), stats_dims(x),
-                  "the forward's statistics [N, 1, ...]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
-  set_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_output(graph, node, 2, scale.dims, scale.strides, false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats,
+                       "the forward's statistics: x's dims, 1 where the scale is not 1");
+  set_norm_output(graph, node, 0, x.dims, x.strides, false);
+  set_norm_output(graph, node, 1, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, 2, scale.dims, scale.strides, false);
   // Parameter gradients take the parameters' type (cuDNN's norm backward
   // writes them so), not the graph's io type.
   for (size_t port = 1; port < 3; ++port) {
@@ -88,13 +61,13 @@ void infer_backward(Graph &graph, Node &node) {
 }  // namespace
 
 void infer_norm(Graph &graph, Node &node) {
-  const NormAttrs &attrs = node.as<NormAttrs>();
-  check_attrs(node, attrs);
+  check_attrs(node, node.as<NormAttrs>());
   if (node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm) {
     check_norm_scalar_inputs(graph, node);
-    infer_forward(graph, node, attrs);
-  } else
+    infer_forward(graph, node);
+  } else {
     infer_backward(graph, node);
+  }
 }
 
 }  // namespace cudnnfe

@@ -31,17 +31,18 @@ void check_one(Graph &graph, const Node &node, size_t port) {
   Tensor &t = graph.tensor(node.inputs[port]);
   const std::string where =
       Graph::label(node) + ": " + Graph::input_port(node, port) + " \"" + t.name + "\"";
+  // cuDNN reads epsilon and the exponential average factor by value
+  // (cudnn_graph.h: CUDNN_ATTR_TENSOR_IS_BY_VALUE "should be set to true" on
+  // CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC), which a computed tensor
+  // cannot be.
   if (t.producer >= 0)
-    fail_graph(where,
-               " is computed by the graph; it must be a graph input (a value read at "
-               "execute, pass-by-value for the GPU)");
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, where,
+         " is computed by the graph; cuDNN reads it by value, so it must be a graph input (a "
+         "value read at execute, pass-by-value for the GPU)");
   if (t.element_count() != 1)
     fail_graph(where, " has ", t.element_count(), " elements ", dims_string(t.dims),
                "; expected one");
   if (t.dtype == CUDNNFE_DTYPE_NOT_SET) t.dtype = CUDNNFE_DTYPE_FLOAT;
-  if (!dtype_is_float(t.dtype) || dtype_size(t.dtype) < 2)
-    fail_graph(where, " is ", dtype_name(t.dtype),
-               "; expected a floating-point type (FLOAT, as cuDNN reads it)");
 }
 
 }  // namespace

@@ -12,11 +12,6 @@
 namespace cudnnfe {
 namespace {
 
-// Most ops read floating or INT8 inputs.
-void types_numeric(Graph &graph, Node &node) {
-  check_numeric_inputs(graph, node, node.inputs.size());
-}
-
 // Attention's option tensors (lengths, seeds, masks) have their own rules.
 void types_attention(Graph &graph, Node &node) {
   check_numeric_inputs(graph, node, attention_ports(node.kind).attn_scale);
@@ -28,11 +23,6 @@ void types_attention(Graph &graph, Node &node) {
 void types_sdpa_fp8(Graph &graph, Node &node) {
   check_numeric_inputs(graph, node, attention_ports(node.kind).seq_len_q);
   check_types_sdpa_fp8(graph, node);
-}
-
-void types_resample(Graph &graph, Node &node) {
-  check_types_resample(graph, node);
-  types_numeric(graph, node);
 }
 
 // Optional outputs.
@@ -78,49 +68,50 @@ bool bn_finalize_outputs(const Node &node, size_t port) {
 
 using K = OpKind;
 
-// One row per OpKind, in enum order (checked at compile time).
+// One row per OpKind, in enum order (checked at compile time). The input
+// types of the non-attention ops have no rule of their own: cuDNN decides
+// what it takes (cudnn-frontend checks none), and the CPU reference reads
+// every type (docs/refusals.md).
 constexpr OpRules kRows[] = {
-    {K::kConvFprop, infer_conv, types_numeric, nullptr, nullptr, nullptr},
-    {K::kConvDgrad, infer_conv, types_numeric, nullptr, nullptr, nullptr},
-    {K::kConvWgrad, infer_conv, types_numeric, nullptr, nullptr, nullptr},
-    {K::kMatmul, infer_matmul, types_numeric, nullptr, nullptr, nullptr},
+    {K::kConvFprop, infer_conv, nullptr, nullptr, nullptr, nullptr},
+    {K::kConvDgrad, infer_conv, nullptr, nullptr, nullptr, nullptr},
+    {K::kConvWgrad, infer_conv, nullptr, nullptr, nullptr, nullptr},
+    {K::kMatmul, infer_matmul, nullptr, nullptr, nullptr, nullptr},
     {K::kPointwise, infer_pointwise, nullptr, nullptr, nullptr, nullptr},
-    {K::kReduction, infer_reduction, types_numeric, nullptr, nullptr, nullptr},
+    {K::kReduction, infer_reduction, nullptr, nullptr, nullptr, nullptr},
     {K::kSdpa, infer_sdpa, types_attention, sdpa_outputs, offer_sdpa_features,
      check_attention_support},
     {K::kSdpaBackward, infer_sdpa_backward, types_attention, sdpa_backward_outputs,
      offer_sdpa_backward_features, check_attention_support},
-    {K::kLayerNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features, nullptr},
-    {K::kRmsNorm, infer_norm, types_numeric, norm_outputs, offer_norm_features, nullptr},
-    {K::kLayerNormBackward, infer_norm, types_numeric, nullptr, nullptr, nullptr},
-    {K::kRmsNormBackward, infer_norm, types_numeric, rmsnorm_backward_outputs, nullptr, nullptr},
-    {K::kSoftmax, infer_softmax, types_numeric, softmax_outputs, offer_softmax_features, nullptr},
+    {K::kLayerNorm, infer_norm, nullptr, norm_outputs, offer_norm_features, nullptr},
+    {K::kRmsNorm, infer_norm, nullptr, norm_outputs, offer_norm_features, nullptr},
+    {K::kLayerNormBackward, infer_norm, nullptr, nullptr, nullptr, nullptr},
+    {K::kRmsNormBackward, infer_norm, nullptr, rmsnorm_backward_outputs, nullptr, nullptr},
+    {K::kSoftmax, infer_softmax, nullptr, softmax_outputs, offer_softmax_features, nullptr},
     {K::kReshape, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
     {K::kTranspose, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
     {K::kSlice, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
     {K::kConcatenate, infer_layout, check_types_layout, nullptr, nullptr, nullptr},
-    {K::kResample, infer_resample, types_resample, resample_outputs, nullptr, nullptr},
+    {K::kResample, infer_resample, check_types_resample, resample_outputs, nullptr, nullptr},
     {K::kRng, infer_rng, check_types_rng, nullptr, nullptr, nullptr},
-    {K::kBatchNorm, infer_grouped_norm, types_numeric, batchnorm_outputs, offer_batchnorm_features,
+    {K::kBatchNorm, infer_grouped_norm, nullptr, batchnorm_outputs, offer_batchnorm_features,
      nullptr},
-    {K::kBatchNormInference, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
-    {K::kBatchNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
-    {K::kInstanceNorm, infer_grouped_norm, types_numeric, norm_outputs, nullptr, nullptr},
-    {K::kInstanceNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
-    {K::kAdaLayerNorm, infer_grouped_norm, types_numeric, norm_outputs, offer_adalayernorm_features,
+    {K::kBatchNormInference, infer_grouped_norm, nullptr, nullptr, nullptr, nullptr},
+    {K::kBatchNormBackward, infer_grouped_norm, nullptr, nullptr, nullptr, nullptr},
+    {K::kInstanceNorm, infer_grouped_norm, nullptr, norm_outputs, nullptr, nullptr},
+    {K::kInstanceNormBackward, infer_grouped_norm, nullptr, nullptr, nullptr, nullptr},
+    {K::kAdaLayerNorm, infer_grouped_norm, nullptr, norm_outputs, offer_adalayernorm_features,
      nullptr},
-    {K::kAdaLayerNormBackward, infer_grouped_norm, types_numeric, nullptr, nullptr, nullptr},
+    {K::kAdaLayerNormBackward, infer_grouped_norm, nullptr, nullptr, nullptr, nullptr},
     {K::kSdpaFp8, infer_sdpa_fp8, types_sdpa_fp8, sdpa_fp8_outputs, nullptr,
      check_attention_support},
     {K::kSdpaFp8Backward, infer_sdpa_fp8_backward, types_sdpa_fp8, nullptr, nullptr,
      check_attention_support},
-    {K::kBlockScaleQuantize, infer_block_scale, check_types_block_scale, nullptr, nullptr, nullptr},
-    {K::kBlockScaleDequantize, infer_block_scale, check_types_block_scale, nullptr, nullptr,
-     nullptr},
-    {K::kGenStats, infer_genstats, types_numeric, nullptr, nullptr, nullptr},
-    {K::kBnFinalize, infer_bn_finalize, check_types_bn_finalize, bn_finalize_outputs, nullptr,
-     nullptr},
-    {K::kDbnWeight, infer_dbn_weight, types_numeric, nullptr, nullptr, nullptr},
+    {K::kBlockScaleQuantize, infer_block_scale, nullptr, nullptr, nullptr, nullptr},
+    {K::kBlockScaleDequantize, infer_block_scale, nullptr, nullptr, nullptr, nullptr},
+    {K::kGenStats, infer_genstats, nullptr, nullptr, nullptr, nullptr},
+    {K::kBnFinalize, infer_bn_finalize, nullptr, bn_finalize_outputs, nullptr, nullptr},
+    {K::kDbnWeight, infer_dbn_weight, nullptr, nullptr, nullptr, nullptr},
     {K::kMoeGroupedMatmul, infer_moe_grouped_matmul, check_types_moe_grouped_matmul, nullptr,
      nullptr, nullptr},
     {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,

@@ -42,12 +42,21 @@ void check_types(Graph &graph, Node &node) {
   if (node.compute_dtype == CUDNNFE_DTYPE_NOT_SET)
     node.compute_dtype =
         graph.compute_dtype != CUDNNFE_DTYPE_NOT_SET ? graph.compute_dtype : CUDNNFE_DTYPE_FLOAT;
-  if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_INT32 &&
-      node.compute_dtype != CUDNNFE_DTYPE_HALF && node.compute_dtype != CUDNNFE_DTYPE_DOUBLE &&
-      !(node.compute_dtype == CUDNNFE_DTYPE_BOOLEAN && boolean_math_allowed(node)))
-    fail_graph(Graph::label(node), ": compute data type ", dtype_name(node.compute_dtype),
-               " is not supported; use FLOAT (or HALF, INT32)");
+  // Any compute type is a well-formed graph: cuDNN decides what it takes
+  // (cudnn-frontend passes the type on unchecked), and the CPU reference
+  // refuses at build what it cannot compute in (compute_type_computable).
   if (auto rule = op_rules(node.kind).check_types) rule(graph, node);
+}
+
+bool compute_type_computable(const Node &node) {
+  switch (node.compute_dtype) {
+    case CUDNNFE_DTYPE_FLOAT:
+    case CUDNNFE_DTYPE_HALF:
+    case CUDNNFE_DTYPE_INT32:
+    case CUDNNFE_DTYPE_DOUBLE: return true;
+    case CUDNNFE_DTYPE_BOOLEAN: return boolean_math_allowed(node);
+    default: return false;
+  }
 }
 
 void check_numeric_inputs(Graph &graph, const Node &node, size_t end_port) {

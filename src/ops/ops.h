@@ -23,8 +23,12 @@ void check_types(Graph &graph, Node &node);
 // ill-formed).
 void check_support(const Graph &graph, const Node &node, const SupportTarget &target);
 
+// Whether the CPU reference computes in the node's compute type: FLOAT,
+// HALF, INT32 or DOUBLE, and BOOLEAN for comparisons and logic.
+bool compute_type_computable(const Node &node);
+
 // Fails unless the inputs on ports below `end_port` are floating or INT8
-// (the type rule of most ops).
+// (attention's type rule).
 void check_numeric_inputs(Graph &graph, const Node &node, size_t end_port);
 
 // Whether output `port` of a node exists (SDPA's stats only when asked).
@@ -58,30 +62,15 @@ void infer_rng(Graph &graph, Node &node);
 void check_types_rng(Graph &graph, Node &node);
 // block_scale_quantize, block_scale_dequantize (block_scale.cpp).
 void infer_block_scale(Graph &graph, Node &node);
-void check_types_block_scale(Graph &graph, Node &node);
 // genstats, bn_finalize and dbn_weight (batchnorm_split.cpp). bn_finalize's running
 // statistics inputs start at this port (prev mean, prev var, momentum).
 void infer_genstats(Graph &graph, Node &node);
 constexpr size_t kBnFinalizePrevRunningMean = 6;
 void infer_bn_finalize(Graph &graph, Node &node);
-void check_types_bn_finalize(Graph &graph, Node &node);
 void infer_dbn_weight(Graph &graph, Node &node);
 // moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).
 void infer_moe_grouped_matmul(Graph &graph, Node &node);
 void check_types_moe_grouped_matmul(Graph &graph, Node &node);
-
-// The element groups of batchnorm, instancenorm and adalayernorm (every
-// kind of each): bit i of `reduced` set means the statistics are taken over
-// x's dim i; bit i of `param` means scale and bias vary along dim i. Both
-// are 0 for other kinds.
-struct NormGroups {
-  uint32_t reduced = 0;
-  uint32_t param = 0;
-};
-NormGroups norm_groups(OpKind kind, size_t rank);
-bool is_grouped_norm(OpKind kind);
-// `dims` with every dim whose bit is clear in `mask` set to 1.
-std::vector<int64_t> keep_dims(const std::vector<int64_t> &dims, uint32_t mask);
 
 // ---- helpers shared by the per-kind files ----
 

@@ -50,9 +50,6 @@ void infer_rng(Graph &graph, Node &node) {
       fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" ",
                  dims_string(t.dims), " has ", t.element_count(),
                  " elements; it must hold exactly one");
-    if (t.producer >= 0)
-      fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name,
-                 "\" is computed by another op; seed and offset must be graph inputs or scalars");
   }
   Tensor &y = set_output_shape(graph, node, 0, attrs.dims, packed_strides(attrs.dims));
   if (y.dims != attrs.dims)
@@ -69,11 +66,6 @@ void check_types_rng(Graph &graph, Node &node) {
                  "\" has data type ", dtype_name(t.dtype),
                  "; seed and offset are INT64 (or INT32)");
   }
-  const Tensor &y = graph.tensor(node.outputs[0]);
-  const RngAttrs &attrs = node.as<RngAttrs>();
-  if (attrs.distribution != CUDNNFE_RNG_BERNOULLI && !dtype_is_float(y.dtype))
-    fail_graph(Graph::label(node), ": output \"", y.name, "\" has data type ", dtype_name(y.dtype),
-               "; ", rng_distribution_name(attrs.distribution), " numbers need a floating type");
 }
 
 }  // namespace cudnnfe

@@ -6,6 +6,15 @@
 #include <stdint.h>
 
 #define STUB_MAX_POINTERS 256
+#define STUB_MAX_TENSORS 512
+
+/* A finalized tensor descriptor: its UID, dims and strides. */
+struct stub_tensor {
+  int64_t uid;
+  int64_t rank;
+  int64_t dims[8];
+  int64_t strides[8];
+};
 
 struct stub_counters {
   /* cuDNN */
@@ -16,6 +25,9 @@ struct stub_counters {
   void *last_pack;
   int64_t last_count;
   void *last_pointers[STUB_MAX_POINTERS];
+  /* Every tensor descriptor finalized, in order (the first STUB_MAX_TENSORS). */
+  long tensors_logged;
+  struct stub_tensor tensors[STUB_MAX_TENSORS];
 };
 
 struct stub_cudart_counters {

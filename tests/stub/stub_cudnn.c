@@ -11,16 +11,26 @@
 
 struct stub_counters stub_counters;
 
-/* A descriptor: its type, and for a variant pack the data pointers last set. */
+/* A descriptor: its type, for a variant pack the data pointers last set,
+ * for a tensor its UID, dims and strides. */
 struct stub_descriptor {
   int type;
   int64_t count;
   void *pointers[STUB_MAX_POINTERS];
+  struct stub_tensor tensor;
 };
 
-/* CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR and CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS
- * in cudnn_graph.h (cuDNN 9). */
-enum { kVariantPack = 16, kDataPointers = 1001 };
+/* CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+ * CUDNN_BACKEND_TENSOR_DESCRIPTOR and CUDNN_ATTR_TENSOR_DIMENSIONS, _STRIDES
+ * and _UNIQUE_ID in cudnn_graph.h (cuDNN 9). */
+enum {
+  kVariantPack = 16,
+  kDataPointers = 1001,
+  kTensor = 17,
+  kTensorDims = 902,
+  kTensorStrides = 903,
+  kTensorUid = 906
+};
 
 size_t cudnnGetVersion(void) {
   return 91900;
@@ -61,6 +71,16 @@ int cudnnBackendSetAttribute(void *descriptor, int name, int type, int64_t count
     d->count = count;
     memcpy(d->pointers, values, (size_t)count * sizeof(void *));
   }
+  if (d->type == kTensor && count >= 1 && count <= 8) {
+    if (name == kTensorDims) {
+      d->tensor.rank = count;
+      memcpy(d->tensor.dims, values, (size_t)count * sizeof(int64_t));
+    } else if (name == kTensorStrides) {
+      memcpy(d->tensor.strides, values, (size_t)count * sizeof(int64_t));
+    } else if (name == kTensorUid) {
+      memcpy(&d->tensor.uid, values, sizeof(int64_t));
+    }
+  }
   return 0;
 }
 int cudnnBackendGetAttribute(void *descriptor, int name, int type, int64_t requested,
@@ -69,6 +89,9 @@ int cudnnBackendGetAttribute(void *descriptor, int name, int type, int64_t reque
   return 0;
 }
 int cudnnBackendFinalize(void *descriptor) {
+  const struct stub_descriptor *d = descriptor;
+  if (d->type == kTensor && stub_counters.tensors_logged < STUB_MAX_TENSORS)
+    stub_counters.tensors[stub_counters.tensors_logged++] = d->tensor;
   return 0;
 }
 int cudnnBackendExecute(void *handle, void *plan, void *pack) {

@@ -1342,7 +1342,8 @@ end
 C: `cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid, int32_t *is_bound)`
 
 Writes 1 if the tensor is a graph output or input (needs a buffer at
-execute), 0 if virtual or pass-by-value.
+execute, unless it is an input that no op reads), 0 if virtual or
+pass-by-value.
 """
 function cudnnfe_tensor_is_bound(graph, uid, is_bound)
     ccall((:cudnnfe_tensor_is_bound, libcudnnfe), cudnnfe_status_t,
@@ -2456,8 +2457,10 @@ C: `cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph)`
 Resolves data types, checks every node's shapes and types, and, where a
 GPU is usable, the support rules of that GPU (as
 cudnnfe_graph_validate_for_build with NULL handle and options). Returns
-OK, INVALID_GRAPH with a message naming the node, tensor and rule, or
-NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU.
+OK, INVALID_GRAPH (a malformed graph), or NOT_SUPPORTED (a well-formed
+graph that cudnn-frontend or cuDNN refuses on that GPU, or that cudnnfe
+cannot run on any target, e.g. a slice as a graph output), with a message
+naming the node, tensor and rule (docs/refusals.md).
 """
 function cudnnfe_graph_validate(graph)
     ccall((:cudnnfe_graph_validate, libcudnnfe), cudnnfe_status_t, (Ptr{cudnnfe_graph_t},),
@@ -2564,7 +2567,9 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *stream)`
 
 Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs
-exactly one binding; scalars need none. `workspace` must hold at least
+exactly one binding, but for an input that no op reads, whose binding is
+accepted and ignored (cudnnfe_graph_get_bound_uids lists exactly the
+tensors that need one); scalars need none. `workspace` must hold at least
 cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
 reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
 execution is asynchronous on it. Errors are reported on `handle`.

@@ -89,10 +89,13 @@ class NormOps:
                   name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
         """Layer norm ``y = (x - mean) * inv_variance * scale + bias``; returns ``(y, mean, inv_variance)``.
 
-        x is ``[N, ...]``: statistics are taken per index of dim 0 over the
-        other dims; scale and bias are ``[1, ...]``. In the TRAINING phase
-        (default) mean and inv_variance (``[N, 1, ..., 1]`` FLOAT) are outputs
-        too; in INFERENCE they are None. ``epsilon`` (default 1e-5): a float
+        Scale and bias have x's rank, each dim x's or 1: the statistics are
+        taken over the dims where the scale is not 1, per index of the others
+        (cudnn-frontend's rule): ``[N, C, H, W]`` with ``[1, C, H, W]`` per
+        sample, a transformer's ``[b, s, d]`` with ``[1, 1, d]`` per token. In
+        the TRAINING phase (default) mean and inv_variance (x's dims with 1
+        where the scale is not, FLOAT) are outputs too; in INFERENCE they are
+        None. ``epsilon`` (default 1e-5): a float
         or a one-element pass-by-value tensor.
         """
         node = self._node_name("layernorm", name)
@@ -111,8 +114,9 @@ class NormOps:
                 name: Optional[str] = None) -> Tuple[Tensor, Optional[Tensor]]:
         """RMS norm ``y = x * inv_rms * scale (+ bias)``; returns ``(y, inv_rms)``.
 
-        ``inv_rms = 1/sqrt(mean(x**2) + epsilon)`` per index of dim 0; it is
-        an output in the TRAINING phase (default), None in INFERENCE.
+        ``inv_rms = 1/sqrt(mean(x**2) + epsilon)`` over the dims where the
+        scale is not 1 (as :meth:`layernorm`); it is an output in the TRAINING
+        phase (default), None in INFERENCE.
         """
         node = self._node_name("rmsnorm", name)
         opts, cname = self._norm_options(node, epsilon, zero_centered_gamma, norm_forward_phase,
@@ -350,7 +354,9 @@ class NormOps:
 
         x is ``[B, S, features...]``; statistics per (b, s) over the features
         (``[B, S, 1, ...]`` FLOAT; None in INFERENCE); scale and bias are per
-        sample, ``[B, 1, features...]``. ``zero_centered_gamma`` (a cudnnfe
+        sample, ``[B, 1, features...]``, or shared, ``[1, 1, features...]``
+        (each dim x's or 1; the dims after the first where the scale is not 1
+        are normalized). ``zero_centered_gamma`` (a cudnnfe
         extension) uses ``1 + scale``.
         """
         node = self._node_name("adalayernorm", name)

@@ -11,8 +11,9 @@ in place:
 * create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``
   next to a backward that takes no epsilon) and bind it at execute: cudnn-frontend's
   graph holds only the tensors its nodes use, so such an input is not part of it.
-  Here it leaves the C graph before validation (which refuses unread inputs) and
-  its binding is accepted and ignored, as a folded constant's.
+  Here it leaves the C graph before validation (the C library would keep it as an
+  input that takes no buffer; leaving matches cudnn-frontend's graph, which never had
+  it) and its binding is accepted and ignored, as a folded constant's.
 
 Each is done here by editing the graph description (``docs/graph-json.md``:
 :meth:`pygraph.serialize`), loading it into a fresh C graph and adopting

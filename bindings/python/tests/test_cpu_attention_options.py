@@ -409,19 +409,16 @@ def g4():
     return g, q
 
 
-@pytest.mark.parametrize("keyword,value,feature", [
-    ("score_max", "q", "score-max"),
-    ("rng_dump", "q", "dropout mask"), ("unfuse_fma", True, "unfused FMA"),
-])
-def test_sdpa_refuses_what_the_abi_lacks(g4, keyword, value, feature):
+def test_sdpa_writes_its_softmax_dumps_into_unread_caller_tensors(g4):
     g, q = g4
-    with pytest.raises(cudnnfe.NotOfferedError, match=feature) as info:
-        g.sdpa(q, q, q, **{keyword: q if value == "q" else value})
-    assert isinstance(info.value, NotImplementedError)
-    assert isinstance(info.value, cudnnfe.cudnnGraphNotSupportedError)
-    assert keyword in str(info.value)
+    # score_max / score_sum_exp / rng_dump become the node's outputs: a tensor the node
+    # reads cannot be one (tests/test_cpu_attention_frontend_parity.py checks the values).
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="is read by"):
+        g.sdpa(q, q, q, score_max=q)
+    with pytest.raises(TypeError, match="rng_dump must be a cudnnfe.Tensor"):
+        g.sdpa(q, q, q, rng_dump="mask")
     assert g.get_node_count() == 0
-    g.sdpa(q, q, q, implementation="AUTO", unfuse_fma=False)  # the defaults are accepted
+    g.sdpa(q, q, q, implementation="AUTO", unfuse_fma=True)  # taken (ignored off unified)
 
 
 def test_sdpa_option_errors_carry_the_library_message(g4):
@@ -431,8 +428,6 @@ def test_sdpa_option_errors_carry_the_library_message(g4):
     assert 'sdpa "attn"' in info.value.message and info.value.status_name.endswith("GRAPH")
     with pytest.raises(cudnnfe.InvalidGraphError, match="seq_len"):
         g.sdpa(q, q, q, use_padding_mask=True)
-    with pytest.raises(cudnnfe.InvalidGraphError, match="(?i)alibi"):
-        g.sdpa(q, q, q, use_alibi_mask=True)
     with pytest.raises(cudnnfe.InvalidGraphError, match="dropout"):
         g.sdpa(q, q, q, dropout=(1.5, 1, 2))
     with pytest.raises(ValueError, match="same bound"):
@@ -456,18 +451,24 @@ def test_sdpa_option_errors_carry_the_library_message(g4):
 
 
 def test_sdpa_fp8_refuses_what_the_abi_lacks():
+    scales = [1.0] * 6
+    # cudnn-frontend refuses bias in FP8 attention too ("SDPA FP8 does not support bias");
+    # every refusal comes from validate(), where cudnn-frontend's tests skip on it.
+    for kw, match in ((dict(bias=True), r'^f: bias .*FP8 attention \(sdpa_fp8\): '
+                                        r'cudnn-frontend refuses it too'),
+                      (dict(attn_scale=True), "attn_scale as a tensor"),
+                      (dict(compute_data_type=data_type.HALF), "FLOAT")):
+        g = graph(io_data_type=data_type.FP8_E4M3)
+        q = g.tensor(dim=[1, 2, 16, 16])
+        kw = {k: (q if v is True else v) for k, v in kw.items()}
+        o, _, amax_s, amax_o = g.sdpa_fp8(q, q, q, *scales, generate_stats=False, name="f",
+                                          **kw)
+        for t in (o, amax_s, amax_o):
+            t.set_output(True)
+        with pytest.raises(cudnnfe.NotOfferedError, match=match):
+            g.validate()
     g = graph(io_data_type=data_type.FP8_E4M3)
     q = g.tensor(dim=[1, 2, 16, 16])
-    scales = [1.0] * 6
-    # cudnn-frontend refuses bias in FP8 attention too ("SDPA FP8 does not support bias").
-    with pytest.raises(cudnnfe.NotOfferedError,
-                       match=r'^f: bias .*FP8 attention \(sdpa_fp8\): cudnn-frontend refuses '
-                             r'it too'):
-        g.sdpa_fp8(q, q, q, *scales, generate_stats=False, bias=q, name="f")
-    for kw, match in ((dict(attn_scale=q), "attn_scale as a tensor"),
-                      (dict(compute_data_type=data_type.HALF), "FLOAT")):
-        with pytest.raises(cudnnfe.NotOfferedError, match=match):
-            g.sdpa_fp8(q, q, q, *scales, generate_stats=False, **kw)
     # right_bound=0 with TOP_LEFT alignment is the causal mask the ABI has
     o, stats, amax_s, amax_o = g.sdpa_fp8(q, q, q, *scales, right_bound=0, is_inference=True)
     assert stats is None and amax_s.get_dim() == [1, 1, 1, 1]

@@ -242,8 +242,8 @@ def test_norm_bad_inputs(bn_arrays):
         g.instancenorm_backward(tx, tx, ts)
     with pytest.raises(ValueError, match="norm_forward_phase"):
         g.instancenorm("testing", tx, ts, tb)
-    with pytest.raises(cudnnfe.InvalidGraphError):
-        g.instancenorm("training", g.tensor(dim=[4, 3]), ts, tb)  # rank >= 3
+    with pytest.raises(cudnnfe.InvalidGraphError, match="at least 2"):
+        g.instancenorm("training", g.tensor(dim=[4]), ts, tb)  # x needs [N, C, ...]
 
 
 def test_high_level_graph_with_an_epsilon_tensor(bn_arrays):
@@ -279,3 +279,91 @@ def test_epsilon_tensor_survives_graph_json(rng):
     (out,) = run(g2, inputs, [y], target=cudnnfe.target.CPU_REFERENCE)
     close(out, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 3.0),
           rtol=1e-4, atol=1e-5)
+
+
+# ---- scale and bias that broadcast (issue 23) -------------------------------------------
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_transformer_norm_with_a_shared_scale_matches_numpy(rng, rms):
+    """A transformer's LayerNorm / RMSNorm: x [b, s, d] normalized per token over d with scale
+    and bias [1, 1, d] (cudnn-frontend infers the statistics as x's dims with 1 where the scale
+    is not 1: [b, s, 1]). Was refused with "expected [1,s,d]"."""
+    b, sq, d = 2, 3, 8
+    x = rng.standard_normal((b, sq, d)).astype(np.float32) * 2 + 0.5
+    scale = rng.standard_normal((1, 1, d)).astype(np.float32)
+    bias = rng.standard_normal((1, 1, d)).astype(np.float32)
+    g = graph()
+    tx, ts, tb = (g.tensor_like(a) for a in (x, scale, bias))
+    if rms:
+        y, inv = g.rmsnorm(tx, ts, tb, epsilon=1e-5)
+        stats = [inv]
+    else:
+        y, mean, inv = g.layernorm(tx, ts, tb, epsilon=1e-5)
+        stats = [mean, inv]
+    assert all(t.get_dim() == [b, sq, 1] for t in stats)
+    outs = run(g, {tx: x, ts: scale, tb: bias}, [t.set_output(True) for t in [y] + stats])
+    x64 = x.astype(np.float64)
+    mu = np.zeros((b, sq, 1)) if rms else x64.mean(axis=2, keepdims=True)
+    iv = 1 / np.sqrt(((x64 - mu) ** 2).mean(axis=2, keepdims=True) + 1e-5)
+    close(outs[0], (x64 - mu) * iv * scale + bias, rtol=1e-4, atol=1e-5)
+    close(outs[-1], iv, rtol=1e-4, atol=1e-5)
+    if not rms:
+        close(outs[1], mu, rtol=1e-4, atol=1e-5)
+
+    # The backward: dscale and dbias take the scale's shape, [1, 1, d].
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    gb = graph()
+    tdy, tx, ts, ti = (gb.tensor_like(a) for a in (dy, x, scale, outs[-1]))
+    if rms:
+        dx, ds, db = gb.rmsnorm_backward(tdy, tx, ts, ti, has_dbias=True)
+        inputs = {tdy: dy, tx: x, ts: scale, ti: outs[-1]}
+    else:
+        tm = gb.tensor_like(outs[1])
+        dx, ds, db = gb.layernorm_backward(tdy, tx, ts, tm, ti)
+        inputs = {tdy: dy, tx: x, ts: scale, tm: outs[1], ti: outs[-1]}
+    assert ds.get_dim() == [1, 1, d] and db.get_dim() == [1, 1, d]
+    got = run(gb, inputs, [t.set_output(True) for t in (dx, ds, db)])
+    want = ref.norm_backward(dy.astype(np.float64), x64, scale, 0.0 if rms else outs[1],
+                             outs[-1], (2,), (0, 1))
+    if rms:  # no mean term: dx = inv * (dy*g - xhat * mean(dy*g * xhat))
+        xhat = x64 * outs[-1]
+        dyg = dy * scale
+        want = (outs[-1] * (dyg - xhat * (dyg * xhat).mean(axis=2, keepdims=True)),) + want[1:]
+    for a, w in zip(got, want):
+        close(a, w, rtol=1e-4, atol=1e-4)
+
+
+def test_norm_parameters_broadcast_over_any_dims_and_bad_shapes_are_malformed(rng):
+    """Scale and bias: each dim x's or 1 (the scale's non-1 dims are normalized). A [1, s, d]
+    scale normalizes per sample; a shared [1, 1, D] adalayernorm scale works as [B, 1, D] does;
+    a dim that is neither x's nor 1 is a malformed graph (InvalidGraphError)."""
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    scale = rng.standard_normal((1, 3, 4)).astype(np.float32)
+    bias = rng.standard_normal((1, 1, 4)).astype(np.float32)
+    g = graph()
+    tx, ts, tb = (g.tensor_like(a) for a in (x, scale, bias))
+    y, mean, inv = g.layernorm(tx, ts, tb, epsilon=1e-5)
+    assert mean.get_dim() == [2, 1, 1]
+    (out,) = run(g, {tx: x, ts: scale, tb: bias}, [y.set_output(True)])
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=(1, 2), keepdims=True)
+    iv = 1 / np.sqrt(((x64 - mu) ** 2).mean(axis=(1, 2), keepdims=True) + 1e-5)
+    close(out, (x64 - mu) * iv * scale + bias, rtol=1e-4, atol=1e-5)
+
+    shared = rng.standard_normal((1, 1, 4)).astype(np.float32)
+    ga = graph()
+    tx, ts, tb = (ga.tensor_like(a) for a in (x, shared, shared))
+    y, mean, inv = ga.adalayernorm(norm_forward_phase=norm_forward_phase.TRAINING, input=tx,
+                                   scale=ts, bias=tb, epsilon=1e-5)
+    assert mean.get_dim() == [2, 3, 1]
+    (out,) = run(ga, {tx: x, ts: shared, tb: shared}, [y.set_output(True)])
+    want = ref.adalayernorm(x64, np.repeat(shared, 2, axis=0), np.repeat(shared, 2, axis=0),
+                            1e-5)
+    close(out, want[0], rtol=1e-4, atol=1e-5)
+
+    gbad = graph()
+    tx = gbad.tensor_like(x)
+    with pytest.raises(cudnnfe.InvalidGraphError, match="x's or 1") as info:
+        gbad.layernorm(tx, gbad.tensor(dim=[1, 1, 2], name="s2"), gbad.tensor(dim=[1, 1, 4]))
+    assert "s2" in info.value.message

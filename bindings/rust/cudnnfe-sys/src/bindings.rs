@@ -751,7 +751,8 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Writes 1 if the tensor is a graph output or input (needs a buffer at"]
-    #[doc = " execute), 0 if virtual or pass-by-value."]
+    #[doc = " execute, unless it is an input that no op reads), 0 if virtual or"]
+    #[doc = " pass-by-value."]
     pub fn cudnnfe_tensor_is_bound(
         graph: *const cudnnfe_graph_t,
         uid: i64,
@@ -3054,17 +3055,22 @@ extern "C" {
 #[doc = " Normalizations. Every norm computes, per group of x's elements, mean and"]
 #[doc = " inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +"]
 #[doc = " bias; the ops differ in the groups and in the shapes of scale and bias:"]
-#[doc = "   layernorm, rmsnorm  x [N, ...]: per index of dim 0 over all other dims"]
-#[doc = "                       (an LLM's [tokens, hidden] or [tokens, hidden, 1,"]
-#[doc = "                       1]); scale, bias [1, ...] with x's other dims;"]
-#[doc = "                       statistics [N, 1, ..., 1]"]
+#[doc = "   layernorm, rmsnorm  x [N, ...]: over the dims where the scale is not 1,"]
+#[doc = "                       per index of the others (cudnn-frontend's rule):"]
+#[doc = "                       scale, bias with x's rank, each dim x's or 1 (they"]
+#[doc = "                       broadcast); statistics x's dims with 1 where the"]
+#[doc = "                       scale is not 1. [tokens, hidden] with [1, hidden],"]
+#[doc = "                       or a transformer's [b, s, d] with [1, 1, d]: per"]
+#[doc = "                       token; [N, C, H, W] with [1, C, H, W]: per sample"]
 #[doc = "   batchnorm           x [N, C, spatial...]: per channel over N and spatial;"]
 #[doc = "                       scale, bias and statistics [1, C, 1, ...]"]
 #[doc = "   instancenorm        x [N, C, spatial...]: per (n, c) over spatial;"]
 #[doc = "                       scale, bias [1, C, 1, ...]; statistics [N, C, 1, ...]"]
 #[doc = "   adalayernorm        x [B, S, features...]: per (b, s) over the features;"]
-#[doc = "                       scale, bias [B, 1, features...]; statistics [B, S,"]
-#[doc = "                       1, ...]"]
+#[doc = "                       scale, bias [B, 1, features...] or [1, 1,"]
+#[doc = "                       features...] (each dim x's or 1; the dims after the"]
+#[doc = "                       first where the scale is not 1 are normalized);"]
+#[doc = "                       statistics [B, S, 1, ...]"]
 #[doc = " Statistics outputs are FLOAT unless set otherwise. Backward ops take the"]
 #[doc = " forward's statistics (not recomputed ones) and write the parameter"]
 #[doc = " gradients in the scale's type, as cuDNN does."]
@@ -4061,7 +4067,8 @@ pub struct cudnnfe_block_scale_options {
     #[doc = " packed."]
     pub transpose: i32,
     #[doc = " Quantize only: y's type when y's type is not set, FP8_E4M3 (default)"]
-    #[doc = " or FP8_E5M2. The scale's type is FP8_E8M0."]
+    #[doc = " or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or"]
+    #[doc = " refuses other types). The scale's type is FP8_E8M0."]
     pub y_dtype: cudnnfe_dtype_t,
 }
 #[test]
@@ -6256,8 +6263,10 @@ extern "C" {
     #[doc = " Resolves data types, checks every node's shapes and types, and, where a"]
     #[doc = " GPU is usable, the support rules of that GPU (as"]
     #[doc = " cudnnfe_graph_validate_for_build with NULL handle and options). Returns"]
-    #[doc = " OK, INVALID_GRAPH with a message naming the node, tensor and rule, or"]
-    #[doc = " NOT_SUPPORTED for a graph cudnn-frontend or cuDNN refuses on that GPU."]
+    #[doc = " OK, INVALID_GRAPH (a malformed graph), or NOT_SUPPORTED (a well-formed"]
+    #[doc = " graph that cudnn-frontend or cuDNN refuses on that GPU, or that cudnnfe"]
+    #[doc = " cannot run on any target, e.g. a slice as a graph output), with a message"]
+    #[doc = " naming the node, tensor and rule (docs/refusals.md)."]
     pub fn cudnnfe_graph_validate(graph: *mut cudnnfe_graph_t) -> cudnnfe_status_t;
 }
 extern "C" {
@@ -6380,7 +6389,9 @@ fn bindgen_test_layout_cudnnfe_binding() {
 pub type cudnnfe_binding_t = cudnnfe_binding;
 extern "C" {
     #[doc = " Runs the built graph. Every bound tensor (cudnnfe_tensor_is_bound) needs"]
-    #[doc = " exactly one binding; scalars need none. `workspace` must hold at least"]
+    #[doc = " exactly one binding, but for an input that no op reads, whose binding is"]
+    #[doc = " accepted and ignored (cudnnfe_graph_get_bound_uids lists exactly the"]
+    #[doc = " tensors that need one); scalars need none. `workspace` must hold at least"]
     #[doc = " cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU"]
     #[doc = " reference). `stream` is a cudaStream_t (NULL: the default stream); GPU"]
     #[doc = " execution is asynchronous on it. Errors are reported on `handle`."]

@@ -1130,10 +1130,11 @@ impl Graph {
         })
     }
 
-    /// Layer normalization: `y = (x - mean) * inv_variance * scale + bias`,
-    /// statistics per index of dim 0 over all other dims. `scale` and `bias`
-    /// are `[1, ...]` with x's other dims. In training the statistics are
-    /// outputs too.
+    /// Layer normalization: `y = (x - mean) * inv_variance * scale + bias`.
+    /// `scale` and `bias` have x's rank, each dim x's or 1; the statistics
+    /// are taken over the dims where the scale is not 1, per index of the
+    /// others (`[b, s, d]` with `[1, 1, d]`: per token). In training the
+    /// statistics are outputs too.
     pub fn layernorm(
         &mut self,
         x: Tensor,
@@ -1165,8 +1166,8 @@ impl Graph {
     }
 
     /// RMS normalization: `y = x * inv_rms * scale (+ bias)`, `inv_rms =
-    /// 1/sqrt(mean(x²) + epsilon)` per index of dim 0. In training `inv_rms`
-    /// is an output too.
+    /// 1/sqrt(mean(x²) + epsilon)` over the dims where the scale is not 1 (as
+    /// [`Graph::layernorm`]). In training `inv_rms` is an output too.
     pub fn rmsnorm(
         &mut self,
         x: Tensor,

@@ -492,14 +492,11 @@ fn invalid_graph_names_node_tensor_and_rule() -> TestResult {
     let (mut g, a, b) = two_inputs()?;
     g.matmul(a, b, &MatmulOptions::default())?;
     expect_err(g.validate(), ErrorKind::InvalidGraph, &["no outputs"]);
+    // An input no op reads ("b") is no refusal: it takes no buffer.
     let (mut g, a, _) = two_inputs()?;
     let y = g.unary(PointwiseMode::Abs, a)?;
     g.set_output(y, true)?;
-    expect_err(
-        g.build(&BuildOptions::cpu_reference()),
-        ErrorKind::InvalidGraph,
-        &["\"b\"", "no operation reads"],
-    );
+    g.build(&BuildOptions::cpu_reference())?;
     let mut g = Graph::new()?;
     let x = g.input("x", DataType::NotSet, &[3])?;
     let y = g.unary(PointwiseMode::Abs, x)?;
