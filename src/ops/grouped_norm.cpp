@@ -108,9 +108,9 @@ void require_shape(const Node &node, size_t port, const Tensor &t, const std::ve
 // Sets an output's shape, refusing disagreeing overrides; statistics
 // default to FLOAT.
 void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &layout, bool is_statistic) {
+                const DimOrder &order, bool is_statistic) {
   if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
+  Tensor &out = set_output_shape(graph, node, port, dims, order);
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
@@ -158,7 +158,7 @@ void infer_forward(Graph &graph, Node &node) {
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
   require_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
   require_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
-  const std::vector<int64_t> stats_layout = strides_like(stats, x.strides);
+  const DimOrder stats_layout = dimension_order(x);
   if (node.kind == OpKind::kBatchNorm) {
     const bool has_mean = node.inputs[3] != 0, has_var = node.inputs[4] != 0;
     if (has_mean != has_var)
@@ -177,7 +177,7 @@ void infer_forward(Graph &graph, Node &node) {
                    "variance, which divides by N * spatial - 1 = 0");
     }
   }
-  set_output(graph, node, 0, x.dims, x.strides, false);
+  set_output(graph, node, 0, x.dims, dimension_order(x), false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
     set_output(graph, node, port, stats, stats_layout, true);
 }
@@ -192,7 +192,7 @@ void infer_inference(Graph &graph, Node &node) {
   for (size_t port = 3; port < 5; ++port)
     require_shape(node, port, required_input(graph, node, port), stats,
                   "the statistics to apply, [1, C, 1, ...]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
+  set_output(graph, node, 0, x.dims, dimension_order(x), false);
 }
 
 void infer_backward(Graph &graph, Node &node) {
@@ -206,9 +206,9 @@ void infer_backward(Graph &graph, Node &node) {
   for (size_t port = 3; port < 5; ++port)
     require_shape(node, port, required_input(graph, node, port), stats,
                   cat("the forward's statistics ", stats_rule(node.kind)).c_str());
-  set_output(graph, node, 0, x.dims, x.strides, false);
-  set_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_output(graph, node, 2, scale.dims, scale.strides, false);
+  set_output(graph, node, 0, x.dims, dimension_order(x), false);
+  set_output(graph, node, 1, scale.dims, dimension_order(scale), false);
+  set_output(graph, node, 2, scale.dims, dimension_order(scale), false);
   // Parameter gradients take the parameters' type (cuDNN writes them so).
   for (size_t port = 1; port < 3; ++port) {
     Tensor &grad = graph.tensor(node.outputs[port]);

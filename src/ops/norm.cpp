@@ -31,9 +31,9 @@ void require_shape(const Node &node, size_t port, const Tensor &t, const std::ve
 // Sets a statistics or parameter-gradient output, refusing disagreeing
 // overrides; statistics default to FLOAT.
 void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &layout, bool is_statistic) {
+                const DimOrder &order, bool is_statistic) {
   if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
+  Tensor &out = set_output_shape(graph, node, port, dims, order);
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
@@ -55,9 +55,9 @@ void infer_forward(Graph &graph, Node &node, const NormAttrs &attrs) {
   require_shape(node, 1, required_input(graph, node, 1), param_dims(x), "[1, x's other dims]");
   if (node.kind == OpKind::kLayerNorm || node.inputs[2] != 0)
     require_shape(node, 2, required_input(graph, node, 2), param_dims(x), "[1, x's other dims]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
+  set_output(graph, node, 0, x.dims, dimension_order(x), false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_output(graph, node, port, stats_dims(x), packed_strides(stats_dims(x)), true);
+    set_output(graph, node, port, stats_dims(x), row_major_order(x.dims.size()), true);
   (void)attrs;
 }
 
@@ -73,9 +73,9 @@ void infer_backward(Graph &graph, Node &node) {
   for (size_t port = 3; port < node.inputs.size(); ++port)
     require_shape(node, port, required_input(graph, node, port), stats_dims(x),
                   "the forward's statistics [N, 1, ...]");
-  set_output(graph, node, 0, x.dims, x.strides, false);
-  set_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_output(graph, node, 2, scale.dims, scale.strides, false);
+  set_output(graph, node, 0, x.dims, dimension_order(x), false);
+  set_output(graph, node, 1, scale.dims, dimension_order(scale), false);
+  set_output(graph, node, 2, scale.dims, dimension_order(scale), false);
   // Parameter gradients take the parameters' type (cuDNN's norm backward
   // writes them so), not the graph's io type.
   for (size_t port = 1; port < 3; ++port) {
