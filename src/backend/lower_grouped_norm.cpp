@@ -216,17 +216,11 @@ class GroupedNormLowering {
   // innermost stride and their count M; the view's order from x's view.
   void plan_ada() {
     rank_ = 3;
-    for (size_t i = 2; i < x_.dims.size(); ++i) {
-      features_ *= x_.dims[i];
-      if (x_.dims[i] != 1) feature_order_.push_back(i);
-    }
-    std::stable_sort(feature_order_.begin(), feature_order_.end(),
-                     [&](size_t a, size_t b) { return x_.strides[a] > x_.strides[b]; });
-    order_ = {0, 1, 2};
-    const std::vector<int64_t> x_strides = ada_strides(x_, "x");
-    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      return x_strides[a] > x_strides[b] || (x_strides[a] == x_strides[b] && a < b);
-    });
+    for (size_t i = 2; i < x_.dims.size(); ++i) features_ *= x_.dims[i];
+    for (size_t i : dimension_order(x_).outer_to_inner)
+      if (i >= 2 && x_.dims[i] != 1) feature_order_.push_back(i);
+    order_ =
+        dimension_order({x_.dims[0], x_.dims[1], features_}, ada_strides(x_, "x")).outer_to_inner;
   }
 
   // [lead0, lead1, M] strides of a tensor with x's features (x, dy, scale

@@ -40,12 +40,9 @@ struct FeatureLayout {
 
 FeatureLayout feature_layout(const Tensor &x) {
   FeatureLayout f;
-  for (size_t i = 1; i < x.dims.size(); ++i) {
-    f.features *= x.dims[i];
-    if (x.dims[i] != 1) f.order.push_back(i);
-  }
-  std::stable_sort(f.order.begin(), f.order.end(),
-                   [&](size_t a, size_t b) { return x.strides[a] > x.strides[b]; });
+  for (size_t i = 1; i < x.dims.size(); ++i) f.features *= x.dims[i];
+  for (size_t i : dimension_order(x).outer_to_inner)
+    if (i > 0 && x.dims[i] != 1) f.order.push_back(i);
   return f;
 }
 
