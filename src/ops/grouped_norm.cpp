@@ -98,25 +98,6 @@ size_t min_rank(OpKind kind) {
   }
 }
 
-void require_shape(const Node &node, size_t port, const Tensor &t, const std::vector<int64_t> &dims,
-                   const char *rule) {
-  if (t.dims != dims)
-    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
-               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
-}
-
-// Sets an output's shape, refusing disagreeing overrides; statistics
-// default to FLOAT.
-void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const DimOrder &order, bool is_statistic) {
-  if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, order);
-  if (out.dims != dims)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
-               " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
-  if (is_statistic && out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
-}
-
 void check_attrs(const Node &node, const NormAttrs &a) {
   const std::string label = Graph::label(node);
   if (!(a.epsilon >= 0) || !std::isfinite(a.epsilon))
@@ -156,8 +137,8 @@ void infer_forward(Graph &graph, Node &node) {
   const NormGroups groups = norm_groups(node.kind, x.dims.size());
   const std::vector<int64_t> params = keep_dims(x.dims, groups.param);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  require_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
-  require_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
+  require_norm_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
+  require_norm_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
   const DimOrder stats_layout = dimension_order(x);
   if (node.kind == OpKind::kBatchNorm) {
     const bool has_mean = node.inputs[3] != 0, has_var = node.inputs[4] != 0;
@@ -167,7 +148,8 @@ void infer_forward(Graph &graph, Node &node) {
                  " is missing: running statistics need both (or neither)");
     if (has_mean) {
       for (size_t port = 3; port < 5; ++port)
-        require_shape(node, port, graph.tensor(node.inputs[port]), stats, stats_rule(node.kind));
+        require_norm_shape(node, port, graph.tensor(node.inputs[port]), stats,
+                           stats_rule(node.kind));
       int64_t m = 1;
       for (size_t i = 0; i < x.dims.size(); ++i)
         if (groups.reduced & (1u << i)) m *= x.dims[i];
@@ -177,9 +159,9 @@ void infer_forward(Graph &graph, Node &node) {
                    "variance, which divides by N * spatial - 1 = 0");
     }
   }
-  set_output(graph, node, 0, x.dims, dimension_order(x), false);
+  set_norm_output(graph, node, 0, x.dims, dimension_order(x), false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_output(graph, node, port, stats, stats_layout, true);
+    set_norm_output(graph, node, port, stats, stats_layout, true);
 }
 
 void infer_inference(Graph &graph, Node &node) {
@@ -187,28 +169,28 @@ void infer_inference(Graph &graph, Node &node) {
   const NormGroups groups = norm_groups(node.kind, x.dims.size());
   const std::vector<int64_t> params = keep_dims(x.dims, groups.param);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  require_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
-  require_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
+  require_norm_shape(node, 1, required_input(graph, node, 1), params, param_rule(node.kind));
+  require_norm_shape(node, 2, required_input(graph, node, 2), params, param_rule(node.kind));
   for (size_t port = 3; port < 5; ++port)
-    require_shape(node, port, required_input(graph, node, port), stats,
-                  "the statistics to apply, [1, C, 1, ...]");
-  set_output(graph, node, 0, x.dims, dimension_order(x), false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats,
+                       "the statistics to apply, [1, C, 1, ...]");
+  set_norm_output(graph, node, 0, x.dims, dimension_order(x), false);
 }
 
 void infer_backward(Graph &graph, Node &node) {
   const Tensor &dy = required_input(graph, node, 0);
   const Tensor &x = checked_x(graph, node, 1);
-  require_shape(node, 0, dy, x.dims, "x's shape");
+  require_norm_shape(node, 0, dy, x.dims, "x's shape");
   const NormGroups groups = norm_groups(node.kind, x.dims.size());
   const Tensor &scale = required_input(graph, node, 2);
-  require_shape(node, 2, scale, keep_dims(x.dims, groups.param), param_rule(node.kind));
+  require_norm_shape(node, 2, scale, keep_dims(x.dims, groups.param), param_rule(node.kind));
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
   for (size_t port = 3; port < 5; ++port)
-    require_shape(node, port, required_input(graph, node, port), stats,
-                  cat("the forward's statistics ", stats_rule(node.kind)).c_str());
-  set_output(graph, node, 0, x.dims, dimension_order(x), false);
-  set_output(graph, node, 1, scale.dims, dimension_order(scale), false);
-  set_output(graph, node, 2, scale.dims, dimension_order(scale), false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats,
+                       cat("the forward's statistics ", stats_rule(node.kind)).c_str());
+  set_norm_output(graph, node, 0, x.dims, dimension_order(x), false);
+  set_norm_output(graph, node, 1, scale.dims, dimension_order(scale), false);
+  set_norm_output(graph, node, 2, scale.dims, dimension_order(scale), false);
   // Parameter gradients take the parameters' type (cuDNN writes them so).
   for (size_t port = 1; port < 3; ++port) {
     Tensor &grad = graph.tensor(node.outputs[port]);

@@ -21,25 +21,6 @@ std::vector<int64_t> param_dims(const Tensor &x) {
   return dims;
 }
 
-void require_shape(const Node &node, size_t port, const Tensor &t, const std::vector<int64_t> &dims,
-                   const char *rule) {
-  if (t.dims != dims)
-    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
-               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
-}
-
-// Sets a statistics or parameter-gradient output, refusing disagreeing
-// overrides; statistics default to FLOAT.
-void set_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                const DimOrder &order, bool is_statistic) {
-  if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, order);
-  if (out.dims != dims)
-    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
-               " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
-  if (is_statistic && out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
-}
-
 void check_attrs(const Node &node, const NormAttrs &attrs) {
   if (!(attrs.epsilon >= 0) || !std::isfinite(attrs.epsilon))
     fail_graph(Graph::label(node), ": epsilon is ", attrs.epsilon, "; it must be finite and >= 0");
@@ -52,12 +33,13 @@ void infer_forward(Graph &graph, Node &node, const NormAttrs &attrs) {
   if (x.dims.size() < 2)
     fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dim ",
                dims_string(x.dims), "; normalization needs at least 2 [N, features...]");
-  require_shape(node, 1, required_input(graph, node, 1), param_dims(x), "[1, x's other dims]");
+  require_norm_shape(node, 1, required_input(graph, node, 1), param_dims(x), "[1, x's other dims]");
   if (node.kind == OpKind::kLayerNorm || node.inputs[2] != 0)
-    require_shape(node, 2, required_input(graph, node, 2), param_dims(x), "[1, x's other dims]");
-  set_output(graph, node, 0, x.dims, dimension_order(x), false);
+    require_norm_shape(node, 2, required_input(graph, node, 2), param_dims(x),
+                       "[1, x's other dims]");
+  set_norm_output(graph, node, 0, x.dims, dimension_order(x), false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_output(graph, node, port, stats_dims(x), row_major_order(x.dims.size()), true);
+    set_norm_output(graph, node, port, stats_dims(x), row_major_order(x.dims.size()), true);
   (void)attrs;
 }
 
@@ -67,15 +49,15 @@ void infer_backward(Graph &graph, Node &node) {
   if (x.dims.size() < 2)
     fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dim ",
                dims_string(x.dims), "; normalization needs at least 2 [N, features...]");
-  require_shape(node, 0, dy, x.dims, "x's shape");
+  require_norm_shape(node, 0, dy, x.dims, "x's shape");
   const Tensor &scale = required_input(graph, node, 2);
-  require_shape(node, 2, scale, param_dims(x), "[1, x's other dims]");
+  require_norm_shape(node, 2, scale, param_dims(x), "[1, x's other dims]");
   for (size_t port = 3; port < node.inputs.size(); ++port)
-    require_shape(node, port, required_input(graph, node, port), stats_dims(x),
-                  "the forward's statistics [N, 1, ...]");
-  set_output(graph, node, 0, x.dims, dimension_order(x), false);
-  set_output(graph, node, 1, scale.dims, dimension_order(scale), false);
-  set_output(graph, node, 2, scale.dims, dimension_order(scale), false);
+    require_norm_shape(node, port, required_input(graph, node, port), stats_dims(x),
+                       "the forward's statistics [N, 1, ...]");
+  set_norm_output(graph, node, 0, x.dims, dimension_order(x), false);
+  set_norm_output(graph, node, 1, scale.dims, dimension_order(scale), false);
+  set_norm_output(graph, node, 2, scale.dims, dimension_order(scale), false);
   // Parameter gradients take the parameters' type (cuDNN's norm backward
   // writes them so), not the graph's io type.
   for (size_t port = 1; port < 3; ++port) {

@@ -1,3 +1,5 @@
+// Shape inference and type checks: the rules table's entry points and the
+// helpers the per-kind files share (ops/ops.h).
 #include "ops/ops.h"
 
 #include <algorithm>
@@ -92,6 +94,23 @@ Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
     out.strides = packed_strides(out.dims, order);
   require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, what, out.dims, &out.strides);
   return out;
+}
+
+void require_norm_shape(const Node &node, size_t port, const Tensor &t,
+                        const std::vector<int64_t> &dims, const char *rule) {
+  if (t.dims != dims)
+    fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
+               dims_string(t.dims), "; expected ", dims_string(dims), " (", rule, ")");
+}
+
+void set_norm_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
+                     const DimOrder &order, bool is_statistic) {
+  if (!node.outputs[port]) return;
+  Tensor &out = set_output_shape(graph, node, port, dims, order);
+  if (out.dims != dims)
+    fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
+               " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
+  if (is_statistic && out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
 }
 
 void require_rank(const Node &node, const std::string &port, const Tensor &t, size_t rank,

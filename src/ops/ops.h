@@ -76,6 +76,14 @@ NormGroups norm_groups(OpKind kind, size_t rank);
 bool is_grouped_norm(OpKind kind);
 // `dims` with every dim whose bit is clear in `mask` set to 1.
 std::vector<int64_t> keep_dims(const std::vector<int64_t> &dims, uint32_t mask);
+// Every norm's shape rules (norm.cpp, grouped_norm.cpp): input `port` of
+// `node` must have `dims` (`rule` says why); an output, if the node has
+// `port`, gets `dims` packed in `order`, refusing a caller's other dims, and
+// FLOAT when it is a statistic whose type is unset.
+void require_norm_shape(const Node &node, size_t port, const Tensor &t,
+                        const std::vector<int64_t> &dims, const char *rule);
+void set_norm_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
+                     const DimOrder &order, bool is_statistic);
 
 // ---- helpers shared by the per-kind files ----
 
