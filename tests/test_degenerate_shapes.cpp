@@ -424,6 +424,20 @@ TEST(conv_output_strides_set_by_the_caller_are_kept) {
   CHECK_STRIDES(d.strides(tdx), channels_last(dxd));
 }
 
+// set_dims re-derives strides in the tensor's dimension order: a C = 1
+// channels-last input grown to C = 3 stays channels-last (it became "NHCW"
+// when C ranked beside W by its stride alone), a contiguous one NCHW.
+TEST(set_dims_keeps_the_layout_a_size1_dim_left_ambiguous) {
+  G g;
+  const int64_t nhwc = g.input("nhwc", {2, 1, 4, 4}, {16, 1, 4, 1});
+  const int64_t nchw = g.input("nchw", {2, 1, 4, 4}, {16, 16, 4, 1});
+  const Dims grown = {2, 3, 4, 4};
+  CHECK_OK(cudnnfe_tensor_set_dims(g.get(), nhwc, 4, grown.data()));
+  CHECK_OK(cudnnfe_tensor_set_dims(g.get(), nchw, 4, grown.data()));
+  CHECK_STRIDES(g.strides(nhwc), channels_last(grown));
+  CHECK_STRIDES(g.strides(nchw), packed(grown));
+}
+
 // ---- pointwise broadcasts ----
 
 // x [2,1,4,4] + bias [1,8,1,1]: the output's K dim comes from the bias, its
