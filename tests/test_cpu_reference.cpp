@@ -493,6 +493,16 @@ TEST(cpu_conv_gradients_are_adjoint_to_fprop) {
                        {dy, vdy.data()},
                        {dx, vdx.data()},
                        {dw, vdw.data()}}));
+    // y, dx and dw are channels-last (the conv outputs' default); read them
+    // back in logical order through the graph's strides.
+    REQUIRE((g.strides(y) == std::vector<int64_t>{80, 1, 20, 4}));
+    auto logical = [&](const std::vector<float> &memory, int64_t uid) {
+      const std::vector<double> v = gather(memory, g.dims(uid), g.strides(uid));
+      return std::vector<float>(v.begin(), v.end());
+    };
+    vy = logical(vy, y);
+    vdx = logical(vdx, dx);
+    vdw = logical(vdw, dw);
     const double forward = dot(vy, vdy);
     CHECK_MSG(close(dot(vx, vdx), forward, 1e-5), "<x,dx> %.9g vs <y,dy> %.9g", dot(vx, vdx),
               forward);
@@ -1342,8 +1352,10 @@ TEST(cpu_fusion_conv_bias_relu) {
   std::vector<float> vx = {-4, -3, -2, -1, 0, 1, 2, 3, 4};
   std::vector<float> vw = {1, 1, 1, 1, -1, 0, 0, -1}, vb = {-5, 1}, vr(8);
   REQUIRE(g.execute({{x, vx.data()}, {w, vw.data()}, {b, vb.data()}, {r, vr.data()}}));
+  // The conv output, and so r, is channels-last; compare in logical order.
+  REQUIRE((g.strides(r) == std::vector<int64_t>{8, 1, 4, 2}));
   // conv: k0 [-8 -4 4 8], k1 [4 2 -2 -4]; + bias; relu.
-  expect_values("relu(conv + b)", vr, {0, 0, 0, 3, 5, 3, 0, 0});
+  expect_values("relu(conv + b)", gather(vr, g.dims(r), g.strides(r)), {0, 0, 0, 3, 5, 3, 0, 0});
 }
 
 TEST(cpu_fusion_matmul_bias_gelu) {

@@ -287,6 +287,16 @@ Builder pool_builder(const PoolCase &c) {
     o.generate_index = c.index;
     int64_t y = 0, index = 0;
     ok(cudnnfe_graph_add_resample(g, x, &o, &y, &index), "add_resample");
+    if (!c.nhwc) {
+      // Outputs default to channels-last (cudnn-frontend's resample
+      // default); an NCHW case keeps y and the index NCHW, as x.
+      int64_t dims[4], strides[4];
+      int32_t rank = 0;
+      ok(cudnnfe_tensor_get_shape(g, y, dims, strides, 4, &rank), "get_shape");
+      const Dims packed = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+      ok(cudnnfe_tensor_set_strides(g, y, 4, packed.data()), "set_strides");
+      if (index) ok(cudnnfe_tensor_set_strides(g, index, 4, packed.data()), "set_strides");
+    }
     const bool exact = c.mode == CUDNNFE_RESAMPLE_MAXPOOL;
     spec.output(g, y, exact ? 0.0 : (c.dtype == CUDNNFE_DTYPE_FLOAT ? 1e-5 : 1e-2));
     if (index) spec.output(g, index, 0.0);

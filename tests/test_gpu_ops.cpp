@@ -367,6 +367,10 @@ TEST(gpu_conv_fprop) {
             cudnnfe_conv_options_t o = geo.options();
             int64_t y = 0;
             ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+            // The geometry's layout for y too (the default is channels-last).
+            const Dims ys = geo.layout(geo.y());
+            ok(cudnnfe_tensor_set_strides(g, y, static_cast<int32_t>(ys.size()), ys.data()),
+               "set_strides");
             spec.output(g, y);
           },
           rtol_for(dt));
@@ -388,6 +392,9 @@ TEST(gpu_conv_dgrad) {
             // Stride > 1 hides dx's size: give the forward input's.
             ok(cudnnfe_tensor_set_dims(g, dx, static_cast<int32_t>(geo.x.size()), geo.x.data()),
                "set_dims");
+            const Dims dxs = geo.layout(geo.x);
+            ok(cudnnfe_tensor_set_strides(g, dx, static_cast<int32_t>(dxs.size()), dxs.data()),
+               "set_strides");
             spec.output(g, dx);
           },
           rtol_for(dt));
@@ -408,6 +415,9 @@ TEST(gpu_conv_wgrad) {
             ok(cudnnfe_graph_add_conv_wgrad(g, x, dy, &o, &dw), "add_conv_wgrad");
             ok(cudnnfe_tensor_set_dims(g, dw, static_cast<int32_t>(geo.w.size()), geo.w.data()),
                "set_dims");
+            const Dims dws = geo.layout(geo.w);
+            ok(cudnnfe_tensor_set_strides(g, dw, static_cast<int32_t>(dws.size()), dws.data()),
+               "set_strides");
             spec.output(g, dw);
           },
           rtol_for(dt));
@@ -844,6 +854,9 @@ TEST(gpu_fusion_conv_bias_relu) {
             o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
             int64_t y = 0;
             ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+            // y (and so the fused result) in x's layout; the default is NHWC.
+            const Dims yd = {2, 32, 12, 12}, ys = nhwc ? nhwc_strides(yd) : packed(yd);
+            ok(cudnnfe_tensor_set_strides(g, y, 4, ys.data()), "set_strides");
             int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, y, bias);
             spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, biased));
           },

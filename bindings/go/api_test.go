@@ -579,6 +579,11 @@ func TestConvolutions(t *testing.T) {
 	xv, wv := randFloats(rng, n*c*hgt*wid, 1), randFloats(rng, k*c*r*s, 1)
 	got := make([]float32, n*k*oh*ow)
 	must(t, g.ExecuteHost(h, Host(x, xv), Host(w, wv), Host(y, got)))
+	// y is channels-last (the convolution default); compare in logical order.
+	if _, s, _ := g.Shape(y); !reflect.DeepEqual(s, []int64{int64(k * oh * ow), 1, int64(ow * k), k}) {
+		t.Errorf("y strides %v; want channels-last", s)
+	}
+	got = logical(t, g, y, got)
 	for in := 0; in < n; in++ {
 		for ik := 0; ik < k; ik++ {
 			for i := 0; i < oh; i++ {

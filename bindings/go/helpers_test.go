@@ -43,6 +43,35 @@ func newHandle(t testing.TB) *Handle {
 
 var cpuBuild = &BuildOptions{Target: TargetCPUReference}
 
+// logical reads buf, laid out as the graph's dims and strides for x say
+// (channels-last for convolution and pooling outputs), back in row-major
+// logical order.
+func logical[T any](t testing.TB, g *Graph, x Tensor, buf []T) []T {
+	t.Helper()
+	d, s, err := g.Shape(x)
+	must(t, err)
+	count := 1
+	for _, n := range d {
+		count *= int(n)
+	}
+	out := make([]T, count)
+	index := make([]int64, len(d))
+	for i := range out {
+		off := int64(0)
+		for k := range d {
+			off += index[k] * s[k]
+		}
+		out[i] = buf[off]
+		for k := len(d) - 1; k >= 0; k-- {
+			if index[k]++; index[k] < d[k] {
+				break
+			}
+			index[k] = 0
+		}
+	}
+	return out
+}
+
 // wantErr checks err's kind, and that its message contains every fragment.
 func wantErr(t testing.TB, err error, kind error, fragments ...string) *Error {
 	t.Helper()

@@ -199,7 +199,8 @@ func (o *ResampleOptions) toC(op string) (*capi.ResampleOptions, error) {
 }
 
 // Resample adds pooling or upsampling of x [N, C, spatial...] (1 to 3
-// spatial dims, any layout; y keeps x's dimension order). Pooling gives
+// spatial dims, any layout; y and index are channels-last unless their
+// strides are set, as in cudnn-frontend). Pooling gives
 // floor((in + pre + post - window) / stride) + 1 outputs per spatial dim;
 // upsampling multiplies each by Scale (half-pixel centres). index is the
 // max pooling index when opts.GenerateIndex is set, else 0.

@@ -102,7 +102,9 @@ func (g *Graph) conv(op string, kind int, in0, in1 Tensor, opts *ConvOptions) (T
 }
 
 // ConvFprop adds y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are
-// logical NC(D)HW in every layout; strides give the memory layout.
+// logical NC(D)HW in every layout; strides give the memory layout. y (like
+// dx and dw of ConvDgrad and ConvWgrad) is channels-last unless its strides
+// are set, as in cudnn-frontend.
 func (g *Graph) ConvFprop(image, weight Tensor, opts *ConvOptions) (Tensor, error) {
 	return g.conv("Graph.ConvFprop", capi.ConvFprop, image, weight, opts)
 }
@@ -265,6 +267,8 @@ func DefaultReductionOptions() ReductionOptions {
 }
 
 // Reduction adds y = reduce(x) over opts.Axes (every dimension by default).
+// y is channels-last (N, spatial..., C; row-major for 2 dims) unless its
+// strides are set, as in cudnn-frontend.
 func (g *Graph) Reduction(mode ReductionMode, x Tensor, opts *ReductionOptions) (Tensor, error) {
 	const op = "Graph.Reduction"
 	var c *capi.ReductionOptions

@@ -497,6 +497,13 @@ cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, 
 /* tensors whose shape is inferred; mark them with cudnnfe_tensor_set_output */
 /* to read them. `name` in options names the node ("conv_fprop_0" if NULL);  */
 /* outputs are named "<node>::<port>".                                      */
+/*                                                                          */
+/* An output's strides, unless set, are packed in cudnn-frontend's default  */
+/* order for its op: channels-last (N, spatial..., C) for convolutions,     */
+/* pooling and reductions; row-major for matmul, reshape and rng; for the   */
+/* others, the dimension order of the input they follow (x, q, ...; see     */
+/* docs/design.md, "Output layouts"). A dim of size 1 carries no layout:    */
+/* where its stride equals a larger dim's, it counts as inside that dim.    */
 /* ------------------------------------------------------------------------ */
 
 typedef struct cudnnfe_conv_options {
@@ -516,7 +523,9 @@ void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t str
   cudnnfe_conv_options_init_sized((options), sizeof(*(options)))
 
 /* y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
- * NC(D)HW in every layout; strides give the memory layout. Grouped and
+ * NC(D)HW in every layout; strides give the memory layout. y, dx and dw are
+ * channels-last (NHWC, NDHWC) unless their strides are set, whatever the
+ * operands' layouts (cudnn-frontend's default). Grouped and
  * depthwise convolutions (since 0.3) need no option: as in cuDNN, the
  * weight is [K, C / groups, *] and groups = image C / weight C, with K
  * divisible by groups (output channel k reads the image channels of group
@@ -588,6 +597,9 @@ void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *options, 
 #define cudnnfe_reduction_options_init(options) \
   cudnnfe_reduction_options_init_sized((options), sizeof(*(options)))
 
+/* y = reduce(x) over the axes of options.axes_mask; y keeps x's rank and is
+ * channels-last (N, spatial..., C; row-major below 3 dims) unless its
+ * strides are set, as in cudnn-frontend. */
 cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode,
                                              int64_t x, const cudnnfe_reduction_options_t *options,
                                              int64_t *y);
@@ -1456,8 +1468,9 @@ void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, si
   cudnnfe_resample_options_init_sized((options), sizeof(*(options)))
 
 /* y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every
- * layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be
- * NULL unless generate_index is set (else *index is set to 0). */
+ * layout; y and `index` are channels-last (NHWC) unless their strides are
+ * set, as in cudnn-frontend. `index` may be NULL unless generate_index is
+ * set (else *index is set to 0). */
 cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *graph, int64_t x,
                                             const cudnnfe_resample_options_t *options, int64_t *y,
                                             int64_t *index);

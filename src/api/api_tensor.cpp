@@ -106,7 +106,7 @@ cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *g, int64_t uid, int32_
     if (t.is_scalar) fail_argument("scalar \"", t.name, "\" has a fixed shape");
     // Keep the caller's strides only if they still fit the new dims.
     const bool keep_strides = t.strides_set_by_user && t.strides.size() == d.size();
-    std::vector<int64_t> strides = keep_strides ? t.strides : strides_like(d, t.strides);
+    std::vector<int64_t> strides = keep_strides ? t.strides : strides_like(d, t.dims, t.strides);
     check_strides(what, d, strides);
     t.dims = d;
     t.strides = strides;

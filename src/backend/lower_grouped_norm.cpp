@@ -272,7 +272,7 @@ class GroupedNormLowering {
     cudnnBackendDescriptor_t shifted =
         lowering_.virtual_tensor(dims,
                                  collapsed ? canonical_strides(dims, packed_strides(dims), order_)
-                                           : strides_like(dims, x_.strides),
+                                           : strides_like(dims, x_.dims, x_.strides),
                                  CUDNN_DATA_FLOAT);
     try {
       add_pointwise(lowering_, add, to_cudnn(node_.compute_dtype), scale, scalar(1.0), nullptr,

@@ -62,15 +62,6 @@ bool view_strides(const std::vector<int64_t> &from, const std::vector<int64_t> &
   return target < 0;
 }
 
-// True when `a` and `b` address the same elements for `dims` (strides of
-// size-1 dims do not matter).
-bool same_layout(const std::vector<int64_t> &dims, const std::vector<int64_t> &a,
-                 const std::vector<int64_t> &b) {
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] > 1 && a[i] != b[i]) return false;
-  return true;
-}
-
 void add_reshape(Lowering &lowering, const Node &node, const std::vector<int64_t> &view) {
   const Graph &graph = lowering.graph();
   const Tensor &x = graph.tensor(node.inputs[0]);

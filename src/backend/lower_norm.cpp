@@ -189,7 +189,7 @@ class NormLowering {
     cudnnBackendDescriptor_t shifted =
         flat_ && view_.collapse(scale_, &c)
             ? lowering_.virtual_tensor({1, c.dims[1], 1, 1}, CUDNN_DATA_FLOAT)
-            : lowering_.virtual_tensor(scale_.dims, strides_like(scale_.dims, x_.strides),
+            : lowering_.virtual_tensor(scale_.dims, strides_like(scale_.dims, x_.dims, x_.strides),
                                        CUDNN_DATA_FLOAT);
     try {
       add_pointwise(lowering_, add, to_cudnn(node_.compute_dtype), scale,

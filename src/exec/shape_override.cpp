@@ -60,7 +60,8 @@ void apply(Graph &copy, const std::vector<ShapeOverride> &overrides) {
 }
 
 // Every bound tensor of `copy` has the shape its override says, or else
-// the one it was built with.
+// the one it was built with (strides of size-1 dims aside: they address the
+// same memory whatever they are).
 void check_shapes(const Graph &graph, const Graph &copy,
                   const std::vector<ShapeOverride> &overrides) {
   for (int64_t uid : graph.bound_uids()) {
@@ -71,7 +72,7 @@ void check_shapes(const Graph &graph, const Graph &copy,
         fail_argument("tensor \"", built.name, "\" (UID ", uid, "): the override gives dims ",
                       dims_string(o->dims), " but with the other overrides its op makes ",
                       dims_string(now.dims));
-    } else if (now.dims != built.dims || now.strides != built.strides) {
+    } else if (now.dims != built.dims || !same_layout(now.dims, now.strides, built.strides)) {
       fail_argument("tensor \"", built.name, "\" (UID ", uid, ") was built with dims ",
                     dims_string(built.dims), " and with these overrides has dims ",
                     dims_string(now.dims), " strides ", dims_string(now.strides),

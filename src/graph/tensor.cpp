@@ -1,3 +1,5 @@
+// Tensor shapes: element counts and spans, aliasing, and the dimension orders
+// and packed strides that output layouts are inferred from.
 #include "graph/tensor.h"
 
 #include <algorithm>
@@ -96,22 +98,68 @@ std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims) {
   return strides;
 }
 
-std::vector<int64_t> strides_like(const std::vector<int64_t> &dims,
-                                  const std::vector<int64_t> &like) {
-  if (like.size() != dims.size()) return packed_strides(dims);
-  // Order dimensions from outermost (largest stride) to innermost; ties keep
-  // the logical order so that broadcast (stride 0) dims stay outermost.
-  std::vector<size_t> order(dims.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return like[a] > like[b]; });
+DimOrder dimension_order(const std::vector<int64_t> &dims, const std::vector<int64_t> &strides) {
+  DimOrder order;
+  order.outer_to_inner.resize(strides.size());
+  std::iota(order.outer_to_inner.begin(), order.outer_to_inner.end(), size_t{0});
+  auto unit = [&](size_t i) { return i < dims.size() && dims[i] == 1; };
+  // Key (stride descending, size-1 last, logical index): a strict weak order.
+  std::stable_sort(order.outer_to_inner.begin(), order.outer_to_inner.end(),
+                   [&](size_t a, size_t b) {
+                     if (strides[a] != strides[b]) return strides[a] > strides[b];
+                     return !unit(a) && unit(b);
+                   });
+  return order;
+}
+
+DimOrder row_major_order(size_t rank) {
+  DimOrder order;
+  order.outer_to_inner.resize(rank);
+  std::iota(order.outer_to_inner.begin(), order.outer_to_inner.end(), size_t{0});
+  return order;
+}
+
+DimOrder channels_last_order(size_t rank) {
+  if (rank < 3) return row_major_order(rank);
+  DimOrder order;
+  order.outer_to_inner.push_back(0);
+  for (size_t i = 2; i < rank; ++i) order.outer_to_inner.push_back(i);
+  order.outer_to_inner.push_back(1);
+  return order;
+}
+
+std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims, const DimOrder &order) {
+  const std::vector<size_t> &o = order.outer_to_inner;
+  if (o.size() != dims.size()) return packed_strides(dims);
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i : o) {
+    if (i >= dims.size() || seen[i])
+      fail(CUDNNFE_STATUS_INTERNAL, "a dimension order of ", o.size(),
+           " entries is not a permutation of the dims of ", dims_string(dims));
+    seen[i] = true;
+  }
   std::vector<int64_t> strides(dims.size(), 1);
   CheckedInt running = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = o.rbegin(); it != o.rend(); ++it) {
     strides[*it] = checked_stride(running, dims);
     running *= std::max<int64_t>(dims[*it], 1);
   }
   return strides;
+}
+
+std::vector<int64_t> strides_like(const std::vector<int64_t> &dims,
+                                  const std::vector<int64_t> &like_dims,
+                                  const std::vector<int64_t> &like_strides) {
+  if (like_strides.size() != dims.size()) return packed_strides(dims);
+  return packed_strides(dims, dimension_order(like_dims, like_strides));
+}
+
+bool same_layout(const std::vector<int64_t> &dims, const std::vector<int64_t> &a,
+                 const std::vector<int64_t> &b) {
+  if (a.size() != dims.size() || b.size() != dims.size()) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] > 1 && a[i] != b[i]) return false;
+  return true;
 }
 
 std::string dims_string(const std::vector<int64_t> &dims) {

@@ -74,11 +74,41 @@ bool strides_alias(const std::vector<int64_t> &dims, const std::vector<int64_t> 
 
 // Packed row-major strides for `dims`.
 std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims);
-// Packed strides for `dims` that keep the dimension order of `like` (so an
-// output of an NHWC input is NHWC too). Falls back to row-major when ranks
-// differ.
+
+// A dimension order, outermost first: a permutation of 0..rank-1. A struct
+// (not a bare vector) so that a list of strides cannot pass for one.
+struct DimOrder {
+  std::vector<size_t> outer_to_inner;
+};
+// The order that `strides` give `dims`: by descending stride. A dim of size
+// 1 carries no layout (any stride addresses its one element the same), so
+// on equal strides it goes inside the dim of size > 1 it ties with: a
+// channels-last [N,1,H,W] (C's stride equals W's) is N,H,W,C and a
+// channels-first one (C's stride equals N's) N,C,H,W. Other ties keep the
+// logical order.
+DimOrder dimension_order(const std::vector<int64_t> &dims, const std::vector<int64_t> &strides);
+inline DimOrder dimension_order(const Tensor &t) {
+  return dimension_order(t.dims, t.strides);
+}
+// 0, 1, ..., rank-1 (packed_strides' order).
+DimOrder row_major_order(size_t rank);
+// N, spatial..., C for [N, C, spatial...] (cudnn-frontend's NHWC stride
+// order); row-major below 3 dims, where the two agree.
+DimOrder channels_last_order(size_t rank);
+// Packed strides for `dims` in `order`; row-major when the ranks differ (a
+// caller-set shape of another rank, which the op then refuses).
+std::vector<int64_t> packed_strides(const std::vector<int64_t> &dims, const DimOrder &order);
+// Packed strides for `dims` that keep the dimension order of a tensor with
+// dims `like_dims` and strides `like_strides` (so an output of an NHWC
+// input is NHWC too). Falls back to row-major when ranks differ.
 std::vector<int64_t> strides_like(const std::vector<int64_t> &dims,
-                                  const std::vector<int64_t> &like);
+                                  const std::vector<int64_t> &like_dims,
+                                  const std::vector<int64_t> &like_strides);
+// True when strides `a` and `b` address the same elements of `dims`: equal
+// on every dim of size > 1 (a size-1 dim's stride is never multiplied by
+// anything but 0). [1,4] with strides [4,1] and [1,1] is the same memory.
+bool same_layout(const std::vector<int64_t> &dims, const std::vector<int64_t> &a,
+                 const std::vector<int64_t> &b);
 // "[2,3,4]"
 std::string dims_string(const std::vector<int64_t> &dims);
 

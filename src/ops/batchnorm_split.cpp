@@ -22,7 +22,7 @@ std::vector<int64_t> channel_dims(const Tensor &x) {
 // FLOAT unless set.
 void set_channel_output(Graph &graph, const Node &node, size_t port, const Tensor &x,
                         const std::vector<int64_t> &dims) {
-  Tensor &out = set_output_shape(graph, node, port, dims, x.strides);
+  Tensor &out = set_output_shape(graph, node, port, dims, dimension_order(x));
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"", out.name,
                "\" was set to ", dims_string(out.dims), "; expected ", dims_string(dims),

@@ -44,18 +44,13 @@ std::vector<int64_t> scale_dims(const Node &node, const Tensor &x, int axis) {
   return dims;
 }
 
-// A stride vector whose dimension order is x's with `axis` moved innermost.
-std::vector<int64_t> axis_innermost_layout(const Tensor &x, int axis) {
-  const size_t rank = x.dims.size();
-  std::vector<size_t> order(rank);  // outermost first
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t i, size_t j) { return x.strides[i] > x.strides[j]; });
-  order.erase(std::find(order.begin(), order.end(), static_cast<size_t>(axis)));
-  order.push_back(static_cast<size_t>(axis));
-  std::vector<int64_t> layout(rank);
-  for (size_t k = 0; k < rank; ++k) layout[order[k]] = static_cast<int64_t>(rank - k);
-  return layout;
+// x's dimension order with `axis` moved innermost.
+DimOrder axis_innermost_order(const Tensor &x, int axis) {
+  DimOrder order = dimension_order(x);
+  std::vector<size_t> &o = order.outer_to_inner;
+  o.erase(std::find(o.begin(), o.end(), static_cast<size_t>(axis)));
+  o.push_back(static_cast<size_t>(axis));
+  return order;
 }
 
 void require_dims(const Node &node, const Tensor &t, const char *port,
@@ -70,7 +65,7 @@ void infer_quantize(Graph &graph, Node &node) {
   const Tensor &x = tensor_input(graph, node, 0);
   const int axis = checked_axis(node, x);
   const std::vector<int64_t> x_dims = x.dims;
-  const std::vector<int64_t> layout = a.transpose ? axis_innermost_layout(x, axis) : x.strides;
+  const DimOrder layout = a.transpose ? axis_innermost_order(x, axis) : dimension_order(x);
   const std::vector<int64_t> s_dims = scale_dims(node, x, axis);
   Tensor &y = set_output_shape(graph, node, 0, x_dims, layout);
   require_dims(node, y, "output y", x_dims, "x's shape");
@@ -86,10 +81,11 @@ void infer_dequantize(Graph &graph, Node &node) {
   const Tensor &x = tensor_input(graph, node, 0);
   const Tensor &scale = tensor_input(graph, node, 1);
   const int axis = checked_axis(node, x);
-  const std::vector<int64_t> x_dims = x.dims, x_strides = x.strides;
+  const std::vector<int64_t> x_dims = x.dims;
+  const DimOrder x_order = dimension_order(x);
   require_dims(node, scale, "input scale", scale_dims(node, x, axis),
                cat("x's dims with axis ", axis, " divided by block_size ", a.block_size).c_str());
-  Tensor &y = set_output_shape(graph, node, 0, x_dims, x_strides);
+  Tensor &y = set_output_shape(graph, node, 0, x_dims, x_order);
   require_dims(node, y, "output y", x_dims, "x's shape");
   // An FP8 x must not pass its type on to a graph output (graph.cpp's
   // resolution would): without an io type a bound y is FLOAT.

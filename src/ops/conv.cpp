@@ -3,6 +3,12 @@
 // Grouped and depthwise convolutions have no attribute: as in cuDNN, the
 // group count is the image's channels over the weight's (image C = groups *
 // weight C, K divisible by groups).
+//
+// An output whose strides the caller did not set is channels-last (NHWC,
+// NDHWC), whatever the operands' layouts: cudnn-frontend's default for all
+// three (conv_fprop.h, conv_dgrad.h, conv_wgrad.h), which its callers
+// allocate for. Taking x's order instead read C = 1 as a layout of its own
+// (docs/design.md "Output layouts").
 #include "core/error.h"
 #include "ops/ops.h"
 
@@ -94,7 +100,7 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
                  attrs.pre_padding[i], " + ", attrs.post_padding[i], ")");
     y.push_back(out);
   }
-  Tensor &out = set_output_shape(graph, node, 0, y, x.strides);
+  Tensor &out = set_output_shape(graph, node, 0, y, channels_last_order(y.size()));
   if (out.dims != y)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the convolution produces ", dims_string(y));
@@ -120,7 +126,7 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
                  " leaves no input positions for loss \"", dy.name, "\"");
     dx.push_back(in);
   }
-  Tensor &out = set_output_shape(graph, node, 0, dx, dy.strides);
+  Tensor &out = set_output_shape(graph, node, 0, dx, channels_last_order(dx.size()));
   // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
   require_same_rank(node, out, "dx", dy, "loss");
   require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
@@ -155,7 +161,7 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
                  dy.dims[2 + i], ") is larger than the image \"", x.name, "\" allows");
     dw.push_back(k);
   }
-  Tensor &out = set_output_shape(graph, node, 0, dw, x.strides);
+  Tensor &out = set_output_shape(graph, node, 0, dw, channels_last_order(dw.size()));
   require_same_rank(node, out, "dw", x, "image");
   require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
               cat("the channels of loss \"", dy.name, "\""));

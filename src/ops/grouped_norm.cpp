@@ -102,7 +102,7 @@ void infer_forward(Graph &graph, Node &node) {
   const Tensor &x = checked_x(graph, node, 0);
   const NormGroups groups = check_params(graph, node, x, 1, 2);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  const std::vector<int64_t> stats_layout = strides_like(stats, x.strides);
+  const std::vector<int64_t> stats_layout = strides_like(stats, x.dims, x.strides);
   if (node.kind == OpKind::kBatchNorm) {
     const bool has_mean = node.inputs[3] != 0, has_var = node.inputs[4] != 0;
     if (has_mean != has_var)

@@ -21,8 +21,8 @@ const Tensor &data_input(Graph &graph, const Node &node, size_t port) {
 
 // The output with `dims`, refusing a user override that disagrees.
 Tensor &exact_output(Graph &graph, const Node &node, const std::vector<int64_t> &dims,
-                     const std::vector<int64_t> &layout, const char *rule) {
-  Tensor &y = set_output_shape(graph, node, 0, dims, layout);
+                     const DimOrder &order, const char *rule) {
+  Tensor &y = set_output_shape(graph, node, 0, dims, order);
   if (y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but ", rule, " gives ", dims_string(dims));
@@ -55,7 +55,7 @@ void infer_reshape(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": the new shape ", dims_string(attrs.dims), " has ", count,
                " elements but x \"", x.name, "\" ", dims_string(x.dims), " has ", x.element_count(),
                "; a reshape keeps the element count");
-  exact_output(graph, node, attrs.dims, packed_strides(attrs.dims), "the reshape");
+  exact_output(graph, node, attrs.dims, row_major_order(attrs.dims.size()), "the reshape");
 }
 
 void infer_transpose(Graph &graph, Node &node) {
@@ -76,7 +76,7 @@ void infer_transpose(Graph &graph, Node &node) {
   }
   // Packed in x's memory order: x's strides permuted when x is packed (in
   // any order), i.e. a view of x's memory.
-  exact_output(graph, node, dims, view, "the permutation");
+  exact_output(graph, node, dims, dimension_order(dims, view), "the permutation");
 }
 
 void infer_slice(Graph &graph, Node &node) {
@@ -159,7 +159,7 @@ void infer_concatenate(Graph &graph, Node &node) {
     dims[attrs.axis] = checked_size(node, CheckedInt(dims[attrs.axis]) + t.dims[attrs.axis],
                                     cat("the concatenated axis ", attrs.axis));
   }
-  exact_output(graph, node, dims, first.strides, "the concatenation");
+  exact_output(graph, node, dims, dimension_order(first), "the concatenation");
 }
 
 }  // namespace

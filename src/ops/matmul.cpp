@@ -31,7 +31,7 @@ void infer_matmul(Graph &graph, Node &node) {
   }
   c[rank - 2] = m;
   c[rank - 1] = n;
-  Tensor &out = set_output_shape(graph, node, 0, c, packed_strides(c));
+  Tensor &out = set_output_shape(graph, node, 0, c, row_major_order(c.size()));
   if (out.dims != c)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the matmul produces ", dims_string(c));

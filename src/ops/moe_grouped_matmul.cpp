@@ -94,7 +94,7 @@ void infer_forward(Graph &graph, Node &node) {
     require_index_column(node, "token_ks", tensor_input(graph, node, kKs), 1, rows,
                          "one top-k slot per routed row");
   const std::vector<int64_t> dims{1, rows, weight.dims[2]};
-  Tensor &out = set_output_shape(graph, node, 0, dims, packed_strides(dims));
+  Tensor &out = set_output_shape(graph, node, 0, dims, row_major_order(dims.size()));
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the mode ", moe_grouped_matmul_mode_name(a.mode), " produces ",
@@ -115,7 +115,7 @@ void infer_backward(Graph &graph, Node &node) {
   const int64_t k = token.dims[2], n = doutput.dims[2];
   const std::vector<int64_t> dims{offsets.dims[0], k, n};
   // Column-major in K and N, as cuDNN's weights are (strides [K*N, 1, K]).
-  Tensor &dweight = set_output_shape(graph, node, 0, dims, {3, 1, 2});
+  Tensor &dweight = set_output_shape(graph, node, 0, dims, DimOrder{{0, 2, 1}});
   require_rank(node, "dweight", dweight, 3, "[E, K, N]");
   if (dweight.dims[1] != k || dweight.dims[2] != n)
     fail_graph(Graph::label(node), ": dweight \"", dweight.name, "\" was set to ",

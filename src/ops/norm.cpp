@@ -33,7 +33,7 @@ void infer_forward(Graph &graph, Node &node) {
   const std::vector<int64_t> stats = stats_dims(node, x, scale);
   set_norm_output(graph, node, 0, x.dims, x.strides, false);
   for (size_t port = 1; port < node.outputs.size(); ++port)
-    set_norm_output(graph, node, port, stats, strides_like(stats, x.strides), true);
+    set_norm_output(graph, node, port, stats, strides_like(stats, x.dims, x.strides), true);
 }
 
 void infer_backward(Graph &graph, Node &node) {

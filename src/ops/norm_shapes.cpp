@@ -76,7 +76,7 @@ void require_norm_param(const Node &node, size_t port, const Tensor &t, const Te
 void set_norm_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
                      const std::vector<int64_t> &layout, bool is_statistic) {
   if (!node.outputs[port]) return;
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
+  Tensor &out = set_output_shape(graph, node, port, dims, dimension_order(dims, layout));
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));

@@ -1,3 +1,5 @@
+// Shape inference and type checks: the rules table's entry points and the
+// helpers the per-kind files share (ops/ops.h).
 #include "ops/ops.h"
 
 #include <algorithm>
@@ -96,14 +98,13 @@ int64_t checked_size(const Node &node, CheckedInt size, const std::string &what)
 }
 
 Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
-                         const std::vector<int64_t> &dims,
-                         const std::vector<int64_t> &layout_like) {
+                         const std::vector<int64_t> &dims, const DimOrder &order) {
   Tensor &out = graph.tensor(node.outputs[port]);
   const std::string what = cat(Graph::label(node), ": output \"", out.name, "\"");
   require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, what, dims, nullptr);
   if (!out.dims_set_by_user) out.dims = dims;
   if (!out.strides_set_by_user || out.strides.size() != out.dims.size())
-    out.strides = strides_like(out.dims, layout_like);
+    out.strides = packed_strides(out.dims, order);
   require_shape_fits(CUDNNFE_STATUS_INVALID_GRAPH, what, out.dims, &out.strides);
   return out;
 }

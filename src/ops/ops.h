@@ -80,9 +80,10 @@ const Tensor &required_input(Graph &graph, const Node &node, size_t port);
 // naming the node and `what` (the quantity and its formula) on overflow.
 int64_t checked_size(const Node &node, CheckedInt size, const std::string &what);
 // Sets an output's dims and strides unless the user overrode them; strides
-// follow `layout_like`'s dimension order. Returns the output tensor.
+// are packed in `order` (dimension_order(x) for "like x", channels_last_order
+// or row_major_order; docs/design.md "Output layouts"). Returns the output.
 Tensor &set_output_shape(Graph &graph, const Node &node, size_t port,
-                         const std::vector<int64_t> &dims, const std::vector<int64_t> &layout_like);
+                         const std::vector<int64_t> &dims, const DimOrder &order);
 // Fails unless `t` has exactly `rank` dims; `expected` describes them.
 void require_rank(const Node &node, const std::string &port, const Tensor &t, size_t rank,
                   const char *expected);

@@ -22,6 +22,30 @@ static void take_operand_strides(Graph &graph, const Node &node, int arity, Tens
   }
 }
 
+// The dims whose strides say something about the layout: size > 1 and not
+// a broadcast (stride 0). A per-channel [1,C,1,1] has one, an NHWC [N,1,H,W]
+// three.
+static int layout_dims(const Tensor &t) {
+  int count = 0;
+  for (size_t i = 0; i < t.dims.size(); ++i) count += t.dims[i] > 1 && t.strides[i] != 0;
+  return count;
+}
+
+// The operand whose dimension order a broadcast output takes: the one with
+// the most layout dims, then the most elements, then the first. A scalar-like
+// or per-channel operand must not decide the layout of a wider result (a
+// bias [1,K,1,1] with K > N*H*W has more elements than x [N,1,H,W] but says
+// nothing about where H and W go).
+static const Tensor &layout_operand(Graph &graph, const Node &node, int arity) {
+  const Tensor *best = &graph.tensor(node.inputs[0]);
+  for (int port = 1; port < arity; ++port) {
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    const int a = layout_dims(t), b = layout_dims(*best);
+    if (a > b || (a == b && t.element_count() > best->element_count())) best = &t;
+  }
+  return *best;
+}
+
 void infer_pointwise(Graph &graph, Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const int arity = pointwise_arity(attrs.mode);
@@ -70,13 +94,8 @@ void infer_pointwise(Graph &graph, Node &node) {
       (attrs.axis < 0 || attrs.axis >= static_cast<int>(dims.size())))
     fail_graph(Graph::label(node), ": GEN_INDEX axis ", attrs.axis, " is outside in0's ",
                dims.size(), " dims");
-  // The widest operand gives the layout; a scalar-like first operand would not.
-  const Tensor *layout = &first;
-  for (int port = 1; port < arity; ++port) {
-    const Tensor &t = graph.tensor(node.inputs[port]);
-    if (t.element_count() > layout->element_count()) layout = &t;
-  }
-  Tensor &out = set_output_shape(graph, node, 0, dims, layout->strides);
+  const Tensor &layout = layout_operand(graph, node, arity);
+  Tensor &out = set_output_shape(graph, node, 0, dims, dimension_order(layout));
   if (!out.strides_set_by_user) take_operand_strides(graph, node, arity, out);
   if (out.dims.size() != dims.size())
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),

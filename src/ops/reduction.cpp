@@ -1,4 +1,6 @@
-// Reduction shape rules: each output dim equals the input's or is 1.
+// Reduction shape rules: each output dim equals the input's or is 1. An
+// output whose strides are not set is channels-last (cudnn-frontend's
+// reduction.h default; row-major for 2 dims).
 #include "core/error.h"
 #include "ops/ops.h"
 
@@ -16,7 +18,7 @@ void infer_reduction(Graph &graph, Node &node) {
   std::vector<int64_t> dims = x.dims;
   for (size_t i = 0; i < rank; ++i)
     if (attrs.axes_mask == 0 || (attrs.axes_mask >> i) & 1u) dims[i] = 1;
-  Tensor &out = set_output_shape(graph, node, 0, dims, x.strides);
+  Tensor &out = set_output_shape(graph, node, 0, dims, channels_last_order(rank));
   if (out.dims.size() != rank)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" has ", out.dims.size(), " dims ",
                dims_string(out.dims), "; a reduction keeps x's rank ", rank);

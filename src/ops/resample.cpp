@@ -1,6 +1,7 @@
 // Resampling forward (pooling and upsampling): shape rules. x is
-// [N, C, spatial...] in logical order with any strides; y keeps x's
-// dimension order, and the index output (max pooling) has y's shape.
+// [N, C, spatial...] in logical order with any strides; y and the index
+// output (max pooling, y's shape) are channels-last unless their strides
+// are set, as cudnn-frontend's resample.h makes them.
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/ops.h"
@@ -86,12 +87,12 @@ void infer_resample(Graph &graph, Node &node) {
                                   cat("spatial dim ", i, " of x \"", x.name, "\" times scale")));
     }
   }
-  Tensor &y = set_output_shape(graph, node, 0, dims, x.strides);
+  Tensor &y = set_output_shape(graph, node, 0, dims, channels_last_order(dims.size()));
   if (y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the resampling produces ", dims_string(dims));
   if (node.outputs[1]) {
-    Tensor &index = set_output_shape(graph, node, 1, dims, x.strides);
+    Tensor &index = set_output_shape(graph, node, 1, dims, channels_last_order(dims.size()));
     if (index.dims != dims)
       fail_graph(Graph::label(node), ": index \"", index.name, "\" was set to ",
                  dims_string(index.dims), " but it has y's shape ", dims_string(dims));

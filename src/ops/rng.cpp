@@ -51,7 +51,7 @@ void infer_rng(Graph &graph, Node &node) {
                  dims_string(t.dims), " has ", t.element_count(),
                  " elements; it must hold exactly one");
   }
-  Tensor &y = set_output_shape(graph, node, 0, attrs.dims, packed_strides(attrs.dims));
+  Tensor &y = set_output_shape(graph, node, 0, attrs.dims, row_major_order(attrs.dims.size()));
   if (y.dims != attrs.dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the rng's dims are ", dims_string(attrs.dims));

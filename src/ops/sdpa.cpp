@@ -243,8 +243,8 @@ void require_dims(const Node &node, const char *port, const Tensor &t,
 // `ragged_port`: the input port of the ragged offsets that place the
 // output's batch rows (THD layouts), or kNone.
 void output_like(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                 const std::vector<int64_t> &layout, size_t ragged_port = AttentionPorts::kNone) {
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
+                 const DimOrder &order, size_t ragged_port = AttentionPorts::kNone) {
+  Tensor &out = set_output_shape(graph, node, port, dims, order);
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
@@ -296,7 +296,7 @@ void caller_output(Graph &graph, const Node &node, size_t port, const std::vecto
   if (t.dims_set_by_user && t.dims != dims)
     fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"", t.name,
                "\" is ", dims_string(t.dims), "; expected ", dims_string(dims), " (", what, ")");
-  output_like(graph, node, port, dims, packed_strides(dims));
+  output_like(graph, node, port, dims, row_major_order(dims.size()));
   Tensor &out = graph.tensor(uid);
   if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
 }
@@ -336,7 +336,7 @@ void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a
     fail_graph(Graph::label(node), ": dSink_token \"", t.name, "\" is ", dims_string(t.dims),
                "; expected ", dims_string(dims),
                " (one gradient per sink logit, sink_token's dims)");
-  output_like(graph, node, kSdpaBackwardDsinkPort, dims, packed_strides(dims));
+  output_like(graph, node, kSdpaBackwardDsinkPort, dims, row_major_order(dims.size()));
   Tensor &out = graph.tensor(dsink);
   if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
 }
@@ -401,7 +401,7 @@ void infer_sdpa(Graph &graph, Node &node) {
   std::vector<int64_t> order = q.strides;
   if (attention_spec(node).ragged_q != 0)
     order[0] = *std::max_element(q.strides.begin(), q.strides.end()) + 1;
-  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, order,
+  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, dimension_order(q.dims, order),
               attention_ports(node.kind).ragged_o);
   const AttentionPorts &ports = attention_ports(node.kind);
   if (!attrs.generate_stats && node.inputs[ports.ragged_stats] != 0)
@@ -410,7 +410,7 @@ void infer_sdpa(Graph &graph, Node &node) {
                "place");
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {a.b, a.h_q, a.s_q, 1};
-    output_like(graph, node, 1, stats, packed_strides(stats), ports.ragged_stats);
+    output_like(graph, node, 1, stats, row_major_order(stats.size()), ports.ragged_stats);
     Tensor &st = graph.tensor(node.outputs[1]);
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
@@ -430,9 +430,9 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
   require_dims(node, "stats", required_input(graph, node, 5), {a.b, a.h_q, a.s_q, 1},
                "the forward's stats");
   const AttentionPorts &ports = attention_ports(node.kind);
-  output_like(graph, node, 0, q.dims, q.strides, ports.ragged_q);
-  output_like(graph, node, 1, k.dims, k.strides, ports.ragged_k);
-  output_like(graph, node, 2, v.dims, v.strides, ports.ragged_v);
+  output_like(graph, node, 0, q.dims, dimension_order(q), ports.ragged_q);
+  output_like(graph, node, 1, k.dims, dimension_order(k), ports.ragged_k);
+  output_like(graph, node, 2, v.dims, dimension_order(v), ports.ragged_v);
   if (attrs.generate_dbias) {
     const int64_t bias = node.inputs[attention_ports(node.kind).bias];
     if (bias == 0) fail_graph(Graph::label(node), ": dbias is asked for but the node has no bias");
@@ -443,7 +443,7 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
                  ": dbias needs bias of dims [1,h_q,s_q,s_kv] = ", dims_string(dims),
                  " (the one dBias shape cuDNN's attention engines produce); ", "bias \"", b.name,
                  "\" is ", dims_string(b.dims));
-    output_like(graph, node, kSdpaBackwardDbiasPort, dims, b.strides);
+    output_like(graph, node, kSdpaBackwardDbiasPort, dims, dimension_order(b));
   }
   infer_backward_sink(graph, node, a);
 }

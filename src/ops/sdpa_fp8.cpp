@@ -89,11 +89,11 @@ Shape check_qkv(Graph &graph, const Node &node) {
   return s;
 }
 
-// Sets an output's shape (layout like `layout`), refusing a user override
+// Sets an output's shape (packed in `order`), refusing a user override
 // that disagrees.
 Tensor &output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-               const std::vector<int64_t> &layout) {
-  Tensor &out = set_output_shape(graph, node, port, dims, layout);
+               const DimOrder &order) {
+  Tensor &out = set_output_shape(graph, node, port, dims, order);
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but ", op_kind_name(node.kind), " produces ", dims_string(dims));
@@ -102,7 +102,7 @@ Tensor &output(Graph &graph, const Node &node, size_t port, const std::vector<in
 
 // A FLOAT output of fixed shape (stats, amax).
 void float_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims) {
-  Tensor &t = output(graph, node, port, dims, packed_strides(dims));
+  Tensor &t = output(graph, node, port, dims, row_major_order(dims.size()));
   if (t.dtype == CUDNNFE_DTYPE_NOT_SET) t.dtype = CUDNNFE_DTYPE_FLOAT;
 }
 
@@ -155,7 +155,7 @@ void infer_sdpa_fp8(Graph &graph, Node &node) {
   if (node.inputs[kSinkToken] != 0)
     require_dims(graph, node, kSinkToken, {1, s.h_q, 1, 1}, "one sink logit per query head");
   const Tensor &q = graph.tensor(node.inputs[kQ]);
-  output(graph, node, kO, {s.b, s.h_q, s.s_q, s.d_v}, q.strides);
+  output(graph, node, kO, {s.b, s.h_q, s.s_q, s.d_v}, dimension_order(q));
   if (attrs.generate_stats) float_output(graph, node, kStats, {s.b, s.h_q, s.s_q, 1});
   float_output(graph, node, kAmaxS, kAmaxDims);
   float_output(graph, node, kAmaxO, kAmaxDims);
@@ -176,9 +176,9 @@ void infer_sdpa_fp8_backward(Graph &graph, Node &node) {
   const Tensor &q = graph.tensor(node.inputs[kQ]);
   const Tensor &k = graph.tensor(node.inputs[kK]);
   const Tensor &v = graph.tensor(node.inputs[kV]);
-  output(graph, node, kDQ, q.dims, q.strides);
-  output(graph, node, kDK, k.dims, k.strides);
-  output(graph, node, kDV, v.dims, v.strides);
+  output(graph, node, kDQ, q.dims, dimension_order(q));
+  output(graph, node, kDK, k.dims, dimension_order(k));
+  output(graph, node, kDV, v.dims, dimension_order(v));
   for (size_t port = kAmaxDQ; port <= kAmaxDP; ++port) float_output(graph, node, port, kAmaxDims);
 }
 

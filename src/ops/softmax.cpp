@@ -6,14 +6,14 @@ namespace cudnnfe {
 
 void infer_softmax(Graph &graph, Node &node) {
   const Tensor &x = required_input(graph, node, 0);
-  Tensor &y = set_output_shape(graph, node, 0, x.dims, x.strides);
+  Tensor &y = set_output_shape(graph, node, 0, x.dims, dimension_order(x));
   if (y.dims != x.dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but softmax keeps x \"", x.name, "\"'s shape ", dims_string(x.dims));
   if (node.outputs[1]) {
     std::vector<int64_t> dims = x.dims;
     dims.back() = 1;
-    Tensor &stats = set_output_shape(graph, node, 1, dims, packed_strides(dims));
+    Tensor &stats = set_output_shape(graph, node, 1, dims, row_major_order(dims.size()));
     if (stats.dims != dims)
       fail_graph(Graph::label(node), ": stats \"", stats.name, "\" was set to ",
                  dims_string(stats.dims), "; stats are ", dims_string(dims));

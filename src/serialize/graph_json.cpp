@@ -347,6 +347,32 @@ void read_node(Graph &graph, const Value &v, const std::string &where,
   }
 }
 
+// An op output keeps the layout its document recorded where today's
+// inference gives another one (a document written before convolution,
+// pooling and reduction outputs defaulted to channels-last): the buffers its
+// user allocates follow the recorded strides. True when any was kept.
+bool keep_recorded_layouts(Graph &graph, const std::map<int64_t, const Value *> &recorded) {
+  bool kept = false;
+  for (const auto &[uid, value] : recorded) {
+    Tensor &t = graph.tensor(uid);
+    if (t.strides_set_by_user || t.view_of != 0) continue;
+    const std::string tw = cat("tensor uid ", uid);
+    const std::vector<int64_t> dims =
+        read_ints(value->at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS);
+    const std::vector<int64_t> strides =
+        read_ints(value->at("strides", tw), tw + ".strides", CUDNNFE_MAX_DIMS);
+    if (dims != t.dims || strides.size() != dims.size() || same_layout(dims, t.strides, strides))
+      continue;
+    for (int64_t s : strides)
+      if (s < 0) fail(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "graph JSON: ", tw, ": bad strides");
+    require_shape_fits(CUDNNFE_STATUS_BAD_SERIALIZED_DATA, cat("graph JSON: ", tw), dims, &strides);
+    t.strides = strides;
+    t.strides_set_by_user = true;
+    kept = true;
+  }
+  return kept;
+}
+
 void load(const Value &root, Graph &graph) {
   const std::string top = "document";
   if (root.at("format", top).as_string("format") != kFormat)
@@ -407,6 +433,7 @@ void load(const Value &root, Graph &graph) {
     }
   }
 
+  const std::map<int64_t, const Value *> recorded_outputs = outputs_by_uid;
   const auto &nodes = root.at("nodes", top).as_array("nodes");
   for (size_t n = 0; n < nodes.size(); ++n)
     read_node(graph, nodes[n], cat("nodes[", n, "]"), outputs_by_uid);
@@ -416,6 +443,8 @@ void load(const Value &root, Graph &graph) {
   // Overridden shapes may change inference downstream: re-run it now so the
   // loaded graph's shapes are consistent (and hostile overrides are caught).
   for (Node &node : graph.nodes()) infer_and_check(graph, node);
+  if (keep_recorded_layouts(graph, recorded_outputs))
+    for (Node &node : graph.nodes()) infer_and_check(graph, node);
   graph.reserve_uids({});
 }
 

@@ -1401,7 +1401,9 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight, const cudnnfe_conv_options_t *options, int64_t *y)`
 
 y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical
-NC(D)HW in every layout; strides give the memory layout. Grouped and
+NC(D)HW in every layout; strides give the memory layout. y, dx and dw are
+channels-last (NHWC, NDHWC) unless their strides are set, whatever the
+operands' layouts (cudnn-frontend's default). Grouped and
 depthwise convolutions (since 0.3) need no option: as in cuDNN, the
 weight is [K, C / groups, *] and groups = image C / weight C, with K
 divisible by groups (output channel k reads the image channels of group
@@ -1508,6 +1510,10 @@ end
     cudnnfe_graph_add_reduction(graph, mode, x, options, y) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode, int64_t x, const cudnnfe_reduction_options_t *options, int64_t *y)`
+
+y = reduce(x) over the axes of options.axes_mask; y keeps x's rank and is
+channels-last (N, spatial..., C; row-major below 3 dims) unless its
+strides are set, as in cudnn-frontend.
 """
 function cudnnfe_graph_add_reduction(graph, mode, x, options, y)
     ccall((:cudnnfe_graph_add_reduction, libcudnnfe), cudnnfe_status_t,
@@ -2207,8 +2213,9 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_resample_options_t *options, int64_t *y, int64_t *index)`
 
 y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every
-layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be
-NULL unless generate_index is set (else *index is set to 0).
+layout; y and `index` are channels-last (NHWC) unless their strides are
+set, as in cudnn-frontend. `index` may be NULL unless generate_index is
+set (else *index is set to 0).
 """
 function cudnnfe_graph_add_resample(graph, x, options, y, index)
     ccall((:cudnnfe_graph_add_resample, libcudnnfe), cudnnfe_status_t,

@@ -94,7 +94,10 @@ the filter), `compute_dtype = nothing` (the graph's default), `name = nothing`
 
 Convolution forward: `x` is `(W, H, C, N)` (or `(W, C, N)`, `(W, H, D, C,
 N)`), `w` is `(kW, kH, C, K)`, `y` is `(W', H', K, N)` (Julia order: the
-NCHW / KCRS tensors of cuDNN, and the layout of NNlib and Flux).
+NCHW / KCRS tensors of cuDNN, and the layout of NNlib and Flux). `y` (and
+`conv_dgrad!`'s dx, `conv_wgrad!`'s dw) is stored channels-last, K innermost,
+unless its strides are set (`set_strides!`), as in cudnn-frontend;
+`allocate(y)` gives an array with that layout.
 
 $_CONV_KWARGS_DOC
 """
@@ -221,7 +224,8 @@ end
 Reduces `x` over `dims` (Julia dimensions, 1-based: an integer, a tuple, or
 `:` for all), which become 1 in `y`; like `sum(x; dims)`. `mode` is `:add`,
 `:mul`, `:min`, `:max`, `:amax` (max of absolute values), `:avg`, `:norm1`,
-`:norm2` or `:mul_no_zeros`.
+`:norm2` or `:mul_no_zeros`. `y` is stored channels-last (C innermost; column-major
+for 2 dims) unless its strides are set, as in cudnn-frontend.
 """
 function reduction!(g::Graph, mode, x; dims = :, deterministic::Bool = false,
                     compute_dtype = nothing, name = nothing)
@@ -1076,7 +1080,8 @@ const PADDING_MODE_CODES = _prefixed_constants("CUDNNFE_PADDING_")    # :auto, :
         -> (y, index_tensor)
 
 Pooling or upsampling of `x` `(spatial..., C, N)` (1 to 3 spatial dims, any
-layout; `y` keeps `x`'s dimension order). `mode`: `:maxpool`,
+layout; `y` and the index are channels-last unless their strides are set: C
+innermost in memory, as in cudnn-frontend). `mode`: `:maxpool`,
 `:avgpool_include_padding` (divides by the window size),
 `:avgpool_exclude_padding` (by the in-image count), `:nearest` or
 `:bilinear` (upsampling by the integer `scale`, half-pixel centres).

@@ -266,11 +266,15 @@ function isbound(t::Tensor)
 end
 
 """
-    allocate(t; zero = true) -> Array
+    allocate(t; zero = true) -> AbstractArray
 
-A host `Array` laid out exactly as the tensor (its Julia element type and
-size); the tensor must be packed column-major, as outputs of column-major
-inputs are. Call after `build!` (or `validate!`) so the data type is resolved.
+A host array laid out exactly as the tensor (its Julia element type, size and
+strides). A tensor packed column-major gets an `Array`; one packed in another
+dimension order a `PermutedDimsArray` over an `Array` stored in that order:
+convolution, pooling and reduction outputs are channels-last unless their
+strides are set, so a (W, H, C, N) result is stored as (C, W, H, N). A tensor
+with gaps between its elements is refused. Call after `build!` (or
+`validate!`) so the data type is resolved.
 """
 function allocate(t::Tensor; zero::Bool = true)
     T = julia_type(_dtype_code(t))
@@ -278,8 +282,13 @@ function allocate(t::Tensor; zero::Bool = true)
         "tensor \"$(tensor_name(t))\" has data type $(dtype(t)), which has no Julia element type " *
         "(validate or build the graph first, or allocate it yourself)"))
     sz = size(t)
-    A = zero ? zeros(T, sz) : Array{T}(undef, sz)
-    _check_layout(t, sz, strides(A), T)
+    # The dims from the innermost (smallest stride) out; the sort is stable, and
+    # where dims of size 1 tie with others their place does not matter.
+    perm = sortperm(collect(strides(t)))
+    P = zero ? zeros(T, ntuple(i -> sz[perm[i]], length(sz))) :
+        Array{T}(undef, ntuple(i -> sz[perm[i]], length(sz)))
+    A = issorted(perm) ? P : PermutedDimsArray(P, Tuple(invperm(perm)))
+    _check_layout(t, size(A), strides(A), T)
     return A
 end
 

@@ -36,10 +36,16 @@ function gpu_run(dev, g::Graph, h::Handle, inputs, outputs::Vector{Tensor}; orde
         push!(bindings, t => dev.binding(d))
     end
     outdevs = Any[]
+    perms = Vector{Int}[]
     for t in outputs
-        d = dev.zeros(eltype(t), size(t))
+        # An output packed in another dimension order than column-major (a
+        # channels-last convolution output) is stored in that order and bound
+        # by address; it is put back in Julia order after the download.
+        perm = sortperm(collect(strides(t)))
+        d = dev.zeros(eltype(t), size(t)[perm])
         push!(outdevs, d)
-        push!(bindings, t => dev.binding(d))
+        push!(perms, perm)
+        push!(bindings, t => (issorted(perm) ? dev.binding(d) : dev.address(d)))
     end
     ws = dev.workspace(workspace_size(g))
     try
@@ -54,7 +60,8 @@ function gpu_run(dev, g::Graph, h::Handle, inputs, outputs::Vector{Tensor}; orde
                      workspace_size = workspace_size(g), stream = dev.stream())
         end
         dev.sync()
-        return [dev.download(d) for d in outdevs]
+        return [issorted(p) ? dev.download(d) : permutedims(dev.download(d), invperm(p))
+                for (d, p) in zip(outdevs, perms)]
     finally
         foreach(dev.free, devs)
         foreach(dev.free, outdevs)

@@ -195,7 +195,12 @@ class Graph:
         for uid in outputs:
             jsize, jstrides = self.jsize(uid)
             dt = {v: k for k, v in NP_DTYPE.items()}[self.dtype(uid)]
-            a = np.zeros(jsize, dtype=dt, order="F")
+            # As allocate(t) does: an array packed in the tensor's dimension order (a
+            # PermutedDimsArray over column-major storage when that is not column-major,
+            # e.g. a channels-last convolution output).
+            perm = sorted(range(len(jsize)), key=lambda i: jstrides[i])
+            inverse = [perm.index(i) for i in range(len(perm))]
+            a = np.zeros([jsize[i] for i in perm], dtype=dt, order="F").transpose(inverse)
             # As execute! checks: the strides of dims of size 1 do not matter.
             assert all(s // a.itemsize == js for s, js, n in zip(a.strides, jstrides, jsize) if n > 1)
             outs[uid] = a

@@ -515,7 +515,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
         ``padding`` sets both ``pre_padding`` and ``post_padding``; each option
         has one entry per spatial dimension (1 to 3). Dims are logical
-        NC(D)HW in every layout; strides give the memory layout (NHWC...).
+        NC(D)HW in every layout; strides give the memory layout (NHWC...). The
+        output is channels-last unless its strides are set, as in cudnn-frontend
+        (conv_dgrad's dx and conv_wgrad's dw too).
         ``convolution_mode`` is ``conv_mode.CROSS_CORRELATION`` (default, as
         frameworks) or ``conv_mode.CONVOLUTION``.
         """
@@ -979,7 +981,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
         ``axes`` lists the dimensions reduced to 1 (``axes_mask`` is the same as
         a bit mask). With neither, every dimension is reduced unless the
-        output's dims are set with ``set_dim`` (as in cudnn-frontend).
+        output's dims are set with ``set_dim`` (as in cudnn-frontend). The output is
+        channels-last (N, spatial..., C; row-major for 2 dims) unless its strides are
+        set, as in cudnn-frontend.
         """
         mode_value = int(_enum_value(reduction_mode, mode, "reduction mode"))
         if mode_value == reduction_mode.NOT_SET:

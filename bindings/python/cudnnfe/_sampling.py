@@ -70,8 +70,8 @@ class SamplingOps:
                 a stride of 1/k (``fractions.Fraction(1, k)`` or 0.5) means the
                 same, cudnn-frontend's way.
 
-        Y (and index) keep x's dimension order (NHWC stays NHWC); index is None
-        unless generated.
+        Y (and index) are channels-last (NHWC) unless their strides are set, as in
+        cudnn-frontend, whatever x's layout; index is None unless generated.
         """
         node = self._node_name("resample", name)
         mode = (resample_mode.MAXPOOL if resampling_mode is None

@@ -978,7 +978,9 @@ extern "C" {
 }
 extern "C" {
     #[doc = " y[N,K,*] = conv(image[N,C,*], weight[K,C,*]). Dims are logical"]
-    #[doc = " NC(D)HW in every layout; strides give the memory layout. Grouped and"]
+    #[doc = " NC(D)HW in every layout; strides give the memory layout. y, dx and dw are"]
+    #[doc = " channels-last (NHWC, NDHWC) unless their strides are set, whatever the"]
+    #[doc = " operands' layouts (cudnn-frontend's default). Grouped and"]
     #[doc = " depthwise convolutions (since 0.3) need no option: as in cuDNN, the"]
     #[doc = " weight is [K, C / groups, *] and groups = image C / weight C, with K"]
     #[doc = " divisible by groups (output channel k reads the image channels of group"]
@@ -1449,6 +1451,9 @@ extern "C" {
     );
 }
 extern "C" {
+    #[doc = " y = reduce(x) over the axes of options.axes_mask; y keeps x's rank and is"]
+    #[doc = " channels-last (N, spatial..., C; row-major below 3 dims) unless its"]
+    #[doc = " strides are set, as in cudnn-frontend."]
     pub fn cudnnfe_graph_add_reduction(
         graph: *mut cudnnfe_graph_t,
         mode: cudnnfe_reduction_mode_t,
@@ -4663,8 +4668,9 @@ extern "C" {
 }
 extern "C" {
     #[doc = " y[N, C, *] = resample(x[N, C, *]). Dims are logical NC(D)HW in every"]
-    #[doc = " layout; y keeps x's dimension order (NHWC stays NHWC). `index` may be"]
-    #[doc = " NULL unless generate_index is set (else *index is set to 0)."]
+    #[doc = " layout; y and `index` are channels-last (NHWC) unless their strides are"]
+    #[doc = " set, as in cudnn-frontend. `index` may be NULL unless generate_index is"]
+    #[doc = " set (else *index is set to 0)."]
     pub fn cudnnfe_graph_add_resample(
         graph: *mut cudnnfe_graph_t,
         x: i64,

@@ -366,7 +366,7 @@ pub struct BatchNormOutputs {
 /// Outputs of [`Graph::resample`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResampleOutputs {
-    /// The pooled or upsampled output, x's dimension order.
+    /// The pooled or upsampled output, channels-last unless its strides are set.
     pub y: Tensor,
     /// Max pooling with [`ResampleOptions::generate_index`]: the position of
     /// each maximum inside its window (row-major over the window).
@@ -860,7 +860,8 @@ impl Graph {
 
     /// Convolution forward: `y[N,K,*] = conv(image[N,C,*], weight[K,C,*])`.
     /// Dims are logical NC(D)HW in every layout; strides give the memory
-    /// layout.
+    /// layout. `y` (like dgrad's dx and wgrad's dw) is channels-last unless
+    /// its strides are set, as in cudnn-frontend.
     pub fn conv_fprop(
         &mut self,
         image: Tensor,
@@ -992,7 +993,8 @@ impl Graph {
     }
 
     /// Reduction of `x` along the options' axes (all of them by default);
-    /// reduced dims become 1.
+    /// reduced dims become 1. `y` is channels-last (N, spatial..., C;
+    /// row-major for 2 dims) unless its strides are set, as in cudnn-frontend.
     pub fn reduction(
         &mut self,
         mode: ReductionMode,
@@ -1651,7 +1653,8 @@ impl Graph {
     }
 
     /// Pooling or upsampling of `x [N, C, spatial...]` (1 to 3 spatial dims,
-    /// any layout; `y` keeps x's dimension order). Pooling makes
+    /// any layout; `y` and the index are channels-last unless their strides
+    /// are set, as in cudnn-frontend). Pooling makes
     /// `floor((in + pre + post - window) / stride) + 1` outputs per spatial
     /// dim; upsampling multiplies each by `scale` (half-pixel centres).
     pub fn resample(&mut self, x: Tensor, options: &ResampleOptions) -> Result<ResampleOutputs> {

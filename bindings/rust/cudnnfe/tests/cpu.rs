@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{assert_close, data, Attn, Conv2d};
+use common::{assert_close, data, logical, Attn, Conv2d};
 use cudnnfe::*;
 
 type TestResult = Result<(), Error>;
@@ -740,6 +740,9 @@ fn conv_fprop_dgrad_wgrad_match_plain_loops() -> TestResult {
             (y, HostBuffer::output(&mut y_d)),
         ],
     )?;
+    // Convolution outputs are channels-last unless their strides are set.
+    assert_eq!(built.strides(y)?, [k * oh * ow, 1, ow * k, k]);
+    let y_d = logical(&y_d, &built.dims(y)?, &built.strides(y)?);
     assert_close(&y_d, &p.fprop(&x_d, &w_d), 1e-5, 1e-5);
 
     // Data gradient: dx's spatial size is ambiguous at stride 2; set it.
@@ -758,6 +761,7 @@ fn conv_fprop_dgrad_wgrad_match_plain_loops() -> TestResult {
             (dx, HostBuffer::output(&mut dx_d)),
         ],
     )?;
+    let dx_d = logical(&dx_d, &built.dims(dx)?, &built.strides(dx)?);
     assert_close(&dx_d, &p.dgrad(&dy_d, &w_d), 1e-5, 1e-5);
 
     // Weight gradient.
@@ -776,6 +780,7 @@ fn conv_fprop_dgrad_wgrad_match_plain_loops() -> TestResult {
             (dw, HostBuffer::output(&mut dw_d)),
         ],
     )?;
+    let dw_d = logical(&dw_d, &built.dims(dw)?, &built.strides(dw)?);
     assert_close(&dw_d, &p.wgrad(&x_d, &dy_d), 1e-4, 1e-5);
     Ok(())
 }
@@ -827,6 +832,7 @@ fn dilated_conv_in_convolution_mode() -> TestResult {
             (y, HostBuffer::output(&mut y_d)),
         ],
     )?;
+    let y_d = logical(&y_d, &built.dims(y)?, &built.strides(y)?);
     assert_close(&y_d, &p.fprop(&x_d, &flipped), 1e-5, 1e-5);
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! messages.
 mod common;
 
-use common::{assert_close, data};
+use common::{assert_close, data, logical};
 use cudnnfe::*;
 
 type TestResult = Result<(), Error>;
@@ -922,10 +922,32 @@ fn pooling_max_with_index_and_average() -> TestResult {
             }
         }
     }
-    assert_close(&outs[0], &f32s(&max_ref), 0.0, 0.0);
-    assert_eq!(index_d, idx_ref);
-    assert_close(&outs[1], &f32s(&incl_ref), 1e-6, 1e-5);
-    assert_close(&outs[2], &f32s(&excl_ref), 1e-6, 1e-5);
+    // Pooling outputs are channels-last unless their strides are set.
+    let dims = built.dims(max.y)?;
+    let strides = built.strides(max.y)?;
+    assert_eq!(
+        strides,
+        [(c * out_h * out_w) as i64, 1, (out_w * c) as i64, c as i64]
+    );
+    assert_close(
+        &logical(&outs[0], &dims, &strides),
+        &f32s(&max_ref),
+        0.0,
+        0.0,
+    );
+    assert_eq!(logical(&index_d, &dims, &built.strides(index)?), idx_ref);
+    assert_close(
+        &logical(&outs[1], &dims, &built.strides(incl)?),
+        &f32s(&incl_ref),
+        1e-6,
+        1e-5,
+    );
+    assert_close(
+        &logical(&outs[2], &dims, &built.strides(excl)?),
+        &f32s(&excl_ref),
+        1e-6,
+        1e-5,
+    );
     Ok(())
 }
 

@@ -32,6 +32,27 @@ pub fn data(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+/// `buf`, laid out with `dims` and `strides` (in elements, as the graph
+/// reports them: channels-last for convolution and pooling outputs), read
+/// back in row-major logical order.
+pub fn logical<T: Copy>(buf: &[T], dims: &[i64], strides: &[i64]) -> Vec<T> {
+    let count: i64 = dims.iter().product();
+    let mut index = vec![0i64; dims.len()];
+    let mut out = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let offset: i64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+        out.push(buf[offset as usize]);
+        for k in (0..dims.len()).rev() {
+            index[k] += 1;
+            if index[k] < dims[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    out
+}
+
 /// Asserts |a - e| <= atol + rtol * |e| everywhere, naming the first miss.
 #[track_caller]
 pub fn assert_close(actual: &[f32], expected: &[f32], atol: f32, rtol: f32) {
