@@ -20,6 +20,7 @@
 #include "cpu/attention_mask.h"
 #include "cpu/attention_scores.h"
 #include "cpu/reference_ops.h"
+#include "cpu/reference_table.h"
 #include "graph/graph.h"
 
 namespace cudnnfe {
@@ -87,6 +88,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       const double sink = in.sink_token ? in.sink_token->load(h * in.sink_token->strides[1])
                                         : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
+        if (t.rows && !t.rows->test((b * h_q + h) * s_q + i)) continue;  // verify mode
         const ColumnRange cols = mask.columns(b, i);
         double max = sink;
         for (int64_t j = cols.first; j <= cols.last; ++j) {
@@ -126,6 +128,67 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
     }
   }
   store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o");
+}
+
+ElementMask sdpa_rows(const StridedTensor &o, const ElementMask *want_o,
+                      const ElementMask *want_stats) {
+  const int64_t rows = o.dims[0] * o.dims[1] * o.dims[2];
+  ElementMask wanted = want_o ? rows_of(*want_o, o.dims[3]) : ElementMask(rows);
+  if (want_stats) wanted.merge(*want_stats);  // stats [b, h, s_q, 1]: one element per row
+  return wanted;
+}
+
+// Query row (b, h, i) reads row i of q, all of k and v of its kv head, and
+// the bias and dropout mask row (b, h, i) (broadcast). Ragged and paged
+// layouts, and every other input (lengths, scale, sink, seeds, block mask,
+// page tables, score modifier inputs), are read whole.
+void demand_sdpa(const DemandStep &t) {
+  const AttentionSpec spec = attention_spec(t.node);
+  const AttentionPorts &ports = attention_ports(t.node.kind);
+  constexpr size_t kQ = 0, kK = 1, kV = 2, kO = 0, kStats = 1;
+  const StridedTensor &q = *t.in(kQ), &k = *t.in(kK), &o = *t.out(kO);
+  std::vector<bool> done(t.need.size(), false);
+  auto whole = [&](size_t port) {
+    if (port < t.need.size() && t.need[port]) t.need[port]->set_all();
+    if (port < done.size()) done[port] = true;
+  };
+  if (spec.ragged() || spec.paged() || q.rank != 4 || k.rank != 4) {
+    t.need_all_from(0);
+    return;
+  }
+  const ElementMask rows = sdpa_rows(o, t.wanted(kO), t.wanted(kStats));
+  const int64_t h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3], h_kv = k.dims[1];
+  const int64_t group = h_q / h_kv;
+  ElementMask heads(q.dims[0] * h_kv);  // (b, kv head)
+  auto row_major = [](const StridedTensor &t4, int64_t b, int64_t h, int64_t i, int64_t j) {
+    auto at = [&](int dim, int64_t v) { return t4.dims[dim] == 1 ? 0 : v; };
+    return ((at(0, b) * t4.dims[1] + at(1, h)) * t4.dims[2] + at(2, i)) * t4.dims[3] + at(3, j);
+  };
+  rows.for_each([&](int64_t r) {
+    const int64_t i = r % s_q, h = (r / s_q) % h_q, b = r / (s_q * h_q);
+    t.needed(kQ)->set_range(r * d, (r + 1) * d);
+    heads.set(b * h_kv + h / group);
+    for (size_t port : {ports.bias, ports.dropout_mask}) {
+      if (port == AttentionPorts::kNone || !t.needed(port)) continue;
+      const StridedTensor &m = *t.in(port);
+      if (m.rank != 4) continue;  // read whole below
+      const int64_t first = row_major(m, b, h, i, 0);
+      if (m.dims[3] == 1)
+        t.needed(port)->set(first);
+      else
+        t.needed(port)->set_range(first, first + m.dims[3]);
+      done[port] = true;
+    }
+  });
+  for (size_t port : {kK, kV}) {
+    const StridedTensor &kv = *t.in(port);
+    const int64_t head = kv.dims[2] * kv.dims[3];
+    heads.for_each([&](int64_t bh) { t.needed(port)->set_range(bh * head, (bh + 1) * head); });
+    done[port] = true;
+  }
+  done[kQ] = true;
+  for (size_t port = 0; port < t.need.size(); ++port)
+    if (!done[port]) whole(port);
 }
 
 }  // namespace cpu
