@@ -69,6 +69,11 @@ typedef int32_t cudnnfe_status_t;
 #define CUDNNFE_STATUS_BAD_SERIALIZED_DATA 8 /* corrupt or incompatible bytes */
 #define CUDNNFE_STATUS_WRONG_STATE 9         /* e.g. execute before build */
 #define CUDNNFE_STATUS_INTERNAL 10           /* a bug in cudnnfe: please report */
+/* Verify mode (cudnnfe_build_options_t.verify, docs/verify.md): an execute's
+ * result differs from the CPU reference beyond the tolerance; the message
+ * names the graph, node, plan, cuDNN version, GPU and the worst element.
+ * since 0.4 */
+#define CUDNNFE_STATUS_VERIFY_FAILED 11
 
 typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_NOT_SET 0 /* resolved from the graph's defaults */
@@ -1661,6 +1666,15 @@ typedef int32_t cudnnfe_build_policy_t;
  * cudnnfe_graph_autotune. Plan 0 is the heuristics' choice. */
 #define CUDNNFE_BUILD_POLICY_ALL 1
 
+/* Verify mode (docs/verify.md): whether the first execution of each plan is
+ * checked against the CPU reference on a sample of output elements.
+ * since 0.4 */
+typedef int32_t cudnnfe_verify_mode_t;
+/* On when the environment variable CUDNNFE_VERIFY is "1" at build, else off. */
+#define CUDNNFE_VERIFY_FROM_ENV 0
+#define CUDNNFE_VERIFY_ON 1
+#define CUDNNFE_VERIFY_OFF 2
+
 /* Numerical notes cuDNN attaches to an engine, as bit flags (our values).
  * TF32 math on FLOAT data is reported as TENSOR_CORE (often with
  * DOWN_CONVERT_INPUTS): exclude TENSOR_CORE on a FLOAT graph to keep full
@@ -1776,6 +1790,25 @@ typedef struct cudnnfe_build_options {
    * on such a GPU. Read during the build call only. Default NULL. Experimental
    * (see "Device properties" above). since 0.3 */
   const cudnnfe_device_properties_t *device_properties;
+  /* ---- Appended in 0.4: verify mode (docs/verify.md). ---- */
+  /* CUDNNFE_VERIFY_ON: the first execute of each plan of the built graph
+   * (and the first run of each bound execution) copies, after the work, the
+   * inputs that a sample of output elements depends on back to the host,
+   * synchronizing `stream`; computes those elements with the CPU reference;
+   * and fails with CUDNNFE_STATUS_VERIFY_FAILED when one is off by more than
+   * the tolerance. What it cannot check (random numbers, outputs that
+   * overwrite their inputs, ...) passes and is logged as "not verified"
+   * (CUDNNFE_LOG=info). Default CUDNNFE_VERIFY_FROM_ENV. since 0.4 */
+  cudnnfe_verify_mode_t verify;
+  /* Output elements sampled per output tensor (at least the first and the
+   * last, then spread over its leading dims); 0 (default): 64, or the
+   * environment variable CUDNNFE_VERIFY_SAMPLES when set. A tensor with no
+   * more elements than this is checked whole. since 0.4 */
+  int32_t verify_samples;
+  /* Relative tolerance of floating outputs: |got - want| <= verify_rtol *
+   * (|want| + 0.1 * max|want|) over the sample; 0 (default): by the data
+   * types involved (docs/verify.md). since 0.4 */
+  double verify_rtol;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 #define cudnnfe_build_options_init(options) \

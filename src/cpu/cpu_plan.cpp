@@ -86,9 +86,13 @@ class CpuPlan final : public Plan, public SampledReference {
       if (d.runs[s] && !cpu::reference_op(steps_[s].node.kind).demand)
         d.full_nodes.push_back(&steps_[s].node);
     d.bound.resize(bound_count_);
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].bound_index >= 0)
-        d.bound[static_cast<size_t>(slots_[i].bound_index)] = d.slots[i];
+    d.used.assign(bound_count_, false);
+    std::vector<bool> used = used_slots(d.runs);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].bound_index < 0) continue;
+      d.bound[static_cast<size_t>(slots_[i].bound_index)] = d.slots[i];
+      d.used[static_cast<size_t>(slots_[i].bound_index)] = used[i];
+    }
     return d;
   }
 
@@ -120,6 +124,24 @@ class CpuPlan final : public Plan, public SampledReference {
       if (slot.is_scalar) views[i].store(0, slot.scalar_value);
     }
     return views;
+  }
+
+  // The slots that the steps that run read or write, and the slots those
+  // are views of.
+  std::vector<bool> used_slots(const std::vector<bool> &runs) const {
+    std::vector<bool> used(slots_.size(), false);
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      if (!runs[s]) continue;
+      for (int slot : steps_[s].inputs)
+        if (slot >= 0) used[static_cast<size_t>(slot)] = true;
+      for (int slot : steps_[s].outputs)
+        if (slot >= 0) used[static_cast<size_t>(slot)] = true;
+    }
+    // A view's parent comes before it.
+    for (size_t i = slots_.size(); i-- > 0;)
+      if (used[i] && slots_[i].view_parent >= 0)
+        used[static_cast<size_t>(slots_[i].view_parent)] = true;
+    return used;
   }
 
   // Marks what `step`'s wanted outputs read; false when nothing of them is

@@ -21,6 +21,9 @@ struct Demand {
   // Per bound tensor (graph.bound_uids() order): the elements read or
   // written; an empty mask when none.
   std::vector<cpu::ElementMask> bound;
+  // Per bound tensor: whether a node that runs reads or writes it (it needs
+  // a buffer of its full span; the others may be NULL).
+  std::vector<bool> used;
   // The nodes that run in full (no demand rule of their own), in graph order.
   std::vector<const Node *> full_nodes;
   // Internal: per slot of the plan, and whether each node runs.
