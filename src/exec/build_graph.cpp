@@ -105,7 +105,9 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
       plan = backend::load_gpu_plan(graph, handle, r, rebuild_on_mismatch, record);
     }
     if (!plan) {  // made for another GPU or cuDNN: build the description again
-      build_graph(graph, handle, options);
+      BuildOptions again = r.options;
+      again.verify = options.verify;
+      build_graph(graph, handle, std::move(again));
       RecordedPlan &rebuilt = recorded_plan(graph);
       rebuilt.record.source = CUDNNFE_PLAN_SOURCE_REBUILT;
       rebuilt.record.total_ms = ms_since(start);
