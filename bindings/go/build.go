@@ -65,6 +65,21 @@ type BuildOptions struct {
 	// execute (ErrWrongState): write its plan with SerializePlan and load it
 	// with DeserializePlan on such a GPU. Experimental (since 0.3).
 	DeviceProperties *DeviceProperties
+	// Verify (zero value VerifyFromEnv: on when CUDNNFE_VERIFY=1): with
+	// VerifyOn the first execute of each plan (and the first run of each
+	// bound execution) copies back the inputs a sample of output elements
+	// depends on, computes that sample with the CPU reference and fails
+	// with ErrVerifyFailed, naming the graph, node, plan, cuDNN, GPU and the
+	// worst element, when one is off by more than the tolerance. What it
+	// cannot check passes and is logged as "not verified" (docs/verify.md;
+	// since 0.4).
+	Verify VerifyMode
+	// VerifySamples: output elements sampled per output tensor; 0: 64 (or
+	// CUDNNFE_VERIFY_SAMPLES). Since 0.4.
+	VerifySamples int
+	// VerifyRtol: relative tolerance of floating outputs; 0: by data type
+	// (docs/verify.md). Since 0.4.
+	VerifyRtol float64
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -81,7 +96,9 @@ func DefaultBuildOptions() BuildOptions {
 		RequireBehaviorNotes:  BehaviorNotes(c.RequireBehaviorNotes),
 		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0,
 		OverrideShapeEnabled: c.OverrideShapeEnabled != 0,
-		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0}
+		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0,
+		Verify:               VerifyMode(c.Verify), VerifySamples: int(c.VerifySamples),
+		VerifyRtol: c.VerifyRtol}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize
 	}
@@ -97,6 +114,9 @@ func (o *BuildOptions) check(op string) error {
 	}
 	if o.MaxPlans < 0 || o.MaxPlans > math.MaxInt32 {
 		return argError(op, "build options: MaxPlans "+strconv.Itoa(o.MaxPlans)+" is out of range (0: no limit)")
+	}
+	if o.VerifySamples < 0 || o.VerifySamples > math.MaxInt32 {
+		return argError(op, "build options: VerifySamples "+strconv.Itoa(o.VerifySamples)+" is out of range (0: the default)")
 	}
 	if o.NoPlanCacheDir && o.PlanCacheDir != "" {
 		return argError(op, "build options: PlanCacheDir "+strconv.Quote(o.PlanCacheDir)+" given with NoPlanCacheDir")
@@ -136,6 +156,9 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	if o.DynamicShapeEnabled {
 		c.DynamicShapeEnabled = 1
 	}
+	c.Verify = int32(o.Verify)
+	c.VerifySamples = int32(o.VerifySamples)
+	c.VerifyRtol = o.VerifyRtol
 	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {
 		dir = &o.PlanCacheDir

@@ -1090,6 +1090,9 @@ type BuildOptions struct {
 	DisablePlanCache      int32
 	OverrideShapeEnabled  int32
 	DynamicShapeEnabled   int32
+	Verify                int32
+	VerifySamples         int32
+	VerifyRtol            float64
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
@@ -1117,6 +1120,9 @@ func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.DisablePlanCache = int32(c.disable_plan_cache)
 	o.OverrideShapeEnabled = int32(c.override_shape_enabled)
 	o.DynamicShapeEnabled = int32(c.dynamic_shape_enabled)
+	o.Verify = int32(c.verify)
+	o.VerifySamples = int32(c.verify_samples)
+	o.VerifyRtol = float64(c.verify_rtol)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -1148,6 +1154,9 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.disable_plan_cache = C.int32_t(o.DisablePlanCache)
 	c.override_shape_enabled = C.int32_t(o.OverrideShapeEnabled)
 	c.dynamic_shape_enabled = C.int32_t(o.DynamicShapeEnabled)
+	c.verify = C.cudnnfe_verify_mode_t(o.Verify)
+	c.verify_samples = C.int32_t(o.VerifySamples)
+	c.verify_rtol = C.double(o.VerifyRtol)
 }
 
 // BindOptions mirrors cudnnfe_bind_options_t (struct_size is implied).
@@ -1494,6 +1503,9 @@ var OptionFields = map[string]map[string]string{
 		"dynamic_shape_enabled":   "DynamicShapeEnabled",
 		"kernel_cache":            "",
 		"device_properties":       "",
+		"verify":                  "Verify",
+		"verify_samples":          "VerifySamples",
+		"verify_rtol":             "VerifyRtol",
 	},
 	"cudnnfe_bind_options_t": {
 		"cuda_graph": "CudaGraph",

@@ -18,6 +18,7 @@ pub const CUDNNFE_STATUS_OUT_OF_MEMORY: cudnnfe_status_t = 7;
 pub const CUDNNFE_STATUS_BAD_SERIALIZED_DATA: cudnnfe_status_t = 8;
 pub const CUDNNFE_STATUS_WRONG_STATE: cudnnfe_status_t = 9;
 pub const CUDNNFE_STATUS_INTERNAL: cudnnfe_status_t = 10;
+pub const CUDNNFE_STATUS_VERIFY_FAILED: cudnnfe_status_t = 11;
 pub const CUDNNFE_DTYPE_NOT_SET: cudnnfe_dtype_t = 0;
 pub const CUDNNFE_DTYPE_FLOAT: cudnnfe_dtype_t = 1;
 pub const CUDNNFE_DTYPE_HALF: cudnnfe_dtype_t = 2;
@@ -140,6 +141,9 @@ pub const CUDNNFE_RNG_UNIFORM: cudnnfe_rng_distribution_t = 2;
 pub const CUDNNFE_RNG_NORMAL: cudnnfe_rng_distribution_t = 3;
 pub const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE: i32 = 0;
 pub const CUDNNFE_BUILD_POLICY_ALL: i32 = 1;
+pub const CUDNNFE_VERIFY_FROM_ENV: i32 = 0;
+pub const CUDNNFE_VERIFY_ON: i32 = 1;
+pub const CUDNNFE_VERIFY_OFF: i32 = 2;
 pub const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE: i32 = 1;
 pub const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: i32 = 2;
 pub const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: i32 = 4;
@@ -5641,6 +5645,10 @@ extern "C" {
 #[doc = " How many of the heuristics' engine configurations a GPU build turns into"]
 #[doc = " plans."]
 pub type cudnnfe_build_policy_t = i32;
+#[doc = " Verify mode (docs/verify.md): whether the first execution of each plan is"]
+#[doc = " checked against the CPU reference on a sample of output elements."]
+#[doc = " since 0.4"]
+pub type cudnnfe_verify_mode_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_kernel_cache {
@@ -5750,12 +5758,30 @@ pub struct cudnnfe_build_options {
     #[doc = " on such a GPU. Read during the build call only. Default NULL. Experimental"]
     #[doc = " (see \"Device properties\" above). since 0.3"]
     pub device_properties: *const cudnnfe_device_properties_t,
+    #[doc = " ---- Appended in 0.4: verify mode (docs/verify.md). ---- */"]
+    #[doc = " (and the first run of each bound execution) copies, after the work, the"]
+    #[doc = " inputs that a sample of output elements depends on back to the host,"]
+    #[doc = " synchronizing `stream`; computes those elements with the CPU reference;"]
+    #[doc = " and fails with CUDNNFE_STATUS_VERIFY_FAILED when one is off by more than"]
+    #[doc = " the tolerance. What it cannot check (random numbers, outputs that"]
+    #[doc = " overwrite their inputs, ...) passes and is logged as \"not verified\""]
+    #[doc = " (CUDNNFE_LOG=info). Default CUDNNFE_VERIFY_FROM_ENV. since 0.4"]
+    pub verify: cudnnfe_verify_mode_t,
+    #[doc = " Output elements sampled per output tensor (at least the first and the"]
+    #[doc = " last, then spread over its leading dims); 0 (default): 64, or the"]
+    #[doc = " environment variable CUDNNFE_VERIFY_SAMPLES when set. A tensor with no"]
+    #[doc = " more elements than this is checked whole. since 0.4"]
+    pub verify_samples: i32,
+    #[doc = " Relative tolerance of floating outputs: |got - want| <= verify_rtol *"]
+    #[doc = " (|want| + 0.1 * max|want|) over the sample; 0 (default): by the data"]
+    #[doc = " types involved (docs/verify.md). since 0.4"]
+    pub verify_rtol: f64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        112usize,
+        128usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -6069,6 +6095,57 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_device_properties();
+    fn test_field_verify() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify)
+            )
+        );
+    }
+    test_field_verify();
+    fn test_field_verify_samples() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify_samples) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify_samples)
+            )
+        );
+    }
+    test_field_verify_samples();
+    fn test_field_verify_rtol() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify_rtol) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify_rtol)
+            )
+        );
+    }
+    test_field_verify_rtol();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
