@@ -17,6 +17,7 @@
 #include "cpu/dtype_convert.h"
 #include "exec/verify_copy.h"
 #include "exec/verify_sample.h"
+#include "ops/attention.h"
 #include "plan/notes.h"
 #include "plan/recorded_plan.h"
 
@@ -141,10 +142,11 @@ Scope check_scope(const Graph &graph, void *const *data, double rtol) {
 
 // Why the graph cannot be checked at all ("" when it can).
 std::string graph_obstacle(const Graph &graph) {
-  for (const Tensor &t : graph.tensors())
-    if (t.batch_at_offsets)
-      return cat("tensor \"", t.name,
-                 "\" is ragged (packed): its rows sit at offsets that the check does not follow");
+  for (const Node &node : graph.nodes())
+    if (verify::attention_kind(node.kind) && attention_spec(node).ragged())
+      return cat(Graph::label(node),
+                 " has ragged (packed) tensors: their rows sit at offsets that the check's copies "
+                 "do not follow");
   return "";
 }
 
