@@ -637,6 +637,24 @@ TEST(cpu_sampled_reference_matches_the_full_one) {
       });
 }
 
+// Padding rows (and rows that see no key) are unspecified on the GPU: the
+// check leaves them out, and plants its test error in a compared element.
+TEST(cpu_attention_rows_left_unspecified_are_not_compared) {
+  guarded([] {
+    LogCapture log;
+    Options o;
+    o.samples = 400;
+    const Outcome good = run("padded", CUDNNFE_DTYPE_HALF, sdpa_options, o);
+    CHECK(good.statuses[0] == CUDNNFE_STATUS_OK);
+    CHECK_MSG(
+        log.count({"padded", "passed", "in rows the op leaves unspecified not compared"}) == 1,
+        "log:\n%s", log.text().c_str());
+    ScopedEnv corrupt("CUDNNFE_VERIFY_TEST_CORRUPT", "1");
+    const Outcome bad = run("padded_bad", CUDNNFE_DTYPE_HALF, sdpa_options, o);
+    CHECK_MSG(bad.statuses[0] == CUDNNFE_STATUS_VERIFY_FAILED, "%s", bad.messages[0].c_str());
+  });
+}
+
 TEST(cpu_sampled_check_reads_part_of_the_inputs) {
   // A sampled conv reads the receptive fields of its samples only; a node
   // with no sampled form (batch norm) runs in full and says so.

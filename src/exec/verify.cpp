@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "cpu/dtype_convert.h"
+#include "exec/verify_attention.h"
 #include "exec/verify_copy.h"
 #include "exec/verify_sample.h"
 #include "ops/attention.h"
@@ -191,33 +192,6 @@ double spoiled(cudnnfe_dtype_t dtype, double want, double scale) {
   return want >= 0 ? -far : far;
 }
 
-void corrupt_output(const PlanLabel &label, const Graph &graph, const CheckedOutput &out,
-                    void *buffer, const cpu::StridedTensor &want) {
-  const Tensor &t = *out.tensor;
-  const double w = want.load(0);  // element 0 is at offset 0
-  unsigned char bytes[8] = {};
-  const cpu::StridedTensor one = verify::strided_view(t, bytes);
-  one.store(0, spoiled(t.dtype, w, std::isfinite(w) ? std::fabs(w) : 0.0));
-  const size_t size = t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED ? 1 : dtype_size(t.dtype);
-  if (t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED) {
-    // Keep the other seven bits of the byte.
-    unsigned char current = 0;
-    verify::gather(label.source, buffer, {{0, 1}}, &current);
-    bytes[0] = static_cast<unsigned char>((current & 0xfe) | (bytes[0] & 1));
-  }
-  if (label.source.on_device)
-    backend::copy_to_buffer(label.source.device, buffer, bytes, size);
-  else
-    std::memcpy(buffer, bytes, size);
-  log_info("verify \"", graph.name,
-           "\": test hook CUDNNFE_VERIFY_TEST_CORRUPT=1 spoiled element 0 of "
-           "output \"",
-           t.name, "\"");
-}
-
-// ---------------------------------------------------------------------------
-// One check
-
 std::string index_text(const Tensor &t, int64_t linear) {
   cpu::Index dims{};
   for (size_t i = 0; i < t.dims.size(); ++i) dims[i] = t.dims[i];
@@ -226,6 +200,37 @@ std::string index_text(const Tensor &t, int64_t linear) {
   for (size_t i = 0; i < t.dims.size(); ++i) s += cat(i ? "," : "", index[i]);
   return s + "]";
 }
+
+// Spoils element `linear` (a sampled one) of `out` in the plan's result.
+void corrupt_output(const PlanLabel &label, const Graph &graph, const CheckedOutput &out,
+                    void *buffer, const cpu::StridedTensor &want, int64_t linear) {
+  const Tensor &t = *out.tensor;
+  const int64_t offset = want.offset(cpu::unravel(linear, want.rank, want.dims).data());
+  const double w = want.load(offset);
+  const double bad = spoiled(t.dtype, w, std::isfinite(w) ? std::fabs(w) : 0.0);
+  unsigned char bytes[8] = {};
+  size_t at = 0, size = 1;
+  if (t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED) {
+    // The element's byte, with its bit changed and the other seven kept.
+    at = static_cast<size_t>(offset / 8);
+    verify::gather(label.source, static_cast<unsigned char *>(buffer) + at, {{0, 1}}, bytes);
+    cpu::store_packed_bit(bytes, offset % 8, bad);
+  } else {
+    size = dtype_size(t.dtype);
+    at = static_cast<size_t>(offset) * size;
+    cpu::store_element(bytes, t.dtype, bad);
+  }
+  unsigned char *target = static_cast<unsigned char *>(buffer) + at;
+  if (label.source.on_device)
+    backend::copy_to_buffer(label.source.device, target, bytes, size);
+  else
+    std::memcpy(target, bytes, size);
+  log_info("verify \"", graph.name, "\": test hook CUDNNFE_VERIFY_TEST_CORRUPT=1 spoiled element ",
+           index_text(t, linear), " of output \"", t.name, "\"");
+}
+
+// ---------------------------------------------------------------------------
+// One check
 
 std::string producer_label(const Graph &graph, const Tensor &t) {
   return Graph::label(graph.nodes()[static_cast<size_t>(t.producer)]);
@@ -322,18 +327,26 @@ class Check {
     for (const CheckedOutput &out : scope.outputs) {
       const Tensor &t = *out.tensor;
       const cpu::StridedTensor want = verify::strided_view(t, host[out.bound]);
-      if (corrupt) {
-        corrupt_output(label_, graph_, out, data[out.bound], want);
+      cpu::ElementMask mask = wanted[out.bound];
+      const int64_t unspecified = verify::drop_unspecified(graph_, t, host, mask);
+      if (corrupt && mask.any()) {
+        int64_t first = -1;
+        mask.for_each([&](int64_t i) { first = first < 0 ? i : first; });
+        corrupt_output(label_, graph_, out, data[out.bound], want, first);
         corrupt = false;
       }
       std::vector<unsigned char> got_bytes(verify::span_bytes(t), 0);
-      const auto ranges = verify::element_ranges(t, wanted[out.bound]);
+      const auto ranges = verify::element_ranges(t, mask);
       for (const auto &r : ranges) bytes_read_ += r.end - r.first;
       verify::gather(label_.source, data[out.bound], ranges, got_bytes.data());
       const cpu::StridedTensor got = verify::strided_view(t, got_bytes.data());
-      const verify::Comparison c = verify::compare(got, want, wanted[out.bound], out.tolerance);
+      const verify::Comparison c = verify::compare(got, want, mask, out.tolerance);
       summary += cat(summary.empty() ? "" : ", ", "\"", t.name, "\" ", c.compared,
-                     " elements (worst error ", c.error, " of ", c.allowed, " allowed)");
+                     " elements (worst error ", c.error, " of ", c.allowed, " allowed)",
+                     unspecified ? cat(", ", unspecified,
+                                       " in rows the op leaves unspecified "
+                                       "not compared")
+                                 : std::string());
       if (c.bad == 0) continue;
       failures += cat(failures.empty() ? "" : "; also ", "output \"", t.name, "\" (UID ", t.uid,
                       ") of ", producer_label(graph_, t), " differs from the CPU reference at ",
