@@ -54,22 +54,36 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
     rows.push_back(mask.rows(n));
     cols.push_back(mask.cols(n));
   }
+  // Verify mode: the wanted query rows, and every row of their kv heads.
+  const ElementMask *q_rows = t.rows;
+  ElementMask kv_storage;
+  const ElementMask *kv_rows = nullptr;
+  if (t.rows) {
+    kv_storage = ElementMask(batch * h_kv * s_kv);
+    t.rows->for_each([&](int64_t r) {
+      const int64_t head = (r / (s_q * h_q)) * h_kv + (r / s_q) % h_q / group;
+      if (!kv_storage.test(head * s_kv)) kv_storage.set_range(head * s_kv, (head + 1) * s_kv);
+    });
+    kv_rows = &kv_storage;
+  }
   const std::vector<double> qd =
-      load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q");
+      load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q", q_rows);
   const std::vector<double> kd =
       in.page_table_k
           ? load_paged_tensor(k,
                               {*in.page_table_k, in.ragged_page_table_k, "page_table_k",
                                "ragged_offset_page_table_k"},
                               batch, s_kv, cols, compute, label)
-          : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k");
+          : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k",
+                                  k.dims[2] == s_kv ? kv_rows : nullptr);
   const std::vector<double> vd =
       in.page_table_v
           ? load_paged_tensor(v,
                               {*in.page_table_v, in.ragged_page_table_v, "page_table_v",
                                "ragged_offset_page_table_v"},
                               batch, s_kv, cols, compute, label)
-          : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
+          : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v",
+                                  v.dims[1] == h_kv && v.dims[2] == s_kv ? kv_rows : nullptr);
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d,
                               t.score_mod);
@@ -127,7 +141,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       }
     }
   }
-  store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o");
+  store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o", t.rows);
 }
 
 ElementMask sdpa_rows(const StridedTensor &o, const ElementMask *want_o,

@@ -259,22 +259,24 @@ class Check {
       return not_verified(skipped_.empty() ? std::string("the graph has no output")
                                            : join(skipped_));
     const auto &uids = graph_.bound_uids();
+    Clock::time_point stage = Clock::now();
     std::vector<cpu::ElementMask> wanted(uids.size());
     for (const CheckedOutput &out : scope.outputs)
       wanted[out.bound] = verify::sample_elements(*out.tensor, settings_.samples);
     const Demand demand = reference_.demand(wanted);
+    times_ += cat("sample and demand ", lap(stage), " ms");
     for (const Node *node : demand.full_nodes)
       full_nodes_ += cat(full_nodes_.empty() ? "" : ", ", Graph::label(*node));
     std::string obstacle = cost_obstacle(demand);
     if (!obstacle.empty()) return not_verified(obstacle);
     if (label_.source.on_device)
       backend::wait_for_stream(label_.source.device, stream, "cudaStreamSynchronize");
-    std::vector<std::vector<unsigned char>> mirrors(uids.size());
+    std::vector<verify::Mirror> mirrors(uids.size());
     std::vector<void *> host(uids.size(), nullptr);
     for (size_t i = 0; i < uids.size(); ++i) {
       const Tensor &t = graph_.tensor(uids[i]);
       if (!demand.used[i]) continue;
-      mirrors[i].assign(verify::span_bytes(t), 0);
+      mirrors[i] = verify::Mirror(verify::span_bytes(t));
       host[i] = mirrors[i].data();
       if (t.producer >= 0 || !demand.bound[i].any()) continue;
       const verify::Source source = t.pass_by_value ? verify::Source{} : label_.source;
@@ -282,13 +284,20 @@ class Check {
       for (const auto &r : ranges) bytes_read_ += r.end - r.first;
       verify::gather(source, data[i], ranges, mirrors[i].data());
     }
+    times_ += cat(", copy inputs ", lap(stage), " ms");
     try {
       reference_.execute_demanded(host.data(), demand);
     } catch (const Error &e) {
       return not_verified(cat("the CPU reference did not run on these inputs: ", e.message()));
     }
-    return compare(scope, wanted, data, host);
+    times_ += cat(", reference ", lap(stage), " ms");
+    Outcome outcome = compare(scope, wanted, data, host);
+    times_ += cat(", compare ", lap(stage), " ms");
+    return outcome;
   }
+
+  // Where the time went, for the debug log.
+  const std::string &times() const { return times_; }
 
   const std::vector<std::string> &skipped() const { return skipped_; }
   size_t bytes_read() const { return bytes_read_; }
@@ -335,7 +344,7 @@ class Check {
         corrupt_output(label_, graph_, out, data[out.bound], want, first);
         corrupt = false;
       }
-      std::vector<unsigned char> got_bytes(verify::span_bytes(t), 0);
+      const verify::Mirror got_bytes(verify::span_bytes(t));
       const auto ranges = verify::element_ranges(t, mask);
       for (const auto &r : ranges) bytes_read_ += r.end - r.first;
       verify::gather(label_.source, data[out.bound], ranges, got_bytes.data());
@@ -364,8 +373,17 @@ class Check {
   const SampledReference &reference_;
   const PlanLabel &label_;
   const VerifySettings &settings_;
+  // Milliseconds since `since`, which moves to now.
+  static double lap(Clock::time_point &since) {
+    const Clock::time_point now = Clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - since).count();
+    since = now;
+    return ms;
+  }
+
   std::vector<std::string> skipped_;
   std::string full_nodes_;
+  std::string times_;
   size_t bytes_read_ = 0;
 };
 
@@ -515,6 +533,7 @@ void Verifier::check(const Graph &graph, size_t candidate, Handle &handle, void 
       skipped = c.skipped();
       bytes_read = c.bytes_read();
       full_nodes = c.full_nodes();
+      log_debug(head, c.times());
     }
   }
   for (const std::string &s : skipped) log_info(head, "not verified: ", s);
@@ -525,7 +544,9 @@ void Verifier::check(const Graph &graph, size_t candidate, Handle &handle, void 
                full_nodes.empty() ? "" : "; run in full: ", full_nodes, "; read back ", bytes_read,
                " bytes; ", ms_since(start), " ms");
       return;
-    case Outcome::kFailed: fail(CUDNNFE_STATUS_VERIFY_FAILED, outcome.text);
+    case Outcome::kFailed:
+      log_info(head, "failed; read back ", bytes_read, " bytes; ", ms_since(start), " ms");
+      fail(CUDNNFE_STATUS_VERIFY_FAILED, outcome.text);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace cudnnfe::verify {
 namespace {
@@ -91,6 +92,12 @@ size_t span_bytes(const Tensor &t) {
   const size_t span = static_cast<size_t>(t.element_span());
   if (t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED) return (span + 7) / 8;
   return span * dtype_size(t.dtype);
+}
+
+Mirror::Mirror(size_t bytes)
+    : bytes_(static_cast<unsigned char *>(std::calloc(bytes ? bytes : 1, 1))) {
+  if (!bytes_)
+    fail(CUDNNFE_STATUS_OUT_OF_MEMORY, "verify: no host memory for a copy of ", bytes, " bytes");
 }
 
 cpu::StridedTensor strided_view(const Tensor &t, void *data) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "backend/device_copy.h"
@@ -20,6 +22,22 @@ constexpr size_t kRangeGap = 64 * 1024;
 
 // Bytes of the buffer a tensor's dims and strides reach.
 size_t span_bytes(const Tensor &t);
+
+// A zeroed host buffer of a tensor's span. calloc, not a vector: the
+// system hands out large zeroed blocks untouched, so a check pays only for
+// the pages it reads or writes (a few rows of a 64 MiB tensor, say).
+class Mirror {
+ public:
+  Mirror() = default;
+  explicit Mirror(size_t bytes);  // throws OUT_OF_MEMORY
+  unsigned char *data() const { return bytes_.get(); }
+
+ private:
+  struct Free {
+    void operator()(unsigned char *p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, Free> bytes_;
+};
 
 // `t`'s layout as the CPU reference views it, on `data`.
 cpu::StridedTensor strided_view(const Tensor &t, void *data);

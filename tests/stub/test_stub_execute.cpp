@@ -21,6 +21,7 @@
 #include "exec/verify.h"
 #include "harness.h"
 #include "stub_counters.h"
+#include "stub_plan.h"
 
 using namespace cudnnfe;
 
@@ -83,23 +84,10 @@ struct StubGraph {
     cudnnfe_build_options_init(&o);
     o.target = CUDNNFE_TARGET_CPU_REFERENCE;
     cudnnfe_graph_build(g, nullptr, &o);
-    Graph &graph = graph_of(g);
-    auto set = std::make_shared<backend::PlanSet>();
-    backend::Candidate cand;
-    cand.plan = backend::Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    cand.name = "stub_plan";
-    cand.behavior_notes = native_note ? CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API : 0;
-    set->candidates.push_back(std::move(cand));
-    for (size_t i = 0; i < graph.bound_uids().size(); ++i) {
-      set->uids.push_back(graph.bound_uids()[i]);
-      set->slots.push_back(i);
-    }
-    set->graph_bound = graph.bound_uids().size();
-    set->seal();
-    graph.set_plan(std::make_unique<backend::GpuPlan>(set, 0));
+    stub::give_gpu_plan(g, native_note ? CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API : 0);
     VerifySettings settings;
     settings.enabled = verify;
-    attach_verifier(graph, settings);
+    attach_verifier(graph_of(g), settings);
   }
   ~StubGraph() { cudnnfe_graph_destroy(g); }
   size_t count() const { return graph_of(g).bound_uids().size(); }
