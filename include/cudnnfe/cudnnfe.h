@@ -1860,7 +1860,10 @@ typedef struct cudnnfe_binding {
  * reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
  * execution is asynchronous on it. Errors are reported on `handle`.
  * Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small
- * workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR. */
+ * workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify
+ * mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of
+ * each plan then also waits for `stream` and checks a sample of the outputs
+ * against the CPU reference (docs/verify.md). */
 cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
                                        void *workspace, size_t workspace_size, void *stream);
@@ -1970,7 +1973,9 @@ cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph
  * used by one thread at a time (it runs on its handle). Errors are reported
  * on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
  * execution; its graph or handle destroyed), WRONG_STATE (its graph holds
- * another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3 */
+ * another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in
+ * verify mode, which checks each bound execution's first run (a replayed
+ * CUDA graph included; docs/verify.md). since 0.3 */
 cudnnfe_status_t cudnnfe_bound_execute(cudnnfe_bound_t *bound, void *stream);
 
 /* Writes how the bound execution runs (CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or

@@ -2543,7 +2543,10 @@ cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
 reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
 execution is asynchronous on it. Errors are reported on `handle`.
 Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small
-workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR.
+workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify
+mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of
+each plan then also waits for `stream` and checks a sample of the outputs
+against the CPU reference (docs/verify.md).
 """
 function cudnnfe_graph_execute(graph, handle, bindings, num_bindings, workspace, workspace_size, stream)
     ccall((:cudnnfe_graph_execute, libcudnnfe), cudnnfe_status_t,
@@ -2650,7 +2653,9 @@ Asynchronous on the GPU, as cudnnfe_graph_execute. A bound execution is
 used by one thread at a time (it runs on its handle). Errors are reported
 on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
 execution; its graph or handle destroyed), WRONG_STATE (its graph holds
-another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3
+another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in
+verify mode, which checks each bound execution's first run (a replayed
+CUDA graph included; docs/verify.md). since 0.3
 """
 function cudnnfe_bound_execute(bound, stream)
     ccall((:cudnnfe_bound_execute, libcudnnfe), cudnnfe_status_t,

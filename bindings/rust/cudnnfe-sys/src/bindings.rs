@@ -6269,7 +6269,10 @@ extern "C" {
     #[doc = " reference). `stream` is a cudaStream_t (NULL: the default stream); GPU"]
     #[doc = " execution is asynchronous on it. Errors are reported on `handle`."]
     #[doc = " Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small"]
-    #[doc = " workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR."]
+    #[doc = " workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify"]
+    #[doc = " mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of"]
+    #[doc = " each plan then also waits for `stream` and checks a sample of the outputs"]
+    #[doc = " against the CPU reference (docs/verify.md)."]
     pub fn cudnnfe_graph_execute(
         graph: *const cudnnfe_graph_t,
         handle: *mut cudnnfe_handle_t,
@@ -6531,7 +6534,9 @@ extern "C" {
     #[doc = " used by one thread at a time (it runs on its handle). Errors are reported"]
     #[doc = " on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound"]
     #[doc = " execution; its graph or handle destroyed), WRONG_STATE (its graph holds"]
-    #[doc = " another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3"]
+    #[doc = " another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in"]
+    #[doc = " verify mode, which checks each bound execution's first run (a replayed"]
+    #[doc = " CUDA graph included; docs/verify.md). since 0.3"]
     pub fn cudnnfe_bound_execute(
         bound: *mut cudnnfe_bound_t,
         stream: *mut ::std::os::raw::c_void,
