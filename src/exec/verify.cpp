@@ -237,7 +237,8 @@ std::string producer_label(const Graph &graph, const Tensor &t) {
 }
 
 std::string tolerance_text(const verify::Tolerance &tol) {
-  if (tol.floating) return cat("rtol ", tol.rtol, " of |expected| + 0.1 * max|expected|");
+  if (tol.floating)
+    return cat("rtol ", tol.rtol, " of |expected| + ", tol.floor, " * max|expected|");
   return tol.integer_slack > 0 ? cat("integers within ", tol.integer_slack) : "exact";
 }
 

@@ -36,10 +36,11 @@ Cone output_cone(const Graph &graph, int64_t uid);
 bool attention_kind(OpKind kind);
 
 // How close an element must be: floating elements |got - want| <= rtol *
-// (|want| + 0.1 * max|want| over the sample); integer and boolean ones
+// (|want| + floor * max|want| over the sample); integer and boolean ones
 // within `integer_slack` (0: equal).
 struct Tolerance {
   double rtol = 0.0;
+  double floor = 0.1;
   double integer_slack = 0.0;
   bool floating = true;
 };
