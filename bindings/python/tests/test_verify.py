@@ -8,8 +8,6 @@ evaluation, so a wrong element planted by the library's test hook (the environme
 ``CUDNNFE_VERIFY_TEST_CORRUPT=1``) is caught without a GPU. The ``gpu`` tests do the same on
 cuDNN's results for conv, matmul, SDPA and layer norm, and skip without torch or a CUDA device.
 """
-import logging
-
 import numpy as np
 import pytest
 
@@ -44,38 +42,33 @@ def _alloc(t, xp=np):
     return np.lib.stride_tricks.as_strided(buf, dims, [s * dt.itemsize for s in strides])
 
 
-# Each family: (builder(g, arrays) -> (inputs {tensor: array}, outputs), node named on failure).
-def _conv_bias_relu(g, rng, xp=np, dtype=np.float32):
-    x = rng.standard_normal((2, 8, 12, 12)).astype(dtype)
-    w = rng.standard_normal((16, 8, 3, 3)).astype(dtype)
-    b = rng.standard_normal((1, 16, 1, 1)).astype(dtype)
+# Each family: builder(g, make) -> (inputs {tensor: array}, outputs), and the node a
+# mismatch names. make(shape, param=False) gives an input array (NumPy on the CPU, torch on
+# the GPU; params stay FLOAT).
+def _conv_bias_relu(g, make):
+    x, w, b = make((2, 8, 12, 12)), make((16, 8, 3, 3)), make((1, 16, 1, 1))
     tx, tw, tb = g.tensor_like(x), g.tensor_like(w), g.tensor_like(b)
     y = g.relu(g.bias(input=g.conv_fprop(image=tx, weight=tw, padding=[1, 1]), bias=tb),
                name="relu").set_output(True)
     return {tx: x, tw: w, tb: b}, [y]
 
 
-def _matmul(g, rng, dtype=np.float32):
-    a = rng.standard_normal((2, 40, 48)).astype(dtype)
-    b = rng.standard_normal((2, 48, 24)).astype(dtype)
+def _matmul(g, make):
+    a, b = make((2, 40, 48)), make((2, 48, 24))
     ta, tb = g.tensor_like(a), g.tensor_like(b)
     return {ta: a, tb: b}, [g.matmul(A=ta, B=tb, name="mm").set_output(True)]
 
 
-def _sdpa(g, rng, dtype=np.float32):
-    q = rng.standard_normal((2, 4, 40, 16)).astype(dtype)
-    k = rng.standard_normal((2, 2, 40, 16)).astype(dtype)
-    v = rng.standard_normal((2, 2, 40, 16)).astype(dtype)
+def _sdpa(g, make):
+    q, k, v = make((2, 4, 40, 16)), make((2, 2, 40, 16)), make((2, 2, 40, 16))
     tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
     o, stats = g.sdpa(q=tq, k=tk, v=tv, attn_scale=0.25, use_causal_mask=True,
                       generate_stats=True, name="attn")
     return {tq: q, tk: k, tv: v}, [o.set_output(True), stats.set_output(True)]
 
 
-def _layernorm(g, rng, dtype=np.float32):
-    x = rng.standard_normal((64, 96)).astype(dtype)
-    s = rng.uniform(0.5, 1.5, (1, 96)).astype(np.float32)
-    b = rng.standard_normal((1, 96)).astype(np.float32)
+def _layernorm(g, make):
+    x, s, b = make((64, 96)), make((1, 96), param=True), make((1, 96), param=True)
     tx, ts, tb = g.tensor_like(x), g.tensor_like(s), g.tensor_like(b)
     y, mean, inv = g.layernorm(input=tx, scale=ts, bias=tb, epsilon=1e-5, name="ln")
     return {tx: x, ts: s, tb: b}, [y.set_output(True), mean.set_output(True),
@@ -90,11 +83,20 @@ FAMILIES = {
 }
 
 
+def _numpy_maker(seed):
+    rng = np.random.default_rng(seed)
+
+    def make(shape, param=False):
+        lo = 0.5 if param else -1.0
+        return rng.uniform(lo, 1.0, shape).astype(np.float32)
+    return make
+
+
 def _run_cpu(family, name, **graph_kw):
     build, _ = FAMILIES[family]
     g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, intermediate_data_type=data_type.FLOAT,
                         compute_data_type=data_type.FLOAT, target=CPU, name=name, **graph_kw)
-    inputs, outputs = build(g, np.random.default_rng(5))
+    inputs, outputs = build(g, _numpy_maker(5))
     g.build()
     pack = dict(inputs)
     pack.update((t, _alloc(t)) for t in outputs)
@@ -129,7 +131,7 @@ def test_environment_variable_turns_verify_on_and_keywords_win(env):
     # build()'s keyword overrides the graph's.
     g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
                         target=CPU, name="build_keyword", verify=False)
-    inputs, outputs = _matmul(g, np.random.default_rng(1))
+    inputs, outputs = _matmul(g, _numpy_maker(1))
     g.build(verify=True, verify_samples=3, verify_rtol=0.5)
     pack = dict(inputs)
     pack.update((t, _alloc(t)) for t in outputs)
@@ -180,14 +182,21 @@ def _run_gpu(torch, family, name, dtype, **graph_kw):
     io = data_type.BFLOAT16 if dtype == torch.bfloat16 else data_type.HALF
     g = cudnnfe.pygraph(io_data_type=io, intermediate_data_type=data_type.FLOAT,
                         compute_data_type=data_type.FLOAT, name=name, **graph_kw)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+
+    def make(shape, param=False):
+        if param:
+            return torch.rand(shape, device="cuda", generator=gen) + 0.5
+        a = (torch.rand(shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+        # Convolutions run channels-last (NHWC), as cuDNN's fused engines want.
+        return a.contiguous(memory_format=torch.channels_last) if len(shape) == 4 and \
+            family == "conv_bias_relu" else a
+
     build, _ = FAMILIES[family]
-    host_inputs, outputs = build(g, np.random.default_rng(7))
-    pack = {t: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)
-            if a.dtype != np.float32 or t.get_data_type() != data_type.FLOAT
-            else torch.from_numpy(a).cuda()
-            for t, a in host_inputs.items()}
+    inputs, outputs = build(g, make)
     g.build([cudnnfe.heur_mode.A, cudnnfe.heur_mode.FALLBACK])
     from cudnnfe import _arrays
+    pack = dict(inputs)
     for t in outputs:
         pack[t] = torch.empty_strided(t.get_dim(), t.get_stride(), device="cuda",
                                       dtype=_arrays.torch_dtype(t.get_data_type()))
@@ -211,6 +220,6 @@ def test_gpu_family_passes_then_a_planted_error_is_caught(family, env, verify_lo
     with pytest.raises(cudnnfe.VerifyFailedError) as info:
         _run_gpu(torch, family, f"gpu_{family}_bad", dtype, verify=True)
     message = str(info.value)
-    logging.getLogger(__name__).info("%s", message)
+    print(message)
     for part in (FAMILIES[family][1], "worst at index", "plan eng", "cuDNN 9.", "GPU "):
         assert part in message, message
