@@ -25,6 +25,7 @@
 #include "backend/descriptor.h"
 #include "backend/gpu_plan.h"
 #include "cudnnfe/cudnnfe.h"
+#include "stub_plan.h"
 
 using namespace cudnnfe;
 using Clock = std::chrono::steady_clock;
@@ -63,20 +64,8 @@ struct StubGraph {
     cudnnfe_build_options_init(&o);
     o.target = CUDNNFE_TARGET_CPU_REFERENCE;
     ok(cudnnfe_graph_build(g, nullptr, &o), "build");
-    Graph &graph = graph_of(g);
-    auto set = std::make_shared<backend::PlanSet>();
-    backend::Candidate c;
-    c.plan = backend::Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    c.name = "stub_plan";
-    set->candidates.push_back(std::move(c));
-    for (size_t i = 0; i < graph.bound_uids().size(); ++i) {
-      set->uids.push_back(graph.bound_uids()[i]);
-      set->slots.push_back(i);
-    }
-    set->graph_bound = graph.bound_uids().size();
-    set->seal();
-    graph.set_plan(std::make_unique<backend::GpuPlan>(set, 0));
-    order = graph.bound_uids();
+    stub::give_gpu_plan(g);
+    order = graph_of(g).bound_uids();
   }
   ~StubGraph() { cudnnfe_graph_destroy(g); }
 };

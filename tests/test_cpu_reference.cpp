@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "gpu_util.h"
 #include "harness.h"
 
 namespace {
@@ -1750,3 +1752,133 @@ TEST(cpu_unsupported_compute_type_names_the_node) {
 }
 
 }  // namespace
+
+// HALF and BFLOAT16 loads widen by moving bits (cpu/dtype_convert.cpp): every
+// one of the 65536 patterns of each reads as the tests' own conversion says
+// (NaN as NaN), through an IDENTITY to DOUBLE.
+TEST(half_and_bfloat16_loads_are_exact_for_every_pattern) {
+  for (cudnnfe_dtype_t dt : {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16}) {
+    cudnnfe_graph_t *g = nullptr;
+    REQUIRE_OK(cudnnfe_graph_create(&g));
+    const int64_t n[1] = {65536};
+    int64_t x = 0, y = 0;
+    REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", dt, 1, n, nullptr, &x));
+    cudnnfe_pointwise_options_t o;
+    cudnnfe_pointwise_options_init(&o);
+    o.compute_dtype = CUDNNFE_DTYPE_DOUBLE;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_IDENTITY, x, 0, 0, &o, &y));
+    REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+    REQUIRE_OK(cudnnfe_tensor_set_dtype(g, y, CUDNNFE_DTYPE_DOUBLE));
+    cudnnfe_build_options_t b;
+    cudnnfe_build_options_init(&b);
+    b.target = CUDNNFE_TARGET_CPU_REFERENCE;
+    REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &b));
+    std::vector<uint16_t> in(65536);
+    std::vector<double> out(65536);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i);
+    cudnnfe_handle_t *h = nullptr;
+    REQUIRE_OK(cudnnfe_handle_create(&h, -1));
+    cudnnfe_binding_t bind[2] = {{x, in.data()}, {y, out.data()}};
+    CHECK_OK(cudnnfe_graph_execute(g, h, bind, 2, nullptr, 0, nullptr));
+    int wrong = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const float want =
+          dt == CUDNNFE_DTYPE_HALF ? gpu::half_to_float(in[i]) : gpu::bf16_to_float(in[i]);
+      const bool same = std::isnan(want)
+                            ? std::isnan(out[i])
+                            : out[i] == want && std::signbit(out[i]) == std::signbit(want);
+      if (!same && wrong++ < 3)
+        std::printf("  %s pattern 0x%04zx read as %.9g, expected %.9g\n", cudnnfe_dtype_name(dt), i,
+                    out[i], static_cast<double>(want));
+    }
+    CHECK(wrong == 0);
+    cudnnfe_handle_destroy(h);
+    cudnnfe_graph_destroy(g);
+  }
+}
+
+// HALF and BFLOAT16 stores of normal results round straight from the
+// double's bits (cpu/dtype_convert.cpp): they must equal one rounding to
+// nearest even, computed here with frexp/ldexp, for values across each
+// format's range, exact ties and their neighbours included, through an
+// IDENTITY from DOUBLE.
+namespace {
+
+uint16_t round_to_16(double v, int man_bits, int bias, bool *special) {
+  *special = !std::isfinite(v) || v == 0.0;
+  if (*special) return 0;
+  int e = 0;
+  std::frexp(std::fabs(v), &e);
+  const int exponent = e - 1;
+  if (exponent < 1 - bias) {  // a subnormal result: not this test's subject
+    *special = true;
+    return 0;
+  }
+  const double units = std::nearbyint(std::ldexp(std::fabs(v), man_bits - exponent));
+  const double rounded = std::ldexp(units, exponent - man_bits);
+  std::frexp(rounded, &e);
+  const int field = e - 1 + bias;
+  if (field >= 2 * bias + 1) {  // overflow to infinity
+    *special = true;
+    return 0;
+  }
+  const uint32_t man =
+      static_cast<uint32_t>(std::ldexp(rounded, man_bits - (e - 1))) & ((1u << man_bits) - 1);
+  return static_cast<uint16_t>((std::signbit(v) ? 0x8000u : 0u) |
+                               (static_cast<uint32_t>(field) << man_bits) | man);
+}
+
+}  // namespace
+
+TEST(half_and_bfloat16_stores_round_once_to_nearest_even) {
+  std::mt19937_64 rng(11);
+  for (cudnnfe_dtype_t dt : {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16}) {
+    const int man_bits = dt == CUDNNFE_DTYPE_HALF ? 10 : 7,
+              bias = dt == CUDNNFE_DTYPE_HALF ? 15 : 127;
+    std::vector<double> in;
+    std::uniform_int_distribution<int> exp(-bias - 3, bias + 2);
+    for (int i = 0; i < 60000; ++i) {
+      const double m = 1.0 + std::ldexp(static_cast<double>(rng() >> 12), -52);
+      double v = std::ldexp(m, exp(rng));
+      if (i % 3 == 1) {  // an exact tie between two representable values, or a neighbour
+        v = std::ldexp(std::floor(std::ldexp(m, man_bits)) + 0.5, exp(rng) - man_bits);
+        if (i % 2) v = std::nextafter(v, i % 4 == 1 ? 0.0 : 1e300);
+      }
+      in.push_back(i % 5 == 0 ? -v : v);
+    }
+    cudnnfe_graph_t *g = nullptr;
+    REQUIRE_OK(cudnnfe_graph_create(&g));
+    const int64_t n[1] = {static_cast<int64_t>(in.size())};
+    int64_t x = 0, y = 0;
+    REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_DOUBLE, 1, n, nullptr, &x));
+    cudnnfe_pointwise_options_t o;
+    cudnnfe_pointwise_options_init(&o);
+    o.compute_dtype = CUDNNFE_DTYPE_DOUBLE;
+    REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_IDENTITY, x, 0, 0, &o, &y));
+    REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+    REQUIRE_OK(cudnnfe_tensor_set_dtype(g, y, dt));
+    cudnnfe_build_options_t b;
+    cudnnfe_build_options_init(&b);
+    b.target = CUDNNFE_TARGET_CPU_REFERENCE;
+    REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &b));
+    std::vector<uint16_t> out(in.size());
+    cudnnfe_handle_t *h = nullptr;
+    REQUIRE_OK(cudnnfe_handle_create(&h, -1));
+    cudnnfe_binding_t bind[2] = {{x, in.data()}, {y, out.data()}};
+    CHECK_OK(cudnnfe_graph_execute(g, h, bind, 2, nullptr, 0, nullptr));
+    int wrong = 0, checked = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      bool special = false;
+      const uint16_t want = round_to_16(in[i], man_bits, bias, &special);
+      if (special) continue;
+      ++checked;
+      if (out[i] != want && wrong++ < 3)
+        std::printf("  %s: %.17g stored as 0x%04x, expected 0x%04x\n", cudnnfe_dtype_name(dt),
+                    in[i], out[i], want);
+    }
+    CHECK(wrong == 0);
+    CHECK(checked > 30000);
+    cudnnfe_handle_destroy(h);
+    cudnnfe_graph_destroy(g);
+  }
+}

@@ -53,7 +53,7 @@ func TestNames(t *testing.T) {
 		StatusNotSupported: "NOT_SUPPORTED", StatusCUDNNUnavailable: "CUDNN_UNAVAILABLE",
 		StatusCUDAError: "CUDA_ERROR", StatusCUDNNError: "CUDNN_ERROR", StatusOutOfMemory: "OUT_OF_MEMORY",
 		StatusBadSerializedData: "BAD_SERIALIZED_DATA", StatusWrongState: "WRONG_STATE",
-		StatusInternal: "INTERNAL", Status(1234): "UNKNOWN",
+		StatusInternal: "INTERNAL", StatusVerifyFailed: "VERIFY_FAILED", Status(1234): "UNKNOWN",
 	}
 	for s, name := range statuses {
 		if s.String() != "CUDNNFE_STATUS_"+name {

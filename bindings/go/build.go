@@ -74,6 +74,21 @@ type BuildOptions struct {
 	// are still built for the GPU in use. 0: that GPU's. Negative:
 	// ErrInvalidArgument (since 0.4).
 	SmVersion int
+	// Verify (zero value VerifyFromEnv: on when CUDNNFE_VERIFY=1): with
+	// VerifyOn the first execute of each plan (and the first run of each
+	// bound execution) copies back the inputs a sample of output elements
+	// depends on, computes that sample with the CPU reference and fails
+	// with ErrVerifyFailed, naming the graph, node, plan, cuDNN, GPU and the
+	// worst element, when one is off by more than the tolerance. What it
+	// cannot check passes and is logged as "not verified" (docs/verify.md;
+	// since 0.4).
+	Verify VerifyMode
+	// VerifySamples: output elements sampled per output tensor; 0: 64 (or
+	// CUDNNFE_VERIFY_SAMPLES). Since 0.4.
+	VerifySamples int
+	// VerifyRtol: relative tolerance of floating outputs; 0: by data type
+	// (docs/verify.md). Since 0.4.
+	VerifyRtol float64
 }
 
 // MaxWorkspaceNone as BuildOptions.MaxWorkspaceSize keeps only plans that
@@ -91,7 +106,9 @@ func DefaultBuildOptions() BuildOptions {
 		MaxPlans:              int(c.MaxPlans), DisablePlanCache: c.DisablePlanCache != 0,
 		OverrideShapeEnabled: c.OverrideShapeEnabled != 0,
 		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0,
-		SmCount:              int(c.SmCount), SmVersion: int(c.SmVersion)}
+		SmCount:              int(c.SmCount), SmVersion: int(c.SmVersion),
+		Verify:               VerifyMode(c.Verify), VerifySamples: int(c.VerifySamples),
+		VerifyRtol: c.VerifyRtol}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize
 	}
@@ -113,6 +130,9 @@ func (o *BuildOptions) check(op string) error {
 	}
 	if err := checkInt32(op, "build options: SmVersion", o.SmVersion); err != nil {
 		return err
+	}
+	if o.VerifySamples < 0 || o.VerifySamples > math.MaxInt32 {
+		return argError(op, "build options: VerifySamples "+strconv.Itoa(o.VerifySamples)+" is out of range (0: the default)")
 	}
 	if o.NoPlanCacheDir && o.PlanCacheDir != "" {
 		return argError(op, "build options: PlanCacheDir "+strconv.Quote(o.PlanCacheDir)+" given with NoPlanCacheDir")
@@ -158,6 +178,9 @@ func (o *BuildOptions) toC() (*capi.BuildOptions, []int64, *string) {
 	if o.SmVersion != 0 {
 		c.SmVersion = int32(o.SmVersion)
 	}
+	c.Verify = int32(o.Verify)
+	c.VerifySamples = int32(o.VerifySamples)
+	c.VerifyRtol = o.VerifyRtol
 	var dir *string
 	if o.NoPlanCacheDir || o.PlanCacheDir != "" {
 		dir = &o.PlanCacheDir

@@ -26,6 +26,9 @@ const (
 	StatusBadSerializedData Status = Status(capi.CUDNNFE_STATUS_BAD_SERIALIZED_DATA)
 	StatusWrongState        Status = Status(capi.CUDNNFE_STATUS_WRONG_STATE)
 	StatusInternal          Status = Status(capi.CUDNNFE_STATUS_INTERNAL)
+	// StatusVerifyFailed: verify mode found a result off the CPU reference
+	// (BuildOptions.Verify, docs/verify.md; since 0.4).
+	StatusVerifyFailed Status = Status(capi.CUDNNFE_STATUS_VERIFY_FAILED)
 )
 
 // Sentinel errors, one per failure kind. Every error this package returns is
@@ -43,6 +46,7 @@ var (
 	ErrBadSerializedData error = StatusBadSerializedData // corrupt or incompatible bytes
 	ErrWrongState        error = StatusWrongState        // e.g. execute before build
 	ErrInternal          error = StatusInternal          // a bug in cudnnfe: please report
+	ErrVerifyFailed      error = StatusVerifyFailed      // verify mode: a result differs from the CPU reference
 )
 
 // String returns the C name of the status ("CUDNNFE_STATUS_INVALID_GRAPH");

@@ -18,6 +18,7 @@ func TestErrorMapping(t *testing.T) {
 		StatusCUDAError: ErrCUDAError, StatusCUDNNError: ErrCUDNNError,
 		StatusOutOfMemory: ErrOutOfMemory, StatusBadSerializedData: ErrBadSerializedData,
 		StatusWrongState: ErrWrongState, StatusInternal: ErrInternal,
+		StatusVerifyFailed: ErrVerifyFailed,
 	}
 	for st, sentinel := range sentinels {
 		err := error(&Error{Status: st, Op: "Op", Message: "msg"})
@@ -34,7 +35,7 @@ func TestErrorMapping(t *testing.T) {
 			t.Errorf("Error() = %q; want %q", err.Error(), want)
 		}
 	}
-	if len(sentinels) != 10 {
+	if len(sentinels) != 11 {
 		t.Fatal("a status kind is missing")
 	}
 	unknown := &Error{Status: 42, Op: "Op"}

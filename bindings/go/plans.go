@@ -36,6 +36,21 @@ func (p BuildPolicy) String() string {
 	return "BuildPolicy(" + strconv.Itoa(int(p)) + ")"
 }
 
+// VerifyMode says whether a build's plans check their first execute against
+// the CPU reference (cudnnfe_verify_mode_t, docs/verify.md; since 0.4).
+type VerifyMode int32
+
+// Verify modes (CUDNNFE_VERIFY_*).
+const (
+	// VerifyFromEnv (the zero value): on when the environment variable
+	// CUDNNFE_VERIFY is 1 at build.
+	VerifyFromEnv VerifyMode = VerifyMode(capi.CUDNNFE_VERIFY_FROM_ENV)
+	// VerifyOn: on, whatever the environment says.
+	VerifyOn VerifyMode = VerifyMode(capi.CUDNNFE_VERIFY_ON)
+	// VerifyOff: off, whatever the environment says.
+	VerifyOff VerifyMode = VerifyMode(capi.CUDNNFE_VERIFY_OFF)
+)
+
 // NumericalNotes are an engine's numerical notes as bit flags
 // (CUDNNFE_NUMERICAL_NOTE_*); combine them with |.
 type NumericalNotes uint32

@@ -69,6 +69,11 @@ typedef int32_t cudnnfe_status_t;
 #define CUDNNFE_STATUS_BAD_SERIALIZED_DATA 8 /* corrupt or incompatible bytes */
 #define CUDNNFE_STATUS_WRONG_STATE 9         /* e.g. execute before build */
 #define CUDNNFE_STATUS_INTERNAL 10           /* a bug in cudnnfe: please report */
+/* Verify mode (cudnnfe_build_options_t.verify, docs/verify.md): an execute's
+ * result differs from the CPU reference beyond the tolerance; the message
+ * names the graph, node, plan, cuDNN version, GPU and the worst element.
+ * since 0.4 */
+#define CUDNNFE_STATUS_VERIFY_FAILED 11
 
 typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_NOT_SET 0 /* resolved from the graph's defaults */
@@ -1712,6 +1717,15 @@ typedef int32_t cudnnfe_build_policy_t;
  * cudnnfe_graph_autotune. Plan 0 is the heuristics' choice. */
 #define CUDNNFE_BUILD_POLICY_ALL 1
 
+/* Verify mode (docs/verify.md): whether the first execution of each plan is
+ * checked against the CPU reference on a sample of output elements.
+ * since 0.4 */
+typedef int32_t cudnnfe_verify_mode_t;
+/* On when the environment variable CUDNNFE_VERIFY is "1" at build, else off. */
+#define CUDNNFE_VERIFY_FROM_ENV 0
+#define CUDNNFE_VERIFY_ON 1
+#define CUDNNFE_VERIFY_OFF 2
+
 /* Numerical notes cuDNN attaches to an engine, as bit flags (our values).
  * TF32 math on FLOAT data is reported as TENSOR_CORE (often with
  * DOWN_CONVERT_INPUTS): exclude TENSOR_CORE on a FLOAT graph to keep full
@@ -1836,6 +1850,25 @@ typedef struct cudnnfe_build_options {
    * built for the GPU in use (or device_properties). 0 (default): that
    * GPU's. since 0.4 */
   int32_t sm_version;
+  /* ---- Appended in 0.4: verify mode (docs/verify.md). ---- */
+  /* CUDNNFE_VERIFY_ON: the first execute of each plan of the built graph
+   * (and the first run of each bound execution) copies, after the work, the
+   * inputs that a sample of output elements depends on back to the host,
+   * synchronizing `stream`; computes those elements with the CPU reference;
+   * and fails with CUDNNFE_STATUS_VERIFY_FAILED when one is off by more than
+   * the tolerance. What it cannot check (random numbers, outputs that
+   * overwrite their inputs, ...) passes and is logged as "not verified"
+   * (CUDNNFE_LOG=info). Default CUDNNFE_VERIFY_FROM_ENV. since 0.4 */
+  cudnnfe_verify_mode_t verify;
+  /* Output elements sampled per output tensor (at least the first and the
+   * last, then spread over its leading dims); 0 (default): 64, or the
+   * environment variable CUDNNFE_VERIFY_SAMPLES when set. A tensor with no
+   * more elements than this is checked whole. since 0.4 */
+  int32_t verify_samples;
+  /* Relative tolerance of floating outputs: |got - want| <= verify_rtol *
+   * (|want| + 0.1 * max|want|) over the sample; 0 (default): by the data
+   * types involved (docs/verify.md). since 0.4 */
+  double verify_rtol;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 #define cudnnfe_build_options_init(options) \
@@ -1905,7 +1938,10 @@ typedef struct cudnnfe_binding {
  * reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
  * execution is asynchronous on it. Errors are reported on `handle`.
  * Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small
- * workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR. */
+ * workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify
+ * mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of
+ * each plan then also waits for `stream` and checks a sample of the outputs
+ * against the CPU reference (docs/verify.md). */
 cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                        const cudnnfe_binding_t *bindings, size_t num_bindings,
                                        void *workspace, size_t workspace_size, void *stream);
@@ -2015,7 +2051,9 @@ cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph
  * used by one thread at a time (it runs on its handle). Errors are reported
  * on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
  * execution; its graph or handle destroyed), WRONG_STATE (its graph holds
- * another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3 */
+ * another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in
+ * verify mode, which checks each bound execution's first run (a replayed
+ * CUDA graph included; docs/verify.md). since 0.3 */
 cudnnfe_status_t cudnnfe_bound_execute(cudnnfe_bound_t *bound, void *stream);
 
 /* Writes how the bound execution runs (CUDNNFE_CUDA_GRAPH_OFF, _NATIVE or

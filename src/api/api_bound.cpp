@@ -3,6 +3,7 @@
 // handle are still there and that the graph was not built again.
 #include "api/guard.h"
 #include "api/resolve_bindings.h"
+#include "exec/verify.h"
 #include "plan/plan.h"
 
 using namespace cudnnfe;
@@ -94,7 +95,10 @@ cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph
     record->graph = g;
     record->handle = h;
     record->plan_serial = graph.plan_serial();
-    record->impl = plan.bind(handle, data, count, workspace, o.cuda_graph);
+    // Verify mode checks the first run of every bound execution (a CUDA
+    // graph replays the work another way than execute).
+    record->impl = verified_bound_run(plan.bind(handle, data, count, workspace, o.cuda_graph),
+                                      graph, data, count);
     *bound = register_bound(std::move(record));
   });
 }

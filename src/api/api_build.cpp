@@ -6,6 +6,7 @@
 #include "api/guard.h"
 #include "backend/backend.h"
 #include "exec/build_graph.h"
+#include "exec/verify.h"
 #include "plan/plan.h"
 
 using namespace cudnnfe;
@@ -109,6 +110,7 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
     b.device_properties = device_properties_of(o.device_properties);
     b.target = CUDNNFE_TARGET_GPU;  // AUTO must not fall back to the CPU without a GPU
   }
+  b.verify = resolve_verify_settings(o.verify, o.verify_samples, o.verify_rtol);
   return b;
 }
 

@@ -4,6 +4,7 @@
 #include "api/guard.h"
 #include "api/resolve_bindings.h"
 #include "exec/shape_override.h"
+#include "exec/verify.h"
 #include "plan/plan.h"
 
 using namespace cudnnfe;
@@ -18,6 +19,7 @@ cudnnfe_status_t cudnnfe_graph_execute(const cudnnfe_graph_t *g, cudnnfe_handle_
     resolve_bindings(graph, bindings, num_bindings, data);
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
+    if (Verifier *v = plan.verifier()) v->after_execute(graph, handle, data, stream);
   });
 }
 
@@ -40,6 +42,12 @@ cudnnfe_status_t cudnnfe_graph_execute_with_overrides(const cudnnfe_graph_t *g, 
       execute_cpu_overridden(graph, handle, data, shapes);  // exec/shape_override.cpp
     else
       plan.execute_overridden(handle, data, shapes, workspace, stream);
+    if (Verifier *v = plan.verifier()) {
+      if (shapes.empty())
+        v->after_execute(graph, handle, data, stream);
+      else
+        v->skip_overridden(graph);
+    }
   });
 }
 
@@ -67,5 +75,6 @@ cudnnfe_status_t cudnnfe_graph_execute_ordered(const cudnnfe_graph_t *g, cudnnfe
     check_ordered(graph, data, count);
     check_workspace(graph, plan, workspace, workspace_size);
     plan.execute(handle, data, workspace, stream);
+    if (Verifier *v = plan.verifier()) v->after_execute(graph, handle, data, stream);
   });
 }

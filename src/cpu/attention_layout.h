@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/element_mask.h"
 #include "cpu/strided_tensor.h"
 
 namespace cudnnfe {
@@ -49,41 +50,50 @@ inline int64_t attention_batch_start(const StridedTensor &t, const StridedTensor
   return static_cast<int64_t>(value);
 }
 
-// t as packed [b, h, s, x] values rounded to `compute`.
+// t as packed [b, h, s, x] values rounded to `compute`. `rows` (verify
+// mode): only the rows (n, h, s) it holds, packed over [b, h, s]; the
+// others read as 0.
 inline std::vector<double> load_attention_tensor(const StridedTensor &t,
                                                  const StridedTensor *offsets,
                                                  const std::vector<int64_t> &valid,
                                                  cudnnfe_dtype_t compute, const std::string &label,
-                                                 const char *what) {
-  if (!offsets) return load_dense(t, compute);
+                                                 const char *what,
+                                                 const ElementMask *rows = nullptr) {
+  if (!offsets && !rows) return load_dense(t, compute);
   const int64_t b = t.dims[0], h = t.dims[1], s = t.dims[2], x = t.dims[3];
   std::vector<double> out(static_cast<size_t>(b * h * s * x), 0.0);
   for (int64_t n = 0; n < b; ++n) {
     const int64_t start = attention_batch_start(t, offsets, n, label, what);
+    const int64_t count = offsets ? valid[static_cast<size_t>(n)] : s;
     for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t i = 0; i < valid[static_cast<size_t>(n)]; ++i)
-        for (int64_t c = 0; c < x; ++c)
-          out[static_cast<size_t>(((n * h + hh) * s + i) * x + c)] = round_to_compute(
-              t.load(start + hh * t.strides[1] + i * t.strides[2] + c * t.strides[3]), compute);
+      for (int64_t i = 0; i < count; ++i)
+        if (!rows || rows->test((n * h + hh) * s + i))
+          for (int64_t c = 0; c < x; ++c)
+            out[static_cast<size_t>(((n * h + hh) * s + i) * x + c)] = round_to_compute(
+                t.load(start + hh * t.strides[1] + i * t.strides[2] + c * t.strides[3]), compute);
   }
   return out;
 }
 
-// Writes packed [b, h, s, x] `values` (rounded to `compute`) into t.
+// Writes packed [b, h, s, x] `values` (rounded to `compute`) into t; with
+// `rows` (verify mode) only those rows.
 inline void store_attention_tensor(const StridedTensor &t, const StridedTensor *offsets,
                                    const std::vector<int64_t> &valid,
                                    const std::vector<double> &values, cudnnfe_dtype_t compute,
-                                   const std::string &label, const char *what) {
-  if (!offsets) return store_dense(t, values, compute);
+                                   const std::string &label, const char *what,
+                                   const ElementMask *rows = nullptr) {
+  if (!offsets && !rows) return store_dense(t, values, compute);
   const int64_t b = t.dims[0], h = t.dims[1], s = t.dims[2], x = t.dims[3];
   for (int64_t n = 0; n < b; ++n) {
     const int64_t start = attention_batch_start(t, offsets, n, label, what);
+    const int64_t count = offsets ? valid[static_cast<size_t>(n)] : s;
     for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t i = 0; i < valid[static_cast<size_t>(n)]; ++i)
-        for (int64_t c = 0; c < x; ++c)
-          t.store(start + hh * t.strides[1] + i * t.strides[2] + c * t.strides[3],
-                  round_to_compute(values[static_cast<size_t>(((n * h + hh) * s + i) * x + c)],
-                                   compute));
+      for (int64_t i = 0; i < count; ++i)
+        if (!rows || rows->test((n * h + hh) * s + i))
+          for (int64_t c = 0; c < x; ++c)
+            t.store(start + hh * t.strides[1] + i * t.strides[2] + c * t.strides[3],
+                    round_to_compute(values[static_cast<size_t>(((n * h + hh) * s + i) * x + c)],
+                                     compute));
   }
 }
 

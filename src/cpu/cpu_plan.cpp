@@ -45,9 +45,9 @@ struct Step {
 
 constexpr int64_t kArenaAlignment = 16;
 
-class CpuPlan final : public Plan {
+class CpuPlan final : public Plan, public SampledReference {
  public:
-  explicit CpuPlan(const Graph &graph) {
+  explicit CpuPlan(const Graph &graph) : bound_count_(graph.bound_uids().size()) {
     std::unordered_map<int64_t, int> slot_by_uid;
     for (const Node &node : graph.nodes()) {
       Step step;
@@ -69,9 +69,47 @@ class CpuPlan final : public Plan {
   const std::string &name() const override { return name_; }
 
   void execute(Handle &, void *const *data, void *, void *) const override {
+    std::unique_ptr<unsigned char[]> arena;
+    const std::vector<cpu::StridedTensor> views = bind_views(data, arena);
+    for (const Step &step : steps_) run(step, views, nullptr);
+  }
+
+  Demand demand(const std::vector<cpu::ElementMask> &wanted) const override {
+    Demand d;
+    for (const Slot &slot : slots_) d.slots.emplace_back(slot.layout.element_count());
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].bound_index >= 0 && static_cast<size_t>(slots_[i].bound_index) < wanted.size())
+        d.slots[i].merge(wanted[static_cast<size_t>(slots_[i].bound_index)]);
+    d.runs.assign(steps_.size(), false);
+    for (size_t s = steps_.size(); s-- > 0;) d.runs[s] = demand_step(steps_[s], d);
+    for (size_t s = 0; s < steps_.size(); ++s)
+      if (d.runs[s] && !cpu::reference_op(steps_[s].node.kind).demand)
+        d.full_nodes.push_back(&steps_[s].node);
+    d.bound.resize(bound_count_);
+    d.used.assign(bound_count_, false);
+    std::vector<bool> used = used_slots(d.runs);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].bound_index < 0) continue;
+      d.bound[static_cast<size_t>(slots_[i].bound_index)] = d.slots[i];
+      d.used[static_cast<size_t>(slots_[i].bound_index)] = used[i];
+    }
+    return d;
+  }
+
+  void execute_demanded(void *const *data, const Demand &demand) const override {
+    std::unique_ptr<unsigned char[]> arena;
+    const std::vector<cpu::StridedTensor> views = bind_views(data, arena);
+    for (size_t s = 0; s < steps_.size(); ++s)
+      if (demand.runs[s]) run(steps_[s], views, &demand);
+  }
+
+ private:
+  // Each slot's view of `data` and of a new arena (held by `arena`).
+  std::vector<cpu::StridedTensor> bind_views(void *const *data,
+                                             std::unique_ptr<unsigned char[]> &arena) const {
     // Zeroed (deterministic padding bytes); one spare byte so that a graph
     // with no virtual tensors still gets a valid pointer.
-    std::unique_ptr<unsigned char[]> arena(new unsigned char[arena_bytes_ + 1]());
+    arena.reset(new unsigned char[arena_bytes_ + 1]());
     std::vector<cpu::StridedTensor> views(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot &slot = slots_[i];
@@ -85,10 +123,57 @@ class CpuPlan final : public Plan {
             slot.bound_index >= 0 ? data[slot.bound_index] : arena.get() + slot.arena_offset;
       if (slot.is_scalar) views[i].store(0, slot.scalar_value);
     }
-    for (const Step &step : steps_) run(step, views);
+    return views;
   }
 
- private:
+  // The slots that the steps that run read or write, and the slots those
+  // are views of.
+  std::vector<bool> used_slots(const std::vector<bool> &runs) const {
+    std::vector<bool> used(slots_.size(), false);
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      if (!runs[s]) continue;
+      for (int slot : steps_[s].inputs)
+        if (slot >= 0) used[static_cast<size_t>(slot)] = true;
+      for (int slot : steps_[s].outputs)
+        if (slot >= 0) used[static_cast<size_t>(slot)] = true;
+    }
+    // A view's parent comes before it.
+    for (size_t i = slots_.size(); i-- > 0;)
+      if (used[i] && slots_[i].view_parent >= 0)
+        used[static_cast<size_t>(slots_[i].view_parent)] = true;
+    return used;
+  }
+
+  // Marks what `step`'s wanted outputs read; false when nothing of them is
+  // wanted (the step need not run).
+  bool demand_step(const Step &step, Demand &d) const {
+    bool any = false, all = true;
+    for (int slot : step.outputs) {
+      if (slot < 0) continue;
+      const cpu::ElementMask &m = d.slots[static_cast<size_t>(slot)];
+      any = any || m.any();
+      all = all && m.all();
+    }
+    if (!any) return false;
+    const cpu::ReferenceOp &op = cpu::reference_op(step.node.kind);
+    if (all || !op.demand) {
+      for (int slot : step.inputs)
+        if (slot >= 0) d.slots[static_cast<size_t>(slot)].set_all();
+      return true;
+    }
+    cpu::DemandStep t{step.node, {}, {}, {}, {}};
+    for (int slot : step.inputs) {
+      t.inputs.push_back(slot >= 0 ? &slots_[static_cast<size_t>(slot)].layout : nullptr);
+      t.need.push_back(slot >= 0 ? &d.slots[static_cast<size_t>(slot)] : nullptr);
+    }
+    for (int slot : step.outputs) {
+      t.outputs.push_back(slot >= 0 ? &slots_[static_cast<size_t>(slot)].layout : nullptr);
+      t.want.push_back(slot >= 0 ? &d.slots[static_cast<size_t>(slot)] : nullptr);
+    }
+    op.demand(t);
+    return true;
+  }
+
   int slot_of(const Graph &graph, const Node &node, int64_t uid,
               std::unordered_map<int64_t, int> &slot_by_uid) {
     if (uid == 0) return -1;
@@ -158,8 +243,10 @@ class CpuPlan final : public Plan {
     if (auto check = cpu::reference_op(step.node.kind).check) check(graph, step.node);
   }
 
-  // The node's row of the CPU reference table, on its tensors' views.
-  static void run(const Step &step, const std::vector<cpu::StridedTensor> &views) {
+  // The node's row of the CPU reference table, on its tensors' views;
+  // with `demand` (verify mode), for the wanted elements of its outputs.
+  static void run(const Step &step, const std::vector<cpu::StridedTensor> &views,
+                  const Demand *demand) {
     const cpu::ReferenceOp &op = cpu::reference_op(step.node.kind);
     if (!op.run) return;
     auto view = [&](int slot) -> const cpu::StridedTensor * {
@@ -168,18 +255,26 @@ class CpuPlan final : public Plan {
     cpu::StepTensors t{step.node, step.attn_scale, step.score_mod.get(), {}, {}};
     for (int slot : step.inputs) t.inputs.push_back(view(slot));
     for (int slot : step.outputs) t.outputs.push_back(view(slot));
+    if (demand && op.demand)
+      for (int slot : step.outputs)
+        t.want.push_back(slot >= 0 ? &demand->slots[static_cast<size_t>(slot)] : nullptr);
     op.run(t);
   }
 
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
   size_t arena_bytes_ = 0;
+  size_t bound_count_ = 0;
   std::string name_ = "cpu_reference";
 };
 
 }  // namespace
 
 std::unique_ptr<Plan> build_cpu_plan(const Graph &graph) {
+  return std::make_unique<CpuPlan>(graph);
+}
+
+std::unique_ptr<SampledReference> build_sampled_reference(const Graph &graph) {
   return std::make_unique<CpuPlan>(graph);
 }
 

@@ -114,17 +114,61 @@ void write(void *p, T v) {
 
 }  // namespace
 
+// A 16-bit IEEE-like format's bits for `value` when the result is a normal
+// number, rounded to nearest even straight from the double's bits (the
+// rounding carry may step the exponent, as it should); false for NaN,
+// infinity, zero, subnormal results and overflow, which MiniFloat::encode
+// handles. `man_bits` 10 and `exp_bias` 15 for HALF, 7 and 127 for
+// BFLOAT16; tests/test_cpu_reference.cpp checks ties and their neighbours.
+bool encode_normal16(double value, int man_bits, int exp_bias, int max_field, uint32_t *out) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const uint64_t magnitude = bits & 0x7fffffffffffffffull;
+  const int shift = 52 - man_bits;
+  const uint64_t lsb = (magnitude >> shift) & 1u;
+  const uint64_t rounded = (magnitude + (uint64_t{1} << (shift - 1)) - 1 + lsb) >> shift;
+  const int64_t field = static_cast<int64_t>(rounded >> man_bits) - 1023 + exp_bias;
+  const uint64_t double_field = magnitude >> 52;
+  if (double_field == 0x7ff || field < 1 || field > max_field) return false;
+  *out = static_cast<uint32_t>((bits >> 48) & 0x8000u) |
+         static_cast<uint32_t>(rounded - (static_cast<uint64_t>(1023 - exp_bias) << man_bits));
+  return true;
+}
+
 uint16_t encode_half(double value) {
+  uint32_t bits;
+  if (encode_normal16(value, 10, 15, 30, &bits)) return static_cast<uint16_t>(bits);
   return static_cast<uint16_t>(kHalf.encode(value));
 }
+// HALF and BFLOAT16 widen exactly to float by moving bits (what every load
+// of the CPU reference does, millions of times for a large tensor), so they
+// skip MiniFloat's general arithmetic; tests/test_cpu_reference.cpp checks
+// every pattern.
 double decode_half(uint16_t bits) {
-  return kHalf.decode(bits);
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t field = (bits >> 10) & 0x1fu, man = bits & 0x3ffu;
+  float f;
+  if (field == 0) {  // zero or subnormal: man * 2^-24, exact in float
+    f = static_cast<float>(man) * 0x1p-24f;
+    return sign ? -static_cast<double>(f) : static_cast<double>(f);
+  }
+  if (field == 0x1f) return kHalf.decode(bits);  // infinity or NaN
+  const uint32_t wide = sign | ((field + 112u) << 23) | (man << 13);
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
 }
 uint16_t encode_bfloat16(double value) {
+  uint32_t bits;
+  if (encode_normal16(value, 7, 127, 254, &bits)) return static_cast<uint16_t>(bits);
   return static_cast<uint16_t>(kBfloat16.encode(value));
 }
 double decode_bfloat16(uint16_t bits) {
-  return kBfloat16.decode(bits);
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  if ((wide & 0x7f800000u) == 0x7f800000u && (wide & 0x007fffffu))
+    return std::numeric_limits<double>::quiet_NaN();
+  float f;
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
 }
 uint8_t encode_fp8_e4m3(double value) {
   return static_cast<uint8_t>(kE4m3.encode(value));

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "cpu/reference_ops.h"
+#include "cpu/reference_table.h"
 #include "graph/graph.h"
 
 namespace cudnnfe {
@@ -89,6 +90,41 @@ void run_concatenate(const Node &node, const StridedTensor *const *inputs, size_
     } while (next_index(index, x.rank, x.dims));
     start += x.dims[axis];
   }
+}
+
+// Reshape keeps the row-major order: y element i is x element i.
+void demand_reshape(const DemandStep &t) {
+  if (const ElementMask *want = t.wanted(0)) t.needed(0)->merge(*want);
+}
+
+// y element i reads x at index[perm[k]] = i[k].
+void demand_transpose(const DemandStep &t) {
+  const ElementMask *want = t.wanted(0);
+  if (!want) return;
+  const std::vector<int64_t> &perm = t.node.as<TransposeAttrs>().permutation;
+  const StridedTensor &x = *t.in(0), &y = *t.out(0);
+  want->for_each([&](int64_t linear) {
+    const Index i = unravel(linear, y.rank, y.dims);
+    Index at{};
+    for (int k = 0; k < y.rank; ++k) at[static_cast<size_t>(perm[static_cast<size_t>(k)])] = i[k];
+    t.needed(0)->set(ravel(at, x.rank, x.dims));
+  });
+}
+
+// y element i reads x at start + i * step in each dim.
+void demand_slice(const DemandStep &t) {
+  const ElementMask *want = t.wanted(0);
+  if (!want) return;
+  const SliceAttrs &a = t.node.as<SliceAttrs>();
+  const StridedTensor &x = *t.in(0), &y = *t.out(0);
+  want->for_each([&](int64_t linear) {
+    Index at = unravel(linear, y.rank, y.dims);
+    for (int k = 0; k < y.rank; ++k) {
+      const size_t d = static_cast<size_t>(k);
+      at[d] = a.start[d] + at[d] * a.step[d];
+    }
+    t.needed(0)->set(ravel(at, x.rank, x.dims));
+  });
 }
 
 }  // namespace cpu

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "cpu/pointwise_math.h"
 #include "cpu/reference_ops.h"
+#include "cpu/reference_table.h"
 #include "graph/graph.h"
 
 namespace cudnnfe {
@@ -10,7 +11,8 @@ namespace cpu {
 namespace {
 
 template <class T>
-void run_typed(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out) {
+void run_typed(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
+               const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const int rank = out.rank;
@@ -24,13 +26,12 @@ void run_typed(const Node &node, const StridedTensor *const inputs[3], const Str
     return static_cast<T>(round_to_compute(inputs[port]->load(offset), compute));
   };
 
-  Index index{};
-  do {
+  auto element = [&](const Index &index) {
     const int64_t offset = out.offset(index.data());
     if (attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX) {
       // Indices are exact integers whatever the compute type.
       out.store(offset, static_cast<double>(index[attrs.axis]));
-      continue;
+      return;
     }
     T y;
     if (!pointwise_apply<T>(attrs, operand(0, index), operand(1, index), operand(2, index), &y))
@@ -38,10 +39,40 @@ void run_typed(const Node &node, const StridedTensor *const inputs[3], const Str
            pointwise_mode_name(attrs.mode), " (", attrs.mode,
            ") is not supported by the CPU reference");
     out.store(offset, round_to_compute(static_cast<double>(y), compute));
+  };
+  if (want && !want->all()) {
+    want->for_each([&](int64_t linear) { element(unravel(linear, rank, out.dims)); });
+    return;
+  }
+  Index index{};
+  do {
+    element(index);
   } while (next_index(index, rank, out.dims));
 }
 
 }  // namespace
+
+// Output element i reads each operand at i, broadcast (dims of size 1 read
+// index 0; missing leading dims are skipped).
+void demand_pointwise(const DemandStep &t) {
+  const ElementMask *want = t.wanted(0);
+  if (!want) return;
+  const StridedTensor &out = *t.out(0);
+  want->for_each([&](int64_t linear) {
+    const Index index = unravel(linear, out.rank, out.dims);
+    for (size_t port = 0; port < t.inputs.size(); ++port) {
+      const StridedTensor *in = t.in(port);
+      if (!in || !t.needed(port)) continue;
+      int64_t at = 0;
+      const int shift = out.rank - in->rank;
+      for (int i = 0; i < in->rank; ++i) {
+        const int own = i + shift;
+        at = at * in->dims[i] + (own < 0 || in->dims[i] == 1 ? 0 : index[own]);
+      }
+      t.needed(port)->set(at);
+    }
+  });
+}
 
 bool pointwise_supported(cudnnfe_pointwise_mode_t mode) {
   if (mode == CUDNNFE_POINTWISE_GEN_INDEX) return true;
@@ -52,8 +83,8 @@ bool pointwise_supported(cudnnfe_pointwise_mode_t mode) {
   return pointwise_apply<double>(attrs, 0.0, 0.0, 0.0, &ignored);
 }
 
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
-                   const StridedTensor &out) {
+void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
+                   const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   if (attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX && (attrs.axis < 0 || attrs.axis >= out.rank))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": GEN_INDEX axis ", attrs.axis,
@@ -69,9 +100,9 @@ void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
   }
   // Exact integer math needs double; float math is what FLOAT and HALF mean.
   if (node.compute_dtype == CUDNNFE_DTYPE_DOUBLE || node.compute_dtype == CUDNNFE_DTYPE_INT32)
-    run_typed<double>(node, inputs, out);
+    run_typed<double>(node, inputs, out, want);
   else
-    run_typed<float>(node, inputs, out);
+    run_typed<float>(node, inputs, out, want);
 }
 
 }  // namespace cpu

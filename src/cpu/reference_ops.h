@@ -4,9 +4,15 @@
 // compute type, and writes outputs rounded to the compute type and then to
 // their data types. Each throws Error naming the node for anything it does
 // not support.
+//
+// Verify mode (docs/verify.md) runs some of them on a sample: `want` (an
+// output's wanted elements) or `rows` (the wanted rows of a row-wise op)
+// restrict the work to those elements, nullptr meaning all; each demand_*
+// rule (reference_table.h, DemandStep) marks what those elements read.
 #pragma once
 
 #include "cpu/attention_dropout.h"
+#include "cpu/element_mask.h"
 #include "cpu/score_mod_eval.h"
 #include "cpu/strided_tensor.h"
 #include "graph/node.h"
@@ -14,24 +20,31 @@
 namespace cudnnfe {
 namespace cpu {
 
+struct DemandStep;  // reference_table.h
+
 // conv_fprop (image, weight -> y), conv_dgrad (loss, weight -> dx) and
 // conv_wgrad (image, loss -> dw), 1 to 3 spatial dims.
 void run_conv(const Node &node, const StridedTensor &in0, const StridedTensor &in1,
-              const StridedTensor &out);
+              const StridedTensor &out, const ElementMask *want = nullptr);
+void demand_conv(const DemandStep &t);
 
 // c[..., M, N] = a[..., M, K] @ b[..., K, N], batch dims of size 1 broadcast.
 void run_matmul(const Node &node, const StridedTensor &a, const StridedTensor &b,
-                const StridedTensor &c);
+                const StridedTensor &c, const ElementMask *want = nullptr);
+void demand_matmul(const DemandStep &t);
 
 // `inputs` holds the mode's operands (unused ones are nullptr).
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3],
-                   const StridedTensor &out);
+void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
+                   const ElementMask *want = nullptr);
+void demand_pointwise(const DemandStep &t);
 
 // Whether run_pointwise knows `mode` (asked at build).
 bool pointwise_supported(cudnnfe_pointwise_mode_t mode);
 
 // Reduces x over the dims where y's dim is 1 and x's is not.
-void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor &y);
+void run_reduction(const Node &node, const StridedTensor &x, const StridedTensor &y,
+                   const ElementMask *want = nullptr);
+void demand_reduction(const DemandStep &t);
 
 // Whether run_reduction knows `mode` (asked at build).
 bool reduction_supported(cudnnfe_reduction_mode_t mode);
@@ -45,11 +58,18 @@ struct SdpaTensors {
   // The softmax's row max and sum of exponentials, and the drawn dropout
   // mask (rng_dump); nullptr where not asked for.
   const StridedTensor *score_max = nullptr, *score_sum_exp = nullptr, *rng_dump = nullptr;
+  // Verify mode: the query rows (b, h, i) to compute, packed row-major over
+  // [b, h_q, s_q]; nullptr: all.
+  const ElementMask *rows = nullptr;
 };
 
 // Attention forward; `scale` is the node's attn_scale unless the node has
 // an attn_scale tensor.
 void run_sdpa(const Node &node, double scale, const SdpaTensors &tensors);
+void demand_sdpa(const DemandStep &t);
+// The query rows [b, h_q, s_q] whose O or stats elements `t` wants.
+ElementMask sdpa_rows(const StridedTensor &o, const ElementMask *want_o,
+                      const ElementMask *want_stats);
 
 // The tensors of an attention backward node (dbias may be nullptr).
 struct SdpaBackwardTensors {
@@ -69,9 +89,13 @@ void run_softmax(const Node &node, const StridedTensor &x, const StridedTensor &
 
 // layernorm (stat0 = mean, stat1 = inv_variance) or rmsnorm (stat0 =
 // inv_rms); `bias` and the statistics may be nullptr.
+// `rows` (verify mode): the rows (indices of dim 0) to compute; nullptr: all.
 void run_norm_forward(const Node &node, const StridedTensor &x, const StridedTensor &scale,
                       const StridedTensor *bias, const StridedTensor &y, const StridedTensor *stat0,
-                      const StridedTensor *stat1);
+                      const StridedTensor *stat1, const ElementMask *rows = nullptr);
+void demand_norm_forward(const DemandStep &t);
+// The rows of x [N, ...] whose y or statistics elements `t` wants.
+ElementMask norm_rows(const StridedTensor &y, const std::vector<const ElementMask *> &want);
 
 // layernorm_backward (mean given) or rmsnorm_backward (mean nullptr, `inv`
 // is inv_rms); `dscale` and `dbias` may be nullptr.
@@ -86,6 +110,9 @@ void run_reshape(const Node &node, const StridedTensor &x, const StridedTensor &
 void run_transpose(const Node &node, const StridedTensor &x, const StridedTensor &y);
 void run_concatenate(const Node &node, const StridedTensor *const *inputs, size_t count,
                      const StridedTensor &y);
+void demand_reshape(const DemandStep &t);
+void demand_transpose(const DemandStep &t);
+void demand_slice(const DemandStep &t);
 
 // Block-scale quantize (y and scale written) and dequantize (block_scale_ref.cpp);
 // block_scale_for_amax is the FP8_E8M0 scale of a block whose largest

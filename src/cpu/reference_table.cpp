@@ -97,17 +97,17 @@ void check_block_scale(const Graph &graph, const Node &node) {
 }
 
 void conv(const StepTensors &t) {
-  run_conv(t.node, *t.in(0), *t.in(1), *t.out(0));
+  run_conv(t.node, *t.in(0), *t.in(1), *t.out(0), t.wanted(0));
 }
 void matmul(const StepTensors &t) {
-  run_matmul(t.node, *t.in(0), *t.in(1), *t.out(0));
+  run_matmul(t.node, *t.in(0), *t.in(1), *t.out(0), t.wanted(0));
 }
 void pointwise(const StepTensors &t) {
   const StridedTensor *inputs[3] = {t.in(0), t.in(1), t.in(2)};
-  run_pointwise(t.node, inputs, *t.out(0));
+  run_pointwise(t.node, inputs, *t.out(0), t.wanted(0));
 }
 void reduction(const StepTensors &t) {
-  run_reduction(t.node, *t.in(0), *t.out(0));
+  run_reduction(t.node, *t.in(0), *t.out(0), t.wanted(0));
 }
 // The node's score modifiers bound to its input views, when it has some.
 std::unique_ptr<ScoreModProgram::Run> score_mod_run(const StepTensors &t) {
@@ -116,9 +116,13 @@ std::unique_ptr<ScoreModProgram::Run> score_mod_run(const StepTensors &t) {
 }
 void sdpa(const StepTensors &t) {
   const auto mod = score_mod_run(t);
+  // Verify mode: the query rows whose O or stats are wanted.
+  ElementMask rows;
+  if (!t.want.empty()) rows = sdpa_rows(*t.out(0), t.wanted(0), t.wanted(1));
   run_sdpa(t.node, t.attn_scale,
            {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1), mod.get(),
-            t.out(kSdpaScoreMaxPort), t.out(kSdpaScoreSumExpPort), t.out(kSdpaRngDumpPort)});
+            t.out(kSdpaScoreMaxPort), t.out(kSdpaScoreSumExpPort), t.out(kSdpaRngDumpPort),
+            t.want.empty() ? nullptr : &rows});
 }
 void sdpa_backward(const StepTensors &t) {
   const auto mod = score_mod_run(t);
@@ -152,7 +156,11 @@ Node with_scalar_tensors(const StepTensors &t) {
 
 void norm(const StepTensors &t) {
   const Node node = with_scalar_tensors(t);
-  run_norm_forward(node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2));
+  // Verify mode: the rows whose y or statistics are wanted.
+  ElementMask rows;
+  if (!t.want.empty()) rows = norm_rows(*t.out(0), t.want);
+  run_norm_forward(node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2),
+                   t.want.empty() ? nullptr : &rows);
 }
 void layernorm_backward(const StepTensors &t) {
   run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
@@ -228,41 +236,41 @@ using K = OpKind;
 
 // One row per OpKind, in enum order (checked at compile time).
 constexpr ReferenceOp kRows[] = {
-    {K::kConvFprop, nullptr, conv},
-    {K::kConvDgrad, nullptr, conv},
-    {K::kConvWgrad, nullptr, conv},
-    {K::kMatmul, nullptr, matmul},
-    {K::kPointwise, check_pointwise, pointwise},
-    {K::kReduction, check_reduction, reduction},
-    {K::kSdpa, check_attention, sdpa},
-    {K::kSdpaBackward, check_attention, sdpa_backward},
-    {K::kLayerNorm, nullptr, norm},
-    {K::kRmsNorm, nullptr, norm},
-    {K::kLayerNormBackward, nullptr, layernorm_backward},
-    {K::kRmsNormBackward, nullptr, rmsnorm_backward},
-    {K::kSoftmax, nullptr, softmax},
-    {K::kReshape, nullptr, reshape},
-    {K::kTranspose, nullptr, transpose},
-    {K::kSlice, nullptr, nullptr},  // a view: its slot points into x's buffer
-    {K::kConcatenate, nullptr, concatenate},
-    {K::kResample, nullptr, resample},
-    {K::kRng, nullptr, rng},
-    {K::kBatchNorm, nullptr, grouped_norm},
-    {K::kBatchNormInference, nullptr, batchnorm_inference},
-    {K::kBatchNormBackward, nullptr, grouped_norm_backward},
-    {K::kInstanceNorm, nullptr, grouped_norm},
-    {K::kInstanceNormBackward, nullptr, grouped_norm_backward},
-    {K::kAdaLayerNorm, nullptr, grouped_norm},
-    {K::kAdaLayerNormBackward, nullptr, grouped_norm_backward},
-    {K::kSdpaFp8, nullptr, sdpa_fp8},
-    {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward},
-    {K::kBlockScaleQuantize, check_block_scale, quantize},
-    {K::kBlockScaleDequantize, check_block_scale, dequantize},
-    {K::kGenStats, nullptr, genstats},
-    {K::kBnFinalize, nullptr, bn_finalize},
-    {K::kDbnWeight, nullptr, dbn_weight},
-    {K::kMoeGroupedMatmul, nullptr, moe_grouped_matmul},
-    {K::kMoeGroupedMatmulBackward, nullptr, moe_grouped_matmul_backward},
+    {K::kConvFprop, nullptr, conv, demand_conv},
+    {K::kConvDgrad, nullptr, conv, demand_conv},
+    {K::kConvWgrad, nullptr, conv, demand_conv},
+    {K::kMatmul, nullptr, matmul, demand_matmul},
+    {K::kPointwise, check_pointwise, pointwise, demand_pointwise},
+    {K::kReduction, check_reduction, reduction, demand_reduction},
+    {K::kSdpa, check_attention, sdpa, demand_sdpa},
+    {K::kSdpaBackward, check_attention, sdpa_backward, nullptr},
+    {K::kLayerNorm, nullptr, norm, demand_norm_forward},
+    {K::kRmsNorm, nullptr, norm, demand_norm_forward},
+    {K::kLayerNormBackward, nullptr, layernorm_backward, nullptr},
+    {K::kRmsNormBackward, nullptr, rmsnorm_backward, nullptr},
+    {K::kSoftmax, nullptr, softmax, nullptr},
+    {K::kReshape, nullptr, reshape, demand_reshape},
+    {K::kTranspose, nullptr, transpose, demand_transpose},
+    {K::kSlice, nullptr, nullptr, demand_slice},  // a view: its slot points into x's buffer
+    {K::kConcatenate, nullptr, concatenate, nullptr},
+    {K::kResample, nullptr, resample, nullptr},
+    {K::kRng, nullptr, rng, nullptr},
+    {K::kBatchNorm, nullptr, grouped_norm, nullptr},
+    {K::kBatchNormInference, nullptr, batchnorm_inference, nullptr},
+    {K::kBatchNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kInstanceNorm, nullptr, grouped_norm, nullptr},
+    {K::kInstanceNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kAdaLayerNorm, nullptr, grouped_norm, nullptr},
+    {K::kAdaLayerNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kSdpaFp8, nullptr, sdpa_fp8, nullptr},
+    {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward, nullptr},
+    {K::kBlockScaleQuantize, check_block_scale, quantize, nullptr},
+    {K::kBlockScaleDequantize, check_block_scale, dequantize, nullptr},
+    {K::kGenStats, nullptr, genstats, nullptr},
+    {K::kBnFinalize, nullptr, bn_finalize, nullptr},
+    {K::kDbnWeight, nullptr, dbn_weight, nullptr},
+    {K::kMoeGroupedMatmul, nullptr, moe_grouped_matmul, nullptr},
+    {K::kMoeGroupedMatmulBackward, nullptr, moe_grouped_matmul_backward, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -22,6 +22,7 @@
 #include "cpu/attention_mask.h"
 #include "cpu/attention_scores.h"
 #include "cpu/reference_ops.h"
+#include "cpu/reference_table.h"
 #include "graph/graph.h"
 
 namespace cudnnfe {
@@ -56,7 +57,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
   // k and v may have different head counts, each dividing h_q
   // (cudnn-frontend's GQA: consecutive query heads share a head).
   const int64_t h_kv = k.dims[1], h_v = v.dims[1], d_v = v.dims[3];
-  const int64_t v_group = h_q / h_v;
+  const int64_t k_group = h_q / h_kv, v_group = h_q / h_v;
   const std::string label = Graph::label(node);
   const cudnnfe_dtype_t compute = node.compute_dtype;
   if (compute == CUDNNFE_DTYPE_INT32)
@@ -71,22 +72,36 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
     rows.push_back(mask.rows(n));
     cols.push_back(mask.cols(n));
   }
+  // Verify mode: the wanted query rows, and every row of their kv heads.
+  const ElementMask *q_rows = t.rows;
+  ElementMask kv_storage;
+  const ElementMask *kv_rows = nullptr;
+  if (t.rows) {
+    kv_storage = ElementMask(batch * h_kv * s_kv);
+    t.rows->for_each([&](int64_t r) {
+      const int64_t head = (r / (s_q * h_q)) * h_kv + (r / s_q) % h_q / k_group;
+      if (!kv_storage.test(head * s_kv)) kv_storage.set_range(head * s_kv, (head + 1) * s_kv);
+    });
+    kv_rows = &kv_storage;
+  }
   const std::vector<double> qd =
-      load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q");
+      load_attention_tensor(q, in.ragged_q, rows, compute, label, "ragged_offset_q", q_rows);
   const std::vector<double> kd =
       in.page_table_k
           ? load_paged_tensor(k,
                               {*in.page_table_k, in.ragged_page_table_k, "page_table_k",
                                "ragged_offset_page_table_k"},
                               batch, s_kv, cols, compute, label)
-          : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k");
+          : load_attention_tensor(k, in.ragged_k, cols, compute, label, "ragged_offset_k",
+                                  k.dims[2] == s_kv ? kv_rows : nullptr);
   const std::vector<double> vd =
       in.page_table_v
           ? load_paged_tensor(v,
                               {*in.page_table_v, in.ragged_page_table_v, "page_table_v",
                                "ragged_offset_page_table_v"},
                               batch, s_kv, cols, compute, label)
-          : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v");
+          : load_attention_tensor(v, in.ragged_v, cols, compute, label, "ragged_offset_v",
+                                  v.dims[1] == h_kv && v.dims[2] == s_kv ? kv_rows : nullptr);
   const Index score_dims = {batch, h_q, s_q, s_kv};
   const AttentionScores score(spec, scale, compute, qd, kd, t.options.bias, score_dims, h_kv, d,
                               t.score_mod);
@@ -105,6 +120,7 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       const double sink = in.sink_token ? in.sink_token->load(h * in.sink_token->strides[1])
                                         : -std::numeric_limits<double>::infinity();
       for (int64_t i = 0; i < s_q; ++i) {
+        if (t.rows && !t.rows->test((b * h_q + h) * s_q + i)) continue;  // verify mode
         const ColumnRange cols = mask.columns(b, i);
         double max = sink;
         for (int64_t j = cols.first; j <= cols.last; ++j) {
@@ -150,7 +166,72 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
       }
     }
   }
-  store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o");
+  store_attention_tensor(o, in.ragged_o, rows, od, compute, label, "ragged_offset_o", t.rows);
+}
+
+ElementMask sdpa_rows(const StridedTensor &o, const ElementMask *want_o,
+                      const ElementMask *want_stats) {
+  const int64_t rows = o.dims[0] * o.dims[1] * o.dims[2];
+  ElementMask wanted = want_o ? rows_of(*want_o, o.dims[3]) : ElementMask(rows);
+  if (want_stats) wanted.merge(*want_stats);  // stats [b, h, s_q, 1]: one element per row
+  return wanted;
+}
+
+// Query row (b, h, i) reads row i of q, all of k and v of its kv head, and
+// the bias and dropout mask row (b, h, i) (broadcast). Ragged and paged
+// layouts, and every other input (lengths, scale, sink, seeds, block mask,
+// page tables, score modifier inputs), are read whole.
+void demand_sdpa(const DemandStep &t) {
+  const AttentionSpec spec = attention_spec(t.node);
+  const AttentionPorts &ports = attention_ports(t.node.kind);
+  constexpr size_t kQ = 0, kK = 1, kV = 2, kO = 0, kStats = 1;
+  const StridedTensor &q = *t.in(kQ), &k = *t.in(kK), &o = *t.out(kO);
+  std::vector<bool> done(t.need.size(), false);
+  auto whole = [&](size_t port) {
+    if (port < t.need.size() && t.need[port]) t.need[port]->set_all();
+    if (port < done.size()) done[port] = true;
+  };
+  if (spec.ragged() || spec.paged() || q.rank != 4 || k.rank != 4) {
+    t.need_all_from(0);
+    return;
+  }
+  const ElementMask rows = sdpa_rows(o, t.wanted(kO), t.wanted(kStats));
+  const int64_t h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3], h_kv = k.dims[1];
+  const int64_t group = h_q / h_kv;
+  ElementMask heads(q.dims[0] * h_kv);  // (b, kv head)
+  auto row_major = [](const StridedTensor &t4, int64_t b, int64_t h, int64_t i, int64_t j) {
+    auto at = [&](int dim, int64_t v) { return t4.dims[dim] == 1 ? 0 : v; };
+    return ((at(0, b) * t4.dims[1] + at(1, h)) * t4.dims[2] + at(2, i)) * t4.dims[3] + at(3, j);
+  };
+  rows.for_each([&](int64_t r) {
+    const int64_t i = r % s_q, h = (r / s_q) % h_q, b = r / (s_q * h_q);
+    t.needed(kQ)->set_range(r * d, (r + 1) * d);
+    heads.set(b * h_kv + h / group);
+    for (size_t port : {ports.bias, ports.dropout_mask}) {
+      if (port == AttentionPorts::kNone || !t.needed(port)) continue;
+      const StridedTensor &m = *t.in(port);
+      if (m.rank != 4) continue;  // read whole below
+      const int64_t first = row_major(m, b, h, i, 0);
+      if (m.dims[3] == 1)
+        t.needed(port)->set(first);
+      else
+        t.needed(port)->set_range(first, first + m.dims[3]);
+      done[port] = true;
+    }
+  });
+  for (size_t port : {kK, kV}) {
+    const StridedTensor &kv = *t.in(port);
+    if (kv.dims[1] != h_kv) {  // v with its own head count: all of it
+      whole(port);
+      continue;
+    }
+    const int64_t head = kv.dims[2] * kv.dims[3];
+    heads.for_each([&](int64_t bh) { t.needed(port)->set_range(bh * head, (bh + 1) * head); });
+    done[port] = true;
+  }
+  done[kQ] = true;
+  for (size_t port = 0; port < t.need.size(); ++port)
+    if (!done[port]) whole(port);
 }
 
 }  // namespace cpu

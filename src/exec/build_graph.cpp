@@ -2,6 +2,7 @@
 #include "exec/build_graph.h"
 
 #include <chrono>
+#include <utility>
 
 #include "backend/backend.h"
 #include "backend/device.h"
@@ -12,6 +13,7 @@
 #include "backend/loader.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "exec/verify.h"
 #include "plan/fingerprint.h"
 #include "plan/plan_blob.h"
 #include "serialize/graph_json.h"
@@ -92,8 +94,10 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
            "\": ", options.target == CUDNNFE_TARGET_GPU ? "GPU" : "CPU reference",
            " plan; validate ", record.validate_ms, " ms, total ", record.total_ms, " ms");
   plan->record = record;
+  const VerifySettings verify = options.verify;
   plan->options = std::move(options);
   graph.set_plan(std::move(plan));
+  attach_verifier(graph, verify);
 }
 
 std::string serialize_plan(const Graph &graph) {
@@ -113,6 +117,8 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
     check_blob_graph(r, graph);
     record.validate_ms = ms_since(start);
     BuildOptions options = r.options;
+    // Plan blobs do not carry verify mode: the environment decides.
+    options.verify = resolve_verify_settings(CUDNNFE_VERIFY_FROM_ENV, 0, 0.0);
     std::unique_ptr<RecordedPlan> plan;
     if (r.target == CUDNNFE_TARGET_CPU_REFERENCE) {
       options.target = CUDNNFE_TARGET_CPU_REFERENCE;
@@ -122,7 +128,9 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
       plan = backend::load_gpu_plan(graph, handle, r, rebuild_on_mismatch, record);
     }
     if (!plan) {  // made for another GPU or cuDNN: build the description again
-      build_graph(graph, handle, r.options);
+      BuildOptions again = r.options;
+      again.verify = options.verify;
+      build_graph(graph, handle, std::move(again));
       RecordedPlan &rebuilt = recorded_plan(graph);
       rebuilt.record.source = CUDNNFE_PLAN_SOURCE_REBUILT;
       rebuilt.record.total_ms = ms_since(start);
@@ -131,8 +139,10 @@ void load_plan(Graph &graph, Handle *handle, const char *data, size_t size,
     record.source = CUDNNFE_PLAN_SOURCE_SERIALIZED;
     record.total_ms = ms_since(start);
     plan->record = record;
+    const VerifySettings verify = options.verify;
     plan->options = std::move(options);
     graph.set_plan(std::move(plan));
+    attach_verifier(graph, verify);
   } catch (...) {
     Graph empty;
     empty.name = old_name;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/c_api.h"
@@ -17,6 +18,7 @@ class KernelCache;
 class DeviceProperties;
 }  // namespace backend
 struct Handle;
+class Verifier;  // exec/verify.h
 
 // One bound tensor's shape and strides for one execute.
 struct ShapeOverride {
@@ -64,6 +66,23 @@ class Plan {
   // refuses any CUDA graph mode with NOT_SUPPORTED (exec/bound.cpp).
   virtual std::unique_ptr<BoundRun> bind(Handle &handle, void *const *data, size_t count,
                                          void *workspace, cudnnfe_cuda_graph_mode_t mode) const;
+
+  // Verify mode's check of first executions (exec/verify.h, docs/verify.md):
+  // null when off. Set once, at build, before the plan is shared.
+  Verifier *verifier() const { return verifier_.get(); }
+  void set_verifier(std::shared_ptr<Verifier> verifier) { verifier_ = std::move(verifier); }
+  const std::shared_ptr<Verifier> &shared_verifier() const { return verifier_; }
+
+ private:
+  std::shared_ptr<Verifier> verifier_;
+};
+
+// Verify mode (docs/verify.md), as a build resolved it from its options and
+// the environment (exec/verify.h).
+struct VerifySettings {
+  bool enabled = false;
+  int32_t samples = 64;  // output elements sampled per output tensor
+  double rtol = 0.0;     // 0: by data type
 };
 
 struct BuildOptions {
@@ -96,6 +115,8 @@ struct BuildOptions {
   // 0: the GPU's).
   int32_t sm_count = 0;
   int32_t sm_version = 0;
+  // Verify mode; not part of plan blobs or cache keys (it changes no plan).
+  VerifySettings verify;
 };
 
 }  // namespace cudnnfe

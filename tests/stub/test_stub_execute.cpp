@@ -4,7 +4,10 @@
 // variant packs reused while the pointers stay and made again when they
 // change, cudnnSetStream only for a new stream, and a bound execution made
 // once and then run with no new pack, or recorded as a CUDA graph (capture
-// or native population) and replayed with cudaGraphLaunch. Runs without a GPU.
+// or native population) and replayed with cudaGraphLaunch; and verify mode's
+// GPU path (exec/verify.cpp: stream wait, copies back, the planted error
+// written to the "device" buffer) on host memory the stub's cudaMemcpy
+// copies. Runs without a GPU.
 #include <dlfcn.h>
 
 #include <cstring>
@@ -15,8 +18,10 @@
 #include "backend/descriptor.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
+#include "exec/verify.h"
 #include "harness.h"
 #include "stub_counters.h"
+#include "stub_plan.h"
 
 using namespace cudnnfe;
 
@@ -60,7 +65,7 @@ bool stubs_loaded() {
 struct StubGraph {
   cudnnfe_graph_t *g = nullptr;
   int64_t a = 0, b = 0, c = 0, scale = 0;
-  explicit StubGraph(bool native_note, bool by_value = false) {
+  explicit StubGraph(bool native_note, bool by_value = false, bool verify = false) {
     cudnnfe_graph_create(&g);
     cudnnfe_graph_set_name(g, "stub");
     const int64_t d[1] = {8}, one[1] = {1};
@@ -79,20 +84,10 @@ struct StubGraph {
     cudnnfe_build_options_init(&o);
     o.target = CUDNNFE_TARGET_CPU_REFERENCE;
     cudnnfe_graph_build(g, nullptr, &o);
-    Graph &graph = graph_of(g);
-    auto set = std::make_shared<backend::PlanSet>();
-    backend::Candidate cand;
-    cand.plan = backend::Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    cand.name = "stub_plan";
-    cand.behavior_notes = native_note ? CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API : 0;
-    set->candidates.push_back(std::move(cand));
-    for (size_t i = 0; i < graph.bound_uids().size(); ++i) {
-      set->uids.push_back(graph.bound_uids()[i]);
-      set->slots.push_back(i);
-    }
-    set->graph_bound = graph.bound_uids().size();
-    set->seal();
-    graph.set_plan(std::make_unique<backend::GpuPlan>(set, 0));
+    stub::give_gpu_plan(g, native_note ? CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API : 0);
+    VerifySettings settings;
+    settings.enabled = verify;
+    attach_verifier(graph_of(g), settings);
   }
   ~StubGraph() { cudnnfe_graph_destroy(g); }
   size_t count() const { return graph_of(g).bound_uids().size(); }
@@ -282,4 +277,86 @@ TEST(bound_execution_refuses_a_replaced_plan) {
   CHECK_FAILS(cudnnfe_bound_execute(bound, nullptr), CUDNNFE_STATUS_WRONG_STATE,
               "graph \"stub\" was built again", "bind again");
   CHECK_OK(cudnnfe_bound_destroy(bound));
+}
+
+// ---------------------------------------------------------------------------
+// Verify mode on the GPU path. The stub runs nothing, so the "device"
+// output holds what the test put there: the right product passes, anything
+// else is cuDNN computing a wrong result.
+
+namespace {
+
+struct VerifyBuffers {
+  float a[8], b[8], c[8];
+  float scale = 2.0f;
+  explicit VerifyBuffers(float factor) {
+    for (int i = 0; i < 8; ++i) {
+      a[i] = 0.5f * static_cast<float>(i + 1);
+      b[i] = 1.0f - 0.25f * static_cast<float>(i);
+      c[i] = a[i] * b[i] * factor;
+    }
+  }
+};
+
+}  // namespace
+
+TEST(verify_passes_a_right_gpu_result_and_catches_a_wrong_one) {
+  REQUIRE_STUBS();
+  TestHandle h;
+  {
+    StubGraph sg(false, false, true);
+    VerifyBuffers v(1.0f);
+    cudnnfe_binding_t bind[3] = {{sg.a, v.a}, {sg.b, v.b}, {sg.c, v.c}};
+    CHECK_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  }
+  StubGraph sg(false, false, true);
+  VerifyBuffers v(1.0f);
+  v.c[5] = 7.0f;  // "cuDNN" got element 5 wrong
+  cudnnfe_binding_t bind[3] = {{sg.a, v.a}, {sg.b, v.b}, {sg.c, v.c}};
+  CHECK_FAILS(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a),
+              CUDNNFE_STATUS_VERIFY_FAILED, "graph \"stub\"", "pointwise", "1 of 8",
+              "index [5]: got 7, expected -0.75", "plan stub_plan", "GPU ");
+}
+
+TEST(verify_plants_its_test_error_in_the_device_buffer) {
+  REQUIRE_STUBS();
+  TestHandle h;
+  StubGraph sg(false, true, true);  // with a pass-by-value scale (read from host memory)
+  VerifyBuffers v(2.0f);
+  std::vector<cudnnfe_binding_t> bind = {
+      {sg.a, v.a}, {sg.b, v.b}, {sg.c, v.c}, {sg.scale, &v.scale}};
+  setenv("CUDNNFE_VERIFY_TEST_CORRUPT", "1", 1);
+  const cudnnfe_status_t s =
+      cudnnfe_graph_execute(sg.g, h.h, bind.data(), bind.size(), nullptr, 0, stream_a);
+  unsetenv("CUDNNFE_VERIFY_TEST_CORRUPT");
+  CHECK(s == CUDNNFE_STATUS_VERIFY_FAILED);
+  CHECK(v.c[0] < -100.0f);  // the hook wrote through cudaMemcpy
+  CHECK(std::strstr(cudnnfe_handle_last_error(h.h), "index [0]") != nullptr);
+  // The plan failed: later executes report it again, without a new check.
+  v.c[0] = v.a[0] * v.b[0] * 2.0f;
+  CHECK_FAILS(cudnnfe_graph_execute(sg.g, h.h, bind.data(), bind.size(), nullptr, 0, stream_a),
+              CUDNNFE_STATUS_VERIFY_FAILED, "reported again");
+}
+
+TEST(verify_checks_a_captured_cuda_graph_at_its_first_replay) {
+  REQUIRE_STUBS();
+  TestHandle h;
+  StubGraph sg(false, false, true);
+  VerifyBuffers v(1.0f);
+  void *order[3] = {v.a, v.b, v.c};
+  cudnnfe_bind_options_t o;
+  cudnnfe_bind_options_init(&o);
+  o.cuda_graph = CUDNNFE_CUDA_GRAPH_CAPTURE;
+  cudnnfe_bound_t *bound = nullptr;
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, &o));
+  const long launches = rt().launches;
+  CHECK_OK(cudnnfe_bound_execute(bound, stream_b));
+  CHECK(rt().launches == launches + 1);
+  v.c[3] = 100.0f;  // checked once: a later wrong result is not seen
+  CHECK_OK(cudnnfe_bound_execute(bound, stream_b));
+  cudnnfe_bound_destroy(bound);
+  // A new bound execution checks its own first run.
+  REQUIRE_OK(cudnnfe_graph_bind(&bound, sg.g, h.h, order, 3, nullptr, 0, &o));
+  CHECK_FAILS(cudnnfe_bound_execute(bound, stream_b), CUDNNFE_STATUS_VERIFY_FAILED, "index [3]");
+  cudnnfe_bound_destroy(bound);
 }

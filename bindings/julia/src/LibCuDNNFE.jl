@@ -104,6 +104,7 @@ const CUDNNFE_STATUS_OUT_OF_MEMORY = cudnnfe_status_t(7)
 const CUDNNFE_STATUS_BAD_SERIALIZED_DATA = cudnnfe_status_t(8)
 const CUDNNFE_STATUS_WRONG_STATE = cudnnfe_status_t(9)
 const CUDNNFE_STATUS_INTERNAL = cudnnfe_status_t(10)
+const CUDNNFE_STATUS_VERIFY_FAILED = cudnnfe_status_t(11)
 
 # C: typedef int32_t cudnnfe_dtype_t;
 const cudnnfe_dtype_t = Int32
@@ -276,6 +277,12 @@ const cudnnfe_rng_distribution_t = Int32
 const cudnnfe_build_policy_t = Int32
 const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE = cudnnfe_build_policy_t(0)
 const CUDNNFE_BUILD_POLICY_ALL = cudnnfe_build_policy_t(1)
+
+# C: typedef int32_t cudnnfe_verify_mode_t;
+const cudnnfe_verify_mode_t = Int32
+const CUDNNFE_VERIFY_FROM_ENV = cudnnfe_verify_mode_t(0)
+const CUDNNFE_VERIFY_ON = cudnnfe_verify_mode_t(1)
+const CUDNNFE_VERIFY_OFF = cudnnfe_verify_mode_t(2)
 
 # C: typedef int32_t cudnnfe_cuda_graph_mode_t;
 const cudnnfe_cuda_graph_mode_t = Int32
@@ -653,7 +660,7 @@ end
 const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
-C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (120 bytes, alignment 8).
+C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (136 bytes, alignment 8).
 """
 struct cudnnfe_build_options
     struct_size::Csize_t  # size_t at 0
@@ -676,6 +683,9 @@ struct cudnnfe_build_options
     device_properties::Ptr{cudnnfe_device_properties_t}  # const cudnnfe_device_properties_t * at 104
     sm_count::Int32  # int32_t at 112
     sm_version::Int32  # int32_t at 116
+    verify::cudnnfe_verify_mode_t  # cudnnfe_verify_mode_t at 120
+    verify_samples::Int32  # int32_t at 124
+    verify_rtol::Cdouble  # double at 128
 end
 const cudnnfe_build_options_t = cudnnfe_build_options
 
@@ -2581,7 +2591,10 @@ cudnnfe_graph_get_workspace_size bytes (device memory; ignored by the CPU
 reference). `stream` is a cudaStream_t (NULL: the default stream); GPU
 execution is asynchronous on it. Errors are reported on `handle`.
 Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small
-workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR.
+workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify
+mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of
+each plan then also waits for `stream` and checks a sample of the outputs
+against the CPU reference (docs/verify.md).
 """
 function cudnnfe_graph_execute(graph, handle, bindings, num_bindings, workspace, workspace_size, stream)
     ccall((:cudnnfe_graph_execute, libcudnnfe), cudnnfe_status_t,
@@ -2688,7 +2701,9 @@ Asynchronous on the GPU, as cudnnfe_graph_execute. A bound execution is
 used by one thread at a time (it runs on its handle). Errors are reported
 on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound
 execution; its graph or handle destroyed), WRONG_STATE (its graph holds
-another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3
+another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in
+verify mode, which checks each bound execution's first run (a replayed
+CUDA graph included; docs/verify.md). since 0.3
 """
 function cudnnfe_bound_execute(bound, stream)
     ccall((:cudnnfe_bound_execute, libcudnnfe), cudnnfe_status_t,
@@ -3034,23 +3049,24 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_STATUS_CUDNN_UNAVAILABLE, CUDNNFE_STATUS_CUDA_ERROR,
       CUDNNFE_STATUS_CUDNN_ERROR, CUDNNFE_STATUS_OUT_OF_MEMORY,
       CUDNNFE_STATUS_BAD_SERIALIZED_DATA, CUDNNFE_STATUS_WRONG_STATE,
-      CUDNNFE_STATUS_INTERNAL, CUDNNFE_DTYPE_NOT_SET, CUDNNFE_DTYPE_FLOAT,
-      CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16, CUDNNFE_DTYPE_FP8_E4M3,
-      CUDNNFE_DTYPE_FP8_E5M2, CUDNNFE_DTYPE_INT8, CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64,
-      CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8, CUDNNFE_DTYPE_DOUBLE,
-      CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_DTYPE_BOOLEAN_PACKED, CUDNNFE_TARGET_AUTO,
-      CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A,
-      CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK, CUDNNFE_CONV_MODE_CROSS_CORRELATION,
-      CUDNNFE_CONV_MODE_CONVOLUTION, CUDNNFE_POINTWISE_ADD, CUDNNFE_POINTWISE_ADD_SQUARE,
-      CUDNNFE_POINTWISE_SUB, CUDNNFE_POINTWISE_MUL, CUDNNFE_POINTWISE_DIV,
-      CUDNNFE_POINTWISE_MAX, CUDNNFE_POINTWISE_MIN, CUDNNFE_POINTWISE_MOD,
-      CUDNNFE_POINTWISE_POW, CUDNNFE_POINTWISE_ATAN2, CUDNNFE_POINTWISE_NEG,
-      CUDNNFE_POINTWISE_ABS, CUDNNFE_POINTWISE_CEIL, CUDNNFE_POINTWISE_FLOOR,
-      CUDNNFE_POINTWISE_RECIPROCAL, CUDNNFE_POINTWISE_SQRT, CUDNNFE_POINTWISE_RSQRT,
-      CUDNNFE_POINTWISE_EXP, CUDNNFE_POINTWISE_LOG, CUDNNFE_POINTWISE_SIN,
-      CUDNNFE_POINTWISE_COS, CUDNNFE_POINTWISE_TAN, CUDNNFE_POINTWISE_ERF,
-      CUDNNFE_POINTWISE_IDENTITY, CUDNNFE_POINTWISE_RELU_FWD, CUDNNFE_POINTWISE_TANH_FWD,
-      CUDNNFE_POINTWISE_SIGMOID_FWD, CUDNNFE_POINTWISE_ELU_FWD, CUDNNFE_POINTWISE_GELU_FWD,
+      CUDNNFE_STATUS_INTERNAL, CUDNNFE_STATUS_VERIFY_FAILED, CUDNNFE_DTYPE_NOT_SET,
+      CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16,
+      CUDNNFE_DTYPE_FP8_E4M3, CUDNNFE_DTYPE_FP8_E5M2, CUDNNFE_DTYPE_INT8,
+      CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64, CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8,
+      CUDNNFE_DTYPE_DOUBLE, CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_DTYPE_BOOLEAN_PACKED,
+      CUDNNFE_TARGET_AUTO, CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE,
+      CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK,
+      CUDNNFE_CONV_MODE_CROSS_CORRELATION, CUDNNFE_CONV_MODE_CONVOLUTION,
+      CUDNNFE_POINTWISE_ADD, CUDNNFE_POINTWISE_ADD_SQUARE, CUDNNFE_POINTWISE_SUB,
+      CUDNNFE_POINTWISE_MUL, CUDNNFE_POINTWISE_DIV, CUDNNFE_POINTWISE_MAX,
+      CUDNNFE_POINTWISE_MIN, CUDNNFE_POINTWISE_MOD, CUDNNFE_POINTWISE_POW,
+      CUDNNFE_POINTWISE_ATAN2, CUDNNFE_POINTWISE_NEG, CUDNNFE_POINTWISE_ABS,
+      CUDNNFE_POINTWISE_CEIL, CUDNNFE_POINTWISE_FLOOR, CUDNNFE_POINTWISE_RECIPROCAL,
+      CUDNNFE_POINTWISE_SQRT, CUDNNFE_POINTWISE_RSQRT, CUDNNFE_POINTWISE_EXP,
+      CUDNNFE_POINTWISE_LOG, CUDNNFE_POINTWISE_SIN, CUDNNFE_POINTWISE_COS,
+      CUDNNFE_POINTWISE_TAN, CUDNNFE_POINTWISE_ERF, CUDNNFE_POINTWISE_IDENTITY,
+      CUDNNFE_POINTWISE_RELU_FWD, CUDNNFE_POINTWISE_TANH_FWD, CUDNNFE_POINTWISE_SIGMOID_FWD,
+      CUDNNFE_POINTWISE_ELU_FWD, CUDNNFE_POINTWISE_GELU_FWD,
       CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD, CUDNNFE_POINTWISE_SOFTPLUS_FWD,
       CUDNNFE_POINTWISE_SWISH_FWD, CUDNNFE_POINTWISE_RELU_BWD, CUDNNFE_POINTWISE_TANH_BWD,
       CUDNNFE_POINTWISE_SIGMOID_BWD, CUDNNFE_POINTWISE_ELU_BWD, CUDNNFE_POINTWISE_GELU_BWD,
@@ -3078,7 +3094,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO, CUDNNFE_PADDING_ZERO,
       CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE, CUDNNFE_RNG_BERNOULLI,
       CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL, CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE,
-      CUDNNFE_BUILD_POLICY_ALL, CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE,
+      CUDNNFE_BUILD_POLICY_ALL, CUDNNFE_VERIFY_FROM_ENV, CUDNNFE_VERIFY_ON,
+      CUDNNFE_VERIFY_OFF, CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE,
       CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
       CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNNFE_NUMERICAL_NOTE_FFT,
       CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC, CUDNNFE_NUMERICAL_NOTE_WINOGRAD,
@@ -3160,8 +3177,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_device_properties, cudnnfe_device_properties_t,
       cudnnfe_device_properties_create, cudnnfe_device_properties_create_from_json,
       cudnnfe_device_properties_serialize, cudnnfe_device_properties_destroy,
-      cudnnfe_build_policy_t, cudnnfe_kernel_cache, cudnnfe_kernel_cache_t,
-      cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
+      cudnnfe_build_policy_t, cudnnfe_verify_mode_t, cudnnfe_kernel_cache,
+      cudnnfe_kernel_cache_t, cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
       cudnnfe_kernel_cache_serialize, cudnnfe_kernel_cache_deserialize,
       cudnnfe_build_options, cudnnfe_build_options_t, cudnnfe_build_options_init_sized,
       cudnnfe_graph_validate, cudnnfe_graph_validate_for_build, cudnnfe_graph_build,

@@ -23,8 +23,8 @@ const STATUS_KINDS = Dict{Int32,Symbol}(v => k for (k, v) in STATUS_CODES)
 The kind of a `cudnnfe_status_t`: `:ok`, `:invalid_argument`,
 `:invalid_graph`, `:not_supported`, `:cudnn_unavailable`, `:cuda_error`,
 `:cudnn_error`, `:out_of_memory`, `:bad_serialized_data`, `:wrong_state`,
-`:internal`; `:unknown` for a value this binding does not know (a newer
-library).
+`:internal`, `:verify_failed` (verify mode, since 0.4); `:unknown` for a
+value this binding does not know (a newer library).
 """
 status_kind(status::Integer) = get(STATUS_KINDS, Int32(status), :unknown)
 

@@ -201,6 +201,12 @@ end
 # ---- validation and build ----------------------------------------------------
 
 const TARGET_CODES = _prefixed_constants("CUDNNFE_TARGET_")        # :auto, :gpu, :cpu_reference
+const VERIFY_CODES = _prefixed_constants("CUDNNFE_VERIFY_")        # :from_env, :on, :off
+
+# build!'s `verify`: nothing (the environment decides), a Bool, or a Symbol.
+_verify_code(v::Nothing) = VERIFY_CODES[:from_env]
+_verify_code(v::Bool) = VERIFY_CODES[v ? :on : :off]
+_verify_code(v::Symbol) = _code(VERIFY_CODES, "verify mode", v)
 const TARGET_SYMBOLS = Dict{Int32,Symbol}(v => k for (k, v) in TARGET_CODES)
 const HEUR_MODE_CODES = _prefixed_constants("CUDNNFE_HEUR_MODE_")  # :a, :b, :fallback
 
@@ -256,7 +262,8 @@ end
            disable_plan_cache = false, plan_cache_dir = nothing,
            override_shape_enabled = false, dynamic_shape_enabled = false,
            kernel_cache = nothing, device_properties = nothing,
-           sm_count = 0, sm_version = 0) -> g
+           sm_count = 0, sm_version = 0, verify = nothing, verify_samples = 0,
+           verify_rtol = 0.0) -> g
 
 Validates and builds the graph for `target` (`:auto`: the GPU when cuDNN and a
 GPU load, else the CPU reference; `:gpu`; `:cpu_reference`). `heur_modes` is
@@ -301,6 +308,19 @@ Plan control (docs/plans.md; see `plans`, `select_plan!`, `autotune!`):
     are still built for the GPU in use. 0: that GPU's (since 0.4). A
     negative `sm_count` or `sm_version` throws
     `CuDNNFEError(:invalid_argument, ...)`.
+
+Verify mode (docs/verify.md; since 0.4):
+
+  * `verify`: `true` (or `:on`) checks the first execute of each plan, and the
+    first run of each bound execution, against the CPU reference on a sample
+    of output elements (copying back just the inputs that sample depends on);
+    a mismatch throws `CuDNNFEError(:verify_failed, ...)` naming the graph,
+    node, plan, cuDNN version, GPU and the worst element. `false` (`:off`):
+    off whatever the environment says; `nothing` (`:from_env`, the default):
+    on when the environment variable `CUDNNFE_VERIFY` is `1`.
+  * `verify_samples`: output elements sampled per output (0: 64, or
+    `CUDNNFE_VERIFY_SAMPLES`).
+  * `verify_rtol`: relative tolerance of floating outputs (0.0: by data type).
 """
 function build!(g::Graph, handle::Union{Handle,Nothing} = nothing; options...)
     _with_build_options(handle; options...) do hptr, r
@@ -321,7 +341,9 @@ function _with_build_options(f, handle::Union{Handle,Nothing}; target = :auto,
                              override_shape_enabled = false, dynamic_shape_enabled = false,
                              kernel_cache::Union{KernelCache,Nothing} = nothing,
                              device_properties::Union{DeviceProperties,Nothing} = nothing,
-                             sm_count::Integer = 0, sm_version::Integer = 0)
+                             sm_count::Integer = 0, sm_version::Integer = 0,
+                             verify::Union{Bool,Symbol,Nothing} = nothing,
+                             verify_samples::Integer = 0, verify_rtol::Real = 0.0)
     r = Ref{Lib.cudnnfe_build_options_t}()
     Lib.cudnnfe_build_options_init_sized(r, sizeof(Lib.cudnnfe_build_options_t))
     o = r[]
@@ -358,7 +380,9 @@ function _with_build_options(f, handle::Union{Handle,Nothing}; target = :auto,
                   override_shape_enabled = Int32(override_shape_enabled),
                   dynamic_shape_enabled = Int32(dynamic_shape_enabled),
                   kernel_cache = kc, device_properties = dp,
-                  sm_count = Int32(sm_count), sm_version = Int32(sm_version))
+                  sm_count = Int32(sm_count), sm_version = Int32(sm_version),
+                  verify = _verify_code(verify), verify_samples = Int32(verify_samples),
+                  verify_rtol = Float64(verify_rtol))
         f(hptr, Ref(o))
     end
 end

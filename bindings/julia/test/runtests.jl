@@ -1441,6 +1441,52 @@ end
     close(g)
 end
 
+@testset "verify mode: build! keywords reach the library" begin
+    # On the CPU reference: a right result passes; the library's test hook
+    # plants a wrong element, caught as :verify_failed; `verify = false`
+    # wins over the environment; bad values are refused (docs/verify.md).
+    x = rand(Float32, 3, 4)
+    w = rand(Float32, 4, 5)
+    run_mm(; kw...) = Graph(name = "verified") do g
+        tx = add_tensor!(g, Float32, (3, 4); name = "x")
+        tw = add_tensor!(g, Float32, (4, 5); name = "w")
+        y = set_output!(matmul!(g, tx, tw; name = "mm"))
+        build!(g; target = CPU, kw...)
+        Handle() do h
+            out = zeros(Float32, 3, 5)
+            execute!(g, h, tx => x, tw => w, y => out)
+            out
+        end
+    end
+    withenv("CUDNNFE_VERIFY" => nothing, "CUDNNFE_VERIFY_TEST_CORRUPT" => nothing) do
+        @test approx(run_mm(verify = true, verify_samples = 4, verify_rtol = 0.01), Float64.(x) * Float64.(w))
+        withenv("CUDNNFE_VERIFY_TEST_CORRUPT" => "1") do
+            err = try
+                run_mm(verify = :on, verify_rtol = 0.01)
+                nothing
+            catch e
+                e
+            end
+            @test err isa CuDNNFEError && err.kind === :verify_failed
+            @test occursin("verify: graph \"verified\"", err.message)
+            @test occursin("matmul \"mm\"", err.message) && occursin("rtol 0.01", err.message)
+            @test occursin("cpu_reference", err.message)
+            withenv("CUDNNFE_VERIFY" => "1") do
+                @test_throws CuDNNFEError run_mm()
+                @test size(run_mm(verify = false)) == (3, 5)
+            end
+        end
+        @test_throws ArgumentError run_mm(verify = :sometimes)
+        err = try
+            run_mm(verify_rtol = -1.0)
+            nothing
+        catch e
+            e
+        end
+        @test err isa CuDNNFEError && err.kind === :invalid_argument && occursin("verify_rtol", err.message)
+    end
+end
+
 @testset "one built graph, many tasks" begin
     x = rand(Float32, 64, 32)
     Graph() do g

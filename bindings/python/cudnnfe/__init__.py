@@ -32,7 +32,8 @@ from ._enums import (attention_implementation, behavior_note, build_plan_policy,
 from ._errors import (BadSerializedDataError, CudaError, CudnnError, CudnnUnavailableError, Error,
                       GraphNotSupportedError, InternalError, InvalidArgumentError,
                       InvalidGraphError, LargerBufferWarning, NotOfferedError,
-                      OutOfMemoryError, WrongStateError, get_last_error_string)
+                      OutOfMemoryError, VerifyFailedError, WrongStateError,
+                      get_last_error_string)
 from ._frontend_objects import (DeviceProperties, KernelCache, causal_conv1d_backward,
                                 causal_conv1d_forward, create_device_properties,
                                 create_kernel_cache, knob)
@@ -84,6 +85,6 @@ __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
     "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
-    "LargerBufferWarning", "cudnnGraphNotSupportedError", "UID_ZERO_ALIAS",
+    "VerifyFailedError", "LargerBufferWarning", "cudnnGraphNotSupportedError", "UID_ZERO_ALIAS",
     "ffi", "lib",
 ]

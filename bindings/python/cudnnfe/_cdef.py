@@ -27,6 +27,8 @@ typedef int32_t cudnnfe_status_t;
 #define CUDNNFE_STATUS_WRONG_STATE 9
 #define CUDNNFE_STATUS_INTERNAL 10
 
+#define CUDNNFE_STATUS_VERIFY_FAILED 11
+
 typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_NOT_SET 0
 #define CUDNNFE_DTYPE_FLOAT 1
@@ -853,6 +855,12 @@ typedef int32_t cudnnfe_build_policy_t;
 
 #define CUDNNFE_BUILD_POLICY_ALL 1
 
+typedef int32_t cudnnfe_verify_mode_t;
+
+#define CUDNNFE_VERIFY_FROM_ENV 0
+#define CUDNNFE_VERIFY_ON 1
+#define CUDNNFE_VERIFY_OFF 2
+
 #define CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE 1
 #define CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS 2
 #define CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION 4
@@ -918,6 +926,12 @@ typedef struct cudnnfe_build_options {
   int32_t sm_count;
 
   int32_t sm_version;
+
+  cudnnfe_verify_mode_t verify;
+
+  int32_t verify_samples;
+
+  double verify_rtol;
 } cudnnfe_build_options_t;
 void cudnnfe_build_options_init_sized(cudnnfe_build_options_t *options, size_t struct_size);
 
@@ -1131,6 +1145,7 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_STATUS_BAD_SERIALIZED_DATA':                    8,
     'CUDNNFE_STATUS_WRONG_STATE':                            9,
     'CUDNNFE_STATUS_INTERNAL':                               10,
+    'CUDNNFE_STATUS_VERIFY_FAILED':                          11,
     'CUDNNFE_DTYPE_NOT_SET':                                 0,
     'CUDNNFE_DTYPE_FLOAT':                                   1,
     'CUDNNFE_DTYPE_HALF':                                    2,
@@ -1253,6 +1268,9 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_RNG_NORMAL':                                    3,
     'CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE':                0,
     'CUDNNFE_BUILD_POLICY_ALL':                              1,
+    'CUDNNFE_VERIFY_FROM_ENV':                               0,
+    'CUDNNFE_VERIFY_ON':                                     1,
+    'CUDNNFE_VERIFY_OFF':                                    2,
     'CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE':                    1,
     'CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS':            2,
     'CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION':    4,

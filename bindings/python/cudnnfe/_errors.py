@@ -17,6 +17,7 @@ CUDNN_UNAVAILABLE             :class:`CudnnUnavailableError`   ``GraphNotSupport
 CUDA_ERROR                    :class:`CudaError`               ``RuntimeError``
 CUDNN_ERROR                   :class:`CudnnError`              ``RuntimeError``
 INTERNAL                      :class:`InternalError`           ``RuntimeError``
+VERIFY_FAILED                 :class:`VerifyFailedError`       ``RuntimeError``
 OUT_OF_MEMORY                 :class:`OutOfMemoryError`        ``MemoryError``
 ============================  ===============================  ==================
 
@@ -35,7 +36,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "InvalidGraphError", "GraphNotSupportedError",
     "CudnnUnavailableError", "CudaError", "CudnnError", "OutOfMemoryError",
     "BadSerializedDataError", "WrongStateError", "InternalError", "NotOfferedError",
-    "get_last_error_string", "LargerBufferWarning",
+    "VerifyFailedError", "get_last_error_string", "LargerBufferWarning",
 ]
 
 # The message of the last cudnnfe exception made on this thread (get_last_error_string).
@@ -120,6 +121,15 @@ class InternalError(Error, RuntimeError):
     """A bug in cudnnfe (INTERNAL): please report it with the message."""
 
 
+class VerifyFailedError(Error, RuntimeError):
+    """Verify mode found a result off the CPU reference (VERIFY_FAILED; ``docs/verify.md``).
+
+    The message names the graph, the node, the plan and engine, the cuDNN version, the GPU,
+    the worst sampled element (index, got, expected) and the tolerance. Verify mode is on
+    for graphs built with ``verify=True`` (:class:`pygraph`, :meth:`pygraph.build`) or, by
+    default, when the environment variable ``CUDNNFE_VERIFY`` is ``1``."""
+
+
 class OutOfMemoryError(Error, MemoryError):
     """A host allocation failed (OUT_OF_MEMORY)."""
 
@@ -135,6 +145,7 @@ _BY_STATUS: Dict[int, Type[Error]] = {
     lib.CUDNNFE_STATUS_BAD_SERIALIZED_DATA: BadSerializedDataError,
     lib.CUDNNFE_STATUS_WRONG_STATE: WrongStateError,
     lib.CUDNNFE_STATUS_INTERNAL: InternalError,
+    lib.CUDNNFE_STATUS_VERIFY_FAILED: VerifyFailedError,
 }
 
 

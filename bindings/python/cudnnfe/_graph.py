@@ -136,6 +136,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             :meth:`build` picks ``CPU_REFERENCE`` if every array passed to
             :meth:`tensor_like` was a host (NumPy/CPU) array, ``GPU`` if any
             was a CUDA array, and ``AUTO`` otherwise.
+        verify: verify mode (``docs/verify.md``; a cudnnfe extension): True
+            checks the first execute of each plan against the CPU reference
+            on a sample of output elements and raises
+            :class:`VerifyFailedError` on a mismatch; False turns it off;
+            None (default) leaves it to the environment variable
+            ``CUDNNFE_VERIFY`` (``1``: on). :meth:`build` may override it.
+        verify_samples: output elements sampled per output (default 64, or
+            ``CUDNNFE_VERIFY_SAMPLES``).
+        verify_rtol: relative tolerance of floating outputs (default: by
+            data type).
 
     Graph construction belongs to one thread at a time. A built graph may be
     executed from many threads, each with its own handle and workspace.
@@ -147,7 +157,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                  sm_count: Optional[int] = None, sm_version: Optional[int] = None,
                  kernel_cache: Any = None, device_property: Any = None,
                  is_dynamic_shape_enabled: bool = False,
-                 is_override_shape_enabled: bool = False) -> None:
+                 is_override_shape_enabled: bool = False, verify: Optional[bool] = None,
+                 verify_samples: Optional[int] = None,
+                 verify_rtol: Optional[float] = None) -> None:
         _frontend_graph_options(kernel_cache, device_property)
         # cudnn-frontend's SM targets: build options sm_count and sm_version (0: the GPU's).
         self._sm_count = _sm_option(sm_count, "sm_count")
@@ -156,6 +168,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         # cudnn-frontend raises them there: code that skips a graph on
         # cudnnGraphNotSupportedError around validate() skips these too.
         self._deferred: List[Exception] = []
+        # Verify mode: the build options verify, verify_samples, verify_rtol (docs/verify.md).
+        self._verify = {"verify": verify, "verify_samples": verify_samples,
+                        "verify_rtol": verify_rtol}
         # Building without a GPU: the build option device_properties (docs/plans.md).
         self._device_properties = device_property
         # Dynamic shapes and the kernel cache: build options dynamic_shape_enabled and
@@ -1140,7 +1155,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
               max_workspace_size: Optional[int] = None, exclude_numerical_notes: Any = None,
               exclude_behavior_notes: Any = None, require_behavior_notes: Any = None,
               exclude_engines: Any = None, max_plans: Optional[int] = None,
-              disable_plan_cache: Optional[bool] = None, plan_cache_dir: Any = None) -> None:
+              disable_plan_cache: Optional[bool] = None, plan_cache_dir: Any = None,
+              verify: Optional[bool] = None, verify_samples: Optional[int] = None,
+              verify_rtol: Optional[float] = None) -> None:
         """Validate and build: the five steps in one call.
 
         Args:
@@ -1165,6 +1182,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                 cached plans.
             plan_cache_dir: persistent plan cache directory (default: the
                 environment variable ``CUDNNFE_PLAN_CACHE_DIR``; ``""``: none).
+            verify, verify_samples, verify_rtol: verify mode, as for
+                :class:`pygraph` (default: the graph's, else the environment
+                variable ``CUDNNFE_VERIFY``; ``docs/verify.md``).
 
         Notes accept a flag (``numerical_note.TENSOR_CORE | numerical_note.FFT``),
         an int mask, names or a list. Keywords left as None take the values
@@ -1181,7 +1201,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                      "exclude_behavior_notes": exclude_behavior_notes,
                      "require_behavior_notes": require_behavior_notes,
                      "exclude_engines": exclude_engines, "max_plans": max_plans,
-                     "disable_plan_cache": disable_plan_cache, "plan_cache_dir": plan_cache_dir})
+                     "disable_plan_cache": disable_plan_cache, "plan_cache_dir": plan_cache_dir,
+                     "verify": verify, "verify_samples": verify_samples,
+                     "verify_rtol": verify_rtol})
 
     def _resolved_target(self, explicit: Optional[target]) -> int:
         if explicit is not None:
@@ -1206,6 +1228,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             for i, m in enumerate(modes):
                 o.heur_modes[i] = m
         settings = dict(self._plan_options)
+        settings.update((k, v) for k, v in self._verify.items() if v is not None)
         for k, v in (overrides or {}).items():
             if v is not None:
                 settings[k] = v
@@ -1244,6 +1267,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             o.device_properties = self._device_properties._ptr
         o.sm_count = self._sm_count
         o.sm_version = self._sm_version
+        _set_verify(o, settings)  # not in the key: verify mode changes no plan
         key = (build_plan_policy(o.policy) if o.policy in (0, 1) else int(o.policy),
                int(o.max_workspace_size), int(o.exclude_numerical_notes),
                int(o.exclude_behavior_notes), int(o.require_behavior_notes), tuple(engines),
@@ -2412,6 +2436,19 @@ def _one_of(node: str, name: str, value: Any, alias: str, alias_value: Any) -> A
     if value is None and alias_value is None:
         raise TypeError(f"{node}: {name} is required")
     return value if value is not None else alias_value
+
+
+def _set_verify(o: Any, settings: Mapping[str, Any]) -> None:
+    """Verify mode's build options (docs/verify.md) from build()'s and pygraph's keywords."""
+    verify = settings.get("verify")
+    if verify is not None:
+        if not isinstance(verify, (bool, int)):
+            raise TypeError(f"verify must be True, False or None, not {type(verify).__name__}")
+        o.verify = lib.CUDNNFE_VERIFY_ON if verify else lib.CUDNNFE_VERIFY_OFF
+    if settings.get("verify_samples") is not None:
+        o.verify_samples = _int_option(settings["verify_samples"], "verify_samples", 32)
+    if settings.get("verify_rtol") is not None:
+        o.verify_rtol = float(settings["verify_rtol"])
 
 
 def _heur_modes(modes: Any) -> Optional[List[int]]:

@@ -1009,6 +1009,12 @@ extern void _wrap_cudnnfe_build_options_t_sm_count_set_capi_82bfd983f3a39aff(uin
 extern int _wrap_cudnnfe_build_options_t_sm_count_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_sm_version_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_sm_version_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_verify_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_verify_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_verify_samples_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_build_options_t_verify_samples_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_verify_rtol_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_build_options_t_verify_rtol_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_393 arg2);
@@ -1202,6 +1208,7 @@ const CUDNNFE_STATUS_OUT_OF_MEMORY int = 7
 const CUDNNFE_STATUS_BAD_SERIALIZED_DATA int = 8
 const CUDNNFE_STATUS_WRONG_STATE int = 9
 const CUDNNFE_STATUS_INTERNAL int = 10
+const CUDNNFE_STATUS_VERIFY_FAILED int = 11
 const CUDNNFE_DTYPE_NOT_SET int = 0
 const CUDNNFE_DTYPE_FLOAT int = 1
 const CUDNNFE_DTYPE_HALF int = 2
@@ -5551,6 +5558,9 @@ func Cudnnfe_device_properties_destroy(arg1 Struct_SS_cudnnfe_device_properties)
 
 const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE int = 0
 const CUDNNFE_BUILD_POLICY_ALL int = 1
+const CUDNNFE_VERIFY_FROM_ENV int = 0
+const CUDNNFE_VERIFY_ON int = 1
+const CUDNNFE_VERIFY_OFF int = 2
 const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE int = 1
 const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS int = 2
 const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION int = 4
@@ -5833,6 +5843,45 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetSm_version() (_swig_ret int32) {
 	return swig_r
 }
 
+func (arg1 SwigcptrCudnnfe_build_options_t) SetVerify(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_verify_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetVerify() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_verify_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetVerify_samples(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_verify_samples_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetVerify_samples() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_build_options_t_verify_samples_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) SetVerify_rtol(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_build_options_t_verify_rtol_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_build_options_t) GetVerify_rtol() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_build_options_t_verify_rtol_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func NewCudnnfe_build_options_t() (_swig_ret Cudnnfe_build_options_t) {
 	var swig_r Cudnnfe_build_options_t
 	swig_r = (Cudnnfe_build_options_t)(SwigcptrCudnnfe_build_options_t(C._wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff()))
@@ -5881,6 +5930,12 @@ type Cudnnfe_build_options_t interface {
 	GetSm_count() (_swig_ret int32)
 	SetSm_version(arg2 int32)
 	GetSm_version() (_swig_ret int32)
+	SetVerify(arg2 int32)
+	GetVerify() (_swig_ret int32)
+	SetVerify_samples(arg2 int32)
+	GetVerify_samples() (_swig_ret int32)
+	SetVerify_rtol(arg2 float64)
+	GetVerify_rtol() (_swig_ret float64)
 }
 
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {

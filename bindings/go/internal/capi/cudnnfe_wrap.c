@@ -7497,6 +7497,81 @@ int _wrap_cudnnfe_build_options_t_sm_version_get_capi_82bfd983f3a39aff(struct cu
 }
 
 
+void _wrap_cudnnfe_build_options_t_verify_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_verify_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_verify_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->verify = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_verify_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  cudnnfe_verify_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_verify_mode_t) ((arg1)->verify);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_verify_samples_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->verify_samples = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_build_options_t_verify_samples_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->verify_samples);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_build_options_t_verify_rtol_set_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->verify_rtol = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_build_options_t_verify_rtol_get_capi_82bfd983f3a39aff(struct cudnnfe_build_options *_swig_go_0) {
+  struct cudnnfe_build_options *arg1 = (struct cudnnfe_build_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_build_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->verify_rtol);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 struct cudnnfe_build_options *_wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff() {
   struct cudnnfe_build_options *result = 0 ;
   struct cudnnfe_build_options *_swig_go_result;

@@ -1110,6 +1110,9 @@ type BuildOptions struct {
 	DynamicShapeEnabled   int32
 	SmCount               int32
 	SmVersion             int32
+	Verify                int32
+	VerifySamples         int32
+	VerifyRtol            float64
 }
 
 // BuildOptionsInit fills o with cudnnfe_build_options_init's defaults.
@@ -1139,6 +1142,9 @@ func (o *BuildOptions) fromC(c *C.cudnnfe_build_options_t) {
 	o.DynamicShapeEnabled = int32(c.dynamic_shape_enabled)
 	o.SmCount = int32(c.sm_count)
 	o.SmVersion = int32(c.sm_version)
+	o.Verify = int32(c.verify)
+	o.VerifySamples = int32(c.verify_samples)
+	o.VerifyRtol = float64(c.verify_rtol)
 }
 
 // roundTrip passes o through the C struct (toC, then fromC), name
@@ -1172,6 +1178,9 @@ func (o *BuildOptions) toC(c *C.cudnnfe_build_options_t) {
 	c.dynamic_shape_enabled = C.int32_t(o.DynamicShapeEnabled)
 	c.sm_count = C.int32_t(o.SmCount)
 	c.sm_version = C.int32_t(o.SmVersion)
+	c.verify = C.cudnnfe_verify_mode_t(o.Verify)
+	c.verify_samples = C.int32_t(o.VerifySamples)
+	c.verify_rtol = C.double(o.VerifyRtol)
 }
 
 // BindOptions mirrors cudnnfe_bind_options_t (struct_size is implied).
@@ -1526,6 +1535,9 @@ var OptionFields = map[string]map[string]string{
 		"device_properties":       "",
 		"sm_count":                "SmCount",
 		"sm_version":              "SmVersion",
+		"verify":                  "Verify",
+		"verify_samples":          "VerifySamples",
+		"verify_rtol":             "VerifyRtol",
 	},
 	"cudnnfe_bind_options_t": {
 		"cuda_graph": "CudaGraph",

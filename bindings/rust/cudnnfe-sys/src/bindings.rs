@@ -18,6 +18,7 @@ pub const CUDNNFE_STATUS_OUT_OF_MEMORY: cudnnfe_status_t = 7;
 pub const CUDNNFE_STATUS_BAD_SERIALIZED_DATA: cudnnfe_status_t = 8;
 pub const CUDNNFE_STATUS_WRONG_STATE: cudnnfe_status_t = 9;
 pub const CUDNNFE_STATUS_INTERNAL: cudnnfe_status_t = 10;
+pub const CUDNNFE_STATUS_VERIFY_FAILED: cudnnfe_status_t = 11;
 pub const CUDNNFE_DTYPE_NOT_SET: cudnnfe_dtype_t = 0;
 pub const CUDNNFE_DTYPE_FLOAT: cudnnfe_dtype_t = 1;
 pub const CUDNNFE_DTYPE_HALF: cudnnfe_dtype_t = 2;
@@ -140,6 +141,9 @@ pub const CUDNNFE_RNG_UNIFORM: cudnnfe_rng_distribution_t = 2;
 pub const CUDNNFE_RNG_NORMAL: cudnnfe_rng_distribution_t = 3;
 pub const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE: i32 = 0;
 pub const CUDNNFE_BUILD_POLICY_ALL: i32 = 1;
+pub const CUDNNFE_VERIFY_FROM_ENV: i32 = 0;
+pub const CUDNNFE_VERIFY_ON: i32 = 1;
+pub const CUDNNFE_VERIFY_OFF: i32 = 2;
 pub const CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE: i32 = 1;
 pub const CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: i32 = 2;
 pub const CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: i32 = 4;
@@ -5787,6 +5791,10 @@ extern "C" {
 #[doc = " How many of the heuristics' engine configurations a GPU build turns into"]
 #[doc = " plans."]
 pub type cudnnfe_build_policy_t = i32;
+#[doc = " Verify mode (docs/verify.md): whether the first execution of each plan is"]
+#[doc = " checked against the CPU reference on a sample of output elements."]
+#[doc = " since 0.4"]
+pub type cudnnfe_verify_mode_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_kernel_cache {
@@ -5904,12 +5912,30 @@ pub struct cudnnfe_build_options {
     #[doc = " built for the GPU in use (or device_properties). 0 (default): that"]
     #[doc = " GPU's. since 0.4"]
     pub sm_version: i32,
+    #[doc = " ---- Appended in 0.4: verify mode (docs/verify.md). ---- */"]
+    #[doc = " (and the first run of each bound execution) copies, after the work, the"]
+    #[doc = " inputs that a sample of output elements depends on back to the host,"]
+    #[doc = " synchronizing `stream`; computes those elements with the CPU reference;"]
+    #[doc = " and fails with CUDNNFE_STATUS_VERIFY_FAILED when one is off by more than"]
+    #[doc = " the tolerance. What it cannot check (random numbers, outputs that"]
+    #[doc = " overwrite their inputs, ...) passes and is logged as \"not verified\""]
+    #[doc = " (CUDNNFE_LOG=info). Default CUDNNFE_VERIFY_FROM_ENV. since 0.4"]
+    pub verify: cudnnfe_verify_mode_t,
+    #[doc = " Output elements sampled per output tensor (at least the first and the"]
+    #[doc = " last, then spread over its leading dims); 0 (default): 64, or the"]
+    #[doc = " environment variable CUDNNFE_VERIFY_SAMPLES when set. A tensor with no"]
+    #[doc = " more elements than this is checked whole. since 0.4"]
+    pub verify_samples: i32,
+    #[doc = " Relative tolerance of floating outputs: |got - want| <= verify_rtol *"]
+    #[doc = " (|want| + 0.1 * max|want|) over the sample; 0 (default): by the data"]
+    #[doc = " types involved (docs/verify.md). since 0.4"]
+    pub verify_rtol: f64,
 }
 #[test]
 fn bindgen_test_layout_cudnnfe_build_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_build_options>(),
-        120usize,
+        136usize,
         concat!("Size of: ", stringify!(cudnnfe_build_options))
     );
     assert_eq!(
@@ -6257,6 +6283,57 @@ fn bindgen_test_layout_cudnnfe_build_options() {
         );
     }
     test_field_sm_version();
+    fn test_field_verify() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify)
+            )
+        );
+    }
+    test_field_verify();
+    fn test_field_verify_samples() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify_samples) as usize - ptr as usize
+            },
+            124usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify_samples)
+            )
+        );
+    }
+    test_field_verify_samples();
+    fn test_field_verify_rtol() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_build_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify_rtol) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_build_options),
+                "::",
+                stringify!(verify_rtol)
+            )
+        );
+    }
+    test_field_verify_rtol();
 }
 pub type cudnnfe_build_options_t = cudnnfe_build_options;
 extern "C" {
@@ -6402,7 +6479,10 @@ extern "C" {
     #[doc = " reference). `stream` is a cudaStream_t (NULL: the default stream); GPU"]
     #[doc = " execution is asynchronous on it. Errors are reported on `handle`."]
     #[doc = " Returns OK, INVALID_ARGUMENT (missing, unknown or duplicate binding, small"]
-    #[doc = " workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR."]
+    #[doc = " workspace), WRONG_STATE (not built), CUDNN_ERROR, CUDA_ERROR, and in verify"]
+    #[doc = " mode (cudnnfe_build_options_t.verify) VERIFY_FAILED: the first execute of"]
+    #[doc = " each plan then also waits for `stream` and checks a sample of the outputs"]
+    #[doc = " against the CPU reference (docs/verify.md)."]
     pub fn cudnnfe_graph_execute(
         graph: *const cudnnfe_graph_t,
         handle: *mut cudnnfe_handle_t,
@@ -6664,7 +6744,9 @@ extern "C" {
     #[doc = " used by one thread at a time (it runs on its handle). Errors are reported"]
     #[doc = " on the bound handle. Returns OK, INVALID_ARGUMENT (NULL or destroyed bound"]
     #[doc = " execution; its graph or handle destroyed), WRONG_STATE (its graph holds"]
-    #[doc = " another plan than at bind), CUDNN_ERROR, CUDA_ERROR. since 0.3"]
+    #[doc = " another plan than at bind), CUDNN_ERROR, CUDA_ERROR, and VERIFY_FAILED in"]
+    #[doc = " verify mode, which checks each bound execution's first run (a replayed"]
+    #[doc = " CUDA graph included; docs/verify.md). since 0.3"]
     pub fn cudnnfe_bound_execute(
         bound: *mut cudnnfe_bound_t,
         stream: *mut ::std::os::raw::c_void,

@@ -38,6 +38,11 @@ pub enum ErrorKind {
     WrongState,
     /// `CUDNNFE_STATUS_INTERNAL`: a bug in cudnnfe; please report it.
     Internal,
+    /// `CUDNNFE_STATUS_VERIFY_FAILED`: verify mode found a result off the CPU
+    /// reference ([`BuildOptions::verify`](crate::BuildOptions::verify),
+    /// `docs/verify.md`; since 0.4). The message names the graph, node,
+    /// plan, cuDNN version, GPU and the worst element.
+    VerifyFailed,
     /// A status this version of the crate does not know.
     Unknown(i32),
 }
@@ -64,6 +69,7 @@ impl ErrorKind {
             sys::CUDNNFE_STATUS_BAD_SERIALIZED_DATA => ErrorKind::BadSerializedData,
             sys::CUDNNFE_STATUS_WRONG_STATE => ErrorKind::WrongState,
             sys::CUDNNFE_STATUS_INTERNAL => ErrorKind::Internal,
+            sys::CUDNNFE_STATUS_VERIFY_FAILED => ErrorKind::VerifyFailed,
             other => ErrorKind::Unknown(other),
         })
     }
@@ -81,6 +87,7 @@ impl ErrorKind {
             ErrorKind::BadSerializedData => sys::CUDNNFE_STATUS_BAD_SERIALIZED_DATA,
             ErrorKind::WrongState => sys::CUDNNFE_STATUS_WRONG_STATE,
             ErrorKind::Internal => sys::CUDNNFE_STATUS_INTERNAL,
+            ErrorKind::VerifyFailed => sys::CUDNNFE_STATUS_VERIFY_FAILED,
             ErrorKind::Unknown(status) => status,
         }
     }

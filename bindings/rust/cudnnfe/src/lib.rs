@@ -181,7 +181,7 @@ pub use plans::{
 pub use types::{
     AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
     MoeGroupedMatmulMode, NormPhase, PaddingMode, PlanSource, PointwiseMode, ReductionMode,
-    ResampleMode, RngDistribution, Shape, Target, Tensor,
+    ResampleMode, RngDistribution, Shape, Target, Tensor, VerifyMode,
 };
 
 /// Version of the C header these bindings were generated from

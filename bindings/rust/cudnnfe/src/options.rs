@@ -20,6 +20,7 @@ use crate::plans::{BehaviorNotes, NumericalNotes};
 use crate::types::{
     AttentionImplementation, BuildPolicy, ConvMode, DataType, DiagonalAlignment, HeurMode,
     MoeGroupedMatmulMode, NormPhase, PaddingMode, ResampleMode, RngDistribution, Target, Tensor,
+    VerifyMode,
 };
 
 /// A Rust string as a C string; a NUL byte inside is an invalid argument.
@@ -1294,6 +1295,20 @@ pub struct BuildOptions {
     /// still built for the GPU in use. 0 (default): that GPU's. Negative:
     /// an invalid argument. Since 0.4.
     pub sm_version: i32,
+    /// Verify mode (`docs/verify.md`; since 0.4): with [`VerifyMode::On`] the
+    /// first execute of each plan (and the first run of each bound
+    /// execution) copies back the inputs a sample of output elements depends
+    /// on, computes that sample with the CPU reference and fails with
+    /// [`ErrorKind::VerifyFailed`](crate::ErrorKind::VerifyFailed) when one
+    /// is off by more than the tolerance. Default [`VerifyMode::FromEnv`]
+    /// (on when `CUDNNFE_VERIFY=1`).
+    pub verify: VerifyMode,
+    /// Output elements sampled per output tensor; 0 (default): 64, or
+    /// `CUDNNFE_VERIFY_SAMPLES` (since 0.4).
+    pub verify_samples: u32,
+    /// Relative tolerance of floating outputs; 0.0 (default): by data type
+    /// (since 0.4).
+    pub verify_rtol: f64,
 }
 
 /// Build options as the C struct, with the memory its pointers point into.
@@ -1328,6 +1343,9 @@ impl Default for BuildOptions {
             device_properties: None,
             sm_count: raw.sm_count,
             sm_version: raw.sm_version,
+            verify: VerifyMode::from_raw(raw.verify),
+            verify_samples: raw.verify_samples.max(0) as u32,
+            verify_rtol: raw.verify_rtol,
         }
     }
 }
@@ -1434,6 +1452,26 @@ impl BuildOptions {
         self
     }
 
+    /// Sets verify mode ([`VerifyMode::On`]: check each plan's first execute
+    /// against the CPU reference).
+    pub fn verify(mut self, mode: VerifyMode) -> Self {
+        self.verify = mode;
+        self
+    }
+
+    /// Samples `n` elements of each output in verify mode (0: the default).
+    pub fn verify_samples(mut self, n: u32) -> Self {
+        self.verify_samples = n;
+        self
+    }
+
+    /// Sets verify mode's relative tolerance of floating outputs (0.0: by
+    /// data type).
+    pub fn verify_rtol(mut self, rtol: f64) -> Self {
+        self.verify_rtol = rtol;
+        self
+    }
+
     pub(crate) fn to_raw(&self) -> Result<RawBuildOptions> {
         let mut raw = init(sys::cudnnfe_build_options_init_sized);
         raw.target = self.target.as_raw();
@@ -1473,6 +1511,9 @@ impl BuildOptions {
         raw.disable_plan_cache = self.disable_plan_cache as i32;
         raw.override_shape_enabled = self.override_shape_enabled as i32;
         raw.dynamic_shape_enabled = self.dynamic_shape_enabled as i32;
+        raw.verify = self.verify.as_raw();
+        raw.verify_samples = i32::try_from(self.verify_samples).unwrap_or(i32::MAX);
+        raw.verify_rtol = self.verify_rtol;
         raw.kernel_cache = self
             .kernel_cache
             .as_ref()

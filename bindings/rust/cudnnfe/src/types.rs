@@ -393,6 +393,28 @@ impl Default for BuildPolicy {
 }
 
 int_enum! {
+    /// Whether a build's plans check their first execute against the CPU
+    /// reference on a sample of output elements (`cudnnfe_verify_mode_t`,
+    /// `docs/verify.md`; since 0.4).
+    pub enum VerifyMode {
+        /// On when the environment variable `CUDNNFE_VERIFY` is `1` at build
+        /// (the default).
+        FromEnv = sys::CUDNNFE_VERIFY_FROM_ENV,
+        /// On, whatever the environment says.
+        On = sys::CUDNNFE_VERIFY_ON,
+        /// Off, whatever the environment says.
+        Off = sys::CUDNNFE_VERIFY_OFF,
+    }
+}
+
+impl Default for VerifyMode {
+    /// [`VerifyMode::FromEnv`].
+    fn default() -> Self {
+        VerifyMode::FromEnv
+    }
+}
+
+int_enum! {
     /// Where a built graph's plan came from (`cudnnfe_plan_source_t`), in
     /// [`BuildInfo::source`](crate::BuildInfo::source).
     pub enum PlanSource {

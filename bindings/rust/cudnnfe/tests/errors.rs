@@ -627,7 +627,8 @@ fn every_status_maps_to_a_kind() {
         (8, ErrorKind::BadSerializedData),
         (9, ErrorKind::WrongState),
         (10, ErrorKind::Internal),
-        (11, ErrorKind::Unknown(11)),
+        (11, ErrorKind::VerifyFailed),
+        (12, ErrorKind::Unknown(12)),
         (-1, ErrorKind::Unknown(-1)),
     ];
     assert_eq!(ErrorKind::from_status(0), None);
