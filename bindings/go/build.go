@@ -107,7 +107,7 @@ func DefaultBuildOptions() BuildOptions {
 		OverrideShapeEnabled: c.OverrideShapeEnabled != 0,
 		DynamicShapeEnabled:  c.DynamicShapeEnabled != 0,
 		SmCount:              int(c.SmCount), SmVersion: int(c.SmVersion),
-		Verify:               VerifyMode(c.Verify), VerifySamples: int(c.VerifySamples),
+		Verify: VerifyMode(c.Verify), VerifySamples: int(c.VerifySamples),
 		VerifyRtol: c.VerifyRtol}
 	if c.MaxWorkspaceSize >= 0 {
 		o.MaxWorkspaceSize = c.MaxWorkspaceSize

@@ -460,6 +460,10 @@ type SDPAOptions struct {
 	// dropout mask drawn from DropoutSeed and DropoutOffset (0 or 1). Bind
 	// them at execute as outputs. 0: not written. Since 0.4.
 	ScoreMax, ScoreSumExp, RNGDump Tensor
+	// RaggedOffsetScoreMax, RaggedOffsetScoreSumExp: ragged offsets of
+	// ScoreMax and ScoreSumExp, as RaggedOffsetStats for the stats (or set
+	// later with SetRaggedOffset on the output). 0: padded. Since 0.4.
+	RaggedOffsetScoreMax, RaggedOffsetScoreSumExp Tensor
 	// UnfuseFMA: the unified operation computes its softmax with unfused
 	// multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer,
 	// else ErrNotSupported for a node that runs unified); the composite
@@ -472,25 +476,27 @@ func DefaultSDPAOptions() SDPAOptions {
 	var c capi.SDPAOptions
 	capi.SDPAOptionsInit(&c)
 	return SDPAOptions{
-		AttnScale:              c.AttnScale,
-		GenerateStats:          c.GenerateStats != 0,
-		CausalMask:             c.CausalMask != 0,
-		CausalMaskBottomRight:  c.CausalMaskBottomRight != 0,
-		Bias:                   Tensor(c.Bias),
-		ComputeDType:           DType(c.ComputeDtype),
-		AttentionOptions:       defaultAttentionOptions(&c.AttentionOptions),
-		PageTableK:             Tensor(c.PageTableK),
-		PageTableV:             Tensor(c.PageTableV),
-		MaxSeqLenKV:            c.MaxSeqLenKV,
-		Implementation:         AttentionImplementation(c.Implementation),
-		SinkToken:              Tensor(c.SinkToken),
-		BlockMask:              Tensor(c.BlockMask),
-		RaggedOffsetPageTableK: Tensor(c.RaggedOffsetPageTableK),
-		RaggedOffsetPageTableV: Tensor(c.RaggedOffsetPageTableV),
-		ScoreMax:               Tensor(c.ScoreMax),
-		ScoreSumExp:            Tensor(c.ScoreSumExp),
-		RNGDump:                Tensor(c.RNGDump),
-		UnfuseFMA:              c.UnfuseFma != 0,
+		AttnScale:               c.AttnScale,
+		GenerateStats:           c.GenerateStats != 0,
+		CausalMask:              c.CausalMask != 0,
+		CausalMaskBottomRight:   c.CausalMaskBottomRight != 0,
+		Bias:                    Tensor(c.Bias),
+		ComputeDType:            DType(c.ComputeDtype),
+		AttentionOptions:        defaultAttentionOptions(&c.AttentionOptions),
+		PageTableK:              Tensor(c.PageTableK),
+		PageTableV:              Tensor(c.PageTableV),
+		MaxSeqLenKV:             c.MaxSeqLenKV,
+		Implementation:          AttentionImplementation(c.Implementation),
+		SinkToken:               Tensor(c.SinkToken),
+		BlockMask:               Tensor(c.BlockMask),
+		RaggedOffsetPageTableK:  Tensor(c.RaggedOffsetPageTableK),
+		RaggedOffsetPageTableV:  Tensor(c.RaggedOffsetPageTableV),
+		ScoreMax:                Tensor(c.ScoreMax),
+		ScoreSumExp:             Tensor(c.ScoreSumExp),
+		RNGDump:                 Tensor(c.RNGDump),
+		RaggedOffsetScoreMax:    Tensor(c.RaggedOffsetScoreMax),
+		RaggedOffsetScoreSumExp: Tensor(c.RaggedOffsetScoreSumExp),
+		UnfuseFMA:               c.UnfuseFma != 0,
 	}
 }
 
@@ -565,6 +571,12 @@ func (g *Graph) SDPA(q, k, v Tensor, opts *SDPAOptions) (o, stats Tensor, err er
 		}
 		if opts.RNGDump != 0 {
 			c.RNGDump = int64(opts.RNGDump)
+		}
+		if opts.RaggedOffsetScoreMax != 0 {
+			c.RaggedOffsetScoreMax = int64(opts.RaggedOffsetScoreMax)
+		}
+		if opts.RaggedOffsetScoreSumExp != 0 {
+			c.RaggedOffsetScoreSumExp = int64(opts.RaggedOffsetScoreSumExp)
 		}
 		c.UnfuseFma |= b2i(opts.UnfuseFMA)
 		wantStats = c.GenerateStats != 0

@@ -769,6 +769,12 @@ typedef struct cudnnfe_sdpa_options {
   int64_t score_max;
   int64_t score_sum_exp;
   int64_t rng_dump;
+  /* since 0.4: ragged offsets of score_max and score_sum_exp, as
+   * ragged_offset_stats for stats (cudnn-frontend's set_ragged_offset on
+   * them); may also be given later with cudnnfe_graph_set_ragged_offset on
+   * the output. 0 (default): padded. */
+  int64_t ragged_offset_score_max;
+  int64_t ragged_offset_score_sum_exp;
   /* since 0.4: 1: the unified operation computes its softmax with unfused
    * multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer, so a
    * node that runs unified on an older cuDNN is refused with

@@ -90,7 +90,9 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                        o.block_mask,
                                        o.ragged_offset_page_table_k,
                                        o.ragged_offset_page_table_v,
-                                       o.ragged_offset_stats},
+                                       o.ragged_offset_stats,
+                                       o.ragged_offset_score_max,
+                                       o.ragged_offset_score_sum_exp},
                                       a, o.compute_dtype,
                                       {{kSdpaScoreMaxPort, o.score_max},
                                        {kSdpaScoreSumExpPort, o.score_sum_exp},
@@ -183,7 +185,12 @@ std::vector<RaggedSlot> output_slot(const Graph &graph, size_t index, size_t por
                                     int64_t offset) {
   const Node &node = graph.nodes()[index];
   const AttentionPorts &p = attention_ports(node.kind);
-  if (node.kind == OpKind::kSdpa) return {{index, port == 0 ? p.ragged_o : p.ragged_stats}};
+  if (node.kind == OpKind::kSdpa) {
+    const size_t by_port[] = {p.ragged_o, p.ragged_stats, p.ragged_score_max,
+                              p.ragged_score_sum_exp};
+    if (port < std::size(by_port)) return {{index, by_port[port]}};
+    return {};
+  }
   if (node.kind != OpKind::kSdpaBackward || port > 2) return {};
   static const char *const kGradients[] = {"dQ", "dK", "dV"};
   static const char *const kInputs[] = {"q", "k", "v"};
@@ -244,8 +251,9 @@ cudnnfe_status_t cudnnfe_graph_set_ragged_offset(cudnnfe_graph_t *g, int64_t ten
     if (slots.empty())
       fail_argument("tensor \"", t.name,
                     "\" is no operand of an attention node that takes ragged offsets (sdpa's q, "
-                    "k, v, O, stats, page_table_k, page_table_v; sdpa_backward's q, k, v, o, dO, "
-                    "stats, dQ, dK, dV); ragged (packed) layouts are offered for these only");
+                    "k, v, O, stats, score_max, score_sum_exp, page_table_k, page_table_v; "
+                    "sdpa_backward's q, k, v, o, dO, stats, dQ, dK, dV); ragged (packed) layouts "
+                    "are offered for these only");
     for (RaggedSlot s : slots) graph.set_node_input(s.node, s.port, offset);
   });
 }

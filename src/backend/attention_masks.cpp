@@ -63,6 +63,8 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   if (node.kind == OpKind::kSdpa) {
     ragged(node.outputs[0], spec_.ragged_o);
     ragged(node.outputs[1], spec_.ragged_stats);
+    ragged(node.outputs[kSdpaScoreMaxPort], spec_.ragged_score_max);
+    ragged(node.outputs[kSdpaScoreSumExpPort], spec_.ragged_score_sum_exp);
     // Packed page tables (cuDNN 9.10.2 and newer): the table's descriptor
     // carries its offsets, as cudnn-frontend's does.
     ragged(spec_.page_table_k, spec_.ragged_page_table_k);

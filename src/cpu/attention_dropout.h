@@ -34,6 +34,7 @@ struct AttentionInputs {
   const StridedTensor *ragged_page_table_k = nullptr, *ragged_page_table_v = nullptr;
   // The ragged offsets of stats (cpu/sdpa_ref.cpp, cpu/sdpa_backward_ref.cpp).
   const StridedTensor *ragged_stats = nullptr;
+  const StridedTensor *ragged_score_max = nullptr, *ragged_score_sum_exp = nullptr;
 };
 
 class AttentionDropout {

@@ -42,6 +42,8 @@ AttentionInputs attention_inputs(const StepTensors &t) {
   a.ragged_page_table_k = t.in(p.ragged_page_table_k);
   a.ragged_page_table_v = t.in(p.ragged_page_table_v);
   a.ragged_stats = t.in(p.ragged_stats);
+  a.ragged_score_max = t.in(p.ragged_score_max);
+  a.ragged_score_sum_exp = t.in(p.ragged_score_sum_exp);
   return a;
 }
 

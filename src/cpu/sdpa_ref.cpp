@@ -14,7 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -31,13 +32,19 @@ namespace cpu {
 namespace {
 
 // The softmax's row max and sum of exponentials (sink included), in the
-// caller's score_max and score_sum_exp [b, h_q, s_q, 1] where asked for.
-void store_row_softmax(const SdpaTensors &t, int64_t b, int64_t h, int64_t i, double max,
-                       double sum) {
-  for (auto [out, value] : {std::pair{t.score_max, max}, {t.score_sum_exp, sum}})
-    if (out)
-      out->store(b * out->strides[0] + h * out->strides[1] + i * out->strides[2],
-                 static_cast<float>(value));
+// caller's score_max and score_sum_exp [b, h_q, s_q, 1] where asked for;
+// ragged ones (their own offsets) only for the valid rows i < `valid_rows`.
+void store_row_softmax(const SdpaTensors &t, int64_t b, int64_t h, int64_t i, int64_t valid_rows,
+                       double max, double sum, const std::string &label) {
+  const AttentionInputs &in = t.options;
+  const std::tuple<const StridedTensor *, const StridedTensor *, double, const char *> outs[] = {
+      {t.score_max, in.ragged_score_max, max, "ragged_offset_score_max"},
+      {t.score_sum_exp, in.ragged_score_sum_exp, sum, "ragged_offset_score_sum_exp"}};
+  for (auto [out, offsets, value, what] : outs) {
+    if (!out || (offsets && i >= valid_rows)) continue;
+    const int64_t start = attention_batch_start(*out, offsets, b, label, what);
+    out->store(start + h * out->strides[1] + i * out->strides[2], static_cast<float>(value));
+  }
 }
 
 }  // namespace
@@ -149,8 +156,9 @@ void run_sdpa(const Node &node, double scale, const SdpaTensors &t) {
           for (int64_t c = 0; c < d_v; ++c)
             od[static_cast<size_t>(((b * h_q + h) * s_q + i) * d_v + c)] =
                 out[static_cast<size_t>(c)];
-        store_row_softmax(t, b, h, i, empty ? -std::numeric_limits<double>::infinity() : max,
-                          empty ? 0.0 : sum);
+        store_row_softmax(t, b, h, i, rows[static_cast<size_t>(b)],
+                          empty ? -std::numeric_limits<double>::infinity() : max, empty ? 0.0 : sum,
+                          label);
         if (t.rng_dump)
           for (int64_t j = 0; j < s_kv; ++j)
             t.rng_dump->store(b * t.rng_dump->strides[0] + h * t.rng_dump->strides[1] +

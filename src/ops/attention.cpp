@@ -10,18 +10,19 @@ namespace cudnnfe {
 const AttentionPorts &attention_ports(OpKind kind) {
   // Port order of node.cpp's table.
   constexpr size_t kNone = AttentionPorts::kNone;
-  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11,
-                                         12, 13, 14, 15, 16, 17, 18, 19, 20,    21};
-  static const AttentionPorts backward = {6,  7,  8,  9,     10,    11, 12,    13,    14,    15,
-                                          16, 17, 18, kNone, kNone, 20, kNone, kNone, kNone, 19};
+  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11, 12,
+                                         13, 14, 15, 16, 17, 18, 19, 20, 21,    22, 23};
+  static const AttentionPorts backward = {6,     7,     8,     9,  10,    11,    12,    13,
+                                          14,    15,    16,    17, 18,    kNone, kNone, 20,
+                                          kNone, kNone, kNone, 19, kNone, kNone};
   // FP8 attention: sequence lengths, dropout and (forward) page tables and
   // sink logits after the descales and scales (its band is attributes).
-  static const AttentionPorts fp8_forward = {kNone, kNone, 9,     10,    11,    12,    13,
-                                             14,    kNone, kNone, kNone, kNone, kNone, 15,
-                                             16,    17,    kNone, kNone, kNone, kNone};
-  static const AttentionPorts fp8_backward = {kNone, kNone, 18,    19,    20,    21,    22,
-                                              23,    24,    kNone, kNone, kNone, kNone, kNone,
-                                              kNone, kNone, kNone, kNone, kNone, kNone};
+  static const AttentionPorts fp8_forward = {kNone, kNone, 9,     10,    11,    12,   13, 14,
+                                             kNone, kNone, kNone, kNone, kNone, 15,   16, 17,
+                                             kNone, kNone, kNone, kNone, kNone, kNone};
+  static const AttentionPorts fp8_backward = {
+      kNone, kNone, 18,    19,    20,    21,    22,    23,    24,    kNone, kNone,
+      kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
   if (kind == OpKind::kSdpaFp8) return fp8_forward;
   if (kind == OpKind::kSdpaFp8Backward) return fp8_backward;
   return kind == OpKind::kSdpa ? forward : backward;
@@ -77,6 +78,8 @@ AttentionSpec attention_spec(const Node &node) {
   s.ragged_page_table_k = at(p.ragged_page_table_k);
   s.ragged_page_table_v = at(p.ragged_page_table_v);
   s.ragged_stats = at(p.ragged_stats);
+  s.ragged_score_max = at(p.ragged_score_max);
+  s.ragged_score_sum_exp = at(p.ragged_score_sum_exp);
   return s;
 }
 

@@ -31,6 +31,8 @@ struct AttentionPorts {
   size_t ragged_page_table_k, ragged_page_table_v;
   // The ragged offsets of stats (the forward's output, the backward's input).
   size_t ragged_stats;
+  // The ragged offsets of the forward's score_max and score_sum_exp.
+  size_t ragged_score_max, ragged_score_sum_exp;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
@@ -58,6 +60,7 @@ struct AttentionSpec {
   int64_t page_table_k = 0, page_table_v = 0;
   int64_t sink_token = 0, block_mask = 0;
   int64_t ragged_page_table_k = 0, ragged_page_table_v = 0, ragged_stats = 0;
+  int64_t ragged_score_max = 0, ragged_score_sum_exp = 0;
   // Score modifiers (docs/attention.md): the forward's, and the backward's
   // gradient modifier.
   bool score_mod = false, score_mod_bprop = false;

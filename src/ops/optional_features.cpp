@@ -39,14 +39,16 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
   offer(out, o.alibi_mask, "ALiBi mask", [](Node &n) { n.as<Attrs>().options.alibi_mask = false; });
   // Ragged and paged layouts come first: they need the padding mask, so
   // dropping the padding mask drops them too.
-  offer(out,
-        given(ports.ragged_q) || given(ports.ragged_k) || given(ports.ragged_v) ||
-            given(ports.ragged_o) || given(ports.ragged_stats),
-        "ragged (packed) layout", [ports](Node &n) {
-          for (size_t port :
-               {ports.ragged_q, ports.ragged_k, ports.ragged_v, ports.ragged_o, ports.ragged_stats})
-            drop_input(n, port);
-        });
+  offer(
+      out,
+      given(ports.ragged_q) || given(ports.ragged_k) || given(ports.ragged_v) ||
+          given(ports.ragged_o) || given(ports.ragged_stats) || given(ports.ragged_score_max) ||
+          given(ports.ragged_score_sum_exp),
+      "ragged (packed) layout", [ports](Node &n) {
+        for (size_t port : {ports.ragged_q, ports.ragged_k, ports.ragged_v, ports.ragged_o,
+                            ports.ragged_stats, ports.ragged_score_max, ports.ragged_score_sum_exp})
+          drop_input(n, port);
+      });
   // Without its page tables a paged node is valid only when the containers
   // happen to have the attention's shape; otherwise that probe is skipped.
   offer(out, given(ports.page_table_k) || given(ports.page_table_v), "paged K/V cache",
@@ -60,7 +62,8 @@ void offer_attention(std::vector<OptionalFeature> &out, const Node &node) {
     n.as<Attrs>().options.padding_mask = false;
     for (size_t port : {ports.seq_len_q, ports.seq_len_kv, ports.ragged_q, ports.ragged_k,
                         ports.ragged_v, ports.ragged_o, ports.page_table_k, ports.page_table_v,
-                        ports.ragged_page_table_k, ports.ragged_page_table_v, ports.ragged_stats})
+                        ports.ragged_page_table_k, ports.ragged_page_table_v, ports.ragged_stats,
+                        ports.ragged_score_max, ports.ragged_score_sum_exp})
       drop_input(n, port);
     n.as<Attrs>().options.max_seq_len_kv = 0;
   });

@@ -77,7 +77,9 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
       {s.ragged_k, backward ? "ragged_offset_k (k and dK)" : "ragged_offset_k"},
       {s.ragged_v, backward ? "ragged_offset_v (v and dV)" : "ragged_offset_v"},
       {s.ragged_o, backward ? "ragged_offset_o (o and dO)" : "ragged_offset_o"},
-      {s.ragged_stats, "ragged_offset_stats"}};
+      {s.ragged_stats, "ragged_offset_stats"},
+      {s.ragged_score_max, "ragged_offset_score_max"},
+      {s.ragged_score_sum_exp, "ragged_offset_score_sum_exp"}};
   for (auto [uid, option] : offsets) {
     if (uid == 0) continue;
     if (!s.options.padding_mask)
@@ -289,14 +291,19 @@ void check_forward_options(Graph &graph, const Node &node, const AttentionShape 
 // A tensor the caller made for output `port`: its dims must be `dims` (a
 // size the caller left unset takes them); FLOAT unless the caller said.
 void caller_output(Graph &graph, const Node &node, size_t port, const std::vector<int64_t> &dims,
-                   const char *what) {
+                   const char *what, size_t ragged_port = AttentionPorts::kNone) {
   const int64_t uid = node.outputs[port];
-  if (uid == 0) return;
+  if (uid == 0) {
+    if (ragged_port != AttentionPorts::kNone && node.inputs[ragged_port] != 0)
+      fail_graph(Graph::label(node), ": ", input_port_names(node.kind)[ragged_port],
+                 " is given but ", output_port_names(node.kind)[port], " is not asked for");
+    return;
+  }
   const Tensor &t = graph.tensor(uid);
   if (t.dims_set_by_user && t.dims != dims)
     fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"", t.name,
                "\" is ", dims_string(t.dims), "; expected ", dims_string(dims), " (", what, ")");
-  output_like(graph, node, port, dims, row_major_order(dims.size()));
+  output_like(graph, node, port, dims, row_major_order(dims.size()), ragged_port);
   Tensor &out = graph.tensor(uid);
   if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
 }
@@ -305,9 +312,11 @@ void caller_output(Graph &graph, const Node &node, size_t port, const std::vecto
 // into tensors the caller made (docs/attention.md).
 void infer_softmax_dumps(Graph &graph, const Node &node, const AttentionShape &a) {
   const std::vector<int64_t> per_row = {a.b, a.h_q, a.s_q, 1};
-  caller_output(graph, node, kSdpaScoreMaxPort, per_row, "the row max of the scores");
-  caller_output(graph, node, kSdpaScoreSumExpPort, per_row,
-                "the row sum of exp(score - score_max)");
+  const AttentionPorts &ports = attention_ports(node.kind);
+  caller_output(graph, node, kSdpaScoreMaxPort, per_row, "the row max of the scores",
+                ports.ragged_score_max);
+  caller_output(graph, node, kSdpaScoreSumExpPort, per_row, "the row sum of exp(score - score_max)",
+                ports.ragged_score_sum_exp);
   if (node.outputs[kSdpaRngDumpPort] == 0) return;
   if (!attention_spec(node).seeded_dropout())
     fail_graph(
@@ -375,6 +384,8 @@ void check_attention_option_types(Graph &graph, const Node &node) {
       {s.ragged_v, "ragged_offset_v"},
       {s.ragged_o, "ragged_offset_o"},
       {s.ragged_stats, "ragged_offset_stats"},
+      {s.ragged_score_max, "ragged_offset_score_max"},
+      {s.ragged_score_sum_exp, "ragged_offset_score_sum_exp"},
       {s.ragged_page_table_k, "ragged_offset_page_table_k"},
       {s.ragged_page_table_v, "ragged_offset_page_table_v"}};
   for (auto [uid, which] : offsets)

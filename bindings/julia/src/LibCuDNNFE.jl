@@ -396,7 +396,7 @@ end
 const cudnnfe_reduction_options_t = cudnnfe_reduction_options
 
 """
-C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (296 bytes, alignment 8).
+C: `typedef struct cudnnfe_sdpa_options {...} cudnnfe_sdpa_options_t;` (312 bytes, alignment 8).
 """
 struct cudnnfe_sdpa_options
     struct_size::Csize_t  # size_t at 0
@@ -437,7 +437,9 @@ struct cudnnfe_sdpa_options
     score_max::Int64  # int64_t at 264
     score_sum_exp::Int64  # int64_t at 272
     rng_dump::Int64  # int64_t at 280
-    unfuse_fma::Int32  # int32_t at 288
+    ragged_offset_score_max::Int64  # int64_t at 288
+    ragged_offset_score_sum_exp::Int64  # int64_t at 296
+    unfuse_fma::Int32  # int32_t at 304
 end
 const cudnnfe_sdpa_options_t = cudnnfe_sdpa_options
 

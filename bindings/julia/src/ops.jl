@@ -352,7 +352,8 @@ _ragged_fields(g::Graph, q, k, v, o, stats) =
           ragged_offset_page_table_k = nothing, ragged_offset_page_table_v = nothing,
           implementation = :auto, sink_token = nothing, block_mask = nothing,
           score_mod = nothing, score_max = nothing, score_sum_exp = nothing,
-          rng_dump = nothing, unfuse_fma = false, compute_dtype = nothing,
+          rng_dump = nothing, ragged_offset_score_max = nothing,
+          ragged_offset_score_sum_exp = nothing, unfuse_fma = false, compute_dtype = nothing,
           name = nothing) -> (o, stats_tensor)
 
 Scaled dot-product attention forward, in Julia order: `q` `(d, s_q, h_q, b)`,
@@ -397,6 +398,7 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                ragged_offset_page_table_v = nothing, implementation = :auto,
                sink_token = nothing, block_mask = nothing, score_mod = nothing,
                score_max = nothing, score_sum_exp = nothing, rng_dump = nothing,
+               ragged_offset_score_max = nothing, ragged_offset_score_sum_exp = nothing,
                unfuse_fma::Bool = false, compute_dtype = nothing, name = nothing)
     uq = _uid(g, q)
     uk = _uid(g, k)
@@ -423,6 +425,8 @@ function sdpa!(g::Graph, q, k, v; scale = nothing, causal = false, bias = nothin
                       ragged_offset_page_table_v = _uid(g, ragged_offset_page_table_v),
                       score_mod = _uid(g, score_mod), score_max = _uid(g, score_max),
                       score_sum_exp = _uid(g, score_sum_exp), rng_dump = _uid(g, rng_dump),
+                      ragged_offset_score_max = _uid(g, ragged_offset_score_max),
+                      ragged_offset_score_sum_exp = _uid(g, ragged_offset_score_sum_exp),
                       unfuse_fma = Int32(unfuse_fma)))
         check(g, Lib.cudnnfe_graph_add_sdpa(g, uq, uk, uv, r, out, st))
     end

@@ -373,6 +373,10 @@ class AttentionOps:
         o.score_max = self._caller_output(node, "score_max", score_max)
         o.score_sum_exp = self._caller_output(node, "score_sum_exp", score_sum_exp)
         o.rng_dump = self._caller_output(node, "rng_dump", rng_dump)
+        # Offsets set on score_max / score_sum_exp before this call (later ones go to the C
+        # graph through cudnnfe_graph_set_ragged_offset, as for O and stats).
+        _ragged.take_input_offsets(self, node, o, dict(score_max=score_max,
+                                                       score_sum_exp=score_sum_exp))
         o.unfuse_fma = _flag(unfuse_fma, f"{node}: unfuse_fma")
         dims = self._score_dims(qu, ku, vu, o)
         o.score_mod = self._score_mod(node, "score_mod", score_mod, dims)
@@ -385,7 +389,7 @@ class AttentionOps:
             if given is not None:
                 given._role = "output"
         _ragged.attach(self, (q, k, v, paged_attention_k_table, paged_attention_v_table,
-                              result, st))
+                              result, st, score_max, score_sum_exp))
         return result, st
 
     def sdpa_backward(self, q: Operand, k: Operand, v: Operand, o: Operand, dO: Operand,

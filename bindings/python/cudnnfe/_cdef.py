@@ -414,6 +414,9 @@ typedef struct cudnnfe_sdpa_options {
   int64_t score_sum_exp;
   int64_t rng_dump;
 
+  int64_t ragged_offset_score_max;
+  int64_t ragged_offset_score_sum_exp;
+
   int32_t unfuse_fma;
 } cudnnfe_sdpa_options_t;
 void cudnnfe_sdpa_options_init_sized(cudnnfe_sdpa_options_t *options, size_t struct_size);

@@ -45,6 +45,8 @@ def take_input_offsets(g: "pygraph", node: str, opts: Any,
     """Fill ``opts.ragged_offset_<role>`` from the operands' offsets; returns them by role."""
     fields = dict(q="ragged_offset_q", k="ragged_offset_k", v="ragged_offset_v",
                   o="ragged_offset_o", stats="ragged_offset_stats",
+                  score_max="ragged_offset_score_max",
+                  score_sum_exp="ragged_offset_score_sum_exp",
                   page_table_k="ragged_offset_page_table_k",
                   page_table_v="ragged_offset_page_table_v")
     found = {}

@@ -157,3 +157,41 @@ def test_features_the_abi_lacks_are_refused_at_validate():
     with pytest.raises(cudnnfe.NotOfferedError, match="bias"):
         g.validate()
     assert isinstance(cudnnfe.NotOfferedError("x"), cudnnfe.GraphNotSupportedError)
+
+
+def test_ragged_score_max_and_sum_exp_follow_their_offsets(rng):
+    # test_mhas_v2's ragged inference with both dumps: offsets set after sdpa, like O's.
+    q, k, v = _inputs(rng, HQ, HQ)
+    seq_q = np.array([4, 6], np.int32).reshape(B, 1, 1, 1)
+    seq_kv = np.array([9, 5], np.int32).reshape(B, 1, 1, 1)
+    # score rows packed: batch n's rows start at offsets[n] * 1 (THD with h_q heads, d = 1).
+    offsets = np.array([0, 4 * HQ, 10 * HQ], np.int64).reshape(B + 1, 1, 1, 1)
+    g = graph()
+    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
+    tsq, tskv, toff = g.tensor_like(seq_q), g.tensor_like(seq_kv), g.tensor_like(offsets)
+    dims, strides = [B, HQ, SQ, 1], [SQ * HQ, 1, HQ, 1]  # BSHD, as the suite's THD stats
+    tmax = g.tensor(dim=dims, stride=strides, data_type=data_type.FLOAT).set_output(True)
+    tsum = g.tensor(dim=dims, stride=strides, data_type=data_type.FLOAT).set_output(True)
+    o, _ = g.sdpa(tq, tk, tv, attn_scale=SCALE, use_padding_mask=True, seq_len_q=tsq,
+                  seq_len_kv=tskv, score_max=tmax, score_sum_exp=tsum)
+    tmax.set_ragged_offset(toff)
+    tsum.set_ragged_offset(toff)
+    o.set_output(True)
+    packed = [np.full(B * SQ * HQ, np.nan, np.float32) for _ in range(2)]
+    g.build()
+    out = np.zeros((B, HQ, SQ, D), np.float32)
+    g.execute({tq: q, tk: k, tv: v, tsq: seq_q, tskv: seq_kv, toff: offsets,
+               o: out, tmax: packed[0], tsum: packed[1]}, None)
+    mask = ref.visible(B, SQ, SKV, seq_q, seq_kv)
+    kk = k.astype(np.float64)
+    s = q.astype(np.float64) @ np.swapaxes(kk, -1, -2) * SCALE
+    s = np.where(np.broadcast_to(mask, s.shape), s, -np.inf)
+    for n in range(B):
+        rows = int(seq_q.ravel()[n])
+        m = s[n, :, :rows].max(axis=-1)  # [h, rows]
+        z = np.exp(s[n, :, :rows] - m[..., None]).sum(axis=-1)
+        start = int(offsets.ravel()[n])
+        for got, want in ((packed[0], m), (packed[1], z)):
+            block = got[start:start + rows * HQ].reshape(rows, HQ).T
+            close(block, want, rtol=1e-5, atol=1e-5)
+    assert np.isnan(packed[0][10 * HQ:]).all()  # nothing written past the packed rows

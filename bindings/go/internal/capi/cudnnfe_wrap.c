@@ -2794,6 +2794,56 @@ long long _wrap_cudnnfe_sdpa_options_t_rng_dump_get_capi_82bfd983f3a39aff(struct
 }
 
 
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_score_max = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_score_max);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->ragged_offset_score_sum_exp = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0) {
+  struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->ragged_offset_score_sum_exp);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_cudnnfe_sdpa_options_t_unfuse_fma_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, int _swig_go_1) {
   struct cudnnfe_sdpa_options *arg1 = (struct cudnnfe_sdpa_options *) 0 ;
   int32_t arg2 ;

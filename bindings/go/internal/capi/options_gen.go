@@ -246,19 +246,21 @@ func (o *ReductionOptions) toC(c *C.cudnnfe_reduction_options_t) {
 
 // SDPAOptions mirrors cudnnfe_sdpa_options_t (struct_size is implied).
 type SDPAOptions struct {
-	Name                   string
-	GenerateStats          int32
-	PageTableK             int64
-	PageTableV             int64
-	MaxSeqLenKV            int64
-	Implementation         int32
-	BlockMask              int64
-	RaggedOffsetPageTableK int64
-	RaggedOffsetPageTableV int64
-	ScoreMax               int64
-	ScoreSumExp            int64
-	RNGDump                int64
-	UnfuseFma              int32
+	Name                    string
+	GenerateStats           int32
+	PageTableK              int64
+	PageTableV              int64
+	MaxSeqLenKV             int64
+	Implementation          int32
+	BlockMask               int64
+	RaggedOffsetPageTableK  int64
+	RaggedOffsetPageTableV  int64
+	ScoreMax                int64
+	ScoreSumExp             int64
+	RNGDump                 int64
+	RaggedOffsetScoreMax    int64
+	RaggedOffsetScoreSumExp int64
+	UnfuseFma               int32
 	AttentionOptions
 }
 
@@ -308,6 +310,8 @@ func (o *SDPAOptions) fromC(c *C.cudnnfe_sdpa_options_t) {
 	o.ScoreMax = int64(c.score_max)
 	o.ScoreSumExp = int64(c.score_sum_exp)
 	o.RNGDump = int64(c.rng_dump)
+	o.RaggedOffsetScoreMax = int64(c.ragged_offset_score_max)
+	o.RaggedOffsetScoreSumExp = int64(c.ragged_offset_score_sum_exp)
 	o.UnfuseFma = int32(c.unfuse_fma)
 }
 
@@ -361,6 +365,8 @@ func (o *SDPAOptions) toC(c *C.cudnnfe_sdpa_options_t) {
 	c.score_max = C.int64_t(o.ScoreMax)
 	c.score_sum_exp = C.int64_t(o.ScoreSumExp)
 	c.rng_dump = C.int64_t(o.RNGDump)
+	c.ragged_offset_score_max = C.int64_t(o.RaggedOffsetScoreMax)
+	c.ragged_offset_score_sum_exp = C.int64_t(o.RaggedOffsetScoreSumExp)
 	c.unfuse_fma = C.int32_t(o.UnfuseFma)
 }
 
@@ -1336,44 +1342,46 @@ var OptionFields = map[string]map[string]string{
 		"deterministic": "Deterministic",
 	},
 	"cudnnfe_sdpa_options_t": {
-		"name":                       "Name",
-		"attn_scale":                 "AttnScale",
-		"generate_stats":             "GenerateStats",
-		"causal_mask":                "CausalMask",
-		"causal_mask_bottom_right":   "CausalMaskBottomRight",
-		"bias":                       "Bias",
-		"compute_dtype":              "ComputeDtype",
-		"attn_scale_tensor":          "AttnScaleTensor",
-		"padding_mask":               "PaddingMask",
-		"seq_len_q":                  "SeqLenQ",
-		"seq_len_kv":                 "SeqLenKV",
-		"window_left":                "WindowLeft",
-		"window_right":               "WindowRight",
-		"diagonal_alignment":         "DiagonalAlignment",
-		"alibi_mask":                 "AlibiMask",
-		"dropout_probability":        "DropoutProbability",
-		"dropout_seed":               "DropoutSeed",
-		"dropout_offset":             "DropoutOffset",
-		"dropout_mask":               "DropoutMask",
-		"dropout_scale":              "DropoutScale",
-		"ragged_offset_q":            "RaggedOffsetQ",
-		"ragged_offset_k":            "RaggedOffsetK",
-		"ragged_offset_v":            "RaggedOffsetV",
-		"ragged_offset_o":            "RaggedOffsetO",
-		"page_table_k":               "PageTableK",
-		"page_table_v":               "PageTableV",
-		"max_seq_len_kv":             "MaxSeqLenKV",
-		"implementation":             "Implementation",
-		"sink_token":                 "SinkToken",
-		"block_mask":                 "BlockMask",
-		"ragged_offset_page_table_k": "RaggedOffsetPageTableK",
-		"ragged_offset_page_table_v": "RaggedOffsetPageTableV",
-		"ragged_offset_stats":        "RaggedOffsetStats",
-		"score_mod":                  "ScoreMod",
-		"score_max":                  "ScoreMax",
-		"score_sum_exp":              "ScoreSumExp",
-		"rng_dump":                   "RNGDump",
-		"unfuse_fma":                 "UnfuseFma",
+		"name":                        "Name",
+		"attn_scale":                  "AttnScale",
+		"generate_stats":              "GenerateStats",
+		"causal_mask":                 "CausalMask",
+		"causal_mask_bottom_right":    "CausalMaskBottomRight",
+		"bias":                        "Bias",
+		"compute_dtype":               "ComputeDtype",
+		"attn_scale_tensor":           "AttnScaleTensor",
+		"padding_mask":                "PaddingMask",
+		"seq_len_q":                   "SeqLenQ",
+		"seq_len_kv":                  "SeqLenKV",
+		"window_left":                 "WindowLeft",
+		"window_right":                "WindowRight",
+		"diagonal_alignment":          "DiagonalAlignment",
+		"alibi_mask":                  "AlibiMask",
+		"dropout_probability":         "DropoutProbability",
+		"dropout_seed":                "DropoutSeed",
+		"dropout_offset":              "DropoutOffset",
+		"dropout_mask":                "DropoutMask",
+		"dropout_scale":               "DropoutScale",
+		"ragged_offset_q":             "RaggedOffsetQ",
+		"ragged_offset_k":             "RaggedOffsetK",
+		"ragged_offset_v":             "RaggedOffsetV",
+		"ragged_offset_o":             "RaggedOffsetO",
+		"page_table_k":                "PageTableK",
+		"page_table_v":                "PageTableV",
+		"max_seq_len_kv":              "MaxSeqLenKV",
+		"implementation":              "Implementation",
+		"sink_token":                  "SinkToken",
+		"block_mask":                  "BlockMask",
+		"ragged_offset_page_table_k":  "RaggedOffsetPageTableK",
+		"ragged_offset_page_table_v":  "RaggedOffsetPageTableV",
+		"ragged_offset_stats":         "RaggedOffsetStats",
+		"score_mod":                   "ScoreMod",
+		"score_max":                   "ScoreMax",
+		"score_sum_exp":               "ScoreSumExp",
+		"rng_dump":                    "RNGDump",
+		"ragged_offset_score_max":     "RaggedOffsetScoreMax",
+		"ragged_offset_score_sum_exp": "RaggedOffsetScoreSumExp",
+		"unfuse_fma":                  "UnfuseFma",
 	},
 	"cudnnfe_sdpa_backward_options_t": {
 		"name":                     "Name",

@@ -1608,6 +1608,12 @@ pub struct cudnnfe_sdpa_options {
     pub score_max: i64,
     pub score_sum_exp: i64,
     pub rng_dump: i64,
+    #[doc = " since 0.4: ragged offsets of score_max and score_sum_exp, as"]
+    #[doc = " ragged_offset_stats for stats (cudnn-frontend's set_ragged_offset on"]
+    #[doc = " them); may also be given later with cudnnfe_graph_set_ragged_offset on"]
+    #[doc = " the output. 0 (default): padded."]
+    pub ragged_offset_score_max: i64,
+    pub ragged_offset_score_sum_exp: i64,
     #[doc = " since 0.4: 1: the unified operation computes its softmax with unfused"]
     #[doc = " multiply-adds (cudnn-frontend's unfuse_fma; cuDNN 9.21 and newer, so a"]
     #[doc = " node that runs unified on an older cuDNN is refused with"]
@@ -1619,7 +1625,7 @@ pub struct cudnnfe_sdpa_options {
 fn bindgen_test_layout_cudnnfe_sdpa_options() {
     assert_eq!(
         ::std::mem::size_of::<cudnnfe_sdpa_options>(),
-        296usize,
+        312usize,
         concat!("Size of: ", stringify!(cudnnfe_sdpa_options))
     );
     assert_eq!(
@@ -2273,6 +2279,40 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
         );
     }
     test_field_rng_dump();
+    fn test_field_ragged_offset_score_max() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_score_max) as usize - ptr as usize
+            },
+            288usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_score_max)
+            )
+        );
+    }
+    test_field_ragged_offset_score_max();
+    fn test_field_ragged_offset_score_sum_exp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ragged_offset_score_sum_exp) as usize - ptr as usize
+            },
+            296usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_options),
+                "::",
+                stringify!(ragged_offset_score_sum_exp)
+            )
+        );
+    }
+    test_field_ragged_offset_score_sum_exp();
     fn test_field_unfuse_fma() {
         assert_eq!(
             unsafe {
@@ -2280,7 +2320,7 @@ fn bindgen_test_layout_cudnnfe_sdpa_options() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).unfuse_fma) as usize - ptr as usize
             },
-            288usize,
+            304usize,
             concat!(
                 "Offset of field: ",
                 stringify!(cudnnfe_sdpa_options),

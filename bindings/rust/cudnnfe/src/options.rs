@@ -522,6 +522,10 @@ pub struct SdpaOptions {
     /// The drawn dropout mask (0 or 1), written into this FLOAT `[b, h_q,
     /// s_q, s_kv]` tensor (as `score_max`); needs `dropout_seed`. Since 0.4.
     pub rng_dump: Option<Tensor>,
+    /// Ragged offsets of `score_max` (see `ragged_offset_stats`). Since 0.4.
+    pub ragged_offset_score_max: Option<Tensor>,
+    /// Ragged offsets of `score_sum_exp` (see `ragged_offset_stats`). Since 0.4.
+    pub ragged_offset_score_sum_exp: Option<Tensor>,
     /// The unified operation's softmax with unfused multiply-adds (cuDNN
     /// 9.21; ignored by the composite graph, as in cudnn-frontend). Since 0.4.
     pub unfuse_fma: bool,

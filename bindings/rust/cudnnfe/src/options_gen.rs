@@ -172,6 +172,8 @@ impl Default for SdpaOptions {
             score_max: opt_tensor(raw.score_max),
             score_sum_exp: opt_tensor(raw.score_sum_exp),
             rng_dump: opt_tensor(raw.rng_dump),
+            ragged_offset_score_max: opt_tensor(raw.ragged_offset_score_max),
+            ragged_offset_score_sum_exp: opt_tensor(raw.ragged_offset_score_sum_exp),
             unfuse_fma: raw.unfuse_fma != 0,
         }
     }
@@ -298,6 +300,16 @@ impl SdpaOptions {
         self.rng_dump = Some(value);
         self
     }
+    /// Sets `ragged_offset_score_max` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn ragged_offset_score_max(mut self, value: Tensor) -> Self {
+        self.ragged_offset_score_max = Some(value);
+        self
+    }
+    /// Sets `ragged_offset_score_sum_exp` (`int64_t` of `cudnnfe_sdpa_options_t`).
+    pub fn ragged_offset_score_sum_exp(mut self, value: Tensor) -> Self {
+        self.ragged_offset_score_sum_exp = Some(value);
+        self
+    }
     /// Sets `unfuse_fma` (`int32_t` of `cudnnfe_sdpa_options_t`).
     pub fn unfuse_fma(mut self, value: bool) -> Self {
         self.unfuse_fma = value;
@@ -343,6 +355,8 @@ impl SdpaOptions {
         raw.score_max = opt_uid(self.score_max);
         raw.score_sum_exp = opt_uid(self.score_sum_exp);
         raw.rng_dump = opt_uid(self.rng_dump);
+        raw.ragged_offset_score_max = opt_uid(self.ragged_offset_score_max);
+        raw.ragged_offset_score_sum_exp = opt_uid(self.ragged_offset_score_sum_exp);
         raw.unfuse_fma = self.unfuse_fma as i32;
         raw
     }
