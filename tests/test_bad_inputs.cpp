@@ -256,6 +256,33 @@ TEST(conv_group_rules) {
   }
 }
 
+// dy 1 wide, stride 3, filter 5, padding 4 + 1: the smallest dx is empty, but
+// dx 2 wide maps to dy (difftest conv seed 499; cudnn-frontend runs it). The
+// add succeeds; validation refuses it only while dx's dims stay unset.
+TEST(dgrad_whose_smallest_dx_is_empty_waits_for_set_dims) {
+  cudnnfe_conv_options_t o;
+  cudnnfe_conv_options_init(&o);
+  o.name = "dgrad";
+  o.spatial_dims = 2;
+  o.pre_padding[0] = 4;
+  o.post_padding[0] = 1;
+  o.stride[0] = 3;
+  Fixture f;
+  int64_t dy = f.tensor("dy", {2, 4, 1, 6}), w = f.tensor("w", {4, 3, 5, 1}), dx;
+  CHECK_OK(cudnnfe_graph_add_conv_dgrad(f.g, dy, w, &o, &dx));
+  CHECK_OK(cudnnfe_tensor_set_output(f.g, dx, 1));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "conv_dgrad \"dgrad\"",
+              "padding of spatial dim 0 leaves no input positions for loss \"dy\"",
+              "set dx's dims");
+  const int64_t dx_dims[] = {2, 3, 2, 6};
+  CHECK_OK(cudnnfe_tensor_set_dims(f.g, dx, 4, dx_dims));
+  CHECK_OK(cudnnfe_graph_validate(f.g));
+  const int64_t dx_wrong[] = {2, 3, 5, 6};  // its forward convolution is 2 wide, not 1
+  CHECK_OK(cudnnfe_tensor_set_dims(f.g, dx, 4, dx_wrong));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "loss \"dy\" spatial dim 0",
+              "the forward convolution of dx's size");
+}
+
 TEST(matmul_rules) {
   Fixture f;
   int64_t a = f.tensor("a", {2, 4, 8}), b_k = f.tensor("b_k", {2, 7, 3});

@@ -196,8 +196,11 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
       out.producer = static_cast<int>(nodes_.size());
       node.outputs.push_back(out.uid);
     }
+    adding_node_ = true;
     infer_and_check(*this, node);
+    adding_node_ = false;
   } catch (...) {
+    adding_node_ = false;
     while (tensors_.size() > tensors_before) {
       index_by_uid_.erase(tensors_.back().uid);
       uid_by_name_.erase(tensors_.back().name);

@@ -103,6 +103,11 @@ class Graph {
   // "image" for port 0 of a conv_fprop, etc.
   static const std::string &input_port(const Node &node, size_t port);
 
+  // True while add_node infers the node it adds: the caller may still set
+  // an output's dims afterwards (dx.set_dim after conv_dgrad), so a rule that
+  // only such a set_dim can satisfy waits for validation.
+  bool adding_node() const { return adding_node_; }
+
   // ---- validation and build state ----
   // Re-infers shapes in order, resolves data types, checks every shape and
   // type rule, and for a GPU target the support rules (graph/support_target.h).
@@ -157,6 +162,7 @@ class Graph {
   std::unordered_set<int64_t> reserved_uids_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
+  bool adding_node_ = false;
   uint64_t plan_serial_ = 0;
   std::string build_failure_;
   // The open score modifier's placeholder (0: none) and its first node;

@@ -114,6 +114,8 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
   require_dim(node, cat("weight \"", w.name, "\" dim 0 (K)"), w.dims[0], dy.dims[1],
               cat("the channel count of loss \"", dy.name, "\" ", dims_string(dy.dims)));
   std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
+  const Tensor &given = graph.tensor(node.outputs[0]);
+  bool provisional = false;
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t in = checked_size(
         node,
@@ -121,12 +123,20 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
             attrs.post_padding[i] +
             CheckedInt(attrs.dilation[i]) * (CheckedInt(w.dims[2 + i]) - 1) + 1,
         cat("dx spatial dim ", i, " = (dy - 1)*stride - pre - post + dilation*(k-1) + 1"));
-    if (in < 1)
-      fail_graph(Graph::label(node), ": padding of spatial dim ", i,
-                 " leaves no input positions for loss \"", dy.name, "\"");
+    if (in < 1) {
+      // The smallest dx is empty, but with stride > 1 a larger one may map
+      // to dy: dims the caller set decide (checked below), and the caller
+      // may still set them until validation.
+      if (!given.dims_set_by_user && !graph.adding_node())
+        fail_graph(Graph::label(node), ": padding of spatial dim ", i,
+                   " leaves no input positions for loss \"", dy.name, "\"; set dx's dims");
+      provisional = provisional || !given.dims_set_by_user;
+      in = 1;  // a placeholder either way
+    }
     dx.push_back(in);
   }
   Tensor &out = set_output_shape(graph, node, 0, dx, channels_last_order(dx.size()));
+  if (provisional) return;  // checked again at validation
   // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
   require_same_rank(node, out, "dx", dy, "loss");
   require_dim(node, cat("dx \"", out.name, "\" dim 0 (N)"), out.dims[0], dy.dims[0],
