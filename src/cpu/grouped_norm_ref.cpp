@@ -8,9 +8,7 @@
 // with g = scale (1 + scale with zero-centred gamma). Batch norm's running
 // statistics: next = (1 - momentum) * prev + momentum * batch, the batch
 // variance unbiased (var * M / (M - 1)). Backward uses the statistics it is
-// given (like cuDNN):
-//   dscale = sum dy * xhat, dbias = sum dy   (over the elements of a param)
-//   dx = inv * (dy*g - mean_group(dy*g) - xhat * mean_group(dy*g * xhat))
+// given (like cuDNN), as layer norm's does (run_norm_backward, norm_ref.cpp).
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -21,23 +19,12 @@
 
 namespace cudnnfe {
 namespace cpu {
-namespace {
-
-std::vector<double> gamma(const Node &node, const StridedTensor &scale) {
-  std::vector<double> g = load_dense(scale, node.compute_dtype);
-  if (node.as<NormAttrs>().zero_centered_gamma)
-    for (double &v : g) v += 1.0;
-  return g;
-}
-
-}  // namespace
-
 void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &t) {
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const NormAttrs &attrs = node.as<NormAttrs>();
   const NormIndex gi = norm_index(node, *t.x, *t.scale, t.bias);
   std::vector<double> xs = load_dense(*t.x, compute);
-  const std::vector<double> g = gamma(node, *t.scale);
+  const std::vector<double> g = norm_gamma(node, *t.scale);
   const std::vector<double> b = load_dense(*t.bias, compute);
   std::vector<double> mean(gi.groups, 0.0), inv(gi.groups, 0.0), var(gi.groups, 0.0);
   if (t.given_mean) {
@@ -75,40 +62,6 @@ void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &t) {
   }
   if (t.mean) store_dense(*t.mean, std::move(mean), compute);
   if (t.inv) store_dense(*t.inv, std::move(inv), compute);
-}
-
-void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
-                               const StridedTensor &scale, const StridedTensor &mean_in,
-                               const StridedTensor &inv_in, const StridedTensor &dx,
-                               const StridedTensor &dscale, const StridedTensor &dbias) {
-  const cudnnfe_dtype_t compute = node.compute_dtype;
-  const NormIndex gi = norm_index(node, x, scale, nullptr);
-  const std::vector<double> dys = load_dense(dy, compute);
-  const std::vector<double> xs = load_dense(x, compute);
-  const std::vector<double> g = gamma(node, scale);
-  const std::vector<double> mean = load_dense(mean_in, compute);
-  const std::vector<double> inv = load_dense(inv_in, compute);
-  std::vector<double> xhat(xs.size()), dyg(xs.size());
-  std::vector<double> sum_dyg(gi.groups, 0.0), sum_dyg_xhat(gi.groups, 0.0);
-  std::vector<double> dg(gi.params, 0.0), db(gi.params, 0.0);
-  for (size_t e = 0; e < xs.size(); ++e) {
-    const size_t s = gi.group[e], p = gi.scale[e];
-    xhat[e] = (xs[e] - mean[s]) * inv[s];
-    dyg[e] = dys[e] * g[p];
-    sum_dyg[s] += dyg[e];
-    sum_dyg_xhat[s] += dyg[e] * xhat[e];
-    dg[p] += dys[e] * xhat[e];
-    db[p] += dys[e];
-  }
-  std::vector<double> dxs(xs.size());
-  for (size_t e = 0; e < xs.size(); ++e) {
-    const size_t s = gi.group[e];
-    dxs[e] =
-        inv[s] * (dyg[e] - sum_dyg[s] / gi.per_group - xhat[e] * sum_dyg_xhat[s] / gi.per_group);
-  }
-  store_dense(dx, std::move(dxs), compute);
-  store_dense(dscale, std::move(dg), compute);
-  store_dense(dbias, std::move(db), compute);
 }
 
 }  // namespace cpu

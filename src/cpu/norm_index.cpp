@@ -58,5 +58,12 @@ NormIndex norm_index(const Node &node, const StridedTensor &x, const StridedTens
   return out;
 }
 
+std::vector<double> norm_gamma(const Node &node, const StridedTensor &scale) {
+  std::vector<double> g = load_dense(scale, node.compute_dtype);
+  if (node.as<NormAttrs>().zero_centered_gamma)
+    for (double &v : g) v += 1.0;
+  return g;
+}
+
 }  // namespace cpu
 }  // namespace cudnnfe

@@ -27,5 +27,9 @@ struct NormIndex {
 NormIndex norm_index(const Node &node, const StridedTensor &x, const StridedTensor &scale,
                      const StridedTensor *bias);
 
+// The effective multiplier of each scale element: the scale, or 1 + scale
+// with zero-centred gamma.
+std::vector<double> norm_gamma(const Node &node, const StridedTensor &scale);
+
 }  // namespace cpu
 }  // namespace cudnnfe

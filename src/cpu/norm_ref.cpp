@@ -8,8 +8,10 @@
 //   scale and bias broadcast over the dims where they are 1
 // Backward uses the statistics it is given (like cuDNN), not recomputed ones:
 //   dscale = sum dy * xhat, dbias = sum dy   (over the elements of a scale element)
-//   dx = inv * (dy*g - mean(dy*g) - xhat * mean(dy*g * xhat))   (layernorm)
+//   dx = inv * (dy*g - mean(dy*g) - xhat * mean(dy*g * xhat))   (a norm with a mean)
 //   dx = inv * (dy*g - xhat * mean(dy*g * xhat))                 (rmsnorm)
+// The grouped norms' backward (batch, instance, adaptive layer norm) is the
+// first: their groups come from the same norm_index.
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -25,16 +27,8 @@ namespace cudnnfe {
 namespace cpu {
 namespace {
 
-// The effective per-feature multiplier g.
-std::vector<double> gamma(const Node &node, const StridedTensor &scale) {
-  std::vector<double> g = load_dense(scale, node.compute_dtype);
-  if (node.as<NormAttrs>().zero_centered_gamma)
-    for (double &v : g) v += 1.0;
-  return g;
-}
-
 bool is_layernorm(const Node &node) {
-  return node.kind == OpKind::kLayerNorm || node.kind == OpKind::kLayerNormBackward;
+  return node.kind == OpKind::kLayerNorm;
 }
 
 // Normalizes one row of m values in place; returns (mean, inverse
@@ -124,7 +118,7 @@ void run_norm_forward(const Node &node, const StridedTensor &x, const StridedTen
   const double eps = node.as<NormAttrs>().epsilon;
   const bool layer = is_layernorm(node);
   const NormIndex at = norm_index(node, x, scale, bias);
-  const std::vector<double> g = gamma(node, scale);
+  const std::vector<double> g = norm_gamma(node, scale);
   const std::vector<double> b = bias ? load_dense(*bias, compute) : std::vector<double>();
   // Verify mode's sampled rows: when each of x's dim-0 rows is one group
   // with the whole scale (the classic [N, features...] norm), compute only
@@ -167,11 +161,12 @@ void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedT
   const NormIndex at = norm_index(node, x, scale, nullptr);
   const std::vector<double> dys = load_dense(dy, compute);
   const std::vector<double> xs = load_dense(x, compute);
-  const std::vector<double> g = gamma(node, scale);
+  const std::vector<double> g = norm_gamma(node, scale);
   const std::vector<double> inv = load_dense(inv_in, compute);
   const std::vector<double> mean =
       mean_in ? load_dense(*mean_in, compute) : std::vector<double>(inv.size(), 0.0);
-  const bool layer = is_layernorm(node);
+  // Every norm with a mean centres x; rmsnorm alone has none.
+  const bool centred = mean_in != nullptr;
   std::vector<double> xhat(xs.size()), dyg(xs.size());
   std::vector<double> sum_dyg(at.groups, 0.0), sum_dyg_xhat(at.groups, 0.0);
   std::vector<double> dg(at.params, 0.0), db(at.params, 0.0);
@@ -187,7 +182,7 @@ void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedT
   std::vector<double> dxs(xs.size());
   for (size_t e = 0; e < xs.size(); ++e) {
     const size_t s = at.group[e];
-    const double md = layer ? sum_dyg[s] / at.per_group : 0.0;
+    const double md = centred ? sum_dyg[s] / at.per_group : 0.0;
     dxs[e] = inv[s] * (dyg[e] - md - xhat[e] * sum_dyg_xhat[s] / at.per_group);
   }
   store_dense(dx, std::move(dxs), compute);

@@ -97,7 +97,8 @@ void demand_norm_forward(const DemandStep &t);
 // The rows of x [N, ...] whose y or statistics elements `t` wants.
 ElementMask norm_rows(const StridedTensor &y, const std::vector<const ElementMask *> &want);
 
-// layernorm_backward (mean given) or rmsnorm_backward (mean nullptr, `inv`
+// layernorm_backward, batchnorm_backward, instancenorm_backward and
+// adalayernorm_backward (mean given) or rmsnorm_backward (mean nullptr, `inv`
 // is inv_rms); `dscale` and `dbias` may be nullptr.
 void run_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
                        const StridedTensor &scale, const StridedTensor *mean,
@@ -160,12 +161,6 @@ struct GroupedNormTensors {
 };
 
 void run_grouped_norm_forward(const Node &node, const GroupedNormTensors &tensors);
-
-// batchnorm_backward, instancenorm_backward, adalayernorm_backward.
-void run_grouped_norm_backward(const Node &node, const StridedTensor &dy, const StridedTensor &x,
-                               const StridedTensor &scale, const StridedTensor &mean,
-                               const StridedTensor &inv, const StridedTensor &dx,
-                               const StridedTensor &dscale, const StridedTensor &dbias);
 
 // moe_grouped_matmul (token_index, token_ks nullptr where the mode does not
 // read them) and its backward (moe_grouped_matmul_ref.cpp).

@@ -200,8 +200,8 @@ void batchnorm_inference(const StepTensors &t) {
                                     t.in(4), nullptr, nullptr, nullptr, nullptr});
 }
 void grouped_norm_backward(const StepTensors &t) {
-  run_grouped_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), *t.in(3), *t.in(4), *t.out(0),
-                            *t.out(1), *t.out(2));
+  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
+                    t.out(2));
 }
 void sdpa_fp8(const StepTensors &t) {
   run_sdpa_fp8(t.node, t.inputs.data(), attention_inputs(t), t.outputs.data());
