@@ -106,6 +106,81 @@ inline cudnnfe_status_t build_case(cudnnfe_graph_t *g, int32_t target) {
   return s;
 }
 
+// A case's bound tensors after both targets ran it on the same inputs.
+struct CaseRun {
+  std::vector<TensorInfo> tensors;  // is_output set from the case's outputs
+  std::vector<Bytes> reference;     // the CPU reference's buffers: inputs and its outputs
+  std::vector<Bytes> gpu;           // the GPU's outputs read back (empty for inputs)
+  std::string plan;                 // the GPU plan's name
+  int64_t workspace_size = 0;       // the GPU plan's
+};
+
+// Runs two built graphs of one case, for the GPU and for the CPU reference,
+// on the same random inputs (`fills` by UID, seeded by `seed`). GPU outputs
+// start as 0xff bytes, so an element the plan never writes shows.
+inline CaseRun run_on_both(cudnnfe_graph_t *gpu_graph, cudnnfe_graph_t *cpu_graph,
+                           const std::vector<int64_t> &outputs,
+                           const std::map<int64_t, Fill> &fills, uint32_t seed) {
+  size_t count = 0;
+  ok(cudnnfe_graph_get_bound_uids(gpu_graph, nullptr, 0, &count), "get_bound_uids");
+  std::vector<int64_t> uids(count);
+  ok(cudnnfe_graph_get_bound_uids(gpu_graph, uids.data(), count, &count), "get_bound_uids");
+  std::mt19937 rng(seed);
+  CaseRun run;
+  std::vector<gpu::DeviceBuffer> device;
+  for (int64_t uid : uids) {
+    TensorInfo t = describe(gpu_graph, uid);
+    const TensorInfo on_cpu = describe(cpu_graph, uid);
+    if (on_cpu.dims != t.dims || on_cpu.strides != t.strides)
+      throw Failure("tensor " + t.name + " has another shape on the CPU reference");
+    t.is_output = std::count(outputs.begin(), outputs.end(), uid) > 0;
+    const auto fill = fills.find(uid);
+    run.reference.push_back(
+        t.is_output ? Bytes(t.bytes, 0)
+                    : random_bytes(t, fill == fills.end() ? Fill{} : fill->second, rng));
+    device.emplace_back(t.bytes);
+    if (!device.back().ok()) throw Failure("cudaMalloc of " + std::to_string(t.bytes) + " failed");
+    const std::string err =
+        t.is_output ? gpu::cuda_check(gpu::runtime().Memset(device.back().get(), 0xff, t.bytes),
+                                      "cudaMemset")
+                    : gpu::cuda_check(
+                          gpu::runtime().Memcpy(device.back().get(), run.reference.back().data(),
+                                                t.bytes, gpu::kHostToDevice),
+                          "cudaMemcpy");
+    if (!err.empty()) throw Failure(err);
+    run.tensors.push_back(std::move(t));
+  }
+  std::vector<void *> host_ptrs, device_ptrs;
+  for (size_t i = 0; i < run.tensors.size(); ++i) {
+    int32_t by_value = 0;  // a pass-by-value input is read from host memory
+    ok(cudnnfe_tensor_get_pass_by_value(gpu_graph, run.tensors[i].uid, &by_value),
+       "cudnnfe_tensor_get_pass_by_value");
+    host_ptrs.push_back(run.reference[i].data());
+    device_ptrs.push_back(by_value ? run.reference[i].data() : device[i].get());
+  }
+  execute_case(cpu_graph, run.tensors, host_ptrs, nullptr, 0, "CPU reference");
+  ok(cudnnfe_graph_get_workspace_size(gpu_graph, &run.workspace_size), "get_workspace_size");
+  gpu::DeviceBuffer workspace(static_cast<size_t>(run.workspace_size));
+  if (!workspace.ok()) throw Failure("cudaMalloc of the workspace failed");
+  execute_case(gpu_graph, run.tensors, device_ptrs, workspace.get(),
+               static_cast<size_t>(run.workspace_size), "GPU");
+  std::string err = gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
+  if (!err.empty()) throw Failure(err);
+  const char *plan = "";
+  cudnnfe_graph_get_plan_name(gpu_graph, &plan);
+  run.plan = plan;
+  run.gpu.resize(run.tensors.size());
+  for (size_t i = 0; i < run.tensors.size(); ++i) {
+    if (!run.tensors[i].is_output) continue;
+    run.gpu[i].resize(run.tensors[i].bytes);
+    err = gpu::cuda_check(gpu::runtime().Memcpy(run.gpu[i].data(), device[i].get(),
+                                                run.tensors[i].bytes, gpu::kDeviceToHost),
+                          "cudaMemcpy");
+    if (!err.empty()) throw Failure(err);
+  }
+  return run;
+}
+
 // Runs one case (see the top of the file); returns false when it failed.
 inline bool run_case_body(const std::string &full, cudnnfe_dtype_t io, const CaseBuilder &build,
                           double rtol) {
@@ -124,71 +199,20 @@ inline bool run_case_body(const std::string &full, cudnnfe_dtype_t io, const Cas
   build(cpu_graph.get(), cpu_spec);
   build_case(cpu_graph.get(), CUDNNFE_TARGET_CPU_REFERENCE);
 
-  size_t count = 0;
-  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), nullptr, 0, &count), "get_bound_uids");
-  std::vector<int64_t> uids(count);
-  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), uids.data(), count, &count), "get_bound_uids");
-  std::mt19937 rng(seed_of(full));
-  std::vector<TensorInfo> tensors;
-  std::vector<Bytes> host;
-  std::vector<gpu::DeviceBuffer> device;
-  for (int64_t uid : uids) {
-    TensorInfo t = describe(gpu_graph.get(), uid);
-    const TensorInfo on_cpu = describe(cpu_graph.get(), uid);
-    if (on_cpu.dims != t.dims || on_cpu.strides != t.strides)
-      throw Failure("tensor " + t.name + " has another shape on the CPU reference");
-    t.is_output = std::count(spec.outputs.begin(), spec.outputs.end(), uid) > 0;
-    const auto fill = spec.fills.find(uid);
-    host.push_back(t.is_output
-                       ? Bytes(t.bytes, 0)
-                       : random_bytes(t, fill == spec.fills.end() ? Fill{} : fill->second, rng));
-    device.emplace_back(t.bytes);
-    if (!device.back().ok()) throw Failure("cudaMalloc of " + std::to_string(t.bytes) + " failed");
-    const std::string err =
-        t.is_output ? gpu::cuda_check(gpu::runtime().Memset(device.back().get(), 0xff, t.bytes),
-                                      "cudaMemset")
-                    : gpu::cuda_check(gpu::runtime().Memcpy(device.back().get(), host.back().data(),
-                                                            t.bytes, gpu::kHostToDevice),
-                                      "cudaMemcpy");
-    if (!err.empty()) throw Failure(err);
-    tensors.push_back(std::move(t));
-  }
-  std::vector<void *> host_ptrs, device_ptrs;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    int32_t by_value = 0;  // a pass-by-value input is read from host memory
-    ok(cudnnfe_tensor_get_pass_by_value(gpu_graph.get(), tensors[i].uid, &by_value),
-       "cudnnfe_tensor_get_pass_by_value");
-    host_ptrs.push_back(host[i].data());
-    device_ptrs.push_back(by_value ? host[i].data() : device[i].get());
-  }
-  execute_case(cpu_graph.get(), tensors, host_ptrs, nullptr, 0, "CPU reference");
-  int64_t workspace_size = 0;
-  ok(cudnnfe_graph_get_workspace_size(gpu_graph.get(), &workspace_size), "get_workspace_size");
-  gpu::DeviceBuffer workspace(static_cast<size_t>(workspace_size));
-  if (!workspace.ok()) throw Failure("cudaMalloc of the workspace failed");
-  execute_case(gpu_graph.get(), tensors, device_ptrs, workspace.get(),
-               static_cast<size_t>(workspace_size), "GPU");
-  std::string err = gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
-  if (!err.empty()) throw Failure(err);
-
-  const char *plan = "";
-  cudnnfe_graph_get_plan_name(gpu_graph.get(), &plan);
+  const CaseRun run =
+      run_on_both(gpu_graph.get(), cpu_graph.get(), spec.outputs, spec.fills, seed_of(full));
   bool good = true;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const TensorInfo &t = tensors[i];
+  for (size_t i = 0; i < run.tensors.size(); ++i) {
+    const TensorInfo &t = run.tensors[i];
     if (!t.is_output) continue;
     const auto caller = spec.caller_strides.find(t.uid);
     const bool layout_ok =
         caller == spec.caller_strides.end() || same_memory(t.dims, t.strides, caller->second);
-    Bytes got(t.bytes);
-    err = gpu::cuda_check(
-        gpu::runtime().Memcpy(got.data(), device[i].get(), t.bytes, gpu::kDeviceToHost),
-        "cudaMemcpy");
-    if (!err.empty()) throw Failure(err);
-    const Errors e = compare(t, got, host[i], rtol, NonFinite::kAlwaysBad, {}, true);
+    const Errors e =
+        compare(t, run.gpu[i], run.reference[i], rtol, NonFinite::kAlwaysBad, {}, true);
     std::printf("  %-48s %-24s max_abs %.2e max_rel %.2e (rtol %.0e) strides %s plan %s%s%s\n",
                 full.c_str(), (t.port() + dims_text(t.dims)).c_str(), e.max_abs, e.max_rel, rtol,
-                dims_text(t.strides).c_str(), plan, e.bad ? "  MISMATCH" : "",
+                dims_text(t.strides).c_str(), run.plan.c_str(), e.bad ? "  MISMATCH" : "",
                 layout_ok ? "" : "  WRONG LAYOUT");
     if (!layout_ok)
       std::printf("    the caller allocates strides %s; the graph gives %s\n",

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_case_runner.h"
 #include "gpu_tensor_data.h"
 #include "gpu_test_support.h"
 #include "gpu_util.h"
@@ -28,24 +29,10 @@ namespace {
 
 using namespace gpu_test;
 
-// cuDNN may run FLOAT math on TF32 tensor cores, whose 10-bit mantissa would
-// make an fp32 tolerance of 1e-4 meaningless; this test process asks for
-// full fp32 (set before cuDNN loads). Callers keep cuDNN's default.
-[[maybe_unused]] const bool kTf32Off = [] {
-  setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
-  return true;
-}();
-
-// The tolerances of the brief: relative to each element, with an absolute
-// floor of the same fraction of the output's largest magnitude (so that
-// sums that cancel to near zero are judged on the scale of their terms).
-double rtol_for(cudnnfe_dtype_t dtype) {
-  switch (dtype) {
-    case CUDNNFE_DTYPE_HALF: return 1e-2;
-    case CUDNNFE_DTYPE_BFLOAT16: return 2e-2;
-    default: return 1e-4;
-  }
-}
+// Tolerances: gpu_case_runner.h's case_rtol per I/O type (relative to each
+// element, with an absolute floor of the same fraction of the output's
+// largest magnitude, so that sums that cancel to near zero are judged on the
+// scale of their terms).
 constexpr double kSdpaRtol = 2e-2;
 constexpr cudnnfe_dtype_t kAllTypes[] = {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF,
                                          CUDNNFE_DTYPE_BFLOAT16};
@@ -139,18 +126,6 @@ enum class Expect { kBuilds, kMayRefuse };
 // ---------------------------------------------------------------------------
 // Running one case on both targets
 
-void execute(cudnnfe_graph_t *g, const std::vector<TensorInfo> &tensors,
-             const std::vector<void *> &buffers, void *workspace, size_t workspace_size,
-             const char *what) {
-  std::vector<cudnnfe_binding_t> bindings;
-  for (size_t i = 0; i < tensors.size(); ++i) bindings.push_back({tensors[i].uid, buffers[i]});
-  cudnnfe_status_t s = cudnnfe_graph_execute(g, test_handle(), bindings.data(), bindings.size(),
-                                             workspace, workspace_size, nullptr);
-  if (s != CUDNNFE_STATUS_OK)
-    throw Failure(std::string(what) + " execute returned " + cudnnfe_status_name(s) + ": " +
-                  cudnnfe_handle_last_error(test_handle()));
-}
-
 void run_case(const std::string &family, const std::string &label, cudnnfe_dtype_t io,
               const Builder &build, double rtol, Expect expect) {
   const std::string full = label + " " + short_name(io);
@@ -181,68 +156,18 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
     throw Failure("CPU reference build returned " + std::string(cudnnfe_status_name(s)) + ": " +
                   cudnnfe_graph_last_error(cpu_graph.get()));
 
-  size_t count = 0;
-  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), nullptr, 0, &count), "get_bound_uids");
-  std::vector<int64_t> uids(count);
-  ok(cudnnfe_graph_get_bound_uids(gpu_graph.get(), uids.data(), count, &count), "get_bound_uids");
-
-  std::mt19937 rng(seed_of(full));
-  std::vector<TensorInfo> tensors;
-  std::vector<std::vector<unsigned char>> cpu_data, gpu_out;
-  std::vector<gpu::DeviceBuffer> device;
-  for (int64_t uid : uids) {
-    TensorInfo t = describe(gpu_graph.get(), uid);
-    t.is_output = std::count(spec.outputs.begin(), spec.outputs.end(), uid) > 0;
-    auto fill = spec.fills.find(uid);
-    cpu_data.push_back(
-        t.is_output ? std::vector<unsigned char>(t.bytes, 0)
-                    : random_bytes(t, fill == spec.fills.end() ? Fill{} : fill->second, rng));
-    device.emplace_back(t.bytes);
-    if (!device.back().ok()) throw Failure("cudaMalloc of " + std::to_string(t.bytes) + " failed");
-    std::string err =
-        t.is_output
-            ? gpu::cuda_check(gpu::runtime().Memset(device.back().get(), 0xff, t.bytes),
-                              "cudaMemset")
-            : gpu::cuda_check(gpu::runtime().Memcpy(device.back().get(), cpu_data.back().data(),
-                                                    t.bytes, gpu::kHostToDevice),
-                              "cudaMemcpy");
-    if (!err.empty()) throw Failure(err);
-    tensors.push_back(std::move(t));
-  }
-
-  std::vector<void *> host_ptrs, device_ptrs;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    int32_t by_value = 0;  // a pass-by-value input is read from host memory
-    ok(cudnnfe_tensor_get_pass_by_value(gpu_graph.get(), tensors[i].uid, &by_value),
-       "cudnnfe_tensor_get_pass_by_value");
-    host_ptrs.push_back(cpu_data[i].data());
-    device_ptrs.push_back(by_value ? cpu_data[i].data() : device[i].get());
-  }
-  execute(cpu_graph.get(), tensors, host_ptrs, nullptr, 0, "CPU reference");
-
-  int64_t workspace_size = 0;
-  ok(cudnnfe_graph_get_workspace_size(gpu_graph.get(), &workspace_size), "get_workspace_size");
-  gpu::DeviceBuffer workspace(static_cast<size_t>(workspace_size));
-  if (!workspace.ok()) throw Failure("cudaMalloc of the workspace failed");
-  execute(gpu_graph.get(), tensors, device_ptrs, workspace.get(),
-          static_cast<size_t>(workspace_size), "GPU");
-  std::string err = gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
-  if (!err.empty()) throw Failure(err);
-
-  const char *plan = "";
-  cudnnfe_graph_get_plan_name(gpu_graph.get(), &plan);
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const TensorInfo &t = tensors[i];
+  const CaseRun run =
+      run_on_both(gpu_graph.get(), cpu_graph.get(), spec.outputs, spec.fills, seed_of(full));
+  for (size_t i = 0; i < run.tensors.size(); ++i) {
+    const TensorInfo &t = run.tensors[i];
     if (!t.is_output) continue;
-    std::vector<unsigned char> got(t.bytes);
-    err = gpu::cuda_check(
-        gpu::runtime().Memcpy(got.data(), device[i].get(), t.bytes, gpu::kDeviceToHost),
-        "cudaMemcpy");
-    if (!err.empty()) throw Failure(err);
-    Errors e = compare(t, got, cpu_data[i], rtol, NonFinite::kMustMatch, {}, true);
+    const Bytes &got = run.gpu[i];
+    const Bytes &want = run.reference[i];
+    Errors e = compare(t, got, want, rtol, NonFinite::kMustMatch, {}, true);
     std::printf("  %-44s %-22s max_abs %.2e max_rel %.2e (rtol %.0e) plan %s ws %lld%s\n",
                 full.c_str(), (t.name + dims_text(t.dims)).c_str(), e.max_abs, e.max_rel, rtol,
-                plan, static_cast<long long>(workspace_size), e.bad ? "  MISMATCH" : "");
+                run.plan.c_str(), static_cast<long long>(run.workspace_size),
+                e.bad ? "  MISMATCH" : "");
     if (e.bad) {
       std::printf("    %lld elements out of tolerance; first at %s\n",
                   static_cast<long long>(e.bad), e.first_bad.c_str());
@@ -251,7 +176,7 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
         int64_t packed_bad = 0;
         for_each_offset(t, [&](int64_t off) {
           const int bit = (got[static_cast<size_t>(off / 8)] >> (off % 8)) & 1;
-          if (bit != (cpu_data[i][static_cast<size_t>(off)] ? 1 : 0)) ++packed_bad;
+          if (bit != (want[static_cast<size_t>(off)] ? 1 : 0)) ++packed_bad;
         });
         std::printf("    read as bit-packed (8 per byte, LSB first): %lld mismatches\n",
                     static_cast<long long>(packed_bad));
@@ -373,7 +298,7 @@ TEST(gpu_conv_fprop) {
                "set_strides");
             spec.output(g, y);
           },
-          rtol_for(dt));
+          case_rtol(dt));
 }
 
 TEST(gpu_conv_dgrad) {
@@ -397,7 +322,7 @@ TEST(gpu_conv_dgrad) {
                "set_strides");
             spec.output(g, dx);
           },
-          rtol_for(dt));
+          case_rtol(dt));
 }
 
 TEST(gpu_conv_wgrad) {
@@ -420,7 +345,7 @@ TEST(gpu_conv_wgrad) {
                "set_strides");
             spec.output(g, dw);
           },
-          rtol_for(dt));
+          case_rtol(dt));
 }
 
 // genstats after a convolution, the pattern of cudnn-frontend's
@@ -447,7 +372,7 @@ TEST(gpu_conv_genstats) {
           spec.output(g, sum);
           spec.output(g, sq_sum);
         },
-        rtol_for(dt), dt == CUDNNFE_DTYPE_HALF ? Expect::kBuilds : Expect::kMayRefuse);
+        case_rtol(dt), dt == CUDNNFE_DTYPE_HALF ? Expect::kBuilds : Expect::kMayRefuse);
 }
 
 // bn_finalize on its own (cudnn-frontend's "BN Finalize Graph" sample: FLOAT,
@@ -522,7 +447,7 @@ TEST(gpu_dgrad_drelu_dbn_weight) {
            "add_dbn_weight");
         for (int64_t t : out) spec.output(g, t);
       },
-      rtol_for(CUDNNFE_DTYPE_HALF), Expect::kMayRefuse);
+      case_rtol(CUDNNFE_DTYPE_HALF), Expect::kMayRefuse);
 }
 
 // ---------------------------------------------------------------------------
@@ -549,7 +474,7 @@ TEST(gpu_matmul) {
             int64_t b = input(g, "b", dt, v.b, v.b_strides);
             spec.output(g, matmul(g, a, b));
           },
-          rtol_for(dt));
+          case_rtol(dt));
 }
 
 // ---------------------------------------------------------------------------
@@ -660,7 +585,7 @@ TEST(gpu_pointwise_modes) {
               out = select_01(g, spec, dt, out);
             spec.output(g, out);
           },
-          rtol_for(dt), comparison_expectation(c.mode, dt));
+          case_rtol(dt), comparison_expectation(c.mode, dt));
 }
 
 TEST(gpu_pointwise_special) {
@@ -674,7 +599,7 @@ TEST(gpu_pointwise_special) {
           int64_t b = input(g, "bias", dt, {1, 8, 1, 1}, nhwc_strides({1, 8, 1, 1}));
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
         },
-        rtol_for(dt));
+        case_rtol(dt));
     // Broadcast along two dims at once, row-major rank 3 and NHWC rank 4:
     // cuDNN computed wrong values for the row-major form, which the lowering
     // now refuses; a refusal is accepted, a wrong value fails.
@@ -687,7 +612,7 @@ TEST(gpu_pointwise_special) {
           spec.output(
               g, pointwise(g, CUDNNFE_POINTWISE_ADD, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b), c));
         },
-        rtol_for(dt), Expect::kMayRefuse);
+        case_rtol(dt), Expect::kMayRefuse);
     check_case(
         "pointwise", "pointwise_MUL_broadcast_2dims_nhwc", dt,
         [&](cudnnfe_graph_t *g, Spec &spec) {
@@ -696,7 +621,7 @@ TEST(gpu_pointwise_special) {
           int64_t b = input(g, "b", dt, bd, nhwc_strides(bd));
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, a, b));
         },
-        rtol_for(dt), Expect::kMayRefuse);
+        case_rtol(dt), Expect::kMayRefuse);
     // A pass-by-value scalar.
     check_case(
         "pointwise", "pointwise_MUL_scalar", dt,
@@ -708,7 +633,7 @@ TEST(gpu_pointwise_special) {
           ok(cudnnfe_graph_add_scalar(g, "half", CUDNNFE_DTYPE_FLOAT, 0.5, &s), "add_scalar");
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, a, s));
         },
-        rtol_for(dt));
+        case_rtol(dt));
     // BINARY_SELECT: in2 ? in0 : in1, with an in-graph mask.
     check_case(
         "pointwise", "pointwise_BINARY_SELECT", dt,
@@ -720,7 +645,7 @@ TEST(gpu_pointwise_special) {
           int64_t m = pointwise(g, CUDNNFE_POINTWISE_CMP_GT, c, d);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_BINARY_SELECT, a, b, m));
         },
-        rtol_for(dt), comparison_expectation(CUDNNFE_POINTWISE_BINARY_SELECT, dt));
+        case_rtol(dt), comparison_expectation(CUDNNFE_POINTWISE_BINARY_SELECT, dt));
     // GEN_INDEX writes INT32 indices along an axis.
     check_case(
         "pointwise", "pointwise_GEN_INDEX_axis2", dt,
@@ -728,7 +653,7 @@ TEST(gpu_pointwise_special) {
           int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_GEN_INDEX, a, 0, 0, 2));
         },
-        rtol_for(dt));
+        case_rtol(dt));
     // Row-major NCHW: refused by cuDNN's standalone pointwise engines.
     check_case(
         "pointwise", "pointwise_ADD_nchw", dt,
@@ -737,7 +662,7 @@ TEST(gpu_pointwise_special) {
           int64_t b = input(g, "b", dt, kPointwiseDims);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
         },
-        rtol_for(dt), Expect::kMayRefuse);
+        case_rtol(dt), Expect::kMayRefuse);
   }
   // Logic on in-graph booleans: (a > b) op (c < d), read as 1 or 0.
   const struct {
@@ -764,7 +689,7 @@ TEST(gpu_pointwise_special) {
             }
             spec.output(g, select_01(g, spec, dt, m));
           },
-          rtol_for(dt), comparison_expectation(l.mode, dt));
+          case_rtol(dt), comparison_expectation(l.mode, dt));
 }
 
 TEST(gpu_boolean_io_refused) {
@@ -832,7 +757,7 @@ TEST(gpu_reduction) {
               ok(cudnnfe_tensor_set_dtype(g, y, CUDNNFE_DTYPE_FLOAT), "set_dtype");
               spec.output(g, y);
             },
-            rtol_for(dt), m.expect);
+            case_rtol(dt), m.expect);
 }
 
 // ---------------------------------------------------------------------------
@@ -860,7 +785,7 @@ TEST(gpu_fusion_conv_bias_relu) {
             int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, y, bias);
             spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, biased));
           },
-          rtol_for(dt));
+          case_rtol(dt));
 }
 
 // cuDNN's fusing engines for matmul and conv epilogues take 16-bit inputs
@@ -883,7 +808,7 @@ TEST(gpu_fusion_matmul_bias_gelu) {
           int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, c, bias);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_GELU_FWD, biased));
         },
-        rtol_for(dt), fused_matmul_expectation(dt));
+        case_rtol(dt), fused_matmul_expectation(dt));
 }
 
 TEST(gpu_fusion_matmul_scale_add) {
@@ -902,7 +827,7 @@ TEST(gpu_fusion_matmul_scale_add) {
           int64_t scaled = pointwise(g, CUDNNFE_POINTWISE_MUL, c, scale);
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, scaled, residual));
         },
-        rtol_for(dt), fused_matmul_expectation(dt));
+        case_rtol(dt), fused_matmul_expectation(dt));
 }
 
 TEST(gpu_pass_by_value_scale) {
@@ -917,7 +842,7 @@ TEST(gpu_pass_by_value_scale) {
           ok(cudnnfe_tensor_set_pass_by_value(g, scale, 1), "cudnnfe_tensor_set_pass_by_value");
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, x, scale));
         },
-        rtol_for(dt));
+        case_rtol(dt));
 }
 
 TEST(gpu_fusion_conv_reduction) {
@@ -943,7 +868,7 @@ TEST(gpu_fusion_conv_reduction) {
           ok(cudnnfe_tensor_set_dtype(g, sum, CUDNNFE_DTYPE_FLOAT), "set_dtype");
           spec.output(g, sum);
         },
-        rtol_for(dt), fused_matmul_expectation(dt));
+        case_rtol(dt), fused_matmul_expectation(dt));
 }
 
 // ---------------------------------------------------------------------------
