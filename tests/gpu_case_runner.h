@@ -23,6 +23,7 @@
 #include "gpu_test_support.h"
 #include "gpu_util.h"
 #include "harness.h"
+#include "test_layouts.h"
 
 namespace gpu_test {
 
@@ -69,15 +70,6 @@ struct CaseTally {
 inline CaseTally &case_tally() {
   static CaseTally tally;
   return tally;
-}
-
-// True when both stride lists address the same elements of `dims` (a size-1
-// dim's stride never counts).
-inline bool same_memory(const Dims &dims, const Dims &a, const Dims &b) {
-  if (a.size() != dims.size() || b.size() != dims.size()) return false;
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] > 1 && a[i] != b[i]) return false;
-  return true;
 }
 
 inline void execute_case(cudnnfe_graph_t *g, const std::vector<TensorInfo> &tensors,
@@ -206,8 +198,8 @@ inline bool run_case_body(const std::string &full, cudnnfe_dtype_t io, const Cas
     const TensorInfo &t = run.tensors[i];
     if (!t.is_output) continue;
     const auto caller = spec.caller_strides.find(t.uid);
-    const bool layout_ok =
-        caller == spec.caller_strides.end() || same_memory(t.dims, t.strides, caller->second);
+    const bool layout_ok = caller == spec.caller_strides.end() ||
+                           test_layouts::same_memory(t.dims, t.strides, caller->second);
     const Errors e =
         compare(t, run.gpu[i], run.reference[i], rtol, NonFinite::kAlwaysBad, {}, true);
     std::printf("  %-48s %-24s max_abs %.2e max_rel %.2e (rtol %.0e) strides %s plan %s%s%s\n",

@@ -20,45 +20,12 @@
 namespace {
 
 using namespace gpu_test;
+using namespace test_layouts;
 
 constexpr cudnnfe_dtype_t kConvTypes[] = {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF};
 constexpr cudnnfe_dtype_t kMatmulTypes[] = {CUDNNFE_DTYPE_FLOAT, CUDNNFE_DTYPE_HALF,
                                             CUDNNFE_DTYPE_BFLOAT16};
 constexpr cudnnfe_dtype_t kAttentionTypes[] = {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16};
-
-Dims packed(const Dims &d) {
-  Dims s(d.size(), 1);
-  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
-  return s;
-}
-
-// N, spatial..., C packed; for C = 1, C's stride is 1 like the innermost
-// spatial dim's, as torch's channels_last makes it.
-Dims channels_last(const Dims &d) {
-  Dims s(d.size());
-  s[1] = 1;
-  int64_t running = d[1];
-  for (int i = static_cast<int>(d.size()) - 1; i >= 2; --i) {
-    s[i] = running;
-    running *= d[i];
-  }
-  s[0] = running;
-  return s;
-}
-
-// Matrices (the last two dims) stored column-major, batch outside.
-Dims transposed_matrices(const Dims &d) {
-  const size_t r = d.size();
-  Dims s(r);
-  s[r - 2] = 1;
-  s[r - 1] = d[r - 2];
-  int64_t running = d[r - 2] * d[r - 1];
-  for (int i = static_cast<int>(r) - 3; i >= 0; --i) {
-    s[i] = running;
-    running *= d[i];
-  }
-  return s;
-}
 
 int64_t input(cudnnfe_graph_t *g, const char *name, cudnnfe_dtype_t dtype, const Dims &dims,
               const Dims &strides) {

@@ -28,6 +28,8 @@
 namespace {
 
 using namespace gpu_test;
+using test_layouts::channels_last;
+using test_layouts::packed;
 
 // Tolerances: gpu_case_runner.h's case_rtol per I/O type (relative to each
 // element, with an absolute floor of the same fraction of the output's
@@ -64,26 +66,6 @@ std::vector<std::string> &refusals() {
 
 // ---------------------------------------------------------------------------
 // Graph construction helpers
-
-Dims packed(const Dims &dims) {
-  Dims strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
-  return strides;
-}
-
-// N, C, spatial... stored as N, spatial..., C.
-Dims nhwc_strides(const Dims &dims) {
-  Dims strides(dims.size());
-  strides[1] = 1;
-  int64_t running = dims[1];
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 2; --i) {
-    strides[i] = running;
-    running *= dims[i];
-  }
-  strides[0] = running;
-  return strides;
-}
 
 int64_t input(cudnnfe_graph_t *g, const char *name, cudnnfe_dtype_t dtype, const Dims &dims,
               const Dims &strides = {}) {
@@ -221,7 +203,9 @@ struct ConvGeometry {
       y.push_back((x[2 + i] + 2 * pad[i] - dilation[i] * (w[2 + i] - 1) - 1) / stride[i] + 1);
     return y;
   }
-  Dims layout(const Dims &d) const { return channels_last ? nhwc_strides(d) : packed(d); }
+  Dims layout(const Dims &d) const {
+    return channels_last ? test_layouts::channels_last(d) : packed(d);
+  }
   cudnnfe_conv_options_t options() const {
     cudnnfe_conv_options_t o;
     cudnnfe_conv_options_init(&o);
@@ -359,8 +343,8 @@ TEST(gpu_conv_genstats) {
         "genstats", "conv_genstats_nhwc", dt,
         [&](cudnnfe_graph_t *g, Spec &spec) {
           const Dims xd = {4, 32, 16, 16}, wd = {64, 32, 3, 3};
-          int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
-          int64_t w = input(g, "w", dt, wd, nhwc_strides(wd));
+          int64_t x = input(g, "x", dt, xd, channels_last(xd));
+          int64_t w = input(g, "w", dt, wd, channels_last(wd));
           cudnnfe_conv_options_t o;
           cudnnfe_conv_options_init(&o);
           o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
@@ -386,7 +370,7 @@ TEST(gpu_bn_finalize) {
       "bn_finalize", "bn_finalize_c32", CUDNNFE_DTYPE_FLOAT,
       [&](cudnnfe_graph_t *g, Spec &spec) {
         const Dims cd = {1, 32, 1, 1};
-        const Dims cs = nhwc_strides(cd);
+        const Dims cs = channels_last(cd);
         int64_t sum = input(g, "sum", CUDNNFE_DTYPE_FLOAT, cd, cs);
         int64_t sq_sum = input(g, "sq_sum", CUDNNFE_DTYPE_FLOAT, cd, cs);
         int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, cd, cs);
@@ -422,13 +406,13 @@ TEST(gpu_dgrad_drelu_dbn_weight) {
         const Dims cd = {1, 32, 1, 1};
         ok(cudnnfe_graph_set_intermediate_dtype(g, CUDNNFE_DTYPE_FLOAT), "intermediate");
         ok(cudnnfe_graph_set_compute_dtype(g, CUDNNFE_DTYPE_FLOAT), "compute");
-        int64_t dy = input(g, "dy", CUDNNFE_DTYPE_HALF, dyd, nhwc_strides(dyd));
-        int64_t w = input(g, "w", CUDNNFE_DTYPE_HALF, wd, nhwc_strides(wd));
-        int64_t x = input(g, "x", CUDNNFE_DTYPE_HALF, xd, nhwc_strides(xd));
-        int64_t mean = input(g, "mean", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
-        int64_t inv = input(g, "inv_variance", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
-        int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
-        int64_t bias = input(g, "bias", CUDNNFE_DTYPE_FLOAT, cd, nhwc_strides(cd));
+        int64_t dy = input(g, "dy", CUDNNFE_DTYPE_HALF, dyd, channels_last(dyd));
+        int64_t w = input(g, "w", CUDNNFE_DTYPE_HALF, wd, channels_last(wd));
+        int64_t x = input(g, "x", CUDNNFE_DTYPE_HALF, xd, channels_last(xd));
+        int64_t mean = input(g, "mean", CUDNNFE_DTYPE_FLOAT, cd, channels_last(cd));
+        int64_t inv = input(g, "inv_variance", CUDNNFE_DTYPE_FLOAT, cd, channels_last(cd));
+        int64_t scale = input(g, "scale", CUDNNFE_DTYPE_FLOAT, cd, channels_last(cd));
+        int64_t bias = input(g, "bias", CUDNNFE_DTYPE_FLOAT, cd, channels_last(cd));
         cudnnfe_conv_options_t o;
         cudnnfe_conv_options_init(&o);
         o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
@@ -543,7 +527,7 @@ const std::vector<PointwiseCase> &pointwise_cases() {
 // Standalone pointwise and reduction engines take channels-last (NHWC)
 // packed layouts only; NCHW is checked separately as a documented refusal.
 const Dims kPointwiseDims = {2, 8, 16, 16};
-const Dims kNhwc = nhwc_strides(kPointwiseDims);
+const Dims kNhwc = channels_last(kPointwiseDims);
 
 // out = mask ? 1 : 0 in `dt`, from bound all-ones and all-zeros inputs.
 int64_t select_01(cudnnfe_graph_t *g, Spec &spec, cudnnfe_dtype_t dt, int64_t mask) {
@@ -596,7 +580,7 @@ TEST(gpu_pointwise_special) {
         "pointwise", "pointwise_ADD_broadcast", dt,
         [&](cudnnfe_graph_t *g, Spec &spec) {
           int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
-          int64_t b = input(g, "bias", dt, {1, 8, 1, 1}, nhwc_strides({1, 8, 1, 1}));
+          int64_t b = input(g, "bias", dt, {1, 8, 1, 1}, channels_last({1, 8, 1, 1}));
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_ADD, a, b));
         },
         case_rtol(dt));
@@ -618,7 +602,7 @@ TEST(gpu_pointwise_special) {
         [&](cudnnfe_graph_t *g, Spec &spec) {
           int64_t a = input(g, "x", dt, kPointwiseDims, kNhwc);
           std::vector<int64_t> bd = {kPointwiseDims[0], 1, kPointwiseDims[2], 1};
-          int64_t b = input(g, "b", dt, bd, nhwc_strides(bd));
+          int64_t b = input(g, "b", dt, bd, channels_last(bd));
           spec.output(g, pointwise(g, CUDNNFE_POINTWISE_MUL, a, b));
         },
         case_rtol(dt), Expect::kMayRefuse);
@@ -746,7 +730,7 @@ TEST(gpu_reduction) {
             "reduction", std::string("reduction_") + m.name + "_" + shape.name, dt,
             [&](cudnnfe_graph_t *g, Spec &spec) {
               const Dims xd = {2, 16, 8, 8};
-              int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
+              int64_t x = input(g, "x", dt, xd, channels_last(xd));
               spec.fills[x] = m.fill;
               cudnnfe_reduction_options_t o;
               cudnnfe_reduction_options_init(&o);
@@ -771,8 +755,8 @@ TEST(gpu_fusion_conv_bias_relu) {
           "fusion", nhwc ? "conv_bias_relu_nhwc" : "conv_bias_relu_nchw", dt,
           [&](cudnnfe_graph_t *g, Spec &spec) {
             Dims xd = {2, 16, 12, 12}, wd = {32, 16, 3, 3};
-            int64_t x = input(g, "x", dt, xd, nhwc ? nhwc_strides(xd) : packed(xd));
-            int64_t w = input(g, "w", dt, wd, nhwc ? nhwc_strides(wd) : packed(wd));
+            int64_t x = input(g, "x", dt, xd, nhwc ? channels_last(xd) : packed(xd));
+            int64_t w = input(g, "w", dt, wd, nhwc ? channels_last(wd) : packed(wd));
             int64_t bias = input(g, "bias", dt, {1, 32, 1, 1});
             cudnnfe_conv_options_t o;
             cudnnfe_conv_options_init(&o);
@@ -780,7 +764,7 @@ TEST(gpu_fusion_conv_bias_relu) {
             int64_t y = 0;
             ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
             // y (and so the fused result) in x's layout; the default is NHWC.
-            const Dims yd = {2, 32, 12, 12}, ys = nhwc ? nhwc_strides(yd) : packed(yd);
+            const Dims yd = {2, 32, 12, 12}, ys = nhwc ? channels_last(yd) : packed(yd);
             ok(cudnnfe_tensor_set_strides(g, y, 4, ys.data()), "set_strides");
             int64_t biased = pointwise(g, CUDNNFE_POINTWISE_ADD, y, bias);
             spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, biased));
@@ -852,8 +836,8 @@ TEST(gpu_fusion_conv_reduction) {
         "fusion", "conv_fprop_then_reduction", dt,
         [&](cudnnfe_graph_t *g, Spec &spec) {
           Dims xd = {2, 16, 12, 12}, wd = {32, 16, 3, 3};
-          int64_t x = input(g, "x", dt, xd, nhwc_strides(xd));
-          int64_t w = input(g, "w", dt, wd, nhwc_strides(wd));
+          int64_t x = input(g, "x", dt, xd, channels_last(xd));
+          int64_t w = input(g, "w", dt, wd, channels_last(wd));
           cudnnfe_conv_options_t o;
           cudnnfe_conv_options_init(&o);
           o.pre_padding[0] = o.pre_padding[1] = o.post_padding[0] = o.post_padding[1] = 1;
