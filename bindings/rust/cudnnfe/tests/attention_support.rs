@@ -7,23 +7,10 @@
 //! node's own stats (stats = max + ln(sum)).
 mod common;
 
-use common::{assert_close, data};
+use common::{assert_close, data, expect_err};
 use cudnnfe::*;
 
 type TestResult = Result<(), Error>;
-
-#[track_caller]
-fn expect_err<T: std::fmt::Debug>(result: Result<T, Error>, kind: ErrorKind, parts: &[&str]) {
-    let err = result.expect_err("the call should have failed");
-    assert_eq!(err.kind, kind, "wrong kind for: {err}");
-    for part in parts {
-        assert!(
-            err.message.contains(part),
-            "message {:?} lacks {part:?}",
-            err.message
-        );
-    }
-}
 
 /// A HALF sdpa [2, 4, 16, 64] graph named "attn" with `options`, o marked
 /// as an output.

@@ -13,15 +13,7 @@ fn expect_err<T: std::fmt::Debug>(
     kind: ErrorKind,
     parts: &[&str],
 ) -> Error {
-    let err = result.expect_err("the call should have failed");
-    assert_eq!(err.kind, kind, "wrong kind for: {err}");
-    for part in parts {
-        assert!(
-            err.message.contains(part),
-            "message {:?} lacks {part:?}",
-            err.message
-        );
-    }
+    let err = common::expect_err(result, kind, parts);
     // Display shows the status name and the message.
     let shown = err.to_string();
     assert!(

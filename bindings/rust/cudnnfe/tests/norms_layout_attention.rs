@@ -7,7 +7,7 @@
 //! messages.
 mod common;
 
-use common::{assert_close, data, logical};
+use common::{assert_close, data, expect_err, logical};
 use cudnnfe::*;
 
 type TestResult = Result<(), Error>;
@@ -38,19 +38,6 @@ fn run<'a>(
 
 fn f32s(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&x| x as f32).collect()
-}
-
-#[track_caller]
-fn expect_err<T: std::fmt::Debug>(result: Result<T, Error>, kind: ErrorKind, parts: &[&str]) {
-    let err = result.expect_err("the call should have failed");
-    assert_eq!(err.kind, kind, "wrong kind for: {err}");
-    for part in parts {
-        assert!(
-            err.message.contains(part),
-            "message {:?} lacks {part:?}",
-            err.message
-        );
-    }
 }
 
 // ------------------------------------------------------------- batch norm

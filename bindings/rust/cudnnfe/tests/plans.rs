@@ -7,7 +7,7 @@ mod common;
 
 use std::ptr;
 
-use common::{assert_close, data, matmul};
+use common::{assert_close, data, expect_err, matmul};
 use cudnnfe::*;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -81,19 +81,6 @@ fn stored_option(blob: &[u8], key: &str) -> String {
         + needle.len();
     let line = rest[start..].lines().next().unwrap();
     line.trim_end_matches(',').to_string()
-}
-
-fn expect_err<T: std::fmt::Debug>(result: Result<T>, kind: ErrorKind, parts: &[&str]) -> Error {
-    let err = result.expect_err("the call should fail");
-    assert_eq!(err.kind, kind, "{err}");
-    for part in parts {
-        assert!(
-            err.message.contains(part),
-            "{part:?} not in {:?}",
-            err.message
-        );
-    }
-    err
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: deterministic data, plain-Rust
-//! references, tolerant comparison, and visible skips.
+//! references, tolerant comparison, expected errors, and visible skips.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -7,6 +7,26 @@ use std::io::Write;
 /// Minimal CUDA runtime access (dlopen), shared with the examples.
 #[path = "../../../../../examples/rust/cuda.rs"]
 pub mod cuda;
+
+/// The error `result` must have failed with: of `kind`, its message
+/// containing every one of `parts`.
+#[track_caller]
+pub fn expect_err<T: std::fmt::Debug>(
+    result: Result<T, cudnnfe::Error>,
+    kind: cudnnfe::ErrorKind,
+    parts: &[&str],
+) -> cudnnfe::Error {
+    let err = result.expect_err("the call should have failed");
+    assert_eq!(err.kind, kind, "wrong kind for: {err}");
+    for part in parts {
+        assert!(
+            err.message.contains(part),
+            "message {:?} lacks {part:?}",
+            err.message
+        );
+    }
+    err
+}
 
 /// Prints why a test skipped, past the harness's output capture.
 pub fn skip(test: &str, reason: &str) {
