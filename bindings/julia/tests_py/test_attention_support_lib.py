@@ -15,7 +15,8 @@ import re
 import pytest
 
 import jlcheck
-from test_conventions_lib import CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph
+from test_conventions_lib import (  # noqa: F401 (lib and g are fixtures)
+    CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph, g, lib)
 
 np = jlcheck.require("numpy", "pip install numpy")
 
@@ -25,23 +26,6 @@ I64 = ctypes.c_int64
 RNG = np.random.default_rng(31)
 JULIA_TEST = jlcheck.julia_sources(jlcheck.TEST_DIR)["attention_support.jl"]
 HALF, FLOAT = CONST["CUDNNFE_DTYPE_HALF"], CONST["CUDNNFE_DTYPE_FLOAT"]
-
-
-@pytest.fixture(scope="module")
-def lib():
-    L = ctypes.CDLL(LIB_PATH)
-    L.cudnnfe_graph_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_handle_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_graph_add_scalar.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                                           ctypes.c_double, ctypes.c_void_p]
-    return L
-
-
-@pytest.fixture
-def g(lib):
-    graph = Graph(lib)
-    yield graph
-    graph.close()
 
 
 def validate_for_build(g, handle=None, target="AUTO", **fields):

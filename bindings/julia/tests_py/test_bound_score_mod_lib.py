@@ -14,7 +14,8 @@ import re
 import pytest
 
 import jlcheck
-from test_conventions_lib import CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph
+from test_conventions_lib import (  # noqa: F401 (lib and g are fixtures)
+    CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph, g, lib)
 
 np = jlcheck.require("numpy", "pip install numpy")
 
@@ -25,24 +26,6 @@ RNG = np.random.default_rng(18)
 NEW_FUNCTIONS = ["bind_execution", "execute!", "cuda_graph_mode", "DeviceProperties",
                  "serialize_device_properties", "set_ragged_offset!", "begin_score_mod!",
                  "end_score_mod!", "score_mod!"]
-
-
-@pytest.fixture(scope="module")
-def lib():
-    L = ctypes.CDLL(LIB_PATH)
-    L.cudnnfe_graph_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_handle_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_graph_add_scalar.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                                           ctypes.c_double, ctypes.c_void_p]
-    return L
-
-
-@pytest.fixture
-def g(lib):
-    graph = Graph(lib)
-    yield graph
-    graph.close()
 
 
 @pytest.fixture

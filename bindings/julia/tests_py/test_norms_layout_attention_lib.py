@@ -18,7 +18,8 @@ import re
 import pytest
 
 import jlcheck
-from test_conventions_lib import CONST, F, LIB_PATH, NP_DTYPE, STRUCTS, CudnnfeError, Graph
+from test_conventions_lib import (  # noqa: F401 (lib and g are fixtures)
+    CONST, F, LIB_PATH, NP_DTYPE, STRUCTS, CudnnfeError, Graph, g, lib)
 
 np = jlcheck.require("numpy", "pip install numpy")
 
@@ -31,23 +32,6 @@ SRC = jlcheck.julia_sources(jlcheck.SRC_DIR)
 RUNTESTS = jlcheck.julia_sources(jlcheck.TEST_DIR)["runtests.jl"]
 RNG = np.random.default_rng(11)
 I64 = ctypes.c_int64
-
-
-@pytest.fixture(scope="module")
-def lib():
-    L = ctypes.CDLL(LIB_PATH)
-    L.cudnnfe_graph_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_handle_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_graph_add_scalar.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                                           ctypes.c_double, ctypes.c_void_p]
-    return L
-
-
-@pytest.fixture
-def g(lib):
-    graph = Graph(lib)
-    yield graph
-    graph.close()
 
 
 def outs(n):

@@ -14,7 +14,8 @@ import re
 import pytest
 
 import jlcheck
-from test_conventions_lib import CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph
+from test_conventions_lib import (  # noqa: F401 (lib and g are fixtures)
+    CONST, F, LIB_PATH, STRUCTS, CudnnfeError, Graph, g, lib)
 
 np = jlcheck.require("numpy", "pip install numpy")
 
@@ -26,21 +27,6 @@ NEW_FUNCTIONS = ["genstats!", "bn_finalize!", "dbn_weight!", "block_scale_quanti
                  "block_scale_dequantize!", "moe_grouped_matmul!", "moe_grouped_matmul_backward!",
                  "execute_with_overrides!", "KernelCache", "serialize_kernel_cache",
                  "deserialize_kernel_cache!"]
-
-
-@pytest.fixture(scope="module")
-def lib():
-    L = ctypes.CDLL(LIB_PATH)
-    L.cudnnfe_graph_last_error.restype = ctypes.c_char_p
-    L.cudnnfe_handle_last_error.restype = ctypes.c_char_p
-    return L
-
-
-@pytest.fixture
-def g(lib):
-    graph = Graph(lib)
-    yield graph
-    graph.close()
 
 
 def build_and_execute(g, buffers, overrides=(), build=True):
