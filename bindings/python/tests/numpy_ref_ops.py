@@ -113,11 +113,14 @@ def attention(q, k, v, scale, mask, bias=None, alibi=False, drop=None):
     return (p * factor) @ v, stats, p
 
 
-def attention_backward(q, k, v, do, scale, mask, bias=None, alibi=False, drop=None):
+def attention_backward(q, k, v, do, scale, mask, bias=None, alibi=False, drop=None, o=None):
     """(dQ, dK, dV, dBias) in float64, the exact gradients of :func:`attention`
-    (dBias summed over the batch; GQA gradients summed over each KV head's query heads)."""
-    o, _, p = attention(q, k, v, scale, mask, bias, alibi, drop)
-    q64, k64, v64, do = (a.astype(np.float64) for a in (q, k, v, do))
+    (dBias summed over the batch; GQA gradients summed over each KV head's query heads).
+    ``o``: the forward output the graph is given (rounded to its data type); D = rowsum(dO * O)
+    then uses it, as cuDNN and the CPU reference do, instead of the exact O."""
+    exact_o, _, p = attention(q, k, v, scale, mask, bias, alibi, drop)
+    o = exact_o if o is None else np.asarray(o, dtype=np.float64)
+    q64, k64, v64, do = (np.asarray(a, dtype=np.float64) for a in (q, k, v, do))
     hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
     kr, vr = np.repeat(k64, hq // hk, axis=1), np.repeat(v64, hq // hv, axis=1)
     factor = np.ones_like(p) if drop is None else np.broadcast_to(drop, p.shape)
