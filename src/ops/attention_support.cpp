@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "ops/attention.h"
+#include "plan/notes.h"
 
 namespace cudnnfe {
 namespace {
@@ -62,10 +63,6 @@ Facts read_facts(const Graph &graph, const Node &node) {
 
 [[noreturn]] void refuse(const Node &node, const std::string &rule, const char *evidence) {
   fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", rule, " (", evidence, ")");
-}
-
-std::string version_text(size_t v) {
-  return cat(v / 10000, ".", v / 100 % 100, ".", v % 100);
 }
 
 // A [b, h, s, 1] tensor laid out as packed BHSD (dims of size 1 may have any
@@ -158,8 +155,8 @@ void check_graph_rules(const Graph &graph, const Node &node, const Facts &f) {
 void check_backward_head_dims(const Node &node, const Facts &f, size_t v, int major) {
   const int64_t dq = f.d_qk, dv = f.d_v;
   const bool multiple_of_8 = dq % 8 == 0 && dv % 8 == 0;
-  const std::string dims =
-      cat(" (d_qk = ", dq, ", d_v = ", dv, ", sm ", major, "x, cuDNN ", version_text(v), ")");
+  const std::string dims = cat(" (d_qk = ", dq, ", d_v = ", dv, ", sm ", major, "x, cuDNN ",
+                               plan::cudnn_version_string(v), ")");
   if (major == 9) {
     if (v >= 91100 && v < 91300 && dq > 128 && dq <= 192 && dv > 64 && dv <= 128 && dv != 128 &&
         dq != 192)
@@ -322,7 +319,8 @@ void check_observed_defects(const Graph &graph, const Node &node, const Facts &f
              "tests/test_gpu_attention_options.cpp, cuDNN 9.14 and 9.19");
   }
   if (f.spec.sink_token != 0 && v > 0 && v < 91300)
-    refuse(node, cat("sink_token needs cuDNN 9.13 (loaded cuDNN ", version_text(v), ")"),
+    refuse(node,
+           cat("sink_token needs cuDNN 9.13 (loaded cuDNN ", plan::cudnn_version_string(v), ")"),
            "cuDNN's sink attributes are 9.13's");
   if (f.ragged && v > 0 && v < 90600 && (f.h_q != f.h_k || f.h_q != f.h_v))
     refuse(node, "before cuDNN 9.6 a ragged layout needs h_q = h_k = h_v", kFrontend);
