@@ -187,13 +187,7 @@ class CpuPlan final : public Plan, public SampledReference {
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": tensor \"", t.name, "\" has ",
            t.dims.size(), " dims and ", t.strides.size(), " strides");
     Slot slot;
-    slot.layout.dtype = t.dtype;
-    slot.layout.element_size = dtype_size(t.dtype);
-    slot.layout.rank = static_cast<int>(t.dims.size());
-    for (size_t i = 0; i < t.dims.size(); ++i) {
-      slot.layout.dims[i] = t.dims[i];
-      slot.layout.strides[i] = t.strides[i];
-    }
+    slot.layout = tensor_layout(t);
     slot.is_scalar = t.is_scalar;
     slot.scalar_value = t.scalar_value;
     if (t.view_of != 0 && t.dtype == CUDNNFE_DTYPE_BOOLEAN_PACKED)
@@ -269,6 +263,18 @@ class CpuPlan final : public Plan, public SampledReference {
 };
 
 }  // namespace
+
+cpu::StridedTensor tensor_layout(const Tensor &t) {
+  cpu::StridedTensor layout;
+  layout.dtype = t.dtype;
+  layout.element_size = dtype_size(t.dtype);
+  layout.rank = static_cast<int>(t.dims.size());
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    layout.dims[i] = t.dims[i];
+    layout.strides[i] = t.strides[i];
+  }
+  return layout;
+}
 
 std::unique_ptr<Plan> build_cpu_plan(const Graph &graph) {
   return std::make_unique<CpuPlan>(graph);

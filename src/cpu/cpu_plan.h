@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cpu/element_mask.h"
+#include "cpu/strided_tensor.h"
 #include "graph/graph.h"
 #include "plan/plan.h"
 
@@ -13,6 +14,10 @@ namespace cudnnfe {
 
 // `graph` must be validated and must outlive the plan (the graph owns it).
 std::unique_ptr<Plan> build_cpu_plan(const Graph &graph);
+
+// `t`'s data type, dims and strides as the CPU reference views its buffer
+// (data left null).
+cpu::StridedTensor tensor_layout(const Tensor &t);
 
 // Verify mode's sampled reference (docs/verify.md): the graph's elements
 // that some wanted output elements depend on, and a run that computes those

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "cpu/cpu_plan.h"
 
 namespace cudnnfe::verify {
 namespace {
@@ -101,15 +102,8 @@ Mirror::Mirror(size_t bytes)
 }
 
 cpu::StridedTensor strided_view(const Tensor &t, void *data) {
-  cpu::StridedTensor v;
+  cpu::StridedTensor v = tensor_layout(t);
   v.data = data;
-  v.dtype = t.dtype;
-  v.element_size = dtype_size(t.dtype);
-  v.rank = static_cast<int>(t.dims.size());
-  for (size_t i = 0; i < t.dims.size(); ++i) {
-    v.dims[i] = t.dims[i];
-    v.strides[i] = t.strides[i];
-  }
   return v;
 }
 
