@@ -103,7 +103,9 @@ struct Spec {
 
 using Builder = std::function<void(cudnnfe_graph_t *, Spec &)>;
 
-enum class Expect { kBuilds, kMayRefuse };
+// kRefuses: a class-3 rule (docs/refusals.md) must refuse the graph, naming
+// cuDNN's wrong results.
+enum class Expect { kBuilds, kMayRefuse, kRefuses };
 
 // ---------------------------------------------------------------------------
 // Running one case on both targets
@@ -119,6 +121,14 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
   cudnnfe_build_options_init(&options);
   options.target = CUDNNFE_TARGET_GPU;
   cudnnfe_status_t s = cudnnfe_graph_build(gpu_graph.get(), test_handle(), &options);
+  if (expect == Expect::kRefuses) {
+    const std::string why = cudnnfe_graph_last_error(gpu_graph.get());
+    if (s != CUDNNFE_STATUS_NOT_SUPPORTED || why.find("wrongly") == std::string::npos)
+      throw Failure("expected the refusal of a pattern cuDNN computes wrongly; got " +
+                    std::string(cudnnfe_status_name(s)) + ": " + why);
+    std::printf("  %-44s refused as expected: %s\n", full.c_str(), why.c_str());
+    return;
+  }
   if (s == CUDNNFE_STATUS_NOT_SUPPORTED && expect == Expect::kMayRefuse) {
     std::printf("  %-44s refused (allowed): %s\n", full.c_str(),
                 cudnnfe_graph_last_error(gpu_graph.get()));
@@ -1048,6 +1058,86 @@ TEST(gpu_threads_streams) {
 }
 
 // ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// Patterns cuDNN 9.19 computes wrongly (docs/refusals.md, class 3), found by
+// the differential tester (tests/differential; its seeds in the names): the
+// graphs that cudnnfe still builds must now be right, the others refused.
+
+TEST(gpu_cudnn_known_wrong_patterns) {
+  REQUIRE_GPU();
+  for (cudnnfe_dtype_t dt : {CUDNNFE_DTYPE_HALF, CUDNNFE_DTYPE_BFLOAT16}) {
+    // NCHW conv_fprop + ReLU: engine 7's kernel 29 got it wrong; the builder
+    // skips that configuration (src/backend/known_wrong_configs.cpp).
+    check_case(
+        "known_wrong", "conv_relu_nchw_seed122", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          const Dims xd = {4, 2, 12, 7}, wd = {2, 2, 3, 3};
+          int64_t x = input(g, "x", dt, xd, packed(xd));
+          int64_t w = input(g, "w", dt, wd, packed(wd));
+          cudnnfe_conv_options_t o;
+          cudnnfe_conv_options_init(&o);
+          o.pre_padding[0] = o.post_padding[0] = 2;
+          o.pre_padding[1] = o.post_padding[1] = 3;
+          o.stride[0] = o.stride[1] = 2;
+          o.dilation[1] = 2;
+          int64_t y = 0;
+          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, y));
+        },
+        case_rtol(dt));
+    check_case(
+        "known_wrong", "conv3d_groups3_relu_ncdhw_seed63", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          const Dims xd = {2, 9, 6, 3, 6}, wd = {15, 3, 2, 3, 2};
+          int64_t x = input(g, "x", dt, xd, packed(xd));
+          int64_t w = input(g, "w", dt, wd, packed(wd));
+          cudnnfe_conv_options_t o;
+          cudnnfe_conv_options_init(&o);
+          const int64_t pad[3] = {1, 1, 0}, stride[3] = {2, 1, 2}, dil[3] = {1, 2, 1};
+          for (int i = 0; i < 3; ++i) {
+            o.pre_padding[i] = o.post_padding[i] = pad[i];
+            o.stride[i] = stride[i];
+            o.dilation[i] = dil[i];
+          }
+          int64_t y = 0;
+          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, y));
+        },
+        case_rtol(dt));
+    // A batch of dot products (M = N = 1) + bias + GELU: engine 0 got it
+    // wrong; the builder skips engine 0 for it.
+    check_case(
+        "known_wrong", "matmul_M1_N1_bias_gelu_seed116", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t a = input(g, "a", dt, {4, 1, 86});
+          int64_t b = input(g, "b", dt, {4, 86, 1});
+          int64_t bias = input(g, "bias", dt, {4, 1, 1});
+          int64_t c = pointwise(g, CUDNNFE_POINTWISE_ADD, matmul(g, a, b), bias);
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_GELU_FWD, c));
+        },
+        case_rtol(dt));
+    // Pointwise-only graphs: a two-dim broadcast after another op, and an
+    // output whose first dim is innermost, are refused.
+    check_case(
+        "known_wrong", "pointwise_NEG_ADD_broadcast_2dims_chain_seed55", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          int64_t x = input(g, "x", dt, {4, 6, 10});
+          int64_t b = input(g, "b", dt, {1, 6, 1});
+          spec.output(
+              g, pointwise(g, CUDNNFE_POINTWISE_ADD, pointwise(g, CUDNNFE_POINTWISE_NEG, x), b));
+        },
+        case_rtol(dt), Expect::kRefuses);
+    check_case(
+        "known_wrong", "pointwise_NEG_first_dim_innermost_seed635", dt,
+        [&](cudnnfe_graph_t *g, Spec &spec) {
+          // [8,9,12] stored with dim 1 outermost and dim 0 innermost.
+          int64_t x = input(g, "x", dt, {8, 9, 12}, {1, 96, 8});
+          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_NEG, x));
+        },
+        case_rtol(dt), Expect::kRefuses);
+  }
+}
 
 TEST(gpu_zz_summary) {
   REQUIRE_GPU();

@@ -19,6 +19,7 @@
 #include "backend/frontend_workspace.h"
 #include "backend/gpu_plan.h"
 #include "backend/kernel_cache.h"
+#include "backend/known_wrong_configs.h"
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/lowering_table.h"
@@ -238,6 +239,31 @@ void read_notes(cudnnBackendDescriptor_t engine, uint32_t *numerical, uint32_t *
   for (int64_t i = 0; i < std::min<int64_t>(n, 32); ++i) *behavior |= behavior_bit(behaviors[i]);
 }
 
+// The knob choices of an engine configuration. cuDNN fills only descriptors
+// made beforehand and answers a count query with 0, so room for more knob
+// types than these headers know is made first (cudnn-frontend does the same).
+std::vector<plan::KnobChoice> read_knobs(const Descriptor &config) {
+  // cuDNN has 30-odd knob types; room for twice that.
+  constexpr int64_t kRoom = 64;
+  std::vector<Descriptor> knobs;
+  std::vector<cudnnBackendDescriptor_t> raw_knobs;
+  for (int64_t i = 0; i < kRoom; ++i) {
+    knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    raw_knobs.push_back(knobs.back().get());
+  }
+  const int64_t count = try_get(config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, kRoom, raw_knobs.data());
+  std::vector<plan::KnobChoice> out;
+  for (int64_t i = 0; i < std::min(count, kRoom); ++i) {
+    cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
+    int64_t value = 0;
+    knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
+    knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value);
+    out.push_back({static_cast<int64_t>(type), value});
+  }
+  return out;
+}
+
 // An engine configuration from the heuristics: engine, knobs and notes.
 struct Offered {
   plan::EngineConfig config;
@@ -254,28 +280,7 @@ Offered read_config(const Descriptor &config, const FrontendWorkspace &frontend)
   config.get_descriptors(CUDNN_ATTR_ENGINECFG_ENGINE, &raw_engine, 1);
   o.config.engine_id = engine.get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
   read_notes(engine.get(), &o.numerical_notes, &o.behavior_notes);
-  // As many knob choices as the configuration has (a newer cuDNN than the
-  // headers may have more knob types than CUDNN_KNOB_TYPE_COUNTS).
-  const int64_t available =
-      std::clamp<int64_t>(config.count_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES), 0, 256);
-  std::vector<Descriptor> knobs;
-  std::vector<cudnnBackendDescriptor_t> raw_knobs;
-  for (int64_t i = 0; i < available; ++i) {
-    knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
-    raw_knobs.push_back(knobs.back().get());
-  }
-  const int64_t count =
-      available == 0 ? 0
-                     : std::min<int64_t>(config.get_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                                                raw_knobs.data(), available),
-                                         available);
-  for (int64_t i = 0; i < count; ++i) {
-    cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
-    int64_t value = 0;
-    knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
-    knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value);
-    o.config.knobs.push_back({static_cast<int64_t>(type), value});
-  }
+  o.config.knobs = read_knobs(config);
   o.name = plan::engine_config_name(o.config);
   int64_t workspace = 0;
   if (try_get(config.get(), CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &workspace) ==
@@ -343,6 +348,27 @@ std::string filter_reason(const Offered &o, const BuildOptions &options, FilterL
     return "excluded";
   }
   return "";
+}
+
+// False (and logged) when the built plan's configuration is one cuDNN computes
+// this graph wrongly with (backend/known_wrong_configs.h). The knobs are read
+// from the built plan when the heuristics' configuration showed none.
+bool keep_unless_known_wrong(const Graph &graph, const Descriptor &plan, Offered &offered,
+                             FilterLog &log) {
+  if (offered.config.knobs.empty()) {
+    Descriptor built(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    cudnnBackendDescriptor_t raw = built.get();
+    if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                1, &raw) == 1) {
+      offered.config.knobs = read_knobs(built);
+      offered.name = plan::engine_config_name(offered.config);
+    }
+  }
+  const std::string why = known_wrong_config(graph, offered.config);
+  if (why.empty()) return true;
+  log.add("known wrong results (docs/refusals.md)", cat(offered.name, " (", why, ")"));
+  log_debug("engine ", offered.name, ": skipped, cuDNN computes it wrongly: ", why);
+  return false;
 }
 
 }  // namespace
@@ -485,6 +511,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       const int64_t workspace =
           set->frontend.total(plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
       record.plan_build_ms += ms_since(start);
+      if (!keep_unless_known_wrong(graph, plan, offered, filtered)) continue;
       if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
         offered.workspace_size = workspace;
         filter_reason(offered, options, filtered);
@@ -506,8 +533,10 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
 
   std::string why;
   if (!filtered.empty())
-    why = cat("the build options' filters removed every engine configuration they saw: ",
-              filtered.text());
+    why =
+        cat("the filters (build options, known wrong results) removed every engine configuration "
+            "they saw: ",
+            filtered.text());
   if (failed_builds)
     why += cat(why.empty() ? "" : "; ", failed_builds,
                " engine configuration(s) failed to build (first: ", first_failure, ")");

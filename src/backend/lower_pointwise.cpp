@@ -144,33 +144,62 @@ void add_pointwise(Lowering &lowering, const PointwiseAttrs &attrs, cudnnDataTyp
 
 namespace {
 
-// cuDNN 9.19 computed wrong values for a row-major (non channels-last)
-// pointwise graph whose input broadcasts along two or more dims, e.g.
-// [1,16,1] + [4,16,32] (found by the Python binding's GPU tests), while
-// one-dim broadcasts and channels-last bias broadcasts are right. Showing the
-// operand as a stride-0 view instead broke fusions that cuDNN otherwise runs,
-// so that pattern is refused with a clear message rather than risked —
-// for a standalone pointwise op; fused epilogues are left alone.
-cudnnBackendDescriptor_t operand(Lowering &lowering, const Node &node, int64_t uid,
-                                 const Tensor &out) {
+// Evidence for both rules below: cuDNN 9.19 on an H200 (and 9.14 on an H100
+// for the first) computes these pointwise-only graphs wrong with every engine
+// configuration it offers, through cudnn-frontend as through cudnnfe:
+// tests/differential/probe_pointwise.py's table, the differential tester's
+// seeds named in docs/refusals.md, and the GPU cases in tests/test_gpu_ops.cpp
+// (pointwise_*_refused). Graphs that also hold a conv, matmul or norm fuse
+// pointwise ops as epilogues, where the same patterns are right, so only graphs
+// of pointwise ops alone are refused.
+bool pointwise_only(const Graph &graph) {
+  for (const Node &n : graph.nodes())
+    if (n.kind != OpKind::kPointwise) return false;
+  return true;
+}
+
+// The dim with the smallest stride among those larger than 1 (-1: none).
+int innermost_dim(const Tensor &t) {
+  int best = -1;
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    if (t.dims[i] > 1 && (best < 0 || t.strides[i] < t.strides[best])) best = static_cast<int>(i);
+  return best;
+}
+
+// An output whose first dim is its innermost one (e.g. [8,9,12] stored with
+// strides [1,96,8]): cuDNN left most elements unwritten, unary ops included.
+void refuse_first_dim_innermost(const Tensor &out) {
+  int larger = 0;
+  for (int64_t d : out.dims) larger += d > 1;
+  if (out.dims.size() >= 3 && larger >= 2 && innermost_dim(out) == 0)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "output \"", out.name, "\" ", dims_string(out.dims),
+         " with strides ", dims_string(out.strides),
+         " has its first dim innermost; cuDNN computes pointwise-only graphs with this layout "
+         "wrongly on the GPU, so cudnnfe refuses it. Use a row-major or channels-last layout, "
+         "or the CPU reference");
+}
+
+// An input that broadcasts along two or more dims of a row-major output, but
+// not along all of them (e.g. [1,16,1] + [4,16,32]): wrong values, alone or
+// after other pointwise ops. One-dim and whole-tensor broadcasts are right.
+cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &out,
+                                 bool only_pointwise) {
   const Tensor &t = lowering.graph().tensor(uid);
-  // Only a pointwise op on graph inputs alone (no producer op to fuse into)
-  // showed the problem; fused epilogues (conv/matmul + bias) are correct.
-  bool reads_virtual = false;
-  for (int64_t in : node.inputs)
-    if (in != 0 && lowering.graph().tensor(in).is_virtual) reads_virtual = true;
   // Scalars and pass-by-value tensors reach cuDNN by value, not as a
   // broadcast device tensor.
-  if (!reads_virtual && !t.is_virtual && !t.is_scalar && !t.pass_by_value &&
+  if (only_pointwise && !t.is_virtual && !t.is_scalar && !t.pass_by_value &&
       t.dims.size() == out.dims.size() && out.dims.size() >= 3) {
-    int broadcast_dims = 0;
-    for (size_t i = 0; i < t.dims.size(); ++i)
+    int broadcast_dims = 0, ones = 0;
+    for (size_t i = 0; i < t.dims.size(); ++i) {
       if (t.dims[i] == 1 && out.dims[i] > 1) ++broadcast_dims;
+      ones += t.dims[i] == 1;
+    }
+    const bool whole = ones == static_cast<int>(t.dims.size());
     const bool row_major = out.strides.back() == 1 && out.dims.back() > 1;
-    if (broadcast_dims >= 2 && row_major)
-      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": input \"", t.name, "\" ",
-           dims_string(t.dims), " broadcasts along ", broadcast_dims,
-           " dims of a row-major output ", dims_string(out.dims),
+    if (broadcast_dims >= 2 && !whole && row_major)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, "input \"", t.name, "\" ", dims_string(t.dims),
+           " broadcasts along ", broadcast_dims, " dims of a row-major output ",
+           dims_string(out.dims),
            "; cuDNN computes this pattern wrongly on the GPU, so cudnnfe refuses it. Use a "
            "channels-last layout, broadcast along one dim per op, or the CPU reference");
   }
@@ -182,9 +211,12 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, const Node &node, int64_t u
 void lower_pointwise(Lowering &lowering, const Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const Tensor &out = lowering.graph().tensor(node.outputs[0]);
+  const bool only_pointwise = pointwise_only(lowering.graph());
+  if (only_pointwise) refuse_first_dim_innermost(out);
   cudnnBackendDescriptor_t in[3] = {};
   for (int port = 0; port < 3; ++port)
-    if (node.inputs[port] != 0) in[port] = operand(lowering, node, node.inputs[port], out);
+    if (node.inputs[port] != 0)
+      in[port] = operand(lowering, node.inputs[port], out, only_pointwise);
   add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[0], in[1], in[2],
                 lowering.tensor(out.uid));
 }

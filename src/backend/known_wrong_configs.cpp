@@ -1,0 +1,73 @@
+// Evidence for every rule: tests/differential/engines.py runs a graph once per
+// engine configuration on NVIDIA's cudnn-frontend and on cudnnfe; the seeds
+// below are the differential tester's (tests/differential/run.py), measured on
+// an H200 with cuDNN 9.19.0. tests/test_gpu_ops.cpp keeps a GPU case of each.
+#include "backend/known_wrong_configs.h"
+
+#include "core/error.h"
+
+namespace cudnnfe::backend {
+namespace {
+
+// cuDNN's CUDNN_KNOB_TYPE_KERNEL_CFG (the runtime-fusion engine's kernel).
+constexpr int64_t kKnobKernelCfg = 24;
+
+int64_t knob(const plan::EngineConfig &config, int64_t type) {
+  for (const plan::KnobChoice &k : config.knobs)
+    if (k.type == type) return k.value;
+  return -1;
+}
+
+// Whether a pointwise node reads `uid` (an epilogue fused onto its producer).
+bool has_pointwise_reader(const Graph &graph, int64_t uid) {
+  for (const Node &n : graph.nodes())
+    if (n.kind == OpKind::kPointwise)
+      for (int64_t in : n.inputs)
+        if (in == uid) return true;
+  return false;
+}
+
+// Engine 7 with kernel 29 (cudnn-frontend's "eng7_k24=29", the heuristics'
+// first choice) fuses conv_fprop + ReLU wrongly when x is not channels-last:
+// seeds conv 63, 122, 813, 860 (and 129, 130, 190, 288, 394, 579, 586);
+// kernels 21 and 22 and the engine's default compute the same graphs right.
+std::string nchw_conv_epilogue(const Graph &graph, const plan::EngineConfig &config) {
+  if (config.engine_id != 7 || knob(config, kKnobKernelCfg) != 29) return "";
+  for (const Node &n : graph.nodes()) {
+    if (n.kind != OpKind::kConvFprop) continue;
+    const Tensor &x = graph.tensor(n.inputs[0]);
+    const bool channels_last = x.dims.size() < 3 || x.dims[1] == 1 || x.strides[1] == 1;
+    if (!channels_last && has_pointwise_reader(graph, n.outputs[0]))
+      return cat(Graph::label(n), ": x is not channels-last and an epilogue is fused");
+  }
+  return "";
+}
+
+// Engine 0 computes a batched matmul whose M and N are both 1 wrongly once a
+// bias and activation are fused: seeds matmul 116, 848 (engine 7's
+// configurations compute them right).
+std::string dot_product_epilogue(const Graph &graph, const plan::EngineConfig &config) {
+  if (config.engine_id != 0) return "";
+  for (const Node &n : graph.nodes()) {
+    if (n.kind != OpKind::kMatmul) continue;
+    const Tensor &a = graph.tensor(n.inputs[0]);
+    const Tensor &b = graph.tensor(n.inputs[1]);
+    if (a.dims.size() < 2 || b.dims.size() < 2) continue;
+    if (a.dims[a.dims.size() - 2] == 1 && b.dims.back() == 1 &&
+        has_pointwise_reader(graph, n.outputs[0]))
+      return cat(Graph::label(n), ": M = N = 1 with a fused epilogue");
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string known_wrong_config(const Graph &graph, const plan::EngineConfig &config) {
+  for (auto rule : {nchw_conv_epilogue, dot_product_epilogue}) {
+    std::string why = rule(graph, config);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+}  // namespace cudnnfe::backend
