@@ -83,9 +83,10 @@ KNOWN: List[Known] = [
           lambda p, f: (_frontend(f) and p["op"] == "fprop" and p["layout"] == "NCHW"
                         and p["epilogue"] == "relu"),
           "cuDNN 9.19's engine 7 with kernel 29 (eng7_k24=29, the heuristics' first choice) "
-          "fuses NCHW conv_fprop + ReLU wrongly; kernels 21, 22 and the default are right "
-          "(engines.py conv:122 / :813); cudnn-frontend builds it, cudnnfe skips that "
-          "configuration. run.py --family conv --seed 122 --count 1 --target gpu"),
+          "fuses NCHW conv_fprop + ReLU wrongly, and so does engine 4 with every kernel; "
+          "engine 7's kernels 21, 22 and default are right (engines.py conv:122 / :394); "
+          "cudnn-frontend builds them, cudnnfe skips them. run.py --family conv --seed 122 "
+          "--count 1 --target gpu"),
     Known("matmul",
           lambda p, f: (_frontend(f) and p["M"] == 1 and p["N"] == 1
                         and (p["bias"] != "none" or p["activation"] != "none")),
