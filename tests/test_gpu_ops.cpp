@@ -1070,42 +1070,28 @@ TEST(gpu_cudnn_known_wrong_patterns) {
     // NCHW conv_fprop + ReLU: engine 7's kernel 29 and engine 4 got it wrong;
     // the builder skips them (src/backend/known_wrong_configs.cpp). The 3-D
     // grouped case has no other configuration on cuDNN 9.14 (refused there).
-    check_case(
-        "known_wrong", "conv_relu_nchw_seed122", dt,
-        [&](cudnnfe_graph_t *g, Spec &spec) {
-          const Dims xd = {4, 2, 12, 7}, wd = {2, 2, 3, 3};
-          int64_t x = input(g, "x", dt, xd, packed(xd));
-          int64_t w = input(g, "w", dt, wd, packed(wd));
-          cudnnfe_conv_options_t o;
-          cudnnfe_conv_options_init(&o);
-          o.pre_padding[0] = o.post_padding[0] = 2;
-          o.pre_padding[1] = o.post_padding[1] = 3;
-          o.stride[0] = o.stride[1] = 2;
-          o.dilation[1] = 2;
-          int64_t y = 0;
-          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
-          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, y));
-        },
-        case_rtol(dt));
-    check_case(
-        "known_wrong", "conv3d_groups3_relu_ncdhw_seed63", dt,
-        [&](cudnnfe_graph_t *g, Spec &spec) {
-          const Dims xd = {2, 9, 6, 3, 6}, wd = {15, 3, 2, 3, 2};
-          int64_t x = input(g, "x", dt, xd, packed(xd));
-          int64_t w = input(g, "w", dt, wd, packed(wd));
-          cudnnfe_conv_options_t o;
-          cudnnfe_conv_options_init(&o);
-          const int64_t pad[3] = {1, 1, 0}, stride[3] = {2, 1, 2}, dil[3] = {1, 2, 1};
-          for (int i = 0; i < 3; ++i) {
-            o.pre_padding[i] = o.post_padding[i] = pad[i];
-            o.stride[i] = stride[i];
-            o.dilation[i] = dil[i];
-          }
-          int64_t y = 0;
-          ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
-          spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, y));
-        },
-        case_rtol(dt), Expect::kMayRefuse);
+    const ConvGeometry relu_cases[] = {
+        {"relu_nchw_seed122", {4, 2, 12, 7}, {2, 2, 3, 3}, {2, 3}, {2, 2}, {1, 2}, false},
+        {"3d_groups3_relu_ncdhw_seed63",
+         {2, 9, 6, 3, 6},
+         {15, 3, 2, 3, 2},
+         {1, 1, 0},
+         {2, 1, 2},
+         {1, 2, 1},
+         false},
+    };
+    for (const ConvGeometry &geo : relu_cases)
+      check_case(
+          "known_wrong", std::string("conv_") + geo.name, dt,
+          [&](cudnnfe_graph_t *g, Spec &spec) {
+            int64_t x = input(g, "x", dt, geo.x, geo.layout(geo.x));
+            int64_t w = input(g, "w", dt, geo.w, geo.layout(geo.w));
+            cudnnfe_conv_options_t o = geo.options();
+            int64_t y = 0;
+            ok(cudnnfe_graph_add_conv_fprop(g, x, w, &o, &y), "add_conv_fprop");
+            spec.output(g, pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, y));
+          },
+          case_rtol(dt), geo.spatial() == 3 ? Expect::kMayRefuse : Expect::kBuilds);
     // A batch of dot products (M = N = 1) + bias + GELU: engine 0 got it
     // wrong; the builder skips engine 0 for it.
     check_case(
