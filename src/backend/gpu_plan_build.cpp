@@ -255,7 +255,7 @@ std::vector<plan::KnobChoice> read_knobs(const Descriptor &config) {
                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, kRoom, raw_knobs.data());
   std::vector<plan::KnobChoice> out;
   for (int64_t i = 0; i < std::min(count, kRoom); ++i) {
-    cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
+    cudnnBackendKnobType_t type = static_cast<cudnnBackendKnobType_t>(-1);  // if unread
     int64_t value = 0;
     knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
     knobs[i].get(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value);

@@ -4,7 +4,7 @@
 // blobs and the persistent cache: no heuristics, no plan search).
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <memory>
 #include <string>

@@ -6,7 +6,7 @@
 // own) is read and written here; a CPU reference build does not touch it.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <mutex>
 #include <string>

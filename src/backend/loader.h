@@ -5,8 +5,7 @@
 // the CPU reference) without them.
 #pragma once
 
-#include <cuda_runtime_api.h>
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <string>
 

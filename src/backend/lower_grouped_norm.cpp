@@ -320,9 +320,10 @@ class GroupedNormLowering {
            "loaded cuDNN ",
            plan::cudnn_version_string(static_cast<int64_t>(lowering_.cudnn_version())),
            ": it refused the mode (", status_text(status), reason.empty() ? "" : ": ", reason,
-           "); a newer cuDNN whose backend accepts this mode is needed (cudnnfe was built with "
+           "); a newer cuDNN whose backend accepts this mode is needed (cudnnfe's declarations "
+           "follow "
            "cuDNN ",
-           plan::cudnn_version_string(CUDNN_VERSION), " headers, which define it)");
+           plan::cudnn_version_string(CUDNNFE_DECLARED_CUDNN_VERSION), "'s API, which has it)");
     fail(CUDNNFE_STATUS_CUDNN_ERROR, "cuDNN refused to set the norm mode ", mode_name(node_.kind),
          " (", attribute_name(attribute), "): ", status_text(status),
          reason.empty() ? "" : cat(": ", reason));

@@ -24,8 +24,8 @@ Descriptor make_operation(Lowering &lowering, const Node &node, cudnnBackendDesc
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": the loaded cuDNN ",
          plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())),
          " cannot create ", type_name, " (", e.message(), "); ", op_kind_name(node.kind),
-         " needs a cuDNN whose backend has it (cudnnfe was built with cuDNN ",
-         plan::cudnn_version_string(CUDNN_VERSION), " headers, which define it)");
+         " needs a cuDNN whose backend has it (cudnnfe's declarations follow cuDNN ",
+         plan::cudnn_version_string(CUDNNFE_DECLARED_CUDNN_VERSION), "'s API, which has it)");
   }
 }
 

@@ -4,7 +4,7 @@
 // that composite ops (SDPA) add. Each op family lowers in its own file.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 #include <cstdint>
 #include <deque>

@@ -5,7 +5,7 @@
 // refusal naming the feature; nothing here is a version table.
 #pragma once
 
-#include <cudnn_graph.h>
+#include "backend/nvidia_api.h"
 
 namespace cudnnfe::backend::newer {
 

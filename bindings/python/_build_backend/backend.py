@@ -2,11 +2,10 @@
 are asked for only when this machine lacks them.
 
 * ``cmake>=3.18`` when no cmake of that version is on PATH;
-* ``ninja`` when no ninja is on PATH;
-* ``nvidia-cudnn-cu13`` / ``nvidia-cuda-runtime`` when the cuDNN 9 or CUDA
-  runtime headers (needed at build time for their types only; both libraries
-  are dlopened at run time) are not found where CMake looks. setup.py then
-  points CMake at the headers inside those wheels.
+* ``ninja`` when no ninja is on PATH.
+
+Nothing from NVIDIA: the library declares what it uses of cuDNN and the CUDA
+runtime (src/backend/nvidia_api.h) and loads both at run time.
 """
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ from setuptools import build_meta as _orig
 from setuptools.build_meta import *  # noqa: F401,F403  (build_wheel, build_sdist, ...)
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _cudnnfe_build import find_header  # noqa: E402
 
 
 def _cmake_ok() -> bool:
@@ -44,10 +42,6 @@ def _extra() -> List[str]:
         reqs.append("cmake>=3.18")
     if not shutil.which("ninja"):
         reqs.append("ninja")
-    if not find_header("cudnn_graph.h"):
-        reqs.append("nvidia-cudnn-cu13>=9")
-    if not find_header("cuda_runtime_api.h"):
-        reqs.append("nvidia-cuda-runtime")
     return reqs
 
 
