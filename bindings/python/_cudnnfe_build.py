@@ -35,6 +35,16 @@ def abi_version(src: Path) -> str:
     return m.group(1)
 
 
+def package_version() -> str:
+    """The package's version: the header's, as the generated cdef (cudnnfe/_cdef.py) holds it."""
+    text = (HERE / "cudnnfe" / "_cdef.py").read_text(encoding="utf-8")
+    m = re.search(r"^HEADER_VERSION = (\d+)$", text, re.M)
+    if not m:
+        raise RuntimeError("HEADER_VERSION not found in cudnnfe/_cdef.py")
+    v = int(m.group(1))
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
 def build_library(build_dir: Path, log=print) -> Path:
     """Build libcudnnfe.so with CMake (or take CUDNNFE_PREBUILT_LIBRARY); return its path."""
     prebuilt = os.environ.get("CUDNNFE_PREBUILT_LIBRARY")

@@ -1,6 +1,7 @@
 """setuptools entry point: builds libcudnnfe.so with CMake and bundles it.
 
-Project metadata is in pyproject.toml. ``build_py`` runs CMake on the
+Project metadata is in pyproject.toml; the version is the header's (one version
+for the library and every binding). ``build_py`` runs CMake on the
 repository (``../..``, see ``_cudnnfe_build.py``) and copies the library into
 the package as ``cudnnfe/lib/libcudnnfe.so.<ABI>``; ``_lib.py`` loads it from
 there. The wheel is tagged ``py3-none-<platform>``: it holds a native library
@@ -15,7 +16,7 @@ from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cudnnfe_build import abi_version, build_library, source_dir  # noqa: E402
+from _cudnnfe_build import abi_version, build_library, package_version, source_dir  # noqa: E402
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -66,5 +67,5 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(distclass=BinaryDistribution,
+setup(version=package_version(), distclass=BinaryDistribution,
       cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})

@@ -47,9 +47,9 @@ extern "C" {
 
 /* Library version of this header: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define CUDNNFE_VERSION_MAJOR 0
-#define CUDNNFE_VERSION_MINOR 2
+#define CUDNNFE_VERSION_MINOR 4
 #define CUDNNFE_VERSION_PATCH 0
-#define CUDNNFE_VERSION 200
+#define CUDNNFE_VERSION 400
 /* ABI major version; the shared library's SONAME is libcudnnfe.so.<this>. */
 #define CUDNNFE_ABI_VERSION 0
 

@@ -62,9 +62,9 @@ end
 # ---- Constants --------------------------------------------------------------
 
 const CUDNNFE_VERSION_MAJOR = 0
-const CUDNNFE_VERSION_MINOR = 2
+const CUDNNFE_VERSION_MINOR = 4
 const CUDNNFE_VERSION_PATCH = 0
-const CUDNNFE_VERSION = 200
+const CUDNNFE_VERSION = 400
 const CUDNNFE_ABI_VERSION = 0
 const CUDNNFE_MAX_DIMS = 8
 const CUDNNFE_MAX_SPATIAL_DIMS = 3

@@ -3,14 +3,14 @@
 """cffi declarations of the cudnnfe C ABI (generated)."""
 from typing import Dict
 
-HEADER_VERSION = 200
+HEADER_VERSION = 400
 HEADER_ABI_VERSION = 0
 
 CDEF = """
 #define CUDNNFE_VERSION_MAJOR 0
-#define CUDNNFE_VERSION_MINOR 2
+#define CUDNNFE_VERSION_MINOR 4
 #define CUDNNFE_VERSION_PATCH 0
-#define CUDNNFE_VERSION 200
+#define CUDNNFE_VERSION 400
 
 #define CUDNNFE_ABI_VERSION 0
 
@@ -1133,9 +1133,9 @@ cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
 
 CONSTANTS: Dict[str, int] = {
     'CUDNNFE_VERSION_MAJOR':                                 0,
-    'CUDNNFE_VERSION_MINOR':                                 2,
+    'CUDNNFE_VERSION_MINOR':                                 4,
     'CUDNNFE_VERSION_PATCH':                                 0,
-    'CUDNNFE_VERSION':                                       200,
+    'CUDNNFE_VERSION':                                       400,
     'CUDNNFE_ABI_VERSION':                                   0,
     'CUDNNFE_STATUS_OK':                                     0,
     'CUDNNFE_STATUS_INVALID_ARGUMENT':                       1,

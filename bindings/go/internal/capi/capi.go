@@ -1201,9 +1201,9 @@ func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 }
 
 const CUDNNFE_VERSION_MAJOR int = 0
-const CUDNNFE_VERSION_MINOR int = 2
+const CUDNNFE_VERSION_MINOR int = 4
 const CUDNNFE_VERSION_PATCH int = 0
-const CUDNNFE_VERSION int = 200
+const CUDNNFE_VERSION int = 400
 const CUDNNFE_ABI_VERSION int = 0
 const CUDNNFE_STATUS_OK int = 0
 const CUDNNFE_STATUS_INVALID_ARGUMENT int = 1
