@@ -121,6 +121,15 @@ class _Deserializer:
         return getattr(obj, self._method)
 
 
+class _Scratch:
+    """Out-parameters for the per-node C calls of graph building (one set per graph)."""
+
+    def __init__(self) -> None:
+        self.count = ffi.new("size_t *")
+        self.name = ffi.new("const char **")
+        self.kind = ffi.new("cudnnfe_tensor_kind_t *")
+
+
 class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps,
               FrontendOps):
     """A cuDNN operation graph, built through the cudnnfe C ABI.
@@ -187,6 +196,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
         self._tensors: Dict[int, Tensor] = {}
         self._node_names: Set[str] = set()
+        # The next index _node_name tries per prefix: names are only added, so the
+        # smallest free "<prefix>_<i>" never moves down (a scan from 0 was quadratic).
+        self._next_name_index: Dict[str, int] = {}
         self._implicit: Dict[int, Tuple[Any, Tensor]] = {}
         self._devices: Set[int] = set()
         self._heur_modes: Optional[List[int]] = None
@@ -214,8 +226,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._folded: Dict[int, Any] = {}
         # Reshapes made without dims: they take their output's dims (_rewrite.finalize).
         self._pending_reshapes: Set[str] = set()
-        # C UIDs whose names _naming.name_outputs has looked at.
+        # C UIDs whose names _naming.name_outputs has looked at, and how many tensors
+        # the C graph had at its last call.
         self._named_uids: Set[int] = set()
+        self._c_tensors_seen = 0
+        # UIDs some op took as an operand (_operand): inputs among them are read, so
+        # _rewrite.finalize needs no graph description round trip to find unread ones.
+        self._operand_uids: Set[int] = set()
+        # Out-parameters reused by the calls made for every node added (a cffi
+        # allocation each costs a few microseconds at 100,000 nodes).
+        self._scratch = _Scratch()
         # Ragged offsets (_ragged.py): tensors whose offsets an op took, tensors an attention
         # op reads or writes (later offsets go to the C graph), gradients the backward writes
         # ragged (-> the offsets), and those gradients given the offsets by the user.
@@ -270,7 +290,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._check(lib.cudnnfe_graph_get_tensor_uids(self._ptr, ffi.NULL, 0, n))
         buf = ffi.new("int64_t[]", max(n[0], 1))
         self._check(lib.cudnnfe_graph_get_tensor_uids(self._ptr, buf, n[0], n))
-        return [int(buf[i]) for i in range(n[0])]
+        return ffi.unpack(buf, n[0])
+
+    def _c_tensor_count(self) -> int:
+        n = self._scratch.count
+        self._check(lib.cudnnfe_graph_get_tensor_count(self._ptr, n))
+        return int(n[0])
 
     def _free_uid(self) -> int:
         used = [u for u in self._all_c_uids() if u != UID_ZERO_ALIAS]
@@ -298,9 +323,10 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             if not isinstance(name, str):
                 raise TypeError(f"name must be a str, not {type(name).__name__}")
             return name
-        i = 0
+        i = self._next_name_index.get(prefix, 0)
         while f"{prefix}_{i}" in self._node_names:
             i += 1
+        self._next_name_index[prefix] = i
         return f"{prefix}_{i}"
 
     def _scalar(self, value: float, node: str, port: str,
@@ -326,6 +352,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if isinstance(value, Tensor):
             if value._graph is not self:
                 raise ValueError(f"{node}: {port} is tensor {value.get_name()!r} of another graph")
+            self._operand_uids.add(value._uid)
             return value._uid
         if _is_number(value):
             if not scalar:
@@ -352,7 +379,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         cudnn-frontend's names (``_naming.py``; ``ports``: this op's own spellings)."""
         self._node_names.add(name)
         self._validated = False
-        _naming.name_outputs(self, name, ports)
+        _naming.name_outputs(self, name, ports, uid)
         return self._wrap(uid, "virtual")
 
     # ------------------------------------------------------------------

@@ -42,12 +42,26 @@ RMSNORM_BACKWARD_PORTS: Mapping[str, str] = {"dscale": "Dscale", "dbias": "Dbias
 _OP_OUTPUT_KINDS = (int(tensor_kind.VIRTUAL), int(tensor_kind.OUTPUT))
 
 
-def name_outputs(g: "pygraph", node: str, overrides: Optional[Mapping[str, str]] = None) -> None:
-    """Rename the outputs of node ``node`` added since the last call to cudnn-frontend's names."""
+def name_outputs(g: "pygraph", node: str, overrides: Optional[Mapping[str, str]] = None,
+                 first: Optional[int] = None) -> None:
+    """Rename the outputs of node ``node`` added since the last call to cudnn-frontend's names.
+
+    ``first``: the node's first output. When it is the one tensor made since the last call
+    (the common case: one output, no implicit scalar or input), only it is looked at;
+    otherwise every tensor of the graph is, so that adding nodes stays linear in their count.
+    """
     prefix = node + "::"
-    name_out = ffi.new("const char **")
-    kind_out = ffi.new("cudnnfe_tensor_kind_t *")
-    for uid in g._all_c_uids():
+    name_out, kind_out = g._scratch.name, g._scratch.kind
+    count = g._c_tensor_count()
+    fresh = count - g._c_tensors_seen
+    g._c_tensors_seen = count
+    # A tensor Python has not wrapped yet was made by the C op just added (inputs,
+    # scalars and caller-made outputs are wrapped when Python makes them).
+    if first is not None and fresh == 1 and first not in g._tensors:
+        uids = [first]
+    else:
+        uids = g._all_c_uids()
+    for uid in uids:
         if uid in g._named_uids:
             continue
         g._named_uids.add(uid)

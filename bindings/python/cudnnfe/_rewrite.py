@@ -150,9 +150,11 @@ def finalize(g: "pygraph") -> None:
 
 
 def _may_have_unread_inputs(g: "pygraph") -> bool:
-    """False when every tensor the Python side made as an input is known to be read
-    (the cheap test that spares a graph description round trip)."""
-    return any(t._role == "input" and t._uid > 0 for t in g._tensors.values())
+    """False when every tensor the Python side made as an input is known to be read: an
+    op took it as an operand (the cheap test that spares a graph description round trip;
+    an input read some other way takes the round trip, as before)."""
+    return any(t._role == "input" and t._uid > 0 and t._uid not in g._operand_uids
+               for t in g._tensors.values())
 
 
 def scalar_value(g: "pygraph", uid: int) -> float:
