@@ -4,11 +4,11 @@
 // reads as a list of settings with no error plumbing.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "backend/nvidia_api.h"
 
 namespace cudnnfe::backend {
 

@@ -2,10 +2,9 @@
 // what it is called in messages, and the cudnnHandle_t for it.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <string>
 
+#include "backend/nvidia_api.h"
 #include "exec/handle.h"
 
 namespace cudnnfe::backend {

@@ -7,13 +7,12 @@
 // gpu_plan_build.cpp's; this file does not build anything.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <cstddef>
 #include <memory>
 #include <string>
 
 #include "backend/descriptor.h"
+#include "backend/nvidia_api.h"
 
 namespace cudnnfe::backend {
 

@@ -4,13 +4,12 @@
 // blobs and the persistent cache: no heuristics, no plan search).
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <memory>
 #include <string>
 
 #include "backend/device_properties.h"
 #include "backend/gpu_plan.h"
+#include "backend/nvidia_api.h"
 #include "exec/handle.h"
 #include "graph/graph.h"
 #include "plan/plan_blob.h"

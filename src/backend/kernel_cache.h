@@ -6,12 +6,11 @@
 // own) is read and written here; a CPU reference build does not touch it.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <mutex>
 #include <string>
 
 #include "backend/descriptor.h"
+#include "backend/nvidia_api.h"
 
 namespace cudnnfe::backend {
 

@@ -5,10 +5,9 @@
 // the CPU reference) without them.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <string>
 
+#include "backend/nvidia_api.h"
 #include "core/c_api.h"
 
 namespace cudnnfe::backend {

@@ -4,8 +4,6 @@
 // that composite ops (SDPA) add. Each op family lowers in its own file.
 #pragma once
 
-#include "backend/nvidia_api.h"
-
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "backend/descriptor.h"
+#include "backend/nvidia_api.h"
 #include "graph/graph.h"
 
 namespace cudnnfe::backend {
