@@ -367,9 +367,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if _arrays.is_array(value):
             known = self._implicit.get(id(value))
             if known is not None and known[0] is value:
+                self._operand_uids.add(known[1]._uid)
                 return known[1]._uid
             t = self.tensor_like(value, name=f"{node}::{port}")
             self._implicit[id(value)] = (value, t)
+            self._operand_uids.add(t._uid)
             return t._uid
         raise TypeError(f"{node}: {port} must be a cudnnfe.Tensor or an array, not "
                         f"{type(value).__name__}")
