@@ -10,6 +10,7 @@ cd "$repo"
 python3 scripts/gen_abi_manifest.py
 python3 bindings/julia/gen/generate.py
 python3 bindings/go/gen_options.py
+python3 bindings/go/gen_loader.py
 python3 bindings/rust/gen_options.py
 python3 bindings/python/tools/gen_cdef.py
 sh bindings/go/generate.sh

@@ -47,3 +47,14 @@ cd "$repo/examples/go"
 go vet ./...
 go run ./matmul_bias
 go run ./sdpa
+
+# A new module, as a user starts one: a replace directive, no CGO variables,
+# no rpath; the library comes from CUDNNFE_LIBRARY at run time.
+fresh=$(mktemp -d)
+trap 'rm -rf "$log" "$fresh"' EXIT
+printf 'module example.com/fresh\n\ngo 1.19\n\nrequire github.com/cudnnfe/cudnnfe/bindings/go v0.0.0\n\nreplace github.com/cudnnfe/cudnnfe/bindings/go => %s\n' "$here" >"$fresh/go.mod"
+cp "$here/testdata/fresh/main.go.txt" "$fresh/main.go"
+(cd "$fresh" && env -u CGO_CFLAGS -u CGO_LDFLAGS go build -o fresh . &&
+  CUDNNFE_LIBRARY="$build/libcudnnfe.so.0" ./fresh) | tee "$fresh/out.txt"
+grep -q 'fresh module: \[2 4 6 8\]' "$fresh/out.txt"
+echo "go test: 1 passed, 0 failed (a new module, built with no CGO variables)"

@@ -1,16 +1,17 @@
+//go:build !cudnnfe_link && !cudnnfe_pkgconfig
+
 package capi
 
-// Linking. The header and library are found through the environment, which
-// works both against a build directory and against an installed library:
+// Linking, by default: none. The header is the module's own copy
+// (include/cudnnfe/cudnnfe.h) and cudnnfe_loader.c forwards every C call to
+// libcudnnfe loaded at run time, from $CUDNNFE_LIBRARY or as libcudnnfe.so.0
+// through the dynamic loader, so `go build` needs no CGO_CFLAGS or
+// CGO_LDFLAGS and the binary holds no path into a build directory. Both files
+// are written by ../../gen_loader.py.
 //
-//	build directory: CGO_CFLAGS="-I$REPO/include"
-//	                 CGO_LDFLAGS="-L$REPO/build -Wl,-rpath,$REPO/build"
-//	installed:       nothing under /usr/local or /usr; else
-//	                 CGO_CFLAGS="$(pkg-config --cflags cudnnfe)"
-//	                 CGO_LDFLAGS="$(pkg-config --libs cudnnfe)"
-//
-// Building with -tags cudnnfe_pkgconfig asks pkg-config directly (see
-// link_pkgconfig.go). ../../README.md has the details.
+// -tags cudnnfe_link links -lcudnnfe instead (CGO_LDFLAGS says where);
+// -tags cudnnfe_pkgconfig asks pkg-config (link_pkgconfig.go).
 
-// #cgo LDFLAGS: -lcudnnfe
+// #cgo CFLAGS: -I${SRCDIR}/include
+// #cgo LDFLAGS: -ldl
 import "C"
