@@ -1,30 +1,17 @@
 """Building a graph in Python stays linear in its node count (issue 27): a chain of 20,000
-pointwise adds may take at most 25 times as long per graph as one of 2,000 (linear: 10;
-quadratic: 100), each the best of two runs. bench/bench_python_graph_build.py measures it."""
-import time
+pointwise adds may take at most 25 times as long as one of 2,000 (linear: 10; quadratic:
+100), each the best of two runs. The chain and its timing are bench/bench_python_graph_build.py's."""
+import sys
+from pathlib import Path
 
 import cudnnfe
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+from bench_python_graph_build import chain  # noqa: E402
+
 
 def _best_seconds(n, named, runs=2):
-    best = float("inf")
-    for _ in range(runs):
-        g = cudnnfe.pygraph(io_data_type=cudnnfe.data_type.FLOAT,
-                            compute_data_type=cudnnfe.data_type.FLOAT,
-                            target=cudnnfe.target.CPU_REFERENCE)
-        x = g.tensor(name="x", dim=[1, 1, 4], stride=[4, 4, 1])
-        start = time.perf_counter()
-        cur = x
-        for i in range(n):
-            cur = g.add(cur, x, name=f"n{i}") if named else g.add(cur, x)
-        cur.set_output(True)
-        g.validate()
-        g.build_operation_graph()
-        g.create_execution_plans([cudnnfe.heur_mode.A])
-        g.check_support()
-        g.build_plans()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return min(sum(chain(n, named)) for _ in range(runs))
 
 
 def test_adding_validating_and_building_nodes_is_linear():
