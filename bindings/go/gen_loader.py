@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Writes the Go module's own copy of the C header and a loader that finds libcudnnfe at
 run time, so that a Go program needs no CGO_CFLAGS / CGO_LDFLAGS and no rpath into a build
-directory (issue 26):
+directory (issue 26); the Rust crate cudnnfe-sys compiles the same loader (its default):
 
   internal/capi/include/cudnnfe/cudnnfe.h  the header (cgo: -I${SRCDIR}/include)
   internal/capi/cudnnfe_loader.c           every cudnnfe_* function of abi/manifest.json as
                                            a forwarder to the library loaded with dlopen
+  ../rust/cudnnfe-sys/loader/cudnnfe_loader.c  the same, for Rust
 
 The library is looked for, on the first call, at $CUDNNFE_LIBRARY (a path) and then as
 libcudnnfe.so.<ABI> through the dynamic loader (an installed library, LD_LIBRARY_PATH, the
 program's RUNPATH). Without it every call fails as cudnnfe's own calls fail when cuDNN is
 missing: CUDNNFE_STATUS_CUDNN_UNAVAILABLE, and cudnnfe_last_error() says what was tried.
-Building with -tags cudnnfe_link or cudnnfe_pkgconfig links the library instead.
+Building with -tags cudnnfe_link or cudnnfe_pkgconfig (Go), or the crate feature `link`
+(Rust), links the library instead.
 
-usage: python3 bindings/go/gen_loader.py [--check]   (both files are committed)
+usage: python3 bindings/go/gen_loader.py [--check]   (all three files are committed)
 """
 import argparse
 import json
@@ -25,6 +27,9 @@ ROOT = HERE.parent.parent
 CAPI = HERE / "internal" / "capi"
 HEADER_COPY = CAPI / "include" / "cudnnfe" / "cudnnfe.h"
 LOADER = CAPI / "cudnnfe_loader.c"
+# The Rust crate's copy (cudnnfe-sys's default: run-time loading; its build script compiles
+# it with the header of csrc/include).
+RUST_LOADER = ROOT / "bindings" / "rust" / "cudnnfe-sys" / "loader" / "cudnnfe_loader.c"
 
 # What a forwarder returns when the library cannot be loaded.
 FAILED = {"cudnnfe_status_t": "CUDNNFE_STATUS_CUDNN_UNAVAILABLE", "uint32_t": "0",
@@ -87,7 +92,7 @@ static void *cudnnfe_loader_library(void) {
   if (!lib) {
     const char *why = dlerror();
     snprintf(cudnnfe_loader_message, sizeof cudnnfe_loader_message,
-             "the Go binding could not load libcudnnfe (%s: %s); set CUDNNFE_LIBRARY to the "
+             "could not load libcudnnfe (%s: %s); set CUDNNFE_LIBRARY to the "
              "library's path, install it (cmake --install), or put its directory on "
              "LD_LIBRARY_PATH",
              tried, why ? why : "unknown error");
@@ -130,7 +135,7 @@ def main(argv=None):
                     help="exit 1 if a committed file differs from what would be written")
     args = ap.parse_args(argv)
     want = {HEADER_COPY: (ROOT / "include" / "cudnnfe" / "cudnnfe.h").read_text(),
-            LOADER: render()}
+            LOADER: render(), RUST_LOADER: render()}
     stale = [p for p, text in want.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for p in stale:

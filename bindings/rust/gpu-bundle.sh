@@ -7,12 +7,13 @@
 #   bindings/rust/gpu-bundle.sh [OUT_DIR]     (default: target/gpu-bundle)
 #   OUT_DIR/run-all.sh                        run everything there
 #
-# Environment: CARGO_FLAGS (default "--release -j 2").
+# Environment: CARGO_FLAGS (default "--release -j 2 --features cudnnfe-sys/link").
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-"$here/target/gpu-bundle"}
-flags=${CARGO_FLAGS:-"--release -j 2"}
+# Linked (feature link), so that the binaries find the library copied beside them.
+flags=${CARGO_FLAGS:-"--release -j 2 --features cudnnfe-sys/link"}
 cd "$here"
 
 rm -rf "$out"

@@ -1,6 +1,12 @@
-//! Finds libcudnnfe, or builds it once per machine, and links it.
+//! By default (no feature `link`): compiles `loader/cudnnfe_loader.c`, which
+//! forwards every C function to libcudnnfe loaded at run time (from
+//! `$CUDNNFE_LIBRARY`, else `libcudnnfe.so.0` through the dynamic loader), so a
+//! project that depends on the crate needs no CMake, C++ compiler or library
+//! at build time (the C compiler Rust links with does). The loader is written
+//! by bindings/go/gen_loader.py, with the Go binding's.
 //!
-//! Order, first hit wins:
+//! With feature `link`: finds libcudnnfe, or builds it once per machine, and
+//! links it. Order, first hit wins:
 //!   1. `CUDNNFE_LIB_DIR`: a directory holding libcudnnfe.so (linked
 //!      dynamically; dependents' binaries need it on their rpath or the
 //!      loader path, see DEP_CUDNNFE_RPATH);
@@ -51,6 +57,10 @@ fn main() {
     }
 
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    if env::var_os("CARGO_FEATURE_LINK").is_none() {
+        build_loader(&out_dir);
+        return;
+    }
     let (lib_dir, how, dynamic) =
         if let Some(dir) = env::var_os("CUDNNFE_LIB_DIR").filter(|d| !d.is_empty()) {
             let dir = PathBuf::from(dir);
@@ -85,6 +95,50 @@ fn main() {
     println!("cargo:rpath={}", rpath.join(";"));
     for entry in &rpath {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{entry}");
+    }
+}
+
+/// Compiles the run-time loader into a static library and links it (with libdl).
+fn build_loader(out_dir: &Path) {
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let source = manifest.join("loader").join("cudnnfe_loader.c");
+    let include = manifest.join("csrc").join("include");
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!("cargo:rerun-if-env-changed=CC");
+    let object = out_dir.join("cudnnfe_loader.o");
+    let archive = out_dir.join("libcudnnfe_loader.a");
+    let cc = env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let mut compile = Command::new(&cc);
+    compile
+        .args(["-O2", "-fPIC", "-std=gnu11", "-c"])
+        .arg("-I")
+        .arg(&include)
+        .arg(&source)
+        .arg("-o")
+        .arg(&object);
+    run_tool(compile, "compile the run-time loader");
+    let _ = fs::remove_file(&archive);
+    let ar = env::var_os("AR").unwrap_or_else(|| "ar".into());
+    let mut pack = Command::new(&ar);
+    pack.arg("crs").arg(&archive).arg(&object);
+    run_tool(pack, "archive the run-time loader");
+    println!("cargo:rustc-link-search=native={}", out_dir.display());
+    println!("cargo:rustc-link-lib=static=cudnnfe_loader");
+    println!("cargo:rustc-link-lib=dylib=dl");
+    println!("cargo:lib_dir={}", out_dir.display());
+    println!("cargo:source=run-time loading");
+    println!("cargo:rpath=");
+}
+
+fn run_tool(mut command: Command, step: &str) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cudnnfe-sys: cannot {step}: {command:?}: {e}"));
+    if !output.status.success() {
+        panic!(
+            "cudnnfe-sys: cannot {step}: {command:?}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 }
 

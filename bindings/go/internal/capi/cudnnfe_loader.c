@@ -26,7 +26,7 @@ static void *cudnnfe_loader_library(void) {
   if (!lib) {
     const char *why = dlerror();
     snprintf(cudnnfe_loader_message, sizeof cudnnfe_loader_message,
-             "the Go binding could not load libcudnnfe (%s: %s); set CUDNNFE_LIBRARY to the "
+             "could not load libcudnnfe (%s: %s); set CUDNNFE_LIBRARY to the "
              "library's path, install it (cmake --install), or put its directory on "
              "LD_LIBRARY_PATH",
              tried, why ? why : "unknown error");
