@@ -18,12 +18,11 @@ int64_t knob(const plan::EngineConfig &config, int64_t type) {
   return -1;
 }
 
-// Whether a pointwise node reads `uid` (an epilogue fused onto its producer).
+// Whether a pointwise node reads `uid` (an epilogue fused onto its producer),
+// from the graph's readers index.
 bool has_pointwise_reader(const Graph &graph, int64_t uid) {
-  for (const Node &n : graph.nodes())
-    if (n.kind == OpKind::kPointwise)
-      for (int64_t in : n.inputs)
-        if (in == uid) return true;
+  for (size_t i : graph.readers_of(uid))
+    if (graph.nodes()[i].kind == OpKind::kPointwise) return true;
   return false;
 }
 

@@ -168,10 +168,11 @@ int innermost_dim(const Tensor &t) {
 
 // An output whose first dim is its innermost one (e.g. [8,9,12] stored with
 // strides [1,96,8]): cuDNN left most elements unwritten, unary ops included.
-void refuse_first_dim_innermost(const Tensor &out) {
+// The graph is scanned (pointwise_only) only once the layout matches.
+void refuse_first_dim_innermost(const Graph &graph, const Tensor &out) {
   int larger = 0;
   for (int64_t d : out.dims) larger += d > 1;
-  if (out.dims.size() >= 3 && larger >= 2 && innermost_dim(out) == 0)
+  if (out.dims.size() >= 3 && larger >= 2 && innermost_dim(out) == 0 && pointwise_only(graph))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "output \"", out.name, "\" ", dims_string(out.dims),
          " with strides ", dims_string(out.strides),
          " has its first dim innermost; cuDNN computes pointwise-only graphs with this layout "
@@ -182,13 +183,12 @@ void refuse_first_dim_innermost(const Tensor &out) {
 // An input that broadcasts along two or more dims of a row-major output, but
 // not along all of them (e.g. [1,16,1] + [4,16,32]): wrong values, alone or
 // after other pointwise ops. One-dim and whole-tensor broadcasts are right.
-cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &out,
-                                 bool only_pointwise) {
+cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &out) {
   const Tensor &t = lowering.graph().tensor(uid);
   // Scalars and pass-by-value tensors reach cuDNN by value, not as a
   // broadcast device tensor.
-  if (only_pointwise && !t.is_virtual && !t.is_scalar && !t.pass_by_value &&
-      t.dims.size() == out.dims.size() && out.dims.size() >= 3) {
+  if (!t.is_virtual && !t.is_scalar && !t.pass_by_value && t.dims.size() == out.dims.size() &&
+      out.dims.size() >= 3) {
     int broadcast_dims = 0, ones = 0;
     for (size_t i = 0; i < t.dims.size(); ++i) {
       if (t.dims[i] == 1 && out.dims[i] > 1) ++broadcast_dims;
@@ -196,7 +196,7 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &
     }
     const bool whole = ones == static_cast<int>(t.dims.size());
     const bool row_major = out.strides.back() == 1 && out.dims.back() > 1;
-    if (broadcast_dims >= 2 && !whole && row_major)
+    if (broadcast_dims >= 2 && !whole && row_major && pointwise_only(lowering.graph()))
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, "input \"", t.name, "\" ", dims_string(t.dims),
            " broadcasts along ", broadcast_dims, " dims of a row-major output ",
            dims_string(out.dims),
@@ -211,12 +211,10 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &
 void lower_pointwise(Lowering &lowering, const Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const Tensor &out = lowering.graph().tensor(node.outputs[0]);
-  const bool only_pointwise = pointwise_only(lowering.graph());
-  if (only_pointwise) refuse_first_dim_innermost(out);
+  refuse_first_dim_innermost(lowering.graph(), out);
   cudnnBackendDescriptor_t in[3] = {};
   for (int port = 0; port < 3; ++port)
-    if (node.inputs[port] != 0)
-      in[port] = operand(lowering, node.inputs[port], out, only_pointwise);
+    if (node.inputs[port] != 0) in[port] = operand(lowering, node.inputs[port], out);
   add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[0], in[1], in[2],
                 lowering.tensor(out.uid));
 }
