@@ -6,7 +6,8 @@ directory (issue 26); the Rust crate cudnnfe-sys compiles the same loader (its d
   internal/capi/include/cudnnfe/cudnnfe.h  the header (cgo: -I${SRCDIR}/include)
   internal/capi/cudnnfe_loader.c           every cudnnfe_* function of abi/manifest.json as
                                            a forwarder to the library loaded with dlopen
-  ../rust/cudnnfe-sys/loader/cudnnfe_loader.c  the same, for Rust
+  (../rust/cudnnfe-sys/loader/cudnnfe_loader.c is a link to it, as the crate's csrc/ is
+  to the C sources: cargo package copies the file)
 
 The library is looked for, on the first call, at $CUDNNFE_LIBRARY (a path) and then as
 libcudnnfe.so.<ABI> through the dynamic loader (an installed library, LD_LIBRARY_PATH, the
@@ -15,7 +16,7 @@ missing: CUDNNFE_STATUS_CUDNN_UNAVAILABLE, and cudnnfe_last_error() says what wa
 Building with -tags cudnnfe_link or cudnnfe_pkgconfig (Go), or the crate feature `link`
 (Rust), links the library instead.
 
-usage: python3 bindings/go/gen_loader.py [--check]   (all three files are committed)
+usage: python3 bindings/go/gen_loader.py [--check]   (both files are committed)
 """
 import argparse
 import json
@@ -27,9 +28,7 @@ ROOT = HERE.parent.parent
 CAPI = HERE / "internal" / "capi"
 HEADER_COPY = CAPI / "include" / "cudnnfe" / "cudnnfe.h"
 LOADER = CAPI / "cudnnfe_loader.c"
-# The Rust crate's copy (cudnnfe-sys's default: run-time loading; its build script compiles
-# it with the header of csrc/include).
-RUST_LOADER = ROOT / "bindings" / "rust" / "cudnnfe-sys" / "loader" / "cudnnfe_loader.c"
+
 
 # What a forwarder returns when the library cannot be loaded.
 FAILED = {"cudnnfe_status_t": "CUDNNFE_STATUS_CUDNN_UNAVAILABLE", "uint32_t": "0",
@@ -135,7 +134,7 @@ def main(argv=None):
                     help="exit 1 if a committed file differs from what would be written")
     args = ap.parse_args(argv)
     want = {HEADER_COPY: (ROOT / "include" / "cudnnfe" / "cudnnfe.h").read_text(),
-            LOADER: render(), RUST_LOADER: render()}
+            LOADER: render()}
     stale = [p for p, text in want.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for p in stale:

@@ -3,7 +3,7 @@
 //! `$CUDNNFE_LIBRARY`, else `libcudnnfe.so.0` through the dynamic loader), so a
 //! project that depends on the crate needs no CMake, C++ compiler or library
 //! at build time (the C compiler Rust links with does). The loader is written
-//! by bindings/go/gen_loader.py, with the Go binding's.
+//! by bindings/go/gen_loader.py for the Go binding; loader/ links to it.
 //!
 //! With feature `link`: finds libcudnnfe, or builds it once per machine, and
 //! links it. Order, first hit wins:
