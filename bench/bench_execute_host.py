@@ -48,6 +48,8 @@ def variants(name, cudnn, torch):
     rows = {"dict": lambda: g.execute(pack, ws, handle=handle),
             "uid dict": lambda: g.execute(by_uid, ws, handle=handle)}
     if name == "cudnnfe":
+        print(f"cudnnfe 64x64 matmul: {plan_note(g)}")
+        rows["C call alone (execute_ordered)"] = c_call_alone(cudnn, g, pack, ws, handle, torch)
         rows["bound (CUDA graph, the default)"] = g.bind(pack, ws, handle=handle)
         rows["bound, cuda_graph=False"] = g.bind(pack, ws, handle=handle, cuda_graph=False)
     else:
@@ -55,6 +57,27 @@ def variants(name, cudnn, torch):
         rows["preindexed (tensor_uids=)"] = lambda: g.execute(buffers, ws, handle=handle,
                                                               tensor_uids=uids)
     return rows
+
+
+def c_call_alone(cudnn, g, pack, ws, handle, torch):
+    """cudnnfe's execute without its Python: the one C call that g.execute makes, its
+    arguments made once (what the dict row costs beyond this is the Python layer)."""
+    from cudnnfe._lib import ffi, lib
+    by_uid = {t.get_uid(): a for t, a in pack.items()}
+    ptrs = ffi.new("void *[]", [ffi.cast("void *", by_uid[u].data_ptr())
+                                for u in g.get_bound_uids()])
+    n = len(ptrs)
+    wsp, wsn = ffi.cast("void *", ws.data_ptr()), ws.numel()
+    stream = ffi.cast("void *", torch.cuda.current_stream().cuda_stream)
+    gp, hp, call = g._ptr, handle._ptr, lib.cudnnfe_graph_execute_ordered
+    return lambda: call(gp, hp, ptrs, n, wsp, wsn, stream)
+
+
+def plan_note(g):
+    """Whether cudnnfe's selected plan has cuDNN's native CUDA graph support (execute
+    replays it from a CUDA graph on repeated buffers, docs/plans.md)."""
+    notes = [n.name for n in g.get_behavior_notes()]
+    return f"plan {g.get_plan_name_at_index(g.get_selected_plan())}, behavior notes {notes}"
 
 
 def time_calls(fn, calls):

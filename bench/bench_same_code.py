@@ -23,7 +23,14 @@ Rows:
     CUDNNFE_PLAN_CACHE_DIR; cudnn-frontend: deserialize the bytes written by
     an earlier process).
 
-Usage: bench_same_code.py [--reps 3] [--only gpu,host,build] [--impls cudnnfe,cudnn]
+  * first result from bytes (CUDA_CACHE_DISABLE=1, fresh process): what serialize()
+    returned after a build in an earlier process, loaded with deserialize() and executed
+    once, timed from importing the implementation until the GPU finished (SDPA forward and
+    backward, conv, matmul), with its parts.
+  * build_plans(ALL) after heuristics A: time, and which plans each side built.
+
+Usage: bench_same_code.py [--reps 3] [--only gpu,host,ttfr,all,build] [--impls cudnnfe,cudnn]
+                          [--json results.json]
 Needs torch and a GPU. cudnnfe is found as usual (CUDNNFE_LIBRARY or the
 installed package); cudnn-frontend through PYTHONPATH / site-packages.
 """
@@ -240,14 +247,95 @@ def child_build(cudnn, torch, case, which, cache_file):
         build(cudnn, g2, handle)
         return {"value": (time.perf_counter() - t1) * 1e3, "unit": "ms"}
     if which == "load":
-        # The built plan: cudnn-frontend's serialize(); cudnnfe's serialize_plan() (its
-        # serialize() is the graph description alone, docs/plans.md).
-        data = g.serialize_plan() if hasattr(g, "serialize_plan") else g.serialize()
+        # The built plan: serialize() after a build, on both.
+        data = g.serialize()
         g2 = cudnn.pygraph()
         t1 = time.perf_counter()
         g2.deserialize(handle, data)
         return {"value": (time.perf_counter() - t1) * 1e3, "unit": "ms"}
     raise SystemExit(f"unknown build measure {which}")
+
+
+TTFR_CASES = {
+    "sdpa_fwd_s2k": lambda c, t: sdpa_graph(c, t, 2048, False),
+    "sdpa_bwd_s2k": lambda c, t: sdpa_graph(c, t, 2048, True),
+    "conv": lambda c, t: conv_graph(c, t, 8, 64, 56),
+    "matmul": lambda c, t: matmul_graph(c, t, 1024, 1024, 1024),
+}
+
+
+def child_ttfr(case, phase, cache_file):
+    """Time to first result from serialized bytes in a fresh process. Phase 'write': build,
+    execute, and keep what serialize() returns, with each bound array's UID, shape, stride and
+    dtype. Phase 'load' (the measurement): torch and the arrays are ready (a program's own
+    start-up); timed from importing the implementation through a handle, deserialize() and the
+    first execute until the GPU finished it."""
+    import torch
+    cache_file = f"{cache_file}.{IMPL}"  # each implementation loads its own bytes
+    meta_file = cache_file + ".json"
+    if phase == "write":
+        cudnn = _import_impl()
+        handle = cudnn.create_handle()
+        g, pack, _, _ = TTFR_CASES[case](cudnn, torch)
+        build(cudnn, g, handle)
+        g.execute(pack, workspace_for(torch, g), handle=handle)
+        torch.cuda.synchronize()
+        with open(cache_file, "wb") as f:
+            f.write(bytes(g.serialize()))
+        meta = [{"uid": t.get_uid(), "dim": list(a.shape), "stride": list(a.stride()),
+                 "dtype": str(a.dtype).split(".")[-1]} for t, a in pack.items()]
+        with open(meta_file, "w") as f:
+            json.dump(meta, f)
+        return {"value": os.path.getsize(cache_file), "unit": "bytes"}
+    with open(meta_file) as f:
+        meta = json.load(f)
+    arrays = {}
+    for m in meta:
+        a = torch.empty_strided(m["dim"], m["stride"], dtype=getattr(torch, m["dtype"]),
+                                device="cuda")
+        arrays[m["uid"]] = a.normal_() if a.is_floating_point() else a.zero_()
+    with open(cache_file, "rb") as f:
+        data = f.read()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    cudnn = _import_impl()
+    t_import = time.perf_counter()
+    handle = cudnn.create_handle()
+    t_handle = time.perf_counter()
+    g = cudnn.pygraph()
+    g.deserialize(handle, data)
+    t_load = time.perf_counter()
+    g.execute(arrays, workspace_for(torch, g), handle=handle)
+    torch.cuda.synchronize()
+    t_end = time.perf_counter()
+    return {"value": (t_end - t0) * 1e3, "unit": "ms", "bytes": len(data),
+            "import_ms": (t_import - t0) * 1e3, "handle_ms": (t_handle - t_import) * 1e3,
+            "deserialize_ms": (t_load - t_handle) * 1e3, "execute_ms": (t_end - t_load) * 1e3}
+
+
+def child_all(cudnn, torch, case):
+    """build_plans(ALL) after heuristics A: which plans each implementation builds and how
+    long the build takes (the handle and the heuristics before it are not timed)."""
+    handle = cudnn.create_handle()
+    g, _, _, _ = BUILD_CASES[case](cudnn, torch)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A])
+    offered = [g.get_plan_name_at_index(i) for i in range(g.get_execution_plan_count())]
+    g.check_support()
+    t0 = time.perf_counter()
+    g.build_plans(cudnn.build_plan_policy.ALL)
+    ms = (time.perf_counter() - t0) * 1e3
+    built = []
+    for i in range(g.get_execution_plan_count()):
+        name = g.get_plan_name_at_index(i)
+        try:
+            g.get_workspace_size_plan_at_index(i)
+            built.append(name)
+        except Exception:  # noqa: BLE001 - a plan that did not build
+            pass
+    return {"value": ms, "unit": "ms", "offered": offered, "built": built,
+            "count": len(built)}
 
 
 # The "after start-up" row: time between making the handle and the first build.
@@ -265,9 +353,18 @@ def child_persistent(cudnn, torch, case, phase, cache_file):
     if phase == "hit-startup":
         time.sleep(STARTUP_GAP_S)
         t0 = time.perf_counter()
+    t_handle = time.perf_counter()
     g, _, _, _ = BUILD_CASES[case](cudnn, torch)
+    t_graph = time.perf_counter()
+    parts = {"handle_ms": (t_handle - t0) * 1e3, "graph_ms": (t_graph - t_handle) * 1e3}
     if phase == "write" or is_cudnnfe:
         build(cudnn, g, handle)  # cudnnfe: the plan cache directory makes this a load
+        if is_cudnnfe:
+            info = g.get_build_info()
+            for key in ("total_ms", "validate_ms", "cache_ms", "lower_ms", "heuristics_ms",
+                        "plan_build_ms"):
+                parts["build_" + key] = getattr(info, key)
+            parts["source"] = str(info.source)
         if phase == "write" and not is_cudnnfe:
             with open(cache_file, "wb") as f:
                 f.write(bytes(g.serialize()))
@@ -275,17 +372,34 @@ def child_persistent(cudnn, torch, case, phase, cache_file):
         with open(cache_file, "rb") as f:
             data = list(f.read())
         cudnn.pygraph().deserialize(handle, data)
-    return {"value": (time.perf_counter() - t0) * 1e3, "unit": "ms"}
+    return dict(parts, value=(time.perf_counter() - t0) * 1e3, unit="ms")
 
 
-def child_main(args):
-    import torch
-    if args.impl == "cudnnfe":
+IMPL = "cudnnfe"
+
+
+def _import_impl():
+    if IMPL == "cudnnfe":
         import cudnnfe as cudnn
     else:
         import cudnn
+    return cudnn
+
+
+def child_main(args):
+    global IMPL
+    IMPL = args.impl
     kind, case, extra = args.child.split(":")
-    if kind == "gpu":
+    if kind == "ttfr":
+        out = child_ttfr(case, extra, args.cache_file)
+        out["backend"] = _import_impl().backend_version()
+        print("RESULT " + json.dumps(out), flush=True)
+        return
+    import torch
+    cudnn = _import_impl()
+    if kind == "all":
+        out = child_all(cudnn, torch, case)
+    elif kind == "gpu":
         out = child_gpu(cudnn, torch, case, int(extra))
     elif kind == "host":
         out = child_host(cudnn, torch, case, int(extra))
@@ -326,9 +440,11 @@ def fmt(r, key="value"):
 
 
 ERRORS = []
+ROWS = []  # for --json (bench/plot_results.py's format)
+JSON_NAMES = {"cudnnfe": "cudnnfe", "cudnn": "cudnn-frontend"}
 
 
-def row(title, results, impls, key="value", higher_is_better=False):
+def row(title, results, impls, key="value", higher_is_better=False, group=None, unit=None):
     for i in impls:
         if results.get(i) and "error" in results[i]:
             ERRORS.append(f"{title} [{i}]: {results[i]['error']}")
@@ -338,6 +454,12 @@ def row(title, results, impls, key="value", higher_is_better=False):
         a, b = results[impls[0]][key], results[impls[1]][key]
         ratio = f"{(a / b if higher_is_better else b / a):.2f}x"
     print(f"{title:<44}" + "".join(f"{c:>14}" for c in cells) + f"{ratio:>10}", flush=True)
+    values = {JSON_NAMES.get(i, i): results[i][key] for i in impls
+              if results.get(i) and "error" not in results[i]}
+    if group and values:
+        unit = unit or next((results[i].get("unit") for i in impls if results.get(i)), "")
+        ROWS.append({"name": title, "group": group, "unit": unit,
+                     "higher_is_better": higher_is_better, "values": values})
 
 
 def median_results(rs):
@@ -345,9 +467,9 @@ def median_results(rs):
     if not ok:
         return rs[0]
     out = dict(ok[0])
-    for key in ("value", "second"):
-        if key in out:
-            out[key] = statistics.median(r[key] for r in ok)
+    for key, value in ok[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = statistics.median(r[key] for r in ok if key in r)
     return out
 
 
@@ -382,15 +504,40 @@ def parent_main(args):
         for case in GPU_CASES:
             r = measure(impls, args.reps, f"gpu:{case}:{args.iters}")
             unit = next((x["unit"] for x in r.values() if "unit" in x), "")
-            row(f"{case} ({unit})", r, impls, higher_is_better=True)
+            row(f"{case} ({unit})", r, impls, higher_is_better=True, group="gpu")
     if "host" in only:
         for case in ("dict", "uid_dict", "bound", "bound_graph", "bound_plain"):
             r = measure(impls, args.reps, f"host:{case}:{args.calls}")
-            row(f"execute host us/call, 64x64 matmul, {case}", r, impls)
+            row(f"execute host us/call, 64x64 matmul, {case}", r, impls, group="host")
+    if "ttfr" in only:
+        with tempfile.TemporaryDirectory() as tmp:
+            for case in TTFR_CASES:
+                cache_file = os.path.join(tmp, case)
+                sizes = {i: run_child(i, f"ttfr:{case}:write", cold_env, cache_file)
+                         for i in impls}
+                row(f"serialize() after build {case}, bytes", sizes, impls)
+                r = measure(impls, args.reps, f"ttfr:{case}:load", cold_env, cache_file)
+                row(f"first result from bytes, new process {case}, ms", r, impls,
+                    group="first result")
+                parts("  ", r, impls, ("import_ms", "handle_ms", "deserialize_ms", "execute_ms"))
+    if "all" in only:
+        for case in BUILD_CASES:
+            r = measure(impls, args.reps, f"all:{case}:A")
+            row(f"build_plans(ALL) {case}, ms", r, impls, group="build")
+            row(f"  plans built {case}", r, impls, key="count", higher_is_better=True)
+            names = {i: r[i].get("built") for i in impls if "built" in r.get(i, {})}
+            for i, n in names.items():
+                print(f"    {i} built: {' '.join(n)}")
+            if len(names) == 2:
+                a, b = (set(n) for n in names.values())
+                print(f"    only {impls[0]}: {sorted(a - b)}; only {impls[1]}: {sorted(b - a)}")
+            for i in impls:
+                if "offered" in r.get(i, {}):
+                    print(f"    {i} offered by heuristics A: {' '.join(r[i]['offered'])}")
     if "build" in only:
         for case in BUILD_CASES:
             r = measure(impls, args.reps, f"build:{case}:cold", cold_env)
-            row(f"cold build {case}: first graph + handle, ms", r, impls)
+            row(f"cold build {case}: first graph + handle, ms", r, impls, group="build")
             row(f"cold build: second graph after {case}, ms", r, impls, key="second")
             r = measure(impls, args.reps, f"build:{case}:warm")
             row(f"warm build {case} (same graph again), ms", r, impls)
@@ -402,13 +549,58 @@ def parent_main(args):
                 for impl in impls:
                     run_child(impl, f"persist:{case}:write", cache_env, cache_file)
                 r = measure(impls, args.reps, f"persist:{case}:hit", cache_env, cache_file)
-                row(f"persistent-cache hit, new process {case}, ms", r, impls)
+                row(f"persistent-cache hit, new process {case}, ms", r, impls, group="build")
+                parts("  ", r, impls, ("handle_ms", "graph_ms", "build_total_ms",
+                                       "build_validate_ms", "build_cache_ms", "build_lower_ms",
+                                       "build_heuristics_ms", "build_plan_build_ms"))
                 r = measure(impls, args.reps, f"persist:{case}:hit-startup", cache_env,
                             cache_file)
                 row(f"  same, build {STARTUP_GAP_S:g} s after the handle, ms", r, impls)
     for e in dict.fromkeys(ERRORS):
         print("error: " + e)
     print("cuDNN loaded: " + ", ".join(f"{i} {v}" for i, v in BACKENDS.items()))
+    if args.json:
+        write_json(args.json, torch)
+
+
+def parts(indent, results, impls, keys):
+    """Prints the named parts of a measurement (medians), one line per part present."""
+    for key in keys:
+        if any(key in results.get(i, {}) for i in impls):
+            cells = [fmt(results[i], key) if key in results.get(i, {}) else "-" for i in impls]
+            print(f"{indent + key:<44}" + "".join(f"{c:>14}" for c in cells), flush=True)
+
+
+def write_json(path, torch):
+    """The rows in bench/plot_results.py's format."""
+    import datetime
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=HERE).stdout.strip()
+    except OSError:
+        commit = ""
+    fe = BACKENDS.get("cudnn")
+    doc = {"benchmark": "bench_same_code", "gpu": torch.cuda.get_device_name(),
+           "cudnn_version": _version_text(BACKENDS.get("cudnnfe") or fe),
+           "cudnn_frontend_version": _fe_version(), "torch_version": torch.__version__,
+           "date": datetime.date.today().isoformat(), "commit": commit or "unknown",
+           "rows": ROWS}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"wrote {path}")
+
+
+def _version_text(v):
+    """cuDNN's integer version (91900) as 9.19.0."""
+    if not isinstance(v, int):
+        return str(v)
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
+def _fe_version():
+    r = subprocess.run([sys.executable, "-c", "import cudnn; print(cudnn.__version__)"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() or "not installed"
 
 
 def main():
@@ -417,7 +609,8 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--calls", type=int, default=2000)
-    p.add_argument("--only", default="gpu,host,build")
+    p.add_argument("--only", default="gpu,host,ttfr,all,build")
+    p.add_argument("--json", default="", help="also write the rows to this file")
     p.add_argument("--impl")
     p.add_argument("--child")
     p.add_argument("--cache-file", default="")

@@ -143,6 +143,36 @@ void execute(cudnnfe_graph_t *g, const std::vector<int64_t> &uids,
                   cudnnfe_handle_last_error(test_handle()));
 }
 
+// The second run's bound execution, recorded by stream capture
+// (CUDNNFE_CUDA_GRAPH_CAPTURE), where the graph allows one (no pass-by-value
+// input); null otherwise (the second run executes again). Binding runs the
+// work once: the caller uploads and poisons the buffers after this.
+cudnnfe_bound_t *bind_captured(cudnnfe_graph_t *g, const std::vector<int64_t> &uids,
+                               const std::vector<void *> &buffers, void *workspace,
+                               size_t workspace_size) {
+  size_t n = 0;
+  ok(cudnnfe_graph_get_bound_uids(g, nullptr, 0, &n), "get_bound_uids");
+  std::vector<int64_t> order(n);
+  ok(cudnnfe_graph_get_bound_uids(g, order.data(), n, &n), "get_bound_uids");
+  std::vector<void *> data;
+  for (int64_t uid : order) {
+    const size_t i = static_cast<size_t>(std::find(uids.begin(), uids.end(), uid) - uids.begin());
+    if (i == uids.size()) throw Failure("bound UID " + std::to_string(uid) + " has no buffer");
+    data.push_back(buffers[i]);
+  }
+  cudnnfe_bind_options_t o;
+  cudnnfe_bind_options_init(&o);
+  o.cuda_graph = CUDNNFE_CUDA_GRAPH_CAPTURE;
+  cudnnfe_bound_t *bound = nullptr;
+  const cudnnfe_status_t s = cudnnfe_graph_bind(&bound, g, test_handle(), data.data(), data.size(),
+                                                workspace, workspace_size, &o);
+  if (s == CUDNNFE_STATUS_NOT_SUPPORTED) return nullptr;
+  if (s != CUDNNFE_STATUS_OK)
+    throw Failure(std::string("bind (capture) returned ") + cudnnfe_status_name(s) + ": " +
+                  cudnnfe_handle_last_error(test_handle()));
+  return bound;
+}
+
 // Host data of a case's bound tensors by UID.
 using HostData = std::map<int64_t, std::pair<TensorInfo, Bytes *>>;
 
@@ -258,6 +288,10 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
 
   std::map<int64_t, Bytes> first_run;
   for (int run = 0; run < 2; ++run) {
+    cudnnfe_bound_t *captured =
+        run == 1 ? bind_captured(gpu_graph.get(), uids, device_ptrs, workspace.get(),
+                                 static_cast<size_t>(workspace_size))
+                 : nullptr;
     // Inputs are (re)uploaded every run: an in-place update overwrote one.
     for (size_t i = 0; i < uids.size(); ++i) {
       if (tensors[i].is_output) continue;
@@ -276,8 +310,17 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
           "cudaMemcpy");
       if (!err.empty()) throw Failure(err);
     }
-    execute(gpu_graph.get(), uids, device_ptrs, workspace.get(),
-            static_cast<size_t>(workspace_size), "GPU");
+    if (captured) {
+      const cudnnfe_status_t r = cudnnfe_bound_execute(captured, nullptr);
+      cudnnfe_bound_destroy(captured);
+      if (r != CUDNNFE_STATUS_OK)
+        throw Failure(std::string("bound execute returned ") + cudnnfe_status_name(r) + ": " +
+                      cudnnfe_handle_last_error(test_handle()));
+    } else {
+      execute(gpu_graph.get(), uids, device_ptrs, workspace.get(),
+              static_cast<size_t>(workspace_size), "GPU");
+    }
+    const char *run_label = run == 0 ? "" : captured ? " [run 2: captured]" : " [run 2]";
     std::string err = gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
     if (!err.empty()) throw Failure(err);
 
@@ -307,7 +350,7 @@ void run_case(const std::string &family, const std::string &label, cudnnfe_dtype
       if (run == 0 || e.bad || guard_hits)
         std::printf("  %-36s %-34s max_abs %.2e max_rel %.2e (rtol %.0e) plan %s ws %lld%s%s%s%s\n",
                     full.c_str(), (t.name + dims_text(t.dims)).c_str(), e.max_abs, e.max_rel, rtol,
-                    plan, static_cast<long long>(workspace_size), run ? " [run 2]" : "",
+                    plan, static_cast<long long>(workspace_size), run_label,
                     aliased ? " [in place]" : "", e.bad ? "  MISMATCH" : "",
                     guard_hits ? "  GUARD BAND OVERWRITTEN" : "");
       if (e.bad)

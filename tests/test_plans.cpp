@@ -580,6 +580,34 @@ TEST(plan_blob_round_trip_on_cpu) {
               CUDNNFE_STATUS_INVALID_ARGUMENT, "rebuild_on_mismatch");
 }
 
+// cudnnfe_graph_deserialize takes a plan blob too: its graph description,
+// unbuilt, to build with other options. A damaged blob is refused as such.
+TEST(graph_deserialize_loads_a_plan_blobs_description) {
+  Graph g;
+  Uids u = add_matmul_graph(g, "orig_");
+  cudnnfe_build_options_t o = cpu_options();
+  REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &o));
+  const std::vector<float> expected = run_cpu(g, u);
+  const std::string blob = serialize_plan(g);
+  REQUIRE(!blob.empty());
+  Graph loaded;
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, blob.data(), blob.size()));
+  int32_t built = 1;
+  CHECK_OK(cudnnfe_graph_is_built(loaded, &built));
+  CHECK(built == 0);
+  int64_t uid = 0;
+  CHECK_OK(cudnnfe_graph_find_tensor(loaded, "orig_a", &uid));
+  CHECK(uid == u.a);
+  REQUIRE_OK(cudnnfe_graph_build(loaded, nullptr, &o));
+  const std::vector<float> again = run_cpu(loaded, u);
+  CHECK(std::memcmp(again.data(), expected.data(), again.size() * sizeof(float)) == 0);
+  std::string damaged = blob;
+  damaged[damaged.size() - 3] ^= 0x20;
+  Graph refused;
+  CHECK_FAILS(cudnnfe_graph_deserialize(refused, damaged.data(), damaged.size()),
+              CUDNNFE_STATUS_BAD_SERIALIZED_DATA, "plan blob");
+}
+
 TEST(hand_written_payload_loads) {
   // docs/plans.md is enough to write a plan by hand.
   Fixture fx;

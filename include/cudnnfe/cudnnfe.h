@@ -2085,8 +2085,10 @@ cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buf
                                          size_t capacity, size_t *size);
 
 /* Loads a graph description into `graph`, which must be empty (just
- * created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is
- * wrong and where; never crashes on hostile input. */
+ * created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
+ * its graph description is loaded, unbuilt (since 0.4). Returns OK or
+ * BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
+ * crashes on hostile input. */
 cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
 
 /* ------------------------------------------------------------------------ */

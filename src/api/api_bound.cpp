@@ -3,8 +3,10 @@
 // handle are still there and that the graph was not built again.
 #include "api/guard.h"
 #include "api/resolve_bindings.h"
+#include "backend/known_wrong_configs.h"
 #include "exec/verify.h"
 #include "plan/plan.h"
+#include "plan/recorded_plan.h"
 
 using namespace cudnnfe;
 
@@ -42,6 +44,25 @@ void check_cuda_graph_allowed(const Graph &graph, const Plan &plan,
            "CUDA graph (cuda_graph = ", what,
            ") would keep the value it has at bind; bind with CUDNNFE_CUDA_GRAPH_OFF");
   }
+}
+
+// The mode a bind uses: AUTO records by stream capture only where the plan
+// lacks cuDNN's native population, and never where capture is known to
+// record the work wrongly (then no CUDA graph: OFF); an explicit CAPTURE
+// there is refused.
+cudnnfe_cuda_graph_mode_t checked_capture_mode(const Graph &graph, const Plan &plan,
+                                               cudnnfe_cuda_graph_mode_t mode) {
+  if (mode != CUDNNFE_CUDA_GRAPH_CAPTURE && mode != CUDNNFE_CUDA_GRAPH_AUTO) return mode;
+  const std::string why = backend::known_wrong_under_capture(graph);
+  if (why.empty()) return mode;
+  if (mode == CUDNNFE_CUDA_GRAPH_CAPTURE)
+    fail(CUDNNFE_STATUS_NOT_SUPPORTED, "bind: graph \"", graph.name, "\": ", why,
+         " (docs/refusals.md); bind with CUDNNFE_CUDA_GRAPH_OFF, or CUDNNFE_CUDA_GRAPH_NATIVE "
+         "where the plan supports it");
+  const auto *recorded = dynamic_cast<const RecordedPlan *>(&plan);
+  const bool native = recorded && (recorded->entry(recorded->selected()).behavior_notes &
+                                   CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API);
+  return native ? mode : CUDNNFE_CUDA_GRAPH_OFF;
 }
 
 // The live record behind a bound execution's token.
@@ -90,15 +111,19 @@ cudnnfe_status_t cudnnfe_graph_bind(cudnnfe_bound_t **bound, const cudnnfe_graph
     const Plan &plan = graph.plan();
     check_ordered(graph, data, count);
     check_workspace(graph, plan, workspace, workspace_size);
-    if (o.cuda_graph != CUDNNFE_CUDA_GRAPH_OFF) check_cuda_graph_allowed(graph, plan, o.cuda_graph);
+    cudnnfe_cuda_graph_mode_t mode = o.cuda_graph;
+    if (mode != CUDNNFE_CUDA_GRAPH_OFF) {
+      check_cuda_graph_allowed(graph, plan, mode);
+      mode = checked_capture_mode(graph, plan, mode);
+    }
     auto record = std::make_unique<cudnnfe_bound>();
     record->graph = g;
     record->handle = h;
     record->plan_serial = graph.plan_serial();
     // Verify mode checks the first run of every bound execution (a CUDA
     // graph replays the work another way than execute).
-    record->impl = verified_bound_run(plan.bind(handle, data, count, workspace, o.cuda_graph),
-                                      graph, data, count);
+    record->impl =
+        verified_bound_run(plan.bind(handle, data, count, workspace, mode), graph, data, count);
     *bound = register_bound(std::move(record));
   });
 }

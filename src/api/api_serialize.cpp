@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "api/guard.h"
+#include "plan/plan_blob.h"
 #include "serialize/graph_json.h"
 
 using namespace cudnnfe;
@@ -28,7 +29,14 @@ cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *g, const char *data,
       fail_argument("graph \"", graph.name,
                     "\" is not empty; deserialize into a freshly created graph");
     Graph loaded;
-    deserialize_graph(data, size, loaded);
+    // A plan blob holds the description too: load that, unbuilt.
+    const size_t magic = std::strlen(plan::kBlobMagic);
+    if (size > magic && std::memcmp(data, plan::kBlobMagic, magic) == 0) {
+      const plan::PlanRecord record = plan::decode_plan_blob(data, size);
+      deserialize_graph(record.graph_json.data(), record.graph_json.size(), loaded);
+    } else {
+      deserialize_graph(data, size, loaded);
+    }
     // Swap in only after the whole description loaded and validated.
     graph = std::move(loaded);
   });

@@ -124,9 +124,8 @@ cudnnBackendDescriptor_t cached_pack(const PlanSet &set, void *const *data, void
 }
 
 // cuDNN 9.5's signatures, spelled out so that older headers compile.
-using PopulateFn = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_t,
-                                     cudnnBackendDescriptor_t, cudaGraph_t);
-using UpdateFn = PopulateFn;
+using PopulateFn = PopulateCudaGraphFn;
+using UpdateFn = PopulateCudaGraphFn;
 
 struct CudaGraphApi {
   PopulateFn populate = nullptr;
@@ -253,13 +252,17 @@ cudnnHandle_t GpuPlan::prepare(Handle &handle, void *stream, bool set_stream) co
 // The hot path: no allocation of ours (the pointer table is on the stack and
 // the variant pack is reused while the buffers stay the same) except
 // creating the cuDNN handle on a handle's first use.
-void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspace,
-                  void *stream) const {
+void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream,
+                  bool replay) const {
   cudnnHandle_t cudnn_handle = prepare(handle, stream, true);
   const Candidate &c = set_->candidates[index];
   void *table[kMaxBoundTensors];
   void *backend_workspace = set_->bind(data, workspace, table);
   cudnnBackendDescriptor_t pack = cached_pack(*set_, table, backend_workspace);
+  if (replay && (c.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API) &&
+      replay_.run(*set_, index, cudnn_handle, cuda_graph_api().populate, c.plan.get(), pack, table,
+                  backend_workspace, stream))
+    return;
   cudnnStatus_t status = cudnn().BackendExecute(cudnn_handle, c.plan.get(), pack);
   if (status != CUDNN_STATUS_SUCCESS) {
     std::string reason = last_error();

@@ -17,6 +17,7 @@
 #include "backend/descriptor.h"
 #include "backend/device_constants.h"
 #include "backend/device_properties.h"
+#include "backend/execute_replay.h"
 #include "backend/frontend_workspace.h"
 #include "backend/kernel_cache.h"
 #include "backend/lowering.h"
@@ -68,6 +69,9 @@ struct PlanSet {
   std::vector<ViewBinding> views;
   std::shared_ptr<const DeviceConstants> constants;  // null when there are none
   std::vector<ScalarValue> scalars;
+  // Some graph input is pass-by-value: its host value is read at each
+  // execute, so the execute is never replayed (backend/execute_replay.h).
+  bool has_by_value_inputs = false;
   int device = 0;
   int sm = 0;
   std::string device_name;
@@ -99,8 +103,10 @@ class GpuPlan final : public RecordedPlan {
   cudnnfe_target_t target() const override { return CUDNNFE_TARGET_GPU; }
   int64_t workspace_size() const override { return current().workspace_size; }
   const std::string &name() const override { return current().name; }
+  // Runs the selected candidate, replayed from a CUDA graph when it runs
+  // again on the same buffers (backend/execute_replay.h).
   void execute(Handle &handle, void *const *data, void *workspace, void *stream) const override {
-    run(selected(), handle, data, workspace, stream);
+    run(selected(), handle, data, workspace, stream, true);
   }
 
   size_t plan_count() const override { return set_->candidates.size(); }
@@ -119,8 +125,10 @@ class GpuPlan final : public RecordedPlan {
   // recorded now and instantiated.
   std::unique_ptr<BoundRun> bind(Handle &handle, void *const *data, size_t count, void *workspace,
                                  cudnnfe_cuda_graph_mode_t mode) const override;
-  // Runs candidate `index` (execute's path; autotune times the others).
-  void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream) const;
+  // Runs candidate `index` with cudnnBackendExecute (autotune times each
+  // this way), or from a recording when `replay`.
+  void run(size_t index, Handle &handle, void *const *data, void *workspace, void *stream,
+           bool replay = false) const;
   // Fills or updates a CUDA graph with the selected candidate
   // (cudnnBackendPopulateCudaGraph / cudnnBackendUpdateCudaGraph).
   void cuda_graph(bool update, Handle &handle, void *const *data, void *workspace,
@@ -152,6 +160,7 @@ class GpuPlan final : public RecordedPlan {
 
   std::shared_ptr<const PlanSet> set_;
   std::atomic<size_t> selected_;
+  mutable ExecuteReplay replay_;
 };
 
 // A new serial number for a PlanSet.

@@ -23,6 +23,7 @@
 #include "backend/loader.h"
 #include "backend/lowering.h"
 #include "backend/lowering_table.h"
+#include "backend/plan_finalize.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -175,6 +176,8 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
           std::make_shared<DeviceConstants>(lowering.constant_tensors(), target.device);
   }
   set->scalars = lowering.scalars();
+  for (int64_t uid : bound)
+    if (graph.tensor(uid).pass_by_value) set->has_by_value_inputs = true;
   set->device = target.device;
   set->sm = target.sm;
   set->device_name = target.device_name;
@@ -480,38 +483,54 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       note_attempt(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
       continue;
     }
-    for (int64_t i = 0; i < count && set->candidates.size() < limit; ++i) {
+    // The configurations to build, in heuristics order.
+    std::vector<Offered> wanted;
+    std::vector<PlanToFinalize> plans;
+    for (int64_t i = 0; i < count; ++i) {
       start = Clock::now();
       Offered offered = read_config(configs[i], set->frontend);
       const bool fresh = seen.insert(offered.name).second;
       const bool keep = fresh && filter_reason(offered, options, filtered).empty();
       record.heuristics_ms += ms_since(start);
       log_debug("engine ", offered.name,
-                keep    ? ": building"
+                keep    ? ": to build"
                 : fresh ? ": removed by the build options' filters"
                         : ": offered again, skipped");
       if (!keep) continue;
+      wanted.push_back(std::move(offered));
+      plans.emplace_back();
+      plans.back().config = configs[i].get();
+    }
+    // ALL without a plan limit builds them all at once on threads; otherwise
+    // one at a time, stopping at the limit.
+    const bool at_once = limit == SIZE_MAX && plans.size() > 1;
+    if (at_once) {
       start = Clock::now();
-      Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-      if (kernel_cache)
-        plan.set_descriptors(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, &kernel_cache, 1);
-      status = plan.try_finalize();
-      if (status != CUDNN_STATUS_SUCCESS) {
-        log_debug("engine ", offered.name, ": refused: ", status_text(status));
+      finalize_plans(plans, kernel_cache);
+      record.plan_build_ms += ms_since(start);
+      log_info("build \"", graph.name, "\": finalized ", plans.size(), " plan(s) on ",
+               std::min(plans.size(), plan_finalize_threads()), " thread(s) in ", ms_since(start),
+               " ms");
+    }
+    for (size_t i = 0; i < plans.size() && set->candidates.size() < limit; ++i) {
+      PlanToFinalize &built = plans[i];
+      Offered &offered = wanted[i];
+      if (!at_once) {
+        finalize_plan(built, kernel_cache);
+        record.plan_build_ms += built.ms;
+      }
+      if (built.status != CUDNN_STATUS_SUCCESS) {
+        log_debug("engine ", offered.name, ": refused: ", status_text(built.status));
         ++failed_builds;
-        if (first_failure.empty()) {
-          std::string reason = last_error();
-          first_failure =
-              cat(offered.name, ": ", status_text(status), reason.empty() ? "" : cat(": ", reason));
-        }
-        record.plan_build_ms += ms_since(start);
+        if (first_failure.empty())
+          first_failure = cat(offered.name, ": ", status_text(built.status),
+                              built.error.empty() ? "" : cat(": ", built.error));
         continue;
       }
+      log_debug("engine ", offered.name, ": built in ", built.ms, " ms");
       const int64_t workspace =
-          set->frontend.total(plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
-      record.plan_build_ms += ms_since(start);
-      if (!keep_unless_known_wrong(graph, plan, offered, filtered)) continue;
+          set->frontend.total(built.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
+      if (!keep_unless_known_wrong(graph, built.plan, offered, filtered)) continue;
       if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
         offered.workspace_size = workspace;
         filter_reason(offered, options, filtered);
@@ -520,7 +539,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       Candidate c;
       c.config = std::move(offered.config);
       c.name = std::move(offered.name);
-      c.plan = std::move(plan);
+      c.plan = std::move(built.plan);
       c.workspace_size = workspace;
       c.numerical_notes = offered.numerical_notes;
       c.behavior_notes = offered.behavior_notes;

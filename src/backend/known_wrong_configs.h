@@ -13,4 +13,9 @@ namespace cudnnfe::backend {
 // Why `config` must not run `graph` ("" when nothing is known against it).
 std::string known_wrong_config(const Graph &graph, const plan::EngineConfig &config);
 
+// Why a CUDA graph recorded by stream capture of cudnnBackendExecute does not
+// do `graph`'s work ("" when nothing is known against it). cuDNN's native
+// population (cudnnBackendPopulateCudaGraph) is not concerned.
+std::string known_wrong_under_capture(const Graph &graph);
+
 }  // namespace cudnnfe::backend

@@ -183,6 +183,9 @@ const CudaGraphRuntimeApi &cuda_graph_runtime() {
     resolve(lib, "cudaGraphDestroy", &api.GraphDestroy, &api.missing);
     resolve(lib, "cudaGraphExecDestroy", &api.GraphExecDestroy, &api.missing);
     resolve(lib, "cudaGraphLaunch", &api.GraphLaunch, &api.missing);
+    // Optional: only execute replay needs it (without it, execute never replays).
+    api.StreamIsCapturing =
+        reinterpret_cast<decltype(api.StreamIsCapturing)>(dlsym(lib, "cudaStreamIsCapturing"));
   });
   return api;
 }

@@ -74,6 +74,8 @@ struct CudaGraphRuntimeApi {
   cudaError_t (*GraphDestroy)(cudaGraph_t) = nullptr;
   cudaError_t (*GraphExecDestroy)(cudaGraphExec_t) = nullptr;
   cudaError_t (*GraphLaunch)(cudaGraphExec_t, cudaStream_t) = nullptr;
+  // Null where the runtime lacks it (not listed in `missing`).
+  cudaError_t (*StreamIsCapturing)(cudaStream_t, cudaStreamCaptureStatus *) = nullptr;
   std::string missing;
 };
 

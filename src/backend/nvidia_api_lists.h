@@ -18,6 +18,9 @@
   X(cudaMemcpyHostToDevice, 1) \
   X(cudaMemcpyDefault, 4) \
 
+#define CUDNNFE_ENUM_cudaStreamCaptureStatus(X) \
+  X(cudaStreamCaptureStatusNone, 0) \
+
 #define CUDNNFE_ENUM_cudaStreamCaptureMode(X) \
   X(cudaStreamCaptureModeThreadLocal, 1) \
 
@@ -30,6 +33,7 @@
   X(CUDNN_STATUS_SUCCESS, 0) \
   X(CUDNN_STATUS_BAD_PARAM, 2000) \
   X(CUDNN_STATUS_NOT_SUPPORTED, 3000) \
+  X(CUDNN_STATUS_INTERNAL_ERROR, 4000) \
 
 #define CUDNNFE_ENUM_cudnnDataType_t(X) \
   X(CUDNN_DATA_FLOAT, 0) \
@@ -428,6 +432,7 @@
 #define CUDNNFE_NVIDIA_ENUMS(X) \
   X(cudaError, cudaError_t, CUDNNFE_ENUM_cudaError_t) \
   X(cudaMemcpyKind, cudaMemcpyKind, CUDNNFE_ENUM_cudaMemcpyKind) \
+  X(cudaStreamCaptureStatus, cudaStreamCaptureStatus, CUDNNFE_ENUM_cudaStreamCaptureStatus) \
   X(cudaStreamCaptureMode, cudaStreamCaptureMode, CUDNNFE_ENUM_cudaStreamCaptureMode) \
   X(cudaDeviceAttr, cudaDeviceAttr, CUDNNFE_ENUM_cudaDeviceAttr) \
   X(cudnnfe_cudnnStatus_t_tag, cudnnStatus_t, CUDNNFE_ENUM_cudnnStatus_t) \

@@ -36,6 +36,7 @@ struct stub_cudart_counters {
   long launches;
   long exec_destroys;
   void *last_launch_stream;
+  void *capturing; /* cudaStreamIsCapturing says this stream is being captured */
 };
 
 #endif

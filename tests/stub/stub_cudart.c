@@ -94,6 +94,12 @@ int cudaStreamBeginCapture(void *stream, int mode) {
   ++stub_cudart_counters.captures;
   return 0;
 }
+/* A stream whose address is stub_cudart_counters.capturing reports itself
+ * as being captured (status 1, cudaStreamCaptureStatusActive). */
+int cudaStreamIsCapturing(void *stream, int *status) {
+  *status = stream && stream == stub_cudart_counters.capturing ? 1 : 0;
+  return 0;
+}
 int cudaStreamEndCapture(void *stream, void **graph) {
   *graph = malloc(1);
   return 0;

@@ -30,6 +30,8 @@ inline void give_gpu_plan(cudnnfe_graph_t *g, uint32_t behavior_notes = 0) {
     set->slots.push_back(i);
   }
   set->graph_bound = graph.bound_uids().size();
+  for (int64_t uid : graph.bound_uids())
+    if (graph.tensor(uid).pass_by_value) set->has_by_value_inputs = true;
   set->seal();
   graph.set_plan(std::make_unique<backend::GpuPlan>(set, 0));
 }

@@ -201,6 +201,79 @@ TEST(bound_capture_records_once_and_replays) {
   CHECK(dnn().set_stream == sets);
 }
 
+// Execute replay (backend/execute_replay.h): a plan with cuDNN's native CUDA
+// graph note, executed again on the same buffers, is populated once and
+// launched from then on; a first sight of buffers, a plan without the note,
+// a pass-by-value input and a caller's stream under capture execute as usual.
+TEST(execute_replays_a_native_plan_on_repeated_buffers) {
+  REQUIRE_STUBS();
+  StubGraph sg(true);
+  TestHandle h;
+  cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
+  const long executes = dnn().executes, populates = dnn().populates;
+  const long launches = rt().launches, instantiates = rt().instantiates;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().executes == executes + 1);
+  CHECK(rt().launches == launches);
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().executes == executes + 1);
+  CHECK(dnn().populates == populates + 1);
+  CHECK(rt().instantiates == instantiates + 1);
+  CHECK(rt().launches == launches + 1);
+  CHECK(rt().last_launch_stream == stream_a);
+  void *order[3] = {buffers[0], buffers[1], buffers[2]};
+  REQUIRE_OK(cudnnfe_graph_execute_ordered(sg.g, h.h, order, 3, nullptr, 0, stream_b));
+  CHECK(rt().launches == launches + 2);  // any stream: the graph is launched on it
+  CHECK(rt().last_launch_stream == stream_b);
+  CHECK(dnn().executes == executes + 1);
+  // Other output buffer: executed (first sight), then launched from its own graph.
+  float other[8];
+  bind[2].data = other;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().executes == executes + 2);
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(dnn().populates == populates + 2);
+  CHECK(rt().launches == launches + 3);
+  // The first buffers still have theirs.
+  bind[2].data = buffers[2];
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  CHECK(rt().launches == launches + 4);
+  CHECK(dnn().populates == populates + 2);
+  // The caller is capturing its stream: cuDNN's own work goes into its graph.
+  rt().capturing = stream_b;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_b));
+  rt().capturing = nullptr;
+  CHECK(dnn().executes == executes + 3);
+  CHECK(rt().launches == launches + 4);
+}
+
+TEST(execute_does_not_replay_without_the_note_or_with_a_pass_by_value_input) {
+  REQUIRE_STUBS();
+  TestHandle h;
+  const long populates = dnn().populates, launches = rt().launches;
+  {
+    StubGraph plain(false);
+    cudnnfe_binding_t bind[3] = {
+        {plain.a, buffers[0]}, {plain.b, buffers[1]}, {plain.c, buffers[2]}};
+    const long executes = dnn().executes;
+    for (int i = 0; i < 3; ++i)
+      REQUIRE_OK(cudnnfe_graph_execute(plain.g, h.h, bind, 3, nullptr, 0, stream_a));
+    CHECK(dnn().executes == executes + 3);
+  }
+  StubGraph by_value(true, true);
+  float scale = 2.0f;
+  cudnnfe_binding_t bind[4] = {{by_value.a, buffers[0]},
+                               {by_value.b, buffers[1]},
+                               {by_value.c, buffers[2]},
+                               {by_value.scale, &scale}};
+  const long executes = dnn().executes;
+  for (int i = 0; i < 3; ++i)
+    REQUIRE_OK(cudnnfe_graph_execute(by_value.g, h.h, bind, 4, nullptr, 0, stream_a));
+  CHECK(dnn().executes == executes + 3);
+  CHECK(dnn().populates == populates);
+  CHECK(rt().launches == launches);
+}
+
 TEST(bound_native_population_where_the_plan_supports_it) {
   REQUIRE_STUBS();
   void *order[3] = {buffers[0], buffers[1], buffers[2]};

@@ -2764,8 +2764,10 @@ end
 C: `cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size)`
 
 Loads a graph description into `graph`, which must be empty (just
-created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is
-wrong and where; never crashes on hostile input.
+created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
+its graph description is loaded, unbuilt (since 0.4). Returns OK or
+BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
+crashes on hostile input.
 """
 function cudnnfe_graph_deserialize(graph, data, size)
     ccall((:cudnnfe_graph_deserialize, libcudnnfe), cudnnfe_status_t,

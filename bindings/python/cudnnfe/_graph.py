@@ -1352,7 +1352,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
     def _rebuild(self, options: Any, handle: Optional[Handle]) -> None:
         """Build a fresh C graph from this one's description with ``options`` and adopt it."""
-        data = self.serialize()
+        data = self.serialize_description()
         out = ffi.new("cudnnfe_graph_t **")
         status = lib.cudnnfe_graph_create(out)
         if status:
@@ -2076,19 +2076,28 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     # ------------------------------------------------------------------
 
     def serialize(self) -> bytes:
-        """The graph description as versioned JSON bytes (rebuilds on any GPU and cuDNN).
+        """The graph, as bytes that :meth:`deserialize` takes back.
 
-        Unlike cudnn-frontend's ``serialize()``, this holds no engine choice:
-        loading it runs the heuristics again. :meth:`serialize_plan` writes
-        the built plan (engine configuration, autotune record) as well, for
-        loads that skip heuristics and plan search on the same GPU
-        architecture and cuDNN version; :meth:`deserialize` takes either.
-        A graph built from device properties (``pygraph(device_property=...)``)
-        writes its plan blob, as cudnn-frontend writes its plan: that is what
-        the build without a GPU was for.
+        Built: the executable plan, as cudnn-frontend's ``serialize()`` after
+        a build (:meth:`serialize_plan`: the graph description, the selected
+        engine configuration and cuDNN's own serialization of the plan, which
+        holds the compiled kernel of runtime-compiled engines). Loading it in
+        a new process on the same GPU architecture and cuDNN version runs no
+        heuristics and compiles nothing; elsewhere it raises
+        :class:`BadSerializedDataError` naming both sides (or rebuilds, with
+        ``deserialize(..., rebuild_on_mismatch=True)``).
+
+        Not built: the graph description alone (versioned JSON, rebuilds on
+        any GPU and cuDNN; :meth:`serialize_description` gives it for a built
+        graph too).
         """
-        if self._device_properties is not None and self.is_built():
+        if self.is_built():
             return self.serialize_plan()
+        return self.serialize_description()
+
+    def serialize_description(self) -> bytes:
+        """The graph description (``docs/graph-json.md``) as versioned JSON bytes,
+        built or not: no engine choice, so loading it runs the heuristics again."""
         if not self.is_built():
             _rewrite.finalize(self)
         return self._serialize_raw()
@@ -2127,9 +2136,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         * what :meth:`serialize` returned, the graph description: loaded,
           then built unless ``build=False`` (the heuristics run again;
           ``heur_modes`` and ``target`` as for :meth:`build`);
-        * what :meth:`serialize_plan` returned, a plan blob (it starts with
-          ``CUDNNFE-PLAN``): loaded as :meth:`deserialize_plan` does, built
-          from the stored engine configuration (``rebuild_on_mismatch``).
+        * what :meth:`serialize` returned for a built graph (:meth:`serialize_plan`),
+          a plan blob (it starts with ``CUDNNFE-PLAN``): loaded as
+          :meth:`deserialize_plan` does, built from the stored plan
+          (``rebuild_on_mismatch``); with ``build=False``, ``heur_modes`` or
+          ``target`` given, its graph description is loaded and built (or
+          not) as asked instead.
 
         Works on the class too: ``Graph.deserialize(data)`` returns a new graph.
         """
@@ -2145,14 +2157,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         else:
             raise TypeError("deserialize takes (data) or (handle, data)")
         raw = _serialized_bytes(data)
-        if _plans.is_plan_blob(raw):
-            if not build or heur_modes is not None or target is not None:
-                raise ValueError("deserialize: the data is a plan blob, which is built from its "
-                                 "stored engine configuration; build=, heur_modes= and target= "
-                                 "apply to graph descriptions only")
+        plan_blob = _plans.is_plan_blob(raw)
+        if plan_blob and build and heur_modes is None and target is None:
             self._deserialize_plan(raw, rebuild_on_mismatch=rebuild_on_mismatch, handle=handle)
             return
-        if rebuild_on_mismatch:
+        if rebuild_on_mismatch and not plan_blob:
             raise ValueError("deserialize: rebuild_on_mismatch applies to plan blobs "
                              "(serialize_plan); this is a graph description")
         self._check(lib.cudnnfe_graph_deserialize(self._ptr, raw, len(raw)))

@@ -34,14 +34,12 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
-import cffi
-
-from ._cdef import CDEF, HEADER_ABI_VERSION, HEADER_VERSION
+# The declarations, compiled ahead by cffi (generated from the header with _cdef.py): no C
+# is parsed at import.
+from ._cdef import HEADER_ABI_VERSION, HEADER_VERSION
+from ._cffi_abi import ffi
 
 __all__ = ["ffi", "lib", "library_path"]
-
-ffi = cffi.FFI()
-ffi.cdef(CDEF)
 
 _PACKAGE_LIB_DIR = Path(__file__).resolve().parent / "lib"
 _SONAME = f"libcudnnfe.so.{HEADER_ABI_VERSION}"

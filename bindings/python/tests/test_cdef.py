@@ -34,6 +34,14 @@ def test_committed_cdef_is_up_to_date(tool):
         "`python3 bindings/python/tools/gen_cdef.py` and commit the result")
 
 
+def test_committed_cffi_abi_module_is_up_to_date(tool):
+    expected = tool.render_abi_module(HEADER.read_text(encoding="utf-8"))
+    actual = (GENERATED.parent / "_cffi_abi.py").read_text(encoding="utf-8")
+    assert actual == expected, (
+        "bindings/python/cudnnfe/_cffi_abi.py is stale: run "
+        "`python3 bindings/python/tools/gen_cdef.py` and commit the result")
+
+
 def test_check_mode_passes_on_committed_file(tool):
     result = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True,
                             text=True)

@@ -303,7 +303,10 @@ def test_pooling_nhwc_half(handle, case):
 
 
 def test_pooling_matches_torch(handle):
-    x = torch.randn(2, 8, 32, 32, device=DEV, dtype=torch.float32)
+    # Channels-last: cuDNN 9.19's pooling engines refuse NCHW FLOAT on an H200
+    # (engine 3 wants N, spatial, C packed; engine 1 an NCHW output).
+    x = torch.randn(2, 8, 32, 32, device=DEV, dtype=torch.float32).to(
+        memory_format=torch.channels_last)
     g = cudnnfe.pygraph(io_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT)
     t = g.tensor_like(x)
     y, _ = g.resample(t, "MAXPOOL", window=[2, 2], stride=[2, 2])

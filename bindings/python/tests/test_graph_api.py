@@ -137,7 +137,8 @@ def test_sdpa_outputs():
     assert o.get_name() == "attn::O" and o.get_dim() == [2, 8, 64, 16]
     o2, stats2 = g.sdpa(q=q, k=k, v=v, is_inference=False)
     assert stats2.get_dim() == [2, 8, 64, 1] and stats2.get_name() == "sdpa_0::Stats"
-    o3, stats3 = g.sdpa(q=q, k=k, v=v, generate_stats=True, use_causal_mask_bottom_right=True,
+    # (A bottom-right diagonal needs s_q <= s_kv, as cudnn-frontend checks: top-left here.)
+    o3, stats3 = g.sdpa(q=q, k=k, v=v, generate_stats=True, use_causal_mask=True,
                         attn_bias=g.tensor(dim=[1, 8, 64, 48], name="bias"))
     assert stats3 is not None
     o.set_output(True)

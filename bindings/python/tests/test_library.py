@@ -127,8 +127,9 @@ def test_log_callback_receives_build_lines_and_can_be_removed():
 
 
 def test_cudnnfe_log_environment_variable_logs_to_stderr():
-    env = dict(os.environ, CUDNNFE_LOG="info",
-               PYTHONPATH=str(Path(cudnnfe.__file__).parent.parent))
+    # The package's directory first, keeping the rest (cffi may come from PYTHONPATH too).
+    path = [str(Path(cudnnfe.__file__).parent.parent), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, CUDNNFE_LOG="info", PYTHONPATH=os.pathsep.join(p for p in path if p))
     code = ("import cudnnfe\n"
             "g = cudnnfe.pygraph(io_data_type=cudnnfe.data_type.FLOAT, "
             "compute_data_type=cudnnfe.data_type.FLOAT, target=cudnnfe.target.CPU_REFERENCE, "

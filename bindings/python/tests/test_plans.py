@@ -185,7 +185,8 @@ def test_plan_blob_format_and_round_trip(arrays):
     g, *_ = _matmul_graph()
     g.build(target=CPU)
     blob = g.serialize_plan()
-    assert cudnn.is_plan_blob(blob) and not cudnn.is_plan_blob(g.serialize())
+    # A built graph's serialize() is its plan, as cudnn-frontend's is.
+    assert g.serialize() == blob and not cudnn.is_plan_blob(g.serialize_description())
     (magic, version, size, checksum), payload = _split_blob(blob)
     assert (magic, version) == ("CUDNNFE-PLAN", "1")
     assert int(size) == len(payload)
@@ -195,7 +196,7 @@ def test_plan_blob_format_and_round_trip(arrays):
     assert doc["graph"]["name"] == "mm"
     assert "plan" not in doc  # no engine configuration on the CPU
     # The graph description is something else: plain JSON, rebuilt by heuristics.
-    assert json.loads(g.serialize())["format"] == "cudnnfe.graph"
+    assert json.loads(g.serialize_description())["format"] == "cudnnfe.graph"
 
     loaded = cudnn.pygraph.deserialize_plan(blob)
     assert loaded.is_built() and loaded.get_target() == CPU
@@ -219,14 +220,16 @@ def test_deserialize_takes_plan_blobs_too(arrays):
     assert into.get_tensor("b").get_dim() == [1, 3, 4]
     as_list = cudnn.pygraph.deserialize(list(blob))
     assert as_list.serialize_plan() == blob
-    with pytest.raises(ValueError, match="plan blob"):
-        cudnn.pygraph.deserialize(blob, build=False)
-    with pytest.raises(ValueError, match="plan blob"):
-        cudnn.pygraph.deserialize(blob, target=CPU)
+    # Build options given: the blob's graph description is loaded and built
+    # (or not) as asked, with the heuristics.
+    unbuilt = cudnn.pygraph.deserialize(blob, build=False)
+    assert not unbuilt.is_built() and unbuilt.get_tensor("b").get_dim() == [1, 3, 4]
+    rebuilt = cudnn.pygraph.deserialize(blob, target=CPU)
+    assert rebuilt.get_build_info().source is plan_source.BUILT
     with pytest.raises(ValueError, match="rebuild_on_mismatch"):
-        cudnn.pygraph.deserialize(g.serialize(), rebuild_on_mismatch=True)
+        cudnn.pygraph.deserialize(g.serialize_description(), rebuild_on_mismatch=True)
     # A graph description still loads and builds with the heuristics.
-    rebuilt = cudnn.pygraph.deserialize(g.serialize(), target=CPU)
+    rebuilt = cudnn.pygraph.deserialize(g.serialize_description(), target=CPU)
     assert rebuilt.get_build_info().source is plan_source.BUILT
 
 

@@ -6821,8 +6821,10 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Loads a graph description into `graph`, which must be empty (just"]
-    #[doc = " created). Returns OK or BAD_SERIALIZED_DATA with a message saying what is"]
-    #[doc = " wrong and where; never crashes on hostile input."]
+    #[doc = " created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):"]
+    #[doc = " its graph description is loaded, unbuilt (since 0.4). Returns OK or"]
+    #[doc = " BAD_SERIALIZED_DATA with a message saying what is wrong and where; never"]
+    #[doc = " crashes on hostile input."]
     pub fn cudnnfe_graph_deserialize(
         graph: *mut cudnnfe_graph_t,
         data: *const ::std::os::raw::c_char,
