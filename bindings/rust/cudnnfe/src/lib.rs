@@ -131,6 +131,8 @@ mod batchnorm_split;
 mod block_scale;
 mod bound;
 mod built;
+#[cfg(feature = "cudarc")]
+mod cudarc_buffers;
 mod device_properties;
 mod error;
 mod graph;
@@ -146,6 +148,13 @@ mod types;
 use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
+
+/// The cudarc this crate's feature `cudarc` is built with, so that your
+/// buffers and streams are of the same version.
+#[cfg(feature = "cudarc")]
+pub use cudarc;
+#[cfg(feature = "cudarc")]
+pub use cudarc_buffers::{CudaBoundExecution, CudaBuffer, DeviceBuffer, DeviceBufferMut};
 
 pub use batchnorm_split::{BnFinalizeOutputs, DbnWeightOutputs, GenstatsOutputs, RunningStats};
 pub use block_scale::BlockScaleOutputs;
