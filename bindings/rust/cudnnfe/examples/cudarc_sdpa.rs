@@ -140,7 +140,10 @@ fn backward_graph(g: &Geometry) -> Result<(Graph, [Tensor; 9])> {
         .set_output(grads.dq, true)?
         .set_output(grads.dk, true)?
         .set_output(grads.dv, true)?;
-    Ok((graph, [q, k, v, o, d_o, stats, grads.dq, grads.dk, grads.dv]))
+    Ok((
+        graph,
+        [q, k, v, o, d_o, stats, grads.dq, grads.dk, grads.dv],
+    ))
 }
 
 /// Deterministic values in [-1, 1) (xorshift).

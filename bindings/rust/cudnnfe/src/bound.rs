@@ -229,15 +229,24 @@ mod tests {
 
     #[test]
     fn bind_order_maps_given_pairs_to_bound_order() {
-        assert_eq!(bind_order(&t(&[1, 2, 5]), &t(&[5, 1, 2])), Ok(vec![1, 2, 0]));
+        assert_eq!(
+            bind_order(&t(&[1, 2, 5]), &t(&[5, 1, 2])),
+            Ok(vec![1, 2, 0])
+        );
         assert_eq!(bind_order(&t(&[]), &t(&[])), Ok(vec![]));
     }
 
     #[test]
     fn bind_order_names_the_unknown_duplicate_or_missing_pair() {
         let bound = t(&[1, 2, 5]);
-        assert_eq!(bind_order(&bound, &t(&[1, 7, 2, 5])), Err(OrderError::NotBound(1)));
-        assert_eq!(bind_order(&bound, &t(&[1, 2, 1, 5])), Err(OrderError::Duplicate(0, 2)));
+        assert_eq!(
+            bind_order(&bound, &t(&[1, 7, 2, 5])),
+            Err(OrderError::NotBound(1))
+        );
+        assert_eq!(
+            bind_order(&bound, &t(&[1, 2, 1, 5])),
+            Err(OrderError::Duplicate(0, 2))
+        );
         assert_eq!(bind_order(&bound, &t(&[5, 1])), Err(OrderError::Missing(1)));
     }
 }

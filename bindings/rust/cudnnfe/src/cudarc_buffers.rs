@@ -17,8 +17,8 @@ use std::ptr;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
-    DeviceSlice, DriverError, SyncOnDrop,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice,
+    DriverError, SyncOnDrop,
 };
 
 use crate::bound::{BoundExecution, CudaGraphMode};
@@ -221,10 +221,9 @@ impl BuiltGraph {
         stream: &CudaStream,
     ) -> Result<()> {
         let workspace_bytes = self.check_cudarc(handle, buffers, workspace.as_deref(), stream)?;
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the stream's CUDA context to this thread"))?;
+        stream.context().bind_to_thread().map_err(driver_error(
+            "binding the stream's CUDA context to this thread",
+        ))?;
         let (pointers, workspace, guards) = pointers(buffers, workspace, stream);
         let bindings: Vec<DeviceBinding> = pointers
             .iter()
@@ -283,14 +282,12 @@ impl BuiltGraph {
         stream: &'a CudaStream,
         cuda_graph: CudaGraphMode,
     ) -> Result<CudaBoundExecution<'a>> {
-        let workspace_bytes =
-            self.check_cudarc(handle, &buffers, workspace.as_deref(), stream)?;
+        let workspace_bytes = self.check_cudarc(handle, &buffers, workspace.as_deref(), stream)?;
         let given: Vec<Tensor> = buffers.iter().map(|(t, _)| *t).collect();
         let order = self.order_for_bind(&given)?;
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the stream's CUDA context to this thread"))?;
+        stream.context().bind_to_thread().map_err(driver_error(
+            "binding the stream's CUDA context to this thread",
+        ))?;
         let bound = {
             let (pointers, workspace_ptr, guards) =
                 pointers(&mut buffers, workspace.as_deref_mut(), stream);
@@ -301,9 +298,8 @@ impl BuiltGraph {
             // SAFETY: as in execute_cudarc; the buffers stay borrowed by the
             // returned value for as long as the library holds their pointers,
             // and the stream's earlier work on them is finished.
-            let bound = unsafe {
-                self.bind(handle, &data, workspace_ptr, workspace_bytes, cuda_graph)
-            };
+            let bound =
+                unsafe { self.bind(handle, &data, workspace_ptr, workspace_bytes, cuda_graph) };
             drop(guards);
             bound?
         };
@@ -387,10 +383,9 @@ impl CudaBoundExecution<'_> {
     /// stream ordering as for [`BuiltGraph::execute_cudarc`].
     pub fn execute(&mut self) -> Result<()> {
         let stream = self.stream;
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the stream's CUDA context to this thread"))?;
+        stream.context().bind_to_thread().map_err(driver_error(
+            "binding the stream's CUDA context to this thread",
+        ))?;
         // The pointers are the ones fixed at bind (the buffers are borrowed
         // since); taking them again orders this run on the stream.
         let (_, _, guards) = pointers(&mut self.buffers, self.workspace.as_deref_mut(), stream);

@@ -149,7 +149,11 @@ fn cudarc_buffers_are_checked_against_their_tensors() -> TestResult {
             &stream,
         ),
         ErrorKind::InvalidArgument,
-        &["buffer 0", "tensor \"a\"", "is HALF but the buffer holds f32"],
+        &[
+            "buffer 0",
+            "tensor \"a\"",
+            "is HALF but the buffer holds f32",
+        ],
     );
     // Length: a view one element short of b's span.
     let b_short = b_dev.slice(..(K * N) as usize - 1);
@@ -165,7 +169,12 @@ fn cudarc_buffers_are_checked_against_their_tensors() -> TestResult {
             &stream,
         ),
         ErrorKind::InvalidArgument,
-        &["buffer 1", "tensor \"b\"", "needs at least 512 elements", "511 x u16"],
+        &[
+            "buffer 1",
+            "tensor \"b\"",
+            "needs at least 512 elements",
+            "511 x u16",
+        ],
     );
     // Direction: the output given read-only.
     expect_err(
@@ -239,7 +248,10 @@ fn cudarc_buffers_are_checked_against_their_tensors() -> TestResult {
         &stream,
     )?;
     let y_all = f16_vec_to_f32(&stream.clone_dtoh(&y_big)?);
-    assert!(y_all[..16].iter().all(|&v| v == 0.0), "wrote before the view");
+    assert!(
+        y_all[..16].iter().all(|&v| v == 0.0),
+        "wrote before the view"
+    );
     assert_close(&y_all[16..16 + (M * N) as usize], &expected, 2e-2, 1e-2);
     Ok(())
 }
@@ -307,7 +319,10 @@ fn cudarc_bind_runs_each_mode_and_matches_cpu_reference() -> TestResult {
                 }
                 other => other?,
             };
-            eprintln!("NOTE {test}: {mode:?} runs as {:?}", bound.cuda_graph_mode()?);
+            eprintln!(
+                "NOTE {test}: {mode:?} runs as {:?}",
+                bound.cuda_graph_mode()?
+            );
             bound.execute()?;
             bound.execute()?;
         }

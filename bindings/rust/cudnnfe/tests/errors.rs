@@ -414,7 +414,11 @@ fn device_buffer_checks_name_the_tensor_and_the_rule() -> TestResult {
     expect_err(
         built.check_device_buffer::<f32>(x, 32, false),
         ErrorKind::InvalidArgument,
-        &["tensor \"x\"", "is BFLOAT16 but the buffer holds f32", "u16 bit patterns"],
+        &[
+            "tensor \"x\"",
+            "is BFLOAT16 but the buffer holds f32",
+            "u16 bit patterns",
+        ],
     );
     expect_err(
         built.check_device_buffer::<u16>(w, 23, false),
