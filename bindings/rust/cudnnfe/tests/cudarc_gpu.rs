@@ -229,7 +229,8 @@ fn cudarc_buffers_are_checked_against_their_tensors() -> TestResult {
     assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
 
     // Refused calls wrote nothing; views work: a from a longer slice at an
-    // offset, y into a view of a longer one.
+    // offset, y into a view of a longer one (offsets of 16 and 32 bytes keep
+    // the 16-byte alignment cuDNN's kernels expect).
     assert!(stream.clone_dtoh(&y_dev)?.iter().all(|&v| v == 0));
     let mut padded = vec![0u16; 8];
     padded.extend_from_slice(&a_host);
