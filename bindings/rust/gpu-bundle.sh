@@ -6,14 +6,19 @@
 #
 #   bindings/rust/gpu-bundle.sh [OUT_DIR]     (default: target/gpu-bundle)
 #   OUT_DIR/run-all.sh                        run everything there
+#   OUT_DIR/run-cudarc.sh                     only feature cudarc's example and GPU test
 #
-# Environment: CARGO_FLAGS (default "--release -j 2 --features cudnnfe-sys/link").
+# With feature cudnnfe/cudarc, so the bundle also holds the cudarc example
+# (cudarc_sdpa) and GPU test (cudarc_gpu-<hash>); they load libcuda.so.1
+# (the driver) at run time, nothing else of CUDA's.
+#
+# Environment: CARGO_FLAGS (default "--release -j 2 --features cudnnfe-sys/link,cudnnfe/cudarc").
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-"$here/target/gpu-bundle"}
 # Linked (feature link), so that the binaries find the library copied beside them.
-flags=${CARGO_FLAGS:-"--release -j 2 --features cudnnfe-sys/link"}
+flags=${CARGO_FLAGS:-"--release -j 2 --features cudnnfe-sys/link,cudnnfe/cudarc"}
 cd "$here"
 
 rm -rf "$out"
@@ -35,26 +40,39 @@ fi
 [ -n "$lib_dir" ] || { echo "gpu-bundle.sh: cannot tell where libcudnnfe is" >&2; exit 1; }
 cp -L "$lib_dir/libcudnnfe.so.0" "$out/"
 
-{
-  echo '#!/bin/sh'
-  echo '# Runs every bundled test binary, then each example (on the GPU when there is one); exits 1 if any failed.'
-  echo 'cd "$(dirname "$0")"'
-  echo 'failed=""'
-  echo 'step() { echo "== $*"; "$@" || failed="$failed $1"; }'
-} >"$out/run-all.sh"
+# header SCRIPT DESCRIPTION: the start of a run script in the bundle.
+header() {
+  {
+    echo '#!/bin/sh'
+    echo "# $2"
+    echo 'cd "$(dirname "$0")"'
+    echo 'failed=""'
+    echo 'step() { echo "== $*"; "$@" || failed="$failed $1"; }'
+  } >"$out/$1"
+}
+header run-all.sh 'Runs every bundled test binary, then each example (on the GPU when there is one); exits 1 if any failed.'
+header run-cudarc.sh "Runs feature cudarc's example and GPU test; exits 1 if either failed."
 while read -r exe; do
   name=$(basename "$exe")
   cp "$exe" "$out/$name"
   case "$exe" in
-    */examples/*) echo "step ./$name" >>"$out/run-all.sh" ;;
-    *) echo "step ./$name --test-threads=4" >>"$out/run-all.sh" ;;
+    */examples/*) step="step ./$name" ;;
+    *) step="step ./$name --test-threads=4" ;;
+  esac
+  echo "$step" >>"$out/run-all.sh"
+  case "$name" in
+    cudarc_*) echo "$step" >>"$out/run-cudarc.sh" ;;
   esac
 done <"$out/.executables"
-{
-  echo 'if [ -n "$failed" ]; then echo "FAILED:$failed"; exit 1; fi'
-  echo 'echo "all passed"'
-} >>"$out/run-all.sh"
-chmod +x "$out/run-all.sh"
+grep -q '^step' "$out/run-cudarc.sh" ||
+  echo 'echo "built without feature cudnnfe/cudarc: nothing to run"; exit 1' >>"$out/run-cudarc.sh"
+for script in run-all.sh run-cudarc.sh; do
+  {
+    echo 'if [ -n "$failed" ]; then echo "FAILED:$failed"; exit 1; fi'
+    echo 'echo "all passed"'
+  } >>"$out/$script"
+  chmod +x "$out/$script"
+done
 rm -f "$out/.build.json" "$out/.executables"
 du -sh "$out"
 ls "$out"

@@ -1,6 +1,7 @@
 //! By default (no feature `link`): compiles `loader/cudnnfe_loader.c`, which
 //! forwards every C function to libcudnnfe loaded at run time (from
-//! `$CUDNNFE_LIBRARY`, else `libcudnnfe.so.0` through the dynamic loader), so a
+//! `$CUDNNFE_LIBRARY`, else `libcudnnfe.so.0` through the dynamic loader, else
+//! the Python wheel's copy in the active Python environment), so a
 //! project that depends on the crate needs no CMake, C++ compiler or library
 //! at build time (the C compiler Rust links with does). The loader is written
 //! by bindings/go/gen_loader.py for the Go binding; loader/ links to it.

@@ -12,6 +12,7 @@ use cudnnfe_sys as sys;
 use crate::built::BuiltGraph;
 use crate::error::{check_thread, Error, ErrorKind, Result};
 use crate::handle::Handle;
+use crate::types::Tensor;
 
 /// How a [`BoundExecution`] runs (`cudnnfe_cuda_graph_mode_t`;
 /// docs/plans.md, "Bound execution").
@@ -155,5 +156,97 @@ impl BoundExecution<'_> {
             sys::cudnnfe_bound_get_cuda_graph_mode(self.ptr.as_ptr(), &mut mode)
         })?;
         Ok(CudaGraphMode::from_raw(mode))
+    }
+}
+
+/// Why buffers given as (tensor, buffer) pairs cannot be put in bind order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OrderError {
+    /// Pair `i` names a tensor that takes no buffer.
+    NotBound(usize),
+    /// Pairs `i` and `j` name the same tensor.
+    Duplicate(usize, usize),
+    /// Bound tensor `k` has no pair.
+    Missing(usize),
+}
+
+/// For each tensor of `bound` (the graph's bind order), the index of its
+/// pair in `given`: every bound tensor exactly once, nothing else.
+pub(crate) fn bind_order(
+    bound: &[Tensor],
+    given: &[Tensor],
+) -> std::result::Result<Vec<usize>, OrderError> {
+    let mut order: Vec<Option<usize>> = vec![None; bound.len()];
+    for (i, tensor) in given.iter().enumerate() {
+        let k = bound
+            .iter()
+            .position(|b| b == tensor)
+            .ok_or(OrderError::NotBound(i))?;
+        if let Some(j) = order[k] {
+            return Err(OrderError::Duplicate(j, i));
+        }
+        order[k] = Some(i);
+    }
+    order
+        .iter()
+        .enumerate()
+        .map(|(k, i)| i.ok_or(OrderError::Missing(k)))
+        .collect()
+}
+
+impl BuiltGraph {
+    /// [`bind_order`] with messages naming the tensors.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn order_for_bind(&self, given: &[Tensor]) -> Result<Vec<usize>> {
+        let name = |t: Tensor| {
+            let name = self.tensor_name(t).unwrap_or_default();
+            format!("tensor \"{name}\" (UID {})", t.uid())
+        };
+        bind_order(self.bound_tensors(), given).map_err(|e| match e {
+            OrderError::NotBound(i) => Error::invalid_argument(format!(
+                "buffer {i}: {} takes no buffer: it is not an input or output of the built graph",
+                name(given[i])
+            )),
+            OrderError::Duplicate(j, i) => Error::invalid_argument(format!(
+                "buffers {j} and {i} are both for {}: give each tensor one buffer",
+                name(given[i])
+            )),
+            OrderError::Missing(k) => Error::invalid_argument(format!(
+                "{} has no buffer: bind needs one for every tensor of bound_tensors()",
+                name(self.bound_tensors()[k])
+            )),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(uids: &[i64]) -> Vec<Tensor> {
+        uids.iter().map(|&u| Tensor::from_uid(u)).collect()
+    }
+
+    #[test]
+    fn bind_order_maps_given_pairs_to_bound_order() {
+        assert_eq!(
+            bind_order(&t(&[1, 2, 5]), &t(&[5, 1, 2])),
+            Ok(vec![1, 2, 0])
+        );
+        assert_eq!(bind_order(&t(&[]), &t(&[])), Ok(vec![]));
+    }
+
+    #[test]
+    fn bind_order_names_the_unknown_duplicate_or_missing_pair() {
+        let bound = t(&[1, 2, 5]);
+        assert_eq!(
+            bind_order(&bound, &t(&[1, 7, 2, 5])),
+            Err(OrderError::NotBound(1))
+        );
+        assert_eq!(
+            bind_order(&bound, &t(&[1, 2, 1, 5])),
+            Err(OrderError::Duplicate(0, 2))
+        );
+        assert_eq!(bind_order(&bound, &t(&[5, 1])), Err(OrderError::Missing(1)));
     }
 }

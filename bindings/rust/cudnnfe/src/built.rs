@@ -246,6 +246,48 @@ impl BuiltGraph {
         }
     }
 
+    /// Checks that a device buffer of `len` elements of `T` may be bound to
+    /// `tensor`: `T` holds the tensor's data type (see [`Element`]), `len`
+    /// covers at least its memory span ([`buffer_len`](Self::buffer_len)),
+    /// and a tensor the graph writes gets a `writable` buffer. The checks
+    /// of the cudarc API (feature `cudarc`), for callers of the raw-pointer
+    /// [`execute`](Self::execute) too; [`ErrorKind::InvalidArgument`](crate::ErrorKind)
+    /// naming the tensor and the rule otherwise.
+    ///
+    /// ```
+    /// use cudnnfe::*;
+    /// let mut g = Graph::new()?;
+    /// let x = g.input("x", DataType::BFloat16, &[2, 8])?;
+    /// let y = g.unary(PointwiseMode::Neg, x)?;
+    /// g.set_output(y, true)?;
+    /// let built = g.build(&BuildOptions::cpu_reference())?;
+    /// built.check_device_buffer::<u16>(x, 16, false)?;
+    /// built.check_device_buffer::<u16>(y, 64, true)?; // longer is fine on the device
+    /// let err = built.check_device_buffer::<f32>(x, 16, false).unwrap_err();
+    /// assert!(err.message.contains("is BFLOAT16 but the buffer holds f32"));
+    /// let err = built.check_device_buffer::<u16>(y, 16, false).unwrap_err();
+    /// assert!(err.message.contains("written by the graph"));
+    /// # Ok::<(), cudnnfe::Error>(())
+    /// ```
+    pub fn check_device_buffer<T: Element>(
+        &self,
+        tensor: Tensor,
+        len: usize,
+        writable: bool,
+    ) -> Result<()> {
+        let desc = BufferDesc::of::<T>(len, writable);
+        self.check_device("device buffer", tensor, &desc)
+    }
+
+    /// [`check_device_buffer`](Self::check_device_buffer) of a described
+    /// buffer; `at` names it in messages.
+    pub(crate) fn check_device(&self, at: &str, tensor: Tensor, desc: &BufferDesc) -> Result<()> {
+        match self.bound(tensor) {
+            Some(b) => check_buffer(at, b, desc, BufferKind::Device),
+            None => Err(self.not_bound(tensor)),
+        }
+    }
+
     /// Runs the graph on host buffers (a graph built for
     /// [`Target::CpuReference`]).
     ///
@@ -286,40 +328,7 @@ impl BuiltGraph {
         let mut bindings = Vec::with_capacity(buffers.len());
         for (i, (tensor, buffer)) in buffers.iter().enumerate() {
             if let Some(b) = self.bound(*tensor) {
-                if !(buffer.holds)(b.dtype) {
-                    return Err(Error::invalid_argument(format!(
-                        "buffer {i}: tensor \"{}\" (UID {}) is {} but the buffer holds {} \
-                         (HALF and BFLOAT16 take u16 bit patterns, BOOLEAN and FP8 take u8)",
-                        b.name,
-                        b.tensor.uid(),
-                        b.dtype,
-                        buffer.element
-                    )));
-                }
-                if buffer.bytes != b.bytes {
-                    return Err(Error::invalid_argument(format!(
-                        "buffer {i}: tensor \"{}\" (UID {}) {:?} strides {:?} {} spans {} elements \
-                         ({} bytes) but the buffer has {} bytes ({} x {})",
-                        b.name,
-                        b.tensor.uid(),
-                        b.shape.dims,
-                        b.shape.strides,
-                        b.dtype,
-                        b.shape.element_span(),
-                        b.bytes,
-                        buffer.bytes,
-                        buffer.bytes / buffer.element_size.max(1),
-                        buffer.element
-                    )));
-                }
-                if b.is_output && !buffer.writable {
-                    return Err(Error::invalid_argument(format!(
-                        "buffer {i}: tensor \"{}\" (UID {}) is written by the graph; pass it as \
-                         HostBuffer::output(&mut ...)",
-                        b.name,
-                        b.tensor.uid()
-                    )));
-                }
+                check_buffer(&format!("buffer {i}"), b, &buffer.desc, BufferKind::Host)?;
             }
             // Tensors that are not bound are passed on: the library refuses
             // them with its own message before touching any buffer.
@@ -562,11 +571,7 @@ element!(u8, UInt8 | Boolean | Fp8E4M3 | Fp8E5M2 | Fp8E8M0);
 /// It borrows the slice for its lifetime.
 pub struct HostBuffer<'a> {
     ptr: *mut c_void,
-    bytes: usize,
-    element: &'static str,
-    element_size: usize,
-    holds: fn(DataType) -> bool,
-    writable: bool,
+    desc: BufferDesc,
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
@@ -581,11 +586,7 @@ impl<'a> HostBuffer<'a> {
     pub fn input<T: Element>(data: &'a [T]) -> Self {
         HostBuffer {
             ptr: data.as_ptr() as *mut c_void,
-            bytes: std::mem::size_of_val(data),
-            element: T::NAME,
-            element_size: std::mem::size_of::<T>(),
-            holds: T::holds,
-            writable: false,
+            desc: BufferDesc::of::<T>(data.len(), false),
             _borrow: PhantomData,
         }
     }
@@ -594,23 +595,19 @@ impl<'a> HostBuffer<'a> {
     pub fn output<T: Element>(data: &'a mut [T]) -> Self {
         HostBuffer {
             ptr: data.as_mut_ptr().cast(),
-            bytes: std::mem::size_of_val(data),
-            element: T::NAME,
-            element_size: std::mem::size_of::<T>(),
-            holds: T::holds,
-            writable: true,
+            desc: BufferDesc::of::<T>(data.len(), true),
             _borrow: PhantomData,
         }
     }
 
     /// Size of the buffer in bytes.
     pub fn len_bytes(&self) -> usize {
-        self.bytes
+        self.desc.bytes()
     }
 
     /// Whether the graph may write the buffer.
     pub fn is_writable(&self) -> bool {
-        self.writable
+        self.desc.writable
     }
 }
 
@@ -629,9 +626,97 @@ impl<'a, T: Element> From<&'a mut [T]> for HostBuffer<'a> {
 impl fmt::Debug for HostBuffer<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HostBuffer")
-            .field("element", &self.element)
-            .field("bytes", &self.bytes)
-            .field("writable", &self.writable)
+            .field("element", &self.desc.element)
+            .field("bytes", &self.desc.bytes())
+            .field("writable", &self.desc.writable)
             .finish()
     }
+}
+
+/// A buffer given for a tensor, as the checks see it: its element type, its
+/// length in elements and whether the graph may write it.
+///
+/// `pub` but not exported, so that the cudarc module's sealed traits can
+/// return it.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferDesc {
+    pub(crate) element: &'static str,
+    pub(crate) element_size: usize,
+    pub(crate) holds: fn(DataType) -> bool,
+    pub(crate) len: usize,
+    pub(crate) writable: bool,
+}
+
+impl BufferDesc {
+    pub(crate) fn of<T: Element>(len: usize, writable: bool) -> Self {
+        BufferDesc {
+            element: T::NAME,
+            element_size: std::mem::size_of::<T>(),
+            holds: T::holds,
+            len,
+            writable,
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.len * self.element_size
+    }
+}
+
+/// Where a buffer lives, which sets the length rule and the advice on
+/// writable buffers: a host slice must span its tensor exactly (a longer one
+/// is almost always the wrong slice), a device allocation at least (pools
+/// and reused allocations are often larger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BufferKind {
+    Host,
+    Device,
+}
+
+/// Checks a buffer (`at` names it in messages, e.g. "buffer 2") against
+/// bound tensor `b`: element type, length, and writability for tensors the
+/// graph writes. The one place these rules live, for host slices and device
+/// buffers alike.
+fn check_buffer(at: &str, b: &BoundTensor, buf: &BufferDesc, kind: BufferKind) -> Result<()> {
+    let uid = b.tensor.uid();
+    let name = &b.name;
+    if !(buf.holds)(b.dtype) {
+        return Err(Error::invalid_argument(format!(
+            "{at}: tensor \"{name}\" (UID {uid}) is {} but the buffer holds {} \
+             (HALF and BFLOAT16 take u16 bit patterns, BOOLEAN and FP8 take u8)",
+            b.dtype, buf.element
+        )));
+    }
+    let span = b.shape.element_span();
+    let fits = match kind {
+        BufferKind::Host => buf.bytes() == b.bytes,
+        BufferKind::Device => buf.bytes() >= b.bytes,
+    };
+    if !fits {
+        let (rule, noun) = match kind {
+            BufferKind::Host => ("", "buffer"),
+            BufferKind::Device => (" at least", "device buffer"),
+        };
+        return Err(Error::invalid_argument(format!(
+            "{at}: tensor \"{name}\" (UID {uid}) {:?} strides {:?} {} spans {span} elements \
+             ({} bytes) but the {noun} has {} bytes ({} x {}); it needs{rule} {span} elements",
+            b.shape.dims,
+            b.shape.strides,
+            b.dtype,
+            b.bytes,
+            buf.bytes(),
+            buf.len,
+            buf.element
+        )));
+    }
+    if b.is_output && !buf.writable {
+        let how = match kind {
+            BufferKind::Host => "HostBuffer::output(&mut ...)",
+            BufferKind::Device => "a mutable device buffer (CudaBuffer::output(&mut ...))",
+        };
+        return Err(Error::invalid_argument(format!(
+            "{at}: tensor \"{name}\" (UID {uid}) is written by the graph; pass it as {how}"
+        )));
+    }
+    Ok(())
 }

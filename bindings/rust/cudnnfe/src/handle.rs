@@ -19,6 +19,8 @@ use crate::error::{check, check_thread, owned_str, Error, ErrorKind, Result};
 /// its own handle.
 pub struct Handle {
     ptr: NonNull<sys::cudnnfe_handle_t>,
+    /// The device it was made for; -1: the current one at first GPU use.
+    device: i32,
 }
 
 // SAFETY: the C ABI's handle is one thread's context at a time; moving it
@@ -60,7 +62,14 @@ impl Handle {
                 "cudnnfe_handle_create returned OK and NULL",
             )
         })?;
-        Ok(Handle { ptr })
+        Ok(Handle { ptr, device })
+    }
+
+    /// The CUDA device it was made for; -1: the device current at its first
+    /// GPU use.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn device(&self) -> i32 {
+        self.device
     }
 
     pub(crate) fn raw(&mut self) -> *mut sys::cudnnfe_handle_t {

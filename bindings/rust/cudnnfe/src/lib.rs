@@ -118,12 +118,20 @@
 //! shared(&cudnnfe::Handle::new().unwrap());
 //! ```
 //!
-//! # Linking
+//! # Loading or linking
 //!
-//! `libcudnnfe.so` is linked dynamically by the `cudnnfe-sys` crate, which
-//! finds it through `CUDNNFE_LIB_DIR`, `pkg-config`, or builds it from the
-//! repository with CMake; see the README for the rpath of your own binaries.
-//! The raw declarations are re-exported as [`sys`].
+//! By default the `cudnnfe-sys` crate loads `libcudnnfe.so.0` at run time:
+//! from `$CUDNNFE_LIBRARY`, else through the dynamic loader, else the Python
+//! wheel's copy in the active Python environment. With feature `link` it is
+//! linked instead, found through `CUDNNFE_LIB_DIR`, `pkg-config`, or built
+//! from the repository with CMake; see the README for the rpath of your own
+//! binaries. The raw declarations are re-exported as [`sys`].
+//!
+//! # cudarc
+//!
+//! Feature `cudarc` adds `BuiltGraph::execute_cudarc` and
+//! `BuiltGraph::bind_cudarc`, which take cudarc's device buffers and
+//! streams directly (see the README).
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, unsafe_op_in_unsafe_fn)]
 
@@ -131,6 +139,8 @@ mod batchnorm_split;
 mod block_scale;
 mod bound;
 mod built;
+#[cfg(feature = "cudarc")]
+mod cudarc_buffers;
 mod device_properties;
 mod error;
 mod graph;
@@ -146,6 +156,13 @@ mod types;
 use std::sync::OnceLock;
 
 pub use cudnnfe_sys as sys;
+
+/// The cudarc this crate's feature `cudarc` is built with, so that your
+/// buffers and streams are of the same version.
+#[cfg(feature = "cudarc")]
+pub use cudarc;
+#[cfg(feature = "cudarc")]
+pub use cudarc_buffers::{CudaBoundExecution, CudaBuffer, DeviceBuffer, DeviceBufferMut};
 
 pub use batchnorm_split::{BnFinalizeOutputs, DbnWeightOutputs, GenstatsOutputs, RunningStats};
 pub use block_scale::BlockScaleOutputs;

@@ -395,6 +395,62 @@ fn invalid_argument_at_execute() -> TestResult {
     Ok(())
 }
 
+/// The checks of device buffers (feature `cudarc`'s, and
+/// `check_device_buffer`'s for raw pointers), on host values: no GPU needed.
+#[test]
+fn device_buffer_checks_name_the_tensor_and_the_rule() -> TestResult {
+    let mut g = Graph::named("device_checks")?;
+    let x = g.input("x", DataType::BFloat16, &[4, 8])?;
+    let w = g.add_tensor(&TensorDesc::new([8, 3]).name("w").dtype(DataType::Half))?;
+    let xh = g.unary(PointwiseMode::Identity, x)?;
+    let y = g.matmul(xh, w, &MatmulOptions::default().name("mm"))?;
+    g.set_output(y, true)?;
+    let built = g.build(&BuildOptions::cpu_reference())?;
+    let y_type = built.dtype(y)?;
+
+    built.check_device_buffer::<u16>(x, 32, false)?;
+    built.check_device_buffer::<u16>(x, 4096, false)?; // longer is fine on the device
+    built.check_device_buffer::<u16>(w, 24, true)?; // an input may be writable
+    expect_err(
+        built.check_device_buffer::<f32>(x, 32, false),
+        ErrorKind::InvalidArgument,
+        &[
+            "tensor \"x\"",
+            "is BFLOAT16 but the buffer holds f32",
+            "u16 bit patterns",
+        ],
+    );
+    expect_err(
+        built.check_device_buffer::<u16>(w, 23, false),
+        ErrorKind::InvalidArgument,
+        &[
+            "device buffer: tensor \"w\"",
+            "[8, 3]",
+            "spans 24 elements (48 bytes)",
+            "46 bytes (23 x u16)",
+            "needs at least 24 elements",
+        ],
+    );
+    let y_len = built.buffer_len(y)?;
+    let err = if y_type == DataType::Float {
+        built.check_device_buffer::<f32>(y, y_len, false)
+    } else {
+        built.check_device_buffer::<u16>(y, y_len, false)
+    };
+    expect_err(
+        err,
+        ErrorKind::InvalidArgument,
+        &["written by the graph", "CudaBuffer::output"],
+    );
+    // A virtual tensor takes no buffer at all.
+    expect_err(
+        built.check_device_buffer::<u16>(xh, 32, false),
+        ErrorKind::InvalidArgument,
+        &["takes no buffer", "virtual"],
+    );
+    Ok(())
+}
+
 #[test]
 fn virtual_tensors_take_no_buffer() -> TestResult {
     let (mut g, a, b) = two_inputs()?;
