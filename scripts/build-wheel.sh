@@ -119,6 +119,7 @@ check_library() {
     return 1
   fi
   needed=$(readelf -d "$library" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  needed=${needed% }
   extra=$(tr ' ' '\n' <<<"$needed" |
     grep -vxE 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-(x86-64|aarch64)\.so\.[12]|' || true)
   if [ -n "$extra" ]; then
