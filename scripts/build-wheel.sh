@@ -78,9 +78,10 @@ zig_tools() {
 zig_version=$("$python" -m ziglang version)
 
 # build_library ARCH: the shared target alone, Release, in $build/ARCH.
-# -z nodelete: zig's start files do not run the library's static destructors
-# when it is unloaded (dlclose), so they would run at exit from unmapped code
-# (ziglang/zig#17908); the library stays loaded instead. -s: libc++ brings
+# -z nodelete: a zig-linked library does not call __cxa_finalize when it is
+# unloaded (dlclose), so its static destructors would stay registered and run
+# at exit from unmapped code (ziglang/zig#17908: cffi's dlclose at interpreter
+# exit crashed this way); the library stays loaded instead. -s: libc++ brings
 # debug information (some 30 MB).
 build_library() {
   local arch=$1 tools start=$SECONDS
