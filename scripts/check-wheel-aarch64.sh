@@ -62,7 +62,7 @@ start=$SECONDS
 "$python" -m pip install -q --target "$work/site" --only-binary=:all: --implementation cp \
   --python-version "$version" --abi "cp${version/./}" "${platforms[@]}" "$wheel"
 echo "check-wheel-aarch64.sh: $(basename "$wheel") and its dependencies" \
-  "($(cd "$work/site" && ls -d *.dist-info | sed 's/\.dist-info$//' | tr '\n' ' '))" \
+  "($(cd "$work/site" && ls -d *.dist-info | sed 's/\.dist-info$//' | paste -sd' '))" \
   "installed for aarch64 Python $version in $((SECONDS - start)) s"
 
 # ---- the graph, under qemu ----
