@@ -5,11 +5,11 @@
 # static target must be absent), a C program built with pkg-config's flags,
 # and a Go program built with -tags cudnnfe_pkgconfig in a fresh GOPATH.
 #
-#   scripts/check-install-shared.sh [BUILD_DIR]   (default: build-wheel/, made by
-#                                                  scripts/build-wheel.sh)
+#   scripts/check-install-shared.sh [BUILD_DIR]   (default: build-wheel/x86_64/,
+#                                                  made by scripts/build-wheel.sh)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$repo/build-wheel}" && pwd)
+build=$(cd "${1:-$repo/build-wheel/x86_64}" && pwd)
 [ -e "$build/libcudnnfe.so" ] || { echo "no libcudnnfe.so in $build" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
