@@ -180,9 +180,9 @@ def split_header(text):
     return intro, sections
 
 
-def since_of(comment, section_since=None):
+def since_of(comment):
     m = SINCE.search(" ".join(line.strip() for line in comment).strip())
-    return m.group(1) if m else section_since
+    return m.group(1) if m else None
 
 
 CODE_SPAN = re.compile(r"(`[^`]*`)")
@@ -229,23 +229,38 @@ LIST_ITEM = re.compile(r"^\s*(-|\d+\.)\s")
 
 
 def prose(lines):
-    """Comment lines as Markdown paragraphs: lists get the blank line before them
-    that Markdown needs; other lines flow into their paragraph."""
+    """Comment lines as Markdown: lines flow into paragraphs; a list gets the blank
+    line before it that Markdown needs; any other indented run (a table laid out
+    with spaces, a formula) stays as written, in a text block."""
     out = []
-    in_list = False
-    for line in lines:
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         if not line.strip():
             out.append("")
-            in_list = False
-            continue
-        if LIST_ITEM.match(line):
-            if not in_list and out and out[-1]:
+            i += 1
+        elif LIST_ITEM.match(line):
+            if out and out[-1]:
                 out.append("")
-            in_list = True
             out.append(escape_markdown(line.strip()))
-            continue
-        text = escape_markdown(line.strip())
-        out.append(("    " + text) if in_list else text)
+            i += 1
+            while i < len(lines) and lines[i].strip() and not LIST_ITEM.match(lines[i]) \
+                    and lines[i].startswith(" "):
+                out.append("    " + escape_markdown(lines[i].strip()))
+                i += 1
+        elif line.startswith("  "):
+            run = []
+            while i < len(lines) and lines[i].strip() and lines[i].startswith("  ") \
+                    and not LIST_ITEM.match(lines[i]):
+                run.append(lines[i])
+                i += 1
+            indent = min(len(r) - len(r.lstrip()) for r in run)
+            if out and out[-1]:
+                out.append("")
+            out += ["```text"] + [r[indent:] for r in run] + ["```", ""]
+        else:
+            out.append(escape_markdown(line.strip()))
+            i += 1
     return out
 
 
@@ -297,7 +312,7 @@ def render(header_path, manifest):
             if not item.code:  # a comment on its own
                 body += prose(item.comment) + [""]
                 continue
-            since = since_of(item.comment, since_of([section.title]))
+            since = since_of(item.comment)
             kind = item.kind()
             if names:
                 head = names[0]
@@ -334,7 +349,9 @@ def render(header_path, manifest):
     if missing:
         raise SystemExit("gen_c_api_docs.py: functions of the manifest not found in the header "
                          "text: %s" % ", ".join(missing))
-    out += ["## Index", "", "| function | section | since |", "| --- | --- | --- |"]
+    out += ["## Index", "", "Every function, with the section of the header it is in and the version",
+            "its own comment says it was added in (a section's title may say so for all of it).",
+            "", "| function | section | since |", "| --- | --- | --- |"]
     for name in sorted(functions):
         title, since = where[name]
         out.append("| [`%s`](#%s) | %s | %s |" % (name, slug(name), escape_markdown(title),
