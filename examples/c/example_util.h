@@ -82,6 +82,7 @@ static int example_gpu_usable(void) {
 #endif
 }
 
+/* --8<-- [start:build_and_run] (docs/getting-started/c.md shows this function) */
 /* Builds `graph` for the GPU when one is usable, else for the CPU reference,
  * and runs it on the host buffers (through device copies on the GPU).
  * Returns the target that ran. */
@@ -134,5 +135,6 @@ static cudnnfe_target_t example_build_and_run(cudnnfe_graph_t *graph, example_bu
   cudnnfe_handle_destroy(handle);
   return options.target;
 }
+/* --8<-- [end:build_and_run] */
 
 #endif /* CUDNNFE_EXAMPLE_UTIL_H */

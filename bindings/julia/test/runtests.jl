@@ -1107,6 +1107,7 @@ end
 include("split_bn_block_scale_moe.jl")
 include("bound_device_properties_score_mod.jl")
 include("attention_support.jl")
+include("getting_started.jl")
 
 @testset "execute: bindings are checked, never transposed" begin
     x = rand(Float32, 4, 3)

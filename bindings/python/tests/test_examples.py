@@ -1,7 +1,8 @@
-"""The PyTorch examples of examples/python, kept from rotting: each compiles; where torch is
-installed, each runs on cudnnfe's CPU reference (``--device cpu``: the sdpa operator on CPU
-tensors) and prints PASS, and without a GPU the default (CUDA) run prints SKIP and exits 0.
-Their GPU runs are the lead's (examples/python/README.md)."""
+"""The examples of examples/python, kept from rotting: each compiles; first_graph.py (NumPy
+only, the documentation site's Python getting-started code) runs everywhere; where torch is
+installed, the PyTorch examples run on cudnnfe's CPU reference (``--device cpu``: the sdpa
+operator on CPU tensors) and print PASS, and without a GPU their default (CUDA) run prints
+SKIP and exits 0. Their GPU runs are the lead's (examples/python/README.md)."""
 import os
 import py_compile
 import subprocess
@@ -17,7 +18,8 @@ SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 
 
 def test_the_examples_are_there():
-    assert {p.name for p in SCRIPTS} >= {"attention_block.py", "sdpa_training.py", "sdpa_ddp.py"}
+    assert {p.name for p in SCRIPTS} >= {"attention_block.py", "sdpa_training.py", "sdpa_ddp.py",
+                                         "first_graph.py"}
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -37,6 +39,12 @@ def _run(args, timeout=600):
 def _last_line(proc):
     lines = proc.stdout.strip().splitlines()
     return lines[-1] if lines else ""
+
+
+def test_first_graph_runs_on_the_cpu_reference():
+    proc = _run(["first_graph.py"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _last_line(proc) == "OK", proc.stdout
 
 
 @pytest.fixture
