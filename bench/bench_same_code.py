@@ -35,6 +35,7 @@ Needs torch and a GPU. cudnnfe is found as usual (CUDNNFE_LIBRARY or the
 installed package); cudnn-frontend through PYTHONPATH / site-packages.
 """
 import argparse
+import functools
 import json
 import math
 import os
@@ -314,18 +315,22 @@ def child_ttfr(case, phase, cache_file):
 
 
 def child_all(cudnn, torch, case):
-    """build_plans(ALL) after heuristics A: which plans each implementation builds and how
-    long the build takes (the handle and the heuristics before it are not timed)."""
+    """check_support() then build_plans(ALL) after heuristics A: which plans each
+    implementation builds and how long the two calls take (cudnnfe's check_support builds the
+    heuristics' choice, and build_plans(ALL) builds again with every plan; where each side
+    spends it is printed beneath)."""
     handle = cudnn.create_handle()
     g, _, _, _ = BUILD_CASES[case](cudnn, torch)
     g.validate()
     g.build_operation_graph()
     g.create_execution_plans([cudnn.heur_mode.A])
     offered = [g.get_plan_name_at_index(i) for i in range(g.get_execution_plan_count())]
-    g.check_support()
     t0 = time.perf_counter()
+    g.check_support()
+    t1 = time.perf_counter()
     g.build_plans(cudnn.build_plan_policy.ALL)
     ms = (time.perf_counter() - t0) * 1e3
+    build_ms = (time.perf_counter() - t1) * 1e3
     built = []
     for i in range(g.get_execution_plan_count()):
         name = g.get_plan_name_at_index(i)
@@ -334,8 +339,8 @@ def child_all(cudnn, torch, case):
             built.append(name)
         except Exception:  # noqa: BLE001 - a plan that did not build
             pass
-    return {"value": ms, "unit": "ms", "offered": offered, "built": built,
-            "count": len(built)}
+    return {"value": ms, "unit": "ms", "check_support_ms": ms - build_ms,
+            "build_plans_ms": build_ms, "offered": offered, "built": built, "count": len(built)}
 
 
 # The "after start-up" row: time between making the handle and the first build.
@@ -441,6 +446,7 @@ def fmt(r, key="value"):
 
 ERRORS = []
 ROWS = []  # for --json (bench/plot_results.py's format)
+JSON_OUT = ()  # (path, torch) when --json was given
 JSON_NAMES = {"cudnnfe": "cudnnfe", "cudnn": "cudnn-frontend"}
 
 
@@ -460,6 +466,8 @@ def row(title, results, impls, key="value", higher_is_better=False, group=None, 
         unit = unit or next((results[i].get("unit") for i in impls if results.get(i)), "")
         ROWS.append({"name": title, "group": group, "unit": unit,
                      "higher_is_better": higher_is_better, "values": values})
+        if JSON_OUT:
+            write_json(*JSON_OUT)  # after every row: a run cut short keeps what it measured
 
 
 def median_results(rs):
@@ -499,6 +507,9 @@ def parent_main(args):
     header = f"{'measure':<44}" + "".join(f"{i:>14}" for i in impls) + f"{'ratio':>10}"
     print(header + "\n(ratio: how many times better cudnnfe is; >1 means cudnnfe wins)")
     only = set(args.only.split(","))
+    global JSON_OUT
+    if args.json:
+        JSON_OUT = (args.json, torch)
     cold_env = {"CUDA_CACHE_DISABLE": "1"}
     if "gpu" in only:
         for case in GPU_CASES:
@@ -523,7 +534,8 @@ def parent_main(args):
     if "all" in only:
         for case in BUILD_CASES:
             r = measure(impls, args.reps, f"all:{case}:A")
-            row(f"build_plans(ALL) {case}, ms", r, impls, group="build")
+            row(f"check_support + build_plans(ALL) {case}, ms", r, impls, group="build")
+            parts("  ", r, impls, ("check_support_ms", "build_plans_ms"))
             row(f"  plans built {case}", r, impls, key="count", higher_is_better=True)
             names = {i: r[i].get("built") for i in impls if "built" in r.get(i, {})}
             for i, n in names.items():
@@ -561,6 +573,7 @@ def parent_main(args):
     print("cuDNN loaded: " + ", ".join(f"{i} {v}" for i, v in BACKENDS.items()))
     if args.json:
         write_json(args.json, torch)
+        print(f"wrote {args.json}")
 
 
 def parts(indent, results, impls, keys):
@@ -587,7 +600,6 @@ def write_json(path, torch):
            "rows": ROWS}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
-    print(f"wrote {path}")
 
 
 def _version_text(v):
@@ -597,6 +609,7 @@ def _version_text(v):
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
 
 
+@functools.lru_cache(maxsize=None)
 def _fe_version():
     r = subprocess.run([sys.executable, "-c", "import cudnn; print(cudnn.__version__)"],
                        capture_output=True, text=True)

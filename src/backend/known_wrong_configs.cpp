@@ -74,11 +74,13 @@ std::string known_wrong_config(const Graph &graph, const plan::EngineConfig &con
 }
 
 // Instance norm backward's engine 0 (knobs 30, 31 and 32 in every
-// configuration seen) recorded by stream capture leaves dscale and dbias
-// unwritten when the recording is launched, while cudnnBackendExecute
-// computes them right: tests/test_gpu_norms.cpp's second run, a bound
-// execution with CUDNNFE_CUDA_GRAPH_CAPTURE, on an H200 with cuDNN 9.14.0 and
-// 9.19.0, FLOAT, HALF and BFLOAT16.
+// configuration seen) recorded by stream capture left dscale and dbias at 0
+// when the recording was launched, while cudnnBackendExecute computes them
+// right: tests/test_gpu_norms.cpp's second run, a bound execution with
+// CUDNNFE_CUDA_GRAPH_CAPTURE, on an H200 with cuDNN 9.14.0 and 9.19.0,
+// FLOAT, HALF and BFLOAT16 (session logs of 2026-11-28). A smaller case
+// (tests/test_gpu_execute_replay.cpp) does not reproduce it, so the cause
+// is not pinned down; until it is, capture is not used for it.
 std::string known_wrong_under_capture(const Graph &graph) {
   for (const Node &n : graph.nodes())
     if (n.kind == OpKind::kInstanceNormBackward)
