@@ -30,7 +30,8 @@ Rows:
   * build_plans(ALL) after heuristics A: time, and which plans each side built.
 
 Usage: bench_same_code.py [--reps 3] [--only gpu,host,ttfr,all,build] [--impls cudnnfe,cudnn]
-                          [--json results.json]
+                          [--json results.json] [--cases sdpa_s2k,conv,matmul]
+  (--only persist: the cold build and persistent-cache rows alone)
 Needs torch and a GPU. cudnnfe is found as usual (CUDNNFE_LIBRARY or the
 installed package); cudnn-frontend through PYTHONPATH / site-packages.
 """
@@ -507,6 +508,7 @@ def parent_main(args):
     header = f"{'measure':<44}" + "".join(f"{i:>14}" for i in impls) + f"{'ratio':>10}"
     print(header + "\n(ratio: how many times better cudnnfe is; >1 means cudnnfe wins)")
     only = set(args.only.split(","))
+    cases = [c for c in args.cases.split(",") if c] if args.cases else list(BUILD_CASES)
     global JSON_OUT
     if args.json:
         JSON_OUT = (args.json, torch)
@@ -532,7 +534,7 @@ def parent_main(args):
                     group="first result")
                 parts("  ", r, impls, ("import_ms", "handle_ms", "deserialize_ms", "execute_ms"))
     if "all" in only:
-        for case in BUILD_CASES:
+        for case in cases:
             r = measure(impls, args.reps, f"all:{case}:A")
             row(f"check_support + build_plans(ALL) {case}, ms", r, impls, group="build")
             parts("  ", r, impls, ("check_support_ms", "build_plans_ms"))
@@ -546,8 +548,20 @@ def parent_main(args):
             for i in impls:
                 if "offered" in r.get(i, {}):
                     print(f"    {i} offered by heuristics A: {' '.join(r[i]['offered'])}")
+    if "persist" in only:  # the cold build and the persistent-cache hit only
+        for case in cases:
+            r = measure(impls, args.reps, f"build:{case}:cold", cold_env)
+            row(f"cold build {case}: first graph + handle, ms", r, impls, group="build")
+            with tempfile.TemporaryDirectory() as tmp:
+                cache_env = dict(cold_env, CUDNNFE_PLAN_CACHE_DIR=tmp)
+                cache_file = os.path.join(tmp, "fe_plan.bin")
+                for impl in impls:
+                    run_child(impl, f"persist:{case}:write", cache_env, cache_file)
+                r = measure(impls, args.reps, f"persist:{case}:hit", cache_env, cache_file)
+                row(f"persistent-cache hit, new process {case}, ms", r, impls, group="build")
+                parts("  ", r, impls, ("handle_ms", "graph_ms", "build_total_ms"))
     if "build" in only:
-        for case in BUILD_CASES:
+        for case in cases:
             r = measure(impls, args.reps, f"build:{case}:cold", cold_env)
             row(f"cold build {case}: first graph + handle, ms", r, impls, group="build")
             row(f"cold build: second graph after {case}, ms", r, impls, key="second")
@@ -624,6 +638,8 @@ def main():
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--only", default="gpu,host,ttfr,all,build")
     p.add_argument("--json", default="", help="also write the rows to this file")
+    p.add_argument("--cases", default="", help="build cases for all/build/persist "
+                   "(default: " + ",".join(BUILD_CASES) + ")")
     p.add_argument("--impl")
     p.add_argument("--child")
     p.add_argument("--cache-file", default="")
