@@ -53,8 +53,8 @@ class ExecuteReplay {
            cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack, void *const *table,
            void *backend_workspace, void *stream);
 
-  // Recordings kept per plan (a few buffer sets in turn, e.g. double
-  // buffering, stay replayed).
+  // CUDA graphs kept per plan (a few buffer sets used in turn, as with
+  // double buffering, all stay replayed).
   static constexpr size_t kEntries = 4;
 
  private:
