@@ -525,3 +525,70 @@ TEST(options_init_stops_at_the_callers_size) {
   std::memcpy(&untouched, &rs.window, 1);
   CHECK(untouched == 0x5a);
 }
+
+// cudnnfe_graph_set_next_output: the next op writes a named output into a
+// tensor the caller made, which keeps its UID, name, dims and strides and
+// holds the result; a port the op lacks, or does not make, is refused naming
+// the op and its outputs; a request is consumed by the next add either way.
+TEST(next_output_goes_into_a_tensor_the_caller_made) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  REQUIRE_OK(cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_FLOAT));
+  const int64_t d[2] = {2, 3}, s[2] = {1, 2};  // column-major: the caller's layout
+  int64_t a = 0, b = 0, out = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "a", CUDNNFE_DTYPE_FLOAT, 2, d, nullptr, &a));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "b", CUDNNFE_DTYPE_FLOAT, 2, d, nullptr, &b));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "sum", CUDNNFE_DTYPE_FLOAT, 2, d, s, &out));
+
+  // A port the op does not have: refused, naming it and the op's outputs.
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "y", out));
+  int64_t y = 0;
+  CHECK_FAILS(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, a, b, 0, nullptr, &y),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "has no output \"y\"", "its outputs: out");
+  CHECK_FAILS(cudnnfe_graph_set_next_output(g, "out", 987654), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "987654");
+  CHECK_FAILS(cudnnfe_graph_set_next_output(g, nullptr, out), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "port");
+
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "out", out));
+  CHECK_FAILS(cudnnfe_graph_set_next_output(g, "out", a), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "already set");
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, a, b, 0, nullptr, &y));
+  CHECK(y == out);
+  const char *name = nullptr;
+  REQUIRE_OK(cudnnfe_tensor_get_name(g, y, &name));
+  CHECK(std::strcmp(name, "sum") == 0);
+  std::vector<int64_t> strides;
+  CHECK(shape_of(g, y, &strides) == std::vector<int64_t>({2, 3}));
+  CHECK(strides == std::vector<int64_t>({1, 2}));
+
+  // Consumed: the next op makes its own output again.
+  int64_t twice = 0;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, y, y, 0, nullptr, &twice));
+  CHECK(twice != out);
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, twice, 1));
+  // A tensor an op already reads cannot become an output.
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "out", a));
+  int64_t z = 0;
+  CHECK_FAILS(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_MUL, b, b, 0, nullptr, &z),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "\"a\" is read by");
+
+  cudnnfe_build_options_t o;
+  cudnnfe_build_options_init(&o);
+  o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &o));
+  float av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {10, 20, 30, 40, 50, 60}, sum[6] = {}, tw[6] = {};
+  const cudnnfe_binding_t bind[4] = {{a, av}, {b, bv}, {out, sum}, {twice, tw}};
+  cudnnfe_handle_t *h = nullptr;
+  REQUIRE_OK(cudnnfe_handle_create(&h, -1));
+  const cudnnfe_status_t ran = cudnnfe_graph_execute(g, h, bind, 4, nullptr, 0, nullptr);
+  cudnnfe_handle_destroy(h);
+  REQUIRE_OK(ran);
+  // sum (and twice, which takes its first operand's layout) is column-major:
+  // element (i, j) at j * 2 + i; a and b are row-major, at i * 3 + j.
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      CHECK(sum[j * 2 + i] == av[i * 3 + j] + bv[i * 3 + j]);
+      CHECK(tw[j * 2 + i] == 2 * (av[i * 3 + j] + bv[i * 3 + j]));
+    }
+}

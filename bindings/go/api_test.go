@@ -276,6 +276,39 @@ func TestPassByValue(t *testing.T) {
 	}
 }
 
+func TestSetNextOutput(t *testing.T) {
+	g, err := NewGraph()
+	must(t, err)
+	defer g.Close()
+	a, err := g.AddTensor("a", DTypeFloat, []int64{4}, nil)
+	must(t, err)
+	b, err := g.AddTensor("b", DTypeFloat, []int64{4}, nil)
+	must(t, err)
+	sum, err := g.AddTensor("sum", DTypeFloat, []int64{4}, nil)
+	must(t, err)
+	// A port the op lacks is refused, naming it; the request is used up.
+	must(t, g.SetNextOutput("y", sum))
+	_, err = g.Binary(PointwiseAdd, a, b, nil)
+	if e := checkMsg(err, ErrInvalidArgument, `has no output "y"`); e != "" {
+		t.Errorf("Binary after SetNextOutput(\"y\"): %s", e)
+	}
+	must(t, g.SetNextOutput("out", sum))
+	y, err := g.Binary(PointwiseAdd, a, b, nil)
+	must(t, err)
+	if y != sum {
+		t.Fatalf("the op's output is tensor %d; want the caller's %d", y, sum)
+	}
+	h := newHandle(t)
+	must(t, g.Build(h, cpuBuild))
+	av, bv, got := []float32{1, 2, 3, 4}, []float32{10, 20, 30, 40}, make([]float32, 4)
+	must(t, g.ExecuteHost(h, Host(a, av), Host(b, bv), Host(sum, got)))
+	for i := range got {
+		if got[i] != av[i]+bv[i] {
+			t.Fatalf("sum[%d] = %g; want %g", i, got[i], av[i]+bv[i])
+		}
+	}
+}
+
 func TestMatmulBiasAllExecuteForms(t *testing.T) {
 	const batch, m, k, n = 3, 8, 16, 5
 	g, a, b, bias, c := matmulBias(t, batch, m, k, n)

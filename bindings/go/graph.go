@@ -335,6 +335,20 @@ func (g *Graph) SetOutput(t Tensor, isOutput bool) error {
 	})
 }
 
+// SetNextOutput makes the next op added write its output port (its name in
+// docs/graph-json.md, e.g. "dBias") into t, a tensor made with AddTensor
+// that no op reads yet; t becomes a graph output keeping its UID, name, dims
+// and strides. The next Add call consumes the request, added or refused
+// (since 0.4).
+func (g *Graph) SetNextOutput(port string, t Tensor) error {
+	if err := checkName("Graph.SetNextOutput", "output port name", port); err != nil {
+		return err
+	}
+	return g.do("Graph.SetNextOutput", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_graph_set_next_output(p, port, int64(t))
+	})
+}
+
 // SetTensorDType overrides a tensor's data type (inferred outputs included).
 func (g *Graph) SetTensorDType(t Tensor, d DType) error {
 	return g.do("Graph.SetTensorDType", func(p capi.Struct_SS_cudnnfe_graph) int32 {

@@ -444,6 +444,21 @@ cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *na
  * an output does nothing (an op may take it as its output later, as
  * cudnn-frontend allows), and making it virtual is INVALID_ARGUMENT. */
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
+
+/* Makes the next op added to `graph` write its output `port` into tensor
+ * `uid` instead of a tensor of its own (cudnn-frontend's outputs made by the
+ * caller, such as sdpa_backward's dBias): `uid` is a tensor made with
+ * cudnnfe_graph_add_tensor that no op reads or writes yet, and becomes a
+ * graph output keeping its UID, name, dims and strides. `port` is the
+ * output's name as docs/graph-json.md lists it ("dBias", "dSink_token",
+ * "Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
+ * that call consumes every request, whether it adds the op or fails
+ * (INVALID_ARGUMENT naming the op, the port and its outputs for a port it
+ * lacks or does not make as configured). One mechanism for every op; the
+ * dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
+ * (since 0.4) */
+cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
+                                               int64_t uid);
 /* Overrides the data type of a tensor (inferred outputs included). */
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t dtype);

@@ -36,6 +36,13 @@ cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *g, const char *name,
   });
 }
 
+cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *g, const char *port, int64_t uid) {
+  return guard_graph(g, [&](Graph &graph) {
+    if (!port) fail_argument("port is NULL");
+    graph.set_next_output(port, uid);
+  });
+}
+
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *g, int64_t uid, int32_t is_output) {
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();

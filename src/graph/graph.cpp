@@ -149,9 +149,53 @@ Tensor &Graph::take_as_output(const Node &node, const std::string &port, int64_t
   return t;
 }
 
+void Graph::set_next_output(const std::string &port, int64_t uid) {
+  require_mutable();
+  if (port.empty()) fail_argument("the next op's output port name is empty");
+  if (!has_tensor(uid))
+    fail_argument("output ", port, " of the next op: UID ", uid, " is not a tensor of this graph");
+  for (const auto &request : next_outputs_)
+    if (request.first == port)
+      fail_argument("output ", port, " of the next op is already set to UID ", request.second);
+  next_outputs_.emplace_back(port, uid);
+}
+
+// The caller's tensors for `node`'s outputs: those given to add_node and
+// those set_next_output asked for, by port index. Throws naming the op, the
+// port and the op's ports for a port it lacks or one given twice.
+std::vector<Graph::GivenOutput> Graph::given_outputs(
+    const Node &node, const std::vector<GivenOutput> &given,
+    const std::vector<std::pair<std::string, int64_t>> &requests) const {
+  std::vector<GivenOutput> all = given;
+  const auto &ports = output_port_names(node.kind);
+  for (const auto &[port, uid] : requests) {
+    const auto it = std::find(ports.begin(), ports.end(), port);
+    if (it == ports.end()) {
+      std::string names;
+      for (const std::string &p : ports) names += cat(names.empty() ? "" : ", ", p);
+      fail_argument(label(node), ": has no output \"", port, "\" (its outputs: ", names,
+                    "); asked for by cudnnfe_graph_set_next_output");
+    }
+    const size_t index = static_cast<size_t>(it - ports.begin());
+    for (const GivenOutput &g : all)
+      if (g.port == index)
+        fail_argument(label(node), ": output ", port, " is given twice (UIDs ", g.uid, " and ", uid,
+                      ")");
+    if (!output_used(node, index))
+      fail_argument(label(node), ": output ", port,
+                    " is not made by this op as configured, so it cannot be written into \"",
+                    tensor(uid).name, "\"");
+    all.push_back({index, uid});
+  }
+  return all;
+}
+
 const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
                             OpAttrs attrs, cudnnfe_dtype_t compute,
-                            const std::vector<GivenOutput> &given) {
+                            const std::vector<GivenOutput> &given_here) {
+  // set_next_output's requests are this node's, added or not.
+  const std::vector<std::pair<std::string, int64_t>> requests = std::move(next_outputs_);
+  next_outputs_.clear();
   require_mutable();
   Node node;
   node.kind = kind;
@@ -181,6 +225,8 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   const int64_t next_uid_before = next_uid_;
   std::vector<Tensor> taken;  // the caller's tensors as they were, for a rollback
   try {
+    const std::vector<GivenOutput> given =
+        requests.empty() ? given_here : given_outputs(node, given_here, requests);
     const auto &out_ports = output_port_names(kind);
     for (size_t port = 0; port < out_ports.size(); ++port) {
       if (!output_used(node, port)) {

@@ -69,6 +69,10 @@ class Graph {
   const Node &add_node(OpKind kind, const std::string &name, std::vector<int64_t> inputs,
                        OpAttrs attrs, cudnnfe_dtype_t compute_dtype,
                        const std::vector<GivenOutput> &given = {});
+  // The next add_node writes its output `port` (by name) into `uid`, a
+  // tensor the caller made (as a GivenOutput). Consumed by the next
+  // add_node, whether it adds the node or throws.
+  void set_next_output(const std::string &port, int64_t uid);
   // Replaces input `port` of node `index` with `uid` (0: none), keeping the
   // readers index true: an option set after the node was added.
   void set_node_input(size_t index, size_t port, int64_t uid);
@@ -136,6 +140,9 @@ class Graph {
   // The caller's tensor `uid` as output `port` of `node` (being added):
   // refused unless it is a graph input that no node reads.
   Tensor &take_as_output(const Node &node, const std::string &port, int64_t uid);
+  std::vector<GivenOutput> given_outputs(
+      const Node &node, const std::vector<GivenOutput> &given,
+      const std::vector<std::pair<std::string, int64_t>> &requests) const;
   int64_t next_free_uid();
   std::string automatic_tensor_name(int64_t uid) const;
   std::string unique_node_name(OpKind kind) const;
@@ -160,6 +167,8 @@ class Graph {
   std::unordered_map<int64_t, std::vector<size_t>> readers_;
   int64_t next_uid_ = 1;
   std::unordered_set<int64_t> reserved_uids_;
+  // set_next_output's requests: port name and tensor, in call order.
+  std::vector<std::pair<std::string, int64_t>> next_outputs_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
   bool adding_node_ = false;

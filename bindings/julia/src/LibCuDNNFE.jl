@@ -1227,6 +1227,30 @@ function cudnnfe_tensor_set_output(graph, uid, is_output)
 end
 
 """
+    cudnnfe_graph_set_next_output(graph, port, uid) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port, int64_t uid)`
+
+Makes the next op added to `graph` write its output `port` into tensor
+`uid` instead of a tensor of its own (cudnn-frontend's outputs made by the
+caller, such as sdpa_backward's dBias): `uid` is a tensor made with
+cudnnfe_graph_add_tensor that no op reads or writes yet, and becomes a
+graph output keeping its UID, name, dims and strides. `port` is the
+output's name as docs/graph-json.md lists it ("dBias", "dSink_token",
+"Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
+that call consumes every request, whether it adds the op or fails
+(INVALID_ARGUMENT naming the op, the port and its outputs for a port it
+lacks or does not make as configured). One mechanism for every op; the
+dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
+(since 0.4)
+"""
+function cudnnfe_graph_set_next_output(graph, port, uid)
+    ccall((:cudnnfe_graph_set_next_output, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Cstring, Int64),
+          graph, port, uid)
+end
+
+"""
     cudnnfe_tensor_set_dtype(graph, uid, dtype) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid, cudnnfe_dtype_t dtype)`
@@ -3128,15 +3152,15 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
       cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
       cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
-      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_tensor_set_dtype,
-      cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name,
-      cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype,
-      cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound,
-      cudnnfe_tensor_set_pass_by_value, cudnnfe_tensor_get_pass_by_value,
-      cudnnfe_conv_options, cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized,
-      cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
-      cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options, cudnnfe_matmul_options_t,
-      cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
+      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_graph_set_next_output,
+      cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides,
+      cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape,
+      cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind,
+      cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
+      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
+      cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
+      cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
+      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
       cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
       cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
       cudnnfe_reduction_options, cudnnfe_reduction_options_t,

@@ -90,6 +90,20 @@ function set_output!(t::Tensor, is_output::Bool = true)
 end
 
 """
+    set_next_output!(g, port, t) -> t
+
+Makes the next operation added to `g` write its output `port` (its name in
+docs/graph-json.md, e.g. `"dBias"`) into `t`, a tensor made with
+`add_tensor!` that no operation reads yet; `t` becomes a graph output keeping
+its UID, name, dims and strides. The next `add_*!` call consumes the request,
+added or refused (since 0.4).
+"""
+function set_next_output!(g::Graph, port::AbstractString, t::Tensor)
+    check(g, Lib.cudnnfe_graph_set_next_output(g, _cstring(port), t.uid))
+    return t
+end
+
+"""
     set_pass_by_value!(t, pass_by_value = true) -> t
 
 Marks a one-element graph input as pass-by-value: its buffer at execution is

@@ -414,6 +414,20 @@ end
     end
     @test approx(out, xv .* 2.5f0)
 
+    # The next op writes its output into a tensor the caller made.
+    av, bv = rand(Float32, 5), rand(Float32, 5)
+    out = Graph() do g
+        ta, tb = add_tensor!(g, av), add_tensor!(g, bv)
+        sum = add_tensor!(g, Float32, (5,); name = "sum")
+        set_next_output!(g, "y", sum)  # no such port: refused, request used up
+        @test_throws CuDNNFEError pointwise!(g, :add, ta, tb)
+        set_next_output!(g, "out", sum)
+        ty = pointwise!(g, :add, ta, tb)
+        @test ty.uid == sum.uid && tensor_name(ty) == "sum"
+        only(run_graph(g, [ta => av, tb => bv], [sum]))
+    end
+    @test approx(out, av .+ bv)
+
     # Chained ops with a virtual intermediate: relu(x + y) .* 2
     out = Graph() do g
         tx, ty = add_tensor!(g, x), add_tensor!(g, y)

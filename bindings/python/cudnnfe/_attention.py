@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional, Tuple, Union
 
-from . import _arrays, _ragged, _rewrite, _structs
+from . import _arrays, _ragged, _structs
 from ._enums import attention_implementation, data_type, diagonal_alignment
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
@@ -446,7 +446,6 @@ class AttentionOps:
             if dBias._graph is not self:
                 raise ValueError(f"{node}: dBias is a tensor of another graph")
             placeholder = dBias
-            _rewrite.check_placeholder(self, placeholder, node, "dBias")
         elif dBias is not None and not isinstance(dBias, bool):
             raise TypeError(f"{node}: dBias must be a cudnnfe.Tensor made with graph.tensor() "
                             f"or tensor_like() (it becomes the output), or True; not "
@@ -484,6 +483,9 @@ class AttentionOps:
         opts.dsink_token = self._dsink_operand(node, dSink_token)
         dq, dk, dv = ffi.new("int64_t *"), ffi.new("int64_t *"), ffi.new("int64_t *")
         db = ffi.new("int64_t *") if want_dbias else ffi.NULL
+        if placeholder is not None:  # the op writes dBias into the caller's tensor
+            self._check(lib.cudnnfe_graph_set_next_output(self._ptr, b"dBias",
+                                                          placeholder._uid))
         self._check(lib.cudnnfe_graph_add_sdpa_backward_ex(self._ptr, *uids, opts, dq, dk, dv,
                                                            db))
         first = self._added(node, int(dq[0]))
@@ -494,7 +496,7 @@ class AttentionOps:
         if dSink_token is not None:
             dSink_token._role = "output"
         if placeholder is not None:
-            _rewrite.adopt_output(self, placeholder, int(db[0]), node, "dBias")
+            placeholder._role = "output"
             return result
         if want_dbias:
             return result + (self._wrap(int(db[0]), "virtual"),)

@@ -241,6 +241,9 @@ cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *na
 
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
 
+cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
+                                               int64_t uid);
+
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t dtype);
 

@@ -3,9 +3,6 @@
 cudnn-frontend's Python API lets code do things the C ABI cannot do
 in place:
 
-* pass a tensor the user created (``graph.tensor(...)``) as an op's
-  *output*, e.g. ``sdpa_backward(..., dBias=t)``: the C op creates its own
-  output, and a graph input cannot be removed or turned into an output;
 * create a reshape without its new dims and set them on the output later
   (``y = graph.reshape(x); y.set_dim(dims)``);
 * create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``
@@ -15,8 +12,11 @@ in place:
   input that takes no buffer; leaving matches cudnn-frontend's graph, which never had
   it) and its binding is accepted and ignored, as a folded constant's.
 
+(A tensor the user created given as an op's *output*, e.g. ``sdpa_backward(...,
+dBias=t)``, is the C library's own: ``cudnnfe_graph_set_next_output``.)
+
 Each is done here by editing the graph description (``docs/graph-json.md``:
-:meth:`pygraph.serialize`), loading it into a fresh C graph and adopting
+:meth:`pygraph.serialize_description`), loading it into a fresh C graph and adopting
 that graph. UIDs, names, shapes, types, scalars and attributes survive the
 round trip, so every :class:`Tensor` of the graph stays valid.
 """
@@ -29,9 +29,8 @@ from . import _constants
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._graph import pygraph
-    from ._tensor import Tensor
 
-__all__ = ["adopt_output", "check_placeholder", "finalize"]
+__all__ = ["finalize"]
 
 
 def _load(g: "pygraph") -> Dict[str, Any]:
@@ -56,54 +55,6 @@ def _all_nodes(nodes: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 def _read_uids(doc: Dict[str, Any]) -> set:
     return {uid for node in _all_nodes(doc["nodes"]) for uid in node["inputs"].values()}
-
-
-def _placeholder_entry(doc: Dict[str, Any], placeholder: "Tensor", node: str,
-                       port: str) -> Dict[str, Any]:
-    p = next((t for t in doc["tensors"] if t["uid"] == placeholder._uid), None)
-    if p is None or p["kind"] != "input":
-        raise ValueError(f"{node}: {port} must be a tensor made with graph.tensor() or "
-                         f"tensor_like() (it becomes the op's output); "
-                         f"{placeholder.get_name()!r} is an operation output or a scalar")
-    if placeholder._uid in _read_uids(doc):
-        raise ValueError(f"{node}: {port} tensor {p['name']!r} is read by another operation; "
-                         "an op output must be a tensor no operation reads yet")
-    return p
-
-
-def check_placeholder(g: "pygraph", placeholder: "Tensor", node: str, port: str) -> None:
-    """Raise ValueError unless ``placeholder`` can become an op output (:func:`adopt_output`)."""
-    _placeholder_entry(_load(g), placeholder, node, port)
-
-
-def adopt_output(g: "pygraph", placeholder: "Tensor", produced: int, node: str,
-                 port: str) -> None:
-    """Make ``placeholder`` (a graph input no op reads) the op output ``produced``.
-
-    The output takes the placeholder's UID, name, dims and strides (as user
-    overrides), its data type when set, and becomes a graph output; the
-    placeholder input leaves the graph. Afterwards the placeholder
-    :class:`Tensor` is that output.
-    """
-    doc = _load(g)
-    p = _placeholder_entry(doc, placeholder, node, port)
-    entries = {t["uid"]: t for t in doc["tensors"]}
-    out = entries[produced]
-    out["uid"] = p["uid"]
-    out["name"] = p["name"]
-    out["kind"] = "output"
-    if p["data_type"] != "NOT_SET":
-        out["data_type"] = p["data_type"]
-    out["dims"], out["strides"] = p["dims"], p["strides"]
-    out["dims_set_by_user"] = out["strides_set_by_user"] = True
-    doc["tensors"] = [t for t in doc["tensors"] if t is not p]
-    for n in doc["nodes"]:
-        for name, uid in n["outputs"].items():
-            if uid == produced:
-                n["outputs"][name] = p["uid"]
-    _store(g, doc)
-    g._tensors.pop(produced, None)
-    placeholder._role = "output"
 
 
 def finalize(g: "pygraph") -> None:

@@ -385,6 +385,13 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, 
   return call ? call(graph, uid, is_output) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef cudnnfe_status_t (*cudnnfe_graph_set_next_output_fn)(cudnnfe_graph_t *, const char *, int64_t);
+cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port, int64_t uid) {
+  static cudnnfe_graph_set_next_output_fn resolved;
+  cudnnfe_graph_set_next_output_fn call = (cudnnfe_graph_set_next_output_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_set_next_output");
+  return call ? call(graph, port, uid) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_tensor_set_dtype_fn)(cudnnfe_graph_t *, int64_t, cudnnfe_dtype_t);
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid, cudnnfe_dtype_t dtype) {
   static cudnnfe_tensor_set_dtype_fn resolved;

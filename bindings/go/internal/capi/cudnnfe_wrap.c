@@ -908,6 +908,28 @@ int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *
 }
 
 
+int _wrap_cudnnfe_graph_set_next_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int64_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (int64_t)_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_next_output(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;

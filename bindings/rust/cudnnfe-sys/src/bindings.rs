@@ -672,6 +672,25 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " Makes the next op added to `graph` write its output `port` into tensor"]
+    #[doc = " `uid` instead of a tensor of its own (cudnn-frontend's outputs made by the"]
+    #[doc = " caller, such as sdpa_backward's dBias): `uid` is a tensor made with"]
+    #[doc = " cudnnfe_graph_add_tensor that no op reads or writes yet, and becomes a"]
+    #[doc = " graph output keeping its UID, name, dims and strides. `port` is the"]
+    #[doc = " output's name as docs/graph-json.md lists it (\"dBias\", \"dSink_token\","]
+    #[doc = " \"Y\", ...). Call once per port before the op's cudnnfe_graph_add_* call;"]
+    #[doc = " that call consumes every request, whether it adds the op or fails"]
+    #[doc = " (INVALID_ARGUMENT naming the op, the port and its outputs for a port it"]
+    #[doc = " lacks or does not make as configured). One mechanism for every op; the"]
+    #[doc = " dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay."]
+    #[doc = " (since 0.4)"]
+    pub fn cudnnfe_graph_set_next_output(
+        graph: *mut cudnnfe_graph_t,
+        port: *const ::std::os::raw::c_char,
+        uid: i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
     #[doc = " Overrides the data type of a tensor (inferred outputs included)."]
     pub fn cudnnfe_tensor_set_dtype(
         graph: *mut cudnnfe_graph_t,

@@ -742,6 +742,20 @@ impl Graph {
         Ok(self)
     }
 
+    /// Makes the next op added write its output `port` (its name in
+    /// docs/graph-json.md, e.g. "dBias") into `tensor`, a tensor made with
+    /// [`Graph::add_tensor`] that no op reads yet; it becomes a graph output
+    /// keeping its UID, name, dims and strides. The next `add_*` call
+    /// consumes the request, added or refused (since 0.4).
+    pub fn set_next_output(&mut self, port: &str, tensor: Tensor) -> Result<&mut Self> {
+        let port = c_string(port, "output port name")?;
+        // SAFETY: a NUL-terminated string the library copies; plain values.
+        self.check(unsafe {
+            sys::cudnnfe_graph_set_next_output(self.raw(), port.as_ptr(), tensor.uid())
+        })?;
+        Ok(self)
+    }
+
     /// Marks a one-element graph input as pass-by-value: its binding at
     /// execute is a pointer to host memory, read by value when execute is
     /// called (cudnn-frontend's `is_pass_by_value`; since 0.3).

@@ -570,6 +570,41 @@ fn scalars_are_passed_by_value() -> TestResult {
 }
 
 #[test]
+fn next_output_goes_into_a_tensor_the_caller_made() -> TestResult {
+    let mut g = Graph::new()?;
+    let a = g.input("a", DataType::Float, &[4])?;
+    let b = g.input("b", DataType::Float, &[4])?;
+    let sum = g.input("sum", DataType::Float, &[4])?;
+    // A port the op lacks: refused naming it, and the request is used up.
+    g.set_next_output("y", sum)?;
+    let err = g.binary(PointwiseMode::Add, a, b).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        err.message().contains("has no output \"y\""),
+        "{}",
+        err.message()
+    );
+    g.set_next_output("out", sum)?;
+    let y = g.binary(PointwiseMode::Add, a, b)?;
+    assert_eq!(y, sum);
+    assert_eq!(g.tensor_name(y)?, "sum");
+    let built = g.build(&cpu())?;
+    let (a_d, b_d) = (data(4, 3), data(4, 5));
+    let mut y_d = [0f32; 4];
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (a, HostBuffer::input(&a_d)),
+            (b, HostBuffer::input(&b_d)),
+            (sum, HostBuffer::output(&mut y_d)),
+        ],
+    )?;
+    let expected: Vec<f32> = a_d.iter().zip(&b_d).map(|(x, y)| x + y).collect();
+    assert_close(&y_d, &expected, 0.0, 0.0);
+    Ok(())
+}
+
+#[test]
 fn pass_by_value_inputs_are_read_at_every_execute() -> TestResult {
     let mut g = Graph::new()?;
     let x = g.input("x", DataType::Float, &[4])?;
