@@ -195,6 +195,41 @@ TEST(cpu_reshape_int64_is_exact_and_feeds_a_fused_op) {
 // ---------------------------------------------------------------------------
 // transpose
 
+// Dims set on a reshape's output after it was added are the new shape (the
+// node's dims follow them at validation); a count that does not match x's is
+// refused then, naming both shapes.
+TEST(cpu_reshape_takes_the_dims_set_on_its_output) {
+  G g;
+  const int64_t x = g.input("x", CUDNNFE_DTYPE_FLOAT, {2, 3, 4});
+  const Dims first = {24};
+  int64_t y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_reshape(g.get(), x, 1, first.data(), nullptr, &y));
+  const Dims later = {4, 6};
+  REQUIRE_OK(cudnnfe_tensor_set_dims(g.get(), y, 2, later.data()));
+  g.output(y);
+  REQUIRE(g.build());
+  CHECK(g.dims(y) == later);
+  size_t n = 0;
+  REQUIRE_OK(cudnnfe_graph_serialize(g.get(), nullptr, 0, &n));
+  std::string json(n, '\0');
+  REQUIRE_OK(cudnnfe_graph_serialize(g.get(), json.data(), n, &n));
+  CHECK(json.find("\"dims\": [4, 6]") != std::string::npos);
+  const std::vector<float> xv = random_values(24, 2);
+  std::vector<float> yv(24, NAN);
+  REQUIRE(g.run({{x, const_cast<float *>(xv.data())}, {y, yv.data()}}));
+  CHECK(yv == xv);
+
+  G bad;
+  const int64_t bx = bad.input("x", CUDNNFE_DTYPE_FLOAT, {2, 3});
+  const Dims six = {6}, five = {5};
+  int64_t by = 0;
+  REQUIRE_OK(cudnnfe_graph_add_reshape(bad.get(), bx, 1, six.data(), nullptr, &by));
+  REQUIRE_OK(cudnnfe_tensor_set_dims(bad.get(), by, 1, five.data()));
+  bad.output(by);
+  CHECK_FAILS(cudnnfe_graph_validate(bad.get()), CUDNNFE_STATUS_INVALID_GRAPH, "[5]", "[2,3]",
+              "keeps the element count");
+}
+
 TEST(cpu_transpose_permutes_dims_and_views_x_layout) {
   G g;
   const Dims xd = {2, 3, 4};

@@ -1287,7 +1287,9 @@ void cudnnfe_layout_options_init_sized(cudnnfe_layout_options_t *options, size_t
  * view (cuDNN moves no data for it): x's layout must allow it (packed
  * row-major x does). A virtual y of a graph input is read in place by the
  * ops that use it; other reshapes need cuDNN's reshape operation, which
- * cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md). */
+ * cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md).
+ * Dims set on y later with cudnnfe_tensor_set_dims (until validation)
+ * become the new shape (since 0.4; they were refused as disagreeing). */
 cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *graph, int64_t x, int32_t ndims,
                                            const int64_t *dims,
                                            const cudnnfe_layout_options_t *options, int64_t *y);

@@ -36,8 +36,15 @@ void check_count(const Node &node, const char *what, size_t count, size_t rank, 
 }
 
 void infer_reshape(Graph &graph, Node &node) {
-  const ReshapeAttrs &attrs = node.as<ReshapeAttrs>();
+  ReshapeAttrs &attrs = node.as<ReshapeAttrs>();
   const Tensor &x = data_input(graph, node, 0);
+  // Dims the caller set on y (cudnnfe_tensor_set_dims after the reshape was
+  // added, or y given as the output) are the new shape: cudnn-frontend's
+  // reshape without dims, whose output's set_dim decides.
+  if (!node.outputs.empty() && node.outputs[0] != 0 && graph.has_tensor(node.outputs[0])) {
+    const Tensor &y = graph.tensor(node.outputs[0]);
+    if (y.dims_set_by_user && !y.dims.empty()) attrs.dims = y.dims;
+  }
   if (attrs.dims.empty() || attrs.dims.size() > CUDNNFE_MAX_DIMS)
     fail_graph(Graph::label(node), ": ", attrs.dims.size(), " dims requested; expected 1 to ",
                CUDNNFE_MAX_DIMS);

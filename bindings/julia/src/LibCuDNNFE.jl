@@ -2063,6 +2063,8 @@ view (cuDNN moves no data for it): x's layout must allow it (packed
 row-major x does). A virtual y of a graph input is read in place by the
 ops that use it; other reshapes need cuDNN's reshape operation, which
 cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md).
+Dims set on y later with cudnnfe_tensor_set_dims (until validation)
+become the new shape (since 0.4; they were refused as disagreeing).
 """
 function cudnnfe_graph_add_reshape(graph, x, ndims, dims, options, y)
     ccall((:cudnnfe_graph_add_reshape, libcudnnfe), cudnnfe_status_t,

@@ -224,8 +224,6 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._host_scalars: Dict[int, Any] = {}
         # Inputs folded that way (original C UID -> _constants.FoldedConstant).
         self._folded: Dict[int, Any] = {}
-        # Reshapes made without dims: they take their output's dims (_rewrite.finalize).
-        self._pending_reshapes: Set[str] = set()
         # C UIDs whose names _naming.name_outputs has looked at, and how many tensors
         # the C graph had at its last call.
         self._named_uids: Set[int] = set()

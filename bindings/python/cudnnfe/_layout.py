@@ -52,8 +52,7 @@ class LayoutOps:
             raise ValueError(f"{node}: unknown reshape_mode {reshape_mode!r}; expected "
                              "VIEW_ONLY or LOGICAL")
         x = self._operand(input, node, "input")
-        pending = dim is None
-        if pending:
+        if dim is None:  # set on the output later: the C library takes y's dims then
             dims = self._rank_of(x)
         else:
             dims = _ints(dim, f"{node}: dim", 1, _MAX_DIMS)
@@ -66,8 +65,6 @@ class LayoutOps:
         y = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_add_reshape(self._ptr, x, len(dims),
                                                   ffi.new("int64_t[]", dims), o, y))
-        if pending:
-            self._pending_reshapes.add(node)
         return self._added(node, int(y[0]))
 
     def transpose(self, input: Operand, permutation: Sequence[int],

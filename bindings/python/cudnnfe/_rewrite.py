@@ -3,8 +3,6 @@
 cudnn-frontend's Python API lets code do things the C ABI cannot do
 in place:
 
-* create a reshape without its new dims and set them on the output later
-  (``y = graph.reshape(x); y.set_dim(dims)``);
 * create a graph input that no op reads (``epsilon_bwd = graph.tensor_like(eps)``
   next to a backward that takes no epsilon) and bind it at execute: cudnn-frontend's
   graph holds only the tensors its nodes use, so such an input is not part of it.
@@ -13,7 +11,9 @@ in place:
   it) and its binding is accepted and ignored, as a folded constant's.
 
 (A tensor the user created given as an op's *output*, e.g. ``sdpa_backward(...,
-dBias=t)``, is the C library's own: ``cudnnfe_graph_set_next_output``.)
+dBias=t)``, and a reshape whose dims are set on its output later, ``y =
+graph.reshape(x); y.set_dim(dims)``, are the C library's own:
+``cudnnfe_graph_set_next_output``, and a reshape takes its output's dims.)
 
 Each is done here by editing the graph description (``docs/graph-json.md``:
 :meth:`pygraph.serialize_description`), loading it into a fresh C graph and adopting
@@ -60,23 +60,14 @@ def _read_uids(doc: Dict[str, Any]) -> set:
 def finalize(g: "pygraph") -> None:
     """Apply the pending edits before the graph is validated, built or serialized.
 
-    Reshapes created without dims take the dims set on their output, and
-    inputs folded into an op as a number (:mod:`cudnnfe._constants`) that no
-    op reads leave the graph. A no-op (no C call) when nothing is pending.
+    Inputs folded into an op as a number (:mod:`cudnnfe._constants`) that no op
+    reads leave the graph, as do other graph inputs no op reads. A no-op (no C
+    call) when nothing is pending.
     """
-    if not g._pending_reshapes and all(f.dropped for f in g._folded.values()) and \
-            not _may_have_unread_inputs(g):
+    if all(f.dropped for f in g._folded.values()) and not _may_have_unread_inputs(g):
         return
     doc = _load(g)
     entries = {t["uid"]: t for t in doc["tensors"]}
-    changed = False
-    for n in doc["nodes"]:
-        if n["op"] != "reshape" or n["name"] not in g._pending_reshapes:
-            continue
-        y = entries[n["outputs"]["y"]]
-        if y.get("dims_set_by_user") and y["dims"] != n["attributes"]["dims"]:
-            n["attributes"]["dims"] = list(y["dims"])
-            changed = True
     read = _read_uids(doc)
     dropped: List[int] = []
     for uid, folded in g._folded.items():
@@ -93,8 +84,6 @@ def finalize(g: "pygraph") -> None:
                 dropped.append(uid)
     if dropped:
         doc["tensors"] = [t for t in doc["tensors"] if t["uid"] not in dropped]
-        changed = True
-    if changed:
         _store(g, doc)
     for uid in dropped:
         g._folded[uid].drop(g)

@@ -4058,6 +4058,8 @@ extern "C" {
     #[doc = " row-major x does). A virtual y of a graph input is read in place by the"]
     #[doc = " ops that use it; other reshapes need cuDNN's reshape operation, which"]
     #[doc = " cuDNN 9.14/9.19 run only inside fused attention (docs/layout-ops.md)."]
+    #[doc = " Dims set on y later with cudnnfe_tensor_set_dims (until validation)"]
+    #[doc = " become the new shape (since 0.4; they were refused as disagreeing)."]
     pub fn cudnnfe_graph_add_reshape(
         graph: *mut cudnnfe_graph_t,
         x: i64,
