@@ -592,3 +592,18 @@ TEST(next_output_goes_into_a_tensor_the_caller_made) {
       CHECK(tw[j * 2 + i] == 2 * (av[i * 3 + j] + bv[i * 3 + j]));
     }
 }
+
+TEST(scalar_value_reads_back) {
+  GraphGuard gg;
+  int64_t s = 0, t = 0;
+  const int64_t d[1] = {2};
+  REQUIRE_OK(cudnnfe_graph_add_scalar(gg.g, "half", CUDNNFE_DTYPE_FLOAT, 0.5, &s));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(gg.g, "t", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &t));
+  double v = 0;
+  REQUIRE_OK(cudnnfe_tensor_get_scalar_value(gg.g, s, &v));
+  CHECK(v == 0.5);
+  CHECK_FAILS(cudnnfe_tensor_get_scalar_value(gg.g, t, &v), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "\"t\"", "not a scalar");
+  CHECK_FAILS(cudnnfe_tensor_get_scalar_value(gg.g, s, nullptr), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "value");
+}

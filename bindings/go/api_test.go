@@ -274,6 +274,15 @@ func TestPassByValue(t *testing.T) {
 	if e := checkMsg(g.SetPassByValue(four, true), ErrInvalidArgument, "4 elements"); e != "" {
 		t.Errorf("SetPassByValue of a 4-element input: %s", e)
 	}
+	half, err := g.AddScalar("half", DTypeFloat, 0.5)
+	must(t, err)
+	if v, err := g.ScalarValue(half); err != nil || v != 0.5 {
+		t.Errorf("ScalarValue = %v, %v; want 0.5", v, err)
+	}
+	_, err = g.ScalarValue(four)
+	if e := checkMsg(err, ErrInvalidArgument, "not a scalar"); e != "" {
+		t.Errorf("ScalarValue of an input: %s", e)
+	}
 }
 
 func TestSetNextOutput(t *testing.T) {

@@ -478,6 +478,16 @@ func (g *Graph) IsPassByValue(t Tensor) (bool, error) {
 	return b != 0, err
 }
 
+// ScalarValue returns the value of a scalar made with AddScalar
+// (ErrInvalidArgument for any other tensor; since 0.4).
+func (g *Graph) ScalarValue(t Tensor) (float64, error) {
+	var v float64
+	err := g.do("Graph.ScalarValue", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_tensor_get_scalar_value(p, int64(t), &v)
+	})
+	return v, err
+}
+
 // SetPassByValue marks a one-element graph input as pass-by-value (or not):
 // its binding at execute is then a pointer to host memory, read when Execute
 // is called (cudnn-frontend's is_pass_by_value; since 0.3).

@@ -90,6 +90,18 @@ cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *g, int6
   });
 }
 
+cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *g, int64_t uid,
+                                                 double *value) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(value, "value");
+    const Tensor &t = graph.tensor(uid);
+    if (!t.is_scalar)
+      fail_argument("tensor \"", t.name, "\" (UID ", uid,
+                    ") is not a scalar made with cudnnfe_graph_add_scalar");
+    *value = t.scalar_value;
+  });
+}
+
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *g, int64_t uid, cudnnfe_dtype_t dtype) {
   return guard_graph(g, [&](Graph &graph) {
     graph.require_mutable();

@@ -1211,6 +1211,21 @@ function cudnnfe_graph_add_scalar(graph, name, dtype, value, uid)
 end
 
 """
+    cudnnfe_tensor_get_scalar_value(graph, uid, value) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid, double *value)`
+
+The value of scalar `uid` (one made with cudnnfe_graph_add_scalar), as
+given; INVALID_ARGUMENT for a tensor that is not such a scalar.
+(since 0.4)
+"""
+function cudnnfe_tensor_get_scalar_value(graph, uid, value)
+    ccall((:cudnnfe_tensor_get_scalar_value, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{Cdouble}),
+          graph, uid, value)
+end
+
+"""
     cudnnfe_tensor_set_output(graph, uid, is_output) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output)`
@@ -3154,11 +3169,11 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
       cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
       cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
-      cudnnfe_graph_add_scalar, cudnnfe_tensor_set_output, cudnnfe_graph_set_next_output,
-      cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides,
-      cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape,
-      cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind,
-      cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
+      cudnnfe_graph_add_scalar, cudnnfe_tensor_get_scalar_value, cudnnfe_tensor_set_output,
+      cudnnfe_graph_set_next_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
+      cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
+      cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
+      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
       cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
       cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
       cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,

@@ -116,6 +116,18 @@ function set_pass_by_value!(t::Tensor, pass_by_value::Bool = true)
 end
 
 """
+    scalar_value(t) -> Float64
+
+The value of a scalar made with `add_scalar!` (a `CuDNNFEError` of kind
+`:invalid_argument` for any other tensor; since 0.4).
+"""
+function scalar_value(t::Tensor)
+    v = Ref{Float64}(0)
+    check(t.graph, Lib.cudnnfe_tensor_get_scalar_value(t.graph, t.uid, v))
+    return v[]
+end
+
+"""
     is_pass_by_value(t) -> Bool
 
 Whether the tensor is a pass-by-value graph input (`set_pass_by_value!`).

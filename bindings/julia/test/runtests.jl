@@ -409,6 +409,8 @@ end
     out = Graph() do g
         tv = add_tensor!(g, xv)
         s = add_scalar!(g, 2.5f0)
+        @test scalar_value(s) == 2.5
+        @test_throws CuDNNFEError scalar_value(tv)
         ty = set_output!(pointwise!(g, :mul, tv, s))
         only(run_graph(g, [tv => xv], [ty]))
     end

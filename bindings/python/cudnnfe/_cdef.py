@@ -239,6 +239,9 @@ cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *na
 cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
 
+cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                 double *value);
+
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
 
 cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from . import _arrays
 from ._enums import tensor_kind
 from ._errors import NotOfferedError
-from ._lib import ffi
+from ._lib import ffi, lib
 from ._util import _is_number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -112,9 +112,9 @@ def constant_value(g: "pygraph", value: Any, node: str, port: str) -> Optional[f
                     return _known_value(folded, node, port)
         kind = value.get_kind()
         if kind == tensor_kind.SCALAR:
-            from . import _rewrite
-
-            return _rewrite.scalar_value(g, value._uid)
+            out = ffi.new("double *")
+            g._check(lib.cudnnfe_tensor_get_scalar_value(g._ptr, value._uid, out))
+            return float(out[0])
         if kind != tensor_kind.INPUT:
             raise _not_offered(node, port, f"is tensor {value.get_name()!r}, computed by the "
                                "graph")

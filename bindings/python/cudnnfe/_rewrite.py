@@ -95,13 +95,3 @@ def _may_have_unread_inputs(g: "pygraph") -> bool:
     an input read some other way takes the round trip, as before)."""
     return any(t._role == "input" and t._uid > 0 and t._uid not in g._operand_uids
                for t in g._tensors.values())
-
-
-def scalar_value(g: "pygraph", uid: int) -> float:
-    """The value of scalar tensor ``uid`` (from the graph description)."""
-    for t in _load(g)["tensors"]:
-        if t["uid"] == uid:
-            value = t["value"]
-            return float(value) if not isinstance(value, str) else float(value.replace(
-                "Infinity", "inf"))
-    raise KeyError(uid)

@@ -367,3 +367,14 @@ def test_norm_parameters_broadcast_over_any_dims_and_bad_shapes_are_malformed(rn
     with pytest.raises(cudnnfe.InvalidGraphError, match="x's or 1") as info:
         gbad.layernorm(tx, gbad.tensor(dim=[1, 1, 2], name="s2"), gbad.tensor(dim=[1, 1, 4]))
     assert "s2" in info.value.message
+
+
+def test_a_scalar_tensor_given_as_epsilon_is_read_from_the_c_graph():
+    # A pass-by-value scalar of the graph (what cudnnfe makes for a number operand)
+    # given where an op takes a number: its value comes from the C library
+    # (cudnnfe_tensor_get_scalar_value), not from the graph description.
+    from cudnnfe import _constants
+    g = graph()
+    scalar = g._wrap(g._scalar(1e-3, "n", "eps"))
+    assert scalar.get_kind() == cudnnfe.tensor_kind.SCALAR
+    assert _constants.constant_value(g, scalar, "n", "epsilon") == pytest.approx(1e-3)

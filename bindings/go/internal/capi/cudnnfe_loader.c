@@ -378,6 +378,13 @@ cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *na
   return call ? call(graph, name, dtype, value, uid) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef cudnnfe_status_t (*cudnnfe_tensor_get_scalar_value_fn)(const cudnnfe_graph_t *, int64_t, double *);
+cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid, double *value) {
+  static cudnnfe_tensor_get_scalar_value_fn resolved;
+  cudnnfe_tensor_get_scalar_value_fn call = (cudnnfe_tensor_get_scalar_value_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_tensor_get_scalar_value");
+  return call ? call(graph, uid, value) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_tensor_set_output_fn)(cudnnfe_graph_t *, int64_t, int32_t);
 cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output) {
   static cudnnfe_tensor_set_output_fn resolved;

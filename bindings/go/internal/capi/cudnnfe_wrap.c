@@ -891,6 +891,23 @@ int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(struct cudnnfe_graph *_
 }
 
 
+int _wrap_cudnnfe_tensor_get_scalar_value_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, double *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  double *arg3 = (double *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(double **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_tensor_get_scalar_value((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, int _swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   int64_t arg2 ;

@@ -661,6 +661,16 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " The value of scalar `uid` (one made with cudnnfe_graph_add_scalar), as"]
+    #[doc = " given; INVALID_ARGUMENT for a tensor that is not such a scalar."]
+    #[doc = " (since 0.4)"]
+    pub fn cudnnfe_tensor_get_scalar_value(
+        graph: *const cudnnfe_graph_t,
+        uid: i64,
+        value: *mut f64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
     #[doc = " Marks an op output as a graph output (non-virtual), or back to virtual."]
     #[doc = " A tensor made with cudnnfe_graph_add_tensor is never virtual: marking it"]
     #[doc = " an output does nothing (an op may take it as its output later, as"]

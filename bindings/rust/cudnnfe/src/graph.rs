@@ -182,6 +182,19 @@ macro_rules! graph_queries {
             Ok(bound != 0)
         }
 
+        /// The value of a scalar made with `Graph::scalar`
+        /// (`cudnnfe_tensor_get_scalar_value`, since 0.4); an
+        /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+        /// for any other tensor.
+        pub fn scalar_value(&self, tensor: $crate::Tensor) -> $crate::Result<f64> {
+            let mut value = 0f64;
+            // SAFETY: a valid out-pointer.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_tensor_get_scalar_value(self.raw(), tensor.uid(), &mut value)
+            })?;
+            Ok(value)
+        }
+
         /// Whether the tensor is a pass-by-value graph input: bound at
         /// execute to a host pointer whose one element cuDNN reads by value
         /// (`cudnnfe_tensor_get_pass_by_value`, since 0.3).

@@ -540,6 +540,11 @@ fn scalars_are_passed_by_value() -> TestResult {
     g.set_output(y, true)?;
     assert!(!g.is_bound(s)?);
     assert_eq!(g.dims(s)?, [1]);
+    assert_eq!(g.scalar_value(s)?, 2.5);
+    assert_eq!(
+        g.scalar_value(x).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     let built = g.build(&cpu())?;
     assert_eq!(built.bound_tensors(), [x, y]);
     let x_d = data(6, 90);

@@ -438,6 +438,11 @@ cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *na
  * scalar serves ops of one rank. `name` as for cudnnfe_graph_add_tensor. */
 cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, double value, int64_t *uid);
+/* The value of scalar `uid` (one made with cudnnfe_graph_add_scalar), as
+ * given; INVALID_ARGUMENT for a tensor that is not such a scalar.
+ * (since 0.4) */
+cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                 double *value);
 
 /* Marks an op output as a graph output (non-virtual), or back to virtual.
  * A tensor made with cudnnfe_graph_add_tensor is never virtual: marking it
