@@ -315,6 +315,9 @@ def main():
                     help="skip the FlashAttention-3 paper grid")
     ap.add_argument("--layout", default="bshd", choices=["bshd", "bhsd"],
                     help="storage of q, k, v, o (viewed as BHSD either way)")
+    ap.add_argument("--json", default="",
+                    help="also write the LLM-shape rows here (bench/plot_results.py's format; "
+                         "PyTorch's column is its cuDNN backend)")
     args = ap.parse_args()
     iters = max(args.iters, 20)
 
@@ -333,6 +336,8 @@ def main():
     if llm:
         rows, plans = bench_attention(lib, args, iters, llm)
         print_attention("SDPA BF16, b=1, h_q=64, h_kv=8, d=128", rows, plans, args.layout)
+        if args.json:
+            write_json(args.json, rows, lib, dev)
     if not (args.skip_attention or args.skip_fa3):
         fa3 = [(16384 // s, 2048 // d, 2048 // d, d, s)
                for d in (64, 128) for s in (512, 1024, 2048, 4096, 8192, 16384)]
@@ -342,6 +347,35 @@ def main():
     if args.skip_norm:
         return
     bench_norm(lib, args, iters)
+
+
+def write_json(path, rows, lib, dev):
+    """The LLM rows as bench/plot_results.py reads them (names as bench_same_code's)."""
+    import datetime
+    import json
+    import subprocess
+
+    out = []
+    for r in rows:
+        seq = f"s{r['s'] // 1024}k" if r["s"] % 1024 == 0 else f"s{r['s']}"
+        mask = "causal" if r["causal"] else "noncausal"
+        for phase in ("fwd", "bwd"):
+            values = {"cudnnfe": r["fe_" + phase], "pytorch": r.get("cudnn_" + phase)}
+            values = {k: round(v, 1) for k, v in values.items() if v is not None and v == v}
+            if values:
+                out.append({"name": f"sdpa_{phase}_{seq}_{mask}", "group": "attention",
+                            "unit": "TFLOP/s", "higher_is_better": True, "values": values})
+    version = lib.cudnn_version()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout
+    doc = {"benchmark": "bench_attention", "gpu": dev,
+           "cudnn_version": f"{version // 10000}.{version // 100 % 100}.{version % 100}",
+           "cudnn_frontend_version": "not run", "torch_version": torch.__version__,
+           "date": datetime.date.today().isoformat(), "commit": commit.strip() or "unknown",
+           "rows": out}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"wrote {path}")
 
 
 def bench_attention(lib, args, iters, configs):
