@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backend/attribute_util.h"
@@ -483,58 +484,39 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       note_attempt(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
       continue;
     }
-    // The configurations to build, in heuristics order.
-    std::vector<Offered> wanted;
-    std::vector<PlanToFinalize> plans;
-    for (int64_t i = 0; i < count; ++i) {
-      start = Clock::now();
+    // Configuration i read and passed through the filters: the one to build, or none.
+    auto wanted = [&](int64_t i) -> std::optional<Offered> {
+      const Clock::time_point read_start = Clock::now();
       Offered offered = read_config(configs[i], set->frontend);
       const bool fresh = seen.insert(offered.name).second;
       const bool keep = fresh && filter_reason(offered, options, filtered).empty();
-      record.heuristics_ms += ms_since(start);
+      record.heuristics_ms += ms_since(read_start);
       log_debug("engine ", offered.name,
                 keep    ? ": to build"
                 : fresh ? ": removed by the build options' filters"
                         : ": offered again, skipped");
-      if (!keep) continue;
-      wanted.push_back(std::move(offered));
-      plans.emplace_back();
-      plans.back().config = configs[i].get();
-    }
-    // ALL without a plan limit builds them all at once on threads; otherwise
-    // one at a time, stopping at the limit.
-    const bool at_once = limit == SIZE_MAX && plans.size() > 1;
-    if (at_once) {
-      start = Clock::now();
-      finalize_plans(plans, kernel_cache);
-      record.plan_build_ms += ms_since(start);
-      log_info("build \"", graph.name, "\": finalized ", plans.size(), " plan(s) on ",
-               std::min(plans.size(), plan_finalize_threads()), " thread(s) in ", ms_since(start),
-               " ms");
-    }
-    for (size_t i = 0; i < plans.size() && set->candidates.size() < limit; ++i) {
-      PlanToFinalize &built = plans[i];
-      Offered &offered = wanted[i];
-      if (!at_once) {
-        finalize_plan(built, kernel_cache);
-        record.plan_build_ms += built.ms;
-      }
+      if (!keep) return std::nullopt;
+      return offered;
+    };
+    // A finalized plan becomes a candidate unless it failed, is known to
+    // compute the graph wrongly, or needs more workspace than allowed.
+    auto take = [&](Offered &offered, PlanToFinalize &built) {
       if (built.status != CUDNN_STATUS_SUCCESS) {
         log_debug("engine ", offered.name, ": refused: ", status_text(built.status));
         ++failed_builds;
         if (first_failure.empty())
           first_failure = cat(offered.name, ": ", status_text(built.status),
                               built.error.empty() ? "" : cat(": ", built.error));
-        continue;
+        return;
       }
       log_debug("engine ", offered.name, ": built in ", built.ms, " ms");
       const int64_t workspace =
           set->frontend.total(built.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
-      if (!keep_unless_known_wrong(graph, built.plan, offered, filtered)) continue;
+      if (!keep_unless_known_wrong(graph, built.plan, offered, filtered)) return;
       if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
         offered.workspace_size = workspace;
         filter_reason(offered, options, filtered);
-        continue;
+        return;
       }
       Candidate c;
       c.config = std::move(offered.config);
@@ -544,6 +526,37 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       c.numerical_notes = offered.numerical_notes;
       c.behavior_notes = offered.behavior_notes;
       set->candidates.push_back(std::move(c));
+    };
+    if (limit == SIZE_MAX) {
+      // ALL without a plan limit: every configuration finalized at once, on
+      // threads (backend/plan_finalize.h), then taken in heuristics order.
+      std::vector<Offered> offered;
+      std::vector<PlanToFinalize> plans;
+      for (int64_t i = 0; i < count; ++i) {
+        if (std::optional<Offered> o = wanted(i)) {
+          offered.push_back(std::move(*o));
+          plans.emplace_back();
+          plans.back().config = configs[i].get();
+        }
+      }
+      start = Clock::now();
+      finalize_plans(plans, kernel_cache);
+      record.plan_build_ms += ms_since(start);
+      log_info("build \"", graph.name, "\": finalized ", plans.size(), " plan(s) on ",
+               std::min(plans.size(), plan_finalize_threads()), " thread(s) in ", ms_since(start),
+               " ms");
+      for (size_t j = 0; j < plans.size(); ++j) take(offered[j], plans[j]);
+    } else {
+      // One at a time, reading no further configuration once the limit is met.
+      for (int64_t i = 0; i < count && set->candidates.size() < limit; ++i) {
+        std::optional<Offered> o = wanted(i);
+        if (!o) continue;
+        PlanToFinalize built;
+        built.config = configs[i].get();
+        finalize_plan(built, kernel_cache);
+        record.plan_build_ms += built.ms;
+        take(*o, built);
+      }
     }
   }
   log_info("build \"", graph.name, "\": ", set->candidates.size(), " plan(s); heuristics ",
