@@ -350,12 +350,15 @@ void read_node(Graph &graph, const Value &v, const std::string &where,
 // An op output keeps the layout its document recorded where today's
 // inference gives another one (a document written before convolution,
 // pooling and reduction outputs defaulted to channels-last): the buffers its
-// user allocates follow the recorded strides. True when any was kept.
+// user allocates follow the recorded strides. True when any was kept. A
+// score modifier's tensors are skipped: no buffer is ever bound to them, and
+// their layout follows the attention node's score placeholder, so keeping a
+// recorded one would make a reload differ from the first load.
 bool keep_recorded_layouts(Graph &graph, const std::map<int64_t, const Value *> &recorded) {
   bool kept = false;
   for (const auto &[uid, value] : recorded) {
     Tensor &t = graph.tensor(uid);
-    if (t.strides_set_by_user || t.view_of != 0) continue;
+    if (t.strides_set_by_user || t.view_of != 0 || is_score_mod_tensor(graph, uid)) continue;
     const std::string tw = cat("tensor uid ", uid);
     const std::vector<int64_t> dims =
         read_ints(value->at("dims", tw), tw + ".dims", CUDNNFE_MAX_DIMS);
