@@ -1,7 +1,8 @@
 // Execute replay on the GPU (backend/execute_replay.h): executes on the same
-// buffers of a plan with cuDNN's native CUDA graph support run from a CUDA
-// graph from the second call on (the log says when), other plans as before,
-// with the same results either way. Each case
+// buffers run from a CUDA graph from the second call on (the log says when):
+// cuDNN's native one where the plan supports it, else a stream capture;
+// graphs known wrong under capture (instance norm backward) only natively.
+// The results are the same either way. Each case
 // executes several times, with new input values between calls (a replay
 // must read the buffers' current contents), then on other buffers, and
 // compares every result with the CPU reference on the same inputs. Graphs
@@ -132,7 +133,8 @@ void count_replay_lines(cudnnfe_log_level_t, const char *message, void *) {
     ++g_replay_lines;
 }
 
-void check_replay_case(const char *name, cudnnfe_dtype_t dt, double rtol, const Builder &add) {
+void check_replay_case(const char *name, cudnnfe_dtype_t dt, double rtol, const Builder &add,
+                       bool known_wrong_under_capture = false) {
   std::printf("  %s (%s)\n", name, short_name(dt));
   ok(cudnnfe_set_log_callback(count_replay_lines, nullptr, CUDNNFE_LOG_LEVEL_INFO), "log callback");
   struct LogReset {
@@ -162,11 +164,13 @@ void check_replay_case(const char *name, cudnnfe_dtype_t dt, double rtol, const 
       ok(cudnnfe_tensor_get_pass_by_value(g.get(), uid, &v), "get_pass_by_value");
       by_value |= v;
     }
-    const bool replays = native && !by_value;
+    const bool replays = !by_value && (native || !known_wrong_under_capture);
     std::printf("    plan %s: %s\n", plan.name,
-                replays  ? "native CUDA graph support: replayed"
-                : native ? "native CUDA graph support, but a pass-by-value input: not replayed"
-                         : "no native CUDA graph support: not replayed");
+                by_value ? "a pass-by-value input: not replayed"
+                : native ? "native CUDA graph support: replayed from cuDNN's graph"
+                : replays
+                    ? "no native CUDA graph support: replayed by stream capture"
+                    : "no native CUDA graph support, known wrong under capture: not replayed");
     GraphPtr cpu = built(name, dt, add, CUDNNFE_TARGET_CPU_REFERENCE, &cpu_out);
     const std::vector<int64_t> order = bound_uids(g.get());
     const TensorInfo t = describe(g.get(), out);
@@ -270,6 +274,31 @@ TEST(gpu_execute_replay_pass_by_value) {
            "add_pointwise");
         return y;
       });
+}
+
+// Instance norm backward: backend::known_wrong_under_capture keeps execute
+// replay to cuDNN's native graph (none for its engine on 9.19), so four
+// executes on the same buffers all match the CPU reference.
+TEST(gpu_execute_replay_instancenorm_backward) {
+  REQUIRE_GPU();
+  check_replay_case(
+      "replay_instancenorm_backward", CUDNNFE_DTYPE_FLOAT, 1e-3,
+      [](cudnnfe_graph_t *g, cudnnfe_dtype_t dt) {
+        const int64_t dy = input(g, "dy", dt, {4, 32, 8, 8}), x = input(g, "x", dt, {4, 32, 8, 8});
+        const int64_t scale = input(g, "scale", dt, {1, 32, 1, 1});
+        const int64_t mean = input(g, "mean", dt, {4, 32, 1, 1});
+        const int64_t inv = input(g, "inv_variance", dt, {4, 32, 1, 1});
+        cudnnfe_norm_options_t o;
+        cudnnfe_norm_options_init(&o);
+        int64_t dx = 0, dscale = 0, dbias = 0;
+        ok(cudnnfe_graph_add_instancenorm_backward(g, dy, x, scale, mean, inv, &o, &dx, &dscale,
+                                                   &dbias),
+           "add_instancenorm_backward");
+        ok(cudnnfe_tensor_set_output(g, dx, 1), "set_output");
+        ok(cudnnfe_tensor_set_output(g, dbias, 1), "set_output");
+        return dscale;
+      },
+      true);
 }
 
 // known_wrong_under_capture at the API: instance norm backward refuses an

@@ -27,14 +27,49 @@ bool stream_is_capturing(const CudaGraphRuntimeApi &rt, void *stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
+// Records the execute into `graph` by stream capture on a private stream:
+// the cuDNN handle runs on it while capturing and on `stream` again after.
+// The first execute on these buffers already ran normally, so one-time setup
+// (loading kernels) is done before the capture, as stream capture needs.
+// Returns what failed, or null.
+const char *capture_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                            cudnnBackendDescriptor_t pack, void *stream, cudaGraph_t *graph) {
+  const CudaGraphRuntimeApi &rt = cuda_graph_runtime();
+  cudaStream_t capture_stream = nullptr;
+  if (rt.StreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking) != cudaSuccess)
+    return "cudaStreamCreateWithFlags";
+  const char *failed = nullptr;
+  if (cudnn().SetStream(handle, capture_stream) != CUDNN_STATUS_SUCCESS) {
+    failed = "cudnnSetStream";
+  } else if (rt.StreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal) !=
+             cudaSuccess) {
+    failed = "cudaStreamBeginCapture";
+  } else {
+    const cudnnStatus_t status = cudnn().BackendExecute(handle, plan, pack);
+    // Always leave capture mode, whatever the execute did.
+    const cudaError_t end = rt.StreamEndCapture(capture_stream, graph);
+    if (status != CUDNN_STATUS_SUCCESS)
+      failed = "cudnnBackendExecute under stream capture";
+    else if (end != cudaSuccess || !*graph)
+      failed = "cudaStreamEndCapture";
+  }
+  if (cudnn().SetStream(handle, static_cast<cudaStream_t>(stream)) != CUDNN_STATUS_SUCCESS &&
+      !failed)
+    failed = "cudnnSetStream";
+  rt.StreamDestroy(capture_stream);
+  return failed;
+}
+
 }  // namespace
 
-bool execute_replay_enabled() {
-  static const bool enabled = [] {
+ReplayMode execute_replay_mode() {
+  static const ReplayMode mode = [] {
     const char *env = std::getenv("CUDNNFE_EXECUTE_REPLAY");
-    return !(env && std::strcmp(env, "0") == 0);
+    if (env && std::strcmp(env, "0") == 0) return ReplayMode::kOff;
+    if (env && std::strcmp(env, "native") == 0) return ReplayMode::kNativeOnly;
+    return ReplayMode::kNativeOrCapture;
   }();
-  return enabled;
+  return mode;
 }
 
 ExecuteReplay::~ExecuteReplay() {
@@ -55,7 +90,11 @@ bool ExecuteReplay::run(const PlanSet &set, size_t index, cudnnHandle_t handle,
                         PopulateCudaGraphFn populate, cudnnBackendDescriptor_t plan,
                         cudnnBackendDescriptor_t pack, void *const *table, void *backend_workspace,
                         void *stream) {
-  if (!populate || set.has_by_value_inputs || !execute_replay_enabled()) return false;
+  const ReplayMode mode = execute_replay_mode();
+  if (mode == ReplayMode::kOff || set.has_by_value_inputs) return false;
+  // Without cuDNN's native graph, stream capture records the execute.
+  if (!populate && (mode == ReplayMode::kNativeOnly || !set.capture_known_wrong.empty()))
+    return false;
   const CudaGraphRuntimeApi &rt = cuda_graph_runtime();
   if (!rt.missing.empty() || !rt.StreamIsCapturing || stream_is_capturing(rt, stream)) return false;
   const size_t count = set.bound_count;
@@ -75,7 +114,7 @@ bool ExecuteReplay::run(const PlanSet &set, size_t index, cudnnHandle_t handle,
   }
   if (entry->failed) return false;
   if (!entry->exec) {
-    make_graph(*entry, set, handle, populate, plan, pack);
+    make_graph(*entry, set, handle, populate, plan, pack, stream);
     if (!entry->exec) return false;
   }
   const cudaError_t error = rt.GraphLaunch(entry->exec, static_cast<cudaStream_t>(stream));
@@ -85,28 +124,35 @@ bool ExecuteReplay::run(const PlanSet &set, size_t index, cudnnHandle_t handle,
   return true;
 }
 
-// Fills and instantiates the entry's graph. A failure is not an error of the
+// Fills and instantiates the entry's graph: cuDNN's native population where
+// `populate` is given, else stream capture. A failure is not an error of the
 // execute: the entry is marked and runs with cudnnBackendExecute as before.
 void ExecuteReplay::make_graph(Entry &entry, const PlanSet &set, cudnnHandle_t handle,
                                PopulateCudaGraphFn populate, cudnnBackendDescriptor_t plan,
-                               cudnnBackendDescriptor_t pack) {
+                               cudnnBackendDescriptor_t pack, void *stream) {
   const CudaGraphRuntimeApi &rt = cuda_graph_runtime();
   OwnedGraph graph;
   const char *failed = nullptr;
-  if (rt.GraphCreate(&graph.graph, 0) != cudaSuccess)
-    failed = "cudaGraphCreate";
-  else if (populate(handle, plan, pack, graph.graph) != CUDNN_STATUS_SUCCESS)
-    failed = "cudnnBackendPopulateCudaGraph";
-  else if (rt.GraphInstantiateWithFlags(&entry.exec, graph.graph, 0) != cudaSuccess)
+  if (populate) {
+    if (rt.GraphCreate(&graph.graph, 0) != cudaSuccess)
+      failed = "cudaGraphCreate";
+    else if (populate(handle, plan, pack, graph.graph) != CUDNN_STATUS_SUCCESS)
+      failed = "cudnnBackendPopulateCudaGraph";
+  } else {
+    failed = capture_execute(handle, plan, pack, stream, &graph.graph);
+  }
+  if (!failed && rt.GraphInstantiateWithFlags(&entry.exec, graph.graph, 0) != cudaSuccess)
     failed = "cudaGraphInstantiateWithFlags";
   if (failed) {
     entry.exec = nullptr;
     entry.failed = true;
+    last_error();  // a failed capture's cuDNN message is not this execute's
     log_info("execute replay: plan ", set.candidates[entry.index].name,
              " runs without a CUDA graph (", failed, " failed)");
   } else {
-    log_info("execute replay: plan ", set.candidates[entry.index].name,
-             " runs from a CUDA graph on these buffers from now on");
+    log_info("execute replay: plan ", set.candidates[entry.index].name, " runs from a CUDA graph (",
+             populate ? "cuDNN's native population" : "stream capture",
+             ") on these buffers from now on");
   }
 }
 

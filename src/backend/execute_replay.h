@@ -1,16 +1,18 @@
 // Execute replay: a plan executed again on the same buffers runs as a CUDA
-// graph that cuDNN filled for it (docs/plans.md, "Execute replay").
-// cudnnBackendExecute costs several microseconds of host time a call;
-// launching a CUDA graph about two. Bound execution (cudnnfe_graph_bind)
-// gives the same to callers who hold their buffers; this gives it to every
-// execute without changing what callers write.
+// graph (docs/plans.md, "Execute replay"). cudnnBackendExecute costs
+// several microseconds of host time a call; launching a CUDA graph about
+// two. Bound execution (cudnnfe_graph_bind) gives the same to callers who
+// hold their buffers; this gives it to every execute without changing what
+// callers write.
 //
-// Only plans whose engine declares SUPPORTS_CUDA_GRAPH_NATIVE_API are
-// replayed, through cudnnBackendPopulateCudaGraph: cuDNN vouches that the
-// graph does the execute's work. (Stream capture of cudnnBackendExecute is
-// not used: on cuDNN 9.19 and an H200, the instance norm backward engine
-// eng0 recorded that way left dscale and dbias unwritten,
-// tests/test_gpu_execute_replay.cpp.)
+// The graph is cuDNN's own (cudnnBackendPopulateCudaGraph) where the engine
+// declares SUPPORTS_CUDA_GRAPH_NATIVE_API, else a stream capture of
+// cudnnBackendExecute, as bound execution's AUTO mode records it. Capture is
+// not used for graphs known to compute wrong that way
+// (known_wrong_under_capture: cuDNN's instance norm backward on 9.19 left
+// dscale and dbias unwritten, tests/test_gpu_norms.cpp); the differential
+// tester's --repeat runs check every family's replayed result against the
+// CPU reference.
 //
 // The first execute with a set of pointers runs normally; the second fills
 // a CUDA graph, instantiates it and launches it; later ones only launch. A
@@ -18,7 +20,8 @@
 // tables. Replay is off where it would differ from an execute: graphs with
 // pass-by-value inputs (their host value is read at each call), a caller's
 // stream that is itself being captured (its graph must record cuDNN's
-// work), and when CUDNNFE_EXECUTE_REPLAY=0.
+// work), and when CUDNNFE_EXECUTE_REPLAY=0 (=native: cuDNN's native graphs
+// only).
 #pragma once
 
 #include <cstddef>
@@ -46,9 +49,9 @@ class ExecuteReplay {
   // Runs candidate `index` of `set` on `stream` from its CUDA graph and
   // returns true, or returns false and leaves the run to the caller
   // (cudnnBackendExecute with `pack`): the first time these pointers are
-  // seen, or where replay is off (`populate` null: the plan or the loaded
-  // cuDNN has no native CUDA graph support). `table` has set.bound_count
-  // pointers.
+  // seen, or where replay is off. `populate` is null where the plan or the
+  // loaded cuDNN has no native CUDA graph support: stream capture records
+  // the execute then. `table` has set.bound_count pointers.
   bool run(const PlanSet &set, size_t index, cudnnHandle_t handle, PopulateCudaGraphFn populate,
            cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack, void *const *table,
            void *backend_workspace, void *stream);
@@ -70,14 +73,16 @@ class ExecuteReplay {
   Entry *find(size_t index, size_t count, void *const *table, void *workspace);
   void make_graph(Entry &entry, const PlanSet &set, cudnnHandle_t handle,
                   PopulateCudaGraphFn populate, cudnnBackendDescriptor_t plan,
-                  cudnnBackendDescriptor_t pack);
+                  cudnnBackendDescriptor_t pack, void *stream);
 
   std::mutex mutex_;  // one graph may execute from several threads
   Entry entries_[kEntries];
   size_t next_ = 0;  // the entry to replace next (round robin)
 };
 
-// Whether CUDNNFE_EXECUTE_REPLAY allows replay (read once; default on).
-bool execute_replay_enabled();
+// What CUDNNFE_EXECUTE_REPLAY allows (read once): "0" none, "native"
+// cuDNN's native graphs only, anything else (the default) both.
+enum class ReplayMode { kOff, kNativeOnly, kNativeOrCapture };
+ReplayMode execute_replay_mode();
 
 }  // namespace cudnnfe::backend

@@ -259,9 +259,11 @@ void GpuPlan::run(size_t index, Handle &handle, void *const *data, void *workspa
   void *table[kMaxBoundTensors];
   void *backend_workspace = set_->bind(data, workspace, table);
   cudnnBackendDescriptor_t pack = cached_pack(*set_, table, backend_workspace);
-  if (replay && (c.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API) &&
-      replay_.run(*set_, index, cudnn_handle, cuda_graph_api().populate, c.plan.get(), pack, table,
-                  backend_workspace, stream))
+  const bool native =
+      (c.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API) != 0;
+  if (replay &&
+      replay_.run(*set_, index, cudnn_handle, native ? cuda_graph_api().populate : nullptr,
+                  c.plan.get(), pack, table, backend_workspace, stream))
     return;
   cudnnStatus_t status = cudnn().BackendExecute(cudnn_handle, c.plan.get(), pack);
   if (status != CUDNN_STATUS_SUCCESS) {

@@ -72,6 +72,10 @@ struct PlanSet {
   // Some graph input is pass-by-value: its host value is read at each
   // execute, so the execute is never replayed (backend/execute_replay.h).
   bool has_by_value_inputs = false;
+  // Why recording cudnnBackendExecute by stream capture is known to give a
+  // wrong result for this graph (backend/known_wrong_configs.h), or empty:
+  // then execute replay uses only cuDNN's native CUDA graphs.
+  std::string capture_known_wrong;
   int device = 0;
   int sm = 0;
   std::string device_name;

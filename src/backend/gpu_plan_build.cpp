@@ -179,6 +179,7 @@ std::shared_ptr<PlanSet> lower_graph(const Graph &graph, const BuildTarget &targ
   set->scalars = lowering.scalars();
   for (int64_t uid : bound)
     if (graph.tensor(uid).pass_by_value) set->has_by_value_inputs = true;
+  set->capture_known_wrong = known_wrong_under_capture(graph);
   set->device = target.device;
   set->sm = target.sm;
   set->device_name = target.device_name;

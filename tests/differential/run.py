@@ -45,6 +45,10 @@ def parse(argv):
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds after which no more graphs start; those finished are "
                          "reported (keeps a run inside a command's time limit)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="execute each graph this many times on the same buffers, outputs "
+                         "overwritten with NaN between calls; the last results are compared "
+                         "(checks execute replay, docs/plans.md)")
     ap.add_argument("--list", type=int, default=100,
                     help="findings listed per kind (default 100; --out has all)")
     args = ap.parse_args(argv)
@@ -54,6 +58,9 @@ def parse(argv):
         ap.error(f"unknown family {', '.join(bad)}; families: {', '.join(FAMILIES)}")
     if args.count < 1:
         ap.error("--count must be >= 1")
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
+    os.environ["DIFFTEST_REPEAT"] = str(args.repeat)  # read by the workers' runner
     args.families = fams
     return args
 

@@ -20,6 +20,7 @@ struct stub_counters {
   /* cuDNN */
   long packs_created;
   long set_stream;
+  void *last_stream; /* the stream of the last cudnnSetStream */
   long executes;
   long populates;
   void *last_pack;
@@ -36,7 +37,8 @@ struct stub_cudart_counters {
   long launches;
   long exec_destroys;
   void *last_launch_stream;
-  void *capturing; /* cudaStreamIsCapturing says this stream is being captured */
+  void *capturing;      /* cudaStreamIsCapturing says this stream is being captured */
+  int fail_end_capture; /* cudaStreamEndCapture fails (an invalidated capture) */
 };
 
 #endif

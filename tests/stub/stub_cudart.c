@@ -101,6 +101,10 @@ int cudaStreamIsCapturing(void *stream, int *status) {
   return 0;
 }
 int cudaStreamEndCapture(void *stream, void **graph) {
+  if (stub_cudart_counters.fail_end_capture) {
+    *graph = 0;
+    return 901; /* cudaErrorStreamCaptureInvalidated */
+  }
   *graph = malloc(1);
   return 0;
 }

@@ -51,6 +51,7 @@ int cudnnDestroy(void *handle) {
 }
 int cudnnSetStream(void *handle, void *stream) {
   ++stub_counters.set_stream;
+  stub_counters.last_stream = stream;
   return 0;
 }
 int cudnnBackendCreateDescriptor(int type, void **descriptor) {

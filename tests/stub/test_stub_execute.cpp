@@ -105,17 +105,22 @@ void *stream_b = &buffers[3][1];
 
 }  // namespace
 
+// Repeated buffers are also replayed from a CUDA graph (execute replay,
+// below): the second call records the plan by stream capture (an execute
+// under capture), later ones launch the graph.
 TEST(execute_reuses_the_variant_pack_while_pointers_stay) {
   REQUIRE_STUBS();
   StubGraph sg(false);
   TestHandle h;
   cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
   const long packs = dnn().packs_created, executes = dnn().executes;
+  const long launches = rt().launches;
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   void *order[3] = {buffers[0], buffers[1], buffers[2]};
   REQUIRE_OK(cudnnfe_graph_execute_ordered(sg.g, h.h, order, 3, nullptr, 0, stream_a));
-  CHECK(dnn().executes == executes + 3);
+  CHECK(dnn().executes == executes + 2);  // the first, then the captured one
+  CHECK(rt().launches == launches + 2);
   CHECK(dnn().packs_created == packs + 1);
   // A new output pointer: a new pack, holding it.
   float other[8];
@@ -124,11 +129,12 @@ TEST(execute_reuses_the_variant_pack_while_pointers_stay) {
   CHECK(dnn().packs_created == packs + 2);
   CHECK(dnn().last_count == 3);
   CHECK(dnn().last_pointers[2] == other);
-  // Back to the first pointers: still cached (a few packs are kept).
+  // Back to the first pointers: still cached (a few packs are kept), and
+  // their graph is launched.
   bind[2].data = buffers[2];
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   CHECK(dnn().packs_created == packs + 2);
-  CHECK(dnn().last_pointers[2] == buffers[2]);
+  CHECK(rt().launches == launches + 3);
   // A new workspace pointer is a new pack too.
   char ws[16];
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, ws, sizeof(ws), stream_a));
@@ -142,10 +148,19 @@ TEST(execute_sets_the_stream_only_when_it_changes) {
   cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   const long sets = dnn().set_stream;
+  float other[8];
+  bind[2].data = other;  // a first sight: executed on the handle's stream
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   CHECK(dnn().set_stream == sets);
+  bind[2].data = buffers[2];
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_b));
-  CHECK(dnn().set_stream == sets + 1);
+  CHECK(dnn().set_stream >= sets + 1);
+  // After the capture (which ran on a private stream) the handle is on
+  // stream_b again: a launch there sets nothing.
+  const long after_capture = dnn().set_stream;
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_b));
+  CHECK(dnn().set_stream == after_capture);
+  CHECK(dnn().last_stream == stream_b);
 }
 
 TEST(bound_execute_makes_its_pack_once) {
@@ -196,6 +211,7 @@ TEST(bound_capture_records_once_and_replays) {
   // the same stream as before sets nothing new.
   cudnnfe_binding_t bind[3] = {{sg.a, buffers[0]}, {sg.b, buffers[1]}, {sg.c, buffers[2]}};
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
+  REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));  // replay made
   const long sets = dnn().set_stream;
   REQUIRE_OK(cudnnfe_graph_execute(sg.g, h.h, bind, 3, nullptr, 0, stream_a));
   CHECK(dnn().set_stream == sets);
@@ -247,18 +263,38 @@ TEST(execute_replays_a_native_plan_on_repeated_buffers) {
   CHECK(rt().launches == launches + 4);
 }
 
-TEST(execute_does_not_replay_without_the_note_or_with_a_pass_by_value_input) {
+TEST(execute_replays_by_capture_without_the_note_but_not_with_a_pass_by_value_input) {
   REQUIRE_STUBS();
   TestHandle h;
-  const long populates = dnn().populates, launches = rt().launches;
+  const long populates = dnn().populates;
   {
     StubGraph plain(false);
     cudnnfe_binding_t bind[3] = {
         {plain.a, buffers[0]}, {plain.b, buffers[1]}, {plain.c, buffers[2]}};
-    const long executes = dnn().executes;
+    const long executes = dnn().executes, captures = rt().captures, launches = rt().launches;
     for (int i = 0; i < 3; ++i)
       REQUIRE_OK(cudnnfe_graph_execute(plain.g, h.h, bind, 3, nullptr, 0, stream_a));
-    CHECK(dnn().executes == executes + 3);
+    CHECK(dnn().executes == executes + 2);  // the first, then the captured one
+    CHECK(rt().captures == captures + 1);
+    CHECK(rt().launches == launches + 2);
+    CHECK(rt().last_launch_stream == stream_a);
+    CHECK(dnn().populates == populates);  // no native note: never populated
+  }
+  {
+    // A capture that fails (invalidated) leaves the work to cudnnBackendExecute
+    // on the caller's stream, and is not tried again for these buffers.
+    StubGraph plain(false);
+    cudnnfe_binding_t bind[3] = {
+        {plain.a, buffers[0]}, {plain.b, buffers[1]}, {plain.c, buffers[2]}};
+    const long executes = dnn().executes, captures = rt().captures, launches = rt().launches;
+    rt().fail_end_capture = 1;
+    for (int i = 0; i < 3; ++i)
+      CHECK_OK(cudnnfe_graph_execute(plain.g, h.h, bind, 3, nullptr, 0, stream_b));
+    rt().fail_end_capture = 0;
+    CHECK(rt().captures == captures + 1);
+    CHECK(rt().launches == launches);
+    CHECK(dnn().executes == executes + 4);  // 3 real ones and the failed capture's
+    CHECK(dnn().last_stream == stream_b);
   }
   StubGraph by_value(true, true);
   float scale = 2.0f;
@@ -266,7 +302,7 @@ TEST(execute_does_not_replay_without_the_note_or_with_a_pass_by_value_input) {
                                {by_value.b, buffers[1]},
                                {by_value.c, buffers[2]},
                                {by_value.scale, &scale}};
-  const long executes = dnn().executes;
+  const long executes = dnn().executes, launches = rt().launches;
   for (int i = 0; i < 3; ++i)
     REQUIRE_OK(cudnnfe_graph_execute(by_value.g, h.h, bind, 4, nullptr, 0, stream_a));
   CHECK(dnn().executes == executes + 3);

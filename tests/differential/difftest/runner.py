@@ -11,6 +11,7 @@ outputs back in two allocations.
   Only outputs where the two layouts place elements differently are run this way; this is
   the variant that exposes a wrong stride inference (e.g. a C=1 NHWC input's ambiguous
   strides)."""
+import os
 import time
 import traceback
 import warnings
@@ -99,7 +100,14 @@ def _run(impl, family, case, data, rec):
     t = time.perf_counter()
     pack = {i.tensor: impl.array(data.bind[n], i.by_value) for n, i in b.inputs.items()}
     own = {n: _allocate(impl, o, o.strides) for n, o in b.outputs.items()}
-    impl.execute(g, {**pack, **{b.outputs[n].tensor: a for n, a in own.items()}})
+    bindings = {**pack, **{b.outputs[n].tensor: a for n, a in own.items()}}
+    impl.execute(g, bindings)
+    # --repeat: the same buffers again, outputs poisoned between calls (a
+    # repeated execute may run another way, e.g. replayed from a CUDA graph).
+    for _ in range(int(os.environ.get("DIFFTEST_REPEAT", "1")) - 1):
+        for a in own.values():
+            impl.poison(a)
+        impl.execute(g, bindings)
     rec["outputs"] = {n: _read(impl, b.outputs[n], a) for n, a in own.items()}
     rec["times"]["execute"] = 1e3 * (time.perf_counter() - t)
     differ = [n for n, o in b.outputs.items()
