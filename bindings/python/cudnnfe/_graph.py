@@ -80,6 +80,13 @@ class _ExecInfo(NamedTuple):
     # strides, data pointer): an array seen again with the same attributes is not described
     # and checked again (an ndarray's data pointer is fixed for its life). See _memo_ptr.
     memo: List[Any]
+    # The last variant pack of torch tensors that passed every check, as one item
+    # [(void ** table, its storage, id(dict), ((key, weakref(array), address), ...))]: the same
+    # dict holding the same keys and arrays at the same addresses again skips the per-array
+    # checks and the key resolution (issue 27's dict execute path). Only identities and
+    # data_ptr() are compared then; an array reshaped in place keeps its address and is not
+    # checked again (cudnn-frontend never checks shapes at execute).
+    last_pack: List[Any]
 
 
 _MISSING: Any = object()  # an argument not given (None is a value for some)
@@ -1385,7 +1392,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._fast = None
         return _ExecInfo(order, {u: i for i, u in enumerate(order)}, tuple(specs),
                          {s.name: s.uid for s in specs}, target(tgt[0]), int(ws[0]),
-                         [None] * len(order))
+                         [None] * len(order), [None])
 
     def is_built(self) -> bool:
         """True once the graph is built (it is then immutable)."""
@@ -1686,10 +1693,34 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if hptr is None:
             hptr = h.ptr  # raises: destroyed
         tgt = info.target
+        n = len(info.order)
+        table = None if overrides else self._seen_pack(info, variant_pack)
+        if table is None:
+            table = self._pointer_table(info, variant_pack, overrides)
+        self._run(h, hptr, info, table, workspace, stream, overrides, tgt, n)
+
+    def _seen_pack(self, info: _ExecInfo, variant_pack: Any) -> Any:
+        """info.last_pack's entry (its [0] the void ** table) when variant_pack is that pack
+        again, else None. The entry is returned whole: it keeps the table alive during the call
+        even if another thread replaces info.last_pack meanwhile."""
+        last = info.last_pack[0]
+        if last is None or last[2] != id(variant_pack) or len(variant_pack) != len(last[3]):
+            return None
+        for (key, array), (k, ref, address) in zip(variant_pack.items(), last[3]):
+            if key is not k or ref() is not array or array.data_ptr() != address:
+                return None
+        return last
+
+    def _pointer_table(self, info: _ExecInfo, variant_pack: Any, overrides: Any) -> Any:
+        """Resolves variant_pack's keys to positions and checks every array: a tuple whose [0]
+        is the void ** table and whose other items must live until the C call returns."""
+        tgt = info.target
         position = info.position
         memo = info.memo
         n = len(info.order)
         ptrs = ffi.new(_POINTER_TABLE, n or 1)
+        cacheable = not overrides and type(variant_pack) is dict
+        seen = []
         keep: List[Any] = []
         filled = 0
         torch_cls = _arrays._torch_tensor_type or _arrays._torch_tensor_class()
@@ -1702,13 +1733,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             if type(key) is Tensor and key._graph is self:
                 pos = position.get(key._uid)
             elif key is None:
+                cacheable = False
                 continue  # an optional output not made (cudnn-frontend drops None keys)
             elif self._folded and _constants.is_folded_binding(self, key, array):
+                cacheable = False
                 continue
             else:
                 pos = position.get(self._key_uid(key))
             if pos is None:
                 if self._folded and _constants.is_folded_binding(self, key, array):
+                    cacheable = False
                     continue
                 self._unbindable(self._key_uid(key))
             if overrides:
@@ -1721,6 +1755,8 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                     ptr = array.data_ptr()
                 else:
                     ptr = self._checked_ptr(pos, array, keep)
+                if cacheable:
+                    seen.append((key, weakref.ref(array), ptr))
             elif type(array) is _ndarray_type:
                 m = memo[pos]
                 if (m is not None and m[0]() is array and array.dtype is m[1]
@@ -1740,6 +1776,19 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                 f"variant_pack: tensor(s) {missing} have no binding (every graph input and "
                 "output needs an array)", int(lib.CUDNNFE_STATUS_INVALID_ARGUMENT),
                 "CUDNNFE_STATUS_INVALID_ARGUMENT")
+        table = ffi.cast(_VOID_PP, ptrs)
+        if cacheable and not keep and len(seen) == len(variant_pack):
+            entry = (table, ptrs, id(variant_pack), tuple(seen))
+            info.last_pack[0] = entry
+            return entry
+        return (table, ptrs, keep)
+
+    def _run(self, h: Handle, hptr: Any, info: _ExecInfo, pointers: Tuple[Any, ...],
+             workspace: Any, stream: Any, overrides: Any, tgt: Any, n: int) -> None:
+        """The C call of execute, with its workspace and stream resolved. pointers[0] is the
+        void ** table; the tuple keeps what it points to alive until the call returns."""
+        table = pointers[0]
+        torch_cls = _arrays._torch_tensor_type
         if workspace is None:
             ws, ws_size = ffi.NULL, 0
         elif type(workspace) is torch_cls and workspace.is_cuda is (tgt == target.GPU):
@@ -1766,14 +1815,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                 stream_ptr = stream_pointer(stream)
                 self._last_stream = (stream, stream_ptr)
         if overrides:
-            status = self._execute_overridden(hptr, info, ptrs, overrides, ws, ws_size,
+            status = self._execute_overridden(hptr, info, table, overrides, ws, ws_size,
                                               stream_ptr)
         else:
-            status = lib.cudnnfe_graph_execute_ordered(
-                self._ptr, hptr, ffi.cast(_VOID_PP, ptrs), n, ws, ws_size, stream_ptr)
+            status = lib.cudnnfe_graph_execute_ordered(self._ptr, hptr, table, n, ws, ws_size,
+                                                       stream_ptr)
         if status:
             raise_handle_error(status, hptr, self._ptr)
-        del keep
+        del pointers
 
     def _shape_overrides(self, uids: Any, shapes: Any,
                          strides: Any) -> Dict[int, Tuple[Tuple[int, ...], Tuple[int, ...]]]:

@@ -106,3 +106,38 @@ def test_too_small_input_is_refused_with_both_spans():
                                          r"is too small"):
         g.execute({x: np.zeros((1, 3, 4), np.float32), b: np.zeros((1, 3, 1), np.float32),
                    y: np.zeros((2, 3, 4), np.float32)})
+
+
+# The same dict of torch tensors executed again skips the per-array checks (issue 27's dict
+# execute path, pygraph._seen_pack): everything that changes what it binds must still be seen.
+def test_a_repeated_torch_variant_pack_follows_every_change_to_it(rng):
+    torch = pytest.importorskip("torch", reason="the repeated-pack path is for torch tensors")
+    g, x, b, y = _bias_relu()
+    xt = torch.from_numpy(rng.standard_normal((2, 3, 4)).astype(np.float32))
+    bt = torch.from_numpy(rng.standard_normal((1, 3, 1)).astype(np.float32))
+    yt = torch.full((2, 3, 4), float("nan"))
+    pack = {x: xt, b: bt, y: yt}
+
+    def expect():
+        want = torch.relu(pack[x] + pack[b])
+        torch.testing.assert_close(pack[y], want, rtol=1e-6, atol=1e-6)
+
+    for _ in range(3):  # new values in the same tensors are read each time
+        xt.copy_(torch.randn(2, 3, 4))
+        g.execute(pack)
+        expect()
+    pack[x] = torch.randn(2, 3, 4)  # another tensor under the same key
+    g.execute(pack)
+    expect()
+    pack[x].set_(torch.randn(2, 3, 4))  # the same tensor object, new storage
+    g.execute(pack)
+    expect()
+    pack[y] = torch.full((2, 3, 4), float("nan"))  # a new output
+    g.execute(pack)
+    expect()
+    pack[x] = torch.randn(2, 3, 4, dtype=torch.float64)  # a wrong one is still refused
+    with pytest.raises(cudnnfe.InvalidArgumentError, match="'x'"):
+        g.execute(pack)
+    pack[x] = torch.randn(2, 3, 4)
+    g.execute(dict(pack))  # another dict with the same tensors
+    expect()
