@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -753,6 +754,54 @@ TEST(gpu_runtime_compiled_plan_restores_from_cudnn_serialization) {
   std::printf("  damaged copy: load %.2f ms through the engine configuration\n",
               build_info(fallback).total_ms);
   CHECK(run(fallback, b, b.y3) == direct);
+}
+
+// Debug log lines saying a plan was restored from one compiled earlier in the
+// process (backend/compiled_plan_memo.h).
+int g_restored_lines = 0;
+void count_restored(cudnnfe_log_level_t, const char *message, void *) {
+  if (std::strstr(message, ": restored in ") && std::strstr(message, "earlier in the process"))
+    ++g_restored_lines;
+}
+
+// cudnn-frontend's check_support() then build_plans(ALL): the heuristics'
+// choice is compiled once; the ALL build of the same graph restores it from
+// cuDNN's serialization instead of compiling it again, and runs the same.
+TEST(gpu_all_build_restores_a_plan_compiled_earlier_in_the_process) {
+  REQUIRE_GPU();
+  cudnnfe_plan_cache_clear();
+  cudnnfe_build_options_t o = gpu_options(CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE, true);
+  o.exclude_behavior_notes = 0;
+  o.require_behavior_notes = CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+  GraphPtr first;
+  Uids u = add_graph(first, Kind::kMatmulRelu, "memo_a_");
+  REQUIRE_OK(cudnnfe_graph_build(first, handle(), &o));
+  const std::string chosen = plans_of(first).at(0).name;
+  REQUIRE_OK(cudnnfe_set_log_callback(count_restored, nullptr, CUDNNFE_LOG_LEVEL_DEBUG));
+  g_restored_lines = 0;
+  GraphPtr all;
+  add_graph(all, Kind::kMatmulRelu, "memo_b_");
+  o.policy = CUDNNFE_BUILD_POLICY_ALL;
+  const cudnnfe_status_t built = cudnnfe_graph_build(all, handle(), &o);
+  cudnnfe_set_log_callback(nullptr, nullptr, CUDNNFE_LOG_LEVEL_OFF);
+  REQUIRE_OK(built);
+  std::printf(
+      "  heuristics' choice %s compiled in %.1f ms; ALL built %zu plan(s) in %.1f ms, "
+      "%d restored\n",
+      chosen.c_str(), build_info(first).plan_build_ms, plans_of(all).size(),
+      build_info(all).plan_build_ms, g_restored_lines);
+  CHECK_MSG(g_restored_lines == 1, "%d plan(s) restored, expected the heuristics' choice",
+            g_restored_lines);
+  Buffers b(first, u);
+  REQUIRE(b.ok());
+  const std::vector<uint8_t> direct = run(first, b, b.y);
+  CHECK(error_vs(reference(Kind::kMatmulRelu, b), direct) < 1e-2);
+  const std::vector<PlanSummary> plans = plans_of(all);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].name != chosen) continue;
+    REQUIRE_OK(cudnnfe_graph_select_plan(all, static_cast<int64_t>(i)));
+    CHECK(run(all, b, b.y2) == direct);  // the same engine configuration, restored
+  }
 }
 
 TEST(gpu_in_process_cache_hit) {

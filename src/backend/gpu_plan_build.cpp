@@ -15,6 +15,7 @@
 
 #include "backend/attribute_util.h"
 #include "backend/backend.h"
+#include "backend/compiled_plan_memo.h"
 #include "backend/descriptor.h"
 #include "backend/device.h"
 #include "backend/frontend_workspace.h"
@@ -28,6 +29,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "plan/fingerprint.h"
 #include "plan/notes.h"
 
 namespace cudnnfe::backend {
@@ -418,6 +420,44 @@ BuildTarget build_target(Handle *handle) {
   return t;
 }
 
+namespace {
+
+// A plan restored from cuDNN's own serialization of it: no engine search and,
+// for runtime-compiled engines, no kernel compilation. Empty when cuDNN does
+// not take the text back, or when the text names another engine than
+// `engine_id` (a blob whose engine id was edited must not run a different
+// plan than it names).
+std::optional<Descriptor> restore_plan(const BuildTarget &target, int64_t engine_id,
+                                       const std::string &plan_json) {
+  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+                                  1, &target.handle) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                                  CUDNN_TYPE_CHAR, static_cast<int64_t>(plan_json.size()),
+                                  plan_json.data()) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  Descriptor engine_config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw_config = engine_config.get(), raw_engine = engine.get();
+  int64_t restored_id = -1;
+  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+              &raw_config) == 1 &&
+      try_get(raw_config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+              &raw_engine) == 1 &&
+      try_get(raw_engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &restored_id) == 1 &&
+      restored_id != engine_id)
+    return std::nullopt;
+  int64_t workspace = 0;
+  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+              &workspace) != 1)
+    return std::nullopt;
+  return plan;
+}
+
+}  // namespace
+
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
                                         const BuildOptions &options, BuildRecord &record) {
   std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
@@ -433,6 +473,34 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       }
     }
     attempts.emplace_back(plan::heur_mode_name(mode), std::move(why));
+  };
+  // Runtime-compiled plans of this graph built earlier in the process are
+  // restored, not compiled again (backend/compiled_plan_memo.h).
+  const bool use_memo = options.use_plan_cache && !kernel_cache && !target.properties;
+  std::string memo_prefix;  // the graph, GPU and cuDNN part of the key, made on first use
+  auto memo_key = [&](const Offered &o) {
+    if (memo_prefix.empty())
+      memo_prefix = cat(plan::graph_fingerprint(graph), "|", target.sm, "|", target.device_name,
+                        "|", target.cudnn_version, "|");
+    return memo_prefix + o.name;
+  };
+  auto compiles = [&](const Offered &o) {
+    return use_memo && (o.behavior_notes & CUDNNFE_BEHAVIOR_NOTE_RUNTIME_COMPILATION) != 0;
+  };
+  // `built` restored from the memo; false when it has no plan for `o`.
+  auto restore_remembered = [&](const Offered &o, PlanToFinalize &built) {
+    if (!compiles(o)) return false;
+    std::optional<std::string> json = remembered_compiled_plan(memo_key(o));
+    if (!json) return false;
+    const Clock::time_point restore_start = Clock::now();
+    std::optional<Descriptor> plan = restore_plan(target, o.config.engine_id, *json);
+    if (!plan) return false;
+    built.plan = std::move(*plan);
+    built.status = CUDNN_STATUS_SUCCESS;
+    built.ms = ms_since(restore_start);
+    log_debug("engine ", o.name, ": restored in ", built.ms,
+              " ms from the plan compiled for this graph earlier in the process");
+    return true;
   };
   FilterLog filtered;
   std::set<std::string> seen;
@@ -501,7 +569,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     };
     // A finalized plan becomes a candidate unless it failed, is known to
     // compute the graph wrongly, or needs more workspace than allowed.
-    auto take = [&](Offered &offered, PlanToFinalize &built) {
+    auto take = [&](Offered &offered, PlanToFinalize &built, bool restored) {
       if (built.status != CUDNN_STATUS_SUCCESS) {
         log_debug("engine ", offered.name, ": refused: ", status_text(built.status));
         ++failed_builds;
@@ -519,6 +587,8 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
         filter_reason(offered, options, filtered);
         return;
       }
+      const bool remember = !restored && compiles(offered);
+      const std::string key = remember ? memo_key(offered) : "";
       Candidate c;
       c.config = std::move(offered.config);
       c.name = std::move(offered.name);
@@ -527,26 +597,31 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       c.numerical_notes = offered.numerical_notes;
       c.behavior_notes = offered.behavior_notes;
       set->candidates.push_back(std::move(c));
+      if (remember) remember_compiled_plan(key, execution_plan_json(set->candidates.back()));
     };
     if (limit == SIZE_MAX) {
       // ALL without a plan limit: every configuration finalized at once, on
       // threads (backend/plan_finalize.h), then taken in heuristics order.
       std::vector<Offered> offered;
-      std::vector<PlanToFinalize> plans;
+      std::vector<PlanToFinalize> restored, to_finalize;
+      std::vector<bool> was_restored;
       for (int64_t i = 0; i < count; ++i) {
-        if (std::optional<Offered> o = wanted(i)) {
-          offered.push_back(std::move(*o));
-          plans.emplace_back();
-          plans.back().config = configs[i].get();
-        }
+        std::optional<Offered> o = wanted(i);
+        if (!o) continue;
+        PlanToFinalize p;
+        p.config = configs[i].get();
+        was_restored.push_back(restore_remembered(*o, p));
+        (was_restored.back() ? restored : to_finalize).push_back(std::move(p));
+        offered.push_back(std::move(*o));
       }
       start = Clock::now();
-      finalize_plans(plans, kernel_cache);
+      finalize_plans(to_finalize, kernel_cache);
       record.plan_build_ms += ms_since(start);
-      log_info("build \"", graph.name, "\": finalized ", plans.size(), " plan(s) on ",
-               std::min(plans.size(), plan_finalize_threads()), " thread(s) in ", ms_since(start),
-               " ms");
-      for (size_t j = 0; j < plans.size(); ++j) take(offered[j], plans[j]);
+      log_info("build \"", graph.name, "\": finalized ", to_finalize.size(), " plan(s) on ",
+               std::min(to_finalize.size(), plan_finalize_threads()), " thread(s) in ",
+               ms_since(start), " ms", restored.empty() ? "" : cat(", restored ", restored.size()));
+      for (size_t j = 0, r = 0, f = 0; j < offered.size(); ++j)
+        take(offered[j], was_restored[j] ? restored[r++] : to_finalize[f++], was_restored[j]);
     } else {
       // One at a time, reading no further configuration once the limit is met.
       for (int64_t i = 0; i < count && set->candidates.size() < limit; ++i) {
@@ -554,9 +629,10 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
         if (!o) continue;
         PlanToFinalize built;
         built.config = configs[i].get();
-        finalize_plan(built, kernel_cache);
+        const bool restored = restore_remembered(*o, built);
+        if (!restored) finalize_plan(built, kernel_cache);
         record.plan_build_ms += built.ms;
-        take(*o, built);
+        take(*o, built, restored);
       }
     }
   }
@@ -599,47 +675,22 @@ std::string execution_plan_json(const Candidate &candidate) {
 
 namespace {
 
-// A plan restored from cuDNN's own serialization of it: no engine search and,
-// for runtime-compiled engines, no kernel compilation. Returns false (and
-// leaves `set` alone) when cuDNN does not take the text back, so that the
-// caller builds from the engine configuration instead.
+// restore_plan's plan as `set`'s one candidate. Returns false (and leaves
+// `set` alone) when cuDNN does not take the text back, so that the caller
+// builds from the engine configuration instead.
 bool restore_from_execution_plan_json(PlanSet &set, const BuildTarget &target,
                                       const plan::EngineConfig &config,
                                       const std::string &plan_json, uint32_t numerical_notes,
                                       uint32_t behavior_notes) {
-  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
-                                  1, &target.handle) != CUDNN_STATUS_SUCCESS)
-    return false;
-  if (cudnn().BackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-                                  CUDNN_TYPE_CHAR, static_cast<int64_t>(plan_json.size()),
-                                  plan_json.data()) != CUDNN_STATUS_SUCCESS)
-    return false;
-  if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) return false;
-  // The text must be the recorded engine's: a blob whose engine id was
-  // edited must not run a different plan than it names.
-  Descriptor engine_config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  cudnnBackendDescriptor_t raw_config = engine_config.get(), raw_engine = engine.get();
-  int64_t engine_id = -1;
-  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-              &raw_config) == 1 &&
-      try_get(raw_config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-              &raw_engine) == 1 &&
-      try_get(raw_engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine_id) == 1 &&
-      engine_id != config.engine_id)
-    return false;
-  int64_t workspace = 0;
-  if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-              &workspace) != 1)
-    return false;
+  std::optional<Descriptor> plan = restore_plan(target, config.engine_id, plan_json);
+  if (!plan) return false;
   Candidate c;
   c.config = config;
   c.name = plan::engine_config_name(config);
-  c.workspace_size = set.frontend.total(workspace);
+  c.workspace_size = set.frontend.total(plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
   c.numerical_notes = numerical_notes;
   c.behavior_notes = behavior_notes;
-  c.plan = std::move(plan);
+  c.plan = std::move(*plan);
   set.candidates.push_back(std::move(c));
   return true;
 }

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "backend/backend.h"
+#include "backend/compiled_plan_memo.h"
 #include "backend/gpu_plan.h"
 #include "backend/gpu_plan_build.h"
 #include "backend/refusal_probe.h"
@@ -408,6 +409,7 @@ CacheStats cache_stats() {
 
 void clear_cache() {
   memory_cache().clear();
+  forget_compiled_plans();
 }
 
 }  // namespace cudnnfe::backend
