@@ -210,7 +210,7 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &
 
 void lower_pointwise(Lowering &lowering, const Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
-  const Tensor &out = lowering.graph().tensor(node.outputs[0]);
+  const Tensor &out = lowering.graph().tensor(node.outputs[Pointwise::kOut]);
   refuse_first_dim_innermost(lowering.graph(), out);
   cudnnBackendDescriptor_t in[3] = {};
   for (int port = 0; port < 3; ++port)

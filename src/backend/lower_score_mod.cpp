@@ -22,7 +22,7 @@ cudnnBackendDescriptor_t lower_score_mod(Lowering &lowering, const ScoreMod &mod
     cudnnBackendDescriptor_t in[3] = {};
     for (size_t port = 0; port < 3; ++port) in[port] = operand(sub.inputs[port]);
     add_pointwise(lowering, sub.as<PointwiseAttrs>(), to_cudnn(sub.compute_dtype), in[0], in[1],
-                  in[2], lowering.tensor(graph.tensor(sub.outputs[0]).uid));
+                  in[2], lowering.tensor(graph.tensor(sub.outputs[Pointwise::kOut]).uid));
   }
   return mod.result == mod.score ? s : lowering.tensor(mod.result);
 }

@@ -11,8 +11,8 @@ namespace cpu {
 namespace {
 
 template <class T>
-void run_typed(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-               const ElementMask *want) {
+void run_typed(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+               const StridedTensor &out, const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const int rank = out.rank;
@@ -55,9 +55,9 @@ void run_typed(const Node &node, const StridedTensor *const inputs[3], const Str
 // Output element i reads each operand at i, broadcast (dims of size 1 read
 // index 0; missing leading dims are skipped).
 void demand_pointwise(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Pointwise::kOut);
   if (!want) return;
-  const StridedTensor &out = *t.out(0);
+  const StridedTensor &out = *t.out(Pointwise::kOut);
   want->for_each([&](int64_t linear) {
     const Index index = unravel(linear, out.rank, out.dims);
     for (size_t port = 0; port < t.inputs.size(); ++port) {
@@ -83,8 +83,8 @@ bool pointwise_supported(cudnnfe_pointwise_mode_t mode) {
   return pointwise_apply<double>(attrs, 0.0, 0.0, 0.0, &ignored);
 }
 
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-                   const ElementMask *want) {
+void run_pointwise(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+                   const StridedTensor &out, const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   if (attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX && (attrs.axis < 0 || attrs.axis >= out.rank))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": GEN_INDEX axis ", attrs.axis,

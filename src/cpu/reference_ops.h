@@ -34,8 +34,8 @@ void run_matmul(const Node &node, const StridedTensor &a, const StridedTensor &b
 void demand_matmul(const DemandStep &t);
 
 // `inputs` holds the mode's operands (unused ones are nullptr).
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-                   const ElementMask *want = nullptr);
+void run_pointwise(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+                   const StridedTensor &out, const ElementMask *want = nullptr);
 void demand_pointwise(const DemandStep &t);
 
 // Whether run_pointwise knows `mode` (asked at build).

@@ -63,7 +63,7 @@ ScoreModProgram::Part ScoreModProgram::compile(const Graph &graph, const Node &o
     for (int port = 0; port < 3; ++port)
       if (sub.inputs[static_cast<size_t>(port)] != 0)
         step.in[port] = slot_of(graph, owner, sub.inputs[static_cast<size_t>(port)]);
-    const Tensor &out = graph.tensor(sub.outputs[0]);
+    const Tensor &out = graph.tensor(sub.outputs[Pointwise::kOut]);
     step.out_dtype = out.dtype;
     if (step.attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX)
       step.index_broadcast = out.dims.at(static_cast<size_t>(step.attrs.axis)) == 1;

@@ -36,7 +36,7 @@ bool is_forward(OpKind kind) {
 
 // The logical key length (cpu/attention_layout.h, paged_kv_length).
 int64_t key_length(const Graph &graph, const Node &node, const AttentionSpec &spec) {
-  const Tensor &k = graph.tensor(node.inputs[1]), &v = graph.tensor(node.inputs[2]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]), &v = graph.tensor(node.inputs[Sdpa::kV]);
   cpu::StridedTensor kv = strided_view(k, nullptr), vv = strided_view(v, nullptr), pk, pv;
   const cpu::StridedTensor *page_k =
       spec.page_table_k ? &(pk = strided_view(graph.tensor(spec.page_table_k), nullptr)) : nullptr;
@@ -65,7 +65,7 @@ int64_t drop_unspecified(const Graph &graph, const Tensor &output, const std::ve
   const cpu::StridedTensor *seq_q = host_view(graph, spec.seq_len_q, host, lq);
   const cpu::StridedTensor *seq_kv = host_view(graph, spec.seq_len_kv, host, lkv);
   if (spec.options.padding_mask && (!seq_q || !seq_kv)) return 0;
-  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
   const cpu::AttentionMask mask(spec, Graph::label(node), q.dims[0], q.dims[2],
                                 key_length(graph, node, spec), seq_q, seq_kv);
   const cpu::StridedTensor *blocks = host_view(graph, spec.block_mask, host, bm);

@@ -37,7 +37,7 @@ static int layout_dims(const Tensor &t) {
 // bias [1,K,1,1] with K > N*H*W has more elements than x [N,1,H,W] but says
 // nothing about where H and W go).
 static const Tensor &layout_operand(Graph &graph, const Node &node, int arity) {
-  const Tensor *best = &graph.tensor(node.inputs[0]);
+  const Tensor *best = &graph.tensor(node.inputs[Pointwise::kIn0]);
   for (int port = 1; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     const int a = layout_dims(t), b = layout_dims(*best);
@@ -73,7 +73,7 @@ void infer_pointwise(Graph &graph, Node &node) {
       t.strides.assign(rank, 1);
     }
   }
-  const Tensor &first = graph.tensor(node.inputs[0]);
+  const Tensor &first = graph.tensor(node.inputs[Pointwise::kIn0]);
   std::vector<int64_t> dims = first.dims;
   for (int port = 1; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
@@ -95,7 +95,7 @@ void infer_pointwise(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": GEN_INDEX axis ", attrs.axis, " is outside in0's ",
                dims.size(), " dims");
   const Tensor &layout = layout_operand(graph, node, arity);
-  Tensor &out = set_output_shape(graph, node, 0, dims, dimension_order(layout));
+  Tensor &out = set_output_shape(graph, node, Pointwise::kOut, dims, dimension_order(layout));
   if (!out.strides_set_by_user) take_operand_strides(graph, node, arity, out);
   if (out.dims.size() != dims.size())
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
