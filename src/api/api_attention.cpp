@@ -2,7 +2,7 @@
 // softmax dumps into the caller's tensors) and backward (with dBias through
 // the _ex variant, and the sink's gradient into the caller's dsink_token
 // tensor), and ragged offsets given to
-// their operands after they were added. Input port order: graph/op_schema.cpp.
+// their operands after they were added. Port order: graph/op_list.def.
 #include <algorithm>
 #include <utility>
 
