@@ -186,20 +186,33 @@ std::vector<RaggedSlot> output_slot(const Graph &graph, size_t index, size_t por
   const Node &node = graph.nodes()[index];
   const AttentionPorts &p = attention_ports(node.kind);
   if (node.kind == OpKind::kSdpa) {
-    const size_t by_port[] = {p.ragged_o, p.ragged_stats, p.ragged_score_max,
-                              p.ragged_score_sum_exp};
-    if (port < std::size(by_port)) return {{index, by_port[port]}};
+    using namespace Sdpa;
+    const std::pair<size_t, size_t> by_port[] = {{kO, p.ragged_o},
+                                                 {kStats, p.ragged_stats},
+                                                 {kScoreMax, p.ragged_score_max},
+                                                 {kScoreSumExp, p.ragged_score_sum_exp}};
+    for (auto [out, ragged] : by_port)
+      if (port == out) return {{index, ragged}};
     return {};
   }
-  if (node.kind != OpKind::kSdpaBackward || port > 2) return {};
-  static const char *const kGradients[] = {"dQ", "dK", "dV"};
-  static const char *const kInputs[] = {"q", "k", "v"};
-  const size_t ragged = port == 0 ? p.ragged_q : port == 1 ? p.ragged_k : p.ragged_v;
-  if (node.inputs[ragged] != offset)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", kGradients[port], " \"", t.name,
-         "\" has the layout of ", kInputs[port], " (ragged_offset_", kInputs[port],
-         " describes both); other offsets for ", kGradients[port], " are not offered");
-  return {{index, ragged}};
+  if (node.kind != OpKind::kSdpaBackward) return {};
+  // A gradient has its input's layout: one offset describes both.
+  struct Gradient {
+    size_t port, ragged;
+    const char *name, *input;
+  };
+  using namespace SdpaBackward;
+  const Gradient gradients[] = {
+      {kDQ, p.ragged_q, "dQ", "q"}, {kDK, p.ragged_k, "dK", "k"}, {kDV, p.ragged_v, "dV", "v"}};
+  for (const Gradient &g : gradients) {
+    if (port != g.port) continue;
+    if (node.inputs[g.ragged] != offset)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", g.name, " \"", t.name,
+           "\" has the layout of ", g.input, " (ragged_offset_", g.input,
+           " describes both); other offsets for ", g.name, " are not offered");
+    return {{index, g.ragged}};
+  }
+  return {};
 }
 
 // The slots of the attention nodes that read `t` at a ragged-capable port.

@@ -49,6 +49,8 @@ constexpr cudnnBackendAttributeName_t kBnFinalizeOutputs[] = {
     CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC,
     CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC,
 };
+static_assert(std::size(kBnFinalizeInputs) == BnFinalize::kInputCount &&
+              std::size(kBnFinalizeOutputs) == BnFinalize::kOutputCount);
 
 }  // namespace
 
@@ -85,6 +87,8 @@ void lower_dbn_weight(Lowering &lowering, const Node &node) {
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC,
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC,
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS};
+  static_assert(std::size(kInputs) == DbnWeight::kInputCount &&
+                std::size(kOutputs) == DbnWeight::kOutputCount);
   Descriptor op(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR);
   op.set_data_type(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_DATA_FLOAT);
   for (size_t port = 0; port < std::size(kInputs); ++port) {

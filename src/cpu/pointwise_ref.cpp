@@ -8,6 +8,9 @@
 
 namespace cudnnfe {
 namespace cpu {
+
+// Pointwise's inputs in0, in1 and in2 (graph/op_list.def).
+constexpr int kOperands = Pointwise::kInputCount;
 namespace {
 
 template <class T>
@@ -16,8 +19,8 @@ void run_typed(const Node &node, const StridedTensor *const inputs[Pointwise::kI
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const int rank = out.rank;
-  Index strides[3] = {};
-  for (int port = 0; port < 3; ++port)
+  Index strides[kOperands] = {};
+  for (int port = 0; port < kOperands; ++port)
     if (inputs[port]) strides[port] = broadcast_strides(*inputs[port], rank, out.dims);
   auto operand = [&](int port, const Index &index) -> T {
     if (!inputs[port]) return T(0);
@@ -91,7 +94,7 @@ void run_pointwise(const Node &node, const StridedTensor *const inputs[Pointwise
          " is outside the output's ", out.rank, " dims");
   // A scalar shared by consumers of different ranks may have more dims than
   // this output; those extra dims are all 1 and simply broadcast.
-  for (int port = 0; port < 3; ++port) {
+  for (int port = 0; port < kOperands; ++port) {
     if (!inputs[port]) continue;
     for (int i = 0; i < inputs[port]->rank - out.rank; ++i)
       if (inputs[port]->dims[i] != 1)

@@ -43,7 +43,7 @@ void infer_rng(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": ", node.inputs[Rng::kSeed] ? "seed" : "offset",
                " is given without ", node.inputs[Rng::kSeed] ? "offset" : "seed",
                "; give both tensors, or neither (then options.seed and offset 0 are used)");
-  for (size_t port = 0; port < 2; ++port) {
+  for (size_t port : {Rng::kSeed, Rng::kOffset}) {
     if (!node.inputs[port]) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.element_count() != 1)
@@ -59,7 +59,7 @@ void infer_rng(Graph &graph, Node &node) {
 }
 
 void check_types_rng(Graph &graph, Node &node) {
-  for (size_t port = 0; port < 2; ++port) {
+  for (size_t port : {Rng::kSeed, Rng::kOffset}) {
     if (!node.inputs[port]) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != CUDNNFE_DTYPE_INT64 && t.dtype != CUDNNFE_DTYPE_INT32)
