@@ -61,7 +61,7 @@ struct Shape {
   int64_t b, h_q, s_q, d, h_kv, s_kv, d_v;
 };
 
-// q, k, v on ports 0-2: [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v];
+// q, k, v (Sdpa::kQ, kK, kV): [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v];
 // a paged k or v is a page container [num_pages, h_kv, page_size, d] whose
 // batch and sequence dims are the cache's (s_kv: attention_kv_length).
 Shape check_qkv(Graph &graph, const Node &node) {
