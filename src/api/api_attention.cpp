@@ -2,7 +2,7 @@
 // softmax dumps into the caller's tensors) and backward (with dBias through
 // the _ex variant, and the sink's gradient into the caller's dsink_token
 // tensor), and ragged offsets given to
-// their operands after they were added. Input port order: graph/op_schema.cpp.
+// their operands after they were added. Port order: graph/op_list.def.
 #include <algorithm>
 #include <utility>
 
@@ -94,11 +94,11 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                        o.ragged_offset_score_max,
                                        o.ragged_offset_score_sum_exp},
                                       a, o.compute_dtype,
-                                      {{kSdpaScoreMaxPort, o.score_max},
-                                       {kSdpaScoreSumExpPort, o.score_sum_exp},
-                                       {kSdpaRngDumpPort, o.rng_dump}});
-    *o_uid = node.outputs[0];
-    if (stats) *stats = node.outputs[1];
+                                      {{Sdpa::kScoreMax, o.score_max},
+                                       {Sdpa::kScoreSumExp, o.score_sum_exp},
+                                       {Sdpa::kRngDump, o.rng_dump}});
+    *o_uid = node.outputs[Sdpa::kO];
+    if (stats) *stats = node.outputs[Sdpa::kStats];
   });
 }
 
@@ -154,11 +154,11 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
                         opts.ragged_offset_o,
                         opts.ragged_offset_stats,
                         opts.sink_token},
-                       a, opts.compute_dtype, {{kSdpaBackwardDsinkPort, opts.dsink_token}});
-    *dq = node.outputs[0];
-    *dk = node.outputs[1];
-    *dv = node.outputs[2];
-    if (dbias) *dbias = node.outputs[3];
+                       a, opts.compute_dtype, {{SdpaBackward::kDSinkToken, opts.dsink_token}});
+    *dq = node.outputs[SdpaBackward::kDQ];
+    *dk = node.outputs[SdpaBackward::kDK];
+    *dv = node.outputs[SdpaBackward::kDV];
+    if (dbias) *dbias = node.outputs[SdpaBackward::kDBias];
   });
 }
 
@@ -186,20 +186,33 @@ std::vector<RaggedSlot> output_slot(const Graph &graph, size_t index, size_t por
   const Node &node = graph.nodes()[index];
   const AttentionPorts &p = attention_ports(node.kind);
   if (node.kind == OpKind::kSdpa) {
-    const size_t by_port[] = {p.ragged_o, p.ragged_stats, p.ragged_score_max,
-                              p.ragged_score_sum_exp};
-    if (port < std::size(by_port)) return {{index, by_port[port]}};
+    using namespace Sdpa;
+    const std::pair<size_t, size_t> by_port[] = {{kO, p.ragged_o},
+                                                 {kStats, p.ragged_stats},
+                                                 {kScoreMax, p.ragged_score_max},
+                                                 {kScoreSumExp, p.ragged_score_sum_exp}};
+    for (auto [out, ragged] : by_port)
+      if (port == out) return {{index, ragged}};
     return {};
   }
-  if (node.kind != OpKind::kSdpaBackward || port > 2) return {};
-  static const char *const kGradients[] = {"dQ", "dK", "dV"};
-  static const char *const kInputs[] = {"q", "k", "v"};
-  const size_t ragged = port == 0 ? p.ragged_q : port == 1 ? p.ragged_k : p.ragged_v;
-  if (node.inputs[ragged] != offset)
-    fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", kGradients[port], " \"", t.name,
-         "\" has the layout of ", kInputs[port], " (ragged_offset_", kInputs[port],
-         " describes both); other offsets for ", kGradients[port], " are not offered");
-  return {{index, ragged}};
+  if (node.kind != OpKind::kSdpaBackward) return {};
+  // A gradient has its input's layout: one offset describes both.
+  struct Gradient {
+    size_t port, ragged;
+    const char *name, *input;
+  };
+  using namespace SdpaBackward;
+  const Gradient gradients[] = {
+      {kDQ, p.ragged_q, "dQ", "q"}, {kDK, p.ragged_k, "dK", "k"}, {kDV, p.ragged_v, "dV", "v"}};
+  for (const Gradient &g : gradients) {
+    if (port != g.port) continue;
+    if (node.inputs[g.ragged] != offset)
+      fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": ", g.name, " \"", t.name,
+           "\" has the layout of ", g.input, " (ragged_offset_", g.input,
+           " describes both); other offsets for ", g.name, " are not offered");
+    return {{index, g.ragged}};
+  }
+  return {};
 }
 
 // The slots of the attention nodes that read `t` at a ragged-capable port.
@@ -209,18 +222,19 @@ std::vector<RaggedSlot> input_slots(const Graph &graph, const Tensor &t, int64_t
     const Node &node = graph.nodes()[index];
     if (node.kind != OpKind::kSdpa && node.kind != OpKind::kSdpaBackward) continue;
     const AttentionPorts &p = attention_ports(node.kind);
-    const std::pair<size_t, size_t> ports[] = {{0, p.ragged_q},
-                                               {1, p.ragged_k},
-                                               {2, p.ragged_v},
+    const std::pair<size_t, size_t> ports[] = {{Sdpa::kQ, p.ragged_q},
+                                               {Sdpa::kK, p.ragged_k},
+                                               {Sdpa::kV, p.ragged_v},
                                                {p.page_table_k, p.ragged_page_table_k},
                                                {p.page_table_v, p.ragged_page_table_v}};
     for (auto [port, ragged] : ports)
       if (port != AttentionPorts::kNone && node.inputs[port] == t.uid)
         slots.push_back({index, ragged});
     if (node.kind != OpKind::kSdpaBackward) continue;
-    if (node.inputs[5] == t.uid) slots.push_back({index, p.ragged_stats});
-    if (node.inputs[3] == t.uid) slots.push_back({index, p.ragged_o});
-    if (node.inputs[4] != t.uid || node.inputs[3] == t.uid) continue;
+    using namespace SdpaBackward;
+    if (node.inputs[kStats] == t.uid) slots.push_back({index, p.ragged_stats});
+    if (node.inputs[kO] == t.uid) slots.push_back({index, p.ragged_o});
+    if (node.inputs[kDO] != t.uid || node.inputs[kO] == t.uid) continue;
     if (node.inputs[p.ragged_o] != offset)
       fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": dO \"", t.name,
            "\" has the layout of o (ragged_offset_o describes both); give o its offsets first, "

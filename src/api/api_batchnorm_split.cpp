@@ -18,8 +18,8 @@ cudnnfe_status_t cudnnfe_graph_add_genstats(cudnnfe_graph_t *g, int64_t x,
     auto opts = read_options(options, cudnnfe_genstats_options_init_sized, "genstats options");
     const Node &node = graph.add_node(OpKind::kGenStats, string_or_empty(opts.name), {x},
                                       GenStatsAttrs{}, opts.compute_dtype);
-    *sum = node.outputs[0];
-    *sq_sum = node.outputs[1];
+    *sum = node.outputs[GenStats::kSum];
+    *sq_sum = node.outputs[GenStats::kSqSum];
   });
 }
 
@@ -47,12 +47,12 @@ cudnnfe_status_t cudnnfe_graph_add_bn_finalize(
                                       {sum, sq_sum, scale, bias, epsilon, accum_count,
                                        prev_running_mean, prev_running_var, momentum},
                                       GenStatsAttrs{}, opts.compute_dtype);
-    *eq_scale = node.outputs[0];
-    *eq_bias = node.outputs[1];
-    *mean = node.outputs[2];
-    *inv_variance = node.outputs[3];
-    if (next_running_mean) *next_running_mean = node.outputs[4];
-    if (next_running_var) *next_running_var = node.outputs[5];
+    *eq_scale = node.outputs[BnFinalize::kEqScale];
+    *eq_bias = node.outputs[BnFinalize::kEqBias];
+    *mean = node.outputs[BnFinalize::kMean];
+    *inv_variance = node.outputs[BnFinalize::kInvVariance];
+    if (next_running_mean) *next_running_mean = node.outputs[BnFinalize::kNextRunningMean];
+    if (next_running_var) *next_running_var = node.outputs[BnFinalize::kNextRunningVar];
   });
 }
 

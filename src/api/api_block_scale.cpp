@@ -38,8 +38,8 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
     BlockScaleAttrs a = block_scale_attrs(opts, "block_scale_quantize");
     const Node &node = graph.add_node(OpKind::kBlockScaleQuantize, string_or_empty(opts.name), {x},
                                       a, CUDNNFE_DTYPE_FLOAT);
-    *y = node.outputs[0];
-    *scale = node.outputs[1];
+    *y = node.outputs[BlockScaleQuantize::kY];
+    *scale = node.outputs[BlockScaleQuantize::kScale];
   });
 }
 
@@ -54,6 +54,6 @@ cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
     *y = graph
              .add_node(OpKind::kBlockScaleDequantize, string_or_empty(opts.name), {x, scale}, a,
                        CUDNNFE_DTYPE_FLOAT)
-             .outputs[0];
+             .outputs[BlockScaleDequantize::kY];
   });
 }

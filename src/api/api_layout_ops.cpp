@@ -51,7 +51,7 @@ cudnnfe_status_t cudnnfe_graph_add_reshape(cudnnfe_graph_t *g, int64_t x, int32_
     ReshapeAttrs a;
     a.dims = read_array(ndims, dims, "reshape dims");
     *y = graph.add_node(OpKind::kReshape, string_or_empty(opts.name), {x}, a, CUDNNFE_DTYPE_NOT_SET)
-             .outputs[0];
+             .outputs[Reshape::kY];
   });
 }
 
@@ -66,7 +66,7 @@ cudnnfe_status_t cudnnfe_graph_add_transpose(cudnnfe_graph_t *g, int64_t x, int3
     *y =
         graph
             .add_node(OpKind::kTranspose, string_or_empty(opts.name), {x}, a, CUDNNFE_DTYPE_NOT_SET)
-            .outputs[0];
+            .outputs[Transpose::kY];
   });
 }
 
@@ -82,7 +82,7 @@ cudnnfe_status_t cudnnfe_graph_add_slice(cudnnfe_graph_t *g, int64_t x, int32_t 
     a.end = read_array(ndims, end, "slice end");
     a.step = read_array(ndims, step, "slice step", 1, true);
     *y = graph.add_node(OpKind::kSlice, string_or_empty(opts.name), {x}, a, CUDNNFE_DTYPE_NOT_SET)
-             .outputs[0];
+             .outputs[Slice::kY];
   });
 }
 
@@ -105,7 +105,7 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *g, int32_t num_i
     *y = graph
              .add_node(OpKind::kConcatenate, string_or_empty(opts.name), uids, a,
                        CUDNNFE_DTYPE_NOT_SET)
-             .outputs[0];
+             .outputs[Concatenate::kY];
   });
 }
 
@@ -122,8 +122,8 @@ cudnnfe_status_t cudnnfe_graph_add_resample(cudnnfe_graph_t *g, int64_t x,
     read_c_options(OpKind::kResample, &opts, &a);
     const Node &node =
         graph.add_node(OpKind::kResample, string_or_empty(opts.name), {x}, a, opts.compute_dtype);
-    *y = node.outputs[0];
-    if (index) *index = node.outputs[1];
+    *y = node.outputs[Resample::kY];
+    if (index) *index = node.outputs[Resample::kIndex];
   });
 }
 
@@ -139,6 +139,6 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *g, int32_t ndims, const 
     *y = graph
              .add_node(OpKind::kRng, string_or_empty(opts.name), {seed, offset}, a,
                        opts.compute_dtype)
-             .outputs[0];
+             .outputs[Rng::kY];
   });
 }

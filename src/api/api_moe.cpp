@@ -31,7 +31,7 @@ cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
                   .add_node(OpKind::kMoeGroupedMatmul, string_or_empty(opts.name),
                             {token, weight, first_token_offset, token_index, token_ks}, a,
                             opts.compute_dtype)
-                  .outputs[0];
+                  .outputs[MoeGroupedMatmul::kOutput];
   });
 }
 
@@ -53,6 +53,6 @@ cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
         graph
             .add_node(OpKind::kMoeGroupedMatmulBackward, string_or_empty(opts.name),
                       {doutput, token, first_token_offset}, MatmulAttrs{}, opts.compute_dtype)
-            .outputs[0];
+            .outputs[MoeGroupedMatmulBackward::kDweight];
   });
 }

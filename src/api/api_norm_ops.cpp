@@ -37,9 +37,11 @@ cudnnfe_status_t add_stats_forward(cudnnfe_graph_t *g, OpKind kind, int64_t x, i
     refuse_norm_tensors(opts, op_kind_name(kind), true);
     const Node &node = graph.add_node(kind, string_or_empty(opts.name),
                                       {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
-    *y = node.outputs[0];
-    write_optional(mean, node.outputs[1]);
-    write_optional(inv_variance, node.outputs[2]);
+    using namespace InstanceNorm;
+    static_assert(same_port(kInvVariance, AdaLayerNorm::kInvVariance));
+    *y = node.outputs[kY];
+    write_optional(mean, node.outputs[kMean]);
+    write_optional(inv_variance, node.outputs[kInvVariance]);
   });
 }
 
@@ -56,9 +58,11 @@ cudnnfe_status_t add_backward(cudnnfe_graph_t *g, OpKind kind, int64_t dy, int64
     const Node &node =
         graph.add_node(kind, string_or_empty(opts.name), {dy, x, scale, mean, inv_variance},
                        attrs_of(opts), opts.compute_dtype);
-    *dx = node.outputs[0];
-    *dscale = node.outputs[1];
-    *dbias = node.outputs[2];
+    using namespace BatchNormBackward;
+    static_assert(same_port(kDbias, InstanceNormBackward::kDbias, AdaLayerNormBackward::kDbias));
+    *dx = node.outputs[kDx];
+    *dscale = node.outputs[kDscale];
+    *dbias = node.outputs[kDbias];
   });
 }
 
@@ -81,11 +85,11 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm(
                                       {x, scale, bias, prev_running_mean, prev_running_var,
                                        opts.epsilon_tensor, opts.momentum_tensor},
                                       attrs_of(opts), opts.compute_dtype);
-    *y = node.outputs[0];
-    *mean = node.outputs[1];
-    *inv_variance = node.outputs[2];
-    write_optional(next_running_mean, node.outputs[3]);
-    write_optional(next_running_var, node.outputs[4]);
+    *y = node.outputs[BatchNorm::kY];
+    *mean = node.outputs[BatchNorm::kMean];
+    *inv_variance = node.outputs[BatchNorm::kInvVariance];
+    write_optional(next_running_mean, node.outputs[BatchNorm::kNextRunningMean]);
+    write_optional(next_running_var, node.outputs[BatchNorm::kNextRunningVar]);
   });
 }
 
@@ -103,7 +107,7 @@ cudnnfe_status_t cudnnfe_graph_add_batchnorm_inference(cudnnfe_graph_t *g, int64
     a.phase = CUDNNFE_NORM_PHASE_INFERENCE;
     const Node &node = graph.add_node(OpKind::kBatchNormInference, string_or_empty(opts.name),
                                       {x, scale, bias, mean, inv_variance}, a, opts.compute_dtype);
-    *y = node.outputs[0];
+    *y = node.outputs[BatchNormInference::kY];
   });
 }
 

@@ -63,7 +63,8 @@ cudnnfe_status_t add_conv(cudnnfe_graph_t *g, OpKind kind, int64_t in0, int64_t 
     auto o = read_options(options, cudnnfe_conv_options_init_sized, "conv options");
     const Node &node =
         graph.add_node(kind, string_or_empty(o.name), {in0, in1}, conv_attrs(o), o.compute_dtype);
-    *out = node.outputs[0];
+    static_assert(same_port(ConvFprop::kY, ConvDgrad::kDx, ConvWgrad::kDw));
+    *out = node.outputs[ConvFprop::kY];
   });
 }
 
@@ -91,7 +92,7 @@ cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *g, int64_t a, int64_t
     auto o = read_options(options, cudnnfe_matmul_options_init_sized, "matmul options");
     const Node &node = graph.add_node(OpKind::kMatmul, string_or_empty(o.name), {a, b},
                                       MatmulAttrs{}, o.compute_dtype);
-    *c = node.outputs[0];
+    *c = node.outputs[Matmul::kC];
   });
 }
 
@@ -108,7 +109,7 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *g, cudnnfe_pointwi
     read_c_options(OpKind::kPointwise, &o, &a);
     const Node &node = graph.add_node(OpKind::kPointwise, string_or_empty(o.name), {in0, in1, in2},
                                       a, o.compute_dtype);
-    *out = node.outputs[0];
+    *out = node.outputs[Pointwise::kOut];
   });
 }
 
@@ -125,6 +126,6 @@ cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *g, cudnnfe_reducti
     read_c_options(OpKind::kReduction, &o, &a);
     const Node &node =
         graph.add_node(OpKind::kReduction, string_or_empty(o.name), {x}, a, o.compute_dtype);
-    *y = node.outputs[0];
+    *y = node.outputs[Reduction::kY];
   });
 }

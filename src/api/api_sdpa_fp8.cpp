@@ -37,10 +37,10 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *g, int64_t q, int64
          opts.seq_len_kv, opts.dropout_seed, opts.dropout_offset, opts.dropout_mask,
          opts.dropout_scale, opts.page_table_k, opts.page_table_v, opts.sink_token},
         a, CUDNNFE_DTYPE_FLOAT);
-    *o = node.outputs[sdpa_fp8_port::kO];
-    if (stats) *stats = node.outputs[sdpa_fp8_port::kStats];
-    *amax_s = node.outputs[sdpa_fp8_port::kAmaxS];
-    *amax_o = node.outputs[sdpa_fp8_port::kAmaxO];
+    *o = node.outputs[SdpaFp8::kO];
+    if (stats) *stats = node.outputs[SdpaFp8::kStats];
+    *amax_s = node.outputs[SdpaFp8::kAmaxS];
+    *amax_o = node.outputs[SdpaFp8::kAmaxO];
   });
 }
 
@@ -90,7 +90,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
                                        opts.dropout_scale,
                                        opts.dropout_scale_inv},
                                       a, CUDNNFE_DTYPE_FLOAT);
-    using namespace sdpa_fp8_backward_port;
+    using namespace SdpaFp8Backward;
     *dq = node.outputs[kDQ];
     *dk = node.outputs[kDK];
     *dv = node.outputs[kDV];

@@ -52,9 +52,9 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm(cudnnfe_graph_t *g, int64_t x, int6
     refuse_norm_tensors(opts, "layernorm", true);
     const Node &node = graph.add_node(OpKind::kLayerNorm, string_or_empty(opts.name),
                                       {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
-    *y = node.outputs[0];
-    write_optional(mean, node.outputs[1]);
-    write_optional(inv_variance, node.outputs[2]);
+    *y = node.outputs[LayerNorm::kY];
+    write_optional(mean, node.outputs[LayerNorm::kMean]);
+    write_optional(inv_variance, node.outputs[LayerNorm::kInvVariance]);
   });
 }
 
@@ -69,8 +69,8 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm(cudnnfe_graph_t *g, int64_t x, int64_
     refuse_norm_tensors(opts, "rmsnorm", true);
     const Node &node = graph.add_node(OpKind::kRmsNorm, string_or_empty(opts.name),
                                       {x, scale, bias, opts.epsilon_tensor}, a, opts.compute_dtype);
-    *y = node.outputs[0];
-    write_optional(inv_rms, node.outputs[1]);
+    *y = node.outputs[RmsNorm::kY];
+    write_optional(inv_rms, node.outputs[RmsNorm::kInvRms]);
   });
 }
 
@@ -86,9 +86,9 @@ cudnnfe_status_t cudnnfe_graph_add_layernorm_backward(
     const Node &node =
         graph.add_node(OpKind::kLayerNormBackward, string_or_empty(opts.name),
                        {dy, x, scale, mean, inv_variance}, norm_attrs(opts), opts.compute_dtype);
-    *dx = node.outputs[0];
-    *dscale = node.outputs[1];
-    *dbias = node.outputs[2];
+    *dx = node.outputs[LayerNormBackward::kDx];
+    *dscale = node.outputs[LayerNormBackward::kDscale];
+    *dbias = node.outputs[LayerNormBackward::kDbias];
   });
 }
 
@@ -105,9 +105,9 @@ cudnnfe_status_t cudnnfe_graph_add_rmsnorm_backward(cudnnfe_graph_t *g, int64_t 
     a.has_dbias = dbias != nullptr;
     const Node &node = graph.add_node(OpKind::kRmsNormBackward, string_or_empty(opts.name),
                                       {dy, x, scale, inv_rms}, a, opts.compute_dtype);
-    *dx = node.outputs[0];
-    *dscale = node.outputs[1];
-    write_optional(dbias, node.outputs[2]);
+    *dx = node.outputs[RmsNormBackward::kDx];
+    *dscale = node.outputs[RmsNormBackward::kDscale];
+    write_optional(dbias, node.outputs[RmsNormBackward::kDbias]);
   });
 }
 
@@ -122,7 +122,7 @@ cudnnfe_status_t cudnnfe_graph_add_softmax(cudnnfe_graph_t *g, int64_t x,
     read_c_options(OpKind::kSoftmax, &opts, &a);
     const Node &node =
         graph.add_node(OpKind::kSoftmax, string_or_empty(opts.name), {x}, a, opts.compute_dtype);
-    *y = node.outputs[0];
-    write_optional(stats, node.outputs[1]);
+    *y = node.outputs[Softmax::kY];
+    write_optional(stats, node.outputs[Softmax::kStats]);
   });
 }

@@ -47,8 +47,8 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
       spec_(attention_spec(node)),
       compute_(to_cudnn(node.compute_dtype)) {
   const Graph &graph = lowering.graph();
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]);
   const int64_t b = q.dims[0], s_q = q.dims[2], s_kv = attention_kv_length(graph, node);
   (void)k;
   scores_ = {b, q.dims[1], s_q, s_kv};
@@ -57,25 +57,26 @@ AttentionLowering::AttentionLowering(Lowering &lowering, const Node &node)
   auto ragged = [&](int64_t uid, int64_t offsets) {
     if (uid != 0 && offsets != 0) lowering.set_ragged_offset(uid, offsets);
   };
-  ragged(node.inputs[0], spec_.ragged_q);
-  ragged(node.inputs[1], spec_.ragged_k);
-  ragged(node.inputs[2], spec_.ragged_v);
+  ragged(node.inputs[Sdpa::kQ], spec_.ragged_q);
+  ragged(node.inputs[Sdpa::kK], spec_.ragged_k);
+  ragged(node.inputs[Sdpa::kV], spec_.ragged_v);
   if (node.kind == OpKind::kSdpa) {
-    ragged(node.outputs[0], spec_.ragged_o);
-    ragged(node.outputs[1], spec_.ragged_stats);
-    ragged(node.outputs[kSdpaScoreMaxPort], spec_.ragged_score_max);
-    ragged(node.outputs[kSdpaScoreSumExpPort], spec_.ragged_score_sum_exp);
+    ragged(node.outputs[Sdpa::kO], spec_.ragged_o);
+    ragged(node.outputs[Sdpa::kStats], spec_.ragged_stats);
+    ragged(node.outputs[Sdpa::kScoreMax], spec_.ragged_score_max);
+    ragged(node.outputs[Sdpa::kScoreSumExp], spec_.ragged_score_sum_exp);
     // Packed page tables (cuDNN 9.10.2 and newer): the table's descriptor
     // carries its offsets, as cudnn-frontend's does.
     ragged(spec_.page_table_k, spec_.ragged_page_table_k);
     ragged(spec_.page_table_v, spec_.ragged_page_table_v);
   } else {
-    ragged(node.inputs[3], spec_.ragged_o);
-    ragged(node.inputs[4], spec_.ragged_o);
-    ragged(node.inputs[5], spec_.ragged_stats);
-    ragged(node.outputs[0], spec_.ragged_q);
-    ragged(node.outputs[1], spec_.ragged_k);
-    ragged(node.outputs[2], spec_.ragged_v);
+    using namespace SdpaBackward;
+    ragged(node.inputs[kO], spec_.ragged_o);
+    ragged(node.inputs[kDO], spec_.ragged_o);
+    ragged(node.inputs[kStats], spec_.ragged_stats);
+    ragged(node.outputs[kDQ], spec_.ragged_q);
+    ragged(node.outputs[kDK], spec_.ragged_k);
+    ragged(node.outputs[kDV], spec_.ragged_v);
   }
   if (spec_.options.padding_mask) {
     seq_len_q_ = lowering.tensor(spec_.seq_len_q);
@@ -232,7 +233,7 @@ cudnnBackendDescriptor_t AttentionLowering::dropout_mask() {
   lowering_.finalize(rng);
   const Descriptor &kept = lowering_.keep(std::move(rng));
   // The mask goes into the forward's rng_dump when the caller asked for it.
-  const int64_t dump = node_.kind == OpKind::kSdpa ? node_.outputs[kSdpaRngDumpPort] : 0;
+  const int64_t dump = node_.kind == OpKind::kSdpa ? node_.outputs[Sdpa::kRngDump] : 0;
   cudnnBackendDescriptor_t y =
       dump ? lowering_.tensor(dump) : lowering_.virtual_tensor(scores_, kFloat);
   cudnnBackendDescriptor_t seed = one_element(spec_.dropout_seed);
@@ -279,7 +280,7 @@ cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_
 }
 
 cudnnBackendDescriptor_t AttentionLowering::keys_transposed(cudnnDataType_t io) {
-  const Tensor &k = lowering_.graph().tensor(node_.inputs[1]);
+  const Tensor &k = lowering_.graph().tensor(node_.inputs[Sdpa::kK]);
   const int64_t b = scores_[0], h_kv = k.dims[1], d = k.dims[3], s_kv = scores_[3];
   if (spec_.page_table_k)
     return paged_load(k.uid, spec_.page_table_k, {b, h_kv, d, s_kv},
@@ -289,7 +290,7 @@ cudnnBackendDescriptor_t AttentionLowering::keys_transposed(cudnnDataType_t io) 
 }
 
 cudnnBackendDescriptor_t AttentionLowering::values(cudnnDataType_t io) {
-  const Tensor &v = lowering_.graph().tensor(node_.inputs[2]);
+  const Tensor &v = lowering_.graph().tensor(node_.inputs[Sdpa::kV]);
   const int64_t b = scores_[0], h_kv = v.dims[1], s_kv = scores_[3], d_v = v.dims[3];
   if (spec_.page_table_v)
     return paged_load(v.uid, spec_.page_table_v, {b, h_kv, s_kv, d_v},

@@ -38,9 +38,9 @@ std::string nchw_conv_epilogue(const Graph &graph, const plan::EngineConfig &con
   if (!suspect) return "";
   for (const Node &n : graph.nodes()) {
     if (n.kind != OpKind::kConvFprop) continue;
-    const Tensor &x = graph.tensor(n.inputs[0]);
+    const Tensor &x = graph.tensor(n.inputs[ConvFprop::kImage]);
     const bool channels_last = x.dims.size() < 3 || x.dims[1] == 1 || x.strides[1] == 1;
-    if (!channels_last && has_pointwise_reader(graph, n.outputs[0]))
+    if (!channels_last && has_pointwise_reader(graph, n.outputs[ConvFprop::kY]))
       return cat(Graph::label(n), ": x is not channels-last and an epilogue is fused");
   }
   return "";
@@ -53,11 +53,11 @@ std::string dot_product_epilogue(const Graph &graph, const plan::EngineConfig &c
   if (config.engine_id != 0) return "";
   for (const Node &n : graph.nodes()) {
     if (n.kind != OpKind::kMatmul) continue;
-    const Tensor &a = graph.tensor(n.inputs[0]);
-    const Tensor &b = graph.tensor(n.inputs[1]);
+    const Tensor &a = graph.tensor(n.inputs[Matmul::kA]);
+    const Tensor &b = graph.tensor(n.inputs[Matmul::kB]);
     if (a.dims.size() < 2 || b.dims.size() < 2) continue;
     if (a.dims[a.dims.size() - 2] == 1 && b.dims.back() == 1 &&
-        has_pointwise_reader(graph, n.outputs[0]))
+        has_pointwise_reader(graph, n.outputs[Matmul::kC]))
       return cat(Graph::label(n), ": M = N = 1 with a fused epilogue");
   }
   return "";

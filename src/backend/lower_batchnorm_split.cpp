@@ -13,15 +13,15 @@
 namespace cudnnfe::backend {
 
 void lower_genstats(Lowering &lowering, const Node &node) {
-  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[0]);
-  cudnnBackendDescriptor_t sum = lowering.tensor(node.outputs[0]);
-  cudnnBackendDescriptor_t sq_sum = lowering.tensor(node.outputs[1]);
+  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[GenStats::kX]);
+  cudnnBackendDescriptor_t sum = lowering.tensor(node.outputs[GenStats::kSum]);
+  cudnnBackendDescriptor_t sq_sum = lowering.tensor(node.outputs[GenStats::kSqSum]);
   Descriptor op(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
   op.set_descriptors(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, &x, 1);
   set_attribute(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE,
                 CUDNN_GENSTATS_SUM_SQSUM, "the statistics mode");
   op.set_data_type(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC,
-                   to_cudnn(lowering.graph().tensor(node.inputs[0]).dtype));
+                   to_cudnn(lowering.graph().tensor(node.inputs[GenStats::kX]).dtype));
   op.set_descriptors(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, &sum, 1);
   op.set_descriptors(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, &sq_sum, 1);
   add_operation_named(lowering, std::move(op), "cuDNN's genstats operation");
@@ -49,6 +49,8 @@ constexpr cudnnBackendAttributeName_t kBnFinalizeOutputs[] = {
     CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC,
     CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC,
 };
+static_assert(std::size(kBnFinalizeInputs) == BnFinalize::kInputCount &&
+              std::size(kBnFinalizeOutputs) == BnFinalize::kOutputCount);
 
 }  // namespace
 
@@ -59,7 +61,7 @@ void lower_bn_finalize(Lowering &lowering, const Node &node) {
   op.set_data_type(CUDNN_ATTR_OPERATION_BN_FINALIZE_MATH_PREC, CUDNN_DATA_FLOAT);
   // Unused ports (no running statistics) are left unset; a scalar input
   // (epsilon, accum_count, momentum) takes the sums' rank, all ones.
-  const size_t rank = lowering.graph().tensor(node.inputs[0]).dims.size();
+  const size_t rank = lowering.graph().tensor(node.inputs[BnFinalize::kSum]).dims.size();
   for (size_t port = 0; port < node.inputs.size() && port < std::size(kBnFinalizeInputs); ++port)
     if (node.inputs[port]) {
       cudnnBackendDescriptor_t t = lowering.operand(node.inputs[port], rank);
@@ -85,6 +87,8 @@ void lower_dbn_weight(Lowering &lowering, const Node &node) {
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC,
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC,
       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS};
+  static_assert(std::size(kInputs) == DbnWeight::kInputCount &&
+                std::size(kOutputs) == DbnWeight::kOutputCount);
   Descriptor op(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR);
   op.set_data_type(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_DATA_FLOAT);
   for (size_t port = 0; port < std::size(kInputs); ++port) {

@@ -28,9 +28,10 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
   const cudnnDataType_t math = CUDNN_DATA_FLOAT;
   if (node.kind == OpKind::kBlockScaleQuantize) {
     require_version(lowering, node, "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR");
-    cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[0]);
-    cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[0]);
-    cudnnBackendDescriptor_t scale = lowering.tensor(node.outputs[1]);
+    using namespace BlockScaleQuantize;
+    cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[kX]);
+    cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[kY]);
+    cudnnBackendDescriptor_t scale = lowering.tensor(node.outputs[kScale]);
     Descriptor op(CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR);
     op.set_descriptors(CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_XDESC, &x, 1);
     op.set_descriptors(CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC, &y, 1);
@@ -42,9 +43,10 @@ void lower_block_scale(Lowering &lowering, const Node &node) {
     return;
   }
   require_version(lowering, node, "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR");
-  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[0]);
-  cudnnBackendDescriptor_t scale = lowering.tensor(node.inputs[1]);
-  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[0]);
+  using namespace BlockScaleDequantize;
+  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[kX]);
+  cudnnBackendDescriptor_t scale = lowering.tensor(node.inputs[kScale]);
+  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[kY]);
   Descriptor op(CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR);
   op.set_descriptors(CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC, &x, 1);
   op.set_descriptors(CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC, &scale, 1);

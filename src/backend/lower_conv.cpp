@@ -46,9 +46,14 @@ void lower_conv(Lowering &lowering, const Node &node) {
   const cudnnDataType_t compute = to_cudnn(node.compute_dtype);
   const Descriptor &conv =
       lowering.keep(make_conv_descriptor(lowering, node.as<ConvAttrs>(), compute));
-  cudnnBackendDescriptor_t in0 = lowering.tensor(node.inputs[0]);
-  cudnnBackendDescriptor_t in1 = lowering.tensor(node.inputs[1]);
-  cudnnBackendDescriptor_t out = lowering.tensor(node.outputs[0]);
+  // conv_fprop's ports: conv_dgrad's (loss, weight -> dx) and conv_wgrad's
+  // (image, loss -> dw) are at the same positions.
+  static_assert(same_port(ConvFprop::kImage, ConvDgrad::kLoss, ConvWgrad::kImage) &&
+                same_port(ConvFprop::kWeight, ConvDgrad::kWeight, ConvWgrad::kLoss) &&
+                same_port(ConvFprop::kY, ConvDgrad::kDx, ConvWgrad::kDw));
+  cudnnBackendDescriptor_t in0 = lowering.tensor(node.inputs[ConvFprop::kImage]);
+  cudnnBackendDescriptor_t in1 = lowering.tensor(node.inputs[ConvFprop::kWeight]);
+  cudnnBackendDescriptor_t out = lowering.tensor(node.outputs[ConvFprop::kY]);
   auto set = [](Descriptor &op, cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t t) {
     op.set_descriptors(name, &t, 1);
   };

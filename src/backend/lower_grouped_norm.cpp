@@ -97,7 +97,8 @@ class GroupedNormLowering {
         graph_(lowering.graph()),
         node_(node),
         attrs_(node.as<NormAttrs>()),
-        x_(graph_.tensor(is_backward(node.kind) ? node.inputs[1] : node.inputs[0])) {
+        x_(graph_.tensor(is_backward(node.kind) ? node.inputs[BatchNormBackward::kX]
+                                                : node.inputs[BatchNorm::kX])) {
     if (is_ada(node.kind))
       plan_ada();
     else
@@ -105,8 +106,12 @@ class GroupedNormLowering {
   }
 
   void forward() {
+    // batchnorm's ports; instancenorm and adalayernorm share the first ones.
+    using namespace BatchNorm;
+    static_assert(same_port(InstanceNorm::kInvVariance, kInvVariance) &&
+                  same_port(AdaLayerNorm::kInvVariance, kInvVariance));
     const bool batch = node_.kind == OpKind::kBatchNorm;
-    const int64_t mean = node_.outputs[1], inv = node_.outputs[2];
+    const int64_t mean = node_.outputs[kMean], inv = node_.outputs[kInvVariance];
     const bool training =
         batch || (attrs_.phase == CUDNNFE_NORM_PHASE_TRAINING && (needed(mean) || needed(inv)));
     Descriptor op(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
@@ -115,25 +120,29 @@ class GroupedNormLowering {
         training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE;
     set_attribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, phase,
                   "norm phase");
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[0]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, gamma(node_.inputs[1]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[2]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[kX]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, gamma(node_.inputs[kScale]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[kBias]));
     const NormScalarPorts ports = norm_scalar_ports(node_.kind);
     set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC,
         scalar_input(ports.epsilon, attrs_.epsilon));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[kY]));
     if (training) {
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(mean));
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, view(inv));
     }
-    const bool running = batch && node_.inputs[3] != 0;
+    const bool running = batch && node_.inputs[kPrevRunningMean] != 0;
     if (running) {
       set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC,
           scalar_input(ports.momentum, attrs_.momentum));
-      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, view(node_.inputs[3]));
-      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, view(node_.inputs[4]));
-      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, view(node_.outputs[3]));
-      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, view(node_.outputs[4]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC,
+          view(node_.inputs[kPrevRunningMean]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC,
+          view(node_.inputs[kPrevRunningVar]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC,
+          view(node_.outputs[kNextRunningMean]));
+      set(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC,
+          view(node_.outputs[kNextRunningVar]));
     }
     add(std::move(op),
         cat("NORM_FORWARD (", mode_name(node_.kind), ", ", training ? "TRAINING" : "INFERENCE",
@@ -142,30 +151,38 @@ class GroupedNormLowering {
   }
 
   void inference() {
+    using namespace BatchNormInference;
     Descriptor op(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
     set_mode(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE);
     const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_INFERENCE;
     set_attribute(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, phase,
                   "norm phase");
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[0]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, view(node_.inputs[1]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[2]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(node_.inputs[3]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, view(node_.inputs[4]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, view(node_.inputs[kX]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, view(node_.inputs[kScale]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, view(node_.inputs[kBias]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, view(node_.inputs[kMean]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, view(node_.inputs[kInvVariance]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, view(node_.outputs[kY]));
     add(std::move(op), "NORM_FORWARD (BATCH_NORM, INFERENCE)");
   }
 
   void backward() {
+    // The three backward kinds' ports are batchnorm_backward's.
+    using namespace BatchNormBackward;
+    static_assert(same_port(InstanceNormBackward::kDbias, kDbias) &&
+                  same_port(AdaLayerNormBackward::kDbias, kDbias) &&
+                  same_port(InstanceNormBackward::kInvVariance, kInvVariance) &&
+                  same_port(AdaLayerNormBackward::kInvVariance, kInvVariance));
     // cuDNN writes the parameter gradients in the type of the weight it
     // reads: scale's, or FLOAT for zero-centred gamma's scale + 1.
-    const Tensor &scale = graph_.tensor(node_.inputs[2]);
+    const Tensor &scale = graph_.tensor(node_.inputs[kScale]);
     const cudnnfe_dtype_t weight = attrs_.zero_centered_gamma ? CUDNNFE_DTYPE_FLOAT : scale.dtype;
-    for (size_t port = 1; port < 3; ++port) {
+    for (size_t port : {kDscale, kDbias}) {
       const Tensor &t = graph_.tensor(node_.outputs[port]);
       if (t.dtype != weight)
-        fail(CUDNNFE_STATUS_NOT_SUPPORTED, port == 1 ? "dscale" : "dbias", " \"", t.name, "\" is ",
-             dtype_name(t.dtype), " but cuDNN's norm backward writes the parameter gradients in ",
+        fail(CUDNNFE_STATUS_NOT_SUPPORTED, port == kDscale ? "dscale" : "dbias", " \"", t.name,
+             "\" is ", dtype_name(t.dtype),
+             " but cuDNN's norm backward writes the parameter gradients in ",
              attrs_.zero_centered_gamma
                  ? "FLOAT (the weight is scale + 1 in FLOAT)"
                  : cat("scale \"", scale.name, "\"'s type, ", dtype_name(weight)),
@@ -173,14 +190,14 @@ class GroupedNormLowering {
     }
     Descriptor op(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
     set_mode(op, CUDNN_ATTR_OPERATION_NORM_BWD_MODE);
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, view(node_.inputs[1]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, view(node_.inputs[0]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, gamma(node_.inputs[2]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, view(node_.inputs[3]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, view(node_.inputs[4]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, view(node_.outputs[1]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, view(node_.outputs[2]));
-    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, view(node_.outputs[0]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, view(node_.inputs[kX]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, view(node_.inputs[kDy]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, gamma(node_.inputs[kScale]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, view(node_.inputs[kMean]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, view(node_.inputs[kInvVariance]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, view(node_.outputs[kDscale]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, view(node_.outputs[kDbias]));
+    set(op, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, view(node_.outputs[kDx]));
     add(std::move(op), cat("NORM_BACKWARD (", mode_name(node_.kind),
                            attrs_.zero_centered_gamma ? ", zero-centred gamma" : "", ")"));
   }

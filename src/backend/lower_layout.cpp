@@ -62,10 +62,12 @@ bool view_strides(const std::vector<int64_t> &from, const std::vector<int64_t> &
   return target < 0;
 }
 
+// A reshape or transpose node (their ports are reshape's).
 void add_reshape(Lowering &lowering, const Node &node, const std::vector<int64_t> &view) {
+  static_assert(same_port(Reshape::kX, Transpose::kX) && same_port(Reshape::kY, Transpose::kY));
   const Graph &graph = lowering.graph();
-  const Tensor &x = graph.tensor(node.inputs[0]);
-  const Tensor &y = graph.tensor(node.outputs[0]);
+  const Tensor &x = graph.tensor(node.inputs[Reshape::kX]);
+  const Tensor &y = graph.tensor(node.outputs[Reshape::kY]);
   // A virtual view of a graph input (or of a slice of one) needs no
   // operation: cuDNN reads it as a pointer view, like a slice.
   const bool x_is_input = x.view_of != 0 || (x.producer < 0 && x.is_bound());
@@ -92,8 +94,8 @@ void add_reshape(Lowering &lowering, const Node &node, const std::vector<int64_t
 }
 
 void lower_reshape(Lowering &lowering, const Node &node) {
-  const Tensor &x = lowering.graph().tensor(node.inputs[0]);
-  const Tensor &y = lowering.graph().tensor(node.outputs[0]);
+  const Tensor &x = lowering.graph().tensor(node.inputs[Reshape::kX]);
+  const Tensor &y = lowering.graph().tensor(node.outputs[Reshape::kY]);
   std::vector<int64_t> view;
   if (!view_strides(x.dims, x.strides, y.dims, &view))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "x \"", x.name, "\" ", dims_string(x.dims), " with strides ",
@@ -104,7 +106,7 @@ void lower_reshape(Lowering &lowering, const Node &node) {
 }
 
 void lower_transpose(Lowering &lowering, const Node &node) {
-  const Tensor &x = lowering.graph().tensor(node.inputs[0]);
+  const Tensor &x = lowering.graph().tensor(node.inputs[Transpose::kX]);
   const std::vector<int64_t> &perm = node.as<TransposeAttrs>().permutation;
   std::vector<int64_t> view(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) view[i] = x.strides[static_cast<size_t>(perm[i])];
@@ -114,7 +116,7 @@ void lower_transpose(Lowering &lowering, const Node &node) {
 void lower_slice(Lowering &lowering, const Node &node) {
   // Nothing to add: consumers describe the view (Lowering::tensor), which
   // also refuses slices of tensors that are not graph inputs.
-  lowering.tensor(node.outputs[0]);
+  lowering.tensor(node.outputs[Slice::kY]);
 }
 
 void lower_concatenate(Lowering &lowering, const Node &node) {
@@ -122,7 +124,7 @@ void lower_concatenate(Lowering &lowering, const Node &node) {
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, "concatenate needs cuDNN 9.7 or newer ",
          "(CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR); the loaded cuDNN is ",
          plan::cudnn_version_string(static_cast<int64_t>(lowering.cudnn_version())));
-  const Tensor &y = lowering.graph().tensor(node.outputs[0]);
+  const Tensor &y = lowering.graph().tensor(node.outputs[Concatenate::kY]);
   std::vector<cudnnBackendDescriptor_t> inputs;
   for (int64_t uid : node.inputs)
     if (uid != 0) inputs.push_back(lowering.tensor(uid));

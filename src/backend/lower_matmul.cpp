@@ -49,9 +49,10 @@ void add_matmul(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescrip
 }
 
 void lower_matmul(Lowering &lowering, const Node &node) {
-  const Tensor &out = lowering.graph().tensor(node.outputs[0]);
-  add_matmul(lowering, to_cudnn(node.compute_dtype), operand(lowering, node.inputs[0], out),
-             operand(lowering, node.inputs[1], out), lowering.tensor(out.uid));
+  const Tensor &out = lowering.graph().tensor(node.outputs[Matmul::kC]);
+  add_matmul(lowering, to_cudnn(node.compute_dtype),
+             operand(lowering, node.inputs[Matmul::kA], out),
+             operand(lowering, node.inputs[Matmul::kB], out), lowering.tensor(out.uid));
 }
 
 }  // namespace cudnnfe::backend

@@ -56,14 +56,15 @@ void lower_forward(Lowering &lowering, const Node &node) {
   set_attribute(op, newer::kMoeMode, newer::kTypeMoeGroupedMatmulMode, mode_of(a.mode),
                 "the routing mode");
   op.set_data_type(newer::kMoeMathPrec, to_cudnn(node.compute_dtype));
-  set_tensor(lowering, op, newer::kMoeToken, node.inputs[0]);
-  set_tensor(lowering, op, newer::kMoeWeight, node.inputs[1]);
-  set_tensor(lowering, op, newer::kMoeFirstTokenOffset, node.inputs[2]);
-  set_tensor(lowering, op, newer::kMoeOutput, node.outputs[0]);
+  set_tensor(lowering, op, newer::kMoeToken, node.inputs[MoeGroupedMatmul::kToken]);
+  set_tensor(lowering, op, newer::kMoeWeight, node.inputs[MoeGroupedMatmul::kWeight]);
+  set_tensor(lowering, op, newer::kMoeFirstTokenOffset,
+             node.inputs[MoeGroupedMatmul::kFirstTokenOffset]);
+  set_tensor(lowering, op, newer::kMoeOutput, node.outputs[MoeGroupedMatmul::kOutput]);
   if (a.mode != CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE)
-    set_tensor(lowering, op, newer::kMoeTokenIndex, node.inputs[3]);
+    set_tensor(lowering, op, newer::kMoeTokenIndex, node.inputs[MoeGroupedMatmul::kTokenIndex]);
   if (a.mode == CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER) {
-    set_tensor(lowering, op, newer::kMoeTokenKs, node.inputs[4]);
+    set_tensor(lowering, op, newer::kMoeTokenKs, node.inputs[MoeGroupedMatmul::kTokenKs]);
     set_attribute(op, newer::kMoeTopK, CUDNN_TYPE_INT32, a.top_k, "top_k");
   }
   add_operation_named(lowering, std::move(op),
@@ -74,10 +75,11 @@ void lower_backward(Lowering &lowering, const Node &node) {
   Descriptor op = make_operation(lowering, node, newer::kMoeGroupedMatmulBwdDescriptor,
                                  "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR");
   op.set_data_type(newer::kMoeBwdMathPrec, to_cudnn(node.compute_dtype));
-  set_tensor(lowering, op, newer::kMoeBwdToken, node.inputs[1]);
-  set_tensor(lowering, op, newer::kMoeBwdDweight, node.outputs[0]);
-  set_tensor(lowering, op, newer::kMoeBwdFirstTokenOffset, node.inputs[2]);
-  set_tensor(lowering, op, newer::kMoeBwdDoutput, node.inputs[0]);
+  set_tensor(lowering, op, newer::kMoeBwdToken, node.inputs[MoeGroupedMatmulBackward::kToken]);
+  set_tensor(lowering, op, newer::kMoeBwdDweight, node.outputs[MoeGroupedMatmulBackward::kDweight]);
+  set_tensor(lowering, op, newer::kMoeBwdFirstTokenOffset,
+             node.inputs[MoeGroupedMatmulBackward::kFirstTokenOffset]);
+  set_tensor(lowering, op, newer::kMoeBwdDoutput, node.inputs[MoeGroupedMatmulBackward::kDoutput]);
   add_operation_named(lowering, std::move(op),
                       cat(Graph::label(node), ": cuDNN's MoE grouped matmul backward operation"));
 }

@@ -38,8 +38,10 @@ class NormLowering {
         attrs_(node.as<NormAttrs>()),
         layer_(node.kind == OpKind::kLayerNorm || node.kind == OpKind::kLayerNormBackward),
         forward_(node.kind == OpKind::kLayerNorm || node.kind == OpKind::kRmsNorm),
-        x_(graph_.tensor(forward_ ? node.inputs[0] : node.inputs[1])),
-        scale_(graph_.tensor(forward_ ? node.inputs[1] : node.inputs[2])),
+        x_(graph_.tensor(forward_ ? node.inputs[LayerNorm::kX]
+                                  : node.inputs[LayerNormBackward::kX])),
+        scale_(graph_.tensor(forward_ ? node.inputs[LayerNorm::kScale]
+                                      : node.inputs[LayerNormBackward::kScale])),
         view_(x_, row_and_feature_dims()) {
     for (const auto *ports : {&node.inputs, &node.outputs})
       for (size_t i = 0; i < ports->size(); ++i) {
@@ -51,11 +53,14 @@ class NormLowering {
   }
 
   void forward() {
-    const int64_t x = node_.inputs[0];
+    // layernorm's ports; rmsnorm's are the same up to its one statistic.
+    using namespace LayerNorm;
+    static_assert(same_port(RmsNorm::kBias, kBias) && same_port(RmsNorm::kEpsilon, kEpsilon));
+    const int64_t x = node_.inputs[kX];
     cudnnBackendDescriptor_t x_desc = view(x);
-    cudnnBackendDescriptor_t y_desc = view(node_.outputs[0]);
-    cudnnBackendDescriptor_t scale = gamma(node_.inputs[1]);
-    cudnnBackendDescriptor_t bias = node_.inputs[2] ? view(node_.inputs[2]) : nullptr;
+    cudnnBackendDescriptor_t y_desc = view(node_.outputs[kY]);
+    cudnnBackendDescriptor_t scale = gamma(node_.inputs[kScale]);
+    cudnnBackendDescriptor_t bias = node_.inputs[kBias] ? view(node_.inputs[kBias]) : nullptr;
     // epsilon: the tensor read at execute (pass-by-value), else the number.
     const size_t eps_port = norm_scalar_ports(node_.kind).epsilon;
     cudnnBackendDescriptor_t epsilon =
@@ -63,8 +68,8 @@ class NormLowering {
                                : lowering_.scalar(attrs_.epsilon, CUDNNFE_DTYPE_FLOAT, view_rank());
 
     // Statistics ports: layernorm (mean, inv_variance), rmsnorm (inv_rms).
-    const int64_t mean = layer_ ? node_.outputs[1] : 0;
-    const int64_t inv = layer_ ? node_.outputs[2] : node_.outputs[1];
+    const int64_t mean = layer_ ? node_.outputs[kMean] : 0;
+    const int64_t inv = layer_ ? node_.outputs[kInvVariance] : node_.outputs[RmsNorm::kInvRms];
     const bool training =
         attrs_.phase == CUDNNFE_NORM_PHASE_TRAINING && (needed(mean) || needed(inv));
 
@@ -97,24 +102,29 @@ class NormLowering {
   }
 
   void backward() {
-    // Ports: dy, x, scale, [mean,] inv; outputs dx, dscale, dbias.
-    cudnnBackendDescriptor_t dy = view(node_.inputs[0]);
-    cudnnBackendDescriptor_t x = view(node_.inputs[1]);
-    cudnnBackendDescriptor_t scale = gamma(node_.inputs[2]);
-    cudnnBackendDescriptor_t dx = view(node_.outputs[0]);
-    cudnnBackendDescriptor_t dscale = view(node_.outputs[1]);
-    cudnnBackendDescriptor_t dbias = node_.outputs[2] ? view(node_.outputs[2]) : nullptr;
+    // layernorm_backward's ports; rmsnorm_backward's inv_rms is in mean's.
+    using namespace LayerNormBackward;
+    static_assert(same_port(RmsNormBackward::kScale, kScale) &&
+                  same_port(RmsNormBackward::kInvRms, kMean) &&
+                  same_port(RmsNormBackward::kDbias, kDbias));
+    cudnnBackendDescriptor_t dy = view(node_.inputs[kDy]);
+    cudnnBackendDescriptor_t x = view(node_.inputs[kX]);
+    cudnnBackendDescriptor_t scale = gamma(node_.inputs[kScale]);
+    cudnnBackendDescriptor_t dx = view(node_.outputs[kDx]);
+    cudnnBackendDescriptor_t dscale = view(node_.outputs[kDscale]);
+    cudnnBackendDescriptor_t dbias = node_.outputs[kDbias] ? view(node_.outputs[kDbias]) : nullptr;
     // cuDNN writes the parameter gradients in the type of the weight it
     // reads: scale's, or FLOAT for zero-centred gamma's scale + 1.
-    const Tensor &scale_tensor = graph_.tensor(node_.inputs[2]);
+    const Tensor &scale_tensor = graph_.tensor(node_.inputs[kScale]);
     const cudnnfe_dtype_t weight =
         attrs_.zero_centered_gamma ? CUDNNFE_DTYPE_FLOAT : scale_tensor.dtype;
-    for (size_t port = 1; port < 3; ++port) {
+    for (size_t port : {kDscale, kDbias}) {
       if (!node_.outputs[port]) continue;
       const Tensor &t = graph_.tensor(node_.outputs[port]);
       if (t.dtype != weight)
-        fail(CUDNNFE_STATUS_NOT_SUPPORTED, port == 1 ? "dscale" : "dbias", " \"", t.name, "\" is ",
-             dtype_name(t.dtype), " but cuDNN's norm backward writes the parameter gradients in ",
+        fail(CUDNNFE_STATUS_NOT_SUPPORTED, port == kDscale ? "dscale" : "dbias", " \"", t.name,
+             "\" is ", dtype_name(t.dtype),
+             " but cuDNN's norm backward writes the parameter gradients in ",
              attrs_.zero_centered_gamma
                  ? "FLOAT (the weight is scale + 1 in FLOAT)"
                  : cat("scale \"", scale_tensor.name, "\"'s type, ", dtype_name(weight)),
@@ -128,12 +138,12 @@ class NormLowering {
     op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, &dy, 1);
     op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, &scale, 1);
     if (layer_) {
-      cudnnBackendDescriptor_t mean = view(node_.inputs[3]);
-      cudnnBackendDescriptor_t inv = view(node_.inputs[4]);
+      cudnnBackendDescriptor_t mean = view(node_.inputs[kMean]);
+      cudnnBackendDescriptor_t inv = view(node_.inputs[kInvVariance]);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, &mean, 1);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, &inv, 1);
     } else {
-      cudnnBackendDescriptor_t inv = view(node_.inputs[3]);
+      cudnnBackendDescriptor_t inv = view(node_.inputs[RmsNormBackward::kInvRms]);
       op.set_descriptors(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, &inv, 1);
     }
     // Epsilon is only read by cuDNN before 8.9.6; cudnnfe needs cuDNN 9.

@@ -210,12 +210,13 @@ cudnnBackendDescriptor_t operand(Lowering &lowering, int64_t uid, const Tensor &
 
 void lower_pointwise(Lowering &lowering, const Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
-  const Tensor &out = lowering.graph().tensor(node.outputs[0]);
+  const Tensor &out = lowering.graph().tensor(node.outputs[Pointwise::kOut]);
   refuse_first_dim_innermost(lowering.graph(), out);
-  cudnnBackendDescriptor_t in[3] = {};
-  for (int port = 0; port < 3; ++port)
+  using namespace Pointwise;
+  cudnnBackendDescriptor_t in[kInputCount] = {};
+  for (size_t port = 0; port < kInputCount; ++port)
     if (node.inputs[port] != 0) in[port] = operand(lowering, node.inputs[port], out);
-  add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[0], in[1], in[2],
+  add_pointwise(lowering, attrs, to_cudnn(node.compute_dtype), in[kIn0], in[kIn1], in[kIn2],
                 lowering.tensor(out.uid));
 }
 

@@ -49,7 +49,8 @@ void add_reduction(Lowering &lowering, cudnnfe_reduction_mode_t mode, cudnnDataT
 void lower_reduction(Lowering &lowering, const Node &node) {
   const ReductionAttrs &attrs = node.as<ReductionAttrs>();
   add_reduction(lowering, attrs.mode, to_cudnn(node.compute_dtype), attrs.deterministic,
-                lowering.tensor(node.inputs[0]), lowering.tensor(node.outputs[0]));
+                lowering.tensor(node.inputs[Reduction::kX]),
+                lowering.tensor(node.outputs[Reduction::kY]));
 }
 
 }  // namespace cudnnfe::backend

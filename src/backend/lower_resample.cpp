@@ -89,8 +89,8 @@ void lower_resample(Lowering &lowering, const Node &node) {
   lowering.finalize(desc);
   const Descriptor &kept = lowering.keep(std::move(desc));
 
-  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[0]);
-  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[0]);
+  cudnnBackendDescriptor_t x = lowering.tensor(node.inputs[Resample::kX]);
+  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[Resample::kY]);
   Descriptor op(CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR);
   op.set_descriptors(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, &x, 1);
   op.set_descriptors(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, &y, 1);
@@ -100,8 +100,8 @@ void lower_resample(Lowering &lowering, const Node &node) {
   const double alpha = 1.0, beta = 0.0;
   set_optional(op, 1713, CUDNN_TYPE_DOUBLE, &alpha);
   set_optional(op, 1714, CUDNN_TYPE_DOUBLE, &beta);
-  if (node.outputs[1] != 0) {
-    cudnnBackendDescriptor_t index = lowering.tensor(node.outputs[1]);
+  if (node.outputs[Resample::kIndex] != 0) {
+    cudnnBackendDescriptor_t index = lowering.tensor(node.outputs[Resample::kIndex]);
     op.set_descriptors(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC, &index, 1);
   }
   add_operation_named(lowering, std::move(op), "cuDNN's resample operation");

@@ -41,13 +41,13 @@ void lower_rng(Lowering &lowering, const Node &node) {
   lowering.finalize(desc);
   const Descriptor &kept = lowering.keep(std::move(desc));
 
-  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[0]);
+  cudnnBackendDescriptor_t y = lowering.tensor(node.outputs[Rng::kY]);
   Descriptor op(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
   op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_YDESC, &y, 1);
   op.set_descriptor(CUDNN_ATTR_OPERATION_RNG_DESC, kept);
-  if (node.inputs[0] != 0) {
-    cudnnBackendDescriptor_t seed = lowering.tensor(node.inputs[0]);
-    cudnnBackendDescriptor_t offset = lowering.tensor(node.inputs[1]);
+  if (node.inputs[Rng::kSeed] != 0) {
+    cudnnBackendDescriptor_t seed = lowering.tensor(node.inputs[Rng::kSeed]);
+    cudnnBackendDescriptor_t offset = lowering.tensor(node.inputs[Rng::kOffset]);
     op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_SEED, &seed, 1);
     op.set_descriptors(CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, &offset, 1);
   } else {

@@ -32,7 +32,7 @@ constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
 void lower_sdpa(Lowering &lowering, const Node &node) {
   if (sdpa_runs_unified(lowering, node)) return lower_sdpa_unified(lowering, node);
   const Graph &graph = lowering.graph();
-  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
   AttentionLowering attention(lowering, node);
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2];
   const cudnnDataType_t compute = attention.compute();
@@ -59,12 +59,12 @@ void lower_sdpa(Lowering &lowering, const Node &node) {
     return node.outputs[port] != 0 ? lowering.tensor(node.outputs[port]) : nullptr;
   };
   cudnnBackendDescriptor_t p =
-      attention.softmax(s, {kept(1), kept(kSdpaScoreMaxPort), kept(kSdpaScoreSumExpPort)},
+      attention.softmax(s, {kept(1), kept(Sdpa::kScoreMax), kept(Sdpa::kScoreSumExp)},
                         attention.dropout() ? kFloat : io);
   p = attention.apply_dropout(p, io);
 
   cudnnBackendDescriptor_t v_desc = attention.values(io);
-  add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[0]),
+  add_matmul(lowering, compute, p, v_desc, lowering.tensor(node.outputs[Sdpa::kO]),
              {attention.seq_len_q(), nullptr, attention.seq_len_kv()});
 }
 

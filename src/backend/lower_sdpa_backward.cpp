@@ -83,7 +83,7 @@ void matmul_into(Lowering &lowering, cudnnDataType_t compute, cudnnBackendDescri
 // reference (and says so when it comes out flipped).
 void add_sink_gradient(Lowering &lowering, const Node &node, cudnnDataType_t compute,
                        cudnnBackendDescriptor_t row_sum) {
-  const Tensor &stats = lowering.graph().tensor(node.inputs[5]);
+  const Tensor &stats = lowering.graph().tensor(node.inputs[SdpaBackward::kStats]);
   cudnnBackendDescriptor_t shifted = lowering.virtual_tensor(stats.dims, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_SUB), compute,
                 lowering.tensor(attention_spec(node).sink_token), lowering.tensor(stats.uid),
@@ -93,7 +93,7 @@ void add_sink_gradient(Lowering &lowering, const Node &node, cudnnDataType_t com
   cudnnBackendDescriptor_t per_row = lowering.virtual_tensor(stats.dims, kFloat);
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_MUL), compute, p_sink, row_sum, nullptr, per_row);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, per_row,
-                lowering.tensor(node.outputs[kSdpaBackwardDsinkPort]));
+                lowering.tensor(node.outputs[SdpaBackward::kDSinkToken]));
 }
 
 }  // namespace
@@ -101,11 +101,12 @@ void add_sink_gradient(Lowering &lowering, const Node &node, cudnnDataType_t com
 void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
-  const Tensor &v = graph.tensor(node.inputs[2]);
-  const int64_t o = node.inputs[3], d_o = node.inputs[4], stats = node.inputs[5];
-  const int64_t dbias = node.outputs[kSdpaBackwardDbiasPort];
+  using namespace SdpaBackward;
+  const Tensor &q = graph.tensor(node.inputs[kQ]);
+  const Tensor &k = graph.tensor(node.inputs[kK]);
+  const Tensor &v = graph.tensor(node.inputs[kV]);
+  const int64_t o = node.inputs[kO], d_o = node.inputs[kDO], stats = node.inputs[kStats];
+  const int64_t dbias = node.outputs[SdpaBackward::kDBias];
   const int64_t b = q.dims[0], h_q = q.dims[1], s_q = q.dims[2], d = q.dims[3];
   const int64_t s_kv = k.dims[2], d_v = v.dims[3];
   AttentionLowering attention(lowering, node);
@@ -138,7 +139,7 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
                 nullptr, do_o);
   cudnnBackendDescriptor_t row_sum = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, do_o, row_sum);
-  if (node.outputs[kSdpaBackwardDsinkPort] != 0)
+  if (node.outputs[SdpaBackward::kDSinkToken] != 0)
     add_sink_gradient(lowering, node, compute, row_sum);
   cudnnBackendDescriptor_t softmax_sum =
       lowering.workspace_tensor(per_row, CUDNNFE_DTYPE_FLOAT, "softmax_sum");
@@ -174,7 +175,7 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   // dV = Pᵀ·dO.
   cudnnBackendDescriptor_t p_t = lowering.virtual_tensor(scores_t, scores_t_strides, io);
   add_reshape(lowering, p_dropped, p_t, "Pᵀ");
-  matmul_into(lowering, compute, p_t, do_desc, node.outputs[2], {b, h_q, s_kv, d_v}, io, kv_by_q);
+  matmul_into(lowering, compute, p_t, do_desc, node.outputs[kDV], {b, h_q, s_kv, d_v}, io, kv_by_q);
 
   // dS = (dO·Vᵀ [* M] - softmax_sum) * P [* 1/(1-p)] * scale.
   cudnnBackendDescriptor_t dp = lowering.virtual_tensor(scores, kFloat);
@@ -193,7 +194,7 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
   // dK = dSᵀ·Q.
   cudnnBackendDescriptor_t ds_t = lowering.virtual_tensor(scores_t, scores_t_strides, io);
   add_reshape(lowering, ds, ds_t, "dSᵀ");
-  matmul_into(lowering, compute, ds_t, q_desc, node.outputs[1], {b, h_q, s_kv, d}, io, kv_by_q);
+  matmul_into(lowering, compute, ds_t, q_desc, node.outputs[kDK], {b, h_q, s_kv, d}, io, kv_by_q);
 
   // dQ = dS·K, K being Kᵀ reshaped back (K's own strides).
   cudnnBackendDescriptor_t k_back =
@@ -204,9 +205,9 @@ void lower_sdpa_backward(Lowering &lowering, const Node &node) {
         lowering.workspace_tensor({b, h_q, s_q, d}, CUDNNFE_DTYPE_FLOAT, "the dQ accumulator");
     add_matmul(lowering, compute, ds, k_back, dq_accum, q_over_kv);
     add_pointwise(lowering, mode(CUDNNFE_POINTWISE_IDENTITY), compute, dq_accum, nullptr, nullptr,
-                  lowering.tensor(node.outputs[0]));
+                  lowering.tensor(node.outputs[kDQ]));
   } else {
-    add_matmul(lowering, compute, ds, k_back, lowering.tensor(node.outputs[0]), q_over_kv);
+    add_matmul(lowering, compute, ds, k_back, lowering.tensor(node.outputs[kDQ]), q_over_kv);
   }
 }
 

@@ -98,7 +98,7 @@ void refuse_unmatched_options(const Node &node) {
 }  // namespace fp8
 
 void lower_sdpa_fp8(Lowering &lowering, const Node &node) {
-  using namespace sdpa_fp8_port;
+  using namespace SdpaFp8;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
   fp8::refuse_unmatched_options(node);

@@ -55,7 +55,7 @@ cudnnBackendDescriptor_t softmax_sum(Lowering &lowering, const Node &node,
                                      AttentionLowering &attention, fp8::Scales &scales,
                                      cudnnBackendDescriptor_t do_desc,
                                      const std::vector<int64_t> &o_dims) {
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   const std::vector<int64_t> per_row = {o_dims[0], o_dims[1], o_dims[2], 1};
   cudnnBackendDescriptor_t do_o =
       pointwise(lowering, CUDNNFE_POINTWISE_MUL, do_desc, lowering.tensor(node.inputs[kO]), o_dims);
@@ -74,7 +74,7 @@ cudnnBackendDescriptor_t probabilities(Lowering &lowering, const Node &node,
                                        AttentionLowering &attention, fp8::Scales &scales,
                                        cudnnBackendDescriptor_t s,
                                        cudnnBackendDescriptor_t attn_scale) {
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   const std::vector<int64_t> &scores = attention.scores();
   s = fp8::mul(lowering, s, attn_scale, scores);
   s = fp8::mul(lowering, s, scales(kDescaleQ), scores);
@@ -88,7 +88,7 @@ cudnnBackendDescriptor_t probabilities(Lowering &lowering, const Node &node,
 }  // namespace
 
 void lower_sdpa_fp8_backward(Lowering &lowering, const Node &node) {
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   using fp8::kFloat;
   const Graph &graph = lowering.graph();
   fp8::refuse_unmatched_options(node);

@@ -36,7 +36,7 @@ std::string unified_refusal(const Lowering &lowering, const Node &node) {
   if ((s.options.padding_mask || s.paged()) && v < kPadding)
     return cat("padding_mask and a paged K/V cache need cuDNN 9.15.0 in the unified operation",
                have);
-  const cudnnfe_dtype_t q = graph.tensor(node.inputs[0]).dtype;
+  const cudnnfe_dtype_t q = graph.tensor(node.inputs[Sdpa::kQ]).dtype;
   if (q != CUDNNFE_DTYPE_HALF && q != CUDNNFE_DTYPE_BFLOAT16)
     return "the unified operation takes HALF or BFLOAT16 q, k and v";
   if (node.compute_dtype != CUDNNFE_DTYPE_FLOAT && node.compute_dtype != CUDNNFE_DTYPE_NOT_SET)
@@ -82,12 +82,12 @@ void lower_sdpa_unified(Lowering &lowering, const Node &node) {
   AttentionLowering attention(lowering, node);
   const AttentionSpec &s = attention.spec();
   Descriptor op(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
-  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, lowering.tensor(node.inputs[0]));
-  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, lowering.tensor(node.inputs[1]));
-  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, lowering.tensor(node.inputs[2]));
-  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, lowering.tensor(node.outputs[0]));
-  if (node.outputs[1] != 0)
-    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, lowering.tensor(node.outputs[1]));
+  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, lowering.tensor(node.inputs[Sdpa::kQ]));
+  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, lowering.tensor(node.inputs[Sdpa::kK]));
+  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, lowering.tensor(node.inputs[Sdpa::kV]));
+  set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, lowering.tensor(node.outputs[Sdpa::kO]));
+  if (node.outputs[Sdpa::kStats] != 0)
+    set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, lowering.tensor(node.outputs[Sdpa::kStats]));
   set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, attention.attn_scale());
   if (s.block_mask)
     set(op, CUDNN_ATTR_OPERATION_SDPA_FWD_BLOCK_MASK_DESC, lowering.tensor(s.block_mask));

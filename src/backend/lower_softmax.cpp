@@ -23,7 +23,7 @@ PointwiseAttrs mode(cudnnfe_pointwise_mode_t m) {
 
 void lower_softmax(Lowering &lowering, const Node &node) {
   const Graph &graph = lowering.graph();
-  const Tensor &x = graph.tensor(node.inputs[0]);
+  const Tensor &x = graph.tensor(node.inputs[Softmax::kX]);
   const cudnnDataType_t compute = to_cudnn(node.compute_dtype);
   constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;
   // Intermediates take the rank the lowering gives x (at least 3, padded
@@ -42,14 +42,14 @@ void lower_softmax(Lowering &lowering, const Node &node) {
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_EXP), compute, centered, nullptr, nullptr, exp);
   cudnnBackendDescriptor_t sum = lowering.virtual_tensor(per_row, kFloat);
   add_reduction(lowering, CUDNNFE_REDUCTION_ADD, compute, false, exp, sum);
-  if (node.outputs[1] != 0) {
+  if (node.outputs[Softmax::kStats] != 0) {
     cudnnBackendDescriptor_t log_sum = lowering.virtual_tensor(per_row, kFloat);
     add_pointwise(lowering, mode(CUDNNFE_POINTWISE_LOG), compute, sum, nullptr, nullptr, log_sum);
     add_pointwise(lowering, mode(CUDNNFE_POINTWISE_ADD), compute, max, log_sum, nullptr,
-                  lowering.tensor(node.outputs[1]));
+                  lowering.tensor(node.outputs[Softmax::kStats]));
   }
   add_pointwise(lowering, mode(CUDNNFE_POINTWISE_DIV), compute, exp, sum, nullptr,
-                lowering.tensor(node.outputs[0]));
+                lowering.tensor(node.outputs[Softmax::kY]));
 }
 
 }  // namespace cudnnfe::backend

@@ -118,9 +118,9 @@ std::string describe_node(const Graph &graph, const Node &node) {
     if (f.describe && f.codec)
       detail += cat(f.codec->name(static_cast<int32_t>(f.get_int(attrs))), ", ");
   if (auto describe = lowering_op(node.kind).describe) describe(node, detail);
-  const int64_t first = node.inputs[0];
+  const int64_t first = node.inputs.empty() ? 0 : node.inputs.front();
   // rng: its output's type (its inputs are integer seeds, or none).
-  const int64_t typed = node.kind == OpKind::kRng ? node.outputs[0] : first;
+  const int64_t typed = node.kind == OpKind::kRng ? node.outputs[Rng::kY] : first;
   const char *dtype = typed ? dtype_name(graph.tensor(typed).dtype) : "?";
   return cat(Graph::label(node), " (", detail, dtype, ")");
 }

@@ -47,12 +47,13 @@ double scalar(const StridedTensor &t) {
 
 void run_bn_finalize(const Node &node, const StridedTensor *const *in,
                      const StridedTensor *const *out) {
+  using namespace BnFinalize;
   const cudnnfe_dtype_t compute = node.compute_dtype;
-  const std::vector<double> sum = load_dense(*in[0], compute);
-  const std::vector<double> sq = load_dense(*in[1], compute);
-  const std::vector<double> scale = load_dense(*in[2], compute);
-  const std::vector<double> bias = load_dense(*in[3], compute);
-  const double epsilon = scalar(*in[4]), count = scalar(*in[5]);
+  const std::vector<double> sum = load_dense(*in[kSum], compute);
+  const std::vector<double> sq = load_dense(*in[kSqSum], compute);
+  const std::vector<double> scale = load_dense(*in[kScale], compute);
+  const std::vector<double> bias = load_dense(*in[kBias], compute);
+  const double epsilon = scalar(*in[kEpsilon]), count = scalar(*in[kAccumCount]);
   const size_t c = sum.size();
   std::vector<double> eq_scale(c), eq_bias(c), mean(c), inv(c), var(c);
   for (size_t i = 0; i < c; ++i) {
@@ -62,30 +63,31 @@ void run_bn_finalize(const Node &node, const StridedTensor *const *in,
     eq_scale[i] = scale[i] * inv[i];
     eq_bias[i] = bias[i] - mean[i] * eq_scale[i];
   }
-  store_dense(*out[0], std::move(eq_scale), compute);
-  store_dense(*out[1], std::move(eq_bias), compute);
-  store_dense(*out[2], mean, compute);
-  store_dense(*out[3], std::move(inv), compute);
-  if (!in[6] || !out[4] || !out[5]) return;
-  std::vector<double> next_mean = load_dense(*in[6], compute);
-  std::vector<double> next_var = load_dense(*in[7], compute);
-  const double m = scalar(*in[8]);
+  store_dense(*out[kEqScale], std::move(eq_scale), compute);
+  store_dense(*out[kEqBias], std::move(eq_bias), compute);
+  store_dense(*out[kMean], mean, compute);
+  store_dense(*out[kInvVariance], std::move(inv), compute);
+  if (!in[kPrevRunningMean] || !out[kNextRunningMean] || !out[kNextRunningVar]) return;
+  std::vector<double> next_mean = load_dense(*in[kPrevRunningMean], compute);
+  std::vector<double> next_var = load_dense(*in[kPrevRunningVar], compute);
+  const double m = scalar(*in[kMomentum]);
   for (size_t i = 0; i < c; ++i) {
     next_mean[i] = (1.0 - m) * next_mean[i] + m * mean[i];
     next_var[i] = (1.0 - m) * next_var[i] + m * var[i] * count / (count - 1.0);
   }
-  store_dense(*out[4], std::move(next_mean), compute);
-  store_dense(*out[5], std::move(next_var), compute);
+  store_dense(*out[kNextRunningMean], std::move(next_mean), compute);
+  store_dense(*out[kNextRunningVar], std::move(next_var), compute);
 }
 
 void run_dbn_weight(const Node &node, const StridedTensor *const *in,
                     const StridedTensor *const *out) {
+  using namespace DbnWeight;
   const cudnnfe_dtype_t compute = node.compute_dtype;
-  const std::vector<double> dy = load_dense(*in[0], compute), x = load_dense(*in[1], compute);
-  const std::vector<double> mean = load_dense(*in[2], compute);
-  const std::vector<double> inv = load_dense(*in[3], compute);
-  const std::vector<double> scale = load_dense(*in[4], compute);
-  const StridedTensor &t = *in[0];
+  const std::vector<double> dy = load_dense(*in[kDy], compute), x = load_dense(*in[kX], compute);
+  const std::vector<double> mean = load_dense(*in[kMean], compute);
+  const std::vector<double> inv = load_dense(*in[kInvVariance], compute);
+  const std::vector<double> scale = load_dense(*in[kScale], compute);
+  const StridedTensor &t = *in[kDy];
   const size_t c = static_cast<size_t>(t.dims[1]);
   size_t inner = 1;  // elements of one (n, c) plane
   for (int i = 2; i < t.rank; ++i) inner *= static_cast<size_t>(t.dims[i]);
@@ -101,11 +103,11 @@ void run_dbn_weight(const Node &node, const StridedTensor *const *in,
     eq_x[i] = -eq_dy[i] * inv[i] * dscale[i] / m;
     eq_bias[i] = eq_dy[i] * (mean[i] * inv[i] * dscale[i] - dbias[i]) / m;
   }
-  store_dense(*out[0], std::move(dscale), compute);
-  store_dense(*out[1], std::move(dbias), compute);
-  store_dense(*out[2], std::move(eq_dy), compute);
-  store_dense(*out[3], std::move(eq_x), compute);
-  store_dense(*out[4], std::move(eq_bias), compute);
+  store_dense(*out[kDscale], std::move(dscale), compute);
+  store_dense(*out[kDbias], std::move(dbias), compute);
+  store_dense(*out[kEqScaleDy], std::move(eq_dy), compute);
+  store_dense(*out[kEqScaleX], std::move(eq_x), compute);
+  store_dense(*out[kEqBias], std::move(eq_bias), compute);
 }
 
 }  // namespace cpu

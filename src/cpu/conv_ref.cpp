@@ -315,11 +315,14 @@ void run_conv(const Node &node, const StridedTensor &in0, const StridedTensor &i
 // group and their filters' channel c; for dw[k, cl, r] channel cl of k's
 // group at every position tap r reads, and loss channel k.
 void demand_conv(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  // conv_fprop's port names; conv_dgrad's and conv_wgrad's ports are at the
+  // same positions (cpu/reference_table.cpp).
+  const ElementMask *want = t.wanted(ConvFprop::kY);
   if (!want) return;
-  const ConvProblem p = conv_problem(t.node, *t.in(0), *t.in(1), *t.out(0));
+  const ConvProblem p = conv_problem(t.node, *t.in(ConvFprop::kImage), *t.in(ConvFprop::kWeight),
+                                     *t.out(ConvFprop::kY));
   const ConvGeometry &g = p.g;
-  ElementMask &in0 = *t.needed(0), &in1 = *t.needed(1);
+  ElementMask &in0 = *t.needed(ConvFprop::kImage), &in1 = *t.needed(ConvFprop::kWeight);
   const int64_t taps = g.filt[0] * g.filt[1] * g.filt[2];
   want->for_each([&](int64_t linear) {
     int64_t a, b;

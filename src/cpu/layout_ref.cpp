@@ -94,29 +94,29 @@ void run_concatenate(const Node &node, const StridedTensor *const *inputs, size_
 
 // Reshape keeps the row-major order: y element i is x element i.
 void demand_reshape(const DemandStep &t) {
-  if (const ElementMask *want = t.wanted(0)) t.needed(0)->merge(*want);
+  if (const ElementMask *want = t.wanted(Reshape::kY)) t.needed(Reshape::kX)->merge(*want);
 }
 
 // y element i reads x at index[perm[k]] = i[k].
 void demand_transpose(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Transpose::kY);
   if (!want) return;
   const std::vector<int64_t> &perm = t.node.as<TransposeAttrs>().permutation;
-  const StridedTensor &x = *t.in(0), &y = *t.out(0);
+  const StridedTensor &x = *t.in(Transpose::kX), &y = *t.out(Transpose::kY);
   want->for_each([&](int64_t linear) {
     const Index i = unravel(linear, y.rank, y.dims);
     Index at{};
     for (int k = 0; k < y.rank; ++k) at[static_cast<size_t>(perm[static_cast<size_t>(k)])] = i[k];
-    t.needed(0)->set(ravel(at, x.rank, x.dims));
+    t.needed(Transpose::kX)->set(ravel(at, x.rank, x.dims));
   });
 }
 
 // y element i reads x at start + i * step in each dim.
 void demand_slice(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Slice::kY);
   if (!want) return;
   const SliceAttrs &a = t.node.as<SliceAttrs>();
-  const StridedTensor &x = *t.in(0), &y = *t.out(0);
+  const StridedTensor &x = *t.in(Slice::kX), &y = *t.out(Slice::kY);
   want->for_each([&](int64_t linear) {
     Index at = unravel(linear, y.rank, y.dims);
     for (int k = 0; k < y.rank; ++k) {

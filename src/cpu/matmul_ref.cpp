@@ -55,9 +55,9 @@ void sampled_matmul(const Node &node, const StridedTensor &a, const StridedTenso
 
 // c[..., i, j] reads row i of a and column j of b (of its batch).
 void demand_matmul(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Matmul::kC);
   if (!want) return;
-  const StridedTensor &a = *t.in(0), &b = *t.in(1), &c = *t.out(0);
+  const StridedTensor &a = *t.in(Matmul::kA), &b = *t.in(Matmul::kB), &c = *t.out(Matmul::kC);
   require_ranks(t.node, a, b, c);
   const int rank = c.rank;
   const int64_t k = a.dims[rank - 1];

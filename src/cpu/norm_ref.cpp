@@ -104,10 +104,10 @@ ElementMask norm_rows(const StridedTensor &y, const std::vector<const ElementMas
 // Row r of y and of the statistics reads row r of x, and all of scale,
 // bias and the epsilon and momentum tensors.
 void demand_norm_forward(const DemandStep &t) {
-  const StridedTensor &x = *t.in(0);
-  const ElementMask rows = norm_rows(*t.out(0), t.want);
+  const StridedTensor &x = *t.in(LayerNorm::kX);
+  const ElementMask rows = norm_rows(*t.out(LayerNorm::kY), t.want);
   const int64_t m = x.element_count() / x.dims[0];
-  rows.for_each([&](int64_t r) { t.needed(0)->set_range(r * m, (r + 1) * m); });
+  rows.for_each([&](int64_t r) { t.needed(LayerNorm::kX)->set_range(r * m, (r + 1) * m); });
   t.need_all_from(1);
 }
 

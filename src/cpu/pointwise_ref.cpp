@@ -8,16 +8,19 @@
 
 namespace cudnnfe {
 namespace cpu {
+
+// Pointwise's inputs in0, in1 and in2 (graph/op_list.def).
+constexpr int kOperands = Pointwise::kInputCount;
 namespace {
 
 template <class T>
-void run_typed(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-               const ElementMask *want) {
+void run_typed(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+               const StridedTensor &out, const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const cudnnfe_dtype_t compute = node.compute_dtype;
   const int rank = out.rank;
-  Index strides[3] = {};
-  for (int port = 0; port < 3; ++port)
+  Index strides[kOperands] = {};
+  for (int port = 0; port < kOperands; ++port)
     if (inputs[port]) strides[port] = broadcast_strides(*inputs[port], rank, out.dims);
   auto operand = [&](int port, const Index &index) -> T {
     if (!inputs[port]) return T(0);
@@ -55,9 +58,9 @@ void run_typed(const Node &node, const StridedTensor *const inputs[3], const Str
 // Output element i reads each operand at i, broadcast (dims of size 1 read
 // index 0; missing leading dims are skipped).
 void demand_pointwise(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Pointwise::kOut);
   if (!want) return;
-  const StridedTensor &out = *t.out(0);
+  const StridedTensor &out = *t.out(Pointwise::kOut);
   want->for_each([&](int64_t linear) {
     const Index index = unravel(linear, out.rank, out.dims);
     for (size_t port = 0; port < t.inputs.size(); ++port) {
@@ -83,15 +86,15 @@ bool pointwise_supported(cudnnfe_pointwise_mode_t mode) {
   return pointwise_apply<double>(attrs, 0.0, 0.0, 0.0, &ignored);
 }
 
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-                   const ElementMask *want) {
+void run_pointwise(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+                   const StridedTensor &out, const ElementMask *want) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   if (attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX && (attrs.axis < 0 || attrs.axis >= out.rank))
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": GEN_INDEX axis ", attrs.axis,
          " is outside the output's ", out.rank, " dims");
   // A scalar shared by consumers of different ranks may have more dims than
   // this output; those extra dims are all 1 and simply broadcast.
-  for (int port = 0; port < 3; ++port) {
+  for (int port = 0; port < kOperands; ++port) {
     if (!inputs[port]) continue;
     for (int i = 0; i < inputs[port]->rank - out.rank; ++i)
       if (inputs[port]->dims[i] != 1)

@@ -76,9 +76,9 @@ void require_equal_rank(const Node &node, const StridedTensor &x, const StridedT
 
 // y element i reads the x elements that fold into it.
 void demand_reduction(const DemandStep &t) {
-  const ElementMask *want = t.wanted(0);
+  const ElementMask *want = t.wanted(Reduction::kY);
   if (!want) return;
-  const StridedTensor &x = *t.in(0), &y = *t.out(0);
+  const StridedTensor &x = *t.in(Reduction::kX), &y = *t.out(Reduction::kY);
   require_equal_rank(t.node, x, y);
   want->for_each([&](int64_t linear) {
     for_each_source(x, y, unravel(linear, y.rank, y.dims),

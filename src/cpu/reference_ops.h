@@ -34,8 +34,8 @@ void run_matmul(const Node &node, const StridedTensor &a, const StridedTensor &b
 void demand_matmul(const DemandStep &t);
 
 // `inputs` holds the mode's operands (unused ones are nullptr).
-void run_pointwise(const Node &node, const StridedTensor *const inputs[3], const StridedTensor &out,
-                   const ElementMask *want = nullptr);
+void run_pointwise(const Node &node, const StridedTensor *const inputs[Pointwise::kInputCount],
+                   const StridedTensor &out, const ElementMask *want = nullptr);
 void demand_pointwise(const DemandStep &t);
 
 // Whether run_pointwise knows `mode` (asked at build).
@@ -128,12 +128,12 @@ double block_scale_for_amax(double amax, cudnnfe_dtype_t y_dtype);
 // (batchnorm_split_ref.cpp).
 void run_genstats(const Node &node, const StridedTensor &x, const StridedTensor &sum,
                   const StridedTensor &sq_sum);
-// bn_finalize: inputs and outputs by port (op schema order); the running
-// statistics (inputs 6-8, outputs 4-5) are nullptr when not given.
+// bn_finalize: inputs and outputs by port (BnFinalize::Input, ::Output);
+// the running statistics (prev_running_mean, prev_running_var, momentum;
+// next_running_mean, next_running_var) are nullptr when not given.
 void run_bn_finalize(const Node &node, const StridedTensor *const *inputs,
                      const StridedTensor *const *outputs);
-// dbn_weight: inputs dy, x, mean, inv_variance, scale; outputs dscale,
-// dbias, eq_scale_dy, eq_scale_x, eq_bias (op schema order).
+// dbn_weight: inputs and outputs by port (DbnWeight::Input, ::Output).
 void run_dbn_weight(const Node &node, const StridedTensor *const *inputs,
                     const StridedTensor *const *outputs);
 

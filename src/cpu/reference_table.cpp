@@ -87,9 +87,12 @@ void check_block_scale(const Graph &graph, const Node &node) {
     fail(CUDNNFE_STATUS_NOT_SUPPORTED, Graph::label(node), ": compute data type ",
          dtype_name(node.compute_dtype), "; the CPU reference's block scaling computes in FLOAT");
   const bool quantize = node.kind == OpKind::kBlockScaleQuantize;
-  const Tensor &x = graph.tensor(node.inputs[0]);
-  const Tensor &y = graph.tensor(node.outputs[0]);
-  const Tensor &scale = graph.tensor(quantize ? node.outputs[1] : node.inputs[1]);
+  static_assert(same_port(BlockScaleQuantize::kX, BlockScaleDequantize::kX) &&
+                same_port(BlockScaleQuantize::kY, BlockScaleDequantize::kY));
+  const Tensor &x = graph.tensor(node.inputs[BlockScaleQuantize::kX]);
+  const Tensor &y = graph.tensor(node.outputs[BlockScaleQuantize::kY]);
+  const Tensor &scale = graph.tensor(quantize ? node.outputs[BlockScaleQuantize::kScale]
+                                              : node.inputs[BlockScaleDequantize::kScale]);
   require(x, "input x", quantize ? wide(x.dtype) : fp8(x.dtype),
           quantize ? "FLOAT, HALF or BFLOAT16" : "FP8_E4M3 or FP8_E5M2");
   require(scale, quantize ? "output scale" : "input scale", scale.dtype == CUDNNFE_DTYPE_FP8_E8M0,
@@ -98,18 +101,26 @@ void check_block_scale(const Graph &graph, const Node &node) {
           quantize ? "FP8_E4M3 or FP8_E5M2" : "FLOAT, HALF or BFLOAT16");
 }
 
+// The three convolutions' operands and result, in port order (conv_ref.cpp
+// reads them by kind).
 void conv(const StepTensors &t) {
-  run_conv(t.node, *t.in(0), *t.in(1), *t.out(0), t.wanted(0));
+  static_assert(same_port(ConvFprop::kInputCount, ConvDgrad::kInputCount, ConvWgrad::kInputCount) &&
+                same_port(ConvFprop::kY, ConvDgrad::kDx, ConvWgrad::kDw));
+  run_conv(t.node, *t.in(ConvFprop::kImage), *t.in(ConvFprop::kWeight), *t.out(ConvFprop::kY),
+           t.wanted(ConvFprop::kY));
 }
 void matmul(const StepTensors &t) {
-  run_matmul(t.node, *t.in(0), *t.in(1), *t.out(0), t.wanted(0));
+  run_matmul(t.node, *t.in(Matmul::kA), *t.in(Matmul::kB), *t.out(Matmul::kC),
+             t.wanted(Matmul::kC));
 }
 void pointwise(const StepTensors &t) {
-  const StridedTensor *inputs[3] = {t.in(0), t.in(1), t.in(2)};
-  run_pointwise(t.node, inputs, *t.out(0), t.wanted(0));
+  using P = Pointwise::Input;
+  const StridedTensor *inputs[Pointwise::kInputCount] = {t.in(P::kIn0), t.in(P::kIn1),
+                                                         t.in(P::kIn2)};
+  run_pointwise(t.node, inputs, *t.out(Pointwise::kOut), t.wanted(Pointwise::kOut));
 }
 void reduction(const StepTensors &t) {
-  run_reduction(t.node, *t.in(0), *t.out(0), t.wanted(0));
+  run_reduction(t.node, *t.in(Reduction::kX), *t.out(Reduction::kY), t.wanted(Reduction::kY));
 }
 // The node's score modifiers bound to its input views, when it has some.
 std::unique_ptr<ScoreModProgram::Run> score_mod_run(const StepTensors &t) {
@@ -120,21 +131,23 @@ void sdpa(const StepTensors &t) {
   const auto mod = score_mod_run(t);
   // Verify mode: the query rows whose O or stats are wanted.
   ElementMask rows;
-  if (!t.want.empty()) rows = sdpa_rows(*t.out(0), t.wanted(0), t.wanted(1));
-  run_sdpa(t.node, t.attn_scale,
-           {t.in(0), t.in(1), t.in(2), attention_inputs(t), t.out(0), t.out(1), mod.get(),
-            t.out(kSdpaScoreMaxPort), t.out(kSdpaScoreSumExpPort), t.out(kSdpaRngDumpPort),
-            t.want.empty() ? nullptr : &rows});
+  using namespace Sdpa;
+  if (!t.want.empty()) rows = sdpa_rows(*t.out(kO), t.wanted(kO), t.wanted(kStats));
+  run_sdpa(
+      t.node, t.attn_scale,
+      {t.in(kQ), t.in(kK), t.in(kV), attention_inputs(t), t.out(kO), t.out(kStats), mod.get(),
+       t.out(kScoreMax), t.out(kScoreSumExp), t.out(kRngDump), t.want.empty() ? nullptr : &rows});
 }
 void sdpa_backward(const StepTensors &t) {
   const auto mod = score_mod_run(t);
-  run_sdpa_backward(t.node, t.attn_scale,
-                    {t.in(0), t.in(1), t.in(2), t.in(3), t.in(4), t.in(5), attention_inputs(t),
-                     t.out(0), t.out(1), t.out(2), t.out(kSdpaBackwardDbiasPort), mod.get(),
-                     t.out(kSdpaBackwardDsinkPort)});
+  using namespace SdpaBackward;
+  run_sdpa_backward(
+      t.node, t.attn_scale,
+      {t.in(kQ), t.in(kK), t.in(kV), t.in(kO), t.in(kDO), t.in(kStats), attention_inputs(t),
+       t.out(kDQ), t.out(kDK), t.out(kDV), t.out(kDBias), mod.get(), t.out(kDSinkToken)});
 }
 void softmax(const StepTensors &t) {
-  run_softmax(t.node, *t.in(0), *t.out(0), t.out(1));
+  run_softmax(t.node, *t.in(Softmax::kX), *t.out(Softmax::kY), t.out(Softmax::kStats));
 }
 // A forward norm with its epsilon (and momentum) tensors read now, at execute.
 Node with_scalar_tensors(const StepTensors &t) {
@@ -156,52 +169,72 @@ Node with_scalar_tensors(const StepTensors &t) {
   return node;
 }
 
+// layernorm and rmsnorm (whose one statistic, inv_rms, is in mean's port).
 void norm(const StepTensors &t) {
+  using namespace LayerNorm;
+  static_assert(same_port(RmsNorm::kBias, kBias) && same_port(RmsNorm::kInvRms, kMean));
   const Node node = with_scalar_tensors(t);
   // Verify mode: the rows whose y or statistics are wanted.
   ElementMask rows;
-  if (!t.want.empty()) rows = norm_rows(*t.out(0), t.want);
-  run_norm_forward(node, *t.in(0), *t.in(1), t.in(2), *t.out(0), t.out(1), t.out(2),
-                   t.want.empty() ? nullptr : &rows);
+  if (!t.want.empty()) rows = norm_rows(*t.out(kY), t.want);
+  run_norm_forward(node, *t.in(kX), *t.in(kScale), t.in(kBias), *t.out(kY), t.out(kMean),
+                   t.out(kInvVariance), t.want.empty() ? nullptr : &rows);
 }
-void layernorm_backward(const StepTensors &t) {
-  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
-                    t.out(2));
+// The backward norms but rmsnorm's, which reads no mean: layernorm's ports.
+void norm_backward(const StepTensors &t) {
+  using namespace LayerNormBackward;
+  static_assert(same_port(BatchNormBackward::kInvVariance, kInvVariance) &&
+                same_port(InstanceNormBackward::kInvVariance, kInvVariance) &&
+                same_port(AdaLayerNormBackward::kInvVariance, kInvVariance) &&
+                same_port(BatchNormBackward::kDbias, kDbias) &&
+                same_port(InstanceNormBackward::kDbias, kDbias) &&
+                same_port(AdaLayerNormBackward::kDbias, kDbias));
+  run_norm_backward(t.node, *t.in(kDy), *t.in(kX), *t.in(kScale), t.in(kMean), *t.in(kInvVariance),
+                    *t.out(kDx), t.out(kDscale), t.out(kDbias));
 }
 void rmsnorm_backward(const StepTensors &t) {
-  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), nullptr, *t.in(3), *t.out(0), t.out(1),
-                    t.out(2));
+  using namespace RmsNormBackward;
+  run_norm_backward(t.node, *t.in(kDy), *t.in(kX), *t.in(kScale), nullptr, *t.in(kInvRms),
+                    *t.out(kDx), t.out(kDscale), t.out(kDbias));
 }
 void reshape(const StepTensors &t) {
-  run_reshape(t.node, *t.in(0), *t.out(0));
+  run_reshape(t.node, *t.in(Reshape::kX), *t.out(Reshape::kY));
 }
 void transpose(const StepTensors &t) {
-  run_transpose(t.node, *t.in(0), *t.out(0));
+  run_transpose(t.node, *t.in(Transpose::kX), *t.out(Transpose::kY));
 }
 void concatenate(const StepTensors &t) {
   size_t count = 0;
   while (count < t.inputs.size() && t.in(count)) ++count;
-  run_concatenate(t.node, t.inputs.data(), count, *t.out(0));
+  run_concatenate(t.node, t.inputs.data(), count, *t.out(Concatenate::kY));
 }
 void resample(const StepTensors &t) {
-  run_resample(t.node, *t.in(0), *t.out(0), t.out(1));
+  run_resample(t.node, *t.in(Resample::kX), *t.out(Resample::kY), t.out(Resample::kIndex));
 }
 void rng(const StepTensors &t) {
-  run_rng(t.node, t.in(0), t.in(1), *t.out(0));
+  run_rng(t.node, t.in(Rng::kSeed), t.in(Rng::kOffset), *t.out(Rng::kY));
 }
-// batchnorm, instancenorm, adalayernorm (running statistics: batchnorm's).
+// batchnorm, instancenorm, adalayernorm (running statistics: batchnorm's;
+// the others' epsilon port is where batchnorm's prev_running_mean is, and
+// they have no such outputs: their `t.in` is epsilon, read only as a scalar).
 void grouped_norm(const StepTensors &t) {
+  using namespace BatchNorm;
+  static_assert(same_port(InstanceNorm::kInvVariance, kInvVariance) &&
+                same_port(AdaLayerNorm::kInvVariance, kInvVariance) &&
+                same_port(InstanceNorm::kBias, kBias) && same_port(AdaLayerNorm::kBias, kBias));
   const Node node = with_scalar_tensors(t);
-  run_grouped_norm_forward(node, {t.in(0), t.in(1), t.in(2), t.out(0), t.out(1), t.out(2), nullptr,
-                                  nullptr, t.in(3), t.in(4), t.out(3), t.out(4)});
+  const bool running = t.node.kind == OpKind::kBatchNorm;
+  run_grouped_norm_forward(
+      node,
+      {t.in(kX), t.in(kScale), t.in(kBias), t.out(kY), t.out(kMean), t.out(kInvVariance), nullptr,
+       nullptr, running ? t.in(kPrevRunningMean) : nullptr,
+       running ? t.in(kPrevRunningVar) : nullptr, t.out(kNextRunningMean), t.out(kNextRunningVar)});
 }
 void batchnorm_inference(const StepTensors &t) {
-  run_grouped_norm_forward(t.node, {t.in(0), t.in(1), t.in(2), t.out(0), nullptr, nullptr, t.in(3),
-                                    t.in(4), nullptr, nullptr, nullptr, nullptr});
-}
-void grouped_norm_backward(const StepTensors &t) {
-  run_norm_backward(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), *t.in(4), *t.out(0), t.out(1),
-                    t.out(2));
+  using namespace BatchNormInference;
+  run_grouped_norm_forward(
+      t.node, {t.in(kX), t.in(kScale), t.in(kBias), t.out(kY), nullptr, nullptr, t.in(kMean),
+               t.in(kInvVariance), nullptr, nullptr, nullptr, nullptr});
 }
 void sdpa_fp8(const StepTensors &t) {
   run_sdpa_fp8(t.node, t.inputs.data(), attention_inputs(t), t.outputs.data());
@@ -210,28 +243,35 @@ void sdpa_fp8_backward(const StepTensors &t) {
   run_sdpa_fp8_backward(t.node, t.inputs.data(), attention_inputs(t), t.outputs.data());
 }
 void quantize(const StepTensors &t) {
-  run_block_scale_quantize(t.node, *t.in(0), *t.out(0), *t.out(1));
+  using namespace BlockScaleQuantize;
+  run_block_scale_quantize(t.node, *t.in(kX), *t.out(kY), *t.out(kScale));
 }
 void dequantize(const StepTensors &t) {
-  run_block_scale_dequantize(t.node, *t.in(0), *t.in(1), *t.out(0));
+  using namespace BlockScaleDequantize;
+  run_block_scale_dequantize(t.node, *t.in(kX), *t.in(kScale), *t.out(kY));
 }
 void genstats(const StepTensors &t) {
-  run_genstats(t.node, *t.in(0), *t.out(0), *t.out(1));
+  run_genstats(t.node, *t.in(GenStats::kX), *t.out(GenStats::kSum), *t.out(GenStats::kSqSum));
 }
+// Every port, absent ones as nullptr (the node may list fewer).
 void bn_finalize(const StepTensors &t) {
-  const StridedTensor *in[9], *out[6];
-  for (size_t i = 0; i < 9; ++i) in[i] = t.in(i);
-  for (size_t i = 0; i < 6; ++i) out[i] = t.out(i);
+  const StridedTensor *in[BnFinalize::kInputCount], *out[BnFinalize::kOutputCount];
+  for (size_t i = 0; i < BnFinalize::kInputCount; ++i) in[i] = t.in(i);
+  for (size_t i = 0; i < BnFinalize::kOutputCount; ++i) out[i] = t.out(i);
   run_bn_finalize(t.node, in, out);
 }
 void dbn_weight(const StepTensors &t) {
   run_dbn_weight(t.node, t.inputs.data(), t.outputs.data());
 }
 void moe_grouped_matmul(const StepTensors &t) {
-  run_moe_grouped_matmul(t.node, *t.in(0), *t.in(1), *t.in(2), t.in(3), t.in(4), *t.out(0));
+  using namespace MoeGroupedMatmul;
+  run_moe_grouped_matmul(t.node, *t.in(kToken), *t.in(kWeight), *t.in(kFirstTokenOffset),
+                         t.in(kTokenIndex), t.in(kTokenKs), *t.out(kOutput));
 }
 void moe_grouped_matmul_backward(const StepTensors &t) {
-  run_moe_grouped_matmul_backward(t.node, *t.in(0), *t.in(1), *t.in(2), *t.out(0));
+  using namespace MoeGroupedMatmulBackward;
+  run_moe_grouped_matmul_backward(t.node, *t.in(kDoutput), *t.in(kToken), *t.in(kFirstTokenOffset),
+                                  *t.out(kDweight));
 }
 
 using K = OpKind;
@@ -248,7 +288,7 @@ constexpr ReferenceOp kRows[] = {
     {K::kSdpaBackward, check_attention, sdpa_backward, nullptr},
     {K::kLayerNorm, nullptr, norm, demand_norm_forward},
     {K::kRmsNorm, nullptr, norm, demand_norm_forward},
-    {K::kLayerNormBackward, nullptr, layernorm_backward, nullptr},
+    {K::kLayerNormBackward, nullptr, norm_backward, nullptr},
     {K::kRmsNormBackward, nullptr, rmsnorm_backward, nullptr},
     {K::kSoftmax, nullptr, softmax, nullptr},
     {K::kReshape, nullptr, reshape, demand_reshape},
@@ -259,11 +299,11 @@ constexpr ReferenceOp kRows[] = {
     {K::kRng, nullptr, rng, nullptr},
     {K::kBatchNorm, nullptr, grouped_norm, nullptr},
     {K::kBatchNormInference, nullptr, batchnorm_inference, nullptr},
-    {K::kBatchNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kBatchNormBackward, nullptr, norm_backward, nullptr},
     {K::kInstanceNorm, nullptr, grouped_norm, nullptr},
-    {K::kInstanceNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kInstanceNormBackward, nullptr, norm_backward, nullptr},
     {K::kAdaLayerNorm, nullptr, grouped_norm, nullptr},
-    {K::kAdaLayerNormBackward, nullptr, grouped_norm_backward, nullptr},
+    {K::kAdaLayerNormBackward, nullptr, norm_backward, nullptr},
     {K::kSdpaFp8, nullptr, sdpa_fp8, nullptr},
     {K::kSdpaFp8Backward, nullptr, sdpa_fp8_backward, nullptr},
     {K::kBlockScaleQuantize, check_block_scale, quantize, nullptr},

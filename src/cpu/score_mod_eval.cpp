@@ -12,6 +12,9 @@ namespace cudnnfe {
 namespace cpu {
 namespace {
 
+// Pointwise's inputs in0, in1 and in2 (graph/op_list.def).
+constexpr int kOperands = Pointwise::kInputCount;
+
 // `value` as a tensor of `dtype` holds it (INT32 truncates, BOOLEAN is 0/1).
 double as_stored(double value, cudnnfe_dtype_t dtype) {
   alignas(8) unsigned char bytes[8] = {};
@@ -60,10 +63,10 @@ ScoreModProgram::Part ScoreModProgram::compile(const Graph &graph, const Node &o
              pointwise_mode_name(step.attrs.mode), " is not supported by the CPU reference");
     }
     step.compute = sub.compute_dtype;
-    for (int port = 0; port < 3; ++port)
+    for (int port = 0; port < kOperands; ++port)
       if (sub.inputs[static_cast<size_t>(port)] != 0)
         step.in[port] = slot_of(graph, owner, sub.inputs[static_cast<size_t>(port)]);
-    const Tensor &out = graph.tensor(sub.outputs[0]);
+    const Tensor &out = graph.tensor(sub.outputs[Pointwise::kOut]);
     step.out_dtype = out.dtype;
     if (step.attrs.mode == CUDNNFE_POINTWISE_GEN_INDEX)
       step.index_broadcast = out.dims.at(static_cast<size_t>(step.attrs.axis)) == 1;

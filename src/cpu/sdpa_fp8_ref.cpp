@@ -103,7 +103,7 @@ std::vector<double> load_kv(const StridedTensor &t, const StridedTensor *table, 
 
 void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const AttentionInputs &opt,
                   const StridedTensor *const *out) {
-  using namespace sdpa_fp8_port;
+  using namespace SdpaFp8;
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   const StridedTensor &q = *in[kQ], &k = *in[kK], &v = *in[kV], &o = *out[kO];
   require_rank4(node, {&q, &k, &v, &o});
@@ -187,7 +187,7 @@ void run_sdpa_fp8(const Node &node, const StridedTensor *const *in, const Attent
 
 void run_sdpa_fp8_backward(const Node &node, const StridedTensor *const *in,
                            const AttentionInputs &opt, const StridedTensor *const *out) {
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   const StridedTensor &q = *in[kQ], &k = *in[kK], &v = *in[kV], &o = *in[kO], &d_o = *in[kDO];
   const StridedTensor &stats = *in[kStats];

@@ -36,7 +36,7 @@ bool is_forward(OpKind kind) {
 
 // The logical key length (cpu/attention_layout.h, paged_kv_length).
 int64_t key_length(const Graph &graph, const Node &node, const AttentionSpec &spec) {
-  const Tensor &k = graph.tensor(node.inputs[1]), &v = graph.tensor(node.inputs[2]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]), &v = graph.tensor(node.inputs[Sdpa::kV]);
   cpu::StridedTensor kv = strided_view(k, nullptr), vv = strided_view(v, nullptr), pk, pv;
   const cpu::StridedTensor *page_k =
       spec.page_table_k ? &(pk = strided_view(graph.tensor(spec.page_table_k), nullptr)) : nullptr;
@@ -58,14 +58,22 @@ int64_t drop_unspecified(const Graph &graph, const Tensor &output, const std::ve
   const bool forward = is_forward(node.kind);
   // The forward's O and stats, the backward's dQ (by query row), dK and dV
   // (by key row); the other outputs (amax, dBias, dSink) are compared whole.
-  if (forward ? port > 1 : port > 2) return 0;
+  // FP8 attention's are at the same ports.
+  static_assert(same_port(Sdpa::kO, SdpaFp8::kO) && same_port(Sdpa::kStats, SdpaFp8::kStats) &&
+                same_port(SdpaBackward::kDQ, SdpaFp8Backward::kDQ) &&
+                same_port(SdpaBackward::kDK, SdpaFp8Backward::kDK) &&
+                same_port(SdpaBackward::kDV, SdpaFp8Backward::kDV));
+  const size_t out = static_cast<size_t>(port);
+  if (forward ? out != Sdpa::kO && out != Sdpa::kStats
+              : out != SdpaBackward::kDQ && out != SdpaBackward::kDK && out != SdpaBackward::kDV)
+    return 0;
   if (!forward && !spec.options.padding_mask) return 0;
-  const bool by_key = !forward && port > 0;
+  const bool by_key = !forward && out != SdpaBackward::kDQ;
   cpu::StridedTensor lq, lkv, bm;
   const cpu::StridedTensor *seq_q = host_view(graph, spec.seq_len_q, host, lq);
   const cpu::StridedTensor *seq_kv = host_view(graph, spec.seq_len_kv, host, lkv);
   if (spec.options.padding_mask && (!seq_q || !seq_kv)) return 0;
-  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
   const cpu::AttentionMask mask(spec, Graph::label(node), q.dims[0], q.dims[2],
                                 key_length(graph, node, spec), seq_q, seq_kv);
   const cpu::StridedTensor *blocks = host_view(graph, spec.block_mask, host, bm);

@@ -121,7 +121,7 @@ int64_t elements(const Graph &graph, int64_t uid) {
 // Rough multiply-adds of running `node` in full on the CPU reference.
 double full_work(const Graph &graph, const Node &node) {
   if (verify::attention_kind(node.kind)) {
-    const Tensor &q = graph.tensor(node.inputs[0]), &k = graph.tensor(node.inputs[1]);
+    const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]), &k = graph.tensor(node.inputs[Sdpa::kK]);
     const bool backward =
         node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward;
     return 2.0 * (backward ? 3.0 : 1.0) * static_cast<double>(q.element_count()) *
@@ -130,8 +130,10 @@ double full_work(const Graph &graph, const Node &node) {
   double work = 0.0;
   for (int64_t uid : node.inputs) work += static_cast<double>(elements(graph, uid));
   for (int64_t uid : node.outputs) work += static_cast<double>(elements(graph, uid));
+  // Times the row length of the first input: token, or the backward's doutput.
+  static_assert(same_port(MoeGroupedMatmul::kToken, MoeGroupedMatmulBackward::kDoutput));
   if (node.kind == OpKind::kMoeGroupedMatmul || node.kind == OpKind::kMoeGroupedMatmulBackward)
-    work *= static_cast<double>(graph.tensor(node.inputs[0]).dims.back());
+    work *= static_cast<double>(graph.tensor(node.inputs[MoeGroupedMatmul::kToken]).dims.back());
   return work;
 }
 

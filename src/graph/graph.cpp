@@ -363,10 +363,11 @@ void Graph::resolve_dtypes() {
   for (Tensor &t : tensors_) {
     if (t.dtype != CUDNNFE_DTYPE_NOT_SET) continue;
     // Layout ops (reshape, transpose, slice, concatenate) move data without
-    // converting it: their outputs take their first input's type, resolved
+    // converting it: their outputs take their first input's type (x, or
+    // concatenate's x0: Reshape::kX is all of them), resolved
     // already (inputs are created before the ops that read them).
     if (t.producer >= 0 && is_layout_op(nodes_[t.producer].kind)) {
-      t.dtype = tensor(nodes_[t.producer].inputs[0]).dtype;
+      t.dtype = tensor(nodes_[t.producer].inputs[Reshape::kX]).dtype;
       continue;
     }
     if (t.is_virtual) {
@@ -442,7 +443,7 @@ void Graph::check_scalar_ranks(const Node &n) const {
   for (int64_t in : n.inputs) {
     if (in == 0 || !tensor(in).is_scalar) continue;
     const Tensor &t = tensor(in);
-    const Tensor &out = tensor(n.outputs[0]);
+    const Tensor &out = tensor(n.outputs[Pointwise::kOut]);
     if (out.dims.size() != t.dims.size())
       fail_graph("scalar \"", t.name, "\" is used by ops of different ranks (", label(n), " has ",
                  out.dims.size(), " dims); add one scalar per rank");

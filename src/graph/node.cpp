@@ -1,7 +1,7 @@
 // The names of the enumerations that attributes use (pointwise and reduction
 // modes, resample and padding modes, distributions, MoE routing modes) and
 // their JSON codecs (graph/op_schema.h). Op kinds' names and ports are in
-// op_schema.cpp.
+// graph/op_list.def.
 #include "graph/node.h"
 
 #include "core/dtype.h"

@@ -1,5 +1,5 @@
 // An operation of a graph: its kind, attributes and tensors (by UID, in
-// fixed port order per kind — see port_names()).
+// fixed port order per kind: graph/op_list.def, e.g. inputs[Sdpa::kQ]).
 #pragma once
 
 #include <array>
@@ -9,55 +9,9 @@
 #include <vector>
 
 #include "core/c_api.h"
+#include "graph/op_list.h"
 
 namespace cudnnfe {
-
-enum class OpKind {
-  kConvFprop,
-  kConvDgrad,
-  kConvWgrad,
-  kMatmul,
-  kPointwise,
-  kReduction,
-  kSdpa,
-  kSdpaBackward,
-  kLayerNorm,
-  kRmsNorm,
-  kLayerNormBackward,
-  kRmsNormBackward,
-  kSoftmax,
-  // Layout, resampling and random numbers (ops/layout.cpp, ops/resample.cpp,
-  // ops/rng.cpp).
-  kReshape,
-  kTranspose,
-  kSlice,
-  kConcatenate,
-  kResample,
-  kRng,
-  kBatchNorm,
-  kBatchNormInference,
-  kBatchNormBackward,
-  kInstanceNorm,
-  kInstanceNormBackward,
-  kAdaLayerNorm,
-  kAdaLayerNormBackward,
-  kSdpaFp8,
-  kSdpaFp8Backward,
-  // Block-scale (microscaling) quantize and dequantize (ops/block_scale.cpp).
-  kBlockScaleQuantize,
-  kBlockScaleDequantize,
-  // The split batch-norm training graph (ops/batchnorm_split.cpp).
-  kGenStats,
-  kBnFinalize,
-  kDbnWeight,
-  // Mixture-of-experts grouped matmul and its weight gradient
-  // (ops/moe_grouped_matmul.cpp).
-  kMoeGroupedMatmul,
-  kMoeGroupedMatmulBackward,  // keep last: kOpKindCount
-};
-
-// Number of op kinds: the rows of each per-layer op table (graph/op_schema.h).
-constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kMoeGroupedMatmulBackward) + 1;
 
 // Whether row i of a per-layer op table is OpKind i, for every row: the
 // tables static_assert it (and that they have kOpKindCount rows).
@@ -69,7 +23,7 @@ constexpr bool rows_in_enum_order(const Row (&rows)[N]) {
 }
 
 // Most inputs of one concatenate node (ports x0 .. x15).
-constexpr int kMaxConcatInputs = 16;
+constexpr int kMaxConcatInputs = Concatenate::kInputCount;
 
 struct ConvAttrs {
   int spatial_dims = 0;
@@ -142,7 +96,7 @@ struct SdpaAttrs {
   // The unified operation's softmax with unfused multiply-adds (cuDNN 9.21);
   // the composite graph ignores it, as cudnn-frontend does.
   bool unfuse_fma = false;
-  // Outputs the caller gave (ops/attention.h: kSdpaScoreMaxPort, ...).
+  // Outputs the caller gave (Sdpa::kScoreMax, ...).
   bool generate_score_max = false;
   bool generate_score_sum_exp = false;
   bool generate_rng_dump = false;

@@ -1,13 +1,14 @@
 // What each op kind is, apart from how it is checked, lowered or run: its
 // name, its ports and the fields of its attribute struct (one row per
-// OpKind, in op_schema.cpp). Graph JSON, the plan fingerprint (which is the
-// JSON without names) and the op descriptions in error messages iterate the
-// field list; no per-op code reads or writes attributes by hand. Fields
-// that name their C options member also drive the C API's options copy and
-// init defaults (read_c_options, write_c_defaults). The rules
-// (ops/op_rules.h), the CPU reference (cpu/reference_table.cpp) and the
-// lowering (backend/lowering_table.cpp) have their own rows, keyed by the
-// same OpKind.
+// OpKind, in op_schema.cpp, expanded from graph/op_list.def). Graph JSON,
+// the plan fingerprint (which is the JSON without names) and the op
+// descriptions in error messages iterate the field list; no per-op code
+// reads or writes attributes by hand. Fields that name their C options
+// member also drive the C API's options copy and init defaults
+// (read_c_options, write_c_defaults). The rules (ops/op_rules.h), the CPU
+// reference (cpu/reference_table.cpp) and the lowering
+// (backend/lowering_table.cpp) have their own rows, keyed by the same
+// OpKind.
 #pragma once
 
 #include <cstddef>

@@ -7,22 +7,65 @@
 
 namespace cudnnfe {
 
+namespace {
+
+// Each kind's ports by name (graph/op_list.def); the rest stay kNone.
+AttentionPorts sdpa_ports() {
+  using namespace Sdpa;
+  AttentionPorts p;
+  p.bias = kBias, p.attn_scale = kAttnScale, p.seq_len_q = kSeqLenQ, p.seq_len_kv = kSeqLenKv;
+  p.dropout_seed = kDropoutSeed, p.dropout_offset = kDropoutOffset;
+  p.dropout_mask = kDropoutMask, p.dropout_scale = kDropoutScale;
+  p.ragged_q = kRaggedOffsetQ, p.ragged_k = kRaggedOffsetK, p.ragged_v = kRaggedOffsetV;
+  p.ragged_o = kRaggedOffsetO, p.page_table_k = kPageTableK, p.page_table_v = kPageTableV;
+  p.sink_token = kSinkToken, p.block_mask = kBlockMask;
+  p.ragged_page_table_k = kRaggedOffsetPageTableK;
+  p.ragged_page_table_v = kRaggedOffsetPageTableV;
+  p.ragged_stats = kRaggedOffsetStats, p.ragged_score_max = kRaggedOffsetScoreMax;
+  p.ragged_score_sum_exp = kRaggedOffsetScoreSumExp;
+  return p;
+}
+
+AttentionPorts sdpa_backward_ports() {
+  using namespace SdpaBackward;
+  AttentionPorts p;
+  p.bias = kBias, p.attn_scale = kAttnScale, p.seq_len_q = kSeqLenQ, p.seq_len_kv = kSeqLenKv;
+  p.dropout_seed = kDropoutSeed, p.dropout_offset = kDropoutOffset;
+  p.dropout_mask = kDropoutMask, p.dropout_scale = kDropoutScale;
+  p.dropout_scale_inv = kDropoutScaleInv;
+  p.ragged_q = kRaggedOffsetQ, p.ragged_k = kRaggedOffsetK, p.ragged_v = kRaggedOffsetV;
+  p.ragged_o = kRaggedOffsetO, p.ragged_stats = kRaggedOffsetStats, p.sink_token = kSinkToken;
+  return p;
+}
+
+// FP8 attention: sequence lengths, dropout and (forward) page tables and
+// sink logits after the descales and scales (its band is attributes).
+AttentionPorts sdpa_fp8_ports() {
+  using namespace SdpaFp8;
+  AttentionPorts p;
+  p.seq_len_q = kSeqLenQ, p.seq_len_kv = kSeqLenKv;
+  p.dropout_seed = kDropoutSeed, p.dropout_offset = kDropoutOffset;
+  p.dropout_mask = kDropoutMask, p.dropout_scale = kDropoutScale;
+  p.page_table_k = kPageTableK, p.page_table_v = kPageTableV, p.sink_token = kSinkToken;
+  return p;
+}
+
+AttentionPorts sdpa_fp8_backward_ports() {
+  using namespace SdpaFp8Backward;
+  AttentionPorts p;
+  p.seq_len_q = kSeqLenQ, p.seq_len_kv = kSeqLenKv;
+  p.dropout_seed = kDropoutSeed, p.dropout_offset = kDropoutOffset;
+  p.dropout_mask = kDropoutMask, p.dropout_scale = kDropoutScale;
+  p.dropout_scale_inv = kDropoutScaleInv;
+  return p;
+}
+
+}  // namespace
+
 const AttentionPorts &attention_ports(OpKind kind) {
-  // Port order of node.cpp's table.
-  constexpr size_t kNone = AttentionPorts::kNone;
-  static const AttentionPorts forward = {3,  4,  5,  6,  7,  8,  9,  10, kNone, 11, 12,
-                                         13, 14, 15, 16, 17, 18, 19, 20, 21,    22, 23};
-  static const AttentionPorts backward = {6,     7,     8,     9,  10,    11,    12,    13,
-                                          14,    15,    16,    17, 18,    kNone, kNone, 20,
-                                          kNone, kNone, kNone, 19, kNone, kNone};
-  // FP8 attention: sequence lengths, dropout and (forward) page tables and
-  // sink logits after the descales and scales (its band is attributes).
-  static const AttentionPorts fp8_forward = {kNone, kNone, 9,     10,    11,    12,   13, 14,
-                                             kNone, kNone, kNone, kNone, kNone, 15,   16, 17,
-                                             kNone, kNone, kNone, kNone, kNone, kNone};
-  static const AttentionPorts fp8_backward = {
-      kNone, kNone, 18,    19,    20,    21,    22,    23,    24,    kNone, kNone,
-      kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
+  static const AttentionPorts forward = sdpa_ports(), backward = sdpa_backward_ports(),
+                              fp8_forward = sdpa_fp8_ports(),
+                              fp8_backward = sdpa_fp8_backward_ports();
   if (kind == OpKind::kSdpaFp8) return fp8_forward;
   if (kind == OpKind::kSdpaFp8Backward) return fp8_backward;
   return kind == OpKind::kSdpa ? forward : backward;
@@ -128,11 +171,11 @@ void require_head_groups(const Node &node, const Tensor &q, const Tensor &k, con
 
 int64_t attention_kv_length(const Graph &graph, const Node &node) {
   const AttentionSpec s = attention_spec(node);
-  const Tensor &k = graph.tensor(node.inputs[1]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]);
   if (!s.paged()) return k.dims[2];
   if (s.options.max_seq_len_kv > 0) return s.options.max_seq_len_kv;
   if (!s.page_table_k) return k.dims[2];
-  const Tensor &v = graph.tensor(node.inputs[2]);
+  const Tensor &v = graph.tensor(node.inputs[Sdpa::kV]);
   if (!s.page_table_v) return v.dims[2];
   return checked_size(node, CheckedInt(graph.tensor(s.page_table_k).dims[2]) * k.dims[2],
                       "s_kv (pages per sequence times the page size)");

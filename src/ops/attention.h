@@ -15,35 +15,36 @@
 
 namespace cudnnfe {
 
-// Input ports of an attention node's optional tensors; kNone where the
-// kind has no such port (the forward has no dropout_scale_inv).
+// Input ports of an attention node's optional tensors, for code shared by
+// the four kinds (each kind's own ports: Sdpa::kBias, ... in
+// graph/op_list.def); kNone where the kind has no such port (the forward
+// has no dropout_scale_inv).
 struct AttentionPorts {
   static constexpr size_t kNone = static_cast<size_t>(-1);
-  size_t bias, attn_scale, seq_len_q, seq_len_kv, dropout_seed, dropout_offset, dropout_mask,
-      dropout_scale, dropout_scale_inv;
+  size_t bias = kNone, attn_scale = kNone, seq_len_q = kNone, seq_len_kv = kNone,
+         dropout_seed = kNone, dropout_offset = kNone, dropout_mask = kNone, dropout_scale = kNone,
+         dropout_scale_inv = kNone;
   // Ragged offsets of q, k, v and o (the backward's also describe dQ, dK,
   // dV and dO); the forward's page tables of k and v (kNone backward).
-  size_t ragged_q, ragged_k, ragged_v, ragged_o, page_table_k, page_table_v;
+  size_t ragged_q = kNone, ragged_k = kNone, ragged_v = kNone, ragged_o = kNone,
+         page_table_k = kNone, page_table_v = kNone;
   // The sink logits (the backward's for dSink_token), and the forward's block
   // mask (kNone backward).
-  size_t sink_token, block_mask;
+  size_t sink_token = kNone, block_mask = kNone;
   // The ragged offsets of the forward's packed page tables (kNone backward).
-  size_t ragged_page_table_k, ragged_page_table_v;
+  size_t ragged_page_table_k = kNone, ragged_page_table_v = kNone;
   // The ragged offsets of stats (the forward's output, the backward's input).
-  size_t ragged_stats;
+  size_t ragged_stats = kNone;
   // The ragged offsets of the forward's score_max and score_sum_exp.
-  size_t ragged_score_max, ragged_score_sum_exp;
+  size_t ragged_score_max = kNone, ragged_score_sum_exp = kNone;
 };
 const AttentionPorts &attention_ports(OpKind kind);
 
-// sdpa_backward's dBias and dSink_token output ports.
-constexpr size_t kSdpaBackwardDbiasPort = 3;
-constexpr size_t kSdpaBackwardDsinkPort = 4;
-// sdpa's outputs after O and stats, each a tensor the caller made
-// (cudnn-frontend's score_max, score_sum_exp and rng_dump).
-constexpr size_t kSdpaScoreMaxPort = 2;
-constexpr size_t kSdpaScoreSumExpPort = 3;
-constexpr size_t kSdpaRngDumpPort = 4;
+// q, k and v lead every attention kind's inputs: code shared by the kinds
+// reads them through Sdpa's names (Sdpa::kQ, ...).
+static_assert(same_port(Sdpa::kQ, SdpaBackward::kQ, SdpaFp8::kQ, SdpaFp8Backward::kQ) &&
+              same_port(Sdpa::kK, SdpaBackward::kK, SdpaFp8::kK, SdpaFp8Backward::kK) &&
+              same_port(Sdpa::kV, SdpaBackward::kV, SdpaFp8::kV, SdpaFp8Backward::kV));
 
 // An attention node's settings, forward or backward alike (FP8 attention
 // included: padding, dropout and the forward's page tables and sink logits

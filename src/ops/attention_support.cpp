@@ -38,9 +38,9 @@ Facts read_facts(const Graph &graph, const Node &node) {
   const AttentionSpec &s = f.spec;
   f.backward = node.kind == OpKind::kSdpaBackward || node.kind == OpKind::kSdpaFp8Backward;
   f.fp8 = node.kind == OpKind::kSdpaFp8 || node.kind == OpKind::kSdpaFp8Backward;
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
-  const Tensor &v = graph.tensor(node.inputs[2]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]);
+  const Tensor &v = graph.tensor(node.inputs[Sdpa::kV]);
   f.h_q = q.dims[1];
   f.h_k = k.dims[1];
   f.h_v = v.dims[1];
@@ -140,7 +140,7 @@ void check_graph_rules(const Graph &graph, const Node &node, const Facts &f) {
                max_seq_len_kv),
            kFrontend);
   if (node.kind == OpKind::kSdpa) {
-    const int64_t rng_dump = node.outputs[kSdpaRngDumpPort];
+    const int64_t rng_dump = node.outputs[Sdpa::kRngDump];
     if (max_seq_len_kv > 0 && rng_dump != 0 && graph.tensor(rng_dump).dims[3] != max_seq_len_kv)
       refuse(node,
              cat("rng_dump has s_kv = ", graph.tensor(rng_dump).dims[3], " but max_seq_len_kv is ",
@@ -231,7 +231,7 @@ void check_backward_version_rules(const Graph &graph, const Node &node, const Fa
     refuse(node,
            "a ragged backward on sm 8x and 12x is neither deterministic nor reads ragged stats",
            kFrontend);
-  const Tensor &stats = graph.tensor(node.inputs[5]);
+  const Tensor &stats = graph.tensor(node.inputs[SdpaBackward::kStats]);
   if (v < 92600 && f.spec.ragged_stats == 0 && !packed_bhsd(stats))
     refuse(node,
            cat("before cuDNN 9.26 the backward reads stats \"", stats.name,
@@ -295,7 +295,7 @@ void check_forward_version_rules(const Graph &graph, const Node &node, const Fac
     if (f.ragged && major < 9 && v < 91801)
       refuse(node, "a ragged layout needs sm 90 before cuDNN 9.18.1", kFrontend);
   }
-  const int64_t stats = node.kind == OpKind::kSdpa ? node.outputs[1] : 0;
+  const int64_t stats = node.kind == OpKind::kSdpa ? node.outputs[Sdpa::kStats] : 0;
   if (stats != 0 && f.spec.ragged_stats == 0 && v < 91200 && !packed_bhsd(graph.tensor(stats)))
     refuse(node,
            "before cuDNN 9.12 stats are written at packed BHSD offsets, so they must be "

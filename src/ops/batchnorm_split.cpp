@@ -33,12 +33,13 @@ void set_channel_output(Graph &graph, const Node &node, size_t port, const Tenso
 }  // namespace
 
 void infer_genstats(Graph &graph, Node &node) {
-  const Tensor &x = required_input(graph, node, 0);
+  using namespace GenStats;
+  const Tensor &x = required_input(graph, node, kX);
   if (x.dims.size() < 2)
     fail_graph(Graph::label(node), ": x \"", x.name, "\" has ", x.dims.size(), " dims ",
                dims_string(x.dims), "; expected [N, C, ...] (at least 2)");
-  set_channel_output(graph, node, 0, x, channel_dims(x));
-  set_channel_output(graph, node, 1, x, channel_dims(x));
+  set_channel_output(graph, node, kSum, x, channel_dims(x));
+  set_channel_output(graph, node, kSqSum, x, channel_dims(x));
 }
 
 namespace {
@@ -59,42 +60,44 @@ void require_one_element(const Node &node, size_t port, const Tensor &t) {
 }  // namespace
 
 void infer_bn_finalize(Graph &graph, Node &node) {
-  const Tensor &sum = required_input(graph, node, 0);
+  using namespace BnFinalize;
+  const Tensor &sum = required_input(graph, node, kSum);
   if (sum.dims.size() < 2)
     fail_graph(Graph::label(node), ": sum \"", sum.name, "\" has ", sum.dims.size(),
                " dims; expected [1, C, 1, ...] (genstats' output)");
   const std::vector<int64_t> dims = channel_dims(sum);
-  require_dims(node, 0, sum, dims, "one value per channel");
-  for (size_t port = 1; port <= 3; ++port)
+  require_dims(node, kSum, sum, dims, "one value per channel");
+  for (size_t port : {kSqSum, kScale, kBias})
     require_dims(node, port, required_input(graph, node, port), dims, "sum's shape");
-  require_one_element(node, 4, required_input(graph, node, 4));
-  require_one_element(node, 5, required_input(graph, node, 5));
+  require_one_element(node, kEpsilon, required_input(graph, node, kEpsilon));
+  require_one_element(node, kAccumCount, required_input(graph, node, kAccumCount));
   // The running statistics come as a set: both previous values and momentum, or none.
-  const size_t r = kBnFinalizePrevRunningMean;
-  const int given = (node.inputs[r] != 0) + (node.inputs[r + 1] != 0) + (node.inputs[r + 2] != 0);
+  const int given = (node.inputs[kPrevRunningMean] != 0) + (node.inputs[kPrevRunningVar] != 0) +
+                    (node.inputs[kMomentum] != 0);
   if (given != 0 && given != 3)
     fail_graph(Graph::label(node),
                ": prev_running_mean, prev_running_var and momentum are given together or not "
                "at all (",
                given, " of 3 given)");
   if (given == 3) {
-    require_dims(node, r, required_input(graph, node, r), dims, "sum's shape");
-    require_dims(node, r + 1, required_input(graph, node, r + 1), dims, "sum's shape");
-    require_one_element(node, r + 2, required_input(graph, node, r + 2));
+    for (size_t port : {kPrevRunningMean, kPrevRunningVar})
+      require_dims(node, port, required_input(graph, node, port), dims, "sum's shape");
+    require_one_element(node, kMomentum, required_input(graph, node, kMomentum));
   }
   for (size_t port = 0; port < node.outputs.size(); ++port)
     if (node.outputs[port]) set_channel_output(graph, node, port, sum, dims);
 }
 
 void infer_dbn_weight(Graph &graph, Node &node) {
-  const Tensor &dy = required_input(graph, node, 0);
-  const Tensor &x = required_input(graph, node, 1);
+  using namespace DbnWeight;
+  const Tensor &dy = required_input(graph, node, kDy);
+  const Tensor &x = required_input(graph, node, kX);
   if (dy.dims.size() < 2)
     fail_graph(Graph::label(node), ": dy \"", dy.name, "\" has ", dy.dims.size(), " dims ",
                dims_string(dy.dims), "; expected [N, C, ...] (at least 2)");
-  require_dims(node, 1, x, dy.dims, "dy's shape");
+  require_dims(node, kX, x, dy.dims, "dy's shape");
   const std::vector<int64_t> dims = channel_dims(dy);
-  for (size_t port = 2; port <= 4; ++port)
+  for (size_t port : {kMean, kInvVariance, kScale})
     require_dims(node, port, required_input(graph, node, port), dims, "one value per channel");
   for (size_t port = 0; port < node.outputs.size(); ++port)
     set_channel_output(graph, node, port, dy, dims);

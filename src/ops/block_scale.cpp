@@ -62,15 +62,15 @@ void require_dims(const Node &node, const Tensor &t, const char *port,
 
 void infer_quantize(Graph &graph, Node &node) {
   const BlockScaleAttrs &a = node.as<BlockScaleAttrs>();
-  const Tensor &x = tensor_input(graph, node, 0);
+  const Tensor &x = tensor_input(graph, node, BlockScaleQuantize::kX);
   const int axis = checked_axis(node, x);
   const std::vector<int64_t> x_dims = x.dims;
   const DimOrder layout = a.transpose ? axis_innermost_order(x, axis) : dimension_order(x);
   const std::vector<int64_t> s_dims = scale_dims(node, x, axis);
-  Tensor &y = set_output_shape(graph, node, 0, x_dims, layout);
+  Tensor &y = set_output_shape(graph, node, BlockScaleQuantize::kY, x_dims, layout);
   require_dims(node, y, "output y", x_dims, "x's shape");
   if (y.dtype == CUDNNFE_DTYPE_NOT_SET) y.dtype = a.y_dtype;
-  Tensor &scale = set_output_shape(graph, node, 1, s_dims, layout);
+  Tensor &scale = set_output_shape(graph, node, BlockScaleQuantize::kScale, s_dims, layout);
   require_dims(node, scale, "output scale", s_dims,
                cat("x's dims with axis ", axis, " divided by block_size ", a.block_size).c_str());
   if (scale.dtype == CUDNNFE_DTYPE_NOT_SET) scale.dtype = CUDNNFE_DTYPE_FP8_E8M0;
@@ -78,14 +78,14 @@ void infer_quantize(Graph &graph, Node &node) {
 
 void infer_dequantize(Graph &graph, Node &node) {
   const BlockScaleAttrs &a = node.as<BlockScaleAttrs>();
-  const Tensor &x = tensor_input(graph, node, 0);
-  const Tensor &scale = tensor_input(graph, node, 1);
+  const Tensor &x = tensor_input(graph, node, BlockScaleDequantize::kX);
+  const Tensor &scale = tensor_input(graph, node, BlockScaleDequantize::kScale);
   const int axis = checked_axis(node, x);
   const std::vector<int64_t> x_dims = x.dims;
   const DimOrder x_order = dimension_order(x);
   require_dims(node, scale, "input scale", scale_dims(node, x, axis),
                cat("x's dims with axis ", axis, " divided by block_size ", a.block_size).c_str());
-  Tensor &y = set_output_shape(graph, node, 0, x_dims, x_order);
+  Tensor &y = set_output_shape(graph, node, BlockScaleDequantize::kY, x_dims, x_order);
   require_dims(node, y, "output y", x_dims, "x's shape");
   // An FP8 x must not pass its type on to a graph output (graph.cpp's
   // resolution would): without an io type a bound y is FLOAT.

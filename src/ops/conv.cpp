@@ -83,8 +83,8 @@ int64_t require_groups(const Node &node, const std::string &image, int64_t c,
 }
 
 void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
-  const Tensor &x = required_input(graph, node, 0);
-  const Tensor &w = required_input(graph, node, 1);
+  const Tensor &x = required_input(graph, node, ConvFprop::kImage);
+  const Tensor &w = required_input(graph, node, ConvFprop::kWeight);
   require_same_rank(node, x, "image", w, "weight");
   check_attrs(node, attrs, x.dims.size());
   require_groups(node, cat("image \"", x.name, "\""), x.dims[1], cat("weight \"", w.name, "\""),
@@ -100,21 +100,21 @@ void infer_fprop(Graph &graph, Node &node, ConvAttrs &attrs) {
                  attrs.pre_padding[i], " + ", attrs.post_padding[i], ")");
     y.push_back(out);
   }
-  Tensor &out = set_output_shape(graph, node, 0, y, channels_last_order(y.size()));
+  Tensor &out = set_output_shape(graph, node, ConvFprop::kY, y, channels_last_order(y.size()));
   if (out.dims != y)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the convolution produces ", dims_string(y));
 }
 
 void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
-  const Tensor &dy = required_input(graph, node, 0);
-  const Tensor &w = required_input(graph, node, 1);
+  const Tensor &dy = required_input(graph, node, ConvDgrad::kLoss);
+  const Tensor &w = required_input(graph, node, ConvDgrad::kWeight);
   require_same_rank(node, dy, "loss", w, "weight");
   check_attrs(node, attrs, dy.dims.size());
   require_dim(node, cat("weight \"", w.name, "\" dim 0 (K)"), w.dims[0], dy.dims[1],
               cat("the channel count of loss \"", dy.name, "\" ", dims_string(dy.dims)));
   std::vector<int64_t> dx = {dy.dims[0], w.dims[1]};
-  const Tensor &given = graph.tensor(node.outputs[0]);
+  const Tensor &given = graph.tensor(node.outputs[ConvDgrad::kDx]);
   bool provisional = false;
   for (int i = 0; i < attrs.spatial_dims; ++i) {
     int64_t in = checked_size(
@@ -135,7 +135,7 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
     }
     dx.push_back(in);
   }
-  Tensor &out = set_output_shape(graph, node, 0, dx, channels_last_order(dx.size()));
+  Tensor &out = set_output_shape(graph, node, ConvDgrad::kDx, dx, channels_last_order(dx.size()));
   if (provisional) return;  // checked again at validation
   // A user-set dx (needed when stride > 1 hides the size) must map back to dy.
   require_same_rank(node, out, "dx", dy, "loss");
@@ -151,8 +151,8 @@ void infer_dgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
 }
 
 void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
-  const Tensor &x = required_input(graph, node, 0);
-  const Tensor &dy = required_input(graph, node, 1);
+  const Tensor &x = required_input(graph, node, ConvWgrad::kImage);
+  const Tensor &dy = required_input(graph, node, ConvWgrad::kLoss);
   require_same_rank(node, x, "image", dy, "loss");
   check_attrs(node, attrs, x.dims.size());
   require_dim(node, cat("loss \"", dy.name, "\" dim 0 (N)"), dy.dims[0], x.dims[0],
@@ -171,7 +171,7 @@ void infer_wgrad(Graph &graph, Node &node, ConvAttrs &attrs) {
                  dy.dims[2 + i], ") is larger than the image \"", x.name, "\" allows");
     dw.push_back(k);
   }
-  Tensor &out = set_output_shape(graph, node, 0, dw, channels_last_order(dw.size()));
+  Tensor &out = set_output_shape(graph, node, ConvWgrad::kDw, dw, channels_last_order(dw.size()));
   require_same_rank(node, out, "dw", x, "image");
   require_dim(node, cat("dw \"", out.name, "\" dim 0 (K)"), out.dims[0], dy.dims[1],
               cat("the channels of loss \"", dy.name, "\""));

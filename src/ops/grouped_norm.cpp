@@ -81,12 +81,15 @@ const Tensor &checked_x(Graph &graph, const Node &node, size_t port) {
 
 // Scale (and bias) of batch and instance norm: [1, C, 1, ...]; of adaptive
 // layer norm: x's dims or 1 each. Returns the groups they give.
+// No bias port (the backward's): port 0 is x or dy, never a parameter.
+constexpr size_t kNoBias = 0;
+
 NormGroups check_params(Graph &graph, const Node &node, const Tensor &x, size_t scale_port,
                         size_t bias_port) {
   const Tensor &scale = required_input(graph, node, scale_port);
   const NormGroups groups = norm_groups(node.kind, x.dims, scale.dims);
   for (size_t port : {scale_port, bias_port}) {
-    if (port == 0) continue;
+    if (port == kNoBias) continue;
     const Tensor &t = required_input(graph, node, port);
     if (is_ada(node.kind))
       require_norm_param(node, port, t, x);
@@ -97,20 +100,26 @@ NormGroups check_params(Graph &graph, const Node &node, const Tensor &x, size_t 
   return groups;
 }
 
+// batchnorm, instancenorm, adalayernorm: batchnorm's ports (the others'
+// are the same up to bias and their statistics).
 void infer_forward(Graph &graph, Node &node) {
+  using namespace BatchNorm;
+  static_assert(same_port(kBias, InstanceNorm::kBias, AdaLayerNorm::kBias) &&
+                same_port(kInvVariance, InstanceNorm::kInvVariance, AdaLayerNorm::kInvVariance));
   check_norm_scalar_inputs(graph, node);
-  const Tensor &x = checked_x(graph, node, 0);
-  const NormGroups groups = check_params(graph, node, x, 1, 2);
+  const Tensor &x = checked_x(graph, node, kX);
+  const NormGroups groups = check_params(graph, node, x, kScale, kBias);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
   const std::vector<int64_t> stats_layout = strides_like(stats, x.dims, x.strides);
   if (node.kind == OpKind::kBatchNorm) {
-    const bool has_mean = node.inputs[3] != 0, has_var = node.inputs[4] != 0;
+    const bool has_mean = node.inputs[kPrevRunningMean] != 0,
+               has_var = node.inputs[kPrevRunningVar] != 0;
     if (has_mean != has_var)
       fail_graph(Graph::label(node), ": ", has_mean ? "prev_running_mean" : "prev_running_var",
                  " is given but ", has_mean ? "prev_running_var" : "prev_running_mean",
                  " is missing: running statistics need both (or neither)");
     if (has_mean) {
-      for (size_t port = 3; port < 5; ++port)
+      for (size_t port : {kPrevRunningMean, kPrevRunningVar})
         require_norm_shape(node, port, graph.tensor(node.inputs[port]), stats,
                            stats_rule(node.kind));
       int64_t m = 1;
@@ -122,36 +131,42 @@ void infer_forward(Graph &graph, Node &node) {
                    "variance, which divides by N * spatial - 1 = 0");
     }
   }
-  set_norm_output(graph, node, 0, x.dims, x.strides, false);
-  for (size_t port = 1; port < node.outputs.size(); ++port)
+  set_norm_output(graph, node, kY, x.dims, x.strides, false);
+  for (size_t port = kMean; port < node.outputs.size(); ++port)
     set_norm_output(graph, node, port, stats, stats_layout, true);
 }
 
 void infer_inference(Graph &graph, Node &node) {
-  const Tensor &x = checked_x(graph, node, 0);
-  const NormGroups groups = check_params(graph, node, x, 1, 2);
+  using namespace BatchNormInference;
+  const Tensor &x = checked_x(graph, node, kX);
+  const NormGroups groups = check_params(graph, node, x, kScale, kBias);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  for (size_t port = 3; port < 5; ++port)
+  for (size_t port : {kMean, kInvVariance})
     require_norm_shape(node, port, required_input(graph, node, port), stats,
                        "the statistics to apply, [1, C, 1, ...]");
-  set_norm_output(graph, node, 0, x.dims, x.strides, false);
+  set_norm_output(graph, node, kY, x.dims, x.strides, false);
 }
 
+// The three backward kinds: batchnorm_backward's ports.
 void infer_backward(Graph &graph, Node &node) {
-  const Tensor &dy = required_input(graph, node, 0);
-  const Tensor &x = checked_x(graph, node, 1);
-  require_norm_shape(node, 0, dy, x.dims, "x's shape");
-  const NormGroups groups = check_params(graph, node, x, 2, 0);
-  const Tensor &scale = graph.tensor(node.inputs[2]);
+  using namespace BatchNormBackward;
+  static_assert(same_port(kDbias, InstanceNormBackward::kDbias, AdaLayerNormBackward::kDbias) &&
+                same_port(kInvVariance, InstanceNormBackward::kInvVariance,
+                          AdaLayerNormBackward::kInvVariance));
+  const Tensor &dy = required_input(graph, node, kDy);
+  const Tensor &x = checked_x(graph, node, kX);
+  require_norm_shape(node, kDy, dy, x.dims, "x's shape");
+  const NormGroups groups = check_params(graph, node, x, kScale, kNoBias);
+  const Tensor &scale = graph.tensor(node.inputs[kScale]);
   const std::vector<int64_t> stats = keep_dims(x.dims, ~groups.reduced);
-  for (size_t port = 3; port < 5; ++port)
+  for (size_t port : {kMean, kInvVariance})
     require_norm_shape(node, port, required_input(graph, node, port), stats,
                        cat("the forward's statistics ", stats_rule(node.kind)).c_str());
-  set_norm_output(graph, node, 0, x.dims, x.strides, false);
-  set_norm_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_norm_output(graph, node, 2, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, kDx, x.dims, x.strides, false);
+  set_norm_output(graph, node, kDscale, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, kDbias, scale.dims, scale.strides, false);
   // Parameter gradients take the parameters' type (cuDNN writes them so).
-  for (size_t port = 1; port < 3; ++port) {
+  for (size_t port : {kDscale, kDbias}) {
     Tensor &grad = graph.tensor(node.outputs[port]);
     if (grad.dtype == CUDNNFE_DTYPE_NOT_SET) grad.dtype = scale.dtype;
   }

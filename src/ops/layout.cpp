@@ -19,10 +19,13 @@ const Tensor &data_input(Graph &graph, const Node &node, size_t port) {
   return x;
 }
 
+// Every layout op has one output, y.
+static_assert(same_port(Reshape::kY, Transpose::kY, Slice::kY, Concatenate::kY));
+
 // The output with `dims`, refusing a user override that disagrees.
 Tensor &exact_output(Graph &graph, const Node &node, const std::vector<int64_t> &dims,
                      const DimOrder &order, const char *rule) {
-  Tensor &y = set_output_shape(graph, node, 0, dims, order);
+  Tensor &y = set_output_shape(graph, node, Reshape::kY, dims, order);
   if (y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but ", rule, " gives ", dims_string(dims));
@@ -37,12 +40,13 @@ void check_count(const Node &node, const char *what, size_t count, size_t rank, 
 
 void infer_reshape(Graph &graph, Node &node) {
   ReshapeAttrs &attrs = node.as<ReshapeAttrs>();
-  const Tensor &x = data_input(graph, node, 0);
+  const Tensor &x = data_input(graph, node, Reshape::kX);
   // Dims the caller set on y (cudnnfe_tensor_set_dims after the reshape was
   // added, or y given as the output) are the new shape: cudnn-frontend's
   // reshape without dims, whose output's set_dim decides.
-  if (!node.outputs.empty() && node.outputs[0] != 0 && graph.has_tensor(node.outputs[0])) {
-    const Tensor &y = graph.tensor(node.outputs[0]);
+  if (!node.outputs.empty() && node.outputs[Reshape::kY] != 0 &&
+      graph.has_tensor(node.outputs[Reshape::kY])) {
+    const Tensor &y = graph.tensor(node.outputs[Reshape::kY]);
     if (y.dims_set_by_user && !y.dims.empty()) attrs.dims = y.dims;
   }
   if (attrs.dims.empty() || attrs.dims.size() > CUDNNFE_MAX_DIMS)
@@ -67,7 +71,7 @@ void infer_reshape(Graph &graph, Node &node) {
 
 void infer_transpose(Graph &graph, Node &node) {
   const TransposeAttrs &attrs = node.as<TransposeAttrs>();
-  const Tensor &x = data_input(graph, node, 0);
+  const Tensor &x = data_input(graph, node, Transpose::kX);
   const size_t rank = x.dims.size();
   check_count(node, "permutation", attrs.permutation.size(), rank, x);
   std::vector<bool> seen(rank, false);
@@ -88,7 +92,7 @@ void infer_transpose(Graph &graph, Node &node) {
 
 void infer_slice(Graph &graph, Node &node) {
   const SliceAttrs &attrs = node.as<SliceAttrs>();
-  const Tensor &x = data_input(graph, node, 0);
+  const Tensor &x = data_input(graph, node, Slice::kX);
   const size_t rank = x.dims.size();
   check_count(node, "start", attrs.start.size(), rank, x);
   check_count(node, "end", attrs.end.size(), rank, x);
@@ -109,7 +113,7 @@ void infer_slice(Graph &graph, Node &node) {
     offset = checked_size(node, CheckedInt(start) * x.strides[i] + offset,
                           cat("offset of dim ", i, " (start times x stride)"));
   }
-  Tensor &y = graph.tensor(node.outputs[0]);
+  Tensor &y = graph.tensor(node.outputs[Slice::kY]);
   if (y.dims_set_by_user && y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the slice gives ", dims_string(dims));
@@ -144,7 +148,7 @@ void infer_concatenate(Graph &graph, Node &node) {
   if (count < 2)
     fail_graph(Graph::label(node), ": ", count, " input(s); concatenate joins 2 to ",
                kMaxConcatInputs, " tensors");
-  const Tensor &first = data_input(graph, node, 0);
+  const Tensor &first = data_input(graph, node, Concatenate::kX0);
   const int rank = static_cast<int>(first.dims.size());
   if (attrs.axis < 0 || attrs.axis >= rank)
     fail_graph(Graph::label(node), ": axis ", attrs.axis, " is outside x0 \"", first.name, "\"'s ",
@@ -181,7 +185,7 @@ void infer_layout(Graph &graph, Node &node) {
 }
 
 void check_types_layout(Graph &graph, Node &node) {
-  const Tensor &y = graph.tensor(node.outputs[0]);
+  const Tensor &y = graph.tensor(node.outputs[Reshape::kY]);
   for (size_t port = 0; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
     const Tensor &x = graph.tensor(node.inputs[port]);

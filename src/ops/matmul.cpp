@@ -6,8 +6,8 @@
 namespace cudnnfe {
 
 void infer_matmul(Graph &graph, Node &node) {
-  const Tensor &a = required_input(graph, node, 0);
-  const Tensor &b = required_input(graph, node, 1);
+  const Tensor &a = required_input(graph, node, Matmul::kA);
+  const Tensor &b = required_input(graph, node, Matmul::kB);
   const size_t rank = a.dims.size();
   if (rank < 2)
     fail_graph(Graph::label(node), ": a \"", a.name, "\" has ", rank, " dim ", dims_string(a.dims),
@@ -31,7 +31,7 @@ void infer_matmul(Graph &graph, Node &node) {
   }
   c[rank - 2] = m;
   c[rank - 1] = n;
-  Tensor &out = set_output_shape(graph, node, 0, c, row_major_order(c.size()));
+  Tensor &out = set_output_shape(graph, node, Matmul::kC, c, row_major_order(c.size()));
   if (out.dims != c)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the matmul produces ", dims_string(c));

@@ -13,8 +13,6 @@ namespace {
 
 using Mode = cudnnfe_moe_grouped_matmul_mode_t;
 
-enum Port : size_t { kToken, kWeight, kOffset, kIndex, kKs };
-
 const Tensor &tensor_input(Graph &graph, const Node &node, size_t port) {
   const Tensor &t = required_input(graph, node, port);
   if (t.is_scalar)
@@ -66,13 +64,14 @@ void require_port_use(Graph &graph, const Node &node, size_t port, bool read) {
 }
 
 void infer_forward(Graph &graph, Node &node) {
+  using namespace MoeGroupedMatmul;
   const MoeGroupedMatmulAttrs &a = node.as<MoeGroupedMatmulAttrs>();
   if (!moe_grouped_matmul_mode_is_valid(a.mode))
     fail_graph(Graph::label(node), ": mode ", a.mode, " is not NONE, GATHER or SCATTER");
   if (a.top_k < 1) fail_graph(Graph::label(node), ": top_k is ", a.top_k, "; it must be >= 1");
   const Tensor &token = tensor_input(graph, node, kToken);
   const Tensor &weight = tensor_input(graph, node, kWeight);
-  const Tensor &offsets = tensor_input(graph, node, kOffset);
+  const Tensor &offsets = tensor_input(graph, node, kFirstTokenOffset);
   require_row_matrix(node, "token", token);
   require_rank(node, "weight", weight, 3, "[E, K, N]");
   if (weight.dims[1] != token.dims[2])
@@ -83,18 +82,19 @@ void infer_forward(Graph &graph, Node &node) {
   checked_groups(node, offsets, weight.dims[0]);
   const bool gather = a.mode == CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER;
   const bool scatter = a.mode == CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER;
-  require_port_use(graph, node, kIndex, gather || scatter);
-  require_port_use(graph, node, kKs, scatter);
+  require_port_use(graph, node, kTokenIndex, gather || scatter);
+  require_port_use(graph, node, kTokenKs, scatter);
   int64_t rows = token.dims[1];
-  if (gather) rows = tensor_input(graph, node, kIndex).dims[1];
+  if (gather) rows = tensor_input(graph, node, kTokenIndex).dims[1];
   if (gather || scatter)
-    require_index_column(node, "token_index", tensor_input(graph, node, kIndex), 1, rows,
+    require_index_column(node, "token_index", tensor_input(graph, node, kTokenIndex), 1, rows,
                          "one token row per routed row");
   if (scatter)
-    require_index_column(node, "token_ks", tensor_input(graph, node, kKs), 1, rows,
+    require_index_column(node, "token_ks", tensor_input(graph, node, kTokenKs), 1, rows,
                          "one top-k slot per routed row");
   const std::vector<int64_t> dims{1, rows, weight.dims[2]};
-  Tensor &out = set_output_shape(graph, node, 0, dims, row_major_order(dims.size()));
+  Tensor &out =
+      set_output_shape(graph, node, MoeGroupedMatmul::kOutput, dims, row_major_order(dims.size()));
   if (out.dims != dims)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),
                " but the mode ", moe_grouped_matmul_mode_name(a.mode), " produces ",
@@ -102,9 +102,9 @@ void infer_forward(Graph &graph, Node &node) {
 }
 
 void infer_backward(Graph &graph, Node &node) {
-  const Tensor &doutput = tensor_input(graph, node, 0);
-  const Tensor &token = tensor_input(graph, node, 1);
-  const Tensor &offsets = tensor_input(graph, node, 2);
+  const Tensor &doutput = tensor_input(graph, node, MoeGroupedMatmulBackward::kDoutput);
+  const Tensor &token = tensor_input(graph, node, MoeGroupedMatmulBackward::kToken);
+  const Tensor &offsets = tensor_input(graph, node, MoeGroupedMatmulBackward::kFirstTokenOffset);
   require_row_matrix(node, "doutput", doutput);
   require_row_matrix(node, "token", token);
   if (doutput.dims[1] != token.dims[1])
@@ -115,7 +115,8 @@ void infer_backward(Graph &graph, Node &node) {
   const int64_t k = token.dims[2], n = doutput.dims[2];
   const std::vector<int64_t> dims{offsets.dims[0], k, n};
   // Column-major in K and N, as cuDNN's weights are (strides [K*N, 1, K]).
-  Tensor &dweight = set_output_shape(graph, node, 0, dims, DimOrder{{0, 2, 1}});
+  Tensor &dweight =
+      set_output_shape(graph, node, MoeGroupedMatmulBackward::kDweight, dims, DimOrder{{0, 2, 1}});
   require_rank(node, "dweight", dweight, 3, "[E, K, N]");
   if (dweight.dims[1] != k || dweight.dims[2] != n)
     fail_graph(Graph::label(node), ": dweight \"", dweight.name, "\" was set to ",
@@ -143,7 +144,8 @@ void check_types_moe_grouped_matmul(Graph &graph, Node &node) {
   // use INT32). The matrices' and the output's types are cuDNN's to decide
   // (the CPU reference reads and writes every type).
   const bool forward = node.kind == OpKind::kMoeGroupedMatmul;
-  const size_t offset_port = forward ? size_t{kOffset} : size_t{2};
+  const size_t offset_port = forward ? size_t{MoeGroupedMatmul::kFirstTokenOffset}
+                                     : size_t{MoeGroupedMatmulBackward::kFirstTokenOffset};
   for (size_t port = offset_port; port < node.inputs.size(); ++port) {
     if (node.inputs[port] == 0) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);

@@ -24,34 +24,44 @@ std::vector<int64_t> stats_dims(const Node &node, const Tensor &x, const Tensor 
   return keep_dims(x.dims, ~norm_groups(node.kind, x.dims, scale.dims).reduced);
 }
 
+// layernorm and rmsnorm: layernorm's ports (rmsnorm's bias is optional and
+// its one statistic, inv_rms, is at mean's port).
 void infer_forward(Graph &graph, Node &node) {
-  const Tensor &x = required_input(graph, node, 0);
-  const Tensor &scale = required_input(graph, node, 1);
-  require_norm_param(node, 1, scale, x);
-  if (node.kind == OpKind::kLayerNorm || node.inputs[2] != 0)
-    require_norm_param(node, 2, required_input(graph, node, 2), x);
+  using namespace LayerNorm;
+  static_assert(same_port(kBias, RmsNorm::kBias) && same_port(kMean, RmsNorm::kInvRms));
+  const Tensor &x = required_input(graph, node, kX);
+  const Tensor &scale = required_input(graph, node, kScale);
+  require_norm_param(node, kScale, scale, x);
+  if (node.kind == OpKind::kLayerNorm || node.inputs[kBias] != 0)
+    require_norm_param(node, kBias, required_input(graph, node, kBias), x);
   const std::vector<int64_t> stats = stats_dims(node, x, scale);
-  set_norm_output(graph, node, 0, x.dims, x.strides, false);
-  for (size_t port = 1; port < node.outputs.size(); ++port)
+  set_norm_output(graph, node, kY, x.dims, x.strides, false);
+  for (size_t port = kMean; port < node.outputs.size(); ++port)
     set_norm_output(graph, node, port, stats, strides_like(stats, x.dims, x.strides), true);
 }
 
+// layernorm_backward's ports; rmsnorm_backward's statistic (inv_rms) is at
+// mean's port and it has no inv_variance.
 void infer_backward(Graph &graph, Node &node) {
-  const Tensor &dy = required_input(graph, node, 0);
-  const Tensor &x = required_input(graph, node, 1);
-  require_norm_shape(node, 0, dy, x.dims, "x's shape");
-  const Tensor &scale = required_input(graph, node, 2);
-  require_norm_param(node, 2, scale, x);
+  using namespace LayerNormBackward;
+  static_assert(same_port(kScale, RmsNormBackward::kScale) &&
+                same_port(kMean, RmsNormBackward::kInvRms) &&
+                same_port(kDbias, RmsNormBackward::kDbias));
+  const Tensor &dy = required_input(graph, node, kDy);
+  const Tensor &x = required_input(graph, node, kX);
+  require_norm_shape(node, kDy, dy, x.dims, "x's shape");
+  const Tensor &scale = required_input(graph, node, kScale);
+  require_norm_param(node, kScale, scale, x);
   const std::vector<int64_t> stats = stats_dims(node, x, scale);
-  for (size_t port = 3; port < node.inputs.size(); ++port)
+  for (size_t port = kMean; port < node.inputs.size(); ++port)
     require_norm_shape(node, port, required_input(graph, node, port), stats,
                        "the forward's statistics: x's dims, 1 where the scale is not 1");
-  set_norm_output(graph, node, 0, x.dims, x.strides, false);
-  set_norm_output(graph, node, 1, scale.dims, scale.strides, false);
-  set_norm_output(graph, node, 2, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, kDx, x.dims, x.strides, false);
+  set_norm_output(graph, node, kDscale, scale.dims, scale.strides, false);
+  set_norm_output(graph, node, kDbias, scale.dims, scale.strides, false);
   // Parameter gradients take the parameters' type (cuDNN's norm backward
   // writes them so), not the graph's io type.
-  for (size_t port = 1; port < 3; ++port) {
+  for (size_t port : {kDscale, kDbias}) {
     if (!node.outputs[port]) continue;
     Tensor &grad = graph.tensor(node.outputs[port]);
     if (grad.dtype == CUDNNFE_DTYPE_NOT_SET) grad.dtype = scale.dtype;

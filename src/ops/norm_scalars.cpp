@@ -1,5 +1,5 @@
-// A forward norm's epsilon and momentum tensors: their ports (the op schema
-// rows in graph/op_schema.cpp) and their rule. Not their values: the CPU
+// A forward norm's epsilon and momentum tensors: their ports (the ports
+// named so in graph/op_list.def) and their rule. Not their values: the CPU
 // reference reads those at execute (cpu/reference_table.cpp).
 #include "ops/norm_scalars.h"
 

@@ -29,41 +29,46 @@ void types_sdpa_fp8(Graph &graph, Node &node) {
 bool sdpa_outputs(const Node &node, size_t port) {
   const SdpaAttrs &a = node.as<SdpaAttrs>();
   switch (port) {
-    case 1: return a.generate_stats;
-    case kSdpaScoreMaxPort: return a.generate_score_max;
-    case kSdpaScoreSumExpPort: return a.generate_score_sum_exp;
-    case kSdpaRngDumpPort: return a.generate_rng_dump;
+    case Sdpa::kStats: return a.generate_stats;
+    case Sdpa::kScoreMax: return a.generate_score_max;
+    case Sdpa::kScoreSumExp: return a.generate_score_sum_exp;
+    case Sdpa::kRngDump: return a.generate_rng_dump;
     default: return true;
   }
 }
 bool sdpa_backward_outputs(const Node &node, size_t port) {
   const SdpaBackwardAttrs &a = node.as<SdpaBackwardAttrs>();
-  if (port == kSdpaBackwardDsinkPort) return a.generate_dsink;
-  return port != kSdpaBackwardDbiasPort || a.generate_dbias;
+  if (port == SdpaBackward::kDSinkToken) return a.generate_dsink;
+  return port != SdpaBackward::kDBias || a.generate_dbias;
 }
 bool softmax_outputs(const Node &node, size_t port) {
-  return port != 1 || node.as<SoftmaxAttrs>().generate_stats;
+  return port != Softmax::kStats || node.as<SoftmaxAttrs>().generate_stats;
 }
-// Statistics only in training.
+// Statistics only in training (y is port 0 of every forward norm).
 bool norm_outputs(const Node &node, size_t port) {
-  return port == 0 || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
+  static_assert(same_port(LayerNorm::kY, RmsNorm::kY, InstanceNorm::kY, AdaLayerNorm::kY));
+  return port == LayerNorm::kY || node.as<NormAttrs>().phase == CUDNNFE_NORM_PHASE_TRAINING;
 }
 bool rmsnorm_backward_outputs(const Node &node, size_t port) {
-  return port != 2 || node.as<NormAttrs>().has_dbias;
+  return port != RmsNormBackward::kDbias || node.as<NormAttrs>().has_dbias;
 }
 bool resample_outputs(const Node &node, size_t port) {
-  return port == 0 || node.as<ResampleAttrs>().generate_index;
+  return port != Resample::kIndex || node.as<ResampleAttrs>().generate_index;
 }
 // Next running statistics only when the previous are given.
 bool batchnorm_outputs(const Node &node, size_t port) {
-  return port < 3 || node.inputs[3] != 0 || node.inputs[4] != 0;
+  using namespace BatchNorm;
+  return (port != kNextRunningMean && port != kNextRunningVar) ||
+         node.inputs[kPrevRunningMean] != 0 || node.inputs[kPrevRunningVar] != 0;
 }
 bool sdpa_fp8_outputs(const Node &node, size_t port) {
-  return port != 1 || node.as<SdpaFp8Attrs>().generate_stats;
+  return port != SdpaFp8::kStats || node.as<SdpaFp8Attrs>().generate_stats;
 }
 
 bool bn_finalize_outputs(const Node &node, size_t port) {
-  return port < 4 || node.inputs[kBnFinalizePrevRunningMean] != 0;
+  using namespace BnFinalize;
+  return (port != kNextRunningMean && port != kNextRunningVar) ||
+         node.inputs[kPrevRunningMean] != 0;
 }
 
 using K = OpKind;

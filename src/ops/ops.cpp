@@ -81,7 +81,7 @@ double effective_attn_scale(const Graph &graph, const Node &node) {
   double scale = node.kind == OpKind::kSdpa ? node.as<SdpaAttrs>().attn_scale
                                             : node.as<SdpaBackwardAttrs>().attn_scale;
   if (scale != 0.0) return scale;
-  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
   return 1.0 / std::sqrt(static_cast<double>(q.dims.back()));
 }
 

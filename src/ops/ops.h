@@ -62,10 +62,8 @@ void infer_rng(Graph &graph, Node &node);
 void check_types_rng(Graph &graph, Node &node);
 // block_scale_quantize, block_scale_dequantize (block_scale.cpp).
 void infer_block_scale(Graph &graph, Node &node);
-// genstats, bn_finalize and dbn_weight (batchnorm_split.cpp). bn_finalize's running
-// statistics inputs start at this port (prev mean, prev var, momentum).
+// genstats, bn_finalize and dbn_weight (batchnorm_split.cpp).
 void infer_genstats(Graph &graph, Node &node);
-constexpr size_t kBnFinalizePrevRunningMean = 6;
 void infer_bn_finalize(Graph &graph, Node &node);
 void infer_dbn_weight(Graph &graph, Node &node);
 // moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).

@@ -115,8 +115,8 @@ void offer_sdpa_backward_features(std::vector<OptionalFeature> &out, const Node 
 void offer_norm_features(std::vector<OptionalFeature> &out, const Node &node) {
   offer(out, node.as<NormAttrs>().zero_centered_gamma, "zero-centred gamma",
         [](Node &n) { n.as<NormAttrs>().zero_centered_gamma = false; });
-  offer(out, node.kind == OpKind::kRmsNorm && node.inputs[2] != 0, "bias",
-        [](Node &n) { drop_input(n, 2); });
+  offer(out, node.kind == OpKind::kRmsNorm && node.inputs[RmsNorm::kBias] != 0, "bias",
+        [](Node &n) { drop_input(n, RmsNorm::kBias); });
 }
 
 void offer_adalayernorm_features(std::vector<OptionalFeature> &out, const Node &node) {
@@ -125,9 +125,9 @@ void offer_adalayernorm_features(std::vector<OptionalFeature> &out, const Node &
 }
 
 void offer_batchnorm_features(std::vector<OptionalFeature> &out, const Node &node) {
-  offer(out, node.inputs[3] != 0, "running statistics", [](Node &n) {
-    drop_input(n, 3);
-    drop_input(n, 4);
+  offer(out, node.inputs[BatchNorm::kPrevRunningMean] != 0, "running statistics", [](Node &n) {
+    drop_input(n, BatchNorm::kPrevRunningMean);
+    drop_input(n, BatchNorm::kPrevRunningVar);
   });
 }
 

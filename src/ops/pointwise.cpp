@@ -5,6 +5,9 @@
 
 namespace cudnnfe {
 
+// Pointwise's inputs in0, in1 and in2 (graph/op_list.def).
+constexpr int kOperands = Pointwise::kInputCount;
+
 // cudnn-frontend's rule: an output whose strides were not set takes the exact strides of the
 // first operand with its dims, so that a result can be written in place into a strided view
 // (a slice of a larger tensor). A broadcast operand (a stride 0 on a dim > 1) would make
@@ -37,8 +40,8 @@ static int layout_dims(const Tensor &t) {
 // bias [1,K,1,1] with K > N*H*W has more elements than x [N,1,H,W] but says
 // nothing about where H and W go).
 static const Tensor &layout_operand(Graph &graph, const Node &node, int arity) {
-  const Tensor *best = &graph.tensor(node.inputs[0]);
-  for (int port = 1; port < arity; ++port) {
+  const Tensor *best = &graph.tensor(node.inputs[Pointwise::kIn0]);
+  for (int port = Pointwise::kIn1; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     const int a = layout_dims(t), b = layout_dims(*best);
     if (a > b || (a == b && t.element_count() > best->element_count())) best = &t;
@@ -50,7 +53,7 @@ void infer_pointwise(Graph &graph, Node &node) {
   const PointwiseAttrs &attrs = node.as<PointwiseAttrs>();
   const int arity = pointwise_arity(attrs.mode);
   if (arity == 0) fail_graph(Graph::label(node), ": unknown pointwise mode ", attrs.mode);
-  for (int port = 0; port < 3; ++port) {
+  for (int port = 0; port < kOperands; ++port) {
     bool given = node.inputs[port] != 0;
     if (port < arity && !given)
       fail_graph(Graph::label(node), ": mode ", pointwise_mode_name(attrs.mode), " reads ", arity,
@@ -73,9 +76,9 @@ void infer_pointwise(Graph &graph, Node &node) {
       t.strides.assign(rank, 1);
     }
   }
-  const Tensor &first = graph.tensor(node.inputs[0]);
+  const Tensor &first = graph.tensor(node.inputs[Pointwise::kIn0]);
   std::vector<int64_t> dims = first.dims;
-  for (int port = 1; port < arity; ++port) {
+  for (int port = Pointwise::kIn1; port < arity; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dims.size() != dims.size())
       fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" has ",
@@ -95,7 +98,7 @@ void infer_pointwise(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": GEN_INDEX axis ", attrs.axis, " is outside in0's ",
                dims.size(), " dims");
   const Tensor &layout = layout_operand(graph, node, arity);
-  Tensor &out = set_output_shape(graph, node, 0, dims, dimension_order(layout));
+  Tensor &out = set_output_shape(graph, node, Pointwise::kOut, dims, dimension_order(layout));
   if (!out.strides_set_by_user) take_operand_strides(graph, node, arity, out);
   if (out.dims.size() != dims.size())
     fail_graph(Graph::label(node), ": output \"", out.name, "\" was set to ", dims_string(out.dims),

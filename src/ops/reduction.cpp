@@ -10,7 +10,7 @@ void infer_reduction(Graph &graph, Node &node) {
   const ReductionAttrs &attrs = node.as<ReductionAttrs>();
   if (std::string(reduction_mode_name(attrs.mode)) == "UNKNOWN")
     fail_graph(Graph::label(node), ": unknown reduction mode ", attrs.mode);
-  const Tensor &x = required_input(graph, node, 0);
+  const Tensor &x = required_input(graph, node, Reduction::kX);
   const size_t rank = x.dims.size();
   if (rank < 32 && (attrs.axes_mask >> rank) != 0)
     fail_graph(Graph::label(node), ": axes_mask 0x", std::hex, attrs.axes_mask, std::dec,
@@ -18,7 +18,7 @@ void infer_reduction(Graph &graph, Node &node) {
   std::vector<int64_t> dims = x.dims;
   for (size_t i = 0; i < rank; ++i)
     if (attrs.axes_mask == 0 || (attrs.axes_mask >> i) & 1u) dims[i] = 1;
-  Tensor &out = set_output_shape(graph, node, 0, dims, channels_last_order(rank));
+  Tensor &out = set_output_shape(graph, node, Reduction::kY, dims, channels_last_order(rank));
   if (out.dims.size() != rank)
     fail_graph(Graph::label(node), ": output \"", out.name, "\" has ", out.dims.size(), " dims ",
                dims_string(out.dims), "; a reduction keeps x's rank ", rank);

@@ -66,7 +66,7 @@ void check_attrs(const Node &node, ResampleAttrs &attrs, size_t rank) {
 
 void infer_resample(Graph &graph, Node &node) {
   ResampleAttrs &attrs = node.as<ResampleAttrs>();
-  const Tensor &x = required_input(graph, node, 0);
+  const Tensor &x = required_input(graph, node, Resample::kX);
   if (x.is_scalar)
     fail_graph(Graph::label(node), ": x \"", x.name, "\" is a scalar; resample needs an image");
   check_attrs(node, attrs, x.dims.size());
@@ -87,12 +87,13 @@ void infer_resample(Graph &graph, Node &node) {
                                   cat("spatial dim ", i, " of x \"", x.name, "\" times scale")));
     }
   }
-  Tensor &y = set_output_shape(graph, node, 0, dims, channels_last_order(dims.size()));
+  Tensor &y = set_output_shape(graph, node, Resample::kY, dims, channels_last_order(dims.size()));
   if (y.dims != dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the resampling produces ", dims_string(dims));
-  if (node.outputs[1]) {
-    Tensor &index = set_output_shape(graph, node, 1, dims, channels_last_order(dims.size()));
+  if (node.outputs[Resample::kIndex]) {
+    Tensor &index =
+        set_output_shape(graph, node, Resample::kIndex, dims, channels_last_order(dims.size()));
     if (index.dims != dims)
       fail_graph(Graph::label(node), ": index \"", index.name, "\" was set to ",
                  dims_string(index.dims), " but it has y's shape ", dims_string(dims));
@@ -101,8 +102,8 @@ void infer_resample(Graph &graph, Node &node) {
 }
 
 void check_types_resample(Graph &graph, Node &node) {
-  if (!node.outputs[1]) return;
-  const Tensor &index = graph.tensor(node.outputs[1]);
+  if (!node.outputs[Resample::kIndex]) return;
+  const Tensor &index = graph.tensor(node.outputs[Resample::kIndex]);
   if (!dtype_is_integer(index.dtype))
     fail_graph(Graph::label(node), ": index \"", index.name, "\" has data type ",
                dtype_name(index.dtype), "; indices need an integer type (INT8 by default)");

@@ -39,11 +39,11 @@ void infer_rng(Graph &graph, Node &node) {
     if (attrs.dims[i] <= 0)
       fail_graph(Graph::label(node), ": dim ", i, " of ", dims_string(attrs.dims), " is ",
                  attrs.dims[i], "; dims must be positive");
-  if ((node.inputs[0] == 0) != (node.inputs[1] == 0))
-    fail_graph(Graph::label(node), ": ", node.inputs[0] ? "seed" : "offset", " is given without ",
-               node.inputs[0] ? "offset" : "seed",
+  if ((node.inputs[Rng::kSeed] == 0) != (node.inputs[Rng::kOffset] == 0))
+    fail_graph(Graph::label(node), ": ", node.inputs[Rng::kSeed] ? "seed" : "offset",
+               " is given without ", node.inputs[Rng::kSeed] ? "offset" : "seed",
                "; give both tensors, or neither (then options.seed and offset 0 are used)");
-  for (size_t port = 0; port < 2; ++port) {
+  for (size_t port : {Rng::kSeed, Rng::kOffset}) {
     if (!node.inputs[port]) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.element_count() != 1)
@@ -51,14 +51,15 @@ void infer_rng(Graph &graph, Node &node) {
                  dims_string(t.dims), " has ", t.element_count(),
                  " elements; it must hold exactly one");
   }
-  Tensor &y = set_output_shape(graph, node, 0, attrs.dims, row_major_order(attrs.dims.size()));
+  Tensor &y =
+      set_output_shape(graph, node, Rng::kY, attrs.dims, row_major_order(attrs.dims.size()));
   if (y.dims != attrs.dims)
     fail_graph(Graph::label(node), ": output \"", y.name, "\" was set to ", dims_string(y.dims),
                " but the rng's dims are ", dims_string(attrs.dims));
 }
 
 void check_types_rng(Graph &graph, Node &node) {
-  for (size_t port = 0; port < 2; ++port) {
+  for (size_t port : {Rng::kSeed, Rng::kOffset}) {
     if (!node.inputs[port]) continue;
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != CUDNNFE_DTYPE_INT64 && t.dtype != CUDNNFE_DTYPE_INT32)

@@ -110,8 +110,7 @@ void check_ragged_and_paged(Graph &graph, const Node &node, const AttentionSpec 
   const std::pair<int64_t, const char *> tables[] = {{s.page_table_k, "k"}, {s.page_table_v, "v"}};
   for (auto [uid, which] : tables) {
     if (uid == 0) continue;
-    const int64_t port = which[0] == 'k' ? 1 : 2;
-    const Tensor &cache = graph.tensor(node.inputs[static_cast<size_t>(port)]);
+    const Tensor &cache = graph.tensor(node.inputs[which[0] == 'k' ? Sdpa::kK : Sdpa::kV]);
     if ((which[0] == 'k' ? s.ragged_k : s.ragged_v) != 0)
       fail_graph(label, ": ", which, " is a paged cache (page_table_", which,
                  ") and ragged (ragged_offset_", which, "); use one");
@@ -198,13 +197,13 @@ void check_attention_options(Graph &graph, const Node &node, const AttentionSpec
   }
 }
 
-// Checks q, k, v (ports 0-2), the mask flags, bias and the options, shared
+// Checks q, k, v, the mask flags, bias and the options, shared
 // by the forward and backward ops.
 AttentionShape check_attention_inputs(Graph &graph, const Node &node) {
   const AttentionSpec spec = attention_spec(node);
-  const Tensor &q = required_input(graph, node, 0);
-  const Tensor &k = required_input(graph, node, 1);
-  const Tensor &v = required_input(graph, node, 2);
+  const Tensor &q = required_input(graph, node, Sdpa::kQ);
+  const Tensor &k = required_input(graph, node, Sdpa::kK);
+  const Tensor &v = required_input(graph, node, Sdpa::kV);
   require_rank(node, "q", q, 4, "[b,h_q,s_q,d]");
   require_rank(node, "k", k, 4, "[b,h_kv,s_kv,d]");
   require_rank(node, "v", v, 4, "[b,h_kv,s_kv,d_v]");
@@ -313,17 +312,17 @@ void caller_output(Graph &graph, const Node &node, size_t port, const std::vecto
 void infer_softmax_dumps(Graph &graph, const Node &node, const AttentionShape &a) {
   const std::vector<int64_t> per_row = {a.b, a.h_q, a.s_q, 1};
   const AttentionPorts &ports = attention_ports(node.kind);
-  caller_output(graph, node, kSdpaScoreMaxPort, per_row, "the row max of the scores",
+  caller_output(graph, node, Sdpa::kScoreMax, per_row, "the row max of the scores",
                 ports.ragged_score_max);
-  caller_output(graph, node, kSdpaScoreSumExpPort, per_row, "the row sum of exp(score - score_max)",
+  caller_output(graph, node, Sdpa::kScoreSumExp, per_row, "the row sum of exp(score - score_max)",
                 ports.ragged_score_sum_exp);
-  if (node.outputs[kSdpaRngDumpPort] == 0) return;
+  if (node.outputs[Sdpa::kRngDump] == 0) return;
   if (!attention_spec(node).seeded_dropout())
     fail_graph(
-        Graph::label(node), ": rng_dump \"", graph.tensor(node.outputs[kSdpaRngDumpPort]).name,
+        Graph::label(node), ": rng_dump \"", graph.tensor(node.outputs[Sdpa::kRngDump]).name,
         "\" dumps the dropout mask drawn from dropout_seed and dropout_offset, and this node "
         "draws none");
-  caller_output(graph, node, kSdpaRngDumpPort, {a.b, a.h_q, a.s_q, a.s_kv},
+  caller_output(graph, node, Sdpa::kRngDump, {a.b, a.h_q, a.s_q, a.s_kv},
                 "one mask element per score [b,h_q,s_q,s_kv]");
 }
 
@@ -334,7 +333,7 @@ void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a
   const std::vector<int64_t> dims = {1, a.h_q, 1, 1};
   if (sink != 0)
     require_dims(node, "sink_token", graph.tensor(sink), dims, "one sink logit per query head");
-  const int64_t dsink = node.outputs[kSdpaBackwardDsinkPort];
+  const int64_t dsink = node.outputs[SdpaBackward::kDSinkToken];
   if (dsink == 0) return;
   const Tensor &t = graph.tensor(dsink);
   if (sink == 0)
@@ -345,7 +344,7 @@ void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a
     fail_graph(Graph::label(node), ": dSink_token \"", t.name, "\" is ", dims_string(t.dims),
                "; expected ", dims_string(dims),
                " (one gradient per sink logit, sink_token's dims)");
-  output_like(graph, node, kSdpaBackwardDsinkPort, dims, row_major_order(dims.size()));
+  output_like(graph, node, SdpaBackward::kDSinkToken, dims, row_major_order(dims.size()));
   Tensor &out = graph.tensor(dsink);
   if (out.dtype == CUDNNFE_DTYPE_NOT_SET) out.dtype = CUDNNFE_DTYPE_FLOAT;
 }
@@ -353,9 +352,9 @@ void infer_backward_sink(Graph &graph, const Node &node, const AttentionShape &a
 }  // namespace
 
 void check_attention_tensor_options(Graph &graph, const Node &node) {
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
-  const Tensor &v = graph.tensor(node.inputs[2]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
+  const Tensor &k = graph.tensor(node.inputs[Sdpa::kK]);
+  const Tensor &v = graph.tensor(node.inputs[Sdpa::kV]);
   const AttentionShape a{q.dims[0], q.dims[1], q.dims[2],
                          q.dims[3], k.dims[1], attention_kv_length(graph, node),
                          v.dims[3]};
@@ -406,13 +405,13 @@ void infer_sdpa(Graph &graph, Node &node) {
   AttentionShape a = check_attention_inputs(graph, node);
   check_forward_options(graph, node, a);
   infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
-  const Tensor &q = graph.tensor(node.inputs[0]);
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
   // A ragged q's batch stride is unused (often 0): O still keeps the batch
   // outermost, whatever its own layout.
   std::vector<int64_t> order = q.strides;
   if (attention_spec(node).ragged_q != 0)
     order[0] = *std::max_element(q.strides.begin(), q.strides.end()) + 1;
-  output_like(graph, node, 0, {a.b, a.h_q, a.s_q, a.d_v}, dimension_order(q.dims, order),
+  output_like(graph, node, Sdpa::kO, {a.b, a.h_q, a.s_q, a.d_v}, dimension_order(q.dims, order),
               attention_ports(node.kind).ragged_o);
   const AttentionPorts &ports = attention_ports(node.kind);
   if (!attrs.generate_stats && node.inputs[ports.ragged_stats] != 0)
@@ -421,8 +420,9 @@ void infer_sdpa(Graph &graph, Node &node) {
                "place");
   if (attrs.generate_stats) {
     std::vector<int64_t> stats = {a.b, a.h_q, a.s_q, 1};
-    output_like(graph, node, 1, stats, row_major_order(stats.size()), ports.ragged_stats);
-    Tensor &st = graph.tensor(node.outputs[1]);
+    output_like(graph, node, Sdpa::kStats, stats, row_major_order(stats.size()),
+                ports.ragged_stats);
+    Tensor &st = graph.tensor(node.outputs[Sdpa::kStats]);
     if (st.dtype == CUDNNFE_DTYPE_NOT_SET) st.dtype = CUDNNFE_DTYPE_FLOAT;
   }
   infer_softmax_dumps(graph, node, a);
@@ -432,18 +432,19 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
   const SdpaBackwardAttrs &attrs = node.as<SdpaBackwardAttrs>();
   AttentionShape a = check_attention_inputs(graph, node);
   infer_score_mods(graph, node, {a.b, a.h_q, a.s_q, a.s_kv});
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  const Tensor &k = graph.tensor(node.inputs[1]);
-  const Tensor &v = graph.tensor(node.inputs[2]);
+  using namespace SdpaBackward;
+  const Tensor &q = graph.tensor(node.inputs[kQ]);
+  const Tensor &k = graph.tensor(node.inputs[kK]);
+  const Tensor &v = graph.tensor(node.inputs[kV]);
   const std::vector<int64_t> o_dims = {a.b, a.h_q, a.s_q, a.d_v};
-  require_dims(node, "o", required_input(graph, node, 3), o_dims, "the forward's output");
-  require_dims(node, "dO", required_input(graph, node, 4), o_dims, "o's shape");
-  require_dims(node, "stats", required_input(graph, node, 5), {a.b, a.h_q, a.s_q, 1},
+  require_dims(node, "o", required_input(graph, node, kO), o_dims, "the forward's output");
+  require_dims(node, "dO", required_input(graph, node, kDO), o_dims, "o's shape");
+  require_dims(node, "stats", required_input(graph, node, kStats), {a.b, a.h_q, a.s_q, 1},
                "the forward's stats");
   const AttentionPorts &ports = attention_ports(node.kind);
-  output_like(graph, node, 0, q.dims, dimension_order(q), ports.ragged_q);
-  output_like(graph, node, 1, k.dims, dimension_order(k), ports.ragged_k);
-  output_like(graph, node, 2, v.dims, dimension_order(v), ports.ragged_v);
+  output_like(graph, node, kDQ, q.dims, dimension_order(q), ports.ragged_q);
+  output_like(graph, node, kDK, k.dims, dimension_order(k), ports.ragged_k);
+  output_like(graph, node, kDV, v.dims, dimension_order(v), ports.ragged_v);
   if (attrs.generate_dbias) {
     const int64_t bias = node.inputs[attention_ports(node.kind).bias];
     if (bias == 0) fail_graph(Graph::label(node), ": dbias is asked for but the node has no bias");
@@ -454,14 +455,14 @@ void infer_sdpa_backward(Graph &graph, Node &node) {
                  ": dbias needs bias of dims [1,h_q,s_q,s_kv] = ", dims_string(dims),
                  " (the one dBias shape cuDNN's attention engines produce); ", "bias \"", b.name,
                  "\" is ", dims_string(b.dims));
-    output_like(graph, node, kSdpaBackwardDbiasPort, dims, dimension_order(b));
+    output_like(graph, node, kDBias, dims, dimension_order(b));
   }
   infer_backward_sink(graph, node, a);
 }
 
 void check_types_sdpa(Graph &graph, Node &node) {
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  for (int port = 1; port < 3; ++port) {
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
+  for (size_t port : {Sdpa::kK, Sdpa::kV}) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != q.dtype)
       fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
@@ -476,29 +477,29 @@ void check_types_sdpa(Graph &graph, Node &node) {
   check_attention_option_types(graph, node);
   check_score_mod_types(graph, node);
   if (node.kind == OpKind::kSdpa) {
-    for (size_t port : {size_t{1}, kSdpaScoreMaxPort, kSdpaScoreSumExpPort, kSdpaRngDumpPort})
+    for (size_t port : {Sdpa::kStats, Sdpa::kScoreMax, Sdpa::kScoreSumExp, Sdpa::kRngDump})
       if (node.outputs[port] != 0 && graph.tensor(node.outputs[port]).dtype != CUDNNFE_DTYPE_FLOAT)
         fail_graph(Graph::label(node), ": ", output_port_names(node.kind)[port], " \"",
                    graph.tensor(node.outputs[port]).name, "\" is ",
                    dtype_name(graph.tensor(node.outputs[port]).dtype), "; it must be FLOAT");
     return;
   }
-  for (int port = 3; port < 5; ++port) {
+  for (size_t port : {SdpaBackward::kO, SdpaBackward::kDO}) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != q.dtype)
       fail_graph(Graph::label(node), ": ", Graph::input_port(node, port), " \"", t.name, "\" is ",
                  dtype_name(t.dtype), " but q \"", q.name, "\" is ", dtype_name(q.dtype),
                  "; q, k, v, o and dO must share a data type");
   }
-  const Tensor &stats = graph.tensor(node.inputs[5]);
+  const Tensor &stats = graph.tensor(node.inputs[SdpaBackward::kStats]);
   if (stats.dtype != CUDNNFE_DTYPE_FLOAT)
     fail_graph(Graph::label(node), ": stats \"", stats.name, "\" is ", dtype_name(stats.dtype),
                "; stats must be FLOAT");
-  const int64_t dbias = node.outputs[kSdpaBackwardDbiasPort];
+  const int64_t dbias = node.outputs[SdpaBackward::kDBias];
   if (dbias != 0 && !dtype_is_float(graph.tensor(dbias).dtype))
     fail_graph(Graph::label(node), ": dBias \"", graph.tensor(dbias).name, "\" is ",
                dtype_name(graph.tensor(dbias).dtype), "; dBias must be a floating type");
-  const int64_t dsink = node.outputs[kSdpaBackwardDsinkPort];
+  const int64_t dsink = node.outputs[SdpaBackward::kDSinkToken];
   if (dsink != 0 && graph.tensor(dsink).dtype != CUDNNFE_DTYPE_FLOAT)
     fail_graph(Graph::label(node), ": dSink_token \"", graph.tensor(dsink).name, "\" is ",
                dtype_name(graph.tensor(dsink).dtype),

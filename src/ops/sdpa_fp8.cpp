@@ -61,17 +61,17 @@ struct Shape {
   int64_t b, h_q, s_q, d, h_kv, s_kv, d_v;
 };
 
-// q, k, v on ports 0-2: [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v];
+// q, k, v (Sdpa::kQ, kK, kV): [b,h_q,s_q,d], [b,h_kv,s_kv,d], [b,h_kv,s_kv,d_v];
 // a paged k or v is a page container [num_pages, h_kv, page_size, d] whose
 // batch and sequence dims are the cache's (s_kv: attention_kv_length).
 Shape check_qkv(Graph &graph, const Node &node) {
   const char *why = "attention reads q, k and v";
-  const Tensor &q = required(graph, node, 0, why);
-  const Tensor &k = required(graph, node, 1, why);
-  const Tensor &v = required(graph, node, 2, why);
-  require_rank4(node, 0, q, "[b,h_q,s_q,d]");
-  require_rank4(node, 1, k, "[b,h_kv,s_kv,d]");
-  require_rank4(node, 2, v, "[b,h_kv,s_kv,d_v]");
+  const Tensor &q = required(graph, node, Sdpa::kQ, why);
+  const Tensor &k = required(graph, node, Sdpa::kK, why);
+  const Tensor &v = required(graph, node, Sdpa::kV, why);
+  require_rank4(node, Sdpa::kQ, q, "[b,h_q,s_q,d]");
+  require_rank4(node, Sdpa::kK, k, "[b,h_kv,s_kv,d]");
+  require_rank4(node, Sdpa::kV, v, "[b,h_kv,s_kv,d_v]");
   const AttentionSpec spec = attention_spec(node);
   Shape s{q.dims[0], q.dims[1], q.dims[2], q.dims[3], k.dims[1], attention_kv_length(graph, node),
           v.dims[3]};
@@ -145,7 +145,7 @@ double sdpa_fp8_attn_scale(double attn_scale, int64_t head_dim) {
 }
 
 void infer_sdpa_fp8(Graph &graph, Node &node) {
-  using namespace sdpa_fp8_port;
+  using namespace SdpaFp8;
   const SdpaFp8Attrs &attrs = node.as<SdpaFp8Attrs>();
   check_attn_scale(node, attrs.attn_scale);
   check_diagonal_band(node, attention_spec(node));
@@ -162,7 +162,7 @@ void infer_sdpa_fp8(Graph &graph, Node &node) {
 }
 
 void infer_sdpa_fp8_backward(Graph &graph, Node &node) {
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   const SdpaFp8BackwardAttrs &attrs = node.as<SdpaFp8BackwardAttrs>();
   check_attn_scale(node, attrs.attn_scale);
   check_diagonal_band(node, attention_spec(node));
@@ -187,11 +187,11 @@ void check_types_sdpa_fp8(Graph &graph, Node &node) {
     fail_graph(Graph::label(node), ": compute data type is ", dtype_name(node.compute_dtype),
                "; FP8 attention computes in FLOAT");
   const bool forward = node.kind == OpKind::kSdpaFp8;
-  const Tensor &q = graph.tensor(node.inputs[0]);
-  require_type(node, 0, q, is_fp8(q.dtype),
+  const Tensor &q = graph.tensor(node.inputs[Sdpa::kQ]);
+  require_type(node, Sdpa::kQ, q, is_fp8(q.dtype),
                "FP8 attention takes FP8_E4M3 or FP8_E5M2 q, k and v (use sdpa for HALF and "
                "BFLOAT16)");
-  for (size_t port = 1; port < 3; ++port) {
+  for (size_t port : {Sdpa::kK, Sdpa::kV}) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     if (t.dtype != q.dtype)
       fail_graph(Graph::label(node), ": ", port_name(node, port), " \"", t.name, "\" is ",
@@ -199,9 +199,8 @@ void check_types_sdpa_fp8(Graph &graph, Node &node) {
                  "; q, k and v must share one FP8 type");
   }
   const size_t first_scale =
-      forward ? size_t{sdpa_fp8_port::kDescaleQ} : size_t{sdpa_fp8_backward_port::kDescaleQ};
-  const size_t last_scale =
-      forward ? size_t{sdpa_fp8_port::kScaleO} : size_t{sdpa_fp8_backward_port::kScaleDP};
+      forward ? size_t{SdpaFp8::kDescaleQ} : size_t{SdpaFp8Backward::kDescaleQ};
+  const size_t last_scale = forward ? size_t{SdpaFp8::kScaleO} : size_t{SdpaFp8Backward::kScaleDP};
   for (size_t port = first_scale; port <= last_scale; ++port) {
     const Tensor &t = graph.tensor(node.inputs[port]);
     require_type(node, port, t, t.dtype == CUDNNFE_DTYPE_FLOAT,
@@ -209,7 +208,7 @@ void check_types_sdpa_fp8(Graph &graph, Node &node) {
   }
   check_attention_option_types(graph, node);
   if (forward) {
-    using namespace sdpa_fp8_port;
+    using namespace SdpaFp8;
     const Tensor &o = graph.tensor(node.outputs[kO]);
     require_output_type(node, o, is_result_type(o.dtype),
                         "O must be FP8_E4M3, FP8_E5M2, HALF or BFLOAT16");
@@ -221,7 +220,7 @@ void check_types_sdpa_fp8(Graph &graph, Node &node) {
     require_amax_output(node, graph.tensor(node.outputs[kAmaxO]));
     return;
   }
-  using namespace sdpa_fp8_backward_port;
+  using namespace SdpaFp8Backward;
   const Tensor &o = graph.tensor(node.inputs[kO]);
   require_type(node, kO, o, is_result_type(o.dtype),
                "o (the forward's output) must be FP8_E4M3, FP8_E5M2, HALF or BFLOAT16");

@@ -1,6 +1,5 @@
-// FP8 scaled dot-product attention, forward and backward: port numbers
-// (shared by shape inference, the CPU reference and the lowering) and the
-// per-kind entry points of ops/sdpa_fp8.cpp.
+// FP8 scaled dot-product attention, forward and backward: the per-kind
+// entry points of ops/sdpa_fp8.cpp.
 //
 // The graph both ops stand for is cudnn-frontend's per-tensor-scaled FP8
 // attention (docs in include/cudnnfe/cudnnfe.h, "FP8 attention"): FP8
@@ -14,64 +13,7 @@
 
 namespace cudnnfe {
 
-namespace sdpa_fp8_port {
-enum Input : size_t {
-  kQ,
-  kK,
-  kV,
-  kDescaleQ,
-  kDescaleK,
-  kDescaleV,
-  kDescaleS,
-  kScaleS,
-  kScaleO,
-  // Optional (0: not given); ops/attention.cpp's attention_ports.
-  kSeqLenQ,
-  kSeqLenKv,
-  kDropoutSeed,
-  kDropoutOffset,
-  kDropoutMask,
-  kDropoutScale,
-  kPageTableK,
-  kPageTableV,
-  kSinkToken,
-  kInputCount
-};
-enum Output : size_t { kO, kStats, kAmaxS, kAmaxO, kOutputCount };
-}  // namespace sdpa_fp8_port
-
-namespace sdpa_fp8_backward_port {
-enum Input : size_t {
-  kQ,
-  kK,
-  kV,
-  kO,
-  kDO,
-  kStats,
-  kDescaleQ,
-  kDescaleK,
-  kDescaleV,
-  kDescaleO,
-  kDescaleDO,
-  kDescaleS,
-  kDescaleDP,
-  kScaleS,
-  kScaleDQ,
-  kScaleDK,
-  kScaleDV,
-  kScaleDP,
-  // Optional (0: not given); ops/attention.cpp's attention_ports.
-  kSeqLenQ,
-  kSeqLenKv,
-  kDropoutSeed,
-  kDropoutOffset,
-  kDropoutMask,
-  kDropoutScale,
-  kDropoutScaleInv,
-  kInputCount
-};
-enum Output : size_t { kDQ, kDK, kDV, kAmaxDQ, kAmaxDK, kAmaxDV, kAmaxDP, kOutputCount };
-}  // namespace sdpa_fp8_backward_port
+// Their ports: SdpaFp8 and SdpaFp8Backward (graph/op_list.def).
 
 // Shape inference and rules (called when the op is added and at validation).
 void infer_sdpa_fp8(Graph &graph, Node &node);
