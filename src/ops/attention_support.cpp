@@ -313,7 +313,8 @@ void check_observed_defects(const Graph &graph, const Node &node, const Facts &f
     if (!inv.is_scalar || inv.scalar_value != 1.0)
       refuse(node,
              cat("with dropout_mask, cuDNN's backward ignores dropout_scale_inv \"", inv.name,
-                 "\", so the gradients are right only when it is a scalar of 1: fold the scale "
+                 "\" (", inv.is_scalar ? cat("the scalar ", inv.scalar_value) : "a device tensor",
+                 "), so the gradients are right only when it is a scalar of 1: fold the scale "
                  "into the mask (values 0 and 1/(1-p)) and give dropout_scale 1 and "
                  "dropout_scale_inv 1"),
              "tests/test_gpu_attention_options.cpp, cuDNN 9.14 and 9.19");

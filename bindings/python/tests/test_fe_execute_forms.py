@@ -136,7 +136,7 @@ def test_a_repeated_torch_variant_pack_follows_every_change_to_it(rng):
     g.execute(pack)
     expect()
     pack[x] = torch.randn(2, 3, 4, dtype=torch.float64)  # a wrong one is still refused
-    with pytest.raises(cudnnfe.InvalidArgumentError, match="'x'"):
+    with pytest.raises(ValueError, match="'x'.*float64"):
         g.execute(pack)
     pack[x] = torch.randn(2, 3, 4)
     g.execute(dict(pack))  # another dict with the same tensors
