@@ -415,6 +415,24 @@ cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int
 cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
                                            int64_t *uid);
 
+/* With `prune` 1, graph inputs that no op reads leave the graph when it is
+ * validated (cudnnfe_graph_validate, _validate_for_build, _build), as
+ * cudnn-frontend's graph holds only the tensors its ops use: they are no
+ * longer counted, listed, serialized or fingerprinted, a binding for one at
+ * execute is accepted and ignored, its UID is not given to a new tensor,
+ * and a call naming it fails with INVALID_ARGUMENT saying that it left the
+ * graph. With 0 (the default) such an input stays, takes no buffer and its
+ * binding is ignored. Scalars and a graph without ops are not pruned.
+ * INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built.
+ * (since 0.4) */
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune);
+
+/* The UIDs of the inputs that left the graph at validation (see
+ * cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query
+ * pattern as cudnnfe_graph_get_tensor_uids. (since 0.4) */
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -459,16 +477,23 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, 
  * "Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
  * that call consumes every request, whether it adds the op or fails
  * (INVALID_ARGUMENT naming the op, the port and its outputs for a port it
- * lacks or does not make as configured). One mechanism for every op; the
- * dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
- * (since 0.4) */
+ * lacks or does not make as configured). One mechanism for every op: an
+ * optional output asked for this way is made (sdpa's "stats", "score_max",
+ * "score_sum_exp", "rng_dump"; sdpa_backward's "dBias", "dSink_token", with
+ * cudnnfe_graph_add_sdpa_backward too), and the options that name a
+ * caller's tensor as an output (sdpa's score_max, score_sum_exp and
+ * rng_dump, sdpa_backward's dsink_token) are requests of this kind made by
+ * the add call. (since 0.4) */
 cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
                                                int64_t uid);
 /* Overrides the data type of a tensor (inferred outputs included). */
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t dtype);
 /* Overrides dims (inferred outputs included); strides are re-derived as
- * packed in the same dimension order unless set explicitly. */
+ * packed in the same dimension order unless set explicitly. Dims and
+ * strides may be set or changed until the graph is built, also on a tensor
+ * that ops already read: validation infers every op's outputs again from
+ * the shapes set then (outputs whose dims were set keep them). */
 cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
                                          const int64_t *dims);
 /* Overrides strides; `ndims` must equal the tensor's rank. */
@@ -1022,7 +1047,11 @@ typedef struct cudnnfe_norm_options {
    * host epsilon tensors are. since 0.3 */
   int64_t epsilon_tensor;
   /* As epsilon_tensor, for batchnorm's momentum (read only with running
-   * statistics). since 0.3 */
+   * statistics). since 0.3
+   * since 0.4: a scalar (cudnnfe_graph_add_scalar) given as epsilon_tensor
+   * or momentum_tensor is folded into the number when the graph is
+   * validated: the op then reads no tensor for it, as cudnn-frontend's
+   * Python API folds a host value. */
   int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);

@@ -1174,6 +1174,43 @@ function cudnnfe_graph_find_tensor(graph, name, uid)
 end
 
 """
+    cudnnfe_graph_set_prune_unread_inputs(graph, prune) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune)`
+
+With `prune` 1, graph inputs that no op reads leave the graph when it is
+validated (cudnnfe_graph_validate, _validate_for_build, _build), as
+cudnn-frontend's graph holds only the tensors its ops use: they are no
+longer counted, listed, serialized or fingerprinted, a binding for one at
+execute is accepted and ignored, its UID is not given to a new tensor,
+and a call naming it fails with INVALID_ARGUMENT saying that it left the
+graph. With 0 (the default) such an input stays, takes no buffer and its
+binding is ignored. Scalars and a graph without ops are not pruned.
+INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built.
+(since 0.4)
+"""
+function cudnnfe_graph_set_prune_unread_inputs(graph, prune)
+    ccall((:cudnnfe_graph_set_prune_unread_inputs, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int32),
+          graph, prune)
+end
+
+"""
+    cudnnfe_graph_get_pruned_uids(graph, uids, capacity, count) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids, size_t capacity, size_t *count)`
+
+The UIDs of the inputs that left the graph at validation (see
+cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query
+pattern as cudnnfe_graph_get_tensor_uids. (since 0.4)
+"""
+function cudnnfe_graph_get_pruned_uids(graph, uids, capacity, count)
+    ccall((:cudnnfe_graph_get_pruned_uids, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Int64}, Csize_t, Ptr{Csize_t}),
+          graph, uids, capacity, count)
+end
+
+"""
     cudnnfe_graph_add_tensor(graph, name, dtype, ndims, dims, strides, uid) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name, cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims, const int64_t *strides, int64_t *uid)`
@@ -1255,9 +1292,13 @@ output's name as docs/graph-json.md lists it ("dBias", "dSink_token",
 "Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
 that call consumes every request, whether it adds the op or fails
 (INVALID_ARGUMENT naming the op, the port and its outputs for a port it
-lacks or does not make as configured). One mechanism for every op; the
-dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
-(since 0.4)
+lacks or does not make as configured). One mechanism for every op: an
+optional output asked for this way is made (sdpa's "stats", "score_max",
+"score_sum_exp", "rng_dump"; sdpa_backward's "dBias", "dSink_token", with
+cudnnfe_graph_add_sdpa_backward too), and the options that name a
+caller's tensor as an output (sdpa's score_max, score_sum_exp and
+rng_dump, sdpa_backward's dsink_token) are requests of this kind made by
+the add call. (since 0.4)
 """
 function cudnnfe_graph_set_next_output(graph, port, uid)
     ccall((:cudnnfe_graph_set_next_output, libcudnnfe), cudnnfe_status_t,
@@ -1284,7 +1325,10 @@ end
 C: `cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims, const int64_t *dims)`
 
 Overrides dims (inferred outputs included); strides are re-derived as
-packed in the same dimension order unless set explicitly.
+packed in the same dimension order unless set explicitly. Dims and
+strides may be set or changed until the graph is built, also on a tensor
+that ops already read: validation infers every op's outputs again from
+the shapes set then (outputs whose dims were set keep them).
 """
 function cudnnfe_tensor_set_dims(graph, uid, ndims, dims)
     ccall((:cudnnfe_tensor_set_dims, libcudnnfe), cudnnfe_status_t,
@@ -3168,16 +3212,18 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_get_name, cudnnfe_graph_set_io_dtype,
       cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
       cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
-      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
-      cudnnfe_graph_add_scalar, cudnnfe_tensor_get_scalar_value, cudnnfe_tensor_set_output,
-      cudnnfe_graph_set_next_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
-      cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
-      cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
-      cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
-      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
-      cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
-      cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
-      cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
+      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor,
+      cudnnfe_graph_set_prune_unread_inputs, cudnnfe_graph_get_pruned_uids,
+      cudnnfe_graph_add_tensor, cudnnfe_graph_add_scalar, cudnnfe_tensor_get_scalar_value,
+      cudnnfe_tensor_set_output, cudnnfe_graph_set_next_output, cudnnfe_tensor_set_dtype,
+      cudnnfe_tensor_set_dims, cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name,
+      cudnnfe_tensor_set_uid, cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype,
+      cudnnfe_tensor_get_name, cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound,
+      cudnnfe_tensor_set_pass_by_value, cudnnfe_tensor_get_pass_by_value,
+      cudnnfe_conv_options, cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized,
+      cudnnfe_graph_add_conv_fprop, cudnnfe_graph_add_conv_dgrad,
+      cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options, cudnnfe_matmul_options_t,
+      cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
       cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
       cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
       cudnnfe_reduction_options, cudnnfe_reduction_options_t,

@@ -232,6 +232,11 @@ cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int
 cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
                                            int64_t *uid);
 
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune);
+
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
 cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
                                           cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
                                           const int64_t *strides, int64_t *uid);

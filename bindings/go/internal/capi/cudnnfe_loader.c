@@ -364,6 +364,20 @@ cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const c
   return call ? call(graph, name, uid) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef cudnnfe_status_t (*cudnnfe_graph_set_prune_unread_inputs_fn)(cudnnfe_graph_t *, int32_t);
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune) {
+  static cudnnfe_graph_set_prune_unread_inputs_fn resolved;
+  cudnnfe_graph_set_prune_unread_inputs_fn call = (cudnnfe_graph_set_prune_unread_inputs_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_set_prune_unread_inputs");
+  return call ? call(graph, prune) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_get_pruned_uids_fn)(const cudnnfe_graph_t *, int64_t *, size_t, size_t *);
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids, size_t capacity, size_t *count) {
+  static cudnnfe_graph_get_pruned_uids_fn resolved;
+  cudnnfe_graph_get_pruned_uids_fn call = (cudnnfe_graph_get_pruned_uids_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_get_pruned_uids");
+  return call ? call(graph, uids, capacity, count) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_graph_add_tensor_fn)(cudnnfe_graph_t *, const char *, cudnnfe_dtype_t, int32_t, const int64_t *, const int64_t *, int64_t *);
 cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name, cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims, const int64_t *strides, int64_t *uid) {
   static cudnnfe_graph_add_tensor_fn resolved;

@@ -835,6 +835,40 @@ int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *
 }
 
 
+int _wrap_cudnnfe_graph_set_prune_unread_inputs_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_prune_unread_inputs(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_pruned_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_pruned_uids((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, int _swig_go_2, _goslice_ _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;

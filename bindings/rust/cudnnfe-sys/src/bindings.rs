@@ -628,6 +628,33 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " With `prune` 1, graph inputs that no op reads leave the graph when it is"]
+    #[doc = " validated (cudnnfe_graph_validate, _validate_for_build, _build), as"]
+    #[doc = " cudnn-frontend's graph holds only the tensors its ops use: they are no"]
+    #[doc = " longer counted, listed, serialized or fingerprinted, a binding for one at"]
+    #[doc = " execute is accepted and ignored, its UID is not given to a new tensor,"]
+    #[doc = " and a call naming it fails with INVALID_ARGUMENT saying that it left the"]
+    #[doc = " graph. With 0 (the default) such an input stays, takes no buffer and its"]
+    #[doc = " binding is ignored. Scalars and a graph without ops are not pruned."]
+    #[doc = " INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built."]
+    #[doc = " (since 0.4)"]
+    pub fn cudnnfe_graph_set_prune_unread_inputs(
+        graph: *mut cudnnfe_graph_t,
+        prune: i32,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " The UIDs of the inputs that left the graph at validation (see"]
+    #[doc = " cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query"]
+    #[doc = " pattern as cudnnfe_graph_get_tensor_uids. (since 0.4)"]
+    pub fn cudnnfe_graph_get_pruned_uids(
+        graph: *const cudnnfe_graph_t,
+        uids: *mut i64,
+        capacity: usize,
+        count: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
     #[doc = " Adds a graph input. `dims` and `strides` have `ndims` entries (1 to"]
     #[doc = " CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,"]
     #[doc = " broadcast with stride 0); `strides` NULL means packed row-major. `name` may"]
@@ -691,9 +718,13 @@ extern "C" {
     #[doc = " \"Y\", ...). Call once per port before the op's cudnnfe_graph_add_* call;"]
     #[doc = " that call consumes every request, whether it adds the op or fails"]
     #[doc = " (INVALID_ARGUMENT naming the op, the port and its outputs for a port it"]
-    #[doc = " lacks or does not make as configured). One mechanism for every op; the"]
-    #[doc = " dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay."]
-    #[doc = " (since 0.4)"]
+    #[doc = " lacks or does not make as configured). One mechanism for every op: an"]
+    #[doc = " optional output asked for this way is made (sdpa's \"stats\", \"score_max\","]
+    #[doc = " \"score_sum_exp\", \"rng_dump\"; sdpa_backward's \"dBias\", \"dSink_token\", with"]
+    #[doc = " cudnnfe_graph_add_sdpa_backward too), and the options that name a"]
+    #[doc = " caller's tensor as an output (sdpa's score_max, score_sum_exp and"]
+    #[doc = " rng_dump, sdpa_backward's dsink_token) are requests of this kind made by"]
+    #[doc = " the add call. (since 0.4)"]
     pub fn cudnnfe_graph_set_next_output(
         graph: *mut cudnnfe_graph_t,
         port: *const ::std::os::raw::c_char,
@@ -710,7 +741,10 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Overrides dims (inferred outputs included); strides are re-derived as"]
-    #[doc = " packed in the same dimension order unless set explicitly."]
+    #[doc = " packed in the same dimension order unless set explicitly. Dims and"]
+    #[doc = " strides may be set or changed until the graph is built, also on a tensor"]
+    #[doc = " that ops already read: validation infers every op's outputs again from"]
+    #[doc = " the shapes set then (outputs whose dims were set keep them)."]
     pub fn cudnnfe_tensor_set_dims(
         graph: *mut cudnnfe_graph_t,
         uid: i64,
@@ -3181,6 +3215,10 @@ pub struct cudnnfe_norm_options {
     pub epsilon_tensor: i64,
     #[doc = " As epsilon_tensor, for batchnorm's momentum (read only with running"]
     #[doc = " statistics). since 0.3"]
+    #[doc = " since 0.4: a scalar (cudnnfe_graph_add_scalar) given as epsilon_tensor"]
+    #[doc = " or momentum_tensor is folded into the number when the graph is"]
+    #[doc = " validated: the op then reads no tensor for it, as cudnn-frontend's"]
+    #[doc = " Python API folds a host value."]
     pub momentum_tensor: i64,
 }
 #[test]
