@@ -610,6 +610,38 @@ fn next_output_goes_into_a_tensor_the_caller_made() -> TestResult {
 }
 
 #[test]
+fn unread_inputs_leave_a_pruning_graph() -> TestResult {
+    let mut g = Graph::new()?;
+    let x = g.input("x", DataType::Float, &[4])?;
+    let unused = g.input("epsilon_bwd", DataType::Float, &[1])?;
+    let y = g.unary(PointwiseMode::Neg, x)?;
+    g.set_output(y, true)?.set_prune_unread_inputs(true)?;
+    assert!(g.pruned_tensors()?.is_empty());
+    g.validate()?;
+    assert_eq!(g.pruned_tensors()?, vec![unused]);
+    assert_eq!(g.tensor_count()?, 2);
+    // A call naming it says that it left the graph.
+    let err = g.binary(PointwiseMode::Add, x, unused).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.message().contains("left the graph"), "{}", err.message());
+    let built = g.build(&cpu())?;
+    let x_d = data(4, 3);
+    let mut y_d = [0f32; 4];
+    // Its binding is accepted and ignored.
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (x, HostBuffer::input(&x_d)),
+            (unused, HostBuffer::input(&[1f32])),
+            (y, HostBuffer::output(&mut y_d)),
+        ],
+    )?;
+    let expected: Vec<f32> = x_d.iter().map(|v| -v).collect();
+    assert_close(&y_d, &expected, 0.0, 0.0);
+    Ok(())
+}
+
+#[test]
 fn pass_by_value_inputs_are_read_at_every_execute() -> TestResult {
     let mut g = Graph::new()?;
     let x = g.input("x", DataType::Float, &[4])?;
