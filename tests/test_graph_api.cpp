@@ -1,5 +1,7 @@
 // Graph construction through the C API: UIDs, names, shape inference,
 // overrides, graph-wide types, version checks, options compatibility.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -815,4 +817,67 @@ TEST(option_outputs_are_next_output_requests) {
   int64_t neg = 0;
   REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_NEG, q, 0, 0, nullptr, &neg));
   CHECK(neg != db);
+}
+
+// cudnnfe_attention_common_t: one struct of the shared attention options,
+// copied into each option set; the sets keep their other fields.
+TEST(attention_common_options_copy_into_each_set) {
+  cudnnfe_attention_common_t c;
+  cudnnfe_attention_common_init(&c);
+  CHECK(c.struct_size == sizeof(c));
+  CHECK(c.window_left == -1 && c.window_right == -1);
+  CHECK(c.diagonal_alignment == CUDNNFE_DIAGONAL_TOP_LEFT);
+  c.attn_scale = 0.25;
+  c.causal_mask = 1;
+  c.window_left = 8;
+  c.padding_mask = 1;
+  c.seq_len_q = 11;
+  c.seq_len_kv = 12;
+  c.dropout_probability = 0.1;
+  c.dropout_seed = 13;
+  c.dropout_offset = 14;
+
+  cudnnfe_sdpa_options_t f;
+  cudnnfe_sdpa_options_init(&f);
+  f.generate_stats = 1;
+  REQUIRE_OK(cudnnfe_sdpa_options_set_common(&f, &c));
+  CHECK(f.attn_scale == 0.25 && f.causal_mask == 1 && f.window_left == 8);
+  CHECK(f.window_right == -1 && f.padding_mask == 1 && f.seq_len_q == 11 && f.seq_len_kv == 12);
+  CHECK(f.dropout_probability == 0.1 && f.dropout_seed == 13 && f.dropout_offset == 14);
+  CHECK(f.generate_stats == 1);  // not a shared field: left as it was
+
+  cudnnfe_sdpa_backward_options_t b;
+  cudnnfe_sdpa_backward_options_init(&b);
+  REQUIRE_OK(cudnnfe_sdpa_backward_options_set_common(&b, &c));
+  CHECK(b.attn_scale == 0.25 && b.causal_mask == 1 && b.window_left == 8 && b.seq_len_kv == 12);
+  CHECK(b.dropout_seed == 13 && b.dropout_offset == 14);
+
+  cudnnfe_sdpa_fp8_options_t f8;
+  cudnnfe_sdpa_fp8_options_init(&f8);
+  REQUIRE_OK(cudnnfe_sdpa_fp8_options_set_common(&f8, &c));
+  CHECK(f8.attn_scale == 0.25 && f8.window_left == 8 && f8.dropout_seed == 13);
+
+  // The FP8 backward has no ALiBi: refused, and nothing is written.
+  cudnnfe_sdpa_fp8_backward_options_t b8;
+  cudnnfe_sdpa_fp8_backward_options_init(&b8);
+  c.alibi_mask = 1;
+  CHECK_FAILS(cudnnfe_sdpa_fp8_backward_options_set_common(&b8, &c),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "sdpa_fp8_backward options", "alibi_mask");
+  CHECK(b8.attn_scale == 0.0 && b8.window_left == -1);
+  c.alibi_mask = 0;
+  REQUIRE_OK(cudnnfe_sdpa_fp8_backward_options_set_common(&b8, &c));
+  CHECK(b8.attn_scale == 0.25 && b8.padding_mask == 1 && b8.seq_len_q == 11);
+
+  // NULL common: its defaults.
+  REQUIRE_OK(cudnnfe_sdpa_options_set_common(&f, nullptr));
+  CHECK(f.attn_scale == 0.0 && f.causal_mask == 0 && f.window_left == -1);
+  // Bad arguments are refused naming the struct and the rule.
+  CHECK_FAILS(cudnnfe_sdpa_options_set_common(nullptr, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "sdpa options is NULL");
+  f.struct_size = offsetof(cudnnfe_sdpa_options_t, attn_scale_tensor);  // a first-release struct
+  CHECK_FAILS(cudnnfe_sdpa_options_set_common(&f, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "sdpa options: struct_size is", "call its init function first");
+  c.struct_size = 3;
+  CHECK_FAILS(cudnnfe_sdpa_backward_options_set_common(&b, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "attention common options: struct_size is 3");
 }

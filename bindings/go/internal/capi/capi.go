@@ -29,8 +29,8 @@ typedef struct { void* array; intgo len; intgo cap; } _goslice_;
 
 typedef _gostring_ swig_type_1;
 typedef _gostring_ swig_type_2;
-typedef long long swig_type_3;
-typedef _gostring_ swig_type_4;
+typedef _gostring_ swig_type_3;
+typedef long long swig_type_4;
 typedef long long swig_type_5;
 typedef long long swig_type_6;
 typedef _gostring_ swig_type_7;
@@ -221,8 +221,8 @@ typedef long long swig_type_191;
 typedef long long swig_type_192;
 typedef long long swig_type_193;
 typedef long long swig_type_194;
-typedef _gostring_ swig_type_195;
-typedef _goslice_ swig_type_196;
+typedef long long swig_type_195;
+typedef long long swig_type_196;
 typedef long long swig_type_197;
 typedef long long swig_type_198;
 typedef long long swig_type_199;
@@ -240,8 +240,8 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef long long swig_type_214;
-typedef long long swig_type_215;
+typedef _gostring_ swig_type_214;
+typedef _goslice_ swig_type_215;
 typedef long long swig_type_216;
 typedef long long swig_type_217;
 typedef long long swig_type_218;
@@ -310,11 +310,11 @@ typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
 typedef long long swig_type_283;
-typedef _goslice_ swig_type_284;
+typedef long long swig_type_284;
 typedef long long swig_type_285;
-typedef _goslice_ swig_type_286;
+typedef long long swig_type_286;
 typedef long long swig_type_287;
-typedef _goslice_ swig_type_288;
+typedef long long swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
 typedef long long swig_type_291;
@@ -329,11 +329,11 @@ typedef long long swig_type_299;
 typedef long long swig_type_300;
 typedef long long swig_type_301;
 typedef long long swig_type_302;
-typedef long long swig_type_303;
+typedef _goslice_ swig_type_303;
 typedef long long swig_type_304;
-typedef long long swig_type_305;
+typedef _goslice_ swig_type_305;
 typedef long long swig_type_306;
-typedef long long swig_type_307;
+typedef _goslice_ swig_type_307;
 typedef long long swig_type_308;
 typedef long long swig_type_309;
 typedef long long swig_type_310;
@@ -341,13 +341,13 @@ typedef long long swig_type_311;
 typedef long long swig_type_312;
 typedef long long swig_type_313;
 typedef long long swig_type_314;
-typedef _goslice_ swig_type_315;
+typedef long long swig_type_315;
 typedef long long swig_type_316;
-typedef long long swig_type_317;
+typedef _goslice_ swig_type_317;
 typedef long long swig_type_318;
 typedef long long swig_type_319;
-typedef long long swig_type_320;
-typedef long long swig_type_321;
+typedef _goslice_ swig_type_320;
+typedef _gostring_ swig_type_321;
 typedef long long swig_type_322;
 typedef long long swig_type_323;
 typedef long long swig_type_324;
@@ -355,24 +355,24 @@ typedef long long swig_type_325;
 typedef long long swig_type_326;
 typedef long long swig_type_327;
 typedef long long swig_type_328;
-typedef long long swig_type_329;
+typedef _goslice_ swig_type_329;
 typedef long long swig_type_330;
 typedef long long swig_type_331;
 typedef long long swig_type_332;
-typedef long long swig_type_333;
+typedef _goslice_ swig_type_333;
 typedef long long swig_type_334;
 typedef long long swig_type_335;
-typedef long long swig_type_336;
-typedef long long swig_type_337;
+typedef _goslice_ swig_type_336;
+typedef _goslice_ swig_type_337;
 typedef long long swig_type_338;
 typedef long long swig_type_339;
 typedef long long swig_type_340;
 typedef long long swig_type_341;
-typedef long long swig_type_342;
+typedef _goslice_ swig_type_342;
 typedef long long swig_type_343;
-typedef long long swig_type_344;
+typedef _goslice_ swig_type_344;
 typedef long long swig_type_345;
-typedef long long swig_type_346;
+typedef _goslice_ swig_type_346;
 typedef long long swig_type_347;
 typedef long long swig_type_348;
 typedef long long swig_type_349;
@@ -386,12 +386,12 @@ typedef long long swig_type_356;
 typedef long long swig_type_357;
 typedef long long swig_type_358;
 typedef long long swig_type_359;
-typedef long long swig_type_360;
+typedef _goslice_ swig_type_360;
 typedef long long swig_type_361;
 typedef long long swig_type_362;
 typedef long long swig_type_363;
 typedef long long swig_type_364;
-typedef long long swig_type_365;
+typedef _goslice_ swig_type_365;
 typedef long long swig_type_366;
 typedef long long swig_type_367;
 typedef long long swig_type_368;
@@ -407,22 +407,22 @@ typedef long long swig_type_377;
 typedef long long swig_type_378;
 typedef long long swig_type_379;
 typedef long long swig_type_380;
-typedef long long swig_type_381;
-typedef long long swig_type_382;
-typedef long long swig_type_383;
+typedef _goslice_ swig_type_381;
+typedef _gostring_ swig_type_382;
+typedef _goslice_ swig_type_383;
 typedef long long swig_type_384;
 typedef long long swig_type_385;
 typedef long long swig_type_386;
-typedef long long swig_type_387;
+typedef _gostring_ swig_type_387;
 typedef long long swig_type_388;
 typedef long long swig_type_389;
 typedef long long swig_type_390;
 typedef long long swig_type_391;
 typedef long long swig_type_392;
-typedef _gostring_ swig_type_393;
-typedef _goslice_ swig_type_394;
-typedef _goslice_ swig_type_395;
-typedef _gostring_ swig_type_396;
+typedef long long swig_type_393;
+typedef long long swig_type_394;
+typedef long long swig_type_395;
+typedef long long swig_type_396;
 typedef long long swig_type_397;
 typedef long long swig_type_398;
 typedef long long swig_type_399;
@@ -430,23 +430,23 @@ typedef long long swig_type_400;
 typedef long long swig_type_401;
 typedef long long swig_type_402;
 typedef long long swig_type_403;
-typedef _goslice_ swig_type_404;
+typedef long long swig_type_404;
 typedef long long swig_type_405;
 typedef long long swig_type_406;
 typedef long long swig_type_407;
-typedef _goslice_ swig_type_408;
+typedef long long swig_type_408;
 typedef long long swig_type_409;
 typedef long long swig_type_410;
-typedef _goslice_ swig_type_411;
-typedef _goslice_ swig_type_412;
+typedef long long swig_type_411;
+typedef long long swig_type_412;
 typedef long long swig_type_413;
 typedef long long swig_type_414;
 typedef long long swig_type_415;
 typedef long long swig_type_416;
-typedef _goslice_ swig_type_417;
+typedef long long swig_type_417;
 typedef long long swig_type_418;
-typedef _goslice_ swig_type_419;
-typedef _gostring_ swig_type_420;
+typedef long long swig_type_419;
+typedef long long swig_type_420;
 typedef long long swig_type_421;
 typedef long long swig_type_422;
 typedef long long swig_type_423;
@@ -459,12 +459,12 @@ typedef long long swig_type_429;
 typedef long long swig_type_430;
 typedef long long swig_type_431;
 typedef long long swig_type_432;
-typedef _goslice_ swig_type_433;
+typedef long long swig_type_433;
 typedef long long swig_type_434;
 typedef long long swig_type_435;
 typedef long long swig_type_436;
 typedef long long swig_type_437;
-typedef _goslice_ swig_type_438;
+typedef long long swig_type_438;
 typedef long long swig_type_439;
 typedef long long swig_type_440;
 typedef long long swig_type_441;
@@ -480,25 +480,44 @@ typedef long long swig_type_450;
 typedef long long swig_type_451;
 typedef long long swig_type_452;
 typedef long long swig_type_453;
-typedef _goslice_ swig_type_454;
+typedef long long swig_type_454;
 typedef long long swig_type_455;
 typedef long long swig_type_456;
 typedef long long swig_type_457;
-typedef _gostring_ swig_type_458;
-typedef _goslice_ swig_type_459;
+typedef long long swig_type_458;
+typedef long long swig_type_459;
 typedef long long swig_type_460;
-typedef _goslice_ swig_type_461;
+typedef long long swig_type_461;
 typedef long long swig_type_462;
+typedef long long swig_type_463;
+typedef long long swig_type_464;
+typedef long long swig_type_465;
+typedef long long swig_type_466;
+typedef long long swig_type_467;
+typedef long long swig_type_468;
+typedef long long swig_type_469;
+typedef long long swig_type_470;
+typedef long long swig_type_471;
+typedef long long swig_type_472;
+typedef long long swig_type_473;
+typedef long long swig_type_474;
+typedef long long swig_type_475;
+typedef long long swig_type_476;
+typedef long long swig_type_477;
+typedef long long swig_type_478;
+typedef long long swig_type_479;
+typedef _gostring_ swig_type_480;
+typedef _goslice_ swig_type_481;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
+extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_2 _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff(void);
+extern swig_type_3 _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_4 _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
 extern int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int arg1, int arg2);
 extern int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(swig_voidp arg1);
 extern int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(swig_voidp arg1);
-extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_4 _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff(void);
 extern void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_5 arg2);
 extern swig_type_6 _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern swig_type_7 _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(uintptr_t arg1);
@@ -764,10 +783,45 @@ extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(u
 extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_182 arg2);
 extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_type_186 arg5, swig_type_187 arg6, swig_type_188 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
 extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3, swig_type_191 arg4, swig_type_192 arg5, swig_type_193 arg6, swig_type_194 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_195 arg2, swig_type_196 arg3, swig_voidp arg4);
-extern int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_197 arg2, swig_type_198 arg3);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_199 arg2);
-extern swig_type_200 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_195 arg2);
+extern swig_type_196 _wrap_cudnnfe_attention_common_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_attention_common_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_197 arg2);
+extern swig_type_198 _wrap_cudnnfe_attention_common_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_199 arg2);
+extern swig_type_200 _wrap_cudnnfe_attention_common_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_201 arg2);
+extern swig_type_202 _wrap_cudnnfe_attention_common_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_203 arg2);
+extern swig_type_204 _wrap_cudnnfe_attention_common_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_attention_common_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_205 arg2);
+extern swig_type_206 _wrap_cudnnfe_attention_common_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_207 arg2);
+extern swig_type_208 _wrap_cudnnfe_attention_common_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2);
+extern swig_type_210 _wrap_cudnnfe_attention_common_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_211 arg2);
+extern swig_type_212 _wrap_cudnnfe_attention_common_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2);
+extern int _wrap_cudnnfe_sdpa_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_214 arg2, swig_type_215 arg3, swig_voidp arg4);
+extern int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_216 arg2, swig_type_217 arg3);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_218 arg2);
+extern swig_type_219 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -778,97 +832,69 @@ extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff
 extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_201 arg2);
-extern swig_type_202 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_203 arg2);
-extern swig_type_204 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_220 arg2);
+extern swig_type_221 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2);
+extern swig_type_223 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_205 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_206 arg2, swig_type_207 arg3, swig_type_208 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2, swig_type_210 arg3, swig_type_211 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_212 arg2, swig_type_213 arg3, swig_type_214 arg4, swig_type_215 arg5, swig_type_216 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_217 arg2, swig_type_218 arg3, swig_type_219 arg4, swig_type_220 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_221 arg2, swig_type_222 arg3, swig_type_223 arg4, swig_type_224 arg5, swig_type_225 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_226 arg2, swig_type_227 arg3, swig_type_228 arg4, swig_type_229 arg5, swig_type_230 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2, swig_type_232 arg3, swig_type_233 arg4, swig_type_234 arg5, swig_type_235 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_236 arg2, swig_type_237 arg3, swig_type_238 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_239 arg2, swig_type_240 arg3, swig_type_241 arg4, swig_type_242 arg5, swig_type_243 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_244 arg2, swig_type_245 arg3, swig_type_246 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_247 arg2, swig_type_248 arg3, swig_type_249 arg4, swig_type_250 arg5, swig_type_251 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_252 arg2);
-extern swig_type_253 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_224 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2, swig_type_226 arg3, swig_type_227 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2, swig_type_229 arg3, swig_type_230 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2, swig_type_232 arg3, swig_type_233 arg4, swig_type_234 arg5, swig_type_235 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_236 arg2, swig_type_237 arg3, swig_type_238 arg4, swig_type_239 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_type_244 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_245 arg2, swig_type_246 arg3, swig_type_247 arg4, swig_type_248 arg5, swig_type_249 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_250 arg2, swig_type_251 arg3, swig_type_252 arg4, swig_type_253 arg5, swig_type_254 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2, swig_type_256 arg3, swig_type_257 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2, swig_type_259 arg3, swig_type_260 arg4, swig_type_261 arg5, swig_type_262 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2, swig_type_264 arg3, swig_type_265 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_266 arg2, swig_type_267 arg3, swig_type_268 arg4, swig_type_269 arg5, swig_type_270 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_271 arg2);
+extern swig_type_272 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_254 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_256 arg2);
-extern swig_type_257 _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_273 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
+extern swig_type_276 _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2);
-extern int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_259 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_260 arg2);
-extern swig_type_261 _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_277 arg2);
+extern int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_278 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_262 arg2);
-extern int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2, swig_type_264 arg3, swig_type_265 arg4, swig_type_266 arg5, swig_type_267 arg6, swig_type_268 arg7, swig_type_269 arg8, swig_type_270 arg9, swig_type_271 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15, swig_voidp arg16, swig_voidp arg17);
-extern void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_272 arg2);
-extern swig_type_273 _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_281 arg2);
+extern int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_type_283 arg3, swig_type_284 arg4, swig_type_285 arg5, swig_type_286 arg6, swig_type_287 arg7, swig_type_288 arg8, swig_type_289 arg9, swig_type_290 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15, swig_voidp arg16, swig_voidp arg17);
+extern void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2);
-extern int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2, swig_type_276 arg3, swig_type_277 arg4, swig_type_278 arg5, swig_type_279 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_280 arg2);
-extern swig_type_281 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
+extern int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2, swig_type_295 arg3, swig_type_296 arg4, swig_type_297 arg5, swig_type_298 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_299 arg2);
+extern swig_type_300 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_283 arg2, swig_type_284 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_285 arg2, swig_type_286 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_287 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_289 arg2);
-extern swig_type_290 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2, swig_type_294 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_295 arg2);
-extern swig_type_296 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_297 arg2);
-extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_298 arg2, swig_type_299 arg3, swig_type_300 arg4, swig_type_301 arg5, swig_type_302 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_303 arg2, swig_type_304 arg3, swig_type_305 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2);
-extern swig_type_307 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2, swig_type_303 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2, swig_type_305 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -881,10 +907,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_309 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
-extern swig_type_311 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -897,110 +923,28 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
-extern swig_type_313 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern swig_type_315 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_315 arg2, swig_type_316 arg3, swig_type_317 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_318 arg2);
-extern swig_type_319 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2);
-extern swig_type_321 _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
-extern swig_type_323 _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
-extern swig_type_325 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
-extern swig_type_327 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_328 arg2);
-extern swig_type_329 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_330 arg2);
-extern swig_type_331 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_332 arg2);
-extern swig_type_333 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_334 arg2);
-extern swig_type_335 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_336 arg2);
-extern swig_type_337 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_338 arg2);
-extern swig_type_339 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_340 arg2);
-extern swig_type_341 _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_342 arg2);
-extern swig_type_343 _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_344 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_345 arg2, swig_type_346 arg3, swig_type_347 arg4, swig_type_348 arg5, swig_type_349 arg6, swig_type_350 arg7, swig_type_351 arg8, swig_type_352 arg9, swig_type_353 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
-extern swig_type_355 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_356 arg2);
-extern swig_type_357 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_358 arg2);
-extern swig_type_359 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_360 arg2);
-extern swig_type_361 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_362 arg2);
-extern swig_type_363 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_364 arg2);
-extern swig_type_365 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_366 arg2);
-extern swig_type_367 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_368 arg2);
-extern swig_type_369 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_370 arg2);
-extern swig_type_371 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_372 arg2);
-extern swig_type_373 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_374 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_375 arg2, swig_type_376 arg3, swig_type_377 arg4, swig_type_378 arg5, swig_type_379 arg6, swig_type_380 arg7, swig_type_381 arg8, swig_type_382 arg9, swig_type_383 arg10, swig_type_384 arg11, swig_type_385 arg12, swig_type_386 arg13, swig_type_387 arg14, swig_type_388 arg15, swig_type_389 arg16, swig_type_390 arg17, swig_type_391 arg18, swig_type_392 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_393 arg2);
-extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_394 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2, swig_type_318 arg3, swig_type_319 arg4, uintptr_t arg5, swig_voidp arg6);
 extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_395 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_396 arg2);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_397 arg2);
-extern swig_type_398 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
+extern swig_type_323 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_399 arg2);
-extern swig_type_400 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
+extern swig_type_325 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1033,7 +977,7 @@ extern void _wrap_cudnnfe_build_options_t_verify_rtol_set_capi_82bfd983f3a39aff(
 extern double _wrap_cudnnfe_build_options_t_verify_rtol_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_401 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_validate_for_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
@@ -1041,15 +985,15 @@ extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, sw
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_402 arg2);
-extern swig_type_403 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2);
+extern swig_type_328 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_404 arg3, uintptr_t arg4, swig_type_405 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_406 arg2);
-extern swig_type_407 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_329 arg3, uintptr_t arg4, swig_type_330 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_331 arg2);
+extern swig_type_332 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
@@ -1058,28 +1002,28 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_408 arg3, uintptr_t arg4, swig_type_409 arg5, uintptr_t arg6, swig_type_410 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_411 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_412 arg3, uintptr_t arg4, swig_type_413 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_414 arg2);
-extern swig_type_415 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_333 arg3, uintptr_t arg4, swig_type_334 arg5, uintptr_t arg6, swig_type_335 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_336 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_337 arg3, uintptr_t arg4, swig_type_338 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_339 arg2);
+extern swig_type_340 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_bind_options_t_cuda_graph_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_bind_options_t_cuda_graph_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_416 arg2);
-extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_417 arg4, uintptr_t arg5, swig_type_418 arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
+extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_342 arg4, uintptr_t arg5, swig_type_343 arg6, uintptr_t arg7);
 extern int _wrap_cudnnfe_bound_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern int _wrap_cudnnfe_bound_get_cuda_graph_mode_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_bound_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_419 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_420 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_421 arg2);
-extern swig_type_422 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_423 arg2);
-extern swig_type_424 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_425 arg2);
-extern swig_type_426 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_344 arg3, uintptr_t arg4, swig_type_345 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_346 arg3, uintptr_t arg4, swig_type_347 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2);
+extern swig_type_349 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_350 arg2);
+extern swig_type_351 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_352 arg2);
+extern swig_type_353 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1092,13 +1036,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_427 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_428 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_429 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_355 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_356 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_430 arg2);
-extern swig_type_431 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_357 arg2);
+extern swig_type_358 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1111,10 +1055,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_432 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_433 arg3, uintptr_t arg4, swig_type_434 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_435 arg2);
-extern swig_type_436 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_359 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_360 arg3, uintptr_t arg4, swig_type_361 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_362 arg2);
+extern swig_type_363 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -1131,39 +1075,151 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_437 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_364 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_438 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_439 arg2);
-extern swig_type_440 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_441 arg2);
-extern swig_type_442 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_443 arg2);
-extern swig_type_444 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_445 arg2);
-extern swig_type_446 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_447 arg2);
-extern swig_type_448 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_449 arg2);
-extern swig_type_450 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_451 arg2);
-extern swig_type_452 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_365 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_366 arg2);
+extern swig_type_367 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_368 arg2);
+extern swig_type_369 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_370 arg2);
+extern swig_type_371 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_372 arg2);
+extern swig_type_373 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_374 arg2);
+extern swig_type_375 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_376 arg2);
+extern swig_type_377 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_378 arg2);
+extern swig_type_379 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_453 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_380 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_454 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_455 arg2);
-extern swig_type_456 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_381 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_382 arg2);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_383 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_384 arg2);
+extern swig_type_385 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_457 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_458 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_459 arg3, uintptr_t arg4, swig_type_460 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_461 arg3, uintptr_t arg4, swig_type_462 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_386 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_387 arg3, uintptr_t arg4);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_388 arg2);
+extern swig_type_389 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_390 arg2);
+extern swig_type_391 _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_392 arg2);
+extern swig_type_393 _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_394 arg2);
+extern swig_type_395 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_396 arg2);
+extern swig_type_397 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_398 arg2);
+extern swig_type_399 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_400 arg2);
+extern swig_type_401 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_402 arg2);
+extern swig_type_403 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_404 arg2);
+extern swig_type_405 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_406 arg2);
+extern swig_type_407 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_408 arg2);
+extern swig_type_409 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_410 arg2);
+extern swig_type_411 _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_412 arg2);
+extern swig_type_413 _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_414 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_415 arg2, swig_type_416 arg3, swig_type_417 arg4, swig_type_418 arg5, swig_type_419 arg6, swig_type_420 arg7, swig_type_421 arg8, swig_type_422 arg9, swig_type_423 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_424 arg2);
+extern swig_type_425 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_426 arg2);
+extern swig_type_427 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_428 arg2);
+extern swig_type_429 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_430 arg2);
+extern swig_type_431 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_432 arg2);
+extern swig_type_433 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_434 arg2);
+extern swig_type_435 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_436 arg2);
+extern swig_type_437 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_438 arg2);
+extern swig_type_439 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_440 arg2);
+extern swig_type_441 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_442 arg2);
+extern swig_type_443 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_444 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_445 arg2, swig_type_446 arg3, swig_type_447 arg4, swig_type_448 arg5, swig_type_449 arg6, swig_type_450 arg7, swig_type_451 arg8, swig_type_452 arg9, swig_type_453 arg10, swig_type_454 arg11, swig_type_455 arg12, swig_type_456 arg13, swig_type_457 arg14, swig_type_458 arg15, swig_type_459 arg16, swig_type_460 arg17, swig_type_461 arg18, swig_type_462 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern int _wrap_cudnnfe_sdpa_fp8_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_463 arg2);
+extern swig_type_464 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_465 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_466 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_467 arg2, swig_type_468 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_469 arg2);
+extern swig_type_470 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_471 arg2);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_472 arg2, swig_type_473 arg3, swig_type_474 arg4, swig_type_475 arg5, swig_type_476 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_477 arg2, swig_type_478 arg3, swig_type_479 arg4, uintptr_t arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_480 arg2);
+extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_481 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
 #undef intgo
 */
 import "C"
@@ -1225,6 +1281,26 @@ const CUDNNFE_STATUS_BAD_SERIALIZED_DATA int = 8
 const CUDNNFE_STATUS_WRONG_STATE int = 9
 const CUDNNFE_STATUS_INTERNAL int = 10
 const CUDNNFE_STATUS_VERIFY_FAILED int = 11
+
+func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func Cudnnfe_last_error() (_swig_ret string) {
+	var swig_r string
+	swig_r_p := C._wrap_cudnnfe_last_error_capi_82bfd983f3a39aff()
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
 const CUDNNFE_DTYPE_NOT_SET int = 0
 const CUDNNFE_DTYPE_FLOAT int = 1
 const CUDNNFE_DTYPE_HALF int = 2
@@ -1239,80 +1315,23 @@ const CUDNNFE_DTYPE_UINT8 int = 10
 const CUDNNFE_DTYPE_DOUBLE int = 11
 const CUDNNFE_DTYPE_FP8_E8M0 int = 12
 const CUDNNFE_DTYPE_BOOLEAN_PACKED int = 13
-const CUDNNFE_TARGET_AUTO int = 0
-const CUDNNFE_TARGET_GPU int = 1
-const CUDNNFE_TARGET_CPU_REFERENCE int = 2
-const CUDNNFE_HEUR_MODE_A int = 0
-const CUDNNFE_HEUR_MODE_B int = 1
-const CUDNNFE_HEUR_MODE_FALLBACK int = 2
-const CUDNNFE_CONV_MODE_CROSS_CORRELATION int = 0
-const CUDNNFE_CONV_MODE_CONVOLUTION int = 1
-const CUDNNFE_POINTWISE_ADD int = 1
-const CUDNNFE_POINTWISE_ADD_SQUARE int = 2
-const CUDNNFE_POINTWISE_SUB int = 3
-const CUDNNFE_POINTWISE_MUL int = 4
-const CUDNNFE_POINTWISE_DIV int = 5
-const CUDNNFE_POINTWISE_MAX int = 6
-const CUDNNFE_POINTWISE_MIN int = 7
-const CUDNNFE_POINTWISE_MOD int = 8
-const CUDNNFE_POINTWISE_POW int = 9
-const CUDNNFE_POINTWISE_ATAN2 int = 10
-const CUDNNFE_POINTWISE_NEG int = 20
-const CUDNNFE_POINTWISE_ABS int = 21
-const CUDNNFE_POINTWISE_CEIL int = 22
-const CUDNNFE_POINTWISE_FLOOR int = 23
-const CUDNNFE_POINTWISE_RECIPROCAL int = 24
-const CUDNNFE_POINTWISE_SQRT int = 25
-const CUDNNFE_POINTWISE_RSQRT int = 26
-const CUDNNFE_POINTWISE_EXP int = 27
-const CUDNNFE_POINTWISE_LOG int = 28
-const CUDNNFE_POINTWISE_SIN int = 29
-const CUDNNFE_POINTWISE_COS int = 30
-const CUDNNFE_POINTWISE_TAN int = 31
-const CUDNNFE_POINTWISE_ERF int = 32
-const CUDNNFE_POINTWISE_IDENTITY int = 33
-const CUDNNFE_POINTWISE_RELU_FWD int = 40
-const CUDNNFE_POINTWISE_TANH_FWD int = 41
-const CUDNNFE_POINTWISE_SIGMOID_FWD int = 42
-const CUDNNFE_POINTWISE_ELU_FWD int = 43
-const CUDNNFE_POINTWISE_GELU_FWD int = 44
-const CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD int = 45
-const CUDNNFE_POINTWISE_SOFTPLUS_FWD int = 46
-const CUDNNFE_POINTWISE_SWISH_FWD int = 47
-const CUDNNFE_POINTWISE_RELU_BWD int = 60
-const CUDNNFE_POINTWISE_TANH_BWD int = 61
-const CUDNNFE_POINTWISE_SIGMOID_BWD int = 62
-const CUDNNFE_POINTWISE_ELU_BWD int = 63
-const CUDNNFE_POINTWISE_GELU_BWD int = 64
-const CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD int = 65
-const CUDNNFE_POINTWISE_SOFTPLUS_BWD int = 66
-const CUDNNFE_POINTWISE_SWISH_BWD int = 67
-const CUDNNFE_POINTWISE_CMP_EQ int = 80
-const CUDNNFE_POINTWISE_CMP_NEQ int = 81
-const CUDNNFE_POINTWISE_CMP_GT int = 82
-const CUDNNFE_POINTWISE_CMP_GE int = 83
-const CUDNNFE_POINTWISE_CMP_LT int = 84
-const CUDNNFE_POINTWISE_CMP_LE int = 85
-const CUDNNFE_POINTWISE_LOGICAL_AND int = 90
-const CUDNNFE_POINTWISE_LOGICAL_OR int = 91
-const CUDNNFE_POINTWISE_LOGICAL_NOT int = 92
-const CUDNNFE_POINTWISE_BINARY_SELECT int = 100
-const CUDNNFE_POINTWISE_GEN_INDEX int = 101
-const CUDNNFE_REDUCTION_ADD int = 1
-const CUDNNFE_REDUCTION_MUL int = 2
-const CUDNNFE_REDUCTION_MIN int = 3
-const CUDNNFE_REDUCTION_MAX int = 4
-const CUDNNFE_REDUCTION_AMAX int = 5
-const CUDNNFE_REDUCTION_AVG int = 6
-const CUDNNFE_REDUCTION_NORM1 int = 7
-const CUDNNFE_REDUCTION_NORM2 int = 8
-const CUDNNFE_REDUCTION_MUL_NO_ZEROS int = 9
-const CUDNNFE_TENSOR_KIND_INPUT int = 1
-const CUDNNFE_TENSOR_KIND_SCALAR int = 2
-const CUDNNFE_TENSOR_KIND_VIRTUAL int = 3
-const CUDNNFE_TENSOR_KIND_OUTPUT int = 4
-const CUDNNFE_MAX_DIMS int = 8
-const CUDNNFE_MAX_SPATIAL_DIMS int = 3
+
+func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(C.int(_swig_i_0)))
+	return swig_r
+}
 
 func Cudnnfe_version() (_swig_ret uint32) {
 	var swig_r uint32
@@ -1340,42 +1359,6 @@ func Cudnnfe_device_count(arg1 *int32) (_swig_ret int32) {
 	_swig_i_0 := arg1
 	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0)))
 	return swig_r
-}
-
-func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
-}
-
-func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
-}
-
-func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(C.int(_swig_i_0)))
-	return swig_r
-}
-
-func Cudnnfe_last_error() (_swig_ret string) {
-	var swig_r string
-	swig_r_p := C._wrap_cudnnfe_last_error_capi_82bfd983f3a39aff()
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
 }
 
 const CUDNNFE_LIBRARY_CUDNN int = 0
@@ -1744,6 +1727,13 @@ func Cudnnfe_graph_get_pruned_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	return swig_r
 }
 
+const CUDNNFE_TENSOR_KIND_INPUT int = 1
+const CUDNNFE_TENSOR_KIND_SCALAR int = 2
+const CUDNNFE_TENSOR_KIND_VIRTUAL int = 3
+const CUDNNFE_TENSOR_KIND_OUTPUT int = 4
+const CUDNNFE_MAX_DIMS int = 8
+const CUDNNFE_MAX_SPATIAL_DIMS int = 3
+
 func Cudnnfe_graph_add_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 int32, arg4 []int64, arg5 *int64, arg6 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1936,6 +1926,9 @@ func Cudnnfe_tensor_get_pass_by_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, 
 	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_47(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
+
+const CUDNNFE_CONV_MODE_CROSS_CORRELATION int = 0
+const CUDNNFE_CONV_MODE_CONVOLUTION int = 1
 
 type SwigcptrCudnnfe_conv_options_t uintptr
 
@@ -2133,6 +2126,58 @@ func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	return swig_r
 }
 
+const CUDNNFE_POINTWISE_ADD int = 1
+const CUDNNFE_POINTWISE_ADD_SQUARE int = 2
+const CUDNNFE_POINTWISE_SUB int = 3
+const CUDNNFE_POINTWISE_MUL int = 4
+const CUDNNFE_POINTWISE_DIV int = 5
+const CUDNNFE_POINTWISE_MAX int = 6
+const CUDNNFE_POINTWISE_MIN int = 7
+const CUDNNFE_POINTWISE_MOD int = 8
+const CUDNNFE_POINTWISE_POW int = 9
+const CUDNNFE_POINTWISE_ATAN2 int = 10
+const CUDNNFE_POINTWISE_NEG int = 20
+const CUDNNFE_POINTWISE_ABS int = 21
+const CUDNNFE_POINTWISE_CEIL int = 22
+const CUDNNFE_POINTWISE_FLOOR int = 23
+const CUDNNFE_POINTWISE_RECIPROCAL int = 24
+const CUDNNFE_POINTWISE_SQRT int = 25
+const CUDNNFE_POINTWISE_RSQRT int = 26
+const CUDNNFE_POINTWISE_EXP int = 27
+const CUDNNFE_POINTWISE_LOG int = 28
+const CUDNNFE_POINTWISE_SIN int = 29
+const CUDNNFE_POINTWISE_COS int = 30
+const CUDNNFE_POINTWISE_TAN int = 31
+const CUDNNFE_POINTWISE_ERF int = 32
+const CUDNNFE_POINTWISE_IDENTITY int = 33
+const CUDNNFE_POINTWISE_RELU_FWD int = 40
+const CUDNNFE_POINTWISE_TANH_FWD int = 41
+const CUDNNFE_POINTWISE_SIGMOID_FWD int = 42
+const CUDNNFE_POINTWISE_ELU_FWD int = 43
+const CUDNNFE_POINTWISE_GELU_FWD int = 44
+const CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD int = 45
+const CUDNNFE_POINTWISE_SOFTPLUS_FWD int = 46
+const CUDNNFE_POINTWISE_SWISH_FWD int = 47
+const CUDNNFE_POINTWISE_RELU_BWD int = 60
+const CUDNNFE_POINTWISE_TANH_BWD int = 61
+const CUDNNFE_POINTWISE_SIGMOID_BWD int = 62
+const CUDNNFE_POINTWISE_ELU_BWD int = 63
+const CUDNNFE_POINTWISE_GELU_BWD int = 64
+const CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD int = 65
+const CUDNNFE_POINTWISE_SOFTPLUS_BWD int = 66
+const CUDNNFE_POINTWISE_SWISH_BWD int = 67
+const CUDNNFE_POINTWISE_CMP_EQ int = 80
+const CUDNNFE_POINTWISE_CMP_NEQ int = 81
+const CUDNNFE_POINTWISE_CMP_GT int = 82
+const CUDNNFE_POINTWISE_CMP_GE int = 83
+const CUDNNFE_POINTWISE_CMP_LT int = 84
+const CUDNNFE_POINTWISE_CMP_LE int = 85
+const CUDNNFE_POINTWISE_LOGICAL_AND int = 90
+const CUDNNFE_POINTWISE_LOGICAL_OR int = 91
+const CUDNNFE_POINTWISE_LOGICAL_NOT int = 92
+const CUDNNFE_POINTWISE_BINARY_SELECT int = 100
+const CUDNNFE_POINTWISE_GEN_INDEX int = 101
+
 type SwigcptrCudnnfe_pointwise_options_t uintptr
 
 func (p SwigcptrCudnnfe_pointwise_options_t) Swigcptr() uintptr {
@@ -2311,6 +2356,16 @@ func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_65(_swig_i_2), C.swig_type_66(_swig_i_3), C.swig_type_67(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
+
+const CUDNNFE_REDUCTION_ADD int = 1
+const CUDNNFE_REDUCTION_MUL int = 2
+const CUDNNFE_REDUCTION_MIN int = 3
+const CUDNNFE_REDUCTION_MAX int = 4
+const CUDNNFE_REDUCTION_AMAX int = 5
+const CUDNNFE_REDUCTION_AVG int = 6
+const CUDNNFE_REDUCTION_NORM1 int = 7
+const CUDNNFE_REDUCTION_NORM2 int = 8
+const CUDNNFE_REDUCTION_MUL_NO_ZEROS int = 9
 
 type SwigcptrCudnnfe_reduction_options_t uintptr
 
@@ -3619,13 +3674,285 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	return swig_r
 }
 
+type SwigcptrCudnnfe_attention_common_t uintptr
+
+func (p SwigcptrCudnnfe_attention_common_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_attention_common_t) SwigIsCudnnfe_attention_common_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_195(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_attention_common_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_199(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_attention_common_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_207(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_attention_common_t() (_swig_ret Cudnnfe_attention_common_t) {
+	var swig_r Cudnnfe_attention_common_t
+	swig_r = (Cudnnfe_attention_common_t)(SwigcptrCudnnfe_attention_common_t(C._wrap_new_cudnnfe_attention_common_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_attention_common_t(arg1 Cudnnfe_attention_common_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_attention_common_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_attention_common_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+}
+
+func Cudnnfe_attention_common_init_sized(arg1 Cudnnfe_attention_common_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1))
+}
+
+func Cudnnfe_sdpa_options_set_common(arg1 Cudnnfe_sdpa_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_backward_options_set_common(arg1 Cudnnfe_sdpa_backward_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
 func Cudnnfe_graph_begin_score_mod(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 []int64, arg4 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int32)(C._wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_195)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_196)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_215)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3640,7 +3967,7 @@ func Cudnnfe_graph_end_score_mod(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1), C.swig_type_198(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1), C.swig_type_217(_swig_i_2)))
 	return swig_r
 }
 
@@ -3659,7 +3986,7 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_199(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_218(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3737,7 +4064,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64) {
@@ -3750,7 +4077,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64)
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum_tensor() (_swig_ret int64) {
@@ -3795,7 +4122,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -3808,7 +4135,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_206(_swig_i_1), C.swig_type_207(_swig_i_2), C.swig_type_208(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_type_226(_swig_i_2), C.swig_type_227(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3821,7 +4148,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1), C.swig_type_210(_swig_i_2), C.swig_type_211(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1), C.swig_type_229(_swig_i_2), C.swig_type_230(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -3837,7 +4164,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_212(_swig_i_1), C.swig_type_213(_swig_i_2), C.swig_type_214(_swig_i_3), C.swig_type_215(_swig_i_4), C.swig_type_216(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1), C.swig_type_232(_swig_i_2), C.swig_type_233(_swig_i_3), C.swig_type_234(_swig_i_4), C.swig_type_235(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3852,7 +4179,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_217(_swig_i_1), C.swig_type_218(_swig_i_2), C.swig_type_219(_swig_i_3), C.swig_type_220(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1), C.swig_type_237(_swig_i_2), C.swig_type_238(_swig_i_3), C.swig_type_239(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -3870,7 +4197,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_221(_swig_i_1), C.swig_type_222(_swig_i_2), C.swig_type_223(_swig_i_3), C.swig_type_224(_swig_i_4), C.swig_type_225(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_240(_swig_i_1), C.swig_type_241(_swig_i_2), C.swig_type_242(_swig_i_3), C.swig_type_243(_swig_i_4), C.swig_type_244(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -3884,7 +4211,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_226(_swig_i_1), C.swig_type_227(_swig_i_2), C.swig_type_228(_swig_i_3), C.swig_type_229(_swig_i_4), C.swig_type_230(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1), C.swig_type_246(_swig_i_2), C.swig_type_247(_swig_i_3), C.swig_type_248(_swig_i_4), C.swig_type_249(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3900,7 +4227,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1), C.swig_type_232(_swig_i_2), C.swig_type_233(_swig_i_3), C.swig_type_234(_swig_i_4), C.swig_type_235(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_250(_swig_i_1), C.swig_type_251(_swig_i_2), C.swig_type_252(_swig_i_3), C.swig_type_253(_swig_i_4), C.swig_type_254(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3914,7 +4241,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1), C.swig_type_237(_swig_i_2), C.swig_type_238(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1), C.swig_type_256(_swig_i_2), C.swig_type_257(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3930,7 +4257,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_239(_swig_i_1), C.swig_type_240(_swig_i_2), C.swig_type_241(_swig_i_3), C.swig_type_242(_swig_i_4), C.swig_type_243(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1), C.swig_type_259(_swig_i_2), C.swig_type_260(_swig_i_3), C.swig_type_261(_swig_i_4), C.swig_type_262(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3944,7 +4271,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_244(_swig_i_1), C.swig_type_245(_swig_i_2), C.swig_type_246(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1), C.swig_type_264(_swig_i_2), C.swig_type_265(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3960,7 +4287,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_247(_swig_i_1), C.swig_type_248(_swig_i_2), C.swig_type_249(_swig_i_3), C.swig_type_250(_swig_i_4), C.swig_type_251(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1), C.swig_type_267(_swig_i_2), C.swig_type_268(_swig_i_3), C.swig_type_269(_swig_i_4), C.swig_type_270(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3976,7 +4303,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_252(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4037,7 +4364,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_254(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4047,7 +4374,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4063,7 +4390,7 @@ func (p SwigcptrCudnnfe_genstats_options_t) SwigIsCudnnfe_genstats_options_t() {
 func (arg1 SwigcptrCudnnfe_genstats_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_256(_swig_i_1))
+	C._wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_genstats_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4109,7 +4436,7 @@ type Cudnnfe_genstats_options_t interface {
 func Cudnnfe_genstats_options_init_sized(arg1 Cudnnfe_genstats_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1))
+	C._wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_genstats(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_genstats_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4119,7 +4446,7 @@ func Cudnnfe_graph_add_genstats(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4135,7 +4462,7 @@ func (p SwigcptrCudnnfe_bn_finalize_options_t) SwigIsCudnnfe_bn_finalize_options
 func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_260(_swig_i_1))
+	C._wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4181,7 +4508,7 @@ type Cudnnfe_bn_finalize_options_t interface {
 func Cudnnfe_bn_finalize_options_init_sized(arg1 Cudnnfe_bn_finalize_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1))
+	C._wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_bn_finalize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_bn_finalize_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64, arg16 *int64, arg17 *int64) (_swig_ret int32) {
@@ -4203,7 +4530,7 @@ func Cudnnfe_graph_add_bn_finalize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg
 	_swig_i_14 := arg15
 	_swig_i_15 := arg16
 	_swig_i_16 := arg17
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1), C.swig_type_264(_swig_i_2), C.swig_type_265(_swig_i_3), C.swig_type_266(_swig_i_4), C.swig_type_267(_swig_i_5), C.swig_type_268(_swig_i_6), C.swig_type_269(_swig_i_7), C.swig_type_270(_swig_i_8), C.swig_type_271(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14), C.swig_voidp(_swig_i_15), C.swig_voidp(_swig_i_16)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1), C.swig_type_283(_swig_i_2), C.swig_type_284(_swig_i_3), C.swig_type_285(_swig_i_4), C.swig_type_286(_swig_i_5), C.swig_type_287(_swig_i_6), C.swig_type_288(_swig_i_7), C.swig_type_289(_swig_i_8), C.swig_type_290(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14), C.swig_voidp(_swig_i_15), C.swig_voidp(_swig_i_16)))
 	return swig_r
 }
 
@@ -4219,7 +4546,7 @@ func (p SwigcptrCudnnfe_dbn_weight_options_t) SwigIsCudnnfe_dbn_weight_options_t
 func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_272(_swig_i_1))
+	C._wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4265,7 +4592,7 @@ type Cudnnfe_dbn_weight_options_t interface {
 func Cudnnfe_dbn_weight_options_init_sized(arg1 Cudnnfe_dbn_weight_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1))
+	C._wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_dbn_weight(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_dbn_weight_options_t, arg8 *int64, arg9 *int64, arg10 *int64, arg11 *int64, arg12 *int64) (_swig_ret int32) {
@@ -4282,7 +4609,7 @@ func Cudnnfe_graph_add_dbn_weight(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1), C.swig_type_276(_swig_i_2), C.swig_type_277(_swig_i_3), C.swig_type_278(_swig_i_4), C.swig_type_279(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1), C.swig_type_295(_swig_i_2), C.swig_type_296(_swig_i_3), C.swig_type_297(_swig_i_4), C.swig_type_298(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -4298,7 +4625,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_280(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4329,7 +4656,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -4339,7 +4666,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_283(_swig_i_1), *(*C.swig_type_284)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4353,7 +4680,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_285(_swig_i_1), *(*C.swig_type_286)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4370,7 +4697,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_287(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -4381,259 +4708,10 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_288)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
-	return swig_r
-}
-
-type SwigcptrCudnnfe_block_scale_options_t uintptr
-
-func (p SwigcptrCudnnfe_block_scale_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_289(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
-	var swig_r Cudnnfe_block_scale_options_t
-	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_block_scale_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_block_scale_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetBlock_size(arg2 int32)
-	GetBlock_size() (_swig_ret int32)
-	SetAxis(arg2 int32)
-	GetAxis() (_swig_ret int32)
-	SetTranspose(arg2 int32)
-	GetTranspose() (_swig_ret int32)
-	SetY_dtype(arg2 int32)
-	GetY_dtype() (_swig_ret int32)
-}
-
-func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
-	return swig_r
-}
-
-func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_block_scale_options_t, arg5 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1), C.swig_type_294(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
-	return swig_r
-}
-
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
-
-type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
-
-func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_295(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
-	var swig_r Cudnnfe_moe_grouped_matmul_options_t
-	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_moe_grouped_matmul_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_moe_grouped_matmul_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetMode(arg2 int32)
-	GetMode() (_swig_ret int32)
-	SetTop_k(arg2 int32)
-	GetTop_k() (_swig_ret int32)
-	SetCompute_dtype(arg2 int32)
-	GetCompute_dtype() (_swig_ret int32)
-}
-
-func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := getSwigcptr(arg7)
-	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_298(_swig_i_1), C.swig_type_299(_swig_i_2), C.swig_type_300(_swig_i_3), C.swig_type_301(_swig_i_4), C.swig_type_302(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
-	return swig_r
-}
-
-func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := getSwigcptr(arg5)
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_303(_swig_i_1), C.swig_type_304(_swig_i_2), C.swig_type_305(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -4659,7 +4737,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4765,7 +4843,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4775,7 +4853,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_309(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4795,7 +4873,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4886,7 +4964,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -4946,7 +5024,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -4957,692 +5035,19 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_315)(unsafe.Pointer(&_swig_i_1)), C.swig_type_316(_swig_i_2), C.swig_type_317(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_317)(unsafe.Pointer(&_swig_i_1)), C.swig_type_318(_swig_i_2), C.swig_type_319(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-type SwigcptrCudnnfe_sdpa_fp8_options_t uintptr
-
-func (p SwigcptrCudnnfe_sdpa_fp8_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_318(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_left(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_320(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_left() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_right(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_right() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDiagonal_alignment(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDiagonal_alignment() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPadding_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPadding_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_q(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_q() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAlibi_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAlibi_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_probability(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_probability() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_seed(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_328(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_seed() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_offset(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_330(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_offset() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_mask(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_332(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_mask() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_scale(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_334(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_scale() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_k(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_336(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_k() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_v(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_338(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_v() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetMax_seq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_340(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSink_token(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_342(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSink_token() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
-	var swig_r Cudnnfe_sdpa_fp8_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_sdpa_fp8_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_sdpa_fp8_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetAttn_scale(arg2 float64)
-	GetAttn_scale() (_swig_ret float64)
-	SetGenerate_stats(arg2 int32)
-	GetGenerate_stats() (_swig_ret int32)
-	SetCausal_mask(arg2 int32)
-	GetCausal_mask() (_swig_ret int32)
-	SetWindow_left(arg2 int64)
-	GetWindow_left() (_swig_ret int64)
-	SetWindow_right(arg2 int64)
-	GetWindow_right() (_swig_ret int64)
-	SetDiagonal_alignment(arg2 int32)
-	GetDiagonal_alignment() (_swig_ret int32)
-	SetPadding_mask(arg2 int32)
-	GetPadding_mask() (_swig_ret int32)
-	SetSeq_len_q(arg2 int64)
-	GetSeq_len_q() (_swig_ret int64)
-	SetSeq_len_kv(arg2 int64)
-	GetSeq_len_kv() (_swig_ret int64)
-	SetAlibi_mask(arg2 int32)
-	GetAlibi_mask() (_swig_ret int32)
-	SetDropout_probability(arg2 float64)
-	GetDropout_probability() (_swig_ret float64)
-	SetDropout_seed(arg2 int64)
-	GetDropout_seed() (_swig_ret int64)
-	SetDropout_offset(arg2 int64)
-	GetDropout_offset() (_swig_ret int64)
-	SetDropout_mask(arg2 int64)
-	GetDropout_mask() (_swig_ret int64)
-	SetDropout_scale(arg2 int64)
-	GetDropout_scale() (_swig_ret int64)
-	SetPage_table_k(arg2 int64)
-	GetPage_table_k() (_swig_ret int64)
-	SetPage_table_v(arg2 int64)
-	GetPage_table_v() (_swig_ret int64)
-	SetMax_seq_len_kv(arg2 int64)
-	GetMax_seq_len_kv() (_swig_ret int64)
-	SetSink_token(arg2 int64)
-	GetSink_token() (_swig_ret int64)
-}
-
-func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_344(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	_swig_i_8 := arg9
-	_swig_i_9 := arg10
-	_swig_i_10 := getSwigcptr(arg11)
-	_swig_i_11 := arg12
-	_swig_i_12 := arg13
-	_swig_i_13 := arg14
-	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_345(_swig_i_1), C.swig_type_346(_swig_i_2), C.swig_type_347(_swig_i_3), C.swig_type_348(_swig_i_4), C.swig_type_349(_swig_i_5), C.swig_type_350(_swig_i_6), C.swig_type_351(_swig_i_7), C.swig_type_352(_swig_i_8), C.swig_type_353(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
-	return swig_r
-}
-
-type SwigcptrCudnnfe_sdpa_fp8_backward_options_t uintptr
-
-func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_backward_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_left(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_356(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_right(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_358(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_right() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDiagonal_alignment(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetPadding_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetPadding_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_q(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_360(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_362(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_probability(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_probability() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_seed(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_364(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_seed() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_offset(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_366(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_offset() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_mask(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_368(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_mask() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_370(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale_inv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_372(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
-	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_sdpa_fp8_backward_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_sdpa_fp8_backward_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetAttn_scale(arg2 float64)
-	GetAttn_scale() (_swig_ret float64)
-	SetCausal_mask(arg2 int32)
-	GetCausal_mask() (_swig_ret int32)
-	SetWindow_left(arg2 int64)
-	GetWindow_left() (_swig_ret int64)
-	SetWindow_right(arg2 int64)
-	GetWindow_right() (_swig_ret int64)
-	SetDiagonal_alignment(arg2 int32)
-	GetDiagonal_alignment() (_swig_ret int32)
-	SetPadding_mask(arg2 int32)
-	GetPadding_mask() (_swig_ret int32)
-	SetSeq_len_q(arg2 int64)
-	GetSeq_len_q() (_swig_ret int64)
-	SetSeq_len_kv(arg2 int64)
-	GetSeq_len_kv() (_swig_ret int64)
-	SetDropout_probability(arg2 float64)
-	GetDropout_probability() (_swig_ret float64)
-	SetDropout_seed(arg2 int64)
-	GetDropout_seed() (_swig_ret int64)
-	SetDropout_offset(arg2 int64)
-	GetDropout_offset() (_swig_ret int64)
-	SetDropout_mask(arg2 int64)
-	GetDropout_mask() (_swig_ret int64)
-	SetDropout_scale(arg2 int64)
-	GetDropout_scale() (_swig_ret int64)
-	SetDropout_scale_inv(arg2 int64)
-	GetDropout_scale_inv() (_swig_ret int64)
-}
-
-func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_374(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	_swig_i_8 := arg9
-	_swig_i_9 := arg10
-	_swig_i_10 := arg11
-	_swig_i_11 := arg12
-	_swig_i_12 := arg13
-	_swig_i_13 := arg14
-	_swig_i_14 := arg15
-	_swig_i_15 := arg16
-	_swig_i_16 := arg17
-	_swig_i_17 := arg18
-	_swig_i_18 := arg19
-	_swig_i_19 := getSwigcptr(arg20)
-	_swig_i_20 := arg21
-	_swig_i_21 := arg22
-	_swig_i_22 := arg23
-	_swig_i_23 := arg24
-	_swig_i_24 := arg25
-	_swig_i_25 := arg26
-	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_375(_swig_i_1), C.swig_type_376(_swig_i_2), C.swig_type_377(_swig_i_3), C.swig_type_378(_swig_i_4), C.swig_type_379(_swig_i_5), C.swig_type_380(_swig_i_6), C.swig_type_381(_swig_i_7), C.swig_type_382(_swig_i_8), C.swig_type_383(_swig_i_9), C.swig_type_384(_swig_i_10), C.swig_type_385(_swig_i_11), C.swig_type_386(_swig_i_12), C.swig_type_387(_swig_i_13), C.swig_type_388(_swig_i_14), C.swig_type_389(_swig_i_15), C.swig_type_390(_swig_i_16), C.swig_type_391(_swig_i_17), C.swig_type_392(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
-	return swig_r
-}
-
-func Cudnnfe_device_properties_create(arg1 Struct_SS_cudnnfe_device_properties, arg2 int32) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
-	return swig_r
-}
-
-func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_properties, arg2 string) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_393)(unsafe.Pointer(&_swig_i_1))))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	return swig_r
-}
-
-func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_properties, arg2 []byte, arg3 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_394)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	return swig_r
-}
-
-func Cudnnfe_device_properties_destroy(arg1 Struct_SS_cudnnfe_device_properties) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
+const CUDNNFE_TARGET_AUTO int = 0
+const CUDNNFE_TARGET_GPU int = 1
+const CUDNNFE_TARGET_CPU_REFERENCE int = 2
+const CUDNNFE_HEUR_MODE_A int = 0
+const CUDNNFE_HEUR_MODE_B int = 1
+const CUDNNFE_HEUR_MODE_FALLBACK int = 2
 const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE int = 0
 const CUDNNFE_BUILD_POLICY_ALL int = 1
 const CUDNNFE_VERIFY_FROM_ENV int = 0
@@ -5682,7 +5087,7 @@ func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_395)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_320)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5693,7 +5098,7 @@ func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_396)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5712,7 +5117,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_397(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5764,7 +5169,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_399(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -6028,7 +5433,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_401(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -6111,7 +5516,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_402(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -6162,7 +5567,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_404)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_405(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_329)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_330(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6181,7 +5586,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_406(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_331(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -6264,7 +5669,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_408)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_409(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_410(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_333)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_334(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_335(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6276,7 +5681,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_411)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_336)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6291,7 +5696,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_412)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_413(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_337)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_338(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6315,7 +5720,7 @@ func (p SwigcptrCudnnfe_bind_options_t) SwigIsCudnnfe_bind_options_t() {
 func (arg1 SwigcptrCudnnfe_bind_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_414(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_339(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_bind_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6361,7 +5766,7 @@ type Cudnnfe_bind_options_t interface {
 func Cudnnfe_bind_options_init_sized(arg1 Cudnnfe_bind_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_416(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_341(_swig_i_1))
 }
 
 func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_graph, arg3 Struct_SS_cudnnfe_handle, arg4 []uintptr, arg5 uintptr, arg6 int64, arg7 Cudnnfe_bind_options_t) (_swig_ret int32) {
@@ -6373,7 +5778,7 @@ func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_gra
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_417)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_418(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_342)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_343(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -6403,25 +5808,32 @@ func Cudnnfe_bound_destroy(arg1 Struct_SS_cudnnfe_bound) (_swig_ret int32) {
 	return swig_r
 }
 
-func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
+	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_419)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_344)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_345(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg2
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_ret int32) {
+func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_420)(unsafe.Pointer(&_swig_i_1))))
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_346)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_347(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg2
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
@@ -6438,7 +5850,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_421(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_348(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -6451,7 +5863,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_423(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_350(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -6464,7 +5876,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_425(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_352(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -6574,7 +5986,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_427(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -6590,7 +6002,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_428(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_355(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -6598,7 +6010,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_429(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_356(_swig_i_1)))
 	return swig_r
 }
 
@@ -6622,7 +6034,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_430(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_357(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6728,7 +6140,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_432(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_359(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -6740,7 +6152,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_433)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_434(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_360)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_361(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6765,7 +6177,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_435(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_362(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -6901,7 +6313,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_437(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_364(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -6918,7 +6330,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_438)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_365)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6937,7 +6349,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_439(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_366(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -6950,7 +6362,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_441(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_368(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -6963,7 +6375,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_443(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_370(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -6976,7 +6388,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_445(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_372(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -6989,7 +6401,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_447(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_374(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -7002,7 +6414,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_449(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_376(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -7015,7 +6427,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_451(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_378(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -7058,7 +6470,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_453(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_380(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -7074,12 +6486,35 @@ func Cudnnfe_plan_cache_clear() (_swig_ret int32) {
 	return swig_r
 }
 
+func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_381)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_382)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_454)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_383)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -7098,7 +6533,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_455(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_384(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -7144,7 +6579,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_457(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_386(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -7153,41 +6588,964 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_458)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_387)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+type SwigcptrCudnnfe_sdpa_fp8_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_388(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_390(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_392(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_394(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_396(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_398(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_400(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_402(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_404(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_406(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_408(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetMax_seq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_410(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSink_token(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_412(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSink_token() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetGenerate_stats(arg2 int32)
+	GetGenerate_stats() (_swig_ret int32)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetPage_table_k(arg2 int64)
+	GetPage_table_k() (_swig_ret int64)
+	SetPage_table_v(arg2 int64)
+	GetPage_table_v() (_swig_ret int64)
+	SetMax_seq_len_kv(arg2 int64)
+	GetMax_seq_len_kv() (_swig_ret int64)
+	SetSink_token(arg2 int64)
+	GetSink_token() (_swig_ret int64)
+}
+
+func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_414(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_459)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_460(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := getSwigcptr(arg11)
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_415(_swig_i_1), C.swig_type_416(_swig_i_2), C.swig_type_417(_swig_i_3), C.swig_type_418(_swig_i_4), C.swig_type_419(_swig_i_5), C.swig_type_420(_swig_i_6), C.swig_type_421(_swig_i_7), C.swig_type_422(_swig_i_8), C.swig_type_423(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_sdpa_fp8_backward_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_backward_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_424(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_426(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_428(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_430(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_432(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_434(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_436(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_438(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_440(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale_inv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_442(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_backward_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_backward_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetDropout_scale_inv(arg2 int64)
+	GetDropout_scale_inv() (_swig_ret int64)
+}
+
+func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_444(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	_swig_i_15 := arg16
+	_swig_i_16 := arg17
+	_swig_i_17 := arg18
+	_swig_i_18 := arg19
+	_swig_i_19 := getSwigcptr(arg20)
+	_swig_i_20 := arg21
+	_swig_i_21 := arg22
+	_swig_i_22 := arg23
+	_swig_i_23 := arg24
+	_swig_i_24 := arg25
+	_swig_i_25 := arg26
+	_swig_i_26 := arg27
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_445(_swig_i_1), C.swig_type_446(_swig_i_2), C.swig_type_447(_swig_i_3), C.swig_type_448(_swig_i_4), C.swig_type_449(_swig_i_5), C.swig_type_450(_swig_i_6), C.swig_type_451(_swig_i_7), C.swig_type_452(_swig_i_8), C.swig_type_453(_swig_i_9), C.swig_type_454(_swig_i_10), C.swig_type_455(_swig_i_11), C.swig_type_456(_swig_i_12), C.swig_type_457(_swig_i_13), C.swig_type_458(_swig_i_14), C.swig_type_459(_swig_i_15), C.swig_type_460(_swig_i_16), C.swig_type_461(_swig_i_17), C.swig_type_462(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_fp8_options_set_common(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_fp8_backward_options_set_common(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_block_scale_options_t uintptr
+
+func (p SwigcptrCudnnfe_block_scale_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_463(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
+	var swig_r Cudnnfe_block_scale_options_t
+	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_block_scale_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_block_scale_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetBlock_size(arg2 int32)
+	GetBlock_size() (_swig_ret int32)
+	SetAxis(arg2 int32)
+	GetAxis() (_swig_ret int32)
+	SetTranspose(arg2 int32)
+	GetTranspose() (_swig_ret int32)
+	SetY_dtype(arg2 int32)
+	GetY_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_465(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_466(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_block_scale_options_t, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_467(_swig_i_1), C.swig_type_468(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
+
+type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_469(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
+	var swig_r Cudnnfe_moe_grouped_matmul_options_t
+	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_moe_grouped_matmul_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_moe_grouped_matmul_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetMode(arg2 int32)
+	GetMode() (_swig_ret int32)
+	SetTop_k(arg2 int32)
+	GetTop_k() (_swig_ret int32)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_471(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_472(_swig_i_1), C.swig_type_473(_swig_i_2), C.swig_type_474(_swig_i_3), C.swig_type_475(_swig_i_4), C.swig_type_476(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_477(_swig_i_1), C.swig_type_478(_swig_i_2), C.swig_type_479(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
+func Cudnnfe_device_properties_create(arg1 Struct_SS_cudnnfe_device_properties, arg2 int32) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_properties, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_480)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg3
+		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_properties, arg2 []byte, arg3 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_461)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_462(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_481)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg3
+		Swig_escape_val = arg2
 	}
 	return swig_r
+}
+
+func Cudnnfe_device_properties_destroy(arg1 Struct_SS_cudnnfe_device_properties) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+type SwigcptrStruct_SS_cudnnfe_bound uintptr
+type Struct_SS_cudnnfe_bound interface {
+	Swigcptr() uintptr
+}
+
+func (p SwigcptrStruct_SS_cudnnfe_bound) Swigcptr() uintptr {
+	return uintptr(p)
 }
 
 type SwigcptrStruct_SS_cudnnfe_kernel_cache uintptr
@@ -7199,12 +7557,12 @@ func (p SwigcptrStruct_SS_cudnnfe_kernel_cache) Swigcptr() uintptr {
 	return uintptr(p)
 }
 
-type SwigcptrStruct_SS_cudnnfe_bound uintptr
-type Struct_SS_cudnnfe_bound interface {
+type SwigcptrStruct_SS_cudnnfe_device_properties uintptr
+type Struct_SS_cudnnfe_device_properties interface {
 	Swigcptr() uintptr
 }
 
-func (p SwigcptrStruct_SS_cudnnfe_bound) Swigcptr() uintptr {
+func (p SwigcptrStruct_SS_cudnnfe_device_properties) Swigcptr() uintptr {
 	return uintptr(p)
 }
 
@@ -7223,14 +7581,5 @@ type Struct_SS_cudnnfe_handle interface {
 }
 
 func (p SwigcptrStruct_SS_cudnnfe_handle) Swigcptr() uintptr {
-	return uintptr(p)
-}
-
-type SwigcptrStruct_SS_cudnnfe_device_properties uintptr
-type Struct_SS_cudnnfe_device_properties interface {
-	Swigcptr() uintptr
-}
-
-func (p SwigcptrStruct_SS_cudnnfe_device_properties) Swigcptr() uintptr {
 	return uintptr(p)
 }
