@@ -103,7 +103,9 @@ def test_layout_is_the_c_compilers(manifest, tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler")
-    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "cudnnfe/cudnnfe.h"',
+    # Every struct, those of the experimental part included.
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#define CUDNNFE_EXPERIMENTAL',
+             '#include "cudnnfe/cudnnfe.h"',
              "int main(void) {"]
     for s in manifest["structs"]:
         t = s["typedef"]

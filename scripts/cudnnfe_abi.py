@@ -10,7 +10,9 @@ generator maps the C types it reads here.
 The header is preprocessed here, not by a C preprocessor, so that the integer
 `#define`s survive: comments are blanked (line numbers kept), `#include`s, the
 include guard and the `#ifdef __cplusplus` blocks are dropped, `#define NAME
-<integer>` lines become constants, and any other directive is an error. What
+<integer>` lines become constants, the `#ifdef CUDNNFE_EXPERIMENTAL` block is
+kept (the ABI includes it; its declarations are marked `"experimental": true`),
+and any other directive is an error. What
 remains is parsed by pycparser after a prelude of typedefs for the <stdint.h>
 and <stddef.h> names, which are kept by name, never by the prelude's type.
 """
@@ -29,6 +31,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_HEADER = os.path.join(REPO, "include", "cudnnfe", "cudnnfe.h")
 DEFAULT_MANIFEST = os.path.join(REPO, "abi", "manifest.json")
 GENERATOR = "scripts/gen_abi_manifest.py"
+# The macro that shows the header's experimental part (declared only where it
+# is defined, as zstd's ZSTD_STATIC_LINKING_ONLY). Every generator here sees it.
+EXPERIMENTAL_MACRO = "CUDNNFE_EXPERIMENTAL"
 
 # The C ABI this layout model describes: LP64 (Linux and macOS on x86_64 and
 # aarch64).
@@ -118,6 +123,11 @@ def _directive(line, lineno, state, constants):
         return
     if word == "ifdef" and directive.split()[1:] == ["__cplusplus"]:
         state["skip"] = 1
+    elif word == "ifdef" and directive.split()[1:] == [EXPERIMENTAL_MACRO]:
+        if state["gate"] is not None:
+            raise HeaderError("line %d: nested #ifdef %s" % (lineno, EXPERIMENTAL_MACRO))
+        state["gate"] = (lineno, state["depth"])
+        state["depth"] += 1
     elif word == "ifndef" and state["guard"] is None and state["depth"] == 0:
         state["guard"] = directive.split()[1]
         state["depth"] += 1
@@ -125,6 +135,9 @@ def _directive(line, lineno, state, constants):
         if state["depth"] == 0:
             raise HeaderError("line %d: unmatched #endif" % lineno)
         state["depth"] -= 1
+        if state["gate"] is not None and state["gate"][1] == state["depth"]:
+            state["gates"].append((state["gate"][0], lineno))
+            state["gate"] = None
     elif word == "include":
         pass
     elif word == "define":
@@ -140,13 +153,15 @@ def _directive(line, lineno, state, constants):
         raise HeaderError("line %d: unsupported preprocessor directive: %s" % (lineno, line))
 
 
-def preprocess(text):
+def preprocess(text, gates=None):
     """Returns (code, constants, comments). `code` keeps one line per header
-    line; `constants` is [(name, value, line)] in header order."""
+    line; `constants` is [(name, value, line)] in header order. The line
+    ranges (first, last) of the experimental blocks are appended to `gates`."""
     code, comments = strip_comments(text)
     code = join_continuations(code)
     out, constants = [], []
-    state = {"guard": None, "depth": 0, "skip": 0}
+    state = {"guard": None, "depth": 0, "skip": 0, "gate": None,
+             "gates": gates if gates is not None else []}
     for lineno, raw in enumerate(code.split("\n"), start=1):
         line = raw.strip()
         if not line.startswith("#"):
@@ -400,7 +415,8 @@ def parse_header(text):
     header order, kind one of 'alias', 'opaque', 'struct', 'function'."""
     if c_parser is None:
         raise HeaderError("parsing the header needs pycparser: python3 -m pip install pycparser")
-    code, defines, comments = preprocess(text)
+    gates = []
+    code, defines, comments = preprocess(text, gates)
     prelude = "".join("typedef %s %s;" % (v, k) for k, v in PRELUDE_TYPES.items())
     # The prelude sits on line 1's prefix so header line numbers stay exact.
     ast = c_parser.CParser().parse(prelude + code, filename="cudnnfe.h")
@@ -415,7 +431,11 @@ def parse_header(text):
             decls.append((line, "function", _function(model, ext, comments, line)))
         else:
             raise HeaderError("line %d: unsupported top-level declaration" % line)
-    return model, decls, _group_constants(decls, defines)
+    constants = _group_constants(decls, defines)
+    for record in [r for _, _, r in decls] + constants:
+        if any(first < record["line"] < last for first, last in gates):
+            record["experimental"] = True
+    return model, decls, constants
 
 
 # --------------------------------------------------------------------------

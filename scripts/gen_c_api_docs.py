@@ -41,7 +41,10 @@ TYPEDEF_NAME = re.compile(r"\b(cudnnfe_\w+_t)\s*;")
 FUNC_PTR_TYPEDEF = re.compile(r"typedef\s+[^;(]*\(\s*\*\s*(cudnnfe_\w+_t)\s*\)")
 MACRO_NAME = re.compile(r"^#define\s+(\w+)")
 # Lines that only guard the header; not shown.
+# The experimental gate's lines too: its part is a section of its own (its banner says
+# so), rendered like the others.
 GUARDS = re.compile(r'^(#ifndef CUDNNFE_CUDNNFE_H|#define CUDNNFE_CUDNNFE_H|#include |#ifdef __cplusplus|'
+                    r'#ifdef CUDNNFE_EXPERIMENTAL|'
                     r'#endif|extern "C" \{|\} /\* extern "C" \*/)')
 
 

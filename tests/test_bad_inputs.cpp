@@ -1,5 +1,7 @@
 // Bad input never crashes: each case gets the right status and a message
 // naming the node, the tensor and the rule (ABI.md section 4).
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cstring>
 #include <string>
 #include <vector>

@@ -348,8 +348,11 @@ struct Backward {
   std::vector<double> dq, dk, dv, dbias;
 };
 
-// dropout_scale_inv is 1 / dropout_scale for the given form.
-Backward cudnnfe_backward(const Case &c, const Data &d, const Forward &f, bool dbias) {
+// dropout_scale_inv is 1 / dropout_scale for the given form. With
+// `into_caller`, dBias goes into a tensor made here, through
+// cudnnfe_graph_set_next_output and the plain cudnnfe_graph_add_sdpa_backward.
+Backward cudnnfe_backward(const Case &c, const Data &d, const Forward &f, bool dbias,
+                          bool into_caller = false) {
   Graph g;
   Buffers buf;
   int64_t q = g.input("q", CUDNNFE_DTYPE_FLOAT, q_dims(c));
@@ -372,8 +375,17 @@ Backward cudnnfe_backward(const Case &c, const Data &d, const Forward &f, bool d
     buf.floats(opts.dropout_scale_inv, {1.0 / c.dropout_scale});
   }
   int64_t dq = 0, dk = 0, dv = 0, db = 0;
-  CHECK_OK(cudnnfe_graph_add_sdpa_backward_ex(g.g, q, k, v, o, d_o, stats, &opts, &dq, &dk, &dv,
-                                              dbias ? &db : nullptr));
+  if (dbias && into_caller) {
+    db = g.input("dbias_of_caller", CUDNNFE_DTYPE_FLOAT, bias_dims(c));
+    CHECK_OK(cudnnfe_graph_set_next_output(g.g, "dBias", db));
+    CHECK_OK(cudnnfe_graph_add_sdpa_backward(g.g, q, k, v, o, d_o, stats, &opts, &dq, &dk, &dv));
+    cudnnfe_tensor_kind_t kind = 0;
+    CHECK_OK(cudnnfe_tensor_get_kind(g.g, db, &kind));
+    CHECK(kind == CUDNNFE_TENSOR_KIND_OUTPUT);
+  } else {
+    CHECK_OK(cudnnfe_graph_add_sdpa_backward_ex(g.g, q, k, v, o, d_o, stats, &opts, &dq, &dk, &dv,
+                                                dbias ? &db : nullptr));
+  }
   for (int64_t uid : {dq, dk, dv, db})
     if (uid) cudnnfe_tensor_set_output(g.g, uid, 1);
   buf.add(dq, static_cast<size_t>(count(q_dims(c))) * 4);
@@ -648,6 +660,25 @@ TEST(cpu_attention_dbias) {
   m.causal = true;
   m.dropout = Dropout::kGiven;
   check_case(m, true, true);
+}
+
+// dBias asked for with cudnnfe_graph_set_next_output on the plain
+// cudnnfe_graph_add_sdpa_backward (one mechanism for every caller-made
+// output) is the _ex variant's dBias, written into the caller's tensor.
+TEST(cpu_attention_dbias_into_a_caller_tensor) {
+  Case c;
+  c.name = "dbias into the caller's tensor";
+  c.bias = true;
+  c.h_q = 4;
+  c.h_kv = 2;
+  c.causal = true;
+  const Data d = make_data(c);
+  const Forward f = cudnnfe_forward(c, d);
+  const Backward by_ex = cudnnfe_backward(c, d, f, true);
+  const Backward into = cudnnfe_backward(c, d, f, true, true);
+  CHECK(!by_ex.dbias.empty());
+  CHECK(into.dbias == by_ex.dbias);
+  CHECK(into.dq == by_ex.dq);
 }
 
 TEST(cpu_attention_everything_at_once) {

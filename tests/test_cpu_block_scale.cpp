@@ -4,6 +4,8 @@
 // along every axis and layout, quantize -> dequantize error bounds, bad
 // inputs and the graph JSON round trip (docs/layout-ops.md, "Block
 // scaling").
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -4,6 +4,8 @@
 // attention ops; FP8 matmul built from existing ops; graph JSON round trips;
 // and the rules (bad input gives a status and a message naming node,
 // tensor and rule).
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

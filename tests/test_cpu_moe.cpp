@@ -3,6 +3,8 @@
 // starts and boundaries, batches of groups, empty groups, BF16 inputs,
 // the backward's column-major dweight, bad inputs (at validation and at
 // execute) and the graph JSON round trip (docs/moe.md).
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cstdint>
 #include <cstdio>
 #include <cstring>

@@ -5,6 +5,8 @@
 // them, its plan blob loaded with a handle, run and compared with the CPU
 // reference. Plan blobs themselves are test_plans.cpp's and
 // test_gpu_plans.cpp's.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cstring>
 #include <random>
 #include <string>

@@ -10,6 +10,8 @@
 // name the op, the cuDNN version and the GPU (it is printed and listed in
 // the summary). A quantize refused on sm_100 or newer fails. Without a GPU
 // every case skips.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

@@ -51,6 +51,8 @@
 // Without a GPU every case skips. With one, a refusal passes only for cases
 // marked as possibly refused (printed with cuDNN's message and listed at the
 // end); anything else fails.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <algorithm>
 #include <cmath>
 #include <functional>

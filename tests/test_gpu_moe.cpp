@@ -12,6 +12,8 @@
 // SCATTER and the backward (a later cuDNN descriptor) may be refused. A
 // refusal must be cudnnfe's NOT_SUPPORTED naming the op and cuDNN. Without
 // a GPU every case skips.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cstdlib>
 #include <functional>
 #include <random>

@@ -1,5 +1,7 @@
 // Graph construction through the C API: UIDs, names, shape inference,
 // overrides, graph-wide types, version checks, options compatibility.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -606,4 +608,276 @@ TEST(scalar_value_reads_back) {
               "\"t\"", "not a scalar");
   CHECK_FAILS(cudnnfe_tensor_get_scalar_value(gg.g, s, nullptr), CUDNNFE_STATUS_INVALID_ARGUMENT,
               "value");
+}
+
+namespace {
+
+// Runs graph `g` on the CPU reference with `bindings`.
+cudnnfe_status_t run_on_cpu(cudnnfe_graph_t *g, const std::vector<cudnnfe_binding_t> &bindings) {
+  cudnnfe_build_options_t o;
+  cudnnfe_build_options_init(&o);
+  o.target = CUDNNFE_TARGET_CPU_REFERENCE;
+  cudnnfe_status_t s = cudnnfe_graph_build(g, nullptr, &o);
+  if (s != CUDNNFE_STATUS_OK) return s;
+  cudnnfe_handle_t *h = nullptr;
+  s = cudnnfe_handle_create(&h, -1);
+  if (s != CUDNNFE_STATUS_OK) return s;
+  s = cudnnfe_graph_execute(g, h, bindings.data(), bindings.size(), nullptr, 0, nullptr);
+  cudnnfe_handle_destroy(h);
+  return s;
+}
+
+}  // namespace
+
+// cudnnfe_graph_set_prune_unread_inputs: inputs no op reads leave the graph
+// at validation (cudnn-frontend's graph holds only the tensors its ops use);
+// their bindings are ignored, their UIDs are not reused, and a call naming
+// one says that it left the graph.
+TEST(unread_inputs_leave_a_pruning_graph_at_validation) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  const int64_t d[2] = {2, 3}, one[1] = {1}, ones[2] = {1, 1};
+  int64_t x = 0, unused = 0, y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 2, d, nullptr, &x));
+  REQUIRE_OK(
+      cudnnfe_graph_add_tensor(g, "epsilon_bwd", CUDNNFE_DTYPE_FLOAT, 1, one, nullptr, &unused));
+  REQUIRE_OK(cudnnfe_tensor_set_pass_by_value(g, unused, 1));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_RELU_FWD, x, 0, 0, nullptr, &y));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+  CHECK_FAILS(cudnnfe_graph_set_prune_unread_inputs(g, 2), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "prune_unread_inputs is 2", "expected 0 or 1");
+  CHECK_FAILS(cudnnfe_graph_set_prune_unread_inputs(nullptr, 1), CUDNNFE_STATUS_INVALID_ARGUMENT);
+  REQUIRE_OK(cudnnfe_graph_set_prune_unread_inputs(g, 1));
+  size_t count = 99;
+  REQUIRE_OK(cudnnfe_graph_get_pruned_uids(g, nullptr, 0, &count));
+  CHECK(count == 0);  // nothing leaves before validation
+  REQUIRE_OK(cudnnfe_graph_get_tensor_count(g, &count));
+  CHECK(count == 3);
+
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  REQUIRE_OK(cudnnfe_graph_get_tensor_count(g, &count));
+  CHECK(count == 2);
+  int64_t pruned[2] = {0, 0};
+  CHECK_FAILS(cudnnfe_graph_get_pruned_uids(g, pruned, 0, &count), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "capacity 0 is too small for 1");
+  REQUIRE_OK(cudnnfe_graph_get_pruned_uids(g, pruned, 2, &count));
+  CHECK(count == 1 && pruned[0] == unused);
+  // A call naming it says that it left, naming it, the node and the rule.
+  cudnnfe_tensor_kind_t kind = 0;
+  CHECK_FAILS(cudnnfe_tensor_get_kind(g, unused, &kind), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "\"epsilon_bwd\" left the graph at validation", "no op read it");
+  int64_t z = 0;
+  CHECK_FAILS(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, y, unused, 0, nullptr, &z),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "pointwise \"", "input in1", "\"epsilon_bwd\"",
+              "cudnnfe_graph_set_prune_unread_inputs");
+  // Its UID is not given to a new tensor.
+  int64_t fresh = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "fresh", CUDNNFE_DTYPE_FLOAT, 2, ones, nullptr, &fresh));
+  CHECK(fresh != unused && fresh != x && fresh != y);
+  REQUIRE_OK(cudnnfe_tensor_set_name(g, fresh, "epsilon_bwd"));  // its name is free again
+  int64_t twice = 0;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, y, fresh, 0, nullptr, &twice));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, twice, 1));
+
+  // Its binding is accepted and ignored at execute.
+  float xv[6] = {-1, 2, -3, 4, -5, 6}, ev = 7, fv = 1, yv[6] = {}, tv[6] = {};
+  REQUIRE_OK(run_on_cpu(g, {{x, xv}, {unused, &ev}, {fresh, &fv}, {y, yv}, {twice, tv}}));
+  for (int i = 0; i < 6; ++i) {
+    CHECK(yv[i] == std::max(xv[i], 0.0f));
+    CHECK(tv[i] == yv[i] + 1);
+  }
+  CHECK_FAILS(cudnnfe_graph_set_prune_unread_inputs(g, 0), CUDNNFE_STATUS_WRONG_STATE);
+}
+
+// Without the setting (the default), an unread input stays and takes no buffer.
+TEST(unread_inputs_stay_by_default) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  const int64_t d[1] = {4};
+  int64_t x = 0, unused = 0, y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "unused", CUDNNFE_DTYPE_FLOAT, 1, d, nullptr, &unused));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_NEG, x, 0, 0, nullptr, &y));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  size_t count = 0;
+  REQUIRE_OK(cudnnfe_graph_get_tensor_count(g, &count));
+  CHECK(count == 3);
+  REQUIRE_OK(cudnnfe_graph_get_pruned_uids(g, nullptr, 0, &count));
+  CHECK(count == 0);
+}
+
+// A scalar given as a norm's epsilon_tensor is folded into the epsilon the
+// op takes when the graph is validated: the op reads no tensor for it.
+TEST(a_scalar_epsilon_is_folded_at_validation) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  REQUIRE_OK(cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_FLOAT));
+  const int64_t xd[2] = {2, 4}, pd[2] = {1, 4};
+  int64_t x = 0, scale = 0, bias = 0, eps = 0, y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 2, xd, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "scale", CUDNNFE_DTYPE_FLOAT, 2, pd, nullptr, &scale));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "bias", CUDNNFE_DTYPE_FLOAT, 2, pd, nullptr, &bias));
+  REQUIRE_OK(cudnnfe_graph_add_scalar(g, "eps", CUDNNFE_DTYPE_FLOAT, 0.5, &eps));
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  o.phase = CUDNNFE_NORM_PHASE_INFERENCE;
+  o.epsilon_tensor = eps;
+  REQUIRE_OK(cudnnfe_graph_add_layernorm(g, x, scale, bias, &o, &y, nullptr, nullptr));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+  size_t before = 0, after = 0;
+  REQUIRE_OK(cudnnfe_graph_serialize(g, nullptr, 0, &before));
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  REQUIRE_OK(cudnnfe_graph_serialize(g, nullptr, 0, &after));
+  std::vector<char> json(after);
+  REQUIRE_OK(cudnnfe_graph_serialize(g, json.data(), after, &after));
+  const std::string text(json.begin(), json.end());
+  CHECK(text.find("\"epsilon\": 0.5") != std::string::npos ||
+        text.find("\"epsilon\":0.5") != std::string::npos);
+  float xv[8] = {1, 2, 3, 4, -2, 0, 2, 4}, sv[4] = {1, 1, 1, 1}, bv[4] = {}, yv[8] = {};
+  REQUIRE_OK(run_on_cpu(g, {{x, xv}, {scale, sv}, {bias, bv}, {y, yv}}));
+  for (int r = 0; r < 2; ++r) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < 4; ++c) mean += xv[r * 4 + c] / 4.0;
+    for (int c = 0; c < 4; ++c) var += (xv[r * 4 + c] - mean) * (xv[r * 4 + c] - mean) / 4.0;
+    for (int c = 0; c < 4; ++c)
+      CHECK(std::fabs(yv[r * 4 + c] - (xv[r * 4 + c] - mean) / std::sqrt(var + 0.5)) < 1e-5);
+  }
+}
+
+// Dims and strides may change until the graph is built, also on a tensor an
+// op already reads: validation infers the op's output again.
+TEST(dims_set_after_an_op_read_the_tensor_are_used_at_validation) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  REQUIRE_OK(cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_FLOAT));
+  const int64_t d[2] = {2, 3}, bigger[3] = {4, 5, 6}, s[3] = {1, 4, 20};
+  int64_t x = 0, y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "x", CUDNNFE_DTYPE_FLOAT, 2, d, nullptr, &x));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ABS, x, 0, 0, nullptr, &y));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, y, 1));
+  REQUIRE_OK(cudnnfe_tensor_set_dims(g, x, 3, bigger));
+  REQUIRE_OK(cudnnfe_tensor_set_strides(g, x, 3, s));
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  std::vector<int64_t> strides;
+  CHECK(shape_of(g, x, &strides) == std::vector<int64_t>({4, 5, 6}));
+  CHECK(strides == std::vector<int64_t>({1, 4, 20}));
+  CHECK(shape_of(g, y, nullptr) == std::vector<int64_t>({4, 5, 6}));
+  // Bad shapes are refused naming the tensor and the rule.
+  const int64_t zero[2] = {2, 0};
+  CHECK_FAILS(cudnnfe_tensor_set_dims(g, x, 2, zero), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "tensor \"x\"", "dims must be positive");
+  CHECK_FAILS(cudnnfe_tensor_set_strides(g, x, 2, d), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "tensor \"x\"", "2 strides for a tensor of 3 dims");
+}
+
+// The options that name a caller's tensor as an output are set_next_output
+// requests: one given twice (an option and a request) is refused naming the
+// port, and the failed add consumes every request.
+TEST(option_outputs_are_next_output_requests) {
+  GraphGuard gg;
+  cudnnfe_graph_t *g = gg.g;
+  REQUIRE_OK(cudnnfe_graph_set_io_dtype(g, CUDNNFE_DTYPE_FLOAT));
+  const int64_t qd[4] = {1, 2, 4, 8}, sd[4] = {1, 2, 4, 1}, hd[4] = {1, 2, 1, 1};
+  int64_t q = 0, stats = 0, sink = 0, ds1 = 0, ds2 = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "q", CUDNNFE_DTYPE_FLOAT, 4, qd, nullptr, &q));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "stats", CUDNNFE_DTYPE_FLOAT, 4, sd, nullptr, &stats));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "sink", CUDNNFE_DTYPE_FLOAT, 4, hd, nullptr, &sink));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "dsink1", CUDNNFE_DTYPE_FLOAT, 4, hd, nullptr, &ds1));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "dsink2", CUDNNFE_DTYPE_FLOAT, 4, hd, nullptr, &ds2));
+  cudnnfe_sdpa_backward_options_t o;
+  cudnnfe_sdpa_backward_options_init(&o);
+  o.sink_token = sink;
+  o.dsink_token = ds2;
+  int64_t dq = 0, dk = 0, dv = 0;
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "dSink_token", ds1));
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(g, q, q, q, q, q, stats, &o, &dq, &dk, &dv),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "dSink_token", "already set");
+  // Consumed: the same call with the option alone adds the node, writing
+  // the sink's gradient into dsink2.
+  REQUIRE_OK(cudnnfe_graph_add_sdpa_backward(g, q, q, q, q, q, stats, &o, &dq, &dk, &dv));
+  cudnnfe_tensor_kind_t kind = 0;
+  REQUIRE_OK(cudnnfe_tensor_get_kind(g, ds2, &kind));
+  CHECK(kind == CUDNNFE_TENSOR_KIND_OUTPUT);
+  REQUIRE_OK(cudnnfe_tensor_get_kind(g, ds1, &kind));
+  CHECK(kind == CUDNNFE_TENSOR_KIND_INPUT);
+  // A request for an output the op does not make as configured: dBias needs
+  // a bias, named with the op and the rule.
+  int64_t db = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "db", CUDNNFE_DTYPE_FLOAT, 4, sd, nullptr, &db));
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "dBias", db));
+  cudnnfe_sdpa_backward_options_init(&o);
+  o.name = "bwd2";
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(g, q, q, q, q, q, stats, &o, &dq, &dk, &dv),
+              CUDNNFE_STATUS_INVALID_GRAPH, "sdpa_backward \"bwd2\"");
+  // An early failure (a NULL output pointer) consumes requests too.
+  REQUIRE_OK(cudnnfe_graph_set_next_output(g, "dBias", db));
+  CHECK_FAILS(cudnnfe_graph_add_sdpa_backward(g, q, q, q, q, q, stats, &o, nullptr, &dk, &dv),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "dq");
+  int64_t neg = 0;
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_NEG, q, 0, 0, nullptr, &neg));
+  CHECK(neg != db);
+}
+
+// cudnnfe_attention_common_t: one struct of the shared attention options,
+// copied into each option set; the sets keep their other fields.
+TEST(attention_common_options_copy_into_each_set) {
+  cudnnfe_attention_common_t c;
+  cudnnfe_attention_common_init(&c);
+  CHECK(c.struct_size == sizeof(c));
+  CHECK(c.window_left == -1 && c.window_right == -1);
+  CHECK(c.diagonal_alignment == CUDNNFE_DIAGONAL_TOP_LEFT);
+  c.attn_scale = 0.25;
+  c.causal_mask = 1;
+  c.window_left = 8;
+  c.padding_mask = 1;
+  c.seq_len_q = 11;
+  c.seq_len_kv = 12;
+  c.dropout_probability = 0.1;
+  c.dropout_seed = 13;
+  c.dropout_offset = 14;
+
+  cudnnfe_sdpa_options_t f;
+  cudnnfe_sdpa_options_init(&f);
+  f.generate_stats = 1;
+  REQUIRE_OK(cudnnfe_sdpa_options_set_common(&f, &c));
+  CHECK(f.attn_scale == 0.25 && f.causal_mask == 1 && f.window_left == 8);
+  CHECK(f.window_right == -1 && f.padding_mask == 1 && f.seq_len_q == 11 && f.seq_len_kv == 12);
+  CHECK(f.dropout_probability == 0.1 && f.dropout_seed == 13 && f.dropout_offset == 14);
+  CHECK(f.generate_stats == 1);  // not a shared field: left as it was
+
+  cudnnfe_sdpa_backward_options_t b;
+  cudnnfe_sdpa_backward_options_init(&b);
+  REQUIRE_OK(cudnnfe_sdpa_backward_options_set_common(&b, &c));
+  CHECK(b.attn_scale == 0.25 && b.causal_mask == 1 && b.window_left == 8 && b.seq_len_kv == 12);
+  CHECK(b.dropout_seed == 13 && b.dropout_offset == 14);
+
+  cudnnfe_sdpa_fp8_options_t f8;
+  cudnnfe_sdpa_fp8_options_init(&f8);
+  REQUIRE_OK(cudnnfe_sdpa_fp8_options_set_common(&f8, &c));
+  CHECK(f8.attn_scale == 0.25 && f8.window_left == 8 && f8.dropout_seed == 13);
+
+  // The FP8 backward has no ALiBi: refused, and nothing is written.
+  cudnnfe_sdpa_fp8_backward_options_t b8;
+  cudnnfe_sdpa_fp8_backward_options_init(&b8);
+  c.alibi_mask = 1;
+  CHECK_FAILS(cudnnfe_sdpa_fp8_backward_options_set_common(&b8, &c),
+              CUDNNFE_STATUS_INVALID_ARGUMENT, "sdpa_fp8_backward options", "alibi_mask");
+  CHECK(b8.attn_scale == 0.0 && b8.window_left == -1);
+  c.alibi_mask = 0;
+  REQUIRE_OK(cudnnfe_sdpa_fp8_backward_options_set_common(&b8, &c));
+  CHECK(b8.attn_scale == 0.25 && b8.padding_mask == 1 && b8.seq_len_q == 11);
+
+  // NULL common: its defaults.
+  REQUIRE_OK(cudnnfe_sdpa_options_set_common(&f, nullptr));
+  CHECK(f.attn_scale == 0.0 && f.causal_mask == 0 && f.window_left == -1);
+  // Bad arguments are refused naming the struct and the rule.
+  CHECK_FAILS(cudnnfe_sdpa_options_set_common(nullptr, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "sdpa options is NULL");
+  f.struct_size = offsetof(cudnnfe_sdpa_options_t, attn_scale_tensor);  // a first-release struct
+  CHECK_FAILS(cudnnfe_sdpa_options_set_common(&f, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "sdpa options: struct_size is", "call its init function first");
+  c.struct_size = 3;
+  CHECK_FAILS(cudnnfe_sdpa_backward_options_set_common(&b, &c), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "attention common options: struct_size is 3");
 }

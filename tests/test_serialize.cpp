@@ -1,4 +1,6 @@
 // Graph JSON: round trips (structure and numerics) and hostile input.
+// Uses the experimental part of the header (include/cudnnfe/cudnnfe.h).
+#define CUDNNFE_EXPERIMENTAL
 #include <cstring>
 #include <random>
 #include <string>

@@ -318,6 +318,41 @@ func TestSetNextOutput(t *testing.T) {
 	}
 }
 
+func TestPruneUnreadInputs(t *testing.T) {
+	g, err := NewGraph()
+	must(t, err)
+	defer g.Close()
+	x, err := g.AddTensor("x", DTypeFloat, []int64{4}, nil)
+	must(t, err)
+	unused, err := g.AddTensor("epsilon_bwd", DTypeFloat, []int64{1}, nil)
+	must(t, err)
+	y, err := g.Unary(PointwiseNeg, x, nil)
+	must(t, err)
+	must(t, g.SetOutput(y, true))
+	must(t, g.SetPruneUnreadInputs(true))
+	must(t, g.Validate())
+	pruned, err := g.PrunedTensors()
+	must(t, err)
+	if len(pruned) != 1 || pruned[0] != unused {
+		t.Fatalf("pruned %v; want [%d]", pruned, unused)
+	}
+	_, err = g.Binary(PointwiseAdd, x, unused, nil)
+	if e := checkMsg(err, ErrInvalidArgument, "left the graph"); e != "" {
+		t.Errorf("Binary reading a pruned input: %s", e)
+	}
+	h := newHandle(t)
+	must(t, g.Build(h, cpuBuild))
+	xv, got := []float32{1, -2, 3, -4}, make([]float32, 4)
+	// The pruned input needs no buffer (ExecuteHost refuses a buffer for a
+	// tensor that is not bound, as it does for an unread input).
+	must(t, g.ExecuteHost(h, Host(x, xv), Host(y, got)))
+	for i := range got {
+		if got[i] != -xv[i] {
+			t.Fatalf("y[%d] = %g; want %g", i, got[i], -xv[i])
+		}
+	}
+}
+
 func TestMatmulBiasAllExecuteForms(t *testing.T) {
 	const batch, m, k, n = 3, 8, 16, 5
 	g, a, b, bias, c := matmulBias(t, batch, m, k, n)

@@ -88,6 +88,10 @@ PRELUDE = r'''//go:build !cudnnfe_link && !cudnnfe_pkgconfig
 #include <string.h>
 #include <unistd.h>
 
+/* Every function, the header's experimental part included. */
+#ifndef CUDNNFE_EXPERIMENTAL
+#define CUDNNFE_EXPERIMENTAL
+#endif
 #include "cudnnfe/cudnnfe.h"
 
 #define CUDNNFE_LOADER_STR2(x) #x

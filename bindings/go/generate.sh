@@ -25,7 +25,9 @@ command -v "$SWIG" >/dev/null 2>&1 || { echo "generate.sh: $SWIG not found (apt-
 # Run from the interface's directory with relative paths: SWIG records the
 # source path in the output, and the text must not depend on the checkout.
 cd "$here/internal/capi"
-"$SWIG" -go -cgo -intgosize 64 -DSWIGWORDSIZE64 \
+# -DCUDNNFE_EXPERIMENTAL: the header's experimental part is wrapped too (the
+# package compiles its C with the same macro, experimental.go).
+"$SWIG" -go -cgo -intgosize 64 -DSWIGWORDSIZE64 -DCUDNNFE_EXPERIMENTAL \
   -I"${CUDNNFE_INCLUDE_DIR:-$repo/include}" \
   -outdir "$out" -o "$out/cudnnfe_wrap.c" \
   cudnnfe.i

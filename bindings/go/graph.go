@@ -253,6 +253,43 @@ func (g *Graph) Tensors() ([]Tensor, error) {
 	return toTensors(uids[:n]), nil
 }
 
+// SetPruneUnreadInputs makes graph inputs that no op reads leave the graph
+// when it is validated, as cudnn-frontend's graph holds only the tensors its
+// ops use: a binding for one is ignored at execute, and a call naming one
+// fails saying that it left (PrunedTensors lists them). Default false: such
+// an input stays and takes no buffer (since 0.4).
+func (g *Graph) SetPruneUnreadInputs(prune bool) error {
+	v := int32(0)
+	if prune {
+		v = 1
+	}
+	return g.do("Graph.SetPruneUnreadInputs", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_graph_set_prune_unread_inputs(p, v)
+	})
+}
+
+// PrunedTensors returns the inputs that left the graph at validation
+// (SetPruneUnreadInputs), in ascending UID order (since 0.4).
+func (g *Graph) PrunedTensors() ([]Tensor, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var n int64
+	if err := g.call("Graph.PrunedTensors", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+		return capi.Cudnnfe_graph_get_pruned_uids(p, nil, &n)
+	}); err != nil {
+		return nil, err
+	}
+	uids := make([]int64, n)
+	if n > 0 {
+		if err := g.call("Graph.PrunedTensors", func(p capi.Struct_SS_cudnnfe_graph) int32 {
+			return capi.Cudnnfe_graph_get_pruned_uids(p, uids, &n)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return toTensors(uids[:n]), nil
+}
+
 func toTensors(uids []int64) []Tensor {
 	ts := make([]Tensor, len(uids))
 	for i, u := range uids {

@@ -3,7 +3,11 @@
 // the _ex variant, and the sink's gradient into the caller's dsink_token
 // tensor), and ragged offsets given to
 // their operands after they were added. Port order: graph/op_list.def.
+// An option naming a caller's tensor as an output (score_max, dsink_token,
+// ...) is a cudnnfe_graph_set_next_output request made here: one mechanism
+// for every caller-made output.
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 
 #include "api/guard.h"
@@ -44,18 +48,44 @@ AttentionOptions attention_options(const Options &o) {
   return a;
 }
 
+// Makes the options' caller-made outputs (port name, UID; 0: none) requests
+// of the next node, as cudnnfe_graph_set_next_output does. A refused request
+// drops them all: the add call that failed consumes them.
+void request_outputs(Graph &graph,
+                     std::initializer_list<std::pair<const char *, int64_t>> outputs) {
+  try {
+    for (const auto &[port, uid] : outputs)
+      if (uid != 0) graph.set_next_output(port, uid);
+  } catch (...) {
+    graph.drop_next_outputs();
+    throw;
+  }
+}
+
+// Drops the pending set_next_output requests when an add call fails before
+// its add_node consumed them (after it, there is nothing left to drop).
+struct ConsumeNextOutputs {
+  Graph &graph;
+  ~ConsumeNextOutputs() { graph.drop_next_outputs(); }
+};
+
 }  // namespace
 
 cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k, int64_t v,
                                         const cudnnfe_sdpa_options_t *options, int64_t *o_uid,
                                         int64_t *stats) {
   return guard_graph(g, [&](Graph &graph) {
+    ConsumeNextOutputs consume{graph};
     require_out(o_uid, "o");
     auto o = read_options(options, cudnnfe_sdpa_options_init_sized, "sdpa options");
     if (o.generate_stats) require_out(stats, "stats (generate_stats is set)");
+    request_outputs(
+        graph,
+        {{"score_max", o.score_max}, {"score_sum_exp", o.score_sum_exp}, {"rng_dump", o.rng_dump}});
     SdpaAttrs a;
     a.attn_scale = o.attn_scale;
-    a.generate_stats = o.generate_stats != 0;
+    // An output asked for with cudnnfe_graph_set_next_output is made.
+    a.generate_stats = o.generate_stats != 0 || graph.next_output_requested("stats");
     a.causal_mask = o.causal_mask != 0;
     a.causal_mask_bottom_right = o.causal_mask_bottom_right != 0;
     a.options = attention_options(o);
@@ -65,9 +95,9 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
     if (o.unfuse_fma != 0 && o.unfuse_fma != 1)
       fail_argument("sdpa options: unfuse_fma is ", o.unfuse_fma, "; expected 0 or 1");
     a.unfuse_fma = o.unfuse_fma == 1;
-    a.generate_score_max = o.score_max != 0;
-    a.generate_score_sum_exp = o.score_sum_exp != 0;
-    a.generate_rng_dump = o.rng_dump != 0;
+    a.generate_score_max = graph.next_output_requested("score_max");
+    a.generate_score_sum_exp = graph.next_output_requested("score_sum_exp");
+    a.generate_rng_dump = graph.next_output_requested("rng_dump");
     const Node &node = graph.add_node(OpKind::kSdpa, string_or_empty(o.name),
                                       {q,
                                        k,
@@ -93,10 +123,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa(cudnnfe_graph_t *g, int64_t q, int64_t k
                                        o.ragged_offset_stats,
                                        o.ragged_offset_score_max,
                                        o.ragged_offset_score_sum_exp},
-                                      a, o.compute_dtype,
-                                      {{Sdpa::kScoreMax, o.score_max},
-                                       {Sdpa::kScoreSumExp, o.score_sum_exp},
-                                       {Sdpa::kRngDump, o.rng_dump}});
+                                      a, o.compute_dtype);
     *o_uid = node.outputs[Sdpa::kO];
     if (stats) *stats = node.outputs[Sdpa::kStats];
   });
@@ -109,6 +136,7 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias) {
   return guard_graph(g, [&](Graph &graph) {
+    ConsumeNextOutputs consume{graph};
     require_out(dq, "dq");
     require_out(dk, "dk");
     require_out(dv, "dv");
@@ -120,8 +148,11 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.causal_mask_bottom_right = opts.causal_mask_bottom_right != 0;
     a.deterministic = opts.deterministic != 0;
     a.options = attention_options(opts);
-    a.generate_dbias = dbias != nullptr;
-    a.generate_dsink = opts.dsink_token != 0;
+    // dsink_token is a set_next_output request; dBias is made for the _ex
+    // variant's pointer or for a request.
+    request_outputs(graph, {{"dSink_token", opts.dsink_token}});
+    a.generate_dbias = dbias != nullptr || graph.next_output_requested("dBias");
+    a.generate_dsink = graph.next_output_requested("dSink_token");
     for (auto [bound, what] : {std::pair{opts.max_total_seq_len_q, "max_total_seq_len_q"},
                                {opts.max_total_seq_len_kv, "max_total_seq_len_kv"}})
       if (bound < 0)
@@ -131,30 +162,29 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *g, int64_t 
     a.max_total_seq_len_kv = opts.max_total_seq_len_kv;
     a.score_mod.score = opts.score_mod;
     a.score_mod_bprop.score = opts.score_mod_bprop;
-    const Node &node =
-        graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
-                       {q,
-                        k,
-                        v,
-                        o,
-                        d_o,
-                        stats,
-                        opts.bias,
-                        opts.attn_scale_tensor,
-                        opts.seq_len_q,
-                        opts.seq_len_kv,
-                        opts.dropout_seed,
-                        opts.dropout_offset,
-                        opts.dropout_mask,
-                        opts.dropout_scale,
-                        opts.dropout_scale_inv,
-                        opts.ragged_offset_q,
-                        opts.ragged_offset_k,
-                        opts.ragged_offset_v,
-                        opts.ragged_offset_o,
-                        opts.ragged_offset_stats,
-                        opts.sink_token},
-                       a, opts.compute_dtype, {{SdpaBackward::kDSinkToken, opts.dsink_token}});
+    const Node &node = graph.add_node(OpKind::kSdpaBackward, string_or_empty(opts.name),
+                                      {q,
+                                       k,
+                                       v,
+                                       o,
+                                       d_o,
+                                       stats,
+                                       opts.bias,
+                                       opts.attn_scale_tensor,
+                                       opts.seq_len_q,
+                                       opts.seq_len_kv,
+                                       opts.dropout_seed,
+                                       opts.dropout_offset,
+                                       opts.dropout_mask,
+                                       opts.dropout_scale,
+                                       opts.dropout_scale_inv,
+                                       opts.ragged_offset_q,
+                                       opts.ragged_offset_k,
+                                       opts.ragged_offset_v,
+                                       opts.ragged_offset_o,
+                                       opts.ragged_offset_stats,
+                                       opts.sink_token},
+                                      a, opts.compute_dtype);
     *dq = node.outputs[SdpaBackward::kDQ];
     *dk = node.outputs[SdpaBackward::kDK];
     *dv = node.outputs[SdpaBackward::kDV];

@@ -123,6 +123,31 @@ cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *g, int64_t
   });
 }
 
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *g, int32_t prune) {
+  return guard_graph(g, [&](Graph &graph) {
+    if (prune != 0 && prune != 1)
+      fail_argument("graph \"", graph.name, "\": prune_unread_inputs is ", prune,
+                    "; expected 0 or 1");
+    graph.require_mutable();
+    graph.prune_unread_inputs = prune == 1;
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *g, int64_t *uids,
+                                               size_t capacity, size_t *count) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(count, "count");
+    const auto &pruned = graph.pruned();
+    if (uids) {
+      if (capacity < pruned.size())
+        fail_argument("capacity ", capacity, " is too small for ", pruned.size(), " UIDs");
+      size_t i = 0;
+      for (const auto &entry : pruned) uids[i++] = entry.first;
+    }
+    *count = pruned.size();
+  });
+}
+
 cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *g, const char *name,
                                            int64_t *uid) {
   return guard_graph(g, [&](Graph &graph) {

@@ -17,6 +17,7 @@ void resolve_bindings(const Graph &graph, const cudnnfe_binding_t *bindings, siz
     const int64_t uid = bindings[i].uid;
     const int index = graph.bound_index(uid);
     if (index < 0) {
+      if (graph.was_pruned(uid)) continue;  // left the graph at validation: ignored
       const Tensor &t = graph.tensor(uid);  // throws for unknown UIDs
       if (graph.is_unread_input(t)) continue;
       fail_argument("binding ", i, ": tensor \"", t.name, "\" (UID ", uid, ") is ",

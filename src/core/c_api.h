@@ -4,6 +4,10 @@
 // cudnnfe_*).
 #pragma once
 
+// The library defines and exports the experimental part of the header too.
+#ifndef CUDNNFE_EXPERIMENTAL
+#define CUDNNFE_EXPERIMENTAL
+#endif
 #pragma GCC visibility push(default)
 #include "cudnnfe/cudnnfe.h"
 #pragma GCC visibility pop

@@ -1,3 +1,4 @@
+// The graph IR: adding tensors and nodes, lookup, and validation.
 #include "graph/graph.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "graph/score_mod.h"
+#include "ops/norm_scalars.h"
 #include "ops/ops.h"
 #include "plan/plan.h"
 
@@ -45,6 +47,8 @@ Graph Graph::copy_unbuilt() const {
   copy.compute_dtype = compute_dtype;
   copy.override_shape_enabled = override_shape_enabled;
   copy.dynamic_shape_enabled = dynamic_shape_enabled;
+  copy.prune_unread_inputs = prune_unread_inputs;
+  copy.pruned_ = pruned_;
   copy.tensors_ = tensors_;
   copy.index_by_uid_ = index_by_uid_;
   copy.uid_by_name_ = uid_by_name_;
@@ -86,7 +90,9 @@ int64_t Graph::next_free_uid() {
   // are never all taken.
   for (;; ++next_uid_) {
     if (next_uid_ > kMaxUid) next_uid_ = 1;
-    if (!index_by_uid_.count(next_uid_) && !reserved_uids_.count(next_uid_)) return next_uid_++;
+    if (!index_by_uid_.count(next_uid_) && !reserved_uids_.count(next_uid_) &&
+        !pruned_.count(next_uid_))
+      return next_uid_++;
   }
 }
 
@@ -153,11 +159,17 @@ void Graph::set_next_output(const std::string &port, int64_t uid) {
   require_mutable();
   if (port.empty()) fail_argument("the next op's output port name is empty");
   if (!has_tensor(uid))
-    fail_argument("output ", port, " of the next op: UID ", uid, " is not a tensor of this graph");
+    fail_argument("the next op's output ", port, " has UID ", uid,
+                  ", which is not a tensor of this graph", pruned_note(uid));
   for (const auto &request : next_outputs_)
     if (request.first == port)
       fail_argument("output ", port, " of the next op is already set to UID ", request.second);
   next_outputs_.emplace_back(port, uid);
+}
+
+bool Graph::next_output_requested(const std::string &port) const {
+  return std::any_of(next_outputs_.begin(), next_outputs_.end(),
+                     [&](const auto &request) { return request.first == port; });
 }
 
 // The caller's tensors for `node`'s outputs: those given to add_node and
@@ -209,7 +221,7 @@ const Node &Graph::add_node(OpKind kind, const std::string &name, std::vector<in
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] != 0 && !has_tensor(inputs[i]))
       fail_argument(label(node), ": input ", ports[i], " has UID ", inputs[i],
-                    ", which is not a tensor of this graph");
+                    ", which is not a tensor of this graph", pruned_note(inputs[i]));
   }
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
@@ -338,7 +350,8 @@ void Graph::set_tensor_name(int64_t uid, const std::string &name) {
 
 Tensor &Graph::tensor(int64_t uid) {
   auto it = index_by_uid_.find(uid);
-  if (it == index_by_uid_.end()) fail_argument("graph \"", name, "\": no tensor has UID ", uid);
+  if (it == index_by_uid_.end())
+    fail_argument("graph \"", name, "\": no tensor has UID ", uid, pruned_note(uid));
   return tensors_[it->second];
 }
 
@@ -400,6 +413,8 @@ void Graph::resolve_dtypes() {
 void Graph::validate(const SupportTarget &target) {
   check_score_mods_closed();
   if (nodes_.empty()) fail_graph("graph \"", name, "\" has no operations");
+  if (prune_unread_inputs) prune_unread();
+  for (size_t i = 0; i < nodes_.size(); ++i) fold_scalar_operands(*this, i);
   for (Node &node : nodes_) infer_and_check(*this, node);
   resolve_dtypes();
   for (Node &node : nodes_) check_types(*this, node);
@@ -436,6 +451,35 @@ void Graph::validate(const SupportTarget &target) {
 
 bool Graph::is_unread_input(const Tensor &t) const {
   return t.producer < 0 && !t.is_scalar && !t.is_virtual && !readers_.count(t.uid);
+}
+
+// The graph inputs no node reads leave the graph, as cudnn-frontend's graph
+// holds only the tensors its nodes use; their UIDs and names are kept so that
+// messages and bindings can name them.
+void Graph::prune_unread() {
+  if (std::none_of(tensors_.begin(), tensors_.end(),
+                   [this](const Tensor &t) { return is_unread_input(t); }))
+    return;
+  std::deque<Tensor> kept;
+  for (Tensor &t : tensors_) {
+    if (is_unread_input(t)) {
+      pruned_[t.uid] = t.name;
+      uid_by_name_.erase(t.name);
+      continue;
+    }
+    kept.push_back(std::move(t));
+  }
+  tensors_ = std::move(kept);
+  index_by_uid_.clear();
+  for (size_t i = 0; i < tensors_.size(); ++i) index_by_uid_[tensors_[i].uid] = i;
+}
+
+std::string Graph::pruned_note(int64_t uid) const {
+  auto it = pruned_.find(uid);
+  if (it == pruned_.end()) return "";
+  return cat(" (tensor \"", it->second,
+             "\" left the graph at validation: no op read it, and the graph prunes unread "
+             "inputs, cudnnfe_graph_set_prune_unread_inputs)");
 }
 
 void Graph::check_scalar_ranks(const Node &n) const {

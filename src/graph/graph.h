@@ -51,6 +51,9 @@ class Graph {
   bool override_shape_enabled = false;
   // Built as a dynamic-shape graph (BuildOptions::dynamic_shape_enabled).
   bool dynamic_shape_enabled = false;
+  // Graph inputs that no node reads leave the graph at validation
+  // (cudnnfe_graph_set_prune_unread_inputs); not part of the graph JSON.
+  bool prune_unread_inputs = false;
 
   // ---- construction (throws Error) ----
   int64_t add_tensor(const std::string &name, cudnnfe_dtype_t dtype,
@@ -73,6 +76,11 @@ class Graph {
   // tensor the caller made (as a GivenOutput). Consumed by the next
   // add_node, whether it adds the node or throws.
   void set_next_output(const std::string &port, int64_t uid);
+  // Whether a set_next_output request names output `port` of the next node
+  // (an op whose output is optional makes it when asked for).
+  bool next_output_requested(const std::string &port) const;
+  // Forgets the requests (a call that fails before add_node consumes them).
+  void drop_next_outputs() { next_outputs_.clear(); }
   // Replaces input `port` of node `index` with `uid` (0: none), keeping the
   // readers index true: an option set after the node was added.
   void set_node_input(size_t index, size_t port, int64_t uid);
@@ -134,6 +142,13 @@ class Graph {
   // A graph input that no node reads (it takes no buffer; a binding for it
   // is accepted and ignored, as cudnn-frontend ignores one).
   bool is_unread_input(const Tensor &t) const;
+  // The inputs that left the graph at the last validation
+  // (prune_unread_inputs), by UID, with their names. Their UIDs are not given
+  // to new tensors, and bindings for them are accepted and ignored.
+  const std::map<int64_t, std::string> &pruned() const { return pruned_; }
+  bool was_pruned(int64_t uid) const { return pruned_.count(uid) != 0; }
+  // " (tensor \"x\" left the graph at validation: ...)" for a pruned UID, else "".
+  std::string pruned_note(int64_t uid) const;
 
  private:
   Tensor &new_tensor(const std::string &name);
@@ -149,6 +164,7 @@ class Graph {
   void resolve_dtypes();
   void require_no_self_alias(const Tensor &t) const;
   void check_scalar_ranks(const Node &node) const;
+  void prune_unread();
   // Score modifiers (graph/score_mod.cpp).
   void check_open_score_mod(const Node &node) const;
   void attach_score_mods(Node &node);
@@ -169,6 +185,7 @@ class Graph {
   std::unordered_set<int64_t> reserved_uids_;
   // set_next_output's requests: port name and tensor, in call order.
   std::vector<std::pair<std::string, int64_t>> next_outputs_;
+  std::map<int64_t, std::string> pruned_;
   std::vector<int64_t> bound_uids_;
   std::unique_ptr<Plan> plan_;
   bool adding_node_ = false;

@@ -47,6 +47,20 @@ void check_one(Graph &graph, const Node &node, size_t port) {
 
 }  // namespace
 
+void fold_scalar_operands(Graph &graph, size_t index) {
+  const Node &node = graph.nodes().at(index);
+  const NormScalarPorts p = norm_scalar_ports(node.kind);
+  for (size_t port : {p.epsilon, p.momentum}) {
+    if (port == NormScalarPorts::kNone || port >= node.inputs.size() || node.inputs[port] == 0)
+      continue;
+    const Tensor &t = graph.tensor(node.inputs[port]);
+    if (!t.is_scalar) continue;
+    NormAttrs &attrs = graph.nodes()[index].as<NormAttrs>();
+    (port == p.epsilon ? attrs.epsilon : attrs.momentum) = t.scalar_value;
+    graph.set_node_input(index, port, 0);
+  }
+}
+
 void check_norm_scalar_inputs(Graph &graph, const Node &node) {
   const NormScalarPorts p = norm_scalar_ports(node.kind);
   check_one(graph, node, p.epsilon);

@@ -24,4 +24,11 @@ NormScalarPorts norm_scalar_ports(OpKind kind);
 // by value, not one the graph computes. The GPU needs FLOAT.
 void check_norm_scalar_inputs(Graph &graph, const Node &node);
 
+// Folds a scalar (cudnnfe_graph_add_scalar) given as node `index`'s epsilon
+// or momentum into the number the node takes (NormAttrs), and detaches it:
+// its value is known when the graph is built, so nothing reads it at execute
+// (what cudnn-frontend's Python API does with a host value; since 0.4).
+// Other kinds and graph-input tensors are left alone.
+void fold_scalar_operands(Graph &graph, size_t index);
+
 }  // namespace cudnnfe

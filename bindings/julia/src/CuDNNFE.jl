@@ -74,7 +74,7 @@ export CuDNNFEError, status_kind
 export Handle, Graph, Tensor
 export add_tensor!, add_scalar!, set_output!, set_next_output!, set_dtype!, set_dims!, set_strides!, set_name!,
        set_uid!, set_io_dtype!, set_intermediate_dtype!, set_compute_dtype!, set_pass_by_value!,
-       scalar_value
+       scalar_value, set_prune_unread_inputs!, pruned_tensors
 export graph_name, tensor_kind, tensors, find_tensor, tensor_count, node_count, tensor_name, cdims, cstrides, dtype,
        isbound, is_pass_by_value, uid, allocate
 export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, sdpa!,

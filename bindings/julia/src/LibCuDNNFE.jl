@@ -123,17 +123,34 @@ const CUDNNFE_DTYPE_DOUBLE = cudnnfe_dtype_t(11)
 const CUDNNFE_DTYPE_FP8_E8M0 = cudnnfe_dtype_t(12)
 const CUDNNFE_DTYPE_BOOLEAN_PACKED = cudnnfe_dtype_t(13)
 
-# C: typedef int32_t cudnnfe_target_t;
-const cudnnfe_target_t = Int32
-const CUDNNFE_TARGET_AUTO = cudnnfe_target_t(0)
-const CUDNNFE_TARGET_GPU = cudnnfe_target_t(1)
-const CUDNNFE_TARGET_CPU_REFERENCE = cudnnfe_target_t(2)
+# C: typedef int32_t cudnnfe_library_t;
+const cudnnfe_library_t = Int32
+const CUDNNFE_LIBRARY_CUDNN = cudnnfe_library_t(0)
+const CUDNNFE_LIBRARY_CUDART = cudnnfe_library_t(1)
 
-# C: typedef int32_t cudnnfe_heur_mode_t;
-const cudnnfe_heur_mode_t = Int32
-const CUDNNFE_HEUR_MODE_A = cudnnfe_heur_mode_t(0)
-const CUDNNFE_HEUR_MODE_B = cudnnfe_heur_mode_t(1)
-const CUDNNFE_HEUR_MODE_FALLBACK = cudnnfe_heur_mode_t(2)
+# C: typedef int32_t cudnnfe_library_origin_t;
+const cudnnfe_library_origin_t = Int32
+const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED = cudnnfe_library_origin_t(0)
+const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT = cudnnfe_library_origin_t(1)
+const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED = cudnnfe_library_origin_t(2)
+const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR = cudnnfe_library_origin_t(3)
+const CUDNNFE_LIBRARY_ORIGIN_SYSTEM = cudnnfe_library_origin_t(4)
+
+# C: typedef int32_t cudnnfe_log_level_t;
+const cudnnfe_log_level_t = Int32
+const CUDNNFE_LOG_LEVEL_OFF = cudnnfe_log_level_t(0)
+const CUDNNFE_LOG_LEVEL_INFO = cudnnfe_log_level_t(1)
+const CUDNNFE_LOG_LEVEL_DEBUG = cudnnfe_log_level_t(2)
+
+# C: typedef void (*)(cudnnfe_log_level_t, const char *, void *) cudnnfe_log_callback_t;
+const cudnnfe_log_callback_t = Ptr{Cvoid}
+
+# C: typedef int32_t cudnnfe_tensor_kind_t;
+const cudnnfe_tensor_kind_t = Int32
+const CUDNNFE_TENSOR_KIND_INPUT = cudnnfe_tensor_kind_t(1)
+const CUDNNFE_TENSOR_KIND_SCALAR = cudnnfe_tensor_kind_t(2)
+const CUDNNFE_TENSOR_KIND_VIRTUAL = cudnnfe_tensor_kind_t(3)
+const CUDNNFE_TENSOR_KIND_OUTPUT = cudnnfe_tensor_kind_t(4)
 
 # C: typedef int32_t cudnnfe_conv_mode_t;
 const cudnnfe_conv_mode_t = Int32
@@ -206,35 +223,6 @@ const CUDNNFE_REDUCTION_NORM1 = cudnnfe_reduction_mode_t(7)
 const CUDNNFE_REDUCTION_NORM2 = cudnnfe_reduction_mode_t(8)
 const CUDNNFE_REDUCTION_MUL_NO_ZEROS = cudnnfe_reduction_mode_t(9)
 
-# C: typedef int32_t cudnnfe_tensor_kind_t;
-const cudnnfe_tensor_kind_t = Int32
-const CUDNNFE_TENSOR_KIND_INPUT = cudnnfe_tensor_kind_t(1)
-const CUDNNFE_TENSOR_KIND_SCALAR = cudnnfe_tensor_kind_t(2)
-const CUDNNFE_TENSOR_KIND_VIRTUAL = cudnnfe_tensor_kind_t(3)
-const CUDNNFE_TENSOR_KIND_OUTPUT = cudnnfe_tensor_kind_t(4)
-
-# C: typedef int32_t cudnnfe_library_t;
-const cudnnfe_library_t = Int32
-const CUDNNFE_LIBRARY_CUDNN = cudnnfe_library_t(0)
-const CUDNNFE_LIBRARY_CUDART = cudnnfe_library_t(1)
-
-# C: typedef int32_t cudnnfe_library_origin_t;
-const cudnnfe_library_origin_t = Int32
-const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED = cudnnfe_library_origin_t(0)
-const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT = cudnnfe_library_origin_t(1)
-const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED = cudnnfe_library_origin_t(2)
-const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR = cudnnfe_library_origin_t(3)
-const CUDNNFE_LIBRARY_ORIGIN_SYSTEM = cudnnfe_library_origin_t(4)
-
-# C: typedef int32_t cudnnfe_log_level_t;
-const cudnnfe_log_level_t = Int32
-const CUDNNFE_LOG_LEVEL_OFF = cudnnfe_log_level_t(0)
-const CUDNNFE_LOG_LEVEL_INFO = cudnnfe_log_level_t(1)
-const CUDNNFE_LOG_LEVEL_DEBUG = cudnnfe_log_level_t(2)
-
-# C: typedef void (*)(cudnnfe_log_level_t, const char *, void *) cudnnfe_log_callback_t;
-const cudnnfe_log_callback_t = Ptr{Cvoid}
-
 # C: typedef int32_t cudnnfe_diagonal_alignment_t;
 const cudnnfe_diagonal_alignment_t = Int32
 
@@ -248,12 +236,6 @@ const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED = cudnnfe_attention_implementatio
 const cudnnfe_norm_phase_t = Int32
 const CUDNNFE_NORM_PHASE_TRAINING = cudnnfe_norm_phase_t(0)
 const CUDNNFE_NORM_PHASE_INFERENCE = cudnnfe_norm_phase_t(1)
-
-# C: typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
-const cudnnfe_moe_grouped_matmul_mode_t = Int32
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE = cudnnfe_moe_grouped_matmul_mode_t(0)
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER = cudnnfe_moe_grouped_matmul_mode_t(1)
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER = cudnnfe_moe_grouped_matmul_mode_t(2)
 
 # C: typedef int32_t cudnnfe_resample_mode_t;
 const cudnnfe_resample_mode_t = Int32
@@ -272,6 +254,18 @@ const CUDNNFE_PADDING_EDGE = cudnnfe_padding_mode_t(3)
 
 # C: typedef int32_t cudnnfe_rng_distribution_t;
 const cudnnfe_rng_distribution_t = Int32
+
+# C: typedef int32_t cudnnfe_target_t;
+const cudnnfe_target_t = Int32
+const CUDNNFE_TARGET_AUTO = cudnnfe_target_t(0)
+const CUDNNFE_TARGET_GPU = cudnnfe_target_t(1)
+const CUDNNFE_TARGET_CPU_REFERENCE = cudnnfe_target_t(2)
+
+# C: typedef int32_t cudnnfe_heur_mode_t;
+const cudnnfe_heur_mode_t = Int32
+const CUDNNFE_HEUR_MODE_A = cudnnfe_heur_mode_t(0)
+const CUDNNFE_HEUR_MODE_B = cudnnfe_heur_mode_t(1)
+const CUDNNFE_HEUR_MODE_FALLBACK = cudnnfe_heur_mode_t(2)
 
 # C: typedef int32_t cudnnfe_build_policy_t;
 const cudnnfe_build_policy_t = Int32
@@ -299,23 +293,29 @@ const CUDNNFE_PLAN_SOURCE_DISK_CACHE = cudnnfe_plan_source_t(3)
 const CUDNNFE_PLAN_SOURCE_SERIALIZED = cudnnfe_plan_source_t(4)
 const CUDNNFE_PLAN_SOURCE_REBUILT = cudnnfe_plan_source_t(5)
 
-# ---- Opaque objects ---------------------------------------------------------
+# C: typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+const cudnnfe_moe_grouped_matmul_mode_t = Int32
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE = cudnnfe_moe_grouped_matmul_mode_t(0)
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER = cudnnfe_moe_grouped_matmul_mode_t(1)
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER = cudnnfe_moe_grouped_matmul_mode_t(2)
 
-# C: typedef struct cudnnfe_graph cudnnfe_graph_t; (only ever used through pointers)
-mutable struct cudnnfe_graph end
-const cudnnfe_graph_t = cudnnfe_graph
+# ---- Opaque objects ---------------------------------------------------------
 
 # C: typedef struct cudnnfe_handle cudnnfe_handle_t; (only ever used through pointers)
 mutable struct cudnnfe_handle end
 const cudnnfe_handle_t = cudnnfe_handle
 
-# C: typedef struct cudnnfe_device_properties cudnnfe_device_properties_t; (only ever used through pointers)
-mutable struct cudnnfe_device_properties end
-const cudnnfe_device_properties_t = cudnnfe_device_properties
+# C: typedef struct cudnnfe_graph cudnnfe_graph_t; (only ever used through pointers)
+mutable struct cudnnfe_graph end
+const cudnnfe_graph_t = cudnnfe_graph
 
 # C: typedef struct cudnnfe_kernel_cache cudnnfe_kernel_cache_t; (only ever used through pointers)
 mutable struct cudnnfe_kernel_cache end
 const cudnnfe_kernel_cache_t = cudnnfe_kernel_cache
+
+# C: typedef struct cudnnfe_device_properties cudnnfe_device_properties_t; (only ever used through pointers)
+mutable struct cudnnfe_device_properties end
+const cudnnfe_device_properties_t = cudnnfe_device_properties
 
 # C: typedef struct cudnnfe_bound cudnnfe_bound_t; (only ever used through pointers)
 mutable struct cudnnfe_bound end
@@ -484,6 +484,28 @@ end
 const cudnnfe_sdpa_backward_options_t = cudnnfe_sdpa_backward_options
 
 """
+C: `typedef struct cudnnfe_attention_common {...} cudnnfe_attention_common_t;` (112 bytes, alignment 8).
+"""
+struct cudnnfe_attention_common
+    struct_size::Csize_t  # size_t at 0
+    attn_scale::Cdouble  # double at 8
+    causal_mask::Int32  # int32_t at 16
+    window_left::Int64  # int64_t at 24
+    window_right::Int64  # int64_t at 32
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 40
+    padding_mask::Int32  # int32_t at 44
+    seq_len_q::Int64  # int64_t at 48
+    seq_len_kv::Int64  # int64_t at 56
+    alibi_mask::Int32  # int32_t at 64
+    dropout_probability::Cdouble  # double at 72
+    dropout_seed::Int64  # int64_t at 80
+    dropout_offset::Int64  # int64_t at 88
+    dropout_mask::Int64  # int64_t at 96
+    dropout_scale::Int64  # int64_t at 104
+end
+const cudnnfe_attention_common_t = cudnnfe_attention_common
+
+"""
 C: `typedef struct cudnnfe_norm_options {...} cudnnfe_norm_options_t;` (64 bytes, alignment 8).
 """
 struct cudnnfe_norm_options
@@ -550,31 +572,6 @@ end
 const cudnnfe_layout_options_t = cudnnfe_layout_options
 
 """
-C: `typedef struct cudnnfe_block_scale_options {...} cudnnfe_block_scale_options_t;` (32 bytes, alignment 8).
-"""
-struct cudnnfe_block_scale_options
-    struct_size::Csize_t  # size_t at 0
-    name::Ptr{Cchar}  # const char * at 8
-    block_size::Int32  # int32_t at 16
-    axis::Int32  # int32_t at 20
-    transpose::Int32  # int32_t at 24
-    y_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 28
-end
-const cudnnfe_block_scale_options_t = cudnnfe_block_scale_options
-
-"""
-C: `typedef struct cudnnfe_moe_grouped_matmul_options {...} cudnnfe_moe_grouped_matmul_options_t;` (32 bytes, alignment 8).
-"""
-struct cudnnfe_moe_grouped_matmul_options
-    struct_size::Csize_t  # size_t at 0
-    name::Ptr{Cchar}  # const char * at 8
-    mode::cudnnfe_moe_grouped_matmul_mode_t  # cudnnfe_moe_grouped_matmul_mode_t at 16
-    top_k::Int32  # int32_t at 20
-    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 24
-end
-const cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options
-
-"""
 C: `typedef struct cudnnfe_resample_options {...} cudnnfe_resample_options_t;` (160 bytes, alignment 8).
 """
 struct cudnnfe_resample_options
@@ -609,57 +606,6 @@ struct cudnnfe_rng_options
     compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 72
 end
 const cudnnfe_rng_options_t = cudnnfe_rng_options
-
-"""
-C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (152 bytes, alignment 8).
-"""
-struct cudnnfe_sdpa_fp8_options
-    struct_size::Csize_t  # size_t at 0
-    name::Ptr{Cchar}  # const char * at 8
-    attn_scale::Cdouble  # double at 16
-    generate_stats::Int32  # int32_t at 24
-    causal_mask::Int32  # int32_t at 28
-    window_left::Int64  # int64_t at 32
-    window_right::Int64  # int64_t at 40
-    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
-    padding_mask::Int32  # int32_t at 52
-    seq_len_q::Int64  # int64_t at 56
-    seq_len_kv::Int64  # int64_t at 64
-    alibi_mask::Int32  # int32_t at 72
-    dropout_probability::Cdouble  # double at 80
-    dropout_seed::Int64  # int64_t at 88
-    dropout_offset::Int64  # int64_t at 96
-    dropout_mask::Int64  # int64_t at 104
-    dropout_scale::Int64  # int64_t at 112
-    page_table_k::Int64  # int64_t at 120
-    page_table_v::Int64  # int64_t at 128
-    max_seq_len_kv::Int64  # int64_t at 136
-    sink_token::Int64  # int64_t at 144
-end
-const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
-
-"""
-C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (120 bytes, alignment 8).
-"""
-struct cudnnfe_sdpa_fp8_backward_options
-    struct_size::Csize_t  # size_t at 0
-    name::Ptr{Cchar}  # const char * at 8
-    attn_scale::Cdouble  # double at 16
-    causal_mask::Int32  # int32_t at 24
-    window_left::Int64  # int64_t at 32
-    window_right::Int64  # int64_t at 40
-    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
-    padding_mask::Int32  # int32_t at 52
-    seq_len_q::Int64  # int64_t at 56
-    seq_len_kv::Int64  # int64_t at 64
-    dropout_probability::Cdouble  # double at 72
-    dropout_seed::Int64  # int64_t at 80
-    dropout_offset::Int64  # int64_t at 88
-    dropout_mask::Int64  # int64_t at 96
-    dropout_scale::Int64  # int64_t at 104
-    dropout_scale_inv::Int64  # int64_t at 112
-end
-const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
 
 """
 C: `typedef struct cudnnfe_build_options {...} cudnnfe_build_options_t;` (136 bytes, alignment 8).
@@ -787,7 +733,132 @@ struct cudnnfe_plan_load_options
 end
 const cudnnfe_plan_load_options_t = cudnnfe_plan_load_options
 
+"""
+C: `typedef struct cudnnfe_sdpa_fp8_options {...} cudnnfe_sdpa_fp8_options_t;` (152 bytes, alignment 8).
+"""
+struct cudnnfe_sdpa_fp8_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    attn_scale::Cdouble  # double at 16
+    generate_stats::Int32  # int32_t at 24
+    causal_mask::Int32  # int32_t at 28
+    window_left::Int64  # int64_t at 32
+    window_right::Int64  # int64_t at 40
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    alibi_mask::Int32  # int32_t at 72
+    dropout_probability::Cdouble  # double at 80
+    dropout_seed::Int64  # int64_t at 88
+    dropout_offset::Int64  # int64_t at 96
+    dropout_mask::Int64  # int64_t at 104
+    dropout_scale::Int64  # int64_t at 112
+    page_table_k::Int64  # int64_t at 120
+    page_table_v::Int64  # int64_t at 128
+    max_seq_len_kv::Int64  # int64_t at 136
+    sink_token::Int64  # int64_t at 144
+end
+const cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options
+
+"""
+C: `typedef struct cudnnfe_sdpa_fp8_backward_options {...} cudnnfe_sdpa_fp8_backward_options_t;` (120 bytes, alignment 8).
+"""
+struct cudnnfe_sdpa_fp8_backward_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    attn_scale::Cdouble  # double at 16
+    causal_mask::Int32  # int32_t at 24
+    window_left::Int64  # int64_t at 32
+    window_right::Int64  # int64_t at 40
+    diagonal_alignment::cudnnfe_diagonal_alignment_t  # cudnnfe_diagonal_alignment_t at 48
+    padding_mask::Int32  # int32_t at 52
+    seq_len_q::Int64  # int64_t at 56
+    seq_len_kv::Int64  # int64_t at 64
+    dropout_probability::Cdouble  # double at 72
+    dropout_seed::Int64  # int64_t at 80
+    dropout_offset::Int64  # int64_t at 88
+    dropout_mask::Int64  # int64_t at 96
+    dropout_scale::Int64  # int64_t at 104
+    dropout_scale_inv::Int64  # int64_t at 112
+end
+const cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options
+
+"""
+C: `typedef struct cudnnfe_block_scale_options {...} cudnnfe_block_scale_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_block_scale_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    block_size::Int32  # int32_t at 16
+    axis::Int32  # int32_t at 20
+    transpose::Int32  # int32_t at 24
+    y_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 28
+end
+const cudnnfe_block_scale_options_t = cudnnfe_block_scale_options
+
+"""
+C: `typedef struct cudnnfe_moe_grouped_matmul_options {...} cudnnfe_moe_grouped_matmul_options_t;` (32 bytes, alignment 8).
+"""
+struct cudnnfe_moe_grouped_matmul_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    mode::cudnnfe_moe_grouped_matmul_mode_t  # cudnnfe_moe_grouped_matmul_mode_t at 16
+    top_k::Int32  # int32_t at 20
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 24
+end
+const cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options
+
 # ---- Functions -------------------------------------------------------------
+
+"""
+    cudnnfe_status_name(status) -> Cstring
+
+C: `const char * cudnnfe_status_name(cudnnfe_status_t status)`
+
+Static name of a status ("CUDNNFE_STATUS_INVALID_GRAPH"); never NULL.
+"""
+function cudnnfe_status_name(status)
+    ccall((:cudnnfe_status_name, libcudnnfe), Cstring, (cudnnfe_status_t,),
+          status)
+end
+
+"""
+    cudnnfe_last_error() -> Cstring
+
+C: `const char * cudnnfe_last_error(void)`
+
+Message of the last failure on the calling OS thread, "" if none. Valid
+until the next cudnnfe call on this thread. Prefer the per-object
+functions below where the call had an object.
+"""
+function cudnnfe_last_error()
+    ccall((:cudnnfe_last_error, libcudnnfe), Cstring, ())
+end
+
+"""
+    cudnnfe_dtype_name(dtype) -> Cstring
+
+C: `const char * cudnnfe_dtype_name(cudnnfe_dtype_t dtype)`
+
+Static name of a data type ("BFLOAT16"); "UNKNOWN" for other values.
+"""
+function cudnnfe_dtype_name(dtype)
+    ccall((:cudnnfe_dtype_name, libcudnnfe), Cstring, (cudnnfe_dtype_t,),
+          dtype)
+end
+
+"""
+    cudnnfe_dtype_size(dtype) -> Csize_t
+
+C: `size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype)`
+
+Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown.
+"""
+function cudnnfe_dtype_size(dtype)
+    ccall((:cudnnfe_dtype_size, libcudnnfe), Csize_t, (cudnnfe_dtype_t,),
+          dtype)
+end
 
 """
     cudnnfe_version() -> UInt32
@@ -841,55 +912,6 @@ driver is missing (that is not an error).
 function cudnnfe_device_count(count)
     ccall((:cudnnfe_device_count, libcudnnfe), cudnnfe_status_t, (Ptr{Int32},),
           count)
-end
-
-"""
-    cudnnfe_status_name(status) -> Cstring
-
-C: `const char * cudnnfe_status_name(cudnnfe_status_t status)`
-
-Static name of a status ("CUDNNFE_STATUS_INVALID_GRAPH"); never NULL.
-"""
-function cudnnfe_status_name(status)
-    ccall((:cudnnfe_status_name, libcudnnfe), Cstring, (cudnnfe_status_t,),
-          status)
-end
-
-"""
-    cudnnfe_dtype_name(dtype) -> Cstring
-
-C: `const char * cudnnfe_dtype_name(cudnnfe_dtype_t dtype)`
-
-Static name of a data type ("BFLOAT16"); "UNKNOWN" for other values.
-"""
-function cudnnfe_dtype_name(dtype)
-    ccall((:cudnnfe_dtype_name, libcudnnfe), Cstring, (cudnnfe_dtype_t,),
-          dtype)
-end
-
-"""
-    cudnnfe_dtype_size(dtype) -> Csize_t
-
-C: `size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype)`
-
-Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown.
-"""
-function cudnnfe_dtype_size(dtype)
-    ccall((:cudnnfe_dtype_size, libcudnnfe), Csize_t, (cudnnfe_dtype_t,),
-          dtype)
-end
-
-"""
-    cudnnfe_last_error() -> Cstring
-
-C: `const char * cudnnfe_last_error(void)`
-
-Message of the last failure on the calling OS thread, "" if none. Valid
-until the next cudnnfe call on this thread. Prefer the per-object
-functions below where the call had an object.
-"""
-function cudnnfe_last_error()
-    ccall((:cudnnfe_last_error, libcudnnfe), Cstring, ())
 end
 
 """
@@ -1174,6 +1196,43 @@ function cudnnfe_graph_find_tensor(graph, name, uid)
 end
 
 """
+    cudnnfe_graph_set_prune_unread_inputs(graph, prune) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune)`
+
+With `prune` 1, graph inputs that no op reads leave the graph when it is
+validated (cudnnfe_graph_validate, _validate_for_build, _build), as
+cudnn-frontend's graph holds only the tensors its ops use: they are no
+longer counted, listed, serialized or fingerprinted, a binding for one at
+execute is accepted and ignored, its UID is not given to a new tensor,
+and a call naming it fails with INVALID_ARGUMENT saying that it left the
+graph. With 0 (the default) such an input stays, takes no buffer and its
+binding is ignored. Scalars and a graph without ops are not pruned.
+INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built.
+(since 0.4)
+"""
+function cudnnfe_graph_set_prune_unread_inputs(graph, prune)
+    ccall((:cudnnfe_graph_set_prune_unread_inputs, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int32),
+          graph, prune)
+end
+
+"""
+    cudnnfe_graph_get_pruned_uids(graph, uids, capacity, count) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids, size_t capacity, size_t *count)`
+
+The UIDs of the inputs that left the graph at validation (see
+cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query
+pattern as cudnnfe_graph_get_tensor_uids. (since 0.4)
+"""
+function cudnnfe_graph_get_pruned_uids(graph, uids, capacity, count)
+    ccall((:cudnnfe_graph_get_pruned_uids, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Int64}, Csize_t, Ptr{Csize_t}),
+          graph, uids, capacity, count)
+end
+
+"""
     cudnnfe_graph_add_tensor(graph, name, dtype, ndims, dims, strides, uid) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name, cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims, const int64_t *strides, int64_t *uid)`
@@ -1255,9 +1314,13 @@ output's name as docs/graph-json.md lists it ("dBias", "dSink_token",
 "Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
 that call consumes every request, whether it adds the op or fails
 (INVALID_ARGUMENT naming the op, the port and its outputs for a port it
-lacks or does not make as configured). One mechanism for every op; the
-dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
-(since 0.4)
+lacks or does not make as configured). One mechanism for every op: an
+optional output asked for this way is made (sdpa's "stats", "score_max",
+"score_sum_exp", "rng_dump"; sdpa_backward's "dBias", "dSink_token", with
+cudnnfe_graph_add_sdpa_backward too), and the options that name a
+caller's tensor as an output (sdpa's score_max, score_sum_exp and
+rng_dump, sdpa_backward's dsink_token) are requests of this kind made by
+the add call. (since 0.4)
 """
 function cudnnfe_graph_set_next_output(graph, port, uid)
     ccall((:cudnnfe_graph_set_next_output, libcudnnfe), cudnnfe_status_t,
@@ -1284,7 +1347,10 @@ end
 C: `cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims, const int64_t *dims)`
 
 Overrides dims (inferred outputs included); strides are re-derived as
-packed in the same dimension order unless set explicitly.
+packed in the same dimension order unless set explicitly. Dims and
+strides may be set or changed until the graph is built, also on a tensor
+that ops already read: validation infers every op's outputs again from
+the shapes set then (outputs whose dims were set keep them).
 """
 function cudnnfe_tensor_set_dims(graph, uid, ndims, dims)
     ccall((:cudnnfe_tensor_set_dims, libcudnnfe), cudnnfe_status_t,
@@ -1673,6 +1739,49 @@ function cudnnfe_graph_add_sdpa_backward_ex(graph, q, k, v, o, d_o, stats, optio
     ccall((:cudnnfe_graph_add_sdpa_backward_ex, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
           graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias)
+end
+
+"""
+    cudnnfe_attention_common_init_sized(common, struct_size) -> Cvoid
+
+C: `void cudnnfe_attention_common_init_sized(cudnnfe_attention_common_t *common, size_t struct_size)`
+
+since 0.4
+"""
+function cudnnfe_attention_common_init_sized(common, struct_size)
+    ccall((:cudnnfe_attention_common_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_attention_common_t}, Csize_t),
+          common, struct_size)
+end
+
+"""
+    cudnnfe_sdpa_options_set_common(options, common) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_sdpa_options_set_common(cudnnfe_sdpa_options_t *options, const cudnnfe_attention_common_t *common)`
+
+Copies the fields of `common` (NULL: its defaults) into `options`, which
+its init function filled; the other fields of `options` are left as they
+are. INVALID_ARGUMENT when `options` is NULL or its struct_size does not
+reach the shared fields (a struct from a header older than them).
+since 0.4
+"""
+function cudnnfe_sdpa_options_set_common(options, common)
+    ccall((:cudnnfe_sdpa_options_set_common, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_sdpa_options_t}, Ptr{cudnnfe_attention_common_t}),
+          options, common)
+end
+
+"""
+    cudnnfe_sdpa_backward_options_set_common(options, common) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_sdpa_backward_options_set_common(cudnnfe_sdpa_backward_options_t *options, const cudnnfe_attention_common_t *common)`
+
+As cudnnfe_sdpa_options_set_common, for the backward's options. since 0.4
+"""
+function cudnnfe_sdpa_backward_options_set_common(options, common)
+    ccall((:cudnnfe_sdpa_backward_options_set_common, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_sdpa_backward_options_t}, Ptr{cudnnfe_attention_common_t}),
+          options, common)
 end
 
 """
@@ -2141,115 +2250,6 @@ function cudnnfe_graph_add_concatenate(graph, num_inputs, inputs, axis, options,
 end
 
 """
-    cudnnfe_block_scale_options_init_sized(options, struct_size) -> Cvoid
-
-C: `void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options, size_t struct_size)`
-"""
-function cudnnfe_block_scale_options_init_sized(options, struct_size)
-    ccall((:cudnnfe_block_scale_options_init_sized, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_block_scale_options_t}, Csize_t),
-          options, struct_size)
-end
-
-"""
-    cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y, int64_t *scale)`
-
-Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
-  scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
-             a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
-             block),
-  y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
-      448, FP8_E5M2: max 57344), saturating.
-Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
-GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
-(cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
-Hopper with NOT_SUPPORTED).
-"""
-function cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale)
-    ccall((:cudnnfe_graph_add_block_scale_quantize, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}, Ptr{Int64}),
-          graph, x, options, y, scale)
-end
-
-"""
-    cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options, int64_t *y)`
-
-Block-scale dequantize: y = x * scale[B] for each element of block B.
-x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
-`axis`, which is x's divided by block_size. y (x's dims, x's strides) is
-FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
-intermediate type for a virtual y), else FLOAT. Reads block_size, axis
-and name. On the GPU it lowers to
-CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
-newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
-it elsewhere with NOT_SUPPORTED.
-"""
-function cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y)
-    ccall((:cudnnfe_graph_add_block_scale_dequantize, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}),
-          graph, x, scale, options, y)
-end
-
-"""
-    cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size) -> Cvoid
-
-C: `void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options, size_t struct_size)`
-"""
-function cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size)
-    ccall((:cudnnfe_moe_grouped_matmul_options_init_sized, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_moe_grouped_matmul_options_t}, Csize_t),
-          options, struct_size)
-end
-
-"""
-    cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset, int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *output)`
-
-output[1, R, N] from token[1, T, K], weight[E, K, N] and
-first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
-multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
-(group g is routed rows [offset[g], offset[g + 1])). Group g uses
-weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
-dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
-SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
-mode does not read. Output rows no group writes are unspecified (the CPU
-reference writes 0). On the GPU it lowers to
-CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
-it refuses with NOT_SUPPORTED. since 0.3
-"""
-function cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output)
-    ccall((:cudnnfe_graph_add_moe_grouped_matmul, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
-          graph, token, weight, first_token_offset, token_index, token_ks, options, output)
-end
-
-"""
-    cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight)`
-
-The weight gradient of a NONE-mode moe_grouped_matmul:
-dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
-doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
-[E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
-first_token_offset's dim 0 unless dweight's dims are set (set them when
-first_token_offset holds G + 1 boundaries or several batches). Reads name
-and compute_dtype; mode must be NONE. On the GPU it lowers to
-CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
-without it refuses with NOT_SUPPORTED. since 0.3
-"""
-function cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight)
-    ccall((:cudnnfe_graph_add_moe_grouped_matmul_backward, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
-          graph, doutput, token, first_token_offset, options, dweight)
-end
-
-"""
     cudnnfe_resample_options_init_sized(options, struct_size) -> Cvoid
 
 C: `void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size)`
@@ -2307,138 +2307,6 @@ function cudnnfe_graph_add_rng(graph, ndims, dims, seed, offset, options, y)
     ccall((:cudnnfe_graph_add_rng, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int32, Ptr{Int64}, Int64, Int64, Ptr{cudnnfe_rng_options_t}, Ptr{Int64}),
           graph, ndims, dims, seed, offset, options, y)
-end
-
-"""
-    cudnnfe_sdpa_fp8_options_init_sized(options, struct_size) -> Cvoid
-
-C: `void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size)`
-"""
-function cudnnfe_sdpa_fp8_options_init_sized(options, struct_size)
-    ccall((:cudnnfe_sdpa_fp8_options_init_sized, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_sdpa_fp8_options_t}, Csize_t),
-          options, struct_size)
-end
-
-"""
-    cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_s, int64_t scale_s, int64_t scale_o, const cudnnfe_sdpa_fp8_options_t *options, int64_t *o, int64_t *stats, int64_t *amax_s, int64_t *amax_o)`
-
-FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
-h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
-any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
-attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
-causal_mask and the band; a row left no column gives o = 0 and stats =
--inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
-sink logit in its denominator] [dropped: P * keep * scale]:
-  amax_s = max|P|;  P8 = fp8(P * scale_s);
-  O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
-o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
-(set the graph's io type or the tensor's type for another: FP8_E4M3,
-FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
-ones). Writes *stats (0 without generate_stats; `stats` may then be
-NULL), *amax_s and *amax_o.
-"""
-function cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
-    ccall((:cudnnfe_graph_add_sdpa_fp8, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
-          graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
-end
-
-"""
-    cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size) -> Cvoid
-
-C: `void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options, size_t struct_size)`
-"""
-function cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size)
-    ccall((:cudnnfe_sdpa_fp8_backward_options_init_sized, libcudnnfe), Cvoid,
-          (Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Csize_t),
-          options, struct_size)
-end
-
-"""
-    cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do, int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk, int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv, int64_t *amax_dp)`
-
-FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
-[b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
-stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
-  D = rowsum(dO * O) * descale_do * descale_o
-  dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
-  dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
-  amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
-  dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
-and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
-and dV summed over each group of query heads). dq, dk, dv have the
-shapes and dimension orders of q, k, v and, by default, q's type.
-"""
-function cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
-    ccall((:cudnnfe_graph_add_sdpa_fp8_backward, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
-          graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
-end
-
-"""
-    cudnnfe_device_properties_create(properties, device) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device)`
-
-Describes CUDA device `device` (needs cuDNN and that GPU). Free with
-cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
-device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
-properties), CUDA_ERROR. since 0.3
-"""
-function cudnnfe_device_properties_create(properties, device)
-    ccall((:cudnnfe_device_properties_create, libcudnnfe), cudnnfe_status_t,
-          (Ptr{Ptr{cudnnfe_device_properties_t}}, Int32),
-          properties, device)
-end
-
-"""
-    cudnnfe_device_properties_create_from_json(properties, data, size) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_device_properties_create_from_json(cudnnfe_device_properties_t **properties, const char *data, size_t size)`
-
-Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
-`data`, read during the call only; needs cuDNN, no GPU). Free with
-cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
-JSON object, or cuDNN refuses it: the message says why),
-CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3
-"""
-function cudnnfe_device_properties_create_from_json(properties, data, size)
-    ccall((:cudnnfe_device_properties_create_from_json, libcudnnfe), cudnnfe_status_t,
-          (Ptr{Ptr{cudnnfe_device_properties_t}}, Ptr{Cchar}, Csize_t),
-          properties, data, size)
-end
-
-"""
-    cudnnfe_device_properties_serialize(properties, buffer, capacity, size) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties, char *buffer, size_t capacity, size_t *size)`
-
-cuDNN's JSON of the properties, which create_from_json takes back.
-Size-query pattern as cudnnfe_graph_serialize. since 0.3
-"""
-function cudnnfe_device_properties_serialize(properties, buffer, capacity, size)
-    ccall((:cudnnfe_device_properties_serialize, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_device_properties_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
-          properties, buffer, capacity, size)
-end
-
-"""
-    cudnnfe_device_properties_destroy(properties) -> cudnnfe_status_t
-
-C: `cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties)`
-
-Frees the properties (NULL is accepted). Graphs built with them are not
-affected. since 0.3
-"""
-function cudnnfe_device_properties_destroy(properties)
-    ccall((:cudnnfe_device_properties_destroy, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_device_properties_t},),
-          properties)
 end
 
 """
@@ -2784,36 +2652,37 @@ function cudnnfe_bound_destroy(bound)
 end
 
 """
-    cudnnfe_graph_serialize(graph, buffer, capacity, size) -> cudnnfe_status_t
+    cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
 
-C: `cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
+C: `cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
 
-Writes the graph description as versioned JSON (docs/graph-json.md), which
-rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer ==
-NULL writes the size in bytes (no terminating NUL) to *size; else
-`capacity` must be at least that size.
+Adds the selected plan's work on the given buffers (bindings and
+workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
+created empty (cudaGraphCreate) and owns. Instantiate and launch it with
+the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
+(CPU reference; the plan lacks native CUDA graph support; cuDNN older
+than 9.5), CUDNN_ERROR. Errors are reported on `handle`.
 """
-function cudnnfe_graph_serialize(graph, buffer, capacity, size)
-    ccall((:cudnnfe_graph_serialize, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
-          graph, buffer, capacity, size)
+function cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+    ccall((:cudnnfe_graph_populate_cuda_graph, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
 end
 
 """
-    cudnnfe_graph_deserialize(graph, data, size) -> cudnnfe_status_t
+    cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
 
-C: `cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size)`
+C: `cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
 
-Loads a graph description into `graph`, which must be empty (just
-created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
-its graph description is loaded, unbuilt (since 0.4). Returns OK or
-BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
-crashes on hostile input.
+Points the nodes of a CUDA graph filled by
+cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
+Then update an instantiated executable with cudaGraphExecUpdate, or
+instantiate again. Same returns as populate.
 """
-function cudnnfe_graph_deserialize(graph, data, size)
-    ccall((:cudnnfe_graph_deserialize, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t),
-          graph, data, size)
+function cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+    ccall((:cudnnfe_graph_update_cuda_graph, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
+          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
 end
 
 """
@@ -3003,6 +2872,39 @@ function cudnnfe_plan_cache_clear()
 end
 
 """
+    cudnnfe_graph_serialize(graph, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
+
+Writes the graph description as versioned JSON (docs/graph-json.md), which
+rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer ==
+NULL writes the size in bytes (no terminating NUL) to *size; else
+`capacity` must be at least that size.
+"""
+function cudnnfe_graph_serialize(graph, buffer, capacity, size)
+    ccall((:cudnnfe_graph_serialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          graph, buffer, capacity, size)
+end
+
+"""
+    cudnnfe_graph_deserialize(graph, data, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size)`
+
+Loads a graph description into `graph`, which must be empty (just
+created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
+its graph description is loaded, unbuilt (since 0.4). Returns OK or
+BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
+crashes on hostile input.
+"""
+function cudnnfe_graph_deserialize(graph, data, size)
+    ccall((:cudnnfe_graph_deserialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{Cchar}, Csize_t),
+          graph, data, size)
+end
+
+"""
     cudnnfe_graph_serialize_plan(graph, buffer, capacity, size) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size)`
@@ -3053,37 +2955,271 @@ function cudnnfe_graph_deserialize_plan(graph, handle, data, size, options)
 end
 
 """
-    cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
+    cudnnfe_sdpa_fp8_options_init_sized(options, struct_size) -> Cvoid
 
-C: `cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
-
-Adds the selected plan's work on the given buffers (bindings and
-workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
-created empty (cudaGraphCreate) and owns. Instantiate and launch it with
-the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
-(CPU reference; the plan lacks native CUDA graph support; cuDNN older
-than 9.5), CUDNN_ERROR. Errors are reported on `handle`.
+C: `void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size)`
 """
-function cudnnfe_graph_populate_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
-    ccall((:cudnnfe_graph_populate_cuda_graph, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
-          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+function cudnnfe_sdpa_fp8_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_fp8_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_fp8_options_t}, Csize_t),
+          options, struct_size)
 end
 
 """
-    cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) -> cudnnfe_status_t
+    cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o) -> cudnnfe_status_t
 
-C: `cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph)`
+C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_s, int64_t scale_s, int64_t scale_o, const cudnnfe_sdpa_fp8_options_t *options, int64_t *o, int64_t *stats, int64_t *amax_s, int64_t *amax_o)`
 
-Points the nodes of a CUDA graph filled by
-cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
-Then update an instantiated executable with cudaGraphExecUpdate, or
-instantiate again. Same returns as populate.
+FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
+h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
+any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
+attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
+causal_mask and the band; a row left no column gives o = 0 and stats =
+-inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+sink logit in its denominator] [dropped: P * keep * scale]:
+  amax_s = max|P|;  P8 = fp8(P * scale_s);
+  O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
+o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
+(set the graph's io type or the tensor's type for another: FP8_E4M3,
+FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
+ones). Writes *stats (0 without generate_stats; `stats` may then be
+NULL), *amax_s and *amax_o.
 """
-function cudnnfe_graph_update_cuda_graph(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
-    ccall((:cudnnfe_graph_update_cuda_graph, libcudnnfe), cudnnfe_status_t,
-          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_binding_t}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}),
-          graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph)
+function cudnnfe_graph_add_sdpa_fp8(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
+    ccall((:cudnnfe_graph_add_sdpa_fp8, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o)
+end
+
+"""
+    cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_sdpa_fp8_backward_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_sdpa_fp8_backward_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do, int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk, int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv, int64_t *amax_dp)`
+
+FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
+[b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
+stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
+  D = rowsum(dO * O) * descale_do * descale_o
+  dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
+  dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
+  amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
+  dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
+and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
+and dV summed over each group of query heads). dq, dk, dv have the
+shapes and dimension orders of q, k, v and, by default, q's type.
+"""
+function cudnnfe_graph_add_sdpa_fp8_backward(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
+    ccall((:cudnnfe_graph_add_sdpa_fp8_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}),
+          graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp)
+end
+
+"""
+    cudnnfe_sdpa_fp8_options_set_common(options, common) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_sdpa_fp8_options_set_common(cudnnfe_sdpa_fp8_options_t *options, const cudnnfe_attention_common_t *common)`
+
+As cudnnfe_sdpa_options_set_common, for the FP8 options (the shared
+fields, as cudnnfe_attention_common_t gives them). The FP8 backward has no
+ALiBi: a common struct with alibi_mask set is INVALID_ARGUMENT for it.
+since 0.4
+"""
+function cudnnfe_sdpa_fp8_options_set_common(options, common)
+    ccall((:cudnnfe_sdpa_fp8_options_set_common, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_sdpa_fp8_options_t}, Ptr{cudnnfe_attention_common_t}),
+          options, common)
+end
+
+"""
+    cudnnfe_sdpa_fp8_backward_options_set_common(options, common) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_sdpa_fp8_backward_options_set_common(cudnnfe_sdpa_fp8_backward_options_t *options, const cudnnfe_attention_common_t *common)`
+"""
+function cudnnfe_sdpa_fp8_backward_options_set_common(options, common)
+    ccall((:cudnnfe_sdpa_fp8_backward_options_set_common, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_sdpa_fp8_backward_options_t}, Ptr{cudnnfe_attention_common_t}),
+          options, common)
+end
+
+"""
+    cudnnfe_block_scale_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_block_scale_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_block_scale_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_block_scale_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y, int64_t *scale)`
+
+Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
+  scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
+             a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
+             block),
+  y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
+      448, FP8_E5M2: max 57344), saturating.
+Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
+GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
+(cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
+Hopper with NOT_SUPPORTED).
+"""
+function cudnnfe_graph_add_block_scale_quantize(graph, x, options, y, scale)
+    ccall((:cudnnfe_graph_add_block_scale_quantize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}, Ptr{Int64}),
+          graph, x, options, y, scale)
+end
+
+"""
+    cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options, int64_t *y)`
+
+Block-scale dequantize: y = x * scale[B] for each element of block B.
+x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
+`axis`, which is x's divided by block_size. y (x's dims, x's strides) is
+FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
+intermediate type for a virtual y), else FLOAT. Reads block_size, axis
+and name. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
+newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
+it elsewhere with NOT_SUPPORTED.
+"""
+function cudnnfe_graph_add_block_scale_dequantize(graph, x, scale, options, y)
+    ccall((:cudnnfe_graph_add_block_scale_dequantize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Ptr{cudnnfe_block_scale_options_t}, Ptr{Int64}),
+          graph, x, scale, options, y)
+end
+
+"""
+    cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options, size_t struct_size)`
+"""
+function cudnnfe_moe_grouped_matmul_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_moe_grouped_matmul_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_moe_grouped_matmul_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset, int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *output)`
+
+output[1, R, N] from token[1, T, K], weight[E, K, N] and
+first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
+multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
+(group g is routed rows [offset[g], offset[g + 1])). Group g uses
+weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
+dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
+SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
+mode does not read. Output rows no group writes are unspecified (the CPU
+reference writes 0). On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
+it refuses with NOT_SUPPORTED. since 0.3
+"""
+function cudnnfe_graph_add_moe_grouped_matmul(graph, token, weight, first_token_offset, token_index, token_ks, options, output)
+    ccall((:cudnnfe_graph_add_moe_grouped_matmul, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
+          graph, token, weight, first_token_offset, token_index, token_ks, options, output)
+end
+
+"""
+    cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight)`
+
+The weight gradient of a NONE-mode moe_grouped_matmul:
+dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
+doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
+[E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
+first_token_offset's dim 0 unless dweight's dims are set (set them when
+first_token_offset holds G + 1 boundaries or several batches). Reads name
+and compute_dtype; mode must be NONE. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
+without it refuses with NOT_SUPPORTED. since 0.3
+"""
+function cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, first_token_offset, options, dweight)
+    ccall((:cudnnfe_graph_add_moe_grouped_matmul_backward, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_moe_grouped_matmul_options_t}, Ptr{Int64}),
+          graph, doutput, token, first_token_offset, options, dweight)
+end
+
+"""
+    cudnnfe_device_properties_create(properties, device) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device)`
+
+Describes CUDA device `device` (needs cuDNN and that GPU). Free with
+cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
+device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
+properties), CUDA_ERROR. since 0.3
+"""
+function cudnnfe_device_properties_create(properties, device)
+    ccall((:cudnnfe_device_properties_create, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_device_properties_t}}, Int32),
+          properties, device)
+end
+
+"""
+    cudnnfe_device_properties_create_from_json(properties, data, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_create_from_json(cudnnfe_device_properties_t **properties, const char *data, size_t size)`
+
+Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
+`data`, read during the call only; needs cuDNN, no GPU). Free with
+cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
+JSON object, or cuDNN refuses it: the message says why),
+CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3
+"""
+function cudnnfe_device_properties_create_from_json(properties, data, size)
+    ccall((:cudnnfe_device_properties_create_from_json, libcudnnfe), cudnnfe_status_t,
+          (Ptr{Ptr{cudnnfe_device_properties_t}}, Ptr{Cchar}, Csize_t),
+          properties, data, size)
+end
+
+"""
+    cudnnfe_device_properties_serialize(properties, buffer, capacity, size) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties, char *buffer, size_t capacity, size_t *size)`
+
+cuDNN's JSON of the properties, which create_from_json takes back.
+Size-query pattern as cudnnfe_graph_serialize. since 0.3
+"""
+function cudnnfe_device_properties_serialize(properties, buffer, capacity, size)
+    ccall((:cudnnfe_device_properties_serialize, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_device_properties_t}, Ptr{Cchar}, Csize_t, Ptr{Csize_t}),
+          properties, buffer, capacity, size)
+end
+
+"""
+    cudnnfe_device_properties_destroy(properties) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties)`
+
+Frees the properties (NULL is accepted). Graphs built with them are not
+affected. since 0.3
+"""
+function cudnnfe_device_properties_destroy(properties)
+    ccall((:cudnnfe_device_properties_destroy, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_device_properties_t},),
+          properties)
 end
 
 # ---- Exports ---------------------------------------------------------------
@@ -3099,8 +3235,12 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_DTYPE_FP8_E4M3, CUDNNFE_DTYPE_FP8_E5M2, CUDNNFE_DTYPE_INT8,
       CUDNNFE_DTYPE_INT32, CUDNNFE_DTYPE_INT64, CUDNNFE_DTYPE_BOOLEAN, CUDNNFE_DTYPE_UINT8,
       CUDNNFE_DTYPE_DOUBLE, CUDNNFE_DTYPE_FP8_E8M0, CUDNNFE_DTYPE_BOOLEAN_PACKED,
-      CUDNNFE_TARGET_AUTO, CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE,
-      CUDNNFE_HEUR_MODE_A, CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK,
+      CUDNNFE_LIBRARY_CUDNN, CUDNNFE_LIBRARY_CUDART, CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED,
+      CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT, CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED,
+      CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR, CUDNNFE_LIBRARY_ORIGIN_SYSTEM,
+      CUDNNFE_LOG_LEVEL_OFF, CUDNNFE_LOG_LEVEL_INFO, CUDNNFE_LOG_LEVEL_DEBUG,
+      CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR, CUDNNFE_TENSOR_KIND_VIRTUAL,
+      CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS, CUDNNFE_MAX_SPATIAL_DIMS,
       CUDNNFE_CONV_MODE_CROSS_CORRELATION, CUDNNFE_CONV_MODE_CONVOLUTION,
       CUDNNFE_POINTWISE_ADD, CUDNNFE_POINTWISE_ADD_SQUARE, CUDNNFE_POINTWISE_SUB,
       CUDNNFE_POINTWISE_MUL, CUDNNFE_POINTWISE_DIV, CUDNNFE_POINTWISE_MAX,
@@ -3123,25 +3263,19 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_POINTWISE_GEN_INDEX, CUDNNFE_REDUCTION_ADD, CUDNNFE_REDUCTION_MUL,
       CUDNNFE_REDUCTION_MIN, CUDNNFE_REDUCTION_MAX, CUDNNFE_REDUCTION_AMAX,
       CUDNNFE_REDUCTION_AVG, CUDNNFE_REDUCTION_NORM1, CUDNNFE_REDUCTION_NORM2,
-      CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_TENSOR_KIND_INPUT, CUDNNFE_TENSOR_KIND_SCALAR,
-      CUDNNFE_TENSOR_KIND_VIRTUAL, CUDNNFE_TENSOR_KIND_OUTPUT, CUDNNFE_MAX_DIMS,
-      CUDNNFE_MAX_SPATIAL_DIMS, CUDNNFE_LIBRARY_CUDNN, CUDNNFE_LIBRARY_CUDART,
-      CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED, CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT,
-      CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED, CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR,
-      CUDNNFE_LIBRARY_ORIGIN_SYSTEM, CUDNNFE_LOG_LEVEL_OFF, CUDNNFE_LOG_LEVEL_INFO,
-      CUDNNFE_LOG_LEVEL_DEBUG, CUDNNFE_DIAGONAL_TOP_LEFT, CUDNNFE_DIAGONAL_BOTTOM_RIGHT,
-      CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO, CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE,
-      CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED, CUDNNFE_NORM_PHASE_TRAINING,
-      CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE,
-      CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER, CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER,
-      CUDNNFE_RESAMPLE_MAXPOOL, CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING,
-      CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING, CUDNNFE_RESAMPLE_NEAREST,
-      CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO, CUDNNFE_PADDING_ZERO,
-      CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE, CUDNNFE_RNG_BERNOULLI,
-      CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL, CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE,
-      CUDNNFE_BUILD_POLICY_ALL, CUDNNFE_VERIFY_FROM_ENV, CUDNNFE_VERIFY_ON,
-      CUDNNFE_VERIFY_OFF, CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE,
-      CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
+      CUDNNFE_REDUCTION_MUL_NO_ZEROS, CUDNNFE_DIAGONAL_TOP_LEFT,
+      CUDNNFE_DIAGONAL_BOTTOM_RIGHT, CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO,
+      CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE, CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED,
+      CUDNNFE_NORM_PHASE_TRAINING, CUDNNFE_NORM_PHASE_INFERENCE, CUDNNFE_RESAMPLE_MAXPOOL,
+      CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
+      CUDNNFE_RESAMPLE_NEAREST, CUDNNFE_RESAMPLE_BILINEAR, CUDNNFE_PADDING_AUTO,
+      CUDNNFE_PADDING_ZERO, CUDNNFE_PADDING_NEG_INF, CUDNNFE_PADDING_EDGE,
+      CUDNNFE_RNG_BERNOULLI, CUDNNFE_RNG_UNIFORM, CUDNNFE_RNG_NORMAL, CUDNNFE_TARGET_AUTO,
+      CUDNNFE_TARGET_GPU, CUDNNFE_TARGET_CPU_REFERENCE, CUDNNFE_HEUR_MODE_A,
+      CUDNNFE_HEUR_MODE_B, CUDNNFE_HEUR_MODE_FALLBACK,
+      CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE, CUDNNFE_BUILD_POLICY_ALL,
+      CUDNNFE_VERIFY_FROM_ENV, CUDNNFE_VERIFY_ON, CUDNNFE_VERIFY_OFF,
+      CUDNNFE_NUMERICAL_NOTE_TENSOR_CORE, CUDNNFE_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
       CUDNNFE_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNNFE_NUMERICAL_NOTE_FFT,
       CUDNNFE_NUMERICAL_NOTE_NONDETERMINISTIC, CUDNNFE_NUMERICAL_NOTE_WINOGRAD,
       CUDNNFE_NUMERICAL_NOTE_STRICT_NAN_PROP, CUDNNFE_NUMERICAL_NOTE_ALL,
@@ -3153,51 +3287,54 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       CUDNNFE_CUDA_GRAPH_OFF, CUDNNFE_CUDA_GRAPH_NATIVE, CUDNNFE_CUDA_GRAPH_CAPTURE,
       CUDNNFE_CUDA_GRAPH_AUTO, CUDNNFE_PLAN_SOURCE_BUILT, CUDNNFE_PLAN_SOURCE_MEMORY_CACHE,
       CUDNNFE_PLAN_SOURCE_DISK_CACHE, CUDNNFE_PLAN_SOURCE_SERIALIZED,
-      CUDNNFE_PLAN_SOURCE_REBUILT, CUDNNFE_FINGERPRINT_SIZE, cudnnfe_status_t,
-      cudnnfe_dtype_t, cudnnfe_target_t, cudnnfe_heur_mode_t, cudnnfe_conv_mode_t,
-      cudnnfe_pointwise_mode_t, cudnnfe_reduction_mode_t, cudnnfe_tensor_kind_t,
-      cudnnfe_graph, cudnnfe_graph_t, cudnnfe_handle, cudnnfe_handle_t, cudnnfe_version,
-      cudnnfe_check_version, cudnnfe_cudnn_version, cudnnfe_device_count,
-      cudnnfe_status_name, cudnnfe_dtype_name, cudnnfe_dtype_size, cudnnfe_last_error,
+      CUDNNFE_PLAN_SOURCE_REBUILT, CUDNNFE_FINGERPRINT_SIZE,
+      CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE, CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER,
+      CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER, cudnnfe_status_t, cudnnfe_status_name,
+      cudnnfe_last_error, cudnnfe_dtype_t, cudnnfe_dtype_name, cudnnfe_dtype_size,
+      cudnnfe_version, cudnnfe_check_version, cudnnfe_cudnn_version, cudnnfe_device_count,
       cudnnfe_library_t, cudnnfe_library_origin_t, cudnnfe_library_info,
       cudnnfe_library_info_t, cudnnfe_library_info_init_sized, cudnnfe_library_info,
       cudnnfe_library_add_search_dir, cudnnfe_log_level_t, cudnnfe_log_callback_t,
-      cudnnfe_set_log_callback, cudnnfe_handle_create, cudnnfe_handle_destroy,
-      cudnnfe_handle_last_error, cudnnfe_graph_create, cudnnfe_graph_destroy,
-      cudnnfe_graph_last_error, cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name,
-      cudnnfe_graph_get_name, cudnnfe_graph_set_io_dtype,
-      cudnnfe_graph_set_intermediate_dtype, cudnnfe_graph_set_compute_dtype,
-      cudnnfe_graph_get_tensor_count, cudnnfe_graph_get_node_count,
-      cudnnfe_graph_get_tensor_uids, cudnnfe_graph_find_tensor, cudnnfe_graph_add_tensor,
+      cudnnfe_set_log_callback, cudnnfe_handle, cudnnfe_handle_t, cudnnfe_handle_create,
+      cudnnfe_handle_destroy, cudnnfe_handle_last_error, cudnnfe_graph, cudnnfe_graph_t,
+      cudnnfe_graph_create, cudnnfe_graph_destroy, cudnnfe_graph_last_error,
+      cudnnfe_graph_copy_last_error, cudnnfe_graph_set_name, cudnnfe_graph_get_name,
+      cudnnfe_graph_set_io_dtype, cudnnfe_graph_set_intermediate_dtype,
+      cudnnfe_graph_set_compute_dtype, cudnnfe_graph_get_tensor_count,
+      cudnnfe_graph_get_node_count, cudnnfe_graph_get_tensor_uids,
+      cudnnfe_graph_find_tensor, cudnnfe_graph_set_prune_unread_inputs,
+      cudnnfe_graph_get_pruned_uids, cudnnfe_tensor_kind_t, cudnnfe_graph_add_tensor,
       cudnnfe_graph_add_scalar, cudnnfe_tensor_get_scalar_value, cudnnfe_tensor_set_output,
       cudnnfe_graph_set_next_output, cudnnfe_tensor_set_dtype, cudnnfe_tensor_set_dims,
       cudnnfe_tensor_set_strides, cudnnfe_tensor_set_name, cudnnfe_tensor_set_uid,
       cudnnfe_tensor_get_shape, cudnnfe_tensor_get_dtype, cudnnfe_tensor_get_name,
       cudnnfe_tensor_get_kind, cudnnfe_tensor_is_bound, cudnnfe_tensor_set_pass_by_value,
-      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_options, cudnnfe_conv_options_t,
-      cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
+      cudnnfe_tensor_get_pass_by_value, cudnnfe_conv_mode_t, cudnnfe_conv_options,
+      cudnnfe_conv_options_t, cudnnfe_conv_options_init_sized, cudnnfe_graph_add_conv_fprop,
       cudnnfe_graph_add_conv_dgrad, cudnnfe_graph_add_conv_wgrad, cudnnfe_matmul_options,
       cudnnfe_matmul_options_t, cudnnfe_matmul_options_init_sized, cudnnfe_graph_add_matmul,
-      cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
+      cudnnfe_pointwise_mode_t, cudnnfe_pointwise_options, cudnnfe_pointwise_options_t,
       cudnnfe_pointwise_options_init_sized, cudnnfe_graph_add_pointwise,
-      cudnnfe_reduction_options, cudnnfe_reduction_options_t,
+      cudnnfe_reduction_mode_t, cudnnfe_reduction_options, cudnnfe_reduction_options_t,
       cudnnfe_reduction_options_init_sized, cudnnfe_graph_add_reduction,
       cudnnfe_diagonal_alignment_t, cudnnfe_attention_implementation_t,
       cudnnfe_sdpa_options, cudnnfe_sdpa_options_t, cudnnfe_sdpa_options_init_sized,
       cudnnfe_graph_add_sdpa, cudnnfe_graph_set_ragged_offset,
       cudnnfe_sdpa_backward_options, cudnnfe_sdpa_backward_options_t,
       cudnnfe_sdpa_backward_options_init_sized, cudnnfe_graph_add_sdpa_backward,
-      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_graph_begin_score_mod,
-      cudnnfe_graph_end_score_mod, cudnnfe_norm_phase_t, cudnnfe_norm_options,
-      cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized, cudnnfe_graph_add_layernorm,
-      cudnnfe_graph_add_rmsnorm, cudnnfe_graph_add_layernorm_backward,
-      cudnnfe_graph_add_rmsnorm_backward, cudnnfe_graph_add_batchnorm,
-      cudnnfe_graph_add_batchnorm_inference, cudnnfe_graph_add_batchnorm_backward,
-      cudnnfe_graph_add_instancenorm, cudnnfe_graph_add_instancenorm_backward,
-      cudnnfe_graph_add_adalayernorm, cudnnfe_graph_add_adalayernorm_backward,
-      cudnnfe_softmax_options, cudnnfe_softmax_options_t,
-      cudnnfe_softmax_options_init_sized, cudnnfe_graph_add_softmax,
-      cudnnfe_genstats_options, cudnnfe_genstats_options_t,
+      cudnnfe_graph_add_sdpa_backward_ex, cudnnfe_attention_common,
+      cudnnfe_attention_common_t, cudnnfe_attention_common_init_sized,
+      cudnnfe_sdpa_options_set_common, cudnnfe_sdpa_backward_options_set_common,
+      cudnnfe_graph_begin_score_mod, cudnnfe_graph_end_score_mod, cudnnfe_norm_phase_t,
+      cudnnfe_norm_options, cudnnfe_norm_options_t, cudnnfe_norm_options_init_sized,
+      cudnnfe_graph_add_layernorm, cudnnfe_graph_add_rmsnorm,
+      cudnnfe_graph_add_layernorm_backward, cudnnfe_graph_add_rmsnorm_backward,
+      cudnnfe_graph_add_batchnorm, cudnnfe_graph_add_batchnorm_inference,
+      cudnnfe_graph_add_batchnorm_backward, cudnnfe_graph_add_instancenorm,
+      cudnnfe_graph_add_instancenorm_backward, cudnnfe_graph_add_adalayernorm,
+      cudnnfe_graph_add_adalayernorm_backward, cudnnfe_softmax_options,
+      cudnnfe_softmax_options_t, cudnnfe_softmax_options_init_sized,
+      cudnnfe_graph_add_softmax, cudnnfe_genstats_options, cudnnfe_genstats_options_t,
       cudnnfe_genstats_options_init_sized, cudnnfe_graph_add_genstats,
       cudnnfe_bn_finalize_options, cudnnfe_bn_finalize_options_t,
       cudnnfe_bn_finalize_options_init_sized, cudnnfe_graph_add_bn_finalize,
@@ -3205,47 +3342,49 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_dbn_weight_options_init_sized, cudnnfe_graph_add_dbn_weight,
       cudnnfe_layout_options, cudnnfe_layout_options_t, cudnnfe_layout_options_init_sized,
       cudnnfe_graph_add_reshape, cudnnfe_graph_add_transpose, cudnnfe_graph_add_slice,
-      cudnnfe_graph_add_concatenate, cudnnfe_block_scale_options,
-      cudnnfe_block_scale_options_t, cudnnfe_block_scale_options_init_sized,
-      cudnnfe_graph_add_block_scale_quantize, cudnnfe_graph_add_block_scale_dequantize,
-      cudnnfe_moe_grouped_matmul_mode_t, cudnnfe_moe_grouped_matmul_options,
-      cudnnfe_moe_grouped_matmul_options_t, cudnnfe_moe_grouped_matmul_options_init_sized,
-      cudnnfe_graph_add_moe_grouped_matmul, cudnnfe_graph_add_moe_grouped_matmul_backward,
-      cudnnfe_resample_mode_t, cudnnfe_padding_mode_t, cudnnfe_resample_options,
-      cudnnfe_resample_options_t, cudnnfe_resample_options_init_sized,
-      cudnnfe_graph_add_resample, cudnnfe_rng_distribution_t, cudnnfe_rng_options,
-      cudnnfe_rng_options_t, cudnnfe_rng_options_init_sized, cudnnfe_graph_add_rng,
-      cudnnfe_sdpa_fp8_options, cudnnfe_sdpa_fp8_options_t,
-      cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
-      cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
-      cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,
-      cudnnfe_device_properties, cudnnfe_device_properties_t,
-      cudnnfe_device_properties_create, cudnnfe_device_properties_create_from_json,
-      cudnnfe_device_properties_serialize, cudnnfe_device_properties_destroy,
-      cudnnfe_build_policy_t, cudnnfe_verify_mode_t, cudnnfe_kernel_cache,
-      cudnnfe_kernel_cache_t, cudnnfe_kernel_cache_create, cudnnfe_kernel_cache_destroy,
-      cudnnfe_kernel_cache_serialize, cudnnfe_kernel_cache_deserialize,
-      cudnnfe_build_options, cudnnfe_build_options_t, cudnnfe_build_options_init_sized,
-      cudnnfe_graph_validate, cudnnfe_graph_validate_for_build, cudnnfe_graph_build,
-      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
+      cudnnfe_graph_add_concatenate, cudnnfe_resample_mode_t, cudnnfe_padding_mode_t,
+      cudnnfe_resample_options, cudnnfe_resample_options_t,
+      cudnnfe_resample_options_init_sized, cudnnfe_graph_add_resample,
+      cudnnfe_rng_distribution_t, cudnnfe_rng_options, cudnnfe_rng_options_t,
+      cudnnfe_rng_options_init_sized, cudnnfe_graph_add_rng, cudnnfe_target_t,
+      cudnnfe_heur_mode_t, cudnnfe_build_policy_t, cudnnfe_verify_mode_t,
+      cudnnfe_kernel_cache, cudnnfe_kernel_cache_t, cudnnfe_kernel_cache_create,
+      cudnnfe_kernel_cache_destroy, cudnnfe_kernel_cache_serialize,
+      cudnnfe_kernel_cache_deserialize, cudnnfe_device_properties,
+      cudnnfe_device_properties_t, cudnnfe_build_options, cudnnfe_build_options_t,
+      cudnnfe_build_options_init_sized, cudnnfe_graph_validate,
+      cudnnfe_graph_validate_for_build, cudnnfe_graph_build, cudnnfe_graph_is_built,
+      cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
       cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
       cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,
       cudnnfe_graph_execute_ordered, cudnnfe_bound, cudnnfe_bound_t,
       cudnnfe_cuda_graph_mode_t, cudnnfe_bind_options, cudnnfe_bind_options_t,
       cudnnfe_bind_options_init_sized, cudnnfe_graph_bind, cudnnfe_bound_execute,
-      cudnnfe_bound_get_cuda_graph_mode, cudnnfe_bound_destroy, cudnnfe_graph_serialize,
-      cudnnfe_graph_deserialize, cudnnfe_plan_info, cudnnfe_plan_info_t,
-      cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
+      cudnnfe_bound_get_cuda_graph_mode, cudnnfe_bound_destroy,
+      cudnnfe_graph_populate_cuda_graph, cudnnfe_graph_update_cuda_graph, cudnnfe_plan_info,
+      cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
       cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
       cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
       cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
       cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,
       cudnnfe_graph_get_build_info, cudnnfe_graph_get_fingerprint, cudnnfe_plan_cache_stats,
       cudnnfe_plan_cache_stats_t, cudnnfe_plan_cache_stats_init_sized,
-      cudnnfe_plan_cache_get_stats, cudnnfe_plan_cache_clear, cudnnfe_graph_serialize_plan,
-      cudnnfe_plan_load_options, cudnnfe_plan_load_options_t,
-      cudnnfe_plan_load_options_init_sized, cudnnfe_graph_deserialize_plan,
-      cudnnfe_graph_populate_cuda_graph, cudnnfe_graph_update_cuda_graph
+      cudnnfe_plan_cache_get_stats, cudnnfe_plan_cache_clear, cudnnfe_graph_serialize,
+      cudnnfe_graph_deserialize, cudnnfe_graph_serialize_plan, cudnnfe_plan_load_options,
+      cudnnfe_plan_load_options_t, cudnnfe_plan_load_options_init_sized,
+      cudnnfe_graph_deserialize_plan, cudnnfe_sdpa_fp8_options, cudnnfe_sdpa_fp8_options_t,
+      cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
+      cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
+      cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,
+      cudnnfe_sdpa_fp8_options_set_common, cudnnfe_sdpa_fp8_backward_options_set_common,
+      cudnnfe_block_scale_options, cudnnfe_block_scale_options_t,
+      cudnnfe_block_scale_options_init_sized, cudnnfe_graph_add_block_scale_quantize,
+      cudnnfe_graph_add_block_scale_dequantize, cudnnfe_moe_grouped_matmul_mode_t,
+      cudnnfe_moe_grouped_matmul_options, cudnnfe_moe_grouped_matmul_options_t,
+      cudnnfe_moe_grouped_matmul_options_init_sized, cudnnfe_graph_add_moe_grouped_matmul,
+      cudnnfe_graph_add_moe_grouped_matmul_backward, cudnnfe_device_properties_create,
+      cudnnfe_device_properties_create_from_json, cudnnfe_device_properties_serialize,
+      cudnnfe_device_properties_destroy
 
 end # module LibCuDNNFE

@@ -149,6 +149,20 @@ function set_compute_dtype!(g::Graph, dtype)
     return g
 end
 
+"""
+    set_prune_unread_inputs!(g, prune = true) -> g
+
+With `prune`, graph inputs that no operation reads leave the graph when it is
+validated, as cudnn-frontend's graph holds only the tensors its operations
+use: a binding for one is ignored at execute, and a call naming one throws
+saying that it left (`pruned_tensors` lists them). Default off: such an
+input stays and takes no buffer (since 0.4).
+"""
+function set_prune_unread_inputs!(g::Graph, prune::Bool = true)
+    check(g, Lib.cudnnfe_graph_set_prune_unread_inputs(g, Int32(prune)))
+    return g
+end
+
 # ---- enumeration -----------------------------------------------------------
 
 """
@@ -183,6 +197,20 @@ function tensors(g::Graph)
     check(g, Lib.cudnnfe_graph_get_tensor_uids(g, C_NULL, 0, n))
     uids = Vector{Int64}(undef, n[])
     check(g, Lib.cudnnfe_graph_get_tensor_uids(g, uids, length(uids), n))
+    return [Tensor(g, u) for u in view(uids, 1:Int(n[]))]
+end
+
+"""
+    pruned_tensors(g) -> Vector{Tensor}
+
+The inputs that left the graph at validation (`set_prune_unread_inputs!`),
+in ascending UID order (since 0.4).
+"""
+function pruned_tensors(g::Graph)
+    n = Ref{Csize_t}(0)
+    check(g, Lib.cudnnfe_graph_get_pruned_uids(g, C_NULL, 0, n))
+    uids = Vector{Int64}(undef, n[])
+    check(g, Lib.cudnnfe_graph_get_pruned_uids(g, uids, length(uids), n))
     return [Tensor(g, u) for u in view(uids, 1:Int(n[]))]
 end
 

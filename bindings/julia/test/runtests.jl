@@ -430,6 +430,20 @@ end
     end
     @test approx(out, av .+ bv)
 
+    # Inputs no op reads leave a pruning graph at validation; bindings for them are ignored.
+    xv = rand(Float32, 4)
+    out = Graph() do g
+        tx = add_tensor!(g, xv)
+        unused = add_tensor!(g, Float32, (1,); name = "epsilon_bwd")
+        ty = set_output!(pointwise!(g, :neg, tx))
+        set_prune_unread_inputs!(g)
+        validate!(g)
+        @test [t.uid for t in pruned_tensors(g)] == [unused.uid]
+        @test_throws CuDNNFEError pointwise!(g, :add, tx, unused)
+        only(run_graph(g, [tx => xv, unused => Float32[1]], [ty]))
+    end
+    @test approx(out, -xv)
+
     # Chained ops with a virtual intermediate: relu(x + y) .* 2
     out = Graph() do g
         tx, ty = add_tensor!(g, x), add_tensor!(g, y)

@@ -69,11 +69,16 @@ def c_compiler():
 # The header, read through the C preprocessor
 # ---------------------------------------------------------------------------
 
+# The header's experimental part is wrapped too: define its macro (empty, so that
+# it is no integer constant to wrap).
+EXPERIMENTAL = "-DCUDNNFE_EXPERIMENTAL="
+
+
 def header_own_lines(header=HEADER):
     """The header after `cc -E`, keeping only lines from the header itself
     (linemarkers tell which file each line comes from)."""
     cc = c_compiler()
-    out = subprocess.run([cc, "-E", "-x", "c", "-std=c99", header], check=True,
+    out = subprocess.run([cc, "-E", "-x", "c", "-std=c99", EXPERIMENTAL, header], check=True,
                          capture_output=True, text=True).stdout
     keep = []
     current = None
@@ -92,7 +97,7 @@ def header_own_lines(header=HEADER):
 def header_macros(header=HEADER):
     """{name: int} for every CUDNNFE_* macro with an integer value (`cc -dM -E`)."""
     cc = c_compiler()
-    out = subprocess.run([cc, "-dM", "-E", "-x", "c", "-std=c99", header], check=True,
+    out = subprocess.run([cc, "-dM", "-E", "-x", "c", "-std=c99", EXPERIMENTAL, header], check=True,
                          capture_output=True, text=True).stdout
     macros = {}
     for line in out.split("\n"):

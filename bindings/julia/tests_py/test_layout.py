@@ -32,7 +32,8 @@ def c_layout(header, tmp_path_factory):
     d = tmp_path_factory.mktemp("layout")
     src, exe = d / "layout.c", d / "layout"
     src.write_text("\n".join(lines) + "\n")
-    subprocess.run([jlcheck.c_compiler(), "-std=c99", "-Wall", "-Werror", "-I", jlcheck.INCLUDE_DIR,
+    subprocess.run([jlcheck.c_compiler(), "-std=c99", "-Wall", "-Werror", jlcheck.EXPERIMENTAL,
+                    "-I", jlcheck.INCLUDE_DIR,
                     str(src), "-o", str(exe)], check=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     result, pointer = {}, None

@@ -344,3 +344,21 @@ def nbytes(info: ArrayInfo, itemsize: int) -> int:
         return 0
     span = 1 + sum((d - 1) * s for d, s in zip(info.shape, info.strides))
     return span * itemsize
+
+
+def host_scalar(value: Any) -> Optional[float]:
+    """The value of a one-element array in host memory, else None (a number option given as
+    an array: ``epsilon=np.float32(1e-5)``-like one-element host arrays)."""
+    try:
+        info = describe(value)
+    except (TypeError, ValueError):
+        return None
+    if info.device != CPU or info.dtype is None or any(d != 1 for d in info.shape):
+        return None
+    import numpy as np
+
+    from ._lib import ffi
+
+    dt = numpy_dtype(info.dtype)
+    raw = ffi.buffer(ffi.cast("char *", info.ptr), dt.itemsize)
+    return float(np.frombuffer(bytes(raw), dtype=dt)[0])

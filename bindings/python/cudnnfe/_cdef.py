@@ -29,6 +29,10 @@ typedef int32_t cudnnfe_status_t;
 
 #define CUDNNFE_STATUS_VERIFY_FAILED 11
 
+const char *cudnnfe_status_name(cudnnfe_status_t status);
+
+const char *cudnnfe_last_error(void);
+
 typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_NOT_SET 0
 #define CUDNNFE_DTYPE_FLOAT 1
@@ -48,20 +52,197 @@ typedef int32_t cudnnfe_dtype_t;
 
 #define CUDNNFE_DTYPE_BOOLEAN_PACKED 13
 
-typedef int32_t cudnnfe_target_t;
+const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype);
 
-#define CUDNNFE_TARGET_AUTO 0
-#define CUDNNFE_TARGET_GPU 1
-#define CUDNNFE_TARGET_CPU_REFERENCE 2
+size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
 
-typedef int32_t cudnnfe_heur_mode_t;
-#define CUDNNFE_HEUR_MODE_A 0
-#define CUDNNFE_HEUR_MODE_B 1
-#define CUDNNFE_HEUR_MODE_FALLBACK 2
+uint32_t cudnnfe_version(void);
+
+cudnnfe_status_t cudnnfe_check_version(uint32_t header_version, uint32_t abi_version);
+
+cudnnfe_status_t cudnnfe_cudnn_version(int64_t *version);
+
+cudnnfe_status_t cudnnfe_device_count(int32_t *count);
+
+typedef int32_t cudnnfe_library_t;
+#define CUDNNFE_LIBRARY_CUDNN 0
+#define CUDNNFE_LIBRARY_CUDART 1
+
+typedef int32_t cudnnfe_library_origin_t;
+#define CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED 0
+#define CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT 1
+#define CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED 2
+#define CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR 3
+#define CUDNNFE_LIBRARY_ORIGIN_SYSTEM 4
+
+typedef struct cudnnfe_library_info {
+  size_t struct_size;
+  const char *cudnnfe_path;
+  const char *cudnn_path;
+  int64_t cudnn_version;
+  cudnnfe_library_origin_t cudnn_origin;
+
+  const char *cudnn_reason;
+  const char *cudart_path;
+  int64_t cudart_version;
+  cudnnfe_library_origin_t cudart_origin;
+  const char *cudart_reason;
+} cudnnfe_library_info_t;
+
+void cudnnfe_library_info_init_sized(cudnnfe_library_info_t *info, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_library_info(cudnnfe_library_info_t *info);
+
+cudnnfe_status_t cudnnfe_library_add_search_dir(cudnnfe_library_t library, const char *directory);
+
+typedef int32_t cudnnfe_log_level_t;
+#define CUDNNFE_LOG_LEVEL_OFF 0
+#define CUDNNFE_LOG_LEVEL_INFO 1
+#define CUDNNFE_LOG_LEVEL_DEBUG 2
+
+typedef void (*cudnnfe_log_callback_t)(cudnnfe_log_level_t level, const char *message,
+                                       void *user_data);
+
+cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void *user_data,
+                                          cudnnfe_log_level_t level);
+
+typedef struct cudnnfe_handle cudnnfe_handle_t;
+
+cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device);
+
+cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *handle);
+
+const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *handle);
+
+typedef struct cudnnfe_graph cudnnfe_graph_t;
+
+cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out);
+
+cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph);
+
+const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *graph);
+
+cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *graph, char *buffer,
+                                               size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name);
+
+cudnnfe_status_t cudnnfe_graph_get_name(const cudnnfe_graph_t *graph, const char **name);
+
+cudnnfe_status_t cudnnfe_graph_set_io_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
+cudnnfe_status_t cudnnfe_graph_set_intermediate_dtype(cudnnfe_graph_t *graph,
+                                                      cudnnfe_dtype_t dtype);
+cudnnfe_status_t cudnnfe_graph_set_compute_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
+
+cudnnfe_status_t cudnnfe_graph_get_tensor_count(const cudnnfe_graph_t *graph, size_t *count);
+cudnnfe_status_t cudnnfe_graph_get_node_count(const cudnnfe_graph_t *graph, size_t *count);
+
+cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
+cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
+                                           int64_t *uid);
+
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune);
+
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
+typedef int32_t cudnnfe_tensor_kind_t;
+#define CUDNNFE_TENSOR_KIND_INPUT 1
+#define CUDNNFE_TENSOR_KIND_SCALAR 2
+#define CUDNNFE_TENSOR_KIND_VIRTUAL 3
+#define CUDNNFE_TENSOR_KIND_OUTPUT 4
+
+#define CUDNNFE_MAX_DIMS 8
+
+#define CUDNNFE_MAX_SPATIAL_DIMS 3
+
+cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
+                                          cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
+                                          const int64_t *strides, int64_t *uid);
+
+cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
+                                          cudnnfe_dtype_t dtype, double value, int64_t *uid);
+
+cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                 double *value);
+
+cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
+
+cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
+                                               int64_t uid);
+
+cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
+                                          cudnnfe_dtype_t dtype);
+
+cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
+                                         const int64_t *dims);
+
+cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
+                                            const int64_t *strides);
+
+cudnnfe_status_t cudnnfe_tensor_set_name(cudnnfe_graph_t *graph, int64_t uid, const char *name);
+
+cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int64_t new_uid);
+
+cudnnfe_status_t cudnnfe_tensor_get_shape(const cudnnfe_graph_t *graph, int64_t uid, int64_t *dims,
+                                          int64_t *strides, int32_t capacity, int32_t *ndims);
+
+cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *graph, int64_t uid,
+                                          cudnnfe_dtype_t *dtype);
+
+cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t uid,
+                                         const char **name);
+
+cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid,
+                                         cudnnfe_tensor_kind_t *kind);
+
+cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
+                                         int32_t *is_bound);
+
+cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t pass_by_value);
+
+cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, int64_t uid,
+                                                  int32_t *pass_by_value);
 
 typedef int32_t cudnnfe_conv_mode_t;
 #define CUDNNFE_CONV_MODE_CROSS_CORRELATION 0
 #define CUDNNFE_CONV_MODE_CONVOLUTION 1
+
+typedef struct cudnnfe_conv_options {
+  size_t struct_size;
+  const char *name;
+
+  int32_t spatial_dims;
+  int64_t pre_padding[3];
+  int64_t post_padding[3];
+  int64_t stride[3];
+  int64_t dilation[3];
+  cudnnfe_conv_mode_t mode;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_conv_options_t;
+void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight,
+                                              const cudnnfe_conv_options_t *options, int64_t *y);
+
+cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *graph, int64_t loss, int64_t weight,
+                                              const cudnnfe_conv_options_t *options, int64_t *dx);
+
+cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *graph, int64_t image, int64_t loss,
+                                              const cudnnfe_conv_options_t *options, int64_t *dw);
+
+typedef struct cudnnfe_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_matmul_options_t;
+void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
+                                          const cudnnfe_matmul_options_t *options, int64_t *c);
 
 typedef int32_t cudnnfe_pointwise_mode_t;
 #define CUDNNFE_POINTWISE_ADD 1
@@ -116,204 +297,6 @@ typedef int32_t cudnnfe_pointwise_mode_t;
 #define CUDNNFE_POINTWISE_BINARY_SELECT 100
 #define CUDNNFE_POINTWISE_GEN_INDEX 101
 
-typedef int32_t cudnnfe_reduction_mode_t;
-#define CUDNNFE_REDUCTION_ADD 1
-#define CUDNNFE_REDUCTION_MUL 2
-#define CUDNNFE_REDUCTION_MIN 3
-#define CUDNNFE_REDUCTION_MAX 4
-#define CUDNNFE_REDUCTION_AMAX 5
-#define CUDNNFE_REDUCTION_AVG 6
-#define CUDNNFE_REDUCTION_NORM1 7
-#define CUDNNFE_REDUCTION_NORM2 8
-#define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
-
-typedef int32_t cudnnfe_tensor_kind_t;
-#define CUDNNFE_TENSOR_KIND_INPUT 1
-#define CUDNNFE_TENSOR_KIND_SCALAR 2
-#define CUDNNFE_TENSOR_KIND_VIRTUAL 3
-#define CUDNNFE_TENSOR_KIND_OUTPUT 4
-
-#define CUDNNFE_MAX_DIMS 8
-
-#define CUDNNFE_MAX_SPATIAL_DIMS 3
-
-typedef struct cudnnfe_graph cudnnfe_graph_t;
-
-typedef struct cudnnfe_handle cudnnfe_handle_t;
-
-uint32_t cudnnfe_version(void);
-
-cudnnfe_status_t cudnnfe_check_version(uint32_t header_version, uint32_t abi_version);
-
-cudnnfe_status_t cudnnfe_cudnn_version(int64_t *version);
-
-cudnnfe_status_t cudnnfe_device_count(int32_t *count);
-
-const char *cudnnfe_status_name(cudnnfe_status_t status);
-
-const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype);
-
-size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
-
-const char *cudnnfe_last_error(void);
-
-typedef int32_t cudnnfe_library_t;
-#define CUDNNFE_LIBRARY_CUDNN 0
-#define CUDNNFE_LIBRARY_CUDART 1
-
-typedef int32_t cudnnfe_library_origin_t;
-#define CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED 0
-#define CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT 1
-#define CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED 2
-#define CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR 3
-#define CUDNNFE_LIBRARY_ORIGIN_SYSTEM 4
-
-typedef struct cudnnfe_library_info {
-  size_t struct_size;
-  const char *cudnnfe_path;
-  const char *cudnn_path;
-  int64_t cudnn_version;
-  cudnnfe_library_origin_t cudnn_origin;
-
-  const char *cudnn_reason;
-  const char *cudart_path;
-  int64_t cudart_version;
-  cudnnfe_library_origin_t cudart_origin;
-  const char *cudart_reason;
-} cudnnfe_library_info_t;
-
-void cudnnfe_library_info_init_sized(cudnnfe_library_info_t *info, size_t struct_size);
-
-cudnnfe_status_t cudnnfe_library_info(cudnnfe_library_info_t *info);
-
-cudnnfe_status_t cudnnfe_library_add_search_dir(cudnnfe_library_t library, const char *directory);
-
-typedef int32_t cudnnfe_log_level_t;
-#define CUDNNFE_LOG_LEVEL_OFF 0
-#define CUDNNFE_LOG_LEVEL_INFO 1
-#define CUDNNFE_LOG_LEVEL_DEBUG 2
-
-typedef void (*cudnnfe_log_callback_t)(cudnnfe_log_level_t level, const char *message,
-                                       void *user_data);
-
-cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void *user_data,
-                                          cudnnfe_log_level_t level);
-
-cudnnfe_status_t cudnnfe_handle_create(cudnnfe_handle_t **out, int32_t device);
-
-cudnnfe_status_t cudnnfe_handle_destroy(cudnnfe_handle_t *handle);
-
-const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *handle);
-
-cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out);
-
-cudnnfe_status_t cudnnfe_graph_destroy(cudnnfe_graph_t *graph);
-
-const char *cudnnfe_graph_last_error(const cudnnfe_graph_t *graph);
-
-cudnnfe_status_t cudnnfe_graph_copy_last_error(const cudnnfe_graph_t *graph, char *buffer,
-                                               size_t capacity, size_t *size);
-
-cudnnfe_status_t cudnnfe_graph_set_name(cudnnfe_graph_t *graph, const char *name);
-
-cudnnfe_status_t cudnnfe_graph_get_name(const cudnnfe_graph_t *graph, const char **name);
-
-cudnnfe_status_t cudnnfe_graph_set_io_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
-cudnnfe_status_t cudnnfe_graph_set_intermediate_dtype(cudnnfe_graph_t *graph,
-                                                      cudnnfe_dtype_t dtype);
-cudnnfe_status_t cudnnfe_graph_set_compute_dtype(cudnnfe_graph_t *graph, cudnnfe_dtype_t dtype);
-
-cudnnfe_status_t cudnnfe_graph_get_tensor_count(const cudnnfe_graph_t *graph, size_t *count);
-cudnnfe_status_t cudnnfe_graph_get_node_count(const cudnnfe_graph_t *graph, size_t *count);
-
-cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int64_t *uids,
-                                               size_t capacity, size_t *count);
-
-cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
-                                           int64_t *uid);
-
-cudnnfe_status_t cudnnfe_graph_add_tensor(cudnnfe_graph_t *graph, const char *name,
-                                          cudnnfe_dtype_t dtype, int32_t ndims, const int64_t *dims,
-                                          const int64_t *strides, int64_t *uid);
-
-cudnnfe_status_t cudnnfe_graph_add_scalar(cudnnfe_graph_t *graph, const char *name,
-                                          cudnnfe_dtype_t dtype, double value, int64_t *uid);
-
-cudnnfe_status_t cudnnfe_tensor_get_scalar_value(const cudnnfe_graph_t *graph, int64_t uid,
-                                                 double *value);
-
-cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, int32_t is_output);
-
-cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
-                                               int64_t uid);
-
-cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
-                                          cudnnfe_dtype_t dtype);
-
-cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
-                                         const int64_t *dims);
-
-cudnnfe_status_t cudnnfe_tensor_set_strides(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
-                                            const int64_t *strides);
-
-cudnnfe_status_t cudnnfe_tensor_set_name(cudnnfe_graph_t *graph, int64_t uid, const char *name);
-
-cudnnfe_status_t cudnnfe_tensor_set_uid(cudnnfe_graph_t *graph, int64_t uid, int64_t new_uid);
-
-cudnnfe_status_t cudnnfe_tensor_get_shape(const cudnnfe_graph_t *graph, int64_t uid, int64_t *dims,
-                                          int64_t *strides, int32_t capacity, int32_t *ndims);
-
-cudnnfe_status_t cudnnfe_tensor_get_dtype(const cudnnfe_graph_t *graph, int64_t uid,
-                                          cudnnfe_dtype_t *dtype);
-
-cudnnfe_status_t cudnnfe_tensor_get_name(const cudnnfe_graph_t *graph, int64_t uid,
-                                         const char **name);
-
-cudnnfe_status_t cudnnfe_tensor_get_kind(const cudnnfe_graph_t *graph, int64_t uid,
-                                         cudnnfe_tensor_kind_t *kind);
-
-cudnnfe_status_t cudnnfe_tensor_is_bound(const cudnnfe_graph_t *graph, int64_t uid,
-                                         int32_t *is_bound);
-
-cudnnfe_status_t cudnnfe_tensor_set_pass_by_value(cudnnfe_graph_t *graph, int64_t uid,
-                                                  int32_t pass_by_value);
-
-cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, int64_t uid,
-                                                  int32_t *pass_by_value);
-
-typedef struct cudnnfe_conv_options {
-  size_t struct_size;
-  const char *name;
-
-  int32_t spatial_dims;
-  int64_t pre_padding[3];
-  int64_t post_padding[3];
-  int64_t stride[3];
-  int64_t dilation[3];
-  cudnnfe_conv_mode_t mode;
-  cudnnfe_dtype_t compute_dtype;
-} cudnnfe_conv_options_t;
-void cudnnfe_conv_options_init_sized(cudnnfe_conv_options_t *options, size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_conv_fprop(cudnnfe_graph_t *graph, int64_t image, int64_t weight,
-                                              const cudnnfe_conv_options_t *options, int64_t *y);
-
-cudnnfe_status_t cudnnfe_graph_add_conv_dgrad(cudnnfe_graph_t *graph, int64_t loss, int64_t weight,
-                                              const cudnnfe_conv_options_t *options, int64_t *dx);
-
-cudnnfe_status_t cudnnfe_graph_add_conv_wgrad(cudnnfe_graph_t *graph, int64_t image, int64_t loss,
-                                              const cudnnfe_conv_options_t *options, int64_t *dw);
-
-typedef struct cudnnfe_matmul_options {
-  size_t struct_size;
-  const char *name;
-  cudnnfe_dtype_t compute_dtype;
-} cudnnfe_matmul_options_t;
-void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
-                                          const cudnnfe_matmul_options_t *options, int64_t *c);
-
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
@@ -334,6 +317,17 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph, cudnnfe_poi
                                              int64_t in0, int64_t in1, int64_t in2,
                                              const cudnnfe_pointwise_options_t *options,
                                              int64_t *out);
+
+typedef int32_t cudnnfe_reduction_mode_t;
+#define CUDNNFE_REDUCTION_ADD 1
+#define CUDNNFE_REDUCTION_MUL 2
+#define CUDNNFE_REDUCTION_MIN 3
+#define CUDNNFE_REDUCTION_MAX 4
+#define CUDNNFE_REDUCTION_AMAX 5
+#define CUDNNFE_REDUCTION_AVG 6
+#define CUDNNFE_REDUCTION_NORM1 7
+#define CUDNNFE_REDUCTION_NORM2 8
+#define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
 
 typedef struct cudnnfe_reduction_options {
   size_t struct_size;
@@ -493,6 +487,32 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     const cudnnfe_sdpa_backward_options_t *options,
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias);
+
+typedef struct cudnnfe_attention_common {
+  size_t struct_size;
+  double attn_scale;
+  int32_t causal_mask;
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  int32_t alibi_mask;
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+} cudnnfe_attention_common_t;
+
+void cudnnfe_attention_common_init_sized(cudnnfe_attention_common_t *common, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_sdpa_options_set_common(cudnnfe_sdpa_options_t *options,
+                                                 const cudnnfe_attention_common_t *common);
+
+cudnnfe_status_t cudnnfe_sdpa_backward_options_set_common(cudnnfe_sdpa_backward_options_t *options,
+                                                          const cudnnfe_attention_common_t *common);
 
 cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name,
                                                int32_t ndims, const int64_t *dims, int64_t *score);
@@ -661,58 +681,6 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t n
                                                const int64_t *inputs, int32_t axis,
                                                const cudnnfe_layout_options_t *options, int64_t *y);
 
-typedef struct cudnnfe_block_scale_options {
-  size_t struct_size;
-  const char *name;
-
-  int32_t block_size;
-
-  int32_t axis;
-
-  int32_t transpose;
-
-  cudnnfe_dtype_t y_dtype;
-} cudnnfe_block_scale_options_t;
-void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
-                                            size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
-    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
-    int64_t *scale);
-
-cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
-    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
-    int64_t *y);
-
-typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
-
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
-
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
-
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
-
-typedef struct cudnnfe_moe_grouped_matmul_options {
-  size_t struct_size;
-  const char *name;
-  cudnnfe_moe_grouped_matmul_mode_t mode;
-
-  int32_t top_k;
-
-  cudnnfe_dtype_t compute_dtype;
-} cudnnfe_moe_grouped_matmul_options_t;
-void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
-                                                   size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
-    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
-    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
-    int64_t *output);
-
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
-    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
-    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
-
 typedef int32_t cudnnfe_resample_mode_t;
 #define CUDNNFE_RESAMPLE_MAXPOOL 1
 #define CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING 2
@@ -772,91 +740,16 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, co
                                        int64_t seed, int64_t offset,
                                        const cudnnfe_rng_options_t *options, int64_t *y);
 
-typedef struct cudnnfe_sdpa_fp8_options {
-  size_t struct_size;
-  const char *name;
+typedef int32_t cudnnfe_target_t;
 
-  double attn_scale;
+#define CUDNNFE_TARGET_AUTO 0
+#define CUDNNFE_TARGET_GPU 1
+#define CUDNNFE_TARGET_CPU_REFERENCE 2
 
-  int32_t generate_stats;
-
-  int32_t causal_mask;
-
-  int64_t window_left;
-  int64_t window_right;
-  cudnnfe_diagonal_alignment_t diagonal_alignment;
-
-  int32_t padding_mask;
-  int64_t seq_len_q;
-  int64_t seq_len_kv;
-
-  int32_t alibi_mask;
-
-  double dropout_probability;
-  int64_t dropout_seed;
-  int64_t dropout_offset;
-  int64_t dropout_mask;
-  int64_t dropout_scale;
-
-  int64_t page_table_k;
-  int64_t page_table_v;
-  int64_t max_seq_len_kv;
-
-  int64_t sink_token;
-} cudnnfe_sdpa_fp8_options_t;
-void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
-                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
-                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
-                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
-                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
-
-typedef struct cudnnfe_sdpa_fp8_backward_options {
-  size_t struct_size;
-  const char *name;
-
-  double attn_scale;
-  int32_t causal_mask;
-
-  int64_t window_left;
-  int64_t window_right;
-  cudnnfe_diagonal_alignment_t diagonal_alignment;
-
-  int32_t padding_mask;
-  int64_t seq_len_q;
-  int64_t seq_len_kv;
-
-  double dropout_probability;
-  int64_t dropout_seed;
-  int64_t dropout_offset;
-  int64_t dropout_mask;
-  int64_t dropout_scale;
-  int64_t dropout_scale_inv;
-} cudnnfe_sdpa_fp8_backward_options_t;
-void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
-                                                  size_t struct_size);
-
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
-    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
-    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
-    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
-    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
-    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
-    int64_t *amax_dp);
-
-typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
-
-cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
-                                                  int32_t device);
-
-cudnnfe_status_t cudnnfe_device_properties_create_from_json(
-    cudnnfe_device_properties_t **properties, const char *data, size_t size);
-
-cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
-                                                     char *buffer, size_t capacity, size_t *size);
-
-cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
+typedef int32_t cudnnfe_heur_mode_t;
+#define CUDNNFE_HEUR_MODE_A 0
+#define CUDNNFE_HEUR_MODE_B 1
+#define CUDNNFE_HEUR_MODE_FALLBACK 2
 
 typedef int32_t cudnnfe_build_policy_t;
 
@@ -899,6 +792,8 @@ cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, c
 
 cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data,
                                                   size_t size);
+
+typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
 
 typedef struct cudnnfe_build_options {
   size_t struct_size;
@@ -1021,10 +916,17 @@ cudnnfe_status_t cudnnfe_bound_get_cuda_graph_mode(const cudnnfe_bound_t *bound,
 
 cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound);
 
-cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
-                                         size_t capacity, size_t *size);
+cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
+                                                   cudnnfe_handle_t *handle,
+                                                   const cudnnfe_binding_t *bindings,
+                                                   size_t num_bindings, void *workspace,
+                                                   size_t workspace_size, void *cuda_graph);
 
-cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
+cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
+                                                 cudnnfe_handle_t *handle,
+                                                 const cudnnfe_binding_t *bindings,
+                                                 size_t num_bindings, void *workspace,
+                                                 size_t workspace_size, void *cuda_graph);
 
 typedef struct cudnnfe_plan_info {
   size_t struct_size;
@@ -1110,6 +1012,11 @@ cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats)
 
 cudnnfe_status_t cudnnfe_plan_cache_clear(void);
 
+cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
+                                         size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
+
 cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer,
                                               size_t capacity, size_t *size);
 
@@ -1124,17 +1031,146 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_
                                                 const char *data, size_t size,
                                                 const cudnnfe_plan_load_options_t *options);
 
-cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
-                                                   cudnnfe_handle_t *handle,
-                                                   const cudnnfe_binding_t *bindings,
-                                                   size_t num_bindings, void *workspace,
-                                                   size_t workspace_size, void *cuda_graph);
+typedef struct cudnnfe_sdpa_fp8_options {
+  size_t struct_size;
+  const char *name;
 
-cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
-                                                 cudnnfe_handle_t *handle,
-                                                 const cudnnfe_binding_t *bindings,
-                                                 size_t num_bindings, void *workspace,
-                                                 size_t workspace_size, void *cuda_graph);
+  double attn_scale;
+
+  int32_t generate_stats;
+
+  int32_t causal_mask;
+
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+
+  int32_t alibi_mask;
+
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv;
+
+  int64_t sink_token;
+} cudnnfe_sdpa_fp8_options_t;
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
+                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
+                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
+                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
+                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
+
+typedef struct cudnnfe_sdpa_fp8_backward_options {
+  size_t struct_size;
+  const char *name;
+
+  double attn_scale;
+  int32_t causal_mask;
+
+  int64_t window_left;
+  int64_t window_right;
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  int64_t dropout_scale_inv;
+} cudnnfe_sdpa_fp8_backward_options_t;
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
+                                                  size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
+    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
+    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
+    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
+    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
+    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
+    int64_t *amax_dp);
+
+cudnnfe_status_t cudnnfe_sdpa_fp8_options_set_common(cudnnfe_sdpa_fp8_options_t *options,
+                                                     const cudnnfe_attention_common_t *common);
+cudnnfe_status_t cudnnfe_sdpa_fp8_backward_options_set_common(
+    cudnnfe_sdpa_fp8_backward_options_t *options, const cudnnfe_attention_common_t *common);
+
+typedef struct cudnnfe_block_scale_options {
+  size_t struct_size;
+  const char *name;
+
+  int32_t block_size;
+
+  int32_t axis;
+
+  int32_t transpose;
+
+  cudnnfe_dtype_t y_dtype;
+} cudnnfe_block_scale_options_t;
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
+                                            size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
+    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
+    int64_t *scale);
+
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
+    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
+    int64_t *y);
+
+typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
+
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
+
+typedef struct cudnnfe_moe_grouped_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_moe_grouped_matmul_mode_t mode;
+
+  int32_t top_k;
+
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_moe_grouped_matmul_options_t;
+void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
+                                                   size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
+    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
+    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
+    int64_t *output);
+
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
+    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
+    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
+
+cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
+                                                  int32_t device);
+
+cudnnfe_status_t cudnnfe_device_properties_create_from_json(
+    cudnnfe_device_properties_t **properties, const char *data, size_t size);
+
+cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
+                                                     char *buffer, size_t capacity, size_t *size);
+
+cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
 """
 
 CONSTANTS: Dict[str, int] = {
@@ -1169,12 +1205,22 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_DTYPE_DOUBLE':                                  11,
     'CUDNNFE_DTYPE_FP8_E8M0':                                12,
     'CUDNNFE_DTYPE_BOOLEAN_PACKED':                          13,
-    'CUDNNFE_TARGET_AUTO':                                   0,
-    'CUDNNFE_TARGET_GPU':                                    1,
-    'CUDNNFE_TARGET_CPU_REFERENCE':                          2,
-    'CUDNNFE_HEUR_MODE_A':                                   0,
-    'CUDNNFE_HEUR_MODE_B':                                   1,
-    'CUDNNFE_HEUR_MODE_FALLBACK':                            2,
+    'CUDNNFE_LIBRARY_CUDNN':                                 0,
+    'CUDNNFE_LIBRARY_CUDART':                                1,
+    'CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED':                     0,
+    'CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT':                    1,
+    'CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED':                 2,
+    'CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR':                     3,
+    'CUDNNFE_LIBRARY_ORIGIN_SYSTEM':                         4,
+    'CUDNNFE_LOG_LEVEL_OFF':                                 0,
+    'CUDNNFE_LOG_LEVEL_INFO':                                1,
+    'CUDNNFE_LOG_LEVEL_DEBUG':                               2,
+    'CUDNNFE_TENSOR_KIND_INPUT':                             1,
+    'CUDNNFE_TENSOR_KIND_SCALAR':                            2,
+    'CUDNNFE_TENSOR_KIND_VIRTUAL':                           3,
+    'CUDNNFE_TENSOR_KIND_OUTPUT':                            4,
+    'CUDNNFE_MAX_DIMS':                                      8,
+    'CUDNNFE_MAX_SPATIAL_DIMS':                              3,
     'CUDNNFE_CONV_MODE_CROSS_CORRELATION':                   0,
     'CUDNNFE_CONV_MODE_CONVOLUTION':                         1,
     'CUDNNFE_POINTWISE_ADD':                                 1,
@@ -1237,22 +1283,6 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_REDUCTION_NORM1':                               7,
     'CUDNNFE_REDUCTION_NORM2':                               8,
     'CUDNNFE_REDUCTION_MUL_NO_ZEROS':                        9,
-    'CUDNNFE_TENSOR_KIND_INPUT':                             1,
-    'CUDNNFE_TENSOR_KIND_SCALAR':                            2,
-    'CUDNNFE_TENSOR_KIND_VIRTUAL':                           3,
-    'CUDNNFE_TENSOR_KIND_OUTPUT':                            4,
-    'CUDNNFE_MAX_DIMS':                                      8,
-    'CUDNNFE_MAX_SPATIAL_DIMS':                              3,
-    'CUDNNFE_LIBRARY_CUDNN':                                 0,
-    'CUDNNFE_LIBRARY_CUDART':                                1,
-    'CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED':                     0,
-    'CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT':                    1,
-    'CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED':                 2,
-    'CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR':                     3,
-    'CUDNNFE_LIBRARY_ORIGIN_SYSTEM':                         4,
-    'CUDNNFE_LOG_LEVEL_OFF':                                 0,
-    'CUDNNFE_LOG_LEVEL_INFO':                                1,
-    'CUDNNFE_LOG_LEVEL_DEBUG':                               2,
     'CUDNNFE_DIAGONAL_TOP_LEFT':                             0,
     'CUDNNFE_DIAGONAL_BOTTOM_RIGHT':                         1,
     'CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO':                 0,
@@ -1260,9 +1290,6 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED':              2,
     'CUDNNFE_NORM_PHASE_TRAINING':                           0,
     'CUDNNFE_NORM_PHASE_INFERENCE':                          1,
-    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE':                  0,
-    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER':                1,
-    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER':               2,
     'CUDNNFE_RESAMPLE_MAXPOOL':                              1,
     'CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING':              2,
     'CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING':              3,
@@ -1275,6 +1302,12 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_RNG_BERNOULLI':                                 1,
     'CUDNNFE_RNG_UNIFORM':                                   2,
     'CUDNNFE_RNG_NORMAL':                                    3,
+    'CUDNNFE_TARGET_AUTO':                                   0,
+    'CUDNNFE_TARGET_GPU':                                    1,
+    'CUDNNFE_TARGET_CPU_REFERENCE':                          2,
+    'CUDNNFE_HEUR_MODE_A':                                   0,
+    'CUDNNFE_HEUR_MODE_B':                                   1,
+    'CUDNNFE_HEUR_MODE_FALLBACK':                            2,
     'CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE':                0,
     'CUDNNFE_BUILD_POLICY_ALL':                              1,
     'CUDNNFE_VERIFY_FROM_ENV':                               0,
@@ -1304,4 +1337,7 @@ CONSTANTS: Dict[str, int] = {
     'CUDNNFE_PLAN_SOURCE_SERIALIZED':                        4,
     'CUDNNFE_PLAN_SOURCE_REBUILT':                           5,
     'CUDNNFE_FINGERPRINT_SIZE':                              33,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE':                  0,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER':                1,
+    'CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER':               2,
 }

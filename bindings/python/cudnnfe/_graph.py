@@ -9,9 +9,10 @@ C library's message (see :mod:`cudnnfe._errors`).
 reduction and softmax, build, execution, plans and serialization; the other
 operations are mixins: attention (:mod:`cudnnfe._attention`), normalizations
 (:mod:`cudnnfe._norms`), layout ops (:mod:`cudnnfe._layout`), resampling and
-random numbers (:mod:`cudnnfe._sampling`). :mod:`cudnnfe._rewrite` and
-:mod:`cudnnfe._constants` carry out cudnn-frontend forms the C ABI has no call
-for (tensors as op outputs, pass-by-value constants, reshape dims set later).
+random numbers (:mod:`cudnnfe._sampling`). cudnn-frontend's graph semantics are
+the C library's own: tensors given as op outputs (``cudnnfe_graph_set_next_output``),
+reshape dims set later, scalars folded into an op's number, and inputs no op reads
+leaving the graph at validation (``cudnnfe_graph_set_prune_unread_inputs``).
 """
 from __future__ import annotations
 
@@ -25,13 +26,11 @@ from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Op
                     Set, Tuple, Union)
 
 from . import _arrays
-from . import _constants
 from ._arrays import ArrayInfo, describe
 from . import _fe_log
 from . import _naming
 from . import _plans
 from . import _ragged
-from . import _rewrite
 from . import _structs
 from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
@@ -201,6 +200,9 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             from ._errors import raise_global_error
             raise_global_error(status)
         self._ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
+        # cudnn-frontend's graph holds only the tensors its nodes use: inputs no op reads
+        # leave the C graph at validation, and their bindings are ignored (_record_pruned).
+        self._check(lib.cudnnfe_graph_set_prune_unread_inputs(self._ptr, 1))
         self._tensors: Dict[int, Tensor] = {}
         self._node_names: Set[str] = set()
         # The next index _node_name tries per prefix: names are only added, so the
@@ -226,17 +228,15 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         # The last torch workspace execute was given: (weakref, data_ptr, void *, bytes).
         self._last_workspace: Optional[Tuple[Any, int, Any, int]] = None
         self._validated = False
-        # One-element host arrays given to tensor_like (C UID -> array): their values can be
-        # folded into an op that takes a number (_constants.py).
-        self._host_scalars: Dict[int, Any] = {}
-        # Inputs folded that way (original C UID -> _constants.FoldedConstant).
-        self._folded: Dict[int, Any] = {}
+        # Inputs that left the C graph at validation because no op read them (C UID ->
+        # (its Tensor or None, its name)): a binding for one is ignored (_is_pruned_key).
+        self._pruned: Dict[int, Tuple[Optional[Tensor], Optional[str]]] = {}
         # C UIDs whose names _naming.name_outputs has looked at, and how many tensors
         # the C graph had at its last call.
         self._named_uids: Set[int] = set()
         self._c_tensors_seen = 0
-        # UIDs some op took as an operand (_operand): inputs among them are read, so
-        # _rewrite.finalize needs no graph description round trip to find unread ones.
+        # UIDs some op took as an operand (_operand): inputs among them are read; the
+        # others may leave the C graph at validation (_unread_candidates).
         self._operand_uids: Set[int] = set()
         # Out-parameters reused by the calls made for every node added (a cffi
         # allocation each costs a few microseconds at 100,000 nodes).
@@ -280,9 +280,6 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         return t
 
     def _rekey(self, t: Tensor, new: int) -> None:
-        for table in (self._host_scalars, self._folded):
-            if t._uid in table:
-                table[new] = table.pop(t._uid)
         if self._tensors.get(t._uid) is t:
             del self._tensors[t._uid]
         self._named_uids.add(new)
@@ -466,7 +463,6 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._devices.add(info.device)
         t = self.tensor(dim=info.shape, stride=info.strides, data_type=info.dtype, name=name)
         if info.device == _arrays.CPU and math.prod(info.shape) == 1:
-            self._host_scalars[t._uid] = array  # its value may be folded (_constants.py)
             t.set_is_pass_by_value(True)  # as cudnn-frontend marks host arrays
         return t
 
@@ -1096,13 +1092,16 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         """
         self._raise_deferred()
         _ragged.check(self)
-        _rewrite.finalize(self)
         _fe_log.log_validating(self)
         # The build's own target and options, so that a GPU graph meets the support rules of
         # its GPU here, where cudnn-frontend checks them (docs/refusals.md).
         options, keep, _ = self._options(self._heur_modes, None)
-        self._check(lib.cudnnfe_graph_validate_for_build(self._ptr, self._build_handle(None),
-                                                         options))
+        candidates = self._unread_candidates()
+        try:
+            self._check(lib.cudnnfe_graph_validate_for_build(
+                self._ptr, self._build_handle(None), options))
+        finally:
+            self._record_pruned(candidates)
         del keep
         self._validated = True
         _fe_log.log_validated()
@@ -1320,13 +1319,18 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
         logged = not self._validated and not self.is_built()
+        candidates = None
         if not self.is_built():
             self._raise_deferred()
             _ragged.check(self)
-            _rewrite.finalize(self)
+            candidates = self._unread_candidates()
         if logged:  # cudnn-frontend's build validates, and logs the graph then
             _fe_log.log_validating(self)
-        self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
+        try:
+            self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
+        finally:
+            if candidates is not None:
+                self._record_pruned(candidates)
         del keep
         if logged:
             _fe_log.log_validated()
@@ -1335,25 +1339,47 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._built_by_check_support = False
         self._exec = self._refresh_exec()
 
-    def _replace_c_graph(self, data: bytes) -> None:
-        """Load a graph description into a fresh C graph and adopt it (before build).
+    def _unread_candidates(self) -> Dict[int, Tuple[Tensor, str]]:
+        """The inputs made here that no op took as an operand, with their names: those the C
+        library may prune at validation, named now while the C graph still holds them."""
+        return {t._uid: (t, t.get_name()) for t in list(self._tensors.values())
+                if t._role == "input" and t._uid > 0 and t._uid not in self._operand_uids
+                and t._uid not in self._pruned}
 
-        Used by :mod:`cudnnfe._rewrite`: the description keeps every UID, so
-        the graph's :class:`Tensor` objects stay valid.
-        """
-        out = ffi.new("cudnnfe_graph_t **")
-        status = lib.cudnnfe_graph_create(out)
-        if status:
-            raise_global_error(status)
-        ptr = ffi.gc(out[0], lib.cudnnfe_graph_destroy)
-        status = lib.cudnnfe_graph_deserialize(ptr, data, len(data))
-        if status:
-            raise_graph_error(status, ptr, "cudnnfe: reloading the edited graph description "
-                              "failed (please report)")
-        self._ptr = ptr
-        self._validated = False
+    def _record_pruned(self, candidates: Mapping[int, Tuple[Tensor, str]]) -> None:
+        """Note the inputs the C library pruned at validation
+        (``cudnnfe_graph_get_pruned_uids``): their Tensors leave :attr:`_tensors`, and their
+        bindings are ignored from now on, by Tensor, name or UID."""
+        n = ffi.new("size_t *")
+        if lib.cudnnfe_graph_get_pruned_uids(self._ptr, ffi.NULL, 0, n) or n[0] == 0:
+            return
+        buf = ffi.new("int64_t[]", n[0])
+        self._check(lib.cudnnfe_graph_get_pruned_uids(self._ptr, buf, n[0], n))
+        for uid in buf[0:n[0]]:
+            if uid in self._pruned:
+                continue
+            t, name = candidates.get(uid, (self._tensors.get(uid), None))
+            if name is None and t is not None:
+                name = t._name
+            self._pruned[uid] = (t, name)
+            if t is not None and self._tensors.get(uid) is t:
+                del self._tensors[uid]
         self._exec = None
-        self._fast = None
+
+    def _is_pruned_key(self, key: Any) -> bool:
+        """True when a variant-pack key names an input that left the graph (its binding is
+        accepted and ignored, as cudnn-frontend ignores one for a tensor its graph lacks)."""
+        if isinstance(key, Tensor):
+            entry = self._pruned.get(key._uid)
+            return key._graph is self and entry is not None and entry[0] is key
+        if isinstance(key, str):
+            return any(name == key for _, name in self._pruned.values())
+        if isinstance(key, int) and not isinstance(key, bool):
+            try:
+                return _c_uid(key) in self._pruned
+            except (TypeError, ValueError):
+                return False
+        return False
 
     def _rebuild(self, options: Any, handle: Optional[Handle]) -> None:
         """Build a fresh C graph from this one's description with ``options`` and adopt it."""
@@ -1500,8 +1526,6 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         build too, but data types left unset are hashed as such: fingerprint
         a validated or built graph to get the plan cache's key.
         """
-        if not self.is_built():
-            _rewrite.finalize(self)
         size = int(lib.CUDNNFE_FINGERPRINT_SIZE)
         buf = ffi.new("char[]", size)
         self._check(lib.cudnnfe_graph_get_fingerprint(self._ptr, buf, size))
@@ -1735,13 +1759,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             elif key is None:
                 cacheable = False
                 continue  # an optional output not made (cudnn-frontend drops None keys)
-            elif self._folded and _constants.is_folded_binding(self, key, array):
+            elif self._pruned and self._is_pruned_key(key):
                 cacheable = False
                 continue
             else:
                 pos = position.get(self._key_uid(key))
             if pos is None:
-                if self._folded and _constants.is_folded_binding(self, key, array):
+                if self._pruned and self._is_pruned_key(key):
                     cacheable = False
                     continue
                 self._unbindable(self._key_uid(key))
@@ -1951,7 +1975,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         ptrs: List[Optional[int]] = [None] * len(info.order)
         keep: List[Any] = []
         for key, array in variant_pack.items():
-            if key is None or (self._folded and _constants.is_folded_binding(self, key, array)):
+            if key is None or (self._pruned and self._is_pruned_key(key)):
                 continue
             uid = self._key_uid(key)
             pos = info.position.get(uid)
@@ -1985,7 +2009,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         if not isinstance(variant_pack, Mapping):
             raise TypeError(f"variant_pack must be a dict, not {type(variant_pack).__name__}")
         variant_pack = {k: a for k, a in variant_pack.items() if k is not None and not (
-            self._folded and _constants.is_folded_binding(self, k, a))}
+            self._pruned and self._is_pruned_key(k))}
         table = ffi.new("cudnnfe_binding_t[]", max(len(variant_pack), 1))
         keep: List[Any] = []
         for i, (key, array) in enumerate(variant_pack.items()):
@@ -2145,8 +2169,6 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def serialize_description(self) -> bytes:
         """The graph description (``docs/graph-json.md``) as versioned JSON bytes,
         built or not: no engine choice, so loading it runs the heuristics again."""
-        if not self.is_built():
-            _rewrite.finalize(self)
         return self._serialize_raw()
 
     def _serialize_raw(self) -> bytes:

@@ -5,19 +5,20 @@ functions are ``cudnnfe_graph_add_<method>``; all take
 ``cudnnfe_norm_options_t``). ``epsilon`` and batch norm's ``momentum`` are
 numbers, or cudnn-frontend's one-element pass-by-value tensors, which the C
 options take as ``epsilon_tensor`` / ``momentum_tensor`` and read when the
-graph runs. A scalar (``tensor_scalar``) or an array given directly is taken
-as a number when the op is added (:mod:`cudnnfe._constants`).
+graph runs; a scalar (``tensor_scalar``) is passed the same way and the C
+library folds its value into the number when the graph is validated. A
+one-element host array given directly is taken as a number.
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-from . import _constants, _naming, _structs
+from . import _arrays, _naming, _structs
 from ._enums import data_type, norm_forward_phase, tensor_kind
 from ._errors import NotOfferedError
 from ._lib import ffi, lib
 from ._tensor import Tensor
-from ._util import DType, Operand, _cstr, _dtype, _enum_value
+from ._util import DType, Operand, _cstr, _dtype, _enum_value, _is_number
 
 __all__ = ["NormOps"]
 
@@ -52,15 +53,37 @@ class NormOps:
     def _scalar_option(self, opts: Any, node: str, port: str, value: Any) -> None:
         """``epsilon`` / ``momentum``: a graph input tensor is read when the graph runs
         (``epsilon_tensor`` / ``momentum_tensor``, as cudnn-frontend reads its
-        pass-by-value tensor); a number, a scalar or a host array is the option's number."""
+        pass-by-value tensor); a scalar goes the same way and the C library folds it into
+        the number at validation; a number or a one-element host array is the number."""
         fields = {"epsilon": "epsilon_tensor", "momentum": "momentum_tensor"}
-        if (isinstance(value, Tensor) and value._graph is self and value._uid > 0
-                and value.get_kind() == tensor_kind.INPUT):
+        if value is None:
+            return
+        if isinstance(value, (bool, str)):
+            raise TypeError(f"{node}: {port} must be a number or a one-element tensor, not "
+                            f"{type(value).__name__}")
+        if _is_number(value):
+            setattr(opts, port, float(value))
+            return
+        if isinstance(value, Tensor):
+            if value._graph is not self:
+                raise ValueError(f"{node}: {port} is a tensor of another graph")
+            if value.get_kind() not in (tensor_kind.INPUT, tensor_kind.SCALAR):
+                raise NotOfferedError(
+                    f"{node}: {port} is tensor {value.get_name()!r}, computed by the graph; the "
+                    f"cudnnfe C ABI takes {port} as a number, a graph input or a scalar")
+            self._operand_uids.add(value._uid)
             setattr(opts, fields[port], value._uid)
             return
-        number = _constants.constant_value(self, value, node, port)
-        if number is not None:
-            setattr(opts, port, number)
+        number = _arrays.host_scalar(value) if _arrays.is_array(value) else None
+        if number is None:
+            if _arrays.is_array(value):
+                raise NotOfferedError(
+                    f"{node}: {port} is an array that is not one element in host memory; pass "
+                    f"a Python float, a one-element host array, or tensor_like(one-element "
+                    f"host array)")
+            raise TypeError(f"{node}: {port} must be a number or a one-element tensor, not "
+                            f"{type(value).__name__}")
+        setattr(opts, port, number)
 
     def _stats_outputs(self, node: str, y: Any, *stats: Any) -> Tuple[Any, ...]:
         out = self._added(node, int(y[0]))

@@ -18,7 +18,7 @@ import inspect
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _arrays, _constants
+from . import _arrays
 from ._enums import data_type, target
 from ._graph import DType, Tensor, _ExecInfo, _heur_modes, _Spec, pygraph
 
@@ -311,8 +311,8 @@ class Graph(pygraph):
         keys = {**self._in_keys, **self._out_keys}
         pack: Dict[Tensor, Any] = {}
         for key, value in given.items():
-            if key is None or (self._folded and _constants.is_folded_binding(self, key, value)):
-                continue  # no tensor, or folded into an op as a number (_constants.py)
+            if key is None or (self._pruned and self._is_pruned_key(key)):
+                continue  # no tensor, or an input that left the graph (no op read it)
             pack[self._find(key, keys, "graph call")] = value
         return pack
 

@@ -369,12 +369,21 @@ def test_norm_parameters_broadcast_over_any_dims_and_bad_shapes_are_malformed(rn
     assert "s2" in info.value.message
 
 
-def test_a_scalar_tensor_given_as_epsilon_is_read_from_the_c_graph():
+def test_a_scalar_tensor_given_as_epsilon_is_folded_by_the_c_library(rng):
     # A pass-by-value scalar of the graph (what cudnnfe makes for a number operand)
-    # given where an op takes a number: its value comes from the C library
-    # (cudnnfe_tensor_get_scalar_value), not from the graph description.
-    from cudnnfe import _constants
+    # given where an op takes a number: the C library folds its value into the op's
+    # epsilon at validation (cudnnfe_norm_options_t.epsilon_tensor), so nothing is
+    # bound for it.
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    s = rng.standard_normal((1, 16)).astype(np.float32)
+    b = rng.standard_normal((1, 16)).astype(np.float32)
     g = graph()
-    scalar = g._wrap(g._scalar(1e-3, "n", "eps"))
+    tx, ts, tb = (g.tensor_like(a) for a in (x, s, b))
+    scalar = g._wrap(g._scalar(0.5, "n", "eps"))
     assert scalar.get_kind() == cudnnfe.tensor_kind.SCALAR
-    assert _constants.constant_value(g, scalar, "n", "epsilon") == pytest.approx(1e-3)
+    y, _, _ = g.layernorm(tx, ts, tb, epsilon=scalar, norm_forward_phase="inference")
+    y.set_output(True)
+    (out,) = run(g, {tx: x, ts: s, tb: b}, [y])
+    mean = x.mean(axis=1, keepdims=True)
+    close(out, (x - mean) / np.sqrt(x.var(axis=1, keepdims=True) + 0.5) * s + b,
+          rtol=1e-4, atol=1e-5)

@@ -541,5 +541,5 @@ def test_an_input_no_op_reads_leaves_the_graph(rng):
     out = np.empty((2, 3), np.float32)
     g.execute({x: xa, unused: np.full((1, 1), 7.0, np.float32), y: out})
     np.testing.assert_allclose(out, np.maximum(xa, 0))
-    with pytest.raises(ValueError, match="'epsilon_bwd'.*left the graph"):
+    with pytest.raises(ValueError, match='"epsilon_bwd" left the graph'):
         g.layernorm(x, x, x, epsilon=unused)

@@ -7,6 +7,8 @@ script turns it into a string that ``cffi.FFI.cdef`` accepts in ABI mode:
 * comments are removed;
 * ``#include`` lines, the include guard and the ``extern "C"`` block markers
   (everything inside ``#ifdef __cplusplus`` ... ``#endif``) are dropped;
+* the ``#ifdef CUDNNFE_EXPERIMENTAL`` block (the header's experimental part) is
+  kept, as if the macro were defined: the package offers those functions;
 * ``#define NAME <integer>`` lines are kept (cffi exposes them as integer
   constants on the loaded library);
 * the C convenience macros ``#define cudnnfe_X_init(o) cudnnfe_X_init_sized((o),
@@ -121,6 +123,10 @@ def generate(header_text: str) -> Tuple[str, Dict[str, int]]:
                     skip_depth = 1
                 elif word == "ifndef" and not guard and cond_depth == 1:
                     guard = directive.split()[1]
+                elif word == "ifdef" and directive.split()[1:] == ["CUDNNFE_EXPERIMENTAL"]:
+                    pass  # the experimental part: the package offers it, so it is kept
+                elif word != "ifndef" or cond_depth != 1:
+                    raise HeaderError(f"line {lineno}: unsupported conditional {stripped!r}")
                 continue
             if word in ("else", "elif"):
                 if not skip_depth:

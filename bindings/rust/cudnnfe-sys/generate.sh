@@ -39,7 +39,7 @@ bindgen "$header" \
   --size_t-is-usize \
   --no-rustfmt-bindings \
   -o "$tmp.body" \
-  -- -std=c99 -fparse-all-comments -I"$root/include"
+  -- -std=c99 -fparse-all-comments -DCUDNNFE_EXPERIMENTAL -I"$root/include"
 
 # Constants of an enumeration take the enumeration's typedef.
 sed -e 's/pub const \(CUDNNFE_STATUS_[A-Z0-9_]*\) *: *i32/pub const \1: cudnnfe_status_t/g' \

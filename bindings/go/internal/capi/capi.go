@@ -29,8 +29,8 @@ typedef struct { void* array; intgo len; intgo cap; } _goslice_;
 
 typedef _gostring_ swig_type_1;
 typedef _gostring_ swig_type_2;
-typedef long long swig_type_3;
-typedef _gostring_ swig_type_4;
+typedef _gostring_ swig_type_3;
+typedef long long swig_type_4;
 typedef long long swig_type_5;
 typedef long long swig_type_6;
 typedef _gostring_ swig_type_7;
@@ -50,21 +50,21 @@ typedef _goslice_ swig_type_20;
 typedef _gostring_ swig_type_21;
 typedef _goslice_ swig_type_22;
 typedef _gostring_ swig_type_23;
-typedef _gostring_ swig_type_24;
-typedef _goslice_ swig_type_25;
-typedef _gostring_ swig_type_26;
-typedef long long swig_type_27;
+typedef _goslice_ swig_type_24;
+typedef _gostring_ swig_type_25;
+typedef _goslice_ swig_type_26;
+typedef _gostring_ swig_type_27;
 typedef long long swig_type_28;
-typedef _gostring_ swig_type_29;
-typedef long long swig_type_30;
+typedef long long swig_type_29;
+typedef _gostring_ swig_type_30;
 typedef long long swig_type_31;
 typedef long long swig_type_32;
-typedef _goslice_ swig_type_33;
-typedef long long swig_type_34;
-typedef _goslice_ swig_type_35;
-typedef long long swig_type_36;
-typedef _gostring_ swig_type_37;
-typedef long long swig_type_38;
+typedef long long swig_type_33;
+typedef _goslice_ swig_type_34;
+typedef long long swig_type_35;
+typedef _goslice_ swig_type_36;
+typedef long long swig_type_37;
+typedef _gostring_ swig_type_38;
 typedef long long swig_type_39;
 typedef long long swig_type_40;
 typedef long long swig_type_41;
@@ -220,8 +220,8 @@ typedef long long swig_type_190;
 typedef long long swig_type_191;
 typedef long long swig_type_192;
 typedef long long swig_type_193;
-typedef _gostring_ swig_type_194;
-typedef _goslice_ swig_type_195;
+typedef long long swig_type_194;
+typedef long long swig_type_195;
 typedef long long swig_type_196;
 typedef long long swig_type_197;
 typedef long long swig_type_198;
@@ -240,8 +240,8 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef long long swig_type_214;
-typedef long long swig_type_215;
+typedef _gostring_ swig_type_214;
+typedef _goslice_ swig_type_215;
 typedef long long swig_type_216;
 typedef long long swig_type_217;
 typedef long long swig_type_218;
@@ -309,11 +309,11 @@ typedef long long swig_type_279;
 typedef long long swig_type_280;
 typedef long long swig_type_281;
 typedef long long swig_type_282;
-typedef _goslice_ swig_type_283;
+typedef long long swig_type_283;
 typedef long long swig_type_284;
-typedef _goslice_ swig_type_285;
+typedef long long swig_type_285;
 typedef long long swig_type_286;
-typedef _goslice_ swig_type_287;
+typedef long long swig_type_287;
 typedef long long swig_type_288;
 typedef long long swig_type_289;
 typedef long long swig_type_290;
@@ -329,25 +329,25 @@ typedef long long swig_type_299;
 typedef long long swig_type_300;
 typedef long long swig_type_301;
 typedef long long swig_type_302;
-typedef long long swig_type_303;
+typedef _goslice_ swig_type_303;
 typedef long long swig_type_304;
-typedef long long swig_type_305;
+typedef _goslice_ swig_type_305;
 typedef long long swig_type_306;
-typedef long long swig_type_307;
+typedef _goslice_ swig_type_307;
 typedef long long swig_type_308;
 typedef long long swig_type_309;
 typedef long long swig_type_310;
 typedef long long swig_type_311;
 typedef long long swig_type_312;
 typedef long long swig_type_313;
-typedef _goslice_ swig_type_314;
+typedef long long swig_type_314;
 typedef long long swig_type_315;
 typedef long long swig_type_316;
-typedef long long swig_type_317;
+typedef _goslice_ swig_type_317;
 typedef long long swig_type_318;
 typedef long long swig_type_319;
-typedef long long swig_type_320;
-typedef long long swig_type_321;
+typedef _goslice_ swig_type_320;
+typedef _gostring_ swig_type_321;
 typedef long long swig_type_322;
 typedef long long swig_type_323;
 typedef long long swig_type_324;
@@ -355,24 +355,24 @@ typedef long long swig_type_325;
 typedef long long swig_type_326;
 typedef long long swig_type_327;
 typedef long long swig_type_328;
-typedef long long swig_type_329;
+typedef _goslice_ swig_type_329;
 typedef long long swig_type_330;
 typedef long long swig_type_331;
 typedef long long swig_type_332;
-typedef long long swig_type_333;
+typedef _goslice_ swig_type_333;
 typedef long long swig_type_334;
 typedef long long swig_type_335;
-typedef long long swig_type_336;
-typedef long long swig_type_337;
+typedef _goslice_ swig_type_336;
+typedef _goslice_ swig_type_337;
 typedef long long swig_type_338;
 typedef long long swig_type_339;
 typedef long long swig_type_340;
 typedef long long swig_type_341;
-typedef long long swig_type_342;
+typedef _goslice_ swig_type_342;
 typedef long long swig_type_343;
-typedef long long swig_type_344;
+typedef _goslice_ swig_type_344;
 typedef long long swig_type_345;
-typedef long long swig_type_346;
+typedef _goslice_ swig_type_346;
 typedef long long swig_type_347;
 typedef long long swig_type_348;
 typedef long long swig_type_349;
@@ -386,12 +386,12 @@ typedef long long swig_type_356;
 typedef long long swig_type_357;
 typedef long long swig_type_358;
 typedef long long swig_type_359;
-typedef long long swig_type_360;
+typedef _goslice_ swig_type_360;
 typedef long long swig_type_361;
 typedef long long swig_type_362;
 typedef long long swig_type_363;
 typedef long long swig_type_364;
-typedef long long swig_type_365;
+typedef _goslice_ swig_type_365;
 typedef long long swig_type_366;
 typedef long long swig_type_367;
 typedef long long swig_type_368;
@@ -407,21 +407,21 @@ typedef long long swig_type_377;
 typedef long long swig_type_378;
 typedef long long swig_type_379;
 typedef long long swig_type_380;
-typedef long long swig_type_381;
-typedef long long swig_type_382;
-typedef long long swig_type_383;
+typedef _goslice_ swig_type_381;
+typedef _gostring_ swig_type_382;
+typedef _goslice_ swig_type_383;
 typedef long long swig_type_384;
 typedef long long swig_type_385;
 typedef long long swig_type_386;
-typedef long long swig_type_387;
+typedef _gostring_ swig_type_387;
 typedef long long swig_type_388;
 typedef long long swig_type_389;
 typedef long long swig_type_390;
 typedef long long swig_type_391;
-typedef _gostring_ swig_type_392;
-typedef _goslice_ swig_type_393;
-typedef _goslice_ swig_type_394;
-typedef _gostring_ swig_type_395;
+typedef long long swig_type_392;
+typedef long long swig_type_393;
+typedef long long swig_type_394;
+typedef long long swig_type_395;
 typedef long long swig_type_396;
 typedef long long swig_type_397;
 typedef long long swig_type_398;
@@ -429,23 +429,23 @@ typedef long long swig_type_399;
 typedef long long swig_type_400;
 typedef long long swig_type_401;
 typedef long long swig_type_402;
-typedef _goslice_ swig_type_403;
+typedef long long swig_type_403;
 typedef long long swig_type_404;
 typedef long long swig_type_405;
 typedef long long swig_type_406;
-typedef _goslice_ swig_type_407;
+typedef long long swig_type_407;
 typedef long long swig_type_408;
 typedef long long swig_type_409;
-typedef _goslice_ swig_type_410;
-typedef _goslice_ swig_type_411;
+typedef long long swig_type_410;
+typedef long long swig_type_411;
 typedef long long swig_type_412;
 typedef long long swig_type_413;
 typedef long long swig_type_414;
 typedef long long swig_type_415;
-typedef _goslice_ swig_type_416;
+typedef long long swig_type_416;
 typedef long long swig_type_417;
-typedef _goslice_ swig_type_418;
-typedef _gostring_ swig_type_419;
+typedef long long swig_type_418;
+typedef long long swig_type_419;
 typedef long long swig_type_420;
 typedef long long swig_type_421;
 typedef long long swig_type_422;
@@ -458,12 +458,12 @@ typedef long long swig_type_428;
 typedef long long swig_type_429;
 typedef long long swig_type_430;
 typedef long long swig_type_431;
-typedef _goslice_ swig_type_432;
+typedef long long swig_type_432;
 typedef long long swig_type_433;
 typedef long long swig_type_434;
 typedef long long swig_type_435;
 typedef long long swig_type_436;
-typedef _goslice_ swig_type_437;
+typedef long long swig_type_437;
 typedef long long swig_type_438;
 typedef long long swig_type_439;
 typedef long long swig_type_440;
@@ -479,25 +479,45 @@ typedef long long swig_type_449;
 typedef long long swig_type_450;
 typedef long long swig_type_451;
 typedef long long swig_type_452;
-typedef _goslice_ swig_type_453;
+typedef long long swig_type_453;
 typedef long long swig_type_454;
 typedef long long swig_type_455;
 typedef long long swig_type_456;
-typedef _gostring_ swig_type_457;
-typedef _goslice_ swig_type_458;
+typedef long long swig_type_457;
+typedef long long swig_type_458;
 typedef long long swig_type_459;
-typedef _goslice_ swig_type_460;
+typedef long long swig_type_460;
 typedef long long swig_type_461;
+typedef long long swig_type_462;
+typedef long long swig_type_463;
+typedef long long swig_type_464;
+typedef long long swig_type_465;
+typedef long long swig_type_466;
+typedef long long swig_type_467;
+typedef long long swig_type_468;
+typedef long long swig_type_469;
+typedef long long swig_type_470;
+typedef long long swig_type_471;
+typedef long long swig_type_472;
+typedef long long swig_type_473;
+typedef long long swig_type_474;
+typedef long long swig_type_475;
+typedef long long swig_type_476;
+typedef long long swig_type_477;
+typedef long long swig_type_478;
+typedef long long swig_type_479;
+typedef _gostring_ swig_type_480;
+typedef _goslice_ swig_type_481;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
+extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_2 _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff(void);
+extern swig_type_3 _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int arg1);
+extern swig_type_4 _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int arg1);
 extern int _wrap_cudnnfe_version_capi_82bfd983f3a39aff(void);
 extern int _wrap_cudnnfe_check_version_capi_82bfd983f3a39aff(int arg1, int arg2);
 extern int _wrap_cudnnfe_cudnn_version_capi_82bfd983f3a39aff(swig_voidp arg1);
 extern int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(swig_voidp arg1);
-extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_2 _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_3 _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int arg1);
-extern swig_type_4 _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff(void);
 extern void _wrap_cudnnfe_library_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_5 arg2);
 extern swig_type_6 _wrap_cudnnfe_library_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern swig_type_7 _wrap_cudnnfe_library_info_t_cudnnfe_path_get_capi_82bfd983f3a39aff(uintptr_t arg1);
@@ -534,25 +554,27 @@ extern int _wrap_cudnnfe_graph_get_tensor_count_capi_82bfd983f3a39aff(uintptr_t 
 extern int _wrap_cudnnfe_graph_get_node_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_tensor_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_22 arg2, swig_voidp arg3);
 extern int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_23 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_24 arg2, int arg3, swig_type_25 arg4, swig_voidp arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_26 arg2, int arg3, double arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_tensor_get_scalar_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_28 arg2, int arg3);
-extern int _wrap_cudnnfe_graph_set_next_output_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_29 arg2, swig_type_30 arg3);
-extern int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_31 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3);
-extern int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_34 arg2, swig_type_35 arg3);
-extern int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3);
-extern int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_38 arg2, swig_type_39 arg3);
-extern int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_40 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
-extern int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_41 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_42 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_43 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_44 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_45 arg2, int arg3);
-extern int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_46 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_47 arg2);
-extern swig_type_48 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_set_prune_unread_inputs_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_graph_get_pruned_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_25 arg2, int arg3, swig_type_26 arg4, swig_voidp arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_27 arg2, int arg3, double arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_tensor_get_scalar_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_28 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_29 arg2, int arg3);
+extern int _wrap_cudnnfe_graph_set_next_output_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_30 arg2, swig_type_31 arg3);
+extern int _wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_32 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3);
+extern int _wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_35 arg2, swig_type_36 arg3);
+extern int _wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3);
+extern int _wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_39 arg2, swig_type_40 arg3);
+extern int _wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_41 arg2, swig_voidp arg3, swig_voidp arg4, int arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_42 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_43 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_44 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_45 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_46 arg2, int arg3);
+extern int _wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_47 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_48 arg2);
+extern swig_type_49 _wrap_cudnnfe_conv_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_conv_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_conv_options_t_spatial_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_conv_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -561,20 +583,20 @@ extern void _wrap_cudnnfe_conv_options_t_compute_dtype_set_capi_82bfd983f3a39aff
 extern int _wrap_cudnnfe_conv_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_conv_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_49 arg2);
-extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_50 arg2, swig_type_51 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_52 arg2, swig_type_53 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_54 arg2, swig_type_55 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_56 arg2);
-extern swig_type_57 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_50 arg2);
+extern int _wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_53 arg2, swig_type_54 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_55 arg2, swig_type_56 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_57 arg2);
+extern swig_type_58 _wrap_cudnnfe_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_58 arg2);
-extern int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_59 arg2, swig_type_60 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_61 arg2);
-extern swig_type_62 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_59 arg2);
+extern int _wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_62 arg2);
+extern swig_type_63 _wrap_cudnnfe_pointwise_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_pointwise_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_pointwise_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_pointwise_options_t_relu_lower_clip_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -593,10 +615,10 @@ extern void _wrap_cudnnfe_pointwise_options_t_axis_set_capi_82bfd983f3a39aff(uin
 extern int _wrap_cudnnfe_pointwise_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_pointwise_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_63 arg2);
-extern int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_64 arg3, swig_type_65 arg4, swig_type_66 arg5, uintptr_t arg6, swig_voidp arg7);
-extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_67 arg2);
-extern swig_type_68 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_64 arg2);
+extern int _wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_65 arg3, swig_type_66 arg4, swig_type_67 arg5, uintptr_t arg6, swig_voidp arg7);
+extern void _wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_68 arg2);
+extern swig_type_69 _wrap_cudnnfe_reduction_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_reduction_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_reduction_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_reduction_options_t_axes_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -605,10 +627,10 @@ extern void _wrap_cudnnfe_reduction_options_t_deterministic_set_capi_82bfd983f3a
 extern int _wrap_cudnnfe_reduction_options_t_deterministic_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_reduction_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_69 arg2);
-extern int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_70 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_71 arg2);
-extern swig_type_72 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_70 arg2);
+extern int _wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2, swig_type_71 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_72 arg2);
+extern swig_type_73 _wrap_cudnnfe_sdpa_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -617,154 +639,189 @@ extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_set_capi_82bfd983f3a39aff(u
 extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_73 arg2);
-extern swig_type_74 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_74 arg2);
+extern swig_type_75 _wrap_cudnnfe_sdpa_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_75 arg2);
-extern swig_type_76 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_76 arg2);
+extern swig_type_77 _wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_77 arg2);
-extern swig_type_78 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_79 arg2);
-extern swig_type_80 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_81 arg2);
-extern swig_type_82 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_83 arg2);
-extern swig_type_84 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_78 arg2);
+extern swig_type_79 _wrap_cudnnfe_sdpa_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_80 arg2);
+extern swig_type_81 _wrap_cudnnfe_sdpa_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_82 arg2);
+extern swig_type_83 _wrap_cudnnfe_sdpa_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_84 arg2);
+extern swig_type_85 _wrap_cudnnfe_sdpa_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_85 arg2);
-extern swig_type_86 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_87 arg2);
-extern swig_type_88 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_89 arg2);
-extern swig_type_90 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_91 arg2);
-extern swig_type_92 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_93 arg2);
-extern swig_type_94 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_95 arg2);
-extern swig_type_96 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_97 arg2);
-extern swig_type_98 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_103 arg2);
-extern swig_type_104 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_105 arg2);
-extern swig_type_106 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_86 arg2);
+extern swig_type_87 _wrap_cudnnfe_sdpa_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_88 arg2);
+extern swig_type_89 _wrap_cudnnfe_sdpa_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_90 arg2);
+extern swig_type_91 _wrap_cudnnfe_sdpa_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_92 arg2);
+extern swig_type_93 _wrap_cudnnfe_sdpa_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_94 arg2);
+extern swig_type_95 _wrap_cudnnfe_sdpa_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_96 arg2);
+extern swig_type_97 _wrap_cudnnfe_sdpa_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_98 arg2);
+extern swig_type_99 _wrap_cudnnfe_sdpa_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_100 arg2);
+extern swig_type_101 _wrap_cudnnfe_sdpa_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_102 arg2);
+extern swig_type_103 _wrap_cudnnfe_sdpa_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_104 arg2);
+extern swig_type_105 _wrap_cudnnfe_sdpa_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_106 arg2);
+extern swig_type_107 _wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_implementation_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_implementation_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_109 arg2);
-extern swig_type_110 _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_111 arg2);
-extern swig_type_112 _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_113 arg2);
-extern swig_type_114 _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_115 arg2);
-extern swig_type_116 _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_117 arg2);
-extern swig_type_118 _wrap_cudnnfe_sdpa_options_t_score_mod_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_score_max_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_119 arg2);
-extern swig_type_120 _wrap_cudnnfe_sdpa_options_t_score_max_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_score_sum_exp_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_121 arg2);
-extern swig_type_122 _wrap_cudnnfe_sdpa_options_t_score_sum_exp_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_rng_dump_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_123 arg2);
-extern swig_type_124 _wrap_cudnnfe_sdpa_options_t_rng_dump_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_125 arg2);
-extern swig_type_126 _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_127 arg2);
-extern swig_type_128 _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_108 arg2);
+extern swig_type_109 _wrap_cudnnfe_sdpa_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_110 arg2);
+extern swig_type_111 _wrap_cudnnfe_sdpa_options_t_block_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_112 arg2);
+extern swig_type_113 _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_114 arg2);
+extern swig_type_115 _wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_116 arg2);
+extern swig_type_117 _wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_cudnnfe_sdpa_options_t_score_mod_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_score_max_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_120 arg2);
+extern swig_type_121 _wrap_cudnnfe_sdpa_options_t_score_max_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_score_sum_exp_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_122 arg2);
+extern swig_type_123 _wrap_cudnnfe_sdpa_options_t_score_sum_exp_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_rng_dump_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_124 arg2);
+extern swig_type_125 _wrap_cudnnfe_sdpa_options_t_rng_dump_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_126 arg2);
+extern swig_type_127 _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_128 arg2);
+extern swig_type_129 _wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_options_t_unfuse_fma_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_options_t_unfuse_fma_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_129 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_set_ragged_offset_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_133 arg2, swig_type_134 arg3);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_135 arg2);
-extern swig_type_136 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_130 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_131 arg2, swig_type_132 arg3, swig_type_133 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_set_ragged_offset_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_136 arg2);
+extern swig_type_137 _wrap_cudnnfe_sdpa_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_causal_mask_bottom_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_137 arg2);
-extern swig_type_138 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_138 arg2);
+extern swig_type_139 _wrap_cudnnfe_sdpa_backward_options_t_bias_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_deterministic_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_deterministic_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_139 arg2);
-extern swig_type_140 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_140 arg2);
+extern swig_type_141 _wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_141 arg2);
-extern swig_type_142 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_143 arg2);
-extern swig_type_144 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_145 arg2);
-extern swig_type_146 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_147 arg2);
-extern swig_type_148 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_142 arg2);
+extern swig_type_143 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_144 arg2);
+extern swig_type_145 _wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_146 arg2);
+extern swig_type_147 _wrap_cudnnfe_sdpa_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_148 arg2);
+extern swig_type_149 _wrap_cudnnfe_sdpa_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_sdpa_backward_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_sdpa_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_149 arg2);
-extern swig_type_150 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_151 arg2);
-extern swig_type_152 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_153 arg2);
-extern swig_type_154 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_155 arg2);
-extern swig_type_156 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_157 arg2);
-extern swig_type_158 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_159 arg2);
-extern swig_type_160 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_161 arg2);
-extern swig_type_162 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_163 arg2);
-extern swig_type_164 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_165 arg2);
-extern swig_type_166 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_167 arg2);
-extern swig_type_168 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_169 arg2);
-extern swig_type_170 _wrap_cudnnfe_sdpa_backward_options_t_score_mod_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_171 arg2);
-extern swig_type_172 _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_173 arg2);
-extern swig_type_174 _wrap_cudnnfe_sdpa_backward_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_175 arg2);
-extern swig_type_176 _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_177 arg2);
-extern swig_type_178 _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_179 arg2);
-extern swig_type_180 _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_150 arg2);
+extern swig_type_151 _wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_152 arg2);
+extern swig_type_153 _wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_154 arg2);
+extern swig_type_155 _wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_156 arg2);
+extern swig_type_157 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_158 arg2);
+extern swig_type_159 _wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_160 arg2);
+extern swig_type_161 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_162 arg2);
+extern swig_type_163 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_164 arg2);
+extern swig_type_165 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_166 arg2);
+extern swig_type_167 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_168 arg2);
+extern swig_type_169 _wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_170 arg2);
+extern swig_type_171 _wrap_cudnnfe_sdpa_backward_options_t_score_mod_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_172 arg2);
+extern swig_type_173 _wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_174 arg2);
+extern swig_type_175 _wrap_cudnnfe_sdpa_backward_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_176 arg2);
+extern swig_type_177 _wrap_cudnnfe_sdpa_backward_options_t_dsink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_178 arg2);
+extern swig_type_179 _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_180 arg2);
+extern swig_type_181 _wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_sdpa_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_181 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_type_184 arg4, swig_type_185 arg5, swig_type_186 arg6, swig_type_187 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
-extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_188 arg2, swig_type_189 arg3, swig_type_190 arg4, swig_type_191 arg5, swig_type_192 arg6, swig_type_193 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_194 arg2, swig_type_195 arg3, swig_voidp arg4);
-extern int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_196 arg2, swig_type_197 arg3);
-extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_198 arg2);
-extern swig_type_199 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_182 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_type_186 arg5, swig_type_187 arg6, swig_type_188 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11);
+extern int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3, swig_type_191 arg4, swig_type_192 arg5, swig_type_193 arg6, swig_type_194 arg7, uintptr_t arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_attention_common_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_195 arg2);
+extern swig_type_196 _wrap_cudnnfe_attention_common_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_attention_common_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_197 arg2);
+extern swig_type_198 _wrap_cudnnfe_attention_common_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_199 arg2);
+extern swig_type_200 _wrap_cudnnfe_attention_common_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_201 arg2);
+extern swig_type_202 _wrap_cudnnfe_attention_common_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_203 arg2);
+extern swig_type_204 _wrap_cudnnfe_attention_common_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_attention_common_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_attention_common_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_205 arg2);
+extern swig_type_206 _wrap_cudnnfe_attention_common_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_207 arg2);
+extern swig_type_208 _wrap_cudnnfe_attention_common_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_209 arg2);
+extern swig_type_210 _wrap_cudnnfe_attention_common_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_211 arg2);
+extern swig_type_212 _wrap_cudnnfe_attention_common_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_attention_common_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_213 arg2);
+extern int _wrap_cudnnfe_sdpa_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_sdpa_backward_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_214 arg2, swig_type_215 arg3, swig_voidp arg4);
+extern int _wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_216 arg2, swig_type_217 arg3);
+extern void _wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_218 arg2);
+extern swig_type_219 _wrap_cudnnfe_norm_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_phase_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_norm_options_t_phase_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_epsilon_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -775,97 +832,69 @@ extern void _wrap_cudnnfe_norm_options_t_compute_dtype_set_capi_82bfd983f3a39aff
 extern int _wrap_cudnnfe_norm_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_norm_options_t_momentum_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_norm_options_t_momentum_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_200 arg2);
-extern swig_type_201 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_202 arg2);
-extern swig_type_203 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_220 arg2);
+extern swig_type_221 _wrap_cudnnfe_norm_options_t_epsilon_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_222 arg2);
+extern swig_type_223 _wrap_cudnnfe_norm_options_t_momentum_tensor_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_norm_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_204 arg2);
-extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_205 arg2, swig_type_206 arg3, swig_type_207 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_208 arg2, swig_type_209 arg3, swig_type_210 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
-extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_211 arg2, swig_type_212 arg3, swig_type_213 arg4, swig_type_214 arg5, swig_type_215 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_216 arg2, swig_type_217 arg3, swig_type_218 arg4, swig_type_219 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
-extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_220 arg2, swig_type_221 arg3, swig_type_222 arg4, swig_type_223 arg5, swig_type_224 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2, swig_type_226 arg3, swig_type_227 arg4, swig_type_228 arg5, swig_type_229 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_230 arg2, swig_type_231 arg3, swig_type_232 arg4, swig_type_233 arg5, swig_type_234 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_235 arg2, swig_type_236 arg3, swig_type_237 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_238 arg2, swig_type_239 arg3, swig_type_240 arg4, swig_type_241 arg5, swig_type_242 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_243 arg2, swig_type_244 arg3, swig_type_245 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_246 arg2, swig_type_247 arg3, swig_type_248 arg4, swig_type_249 arg5, swig_type_250 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
-extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_251 arg2);
-extern swig_type_252 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_224 arg2);
+extern int _wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_225 arg2, swig_type_226 arg3, swig_type_227 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_228 arg2, swig_type_229 arg3, swig_type_230 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7);
+extern int _wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_231 arg2, swig_type_232 arg3, swig_type_233 arg4, swig_type_234 arg5, swig_type_235 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_236 arg2, swig_type_237 arg3, swig_type_238 arg4, swig_type_239 arg5, uintptr_t arg6, swig_voidp arg7, swig_voidp arg8, swig_voidp arg9);
+extern int _wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_type_244 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern int _wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_245 arg2, swig_type_246 arg3, swig_type_247 arg4, swig_type_248 arg5, swig_type_249 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_250 arg2, swig_type_251 arg3, swig_type_252 arg4, swig_type_253 arg5, swig_type_254 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2, swig_type_256 arg3, swig_type_257 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2, swig_type_259 arg3, swig_type_260 arg4, swig_type_261 arg5, swig_type_262 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_263 arg2, swig_type_264 arg3, swig_type_265 arg4, uintptr_t arg5, swig_voidp arg6, swig_voidp arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_266 arg2, swig_type_267 arg3, swig_type_268 arg4, swig_type_269 arg5, swig_type_270 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10);
+extern void _wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_271 arg2);
+extern swig_type_272 _wrap_cudnnfe_softmax_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_softmax_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_softmax_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_softmax_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_253 arg2);
-extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_254 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_255 arg2);
-extern swig_type_256 _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_273 arg2);
+extern int _wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_275 arg2);
+extern swig_type_276 _wrap_cudnnfe_genstats_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_genstats_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_genstats_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_genstats_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_257 arg2);
-extern int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_258 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_259 arg2);
-extern swig_type_260 _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_277 arg2);
+extern int _wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_278 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2);
+extern swig_type_280 _wrap_cudnnfe_bn_finalize_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_bn_finalize_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_bn_finalize_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_261 arg2);
-extern int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_262 arg2, swig_type_263 arg3, swig_type_264 arg4, swig_type_265 arg5, swig_type_266 arg6, swig_type_267 arg7, swig_type_268 arg8, swig_type_269 arg9, swig_type_270 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15, swig_voidp arg16, swig_voidp arg17);
-extern void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_271 arg2);
-extern swig_type_272 _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_281 arg2);
+extern int _wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_type_283 arg3, swig_type_284 arg4, swig_type_285 arg5, swig_type_286 arg6, swig_type_287 arg7, swig_type_288 arg8, swig_type_289 arg9, swig_type_290 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15, swig_voidp arg16, swig_voidp arg17);
+extern void _wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2);
+extern swig_type_292 _wrap_cudnnfe_dbn_weight_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_dbn_weight_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_dbn_weight_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_273 arg2);
-extern int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_274 arg2, swig_type_275 arg3, swig_type_276 arg4, swig_type_277 arg5, swig_type_278 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
-extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_279 arg2);
-extern swig_type_280 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_293 arg2);
+extern int _wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2, swig_type_295 arg3, swig_type_296 arg4, swig_type_297 arg5, swig_type_298 arg6, uintptr_t arg7, swig_voidp arg8, swig_voidp arg9, swig_voidp arg10, swig_voidp arg11, swig_voidp arg12);
+extern void _wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_299 arg2);
+extern swig_type_300 _wrap_cudnnfe_layout_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_layout_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_281 arg2);
-extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_282 arg2, swig_type_283 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_284 arg2, swig_type_285 arg3, uintptr_t arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_286 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_287 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_288 arg2);
-extern swig_type_289 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_290 arg2);
-extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_291 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_292 arg2, swig_type_293 arg3, uintptr_t arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_294 arg2);
-extern swig_type_295 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_296 arg2);
-extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_297 arg2, swig_type_298 arg3, swig_type_299 arg4, swig_type_300 arg5, swig_type_301 arg6, uintptr_t arg7, swig_voidp arg8);
-extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2, swig_type_303 arg3, swig_type_304 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_305 arg2);
-extern swig_type_306 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_301 arg2);
+extern int _wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_302 arg2, swig_type_303 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_304 arg2, swig_type_305 arg3, uintptr_t arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_306 arg2, int arg3, swig_voidp arg4, swig_voidp arg5, swig_voidp arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2, int arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2);
+extern swig_type_309 _wrap_cudnnfe_resample_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_resample_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_resample_options_t_spatial_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -878,10 +907,10 @@ extern void _wrap_cudnnfe_resample_options_t_compute_dtype_set_capi_82bfd983f3a3
 extern int _wrap_cudnnfe_resample_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_resample_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_307 arg2);
-extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_308 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
-extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_309 arg2);
-extern swig_type_310 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_310 arg2);
+extern int _wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_312 arg2);
+extern swig_type_313 _wrap_cudnnfe_rng_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_distribution_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_distribution_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_bernoulli_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -894,110 +923,28 @@ extern void _wrap_cudnnfe_rng_options_t_normal_mean_set_capi_82bfd983f3a39aff(ui
 extern double _wrap_cudnnfe_rng_options_t_normal_mean_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_normal_stddev_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
 extern double _wrap_cudnnfe_rng_options_t_normal_stddev_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_311 arg2);
-extern swig_type_312 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2);
+extern swig_type_315 _wrap_cudnnfe_rng_options_t_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_rng_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_rng_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_rng_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_313 arg2);
-extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_314 arg2, swig_type_315 arg3, swig_type_316 arg4, uintptr_t arg5, swig_voidp arg6);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2);
-extern swig_type_318 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_319 arg2);
-extern swig_type_320 _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
-extern swig_type_322 _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_323 arg2);
-extern swig_type_324 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_325 arg2);
-extern swig_type_326 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2);
-extern swig_type_328 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_329 arg2);
-extern swig_type_330 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_331 arg2);
-extern swig_type_332 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_333 arg2);
-extern swig_type_334 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_335 arg2);
-extern swig_type_336 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_337 arg2);
-extern swig_type_338 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_339 arg2);
-extern swig_type_340 _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
-extern swig_type_342 _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_343 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_344 arg2, swig_type_345 arg3, swig_type_346 arg4, swig_type_347 arg5, swig_type_348 arg6, swig_type_349 arg7, swig_type_350 arg8, swig_type_351 arg9, swig_type_352 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_353 arg2);
-extern swig_type_354 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_355 arg2);
-extern swig_type_356 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_357 arg2);
-extern swig_type_358 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_359 arg2);
-extern swig_type_360 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_361 arg2);
-extern swig_type_362 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
-extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_363 arg2);
-extern swig_type_364 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_365 arg2);
-extern swig_type_366 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_367 arg2);
-extern swig_type_368 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_369 arg2);
-extern swig_type_370 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_371 arg2);
-extern swig_type_372 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
-extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_373 arg2);
-extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_374 arg2, swig_type_375 arg3, swig_type_376 arg4, swig_type_377 arg5, swig_type_378 arg6, swig_type_379 arg7, swig_type_380 arg8, swig_type_381 arg9, swig_type_382 arg10, swig_type_383 arg11, swig_type_384 arg12, swig_type_385 arg13, swig_type_386 arg14, swig_type_387 arg15, swig_type_388 arg16, swig_type_389 arg17, swig_type_390 arg18, swig_type_391 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
-extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_392 arg2);
-extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_393 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_316 arg2);
+extern int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_317 arg2, swig_type_318 arg3, swig_type_319 arg4, uintptr_t arg5, swig_voidp arg6);
 extern int _wrap_cudnnfe_kernel_cache_create_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_kernel_cache_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_394 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_395 arg2);
-extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_396 arg2);
-extern swig_type_397 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_320 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_321 arg2);
+extern void _wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_322 arg2);
+extern swig_type_323 _wrap_cudnnfe_build_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_target_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_target_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_num_heur_modes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_num_heur_modes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_policy_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_policy_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_398 arg2);
-extern swig_type_399 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_324 arg2);
+extern swig_type_325 _wrap_cudnnfe_build_options_t_max_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_options_t_exclude_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_options_t_exclude_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1030,7 +977,7 @@ extern void _wrap_cudnnfe_build_options_t_verify_rtol_set_capi_82bfd983f3a39aff(
 extern double _wrap_cudnnfe_build_options_t_verify_rtol_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_400 arg2);
+extern void _wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_326 arg2);
 extern int _wrap_cudnnfe_graph_validate_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_graph_validate_for_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
 extern int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
@@ -1038,15 +985,15 @@ extern int _wrap_cudnnfe_graph_is_built_capi_82bfd983f3a39aff(uintptr_t arg1, sw
 extern int _wrap_cudnnfe_graph_get_target_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_workspace_size_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_graph_get_plan_name_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_401 arg2);
-extern swig_type_402 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_327 arg2);
+extern swig_type_328 _wrap_cudnnfe_binding_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_binding_t_data_set_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern uintptr_t _wrap_cudnnfe_binding_t_data_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_binding_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_binding_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_403 arg3, uintptr_t arg4, swig_type_404 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_405 arg2);
-extern swig_type_406 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_329 arg3, uintptr_t arg4, swig_type_330 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_331 arg2);
+extern swig_type_332 _wrap_cudnnfe_shape_override_t_uid_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_num_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_shape_override_t_num_dims_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_shape_override_t_dims_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
@@ -1055,28 +1002,28 @@ extern void _wrap_cudnnfe_shape_override_t_strides_set_capi_82bfd983f3a39aff(uin
 extern swig_voidp _wrap_cudnnfe_shape_override_t_strides_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_shape_override_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_407 arg3, uintptr_t arg4, swig_type_408 arg5, uintptr_t arg6, swig_type_409 arg7, uintptr_t arg8);
-extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_410 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_411 arg3, uintptr_t arg4, swig_type_412 arg5, uintptr_t arg6);
-extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_413 arg2);
-extern swig_type_414 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_333 arg3, uintptr_t arg4, swig_type_334 arg5, uintptr_t arg6, swig_type_335 arg7, uintptr_t arg8);
+extern int _wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_336 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_337 arg3, uintptr_t arg4, swig_type_338 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_339 arg2);
+extern swig_type_340 _wrap_cudnnfe_bind_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_bind_options_t_cuda_graph_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_bind_options_t_cuda_graph_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_bind_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_415 arg2);
-extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_416 arg4, uintptr_t arg5, swig_type_417 arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_341 arg2);
+extern int _wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3, swig_type_342 arg4, uintptr_t arg5, swig_type_343 arg6, uintptr_t arg7);
 extern int _wrap_cudnnfe_bound_execute_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
 extern int _wrap_cudnnfe_bound_get_cuda_graph_mode_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
 extern int _wrap_cudnnfe_bound_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_418 arg2, swig_voidp arg3);
-extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_419 arg2);
-extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_420 arg2);
-extern swig_type_421 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_422 arg2);
-extern swig_type_423 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_424 arg2);
-extern swig_type_425 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_344 arg3, uintptr_t arg4, swig_type_345 arg5, uintptr_t arg6);
+extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_346 arg3, uintptr_t arg4, swig_type_347 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_348 arg2);
+extern swig_type_349 _wrap_cudnnfe_plan_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_350 arg2);
+extern swig_type_351 _wrap_cudnnfe_plan_info_t_engine_id_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_352 arg2);
+extern swig_type_353 _wrap_cudnnfe_plan_info_t_workspace_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_numerical_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_info_t_numerical_notes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_info_t_behavior_notes_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1089,13 +1036,13 @@ extern void _wrap_cudnnfe_plan_info_t_chosen_by_autotune_set_capi_82bfd983f3a39a
 extern int _wrap_cudnnfe_plan_info_t_chosen_by_autotune_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_426 arg2);
+extern void _wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_354 arg2);
 extern int _wrap_cudnnfe_graph_get_plan_count_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_427 arg2, uintptr_t arg3);
-extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_428 arg2);
+extern int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_355 arg2, uintptr_t arg3);
+extern int _wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_356 arg2);
 extern int _wrap_cudnnfe_graph_get_selected_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_429 arg2);
-extern swig_type_430 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_357 arg2);
+extern swig_type_358 _wrap_cudnnfe_autotune_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_warmup_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_autotune_options_t_warmup_iterations_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_autotune_options_t_min_iterations_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
@@ -1108,10 +1055,10 @@ extern void _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_set_capi_82bfd983f3
 extern double _wrap_cudnnfe_autotune_options_t_max_ms_per_plan_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_autotune_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_431 arg2);
-extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_432 arg3, uintptr_t arg4, swig_type_433 arg5, uintptr_t arg6, uintptr_t arg7);
-extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_434 arg2);
-extern swig_type_435 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_359 arg2);
+extern int _wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_360 arg3, uintptr_t arg4, swig_type_361 arg5, uintptr_t arg6, uintptr_t arg7);
+extern void _wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_362 arg2);
+extern swig_type_363 _wrap_cudnnfe_build_info_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_source_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_build_info_t_source_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_build_info_t_total_ms_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
@@ -1128,39 +1075,151 @@ extern void _wrap_cudnnfe_build_info_t_plan_build_ms_set_capi_82bfd983f3a39aff(u
 extern double _wrap_cudnnfe_build_info_t_plan_build_ms_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_build_info_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_build_info_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_436 arg2);
+extern void _wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_364 arg2);
 extern int _wrap_cudnnfe_graph_get_build_info_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
-extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_437 arg2);
-extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_438 arg2);
-extern swig_type_439 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_440 arg2);
-extern swig_type_441 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_442 arg2);
-extern swig_type_443 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_444 arg2);
-extern swig_type_445 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_446 arg2);
-extern swig_type_447 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_448 arg2);
-extern swig_type_449 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_450 arg2);
-extern swig_type_451 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_365 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_366 arg2);
+extern swig_type_367 _wrap_cudnnfe_plan_cache_stats_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_368 arg2);
+extern swig_type_369 _wrap_cudnnfe_plan_cache_stats_t_entries_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_370 arg2);
+extern swig_type_371 _wrap_cudnnfe_plan_cache_stats_t_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_372 arg2);
+extern swig_type_373 _wrap_cudnnfe_plan_cache_stats_t_misses_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_374 arg2);
+extern swig_type_375 _wrap_cudnnfe_plan_cache_stats_t_disk_hits_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_376 arg2);
+extern swig_type_377 _wrap_cudnnfe_plan_cache_stats_t_disk_writes_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_378 arg2);
+extern swig_type_379 _wrap_cudnnfe_plan_cache_stats_t_disk_errors_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_cache_stats_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_452 arg2);
+extern void _wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_380 arg2);
 extern int _wrap_cudnnfe_plan_cache_get_stats_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff(void);
-extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_453 arg2, swig_voidp arg3);
-extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_454 arg2);
-extern swig_type_455 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_381 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_382 arg2);
+extern int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_383 arg2, swig_voidp arg3);
+extern void _wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_384 arg2);
+extern swig_type_385 _wrap_cudnnfe_plan_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern void _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
 extern int _wrap_cudnnfe_plan_load_options_t_rebuild_on_mismatch_get_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_new_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(void);
 extern void _wrap_delete_cudnnfe_plan_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
-extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_456 arg2);
-extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_457 arg3, uintptr_t arg4);
-extern int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_458 arg3, uintptr_t arg4, swig_type_459 arg5, uintptr_t arg6);
-extern int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_460 arg3, uintptr_t arg4, swig_type_461 arg5, uintptr_t arg6);
+extern void _wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_386 arg2);
+extern int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2, swig_type_387 arg3, uintptr_t arg4);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_388 arg2);
+extern swig_type_389 _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_390 arg2);
+extern swig_type_391 _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_392 arg2);
+extern swig_type_393 _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_394 arg2);
+extern swig_type_395 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_396 arg2);
+extern swig_type_397 _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_398 arg2);
+extern swig_type_399 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_400 arg2);
+extern swig_type_401 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_402 arg2);
+extern swig_type_403 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_404 arg2);
+extern swig_type_405 _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_406 arg2);
+extern swig_type_407 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_408 arg2);
+extern swig_type_409 _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_410 arg2);
+extern swig_type_411 _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_412 arg2);
+extern swig_type_413 _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_414 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_415 arg2, swig_type_416 arg3, swig_type_417 arg4, swig_type_418 arg5, swig_type_419 arg6, swig_type_420 arg7, swig_type_421 arg8, swig_type_422 arg9, swig_type_423 arg10, uintptr_t arg11, swig_voidp arg12, swig_voidp arg13, swig_voidp arg14, swig_voidp arg15);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_424 arg2);
+extern swig_type_425 _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_426 arg2);
+extern swig_type_427 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_428 arg2);
+extern swig_type_429 _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_430 arg2);
+extern swig_type_431 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_432 arg2);
+extern swig_type_433 _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(uintptr_t arg1, double arg2);
+extern double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_434 arg2);
+extern swig_type_435 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_436 arg2);
+extern swig_type_437 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_438 arg2);
+extern swig_type_439 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_440 arg2);
+extern swig_type_441 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_442 arg2);
+extern swig_type_443 _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_444 arg2);
+extern int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_445 arg2, swig_type_446 arg3, swig_type_447 arg4, swig_type_448 arg5, swig_type_449 arg6, swig_type_450 arg7, swig_type_451 arg8, swig_type_452 arg9, swig_type_453 arg10, swig_type_454 arg11, swig_type_455 arg12, swig_type_456 arg13, swig_type_457 arg14, swig_type_458 arg15, swig_type_459 arg16, swig_type_460 arg17, swig_type_461 arg18, swig_type_462 arg19, uintptr_t arg20, swig_voidp arg21, swig_voidp arg22, swig_voidp arg23, swig_voidp arg24, swig_voidp arg25, swig_voidp arg26, swig_voidp arg27);
+extern int _wrap_cudnnfe_sdpa_fp8_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern int _wrap_cudnnfe_sdpa_fp8_backward_options_set_common_capi_82bfd983f3a39aff(uintptr_t arg1, uintptr_t arg2);
+extern void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_463 arg2);
+extern swig_type_464 _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_465 arg2);
+extern int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_466 arg2, uintptr_t arg3, swig_voidp arg4, swig_voidp arg5);
+extern int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_467 arg2, swig_type_468 arg3, uintptr_t arg4, swig_voidp arg5);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_469 arg2);
+extern swig_type_470 _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_471 arg2);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_472 arg2, swig_type_473 arg3, swig_type_474 arg4, swig_type_475 arg5, swig_type_476 arg6, uintptr_t arg7, swig_voidp arg8);
+extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_477 arg2, swig_type_478 arg3, swig_type_479 arg4, uintptr_t arg5, swig_voidp arg6);
+extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_480 arg2);
+extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_481 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
 #undef intgo
 */
 import "C"
@@ -1222,6 +1281,26 @@ const CUDNNFE_STATUS_BAD_SERIALIZED_DATA int = 8
 const CUDNNFE_STATUS_WRONG_STATE int = 9
 const CUDNNFE_STATUS_INTERNAL int = 10
 const CUDNNFE_STATUS_VERIFY_FAILED int = 11
+
+func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func Cudnnfe_last_error() (_swig_ret string) {
+	var swig_r string
+	swig_r_p := C._wrap_cudnnfe_last_error_capi_82bfd983f3a39aff()
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
 const CUDNNFE_DTYPE_NOT_SET int = 0
 const CUDNNFE_DTYPE_FLOAT int = 1
 const CUDNNFE_DTYPE_HALF int = 2
@@ -1236,80 +1315,23 @@ const CUDNNFE_DTYPE_UINT8 int = 10
 const CUDNNFE_DTYPE_DOUBLE int = 11
 const CUDNNFE_DTYPE_FP8_E8M0 int = 12
 const CUDNNFE_DTYPE_BOOLEAN_PACKED int = 13
-const CUDNNFE_TARGET_AUTO int = 0
-const CUDNNFE_TARGET_GPU int = 1
-const CUDNNFE_TARGET_CPU_REFERENCE int = 2
-const CUDNNFE_HEUR_MODE_A int = 0
-const CUDNNFE_HEUR_MODE_B int = 1
-const CUDNNFE_HEUR_MODE_FALLBACK int = 2
-const CUDNNFE_CONV_MODE_CROSS_CORRELATION int = 0
-const CUDNNFE_CONV_MODE_CONVOLUTION int = 1
-const CUDNNFE_POINTWISE_ADD int = 1
-const CUDNNFE_POINTWISE_ADD_SQUARE int = 2
-const CUDNNFE_POINTWISE_SUB int = 3
-const CUDNNFE_POINTWISE_MUL int = 4
-const CUDNNFE_POINTWISE_DIV int = 5
-const CUDNNFE_POINTWISE_MAX int = 6
-const CUDNNFE_POINTWISE_MIN int = 7
-const CUDNNFE_POINTWISE_MOD int = 8
-const CUDNNFE_POINTWISE_POW int = 9
-const CUDNNFE_POINTWISE_ATAN2 int = 10
-const CUDNNFE_POINTWISE_NEG int = 20
-const CUDNNFE_POINTWISE_ABS int = 21
-const CUDNNFE_POINTWISE_CEIL int = 22
-const CUDNNFE_POINTWISE_FLOOR int = 23
-const CUDNNFE_POINTWISE_RECIPROCAL int = 24
-const CUDNNFE_POINTWISE_SQRT int = 25
-const CUDNNFE_POINTWISE_RSQRT int = 26
-const CUDNNFE_POINTWISE_EXP int = 27
-const CUDNNFE_POINTWISE_LOG int = 28
-const CUDNNFE_POINTWISE_SIN int = 29
-const CUDNNFE_POINTWISE_COS int = 30
-const CUDNNFE_POINTWISE_TAN int = 31
-const CUDNNFE_POINTWISE_ERF int = 32
-const CUDNNFE_POINTWISE_IDENTITY int = 33
-const CUDNNFE_POINTWISE_RELU_FWD int = 40
-const CUDNNFE_POINTWISE_TANH_FWD int = 41
-const CUDNNFE_POINTWISE_SIGMOID_FWD int = 42
-const CUDNNFE_POINTWISE_ELU_FWD int = 43
-const CUDNNFE_POINTWISE_GELU_FWD int = 44
-const CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD int = 45
-const CUDNNFE_POINTWISE_SOFTPLUS_FWD int = 46
-const CUDNNFE_POINTWISE_SWISH_FWD int = 47
-const CUDNNFE_POINTWISE_RELU_BWD int = 60
-const CUDNNFE_POINTWISE_TANH_BWD int = 61
-const CUDNNFE_POINTWISE_SIGMOID_BWD int = 62
-const CUDNNFE_POINTWISE_ELU_BWD int = 63
-const CUDNNFE_POINTWISE_GELU_BWD int = 64
-const CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD int = 65
-const CUDNNFE_POINTWISE_SOFTPLUS_BWD int = 66
-const CUDNNFE_POINTWISE_SWISH_BWD int = 67
-const CUDNNFE_POINTWISE_CMP_EQ int = 80
-const CUDNNFE_POINTWISE_CMP_NEQ int = 81
-const CUDNNFE_POINTWISE_CMP_GT int = 82
-const CUDNNFE_POINTWISE_CMP_GE int = 83
-const CUDNNFE_POINTWISE_CMP_LT int = 84
-const CUDNNFE_POINTWISE_CMP_LE int = 85
-const CUDNNFE_POINTWISE_LOGICAL_AND int = 90
-const CUDNNFE_POINTWISE_LOGICAL_OR int = 91
-const CUDNNFE_POINTWISE_LOGICAL_NOT int = 92
-const CUDNNFE_POINTWISE_BINARY_SELECT int = 100
-const CUDNNFE_POINTWISE_GEN_INDEX int = 101
-const CUDNNFE_REDUCTION_ADD int = 1
-const CUDNNFE_REDUCTION_MUL int = 2
-const CUDNNFE_REDUCTION_MIN int = 3
-const CUDNNFE_REDUCTION_MAX int = 4
-const CUDNNFE_REDUCTION_AMAX int = 5
-const CUDNNFE_REDUCTION_AVG int = 6
-const CUDNNFE_REDUCTION_NORM1 int = 7
-const CUDNNFE_REDUCTION_NORM2 int = 8
-const CUDNNFE_REDUCTION_MUL_NO_ZEROS int = 9
-const CUDNNFE_TENSOR_KIND_INPUT int = 1
-const CUDNNFE_TENSOR_KIND_SCALAR int = 2
-const CUDNNFE_TENSOR_KIND_VIRTUAL int = 3
-const CUDNNFE_TENSOR_KIND_OUTPUT int = 4
-const CUDNNFE_MAX_DIMS int = 8
-const CUDNNFE_MAX_SPATIAL_DIMS int = 3
+
+func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+	swig_r_1 = cudnnfeCopyString(swig_r)
+	return swig_r_1
+}
+
+func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(C.int(_swig_i_0)))
+	return swig_r
+}
 
 func Cudnnfe_version() (_swig_ret uint32) {
 	var swig_r uint32
@@ -1337,42 +1359,6 @@ func Cudnnfe_device_count(arg1 *int32) (_swig_ret int32) {
 	_swig_i_0 := arg1
 	swig_r = (int32)(C._wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(C.swig_voidp(_swig_i_0)))
 	return swig_r
-}
-
-func Cudnnfe_status_name(arg1 int32) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
-}
-
-func Cudnnfe_dtype_name(arg1 int32) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(C.int(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
-}
-
-func Cudnnfe_dtype_size(arg1 int32) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(C.int(_swig_i_0)))
-	return swig_r
-}
-
-func Cudnnfe_last_error() (_swig_ret string) {
-	var swig_r string
-	swig_r_p := C._wrap_cudnnfe_last_error_capi_82bfd983f3a39aff()
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-	swig_r_1 = cudnnfeCopyString(swig_r)
-	return swig_r_1
 }
 
 const CUDNNFE_LIBRARY_CUDNN int = 0
@@ -1721,6 +1707,33 @@ func Cudnnfe_graph_find_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 *
 	return swig_r
 }
 
+func Cudnnfe_graph_set_prune_unread_inputs(arg1 Struct_SS_cudnnfe_graph, arg2 int32) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_prune_unread_inputs_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_graph_get_pruned_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_pruned_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+const CUDNNFE_TENSOR_KIND_INPUT int = 1
+const CUDNNFE_TENSOR_KIND_SCALAR int = 2
+const CUDNNFE_TENSOR_KIND_VIRTUAL int = 3
+const CUDNNFE_TENSOR_KIND_OUTPUT int = 4
+const CUDNNFE_MAX_DIMS int = 8
+const CUDNNFE_MAX_SPATIAL_DIMS int = 3
+
 func Cudnnfe_graph_add_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 int32, arg4 []int64, arg5 *int64, arg6 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1729,7 +1742,7 @@ func Cudnnfe_graph_add_tensor(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_tensor_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1746,7 +1759,7 @@ func Cudnnfe_graph_add_scalar(arg1 Struct_SS_cudnnfe_graph, arg2 string, arg3 in
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_scalar_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.double(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1758,7 +1771,7 @@ func Cudnnfe_tensor_get_scalar_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_scalar_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_scalar_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1767,7 +1780,7 @@ func Cudnnfe_tensor_set_output(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_output_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1776,7 +1789,7 @@ func Cudnnfe_graph_set_next_output(arg1 Struct_SS_cudnnfe_graph, arg2 string, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_next_output_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.swig_type_30(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_next_output_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_1)), C.swig_type_31(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1788,7 +1801,7 @@ func Cudnnfe_tensor_set_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1797,7 +1810,7 @@ func Cudnnfe_tensor_set_dims(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_dims_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1809,7 +1822,7 @@ func Cudnnfe_tensor_set_strides(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 [
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_strides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1821,7 +1834,7 @@ func Cudnnfe_tensor_set_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 stri
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_37(_swig_i_1), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1833,7 +1846,7 @@ func Cudnnfe_tensor_set_uid(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1), C.swig_type_39(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_uid_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1), C.swig_type_40(_swig_i_2)))
 	return swig_r
 }
 
@@ -1845,7 +1858,7 @@ func Cudnnfe_tensor_get_shape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_shape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.int(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -1854,7 +1867,7 @@ func Cudnnfe_tensor_get_dtype(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *in
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_dtype_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_42(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1869,7 +1882,7 @@ func Cudnnfe_tensor_get_name(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *str
 	}
 	_swig_i_2 = arg3
 
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_42(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_name_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1), C.swig_voidp(_swig_i_2)))
 
 	if _swig_i_2 != nil {
 		*_swig_i_2 = cudnnfeCopyString(*_swig_i_2)
@@ -1883,7 +1896,7 @@ func Cudnnfe_tensor_get_kind(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_kind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_44(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1892,7 +1905,7 @@ func Cudnnfe_tensor_is_bound(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 *int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_44(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_is_bound_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
 
@@ -1901,7 +1914,7 @@ func Cudnnfe_tensor_set_pass_by_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1), C.int(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_set_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_46(_swig_i_1), C.int(_swig_i_2)))
 	return swig_r
 }
 
@@ -1910,9 +1923,12 @@ func Cudnnfe_tensor_get_pass_by_value(arg1 Struct_SS_cudnnfe_graph, arg2 int64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_46(_swig_i_1), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_tensor_get_pass_by_value_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_47(_swig_i_1), C.swig_voidp(_swig_i_2)))
 	return swig_r
 }
+
+const CUDNNFE_CONV_MODE_CROSS_CORRELATION int = 0
+const CUDNNFE_CONV_MODE_CONVOLUTION int = 1
 
 type SwigcptrCudnnfe_conv_options_t uintptr
 
@@ -1926,7 +1942,7 @@ func (p SwigcptrCudnnfe_conv_options_t) SwigIsCudnnfe_conv_options_t() {
 func (arg1 SwigcptrCudnnfe_conv_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_47(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_48(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_conv_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2002,7 +2018,7 @@ type Cudnnfe_conv_options_t interface {
 func Cudnnfe_conv_options_init_sized(arg1 Cudnnfe_conv_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_49(_swig_i_1))
+	C._wrap_cudnnfe_conv_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_50(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_conv_options_t, arg5 *int64) (_swig_ret int32) {
@@ -2012,7 +2028,7 @@ func Cudnnfe_graph_add_conv_fprop(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_50(_swig_i_1), C.swig_type_51(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_fprop_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1), C.swig_type_52(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -2023,7 +2039,7 @@ func Cudnnfe_graph_add_conv_dgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_52(_swig_i_1), C.swig_type_53(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_dgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_53(_swig_i_1), C.swig_type_54(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -2034,7 +2050,7 @@ func Cudnnfe_graph_add_conv_wgrad(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_54(_swig_i_1), C.swig_type_55(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_conv_wgrad_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_55(_swig_i_1), C.swig_type_56(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -2050,7 +2066,7 @@ func (p SwigcptrCudnnfe_matmul_options_t) SwigIsCudnnfe_matmul_options_t() {
 func (arg1 SwigcptrCudnnfe_matmul_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_matmul_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2096,7 +2112,7 @@ type Cudnnfe_matmul_options_t interface {
 func Cudnnfe_matmul_options_init_sized(arg1 Cudnnfe_matmul_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_58(_swig_i_1))
+	C._wrap_cudnnfe_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_matmul_options_t, arg5 *int64) (_swig_ret int32) {
@@ -2106,9 +2122,61 @@ func Cudnnfe_graph_add_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1), C.swig_type_60(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_60(_swig_i_1), C.swig_type_61(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
+
+const CUDNNFE_POINTWISE_ADD int = 1
+const CUDNNFE_POINTWISE_ADD_SQUARE int = 2
+const CUDNNFE_POINTWISE_SUB int = 3
+const CUDNNFE_POINTWISE_MUL int = 4
+const CUDNNFE_POINTWISE_DIV int = 5
+const CUDNNFE_POINTWISE_MAX int = 6
+const CUDNNFE_POINTWISE_MIN int = 7
+const CUDNNFE_POINTWISE_MOD int = 8
+const CUDNNFE_POINTWISE_POW int = 9
+const CUDNNFE_POINTWISE_ATAN2 int = 10
+const CUDNNFE_POINTWISE_NEG int = 20
+const CUDNNFE_POINTWISE_ABS int = 21
+const CUDNNFE_POINTWISE_CEIL int = 22
+const CUDNNFE_POINTWISE_FLOOR int = 23
+const CUDNNFE_POINTWISE_RECIPROCAL int = 24
+const CUDNNFE_POINTWISE_SQRT int = 25
+const CUDNNFE_POINTWISE_RSQRT int = 26
+const CUDNNFE_POINTWISE_EXP int = 27
+const CUDNNFE_POINTWISE_LOG int = 28
+const CUDNNFE_POINTWISE_SIN int = 29
+const CUDNNFE_POINTWISE_COS int = 30
+const CUDNNFE_POINTWISE_TAN int = 31
+const CUDNNFE_POINTWISE_ERF int = 32
+const CUDNNFE_POINTWISE_IDENTITY int = 33
+const CUDNNFE_POINTWISE_RELU_FWD int = 40
+const CUDNNFE_POINTWISE_TANH_FWD int = 41
+const CUDNNFE_POINTWISE_SIGMOID_FWD int = 42
+const CUDNNFE_POINTWISE_ELU_FWD int = 43
+const CUDNNFE_POINTWISE_GELU_FWD int = 44
+const CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD int = 45
+const CUDNNFE_POINTWISE_SOFTPLUS_FWD int = 46
+const CUDNNFE_POINTWISE_SWISH_FWD int = 47
+const CUDNNFE_POINTWISE_RELU_BWD int = 60
+const CUDNNFE_POINTWISE_TANH_BWD int = 61
+const CUDNNFE_POINTWISE_SIGMOID_BWD int = 62
+const CUDNNFE_POINTWISE_ELU_BWD int = 63
+const CUDNNFE_POINTWISE_GELU_BWD int = 64
+const CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD int = 65
+const CUDNNFE_POINTWISE_SOFTPLUS_BWD int = 66
+const CUDNNFE_POINTWISE_SWISH_BWD int = 67
+const CUDNNFE_POINTWISE_CMP_EQ int = 80
+const CUDNNFE_POINTWISE_CMP_NEQ int = 81
+const CUDNNFE_POINTWISE_CMP_GT int = 82
+const CUDNNFE_POINTWISE_CMP_GE int = 83
+const CUDNNFE_POINTWISE_CMP_LT int = 84
+const CUDNNFE_POINTWISE_CMP_LE int = 85
+const CUDNNFE_POINTWISE_LOGICAL_AND int = 90
+const CUDNNFE_POINTWISE_LOGICAL_OR int = 91
+const CUDNNFE_POINTWISE_LOGICAL_NOT int = 92
+const CUDNNFE_POINTWISE_BINARY_SELECT int = 100
+const CUDNNFE_POINTWISE_GEN_INDEX int = 101
 
 type SwigcptrCudnnfe_pointwise_options_t uintptr
 
@@ -2122,7 +2190,7 @@ func (p SwigcptrCudnnfe_pointwise_options_t) SwigIsCudnnfe_pointwise_options_t()
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_62(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_pointwise_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2273,7 +2341,7 @@ type Cudnnfe_pointwise_options_t interface {
 func Cudnnfe_pointwise_options_init_sized(arg1 Cudnnfe_pointwise_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1))
+	C._wrap_cudnnfe_pointwise_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 int64, arg5 int64, arg6 Cudnnfe_pointwise_options_t, arg7 *int64) (_swig_ret int32) {
@@ -2285,9 +2353,19 @@ func Cudnnfe_graph_add_pointwise(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := getSwigcptr(arg6)
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_64(_swig_i_2), C.swig_type_65(_swig_i_3), C.swig_type_66(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_pointwise_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_65(_swig_i_2), C.swig_type_66(_swig_i_3), C.swig_type_67(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
+
+const CUDNNFE_REDUCTION_ADD int = 1
+const CUDNNFE_REDUCTION_MUL int = 2
+const CUDNNFE_REDUCTION_MIN int = 3
+const CUDNNFE_REDUCTION_MAX int = 4
+const CUDNNFE_REDUCTION_AMAX int = 5
+const CUDNNFE_REDUCTION_AVG int = 6
+const CUDNNFE_REDUCTION_NORM1 int = 7
+const CUDNNFE_REDUCTION_NORM2 int = 8
+const CUDNNFE_REDUCTION_MUL_NO_ZEROS int = 9
 
 type SwigcptrCudnnfe_reduction_options_t uintptr
 
@@ -2301,7 +2379,7 @@ func (p SwigcptrCudnnfe_reduction_options_t) SwigIsCudnnfe_reduction_options_t()
 func (arg1 SwigcptrCudnnfe_reduction_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_68(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_reduction_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2377,7 +2455,7 @@ type Cudnnfe_reduction_options_t interface {
 func Cudnnfe_reduction_options_init_sized(arg1 Cudnnfe_reduction_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1))
+	C._wrap_cudnnfe_reduction_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_70(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 int64, arg4 Cudnnfe_reduction_options_t, arg5 *int64) (_swig_ret int32) {
@@ -2387,7 +2465,7 @@ func Cudnnfe_graph_add_reduction(arg1 Struct_SS_cudnnfe_graph, arg2 int32, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_70(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reduction_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1), C.swig_type_71(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -2409,7 +2487,7 @@ func (p SwigcptrCudnnfe_sdpa_options_t) SwigIsCudnnfe_sdpa_options_t() {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_71(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_72(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetStruct_size() (_swig_ret int64) {
@@ -2474,7 +2552,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCausal_mask_bottom_right() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_73(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_74(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBias() (_swig_ret int64) {
@@ -2500,7 +2578,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetCompute_dtype() (_swig_ret int32) 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_75(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_76(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
@@ -2526,7 +2604,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPadding_mask() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_77(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_78(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_q() (_swig_ret int64) {
@@ -2539,7 +2617,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_q() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_79(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_80(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_kv() (_swig_ret int64) {
@@ -2552,7 +2630,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSeq_len_kv() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_81(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_82(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_left() (_swig_ret int64) {
@@ -2565,7 +2643,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_left() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_83(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_84(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetWindow_right() (_swig_ret int64) {
@@ -2617,7 +2695,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_probability() (_swig_ret f
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_85(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_86(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_seed() (_swig_ret int64) {
@@ -2630,7 +2708,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_seed() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_87(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_88(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_offset() (_swig_ret int64) {
@@ -2643,7 +2721,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_offset() (_swig_ret int64)
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_90(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_mask() (_swig_ret int64) {
@@ -2656,7 +2734,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_mask() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_91(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_92(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) {
@@ -2669,7 +2747,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetDropout_scale() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_94(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_q() (_swig_ret int64) {
@@ -2682,7 +2760,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_q() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_95(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_96(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_k() (_swig_ret int64) {
@@ -2695,7 +2773,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_k() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_97(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_98(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_v() (_swig_ret int64) {
@@ -2708,7 +2786,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_v() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_99(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_100(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_o() (_swig_ret int64) {
@@ -2721,7 +2799,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_o() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_101(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_102(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_k() (_swig_ret int64) {
@@ -2734,7 +2812,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_k() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetPage_table_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_103(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_104(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_v() (_swig_ret int64) {
@@ -2747,7 +2825,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetPage_table_v() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetMax_seq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_105(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_106(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
@@ -2773,7 +2851,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetImplementation() (_swig_ret int32)
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetSink_token(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_107(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_108(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSink_token() (_swig_ret int64) {
@@ -2786,7 +2864,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetSink_token() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetBlock_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_109(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_block_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_110(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBlock_mask() (_swig_ret int64) {
@@ -2799,7 +2877,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetBlock_mask() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_page_table_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_111(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_112(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_page_table_k() (_swig_ret int64) {
@@ -2812,7 +2890,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_page_table_k() (_swi
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_page_table_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_113(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_114(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_page_table_v() (_swig_ret int64) {
@@ -2825,7 +2903,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_page_table_v() (_swi
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_stats(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_115(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_stats() (_swig_ret int64) {
@@ -2838,7 +2916,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_stats() (_swig_ret i
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetScore_mod(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_117(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_score_mod_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_mod() (_swig_ret int64) {
@@ -2851,7 +2929,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_mod() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetScore_max(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_score_max_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_119(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_score_max_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_max() (_swig_ret int64) {
@@ -2864,7 +2942,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_max() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetScore_sum_exp(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_score_sum_exp_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_121(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_score_sum_exp_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_122(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_sum_exp() (_swig_ret int64) {
@@ -2877,7 +2955,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetScore_sum_exp() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRng_dump(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_rng_dump_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_rng_dump_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_124(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRng_dump() (_swig_ret int64) {
@@ -2890,7 +2968,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRng_dump() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_score_max(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_score_max_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_126(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_score_max() (_swig_ret int64) {
@@ -2903,7 +2981,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_score_max() (_swig_r
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) SetRagged_offset_score_sum_exp(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_127(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_t_ragged_offset_score_sum_exp_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_128(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_options_t) GetRagged_offset_score_sum_exp() (_swig_ret int64) {
@@ -3025,7 +3103,7 @@ type Cudnnfe_sdpa_options_t interface {
 func Cudnnfe_sdpa_options_init_sized(arg1 Cudnnfe_sdpa_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_129(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_sdpa_options_t, arg6 *int64, arg7 *int64) (_swig_ret int32) {
@@ -3037,7 +3115,7 @@ func Cudnnfe_graph_add_sdpa(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_130(_swig_i_1), C.swig_type_131(_swig_i_2), C.swig_type_132(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_131(_swig_i_1), C.swig_type_132(_swig_i_2), C.swig_type_133(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -3046,7 +3124,7 @@ func Cudnnfe_graph_set_ragged_offset(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_set_ragged_offset_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_133(_swig_i_1), C.swig_type_134(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_set_ragged_offset_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_134(_swig_i_1), C.swig_type_135(_swig_i_2)))
 	return swig_r
 }
 
@@ -3062,7 +3140,7 @@ func (p SwigcptrCudnnfe_sdpa_backward_options_t) SwigIsCudnnfe_sdpa_backward_opt
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_135(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_136(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3114,7 +3192,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCausal_mask_bottom_right(
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetBias(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_137(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_bias_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_138(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetBias() (_swig_ret int64) {
@@ -3153,7 +3231,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetCompute_dtype() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetAttn_scale_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_139(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_attn_scale_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_140(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetAttn_scale_tensor() (_swig_ret int64) {
@@ -3179,7 +3257,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetPadding_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_141(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_142(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
@@ -3192,7 +3270,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_q() (_swig_ret in
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSeq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_143(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_144(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
@@ -3205,7 +3283,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSeq_len_kv() (_swig_ret i
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_left(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_145(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_146(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret int64) {
@@ -3218,7 +3296,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_left() (_swig_ret 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetWindow_right(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_147(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_148(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetWindow_right() (_swig_ret int64) {
@@ -3270,7 +3348,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_probability() (_s
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_seed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_149(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_150(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret int64) {
@@ -3283,7 +3361,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_seed() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_offset(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_151(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_152(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_ret int64) {
@@ -3296,7 +3374,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_offset() (_swig_r
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_mask(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_153(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_154(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret int64) {
@@ -3309,7 +3387,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_mask() (_swig_ret
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_155(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_156(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_ret int64) {
@@ -3322,7 +3400,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale() (_swig_re
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDropout_scale_inv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_157(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_158(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
@@ -3335,7 +3413,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDropout_scale_inv() (_swi
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_159(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_160(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_ret int64) {
@@ -3348,7 +3426,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_q() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_k(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_161(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_162(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_ret int64) {
@@ -3361,7 +3439,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_k() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_v(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_163(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_164(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_ret int64) {
@@ -3374,7 +3452,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_v() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_o(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_165(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_o_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_ret int64) {
@@ -3387,7 +3465,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_o() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetRagged_offset_stats(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_167(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_ragged_offset_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_stats() (_swig_ret int64) {
@@ -3400,7 +3478,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetRagged_offset_stats() (_s
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetScore_mod(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_169(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_score_mod_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_170(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetScore_mod() (_swig_ret int64) {
@@ -3413,7 +3491,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetScore_mod() (_swig_ret in
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetScore_mod_bprop(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_score_mod_bprop_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetScore_mod_bprop() (_swig_ret int64) {
@@ -3426,7 +3504,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetScore_mod_bprop() (_swig_
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetSink_token(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_173(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSink_token() (_swig_ret int64) {
@@ -3439,7 +3517,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetSink_token() (_swig_ret i
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetDsink_token(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_dsink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_dsink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDsink_token() (_swig_ret int64) {
@@ -3452,7 +3530,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetDsink_token() (_swig_ret 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetMax_total_seq_len_q(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_178(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetMax_total_seq_len_q() (_swig_ret int64) {
@@ -3465,7 +3543,7 @@ func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetMax_total_seq_len_q() (_s
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) SetMax_total_seq_len_kv(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_179(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_t_max_total_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_180(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_sdpa_backward_options_t) GetMax_total_seq_len_kv() (_swig_ret int64) {
@@ -3558,7 +3636,7 @@ type Cudnnfe_sdpa_backward_options_t interface {
 func Cudnnfe_sdpa_backward_options_init_sized(arg1 Cudnnfe_sdpa_backward_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_181(_swig_i_1))
+	C._wrap_cudnnfe_sdpa_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 Cudnnfe_sdpa_backward_options_t, arg9 *int64, arg10 *int64, arg11 *int64) (_swig_ret int32) {
@@ -3574,7 +3652,7 @@ func Cudnnfe_graph_add_sdpa_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, a
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_182(_swig_i_1), C.swig_type_183(_swig_i_2), C.swig_type_184(_swig_i_3), C.swig_type_185(_swig_i_4), C.swig_type_186(_swig_i_5), C.swig_type_187(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_183(_swig_i_1), C.swig_type_184(_swig_i_2), C.swig_type_185(_swig_i_3), C.swig_type_186(_swig_i_4), C.swig_type_187(_swig_i_5), C.swig_type_188(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10)))
 	return swig_r
 }
 
@@ -3592,7 +3670,279 @@ func Cudnnfe_graph_add_sdpa_backward_ex(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_188(_swig_i_1), C.swig_type_189(_swig_i_2), C.swig_type_190(_swig_i_3), C.swig_type_191(_swig_i_4), C.swig_type_192(_swig_i_5), C.swig_type_193(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1), C.swig_type_190(_swig_i_2), C.swig_type_191(_swig_i_3), C.swig_type_192(_swig_i_4), C.swig_type_193(_swig_i_5), C.swig_type_194(_swig_i_6), C.uintptr_t(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_attention_common_t uintptr
+
+func (p SwigcptrCudnnfe_attention_common_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_attention_common_t) SwigIsCudnnfe_attention_common_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_195(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_attention_common_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_197(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_199(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_201(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_203(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_attention_common_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_attention_common_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_207(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_209(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_attention_common_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_attention_common_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_attention_common_t() (_swig_ret Cudnnfe_attention_common_t) {
+	var swig_r Cudnnfe_attention_common_t
+	swig_r = (Cudnnfe_attention_common_t)(SwigcptrCudnnfe_attention_common_t(C._wrap_new_cudnnfe_attention_common_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_attention_common_t(arg1 Cudnnfe_attention_common_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_attention_common_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_attention_common_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+}
+
+func Cudnnfe_attention_common_init_sized(arg1 Cudnnfe_attention_common_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_attention_common_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_213(_swig_i_1))
+}
+
+func Cudnnfe_sdpa_options_set_common(arg1 Cudnnfe_sdpa_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_backward_options_set_common(arg1 Cudnnfe_sdpa_backward_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_backward_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -3602,7 +3952,7 @@ func Cudnnfe_graph_begin_score_mod(arg1 Struct_SS_cudnnfe_graph, arg2 string, ar
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int32)(C._wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_194)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_195)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_215)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -3617,7 +3967,7 @@ func Cudnnfe_graph_end_score_mod(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.swig_type_197(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_end_score_mod_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1), C.swig_type_217(_swig_i_2)))
 	return swig_r
 }
 
@@ -3636,7 +3986,7 @@ func (p SwigcptrCudnnfe_norm_options_t) SwigIsCudnnfe_norm_options_t() {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_198(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_218(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetStruct_size() (_swig_ret int64) {
@@ -3714,7 +4064,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum() (_swig_ret float64) {
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetEpsilon_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_epsilon_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64) {
@@ -3727,7 +4077,7 @@ func (arg1 SwigcptrCudnnfe_norm_options_t) GetEpsilon_tensor() (_swig_ret int64)
 func (arg1 SwigcptrCudnnfe_norm_options_t) SetMomentum_tensor(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_202(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_t_momentum_tensor_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_222(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_norm_options_t) GetMomentum_tensor() (_swig_ret int64) {
@@ -3772,7 +4122,7 @@ type Cudnnfe_norm_options_t interface {
 func Cudnnfe_norm_options_init_sized(arg1 Cudnnfe_norm_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_204(_swig_i_1))
+	C._wrap_cudnnfe_norm_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_224(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_norm_options_t, arg6 *int64, arg7 *int64, arg8 *int64) (_swig_ret int32) {
@@ -3785,7 +4135,7 @@ func Cudnnfe_graph_add_layernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1), C.swig_type_206(_swig_i_2), C.swig_type_207(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_type_226(_swig_i_2), C.swig_type_227(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3798,7 +4148,7 @@ func Cudnnfe_graph_add_rmsnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 in
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_208(_swig_i_1), C.swig_type_209(_swig_i_2), C.swig_type_210(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_228(_swig_i_1), C.swig_type_229(_swig_i_2), C.swig_type_230(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	return swig_r
 }
 
@@ -3814,7 +4164,7 @@ func Cudnnfe_graph_add_layernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_211(_swig_i_1), C.swig_type_212(_swig_i_2), C.swig_type_213(_swig_i_3), C.swig_type_214(_swig_i_4), C.swig_type_215(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_layernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_231(_swig_i_1), C.swig_type_232(_swig_i_2), C.swig_type_233(_swig_i_3), C.swig_type_234(_swig_i_4), C.swig_type_235(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3829,7 +4179,7 @@ func Cudnnfe_graph_add_rmsnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_216(_swig_i_1), C.swig_type_217(_swig_i_2), C.swig_type_218(_swig_i_3), C.swig_type_219(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rmsnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_236(_swig_i_1), C.swig_type_237(_swig_i_2), C.swig_type_238(_swig_i_3), C.swig_type_239(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	return swig_r
 }
 
@@ -3847,7 +4197,7 @@ func Cudnnfe_graph_add_batchnorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_220(_swig_i_1), C.swig_type_221(_swig_i_2), C.swig_type_222(_swig_i_3), C.swig_type_223(_swig_i_4), C.swig_type_224(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_240(_swig_i_1), C.swig_type_241(_swig_i_2), C.swig_type_242(_swig_i_3), C.swig_type_243(_swig_i_4), C.swig_type_244(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -3861,7 +4211,7 @@ func Cudnnfe_graph_add_batchnorm_inference(arg1 Struct_SS_cudnnfe_graph, arg2 in
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_type_226(_swig_i_2), C.swig_type_227(_swig_i_3), C.swig_type_228(_swig_i_4), C.swig_type_229(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_inference_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_245(_swig_i_1), C.swig_type_246(_swig_i_2), C.swig_type_247(_swig_i_3), C.swig_type_248(_swig_i_4), C.swig_type_249(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3877,7 +4227,7 @@ func Cudnnfe_graph_add_batchnorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_230(_swig_i_1), C.swig_type_231(_swig_i_2), C.swig_type_232(_swig_i_3), C.swig_type_233(_swig_i_4), C.swig_type_234(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_batchnorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_250(_swig_i_1), C.swig_type_251(_swig_i_2), C.swig_type_252(_swig_i_3), C.swig_type_253(_swig_i_4), C.swig_type_254(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3891,7 +4241,7 @@ func Cudnnfe_graph_add_instancenorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_235(_swig_i_1), C.swig_type_236(_swig_i_2), C.swig_type_237(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1), C.swig_type_256(_swig_i_2), C.swig_type_257(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3907,7 +4257,7 @@ func Cudnnfe_graph_add_instancenorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_238(_swig_i_1), C.swig_type_239(_swig_i_2), C.swig_type_240(_swig_i_3), C.swig_type_241(_swig_i_4), C.swig_type_242(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_instancenorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1), C.swig_type_259(_swig_i_2), C.swig_type_260(_swig_i_3), C.swig_type_261(_swig_i_4), C.swig_type_262(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3921,7 +4271,7 @@ func Cudnnfe_graph_add_adalayernorm(arg1 Struct_SS_cudnnfe_graph, arg2 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_243(_swig_i_1), C.swig_type_244(_swig_i_2), C.swig_type_245(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_263(_swig_i_1), C.swig_type_264(_swig_i_2), C.swig_type_265(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5), C.swig_voidp(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -3937,7 +4287,7 @@ func Cudnnfe_graph_add_adalayernorm_backward(arg1 Struct_SS_cudnnfe_graph, arg2 
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_246(_swig_i_1), C.swig_type_247(_swig_i_2), C.swig_type_248(_swig_i_3), C.swig_type_249(_swig_i_4), C.swig_type_250(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_adalayernorm_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_266(_swig_i_1), C.swig_type_267(_swig_i_2), C.swig_type_268(_swig_i_3), C.swig_type_269(_swig_i_4), C.swig_type_270(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9)))
 	return swig_r
 }
 
@@ -3953,7 +4303,7 @@ func (p SwigcptrCudnnfe_softmax_options_t) SwigIsCudnnfe_softmax_options_t() {
 func (arg1 SwigcptrCudnnfe_softmax_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_251(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_softmax_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4014,7 +4364,7 @@ type Cudnnfe_softmax_options_t interface {
 func Cudnnfe_softmax_options_init_sized(arg1 Cudnnfe_softmax_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_253(_swig_i_1))
+	C._wrap_cudnnfe_softmax_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_softmax_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4024,7 +4374,7 @@ func Cudnnfe_graph_add_softmax(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cu
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_254(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_softmax_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4040,7 +4390,7 @@ func (p SwigcptrCudnnfe_genstats_options_t) SwigIsCudnnfe_genstats_options_t() {
 func (arg1 SwigcptrCudnnfe_genstats_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_255(_swig_i_1))
+	C._wrap_cudnnfe_genstats_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_275(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_genstats_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4086,7 +4436,7 @@ type Cudnnfe_genstats_options_t interface {
 func Cudnnfe_genstats_options_init_sized(arg1 Cudnnfe_genstats_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_257(_swig_i_1))
+	C._wrap_cudnnfe_genstats_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_277(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_genstats(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_genstats_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4096,7 +4446,7 @@ func Cudnnfe_graph_add_genstats(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_258(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_genstats_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_278(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4112,7 +4462,7 @@ func (p SwigcptrCudnnfe_bn_finalize_options_t) SwigIsCudnnfe_bn_finalize_options
 func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_259(_swig_i_1))
+	C._wrap_cudnnfe_bn_finalize_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_bn_finalize_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4158,7 +4508,7 @@ type Cudnnfe_bn_finalize_options_t interface {
 func Cudnnfe_bn_finalize_options_init_sized(arg1 Cudnnfe_bn_finalize_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_261(_swig_i_1))
+	C._wrap_cudnnfe_bn_finalize_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_bn_finalize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_bn_finalize_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64, arg16 *int64, arg17 *int64) (_swig_ret int32) {
@@ -4180,7 +4530,7 @@ func Cudnnfe_graph_add_bn_finalize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg
 	_swig_i_14 := arg15
 	_swig_i_15 := arg16
 	_swig_i_16 := arg17
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_262(_swig_i_1), C.swig_type_263(_swig_i_2), C.swig_type_264(_swig_i_3), C.swig_type_265(_swig_i_4), C.swig_type_266(_swig_i_5), C.swig_type_267(_swig_i_6), C.swig_type_268(_swig_i_7), C.swig_type_269(_swig_i_8), C.swig_type_270(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14), C.swig_voidp(_swig_i_15), C.swig_voidp(_swig_i_16)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_bn_finalize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1), C.swig_type_283(_swig_i_2), C.swig_type_284(_swig_i_3), C.swig_type_285(_swig_i_4), C.swig_type_286(_swig_i_5), C.swig_type_287(_swig_i_6), C.swig_type_288(_swig_i_7), C.swig_type_289(_swig_i_8), C.swig_type_290(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14), C.swig_voidp(_swig_i_15), C.swig_voidp(_swig_i_16)))
 	return swig_r
 }
 
@@ -4196,7 +4546,7 @@ func (p SwigcptrCudnnfe_dbn_weight_options_t) SwigIsCudnnfe_dbn_weight_options_t
 func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_271(_swig_i_1))
+	C._wrap_cudnnfe_dbn_weight_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_dbn_weight_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4242,7 +4592,7 @@ type Cudnnfe_dbn_weight_options_t interface {
 func Cudnnfe_dbn_weight_options_init_sized(arg1 Cudnnfe_dbn_weight_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_273(_swig_i_1))
+	C._wrap_cudnnfe_dbn_weight_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_293(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_dbn_weight(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_dbn_weight_options_t, arg8 *int64, arg9 *int64, arg10 *int64, arg11 *int64, arg12 *int64) (_swig_ret int32) {
@@ -4259,7 +4609,7 @@ func Cudnnfe_graph_add_dbn_weight(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_274(_swig_i_1), C.swig_type_275(_swig_i_2), C.swig_type_276(_swig_i_3), C.swig_type_277(_swig_i_4), C.swig_type_278(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_dbn_weight_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1), C.swig_type_295(_swig_i_2), C.swig_type_296(_swig_i_3), C.swig_type_297(_swig_i_4), C.swig_type_298(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.swig_voidp(_swig_i_8), C.swig_voidp(_swig_i_9), C.swig_voidp(_swig_i_10), C.swig_voidp(_swig_i_11)))
 	return swig_r
 }
 
@@ -4275,7 +4625,7 @@ func (p SwigcptrCudnnfe_layout_options_t) SwigIsCudnnfe_layout_options_t() {
 func (arg1 SwigcptrCudnnfe_layout_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_279(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_299(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_layout_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4306,7 +4656,7 @@ type Cudnnfe_layout_options_t interface {
 func Cudnnfe_layout_options_init_sized(arg1 Cudnnfe_layout_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_281(_swig_i_1))
+	C._wrap_cudnnfe_layout_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_301(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []int64, arg4 Cudnnfe_layout_options_t, arg5 *int64) (_swig_ret int32) {
@@ -4316,7 +4666,7 @@ func Cudnnfe_graph_add_reshape(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 []
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_282(_swig_i_1), *(*C.swig_type_283)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_reshape_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1), *(*C.swig_type_303)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4330,7 +4680,7 @@ func Cudnnfe_graph_add_transpose(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_284(_swig_i_1), *(*C.swig_type_285)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_transpose_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_304(_swig_i_1), *(*C.swig_type_305)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -4347,7 +4697,7 @@ func Cudnnfe_graph_add_slice(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int3
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_286(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_slice_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_306(_swig_i_1), C.int(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
 	return swig_r
 }
 
@@ -4358,259 +4708,10 @@ func Cudnnfe_graph_add_concatenate(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, a
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_287)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_307)(unsafe.Pointer(&_swig_i_1)), C.int(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
-	return swig_r
-}
-
-type SwigcptrCudnnfe_block_scale_options_t uintptr
-
-func (p SwigcptrCudnnfe_block_scale_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_288(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
-	var swig_r Cudnnfe_block_scale_options_t
-	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_block_scale_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_block_scale_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetBlock_size(arg2 int32)
-	GetBlock_size() (_swig_ret int32)
-	SetAxis(arg2 int32)
-	GetAxis() (_swig_ret int32)
-	SetTranspose(arg2 int32)
-	GetTranspose() (_swig_ret int32)
-	SetY_dtype(arg2 int32)
-	GetY_dtype() (_swig_ret int32)
-}
-
-func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_290(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_291(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
-	return swig_r
-}
-
-func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_block_scale_options_t, arg5 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_292(_swig_i_1), C.swig_type_293(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
-	return swig_r
-}
-
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
-const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
-
-type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
-
-func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_294(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
-	var swig_r Cudnnfe_moe_grouped_matmul_options_t
-	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_moe_grouped_matmul_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_moe_grouped_matmul_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetMode(arg2 int32)
-	GetMode() (_swig_ret int32)
-	SetTop_k(arg2 int32)
-	GetTop_k() (_swig_ret int32)
-	SetCompute_dtype(arg2 int32)
-	GetCompute_dtype() (_swig_ret int32)
-}
-
-func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_296(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := getSwigcptr(arg7)
-	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_297(_swig_i_1), C.swig_type_298(_swig_i_2), C.swig_type_299(_swig_i_3), C.swig_type_300(_swig_i_4), C.swig_type_301(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
-	return swig_r
-}
-
-func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := getSwigcptr(arg5)
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_302(_swig_i_1), C.swig_type_303(_swig_i_2), C.swig_type_304(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	return swig_r
 }
 
@@ -4636,7 +4737,7 @@ func (p SwigcptrCudnnfe_resample_options_t) SwigIsCudnnfe_resample_options_t() {
 func (arg1 SwigcptrCudnnfe_resample_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_305(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_resample_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4742,7 +4843,7 @@ type Cudnnfe_resample_options_t interface {
 func Cudnnfe_resample_options_init_sized(arg1 Cudnnfe_resample_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_307(_swig_i_1))
+	C._wrap_cudnnfe_resample_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_310(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_resample_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
@@ -4752,7 +4853,7 @@ func Cudnnfe_graph_add_resample(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 C
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_308(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_resample_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	return swig_r
 }
 
@@ -4772,7 +4873,7 @@ func (p SwigcptrCudnnfe_rng_options_t) SwigIsCudnnfe_rng_options_t() {
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_309(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_312(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetStruct_size() (_swig_ret int64) {
@@ -4863,7 +4964,7 @@ func (arg1 SwigcptrCudnnfe_rng_options_t) GetNormal_stddev() (_swig_ret float64)
 func (arg1 SwigcptrCudnnfe_rng_options_t) SetSeed(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_311(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_t_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_314(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_rng_options_t) GetSeed() (_swig_ret int64) {
@@ -4923,7 +5024,7 @@ type Cudnnfe_rng_options_t interface {
 func Cudnnfe_rng_options_init_sized(arg1 Cudnnfe_rng_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_313(_swig_i_1))
+	C._wrap_cudnnfe_rng_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_316(_swig_i_1))
 }
 
 func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int64, arg4 int64, arg5 Cudnnfe_rng_options_t, arg6 *int64) (_swig_ret int32) {
@@ -4934,692 +5035,19 @@ func Cudnnfe_graph_add_rng(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, arg3 int6
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_314)(unsafe.Pointer(&_swig_i_1)), C.swig_type_315(_swig_i_2), C.swig_type_316(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_317)(unsafe.Pointer(&_swig_i_1)), C.swig_type_318(_swig_i_2), C.swig_type_319(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-type SwigcptrCudnnfe_sdpa_fp8_options_t uintptr
-
-func (p SwigcptrCudnnfe_sdpa_fp8_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_317(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_left(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_319(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_left() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_right(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_321(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_right() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDiagonal_alignment(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDiagonal_alignment() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPadding_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPadding_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_q(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_323(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_q() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_325(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAlibi_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAlibi_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_probability(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_probability() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_seed(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_seed() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_offset(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_329(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_offset() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_mask(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_331(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_mask() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_scale(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_333(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_scale() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_k(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_335(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_k() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_v(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_337(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_v() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetMax_seq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_339(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSink_token(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_341(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSink_token() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
-	var swig_r Cudnnfe_sdpa_fp8_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_sdpa_fp8_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_sdpa_fp8_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetAttn_scale(arg2 float64)
-	GetAttn_scale() (_swig_ret float64)
-	SetGenerate_stats(arg2 int32)
-	GetGenerate_stats() (_swig_ret int32)
-	SetCausal_mask(arg2 int32)
-	GetCausal_mask() (_swig_ret int32)
-	SetWindow_left(arg2 int64)
-	GetWindow_left() (_swig_ret int64)
-	SetWindow_right(arg2 int64)
-	GetWindow_right() (_swig_ret int64)
-	SetDiagonal_alignment(arg2 int32)
-	GetDiagonal_alignment() (_swig_ret int32)
-	SetPadding_mask(arg2 int32)
-	GetPadding_mask() (_swig_ret int32)
-	SetSeq_len_q(arg2 int64)
-	GetSeq_len_q() (_swig_ret int64)
-	SetSeq_len_kv(arg2 int64)
-	GetSeq_len_kv() (_swig_ret int64)
-	SetAlibi_mask(arg2 int32)
-	GetAlibi_mask() (_swig_ret int32)
-	SetDropout_probability(arg2 float64)
-	GetDropout_probability() (_swig_ret float64)
-	SetDropout_seed(arg2 int64)
-	GetDropout_seed() (_swig_ret int64)
-	SetDropout_offset(arg2 int64)
-	GetDropout_offset() (_swig_ret int64)
-	SetDropout_mask(arg2 int64)
-	GetDropout_mask() (_swig_ret int64)
-	SetDropout_scale(arg2 int64)
-	GetDropout_scale() (_swig_ret int64)
-	SetPage_table_k(arg2 int64)
-	GetPage_table_k() (_swig_ret int64)
-	SetPage_table_v(arg2 int64)
-	GetPage_table_v() (_swig_ret int64)
-	SetMax_seq_len_kv(arg2 int64)
-	GetMax_seq_len_kv() (_swig_ret int64)
-	SetSink_token(arg2 int64)
-	GetSink_token() (_swig_ret int64)
-}
-
-func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_343(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	_swig_i_8 := arg9
-	_swig_i_9 := arg10
-	_swig_i_10 := getSwigcptr(arg11)
-	_swig_i_11 := arg12
-	_swig_i_12 := arg13
-	_swig_i_13 := arg14
-	_swig_i_14 := arg15
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_344(_swig_i_1), C.swig_type_345(_swig_i_2), C.swig_type_346(_swig_i_3), C.swig_type_347(_swig_i_4), C.swig_type_348(_swig_i_5), C.swig_type_349(_swig_i_6), C.swig_type_350(_swig_i_7), C.swig_type_351(_swig_i_8), C.swig_type_352(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
-	return swig_r
-}
-
-type SwigcptrCudnnfe_sdpa_fp8_backward_options_t uintptr
-
-func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) Swigcptr() uintptr {
-	return (uintptr)(p)
-}
-
-func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_backward_options_t() {
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_353(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_left(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_355(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_right(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_357(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_right() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDiagonal_alignment(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetPadding_mask(arg2 int32) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetPadding_mask() (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := arg1
-	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_q(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_359(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_kv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_361(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_probability(arg2 float64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_probability() (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := arg1
-	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_seed(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_363(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_seed() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_offset(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_365(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_offset() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_mask(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_367(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_mask() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_369(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale_inv(arg2 int64) {
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_371(_swig_i_1))
-}
-
-func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
-	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
-	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff()))
-	return swig_r
-}
-
-func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
-}
-
-type Cudnnfe_sdpa_fp8_backward_options_t interface {
-	Swigcptr() uintptr
-	SwigIsCudnnfe_sdpa_fp8_backward_options_t()
-	SetStruct_size(arg2 int64)
-	GetStruct_size() (_swig_ret int64)
-	SetAttn_scale(arg2 float64)
-	GetAttn_scale() (_swig_ret float64)
-	SetCausal_mask(arg2 int32)
-	GetCausal_mask() (_swig_ret int32)
-	SetWindow_left(arg2 int64)
-	GetWindow_left() (_swig_ret int64)
-	SetWindow_right(arg2 int64)
-	GetWindow_right() (_swig_ret int64)
-	SetDiagonal_alignment(arg2 int32)
-	GetDiagonal_alignment() (_swig_ret int32)
-	SetPadding_mask(arg2 int32)
-	GetPadding_mask() (_swig_ret int32)
-	SetSeq_len_q(arg2 int64)
-	GetSeq_len_q() (_swig_ret int64)
-	SetSeq_len_kv(arg2 int64)
-	GetSeq_len_kv() (_swig_ret int64)
-	SetDropout_probability(arg2 float64)
-	GetDropout_probability() (_swig_ret float64)
-	SetDropout_seed(arg2 int64)
-	GetDropout_seed() (_swig_ret int64)
-	SetDropout_offset(arg2 int64)
-	GetDropout_offset() (_swig_ret int64)
-	SetDropout_mask(arg2 int64)
-	GetDropout_mask() (_swig_ret int64)
-	SetDropout_scale(arg2 int64)
-	GetDropout_scale() (_swig_ret int64)
-	SetDropout_scale_inv(arg2 int64)
-	GetDropout_scale_inv() (_swig_ret int64)
-}
-
-func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_373(_swig_i_1))
-}
-
-func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	_swig_i_8 := arg9
-	_swig_i_9 := arg10
-	_swig_i_10 := arg11
-	_swig_i_11 := arg12
-	_swig_i_12 := arg13
-	_swig_i_13 := arg14
-	_swig_i_14 := arg15
-	_swig_i_15 := arg16
-	_swig_i_16 := arg17
-	_swig_i_17 := arg18
-	_swig_i_18 := arg19
-	_swig_i_19 := getSwigcptr(arg20)
-	_swig_i_20 := arg21
-	_swig_i_21 := arg22
-	_swig_i_22 := arg23
-	_swig_i_23 := arg24
-	_swig_i_24 := arg25
-	_swig_i_25 := arg26
-	_swig_i_26 := arg27
-	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_374(_swig_i_1), C.swig_type_375(_swig_i_2), C.swig_type_376(_swig_i_3), C.swig_type_377(_swig_i_4), C.swig_type_378(_swig_i_5), C.swig_type_379(_swig_i_6), C.swig_type_380(_swig_i_7), C.swig_type_381(_swig_i_8), C.swig_type_382(_swig_i_9), C.swig_type_383(_swig_i_10), C.swig_type_384(_swig_i_11), C.swig_type_385(_swig_i_12), C.swig_type_386(_swig_i_13), C.swig_type_387(_swig_i_14), C.swig_type_388(_swig_i_15), C.swig_type_389(_swig_i_16), C.swig_type_390(_swig_i_17), C.swig_type_391(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
-	return swig_r
-}
-
-func Cudnnfe_device_properties_create(arg1 Struct_SS_cudnnfe_device_properties, arg2 int32) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
-	return swig_r
-}
-
-func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_properties, arg2 string) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_392)(unsafe.Pointer(&_swig_i_1))))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	return swig_r
-}
-
-func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_properties, arg2 []byte, arg3 *int64) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_393)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	return swig_r
-}
-
-func Cudnnfe_device_properties_destroy(arg1 Struct_SS_cudnnfe_device_properties) (_swig_ret int32) {
-	var swig_r int32
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
+const CUDNNFE_TARGET_AUTO int = 0
+const CUDNNFE_TARGET_GPU int = 1
+const CUDNNFE_TARGET_CPU_REFERENCE int = 2
+const CUDNNFE_HEUR_MODE_A int = 0
+const CUDNNFE_HEUR_MODE_B int = 1
+const CUDNNFE_HEUR_MODE_FALLBACK int = 2
 const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE int = 0
 const CUDNNFE_BUILD_POLICY_ALL int = 1
 const CUDNNFE_VERIFY_FROM_ENV int = 0
@@ -5659,7 +5087,7 @@ func Cudnnfe_kernel_cache_serialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 []
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_394)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_320)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5670,7 +5098,7 @@ func Cudnnfe_kernel_cache_deserialize(arg1 Struct_SS_cudnnfe_kernel_cache, arg2 
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_395)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_kernel_cache_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_321)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -5689,7 +5117,7 @@ func (p SwigcptrCudnnfe_build_options_t) SwigIsCudnnfe_build_options_t() {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_396(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_322(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetStruct_size() (_swig_ret int64) {
@@ -5741,7 +5169,7 @@ func (arg1 SwigcptrCudnnfe_build_options_t) GetPolicy() (_swig_ret int32) {
 func (arg1 SwigcptrCudnnfe_build_options_t) SetMax_workspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_398(_swig_i_1))
+	C._wrap_cudnnfe_build_options_t_max_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_324(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_options_t) GetMax_workspace_size() (_swig_ret int64) {
@@ -6005,7 +5433,7 @@ type Cudnnfe_build_options_t interface {
 func Cudnnfe_build_options_init_sized(arg1 Cudnnfe_build_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_400(_swig_i_1))
+	C._wrap_cudnnfe_build_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_326(_swig_i_1))
 }
 
 func Cudnnfe_graph_validate(arg1 Struct_SS_cudnnfe_graph) (_swig_ret int32) {
@@ -6088,7 +5516,7 @@ func (p SwigcptrCudnnfe_binding_t) SwigIsCudnnfe_binding_t() {
 func (arg1 SwigcptrCudnnfe_binding_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_401(_swig_i_1))
+	C._wrap_cudnnfe_binding_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_327(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_binding_t) GetUid() (_swig_ret int64) {
@@ -6139,7 +5567,7 @@ func Cudnnfe_graph_execute(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_403)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_404(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_329)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_330(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6158,7 +5586,7 @@ func (p SwigcptrCudnnfe_shape_override_t) SwigIsCudnnfe_shape_override_t() {
 func (arg1 SwigcptrCudnnfe_shape_override_t) SetUid(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_405(_swig_i_1))
+	C._wrap_cudnnfe_shape_override_t_uid_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_331(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_shape_override_t) GetUid() (_swig_ret int64) {
@@ -6241,7 +5669,7 @@ func Cudnnfe_graph_execute_with_overrides(arg1 Struct_SS_cudnnfe_graph, arg2 Str
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_407)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_408(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_409(_swig_i_6), C.uintptr_t(_swig_i_7)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_with_overrides_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_333)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_334(_swig_i_4), C.uintptr_t(_swig_i_5), C.swig_type_335(_swig_i_6), C.uintptr_t(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6253,7 +5681,7 @@ func Cudnnfe_graph_get_bound_uids(arg1 Struct_SS_cudnnfe_graph, arg2 []int64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_410)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_bound_uids_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_336)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6268,7 +5696,7 @@ func Cudnnfe_graph_execute_ordered(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_411)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_412(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_execute_ordered_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_337)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_338(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6292,7 +5720,7 @@ func (p SwigcptrCudnnfe_bind_options_t) SwigIsCudnnfe_bind_options_t() {
 func (arg1 SwigcptrCudnnfe_bind_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_413(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_339(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_bind_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6338,7 +5766,7 @@ type Cudnnfe_bind_options_t interface {
 func Cudnnfe_bind_options_init_sized(arg1 Cudnnfe_bind_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_415(_swig_i_1))
+	C._wrap_cudnnfe_bind_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_341(_swig_i_1))
 }
 
 func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_graph, arg3 Struct_SS_cudnnfe_handle, arg4 []uintptr, arg5 uintptr, arg6 int64, arg7 Cudnnfe_bind_options_t) (_swig_ret int32) {
@@ -6350,7 +5778,7 @@ func Cudnnfe_graph_bind(arg1 Struct_SS_cudnnfe_bound, arg2 Struct_SS_cudnnfe_gra
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_416)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_417(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_bind_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_342)(unsafe.Pointer(&_swig_i_3)), C.uintptr_t(_swig_i_4), C.swig_type_343(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -6380,25 +5808,32 @@ func Cudnnfe_bound_destroy(arg1 Struct_SS_cudnnfe_bound) (_swig_ret int32) {
 	return swig_r
 }
 
-func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
+	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_418)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_344)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_345(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg2
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_ret int32) {
+func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_419)(unsafe.Pointer(&_swig_i_1))))
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_346)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_347(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg2
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
@@ -6415,7 +5850,7 @@ func (p SwigcptrCudnnfe_plan_info_t) SwigIsCudnnfe_plan_info_t() {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_420(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_348(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
@@ -6428,7 +5863,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetStruct_size() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetEngine_id(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_422(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_engine_id_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_350(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
@@ -6441,7 +5876,7 @@ func (arg1 SwigcptrCudnnfe_plan_info_t) GetEngine_id() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_info_t) SetWorkspace_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_424(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_t_workspace_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_352(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_info_t) GetWorkspace_size() (_swig_ret int64) {
@@ -6551,7 +5986,7 @@ type Cudnnfe_plan_info_t interface {
 func Cudnnfe_plan_info_init_sized(arg1 Cudnnfe_plan_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_426(_swig_i_1))
+	C._wrap_cudnnfe_plan_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_354(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_plan_count(arg1 Struct_SS_cudnnfe_graph, arg2 *int64) (_swig_ret int32) {
@@ -6567,7 +6002,7 @@ func Cudnnfe_graph_get_plan_info(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_427(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_355(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -6575,7 +6010,7 @@ func Cudnnfe_graph_select_plan(arg1 Struct_SS_cudnnfe_graph, arg2 int64) (_swig_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_428(_swig_i_1)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_select_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_356(_swig_i_1)))
 	return swig_r
 }
 
@@ -6599,7 +6034,7 @@ func (p SwigcptrCudnnfe_autotune_options_t) SwigIsCudnnfe_autotune_options_t() {
 func (arg1 SwigcptrCudnnfe_autotune_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_429(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_357(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_autotune_options_t) GetStruct_size() (_swig_ret int64) {
@@ -6705,7 +6140,7 @@ type Cudnnfe_autotune_options_t interface {
 func Cudnnfe_autotune_options_init_sized(arg1 Cudnnfe_autotune_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_431(_swig_i_1))
+	C._wrap_cudnnfe_autotune_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_359(_swig_i_1))
 }
 
 func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr, arg7 Cudnnfe_autotune_options_t) (_swig_ret int32) {
@@ -6717,7 +6152,7 @@ func Cudnnfe_graph_autotune(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_432)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_433(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_autotune_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_360)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_361(_swig_i_4), C.uintptr_t(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -6742,7 +6177,7 @@ func (p SwigcptrCudnnfe_build_info_t) SwigIsCudnnfe_build_info_t() {
 func (arg1 SwigcptrCudnnfe_build_info_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_434(_swig_i_1))
+	C._wrap_cudnnfe_build_info_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_362(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_build_info_t) GetStruct_size() (_swig_ret int64) {
@@ -6878,7 +6313,7 @@ type Cudnnfe_build_info_t interface {
 func Cudnnfe_build_info_init_sized(arg1 Cudnnfe_build_info_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_436(_swig_i_1))
+	C._wrap_cudnnfe_build_info_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_364(_swig_i_1))
 }
 
 func Cudnnfe_graph_get_build_info(arg1 Struct_SS_cudnnfe_graph, arg2 Cudnnfe_build_info_t) (_swig_ret int32) {
@@ -6895,7 +6330,7 @@ func Cudnnfe_graph_get_fingerprint(arg1 Struct_SS_cudnnfe_graph, arg2 []byte) (_
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_437)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_get_fingerprint_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_365)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -6914,7 +6349,7 @@ func (p SwigcptrCudnnfe_plan_cache_stats_t) SwigIsCudnnfe_plan_cache_stats_t() {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_438(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_366(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64) {
@@ -6927,7 +6362,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetStruct_size() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetEntries(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_440(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_entries_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_368(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
@@ -6940,7 +6375,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetEntries() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetHits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_442(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_370(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
@@ -6953,7 +6388,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetHits() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetMisses(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_444(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_misses_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_372(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
@@ -6966,7 +6401,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetMisses() (_swig_ret int64) {
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_hits(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_446(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_hits_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_374(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) {
@@ -6979,7 +6414,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_hits() (_swig_ret int64) 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_writes(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_448(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_writes_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_376(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64) {
@@ -6992,7 +6427,7 @@ func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_writes() (_swig_ret int64
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) SetDisk_errors(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_450(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_t_disk_errors_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_378(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_cache_stats_t) GetDisk_errors() (_swig_ret int64) {
@@ -7035,7 +6470,7 @@ type Cudnnfe_plan_cache_stats_t interface {
 func Cudnnfe_plan_cache_stats_init_sized(arg1 Cudnnfe_plan_cache_stats_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_452(_swig_i_1))
+	C._wrap_cudnnfe_plan_cache_stats_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_380(_swig_i_1))
 }
 
 func Cudnnfe_plan_cache_get_stats(arg1 Cudnnfe_plan_cache_stats_t) (_swig_ret int32) {
@@ -7051,12 +6486,35 @@ func Cudnnfe_plan_cache_clear() (_swig_ret int32) {
 	return swig_r
 }
 
+func Cudnnfe_graph_serialize(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_381)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Cudnnfe_graph_deserialize(arg1 Struct_SS_cudnnfe_graph, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_382)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Cudnnfe_graph_serialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 []byte, arg3 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_453)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_383)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -7075,7 +6533,7 @@ func (p SwigcptrCudnnfe_plan_load_options_t) SwigIsCudnnfe_plan_load_options_t()
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) SetStruct_size(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_454(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_384(_swig_i_1))
 }
 
 func (arg1 SwigcptrCudnnfe_plan_load_options_t) GetStruct_size() (_swig_ret int64) {
@@ -7121,7 +6579,7 @@ type Cudnnfe_plan_load_options_t interface {
 func Cudnnfe_plan_load_options_init_sized(arg1 Cudnnfe_plan_load_options_t, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_456(_swig_i_1))
+	C._wrap_cudnnfe_plan_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_386(_swig_i_1))
 }
 
 func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 string, arg4 Cudnnfe_plan_load_options_t) (_swig_ret int32) {
@@ -7130,41 +6588,964 @@ func Cudnnfe_graph_deserialize_plan(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_457)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
+	swig_r = (int32)(C._wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_387)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_populate_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+type SwigcptrCudnnfe_sdpa_fp8_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_options_t) SwigIsCudnnfe_sdpa_fp8_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_388(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetGenerate_stats(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetGenerate_stats() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_390(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_392(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_394(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_396(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetAlibi_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetAlibi_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_398(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_400(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_402(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_404(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_k(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_406(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_k() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetPage_table_v(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_408(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetPage_table_v() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetMax_seq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_410(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetMax_seq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) SetSink_token(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_412(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_options_t) GetSink_token() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_options_t() (_swig_ret Cudnnfe_sdpa_fp8_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_options_t)(SwigcptrCudnnfe_sdpa_fp8_options_t(C._wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_options_t(arg1 Cudnnfe_sdpa_fp8_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetGenerate_stats(arg2 int32)
+	GetGenerate_stats() (_swig_ret int32)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetAlibi_mask(arg2 int32)
+	GetAlibi_mask() (_swig_ret int32)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetPage_table_k(arg2 int64)
+	GetPage_table_k() (_swig_ret int64)
+	SetPage_table_v(arg2 int64)
+	GetPage_table_v() (_swig_ret int64)
+	SetMax_seq_len_kv(arg2 int64)
+	GetMax_seq_len_kv() (_swig_ret int64)
+	SetSink_token(arg2 int64)
+	GetSink_token() (_swig_ret int64)
+}
+
+func Cudnnfe_sdpa_fp8_options_init_sized(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_414(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 Cudnnfe_sdpa_fp8_options_t, arg12 *int64, arg13 *int64, arg14 *int64, arg15 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_458)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_459(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := getSwigcptr(arg11)
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_415(_swig_i_1), C.swig_type_416(_swig_i_2), C.swig_type_417(_swig_i_3), C.swig_type_418(_swig_i_4), C.swig_type_419(_swig_i_5), C.swig_type_420(_swig_i_6), C.swig_type_421(_swig_i_7), C.swig_type_422(_swig_i_8), C.swig_type_423(_swig_i_9), C.uintptr_t(_swig_i_10), C.swig_voidp(_swig_i_11), C.swig_voidp(_swig_i_12), C.swig_voidp(_swig_i_13), C.swig_voidp(_swig_i_14)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_sdpa_fp8_backward_options_t uintptr
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SwigIsCudnnfe_sdpa_fp8_backward_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_424(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetAttn_scale(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetAttn_scale() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetCausal_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetCausal_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_left(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_426(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_left() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetWindow_right(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_428(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetWindow_right() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDiagonal_alignment(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDiagonal_alignment() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetPadding_mask(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetPadding_mask() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_q(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_430(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_q() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetSeq_len_kv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_432(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetSeq_len_kv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_probability(arg2 float64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_probability() (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := arg1
+	swig_r = (float64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_seed(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_434(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_seed() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_offset(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_436(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_offset() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_mask(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_438(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_mask() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_440(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) SetDropout_scale_inv(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_442(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_sdpa_fp8_backward_options_t) GetDropout_scale_inv() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_sdpa_fp8_backward_options_t() (_swig_ret Cudnnfe_sdpa_fp8_backward_options_t) {
+	var swig_r Cudnnfe_sdpa_fp8_backward_options_t
+	swig_r = (Cudnnfe_sdpa_fp8_backward_options_t)(SwigcptrCudnnfe_sdpa_fp8_backward_options_t(C._wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_sdpa_fp8_backward_options_t(arg1 Cudnnfe_sdpa_fp8_backward_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_sdpa_fp8_backward_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_sdpa_fp8_backward_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetAttn_scale(arg2 float64)
+	GetAttn_scale() (_swig_ret float64)
+	SetCausal_mask(arg2 int32)
+	GetCausal_mask() (_swig_ret int32)
+	SetWindow_left(arg2 int64)
+	GetWindow_left() (_swig_ret int64)
+	SetWindow_right(arg2 int64)
+	GetWindow_right() (_swig_ret int64)
+	SetDiagonal_alignment(arg2 int32)
+	GetDiagonal_alignment() (_swig_ret int32)
+	SetPadding_mask(arg2 int32)
+	GetPadding_mask() (_swig_ret int32)
+	SetSeq_len_q(arg2 int64)
+	GetSeq_len_q() (_swig_ret int64)
+	SetSeq_len_kv(arg2 int64)
+	GetSeq_len_kv() (_swig_ret int64)
+	SetDropout_probability(arg2 float64)
+	GetDropout_probability() (_swig_ret float64)
+	SetDropout_seed(arg2 int64)
+	GetDropout_seed() (_swig_ret int64)
+	SetDropout_offset(arg2 int64)
+	GetDropout_offset() (_swig_ret int64)
+	SetDropout_mask(arg2 int64)
+	GetDropout_mask() (_swig_ret int64)
+	SetDropout_scale(arg2 int64)
+	GetDropout_scale() (_swig_ret int64)
+	SetDropout_scale_inv(arg2 int64)
+	GetDropout_scale_inv() (_swig_ret int64)
+}
+
+func Cudnnfe_sdpa_fp8_backward_options_init_sized(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_444(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_sdpa_fp8_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int64, arg10 int64, arg11 int64, arg12 int64, arg13 int64, arg14 int64, arg15 int64, arg16 int64, arg17 int64, arg18 int64, arg19 int64, arg20 Cudnnfe_sdpa_fp8_backward_options_t, arg21 *int64, arg22 *int64, arg23 *int64, arg24 *int64, arg25 *int64, arg26 *int64, arg27 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	_swig_i_10 := arg11
+	_swig_i_11 := arg12
+	_swig_i_12 := arg13
+	_swig_i_13 := arg14
+	_swig_i_14 := arg15
+	_swig_i_15 := arg16
+	_swig_i_16 := arg17
+	_swig_i_17 := arg18
+	_swig_i_18 := arg19
+	_swig_i_19 := getSwigcptr(arg20)
+	_swig_i_20 := arg21
+	_swig_i_21 := arg22
+	_swig_i_22 := arg23
+	_swig_i_23 := arg24
+	_swig_i_24 := arg25
+	_swig_i_25 := arg26
+	_swig_i_26 := arg27
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_445(_swig_i_1), C.swig_type_446(_swig_i_2), C.swig_type_447(_swig_i_3), C.swig_type_448(_swig_i_4), C.swig_type_449(_swig_i_5), C.swig_type_450(_swig_i_6), C.swig_type_451(_swig_i_7), C.swig_type_452(_swig_i_8), C.swig_type_453(_swig_i_9), C.swig_type_454(_swig_i_10), C.swig_type_455(_swig_i_11), C.swig_type_456(_swig_i_12), C.swig_type_457(_swig_i_13), C.swig_type_458(_swig_i_14), C.swig_type_459(_swig_i_15), C.swig_type_460(_swig_i_16), C.swig_type_461(_swig_i_17), C.swig_type_462(_swig_i_18), C.uintptr_t(_swig_i_19), C.swig_voidp(_swig_i_20), C.swig_voidp(_swig_i_21), C.swig_voidp(_swig_i_22), C.swig_voidp(_swig_i_23), C.swig_voidp(_swig_i_24), C.swig_voidp(_swig_i_25), C.swig_voidp(_swig_i_26)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_fp8_options_set_common(arg1 Cudnnfe_sdpa_fp8_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_sdpa_fp8_backward_options_set_common(arg1 Cudnnfe_sdpa_fp8_backward_options_t, arg2 Cudnnfe_attention_common_t) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (int32)(C._wrap_cudnnfe_sdpa_fp8_backward_options_set_common_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+type SwigcptrCudnnfe_block_scale_options_t uintptr
+
+func (p SwigcptrCudnnfe_block_scale_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_block_scale_options_t) SwigIsCudnnfe_block_scale_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_463(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetBlock_size(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetBlock_size() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetAxis(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetAxis() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetTranspose(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetTranspose() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) SetY_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_block_scale_options_t) GetY_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_block_scale_options_t() (_swig_ret Cudnnfe_block_scale_options_t) {
+	var swig_r Cudnnfe_block_scale_options_t
+	swig_r = (Cudnnfe_block_scale_options_t)(SwigcptrCudnnfe_block_scale_options_t(C._wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_block_scale_options_t(arg1 Cudnnfe_block_scale_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_block_scale_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_block_scale_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetBlock_size(arg2 int32)
+	GetBlock_size() (_swig_ret int32)
+	SetAxis(arg2 int32)
+	GetAxis() (_swig_ret int32)
+	SetTranspose(arg2 int32)
+	GetTranspose() (_swig_ret int32)
+	SetY_dtype(arg2 int32)
+	GetY_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_block_scale_options_init_sized(arg1 Cudnnfe_block_scale_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_465(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_block_scale_quantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 Cudnnfe_block_scale_options_t, arg4 *int64, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_466(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_block_scale_dequantize(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 Cudnnfe_block_scale_options_t, arg5 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_467(_swig_i_1), C.swig_type_468(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	return swig_r
+}
+
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE int = 0
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER int = 1
+const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER int = 2
+
+type SwigcptrCudnnfe_moe_grouped_matmul_options_t uintptr
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_moe_grouped_matmul_options_t) SwigIsCudnnfe_moe_grouped_matmul_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_469(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetMode(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetMode() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetTop_k(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetTop_k() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_moe_grouped_matmul_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_moe_grouped_matmul_options_t() (_swig_ret Cudnnfe_moe_grouped_matmul_options_t) {
+	var swig_r Cudnnfe_moe_grouped_matmul_options_t
+	swig_r = (Cudnnfe_moe_grouped_matmul_options_t)(SwigcptrCudnnfe_moe_grouped_matmul_options_t(C._wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_moe_grouped_matmul_options_t(arg1 Cudnnfe_moe_grouped_matmul_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_moe_grouped_matmul_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_moe_grouped_matmul_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetMode(arg2 int32)
+	GetMode() (_swig_ret int32)
+	SetTop_k(arg2 int32)
+	GetTop_k() (_swig_ret int32)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_moe_grouped_matmul_options_init_sized(arg1 Cudnnfe_moe_grouped_matmul_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_471(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 int64, arg6 int64, arg7 Cudnnfe_moe_grouped_matmul_options_t, arg8 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_472(_swig_i_1), C.swig_type_473(_swig_i_2), C.swig_type_474(_swig_i_3), C.swig_type_475(_swig_i_4), C.swig_type_476(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7)))
+	return swig_r
+}
+
+func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_moe_grouped_matmul_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_477(_swig_i_1), C.swig_type_478(_swig_i_2), C.swig_type_479(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
+func Cudnnfe_device_properties_create(arg1 Struct_SS_cudnnfe_device_properties, arg2 int32) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1)))
+	return swig_r
+}
+
+func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_properties, arg2 string) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_480)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg3
+		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-func Cudnnfe_graph_update_cuda_graph(arg1 Struct_SS_cudnnfe_graph, arg2 Struct_SS_cudnnfe_handle, arg3 []Binding, arg4 uintptr, arg5 int64, arg6 uintptr) (_swig_ret int32) {
+func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_properties, arg2 []byte, arg3 *int64) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	swig_r = (int32)(C._wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_460)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3), C.swig_type_461(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_481)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg3
+		Swig_escape_val = arg2
 	}
 	return swig_r
+}
+
+func Cudnnfe_device_properties_destroy(arg1 Struct_SS_cudnnfe_device_properties) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+type SwigcptrStruct_SS_cudnnfe_bound uintptr
+type Struct_SS_cudnnfe_bound interface {
+	Swigcptr() uintptr
+}
+
+func (p SwigcptrStruct_SS_cudnnfe_bound) Swigcptr() uintptr {
+	return uintptr(p)
 }
 
 type SwigcptrStruct_SS_cudnnfe_kernel_cache uintptr
@@ -7176,12 +7557,12 @@ func (p SwigcptrStruct_SS_cudnnfe_kernel_cache) Swigcptr() uintptr {
 	return uintptr(p)
 }
 
-type SwigcptrStruct_SS_cudnnfe_bound uintptr
-type Struct_SS_cudnnfe_bound interface {
+type SwigcptrStruct_SS_cudnnfe_device_properties uintptr
+type Struct_SS_cudnnfe_device_properties interface {
 	Swigcptr() uintptr
 }
 
-func (p SwigcptrStruct_SS_cudnnfe_bound) Swigcptr() uintptr {
+func (p SwigcptrStruct_SS_cudnnfe_device_properties) Swigcptr() uintptr {
 	return uintptr(p)
 }
 
@@ -7200,14 +7581,5 @@ type Struct_SS_cudnnfe_handle interface {
 }
 
 func (p SwigcptrStruct_SS_cudnnfe_handle) Swigcptr() uintptr {
-	return uintptr(p)
-}
-
-type SwigcptrStruct_SS_cudnnfe_device_properties uintptr
-type Struct_SS_cudnnfe_device_properties interface {
-	Swigcptr() uintptr
-}
-
-func (p SwigcptrStruct_SS_cudnnfe_device_properties) Swigcptr() uintptr {
 	return uintptr(p)
 }

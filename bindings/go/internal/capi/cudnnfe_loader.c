@@ -13,6 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Every function, the header's experimental part included. */
+#ifndef CUDNNFE_EXPERIMENTAL
+#define CUDNNFE_EXPERIMENTAL
+#endif
 #include "cudnnfe/cudnnfe.h"
 
 #define CUDNNFE_LOADER_STR2(x) #x
@@ -168,6 +172,34 @@ static void *cudnnfe_loader_symbol(void *slot, const char *name) {
 
 static const char *cudnnfe_loader_failure(void) { return cudnnfe_loader_message; }
 
+typedef const char * (*cudnnfe_status_name_fn)(cudnnfe_status_t);
+const char *cudnnfe_status_name(cudnnfe_status_t status) {
+  static cudnnfe_status_name_fn resolved;
+  cudnnfe_status_name_fn call = (cudnnfe_status_name_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_status_name");
+  return call ? call(status) : "(libcudnnfe is not loaded)";
+}
+
+typedef const char * (*cudnnfe_last_error_fn)(void);
+const char *cudnnfe_last_error(void) {
+  static cudnnfe_last_error_fn resolved;
+  cudnnfe_last_error_fn call = (cudnnfe_last_error_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_last_error");
+  return call ? call() : cudnnfe_loader_failure();
+}
+
+typedef const char * (*cudnnfe_dtype_name_fn)(cudnnfe_dtype_t);
+const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype) {
+  static cudnnfe_dtype_name_fn resolved;
+  cudnnfe_dtype_name_fn call = (cudnnfe_dtype_name_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_dtype_name");
+  return call ? call(dtype) : "(libcudnnfe is not loaded)";
+}
+
+typedef size_t (*cudnnfe_dtype_size_fn)(cudnnfe_dtype_t);
+size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype) {
+  static cudnnfe_dtype_size_fn resolved;
+  cudnnfe_dtype_size_fn call = (cudnnfe_dtype_size_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_dtype_size");
+  return call ? call(dtype) : 0;
+}
+
 typedef uint32_t (*cudnnfe_version_fn)(void);
 uint32_t cudnnfe_version(void) {
   static cudnnfe_version_fn resolved;
@@ -194,34 +226,6 @@ cudnnfe_status_t cudnnfe_device_count(int32_t *count) {
   static cudnnfe_device_count_fn resolved;
   cudnnfe_device_count_fn call = (cudnnfe_device_count_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_count");
   return call ? call(count) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef const char * (*cudnnfe_status_name_fn)(cudnnfe_status_t);
-const char *cudnnfe_status_name(cudnnfe_status_t status) {
-  static cudnnfe_status_name_fn resolved;
-  cudnnfe_status_name_fn call = (cudnnfe_status_name_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_status_name");
-  return call ? call(status) : "(libcudnnfe is not loaded)";
-}
-
-typedef const char * (*cudnnfe_dtype_name_fn)(cudnnfe_dtype_t);
-const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype) {
-  static cudnnfe_dtype_name_fn resolved;
-  cudnnfe_dtype_name_fn call = (cudnnfe_dtype_name_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_dtype_name");
-  return call ? call(dtype) : "(libcudnnfe is not loaded)";
-}
-
-typedef size_t (*cudnnfe_dtype_size_fn)(cudnnfe_dtype_t);
-size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype) {
-  static cudnnfe_dtype_size_fn resolved;
-  cudnnfe_dtype_size_fn call = (cudnnfe_dtype_size_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_dtype_size");
-  return call ? call(dtype) : 0;
-}
-
-typedef const char * (*cudnnfe_last_error_fn)(void);
-const char *cudnnfe_last_error(void) {
-  static cudnnfe_last_error_fn resolved;
-  cudnnfe_last_error_fn call = (cudnnfe_last_error_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_last_error");
-  return call ? call() : cudnnfe_loader_failure();
 }
 
 typedef void (*cudnnfe_library_info_init_sized_fn)(cudnnfe_library_info_t *, size_t);
@@ -362,6 +366,20 @@ cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const c
   static cudnnfe_graph_find_tensor_fn resolved;
   cudnnfe_graph_find_tensor_fn call = (cudnnfe_graph_find_tensor_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_find_tensor");
   return call ? call(graph, name, uid) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_set_prune_unread_inputs_fn)(cudnnfe_graph_t *, int32_t);
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune) {
+  static cudnnfe_graph_set_prune_unread_inputs_fn resolved;
+  cudnnfe_graph_set_prune_unread_inputs_fn call = (cudnnfe_graph_set_prune_unread_inputs_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_set_prune_unread_inputs");
+  return call ? call(graph, prune) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_get_pruned_uids_fn)(const cudnnfe_graph_t *, int64_t *, size_t, size_t *);
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids, size_t capacity, size_t *count) {
+  static cudnnfe_graph_get_pruned_uids_fn resolved;
+  cudnnfe_graph_get_pruned_uids_fn call = (cudnnfe_graph_get_pruned_uids_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_get_pruned_uids");
+  return call ? call(graph, uids, capacity, count) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
 typedef cudnnfe_status_t (*cudnnfe_graph_add_tensor_fn)(cudnnfe_graph_t *, const char *, cudnnfe_dtype_t, int32_t, const int64_t *, const int64_t *, int64_t *);
@@ -595,6 +613,27 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
   return call ? call(graph, q, k, v, o, d_o, stats, options, dq, dk, dv, dbias) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef void (*cudnnfe_attention_common_init_sized_fn)(cudnnfe_attention_common_t *, size_t);
+void cudnnfe_attention_common_init_sized(cudnnfe_attention_common_t *common, size_t struct_size) {
+  static cudnnfe_attention_common_init_sized_fn resolved;
+  cudnnfe_attention_common_init_sized_fn call = (cudnnfe_attention_common_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_attention_common_init_sized");
+  if (call) call(common, struct_size);
+}
+
+typedef cudnnfe_status_t (*cudnnfe_sdpa_options_set_common_fn)(cudnnfe_sdpa_options_t *, const cudnnfe_attention_common_t *);
+cudnnfe_status_t cudnnfe_sdpa_options_set_common(cudnnfe_sdpa_options_t *options, const cudnnfe_attention_common_t *common) {
+  static cudnnfe_sdpa_options_set_common_fn resolved;
+  cudnnfe_sdpa_options_set_common_fn call = (cudnnfe_sdpa_options_set_common_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_options_set_common");
+  return call ? call(options, common) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_sdpa_backward_options_set_common_fn)(cudnnfe_sdpa_backward_options_t *, const cudnnfe_attention_common_t *);
+cudnnfe_status_t cudnnfe_sdpa_backward_options_set_common(cudnnfe_sdpa_backward_options_t *options, const cudnnfe_attention_common_t *common) {
+  static cudnnfe_sdpa_backward_options_set_common_fn resolved;
+  cudnnfe_sdpa_backward_options_set_common_fn call = (cudnnfe_sdpa_backward_options_set_common_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_backward_options_set_common");
+  return call ? call(options, common) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_graph_begin_score_mod_fn)(cudnnfe_graph_t *, const char *, int32_t, const int64_t *, int64_t *);
 cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const char *name, int32_t ndims, const int64_t *dims, int64_t *score) {
   static cudnnfe_graph_begin_score_mod_fn resolved;
@@ -784,48 +823,6 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t n
   return call ? call(graph, num_inputs, inputs, axis, options, y) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
-typedef void (*cudnnfe_block_scale_options_init_sized_fn)(cudnnfe_block_scale_options_t *, size_t);
-void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options, size_t struct_size) {
-  static cudnnfe_block_scale_options_init_sized_fn resolved;
-  cudnnfe_block_scale_options_init_sized_fn call = (cudnnfe_block_scale_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_block_scale_options_init_sized");
-  if (call) call(options, struct_size);
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_block_scale_quantize_fn)(cudnnfe_graph_t *, int64_t, const cudnnfe_block_scale_options_t *, int64_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y, int64_t *scale) {
-  static cudnnfe_graph_add_block_scale_quantize_fn resolved;
-  cudnnfe_graph_add_block_scale_quantize_fn call = (cudnnfe_graph_add_block_scale_quantize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_block_scale_quantize");
-  return call ? call(graph, x, options, y, scale) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_block_scale_dequantize_fn)(cudnnfe_graph_t *, int64_t, int64_t, const cudnnfe_block_scale_options_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options, int64_t *y) {
-  static cudnnfe_graph_add_block_scale_dequantize_fn resolved;
-  cudnnfe_graph_add_block_scale_dequantize_fn call = (cudnnfe_graph_add_block_scale_dequantize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_block_scale_dequantize");
-  return call ? call(graph, x, scale, options, y) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef void (*cudnnfe_moe_grouped_matmul_options_init_sized_fn)(cudnnfe_moe_grouped_matmul_options_t *, size_t);
-void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options, size_t struct_size) {
-  static cudnnfe_moe_grouped_matmul_options_init_sized_fn resolved;
-  cudnnfe_moe_grouped_matmul_options_init_sized_fn call = (cudnnfe_moe_grouped_matmul_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_moe_grouped_matmul_options_init_sized");
-  if (call) call(options, struct_size);
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_moe_grouped_matmul_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_moe_grouped_matmul_options_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset, int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *output) {
-  static cudnnfe_graph_add_moe_grouped_matmul_fn resolved;
-  cudnnfe_graph_add_moe_grouped_matmul_fn call = (cudnnfe_graph_add_moe_grouped_matmul_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_moe_grouped_matmul");
-  return call ? call(graph, token, weight, first_token_offset, token_index, token_ks, options, output) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_moe_grouped_matmul_backward_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, const cudnnfe_moe_grouped_matmul_options_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight) {
-  static cudnnfe_graph_add_moe_grouped_matmul_backward_fn resolved;
-  cudnnfe_graph_add_moe_grouped_matmul_backward_fn call = (cudnnfe_graph_add_moe_grouped_matmul_backward_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_moe_grouped_matmul_backward");
-  return call ? call(graph, doutput, token, first_token_offset, options, dweight) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
 typedef void (*cudnnfe_resample_options_init_sized_fn)(cudnnfe_resample_options_t *, size_t);
 void cudnnfe_resample_options_init_sized(cudnnfe_resample_options_t *options, size_t struct_size) {
   static cudnnfe_resample_options_init_sized_fn resolved;
@@ -852,62 +849,6 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, co
   static cudnnfe_graph_add_rng_fn resolved;
   cudnnfe_graph_add_rng_fn call = (cudnnfe_graph_add_rng_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_rng");
   return call ? call(graph, ndims, dims, seed, offset, options, y) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef void (*cudnnfe_sdpa_fp8_options_init_sized_fn)(cudnnfe_sdpa_fp8_options_t *, size_t);
-void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size) {
-  static cudnnfe_sdpa_fp8_options_init_sized_fn resolved;
-  cudnnfe_sdpa_fp8_options_init_sized_fn call = (cudnnfe_sdpa_fp8_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_options_init_sized");
-  if (call) call(options, struct_size);
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_sdpa_fp8_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_sdpa_fp8_options_t *, int64_t *, int64_t *, int64_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_s, int64_t scale_s, int64_t scale_o, const cudnnfe_sdpa_fp8_options_t *options, int64_t *o, int64_t *stats, int64_t *amax_s, int64_t *amax_o) {
-  static cudnnfe_graph_add_sdpa_fp8_fn resolved;
-  cudnnfe_graph_add_sdpa_fp8_fn call = (cudnnfe_graph_add_sdpa_fp8_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_sdpa_fp8");
-  return call ? call(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef void (*cudnnfe_sdpa_fp8_backward_options_init_sized_fn)(cudnnfe_sdpa_fp8_backward_options_t *, size_t);
-void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options, size_t struct_size) {
-  static cudnnfe_sdpa_fp8_backward_options_init_sized_fn resolved;
-  cudnnfe_sdpa_fp8_backward_options_init_sized_fn call = (cudnnfe_sdpa_fp8_backward_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_backward_options_init_sized");
-  if (call) call(options, struct_size);
-}
-
-typedef cudnnfe_status_t (*cudnnfe_graph_add_sdpa_fp8_backward_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_sdpa_fp8_backward_options_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *);
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do, int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk, int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv, int64_t *amax_dp) {
-  static cudnnfe_graph_add_sdpa_fp8_backward_fn resolved;
-  cudnnfe_graph_add_sdpa_fp8_backward_fn call = (cudnnfe_graph_add_sdpa_fp8_backward_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_sdpa_fp8_backward");
-  return call ? call(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_device_properties_create_fn)(cudnnfe_device_properties_t **, int32_t);
-cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device) {
-  static cudnnfe_device_properties_create_fn resolved;
-  cudnnfe_device_properties_create_fn call = (cudnnfe_device_properties_create_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_create");
-  return call ? call(properties, device) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_device_properties_create_from_json_fn)(cudnnfe_device_properties_t **, const char *, size_t);
-cudnnfe_status_t cudnnfe_device_properties_create_from_json(cudnnfe_device_properties_t **properties, const char *data, size_t size) {
-  static cudnnfe_device_properties_create_from_json_fn resolved;
-  cudnnfe_device_properties_create_from_json_fn call = (cudnnfe_device_properties_create_from_json_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_create_from_json");
-  return call ? call(properties, data, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_device_properties_serialize_fn)(const cudnnfe_device_properties_t *, char *, size_t, size_t *);
-cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties, char *buffer, size_t capacity, size_t *size) {
-  static cudnnfe_device_properties_serialize_fn resolved;
-  cudnnfe_device_properties_serialize_fn call = (cudnnfe_device_properties_serialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_serialize");
-  return call ? call(properties, buffer, capacity, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
-}
-
-typedef cudnnfe_status_t (*cudnnfe_device_properties_destroy_fn)(cudnnfe_device_properties_t *);
-cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties) {
-  static cudnnfe_device_properties_destroy_fn resolved;
-  cudnnfe_device_properties_destroy_fn call = (cudnnfe_device_properties_destroy_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_destroy");
-  return call ? call(properties) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
 typedef cudnnfe_status_t (*cudnnfe_kernel_cache_create_fn)(cudnnfe_kernel_cache_t **);
@@ -1057,18 +998,18 @@ cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound) {
   return call ? call(bound) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
-typedef cudnnfe_status_t (*cudnnfe_graph_serialize_fn)(const cudnnfe_graph_t *, char *, size_t, size_t *);
-cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size) {
-  static cudnnfe_graph_serialize_fn resolved;
-  cudnnfe_graph_serialize_fn call = (cudnnfe_graph_serialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_serialize");
-  return call ? call(graph, buffer, capacity, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+typedef cudnnfe_status_t (*cudnnfe_graph_populate_cuda_graph_fn)(const cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_binding_t *, size_t, void *, size_t, void *);
+cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph) {
+  static cudnnfe_graph_populate_cuda_graph_fn resolved;
+  cudnnfe_graph_populate_cuda_graph_fn call = (cudnnfe_graph_populate_cuda_graph_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_populate_cuda_graph");
+  return call ? call(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
-typedef cudnnfe_status_t (*cudnnfe_graph_deserialize_fn)(cudnnfe_graph_t *, const char *, size_t);
-cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size) {
-  static cudnnfe_graph_deserialize_fn resolved;
-  cudnnfe_graph_deserialize_fn call = (cudnnfe_graph_deserialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_deserialize");
-  return call ? call(graph, data, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+typedef cudnnfe_status_t (*cudnnfe_graph_update_cuda_graph_fn)(const cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_binding_t *, size_t, void *, size_t, void *);
+cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph) {
+  static cudnnfe_graph_update_cuda_graph_fn resolved;
+  cudnnfe_graph_update_cuda_graph_fn call = (cudnnfe_graph_update_cuda_graph_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_update_cuda_graph");
+  return call ? call(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
 typedef void (*cudnnfe_plan_info_init_sized_fn)(cudnnfe_plan_info_t *, size_t);
@@ -1162,6 +1103,20 @@ cudnnfe_status_t cudnnfe_plan_cache_clear(void) {
   return call ? call() : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef cudnnfe_status_t (*cudnnfe_graph_serialize_fn)(const cudnnfe_graph_t *, char *, size_t, size_t *);
+cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size) {
+  static cudnnfe_graph_serialize_fn resolved;
+  cudnnfe_graph_serialize_fn call = (cudnnfe_graph_serialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_serialize");
+  return call ? call(graph, buffer, capacity, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_deserialize_fn)(cudnnfe_graph_t *, const char *, size_t);
+cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size) {
+  static cudnnfe_graph_deserialize_fn resolved;
+  cudnnfe_graph_deserialize_fn call = (cudnnfe_graph_deserialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_deserialize");
+  return call ? call(graph, data, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_graph_serialize_plan_fn)(const cudnnfe_graph_t *, char *, size_t, size_t *);
 cudnnfe_status_t cudnnfe_graph_serialize_plan(const cudnnfe_graph_t *graph, char *buffer, size_t capacity, size_t *size) {
   static cudnnfe_graph_serialize_plan_fn resolved;
@@ -1183,16 +1138,114 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_
   return call ? call(graph, handle, data, size, options) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
-typedef cudnnfe_status_t (*cudnnfe_graph_populate_cuda_graph_fn)(const cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_binding_t *, size_t, void *, size_t, void *);
-cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph) {
-  static cudnnfe_graph_populate_cuda_graph_fn resolved;
-  cudnnfe_graph_populate_cuda_graph_fn call = (cudnnfe_graph_populate_cuda_graph_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_populate_cuda_graph");
-  return call ? call(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+typedef void (*cudnnfe_sdpa_fp8_options_init_sized_fn)(cudnnfe_sdpa_fp8_options_t *, size_t);
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size) {
+  static cudnnfe_sdpa_fp8_options_init_sized_fn resolved;
+  cudnnfe_sdpa_fp8_options_init_sized_fn call = (cudnnfe_sdpa_fp8_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_options_init_sized");
+  if (call) call(options, struct_size);
 }
 
-typedef cudnnfe_status_t (*cudnnfe_graph_update_cuda_graph_fn)(const cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_binding_t *, size_t, void *, size_t, void *);
-cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_binding_t *bindings, size_t num_bindings, void *workspace, size_t workspace_size, void *cuda_graph) {
-  static cudnnfe_graph_update_cuda_graph_fn resolved;
-  cudnnfe_graph_update_cuda_graph_fn call = (cudnnfe_graph_update_cuda_graph_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_update_cuda_graph");
-  return call ? call(graph, handle, bindings, num_bindings, workspace, workspace_size, cuda_graph) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+typedef cudnnfe_status_t (*cudnnfe_graph_add_sdpa_fp8_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_sdpa_fp8_options_t *, int64_t *, int64_t *, int64_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_s, int64_t scale_s, int64_t scale_o, const cudnnfe_sdpa_fp8_options_t *options, int64_t *o, int64_t *stats, int64_t *amax_s, int64_t *amax_o) {
+  static cudnnfe_graph_add_sdpa_fp8_fn resolved;
+  cudnnfe_graph_add_sdpa_fp8_fn call = (cudnnfe_graph_add_sdpa_fp8_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_sdpa_fp8");
+  return call ? call(graph, q, k, v, descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, options, o, stats, amax_s, amax_o) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef void (*cudnnfe_sdpa_fp8_backward_options_init_sized_fn)(cudnnfe_sdpa_fp8_backward_options_t *, size_t);
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options, size_t struct_size) {
+  static cudnnfe_sdpa_fp8_backward_options_init_sized_fn resolved;
+  cudnnfe_sdpa_fp8_backward_options_init_sized_fn call = (cudnnfe_sdpa_fp8_backward_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_backward_options_init_sized");
+  if (call) call(options, struct_size);
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_sdpa_fp8_backward_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_sdpa_fp8_backward_options_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats, int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do, int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk, int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options, int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv, int64_t *amax_dp) {
+  static cudnnfe_graph_add_sdpa_fp8_backward_fn resolved;
+  cudnnfe_graph_add_sdpa_fp8_backward_fn call = (cudnnfe_graph_add_sdpa_fp8_backward_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_sdpa_fp8_backward");
+  return call ? call(graph, q, k, v, o, d_o, stats, descale_q, descale_k, descale_v, descale_o, descale_do, descale_s, descale_dp, scale_s, scale_dq, scale_dk, scale_dv, scale_dp, options, dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_sdpa_fp8_options_set_common_fn)(cudnnfe_sdpa_fp8_options_t *, const cudnnfe_attention_common_t *);
+cudnnfe_status_t cudnnfe_sdpa_fp8_options_set_common(cudnnfe_sdpa_fp8_options_t *options, const cudnnfe_attention_common_t *common) {
+  static cudnnfe_sdpa_fp8_options_set_common_fn resolved;
+  cudnnfe_sdpa_fp8_options_set_common_fn call = (cudnnfe_sdpa_fp8_options_set_common_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_options_set_common");
+  return call ? call(options, common) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_sdpa_fp8_backward_options_set_common_fn)(cudnnfe_sdpa_fp8_backward_options_t *, const cudnnfe_attention_common_t *);
+cudnnfe_status_t cudnnfe_sdpa_fp8_backward_options_set_common(cudnnfe_sdpa_fp8_backward_options_t *options, const cudnnfe_attention_common_t *common) {
+  static cudnnfe_sdpa_fp8_backward_options_set_common_fn resolved;
+  cudnnfe_sdpa_fp8_backward_options_set_common_fn call = (cudnnfe_sdpa_fp8_backward_options_set_common_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_sdpa_fp8_backward_options_set_common");
+  return call ? call(options, common) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef void (*cudnnfe_block_scale_options_init_sized_fn)(cudnnfe_block_scale_options_t *, size_t);
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options, size_t struct_size) {
+  static cudnnfe_block_scale_options_init_sized_fn resolved;
+  cudnnfe_block_scale_options_init_sized_fn call = (cudnnfe_block_scale_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_block_scale_options_init_sized");
+  if (call) call(options, struct_size);
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_block_scale_quantize_fn)(cudnnfe_graph_t *, int64_t, const cudnnfe_block_scale_options_t *, int64_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y, int64_t *scale) {
+  static cudnnfe_graph_add_block_scale_quantize_fn resolved;
+  cudnnfe_graph_add_block_scale_quantize_fn call = (cudnnfe_graph_add_block_scale_quantize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_block_scale_quantize");
+  return call ? call(graph, x, options, y, scale) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_block_scale_dequantize_fn)(cudnnfe_graph_t *, int64_t, int64_t, const cudnnfe_block_scale_options_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options, int64_t *y) {
+  static cudnnfe_graph_add_block_scale_dequantize_fn resolved;
+  cudnnfe_graph_add_block_scale_dequantize_fn call = (cudnnfe_graph_add_block_scale_dequantize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_block_scale_dequantize");
+  return call ? call(graph, x, scale, options, y) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef void (*cudnnfe_moe_grouped_matmul_options_init_sized_fn)(cudnnfe_moe_grouped_matmul_options_t *, size_t);
+void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options, size_t struct_size) {
+  static cudnnfe_moe_grouped_matmul_options_init_sized_fn resolved;
+  cudnnfe_moe_grouped_matmul_options_init_sized_fn call = (cudnnfe_moe_grouped_matmul_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_moe_grouped_matmul_options_init_sized");
+  if (call) call(options, struct_size);
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_moe_grouped_matmul_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const cudnnfe_moe_grouped_matmul_options_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset, int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *output) {
+  static cudnnfe_graph_add_moe_grouped_matmul_fn resolved;
+  cudnnfe_graph_add_moe_grouped_matmul_fn call = (cudnnfe_graph_add_moe_grouped_matmul_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_moe_grouped_matmul");
+  return call ? call(graph, token, weight, first_token_offset, token_index, token_ks, options, output) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_moe_grouped_matmul_backward_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, const cudnnfe_moe_grouped_matmul_options_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset, const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight) {
+  static cudnnfe_graph_add_moe_grouped_matmul_backward_fn resolved;
+  cudnnfe_graph_add_moe_grouped_matmul_backward_fn call = (cudnnfe_graph_add_moe_grouped_matmul_backward_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_moe_grouped_matmul_backward");
+  return call ? call(graph, doutput, token, first_token_offset, options, dweight) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_device_properties_create_fn)(cudnnfe_device_properties_t **, int32_t);
+cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device) {
+  static cudnnfe_device_properties_create_fn resolved;
+  cudnnfe_device_properties_create_fn call = (cudnnfe_device_properties_create_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_create");
+  return call ? call(properties, device) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_device_properties_create_from_json_fn)(cudnnfe_device_properties_t **, const char *, size_t);
+cudnnfe_status_t cudnnfe_device_properties_create_from_json(cudnnfe_device_properties_t **properties, const char *data, size_t size) {
+  static cudnnfe_device_properties_create_from_json_fn resolved;
+  cudnnfe_device_properties_create_from_json_fn call = (cudnnfe_device_properties_create_from_json_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_create_from_json");
+  return call ? call(properties, data, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_device_properties_serialize_fn)(const cudnnfe_device_properties_t *, char *, size_t, size_t *);
+cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties, char *buffer, size_t capacity, size_t *size) {
+  static cudnnfe_device_properties_serialize_fn resolved;
+  cudnnfe_device_properties_serialize_fn call = (cudnnfe_device_properties_serialize_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_serialize");
+  return call ? call(properties, buffer, capacity, size) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_device_properties_destroy_fn)(cudnnfe_device_properties_t *);
+cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties) {
+  static cudnnfe_device_properties_destroy_fn resolved;
+  cudnnfe_device_properties_destroy_fn call = (cudnnfe_device_properties_destroy_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_device_properties_destroy");
+  return call ? call(properties) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }

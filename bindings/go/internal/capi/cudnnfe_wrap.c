@@ -222,6 +222,56 @@ void *_wrap_Swig_malloc_capi_82bfd983f3a39aff(intgo _swig_go_0) {
 }
 
 
+_gostring_ _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int _swig_go_0) {
+  cudnnfe_status_t arg1 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (cudnnfe_status_t)_swig_go_0; 
+  
+  result = (char *)cudnnfe_status_name(arg1);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff() {
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  
+  result = (char *)cudnnfe_last_error();
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int _swig_go_0) {
+  cudnnfe_dtype_t arg1 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
+  
+  result = (char *)cudnnfe_dtype_name(arg1);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+long long _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int _swig_go_0) {
+  cudnnfe_dtype_t arg1 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
+  
+  result = cudnnfe_dtype_size(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_version_capi_82bfd983f3a39aff() {
   uint32_t result;
   int _swig_go_result;
@@ -270,56 +320,6 @@ int _wrap_cudnnfe_device_count_capi_82bfd983f3a39aff(int *_swig_go_0) {
   
   result = (cudnnfe_status_t)cudnnfe_device_count(arg1);
   _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_status_t arg1 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = (cudnnfe_status_t)_swig_go_0; 
-  
-  result = (char *)cudnnfe_status_name(arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_cudnnfe_dtype_name_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_dtype_t arg1 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
-  
-  result = (char *)cudnnfe_dtype_name(arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
-  return _swig_go_result;
-}
-
-
-long long _wrap_cudnnfe_dtype_size_capi_82bfd983f3a39aff(int _swig_go_0) {
-  cudnnfe_dtype_t arg1 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = (cudnnfe_dtype_t)_swig_go_0; 
-  
-  result = cudnnfe_dtype_size(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_cudnnfe_last_error_capi_82bfd983f3a39aff() {
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  
-  result = (char *)cudnnfe_last_error();
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
   return _swig_go_result;
 }
 
@@ -831,6 +831,40 @@ int _wrap_cudnnfe_graph_find_tensor_capi_82bfd983f3a39aff(struct cudnnfe_graph *
   result = (cudnnfe_status_t)cudnnfe_graph_find_tensor((struct cudnnfe_graph const *)arg1,(char const *)arg2,arg3);
   _swig_go_result = result; 
   free(arg2); 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_set_prune_unread_inputs_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, int _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int32_t arg2 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_set_prune_unread_inputs(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_pruned_uids_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (int64_t *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_pruned_uids((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 
@@ -3884,6 +3918,444 @@ int _wrap_cudnnfe_graph_add_sdpa_backward_ex_capi_82bfd983f3a39aff(struct cudnnf
 }
 
 
+void _wrap_cudnnfe_attention_common_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_attention_common_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->causal_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_attention_common_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_attention_common_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_attention_common_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->alibi_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_attention_common_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_attention_common_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_attention_common_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_attention_common_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_attention_common *_wrap_new_cudnnfe_attention_common_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_attention_common *result = 0 ;
+  struct cudnnfe_attention_common *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_attention_common *)calloc(1, sizeof(struct cudnnfe_attention_common));
+  *(struct cudnnfe_attention_common **)&_swig_go_result = (struct cudnnfe_attention_common *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_attention_common_t_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0) {
+  struct cudnnfe_attention_common *arg1 = (struct cudnnfe_attention_common *) 0 ;
+  
+  arg1 = *(struct cudnnfe_attention_common **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_attention_common_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_attention_common *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_attention_common_t *arg1 = (cudnnfe_attention_common_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_attention_common_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_attention_common_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_options_set_common_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_options *_swig_go_0, struct cudnnfe_attention_common *_swig_go_1) {
+  cudnnfe_sdpa_options_t *arg1 = (cudnnfe_sdpa_options_t *) 0 ;
+  cudnnfe_attention_common_t *arg2 = (cudnnfe_attention_common_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_sdpa_options_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_attention_common_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_sdpa_options_set_common(arg1,(struct cudnnfe_attention_common const *)arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_sdpa_backward_options_set_common_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_backward_options *_swig_go_0, struct cudnnfe_attention_common *_swig_go_1) {
+  cudnnfe_sdpa_backward_options_t *arg1 = (cudnnfe_sdpa_backward_options_t *) 0 ;
+  cudnnfe_attention_common_t *arg2 = (cudnnfe_attention_common_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_sdpa_backward_options_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_attention_common_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_sdpa_backward_options_set_common(arg1,(struct cudnnfe_attention_common const *)arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_graph_begin_score_mod_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
@@ -5114,389 +5586,6 @@ int _wrap_cudnnfe_graph_add_concatenate_capi_82bfd983f3a39aff(struct cudnnfe_gra
 }
 
 
-void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->struct_size = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  result =  ((arg1)->struct_size);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->block_size = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->block_size);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->axis = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->axis);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->transpose = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->transpose);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  cudnnfe_dtype_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->y_dtype = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  cudnnfe_dtype_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  result = (cudnnfe_dtype_t) ((arg1)->y_dtype);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_block_scale_options *result = 0 ;
-  struct cudnnfe_block_scale_options *_swig_go_result;
-  
-  
-  result = (struct cudnnfe_block_scale_options *)calloc(1, sizeof(struct cudnnfe_block_scale_options));
-  *(struct cudnnfe_block_scale_options **)&_swig_go_result = (struct cudnnfe_block_scale_options *)result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
-  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
-  
-  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
-  
-  free((char *) arg1);
-  
-}
-
-
-void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(cudnnfe_block_scale_options_t **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  cudnnfe_block_scale_options_init_sized(arg1,arg2);
-  
-}
-
-
-int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
-  int64_t *arg4 = (int64_t *) 0 ;
-  int64_t *arg5 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = *(cudnnfe_block_scale_options_t **)&_swig_go_2; 
-  arg4 = *(int64_t **)&_swig_go_3; 
-  arg5 = *(int64_t **)&_swig_go_4; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_quantize(arg1,arg2,(struct cudnnfe_block_scale_options const *)arg3,arg4,arg5);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  int64_t arg3 ;
-  cudnnfe_block_scale_options_t *arg4 = (cudnnfe_block_scale_options_t *) 0 ;
-  int64_t *arg5 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int64_t)_swig_go_2; 
-  arg4 = *(cudnnfe_block_scale_options_t **)&_swig_go_3; 
-  arg5 = *(int64_t **)&_swig_go_4; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_dequantize(arg1,arg2,arg3,(struct cudnnfe_block_scale_options const *)arg4,arg5);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->struct_size = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  
-  result =  ((arg1)->struct_size);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  cudnnfe_moe_grouped_matmul_mode_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  arg2 = (cudnnfe_moe_grouped_matmul_mode_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->mode = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  cudnnfe_moe_grouped_matmul_mode_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  
-  result = (cudnnfe_moe_grouped_matmul_mode_t) ((arg1)->mode);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->top_k = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->top_k);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  cudnnfe_dtype_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->compute_dtype = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  cudnnfe_dtype_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  
-  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-struct cudnnfe_moe_grouped_matmul_options *_wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_moe_grouped_matmul_options *result = 0 ;
-  struct cudnnfe_moe_grouped_matmul_options *_swig_go_result;
-  
-  
-  result = (struct cudnnfe_moe_grouped_matmul_options *)calloc(1, sizeof(struct cudnnfe_moe_grouped_matmul_options));
-  *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_result = (struct cudnnfe_moe_grouped_matmul_options *)result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
-  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
-  
-  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
-  
-  free((char *) arg1);
-  
-}
-
-
-void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_moe_grouped_matmul_options_t *arg1 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  cudnnfe_moe_grouped_matmul_options_init_sized(arg1,arg2);
-  
-}
-
-
-int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_moe_grouped_matmul_options *_swig_go_6, long long *_swig_go_7) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  int64_t arg3 ;
-  int64_t arg4 ;
-  int64_t arg5 ;
-  int64_t arg6 ;
-  cudnnfe_moe_grouped_matmul_options_t *arg7 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
-  int64_t *arg8 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int64_t)_swig_go_2; 
-  arg4 = (int64_t)_swig_go_3; 
-  arg5 = (int64_t)_swig_go_4; 
-  arg6 = (int64_t)_swig_go_5; 
-  arg7 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_6; 
-  arg8 = *(int64_t **)&_swig_go_7; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_moe_grouped_matmul_options const *)arg7,arg8);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_moe_grouped_matmul_options *_swig_go_4, long long *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  int64_t arg3 ;
-  int64_t arg4 ;
-  cudnnfe_moe_grouped_matmul_options_t *arg5 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
-  int64_t *arg6 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int64_t)_swig_go_2; 
-  arg4 = (int64_t)_swig_go_3; 
-  arg5 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_4; 
-  arg6 = *(int64_t **)&_swig_go_5; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul_backward(arg1,arg2,arg3,arg4,(struct cudnnfe_moe_grouped_matmul_options const *)arg5,arg6);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
 void _wrap_cudnnfe_resample_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_resample_options *_swig_go_0, long long _swig_go_1) {
   struct cudnnfe_resample_options *arg1 = (struct cudnnfe_resample_options *) 0 ;
   size_t arg2 ;
@@ -5979,1119 +6068,6 @@ int _wrap_cudnnfe_graph_add_rng_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swi
   arg7 = *(int64_t **)&_swig_go_5; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_add_rng(arg1,arg2,(long const *)arg3,arg4,arg5,(struct cudnnfe_rng_options const *)arg6,arg7);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->struct_size = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result =  ((arg1)->struct_size);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  double arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (double)_swig_go_1; 
-  
-  if (arg1) (arg1)->attn_scale = arg2;
-  
-}
-
-
-double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (double) ((arg1)->attn_scale);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->generate_stats = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->generate_stats);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->causal_mask = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->causal_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->window_left = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->window_left);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->window_right = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->window_right);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  cudnnfe_diagonal_alignment_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->diagonal_alignment = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  cudnnfe_diagonal_alignment_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->padding_mask = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->padding_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->seq_len_q = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->seq_len_q);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->seq_len_kv = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->seq_len_kv);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->alibi_mask = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->alibi_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  double arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (double)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_probability = arg2;
-  
-}
-
-
-double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (double) ((arg1)->dropout_probability);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_seed = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_seed);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_offset = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_offset);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_mask = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_scale = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_scale);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->page_table_k = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->page_table_k);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->page_table_v = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->page_table_v);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->max_seq_len_kv = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->max_seq_len_kv);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->sink_token = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->sink_token);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_fp8_options *result = 0 ;
-  struct cudnnfe_sdpa_fp8_options *_swig_go_result;
-  
-  
-  result = (struct cudnnfe_sdpa_fp8_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_options));
-  *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_options *)result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
-  
-  free((char *) arg1);
-  
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  cudnnfe_sdpa_fp8_options_init_sized(arg1,arg2);
-  
-}
-
-
-int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  int64_t arg3 ;
-  int64_t arg4 ;
-  int64_t arg5 ;
-  int64_t arg6 ;
-  int64_t arg7 ;
-  int64_t arg8 ;
-  int64_t arg9 ;
-  int64_t arg10 ;
-  cudnnfe_sdpa_fp8_options_t *arg11 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
-  int64_t *arg12 = (int64_t *) 0 ;
-  int64_t *arg13 = (int64_t *) 0 ;
-  int64_t *arg14 = (int64_t *) 0 ;
-  int64_t *arg15 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int64_t)_swig_go_2; 
-  arg4 = (int64_t)_swig_go_3; 
-  arg5 = (int64_t)_swig_go_4; 
-  arg6 = (int64_t)_swig_go_5; 
-  arg7 = (int64_t)_swig_go_6; 
-  arg8 = (int64_t)_swig_go_7; 
-  arg9 = (int64_t)_swig_go_8; 
-  arg10 = (int64_t)_swig_go_9; 
-  arg11 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_10; 
-  arg12 = *(int64_t **)&_swig_go_11; 
-  arg13 = *(int64_t **)&_swig_go_12; 
-  arg14 = *(int64_t **)&_swig_go_13; 
-  arg15 = *(int64_t **)&_swig_go_14; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_sdpa_fp8_options const *)arg11,arg12,arg13,arg14,arg15);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->struct_size = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result =  ((arg1)->struct_size);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  double arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (double)_swig_go_1; 
-  
-  if (arg1) (arg1)->attn_scale = arg2;
-  
-}
-
-
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (double) ((arg1)->attn_scale);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->causal_mask = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->causal_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->window_left = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->window_left);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->window_right = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->window_right);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  cudnnfe_diagonal_alignment_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->diagonal_alignment = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  cudnnfe_diagonal_alignment_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int32_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->padding_mask = arg2;
-  
-}
-
-
-int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int32_t result;
-  int _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int32_t) ((arg1)->padding_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->seq_len_q = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->seq_len_q);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->seq_len_kv = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->seq_len_kv);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  double arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (double)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_probability = arg2;
-  
-}
-
-
-double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (double) ((arg1)->dropout_probability);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_seed = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_seed);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_offset = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_offset);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_mask = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_mask);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_scale = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_scale);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t arg2 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  
-  if (arg1) (arg1)->dropout_scale_inv = arg2;
-  
-}
-
-
-long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  result = (int64_t) ((arg1)->dropout_scale_inv);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
-  struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
-  struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
-  
-  
-  result = (struct cudnnfe_sdpa_fp8_backward_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_backward_options));
-  *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_backward_options *)result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
-  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
-  
-  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
-  
-  free((char *) arg1);
-  
-}
-
-
-void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
-  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
-  size_t arg2 ;
-  
-  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  cudnnfe_sdpa_fp8_backward_options_init_sized(arg1,arg2);
-  
-}
-
-
-int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  int64_t arg2 ;
-  int64_t arg3 ;
-  int64_t arg4 ;
-  int64_t arg5 ;
-  int64_t arg6 ;
-  int64_t arg7 ;
-  int64_t arg8 ;
-  int64_t arg9 ;
-  int64_t arg10 ;
-  int64_t arg11 ;
-  int64_t arg12 ;
-  int64_t arg13 ;
-  int64_t arg14 ;
-  int64_t arg15 ;
-  int64_t arg16 ;
-  int64_t arg17 ;
-  int64_t arg18 ;
-  int64_t arg19 ;
-  cudnnfe_sdpa_fp8_backward_options_t *arg20 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
-  int64_t *arg21 = (int64_t *) 0 ;
-  int64_t *arg22 = (int64_t *) 0 ;
-  int64_t *arg23 = (int64_t *) 0 ;
-  int64_t *arg24 = (int64_t *) 0 ;
-  int64_t *arg25 = (int64_t *) 0 ;
-  int64_t *arg26 = (int64_t *) 0 ;
-  int64_t *arg27 = (int64_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = (int64_t)_swig_go_2; 
-  arg4 = (int64_t)_swig_go_3; 
-  arg5 = (int64_t)_swig_go_4; 
-  arg6 = (int64_t)_swig_go_5; 
-  arg7 = (int64_t)_swig_go_6; 
-  arg8 = (int64_t)_swig_go_7; 
-  arg9 = (int64_t)_swig_go_8; 
-  arg10 = (int64_t)_swig_go_9; 
-  arg11 = (int64_t)_swig_go_10; 
-  arg12 = (int64_t)_swig_go_11; 
-  arg13 = (int64_t)_swig_go_12; 
-  arg14 = (int64_t)_swig_go_13; 
-  arg15 = (int64_t)_swig_go_14; 
-  arg16 = (int64_t)_swig_go_15; 
-  arg17 = (int64_t)_swig_go_16; 
-  arg18 = (int64_t)_swig_go_17; 
-  arg19 = (int64_t)_swig_go_18; 
-  arg20 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_19; 
-  arg21 = *(int64_t **)&_swig_go_20; 
-  arg22 = *(int64_t **)&_swig_go_21; 
-  arg23 = *(int64_t **)&_swig_go_22; 
-  arg24 = *(int64_t **)&_swig_go_23; 
-  arg25 = *(int64_t **)&_swig_go_24; 
-  arg26 = *(int64_t **)&_swig_go_25; 
-  arg27 = *(int64_t **)&_swig_go_26; 
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14,arg15,arg16,arg17,arg18,arg19,(struct cudnnfe_sdpa_fp8_backward_options const *)arg20,arg21,arg22,arg23,arg24,arg25,arg26,arg27);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, int _swig_go_1) {
-  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
-  int32_t arg2 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
-  arg2 = (int32_t)_swig_go_1; 
-  
-  result = (cudnnfe_status_t)cudnnfe_device_properties_create(arg1,arg2);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, _gostring_ _swig_go_1) {
-  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
-  char *arg2 = (char *) 0 ;
-  size_t arg3 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
-  
-  arg2 = (char *)_swig_go_1.p;
-  arg3 = (size_t)_swig_go_1.n;
-  
-  
-  result = (cudnnfe_status_t)cudnnfe_device_properties_create_from_json(arg1,(char const *)arg2,arg3);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
-  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
-  char *arg2 = (char *) 0 ;
-  size_t arg3 ;
-  size_t *arg4 = (size_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
-  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len; 
-  arg4 = *(size_t **)&_swig_go_2; 
-  
-  result = (cudnnfe_status_t)cudnnfe_device_properties_serialize((struct cudnnfe_device_properties const *)arg1,arg2,arg3,arg4);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0) {
-  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
-  
-  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
-  
-  result = (cudnnfe_status_t)cudnnfe_device_properties_destroy(arg1);
   _swig_go_result = result; 
   return _swig_go_result;
 }
@@ -8249,39 +7225,51 @@ int _wrap_cudnnfe_bound_destroy_capi_82bfd983f3a39aff(struct cudnnfe_bound *_swi
 }
 
 
-int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  char *arg2 = (char *) 0 ;
-  size_t arg3 ;
-  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
-  arg3 = (size_t)_swig_go_1.len; 
-  arg4 = *(size_t **)&_swig_go_2; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
   
-  result = (cudnnfe_status_t)cudnnfe_graph_serialize((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  result = (cudnnfe_status_t)cudnnfe_graph_populate_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
   _swig_go_result = result; 
   return _swig_go_result;
 }
 
 
-int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  char *arg2 = (char *) 0 ;
-  size_t arg3 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
+  size_t arg4 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  void *arg7 = (void *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
+  arg4 = (size_t)_swig_go_2.len; 
+  arg5 = *(void **)&_swig_go_3; 
+  arg6 = (size_t)_swig_go_4; 
+  arg7 = *(void **)&_swig_go_5; 
   
-  arg2 = (char *)_swig_go_1.p;
-  arg3 = (size_t)_swig_go_1.n;
-  
-  
-  result = (cudnnfe_status_t)cudnnfe_graph_deserialize(arg1,(char const *)arg2,arg3);
+  result = (cudnnfe_status_t)cudnnfe_graph_update_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
   _swig_go_result = result; 
   return _swig_go_result;
 }
@@ -9289,6 +8277,44 @@ int _wrap_cudnnfe_plan_cache_clear_capi_82bfd983f3a39aff() {
 }
 
 
+int _wrap_cudnnfe_graph_serialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_serialize((struct cudnnfe_graph const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_deserialize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  
+  arg2 = (char *)_swig_go_1.p;
+  arg3 = (size_t)_swig_go_1.n;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_deserialize(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_graph_serialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   char *arg2 = (char *) 0 ;
@@ -9414,51 +8440,1527 @@ int _wrap_cudnnfe_graph_deserialize_plan_capi_82bfd983f3a39aff(struct cudnnfe_gr
 }
 
 
-int _wrap_cudnnfe_graph_populate_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
-  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
-  size_t arg4 ;
-  void *arg5 = (void *) 0 ;
-  size_t arg6 ;
-  void *arg7 = (void *) 0 ;
-  cudnnfe_status_t result;
-  int _swig_go_result;
+void _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  size_t arg2 ;
   
-  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
-  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len; 
-  arg5 = *(void **)&_swig_go_3; 
-  arg6 = (size_t)_swig_go_4; 
-  arg7 = *(void **)&_swig_go_5; 
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
   
-  result = (cudnnfe_status_t)cudnnfe_graph_populate_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
   _swig_go_result = result; 
   return _swig_go_result;
 }
 
 
-int _wrap_cudnnfe_graph_update_cuda_graph_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, _goslice_ _swig_go_2, void *_swig_go_3, long long _swig_go_4, void *_swig_go_5) {
+void _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->generate_stats = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_generate_stats_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->generate_stats);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->causal_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->alibi_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_t_alibi_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->alibi_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_k = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_k_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->page_table_v = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_page_table_v_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->page_table_v);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->max_seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_max_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->max_seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->sink_token = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_options_t_sink_token_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->sink_token);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_sdpa_fp8_options *_wrap_new_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_sdpa_fp8_options *result = 0 ;
+  struct cudnnfe_sdpa_fp8_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_sdpa_fp8_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_options));
+  *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_sdpa_fp8_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_options *arg1 = (struct cudnnfe_sdpa_fp8_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, struct cudnnfe_sdpa_fp8_options *_swig_go_10, long long *_swig_go_11, long long *_swig_go_12, long long *_swig_go_13, long long *_swig_go_14) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
-  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
-  cudnnfe_binding_t *arg3 = (cudnnfe_binding_t *) 0 ;
-  size_t arg4 ;
-  void *arg5 = (void *) 0 ;
-  size_t arg6 ;
-  void *arg7 = (void *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  cudnnfe_sdpa_fp8_options_t *arg11 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  int64_t *arg12 = (int64_t *) 0 ;
+  int64_t *arg13 = (int64_t *) 0 ;
+  int64_t *arg14 = (int64_t *) 0 ;
+  int64_t *arg15 = (int64_t *) 0 ;
   cudnnfe_status_t result;
   int _swig_go_result;
   
   arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
-  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
-  arg3 = _swig_go_2.len ? (cudnnfe_binding_t *)_swig_go_2.array : NULL;
-  arg4 = (size_t)_swig_go_2.len; 
-  arg5 = *(void **)&_swig_go_3; 
-  arg6 = (size_t)_swig_go_4; 
-  arg7 = *(void **)&_swig_go_5; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_10; 
+  arg12 = *(int64_t **)&_swig_go_11; 
+  arg13 = *(int64_t **)&_swig_go_12; 
+  arg14 = *(int64_t **)&_swig_go_13; 
+  arg15 = *(int64_t **)&_swig_go_14; 
   
-  result = (cudnnfe_status_t)cudnnfe_graph_update_cuda_graph((struct cudnnfe_graph const *)arg1,arg2,(struct cudnnfe_binding const *)arg3,arg4,arg5,arg6,arg7);
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,(struct cudnnfe_sdpa_fp8_options const *)arg11,arg12,arg13,arg14,arg15);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->attn_scale = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_attn_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->attn_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->causal_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_causal_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->causal_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_left = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_left_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_left);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->window_right = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_window_right_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->window_right);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_diagonal_alignment_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->diagonal_alignment = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_diagonal_alignment_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  cudnnfe_diagonal_alignment_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_diagonal_alignment_t) ((arg1)->diagonal_alignment);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->padding_mask = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_t_padding_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->padding_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_q = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_q_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_q);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->seq_len_kv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_seq_len_kv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->seq_len_kv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, double _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_probability = arg2;
+  
+}
+
+
+double _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_probability_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (double) ((arg1)->dropout_probability);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_seed = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_seed_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_seed);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_offset = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_offset_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_offset);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_mask = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_mask_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_mask);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_set_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->dropout_scale_inv = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_sdpa_fp8_backward_options_t_dropout_scale_inv_get_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  result = (int64_t) ((arg1)->dropout_scale_inv);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_sdpa_fp8_backward_options *_wrap_new_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_sdpa_fp8_backward_options *result = 0 ;
+  struct cudnnfe_sdpa_fp8_backward_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_sdpa_fp8_backward_options *)calloc(1, sizeof(struct cudnnfe_sdpa_fp8_backward_options));
+  *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_result = (struct cudnnfe_sdpa_fp8_backward_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_sdpa_fp8_backward_options_t_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0) {
+  struct cudnnfe_sdpa_fp8_backward_options *arg1 = (struct cudnnfe_sdpa_fp8_backward_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_sdpa_fp8_backward_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_sdpa_fp8_backward_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_sdpa_fp8_backward_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_sdpa_fp8_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11, long long _swig_go_12, long long _swig_go_13, long long _swig_go_14, long long _swig_go_15, long long _swig_go_16, long long _swig_go_17, long long _swig_go_18, struct cudnnfe_sdpa_fp8_backward_options *_swig_go_19, long long *_swig_go_20, long long *_swig_go_21, long long *_swig_go_22, long long *_swig_go_23, long long *_swig_go_24, long long *_swig_go_25, long long *_swig_go_26) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  int64_t arg8 ;
+  int64_t arg9 ;
+  int64_t arg10 ;
+  int64_t arg11 ;
+  int64_t arg12 ;
+  int64_t arg13 ;
+  int64_t arg14 ;
+  int64_t arg15 ;
+  int64_t arg16 ;
+  int64_t arg17 ;
+  int64_t arg18 ;
+  int64_t arg19 ;
+  cudnnfe_sdpa_fp8_backward_options_t *arg20 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  int64_t *arg21 = (int64_t *) 0 ;
+  int64_t *arg22 = (int64_t *) 0 ;
+  int64_t *arg23 = (int64_t *) 0 ;
+  int64_t *arg24 = (int64_t *) 0 ;
+  int64_t *arg25 = (int64_t *) 0 ;
+  int64_t *arg26 = (int64_t *) 0 ;
+  int64_t *arg27 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (int64_t)_swig_go_7; 
+  arg9 = (int64_t)_swig_go_8; 
+  arg10 = (int64_t)_swig_go_9; 
+  arg11 = (int64_t)_swig_go_10; 
+  arg12 = (int64_t)_swig_go_11; 
+  arg13 = (int64_t)_swig_go_12; 
+  arg14 = (int64_t)_swig_go_13; 
+  arg15 = (int64_t)_swig_go_14; 
+  arg16 = (int64_t)_swig_go_15; 
+  arg17 = (int64_t)_swig_go_16; 
+  arg18 = (int64_t)_swig_go_17; 
+  arg19 = (int64_t)_swig_go_18; 
+  arg20 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_19; 
+  arg21 = *(int64_t **)&_swig_go_20; 
+  arg22 = *(int64_t **)&_swig_go_21; 
+  arg23 = *(int64_t **)&_swig_go_22; 
+  arg24 = *(int64_t **)&_swig_go_23; 
+  arg25 = *(int64_t **)&_swig_go_24; 
+  arg26 = *(int64_t **)&_swig_go_25; 
+  arg27 = *(int64_t **)&_swig_go_26; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_sdpa_fp8_backward(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14,arg15,arg16,arg17,arg18,arg19,(struct cudnnfe_sdpa_fp8_backward_options const *)arg20,arg21,arg22,arg23,arg24,arg25,arg26,arg27);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_options_set_common_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_options *_swig_go_0, struct cudnnfe_attention_common *_swig_go_1) {
+  cudnnfe_sdpa_fp8_options_t *arg1 = (cudnnfe_sdpa_fp8_options_t *) 0 ;
+  cudnnfe_attention_common_t *arg2 = (cudnnfe_attention_common_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_options_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_attention_common_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_sdpa_fp8_options_set_common(arg1,(struct cudnnfe_attention_common const *)arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_sdpa_fp8_backward_options_set_common_capi_82bfd983f3a39aff(struct cudnnfe_sdpa_fp8_backward_options *_swig_go_0, struct cudnnfe_attention_common *_swig_go_1) {
+  cudnnfe_sdpa_fp8_backward_options_t *arg1 = (cudnnfe_sdpa_fp8_backward_options_t *) 0 ;
+  cudnnfe_attention_common_t *arg2 = (cudnnfe_attention_common_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_sdpa_fp8_backward_options_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_attention_common_t **)&_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_sdpa_fp8_backward_options_set_common(arg1,(struct cudnnfe_attention_common const *)arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_block_scale_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_block_size_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->block_size = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_block_size_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->block_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_axis_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->axis = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_axis_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->axis);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_transpose_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->transpose = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_transpose_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->transpose);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_block_scale_options_t_y_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->y_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_block_scale_options_t_y_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->y_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_block_scale_options *_wrap_new_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_block_scale_options *result = 0 ;
+  struct cudnnfe_block_scale_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_block_scale_options *)calloc(1, sizeof(struct cudnnfe_block_scale_options));
+  *(struct cudnnfe_block_scale_options **)&_swig_go_result = (struct cudnnfe_block_scale_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_block_scale_options_t_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0) {
+  struct cudnnfe_block_scale_options *arg1 = (struct cudnnfe_block_scale_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_block_scale_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_block_scale_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_block_scale_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_block_scale_options_t *arg1 = (cudnnfe_block_scale_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_block_scale_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_block_scale_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_block_scale_quantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_block_scale_options *_swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_block_scale_options_t *arg3 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_block_scale_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_quantize(arg1,arg2,(struct cudnnfe_block_scale_options const *)arg3,arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_block_scale_dequantize_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, struct cudnnfe_block_scale_options *_swig_go_3, long long *_swig_go_4) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  cudnnfe_block_scale_options_t *arg4 = (cudnnfe_block_scale_options_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(cudnnfe_block_scale_options_t **)&_swig_go_3; 
+  arg5 = *(int64_t **)&_swig_go_4; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_block_scale_dequantize(arg1,arg2,arg3,(struct cudnnfe_block_scale_options const *)arg4,arg5);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_moe_grouped_matmul_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_moe_grouped_matmul_mode_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_moe_grouped_matmul_mode_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->mode = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_mode_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_moe_grouped_matmul_mode_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_moe_grouped_matmul_mode_t) ((arg1)->mode);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  int32_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->top_k = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_top_k_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  int32_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (int32_t) ((arg1)->top_k);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_moe_grouped_matmul_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_moe_grouped_matmul_options *_wrap_new_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_moe_grouped_matmul_options *result = 0 ;
+  struct cudnnfe_moe_grouped_matmul_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_moe_grouped_matmul_options *)calloc(1, sizeof(struct cudnnfe_moe_grouped_matmul_options));
+  *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_result = (struct cudnnfe_moe_grouped_matmul_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0) {
+  struct cudnnfe_moe_grouped_matmul_options *arg1 = (struct cudnnfe_moe_grouped_matmul_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_moe_grouped_matmul_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_moe_grouped_matmul_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_moe_grouped_matmul_options_t *arg1 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_moe_grouped_matmul_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, struct cudnnfe_moe_grouped_matmul_options *_swig_go_6, long long *_swig_go_7) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg7 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg8 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_6; 
+  arg8 = *(int64_t **)&_swig_go_7; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul(arg1,arg2,arg3,arg4,arg5,arg6,(struct cudnnfe_moe_grouped_matmul_options const *)arg7,arg8);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_moe_grouped_matmul_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_moe_grouped_matmul_options_t *arg5 = (cudnnfe_moe_grouped_matmul_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_moe_grouped_matmul_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_moe_grouped_matmul_backward(arg1,arg2,arg3,arg4,(struct cudnnfe_moe_grouped_matmul_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, int _swig_go_1) {
+  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
+  int32_t arg2 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
+  arg2 = (int32_t)_swig_go_1; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_create(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, _gostring_ _swig_go_1) {
+  cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t ***)&_swig_go_0; 
+  
+  arg2 = (char *)_swig_go_1.p;
+  arg3 = (size_t)_swig_go_1.n;
+  
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_create_from_json(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  size_t *arg4 = (size_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
+  arg2 = _swig_go_1.len ? (char *)_swig_go_1.array : NULL;
+  arg3 = (size_t)_swig_go_1.len; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_serialize((struct cudnnfe_device_properties const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(struct cudnnfe_device_properties *_swig_go_0) {
+  cudnnfe_device_properties_t *arg1 = (cudnnfe_device_properties_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_device_properties_t **)&_swig_go_0; 
+  
+  result = (cudnnfe_status_t)cudnnfe_device_properties_destroy(arg1);
   _swig_go_result = result; 
   return _swig_go_result;
 }

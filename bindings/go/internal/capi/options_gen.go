@@ -706,93 +706,6 @@ func (o *LayoutOptions) toC(c *C.cudnnfe_layout_options_t) {
 	C.cudnnfe_layout_options_init_sized(c, C.sizeof_cudnnfe_layout_options_t)
 }
 
-// BlockScaleOptions mirrors cudnnfe_block_scale_options_t (struct_size is implied).
-type BlockScaleOptions struct {
-	Name      string
-	BlockSize int32
-	Axis      int32
-	Transpose int32
-	YDtype    int32
-}
-
-// BlockScaleOptionsInit fills o with cudnnfe_block_scale_options_init's defaults.
-func BlockScaleOptionsInit(o *BlockScaleOptions) {
-	var c C.cudnnfe_block_scale_options_t
-	C.cudnnfe_block_scale_options_init_sized(&c, C.sizeof_cudnnfe_block_scale_options_t)
-	*o = BlockScaleOptions{}
-	o.fromC(&c)
-}
-
-// fromC copies c's fields (not the name) into o.
-func (o *BlockScaleOptions) fromC(c *C.cudnnfe_block_scale_options_t) {
-	o.BlockSize = int32(c.block_size)
-	o.Axis = int32(c.axis)
-	o.Transpose = int32(c.transpose)
-	o.YDtype = int32(c.y_dtype)
-}
-
-// roundTrip passes o through the C struct (toC, then fromC), name
-// aside: TestOptionsRoundTrip checks that every field survives.
-func (o *BlockScaleOptions) roundTrip() any {
-	var c C.cudnnfe_block_scale_options_t
-	o.toC(&c)
-	r := BlockScaleOptions{Name: o.Name}
-	r.fromC(&c)
-	return r
-}
-
-// toC fills c with the C defaults, then with o's fields (not the name,
-// which the wrapper points at a C string of its own).
-func (o *BlockScaleOptions) toC(c *C.cudnnfe_block_scale_options_t) {
-	C.cudnnfe_block_scale_options_init_sized(c, C.sizeof_cudnnfe_block_scale_options_t)
-	c.block_size = C.int32_t(o.BlockSize)
-	c.axis = C.int32_t(o.Axis)
-	c.transpose = C.int32_t(o.Transpose)
-	c.y_dtype = C.cudnnfe_dtype_t(o.YDtype)
-}
-
-// MoeGroupedMatmulOptions mirrors cudnnfe_moe_grouped_matmul_options_t (struct_size is implied).
-type MoeGroupedMatmulOptions struct {
-	Name         string
-	Mode         int32
-	TopK         int32
-	ComputeDtype int32
-}
-
-// MoeGroupedMatmulOptionsInit fills o with cudnnfe_moe_grouped_matmul_options_init's defaults.
-func MoeGroupedMatmulOptionsInit(o *MoeGroupedMatmulOptions) {
-	var c C.cudnnfe_moe_grouped_matmul_options_t
-	C.cudnnfe_moe_grouped_matmul_options_init_sized(&c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
-	*o = MoeGroupedMatmulOptions{}
-	o.fromC(&c)
-}
-
-// fromC copies c's fields (not the name) into o.
-func (o *MoeGroupedMatmulOptions) fromC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
-	o.Mode = int32(c.mode)
-	o.TopK = int32(c.top_k)
-	o.ComputeDtype = int32(c.compute_dtype)
-}
-
-// roundTrip passes o through the C struct (toC, then fromC), name
-// aside: TestOptionsRoundTrip checks that every field survives.
-func (o *MoeGroupedMatmulOptions) roundTrip() any {
-	var c C.cudnnfe_moe_grouped_matmul_options_t
-	o.toC(&c)
-	r := MoeGroupedMatmulOptions{Name: o.Name}
-	r.fromC(&c)
-	return r
-}
-
-// toC fills c with the C defaults, then with o's fields (not the name,
-// which the wrapper points at a C string of its own).
-func (o *MoeGroupedMatmulOptions) toC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
-	C.cudnnfe_moe_grouped_matmul_options_init_sized(c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
-	c.mode = C.cudnnfe_moe_grouped_matmul_mode_t(o.Mode)
-	c.top_k = C.int32_t(o.TopK)
-	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-}
-
 // ResampleOptions mirrors cudnnfe_resample_options_t (struct_size is implied).
 type ResampleOptions struct {
 	Name          string
@@ -931,171 +844,6 @@ func (o *RNGOptions) toC(c *C.cudnnfe_rng_options_t) {
 	c.normal_stddev = C.double(o.NormalStddev)
 	c.seed = C.int64_t(o.Seed)
 	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
-}
-
-// SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t (struct_size is implied).
-type SDPAFP8Options struct {
-	Name               string
-	AttnScale          float64
-	GenerateStats      int32
-	CausalMask         int32
-	WindowLeft         int64
-	WindowRight        int64
-	DiagonalAlignment  int32
-	PaddingMask        int32
-	SeqLenQ            int64
-	SeqLenKV           int64
-	AlibiMask          int32
-	DropoutProbability float64
-	DropoutSeed        int64
-	DropoutOffset      int64
-	DropoutMask        int64
-	DropoutScale       int64
-	PageTableK         int64
-	PageTableV         int64
-	MaxSeqLenKV        int64
-	SinkToken          int64
-}
-
-// SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
-func SDPAFP8OptionsInit(o *SDPAFP8Options) {
-	var c C.cudnnfe_sdpa_fp8_options_t
-	C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
-	*o = SDPAFP8Options{}
-	o.fromC(&c)
-}
-
-// fromC copies c's fields (not the name) into o.
-func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
-	o.AttnScale = float64(c.attn_scale)
-	o.GenerateStats = int32(c.generate_stats)
-	o.CausalMask = int32(c.causal_mask)
-	o.WindowLeft = int64(c.window_left)
-	o.WindowRight = int64(c.window_right)
-	o.DiagonalAlignment = int32(c.diagonal_alignment)
-	o.PaddingMask = int32(c.padding_mask)
-	o.SeqLenQ = int64(c.seq_len_q)
-	o.SeqLenKV = int64(c.seq_len_kv)
-	o.AlibiMask = int32(c.alibi_mask)
-	o.DropoutProbability = float64(c.dropout_probability)
-	o.DropoutSeed = int64(c.dropout_seed)
-	o.DropoutOffset = int64(c.dropout_offset)
-	o.DropoutMask = int64(c.dropout_mask)
-	o.DropoutScale = int64(c.dropout_scale)
-	o.PageTableK = int64(c.page_table_k)
-	o.PageTableV = int64(c.page_table_v)
-	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
-	o.SinkToken = int64(c.sink_token)
-}
-
-// roundTrip passes o through the C struct (toC, then fromC), name
-// aside: TestOptionsRoundTrip checks that every field survives.
-func (o *SDPAFP8Options) roundTrip() any {
-	var c C.cudnnfe_sdpa_fp8_options_t
-	o.toC(&c)
-	r := SDPAFP8Options{Name: o.Name}
-	r.fromC(&c)
-	return r
-}
-
-// toC fills c with the C defaults, then with o's fields (not the name,
-// which the wrapper points at a C string of its own).
-func (o *SDPAFP8Options) toC(c *C.cudnnfe_sdpa_fp8_options_t) {
-	C.cudnnfe_sdpa_fp8_options_init_sized(c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
-	c.attn_scale = C.double(o.AttnScale)
-	c.generate_stats = C.int32_t(o.GenerateStats)
-	c.causal_mask = C.int32_t(o.CausalMask)
-	c.window_left = C.int64_t(o.WindowLeft)
-	c.window_right = C.int64_t(o.WindowRight)
-	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
-	c.padding_mask = C.int32_t(o.PaddingMask)
-	c.seq_len_q = C.int64_t(o.SeqLenQ)
-	c.seq_len_kv = C.int64_t(o.SeqLenKV)
-	c.alibi_mask = C.int32_t(o.AlibiMask)
-	c.dropout_probability = C.double(o.DropoutProbability)
-	c.dropout_seed = C.int64_t(o.DropoutSeed)
-	c.dropout_offset = C.int64_t(o.DropoutOffset)
-	c.dropout_mask = C.int64_t(o.DropoutMask)
-	c.dropout_scale = C.int64_t(o.DropoutScale)
-	c.page_table_k = C.int64_t(o.PageTableK)
-	c.page_table_v = C.int64_t(o.PageTableV)
-	c.max_seq_len_kv = C.int64_t(o.MaxSeqLenKV)
-	c.sink_token = C.int64_t(o.SinkToken)
-}
-
-// SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t (struct_size is implied).
-type SDPAFP8BackwardOptions struct {
-	Name               string
-	AttnScale          float64
-	CausalMask         int32
-	WindowLeft         int64
-	WindowRight        int64
-	DiagonalAlignment  int32
-	PaddingMask        int32
-	SeqLenQ            int64
-	SeqLenKV           int64
-	DropoutProbability float64
-	DropoutSeed        int64
-	DropoutOffset      int64
-	DropoutMask        int64
-	DropoutScale       int64
-	DropoutScaleInv    int64
-}
-
-// SDPAFP8BackwardOptionsInit fills o with cudnnfe_sdpa_fp8_backward_options_init's defaults.
-func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
-	var c C.cudnnfe_sdpa_fp8_backward_options_t
-	C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
-	*o = SDPAFP8BackwardOptions{}
-	o.fromC(&c)
-}
-
-// fromC copies c's fields (not the name) into o.
-func (o *SDPAFP8BackwardOptions) fromC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
-	o.AttnScale = float64(c.attn_scale)
-	o.CausalMask = int32(c.causal_mask)
-	o.WindowLeft = int64(c.window_left)
-	o.WindowRight = int64(c.window_right)
-	o.DiagonalAlignment = int32(c.diagonal_alignment)
-	o.PaddingMask = int32(c.padding_mask)
-	o.SeqLenQ = int64(c.seq_len_q)
-	o.SeqLenKV = int64(c.seq_len_kv)
-	o.DropoutProbability = float64(c.dropout_probability)
-	o.DropoutSeed = int64(c.dropout_seed)
-	o.DropoutOffset = int64(c.dropout_offset)
-	o.DropoutMask = int64(c.dropout_mask)
-	o.DropoutScale = int64(c.dropout_scale)
-	o.DropoutScaleInv = int64(c.dropout_scale_inv)
-}
-
-// roundTrip passes o through the C struct (toC, then fromC), name
-// aside: TestOptionsRoundTrip checks that every field survives.
-func (o *SDPAFP8BackwardOptions) roundTrip() any {
-	var c C.cudnnfe_sdpa_fp8_backward_options_t
-	o.toC(&c)
-	r := SDPAFP8BackwardOptions{Name: o.Name}
-	r.fromC(&c)
-	return r
-}
-
-// toC fills c with the C defaults, then with o's fields (not the name,
-// which the wrapper points at a C string of its own).
-func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
-	C.cudnnfe_sdpa_fp8_backward_options_init_sized(c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
-	c.attn_scale = C.double(o.AttnScale)
-	c.causal_mask = C.int32_t(o.CausalMask)
-	c.window_left = C.int64_t(o.WindowLeft)
-	c.window_right = C.int64_t(o.WindowRight)
-	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
-	c.padding_mask = C.int32_t(o.PaddingMask)
-	c.seq_len_q = C.int64_t(o.SeqLenQ)
-	c.seq_len_kv = C.int64_t(o.SeqLenKV)
-	c.dropout_probability = C.double(o.DropoutProbability)
-	c.dropout_seed = C.int64_t(o.DropoutSeed)
-	c.dropout_offset = C.int64_t(o.DropoutOffset)
-	c.dropout_mask = C.int64_t(o.DropoutMask)
-	c.dropout_scale = C.int64_t(o.DropoutScale)
-	c.dropout_scale_inv = C.int64_t(o.DropoutScaleInv)
 }
 
 // BuildOptions mirrors cudnnfe_build_options_t (struct_size is implied).
@@ -1306,6 +1054,258 @@ func (o *PlanLoadOptions) toC(c *C.cudnnfe_plan_load_options_t) {
 	c.rebuild_on_mismatch = C.int32_t(o.RebuildOnMismatch)
 }
 
+// SDPAFP8Options mirrors cudnnfe_sdpa_fp8_options_t (struct_size is implied).
+type SDPAFP8Options struct {
+	Name               string
+	AttnScale          float64
+	GenerateStats      int32
+	CausalMask         int32
+	WindowLeft         int64
+	WindowRight        int64
+	DiagonalAlignment  int32
+	PaddingMask        int32
+	SeqLenQ            int64
+	SeqLenKV           int64
+	AlibiMask          int32
+	DropoutProbability float64
+	DropoutSeed        int64
+	DropoutOffset      int64
+	DropoutMask        int64
+	DropoutScale       int64
+	PageTableK         int64
+	PageTableV         int64
+	MaxSeqLenKV        int64
+	SinkToken          int64
+}
+
+// SDPAFP8OptionsInit fills o with cudnnfe_sdpa_fp8_options_init's defaults.
+func SDPAFP8OptionsInit(o *SDPAFP8Options) {
+	var c C.cudnnfe_sdpa_fp8_options_t
+	C.cudnnfe_sdpa_fp8_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
+	*o = SDPAFP8Options{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPAFP8Options) fromC(c *C.cudnnfe_sdpa_fp8_options_t) {
+	o.AttnScale = float64(c.attn_scale)
+	o.GenerateStats = int32(c.generate_stats)
+	o.CausalMask = int32(c.causal_mask)
+	o.WindowLeft = int64(c.window_left)
+	o.WindowRight = int64(c.window_right)
+	o.DiagonalAlignment = int32(c.diagonal_alignment)
+	o.PaddingMask = int32(c.padding_mask)
+	o.SeqLenQ = int64(c.seq_len_q)
+	o.SeqLenKV = int64(c.seq_len_kv)
+	o.AlibiMask = int32(c.alibi_mask)
+	o.DropoutProbability = float64(c.dropout_probability)
+	o.DropoutSeed = int64(c.dropout_seed)
+	o.DropoutOffset = int64(c.dropout_offset)
+	o.DropoutMask = int64(c.dropout_mask)
+	o.DropoutScale = int64(c.dropout_scale)
+	o.PageTableK = int64(c.page_table_k)
+	o.PageTableV = int64(c.page_table_v)
+	o.MaxSeqLenKV = int64(c.max_seq_len_kv)
+	o.SinkToken = int64(c.sink_token)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPAFP8Options) roundTrip() any {
+	var c C.cudnnfe_sdpa_fp8_options_t
+	o.toC(&c)
+	r := SDPAFP8Options{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *SDPAFP8Options) toC(c *C.cudnnfe_sdpa_fp8_options_t) {
+	C.cudnnfe_sdpa_fp8_options_init_sized(c, C.sizeof_cudnnfe_sdpa_fp8_options_t)
+	c.attn_scale = C.double(o.AttnScale)
+	c.generate_stats = C.int32_t(o.GenerateStats)
+	c.causal_mask = C.int32_t(o.CausalMask)
+	c.window_left = C.int64_t(o.WindowLeft)
+	c.window_right = C.int64_t(o.WindowRight)
+	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
+	c.padding_mask = C.int32_t(o.PaddingMask)
+	c.seq_len_q = C.int64_t(o.SeqLenQ)
+	c.seq_len_kv = C.int64_t(o.SeqLenKV)
+	c.alibi_mask = C.int32_t(o.AlibiMask)
+	c.dropout_probability = C.double(o.DropoutProbability)
+	c.dropout_seed = C.int64_t(o.DropoutSeed)
+	c.dropout_offset = C.int64_t(o.DropoutOffset)
+	c.dropout_mask = C.int64_t(o.DropoutMask)
+	c.dropout_scale = C.int64_t(o.DropoutScale)
+	c.page_table_k = C.int64_t(o.PageTableK)
+	c.page_table_v = C.int64_t(o.PageTableV)
+	c.max_seq_len_kv = C.int64_t(o.MaxSeqLenKV)
+	c.sink_token = C.int64_t(o.SinkToken)
+}
+
+// SDPAFP8BackwardOptions mirrors cudnnfe_sdpa_fp8_backward_options_t (struct_size is implied).
+type SDPAFP8BackwardOptions struct {
+	Name               string
+	AttnScale          float64
+	CausalMask         int32
+	WindowLeft         int64
+	WindowRight        int64
+	DiagonalAlignment  int32
+	PaddingMask        int32
+	SeqLenQ            int64
+	SeqLenKV           int64
+	DropoutProbability float64
+	DropoutSeed        int64
+	DropoutOffset      int64
+	DropoutMask        int64
+	DropoutScale       int64
+	DropoutScaleInv    int64
+}
+
+// SDPAFP8BackwardOptionsInit fills o with cudnnfe_sdpa_fp8_backward_options_init's defaults.
+func SDPAFP8BackwardOptionsInit(o *SDPAFP8BackwardOptions) {
+	var c C.cudnnfe_sdpa_fp8_backward_options_t
+	C.cudnnfe_sdpa_fp8_backward_options_init_sized(&c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
+	*o = SDPAFP8BackwardOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *SDPAFP8BackwardOptions) fromC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
+	o.AttnScale = float64(c.attn_scale)
+	o.CausalMask = int32(c.causal_mask)
+	o.WindowLeft = int64(c.window_left)
+	o.WindowRight = int64(c.window_right)
+	o.DiagonalAlignment = int32(c.diagonal_alignment)
+	o.PaddingMask = int32(c.padding_mask)
+	o.SeqLenQ = int64(c.seq_len_q)
+	o.SeqLenKV = int64(c.seq_len_kv)
+	o.DropoutProbability = float64(c.dropout_probability)
+	o.DropoutSeed = int64(c.dropout_seed)
+	o.DropoutOffset = int64(c.dropout_offset)
+	o.DropoutMask = int64(c.dropout_mask)
+	o.DropoutScale = int64(c.dropout_scale)
+	o.DropoutScaleInv = int64(c.dropout_scale_inv)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *SDPAFP8BackwardOptions) roundTrip() any {
+	var c C.cudnnfe_sdpa_fp8_backward_options_t
+	o.toC(&c)
+	r := SDPAFP8BackwardOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *SDPAFP8BackwardOptions) toC(c *C.cudnnfe_sdpa_fp8_backward_options_t) {
+	C.cudnnfe_sdpa_fp8_backward_options_init_sized(c, C.sizeof_cudnnfe_sdpa_fp8_backward_options_t)
+	c.attn_scale = C.double(o.AttnScale)
+	c.causal_mask = C.int32_t(o.CausalMask)
+	c.window_left = C.int64_t(o.WindowLeft)
+	c.window_right = C.int64_t(o.WindowRight)
+	c.diagonal_alignment = C.cudnnfe_diagonal_alignment_t(o.DiagonalAlignment)
+	c.padding_mask = C.int32_t(o.PaddingMask)
+	c.seq_len_q = C.int64_t(o.SeqLenQ)
+	c.seq_len_kv = C.int64_t(o.SeqLenKV)
+	c.dropout_probability = C.double(o.DropoutProbability)
+	c.dropout_seed = C.int64_t(o.DropoutSeed)
+	c.dropout_offset = C.int64_t(o.DropoutOffset)
+	c.dropout_mask = C.int64_t(o.DropoutMask)
+	c.dropout_scale = C.int64_t(o.DropoutScale)
+	c.dropout_scale_inv = C.int64_t(o.DropoutScaleInv)
+}
+
+// BlockScaleOptions mirrors cudnnfe_block_scale_options_t (struct_size is implied).
+type BlockScaleOptions struct {
+	Name      string
+	BlockSize int32
+	Axis      int32
+	Transpose int32
+	YDtype    int32
+}
+
+// BlockScaleOptionsInit fills o with cudnnfe_block_scale_options_init's defaults.
+func BlockScaleOptionsInit(o *BlockScaleOptions) {
+	var c C.cudnnfe_block_scale_options_t
+	C.cudnnfe_block_scale_options_init_sized(&c, C.sizeof_cudnnfe_block_scale_options_t)
+	*o = BlockScaleOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *BlockScaleOptions) fromC(c *C.cudnnfe_block_scale_options_t) {
+	o.BlockSize = int32(c.block_size)
+	o.Axis = int32(c.axis)
+	o.Transpose = int32(c.transpose)
+	o.YDtype = int32(c.y_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *BlockScaleOptions) roundTrip() any {
+	var c C.cudnnfe_block_scale_options_t
+	o.toC(&c)
+	r := BlockScaleOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *BlockScaleOptions) toC(c *C.cudnnfe_block_scale_options_t) {
+	C.cudnnfe_block_scale_options_init_sized(c, C.sizeof_cudnnfe_block_scale_options_t)
+	c.block_size = C.int32_t(o.BlockSize)
+	c.axis = C.int32_t(o.Axis)
+	c.transpose = C.int32_t(o.Transpose)
+	c.y_dtype = C.cudnnfe_dtype_t(o.YDtype)
+}
+
+// MoeGroupedMatmulOptions mirrors cudnnfe_moe_grouped_matmul_options_t (struct_size is implied).
+type MoeGroupedMatmulOptions struct {
+	Name         string
+	Mode         int32
+	TopK         int32
+	ComputeDtype int32
+}
+
+// MoeGroupedMatmulOptionsInit fills o with cudnnfe_moe_grouped_matmul_options_init's defaults.
+func MoeGroupedMatmulOptionsInit(o *MoeGroupedMatmulOptions) {
+	var c C.cudnnfe_moe_grouped_matmul_options_t
+	C.cudnnfe_moe_grouped_matmul_options_init_sized(&c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
+	*o = MoeGroupedMatmulOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *MoeGroupedMatmulOptions) fromC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
+	o.Mode = int32(c.mode)
+	o.TopK = int32(c.top_k)
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *MoeGroupedMatmulOptions) roundTrip() any {
+	var c C.cudnnfe_moe_grouped_matmul_options_t
+	o.toC(&c)
+	r := MoeGroupedMatmulOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *MoeGroupedMatmulOptions) toC(c *C.cudnnfe_moe_grouped_matmul_options_t) {
+	C.cudnnfe_moe_grouped_matmul_options_init_sized(c, C.sizeof_cudnnfe_moe_grouped_matmul_options_t)
+	c.mode = C.cudnnfe_moe_grouped_matmul_mode_t(o.Mode)
+	c.top_k = C.int32_t(o.TopK)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
 // OptionFields maps each options struct's C fields to the fields of its Go
 // mirror here (embedded fields by their promoted names); the pointer
 // fields, passed as call arguments, map to "".
@@ -1447,19 +1447,6 @@ var OptionFields = map[string]map[string]string{
 	"cudnnfe_layout_options_t": {
 		"name": "Name",
 	},
-	"cudnnfe_block_scale_options_t": {
-		"name":       "Name",
-		"block_size": "BlockSize",
-		"axis":       "Axis",
-		"transpose":  "Transpose",
-		"y_dtype":    "YDtype",
-	},
-	"cudnnfe_moe_grouped_matmul_options_t": {
-		"name":          "Name",
-		"mode":          "Mode",
-		"top_k":         "TopK",
-		"compute_dtype": "ComputeDtype",
-	},
 	"cudnnfe_resample_options_t": {
 		"name":           "Name",
 		"mode":           "Mode",
@@ -1483,6 +1470,43 @@ var OptionFields = map[string]map[string]string{
 		"normal_stddev":         "NormalStddev",
 		"seed":                  "Seed",
 		"compute_dtype":         "ComputeDtype",
+	},
+	"cudnnfe_build_options_t": {
+		"target":                  "Target",
+		"num_heur_modes":          "NumHeurModes",
+		"heur_modes":              "HeurModes",
+		"policy":                  "Policy",
+		"max_workspace_size":      "MaxWorkspaceSize",
+		"exclude_numerical_notes": "ExcludeNumericalNotes",
+		"exclude_behavior_notes":  "ExcludeBehaviorNotes",
+		"require_behavior_notes":  "RequireBehaviorNotes",
+		"num_exclude_engines":     "NumExcludeEngines",
+		"exclude_engines":         "",
+		"max_plans":               "MaxPlans",
+		"disable_plan_cache":      "DisablePlanCache",
+		"plan_cache_dir":          "",
+		"override_shape_enabled":  "OverrideShapeEnabled",
+		"dynamic_shape_enabled":   "DynamicShapeEnabled",
+		"kernel_cache":            "",
+		"device_properties":       "",
+		"sm_count":                "SmCount",
+		"sm_version":              "SmVersion",
+		"verify":                  "Verify",
+		"verify_samples":          "VerifySamples",
+		"verify_rtol":             "VerifyRtol",
+	},
+	"cudnnfe_bind_options_t": {
+		"cuda_graph": "CudaGraph",
+	},
+	"cudnnfe_autotune_options_t": {
+		"warmup_iterations": "WarmupIterations",
+		"min_iterations":    "MinIterations",
+		"max_iterations":    "MaxIterations",
+		"tolerance":         "Tolerance",
+		"max_ms_per_plan":   "MaxMsPerPlan",
+	},
+	"cudnnfe_plan_load_options_t": {
+		"rebuild_on_mismatch": "RebuildOnMismatch",
 	},
 	"cudnnfe_sdpa_fp8_options_t": {
 		"name":                "Name",
@@ -1523,42 +1547,18 @@ var OptionFields = map[string]map[string]string{
 		"dropout_scale":       "DropoutScale",
 		"dropout_scale_inv":   "DropoutScaleInv",
 	},
-	"cudnnfe_build_options_t": {
-		"target":                  "Target",
-		"num_heur_modes":          "NumHeurModes",
-		"heur_modes":              "HeurModes",
-		"policy":                  "Policy",
-		"max_workspace_size":      "MaxWorkspaceSize",
-		"exclude_numerical_notes": "ExcludeNumericalNotes",
-		"exclude_behavior_notes":  "ExcludeBehaviorNotes",
-		"require_behavior_notes":  "RequireBehaviorNotes",
-		"num_exclude_engines":     "NumExcludeEngines",
-		"exclude_engines":         "",
-		"max_plans":               "MaxPlans",
-		"disable_plan_cache":      "DisablePlanCache",
-		"plan_cache_dir":          "",
-		"override_shape_enabled":  "OverrideShapeEnabled",
-		"dynamic_shape_enabled":   "DynamicShapeEnabled",
-		"kernel_cache":            "",
-		"device_properties":       "",
-		"sm_count":                "SmCount",
-		"sm_version":              "SmVersion",
-		"verify":                  "Verify",
-		"verify_samples":          "VerifySamples",
-		"verify_rtol":             "VerifyRtol",
+	"cudnnfe_block_scale_options_t": {
+		"name":       "Name",
+		"block_size": "BlockSize",
+		"axis":       "Axis",
+		"transpose":  "Transpose",
+		"y_dtype":    "YDtype",
 	},
-	"cudnnfe_bind_options_t": {
-		"cuda_graph": "CudaGraph",
-	},
-	"cudnnfe_autotune_options_t": {
-		"warmup_iterations": "WarmupIterations",
-		"min_iterations":    "MinIterations",
-		"max_iterations":    "MaxIterations",
-		"tolerance":         "Tolerance",
-		"max_ms_per_plan":   "MaxMsPerPlan",
-	},
-	"cudnnfe_plan_load_options_t": {
-		"rebuild_on_mismatch": "RebuildOnMismatch",
+	"cudnnfe_moe_grouped_matmul_options_t": {
+		"name":          "Name",
+		"mode":          "Mode",
+		"top_k":         "TopK",
+		"compute_dtype": "ComputeDtype",
 	},
 }
 
@@ -1576,16 +1576,16 @@ var OptionStructs = map[string]string{
 	"cudnnfe_bn_finalize_options_t":        "BnFinalizeOptions",
 	"cudnnfe_dbn_weight_options_t":         "DbnWeightOptions",
 	"cudnnfe_layout_options_t":             "LayoutOptions",
-	"cudnnfe_block_scale_options_t":        "BlockScaleOptions",
-	"cudnnfe_moe_grouped_matmul_options_t": "MoeGroupedMatmulOptions",
 	"cudnnfe_resample_options_t":           "ResampleOptions",
 	"cudnnfe_rng_options_t":                "RNGOptions",
-	"cudnnfe_sdpa_fp8_options_t":           "SDPAFP8Options",
-	"cudnnfe_sdpa_fp8_backward_options_t":  "SDPAFP8BackwardOptions",
 	"cudnnfe_build_options_t":              "BuildOptions",
 	"cudnnfe_bind_options_t":               "BindOptions",
 	"cudnnfe_autotune_options_t":           "AutotuneOptions",
 	"cudnnfe_plan_load_options_t":          "PlanLoadOptions",
+	"cudnnfe_sdpa_fp8_options_t":           "SDPAFP8Options",
+	"cudnnfe_sdpa_fp8_backward_options_t":  "SDPAFP8BackwardOptions",
+	"cudnnfe_block_scale_options_t":        "BlockScaleOptions",
+	"cudnnfe_moe_grouped_matmul_options_t": "MoeGroupedMatmulOptions",
 }
 
 // OptionEmbeds maps each Go mirror to the shared structs it embeds.
@@ -1608,14 +1608,14 @@ var optionMirrors = []interface{ roundTrip() any }{
 	&BnFinalizeOptions{},
 	&DbnWeightOptions{},
 	&LayoutOptions{},
-	&BlockScaleOptions{},
-	&MoeGroupedMatmulOptions{},
 	&ResampleOptions{},
 	&RNGOptions{},
-	&SDPAFP8Options{},
-	&SDPAFP8BackwardOptions{},
 	&BuildOptions{},
 	&BindOptions{},
 	&AutotuneOptions{},
 	&PlanLoadOptions{},
+	&SDPAFP8Options{},
+	&SDPAFP8BackwardOptions{},
+	&BlockScaleOptions{},
+	&MoeGroupedMatmulOptions{},
 }

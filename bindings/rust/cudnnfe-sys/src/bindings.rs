@@ -33,12 +33,22 @@ pub const CUDNNFE_DTYPE_UINT8: cudnnfe_dtype_t = 10;
 pub const CUDNNFE_DTYPE_DOUBLE: cudnnfe_dtype_t = 11;
 pub const CUDNNFE_DTYPE_FP8_E8M0: cudnnfe_dtype_t = 12;
 pub const CUDNNFE_DTYPE_BOOLEAN_PACKED: cudnnfe_dtype_t = 13;
-pub const CUDNNFE_TARGET_AUTO: cudnnfe_target_t = 0;
-pub const CUDNNFE_TARGET_GPU: cudnnfe_target_t = 1;
-pub const CUDNNFE_TARGET_CPU_REFERENCE: cudnnfe_target_t = 2;
-pub const CUDNNFE_HEUR_MODE_A: cudnnfe_heur_mode_t = 0;
-pub const CUDNNFE_HEUR_MODE_B: cudnnfe_heur_mode_t = 1;
-pub const CUDNNFE_HEUR_MODE_FALLBACK: cudnnfe_heur_mode_t = 2;
+pub const CUDNNFE_LIBRARY_CUDNN: i32 = 0;
+pub const CUDNNFE_LIBRARY_CUDART: i32 = 1;
+pub const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED: i32 = 0;
+pub const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT: i32 = 1;
+pub const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED: i32 = 2;
+pub const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR: i32 = 3;
+pub const CUDNNFE_LIBRARY_ORIGIN_SYSTEM: i32 = 4;
+pub const CUDNNFE_LOG_LEVEL_OFF: i32 = 0;
+pub const CUDNNFE_LOG_LEVEL_INFO: i32 = 1;
+pub const CUDNNFE_LOG_LEVEL_DEBUG: i32 = 2;
+pub const CUDNNFE_TENSOR_KIND_INPUT: cudnnfe_tensor_kind_t = 1;
+pub const CUDNNFE_TENSOR_KIND_SCALAR: cudnnfe_tensor_kind_t = 2;
+pub const CUDNNFE_TENSOR_KIND_VIRTUAL: cudnnfe_tensor_kind_t = 3;
+pub const CUDNNFE_TENSOR_KIND_OUTPUT: cudnnfe_tensor_kind_t = 4;
+pub const CUDNNFE_MAX_DIMS: i32 = 8;
+pub const CUDNNFE_MAX_SPATIAL_DIMS: i32 = 3;
 pub const CUDNNFE_CONV_MODE_CROSS_CORRELATION: cudnnfe_conv_mode_t = 0;
 pub const CUDNNFE_CONV_MODE_CONVOLUTION: cudnnfe_conv_mode_t = 1;
 pub const CUDNNFE_POINTWISE_ADD: cudnnfe_pointwise_mode_t = 1;
@@ -101,22 +111,6 @@ pub const CUDNNFE_REDUCTION_AVG: cudnnfe_reduction_mode_t = 6;
 pub const CUDNNFE_REDUCTION_NORM1: cudnnfe_reduction_mode_t = 7;
 pub const CUDNNFE_REDUCTION_NORM2: cudnnfe_reduction_mode_t = 8;
 pub const CUDNNFE_REDUCTION_MUL_NO_ZEROS: cudnnfe_reduction_mode_t = 9;
-pub const CUDNNFE_TENSOR_KIND_INPUT: cudnnfe_tensor_kind_t = 1;
-pub const CUDNNFE_TENSOR_KIND_SCALAR: cudnnfe_tensor_kind_t = 2;
-pub const CUDNNFE_TENSOR_KIND_VIRTUAL: cudnnfe_tensor_kind_t = 3;
-pub const CUDNNFE_TENSOR_KIND_OUTPUT: cudnnfe_tensor_kind_t = 4;
-pub const CUDNNFE_MAX_DIMS: i32 = 8;
-pub const CUDNNFE_MAX_SPATIAL_DIMS: i32 = 3;
-pub const CUDNNFE_LIBRARY_CUDNN: i32 = 0;
-pub const CUDNNFE_LIBRARY_CUDART: i32 = 1;
-pub const CUDNNFE_LIBRARY_ORIGIN_NOT_LOADED: i32 = 0;
-pub const CUDNNFE_LIBRARY_ORIGIN_ENVIRONMENT: i32 = 1;
-pub const CUDNNFE_LIBRARY_ORIGIN_ALREADY_LOADED: i32 = 2;
-pub const CUDNNFE_LIBRARY_ORIGIN_SEARCH_DIR: i32 = 3;
-pub const CUDNNFE_LIBRARY_ORIGIN_SYSTEM: i32 = 4;
-pub const CUDNNFE_LOG_LEVEL_OFF: i32 = 0;
-pub const CUDNNFE_LOG_LEVEL_INFO: i32 = 1;
-pub const CUDNNFE_LOG_LEVEL_DEBUG: i32 = 2;
 pub const CUDNNFE_DIAGONAL_TOP_LEFT: cudnnfe_diagonal_alignment_t = 0;
 pub const CUDNNFE_DIAGONAL_BOTTOM_RIGHT: cudnnfe_diagonal_alignment_t = 1;
 pub const CUDNNFE_ATTENTION_IMPLEMENTATION_AUTO: i32 = 0;
@@ -124,9 +118,6 @@ pub const CUDNNFE_ATTENTION_IMPLEMENTATION_COMPOSITE: i32 = 1;
 pub const CUDNNFE_ATTENTION_IMPLEMENTATION_UNIFIED: i32 = 2;
 pub const CUDNNFE_NORM_PHASE_TRAINING: cudnnfe_norm_phase_t = 0;
 pub const CUDNNFE_NORM_PHASE_INFERENCE: cudnnfe_norm_phase_t = 1;
-pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE: i32 = 0;
-pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER: i32 = 1;
-pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER: i32 = 2;
 pub const CUDNNFE_RESAMPLE_MAXPOOL: cudnnfe_resample_mode_t = 1;
 pub const CUDNNFE_RESAMPLE_AVGPOOL_INCLUDE_PADDING: cudnnfe_resample_mode_t = 2;
 pub const CUDNNFE_RESAMPLE_AVGPOOL_EXCLUDE_PADDING: cudnnfe_resample_mode_t = 3;
@@ -139,6 +130,12 @@ pub const CUDNNFE_PADDING_EDGE: cudnnfe_padding_mode_t = 3;
 pub const CUDNNFE_RNG_BERNOULLI: cudnnfe_rng_distribution_t = 1;
 pub const CUDNNFE_RNG_UNIFORM: cudnnfe_rng_distribution_t = 2;
 pub const CUDNNFE_RNG_NORMAL: cudnnfe_rng_distribution_t = 3;
+pub const CUDNNFE_TARGET_AUTO: cudnnfe_target_t = 0;
+pub const CUDNNFE_TARGET_GPU: cudnnfe_target_t = 1;
+pub const CUDNNFE_TARGET_CPU_REFERENCE: cudnnfe_target_t = 2;
+pub const CUDNNFE_HEUR_MODE_A: cudnnfe_heur_mode_t = 0;
+pub const CUDNNFE_HEUR_MODE_B: cudnnfe_heur_mode_t = 1;
+pub const CUDNNFE_HEUR_MODE_FALLBACK: cudnnfe_heur_mode_t = 2;
 pub const CUDNNFE_BUILD_POLICY_HEURISTICS_CHOICE: i32 = 0;
 pub const CUDNNFE_BUILD_POLICY_ALL: i32 = 1;
 pub const CUDNNFE_VERIFY_FROM_ENV: i32 = 0;
@@ -168,41 +165,34 @@ pub const CUDNNFE_PLAN_SOURCE_DISK_CACHE: i32 = 3;
 pub const CUDNNFE_PLAN_SOURCE_SERIALIZED: i32 = 4;
 pub const CUDNNFE_PLAN_SOURCE_REBUILT: i32 = 5;
 pub const CUDNNFE_FINGERPRINT_SIZE: i32 = 33;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE: i32 = 0;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER: i32 = 1;
+pub const CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER: i32 = 2;
 pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __int64_t = ::std::os::raw::c_long;
 #[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_status_t = i32;
+extern "C" {
+    #[doc = " Static name of a status (\"CUDNNFE_STATUS_INVALID_GRAPH\"); never NULL."]
+    pub fn cudnnfe_status_name(status: cudnnfe_status_t) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    #[doc = " Message of the last failure on the calling OS thread, \"\" if none. Valid"]
+    #[doc = " until the next cudnnfe call on this thread. Prefer the per-object"]
+    #[doc = " functions below where the call had an object."]
+    pub fn cudnnfe_last_error() -> *const ::std::os::raw::c_char;
+}
+#[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_dtype_t = i32;
-#[doc = " Where a built graph runs."]
-pub type cudnnfe_target_t = i32;
-pub type cudnnfe_heur_mode_t = i32;
-pub type cudnnfe_conv_mode_t = i32;
-#[doc = " Pointwise modes. Operands: unary modes read in0; binary modes compute"]
-#[doc = " in0 <op> in1; *_BWD modes read in0 = dy (the loss) and in1 = x (the forward"]
-#[doc = " input) and write dx; BINARY_SELECT writes in2 ? in0 : in1; GEN_INDEX writes"]
-#[doc = " each element's index along `axis` of in0's shape (INT32)."]
-pub type cudnnfe_pointwise_mode_t = i32;
-pub type cudnnfe_reduction_mode_t = i32;
-#[doc = " What a tensor is to the graph (cudnnfe_tensor_get_kind)."]
-pub type cudnnfe_tensor_kind_t = i32;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_graph {
-    _unused: [u8; 0],
+extern "C" {
+    #[doc = " Static name of a data type (\"BFLOAT16\"); \"UNKNOWN\" for other values."]
+    pub fn cudnnfe_dtype_name(dtype: cudnnfe_dtype_t) -> *const ::std::os::raw::c_char;
 }
-#[doc = " A graph of tensors and operations; after cudnnfe_graph_build, a runnable"]
-#[doc = " plan. Create with cudnnfe_graph_create, free with cudnnfe_graph_destroy."]
-pub type cudnnfe_graph_t = cudnnfe_graph;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_handle {
-    _unused: [u8; 0],
+extern "C" {
+    #[doc = " Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown."]
+    pub fn cudnnfe_dtype_size(dtype: cudnnfe_dtype_t) -> usize;
 }
-#[doc = " An execution context: one thread's cuDNN handle for one GPU (created on"]
-#[doc = " first GPU use), plus that thread's last error message. Cheap to create;"]
-#[doc = " also required (and sufficient) for CPU reference execution."]
-pub type cudnnfe_handle_t = cudnnfe_handle;
 extern "C" {
     #[doc = " Version of the loaded library (same encoding as CUDNNFE_VERSION)."]
     pub fn cudnnfe_version() -> u32;
@@ -225,24 +215,6 @@ extern "C" {
     #[doc = " Writes the number of usable CUDA devices: 0 when the CUDA runtime or the"]
     #[doc = " driver is missing (that is not an error)."]
     pub fn cudnnfe_device_count(count: *mut i32) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " Static name of a status (\"CUDNNFE_STATUS_INVALID_GRAPH\"); never NULL."]
-    pub fn cudnnfe_status_name(status: cudnnfe_status_t) -> *const ::std::os::raw::c_char;
-}
-extern "C" {
-    #[doc = " Static name of a data type (\"BFLOAT16\"); \"UNKNOWN\" for other values."]
-    pub fn cudnnfe_dtype_name(dtype: cudnnfe_dtype_t) -> *const ::std::os::raw::c_char;
-}
-extern "C" {
-    #[doc = " Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown."]
-    pub fn cudnnfe_dtype_size(dtype: cudnnfe_dtype_t) -> usize;
-}
-extern "C" {
-    #[doc = " Message of the last failure on the calling OS thread, \"\" if none. Valid"]
-    #[doc = " until the next cudnnfe call on this thread. Prefer the per-object"]
-    #[doc = " functions below where the call had an object."]
-    pub fn cudnnfe_last_error() -> *const ::std::os::raw::c_char;
 }
 #[doc = " Which run-time library a call is about. (since 0.3)"]
 pub type cudnnfe_library_t = i32;
@@ -509,6 +481,15 @@ extern "C" {
         level: cudnnfe_log_level_t,
     ) -> cudnnfe_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_handle {
+    _unused: [u8; 0],
+}
+#[doc = " An execution context: one thread's cuDNN handle for one GPU (created on"]
+#[doc = " first GPU use), plus that thread's last error message. Cheap to create;"]
+#[doc = " also required (and sufficient) for CPU reference execution."]
+pub type cudnnfe_handle_t = cudnnfe_handle;
 extern "C" {
     #[doc = " Creates an execution context for CUDA device `device` (-1: the device that"]
     #[doc = " is current when the handle first touches the GPU). Looks for cuDNN and,"]
@@ -531,6 +512,14 @@ extern "C" {
         handle: *const cudnnfe_handle_t,
     ) -> *const ::std::os::raw::c_char;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_graph {
+    _unused: [u8; 0],
+}
+#[doc = " A graph of tensors and operations; after cudnnfe_graph_build, a runnable"]
+#[doc = " plan. Create with cudnnfe_graph_create, free with cudnnfe_graph_destroy."]
+pub type cudnnfe_graph_t = cudnnfe_graph;
 extern "C" {
     #[doc = " Creates an empty graph. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY."]
     pub fn cudnnfe_graph_create(out: *mut *mut cudnnfe_graph_t) -> cudnnfe_status_t;
@@ -628,6 +617,35 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " With `prune` 1, graph inputs that no op reads leave the graph when it is"]
+    #[doc = " validated (cudnnfe_graph_validate, _validate_for_build, _build), as"]
+    #[doc = " cudnn-frontend's graph holds only the tensors its ops use: they are no"]
+    #[doc = " longer counted, listed, serialized or fingerprinted, a binding for one at"]
+    #[doc = " execute is accepted and ignored, its UID is not given to a new tensor,"]
+    #[doc = " and a call naming it fails with INVALID_ARGUMENT saying that it left the"]
+    #[doc = " graph. With 0 (the default) such an input stays, takes no buffer and its"]
+    #[doc = " binding is ignored. Scalars and a graph without ops are not pruned."]
+    #[doc = " INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built."]
+    #[doc = " (since 0.4)"]
+    pub fn cudnnfe_graph_set_prune_unread_inputs(
+        graph: *mut cudnnfe_graph_t,
+        prune: i32,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " The UIDs of the inputs that left the graph at validation (see"]
+    #[doc = " cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query"]
+    #[doc = " pattern as cudnnfe_graph_get_tensor_uids. (since 0.4)"]
+    pub fn cudnnfe_graph_get_pruned_uids(
+        graph: *const cudnnfe_graph_t,
+        uids: *mut i64,
+        capacity: usize,
+        count: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " What a tensor is to the graph (cudnnfe_tensor_get_kind)."]
+pub type cudnnfe_tensor_kind_t = i32;
+extern "C" {
     #[doc = " Adds a graph input. `dims` and `strides` have `ndims` entries (1 to"]
     #[doc = " CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,"]
     #[doc = " broadcast with stride 0); `strides` NULL means packed row-major. `name` may"]
@@ -691,9 +709,13 @@ extern "C" {
     #[doc = " \"Y\", ...). Call once per port before the op's cudnnfe_graph_add_* call;"]
     #[doc = " that call consumes every request, whether it adds the op or fails"]
     #[doc = " (INVALID_ARGUMENT naming the op, the port and its outputs for a port it"]
-    #[doc = " lacks or does not make as configured). One mechanism for every op; the"]
-    #[doc = " dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay."]
-    #[doc = " (since 0.4)"]
+    #[doc = " lacks or does not make as configured). One mechanism for every op: an"]
+    #[doc = " optional output asked for this way is made (sdpa's \"stats\", \"score_max\","]
+    #[doc = " \"score_sum_exp\", \"rng_dump\"; sdpa_backward's \"dBias\", \"dSink_token\", with"]
+    #[doc = " cudnnfe_graph_add_sdpa_backward too), and the options that name a"]
+    #[doc = " caller's tensor as an output (sdpa's score_max, score_sum_exp and"]
+    #[doc = " rng_dump, sdpa_backward's dsink_token) are requests of this kind made by"]
+    #[doc = " the add call. (since 0.4)"]
     pub fn cudnnfe_graph_set_next_output(
         graph: *mut cudnnfe_graph_t,
         port: *const ::std::os::raw::c_char,
@@ -710,7 +732,10 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Overrides dims (inferred outputs included); strides are re-derived as"]
-    #[doc = " packed in the same dimension order unless set explicitly."]
+    #[doc = " packed in the same dimension order unless set explicitly. Dims and"]
+    #[doc = " strides may be set or changed until the graph is built, also on a tensor"]
+    #[doc = " that ops already read: validation infers every op's outputs again from"]
+    #[doc = " the shapes set then (outputs whose dims were set keep them)."]
     pub fn cudnnfe_tensor_set_dims(
         graph: *mut cudnnfe_graph_t,
         uid: i64,
@@ -816,6 +841,7 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 #[doc = " ------------------------------------------------------------------------ */"]
+pub type cudnnfe_conv_mode_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_conv_options {
@@ -1001,7 +1027,6 @@ fn bindgen_test_layout_cudnnfe_conv_options() {
     }
     test_field_compute_dtype();
 }
-#[doc = " ------------------------------------------------------------------------ */"]
 pub type cudnnfe_conv_options_t = cudnnfe_conv_options;
 extern "C" {
     pub fn cudnnfe_conv_options_init_sized(
@@ -1138,6 +1163,11 @@ extern "C" {
         c: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[doc = " Pointwise modes. Operands: unary modes read in0; binary modes compute"]
+#[doc = " in0 <op> in1; *_BWD modes read in0 = dy (the loss) and in1 = x (the forward"]
+#[doc = " input) and write dx; BINARY_SELECT writes in2 ? in0 : in1; GEN_INDEX writes"]
+#[doc = " each element's index along `axis` of in0's shape (INT32)."]
+pub type cudnnfe_pointwise_mode_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_pointwise_options {
@@ -1366,6 +1396,7 @@ extern "C" {
         out: *mut i64,
     ) -> cudnnfe_status_t;
 }
+pub type cudnnfe_reduction_mode_t = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_reduction_options {
@@ -3106,6 +3137,344 @@ extern "C" {
         dbias: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[doc = " The options that the attention option sets share, in one struct: fill it"]
+#[doc = " once and copy it into each set with its _set_common function"]
+#[doc = " (cudnnfe_sdpa_options_set_common, cudnnfe_sdpa_backward_options_set_common,"]
+#[doc = " and in the experimental part cudnnfe_sdpa_fp8_options_set_common and"]
+#[doc = " cudnnfe_sdpa_fp8_backward_options_set_common), so that a forward and its"]
+#[doc = " backward cannot disagree. Each field means what the field of the same name"]
+#[doc = " of cudnnfe_sdpa_options_t means (docs/attention.md). The option sets keep"]
+#[doc = " their own fields, at their offsets (a struct's layout never changes once"]
+#[doc = " released); this struct is their shared part, not a member of them."]
+#[doc = " since 0.4"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_attention_common {
+    pub struct_size: usize,
+    #[doc = " default 0: 1/sqrt(d)"]
+    pub attn_scale: f64,
+    #[doc = " top-left aligned; default 0"]
+    pub causal_mask: i32,
+    #[doc = " default -1"]
+    pub window_left: i64,
+    #[doc = " default -1"]
+    pub window_right: i64,
+    #[doc = " default TOP_LEFT"]
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    pub alibi_mask: i32,
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_attention_common() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_attention_common>(),
+        112usize,
+        concat!("Size of: ", stringify!(cudnnfe_attention_common))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_attention_common>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_attention_common))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_attn_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(attn_scale)
+            )
+        );
+    }
+    test_field_attn_scale();
+    fn test_field_causal_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(causal_mask)
+            )
+        );
+    }
+    test_field_causal_mask();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_alibi_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(alibi_mask)
+            )
+        );
+    }
+    test_field_alibi_mask();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_attention_common>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_attention_common),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+}
+#[doc = " The options that the attention option sets share, in one struct: fill it"]
+#[doc = " once and copy it into each set with its _set_common function"]
+#[doc = " (cudnnfe_sdpa_options_set_common, cudnnfe_sdpa_backward_options_set_common,"]
+#[doc = " and in the experimental part cudnnfe_sdpa_fp8_options_set_common and"]
+#[doc = " cudnnfe_sdpa_fp8_backward_options_set_common), so that a forward and its"]
+#[doc = " backward cannot disagree. Each field means what the field of the same name"]
+#[doc = " of cudnnfe_sdpa_options_t means (docs/attention.md). The option sets keep"]
+#[doc = " their own fields, at their offsets (a struct's layout never changes once"]
+#[doc = " released); this struct is their shared part, not a member of them."]
+#[doc = " since 0.4"]
+pub type cudnnfe_attention_common_t = cudnnfe_attention_common;
+extern "C" {
+    #[doc = " since 0.4"]
+    pub fn cudnnfe_attention_common_init_sized(
+        common: *mut cudnnfe_attention_common_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Copies the fields of `common` (NULL: its defaults) into `options`, which"]
+    #[doc = " its init function filled; the other fields of `options` are left as they"]
+    #[doc = " are. INVALID_ARGUMENT when `options` is NULL or its struct_size does not"]
+    #[doc = " reach the shared fields (a struct from a header older than them)."]
+    #[doc = " since 0.4"]
+    pub fn cudnnfe_sdpa_options_set_common(
+        options: *mut cudnnfe_sdpa_options_t,
+        common: *const cudnnfe_attention_common_t,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " As cudnnfe_sdpa_options_set_common, for the backward's options. since 0.4"]
+    pub fn cudnnfe_sdpa_backward_options_set_common(
+        options: *mut cudnnfe_sdpa_backward_options_t,
+        common: *const cudnnfe_attention_common_t,
+    ) -> cudnnfe_status_t;
+}
 extern "C" {
     #[doc = " Opens a score modifier. `dims` are the scores' [b, h_q, s_q, s_kv]"]
     #[doc = " (ndims 4; s_kv a paged cache's logical length); `name` names the"]
@@ -3181,6 +3550,10 @@ pub struct cudnnfe_norm_options {
     pub epsilon_tensor: i64,
     #[doc = " As epsilon_tensor, for batchnorm's momentum (read only with running"]
     #[doc = " statistics). since 0.3"]
+    #[doc = " since 0.4: a scalar (cudnnfe_graph_add_scalar) given as epsilon_tensor"]
+    #[doc = " or momentum_tensor is folded into the number when the graph is"]
+    #[doc = " validated: the op then reads no tensor for it, as cudnn-frontend's"]
+    #[doc = " Python API folds a host value."]
     pub momentum_tensor: i64,
 }
 #[test]
@@ -4128,361 +4501,6 @@ extern "C" {
         y: *mut i64,
     ) -> cudnnfe_status_t;
 }
-#[doc = " Options of both block-scale ops."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_block_scale_options {
-    pub struct_size: usize,
-    pub name: *const ::std::os::raw::c_char,
-    #[doc = " Elements per block along `axis` (default 32, the MX block): x's dim"]
-    #[doc = " `axis` must be a multiple of it."]
-    pub block_size: i32,
-    #[doc = " The blocked dim; negative counts from the end (default -1, the last"]
-    #[doc = " dim). The scale tensor has x's dims with dim `axis` divided by"]
-    #[doc = " block_size."]
-    pub axis: i32,
-    #[doc = " Quantize only: nonzero gives y and scale strides that make `axis` the"]
-    #[doc = " innermost (packed) dim, whatever x's layout (default 0: y takes x's"]
-    #[doc = " strides, scale x's dimension order). cuDNN wants the blocked dim"]
-    #[doc = " packed."]
-    pub transpose: i32,
-    #[doc = " Quantize only: y's type when y's type is not set, FP8_E4M3 (default)"]
-    #[doc = " or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or"]
-    #[doc = " refuses other types). The scale's type is FP8_E8M0."]
-    pub y_dtype: cudnnfe_dtype_t,
-}
-#[test]
-fn bindgen_test_layout_cudnnfe_block_scale_options() {
-    assert_eq!(
-        ::std::mem::size_of::<cudnnfe_block_scale_options>(),
-        32usize,
-        concat!("Size of: ", stringify!(cudnnfe_block_scale_options))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cudnnfe_block_scale_options>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cudnnfe_block_scale_options))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_name() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(name)
-            )
-        );
-    }
-    test_field_name();
-    fn test_field_block_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(block_size)
-            )
-        );
-    }
-    test_field_block_size();
-    fn test_field_axis() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).axis) as usize - ptr as usize
-            },
-            20usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(axis)
-            )
-        );
-    }
-    test_field_axis();
-    fn test_field_transpose() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).transpose) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(transpose)
-            )
-        );
-    }
-    test_field_transpose();
-    fn test_field_y_dtype() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).y_dtype) as usize - ptr as usize
-            },
-            28usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_block_scale_options),
-                "::",
-                stringify!(y_dtype)
-            )
-        );
-    }
-    test_field_y_dtype();
-}
-#[doc = " Options of both block-scale ops."]
-pub type cudnnfe_block_scale_options_t = cudnnfe_block_scale_options;
-extern "C" {
-    pub fn cudnnfe_block_scale_options_init_sized(
-        options: *mut cudnnfe_block_scale_options_t,
-        struct_size: usize,
-    );
-}
-extern "C" {
-    #[doc = " Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),"]
-    #[doc = "   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to"]
-    #[doc = "              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero"]
-    #[doc = "              block),"]
-    #[doc = "   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max"]
-    #[doc = "       448, FP8_E5M2: max 57344), saturating."]
-    #[doc = " Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the"]
-    #[doc = " GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR"]
-    #[doc = " (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on"]
-    #[doc = " Hopper with NOT_SUPPORTED)."]
-    pub fn cudnnfe_graph_add_block_scale_quantize(
-        graph: *mut cudnnfe_graph_t,
-        x: i64,
-        options: *const cudnnfe_block_scale_options_t,
-        y: *mut i64,
-        scale: *mut i64,
-    ) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " Block-scale dequantize: y = x * scale[B] for each element of block B."]
-    #[doc = " x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim"]
-    #[doc = " `axis`, which is x's divided by block_size. y (x's dims, x's strides) is"]
-    #[doc = " FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the"]
-    #[doc = " intermediate type for a virtual y), else FLOAT. Reads block_size, axis"]
-    #[doc = " and name. On the GPU it lowers to"]
-    #[doc = " CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or"]
-    #[doc = " newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses"]
-    #[doc = " it elsewhere with NOT_SUPPORTED."]
-    pub fn cudnnfe_graph_add_block_scale_dequantize(
-        graph: *mut cudnnfe_graph_t,
-        x: i64,
-        scale: i64,
-        options: *const cudnnfe_block_scale_options_t,
-        y: *mut i64,
-    ) -> cudnnfe_status_t;
-}
-#[doc = " How routed rows relate to token and output rows (r: a routed row)."]
-pub type cudnnfe_moe_grouped_matmul_mode_t = i32;
-#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_moe_grouped_matmul_options {
-    pub struct_size: usize,
-    pub name: *const ::std::os::raw::c_char,
-    #[doc = " default NONE; the backward takes NONE only"]
-    pub mode: cudnnfe_moe_grouped_matmul_mode_t,
-    #[doc = " SCATTER: experts per token (output slot token_index * top_k + token_ks);"]
-    #[doc = " default 1, at least 1."]
-    pub top_k: i32,
-    #[doc = " cuDNN's math precision; NOT_SET (default): the graph's compute type."]
-    pub compute_dtype: cudnnfe_dtype_t,
-}
-#[test]
-fn bindgen_test_layout_cudnnfe_moe_grouped_matmul_options() {
-    assert_eq!(
-        ::std::mem::size_of::<cudnnfe_moe_grouped_matmul_options>(),
-        32usize,
-        concat!("Size of: ", stringify!(cudnnfe_moe_grouped_matmul_options))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cudnnfe_moe_grouped_matmul_options>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cudnnfe_moe_grouped_matmul_options)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_moe_grouped_matmul_options),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_name() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_moe_grouped_matmul_options),
-                "::",
-                stringify!(name)
-            )
-        );
-    }
-    test_field_name();
-    fn test_field_mode() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).mode) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_moe_grouped_matmul_options),
-                "::",
-                stringify!(mode)
-            )
-        );
-    }
-    test_field_mode();
-    fn test_field_top_k() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).top_k) as usize - ptr as usize
-            },
-            20usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_moe_grouped_matmul_options),
-                "::",
-                stringify!(top_k)
-            )
-        );
-    }
-    test_field_top_k();
-    fn test_field_compute_dtype() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_moe_grouped_matmul_options),
-                "::",
-                stringify!(compute_dtype)
-            )
-        );
-    }
-    test_field_compute_dtype();
-}
-#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
-pub type cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options;
-extern "C" {
-    pub fn cudnnfe_moe_grouped_matmul_options_init_sized(
-        options: *mut cudnnfe_moe_grouped_matmul_options_t,
-        struct_size: usize,
-    );
-}
-extern "C" {
-    #[doc = " output[1, R, N] from token[1, T, K], weight[E, K, N] and"]
-    #[doc = " first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a"]
-    #[doc = " multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries"]
-    #[doc = " (group g is routed rows [offset[g], offset[g + 1])). Group g uses"]
-    #[doc = " weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's"]
-    #[doc = " dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and"]
-    #[doc = " SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the"]
-    #[doc = " mode does not read. Output rows no group writes are unspecified (the CPU"]
-    #[doc = " reference writes 0). On the GPU it lowers to"]
-    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without"]
-    #[doc = " it refuses with NOT_SUPPORTED. since 0.3"]
-    pub fn cudnnfe_graph_add_moe_grouped_matmul(
-        graph: *mut cudnnfe_graph_t,
-        token: i64,
-        weight: i64,
-        first_token_offset: i64,
-        token_index: i64,
-        token_ks: i64,
-        options: *const cudnnfe_moe_grouped_matmul_options_t,
-        output: *mut i64,
-    ) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " The weight gradient of a NONE-mode moe_grouped_matmul:"]
-    #[doc = " dweight[e] = sum over the groups g of expert e of token[rows of g]^T @"]
-    #[doc = " doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is"]
-    #[doc = " [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is"]
-    #[doc = " first_token_offset's dim 0 unless dweight's dims are set (set them when"]
-    #[doc = " first_token_offset holds G + 1 boundaries or several batches). Reads name"]
-    #[doc = " and compute_dtype; mode must be NONE. On the GPU it lowers to"]
-    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN"]
-    #[doc = " without it refuses with NOT_SUPPORTED. since 0.3"]
-    pub fn cudnnfe_graph_add_moe_grouped_matmul_backward(
-        graph: *mut cudnnfe_graph_t,
-        doutput: i64,
-        token: i64,
-        first_token_offset: i64,
-        options: *const cudnnfe_moe_grouped_matmul_options_t,
-        dweight: *mut i64,
-    ) -> cudnnfe_status_t;
-}
 #[doc = " Resampling modes. Pooling takes a window over each output position"]
 #[doc = " (floor((in + pre + post - window) / stride) + 1 positions per spatial dim);"]
 #[doc = " upsampling multiplies each spatial dim by `scale` with half-pixel centres"]
@@ -4984,881 +5002,9 @@ extern "C" {
         y: *mut i64,
     ) -> cudnnfe_status_t;
 }
-#[doc = " ------------------------------------------------------------------------ */"]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_sdpa_fp8_options {
-    pub struct_size: usize,
-    pub name: *const ::std::os::raw::c_char,
-    #[doc = " Softmax scale applied to Q·Kᵀ (after the descales); 0 means"]
-    #[doc = " 1/sqrt(d)."]
-    pub attn_scale: f64,
-    #[doc = " 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled"]
-    #[doc = " scores) for the backward pass."]
-    pub generate_stats: i32,
-    #[doc = " 1: causal mask aligned at the top-left corner (row i sees cols <= i)."]
-    pub causal_mask: i32,
-    #[doc = " default -1; else >= 1"]
-    pub window_left: i64,
-    #[doc = " default -1; else >= 0"]
-    pub window_right: i64,
-    #[doc = " default TOP_LEFT"]
-    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
-    #[doc = " since 0.3: padding (variable sequence lengths), exactly as"]
-    #[doc = " cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32"]
-    #[doc = " or INT64 [b, 1, 1, 1])."]
-    pub padding_mask: i32,
-    pub seq_len_q: i64,
-    pub seq_len_kv: i64,
-    #[doc = " since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs"]
-    #[doc = " causal_mask, or window_right = 0 with TOP_LEFT)."]
-    pub alibi_mask: i32,
-    #[doc = " since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn"]
-    #[doc = " (dropout_probability with dropout_seed and dropout_offset) or given"]
-    #[doc = " (dropout_mask and dropout_scale). P is dropped and scaled before scale_s"]
-    #[doc = " and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is"]
-    #[doc = " max|P * keep * scale| (cudnn-frontend's order)."]
-    pub dropout_probability: f64,
-    pub dropout_seed: i64,
-    pub dropout_offset: i64,
-    pub dropout_mask: i64,
-    pub dropout_scale: i64,
-    #[doc = " since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,"]
-    #[doc = " page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+)."]
-    pub page_table_k: i64,
-    pub page_table_v: i64,
-    #[doc = " default 0"]
-    pub max_seq_len_kv: i64,
-    #[doc = " since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's"]
-    #[doc = " sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax"]
-    #[doc = " denominator; cuDNN 9.13+). 0: none."]
-    pub sink_token: i64,
-}
-#[test]
-fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
-    assert_eq!(
-        ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
-        152usize,
-        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cudnnfe_sdpa_fp8_options>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cudnnfe_sdpa_fp8_options))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_name() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(name)
-            )
-        );
-    }
-    test_field_name();
-    fn test_field_attn_scale() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(attn_scale)
-            )
-        );
-    }
-    test_field_attn_scale();
-    fn test_field_generate_stats() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).generate_stats) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(generate_stats)
-            )
-        );
-    }
-    test_field_generate_stats();
-    fn test_field_causal_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
-            },
-            28usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(causal_mask)
-            )
-        );
-    }
-    test_field_causal_mask();
-    fn test_field_window_left() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(window_left)
-            )
-        );
-    }
-    test_field_window_left();
-    fn test_field_window_right() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(window_right)
-            )
-        );
-    }
-    test_field_window_right();
-    fn test_field_diagonal_alignment() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(diagonal_alignment)
-            )
-        );
-    }
-    test_field_diagonal_alignment();
-    fn test_field_padding_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
-            },
-            52usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(padding_mask)
-            )
-        );
-    }
-    test_field_padding_mask();
-    fn test_field_seq_len_q() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(seq_len_q)
-            )
-        );
-    }
-    test_field_seq_len_q();
-    fn test_field_seq_len_kv() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(seq_len_kv)
-            )
-        );
-    }
-    test_field_seq_len_kv();
-    fn test_field_alibi_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(alibi_mask)
-            )
-        );
-    }
-    test_field_alibi_mask();
-    fn test_field_dropout_probability() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
-            },
-            80usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(dropout_probability)
-            )
-        );
-    }
-    test_field_dropout_probability();
-    fn test_field_dropout_seed() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
-            },
-            88usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(dropout_seed)
-            )
-        );
-    }
-    test_field_dropout_seed();
-    fn test_field_dropout_offset() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
-            },
-            96usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(dropout_offset)
-            )
-        );
-    }
-    test_field_dropout_offset();
-    fn test_field_dropout_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
-            },
-            104usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(dropout_mask)
-            )
-        );
-    }
-    test_field_dropout_mask();
-    fn test_field_dropout_scale() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
-            },
-            112usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(dropout_scale)
-            )
-        );
-    }
-    test_field_dropout_scale();
-    fn test_field_page_table_k() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).page_table_k) as usize - ptr as usize
-            },
-            120usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(page_table_k)
-            )
-        );
-    }
-    test_field_page_table_k();
-    fn test_field_page_table_v() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).page_table_v) as usize - ptr as usize
-            },
-            128usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(page_table_v)
-            )
-        );
-    }
-    test_field_page_table_v();
-    fn test_field_max_seq_len_kv() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_seq_len_kv) as usize - ptr as usize
-            },
-            136usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(max_seq_len_kv)
-            )
-        );
-    }
-    test_field_max_seq_len_kv();
-    fn test_field_sink_token() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
-            },
-            144usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_options),
-                "::",
-                stringify!(sink_token)
-            )
-        );
-    }
-    test_field_sink_token();
-}
-#[doc = " ------------------------------------------------------------------------ */"]
-pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
-extern "C" {
-    pub fn cudnnfe_sdpa_fp8_options_init_sized(
-        options: *mut cudnnfe_sdpa_fp8_options_t,
-        struct_size: usize,
-    );
-}
-extern "C" {
-    #[doc = " FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,"]
-    #[doc = " h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,"]
-    #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
-    #[doc = " attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,"]
-    #[doc = " causal_mask and the band; a row left no column gives o = 0 and stats ="]
-    #[doc = " -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the"]
-    #[doc = " sink logit in its denominator] [dropped: P * keep * scale]:"]
-    #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
-    #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
-    #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]
-    #[doc = " (set the graph's io type or the tensor's type for another: FP8_E4M3,"]
-    #[doc = " FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit"]
-    #[doc = " ones). Writes *stats (0 without generate_stats; `stats` may then be"]
-    #[doc = " NULL), *amax_s and *amax_o."]
-    pub fn cudnnfe_graph_add_sdpa_fp8(
-        graph: *mut cudnnfe_graph_t,
-        q: i64,
-        k: i64,
-        v: i64,
-        descale_q: i64,
-        descale_k: i64,
-        descale_v: i64,
-        descale_s: i64,
-        scale_s: i64,
-        scale_o: i64,
-        options: *const cudnnfe_sdpa_fp8_options_t,
-        o: *mut i64,
-        stats: *mut i64,
-        amax_s: *mut i64,
-        amax_o: *mut i64,
-    ) -> cudnnfe_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_sdpa_fp8_backward_options {
-    pub struct_size: usize,
-    pub name: *const ::std::os::raw::c_char,
-    #[doc = " As in cudnnfe_sdpa_fp8_options_t: must match the forward pass."]
-    pub attn_scale: f64,
-    pub causal_mask: i32,
-    #[doc = " default -1"]
-    pub window_left: i64,
-    #[doc = " default -1"]
-    pub window_right: i64,
-    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
-    #[doc = " since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the"]
-    #[doc = " forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]"]
-    #[doc = " are 0 on the CPU reference and unspecified on the GPU."]
-    pub padding_mask: i32,
-    pub seq_len_q: i64,
-    pub seq_len_kv: i64,
-    #[doc = " since 0.3: the forward's dropout (the same seed and offset, or the same"]
-    #[doc = " mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv"]
-    #[doc = " included (required with dropout_mask; on the GPU a scalar of 1)."]
-    pub dropout_probability: f64,
-    pub dropout_seed: i64,
-    pub dropout_offset: i64,
-    pub dropout_mask: i64,
-    pub dropout_scale: i64,
-    pub dropout_scale_inv: i64,
-}
-#[test]
-fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
-    assert_eq!(
-        ::std::mem::size_of::<cudnnfe_sdpa_fp8_backward_options>(),
-        120usize,
-        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_backward_options))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cudnnfe_sdpa_fp8_backward_options>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cudnnfe_sdpa_fp8_backward_options)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_name() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(name)
-            )
-        );
-    }
-    test_field_name();
-    fn test_field_attn_scale() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(attn_scale)
-            )
-        );
-    }
-    test_field_attn_scale();
-    fn test_field_causal_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(causal_mask)
-            )
-        );
-    }
-    test_field_causal_mask();
-    fn test_field_window_left() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(window_left)
-            )
-        );
-    }
-    test_field_window_left();
-    fn test_field_window_right() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(window_right)
-            )
-        );
-    }
-    test_field_window_right();
-    fn test_field_diagonal_alignment() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(diagonal_alignment)
-            )
-        );
-    }
-    test_field_diagonal_alignment();
-    fn test_field_padding_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
-            },
-            52usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(padding_mask)
-            )
-        );
-    }
-    test_field_padding_mask();
-    fn test_field_seq_len_q() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(seq_len_q)
-            )
-        );
-    }
-    test_field_seq_len_q();
-    fn test_field_seq_len_kv() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(seq_len_kv)
-            )
-        );
-    }
-    test_field_seq_len_kv();
-    fn test_field_dropout_probability() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_probability)
-            )
-        );
-    }
-    test_field_dropout_probability();
-    fn test_field_dropout_seed() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
-            },
-            80usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_seed)
-            )
-        );
-    }
-    test_field_dropout_seed();
-    fn test_field_dropout_offset() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
-            },
-            88usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_offset)
-            )
-        );
-    }
-    test_field_dropout_offset();
-    fn test_field_dropout_mask() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
-            },
-            96usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_mask)
-            )
-        );
-    }
-    test_field_dropout_mask();
-    fn test_field_dropout_scale() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
-            },
-            104usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_scale)
-            )
-        );
-    }
-    test_field_dropout_scale();
-    fn test_field_dropout_scale_inv() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dropout_scale_inv) as usize - ptr as usize
-            },
-            112usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cudnnfe_sdpa_fp8_backward_options),
-                "::",
-                stringify!(dropout_scale_inv)
-            )
-        );
-    }
-    test_field_dropout_scale_inv();
-}
-pub type cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options;
-extern "C" {
-    pub fn cudnnfe_sdpa_fp8_backward_options_init_sized(
-        options: *mut cudnnfe_sdpa_fp8_backward_options_t,
-        struct_size: usize,
-    );
-}
-extern "C" {
-    #[doc = " FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o"]
-    #[doc = " [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);"]
-    #[doc = " stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):"]
-    #[doc = "   D = rowsum(dO * O) * descale_do * descale_o"]
-    #[doc = "   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do"]
-    #[doc = "   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale"]
-    #[doc = "   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type"]
-    #[doc = "   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q"]
-    #[doc = " and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK"]
-    #[doc = " and dV summed over each group of query heads). dq, dk, dv have the"]
-    #[doc = " shapes and dimension orders of q, k, v and, by default, q's type."]
-    pub fn cudnnfe_graph_add_sdpa_fp8_backward(
-        graph: *mut cudnnfe_graph_t,
-        q: i64,
-        k: i64,
-        v: i64,
-        o: i64,
-        d_o: i64,
-        stats: i64,
-        descale_q: i64,
-        descale_k: i64,
-        descale_v: i64,
-        descale_o: i64,
-        descale_do: i64,
-        descale_s: i64,
-        descale_dp: i64,
-        scale_s: i64,
-        scale_dq: i64,
-        scale_dk: i64,
-        scale_dv: i64,
-        scale_dp: i64,
-        options: *const cudnnfe_sdpa_fp8_backward_options_t,
-        dq: *mut i64,
-        dk: *mut i64,
-        dv: *mut i64,
-        amax_dq: *mut i64,
-        amax_dk: *mut i64,
-        amax_dv: *mut i64,
-        amax_dp: *mut i64,
-    ) -> cudnnfe_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cudnnfe_device_properties {
-    _unused: [u8; 0],
-}
-#[doc = " The properties of one GPU as cuDNN sees them (cuDNN's device properties;"]
-#[doc = " cudnn-frontend's create_device_properties). Immutable; builds that use it"]
-#[doc = " keep what they need. since 0.3"]
-pub type cudnnfe_device_properties_t = cudnnfe_device_properties;
-extern "C" {
-    #[doc = " Describes CUDA device `device` (needs cuDNN and that GPU). Free with"]
-    #[doc = " cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such"]
-    #[doc = " device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device"]
-    #[doc = " properties), CUDA_ERROR. since 0.3"]
-    pub fn cudnnfe_device_properties_create(
-        properties: *mut *mut cudnnfe_device_properties_t,
-        device: i32,
-    ) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of"]
-    #[doc = " `data`, read during the call only; needs cuDNN, no GPU). Free with"]
-    #[doc = " cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a"]
-    #[doc = " JSON object, or cuDNN refuses it: the message says why),"]
-    #[doc = " CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3"]
-    pub fn cudnnfe_device_properties_create_from_json(
-        properties: *mut *mut cudnnfe_device_properties_t,
-        data: *const ::std::os::raw::c_char,
-        size: usize,
-    ) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " cuDNN's JSON of the properties, which create_from_json takes back."]
-    #[doc = " Size-query pattern as cudnnfe_graph_serialize. since 0.3"]
-    pub fn cudnnfe_device_properties_serialize(
-        properties: *const cudnnfe_device_properties_t,
-        buffer: *mut ::std::os::raw::c_char,
-        capacity: usize,
-        size: *mut usize,
-    ) -> cudnnfe_status_t;
-}
-extern "C" {
-    #[doc = " Frees the properties (NULL is accepted). Graphs built with them are not"]
-    #[doc = " affected. since 0.3"]
-    pub fn cudnnfe_device_properties_destroy(
-        properties: *mut cudnnfe_device_properties_t,
-    ) -> cudnnfe_status_t;
-}
+#[doc = " Where a built graph runs."]
+pub type cudnnfe_target_t = i32;
+pub type cudnnfe_heur_mode_t = i32;
 #[doc = " How many of the heuristics' engine configurations a GPU build turns into"]
 #[doc = " plans."]
 pub type cudnnfe_build_policy_t = i32;
@@ -5908,6 +5054,15 @@ extern "C" {
         size: usize,
     ) -> cudnnfe_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_device_properties {
+    _unused: [u8; 0],
+}
+#[doc = " The properties of one GPU as cuDNN sees them (cuDNN's device properties;"]
+#[doc = " cudnn-frontend's create_device_properties). Immutable; builds that use it"]
+#[doc = " keep what they need. since 0.3"]
+pub type cudnnfe_device_properties_t = cudnnfe_device_properties;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cudnnfe_build_options {
@@ -5973,7 +5128,8 @@ pub struct cudnnfe_build_options {
     #[doc = " are not used. The built graph cannot execute (WRONG_STATE): write it with"]
     #[doc = " cudnnfe_graph_serialize_plan and load it with cudnnfe_graph_deserialize_plan"]
     #[doc = " on such a GPU. Read during the build call only. Default NULL. Experimental"]
-    #[doc = " (see \"Device properties\" above). since 0.3"]
+    #[doc = " (the functions that make them are in the experimental part at the end of"]
+    #[doc = " this header). since 0.3"]
     pub device_properties: *const cudnnfe_device_properties_t,
     #[doc = " ---- Appended in 0.4: cudnn-frontend's SM targets. ---- */"]
     #[doc = " cudnn-frontend's sm_count); 0 (default): all of the GPU's. since 0.4"]
@@ -6839,27 +5995,35 @@ extern "C" {
     pub fn cudnnfe_bound_destroy(bound: *mut cudnnfe_bound_t) -> cudnnfe_status_t;
 }
 extern "C" {
-    #[doc = " Writes the graph description as versioned JSON (docs/graph-json.md), which"]
-    #[doc = " rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer =="]
-    #[doc = " NULL writes the size in bytes (no terminating NUL) to *size; else"]
-    #[doc = " `capacity` must be at least that size."]
-    pub fn cudnnfe_graph_serialize(
+    #[doc = " Adds the selected plan's work on the given buffers (bindings and"]
+    #[doc = " workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller"]
+    #[doc = " created empty (cudaGraphCreate) and owns. Instantiate and launch it with"]
+    #[doc = " the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED"]
+    #[doc = " (CPU reference; the plan lacks native CUDA graph support; cuDNN older"]
+    #[doc = " than 9.5), CUDNN_ERROR. Errors are reported on `handle`."]
+    pub fn cudnnfe_graph_populate_cuda_graph(
         graph: *const cudnnfe_graph_t,
-        buffer: *mut ::std::os::raw::c_char,
-        capacity: usize,
-        size: *mut usize,
+        handle: *mut cudnnfe_handle_t,
+        bindings: *const cudnnfe_binding_t,
+        num_bindings: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        cuda_graph: *mut ::std::os::raw::c_void,
     ) -> cudnnfe_status_t;
 }
 extern "C" {
-    #[doc = " Loads a graph description into `graph`, which must be empty (just"]
-    #[doc = " created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):"]
-    #[doc = " its graph description is loaded, unbuilt (since 0.4). Returns OK or"]
-    #[doc = " BAD_SERIALIZED_DATA with a message saying what is wrong and where; never"]
-    #[doc = " crashes on hostile input."]
-    pub fn cudnnfe_graph_deserialize(
-        graph: *mut cudnnfe_graph_t,
-        data: *const ::std::os::raw::c_char,
-        size: usize,
+    #[doc = " Points the nodes of a CUDA graph filled by"]
+    #[doc = " cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers."]
+    #[doc = " Then update an instantiated executable with cudaGraphExecUpdate, or"]
+    #[doc = " instantiate again. Same returns as populate."]
+    pub fn cudnnfe_graph_update_cuda_graph(
+        graph: *const cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        bindings: *const cudnnfe_binding_t,
+        num_bindings: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        cuda_graph: *mut ::std::os::raw::c_void,
     ) -> cudnnfe_status_t;
 }
 #[doc = " One plan of a built graph (cudnnfe_graph_get_plan_info). An output"]
@@ -7626,6 +6790,30 @@ extern "C" {
     pub fn cudnnfe_plan_cache_clear() -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " Writes the graph description as versioned JSON (docs/graph-json.md), which"]
+    #[doc = " rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer =="]
+    #[doc = " NULL writes the size in bytes (no terminating NUL) to *size; else"]
+    #[doc = " `capacity` must be at least that size."]
+    pub fn cudnnfe_graph_serialize(
+        graph: *const cudnnfe_graph_t,
+        buffer: *mut ::std::os::raw::c_char,
+        capacity: usize,
+        size: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Loads a graph description into `graph`, which must be empty (just"]
+    #[doc = " created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):"]
+    #[doc = " its graph description is loaded, unbuilt (since 0.4). Returns OK or"]
+    #[doc = " BAD_SERIALIZED_DATA with a message saying what is wrong and where; never"]
+    #[doc = " crashes on hostile input."]
+    pub fn cudnnfe_graph_deserialize(
+        graph: *mut cudnnfe_graph_t,
+        data: *const ::std::os::raw::c_char,
+        size: usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
     #[doc = " Writes the built graph's plan: a header line, then a JSON document holding"]
     #[doc = " the graph description, the build options, the selected plan's engine"]
     #[doc = " configuration (engine id and knobs), the cuDNN version and GPU"]
@@ -7721,35 +6909,1240 @@ extern "C" {
         options: *const cudnnfe_plan_load_options_t,
     ) -> cudnnfe_status_t;
 }
+#[doc = " ------------------------------------------------------------------------ */"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_sdpa_fp8_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " Softmax scale applied to Q·Kᵀ (after the descales); 0 means"]
+    #[doc = " 1/sqrt(d)."]
+    pub attn_scale: f64,
+    #[doc = " 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled"]
+    #[doc = " scores) for the backward pass."]
+    pub generate_stats: i32,
+    #[doc = " 1: causal mask aligned at the top-left corner (row i sees cols <= i)."]
+    pub causal_mask: i32,
+    #[doc = " default -1; else >= 1"]
+    pub window_left: i64,
+    #[doc = " default -1; else >= 0"]
+    pub window_right: i64,
+    #[doc = " default TOP_LEFT"]
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    #[doc = " since 0.3: padding (variable sequence lengths), exactly as"]
+    #[doc = " cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32"]
+    #[doc = " or INT64 [b, 1, 1, 1])."]
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs"]
+    #[doc = " causal_mask, or window_right = 0 with TOP_LEFT)."]
+    pub alibi_mask: i32,
+    #[doc = " since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn"]
+    #[doc = " (dropout_probability with dropout_seed and dropout_offset) or given"]
+    #[doc = " (dropout_mask and dropout_scale). P is dropped and scaled before scale_s"]
+    #[doc = " and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is"]
+    #[doc = " max|P * keep * scale| (cudnn-frontend's order)."]
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+    #[doc = " since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,"]
+    #[doc = " page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+)."]
+    pub page_table_k: i64,
+    pub page_table_v: i64,
+    #[doc = " default 0"]
+    pub max_seq_len_kv: i64,
+    #[doc = " since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's"]
+    #[doc = " sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax"]
+    #[doc = " denominator; cuDNN 9.13+). 0: none."]
+    pub sink_token: i64,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_sdpa_fp8_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_sdpa_fp8_options>(),
+        152usize,
+        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_sdpa_fp8_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_sdpa_fp8_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_attn_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(attn_scale)
+            )
+        );
+    }
+    test_field_attn_scale();
+    fn test_field_generate_stats() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).generate_stats) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(generate_stats)
+            )
+        );
+    }
+    test_field_generate_stats();
+    fn test_field_causal_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(causal_mask)
+            )
+        );
+    }
+    test_field_causal_mask();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_alibi_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alibi_mask) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(alibi_mask)
+            )
+        );
+    }
+    test_field_alibi_mask();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+    fn test_field_page_table_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_k) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(page_table_k)
+            )
+        );
+    }
+    test_field_page_table_k();
+    fn test_field_page_table_v() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).page_table_v) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(page_table_v)
+            )
+        );
+    }
+    test_field_page_table_v();
+    fn test_field_max_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_seq_len_kv) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(max_seq_len_kv)
+            )
+        );
+    }
+    test_field_max_seq_len_kv();
+    fn test_field_sink_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sink_token) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_options),
+                "::",
+                stringify!(sink_token)
+            )
+        );
+    }
+    test_field_sink_token();
+}
+#[doc = " ------------------------------------------------------------------------ */"]
+pub type cudnnfe_sdpa_fp8_options_t = cudnnfe_sdpa_fp8_options;
 extern "C" {
-    #[doc = " Adds the selected plan's work on the given buffers (bindings and"]
-    #[doc = " workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller"]
-    #[doc = " created empty (cudaGraphCreate) and owns. Instantiate and launch it with"]
-    #[doc = " the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED"]
-    #[doc = " (CPU reference; the plan lacks native CUDA graph support; cuDNN older"]
-    #[doc = " than 9.5), CUDNN_ERROR. Errors are reported on `handle`."]
-    pub fn cudnnfe_graph_populate_cuda_graph(
-        graph: *const cudnnfe_graph_t,
-        handle: *mut cudnnfe_handle_t,
-        bindings: *const cudnnfe_binding_t,
-        num_bindings: usize,
-        workspace: *mut ::std::os::raw::c_void,
-        workspace_size: usize,
-        cuda_graph: *mut ::std::os::raw::c_void,
+    pub fn cudnnfe_sdpa_fp8_options_init_sized(
+        options: *mut cudnnfe_sdpa_fp8_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,"]
+    #[doc = " h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,"]
+    #[doc = " any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *"]
+    #[doc = " attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,"]
+    #[doc = " causal_mask and the band; a row left no column gives o = 0 and stats ="]
+    #[doc = " -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the"]
+    #[doc = " sink logit in its denominator] [dropped: P * keep * scale]:"]
+    #[doc = "   amax_s = max|P|;  P8 = fp8(P * scale_s);"]
+    #[doc = "   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o"]
+    #[doc = " o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type"]
+    #[doc = " (set the graph's io type or the tensor's type for another: FP8_E4M3,"]
+    #[doc = " FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit"]
+    #[doc = " ones). Writes *stats (0 without generate_stats; `stats` may then be"]
+    #[doc = " NULL), *amax_s and *amax_o."]
+    pub fn cudnnfe_graph_add_sdpa_fp8(
+        graph: *mut cudnnfe_graph_t,
+        q: i64,
+        k: i64,
+        v: i64,
+        descale_q: i64,
+        descale_k: i64,
+        descale_v: i64,
+        descale_s: i64,
+        scale_s: i64,
+        scale_o: i64,
+        options: *const cudnnfe_sdpa_fp8_options_t,
+        o: *mut i64,
+        stats: *mut i64,
+        amax_s: *mut i64,
+        amax_o: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_sdpa_fp8_backward_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " As in cudnnfe_sdpa_fp8_options_t: must match the forward pass."]
+    pub attn_scale: f64,
+    pub causal_mask: i32,
+    #[doc = " default -1"]
+    pub window_left: i64,
+    #[doc = " default -1"]
+    pub window_right: i64,
+    pub diagonal_alignment: cudnnfe_diagonal_alignment_t,
+    #[doc = " since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the"]
+    #[doc = " forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]"]
+    #[doc = " are 0 on the CPU reference and unspecified on the GPU."]
+    pub padding_mask: i32,
+    pub seq_len_q: i64,
+    pub seq_len_kv: i64,
+    #[doc = " since 0.3: the forward's dropout (the same seed and offset, or the same"]
+    #[doc = " mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv"]
+    #[doc = " included (required with dropout_mask; on the GPU a scalar of 1)."]
+    pub dropout_probability: f64,
+    pub dropout_seed: i64,
+    pub dropout_offset: i64,
+    pub dropout_mask: i64,
+    pub dropout_scale: i64,
+    pub dropout_scale_inv: i64,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_sdpa_fp8_backward_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_sdpa_fp8_backward_options>(),
+        120usize,
+        concat!("Size of: ", stringify!(cudnnfe_sdpa_fp8_backward_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_sdpa_fp8_backward_options>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cudnnfe_sdpa_fp8_backward_options)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_attn_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(attn_scale)
+            )
+        );
+    }
+    test_field_attn_scale();
+    fn test_field_causal_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_mask) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(causal_mask)
+            )
+        );
+    }
+    test_field_causal_mask();
+    fn test_field_window_left() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_left) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(window_left)
+            )
+        );
+    }
+    test_field_window_left();
+    fn test_field_window_right() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_right) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(window_right)
+            )
+        );
+    }
+    test_field_window_right();
+    fn test_field_diagonal_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).diagonal_alignment) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(diagonal_alignment)
+            )
+        );
+    }
+    test_field_diagonal_alignment();
+    fn test_field_padding_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_mask) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(padding_mask)
+            )
+        );
+    }
+    test_field_padding_mask();
+    fn test_field_seq_len_q() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_q) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(seq_len_q)
+            )
+        );
+    }
+    test_field_seq_len_q();
+    fn test_field_seq_len_kv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len_kv) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(seq_len_kv)
+            )
+        );
+    }
+    test_field_seq_len_kv();
+    fn test_field_dropout_probability() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_probability) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_probability)
+            )
+        );
+    }
+    test_field_dropout_probability();
+    fn test_field_dropout_seed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_seed) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_seed)
+            )
+        );
+    }
+    test_field_dropout_seed();
+    fn test_field_dropout_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_offset) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_offset)
+            )
+        );
+    }
+    test_field_dropout_offset();
+    fn test_field_dropout_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_mask) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_mask)
+            )
+        );
+    }
+    test_field_dropout_mask();
+    fn test_field_dropout_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_scale)
+            )
+        );
+    }
+    test_field_dropout_scale();
+    fn test_field_dropout_scale_inv() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_sdpa_fp8_backward_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dropout_scale_inv) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_sdpa_fp8_backward_options),
+                "::",
+                stringify!(dropout_scale_inv)
+            )
+        );
+    }
+    test_field_dropout_scale_inv();
+}
+pub type cudnnfe_sdpa_fp8_backward_options_t = cudnnfe_sdpa_fp8_backward_options;
+extern "C" {
+    pub fn cudnnfe_sdpa_fp8_backward_options_init_sized(
+        options: *mut cudnnfe_sdpa_fp8_backward_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o"]
+    #[doc = " [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);"]
+    #[doc = " stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):"]
+    #[doc = "   D = rowsum(dO * O) * descale_do * descale_o"]
+    #[doc = "   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do"]
+    #[doc = "   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale"]
+    #[doc = "   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type"]
+    #[doc = "   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q"]
+    #[doc = " and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK"]
+    #[doc = " and dV summed over each group of query heads). dq, dk, dv have the"]
+    #[doc = " shapes and dimension orders of q, k, v and, by default, q's type."]
+    pub fn cudnnfe_graph_add_sdpa_fp8_backward(
+        graph: *mut cudnnfe_graph_t,
+        q: i64,
+        k: i64,
+        v: i64,
+        o: i64,
+        d_o: i64,
+        stats: i64,
+        descale_q: i64,
+        descale_k: i64,
+        descale_v: i64,
+        descale_o: i64,
+        descale_do: i64,
+        descale_s: i64,
+        descale_dp: i64,
+        scale_s: i64,
+        scale_dq: i64,
+        scale_dk: i64,
+        scale_dv: i64,
+        scale_dp: i64,
+        options: *const cudnnfe_sdpa_fp8_backward_options_t,
+        dq: *mut i64,
+        dk: *mut i64,
+        dv: *mut i64,
+        amax_dq: *mut i64,
+        amax_dk: *mut i64,
+        amax_dv: *mut i64,
+        amax_dp: *mut i64,
     ) -> cudnnfe_status_t;
 }
 extern "C" {
-    #[doc = " Points the nodes of a CUDA graph filled by"]
-    #[doc = " cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers."]
-    #[doc = " Then update an instantiated executable with cudaGraphExecUpdate, or"]
-    #[doc = " instantiate again. Same returns as populate."]
-    pub fn cudnnfe_graph_update_cuda_graph(
-        graph: *const cudnnfe_graph_t,
-        handle: *mut cudnnfe_handle_t,
-        bindings: *const cudnnfe_binding_t,
-        num_bindings: usize,
-        workspace: *mut ::std::os::raw::c_void,
-        workspace_size: usize,
-        cuda_graph: *mut ::std::os::raw::c_void,
+    #[doc = " As cudnnfe_sdpa_options_set_common, for the FP8 options (the shared"]
+    #[doc = " fields, as cudnnfe_attention_common_t gives them). The FP8 backward has no"]
+    #[doc = " ALiBi: a common struct with alibi_mask set is INVALID_ARGUMENT for it."]
+    #[doc = " since 0.4"]
+    pub fn cudnnfe_sdpa_fp8_options_set_common(
+        options: *mut cudnnfe_sdpa_fp8_options_t,
+        common: *const cudnnfe_attention_common_t,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    pub fn cudnnfe_sdpa_fp8_backward_options_set_common(
+        options: *mut cudnnfe_sdpa_fp8_backward_options_t,
+        common: *const cudnnfe_attention_common_t,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " Options of both block-scale ops."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_block_scale_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " Elements per block along `axis` (default 32, the MX block): x's dim"]
+    #[doc = " `axis` must be a multiple of it."]
+    pub block_size: i32,
+    #[doc = " The blocked dim; negative counts from the end (default -1, the last"]
+    #[doc = " dim). The scale tensor has x's dims with dim `axis` divided by"]
+    #[doc = " block_size."]
+    pub axis: i32,
+    #[doc = " Quantize only: nonzero gives y and scale strides that make `axis` the"]
+    #[doc = " innermost (packed) dim, whatever x's layout (default 0: y takes x's"]
+    #[doc = " strides, scale x's dimension order). cuDNN wants the blocked dim"]
+    #[doc = " packed."]
+    pub transpose: i32,
+    #[doc = " Quantize only: y's type when y's type is not set, FP8_E4M3 (default)"]
+    #[doc = " or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or"]
+    #[doc = " refuses other types). The scale's type is FP8_E8M0."]
+    pub y_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_block_scale_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_block_scale_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_block_scale_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_block_scale_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cudnnfe_block_scale_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_axis() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).axis) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(axis)
+            )
+        );
+    }
+    test_field_axis();
+    fn test_field_transpose() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).transpose) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(transpose)
+            )
+        );
+    }
+    test_field_transpose();
+    fn test_field_y_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_block_scale_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).y_dtype) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_block_scale_options),
+                "::",
+                stringify!(y_dtype)
+            )
+        );
+    }
+    test_field_y_dtype();
+}
+#[doc = " Options of both block-scale ops."]
+pub type cudnnfe_block_scale_options_t = cudnnfe_block_scale_options;
+extern "C" {
+    pub fn cudnnfe_block_scale_options_init_sized(
+        options: *mut cudnnfe_block_scale_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),"]
+    #[doc = "   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to"]
+    #[doc = "              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero"]
+    #[doc = "              block),"]
+    #[doc = "   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max"]
+    #[doc = "       448, FP8_E5M2: max 57344), saturating."]
+    #[doc = " Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the"]
+    #[doc = " GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR"]
+    #[doc = " (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on"]
+    #[doc = " Hopper with NOT_SUPPORTED)."]
+    pub fn cudnnfe_graph_add_block_scale_quantize(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        options: *const cudnnfe_block_scale_options_t,
+        y: *mut i64,
+        scale: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Block-scale dequantize: y = x * scale[B] for each element of block B."]
+    #[doc = " x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim"]
+    #[doc = " `axis`, which is x's divided by block_size. y (x's dims, x's strides) is"]
+    #[doc = " FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the"]
+    #[doc = " intermediate type for a virtual y), else FLOAT. Reads block_size, axis"]
+    #[doc = " and name. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or"]
+    #[doc = " newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses"]
+    #[doc = " it elsewhere with NOT_SUPPORTED."]
+    pub fn cudnnfe_graph_add_block_scale_dequantize(
+        graph: *mut cudnnfe_graph_t,
+        x: i64,
+        scale: i64,
+        options: *const cudnnfe_block_scale_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+#[doc = " How routed rows relate to token and output rows (r: a routed row)."]
+pub type cudnnfe_moe_grouped_matmul_mode_t = i32;
+#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_moe_grouped_matmul_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " default NONE; the backward takes NONE only"]
+    pub mode: cudnnfe_moe_grouped_matmul_mode_t,
+    #[doc = " SCATTER: experts per token (output slot token_index * top_k + token_ks);"]
+    #[doc = " default 1, at least 1."]
+    pub top_k: i32,
+    #[doc = " cuDNN's math precision; NOT_SET (default): the graph's compute type."]
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_moe_grouped_matmul_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_moe_grouped_matmul_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(cudnnfe_moe_grouped_matmul_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_moe_grouped_matmul_options>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cudnnfe_moe_grouped_matmul_options)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mode) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(mode)
+            )
+        );
+    }
+    test_field_mode();
+    fn test_field_top_k() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).top_k) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(top_k)
+            )
+        );
+    }
+    test_field_top_k();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cudnnfe_moe_grouped_matmul_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_moe_grouped_matmul_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+#[doc = " Options of moe_grouped_matmul and its backward. since 0.3"]
+pub type cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options;
+extern "C" {
+    pub fn cudnnfe_moe_grouped_matmul_options_init_sized(
+        options: *mut cudnnfe_moe_grouped_matmul_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " output[1, R, N] from token[1, T, K], weight[E, K, N] and"]
+    #[doc = " first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a"]
+    #[doc = " multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries"]
+    #[doc = " (group g is routed rows [offset[g], offset[g + 1])). Group g uses"]
+    #[doc = " weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's"]
+    #[doc = " dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and"]
+    #[doc = " SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the"]
+    #[doc = " mode does not read. Output rows no group writes are unspecified (the CPU"]
+    #[doc = " reference writes 0). On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without"]
+    #[doc = " it refuses with NOT_SUPPORTED. since 0.3"]
+    pub fn cudnnfe_graph_add_moe_grouped_matmul(
+        graph: *mut cudnnfe_graph_t,
+        token: i64,
+        weight: i64,
+        first_token_offset: i64,
+        token_index: i64,
+        token_ks: i64,
+        options: *const cudnnfe_moe_grouped_matmul_options_t,
+        output: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " The weight gradient of a NONE-mode moe_grouped_matmul:"]
+    #[doc = " dweight[e] = sum over the groups g of expert e of token[rows of g]^T @"]
+    #[doc = " doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is"]
+    #[doc = " [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is"]
+    #[doc = " first_token_offset's dim 0 unless dweight's dims are set (set them when"]
+    #[doc = " first_token_offset holds G + 1 boundaries or several batches). Reads name"]
+    #[doc = " and compute_dtype; mode must be NONE. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN"]
+    #[doc = " without it refuses with NOT_SUPPORTED. since 0.3"]
+    pub fn cudnnfe_graph_add_moe_grouped_matmul_backward(
+        graph: *mut cudnnfe_graph_t,
+        doutput: i64,
+        token: i64,
+        first_token_offset: i64,
+        options: *const cudnnfe_moe_grouped_matmul_options_t,
+        dweight: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Describes CUDA device `device` (needs cuDNN and that GPU). Free with"]
+    #[doc = " cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such"]
+    #[doc = " device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device"]
+    #[doc = " properties), CUDA_ERROR. since 0.3"]
+    pub fn cudnnfe_device_properties_create(
+        properties: *mut *mut cudnnfe_device_properties_t,
+        device: i32,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of"]
+    #[doc = " `data`, read during the call only; needs cuDNN, no GPU). Free with"]
+    #[doc = " cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a"]
+    #[doc = " JSON object, or cuDNN refuses it: the message says why),"]
+    #[doc = " CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3"]
+    pub fn cudnnfe_device_properties_create_from_json(
+        properties: *mut *mut cudnnfe_device_properties_t,
+        data: *const ::std::os::raw::c_char,
+        size: usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " cuDNN's JSON of the properties, which create_from_json takes back."]
+    #[doc = " Size-query pattern as cudnnfe_graph_serialize. since 0.3"]
+    pub fn cudnnfe_device_properties_serialize(
+        properties: *const cudnnfe_device_properties_t,
+        buffer: *mut ::std::os::raw::c_char,
+        capacity: usize,
+        size: *mut usize,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Frees the properties (NULL is accepted). Graphs built with them are not"]
+    #[doc = " affected. since 0.3"]
+    pub fn cudnnfe_device_properties_destroy(
+        properties: *mut cudnnfe_device_properties_t,
     ) -> cudnnfe_status_t;
 }

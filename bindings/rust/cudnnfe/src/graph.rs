@@ -102,6 +102,33 @@ macro_rules! graph_queries {
             Ok(uids.into_iter().map($crate::Tensor::from_uid).collect())
         }
 
+        /// The graph inputs that left the graph at validation because no op
+        /// read them ([`Graph::set_prune_unread_inputs`]), in ascending UID
+        /// order (since 0.4).
+        pub fn pruned_tensors(&self) -> $crate::Result<Vec<$crate::Tensor>> {
+            let mut count = 0usize;
+            // SAFETY: size query (NULL buffer), then a buffer of `count`.
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_pruned_uids(
+                    self.raw(),
+                    ::std::ptr::null_mut(),
+                    0,
+                    &mut count,
+                )
+            })?;
+            let mut uids = vec![0i64; count];
+            self.check(unsafe {
+                ::cudnnfe_sys::cudnnfe_graph_get_pruned_uids(
+                    self.raw(),
+                    uids.as_mut_ptr(),
+                    uids.len(),
+                    &mut count,
+                )
+            })?;
+            uids.truncate(count);
+            Ok(uids.into_iter().map($crate::Tensor::from_uid).collect())
+        }
+
         /// The tensor named `name`; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
         /// if there is none.
         pub fn find_tensor(&self, name: &str) -> $crate::Result<$crate::Tensor> {
@@ -664,6 +691,20 @@ impl Graph {
     pub fn set_io_dtype(&mut self, dtype: DataType) -> Result<&mut Self> {
         // SAFETY: plain values.
         self.check(unsafe { sys::cudnnfe_graph_set_io_dtype(self.raw(), dtype.as_raw()) })?;
+        Ok(self)
+    }
+
+    /// With `prune` true, graph inputs that no op reads leave the graph when
+    /// it is validated (as cudnn-frontend's graph holds only the tensors its
+    /// ops use): a binding for one is ignored at execute, and a call naming
+    /// one fails saying that it left ([`pruned_tensors`](Self::pruned_tensors)
+    /// lists them). Default false: such an input stays and takes no buffer
+    /// (since 0.4).
+    pub fn set_prune_unread_inputs(&mut self, prune: bool) -> Result<&mut Self> {
+        // SAFETY: plain values.
+        self.check(unsafe {
+            sys::cudnnfe_graph_set_prune_unread_inputs(self.raw(), i32::from(prune))
+        })?;
         Ok(self)
     }
 

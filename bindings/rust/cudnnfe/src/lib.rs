@@ -186,10 +186,10 @@ pub use library::{
     LoadedLibrary, LogLevel, RuntimeLibrary,
 };
 pub use options::{
-    BlockScaleOptions, BnFinalizeOptions, BuildOptions, ConvOptions, DbnWeightOptions,
-    GenstatsOptions, LayoutOptions, MatmulOptions, MoeGroupedMatmulOptions, NormOptions,
-    PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions,
-    SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
+    AttentionCommon, BlockScaleOptions, BnFinalizeOptions, BuildOptions, ConvOptions,
+    DbnWeightOptions, GenstatsOptions, LayoutOptions, MatmulOptions, MoeGroupedMatmulOptions,
+    NormOptions, PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions,
+    SdpaBackwardOptions, SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
 };
 pub use plans::{
     plan_cache_clear, plan_cache_stats, AutotuneOptions, BehaviorNotes, BuildInfo, NumericalNotes,

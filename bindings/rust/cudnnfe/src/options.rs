@@ -1548,6 +1548,139 @@ impl BuildOptions {
     }
 }
 
+/// The options the attention option sets share (`cudnnfe_attention_common_t`,
+/// since 0.4): fill it once and give it to a forward and its backward with
+/// [`SdpaOptions::common`], [`SdpaBackwardOptions::common`],
+/// [`SdpaFp8Options::common`] or [`SdpaFp8BackwardOptions::common`], so that
+/// they cannot disagree. Each field means what the field of the same name of
+/// [`SdpaOptions`] means.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct AttentionCommon {
+    /// Softmax scale on Q·Kᵀ; 0 (the default): `1/sqrt(d)`.
+    pub attn_scale: f64,
+    /// Causal mask aligned at the top-left corner.
+    pub causal_mask: bool,
+    /// Left bound of the diagonal band; `None` (default): open.
+    pub window_left: Option<i64>,
+    /// Right bound of the diagonal band; `None` (default): open.
+    pub window_right: Option<i64>,
+    /// Where the band's diagonal starts (default top-left).
+    pub diagonal_alignment: DiagonalAlignment,
+    /// Variable sequence lengths, given by `seq_len_q` and `seq_len_kv`.
+    pub padding_mask: bool,
+    /// Valid query rows per batch (with `padding_mask`).
+    pub seq_len_q: Option<Tensor>,
+    /// Valid key columns per batch (with `padding_mask`).
+    pub seq_len_kv: Option<Tensor>,
+    /// ALiBi (the FP8 backward has none: refused there).
+    pub alibi_mask: bool,
+    /// Drawn dropout's probability.
+    pub dropout_probability: f64,
+    /// Drawn dropout's seed tensor.
+    pub dropout_seed: Option<Tensor>,
+    /// Drawn dropout's offset tensor.
+    pub dropout_offset: Option<Tensor>,
+    /// Given dropout's mask.
+    pub dropout_mask: Option<Tensor>,
+    /// Given dropout's scale tensor.
+    pub dropout_scale: Option<Tensor>,
+}
+
+impl Default for AttentionCommon {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_attention_common_init_sized);
+        AttentionCommon {
+            attn_scale: raw.attn_scale,
+            causal_mask: raw.causal_mask != 0,
+            window_left: (raw.window_left != -1).then_some(raw.window_left),
+            window_right: (raw.window_right != -1).then_some(raw.window_right),
+            diagonal_alignment: DiagonalAlignment::from_raw(raw.diagonal_alignment),
+            padding_mask: raw.padding_mask != 0,
+            seq_len_q: opt_tensor(raw.seq_len_q),
+            seq_len_kv: opt_tensor(raw.seq_len_kv),
+            alibi_mask: raw.alibi_mask != 0,
+            dropout_probability: raw.dropout_probability,
+            dropout_seed: opt_tensor(raw.dropout_seed),
+            dropout_offset: opt_tensor(raw.dropout_offset),
+            dropout_mask: opt_tensor(raw.dropout_mask),
+            dropout_scale: opt_tensor(raw.dropout_scale),
+        }
+    }
+}
+
+impl AttentionCommon {
+    fn to_raw(&self) -> sys::cudnnfe_attention_common_t {
+        let mut raw = init(sys::cudnnfe_attention_common_init_sized);
+        raw.attn_scale = self.attn_scale;
+        raw.causal_mask = i32::from(self.causal_mask);
+        raw.window_left = self.window_left.unwrap_or(-1);
+        raw.window_right = self.window_right.unwrap_or(-1);
+        raw.diagonal_alignment = self.diagonal_alignment.as_raw();
+        raw.padding_mask = i32::from(self.padding_mask);
+        raw.seq_len_q = opt_uid(self.seq_len_q);
+        raw.seq_len_kv = opt_uid(self.seq_len_kv);
+        raw.alibi_mask = i32::from(self.alibi_mask);
+        raw.dropout_probability = self.dropout_probability;
+        raw.dropout_seed = opt_uid(self.dropout_seed);
+        raw.dropout_offset = opt_uid(self.dropout_offset);
+        raw.dropout_mask = opt_uid(self.dropout_mask);
+        raw.dropout_scale = opt_uid(self.dropout_scale);
+        raw
+    }
+}
+
+/// `common` for an attention option set: the library copies the shared
+/// fields into its C struct (`set`), which are then read back, so the rule
+/// (what the set takes, what it refuses) is the library's.
+macro_rules! attention_common {
+    ($options:ty, $set:ident $(, $alibi:ident)?) => {
+        impl $options {
+            /// Takes the shared attention options of `common`
+            /// ([`AttentionCommon`]); the other fields are left as they are
+            /// (since 0.4).
+            pub fn common(mut self, common: &AttentionCommon) -> Result<Self> {
+                let mut raw = self.to_raw(&None);
+                let shared = common.to_raw();
+                // SAFETY: two live structs of this crate's header, read and
+                // written during the call only.
+                crate::error::check_thread(unsafe { sys::$set(&mut raw, &shared) })?;
+                self.attn_scale = raw.attn_scale;
+                self.causal_mask = raw.causal_mask != 0;
+                self.window_left = (raw.window_left != -1).then_some(raw.window_left);
+                self.window_right = (raw.window_right != -1).then_some(raw.window_right);
+                self.diagonal_alignment = DiagonalAlignment::from_raw(raw.diagonal_alignment);
+                self.padding_mask = raw.padding_mask != 0;
+                self.seq_len_q = opt_tensor(raw.seq_len_q);
+                self.seq_len_kv = opt_tensor(raw.seq_len_kv);
+                $(self.$alibi = raw.$alibi != 0;)?
+                self.dropout_probability = raw.dropout_probability;
+                self.dropout_seed = opt_tensor(raw.dropout_seed);
+                self.dropout_offset = opt_tensor(raw.dropout_offset);
+                self.dropout_mask = opt_tensor(raw.dropout_mask);
+                self.dropout_scale = opt_tensor(raw.dropout_scale);
+                Ok(self)
+            }
+        }
+    };
+}
+
+attention_common!(SdpaOptions, cudnnfe_sdpa_options_set_common, alibi_mask);
+attention_common!(
+    SdpaBackwardOptions,
+    cudnnfe_sdpa_backward_options_set_common,
+    alibi_mask
+);
+attention_common!(
+    SdpaFp8Options,
+    cudnnfe_sdpa_fp8_options_set_common,
+    alibi_mask
+);
+attention_common!(
+    SdpaFp8BackwardOptions,
+    cudnnfe_sdpa_fp8_backward_options_set_common
+);
+
 // Default, to_raw and the per-field builder setters of the op options above,
 // generated from abi/manifest.json by bindings/rust/gen_options.py.
 include!("options_gen.rs");

@@ -697,95 +697,6 @@ impl LayoutOptions {
     }
 }
 
-// ---- BlockScaleOptions (`cudnnfe_block_scale_options_t`)
-
-impl Default for BlockScaleOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_block_scale_options_init_sized);
-        BlockScaleOptions {
-            name: None,
-            block_size: raw.block_size,
-            axis: raw.axis,
-            transpose: raw.transpose != 0,
-            y_dtype: DataType::from_raw(raw.y_dtype),
-        }
-    }
-}
-
-impl BlockScaleOptions {
-    /// Sets `block_size` (`int32_t` of `cudnnfe_block_scale_options_t`).
-    pub fn block_size(mut self, value: i32) -> Self {
-        self.block_size = value;
-        self
-    }
-    /// Sets `axis` (`int32_t` of `cudnnfe_block_scale_options_t`).
-    pub fn axis(mut self, value: i32) -> Self {
-        self.axis = value;
-        self
-    }
-    /// Sets `transpose` (`int32_t` of `cudnnfe_block_scale_options_t`).
-    pub fn transpose(mut self, value: bool) -> Self {
-        self.transpose = value;
-        self
-    }
-    /// Sets `y_dtype` (`cudnnfe_dtype_t` of `cudnnfe_block_scale_options_t`).
-    pub fn y_dtype(mut self, value: DataType) -> Self {
-        self.y_dtype = value;
-        self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_block_scale_options_t {
-        let mut raw = init(sys::cudnnfe_block_scale_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.block_size = self.block_size;
-        raw.axis = self.axis;
-        raw.transpose = self.transpose as i32;
-        raw.y_dtype = self.y_dtype.as_raw();
-        raw
-    }
-}
-
-// ---- MoeGroupedMatmulOptions (`cudnnfe_moe_grouped_matmul_options_t`)
-
-impl Default for MoeGroupedMatmulOptions {
-    fn default() -> Self {
-        let raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
-        MoeGroupedMatmulOptions {
-            name: None,
-            mode: MoeGroupedMatmulMode::from_raw(raw.mode),
-            top_k: raw.top_k,
-            compute_dtype: DataType::from_raw(raw.compute_dtype),
-        }
-    }
-}
-
-impl MoeGroupedMatmulOptions {
-    /// Sets `mode` (`cudnnfe_moe_grouped_matmul_mode_t` of `cudnnfe_moe_grouped_matmul_options_t`).
-    pub fn mode(mut self, value: MoeGroupedMatmulMode) -> Self {
-        self.mode = value;
-        self
-    }
-    /// Sets `top_k` (`int32_t` of `cudnnfe_moe_grouped_matmul_options_t`).
-    pub fn top_k(mut self, value: i32) -> Self {
-        self.top_k = value;
-        self
-    }
-    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_moe_grouped_matmul_options_t`).
-    pub fn compute_dtype(mut self, value: DataType) -> Self {
-        self.compute_dtype = value;
-        self
-    }
-
-    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_moe_grouped_matmul_options_t {
-        let mut raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
-        raw.name = name_ptr(name);
-        raw.mode = self.mode.as_raw();
-        raw.top_k = self.top_k;
-        raw.compute_dtype = self.compute_dtype.as_raw();
-        raw
-    }
-}
-
 // ---- ResampleOptions (`cudnnfe_resample_options_t`)
 
 impl Default for ResampleOptions {
@@ -1128,6 +1039,95 @@ impl SdpaFp8BackwardOptions {
         raw.dropout_mask = opt_uid(self.dropout_mask);
         raw.dropout_scale = opt_uid(self.dropout_scale);
         raw.dropout_scale_inv = opt_uid(self.dropout_scale_inv);
+        raw
+    }
+}
+
+// ---- BlockScaleOptions (`cudnnfe_block_scale_options_t`)
+
+impl Default for BlockScaleOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_block_scale_options_init_sized);
+        BlockScaleOptions {
+            name: None,
+            block_size: raw.block_size,
+            axis: raw.axis,
+            transpose: raw.transpose != 0,
+            y_dtype: DataType::from_raw(raw.y_dtype),
+        }
+    }
+}
+
+impl BlockScaleOptions {
+    /// Sets `block_size` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn block_size(mut self, value: i32) -> Self {
+        self.block_size = value;
+        self
+    }
+    /// Sets `axis` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn axis(mut self, value: i32) -> Self {
+        self.axis = value;
+        self
+    }
+    /// Sets `transpose` (`int32_t` of `cudnnfe_block_scale_options_t`).
+    pub fn transpose(mut self, value: bool) -> Self {
+        self.transpose = value;
+        self
+    }
+    /// Sets `y_dtype` (`cudnnfe_dtype_t` of `cudnnfe_block_scale_options_t`).
+    pub fn y_dtype(mut self, value: DataType) -> Self {
+        self.y_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_block_scale_options_t {
+        let mut raw = init(sys::cudnnfe_block_scale_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.block_size = self.block_size;
+        raw.axis = self.axis;
+        raw.transpose = self.transpose as i32;
+        raw.y_dtype = self.y_dtype.as_raw();
+        raw
+    }
+}
+
+// ---- MoeGroupedMatmulOptions (`cudnnfe_moe_grouped_matmul_options_t`)
+
+impl Default for MoeGroupedMatmulOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
+        MoeGroupedMatmulOptions {
+            name: None,
+            mode: MoeGroupedMatmulMode::from_raw(raw.mode),
+            top_k: raw.top_k,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl MoeGroupedMatmulOptions {
+    /// Sets `mode` (`cudnnfe_moe_grouped_matmul_mode_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn mode(mut self, value: MoeGroupedMatmulMode) -> Self {
+        self.mode = value;
+        self
+    }
+    /// Sets `top_k` (`int32_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn top_k(mut self, value: i32) -> Self {
+        self.top_k = value;
+        self
+    }
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_moe_grouped_matmul_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_moe_grouped_matmul_options_t {
+        let mut raw = init(sys::cudnnfe_moe_grouped_matmul_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.mode = self.mode.as_raw();
+        raw.top_k = self.top_k;
+        raw.compute_dtype = self.compute_dtype.as_raw();
         raw
     }
 }

@@ -610,6 +610,42 @@ fn next_output_goes_into_a_tensor_the_caller_made() -> TestResult {
 }
 
 #[test]
+fn unread_inputs_leave_a_pruning_graph() -> TestResult {
+    let mut g = Graph::new()?;
+    let x = g.input("x", DataType::Float, &[4])?;
+    let unused = g.input("epsilon_bwd", DataType::Float, &[1])?;
+    let y = g.unary(PointwiseMode::Neg, x)?;
+    g.set_output(y, true)?.set_prune_unread_inputs(true)?;
+    assert!(g.pruned_tensors()?.is_empty());
+    g.validate()?;
+    assert_eq!(g.pruned_tensors()?, vec![unused]);
+    assert_eq!(g.tensor_count()?, 2);
+    // A call naming it says that it left the graph.
+    let err = g.binary(PointwiseMode::Add, x, unused).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        err.message().contains("left the graph"),
+        "{}",
+        err.message()
+    );
+    let built = g.build(&cpu())?;
+    let x_d = data(4, 3);
+    let mut y_d = [0f32; 4];
+    // Its binding is accepted and ignored.
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (x, HostBuffer::input(&x_d)),
+            (unused, HostBuffer::input(&[1f32])),
+            (y, HostBuffer::output(&mut y_d)),
+        ],
+    )?;
+    let expected: Vec<f32> = x_d.iter().map(|v| -v).collect();
+    assert_close(&y_d, &expected, 0.0, 0.0);
+    Ok(())
+}
+
+#[test]
 fn pass_by_value_inputs_are_read_at_every_execute() -> TestResult {
     let mut g = Graph::new()?;
     let x = g.input("x", DataType::Float, &[4])?;
@@ -1436,5 +1472,42 @@ fn try_build_gives_the_graph_back() -> TestResult {
     let mut handle = Handle::new()?;
     let built = g.build_with_handle(&mut handle, &cpu())?;
     assert_eq!(run_small(&built, x, w, y)?.len(), 2);
+    Ok(())
+}
+
+#[test]
+fn attention_common_options_reach_every_set() -> TestResult {
+    let mut common = AttentionCommon::default();
+    assert_eq!(common.window_right, None);
+    common.attn_scale = 0.25;
+    common.causal_mask = true;
+    common.window_left = Some(8);
+    common.dropout_probability = 0.1;
+    let mut forward = SdpaOptions::default();
+    forward.generate_stats = true;
+    let forward = forward.common(&common)?;
+    assert_eq!(forward.attn_scale, 0.25);
+    assert!(forward.causal_mask && forward.generate_stats);
+    assert_eq!(forward.window_left, Some(8));
+    let backward = SdpaBackwardOptions::default().common(&common)?;
+    assert_eq!(backward.attn_scale, 0.25);
+    assert_eq!(backward.window_left, Some(8));
+    assert_eq!(backward.dropout_probability, 0.1);
+    let fp8 = SdpaFp8Options::default().common(&common)?;
+    assert!(fp8.causal_mask);
+    // The FP8 backward has no ALiBi: refused, naming the field.
+    let mut alibi = common.clone();
+    alibi.alibi_mask = true;
+    let err = SdpaFp8BackwardOptions::default()
+        .common(&alibi)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.message().contains("alibi_mask"), "{}", err.message());
+    assert_eq!(
+        SdpaFp8BackwardOptions::default()
+            .common(&common)?
+            .window_left,
+        Some(8)
+    );
     Ok(())
 }

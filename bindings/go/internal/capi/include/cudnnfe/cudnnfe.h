@@ -30,6 +30,31 @@
  *   - Graph construction belongs to one thread at a time. A built graph is
  *     immutable and may be executed from many threads at once, each thread
  *     with its own cudnnfe_handle_t and workspace.
+ *
+ * The header reads top to bottom as the manual, by concept: status codes and
+ * errors, data types, the library (versions, loading cuDNN, the log),
+ * handles, graphs, tensors, the operations by family (convolution and
+ * matmul; pointwise and reduction; attention and score modifiers;
+ * normalizations and softmax; split batch norm; layout; resampling and
+ * random numbers), validation and build, execution (bound executions and
+ * CUDA graphs included), plans (selection, autotuning, the plan cache) and
+ * serialization.
+ *
+ * Experimental API. What runs only on some GPUs or cuDNN versions -- FP8
+ * attention (Hopper and newer), block-scale quantization (cuDNN 9.7+, run
+ * by cuDNN on Blackwell), mixture-of-experts grouped matmul (a cuDNN that
+ * has the operation) and device properties (cuDNN 9.8+) -- is declared in
+ * the last part of this header, only where the macro CUDNNFE_EXPERIMENTAL
+ * is defined before it is included (as zstd's ZSTD_STATIC_LINKING_ONLY):
+ *
+ *     #define CUDNNFE_EXPERIMENTAL
+ *     #include <cudnnfe/cudnnfe.h>
+ *
+ * The library always exports these functions, and they follow the ABI
+ * rules of the rest (fields only appended, `since` notes); they are apart
+ * because what they accept follows cuDNN and the GPU, so they are the first
+ * to change. The bindings in this repository are generated with the macro
+ * defined and offer them (docs/design.md, "The experimental part").
  */
 #ifndef CUDNNFE_CUDNNFE_H
 #define CUDNNFE_CUDNNFE_H
@@ -54,7 +79,7 @@ extern "C" {
 #define CUDNNFE_ABI_VERSION 0
 
 /* ------------------------------------------------------------------------ */
-/* Enumerations (fixed 32-bit integers)                                     */
+/* Status codes and errors                                                  */
 /* ------------------------------------------------------------------------ */
 
 typedef int32_t cudnnfe_status_t;
@@ -74,6 +99,18 @@ typedef int32_t cudnnfe_status_t;
  * names the graph, node, plan, cuDNN version, GPU and the worst element.
  * since 0.4 */
 #define CUDNNFE_STATUS_VERIFY_FAILED 11
+
+/* Static name of a status ("CUDNNFE_STATUS_INVALID_GRAPH"); never NULL. */
+const char *cudnnfe_status_name(cudnnfe_status_t status);
+
+/* Message of the last failure on the calling OS thread, "" if none. Valid
+ * until the next cudnnfe call on this thread. Prefer the per-object
+ * functions below where the call had an object. */
+const char *cudnnfe_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                               */
+/* ------------------------------------------------------------------------ */
 
 typedef int32_t cudnnfe_dtype_t;
 #define CUDNNFE_DTYPE_NOT_SET 0 /* resolved from the graph's defaults */
@@ -109,119 +146,14 @@ typedef int32_t cudnnfe_dtype_t;
  * since 0.3 */
 #define CUDNNFE_DTYPE_BOOLEAN_PACKED 13
 
-/* Where a built graph runs. */
-typedef int32_t cudnnfe_target_t;
-/* AUTO picks the GPU when cuDNN and a GPU load, else the CPU reference. It
- * never falls back to the CPU because cuDNN refused a graph: that is
- * reported (NOT_SUPPORTED), not hidden behind a slow path. */
-#define CUDNNFE_TARGET_AUTO 0
-#define CUDNNFE_TARGET_GPU 1           /* cuDNN on the GPU; fails if unavailable */
-#define CUDNNFE_TARGET_CPU_REFERENCE 2 /* plain loops on host buffers */
+/* Static name of a data type ("BFLOAT16"); "UNKNOWN" for other values. */
+const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype);
 
-typedef int32_t cudnnfe_heur_mode_t;
-#define CUDNNFE_HEUR_MODE_A 0
-#define CUDNNFE_HEUR_MODE_B 1
-#define CUDNNFE_HEUR_MODE_FALLBACK 2
-
-typedef int32_t cudnnfe_conv_mode_t;
-#define CUDNNFE_CONV_MODE_CROSS_CORRELATION 0
-#define CUDNNFE_CONV_MODE_CONVOLUTION 1
-
-/* Pointwise modes. Operands: unary modes read in0; binary modes compute
- * in0 <op> in1; *_BWD modes read in0 = dy (the loss) and in1 = x (the forward
- * input) and write dx; BINARY_SELECT writes in2 ? in0 : in1; GEN_INDEX writes
- * each element's index along `axis` of in0's shape (INT32). */
-typedef int32_t cudnnfe_pointwise_mode_t;
-#define CUDNNFE_POINTWISE_ADD 1
-#define CUDNNFE_POINTWISE_ADD_SQUARE 2 /* in0 + in1 * in1 */
-#define CUDNNFE_POINTWISE_SUB 3
-#define CUDNNFE_POINTWISE_MUL 4
-#define CUDNNFE_POINTWISE_DIV 5
-#define CUDNNFE_POINTWISE_MAX 6
-#define CUDNNFE_POINTWISE_MIN 7
-#define CUDNNFE_POINTWISE_MOD 8
-#define CUDNNFE_POINTWISE_POW 9
-#define CUDNNFE_POINTWISE_ATAN2 10
-#define CUDNNFE_POINTWISE_NEG 20
-#define CUDNNFE_POINTWISE_ABS 21
-#define CUDNNFE_POINTWISE_CEIL 22
-#define CUDNNFE_POINTWISE_FLOOR 23
-#define CUDNNFE_POINTWISE_RECIPROCAL 24
-#define CUDNNFE_POINTWISE_SQRT 25
-#define CUDNNFE_POINTWISE_RSQRT 26
-#define CUDNNFE_POINTWISE_EXP 27
-#define CUDNNFE_POINTWISE_LOG 28
-#define CUDNNFE_POINTWISE_SIN 29
-#define CUDNNFE_POINTWISE_COS 30
-#define CUDNNFE_POINTWISE_TAN 31
-#define CUDNNFE_POINTWISE_ERF 32
-#define CUDNNFE_POINTWISE_IDENTITY 33
-#define CUDNNFE_POINTWISE_RELU_FWD 40
-#define CUDNNFE_POINTWISE_TANH_FWD 41
-#define CUDNNFE_POINTWISE_SIGMOID_FWD 42
-#define CUDNNFE_POINTWISE_ELU_FWD 43
-#define CUDNNFE_POINTWISE_GELU_FWD 44
-#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD 45
-#define CUDNNFE_POINTWISE_SOFTPLUS_FWD 46
-#define CUDNNFE_POINTWISE_SWISH_FWD 47
-#define CUDNNFE_POINTWISE_RELU_BWD 60
-#define CUDNNFE_POINTWISE_TANH_BWD 61
-#define CUDNNFE_POINTWISE_SIGMOID_BWD 62
-#define CUDNNFE_POINTWISE_ELU_BWD 63
-#define CUDNNFE_POINTWISE_GELU_BWD 64
-#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD 65
-#define CUDNNFE_POINTWISE_SOFTPLUS_BWD 66
-#define CUDNNFE_POINTWISE_SWISH_BWD 67
-#define CUDNNFE_POINTWISE_CMP_EQ 80
-#define CUDNNFE_POINTWISE_CMP_NEQ 81
-#define CUDNNFE_POINTWISE_CMP_GT 82
-#define CUDNNFE_POINTWISE_CMP_GE 83
-#define CUDNNFE_POINTWISE_CMP_LT 84
-#define CUDNNFE_POINTWISE_CMP_LE 85
-#define CUDNNFE_POINTWISE_LOGICAL_AND 90
-#define CUDNNFE_POINTWISE_LOGICAL_OR 91
-#define CUDNNFE_POINTWISE_LOGICAL_NOT 92
-#define CUDNNFE_POINTWISE_BINARY_SELECT 100
-#define CUDNNFE_POINTWISE_GEN_INDEX 101
-
-typedef int32_t cudnnfe_reduction_mode_t;
-#define CUDNNFE_REDUCTION_ADD 1
-#define CUDNNFE_REDUCTION_MUL 2
-#define CUDNNFE_REDUCTION_MIN 3
-#define CUDNNFE_REDUCTION_MAX 4
-#define CUDNNFE_REDUCTION_AMAX 5 /* max of absolute values */
-#define CUDNNFE_REDUCTION_AVG 6
-#define CUDNNFE_REDUCTION_NORM1 7
-#define CUDNNFE_REDUCTION_NORM2 8
-#define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
-
-/* What a tensor is to the graph (cudnnfe_tensor_get_kind). */
-typedef int32_t cudnnfe_tensor_kind_t;
-#define CUDNNFE_TENSOR_KIND_INPUT 1   /* graph input, read at execute */
-#define CUDNNFE_TENSOR_KIND_SCALAR 2  /* pass-by-value constant, no binding */
-#define CUDNNFE_TENSOR_KIND_VIRTUAL 3 /* op output kept inside the plan */
-#define CUDNNFE_TENSOR_KIND_OUTPUT 4  /* op output written at execute */
-
-/* Most dimensions a tensor may have (cuDNN's limit). */
-#define CUDNNFE_MAX_DIMS 8
-/* Most spatial dimensions of a convolution (3-D convolutions). */
-#define CUDNNFE_MAX_SPATIAL_DIMS 3
+/* Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown. */
+size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
 
 /* ------------------------------------------------------------------------ */
-/* Opaque objects                                                           */
-/* ------------------------------------------------------------------------ */
-
-/* A graph of tensors and operations; after cudnnfe_graph_build, a runnable
- * plan. Create with cudnnfe_graph_create, free with cudnnfe_graph_destroy. */
-typedef struct cudnnfe_graph cudnnfe_graph_t;
-
-/* An execution context: one thread's cuDNN handle for one GPU (created on
- * first GPU use), plus that thread's last error message. Cheap to create;
- * also required (and sufficient) for CPU reference execution. */
-typedef struct cudnnfe_handle cudnnfe_handle_t;
-
-/* ------------------------------------------------------------------------ */
-/* Library information and errors                                           */
+/* Library: versions and devices                                            */
 /* ------------------------------------------------------------------------ */
 
 /* Version of the loaded library (same encoding as CUDNNFE_VERSION). */
@@ -242,20 +174,6 @@ cudnnfe_status_t cudnnfe_cudnn_version(int64_t *version);
 /* Writes the number of usable CUDA devices: 0 when the CUDA runtime or the
  * driver is missing (that is not an error). */
 cudnnfe_status_t cudnnfe_device_count(int32_t *count);
-
-/* Static name of a status ("CUDNNFE_STATUS_INVALID_GRAPH"); never NULL. */
-const char *cudnnfe_status_name(cudnnfe_status_t status);
-
-/* Static name of a data type ("BFLOAT16"); "UNKNOWN" for other values. */
-const char *cudnnfe_dtype_name(cudnnfe_dtype_t dtype);
-
-/* Size in bytes of one element of `dtype`; 0 for NOT_SET or unknown. */
-size_t cudnnfe_dtype_size(cudnnfe_dtype_t dtype);
-
-/* Message of the last failure on the calling OS thread, "" if none. Valid
- * until the next cudnnfe call on this thread. Prefer the per-object
- * functions below where the call had an object. */
-const char *cudnnfe_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Finding cuDNN and the CUDA runtime; diagnostics log                      */
@@ -347,6 +265,11 @@ cudnnfe_status_t cudnnfe_set_log_callback(cudnnfe_log_callback_t callback, void 
 /* Handles (execution contexts)                                             */
 /* ------------------------------------------------------------------------ */
 
+/* An execution context: one thread's cuDNN handle for one GPU (created on
+ * first GPU use), plus that thread's last error message. Cheap to create;
+ * also required (and sufficient) for CPU reference execution. */
+typedef struct cudnnfe_handle cudnnfe_handle_t;
+
 /* Creates an execution context for CUDA device `device` (-1: the device that
  * is current when the handle first touches the GPU). Looks for cuDNN and,
  * once per process, starts loading its engine libraries on a background
@@ -367,6 +290,10 @@ const char *cudnnfe_handle_last_error(const cudnnfe_handle_t *handle);
 /* ------------------------------------------------------------------------ */
 /* Graphs                                                                   */
 /* ------------------------------------------------------------------------ */
+
+/* A graph of tensors and operations; after cudnnfe_graph_build, a runnable
+ * plan. Create with cudnnfe_graph_create, free with cudnnfe_graph_destroy. */
+typedef struct cudnnfe_graph cudnnfe_graph_t;
 
 /* Creates an empty graph. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 cudnnfe_status_t cudnnfe_graph_create(cudnnfe_graph_t **out);
@@ -415,9 +342,39 @@ cudnnfe_status_t cudnnfe_graph_get_tensor_uids(const cudnnfe_graph_t *graph, int
 cudnnfe_status_t cudnnfe_graph_find_tensor(const cudnnfe_graph_t *graph, const char *name,
                                            int64_t *uid);
 
+/* With `prune` 1, graph inputs that no op reads leave the graph when it is
+ * validated (cudnnfe_graph_validate, _validate_for_build, _build), as
+ * cudnn-frontend's graph holds only the tensors its ops use: they are no
+ * longer counted, listed, serialized or fingerprinted, a binding for one at
+ * execute is accepted and ignored, its UID is not given to a new tensor,
+ * and a call naming it fails with INVALID_ARGUMENT saying that it left the
+ * graph. With 0 (the default) such an input stays, takes no buffer and its
+ * binding is ignored. Scalars and a graph without ops are not pruned.
+ * INVALID_ARGUMENT for a value other than 0 or 1; WRONG_STATE once built.
+ * (since 0.4) */
+cudnnfe_status_t cudnnfe_graph_set_prune_unread_inputs(cudnnfe_graph_t *graph, int32_t prune);
+
+/* The UIDs of the inputs that left the graph at validation (see
+ * cudnnfe_graph_set_prune_unread_inputs), in ascending order. Size-query
+ * pattern as cudnnfe_graph_get_tensor_uids. (since 0.4) */
+cudnnfe_status_t cudnnfe_graph_get_pruned_uids(const cudnnfe_graph_t *graph, int64_t *uids,
+                                               size_t capacity, size_t *count);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                  */
 /* ------------------------------------------------------------------------ */
+
+/* What a tensor is to the graph (cudnnfe_tensor_get_kind). */
+typedef int32_t cudnnfe_tensor_kind_t;
+#define CUDNNFE_TENSOR_KIND_INPUT 1   /* graph input, read at execute */
+#define CUDNNFE_TENSOR_KIND_SCALAR 2  /* pass-by-value constant, no binding */
+#define CUDNNFE_TENSOR_KIND_VIRTUAL 3 /* op output kept inside the plan */
+#define CUDNNFE_TENSOR_KIND_OUTPUT 4  /* op output written at execute */
+
+/* Most dimensions a tensor may have (cuDNN's limit). */
+#define CUDNNFE_MAX_DIMS 8
+/* Most spatial dimensions of a convolution (3-D convolutions). */
+#define CUDNNFE_MAX_SPATIAL_DIMS 3
 
 /* Adds a graph input. `dims` and `strides` have `ndims` entries (1 to
  * CUDNNFE_MAX_DIMS); strides in elements, any layout (NHWC, transposed,
@@ -459,16 +416,23 @@ cudnnfe_status_t cudnnfe_tensor_set_output(cudnnfe_graph_t *graph, int64_t uid, 
  * "Y", ...). Call once per port before the op's cudnnfe_graph_add_* call;
  * that call consumes every request, whether it adds the op or fails
  * (INVALID_ARGUMENT naming the op, the port and its outputs for a port it
- * lacks or does not make as configured). One mechanism for every op; the
- * dsink_token option and cudnnfe_graph_add_sdpa_backward_ex's dbias stay.
- * (since 0.4) */
+ * lacks or does not make as configured). One mechanism for every op: an
+ * optional output asked for this way is made (sdpa's "stats", "score_max",
+ * "score_sum_exp", "rng_dump"; sdpa_backward's "dBias", "dSink_token", with
+ * cudnnfe_graph_add_sdpa_backward too), and the options that name a
+ * caller's tensor as an output (sdpa's score_max, score_sum_exp and
+ * rng_dump, sdpa_backward's dsink_token) are requests of this kind made by
+ * the add call. (since 0.4) */
 cudnnfe_status_t cudnnfe_graph_set_next_output(cudnnfe_graph_t *graph, const char *port,
                                                int64_t uid);
 /* Overrides the data type of a tensor (inferred outputs included). */
 cudnnfe_status_t cudnnfe_tensor_set_dtype(cudnnfe_graph_t *graph, int64_t uid,
                                           cudnnfe_dtype_t dtype);
 /* Overrides dims (inferred outputs included); strides are re-derived as
- * packed in the same dimension order unless set explicitly. */
+ * packed in the same dimension order unless set explicitly. Dims and
+ * strides may be set or changed until the graph is built, also on a tensor
+ * that ops already read: validation infers every op's outputs again from
+ * the shapes set then (outputs whose dims were set keep them). */
 cudnnfe_status_t cudnnfe_tensor_set_dims(cudnnfe_graph_t *graph, int64_t uid, int32_t ndims,
                                          const int64_t *dims);
 /* Overrides strides; `ndims` must equal the tensor's rank. */
@@ -531,6 +495,14 @@ cudnnfe_status_t cudnnfe_tensor_get_pass_by_value(const cudnnfe_graph_t *graph, 
 /* where its stride equals a larger dim's, it counts as inside that dim.    */
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* Convolution and matmul                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t cudnnfe_conv_mode_t;
+#define CUDNNFE_CONV_MODE_CROSS_CORRELATION 0
+#define CUDNNFE_CONV_MODE_CONVOLUTION 1
+
 typedef struct cudnnfe_conv_options {
   size_t struct_size;
   const char *name;
@@ -581,6 +553,67 @@ void cudnnfe_matmul_options_init_sized(cudnnfe_matmul_options_t *options, size_t
 cudnnfe_status_t cudnnfe_graph_add_matmul(cudnnfe_graph_t *graph, int64_t a, int64_t b,
                                           const cudnnfe_matmul_options_t *options, int64_t *c);
 
+/* ------------------------------------------------------------------------ */
+/* Pointwise and reduction                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Pointwise modes. Operands: unary modes read in0; binary modes compute
+ * in0 <op> in1; *_BWD modes read in0 = dy (the loss) and in1 = x (the forward
+ * input) and write dx; BINARY_SELECT writes in2 ? in0 : in1; GEN_INDEX writes
+ * each element's index along `axis` of in0's shape (INT32). */
+typedef int32_t cudnnfe_pointwise_mode_t;
+#define CUDNNFE_POINTWISE_ADD 1
+#define CUDNNFE_POINTWISE_ADD_SQUARE 2 /* in0 + in1 * in1 */
+#define CUDNNFE_POINTWISE_SUB 3
+#define CUDNNFE_POINTWISE_MUL 4
+#define CUDNNFE_POINTWISE_DIV 5
+#define CUDNNFE_POINTWISE_MAX 6
+#define CUDNNFE_POINTWISE_MIN 7
+#define CUDNNFE_POINTWISE_MOD 8
+#define CUDNNFE_POINTWISE_POW 9
+#define CUDNNFE_POINTWISE_ATAN2 10
+#define CUDNNFE_POINTWISE_NEG 20
+#define CUDNNFE_POINTWISE_ABS 21
+#define CUDNNFE_POINTWISE_CEIL 22
+#define CUDNNFE_POINTWISE_FLOOR 23
+#define CUDNNFE_POINTWISE_RECIPROCAL 24
+#define CUDNNFE_POINTWISE_SQRT 25
+#define CUDNNFE_POINTWISE_RSQRT 26
+#define CUDNNFE_POINTWISE_EXP 27
+#define CUDNNFE_POINTWISE_LOG 28
+#define CUDNNFE_POINTWISE_SIN 29
+#define CUDNNFE_POINTWISE_COS 30
+#define CUDNNFE_POINTWISE_TAN 31
+#define CUDNNFE_POINTWISE_ERF 32
+#define CUDNNFE_POINTWISE_IDENTITY 33
+#define CUDNNFE_POINTWISE_RELU_FWD 40
+#define CUDNNFE_POINTWISE_TANH_FWD 41
+#define CUDNNFE_POINTWISE_SIGMOID_FWD 42
+#define CUDNNFE_POINTWISE_ELU_FWD 43
+#define CUDNNFE_POINTWISE_GELU_FWD 44
+#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_FWD 45
+#define CUDNNFE_POINTWISE_SOFTPLUS_FWD 46
+#define CUDNNFE_POINTWISE_SWISH_FWD 47
+#define CUDNNFE_POINTWISE_RELU_BWD 60
+#define CUDNNFE_POINTWISE_TANH_BWD 61
+#define CUDNNFE_POINTWISE_SIGMOID_BWD 62
+#define CUDNNFE_POINTWISE_ELU_BWD 63
+#define CUDNNFE_POINTWISE_GELU_BWD 64
+#define CUDNNFE_POINTWISE_GELU_APPROX_TANH_BWD 65
+#define CUDNNFE_POINTWISE_SOFTPLUS_BWD 66
+#define CUDNNFE_POINTWISE_SWISH_BWD 67
+#define CUDNNFE_POINTWISE_CMP_EQ 80
+#define CUDNNFE_POINTWISE_CMP_NEQ 81
+#define CUDNNFE_POINTWISE_CMP_GT 82
+#define CUDNNFE_POINTWISE_CMP_GE 83
+#define CUDNNFE_POINTWISE_CMP_LT 84
+#define CUDNNFE_POINTWISE_CMP_LE 85
+#define CUDNNFE_POINTWISE_LOGICAL_AND 90
+#define CUDNNFE_POINTWISE_LOGICAL_OR 91
+#define CUDNNFE_POINTWISE_LOGICAL_NOT 92
+#define CUDNNFE_POINTWISE_BINARY_SELECT 100
+#define CUDNNFE_POINTWISE_GEN_INDEX 101
+
 typedef struct cudnnfe_pointwise_options {
   size_t struct_size;
   const char *name;
@@ -609,6 +642,17 @@ cudnnfe_status_t cudnnfe_graph_add_pointwise(cudnnfe_graph_t *graph, cudnnfe_poi
                                              const cudnnfe_pointwise_options_t *options,
                                              int64_t *out);
 
+typedef int32_t cudnnfe_reduction_mode_t;
+#define CUDNNFE_REDUCTION_ADD 1
+#define CUDNNFE_REDUCTION_MUL 2
+#define CUDNNFE_REDUCTION_MIN 3
+#define CUDNNFE_REDUCTION_MAX 4
+#define CUDNNFE_REDUCTION_AMAX 5 /* max of absolute values */
+#define CUDNNFE_REDUCTION_AVG 6
+#define CUDNNFE_REDUCTION_NORM1 7
+#define CUDNNFE_REDUCTION_NORM2 8
+#define CUDNNFE_REDUCTION_MUL_NO_ZEROS 9
+
 typedef struct cudnnfe_reduction_options {
   size_t struct_size;
   const char *name;
@@ -628,6 +672,13 @@ void cudnnfe_reduction_options_init_sized(cudnnfe_reduction_options_t *options, 
 cudnnfe_status_t cudnnfe_graph_add_reduction(cudnnfe_graph_t *graph, cudnnfe_reduction_mode_t mode,
                                              int64_t x, const cudnnfe_reduction_options_t *options,
                                              int64_t *y);
+
+/* ------------------------------------------------------------------------ */
+/* Attention (scaled dot-product attention)                                 */
+/*                                                                          */
+/* docs/attention.md defines every option exactly; FP8 attention is         */
+/* in the experimental part at the end of this header.                      */
+/* ------------------------------------------------------------------------ */
 
 /* Where the diagonal of attention's diagonal band (sliding window) starts. */
 typedef int32_t cudnnfe_diagonal_alignment_t;
@@ -935,6 +986,49 @@ cudnnfe_status_t cudnnfe_graph_add_sdpa_backward_ex(cudnnfe_graph_t *graph, int6
                                                     int64_t *dq, int64_t *dk, int64_t *dv,
                                                     int64_t *dbias);
 
+/* The options that the attention option sets share, in one struct: fill it
+ * once and copy it into each set with its _set_common function
+ * (cudnnfe_sdpa_options_set_common, cudnnfe_sdpa_backward_options_set_common,
+ * and in the experimental part cudnnfe_sdpa_fp8_options_set_common and
+ * cudnnfe_sdpa_fp8_backward_options_set_common), so that a forward and its
+ * backward cannot disagree. Each field means what the field of the same name
+ * of cudnnfe_sdpa_options_t means (docs/attention.md). The option sets keep
+ * their own fields, at their offsets (a struct's layout never changes once
+ * released); this struct is their shared part, not a member of them.
+ * since 0.4 */
+typedef struct cudnnfe_attention_common {
+  size_t struct_size;
+  double attn_scale;                               /* default 0: 1/sqrt(d) */
+  int32_t causal_mask;                             /* top-left aligned; default 0 */
+  int64_t window_left;                             /* default -1 */
+  int64_t window_right;                            /* default -1 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  int32_t alibi_mask;
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+} cudnnfe_attention_common_t;
+/* since 0.4 */
+void cudnnfe_attention_common_init_sized(cudnnfe_attention_common_t *common, size_t struct_size);
+#define cudnnfe_attention_common_init(common) \
+  cudnnfe_attention_common_init_sized((common), sizeof(*(common)))
+
+/* Copies the fields of `common` (NULL: its defaults) into `options`, which
+ * its init function filled; the other fields of `options` are left as they
+ * are. INVALID_ARGUMENT when `options` is NULL or its struct_size does not
+ * reach the shared fields (a struct from a header older than them).
+ * since 0.4 */
+cudnnfe_status_t cudnnfe_sdpa_options_set_common(cudnnfe_sdpa_options_t *options,
+                                                 const cudnnfe_attention_common_t *common);
+/* As cudnnfe_sdpa_options_set_common, for the backward's options. since 0.4 */
+cudnnfe_status_t cudnnfe_sdpa_backward_options_set_common(cudnnfe_sdpa_backward_options_t *options,
+                                                          const cudnnfe_attention_common_t *common);
+
 /* ------------------------------------------------------------------------ */
 /* Score modifiers (since 0.3)                                              */
 /*                                                                          */
@@ -971,6 +1065,10 @@ cudnnfe_status_t cudnnfe_graph_begin_score_mod(cudnnfe_graph_t *graph, const cha
  * itself), does not depend on `score`, or one of its nodes reads an output
  * of a node outside it; the modifier then stays open. since 0.3 */
 cudnnfe_status_t cudnnfe_graph_end_score_mod(cudnnfe_graph_t *graph, int64_t score, int64_t result);
+
+/* ------------------------------------------------------------------------ */
+/* Normalizations and softmax                                               */
+/* ------------------------------------------------------------------------ */
 
 /* Normalizations. Every norm computes, per group of x's elements, mean and
  * inv_variance = 1/sqrt(var + epsilon) (or inv_rms), and y = xhat * scale +
@@ -1022,7 +1120,11 @@ typedef struct cudnnfe_norm_options {
    * host epsilon tensors are. since 0.3 */
   int64_t epsilon_tensor;
   /* As epsilon_tensor, for batchnorm's momentum (read only with running
-   * statistics). since 0.3 */
+   * statistics). since 0.3
+   * since 0.4: a scalar (cudnnfe_graph_add_scalar) given as epsilon_tensor
+   * or momentum_tensor is folded into the number when the graph is
+   * validated: the op then reads no tensor for it, as cudnn-frontend's
+   * Python API folds a host value. */
   int64_t momentum_tensor;
 } cudnnfe_norm_options_t;
 void cudnnfe_norm_options_init_sized(cudnnfe_norm_options_t *options, size_t struct_size);
@@ -1330,130 +1432,6 @@ cudnnfe_status_t cudnnfe_graph_add_concatenate(cudnnfe_graph_t *graph, int32_t n
                                                const cudnnfe_layout_options_t *options, int64_t *y);
 
 /* ------------------------------------------------------------------------ */
-/* Block-scale quantization (microscaling, MXFP8)                           */
-/*                                                                          */
-/* x is cut into blocks of `block_size` consecutive elements along `axis`;  */
-/* each block gets one FP8_E8M0 scale (a power of two) and FP8 values.      */
-/* docs/layout-ops.md ("Block scaling") has the exact rule.                 */
-/* ------------------------------------------------------------------------ */
-
-/* Options of both block-scale ops. */
-typedef struct cudnnfe_block_scale_options {
-  size_t struct_size;
-  const char *name;
-  /* Elements per block along `axis` (default 32, the MX block): x's dim
-   * `axis` must be a multiple of it. */
-  int32_t block_size;
-  /* The blocked dim; negative counts from the end (default -1, the last
-   * dim). The scale tensor has x's dims with dim `axis` divided by
-   * block_size. */
-  int32_t axis;
-  /* Quantize only: nonzero gives y and scale strides that make `axis` the
-   * innermost (packed) dim, whatever x's layout (default 0: y takes x's
-   * strides, scale x's dimension order). cuDNN wants the blocked dim
-   * packed. */
-  int32_t transpose;
-  /* Quantize only: y's type when y's type is not set, FP8_E4M3 (default)
-   * or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or
-   * refuses other types). The scale's type is FP8_E8M0. */
-  cudnnfe_dtype_t y_dtype;
-} cudnnfe_block_scale_options_t;
-void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
-                                            size_t struct_size);
-#define cudnnfe_block_scale_options_init(options) \
-  cudnnfe_block_scale_options_init_sized((options), sizeof(*(options)))
-
-/* Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
- *   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
- *              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
- *              block),
- *   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
- *       448, FP8_E5M2: max 57344), saturating.
- * Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
- * GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
- * (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
- * Hopper with NOT_SUPPORTED). */
-cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
-    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
-    int64_t *scale);
-
-/* Block-scale dequantize: y = x * scale[B] for each element of block B.
- * x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
- * `axis`, which is x's divided by block_size. y (x's dims, x's strides) is
- * FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
- * intermediate type for a virtual y), else FLOAT. Reads block_size, axis
- * and name. On the GPU it lowers to
- * CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
- * newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
- * it elsewhere with NOT_SUPPORTED. */
-cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
-    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
-    int64_t *y);
-
-/* ------------------------------------------------------------------------ */
-/* Mixture-of-experts grouped matmul (since 0.3)                            */
-/*                                                                          */
-/* Each expert e multiplies its own rows of the token matrix by its own     */
-/* weight: output rows [start(g), end(g)) = token rows @ weight[g % E] for  */
-/* each group g. docs/moe.md has the exact rule, the routing modes and what */
-/* the GPU (cuDNN) accepts.                                                 */
-/* ------------------------------------------------------------------------ */
-
-/* How routed rows relate to token and output rows (r: a routed row). */
-typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
-/* output[r] = token[r] @ weight[expert(r)] */
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
-/* output[r] = token[token_index[r]] @ weight[expert(r)] */
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
-/* output[token_index[r] * top_k + token_ks[r]] = token[r] @ weight[expert(r)] */
-#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
-
-/* Options of moe_grouped_matmul and its backward. since 0.3 */
-typedef struct cudnnfe_moe_grouped_matmul_options {
-  size_t struct_size;
-  const char *name;
-  cudnnfe_moe_grouped_matmul_mode_t mode; /* default NONE; the backward takes NONE only */
-  /* SCATTER: experts per token (output slot token_index * top_k + token_ks);
-   * default 1, at least 1. */
-  int32_t top_k;
-  /* cuDNN's math precision; NOT_SET (default): the graph's compute type. */
-  cudnnfe_dtype_t compute_dtype;
-} cudnnfe_moe_grouped_matmul_options_t;
-void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
-                                                   size_t struct_size);
-#define cudnnfe_moe_grouped_matmul_options_init(options) \
-  cudnnfe_moe_grouped_matmul_options_init_sized((options), sizeof(*(options)))
-
-/* output[1, R, N] from token[1, T, K], weight[E, K, N] and
- * first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
- * multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
- * (group g is routed rows [offset[g], offset[g + 1])). Group g uses
- * weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
- * dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
- * SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
- * mode does not read. Output rows no group writes are unspecified (the CPU
- * reference writes 0). On the GPU it lowers to
- * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
- * it refuses with NOT_SUPPORTED. since 0.3 */
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
-    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
-    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
-    int64_t *output);
-
-/* The weight gradient of a NONE-mode moe_grouped_matmul:
- * dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
- * doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
- * [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
- * first_token_offset's dim 0 unless dweight's dims are set (set them when
- * first_token_offset holds G + 1 boundaries or several batches). Reads name
- * and compute_dtype; mode must be NONE. On the GPU it lowers to
- * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
- * without it refuses with NOT_SUPPORTED. since 0.3 */
-cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
-    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
-    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
-
-/* ------------------------------------------------------------------------ */
 /* Resampling and random numbers                                            */
 /*                                                                          */
 /* docs/layout-ops.md describes both ops and what the GPU (cuDNN) accepts   */
@@ -1545,193 +1523,22 @@ cudnnfe_status_t cudnnfe_graph_add_rng(cudnnfe_graph_t *graph, int32_t ndims, co
                                        const cudnnfe_rng_options_t *options, int64_t *y);
 
 /* ------------------------------------------------------------------------ */
-/* FP8 attention                                                            */
-/*                                                                          */
-/* Attention on FP8 q, k, v with per-tensor scaling, as cudnn-frontend's    */
-/* sdpa_fp8 defines it (cuDNN runs it on Hopper and newer). Every descale   */
-/* and scale is a one-element FLOAT tensor (e.g. [1,1,1,1], bound at        */
-/* execute) or a FLOAT scalar; a value x stored in FP8 as x * scale is read */
-/* back as stored * descale (descale = 1 / scale). FP8 products are         */
-/* computed as stored and descaled in FLOAT; softmax probabilities P are    */
-/* multiplied by scale_s and cast to q's FP8 type before P·V; every FP8     */
-/* result is written times its scale, and its amax (largest magnitude       */
-/* before that scale, [1,1,1,1] FLOAT) is always an output: mark each amax  */
-/* with cudnnfe_tensor_set_output (validation refuses a virtual one). The   */
-/* CPU reference makes the same casts; cuDNN's fused kernels cast P per     */
-/* key tile of an online softmax, so FP8 results may differ from it by an   */
-/* FP8 rounding step.                                                       */
-/* ------------------------------------------------------------------------ */
-
-typedef struct cudnnfe_sdpa_fp8_options {
-  size_t struct_size;
-  const char *name;
-  /* Softmax scale applied to Q·Kᵀ (after the descales); 0 means
-   * 1/sqrt(d). */
-  double attn_scale;
-  /* 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled
-   * scores) for the backward pass. */
-  int32_t generate_stats;
-  /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
-  int32_t causal_mask;
-  /* ---- Fields appended after the first release (an older caller's smaller
-   * struct keeps their defaults). */
-  /* since 0.3: the diagonal band (sliding window), exactly as
-   * cudnnfe_sdpa_options_t's window_left, window_right and
-   * diagonal_alignment. causal_mask is window_right = 0 with TOP_LEFT (so
-   * with it window_right must be -1 or 0 and the alignment TOP_LEFT); a
-   * bottom-right causal mask is window_right = 0 with BOTTOM_RIGHT. */
-  int64_t window_left;                             /* default -1; else >= 1 */
-  int64_t window_right;                            /* default -1; else >= 0 */
-  cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
-  /* since 0.3: padding (variable sequence lengths), exactly as
-   * cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32
-   * or INT64 [b, 1, 1, 1]). */
-  int32_t padding_mask;
-  int64_t seq_len_q;
-  int64_t seq_len_kv;
-  /* since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs
-   * causal_mask, or window_right = 0 with TOP_LEFT). */
-  int32_t alibi_mask;
-  /* since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn
-   * (dropout_probability with dropout_seed and dropout_offset) or given
-   * (dropout_mask and dropout_scale). P is dropped and scaled before scale_s
-   * and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is
-   * max|P * keep * scale| (cudnn-frontend's order). */
-  double dropout_probability;
-  int64_t dropout_seed;
-  int64_t dropout_offset;
-  int64_t dropout_mask;
-  int64_t dropout_scale;
-  /* since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,
-   * page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+). */
-  int64_t page_table_k;
-  int64_t page_table_v;
-  int64_t max_seq_len_kv; /* default 0 */
-  /* since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's
-   * sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax
-   * denominator; cuDNN 9.13+). 0: none. */
-  int64_t sink_token;
-} cudnnfe_sdpa_fp8_options_t;
-void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
-#define cudnnfe_sdpa_fp8_options_init(options) \
-  cudnnfe_sdpa_fp8_options_init_sized((options), sizeof(*(options)))
-
-/* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
- * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
- * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
- * attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
- * causal_mask and the band; a row left no column gives o = 0 and stats =
- * -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
- * sink logit in its denominator] [dropped: P * keep * scale]:
- *   amax_s = max|P|;  P8 = fp8(P * scale_s);
- *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
- * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
- * (set the graph's io type or the tensor's type for another: FP8_E4M3,
- * FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
- * ones). Writes *stats (0 without generate_stats; `stats` may then be
- * NULL), *amax_s and *amax_o. */
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
-                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
-                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
-                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
-                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
-
-typedef struct cudnnfe_sdpa_fp8_backward_options {
-  size_t struct_size;
-  const char *name;
-  /* As in cudnnfe_sdpa_fp8_options_t: must match the forward pass. */
-  double attn_scale;
-  int32_t causal_mask;
-  /* ---- Fields appended after the first release. since 0.3: the diagonal
-   * band, as in cudnnfe_sdpa_fp8_options_t (must match the forward). */
-  int64_t window_left;  /* default -1 */
-  int64_t window_right; /* default -1 */
-  cudnnfe_diagonal_alignment_t diagonal_alignment;
-  /* since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the
-   * forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]
-   * are 0 on the CPU reference and unspecified on the GPU. */
-  int32_t padding_mask;
-  int64_t seq_len_q;
-  int64_t seq_len_kv;
-  /* since 0.3: the forward's dropout (the same seed and offset, or the same
-   * mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv
-   * included (required with dropout_mask; on the GPU a scalar of 1). */
-  double dropout_probability;
-  int64_t dropout_seed;
-  int64_t dropout_offset;
-  int64_t dropout_mask;
-  int64_t dropout_scale;
-  int64_t dropout_scale_inv;
-} cudnnfe_sdpa_fp8_backward_options_t;
-void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
-                                                  size_t struct_size);
-#define cudnnfe_sdpa_fp8_backward_options_init(options) \
-  cudnnfe_sdpa_fp8_backward_options_init_sized((options), sizeof(*(options)))
-
-/* FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
- * [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
- * stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
- *   D = rowsum(dO * O) * descale_do * descale_o
- *   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
- *   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
- *   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
- *   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
- * and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
- * and dV summed over each group of query heads). dq, dk, dv have the
- * shapes and dimension orders of q, k, v and, by default, q's type. */
-cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
-    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
-    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
-    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
-    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
-    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
-    int64_t *amax_dp);
-
-/* ------------------------------------------------------------------------ */
-/* Device properties: building without a GPU                                */
-/* ------------------------------------------------------------------------ */
-
-/* Experimental (docs/plans.md): needs a cuDNN that offers device properties
- * (its headers document them since cuDNN 9.8.0); an older one is refused
- * with NOT_SUPPORTED naming its version. Describe a GPU once where it is
- * (create, serialize); then, on any machine with cuDNN, GPU or not, load
- * that JSON (create_from_json), build graphs with
- * cudnnfe_build_options_t.device_properties and write their plans with
- * cudnnfe_graph_serialize_plan; run them after cudnnfe_graph_deserialize_plan
- * on a GPU like the one described, with the same cuDNN version. */
-
-/* The properties of one GPU as cuDNN sees them (cuDNN's device properties;
- * cudnn-frontend's create_device_properties). Immutable; builds that use it
- * keep what they need. since 0.3 */
-typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
-
-/* Describes CUDA device `device` (needs cuDNN and that GPU). Free with
- * cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
- * device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
- * properties), CUDA_ERROR. since 0.3 */
-cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
-                                                  int32_t device);
-
-/* Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
- * `data`, read during the call only; needs cuDNN, no GPU). Free with
- * cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
- * JSON object, or cuDNN refuses it: the message says why),
- * CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3 */
-cudnnfe_status_t cudnnfe_device_properties_create_from_json(
-    cudnnfe_device_properties_t **properties, const char *data, size_t size);
-
-/* cuDNN's JSON of the properties, which create_from_json takes back.
- * Size-query pattern as cudnnfe_graph_serialize. since 0.3 */
-cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
-                                                     char *buffer, size_t capacity, size_t *size);
-
-/* Frees the properties (NULL is accepted). Graphs built with them are not
- * affected. since 0.3 */
-cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
-
-/* ------------------------------------------------------------------------ */
 /* Validation and build                                                     */
 /* ------------------------------------------------------------------------ */
+
+/* Where a built graph runs. */
+typedef int32_t cudnnfe_target_t;
+/* AUTO picks the GPU when cuDNN and a GPU load, else the CPU reference. It
+ * never falls back to the CPU because cuDNN refused a graph: that is
+ * reported (NOT_SUPPORTED), not hidden behind a slow path. */
+#define CUDNNFE_TARGET_AUTO 0
+#define CUDNNFE_TARGET_GPU 1           /* cuDNN on the GPU; fails if unavailable */
+#define CUDNNFE_TARGET_CPU_REFERENCE 2 /* plain loops on host buffers */
+
+typedef int32_t cudnnfe_heur_mode_t;
+#define CUDNNFE_HEUR_MODE_A 0
+#define CUDNNFE_HEUR_MODE_B 1
+#define CUDNNFE_HEUR_MODE_FALLBACK 2
 
 /* How many of the heuristics' engine configurations a GPU build turns into
  * plans. */
@@ -1803,6 +1610,11 @@ cudnnfe_status_t cudnnfe_kernel_cache_serialize(cudnnfe_kernel_cache_t *cache, c
 cudnnfe_status_t cudnnfe_kernel_cache_deserialize(cudnnfe_kernel_cache_t *cache, const char *data,
                                                   size_t size);
 
+/* The properties of one GPU as cuDNN sees them (cuDNN's device properties;
+ * cudnn-frontend's create_device_properties). Immutable; builds that use it
+ * keep what they need. since 0.3 */
+typedef struct cudnnfe_device_properties cudnnfe_device_properties_t;
+
 typedef struct cudnnfe_build_options {
   size_t struct_size;
   cudnnfe_target_t target; /* default AUTO */
@@ -1867,7 +1679,8 @@ typedef struct cudnnfe_build_options {
    * are not used. The built graph cannot execute (WRONG_STATE): write it with
    * cudnnfe_graph_serialize_plan and load it with cudnnfe_graph_deserialize_plan
    * on such a GPU. Read during the build call only. Default NULL. Experimental
-   * (see "Device properties" above). since 0.3 */
+   * (the functions that make them are in the experimental part at the end of
+   * this header). since 0.3 */
   const cudnnfe_device_properties_t *device_properties;
   /* ---- Appended in 0.4: cudnn-frontend's SM targets. ---- */
   /* The number of SMs the plan may use (cuDNN's heuristics SM count target,
@@ -2096,23 +1909,35 @@ cudnnfe_status_t cudnnfe_bound_get_cuda_graph_mode(const cudnnfe_bound_t *bound,
 cudnnfe_status_t cudnnfe_bound_destroy(cudnnfe_bound_t *bound);
 
 /* ------------------------------------------------------------------------ */
-/* Serialization                                                            */
+/* CUDA graphs                                                              */
+/*                                                                          */
+/* Two ways (docs/plans.md): capture cudnnfe_graph_execute inside stream    */
+/* capture (any GPU plan), or let cuDNN fill a CUDA graph directly (plans   */
+/* with CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API; require it    */
+/* with the build option require_behavior_notes).                           */
 /* ------------------------------------------------------------------------ */
 
-/* Writes the graph description as versioned JSON (docs/graph-json.md), which
- * rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer ==
- * NULL writes the size in bytes (no terminating NUL) to *size; else
- * `capacity` must be at least that size. */
-cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
-                                         size_t capacity, size_t *size);
+/* Adds the selected plan's work on the given buffers (bindings and
+ * workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
+ * created empty (cudaGraphCreate) and owns. Instantiate and launch it with
+ * the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
+ * (CPU reference; the plan lacks native CUDA graph support; cuDNN older
+ * than 9.5), CUDNN_ERROR. Errors are reported on `handle`. */
+cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
+                                                   cudnnfe_handle_t *handle,
+                                                   const cudnnfe_binding_t *bindings,
+                                                   size_t num_bindings, void *workspace,
+                                                   size_t workspace_size, void *cuda_graph);
 
-/* Loads a graph description into `graph`, which must be empty (just
- * created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
- * its graph description is loaded, unbuilt (since 0.4). Returns OK or
- * BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
- * crashes on hostile input. */
-cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
-
+/* Points the nodes of a CUDA graph filled by
+ * cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
+ * Then update an instantiated executable with cudaGraphExecUpdate, or
+ * instantiate again. Same returns as populate. */
+cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
+                                                 cudnnfe_handle_t *handle,
+                                                 const cudnnfe_binding_t *bindings,
+                                                 size_t num_bindings, void *workspace,
+                                                 size_t workspace_size, void *cuda_graph);
 /* ------------------------------------------------------------------------ */
 /* Plans: inspection, selection, autotuning                                 */
 /*                                                                          */
@@ -2266,6 +2091,24 @@ cudnnfe_status_t cudnnfe_plan_cache_get_stats(cudnnfe_plan_cache_stats_t *stats)
 cudnnfe_status_t cudnnfe_plan_cache_clear(void);
 
 /* ------------------------------------------------------------------------ */
+/* Serialization                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the graph description as versioned JSON (docs/graph-json.md), which
+ * rebuilds on any GPU and cuDNN version. Size-query pattern: with buffer ==
+ * NULL writes the size in bytes (no terminating NUL) to *size; else
+ * `capacity` must be at least that size. */
+cudnnfe_status_t cudnnfe_graph_serialize(const cudnnfe_graph_t *graph, char *buffer,
+                                         size_t capacity, size_t *size);
+
+/* Loads a graph description into `graph`, which must be empty (just
+ * created). `data` may also be a plan blob (cudnnfe_graph_serialize_plan):
+ * its graph description is loaded, unbuilt (since 0.4). Returns OK or
+ * BAD_SERIALIZED_DATA with a message saying what is wrong and where; never
+ * crashes on hostile input. */
+cudnnfe_status_t cudnnfe_graph_deserialize(cudnnfe_graph_t *graph, const char *data, size_t size);
+
+/* ------------------------------------------------------------------------ */
 /* Built plans, serialized                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -2303,36 +2146,330 @@ cudnnfe_status_t cudnnfe_graph_deserialize_plan(cudnnfe_graph_t *graph, cudnnfe_
                                                 const char *data, size_t size,
                                                 const cudnnfe_plan_load_options_t *options);
 
+#ifdef CUDNNFE_EXPERIMENTAL
+
 /* ------------------------------------------------------------------------ */
-/* CUDA graphs                                                              */
+/* Experimental API (CUDNNFE_EXPERIMENTAL)                                  */
 /*                                                                          */
-/* Two ways (docs/plans.md): capture cudnnfe_graph_execute inside stream    */
-/* capture (any GPU plan), or let cuDNN fill a CUDA graph directly (plans   */
-/* with CUDNNFE_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API; require it    */
-/* with the build option require_behavior_notes).                           */
+/* Declared only where CUDNNFE_EXPERIMENTAL is defined before this header   */
+/* is included (see the top of this file). Each runs only on some GPUs or   */
+/* cuDNN versions; the library always exports them.                         */
 /* ------------------------------------------------------------------------ */
 
-/* Adds the selected plan's work on the given buffers (bindings and
- * workspace as for execute) to `cuda_graph`, a cudaGraph_t the caller
- * created empty (cudaGraphCreate) and owns. Instantiate and launch it with
- * the CUDA runtime. Returns OK, INVALID_ARGUMENT, WRONG_STATE, NOT_SUPPORTED
- * (CPU reference; the plan lacks native CUDA graph support; cuDNN older
- * than 9.5), CUDNN_ERROR. Errors are reported on `handle`. */
-cudnnfe_status_t cudnnfe_graph_populate_cuda_graph(const cudnnfe_graph_t *graph,
-                                                   cudnnfe_handle_t *handle,
-                                                   const cudnnfe_binding_t *bindings,
-                                                   size_t num_bindings, void *workspace,
-                                                   size_t workspace_size, void *cuda_graph);
+/* ------------------------------------------------------------------------ */
+/* FP8 attention                                                            */
+/*                                                                          */
+/* Attention on FP8 q, k, v with per-tensor scaling, as cudnn-frontend's    */
+/* sdpa_fp8 defines it (cuDNN runs it on Hopper and newer). Every descale   */
+/* and scale is a one-element FLOAT tensor (e.g. [1,1,1,1], bound at        */
+/* execute) or a FLOAT scalar; a value x stored in FP8 as x * scale is read */
+/* back as stored * descale (descale = 1 / scale). FP8 products are         */
+/* computed as stored and descaled in FLOAT; softmax probabilities P are    */
+/* multiplied by scale_s and cast to q's FP8 type before P·V; every FP8     */
+/* result is written times its scale, and its amax (largest magnitude       */
+/* before that scale, [1,1,1,1] FLOAT) is always an output: mark each amax  */
+/* with cudnnfe_tensor_set_output (validation refuses a virtual one). The   */
+/* CPU reference makes the same casts; cuDNN's fused kernels cast P per     */
+/* key tile of an online softmax, so FP8 results may differ from it by an   */
+/* FP8 rounding step.                                                       */
+/* ------------------------------------------------------------------------ */
 
-/* Points the nodes of a CUDA graph filled by
- * cudnnfe_graph_populate_cuda_graph (same graph and plan) at new buffers.
- * Then update an instantiated executable with cudaGraphExecUpdate, or
- * instantiate again. Same returns as populate. */
-cudnnfe_status_t cudnnfe_graph_update_cuda_graph(const cudnnfe_graph_t *graph,
-                                                 cudnnfe_handle_t *handle,
-                                                 const cudnnfe_binding_t *bindings,
-                                                 size_t num_bindings, void *workspace,
-                                                 size_t workspace_size, void *cuda_graph);
+typedef struct cudnnfe_sdpa_fp8_options {
+  size_t struct_size;
+  const char *name;
+  /* Softmax scale applied to Q·Kᵀ (after the descales); 0 means
+   * 1/sqrt(d). */
+  double attn_scale;
+  /* 1: also write stats [b, h_q, s_q, 1] FLOAT (log-sum-exp of the scaled
+   * scores) for the backward pass. */
+  int32_t generate_stats;
+  /* 1: causal mask aligned at the top-left corner (row i sees cols <= i). */
+  int32_t causal_mask;
+  /* ---- Fields appended after the first release (an older caller's smaller
+   * struct keeps their defaults). */
+  /* since 0.3: the diagonal band (sliding window), exactly as
+   * cudnnfe_sdpa_options_t's window_left, window_right and
+   * diagonal_alignment. causal_mask is window_right = 0 with TOP_LEFT (so
+   * with it window_right must be -1 or 0 and the alignment TOP_LEFT); a
+   * bottom-right causal mask is window_right = 0 with BOTTOM_RIGHT. */
+  int64_t window_left;                             /* default -1; else >= 1 */
+  int64_t window_right;                            /* default -1; else >= 0 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment; /* default TOP_LEFT */
+  /* since 0.3: padding (variable sequence lengths), exactly as
+   * cudnnfe_sdpa_options_t's padding_mask, seq_len_q and seq_len_kv (INT32
+   * or INT64 [b, 1, 1, 1]). */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  /* since 0.3: ALiBi, as cudnnfe_sdpa_options_t's alibi_mask (needs
+   * causal_mask, or window_right = 0 with TOP_LEFT). */
+  int32_t alibi_mask;
+  /* since 0.3: dropout of P, as cudnnfe_sdpa_options_t's: drawn
+   * (dropout_probability with dropout_seed and dropout_offset) or given
+   * (dropout_mask and dropout_scale). P is dropped and scaled before scale_s
+   * and the FP8 cast: P8 = fp8(P * keep * scale * scale_s); amax_s is
+   * max|P * keep * scale| (cudnn-frontend's order). */
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  /* since 0.3: a paged K/V cache, as cudnnfe_sdpa_options_t's page_table_k,
+   * page_table_v and max_seq_len_kv (needs padding_mask; cuDNN 9.5+). */
+  int64_t page_table_k;
+  int64_t page_table_v;
+  int64_t max_seq_len_kv; /* default 0 */
+  /* since 0.3: a sink logit per query head, as cudnnfe_sdpa_options_t's
+   * sink_token (a FLOAT [1, h_q, 1, 1] tensor joining each row's softmax
+   * denominator; cuDNN 9.13+). 0: none. */
+  int64_t sink_token;
+} cudnnfe_sdpa_fp8_options_t;
+void cudnnfe_sdpa_fp8_options_init_sized(cudnnfe_sdpa_fp8_options_t *options, size_t struct_size);
+#define cudnnfe_sdpa_fp8_options_init(options) \
+  cudnnfe_sdpa_fp8_options_init_sized((options), sizeof(*(options)))
+
+/* FP8 attention forward. q [b, h_q, s_q, d], k [b, h_kv, s_kv, d], v [b,
+ * h_kv, s_kv, d_v]: one FP8 type (FP8_E4M3 or FP8_E5M2), logical BHSD order,
+ * any strides; h_q a multiple of h_kv (GQA, MQA). With S = Q·Kᵀ *
+ * attn_scale * descale_q * descale_k [+ ALiBi] (masked by padding,
+ * causal_mask and the band; a row left no column gives o = 0 and stats =
+ * -inf, or the sink logit, on the CPU reference), P = softmax(S) [with the
+ * sink logit in its denominator] [dropped: P * keep * scale]:
+ *   amax_s = max|P|;  P8 = fp8(P * scale_s);
+ *   O' = P8·V * descale_s * descale_v;  amax_o = max|O'|;  o = O' * scale_o
+ * o [b, h_q, s_q, d_v] has q's dimension order and, by default, q's type
+ * (set the graph's io type or the tensor's type for another: FP8_E4M3,
+ * FP8_E5M2, HALF or BFLOAT16; cuDNN 9.13+ on Blackwell only for the 16-bit
+ * ones). Writes *stats (0 without generate_stats; `stats` may then be
+ * NULL), *amax_s and *amax_o. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8(cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v,
+                                            int64_t descale_q, int64_t descale_k, int64_t descale_v,
+                                            int64_t descale_s, int64_t scale_s, int64_t scale_o,
+                                            const cudnnfe_sdpa_fp8_options_t *options, int64_t *o,
+                                            int64_t *stats, int64_t *amax_s, int64_t *amax_o);
+
+typedef struct cudnnfe_sdpa_fp8_backward_options {
+  size_t struct_size;
+  const char *name;
+  /* As in cudnnfe_sdpa_fp8_options_t: must match the forward pass. */
+  double attn_scale;
+  int32_t causal_mask;
+  /* ---- Fields appended after the first release. since 0.3: the diagonal
+   * band, as in cudnnfe_sdpa_fp8_options_t (must match the forward). */
+  int64_t window_left;  /* default -1 */
+  int64_t window_right; /* default -1 */
+  cudnnfe_diagonal_alignment_t diagonal_alignment;
+  /* since 0.3: padding, as in cudnnfe_sdpa_fp8_options_t (must match the
+   * forward). Rows of dq past seq_len_q[n] and of dk, dv past seq_len_kv[n]
+   * are 0 on the CPU reference and unspecified on the GPU. */
+  int32_t padding_mask;
+  int64_t seq_len_q;
+  int64_t seq_len_kv;
+  /* since 0.3: the forward's dropout (the same seed and offset, or the same
+   * mask and scale), as cudnnfe_sdpa_backward_options_t's, dropout_scale_inv
+   * included (required with dropout_mask; on the GPU a scalar of 1). */
+  double dropout_probability;
+  int64_t dropout_seed;
+  int64_t dropout_offset;
+  int64_t dropout_mask;
+  int64_t dropout_scale;
+  int64_t dropout_scale_inv;
+} cudnnfe_sdpa_fp8_backward_options_t;
+void cudnnfe_sdpa_fp8_backward_options_init_sized(cudnnfe_sdpa_fp8_backward_options_t *options,
+                                                  size_t struct_size);
+#define cudnnfe_sdpa_fp8_backward_options_init(options) \
+  cudnnfe_sdpa_fp8_backward_options_init_sized((options), sizeof(*(options)))
+
+/* FP8 attention backward. q, k, v as the forward (one FP8 type); o and d_o
+ * [b, h_q, s_q, d_v] (o: the forward's output; d_o FP8_E4M3 or FP8_E5M2);
+ * stats the forward's [b, h_q, s_q, 1] FLOAT. With P = exp(S - stats):
+ *   D = rowsum(dO * O) * descale_do * descale_o
+ *   dV' = fp8(P * scale_s)ᵀ·dO * descale_s * descale_do
+ *   dS = (dO·Vᵀ * descale_do * descale_v - D) * P * attn_scale
+ *   amax_dp = max|dS|;  dS8 = fp8(dS * scale_dp) in d_o's type
+ *   dQ' = dS8·K * descale_dp * descale_k;  dK' = dS8ᵀ·Q * descale_dp * descale_q
+ * and for X in dQ, dK, dV: amax_dX = max|X'|, dX = X' * scale_dX (GQA: dK
+ * and dV summed over each group of query heads). dq, dk, dv have the
+ * shapes and dimension orders of q, k, v and, by default, q's type. */
+cudnnfe_status_t cudnnfe_graph_add_sdpa_fp8_backward(
+    cudnnfe_graph_t *graph, int64_t q, int64_t k, int64_t v, int64_t o, int64_t d_o, int64_t stats,
+    int64_t descale_q, int64_t descale_k, int64_t descale_v, int64_t descale_o, int64_t descale_do,
+    int64_t descale_s, int64_t descale_dp, int64_t scale_s, int64_t scale_dq, int64_t scale_dk,
+    int64_t scale_dv, int64_t scale_dp, const cudnnfe_sdpa_fp8_backward_options_t *options,
+    int64_t *dq, int64_t *dk, int64_t *dv, int64_t *amax_dq, int64_t *amax_dk, int64_t *amax_dv,
+    int64_t *amax_dp);
+
+/* As cudnnfe_sdpa_options_set_common, for the FP8 options (the shared
+ * fields, as cudnnfe_attention_common_t gives them). The FP8 backward has no
+ * ALiBi: a common struct with alibi_mask set is INVALID_ARGUMENT for it.
+ * since 0.4 */
+cudnnfe_status_t cudnnfe_sdpa_fp8_options_set_common(cudnnfe_sdpa_fp8_options_t *options,
+                                                     const cudnnfe_attention_common_t *common);
+cudnnfe_status_t cudnnfe_sdpa_fp8_backward_options_set_common(
+    cudnnfe_sdpa_fp8_backward_options_t *options, const cudnnfe_attention_common_t *common);
+
+/* ------------------------------------------------------------------------ */
+/* Block-scale quantization (microscaling, MXFP8)                           */
+/*                                                                          */
+/* x is cut into blocks of `block_size` consecutive elements along `axis`;  */
+/* each block gets one FP8_E8M0 scale (a power of two) and FP8 values.      */
+/* docs/layout-ops.md ("Block scaling") has the exact rule.                 */
+/* ------------------------------------------------------------------------ */
+
+/* Options of both block-scale ops. */
+typedef struct cudnnfe_block_scale_options {
+  size_t struct_size;
+  const char *name;
+  /* Elements per block along `axis` (default 32, the MX block): x's dim
+   * `axis` must be a multiple of it. */
+  int32_t block_size;
+  /* The blocked dim; negative counts from the end (default -1, the last
+   * dim). The scale tensor has x's dims with dim `axis` divided by
+   * block_size. */
+  int32_t axis;
+  /* Quantize only: nonzero gives y and scale strides that make `axis` the
+   * innermost (packed) dim, whatever x's layout (default 0: y takes x's
+   * strides, scale x's dimension order). cuDNN wants the blocked dim
+   * packed. */
+  int32_t transpose;
+  /* Quantize only: y's type when y's type is not set, FP8_E4M3 (default)
+   * or FP8_E5M2 (MXFP8, which the CPU reference computes; cuDNN takes or
+   * refuses other types). The scale's type is FP8_E8M0. */
+  cudnnfe_dtype_t y_dtype;
+} cudnnfe_block_scale_options_t;
+void cudnnfe_block_scale_options_init_sized(cudnnfe_block_scale_options_t *options,
+                                            size_t struct_size);
+#define cudnnfe_block_scale_options_init(options) \
+  cudnnfe_block_scale_options_init_sized((options), sizeof(*(options)))
+
+/* Block-scale quantize: for each block B of x (FLOAT, HALF or BFLOAT16),
+ *   scale[B] = amax(|x in B|) / max_finite(y type), in float, rounded UP to
+ *              a power of two (an FP8_E8M0 value; 2^-127 for an all-zero
+ *              block),
+ *   y = x / scale[B], rounded to nearest even in y's type (FP8_E4M3: max
+ *       448, FP8_E5M2: max 57344), saturating.
+ * Outputs: y (x's dims), scale (x's dims, dim `axis` / block_size). On the
+ * GPU it lowers to CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR
+ * (cuDNN 9.7 or newer; cuDNN runs it on Blackwell GPUs, and refuses it on
+ * Hopper with NOT_SUPPORTED). */
+cudnnfe_status_t cudnnfe_graph_add_block_scale_quantize(
+    cudnnfe_graph_t *graph, int64_t x, const cudnnfe_block_scale_options_t *options, int64_t *y,
+    int64_t *scale);
+
+/* Block-scale dequantize: y = x * scale[B] for each element of block B.
+ * x is FP8_E4M3 or FP8_E5M2, scale FP8_E8M0 with x's dims except dim
+ * `axis`, which is x's divided by block_size. y (x's dims, x's strides) is
+ * FLOAT, HALF or BFLOAT16; an unset y type is the graph's io type (or the
+ * intermediate type for a virtual y), else FLOAT. Reads block_size, axis
+ * and name. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR (cuDNN 9.7 or
+ * newer); cuDNN runs it fused into a matmul on Blackwell GPUs and refuses
+ * it elsewhere with NOT_SUPPORTED. */
+cudnnfe_status_t cudnnfe_graph_add_block_scale_dequantize(
+    cudnnfe_graph_t *graph, int64_t x, int64_t scale, const cudnnfe_block_scale_options_t *options,
+    int64_t *y);
+
+/* ------------------------------------------------------------------------ */
+/* Mixture-of-experts grouped matmul (since 0.3)                            */
+/*                                                                          */
+/* Each expert e multiplies its own rows of the token matrix by its own     */
+/* weight: output rows [start(g), end(g)) = token rows @ weight[g % E] for  */
+/* each group g. docs/moe.md has the exact rule, the routing modes and what */
+/* the GPU (cuDNN) accepts.                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* How routed rows relate to token and output rows (r: a routed row). */
+typedef int32_t cudnnfe_moe_grouped_matmul_mode_t;
+/* output[r] = token[r] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_NONE 0
+/* output[r] = token[token_index[r]] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_GATHER 1
+/* output[token_index[r] * top_k + token_ks[r]] = token[r] @ weight[expert(r)] */
+#define CUDNNFE_MOE_GROUPED_MATMUL_MODE_SCATTER 2
+
+/* Options of moe_grouped_matmul and its backward. since 0.3 */
+typedef struct cudnnfe_moe_grouped_matmul_options {
+  size_t struct_size;
+  const char *name;
+  cudnnfe_moe_grouped_matmul_mode_t mode; /* default NONE; the backward takes NONE only */
+  /* SCATTER: experts per token (output slot token_index * top_k + token_ks);
+   * default 1, at least 1. */
+  int32_t top_k;
+  /* cuDNN's math precision; NOT_SET (default): the graph's compute type. */
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_moe_grouped_matmul_options_t;
+void cudnnfe_moe_grouped_matmul_options_init_sized(cudnnfe_moe_grouped_matmul_options_t *options,
+                                                   size_t struct_size);
+#define cudnnfe_moe_grouped_matmul_options_init(options) \
+  cudnnfe_moe_grouped_matmul_options_init_sized((options), sizeof(*(options)))
+
+/* output[1, R, N] from token[1, T, K], weight[E, K, N] and
+ * first_token_offset (INT32): either [G, 1, 1] group starts (E > 1, G a
+ * multiple of E; the last group ends at R) or [G + 1, 1, 1] boundaries
+ * (group g is routed rows [offset[g], offset[g + 1])). Group g uses
+ * weight[g % E]. R, the routed rows, is T (NONE, SCATTER) or token_index's
+ * dim 1 (GATHER). token_index ([1, R, 1] INT32) is read by GATHER and
+ * SCATTER, token_ks ([1, R, 1] INT32) by SCATTER; pass 0 for a port the
+ * mode does not read. Output rows no group writes are unspecified (the CPU
+ * reference writes 0). On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR; a cuDNN without
+ * it refuses with NOT_SUPPORTED. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
+    cudnnfe_graph_t *graph, int64_t token, int64_t weight, int64_t first_token_offset,
+    int64_t token_index, int64_t token_ks, const cudnnfe_moe_grouped_matmul_options_t *options,
+    int64_t *output);
+
+/* The weight gradient of a NONE-mode moe_grouped_matmul:
+ * dweight[e] = sum over the groups g of expert e of token[rows of g]^T @
+ * doutput[rows of g], for doutput[1, T, N] and token[1, T, K]. dweight is
+ * [E, K, N], column-major in K and N (strides [K*N, 1, K]); E is
+ * first_token_offset's dim 0 unless dweight's dims are set (set them when
+ * first_token_offset holds G + 1 boundaries or several batches). Reads name
+ * and compute_dtype; mode must be NONE. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR; a cuDNN
+ * without it refuses with NOT_SUPPORTED. since 0.3 */
+cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
+    cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
+    const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
+
+/* ------------------------------------------------------------------------ */
+/* Device properties: building without a GPU                                */
+/* ------------------------------------------------------------------------ */
+
+/* Experimental (docs/plans.md): needs a cuDNN that offers device properties
+ * (its headers document them since cuDNN 9.8.0); an older one is refused
+ * with NOT_SUPPORTED naming its version. Describe a GPU once where it is
+ * (create, serialize); then, on any machine with cuDNN, GPU or not, load
+ * that JSON (create_from_json), build graphs with
+ * cudnnfe_build_options_t.device_properties and write their plans with
+ * cudnnfe_graph_serialize_plan; run them after cudnnfe_graph_deserialize_plan
+ * on a GPU like the one described, with the same cuDNN version. */
+
+/* Describes CUDA device `device` (needs cuDNN and that GPU). Free with
+ * cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such
+ * device), CUDNN_UNAVAILABLE, NOT_SUPPORTED (the loaded cuDNN lacks device
+ * properties), CUDA_ERROR. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
+                                                  int32_t device);
+
+/* Loads what cudnnfe_device_properties_serialize wrote (`size` bytes of
+ * `data`, read during the call only; needs cuDNN, no GPU). Free with
+ * cudnnfe_device_properties_destroy. Returns OK, BAD_SERIALIZED_DATA (not a
+ * JSON object, or cuDNN refuses it: the message says why),
+ * CUDNN_UNAVAILABLE, NOT_SUPPORTED as for create. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_create_from_json(
+    cudnnfe_device_properties_t **properties, const char *data, size_t size);
+
+/* cuDNN's JSON of the properties, which create_from_json takes back.
+ * Size-query pattern as cudnnfe_graph_serialize. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_serialize(const cudnnfe_device_properties_t *properties,
+                                                     char *buffer, size_t capacity, size_t *size);
+
+/* Frees the properties (NULL is accepted). Graphs built with them are not
+ * affected. since 0.3 */
+cudnnfe_status_t cudnnfe_device_properties_destroy(cudnnfe_device_properties_t *properties);
+
+#endif /* CUDNNFE_EXPERIMENTAL */
 
 #ifdef __cplusplus
 } /* extern "C" */
