@@ -380,6 +380,63 @@ TEST(cpu_reference_has_one_plan) {
   CHECK(small.engine_id == 0x7f7f7f7f7f7f7f7fll);  // untouched
 }
 
+// cudnnfe_graph_check_support: validates as build does and lists the
+// configurations a build could make, building nothing; the CPU reference has
+// one. What it found belongs to the graph as it was checked.
+TEST(check_support_finds_configurations_without_building) {
+  Graph g;
+  add_matmul_graph(g, "");
+  cudnnfe_plan_info_t info;
+  cudnnfe_plan_info_init(&info);
+  CHECK_FAILS(cudnnfe_graph_get_checked_config_info(g, 0, &info), CUDNNFE_STATUS_WRONG_STATE,
+              "has not found configurations");
+  cudnnfe_build_options_t o = cpu_options();
+  int64_t count = 0;
+  REQUIRE_OK(cudnnfe_graph_check_support(g, nullptr, &o, &count));
+  CHECK(count == 1);
+  int32_t built = 1;
+  CHECK_OK(cudnnfe_graph_is_built(g, &built));
+  CHECK(built == 0);
+  REQUIRE_OK(cudnnfe_graph_get_checked_config_info(g, 0, &info));
+  CHECK(std::string(info.name) == "cpu_reference");
+  CHECK(info.engine_id == -1 && info.workspace_size == -1 && info.selected == 0);
+  CHECK_FAILS(cudnnfe_graph_get_checked_config_info(g, 1, &info), CUDNNFE_STATUS_INVALID_ARGUMENT,
+              "out of range", "found 1");
+  CHECK_FAILS(cudnnfe_graph_get_checked_config_info(g, 0, nullptr),
+              CUDNNFE_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(cudnnfe_graph_check_support(g, nullptr, &o, nullptr));  // count may be NULL
+  // A changed graph has no configurations until checked again.
+  const int64_t dims[3] = {1, 8, 8};
+  int64_t extra = 0, sum = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "extra", CUDNNFE_DTYPE_FLOAT, 3, dims, nullptr, &extra));
+  REQUIRE_OK(cudnnfe_graph_add_pointwise(g, CUDNNFE_POINTWISE_ADD, extra, extra, 0, nullptr, &sum));
+  REQUIRE_OK(cudnnfe_tensor_set_output(g, sum, 1));
+  CHECK_FAILS(cudnnfe_graph_get_checked_config_info(g, 0, &info), CUDNNFE_STATUS_WRONG_STATE,
+              "changed since");
+  // Still buildable after a check; a built graph cannot be checked.
+  REQUIRE_OK(cudnnfe_graph_build(g, nullptr, &o));
+  CHECK_FAILS(cudnnfe_graph_check_support(g, nullptr, &o, &count), CUDNNFE_STATUS_WRONG_STATE);
+  CHECK_FAILS(cudnnfe_graph_check_support(nullptr, nullptr, &o, &count),
+              CUDNNFE_STATUS_INVALID_ARGUMENT);
+}
+
+// A malformed graph fails check_support as it fails build.
+TEST(check_support_validates) {
+  Graph g;
+  const int64_t ad[3] = {1, 4, 8}, bd[3] = {1, 9, 4};
+  int64_t a = 0, b = 0, c = 0;
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "a", CUDNNFE_DTYPE_FLOAT, 3, ad, nullptr, &a));
+  REQUIRE_OK(cudnnfe_graph_add_tensor(g, "b", CUDNNFE_DTYPE_FLOAT, 3, bd, nullptr, &b));
+  const cudnnfe_status_t added = cudnnfe_graph_add_matmul(g, a, b, nullptr, &c);
+  if (added == CUDNNFE_STATUS_OK) {
+    cudnnfe_tensor_set_output(g, c, 1);
+    cudnnfe_build_options_t o = cpu_options();
+    int64_t count = -1;
+    CHECK(cudnnfe_graph_check_support(g, nullptr, &o, &count) != CUDNNFE_STATUS_OK);
+    CHECK(count == -1);
+  }
+}
+
 TEST(build_info_on_cpu) {
   Graph g;
   add_matmul_graph(g, "");

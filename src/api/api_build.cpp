@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "exec/build_graph.h"
 #include "exec/verify.h"
+#include "plan/fingerprint.h"
 #include "plan/plan.h"
 
 using namespace cudnnfe;
@@ -153,6 +154,28 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
       graph.set_build_failure("out of host memory");
       throw;
     }
+  });
+}
+
+cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
+                                             const cudnnfe_build_options_t *options,
+                                             int64_t *num_configs) {
+  return guard_graph(g, [&](Graph &graph) {
+    graph.require_mutable();
+    BuildOptions b = to_build_options(
+        read_options(options, cudnnfe_build_options_init_sized, "check_support options"));
+    Handle *handle = h ? &handle_of(h) : nullptr;
+    if (handle && b.device_properties)
+      fail_argument(
+          "check_support: a handle and build options' device_properties were both given; pass "
+          "handle NULL for a check without a GPU");
+    const cudnnfe_graph &record = *find_graph(g);  // live: graph_of found it
+    record.checked_configs.clear();
+    record.checked_fingerprint.clear();
+    std::vector<OfferedConfig> configs = check_graph_support(graph, handle, std::move(b));
+    record.checked_fingerprint = plan::graph_fingerprint(graph);
+    record.checked_configs = std::move(configs);
+    if (num_configs) *num_configs = static_cast<int64_t>(record.checked_configs.size());
   });
 }
 

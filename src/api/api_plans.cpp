@@ -98,6 +98,34 @@ cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *g, int64_t i
   });
 }
 
+cudnnfe_status_t cudnnfe_graph_get_checked_config_info(const cudnnfe_graph_t *g, int64_t index,
+                                                       cudnnfe_plan_info_t *info) {
+  return guard_graph(g, [&](Graph &graph) {
+    require_out(info, "info");
+    const cudnnfe_graph &record = *find_graph(g);  // live: graph_of found it
+    if (record.checked_configs.empty() ||
+        record.checked_fingerprint != plan::graph_fingerprint(graph))
+      fail(CUDNNFE_STATUS_WRONG_STATE, "graph \"", graph.name, "\": ",
+           record.checked_configs.empty()
+               ? "cudnnfe_graph_check_support has not found configurations"
+               : "the graph changed since cudnnfe_graph_check_support",
+           "; call it first");
+    const size_t count = record.checked_configs.size();
+    if (index < 0 || static_cast<uint64_t>(index) >= count)
+      fail_argument("graph \"", graph.name, "\": configuration index ", index,
+                    " is out of range; check_support found ", count);
+    const OfferedConfig &c = record.checked_configs[static_cast<size_t>(index)];
+    cudnnfe_plan_info_t out;
+    cudnnfe_plan_info_init(&out);
+    out.name = c.name.c_str();
+    out.engine_id = c.engine_id;
+    out.workspace_size = -1;
+    out.numerical_notes = c.numerical_notes;
+    out.behavior_notes = c.behavior_notes;
+    write_out(info, out, "plan info");
+  });
+}
+
 cudnnfe_status_t cudnnfe_graph_select_plan(cudnnfe_graph_t *g, int64_t index) {
   return guard_graph(g, [&](Graph &graph) {
     RecordedPlan &plan = recorded_plan(graph);

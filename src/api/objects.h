@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "exec/handle.h"
 #include "graph/graph.h"
@@ -23,6 +24,11 @@
 // incomplete types, and a token's value is never the record's address.
 struct cudnnfe_graph {
   cudnnfe::Graph *impl = nullptr;
+  // What the last cudnnfe_graph_check_support found, and the fingerprint of
+  // the graph it was found for (a changed graph has none).
+  // Written under the graph's calls (not its execute), like the graph itself.
+  mutable std::vector<cudnnfe::OfferedConfig> checked_configs;
+  mutable std::string checked_fingerprint;
   // Message of the last failing call on this graph; the mutex is taken only
   // on failure and by the reader, never on the execute path.
   mutable std::mutex error_mutex;

@@ -456,6 +456,53 @@ std::optional<Descriptor> restore_plan(const BuildTarget &target, int64_t engine
   return plan;
 }
 
+// The engine configurations heuristics `mode` offers for `set`'s operation
+// graph, in its order; none (and `why_none` says why) when it fails or
+// offers nothing.
+std::vector<Descriptor> heuristics_configs(const PlanSet &set, const BuildTarget &target,
+                                           const BuildOptions &options, cudnnfe_heur_mode_t mode,
+                                           std::string *why_none) {
+  Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, set.operation_graph);
+  heuristics.set_heur_mode(CUDNN_ATTR_ENGINEHEUR_MODE, to_cudnn_heur(mode));
+  if (target.properties) {
+    const cudnnBackendDescriptor_t properties = target.properties->descriptor();
+    heuristics.set_descriptors(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, &properties, 1);
+  }
+  // cudnn-frontend's sm_count: the engines are chosen for that many SMs.
+  if (options.sm_count > 0)
+    set_attribute(heuristics, CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32,
+                  options.sm_count, "the heuristics' SM count target (sm_count)");
+  std::vector<Descriptor> configs;
+  cudnnStatus_t status = heuristics.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) {
+    std::string reason = last_error();
+    log_debug("heuristics ", plan::heur_mode_name(mode), " failed: ", status_text(status), " ",
+              reason);
+    *why_none = cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason));
+    return configs;
+  }
+  const int64_t available = heuristics.count_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS);
+  std::vector<cudnnBackendDescriptor_t> raw_configs;
+  for (int64_t i = 0; i < available; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw_configs.push_back(configs.back().get());
+  }
+  const int64_t count = std::min<int64_t>(
+      available
+          ? heuristics.get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS, raw_configs.data(), available)
+          : 0,
+      available);
+  configs.resize(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  log_debug("heuristics ", plan::heur_mode_name(mode), " offered ", count,
+            " engine configuration(s)");
+  if (configs.empty()) {
+    std::string reason = last_error();
+    *why_none = cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")"));
+  }
+  return configs;
+}
+
 }  // namespace
 
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
@@ -512,47 +559,14 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
   for (cudnnfe_heur_mode_t mode : options.heur_modes) {
     if (set->candidates.size() >= limit) break;
     Clock::time_point start = Clock::now();
-    Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, set->operation_graph);
-    heuristics.set_heur_mode(CUDNN_ATTR_ENGINEHEUR_MODE, to_cudnn_heur(mode));
-    if (target.properties) {
-      const cudnnBackendDescriptor_t properties = target.properties->descriptor();
-      heuristics.set_descriptors(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, &properties, 1);
-    }
-    // cudnn-frontend's sm_count: the engines are chosen for that many SMs.
-    if (options.sm_count > 0)
-      set_attribute(heuristics, CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32,
-                    options.sm_count, "the heuristics' SM count target (sm_count)");
-    cudnnStatus_t status = heuristics.try_finalize();
-    if (status != CUDNN_STATUS_SUCCESS) {
-      std::string reason = last_error();
-      log_debug("heuristics ", plan::heur_mode_name(mode), " failed: ", status_text(status), " ",
-                reason);
-      note_attempt(mode,
-                   cat("failed: ", status_text(status), reason.empty() ? "" : cat(": ", reason)));
-      record.heuristics_ms += ms_since(start);
-      continue;
-    }
-    const int64_t available = heuristics.count_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS);
-    std::vector<Descriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> raw_configs;
-    for (int64_t i = 0; i < available; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw_configs.push_back(configs.back().get());
-    }
-    const int64_t count =
-        std::min<int64_t>(available ? heuristics.get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                                 raw_configs.data(), available)
-                                    : 0,
-                          available);
+    std::string why_none;
+    std::vector<Descriptor> configs = heuristics_configs(*set, target, options, mode, &why_none);
     record.heuristics_ms += ms_since(start);
-    log_debug("heuristics ", plan::heur_mode_name(mode), " offered ", count,
-              " engine configuration(s)");
-    if (count == 0) {
-      std::string reason = last_error();
-      note_attempt(mode, cat("offered no engine", reason.empty() ? "" : cat(" (", reason, ")")));
+    if (configs.empty()) {
+      note_attempt(mode, why_none);
       continue;
     }
+    const int64_t count = static_cast<int64_t>(configs.size());
     // Configuration i read and passed through the filters: the one to build, or none.
     auto wanted = [&](int64_t i) -> std::optional<Offered> {
       const Clock::time_point read_start = Clock::now();
@@ -651,6 +665,45 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
                " engine configuration(s) failed to build (first: ", first_failure, ")");
   for (const auto &a : attempts)
     why += cat(why.empty() ? "" : "; ", "heuristics ", a.first, " ", a.second);
+  fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
+}
+
+std::vector<OfferedConfig> supported_configurations(const Graph &graph, const BuildTarget &target,
+                                                    const BuildOptions &options) {
+  BuildRecord record;
+  std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
+  std::vector<OfferedConfig> out;
+  std::set<std::string> seen;
+  FilterLog filtered;
+  std::string why_none;
+  for (cudnnfe_heur_mode_t mode : options.heur_modes) {
+    std::string why;
+    for (const Descriptor &config : heuristics_configs(*set, target, options, mode, &why)) {
+      Offered o = read_config(config, set->frontend);
+      if (!seen.insert(o.name).second || !filter_reason(o, options, filtered).empty()) continue;
+      // Known-wrong configurations whose knobs the heuristics showed; the
+      // others are checked when their plan is built.
+      const std::string wrong = known_wrong_config(graph, o.config);
+      if (!wrong.empty()) {
+        filtered.add("known wrong results (docs/refusals.md)", cat(o.name, " (", wrong, ")"));
+        continue;
+      }
+      out.push_back({o.name, o.config.engine_id, o.numerical_notes, o.behavior_notes});
+    }
+    if (!why.empty())
+      why_none +=
+          cat(why_none.empty() ? "" : "; ", "heuristics ", plan::heur_mode_name(mode), " ", why);
+  }
+  log_info("check support \"", graph.name, "\": ", out.size(),
+           " engine configuration(s) pass the filters; no plan built");
+  if (!out.empty()) return out;
+  std::string why;
+  if (!filtered.empty())
+    why =
+        cat("the filters (build options, known wrong results) removed every engine "
+            "configuration they saw: ",
+            filtered.text());
+  if (!why_none.empty()) why += cat(why.empty() ? "" : "; ", why_none);
   fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
 }
 

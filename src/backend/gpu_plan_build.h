@@ -48,6 +48,13 @@ std::string describe_target(const BuildTarget &target);
 std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &target,
                                         const BuildOptions &options, BuildRecord &record);
 
+// cudnn-frontend's check_support: the engine configurations the heuristics
+// modes offer for `graph` that pass the options' filters, in order, without
+// building any plan (no kernel compiled). NOT_SUPPORTED, saying why, when
+// none does.
+std::vector<OfferedConfig> supported_configurations(const Graph &graph, const BuildTarget &target,
+                                                    const BuildOptions &options);
+
 // A stored plan (blob or persistent cache), built directly: from cuDNN's own
 // serialized execution plan when the record has one and cuDNN takes it back,
 // else from the engine configuration. Throws NOT_SUPPORTED when it does not

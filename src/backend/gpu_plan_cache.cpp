@@ -310,6 +310,20 @@ std::unique_ptr<GpuPlan> build_without_gpu(const Graph &graph, const BuildOption
 
 }  // namespace
 
+std::vector<OfferedConfig> check_gpu_support(const Graph &graph, Handle *handle,
+                                             const BuildOptions &options) {
+  const BuildTarget target =
+      options.device_properties ? build_target(options.device_properties) : build_target(handle);
+  try {
+    return supported_configurations(graph, target, options);
+  } catch (const Error &e) {
+    if (e.status() != CUDNNFE_STATUS_NOT_SUPPORTED) throw;
+    const std::string why = probe_refusal(graph, target, options);
+    if (why.empty()) throw;
+    throw Error(e.status(), cat(e.message(), ". ", why));
+  }
+}
+
 std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle,
                                               const BuildOptions &options, BuildRecord &record) {
   if (options.device_properties) return build_without_gpu(graph, options, record);

@@ -24,6 +24,12 @@ class GpuPlan;
 std::unique_ptr<GpuPlan> build_gpu_graph_plan(const Graph &graph, Handle *handle,
                                               const BuildOptions &options, BuildRecord &record);
 
+// supported_configurations (backend/gpu_plan_build.h) for the validated
+// `graph` on the handle's GPU or the options' device properties; its
+// NOT_SUPPORTED message ends with what the refusal probe found.
+std::vector<OfferedConfig> check_gpu_support(const Graph &graph, Handle *handle,
+                                             const BuildOptions &options);
+
 // The GPU plan a plan blob records, built from its stored engine
 // configuration. Null when it was made for another GPU or cuDNN, or no
 // longer builds, and `rebuild_on_mismatch` (the caller builds the graph

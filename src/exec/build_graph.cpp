@@ -71,9 +71,11 @@ SupportTarget support_target(Handle *handle, const BuildOptions &options) {
   return t;
 }
 
-void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
-  const Clock::time_point start = Clock::now();
-  BuildRecord record;
+namespace {
+
+// What build and check_support do first: the graph's shape flags from the
+// options, validation for the target, and the target resolved from AUTO.
+void validate_for_target(Graph &graph, Handle *handle, BuildOptions &options) {
   // A graph loaded from JSON may carry the flag already (as cudnn-frontend's
   // serialized context does); the build option only turns it on.
   if (options.override_shape_enabled) graph.override_shape_enabled = true;
@@ -81,9 +83,23 @@ void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
   if (options.dynamic_shape_enabled || options.kernel_cache) graph.dynamic_shape_enabled = true;
   options.dynamic_shape_enabled = graph.dynamic_shape_enabled;
   graph.validate(support_target(handle, options));
-  record.validate_ms = ms_since(start);
   if (options.target == CUDNNFE_TARGET_AUTO)
     options.target = backend::gpu_available() ? CUDNNFE_TARGET_GPU : CUDNNFE_TARGET_CPU_REFERENCE;
+}
+
+}  // namespace
+
+std::vector<OfferedConfig> check_graph_support(Graph &graph, Handle *handle, BuildOptions options) {
+  validate_for_target(graph, handle, options);
+  if (options.target != CUDNNFE_TARGET_GPU) return {{"cpu_reference", -1, 0, 0}};
+  return backend::check_gpu_support(graph, handle, options);
+}
+
+void build_graph(Graph &graph, Handle *handle, BuildOptions options) {
+  const Clock::time_point start = Clock::now();
+  BuildRecord record;
+  validate_for_target(graph, handle, options);
+  record.validate_ms = ms_since(start);
   std::unique_ptr<RecordedPlan> plan;
   if (options.target == CUDNNFE_TARGET_GPU)
     plan = backend::build_gpu_graph_plan(graph, handle, options, record);

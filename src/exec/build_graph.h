@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "exec/handle.h"
 #include "graph/graph.h"
@@ -21,6 +22,11 @@ SupportTarget support_target(Handle *handle, const BuildOptions &options);
 
 // Validates and builds `graph` (cudnnfe_graph_build).
 void build_graph(Graph &graph, Handle *handle, BuildOptions options);
+
+// Validates `graph` as build does and, for a GPU target, finds the engine
+// configurations a build could make, building none
+// (cudnnfe_graph_check_support); the CPU reference has one, "cpu_reference".
+std::vector<OfferedConfig> check_graph_support(Graph &graph, Handle *handle, BuildOptions options);
 
 // The built graph's plan blob (cudnnfe_graph_serialize_plan).
 std::string serialize_plan(const Graph &graph);

@@ -79,6 +79,15 @@ class Plan {
 
 // Verify mode (docs/verify.md), as a build resolved it from its options and
 // the environment (exec/verify.h).
+// An engine configuration a check of support found (cudnnfe_graph_check_support):
+// what a POLICY_ALL build would try to build, before any plan is built.
+struct OfferedConfig {
+  std::string name;  // plan::engine_config_name
+  int64_t engine_id = -1;
+  uint32_t numerical_notes = 0;
+  uint32_t behavior_notes = 0;
+};
+
 struct VerifySettings {
   bool enabled = false;
   int32_t samples = 64;  // output elements sampled per output tensor

@@ -2416,6 +2416,29 @@ function cudnnfe_graph_validate_for_build(graph, handle, options)
 end
 
 """
+    cudnnfe_graph_check_support(graph, handle, options, num_configs) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_build_options_t *options, int64_t *num_configs)`
+
+cudnn-frontend's check_support: validates the graph as cudnnfe_graph_build
+with these arguments would, and for a GPU target lowers it and asks the
+heuristics modes for engine configurations, keeping those that pass the
+options' filters (notes, excluded engines, known wrong results), without
+building any plan: no kernel is compiled, so a following build with
+POLICY_ALL compiles each configuration once. Writes their number to
+`*num_configs` (may be NULL; the CPU reference has one, "cpu_reference").
+The graph stays unbuilt. Returns OK, INVALID_GRAPH, NOT_SUPPORTED (none
+passes; the message says what removed each), CUDNN_UNAVAILABLE,
+CUDA_ERROR, CUDNN_ERROR. A configuration may still fail to build (then
+cudnnfe_graph_build tries the next). since 0.4
+"""
+function cudnnfe_graph_check_support(graph, handle, options, num_configs)
+    ccall((:cudnnfe_graph_check_support, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Ptr{cudnnfe_handle_t}, Ptr{cudnnfe_build_options_t}, Ptr{Int64}),
+          graph, handle, options, num_configs)
+end
+
+"""
     cudnnfe_graph_build(graph, handle, options) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_build_options_t *options)`
@@ -2720,6 +2743,23 @@ otherwise). WRONG_STATE before build.
 """
 function cudnnfe_graph_get_plan_info(graph, index, info)
     ccall((:cudnnfe_graph_get_plan_info, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_plan_info_t}),
+          graph, index, info)
+end
+
+"""
+    cudnnfe_graph_get_checked_config_info(graph, index, info) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_get_checked_config_info(const cudnnfe_graph_t *graph, int64_t index, cudnnfe_plan_info_t *info)`
+
+Fills `info` for configuration `index` (0 to num_configs - 1) of the last
+cudnnfe_graph_check_support: name, engine_id and notes; workspace_size is
+-1 (known once built), autotune_time_ms -1, selected and
+chosen_by_autotune 0. WRONG_STATE when the graph was not checked or has
+changed since; INVALID_ARGUMENT for an index out of range. since 0.4
+"""
+function cudnnfe_graph_get_checked_config_info(graph, index, info)
+    ccall((:cudnnfe_graph_get_checked_config_info, libcudnnfe), cudnnfe_status_t,
           (Ptr{cudnnfe_graph_t}, Int64, Ptr{cudnnfe_plan_info_t}),
           graph, index, info)
 end
@@ -3353,8 +3393,8 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_kernel_cache_deserialize, cudnnfe_device_properties,
       cudnnfe_device_properties_t, cudnnfe_build_options, cudnnfe_build_options_t,
       cudnnfe_build_options_init_sized, cudnnfe_graph_validate,
-      cudnnfe_graph_validate_for_build, cudnnfe_graph_build, cudnnfe_graph_is_built,
-      cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
+      cudnnfe_graph_validate_for_build, cudnnfe_graph_check_support, cudnnfe_graph_build,
+      cudnnfe_graph_is_built, cudnnfe_graph_get_target, cudnnfe_graph_get_workspace_size,
       cudnnfe_graph_get_plan_name, cudnnfe_binding, cudnnfe_binding_t,
       cudnnfe_graph_execute, cudnnfe_shape_override, cudnnfe_shape_override_t,
       cudnnfe_graph_execute_with_overrides, cudnnfe_graph_get_bound_uids,
@@ -3364,16 +3404,17 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_bound_get_cuda_graph_mode, cudnnfe_bound_destroy,
       cudnnfe_graph_populate_cuda_graph, cudnnfe_graph_update_cuda_graph, cudnnfe_plan_info,
       cudnnfe_plan_info_t, cudnnfe_plan_info_init_sized, cudnnfe_graph_get_plan_count,
-      cudnnfe_graph_get_plan_info, cudnnfe_graph_select_plan,
-      cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options, cudnnfe_autotune_options_t,
-      cudnnfe_autotune_options_init_sized, cudnnfe_graph_autotune, cudnnfe_plan_source_t,
-      cudnnfe_build_info, cudnnfe_build_info_t, cudnnfe_build_info_init_sized,
-      cudnnfe_graph_get_build_info, cudnnfe_graph_get_fingerprint, cudnnfe_plan_cache_stats,
-      cudnnfe_plan_cache_stats_t, cudnnfe_plan_cache_stats_init_sized,
-      cudnnfe_plan_cache_get_stats, cudnnfe_plan_cache_clear, cudnnfe_graph_serialize,
-      cudnnfe_graph_deserialize, cudnnfe_graph_serialize_plan, cudnnfe_plan_load_options,
-      cudnnfe_plan_load_options_t, cudnnfe_plan_load_options_init_sized,
-      cudnnfe_graph_deserialize_plan, cudnnfe_sdpa_fp8_options, cudnnfe_sdpa_fp8_options_t,
+      cudnnfe_graph_get_plan_info, cudnnfe_graph_get_checked_config_info,
+      cudnnfe_graph_select_plan, cudnnfe_graph_get_selected_plan, cudnnfe_autotune_options,
+      cudnnfe_autotune_options_t, cudnnfe_autotune_options_init_sized,
+      cudnnfe_graph_autotune, cudnnfe_plan_source_t, cudnnfe_build_info,
+      cudnnfe_build_info_t, cudnnfe_build_info_init_sized, cudnnfe_graph_get_build_info,
+      cudnnfe_graph_get_fingerprint, cudnnfe_plan_cache_stats, cudnnfe_plan_cache_stats_t,
+      cudnnfe_plan_cache_stats_init_sized, cudnnfe_plan_cache_get_stats,
+      cudnnfe_plan_cache_clear, cudnnfe_graph_serialize, cudnnfe_graph_deserialize,
+      cudnnfe_graph_serialize_plan, cudnnfe_plan_load_options, cudnnfe_plan_load_options_t,
+      cudnnfe_plan_load_options_init_sized, cudnnfe_graph_deserialize_plan,
+      cudnnfe_sdpa_fp8_options, cudnnfe_sdpa_fp8_options_t,
       cudnnfe_sdpa_fp8_options_init_sized, cudnnfe_graph_add_sdpa_fp8,
       cudnnfe_sdpa_fp8_backward_options, cudnnfe_sdpa_fp8_backward_options_t,
       cudnnfe_sdpa_fp8_backward_options_init_sized, cudnnfe_graph_add_sdpa_fp8_backward,

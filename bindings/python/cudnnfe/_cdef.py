@@ -844,6 +844,10 @@ cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
 cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                                   const cudnnfe_build_options_t *options);
 
+cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                             const cudnnfe_build_options_t *options,
+                                             int64_t *num_configs);
+
 cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                      const cudnnfe_build_options_t *options);
 
@@ -947,6 +951,9 @@ cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int6
 
 cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index,
                                              cudnnfe_plan_info_t *info);
+
+cudnnfe_status_t cudnnfe_graph_get_checked_config_info(const cudnnfe_graph_t *graph, int64_t index,
+                                                       cudnnfe_plan_info_t *info);
 
 cudnnfe_status_t cudnnfe_graph_select_plan(cudnnfe_graph_t *graph, int64_t index);
 

@@ -35,7 +35,8 @@ from . import _structs
 from ._attention import AttentionOps
 from ._enums import (behavior_note, build_plan_policy, conv_mode, data_type, heur_mode,
                      numerical_note, pointwise_mode, reduction_mode, target, tensor_kind)
-from ._errors import (Error, InvalidArgumentError, LargerBufferWarning, NotOfferedError,
+from ._errors import (Error, GraphNotSupportedError, InvalidArgumentError, LargerBufferWarning,
+                      NotOfferedError,
                       WrongStateError, raise_global_error, raise_graph_error, raise_handle_error)
 from ._handle import Handle, default_handle, stream_pointer
 from ._frontend_ops import FrontendOps
@@ -215,9 +216,12 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         # Engine filters recorded by deselect_* / select_behavior_notes, used by every build.
         self._plan_options: Dict[str, Any] = {}
         # The plan-deciding build options of the last build (None: loaded from a plan
-        # blob), and whether check_support made it (build_plans may then rebuild).
+        # blob), and whether build_plans made it (another build_plans policy then builds
+        # again, restoring the plans compiled the first time).
         self._built_key: Optional[Tuple[Any, ...]] = None
-        self._built_by_check_support = False
+        self._five_step_built = False
+        # What the last check_support found: (configurations, target, handle).
+        self._checked: Optional[Tuple[int, Any, Any]] = None
         # Serializes plan selection changes made from Python (select, autotune,
         # execute_plan_at_index).
         self._select_lock = threading.RLock()
@@ -1136,17 +1140,38 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
     def check_support(self, handle: Optional[Handle] = None,
                       target: Optional[target] = None) -> None:
-        """Fourth step: build the graph (``cudnnfe_graph_build``).
+        """Fourth step: does cuDNN offer an engine configuration for this graph?
 
-        This is where an unsupported graph fails, with
+        As cudnn-frontend's: validates (if not done), asks the heuristics
+        modes of :meth:`create_execution_plans` and applies the engine filters
+        recorded so far (``deselect_*``), without building any plan
+        (``cudnnfe_graph_check_support``: no kernel is compiled here, so
+        :meth:`build_plans` compiles each configuration once, whatever its
+        policy). An unsupported graph fails here with
         :class:`GraphNotSupportedError` naming the ops, the cuDNN version, the
-        GPU architecture and cuDNN's reason. The build keeps the heuristics'
-        choice (one plan) and applies the engine filters recorded so far
-        (``deselect_*``); :meth:`build_plans` with another policy builds again.
+        GPU architecture and what removed each configuration;
+        :meth:`get_execution_plan_count` then says how many were found.
         """
-        if not self.is_built():
-            self._build(self._heur_modes, target, handle)
-            self._built_by_check_support = True
+        if self.is_built():
+            return
+        self._raise_deferred()
+        _ragged.check(self)
+        logged = not self._validated
+        if logged:
+            _fe_log.log_validating(self)
+        options, keep, _ = self._options(self._heur_modes, target)
+        candidates = self._unread_candidates()
+        found = ffi.new("int64_t *")
+        try:
+            self._check(lib.cudnnfe_graph_check_support(self._ptr, self._build_handle(handle),
+                                                        options, found))
+        finally:
+            self._record_pruned(candidates)
+        del keep
+        if logged:
+            _fe_log.log_validated()
+        self._validated = True
+        self._checked = (int(found[0]), target, handle)
 
     def build_plans(self, policy: Any = build_plan_policy.HEURISTICS_CHOICE,
                     handle: Optional[Handle] = None) -> None:
@@ -1156,20 +1181,25 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         that passes the filters and builds; ``ALL`` builds every one, in
         heuristics order, for :meth:`autotune` and :meth:`build_plan_at_index`.
 
-        cudnnfe builds in one C call. When :meth:`check_support` already built
-        the graph with the same policy and filters, this is a no-op; with
-        another policy (or filters changed since), the graph is built again
-        from its description with the new options. A graph built by
+        cudnnfe builds in one C call. Called again with the same policy and
+        filters it is a no-op; with another one the graph is built again from
+        its description, restoring the plans compiled the first time instead
+        of compiling them again. A graph built by
         :meth:`build` or loaded from a plan keeps its plans: asking it for a
         different policy raises :class:`WrongStateError`.
         """
         if not self.is_built():
-            self._build(self._heur_modes, None, handle, {"policy": policy})
+            # The target and handle check_support was given, unless given here.
+            checked_target = self._checked[1] if self._checked else None
+            if handle is None and self._checked:
+                handle = self._checked[2]
+            self._build(self._heur_modes, checked_target, handle, {"policy": policy})
+            self._five_step_built = True
             return
         options, keep, key = self._options(self._heur_modes, self.get_target(), {"policy": policy})
         if key == self._built_key:
             return
-        if self._built_by_check_support:
+        if self._five_step_built:
             self._rebuild(options, handle)
             self._built_key = key
             return
@@ -1336,7 +1366,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             _fe_log.log_validated()
         self._validated = True
         self._built_key = key
-        self._built_by_check_support = False
+        self._five_step_built = False
         self._exec = self._refresh_exec()
 
     def _unread_candidates(self) -> Dict[int, Tuple[Tensor, str]]:
@@ -1427,14 +1457,21 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         return bool(out[0])
 
     def get_execution_plan_count(self) -> int:
-        """Number of plans of the built graph (``cudnnfe_graph_get_plan_count``); 0 before build.
+        """Number of plans of the built graph (``cudnnfe_graph_get_plan_count``).
 
-        One for a ``HEURISTICS_CHOICE`` build and for the CPU reference; with
+        Before build: 0, or after :meth:`create_execution_plans` the number of
+        engine configurations :meth:`check_support` finds, as cudnn-frontend
+        counts them. One for a ``HEURISTICS_CHOICE`` build and for the CPU reference; with
         ``build_plans(build_plan_policy.ALL)`` every engine configuration that
         passed the filters and built.
         """
         if not self.is_built():
-            return 0
+            if not self._plans_requested:
+                return 0
+            # cudnn-frontend counts the heuristics' configurations from create_execution_plans
+            # on; checked again each time (the graph may have changed), building nothing.
+            self.check_support()
+            return self._checked[0] if self._checked else 0
         out = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_get_plan_count(self._ptr, out))
         return int(out[0])
@@ -1450,9 +1487,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         :class:`WrongStateError` before build.
         """
         i = _plan_index(index)
-        if self._plans_requested and not self.is_built():
-            self.check_support()  # a query between create_execution_plans and check_support
         out = _structs.new("cudnnfe_plan_info_t")
+        if self._plans_requested and not self.is_built():
+            # Between create_execution_plans and build_plans: the configuration check_support
+            # found (workspace_size -1 until built), as cudnn-frontend describes its engine
+            # configurations before building them.
+            self.check_support()
+            self._check(lib.cudnnfe_graph_get_checked_config_info(self._ptr, i, out))
+            return _plans.plan_info_from_c(i, out)
         self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
         return _plans.plan_info_from_c(i, out)
 
@@ -1501,7 +1543,21 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
 
         cudnnfe builds every plan of the policy in :meth:`build_plans`, so
         nothing is left to build here; the plan becomes the one execute runs.
+        Called before :meth:`build_plans` (configuration ``index`` of
+        :meth:`check_support`), it builds every configuration once
+        (``build_plans(ALL)``) and selects that one; one that does not build
+        raises :class:`GraphNotSupportedError`.
         """
+        if self._plans_requested and not self.is_built():
+            name = self.get_plan_info(index).name
+            self.build_plans(build_plan_policy.ALL)
+            names = [p.name for p in self.get_plan_infos()]
+            if name not in names:
+                raise GraphNotSupportedError(
+                    f"graph {self.get_name()!r}: engine configuration {name} (index {index} of "
+                    f"check_support) did not build; the plans that did: {names}",
+                    int(lib.CUDNNFE_STATUS_NOT_SUPPORTED), "CUDNNFE_STATUS_NOT_SUPPORTED")
+            index = names.index(name)
         self.select_plan(index)
 
     def _workspace_changed(self) -> None:
@@ -2261,7 +2317,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._loaded()
         self._validated = True
         self._built_key = None
-        self._built_by_check_support = False
+        self._five_step_built = False
         self._exec = self._refresh_exec()
 
     def _loaded(self) -> None:

@@ -221,10 +221,26 @@ def test_five_step_build_maps_onto_validate_and_build(monkeypatch):
         g.check_support()
     except cudnnfe.GraphNotSupportedError:
         pytest.skip("this libcudnnfe has no CPU reference or GPU backend yet")
-    assert len(calls) == 1 and calls[0][0] == [0, 2]
+    # As cudnn-frontend's: check_support builds nothing; it counts the configurations.
+    assert calls == [] and not g.is_built()
+    assert g.get_execution_plan_count() == 1 and g.get_plan_name_at_index(0) == "cpu_reference"
+    g.build_plans()
+    assert len(calls) == 1 and calls[0][0] == [0, 2]  # one build, with the recorded modes
     g.build_plans()
     assert len(calls) == 1  # already built
     assert g.is_built() and g.get_execution_plan_count() == 1
+
+
+def test_build_plan_at_index_before_build_plans_builds_that_configuration():
+    g = _graph()
+    x = g.tensor(dim=[2, 2])
+    g.relu(x).set_output(True)
+    g.validate()
+    g.create_execution_plans([cudnnfe.heur_mode.A])
+    g.check_support()
+    for i in range(g.get_execution_plan_count()):
+        g.build_plan_at_index(i)
+    assert g.is_built() and g.get_plan_info(0).selected
 
 
 def test_tensor_kinds():

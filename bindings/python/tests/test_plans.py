@@ -374,7 +374,9 @@ def test_five_steps_then_build_plans_all_rebuilds_with_the_policy(arrays):
     g.build_operation_graph()
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
     g.deselect_engines(["eng5"])
-    g.check_support(target=CPU)
+    g.check_support(target=CPU)  # builds nothing, as cudnn-frontend's
+    assert not g.is_built() and g.get_execution_plan_count() == 1
+    g.build_plans()  # the target check_support was given
     assert _stored_options(g)["policy"] == "HEURISTICS_CHOICE"
     g.build_plans()  # same policy: nothing to do
     assert _stored_options(g)["policy"] == "HEURISTICS_CHOICE"

@@ -900,6 +900,13 @@ cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnf
   return call ? call(graph, handle, options) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef cudnnfe_status_t (*cudnnfe_graph_check_support_fn)(cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_build_options_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_build_options_t *options, int64_t *num_configs) {
+  static cudnnfe_graph_check_support_fn resolved;
+  cudnnfe_graph_check_support_fn call = (cudnnfe_graph_check_support_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_check_support");
+  return call ? call(graph, handle, options, num_configs) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_graph_build_fn)(cudnnfe_graph_t *, cudnnfe_handle_t *, const cudnnfe_build_options_t *);
 cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle, const cudnnfe_build_options_t *options) {
   static cudnnfe_graph_build_fn resolved;
@@ -1030,6 +1037,13 @@ typedef cudnnfe_status_t (*cudnnfe_graph_get_plan_info_fn)(const cudnnfe_graph_t
 cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index, cudnnfe_plan_info_t *info) {
   static cudnnfe_graph_get_plan_info_fn resolved;
   cudnnfe_graph_get_plan_info_fn call = (cudnnfe_graph_get_plan_info_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_get_plan_info");
+  return call ? call(graph, index, info) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_get_checked_config_info_fn)(const cudnnfe_graph_t *, int64_t, cudnnfe_plan_info_t *);
+cudnnfe_status_t cudnnfe_graph_get_checked_config_info(const cudnnfe_graph_t *graph, int64_t index, cudnnfe_plan_info_t *info) {
+  static cudnnfe_graph_get_checked_config_info_fn resolved;
+  cudnnfe_graph_get_checked_config_info_fn call = (cudnnfe_graph_get_checked_config_info_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_get_checked_config_info");
   return call ? call(graph, index, info) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 

@@ -6700,6 +6700,25 @@ int _wrap_cudnnfe_graph_validate_for_build_capi_82bfd983f3a39aff(struct cudnnfe_
 }
 
 
+int _wrap_cudnnfe_graph_check_support_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2, long long *_swig_go_3) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
+  cudnnfe_build_options_t *arg3 = (cudnnfe_build_options_t *) 0 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = *(cudnnfe_handle_t **)&_swig_go_1; 
+  arg3 = *(cudnnfe_build_options_t **)&_swig_go_2; 
+  arg4 = *(int64_t **)&_swig_go_3; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_check_support(arg1,arg2,(struct cudnnfe_build_options const *)arg3,arg4);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_graph_build_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, struct cudnnfe_handle *_swig_go_1, struct cudnnfe_build_options *_swig_go_2) {
   cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
   cudnnfe_handle_t *arg2 = (cudnnfe_handle_t *) 0 ;
@@ -7535,6 +7554,23 @@ int _wrap_cudnnfe_graph_get_plan_info_capi_82bfd983f3a39aff(struct cudnnfe_graph
   arg3 = *(cudnnfe_plan_info_t **)&_swig_go_2; 
   
   result = (cudnnfe_status_t)cudnnfe_graph_get_plan_info((struct cudnnfe_graph const *)arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+int _wrap_cudnnfe_graph_get_checked_config_info_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, struct cudnnfe_plan_info *_swig_go_2) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  cudnnfe_plan_info_t *arg3 = (cudnnfe_plan_info_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(cudnnfe_plan_info_t **)&_swig_go_2; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_get_checked_config_info((struct cudnnfe_graph const *)arg1,arg2,arg3);
   _swig_go_result = result; 
   return _swig_go_result;
 }

@@ -5595,6 +5595,25 @@ extern "C" {
     ) -> cudnnfe_status_t;
 }
 extern "C" {
+    #[doc = " cudnn-frontend's check_support: validates the graph as cudnnfe_graph_build"]
+    #[doc = " with these arguments would, and for a GPU target lowers it and asks the"]
+    #[doc = " heuristics modes for engine configurations, keeping those that pass the"]
+    #[doc = " options' filters (notes, excluded engines, known wrong results), without"]
+    #[doc = " building any plan: no kernel is compiled, so a following build with"]
+    #[doc = " POLICY_ALL compiles each configuration once. Writes their number to"]
+    #[doc = " `*num_configs` (may be NULL; the CPU reference has one, \"cpu_reference\")."]
+    #[doc = " The graph stays unbuilt. Returns OK, INVALID_GRAPH, NOT_SUPPORTED (none"]
+    #[doc = " passes; the message says what removed each), CUDNN_UNAVAILABLE,"]
+    #[doc = " CUDA_ERROR, CUDNN_ERROR. A configuration may still fail to build (then"]
+    #[doc = " cudnnfe_graph_build tries the next). since 0.4"]
+    pub fn cudnnfe_graph_check_support(
+        graph: *mut cudnnfe_graph_t,
+        handle: *mut cudnnfe_handle_t,
+        options: *const cudnnfe_build_options_t,
+        num_configs: *mut i64,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
     #[doc = " Validates, lowers and builds the graph for `options->target`: for the GPU,"]
     #[doc = " the first engine configuration of the heuristic modes that builds. `handle`"]
     #[doc = " may be NULL (a per-device handle owned by the library is used). After"]
@@ -6237,6 +6256,18 @@ extern "C" {
     #[doc = " Fills `info` for plan `index` (0 to count - 1; INVALID_ARGUMENT"]
     #[doc = " otherwise). WRONG_STATE before build."]
     pub fn cudnnfe_graph_get_plan_info(
+        graph: *const cudnnfe_graph_t,
+        index: i64,
+        info: *mut cudnnfe_plan_info_t,
+    ) -> cudnnfe_status_t;
+}
+extern "C" {
+    #[doc = " Fills `info` for configuration `index` (0 to num_configs - 1) of the last"]
+    #[doc = " cudnnfe_graph_check_support: name, engine_id and notes; workspace_size is"]
+    #[doc = " -1 (known once built), autotune_time_ms -1, selected and"]
+    #[doc = " chosen_by_autotune 0. WRONG_STATE when the graph was not checked or has"]
+    #[doc = " changed since; INVALID_ARGUMENT for an index out of range. since 0.4"]
+    pub fn cudnnfe_graph_get_checked_config_info(
         graph: *const cudnnfe_graph_t,
         index: i64,
         info: *mut cudnnfe_plan_info_t,

@@ -1735,6 +1735,21 @@ cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *graph);
 cudnnfe_status_t cudnnfe_graph_validate_for_build(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
                                                   const cudnnfe_build_options_t *options);
 
+/* cudnn-frontend's check_support: validates the graph as cudnnfe_graph_build
+ * with these arguments would, and for a GPU target lowers it and asks the
+ * heuristics modes for engine configurations, keeping those that pass the
+ * options' filters (notes, excluded engines, known wrong results), without
+ * building any plan: no kernel is compiled, so a following build with
+ * POLICY_ALL compiles each configuration once. Writes their number to
+ * `*num_configs` (may be NULL; the CPU reference has one, "cpu_reference").
+ * The graph stays unbuilt. Returns OK, INVALID_GRAPH, NOT_SUPPORTED (none
+ * passes; the message says what removed each), CUDNN_UNAVAILABLE,
+ * CUDA_ERROR, CUDNN_ERROR. A configuration may still fail to build (then
+ * cudnnfe_graph_build tries the next). since 0.4 */
+cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *graph, cudnnfe_handle_t *handle,
+                                             const cudnnfe_build_options_t *options,
+                                             int64_t *num_configs);
+
 /* Validates, lowers and builds the graph for `options->target`: for the GPU,
  * the first engine configuration of the heuristic modes that builds. `handle`
  * may be NULL (a per-device handle owned by the library is used). After
@@ -1976,6 +1991,14 @@ cudnnfe_status_t cudnnfe_graph_get_plan_count(const cudnnfe_graph_t *graph, int6
  * otherwise). WRONG_STATE before build. */
 cudnnfe_status_t cudnnfe_graph_get_plan_info(const cudnnfe_graph_t *graph, int64_t index,
                                              cudnnfe_plan_info_t *info);
+
+/* Fills `info` for configuration `index` (0 to num_configs - 1) of the last
+ * cudnnfe_graph_check_support: name, engine_id and notes; workspace_size is
+ * -1 (known once built), autotune_time_ms -1, selected and
+ * chosen_by_autotune 0. WRONG_STATE when the graph was not checked or has
+ * changed since; INVALID_ARGUMENT for an index out of range. since 0.4 */
+cudnnfe_status_t cudnnfe_graph_get_checked_config_info(const cudnnfe_graph_t *graph, int64_t index,
+                                                       cudnnfe_plan_info_t *info);
 
 /* Makes plan `index` the one execute runs (and the one serialized).
  * Not safe while other threads execute the graph. */
