@@ -756,6 +756,39 @@ TEST(gpu_runtime_compiled_plan_restores_from_cudnn_serialization) {
   CHECK(run(fallback, b, b.y3) == direct);
 }
 
+// cudnnfe_graph_check_support on the GPU: configurations found without a
+// plan built; a POLICY_ALL build then makes plans of exactly those (minus any
+// that fail to build), in the same order.
+TEST(gpu_check_support_lists_what_all_builds) {
+  REQUIRE_GPU();
+  GraphPtr g;
+  add_graph(g, Kind::kMatmul, "check_");
+  cudnnfe_build_options_t o = gpu_options(CUDNNFE_BUILD_POLICY_ALL);
+  int64_t count = 0;
+  REQUIRE_OK(cudnnfe_graph_check_support(g, handle(), &o, &count));
+  int32_t built = 1;
+  CHECK_OK(cudnnfe_graph_is_built(g, &built));
+  CHECK(built == 0 && count >= 1);
+  std::vector<std::string> checked;
+  for (int64_t i = 0; i < count; ++i) {
+    cudnnfe_plan_info_t info;
+    cudnnfe_plan_info_init(&info);
+    REQUIRE_OK(cudnnfe_graph_get_checked_config_info(g, i, &info));
+    CHECK(info.engine_id >= 0 && info.workspace_size == -1);
+    checked.emplace_back(info.name);
+  }
+  REQUIRE_OK(cudnnfe_graph_build(g, handle(), &o));
+  const std::vector<PlanSummary> plans = plans_of(g);
+  std::printf("  check_support found %lld configuration(s); ALL built %zu\n",
+              static_cast<long long>(count), plans.size());
+  size_t at = 0;
+  for (const PlanSummary &p : plans) {
+    while (at < checked.size() && checked[at] != p.name) ++at;
+    CHECK_MSG(at < checked.size(), "plan %s was not among check_support's configurations, in order",
+              p.name.c_str());
+  }
+}
+
 // Debug log lines saying a plan was restored from one compiled earlier in the
 // process (backend/compiled_plan_memo.h).
 int g_restored_lines = 0;
