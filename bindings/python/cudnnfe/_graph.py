@@ -1173,6 +1173,13 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._validated = True
         self._checked = (int(found[0]), target, handle)
 
+    def _check_again(self) -> None:
+        """check_support with the target and handle of the last one (the defaults if none)."""
+        if self._checked is None:
+            self.check_support()
+        else:
+            self.check_support(handle=self._checked[2], target=self._checked[1])
+
     def build_plans(self, policy: Any = build_plan_policy.HEURISTICS_CHOICE,
                     handle: Optional[Handle] = None) -> None:
         """Fifth step: build the plans ``policy`` asks for (:class:`build_plan_policy`).
@@ -1470,7 +1477,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
                 return 0
             # cudnn-frontend counts the heuristics' configurations from create_execution_plans
             # on; checked again each time (the graph may have changed), building nothing.
-            self.check_support()
+            self._check_again()
             return self._checked[0] if self._checked else 0
         out = ffi.new("int64_t *")
         self._check(lib.cudnnfe_graph_get_plan_count(self._ptr, out))
@@ -1492,7 +1499,7 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
             # Between create_execution_plans and build_plans: the configuration check_support
             # found (workspace_size -1 until built), as cudnn-frontend describes its engine
             # configurations before building them.
-            self.check_support()
+            self._check_again()
             self._check(lib.cudnnfe_graph_get_checked_config_info(self._ptr, i, out))
             return _plans.plan_info_from_c(i, out)
         self._check(lib.cudnnfe_graph_get_plan_info(self._ptr, i, out))
